@@ -1,0 +1,20 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* The one allocator indirection: every allocation of fxagent goes through here, so tests can
+ * make the Nth allocation fail and the signal path can be checked to call none of it. */
+#ifndef FX_ALLOC_H
+#define FX_ALLOC_H
+
+#include <stddef.h>
+
+void *fx_malloc(size_t size);
+void *fx_calloc(size_t n, size_t size);
+/* Like realloc, but n * size is checked for overflow (NULL, old block untouched). */
+void *fx_reallocarray(void *p, size_t n, size_t size);
+void fx_free(void *p);
+char *fx_strdup(const char *s);
+char *fx_strndup(const char *s, size_t n);
+
+/* Tests only: the nth allocation from now fails (1 = the next one); 0 turns injection off. */
+void fx_alloc_fail_after(long n);
+
+#endif

@@ -1,0 +1,73 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* The agent's option grammar: a comma-separated list of `key=value` and bare flags, as given
+ * after `-agentpath:libfxagent.so=` or as the command of `jcmd PID JVMTI.agent_load`.
+ * Parsing never has side effects; every bad value gets one line in the errbuf that names the
+ * option, the value and what is accepted. */
+#ifndef FX_OPTIONS_H
+#define FX_OPTIONS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "fx_err.h"
+
+enum fx_action {
+    FX_ACTION_NONE = 0, /* at -agentpath: start; at attach: an error unless options only */
+    FX_ACTION_START,
+    FX_ACTION_STOP,
+    FX_ACTION_DUMP,
+    FX_ACTION_STATUS,
+    FX_ACTION_HELP,
+};
+
+enum fx_mode {
+    FX_MODE_CPU = 0, /* per-thread CPU-time signal (perf_events task-clock or timer_create) */
+    FX_MODE_ITIMER,  /* setitimer(ITIMER_PROF), process-wide */
+    FX_MODE_WALL,    /* a sampler thread signals every Java thread */
+};
+
+enum fx_cpu_engine {
+    FX_ENGINE_AUTO = 0, /* perf_events where the kernel allows it, else timer_create */
+    FX_ENGINE_PERF,
+    FX_ENGINE_TIMER,
+};
+
+struct fx_options {
+    enum fx_action action;
+    enum fx_mode mode;           /* mode=cpu|itimer|wall, default cpu */
+    enum fx_cpu_engine engine;   /* engine=auto|perf|timer, default auto (cpu mode only) */
+    uint64_t interval_ns;        /* interval=DURATION, default 10ms, 100us..10s */
+    uint32_t depth;              /* depth=N, default 2048, 1..65535: frames kept per sample */
+    char *file;                  /* file=PATTERN, default "fxagent-%p-%t.json.gz"; %p %t %n */
+    uint64_t loop_ns;            /* loop=DURATION, 0 = no periodic dumps; >= 1s */
+    uint64_t memory_bytes;       /* memory=SIZE, default 64m, 1m..64g: bound of the recording */
+    uint64_t ring_bytes;         /* ring=SIZE, default 256k, 16k..64m: per-thread sample ring */
+    bool quiet;                  /* quiet: no stderr line at the end */
+    bool validate;               /* validate[=REPORT.json] */
+    char *validate_report;       /* NULL: no separate report file */
+    bool file_set;               /* file= was given (a dump without it uses the start file) */
+};
+
+/* Fills `out` with the defaults. */
+void fx_options_defaults(struct fx_options *out);
+/* Parses `s` (NULL or "" means all defaults) into `out`, which it initialises first.
+ * On error returns FX_EINVAL or FX_ERANGE with one line in eb; `out` then holds nothing
+ * to free. A key given twice is an error. An unknown key suggests the nearest known one. */
+int fx_options_parse(const char *s, struct fx_options *out, struct fx_errbuf *eb);
+void fx_options_destroy(struct fx_options *o);
+
+/* Text listing every option with its default, for `help`. */
+const char *fx_options_help(void);
+
+/* Value parsers, shared with the fxprof command. */
+int fx_options_parse_duration(const char *s, uint64_t *ns);  /* 10ms, 1s, 500us, 100000ns */
+int fx_options_parse_size(const char *s, uint64_t *bytes);   /* 64m, 512k, 1g, 4096 */
+
+/* Expands %p (pid), %t (local time YYYYmmdd-HHMMSS), %n (sequence) and %% in a file pattern.
+ * Returns FX_ERANGE if out (cap bytes) is too small. */
+int fx_options_expand_path(const char *pattern, pid_t pid, time_t when, unsigned seq, char *out,
+                           size_t cap);
+
+#endif

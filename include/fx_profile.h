@@ -1,0 +1,201 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* The profile model: everything a Firefox Profiler processed profile holds, JVM-free.
+ * One owner (the drain thread) mutates it; the writer reads it. Strings, funcs, frames and
+ * stacks are interned (get-or-create) and addressed by small typed ids; samples store only a
+ * stack id, so memory grows with unique stacks and strings, and per sample by a few bytes.
+ * Times are int64 nanoseconds on one monotonic clock; the writer turns them into ms relative
+ * to the profile's start. No function here may be called from a signal handler. */
+#ifndef FX_PROFILE_H
+#define FX_PROFILE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "fx_err.h"
+
+typedef struct {
+    uint32_t i;
+} fx_str_id;
+typedef struct {
+    uint32_t i;
+} fx_func_id;
+typedef struct {
+    uint32_t i;
+} fx_frame_id;
+typedef struct {
+    uint32_t i;
+} fx_stack_id;
+
+#define FX_NONE_ID   UINT32_MAX
+#define FX_STR_NONE  ((fx_str_id){FX_NONE_ID})
+#define FX_STACK_NONE ((fx_stack_id){FX_NONE_ID}) /* "no parent" for a root; a null sample stack */
+
+/* The category list; the indexes are part of the writer's ABI (PROFILE-FORMAT.md §12.1). */
+enum fx_category {
+    FX_CAT_OTHER = 0, /* grey, the default category */
+    FX_CAT_IDLE,
+    FX_CAT_JAVA,
+    FX_CAT_NATIVE,
+    FX_CAT_GC,
+    FX_CAT_JIT,
+    FX_CAT_VM,
+    FX_CAT_COUNT
+};
+
+enum fx_java_subcategory {
+    FX_JAVA_OTHER = 0,
+    FX_JAVA_INTERPRETED,
+    FX_JAVA_C1,
+    FX_JAVA_C2,
+    FX_JAVA_INLINED,
+    FX_JAVA_NATIVE_METHOD,
+};
+
+struct fx_profile;
+
+struct fx_profile *fx_profile_new(void);
+void fx_profile_free(struct fx_profile *p);
+
+/* --- interning (get-or-create); on failure *out is untouched and nothing was added --- */
+
+/* Any bytes (modified UTF-8 included); the writer makes them valid UTF-8. */
+int fx_profile_string(struct fx_profile *p, const char *s, size_t len, fx_str_id *out);
+int fx_profile_cstring(struct fx_profile *p, const char *s, fx_str_id *out);
+const char *fx_profile_string_at(const struct fx_profile *p, fx_str_id id, size_t *len);
+
+struct fx_func_key {
+    fx_str_id name;     /* "com.example.App.compute" */
+    fx_str_id resource; /* jar or module name, or FX_STR_NONE */
+    fx_str_id source;   /* "com/example/App.java", or FX_STR_NONE */
+    int32_t line;       /* first line of the function, or -1 */
+    bool is_java;
+};
+int fx_profile_func(struct fx_profile *p, const struct fx_func_key *k, fx_func_id *out);
+
+struct fx_frame_key {
+    fx_func_id func;
+    int32_t line; /* line executed in this frame, or -1 */
+    uint8_t category;
+    uint8_t subcategory;
+    uint8_t inline_depth;
+};
+int fx_profile_frame(struct fx_profile *p, const struct fx_frame_key *k, fx_frame_id *out);
+
+/* prefix is FX_STACK_NONE for a root frame. */
+int fx_profile_stack(struct fx_profile *p, fx_stack_id prefix, fx_frame_id frame, fx_stack_id *out);
+
+/* Convenience: a root frame named `label` (a pseudo-frame such as "[AGCT: GC active]"), not
+ * Java, in `category`; returns its one-frame stack. */
+int fx_profile_label_stack(struct fx_profile *p, const char *label, uint8_t category,
+                           fx_stack_id *out);
+
+/* --- threads --- */
+
+int fx_profile_thread_add(struct fx_profile *p, const char *name, int64_t tid, int64_t register_ns,
+                          uint32_t *out_index);
+int fx_profile_thread_set_name(struct fx_profile *p, uint32_t thread, const char *name);
+void fx_profile_thread_unregister(struct fx_profile *p, uint32_t thread, int64_t t_ns);
+/* The thread that becomes the process track (exactly one; default: the first added). */
+void fx_profile_set_main_thread(struct fx_profile *p, uint32_t thread);
+uint32_t fx_profile_thread_count(const struct fx_profile *p);
+
+/* --- samples: per thread, in non-decreasing time (an earlier time is clamped to the last) ---
+ * cpu_delta_ns: CPU time the thread used since its previous sample, or -1 if unknown.
+ * weight: 1 normally; >1 when one sample stands for several (timer overruns). */
+int fx_profile_sample(struct fx_profile *p, uint32_t thread, int64_t time_ns, fx_stack_id stack,
+                      int64_t cpu_delta_ns, uint32_t weight);
+uint64_t fx_profile_sample_count(const struct fx_profile *p);
+
+/* --- markers --- */
+
+enum fx_marker_phase {
+    FX_PHASE_INSTANT = 0,
+    FX_PHASE_INTERVAL = 1,
+    FX_PHASE_START = 2,
+    FX_PHASE_END = 3,
+};
+
+enum fx_field_format {
+    FX_FMT_STRING,        /* value.s holds a string id; written as text */
+    FX_FMT_UNIQUE_STRING, /* value.s; written as the string index */
+    FX_FMT_INTEGER,       /* value.i */
+    FX_FMT_BYTES,         /* value.i */
+    FX_FMT_DURATION,      /* value.d, ms */
+    FX_FMT_DECIMAL,       /* value.d */
+    FX_FMT_PERCENTAGE,    /* value.d, 0..1 */
+};
+
+enum fx_marker_display {
+    FX_DISPLAY_CHART = 1 << 0,
+    FX_DISPLAY_TABLE = 1 << 1,
+    FX_DISPLAY_TIMELINE_OVERVIEW = 1 << 2,
+    FX_DISPLAY_TIMELINE_MEMORY = 1 << 3,
+};
+
+struct fx_marker_field {
+    const char *key;
+    const char *label;
+    enum fx_field_format format;
+};
+
+#define FX_MARKER_MAX_FIELDS 8
+
+/* A schema is static data: the model keeps a pointer to it. name must not be a reserved
+ * Firefox type (PROFILE-FORMAT.md §10.1); fxagent's start with "Jvm" or "Fx". */
+struct fx_marker_schema {
+    const char *name;
+    const char *tooltip_label, *table_label, *chart_label, *description; /* NULL: omitted */
+    unsigned display; /* fx_marker_display bits */
+    const struct fx_marker_field *fields;
+    unsigned n_fields; /* <= FX_MARKER_MAX_FIELDS */
+};
+
+union fx_marker_value {
+    fx_str_id s;
+    int64_t i;
+    double d;
+};
+
+/* Registers a schema once (same pointer again gives the same index). */
+int fx_profile_schema(struct fx_profile *p, const struct fx_marker_schema *s, uint32_t *out);
+
+/* schema FX_NONE_ID: data is null; otherwise `values` has the schema's n_fields values.
+ * Unused times (e.g. end of an instant) are ignored. */
+int fx_profile_marker(struct fx_profile *p, uint32_t thread, fx_str_id name, uint8_t phase,
+                      uint8_t category, int64_t start_ns, int64_t end_ns, uint32_t schema,
+                      const union fx_marker_value *values);
+
+/* --- counters (drawn as graphs in the timeline) --- */
+
+struct fx_counter_desc {
+    const char *name;        /* "Java heap used" */
+    const char *category;    /* "Memory" */
+    const char *description;
+    const char *unit;        /* "bytes", or "" for a plain count */
+    const char *color;       /* a GraphColor: blue, green, grey, ink, magenta, orange, ... */
+};
+int fx_profile_counter(struct fx_profile *p, const struct fx_counter_desc *d, uint32_t *out);
+/* An absolute value at time t (the writer emits the deltas that line-accumulated wants). */
+int fx_profile_counter_sample(struct fx_profile *p, uint32_t counter, int64_t t_ns, int64_t value);
+
+/* --- meta --- */
+
+/* t0: every time in the file is relative to start_ns; epoch_ms is the wall clock at t0. */
+void fx_profile_set_start(struct fx_profile *p, int64_t start_ns, double epoch_ms);
+/* Sampling start and end (profilingStartTime/EndTime); end 0 = unknown. */
+void fx_profile_set_range(struct fx_profile *p, int64_t begin_ns, int64_t end_ns);
+void fx_profile_set_interval(struct fx_profile *p, double interval_ms);
+void fx_profile_set_pid(struct fx_profile *p, int64_t pid);
+/* Known keys: "product", "processName", "oscpu", "arguments", "CPUName". Copied. */
+int fx_profile_set_meta(struct fx_profile *p, const char *key, const char *value);
+
+/* meta.extra: groups of labelled entries; setting a label again replaces its value. */
+int fx_profile_extra_str(struct fx_profile *p, const char *group, const char *label,
+                         const char *value);
+int fx_profile_extra_int(struct fx_profile *p, const char *group, const char *label, int64_t value);
+
+/* --- whole-model figures, for status lines and memory bounds --- */
+size_t fx_profile_memory(const struct fx_profile *p); /* bytes held by the model */
+
+#endif
