@@ -27,9 +27,10 @@ typedef struct {
     uint32_t i;
 } fx_stack_id;
 
-#define FX_NONE_ID   UINT32_MAX
-#define FX_STR_NONE  ((fx_str_id){FX_NONE_ID})
-#define FX_STACK_NONE ((fx_stack_id){FX_NONE_ID}) /* "no parent" for a root; a null sample stack */
+/* FX_STACK_NONE: "no parent" for a root; a null sample stack. */
+#define FX_NONE_ID    UINT32_MAX
+#define FX_STR_NONE   ((fx_str_id){FX_NONE_ID})
+#define FX_STACK_NONE ((fx_stack_id){FX_NONE_ID})
 
 /* The category list; the indexes are part of the writer's ABI (PROFILE-FORMAT.md §12.1). */
 enum fx_category {
@@ -157,7 +158,9 @@ union fx_marker_value {
     double d;
 };
 
-/* Registers a schema once (same pointer again gives the same index). */
+/* Registers a schema once (same pointer again gives the same index). FX_EINVAL for a field
+ * keyed "type" or "cause": the front-end reads data.type as the schema name and data.cause as
+ * the marker's stack ({stack: index}), so such a field breaks the marker. */
 int fx_profile_schema(struct fx_profile *p, const struct fx_marker_schema *s, uint32_t *out);
 
 /* schema FX_NONE_ID: data is null; otherwise `values` has the schema's n_fields values.
@@ -169,11 +172,11 @@ int fx_profile_marker(struct fx_profile *p, uint32_t thread, fx_str_id name, uin
 /* --- counters (drawn as graphs in the timeline) --- */
 
 struct fx_counter_desc {
-    const char *name;        /* "Java heap used" */
-    const char *category;    /* "Memory" */
+    const char *name;     /* "Java heap used" */
+    const char *category; /* "Memory" */
     const char *description;
-    const char *unit;        /* "bytes", or "" for a plain count */
-    const char *color;       /* a GraphColor: blue, green, grey, ink, magenta, orange, ... */
+    const char *unit;  /* "bytes", or "" for a plain count */
+    const char *color; /* a GraphColor: blue, green, grey, ink, magenta, orange, ... */
 };
 int fx_profile_counter(struct fx_profile *p, const struct fx_counter_desc *d, uint32_t *out);
 /* An absolute value at time t (the writer emits the deltas that line-accumulated wants). */
@@ -187,8 +190,11 @@ void fx_profile_set_start(struct fx_profile *p, int64_t start_ns, double epoch_m
 void fx_profile_set_range(struct fx_profile *p, int64_t begin_ns, int64_t end_ns);
 void fx_profile_set_interval(struct fx_profile *p, double interval_ms);
 void fx_profile_set_pid(struct fx_profile *p, int64_t pid);
-/* Known keys: "product", "processName", "oscpu", "arguments", "CPUName". Copied. */
+/* Known keys: "product", "processName", "oscpu", "platform", "arguments", "CPUName". Copied;
+ * unknown keys: FX_EINVAL. */
 int fx_profile_set_meta(struct fx_profile *p, const char *key, const char *value);
+/* Known keys: "logicalCPUs", "physicalCPUs", "mainMemory" (bytes). Unknown keys: FX_EINVAL. */
+int fx_profile_set_meta_int(struct fx_profile *p, const char *key, int64_t value);
 
 /* meta.extra: groups of labelled entries; setting a label again replaces its value. */
 int fx_profile_extra_str(struct fx_profile *p, const char *group, const char *label,

@@ -1,0 +1,384 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* The drain: a JVMTI agent thread that empties every thread's ring every DRAIN_PERIOD_NS and
+ * turns raw ASGCT frames into model stacks and samples, resolving each new jmethodID in the
+ * cycle it first appears (methods.c). It is the only writer of the profile model until
+ * fx_drain_stop returns; then VMDeath owns the model and drains once more itself.
+ *
+ * Idle gaps (PROFILE-FORMAT.md §11.3): with CPU-time signals an idle thread is simply not
+ * sampled, and the front-end would stretch its neighbouring samples across the gap. When a
+ * thread's next sample shows it was off the CPU for more than two intervals (wall time between
+ * the samples minus the CPU time between them), one "[idle]" sample (Idle category, CPU delta 0)
+ * is inserted one interval after the previous sample. Wall mode samples idle threads anyway. */
+#include "fx_agent.h"
+
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "fx_profile.h"
+#include "fx_ring.h"
+
+#define DRAIN_PERIOD_NS 10000000 /* 10 ms */
+
+static const char *const asgct_labels[FX_ASGCT_CODES] = {
+        "[AGCT: no Java frames]",
+        "[AGCT: no class load events]",
+        "[AGCT: GC active]",
+        "[AGCT: not in Java]",
+        "[AGCT: not walkable (native)]",
+        "[AGCT: unknown Java]",
+        "[AGCT: not walkable (Java)]",
+        "[AGCT: unknown thread state]",
+        "[AGCT: thread exiting]",
+        "[AGCT: deoptimization]",
+        "[AGCT: safepoint]",
+};
+
+static const char *const state_labels[FX_WS_COUNT] = {
+        NULL, NULL, "[state: BLOCKED]", "[state: WAITING]", "[state: TIMED_WAITING]",
+};
+
+static struct {
+    pthread_mutex_t lock;
+    pthread_cond_t cond;
+    bool stop, running;
+    struct fx_methods *methods;
+    uint64_t outcomes[FX_ASGCT_CODES], outcome_other, java_stacks;
+    uint64_t records, samples, idle_inserted, truncated, model_errors, over_memory;
+    uint64_t weight_sum, cpu_sum_ns, cpu_gaps, wall_sum_ns, wall_gaps;
+    uint64_t handler_ns, handler_max_ns, handled, drops; /* of reaped threads */
+    bool memory_full;
+} dr = {.lock = PTHREAD_MUTEX_INITIALIZER, .cond = PTHREAD_COND_INITIALIZER};
+
+static bool ended(struct fx_thread *t)
+{
+    return __atomic_load_n(&t->ended, __ATOMIC_ACQUIRE) != 0;
+}
+
+/* A leaf or root pseudo-frame that is not Java. */
+static int label_frame(struct fx_profile *p, const char *label, uint8_t cat, fx_frame_id *out)
+{
+    fx_str_id name;
+    fx_func_id f;
+    int rc = fx_profile_cstring(p, label, &name);
+    if (rc != FX_OK)
+        return rc;
+    struct fx_func_key k = {.name = name,
+                            .resource = FX_STR_NONE,
+                            .source = FX_STR_NONE,
+                            .line = -1,
+                            .is_java = false};
+    rc = fx_profile_func(p, &k, &f);
+    if (rc != FX_OK)
+        return rc;
+    struct fx_frame_key fk = {.func = f, .line = -1, .category = cat};
+    return fx_profile_frame(p, &fk, out);
+}
+
+static int outcome_stack(struct fx_profile *p, int32_t code, fx_stack_id *out)
+{
+    if (code < -(FX_ASGCT_CODES - 1)) {
+        dr.outcome_other++;
+        return fx_profile_label_stack(p, "[AGCT: other error]", FX_CAT_OTHER, out);
+    }
+    dr.outcomes[-code]++;
+    uint8_t cat = code == FX_ASGCT_GC_ACTIVE ? FX_CAT_GC : FX_CAT_OTHER;
+    return fx_profile_label_stack(p, asgct_labels[-code], cat, out);
+}
+
+/* Root = the last ASGCT frame, leaf = frame 0; "[truncated]" above a stack cut at the depth. */
+static int java_stack(jvmtiEnv *jvmti, JNIEnv *jni, struct fx_profile *p,
+                      const struct fx_sample_rec *r, fx_stack_id *out)
+{
+    fx_stack_id s = FX_STACK_NONE;
+    int rc = FX_OK;
+    dr.java_stacks++;
+    if (r->truncated) {
+        dr.truncated++;
+        rc = fx_profile_label_stack(p, "[truncated]", FX_CAT_OTHER, &s);
+    }
+    for (int32_t i = r->num_frames - 1; i >= 0 && rc == FX_OK; i--) {
+        fx_frame_id f;
+        rc = fx_methods_frame(dr.methods, jvmti, jni, p, r->frames[i].method_id,
+                              r->frames[i].lineno, &f);
+        if (rc == FX_OK)
+            rc = fx_profile_stack(p, s, f, &s);
+    }
+    *out = s;
+    return rc;
+}
+
+static int sample_stack(jvmtiEnv *jvmti, JNIEnv *jni, struct fx_profile *p,
+                        const struct fx_sample_rec *r, fx_stack_id *out)
+{
+    int rc = r->num_frames > 0 ? java_stack(jvmti, jni, p, r, out)
+                               : outcome_stack(p, r->num_frames, out);
+    if (rc != FX_OK || r->state >= FX_WS_COUNT || state_labels[r->state] == NULL)
+        return rc;
+    fx_frame_id f;
+    rc = label_frame(p, state_labels[r->state], FX_CAT_IDLE, &f);
+    return rc == FX_OK ? fx_profile_stack(p, *out, f, out) : rc;
+}
+
+/* The "[idle]" sample for a gap (see the file comment). */
+static void maybe_idle(struct fx_profile *p, struct fx_thread *t, const struct fx_sample_rec *r,
+                       int64_t cpu_delta)
+{
+    int64_t iv = (int64_t)fx_ag.opt.interval_ns;
+    if (fx_ag.opt.mode == FX_MODE_WALL || !t->have_last)
+        return;
+    if ((r->time_ns - t->last_time_ns) - cpu_delta <= 2 * iv)
+        return;
+    fx_stack_id idle;
+    if (fx_profile_label_stack(p, "[idle]", FX_CAT_IDLE, &idle) == FX_OK &&
+        fx_profile_sample(p, t->profile_index, t->last_time_ns + iv, idle, 0, 1) == FX_OK)
+        dr.idle_inserted++;
+}
+
+static void account(struct fx_thread *t, const struct fx_sample_rec *r, int64_t cpu_delta)
+{
+    dr.samples++;
+    dr.weight_sum += r->weight;
+    if (t->have_last) {
+        dr.cpu_sum_ns += (uint64_t)cpu_delta;
+        dr.cpu_gaps++;
+        dr.wall_sum_ns += (uint64_t)(r->time_ns - t->last_time_ns);
+        dr.wall_gaps++;
+    }
+    t->have_last = true;
+    t->last_time_ns = r->time_ns;
+    t->last_cpu_ns = r->cpu_ns;
+}
+
+static void one_record(jvmtiEnv *jvmti, JNIEnv *jni, struct fx_profile *p, struct fx_thread *t,
+                       const struct fx_sample_rec *r)
+{
+    dr.records++;
+    if (dr.memory_full) {
+        dr.over_memory++;
+        return;
+    }
+    fx_stack_id stack;
+    if (sample_stack(jvmti, jni, p, r, &stack) != FX_OK) {
+        dr.model_errors++;
+        return;
+    }
+    int64_t cpu_delta = t->have_last ? r->cpu_ns - t->last_cpu_ns : 0;
+    if (cpu_delta < 0)
+        cpu_delta = 0;
+    maybe_idle(p, t, r, cpu_delta);
+    if (fx_profile_sample(p, t->profile_index, r->time_ns, stack, cpu_delta, r->weight) != FX_OK) {
+        dr.model_errors++;
+        return;
+    }
+    account(t, r, cpu_delta);
+}
+
+static bool add_to_profile(struct fx_profile *p, struct fx_thread *t)
+{
+    if (t->in_profile)
+        return true;
+    if (fx_profile_thread_add(p, t->name, t->tid, t->start_ns, &t->profile_index) != FX_OK)
+        return false;
+    if (strcmp(t->name, "main") == 0)
+        fx_profile_set_main_thread(p, t->profile_index);
+    t->in_profile = true;
+    return true;
+}
+
+/* Empties one ring. `was_ended` was read before draining, so an empty ring is then final.
+ * A thread enters the model with its first sample: threads that never ran long enough to be
+ * sampled would only add empty tracks (they are still counted as "threads sampled"). */
+static void drain_thread(jvmtiEnv *jvmti, JNIEnv *jni, struct fx_profile *p, struct fx_thread *t)
+{
+    bool was_ended = ended(t);
+    const void *rec;
+    uint32_t len;
+    while ((rec = fx_ring_peek(&t->ring, &len)) != NULL) {
+        if (!add_to_profile(p, t)) {
+            dr.model_errors++;
+            return; /* the records wait for the next cycle */
+        }
+        if (len >= sizeof(struct fx_sample_rec))
+            one_record(jvmti, jni, p, t, rec);
+        fx_ring_release(&t->ring);
+    }
+    if (was_ended && !t->finished) {
+        if (t->in_profile)
+            fx_profile_thread_unregister(p, t->profile_index, t->end_ns);
+        t->finished = true;
+    }
+}
+
+static bool finished(struct fx_thread *t)
+{
+    if (!t->finished)
+        return false;
+    dr.handler_ns += __atomic_load_n(&t->handler_ns, __ATOMIC_RELAXED);
+    dr.handled += __atomic_load_n(&t->handled, __ATOMIC_RELAXED);
+    uint64_t mx = __atomic_load_n(&t->handler_max_ns, __ATOMIC_RELAXED);
+    dr.handler_max_ns = mx > dr.handler_max_ns ? mx : dr.handler_max_ns;
+    uint64_t d = fx_ring_drops(&t->ring);
+    dr.drops += d;
+    if (d > 0 && fx_ag.profile != NULL) {
+        char label[160];
+        snprintf(label, sizeof(label), "ring drops: %s (tid %d)", t->name, (int)t->tid);
+        fx_profile_extra_int(fx_ag.profile, "Losses", label, (int64_t)d);
+    }
+    return true;
+}
+
+void fx_drain_once(jvmtiEnv *jvmti, JNIEnv *jni)
+{
+    struct fx_profile *p = fx_ag.profile;
+    if (p == NULL)
+        return;
+    if (dr.methods == NULL && (dr.methods = fx_methods_new()) == NULL)
+        return;
+    if (!dr.memory_full && fx_profile_memory(p) > fx_ag.opt.memory_bytes)
+        dr.memory_full = true;
+    for (struct fx_thread *t = fx_threads_head(); t != NULL; t = t->next)
+        drain_thread(jvmti, jni, p, t);
+    if (!__atomic_load_n(&fx_ag.dead, __ATOMIC_ACQUIRE))
+        fx_threads_reap(jni, finished);
+}
+
+static bool drain_sleep(struct timespec *next)
+{
+    uint64_t ns = (uint64_t)next->tv_nsec + DRAIN_PERIOD_NS;
+    next->tv_sec += (time_t)(ns / 1000000000);
+    next->tv_nsec = (long)(ns % 1000000000);
+    pthread_mutex_lock(&dr.lock);
+    while (!dr.stop && pthread_cond_timedwait(&dr.cond, &dr.lock, next) == 0)
+        ;
+    bool stop = dr.stop;
+    pthread_mutex_unlock(&dr.lock);
+    return !stop;
+}
+
+static void JNICALL drain_main(jvmtiEnv *jvmti, JNIEnv *jni, void *arg)
+{
+    (void)arg;
+    struct timespec next;
+    clock_gettime(CLOCK_REALTIME, &next);
+    while (drain_sleep(&next))
+        fx_drain_once(jvmti, jni);
+    pthread_mutex_lock(&dr.lock);
+    dr.running = false;
+    pthread_cond_broadcast(&dr.cond);
+    pthread_mutex_unlock(&dr.lock);
+}
+
+int fx_drain_start(JNIEnv *jni)
+{
+    dr.running = true;
+    int rc = fx_agent_run_thread(jni, "fxagent drain", drain_main, NULL);
+    if (rc != FX_OK)
+        dr.running = false;
+    return rc;
+}
+
+void fx_drain_stop(void)
+{
+    pthread_mutex_lock(&dr.lock);
+    dr.stop = true;
+    pthread_cond_broadcast(&dr.cond);
+    while (dr.running)
+        pthread_cond_wait(&dr.cond, &dr.lock);
+    pthread_mutex_unlock(&dr.lock);
+}
+
+uint64_t fx_drain_samples(void)
+{
+    return dr.samples;
+}
+
+static void extra_ms(struct fx_profile *p, const char *group, const char *label, double ns)
+{
+    char buf[64];
+    snprintf(buf, sizeof(buf), "%.3f ms", ns / 1e6);
+    fx_profile_extra_str(p, group, label, buf);
+}
+
+static void report_sampling(struct fx_profile *p, uint64_t handler_ns, uint64_t handled,
+                            uint64_t handler_max_ns)
+{
+    const char *g = "Sampling";
+    fx_profile_extra_str(p, g, "engine", fx_timer_engine_name());
+    extra_ms(p, g, "interval requested", (double)fx_ag.opt.interval_ns);
+    if (fx_ag.opt.mode == FX_MODE_WALL && dr.wall_gaps > 0)
+        extra_ms(p, g, "interval effective (mean wall time between a thread's samples)",
+                 (double)dr.wall_sum_ns / (double)dr.wall_gaps);
+    else if (dr.cpu_gaps > 0)
+        extra_ms(p, g, "interval effective (mean thread CPU time between signals)",
+                 (double)dr.cpu_sum_ns / (double)dr.cpu_gaps);
+    fx_profile_extra_str(p, g, "engine note", fx_timer_note());
+    fx_profile_extra_int(p, g, "samples", (int64_t)dr.samples);
+    fx_profile_extra_int(p, g, "sample weight total", (int64_t)dr.weight_sum);
+    fx_profile_extra_int(p, g, "idle samples inserted", (int64_t)dr.idle_inserted);
+    fx_profile_extra_int(p, g, "signals handled", (int64_t)handled);
+    fx_profile_extra_int(p, g, "mean CPU ns in handler per signal",
+                         handled ? (int64_t)(handler_ns / handled) : 0);
+    fx_profile_extra_int(p, g, "max CPU ns in handler", (int64_t)handler_max_ns);
+    fx_profile_extra_int(p, g, "methods resolved",
+                         dr.methods ? (int64_t)fx_methods_count(dr.methods) : 0);
+    if (fx_ag.opt.mode == FX_MODE_WALL)
+        fx_profile_extra_int(p, g, "wall sampler ticks", (int64_t)fx_timer_wall_ticks());
+}
+
+static void report_outcomes(struct fx_profile *p)
+{
+    const char *g = "AsyncGetCallTrace outcomes";
+    fx_profile_extra_int(p, g, "Java stack", (int64_t)dr.java_stacks);
+    for (int i = 0; i < FX_ASGCT_CODES; i++) {
+        char label[80];
+        snprintf(label, sizeof(label), "%d %s", -i, asgct_labels[i]);
+        fx_profile_extra_int(p, g, label, (int64_t)dr.outcomes[i]);
+    }
+    if (dr.outcome_other)
+        fx_profile_extra_int(p, g, "other codes", (int64_t)dr.outcome_other);
+}
+
+static void report_losses(struct fx_profile *p, uint64_t drops)
+{
+    const char *g = "Losses";
+    struct fx_threads_stats st;
+    fx_threads_stats(&st);
+    fx_profile_extra_int(p, g, "ring drops (all threads)", (int64_t)drops);
+    fx_profile_extra_int(p, g, "truncated stacks", (int64_t)dr.truncated);
+    fx_profile_extra_int(p, g, "unknown method frames",
+                         dr.methods ? (int64_t)fx_methods_unknown(dr.methods) : 0);
+    fx_profile_extra_int(p, g, "model errors", (int64_t)dr.model_errors);
+    fx_profile_extra_int(p, g, "samples over the memory bound", (int64_t)dr.over_memory);
+    fx_profile_extra_int(p, g, "signals on unregistered threads",
+                         (int64_t)__atomic_load_n(&fx_sig.no_thread, __ATOMIC_RELAXED));
+    fx_profile_extra_int(p, g, "signals after sampling stopped",
+                         (int64_t)__atomic_load_n(&fx_sig.disabled, __ATOMIC_RELAXED));
+    fx_profile_extra_int(p, g, "threads not sampled", (int64_t)st.not_sampled);
+    fx_profile_extra_int(p, g, "threads whose timer failed", (int64_t)st.arm_failed);
+    fx_profile_extra_int(p, g, "threads sampled", (int64_t)st.registered);
+    fx_profile_extra_int(p, g, "threads found running before VMInit", (int64_t)st.existing);
+}
+
+void fx_drain_report(struct fx_profile *p)
+{
+    uint64_t handler_ns = dr.handler_ns, handled = dr.handled, drops = dr.drops;
+    uint64_t handler_max_ns = dr.handler_max_ns;
+    for (struct fx_thread *t = fx_threads_head(); t != NULL; t = t->next) {
+        uint64_t d = fx_ring_drops(&t->ring);
+        uint64_t mx = __atomic_load_n(&t->handler_max_ns, __ATOMIC_RELAXED);
+        handler_max_ns = mx > handler_max_ns ? mx : handler_max_ns;
+        handler_ns += __atomic_load_n(&t->handler_ns, __ATOMIC_RELAXED);
+        handled += __atomic_load_n(&t->handled, __ATOMIC_RELAXED);
+        drops += d;
+        if (d > 0) {
+            char label[160];
+            snprintf(label, sizeof(label), "ring drops: %s (tid %d)", t->name, (int)t->tid);
+            fx_profile_extra_int(p, "Losses", label, (int64_t)d);
+        }
+    }
+    report_sampling(p, handler_ns, handled, handler_max_ns);
+    report_outcomes(p);
+    report_losses(p, drops);
+}

@@ -1,0 +1,120 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* JVMTI capabilities, callbacks and event enabling. ASGCT's own prerequisites live here:
+ * ClassLoad must be enabled (else every call returns -1), and every method needs a jmethodID
+ * before it can appear in a trace, so ClassPrepare and VMInit create them (GetClassMethods).
+ * CompiledMethodLoad is enabled only for its side effect: with it, HotSpot keeps debug info at
+ * non-safepoint PCs (like -XX:+DebugNonSafepoints), so inlined frames are attributed right. */
+#include "fx_agent.h"
+
+#include <string.h>
+
+static void create_method_ids(jvmtiEnv *jvmti, jclass klass)
+{
+    jint n = 0;
+    jmethodID *methods = NULL;
+    if ((*jvmti)->GetClassMethods(jvmti, klass, &n, &methods) == JVMTI_ERROR_NONE)
+        (*jvmti)->Deallocate(jvmti, (unsigned char *)methods);
+}
+
+static void JNICALL on_class_load(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jclass klass)
+{
+    (void)jvmti, (void)jni, (void)thread, (void)klass; /* enabled for ASGCT's sake only */
+}
+
+static void JNICALL on_class_prepare(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jclass klass)
+{
+    (void)jni, (void)thread;
+    create_method_ids(jvmti, klass);
+}
+
+static void JNICALL on_compiled_method_load(jvmtiEnv *jvmti, jmethodID method, jint code_size,
+                                            const void *code_addr, jint map_length,
+                                            const jvmtiAddrLocationMap *map,
+                                            const void *compile_info)
+{
+    (void)jvmti, (void)method, (void)code_size, (void)code_addr, (void)map_length, (void)map;
+    (void)compile_info; /* JIT markers are a later issue */
+}
+
+static void JNICALL on_thread_start(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread)
+{
+    /* Before VMInit the main thread registers everything at once (fx_agent_vm_init). */
+    if (__atomic_load_n(&fx_ag.live, __ATOMIC_ACQUIRE) &&
+        !__atomic_load_n(&fx_ag.dead, __ATOMIC_ACQUIRE))
+        fx_threads_start_current(jvmti, jni, thread);
+}
+
+static void JNICALL on_thread_end(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread)
+{
+    fx_threads_end_current(jvmti, jni, thread);
+}
+
+void fx_jvmti_events_prepare_loaded_classes(jvmtiEnv *jvmti, JNIEnv *jni)
+{
+    jint n = 0;
+    jclass *classes = NULL;
+    if (fx_agent_jvmti_failed((*jvmti)->GetLoadedClasses(jvmti, &n, &classes), "GetLoadedClasses"))
+        return;
+    for (jint i = 0; i < n; i++) {
+        jint status = 0;
+        if ((*jvmti)->GetClassStatus(jvmti, classes[i], &status) == JVMTI_ERROR_NONE &&
+            (status & JVMTI_CLASS_STATUS_PREPARED))
+            create_method_ids(jvmti, classes[i]);
+        (*jni)->DeleteLocalRef(jni, classes[i]);
+    }
+    (*jvmti)->Deallocate(jvmti, (unsigned char *)classes);
+}
+
+/* Required capabilities fail the load; optional ones (for later markers and validate mode)
+ * are taken only if the VM offers them. */
+static int add_capabilities(jvmtiEnv *jvmti)
+{
+    jvmtiCapabilities req;
+    memset(&req, 0, sizeof(req));
+    req.can_get_line_numbers = 1;
+    req.can_get_source_file_name = 1;
+    req.can_generate_compiled_method_load_events = 1;
+    if (fx_agent_jvmti_failed((*jvmti)->AddCapabilities(jvmti, &req), "AddCapabilities"))
+        return FX_EUNSUPPORTED;
+    jvmtiCapabilities opt;
+    memset(&opt, 0, sizeof(opt));
+    opt.can_generate_garbage_collection_events = 1;
+    opt.can_suspend = 1;
+    (*jvmti)->AddCapabilities(jvmti, &opt);
+    return FX_OK;
+}
+
+static const jvmtiEvent events[] = {
+        JVMTI_EVENT_VM_INIT,
+        JVMTI_EVENT_VM_DEATH,
+        JVMTI_EVENT_THREAD_START,
+        JVMTI_EVENT_THREAD_END,
+        JVMTI_EVENT_CLASS_LOAD,
+        JVMTI_EVENT_CLASS_PREPARE,
+        JVMTI_EVENT_COMPILED_METHOD_LOAD,
+};
+
+int fx_jvmti_events_setup(jvmtiEnv *jvmti)
+{
+    if (add_capabilities(jvmti) != FX_OK)
+        return FX_EUNSUPPORTED;
+    jvmtiEventCallbacks cb;
+    memset(&cb, 0, sizeof(cb));
+    cb.VMInit = fx_agent_vm_init;
+    cb.VMDeath = fx_agent_vm_death;
+    cb.ThreadStart = on_thread_start;
+    cb.ThreadEnd = on_thread_end;
+    cb.ClassLoad = on_class_load;
+    cb.ClassPrepare = on_class_prepare;
+    cb.CompiledMethodLoad = on_compiled_method_load;
+    if (fx_agent_jvmti_failed((*jvmti)->SetEventCallbacks(jvmti, &cb, (jint)sizeof(cb)),
+                              "SetEventCallbacks"))
+        return FX_EUNSUPPORTED;
+    for (size_t i = 0; i < sizeof(events) / sizeof(events[0]); i++) {
+        if (fx_agent_jvmti_failed(
+                    (*jvmti)->SetEventNotificationMode(jvmti, JVMTI_ENABLE, events[i], NULL),
+                    "SetEventNotificationMode"))
+            return FX_EUNSUPPORTED;
+    }
+    return FX_OK;
+}

@@ -1,0 +1,500 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* The oracle: inside a native method the calling thread is stopped at a known, walkable point,
+ * so AsyncGetCallTrace and JVMTI GetStackTrace must return the same frames (jmethodID, and bci,
+ * or "native" as ASGCT -3 / JVMTI -1), up to the depth limit; any difference is an error. */
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <jni.h>
+#include <jvmti.h>
+
+#include "fx_agent.h"
+#include "fx_alloc.h"
+
+#define ASGCT_NATIVE        (-3)
+#define JVMTI_NATIVE        ((jlocation)-1)
+#define DEFAULT_DEPTH       2048
+#define MAX_DEPTH           65535
+#define ASGCT_MISSING       INT32_MIN /* our own status: no AsyncGetCallTrace symbol */
+#define FULL_REPORT_ROWS    80 /* longer stacks: head, the rows around the first difference, tail */
+#define REPORT_CONTEXT_ROWS 8
+
+/* One stack as both walkers see it: frames[i] is the i-th frame from the top. */
+struct stack {
+    jint count; /* ASGCT: num_frames, possibly a negative status; JVMTI: frame count */
+    fx_asgct_frame *frames;
+};
+
+/* What a check compared; returned to Java packed into a jlong. */
+struct verdict {
+    jint compared;
+    bool truncated;
+    jint first_diff; /* -1: the stacks agree */
+    jint carrier;    /* frames of a virtual thread's carrier in the JVMTI stack */
+};
+
+/* Only used when the agent has no environment or ASGCT pointer yet (a scratch agent). */
+static jvmtiEnv *oracle_jvmti;
+static fx_asgct_fn oracle_asgct;
+static pthread_mutex_t oracle_lock = PTHREAD_MUTEX_INITIALIZER;
+
+JNIEXPORT jlong JNICALL Java_fxagent_Oracle_check0(JNIEnv *env, jclass cls, jint depth);
+
+/* An embedding launcher may load libjvm without RTLD_GLOBAL, hence the second lookup. */
+static fx_asgct_fn find_asgct(void)
+{
+    void *sym = dlsym(RTLD_DEFAULT, "AsyncGetCallTrace");
+    if (sym == NULL) {
+        void *jvm = dlopen("libjvm.so", RTLD_LAZY | RTLD_NOLOAD);
+        if (jvm != NULL) {
+            sym = dlsym(jvm, "AsyncGetCallTrace");
+            dlclose(jvm);
+        }
+    }
+    fx_asgct_fn fn;
+    memcpy(&fn, &sym, sizeof fn); /* ISO C has no object-to-function pointer cast */
+    return fn;
+}
+
+/* The agent's environment; before the agent has one, the oracle's own: GetStackTrace and the
+ * name lookups need no capability. */
+static jvmtiEnv *get_jvmti(JNIEnv *env)
+{
+    jvmtiEnv *jvmti = fx_ag.jvmti;
+    if (jvmti != NULL) {
+        return jvmti;
+    }
+    jvmti = __atomic_load_n(&oracle_jvmti, __ATOMIC_ACQUIRE);
+    if (jvmti != NULL) {
+        return jvmti;
+    }
+    pthread_mutex_lock(&oracle_lock);
+    if (oracle_jvmti == NULL) {
+        JavaVM *vm = NULL;
+        void *got = NULL;
+        if ((*env)->GetJavaVM(env, &vm) == JNI_OK &&
+            (*vm)->GetEnv(vm, &got, JVMTI_VERSION_1_2) == JNI_OK) {
+            __atomic_store_n(&oracle_jvmti, (jvmtiEnv *)got, __ATOMIC_RELEASE);
+        }
+    }
+    jvmti = oracle_jvmti;
+    pthread_mutex_unlock(&oracle_lock);
+    return jvmti;
+}
+
+static fx_asgct_fn get_asgct(void)
+{
+    fx_asgct_fn fn = fx_sig.asgct;
+    if (fn != NULL) {
+        return fn;
+    }
+    fn = __atomic_load_n(&oracle_asgct, __ATOMIC_ACQUIRE);
+    if (fn == NULL) {
+        fn = find_asgct();
+        __atomic_store_n(&oracle_asgct, fn, __ATOMIC_RELEASE);
+    }
+    return fn;
+}
+
+/* How the ASGCT trace is obtained, kept apart from the comparison: today a direct call with a
+ * null context (the thread is in native, so HotSpot walks from its last Java frame); later the
+ * production signal handler, sent to this thread. Returns ASGCT's num_frames. */
+static int take_asgct(JNIEnv *env, fx_asgct_frame *frames, int depth)
+{
+    fx_asgct_fn asgct = get_asgct();
+    if (asgct == NULL) {
+        return ASGCT_MISSING;
+    }
+    fx_asgct_trace trace = {.env_id = env, .num_frames = 0, .frames = frames};
+    asgct(&trace, depth, NULL);
+    return trace.num_frames;
+}
+
+/* Up to `max` frames of `thread` (NULL: the current one), in ASGCT's encoding. */
+static jvmtiError take_jvmti(jvmtiEnv *jvmti, jthread thread, fx_asgct_frame *frames, int max,
+                             jint *count)
+{
+    *count = 0;
+    jvmtiFrameInfo *info = fx_calloc((size_t)max, sizeof *info);
+    if (info == NULL) {
+        return JVMTI_ERROR_OUT_OF_MEMORY;
+    }
+    jvmtiError err = (*jvmti)->GetStackTrace(jvmti, thread, 0, max, info, count);
+    if (err == JVMTI_ERROR_NONE) {
+        for (jint i = 0; i < *count; i++) {
+            frames[i].method_id = info[i].method;
+            /* JVMTI's -1 (native) becomes ASGCT's -3 so both stacks share one encoding. */
+            frames[i].lineno =
+                    info[i].location == JVMTI_NATIVE ? ASGCT_NATIVE : (jint)info[i].location;
+        }
+    }
+    fx_free(info);
+    return err;
+}
+
+/* The carrier of the current thread if that is a mounted virtual thread (JDK 21+), else NULL.
+ * Thread.currentCarrierThread is internal; JNI may call it anyway. */
+static jobject current_carrier(JNIEnv *env)
+{
+    jclass thread_cls = (*env)->FindClass(env, "java/lang/Thread");
+    if (thread_cls == NULL) {
+        (*env)->ExceptionClear(env);
+        return NULL;
+    }
+    jmethodID cur =
+            (*env)->GetStaticMethodID(env, thread_cls, "currentThread", "()Ljava/lang/Thread;");
+    jmethodID carrier = cur == NULL
+                                ? NULL
+                                : (*env)->GetStaticMethodID(env, thread_cls, "currentCarrierThread",
+                                                            "()Ljava/lang/Thread;");
+    jobject result = NULL;
+    if (carrier == NULL) {
+        (*env)->ExceptionClear(env); /* before JDK 19: no virtual threads */
+    } else {
+        jobject self = (*env)->CallStaticObjectMethod(env, thread_cls, cur);
+        jobject ct = (*env)->CallStaticObjectMethod(env, thread_cls, carrier);
+        if (ct != NULL && !(*env)->IsSameObject(env, self, ct)) {
+            result = ct;
+        } else if (ct != NULL) {
+            (*env)->DeleteLocalRef(env, ct);
+        }
+        if (self != NULL) {
+            (*env)->DeleteLocalRef(env, self);
+        }
+    }
+    (*env)->DeleteLocalRef(env, thread_cls);
+    return result;
+}
+
+/* jdk.internal.vm.Continuation.enterSpecial, found by name (its signature differs between
+ * JDKs); NULL before JDK 19. Boot classes never unload, so the id is cached. */
+static jmethodID enter_special(JNIEnv *env, jvmtiEnv *jvmti)
+{
+    static jmethodID cached;
+    jmethodID id = __atomic_load_n(&cached, __ATOMIC_ACQUIRE);
+    if (id != NULL) {
+        return id;
+    }
+    jclass cont = (*env)->FindClass(env, "jdk/internal/vm/Continuation");
+    if (cont == NULL) {
+        (*env)->ExceptionClear(env);
+        return NULL;
+    }
+    jint n = 0;
+    jmethodID *methods = NULL;
+    if ((*jvmti)->GetClassMethods(jvmti, cont, &n, &methods) == JVMTI_ERROR_NONE) {
+        for (jint i = 0; i < n && id == NULL; i++) {
+            char *name = NULL;
+            if ((*jvmti)->GetMethodName(jvmti, methods[i], &name, NULL, NULL) == JVMTI_ERROR_NONE &&
+                strcmp(name, "enterSpecial") == 0) {
+                id = methods[i];
+            }
+            (*jvmti)->Deallocate(jvmti, (unsigned char *)name);
+        }
+        (*jvmti)->Deallocate(jvmti, (unsigned char *)methods);
+    }
+    (*env)->DeleteLocalRef(env, cont);
+    __atomic_store_n(&cached, id, __ATOMIC_RELEASE);
+    return id;
+}
+
+/* JVMTI gives a virtual thread's own frames only, down to Continuation.enter; ASGCT walks on
+ * into the carrier's frames, so the reference goes on with the carrier's JVMTI stack. Between
+ * the two lies the native frame Continuation.enterSpecial, which ASGCT shows and the carrier's
+ * JVMTI stack leaves out (JDK 21-25); the reference adds it. Returns the frames appended. */
+static jint add_carrier_frames(JNIEnv *env, jvmtiEnv *jvmti, struct stack *jv, int max)
+{
+    jobject carrier = current_carrier(env);
+    if (carrier == NULL) {
+        return 0;
+    }
+    jint before = jv->count;
+    jmethodID entry = enter_special(env, jvmti);
+    jint n = 0;
+    if (entry != NULL && jv->count < max) {
+        jv->frames[jv->count++] = (fx_asgct_frame){.lineno = ASGCT_NATIVE, .method_id = entry};
+    }
+    if (take_jvmti(jvmti, carrier, jv->frames + jv->count, max - jv->count, &n) ==
+        JVMTI_ERROR_NONE) {
+        if (n > 0 && entry != NULL && jv->frames[jv->count].method_id == entry) {
+            /* A JDK whose carrier stack starts at enterSpecial: drop the added copy. */
+            memmove(&jv->frames[jv->count - 1], &jv->frames[jv->count],
+                    (size_t)n * sizeof *jv->frames);
+            jv->count--;
+        }
+        jv->count += n;
+    }
+    (*env)->DeleteLocalRef(env, carrier);
+    return jv->count - before;
+}
+
+static bool same_frame(const fx_asgct_frame *a, const fx_asgct_frame *b)
+{
+    return a->method_id == b->method_id && a->lineno == b->lineno;
+}
+
+/* The ASGCT stack must hold exactly min(JVMTI count, depth) frames, each equal to JVMTI's. */
+static struct verdict compare(const struct stack *asgct, const struct stack *jvmti, int depth)
+{
+    struct verdict v = {
+            .compared = 0, .truncated = jvmti->count > depth, .first_diff = -1, .carrier = 0};
+    jint expect = v.truncated ? depth : jvmti->count;
+    jint have = asgct->count > 0 ? asgct->count : 0;
+    jint common = have < expect ? have : expect;
+    for (jint i = 0; i < common; i++) {
+        if (!same_frame(&asgct->frames[i], &jvmti->frames[i])) {
+            v.first_diff = i;
+            return v;
+        }
+    }
+    if (asgct->count != expect) {
+        v.first_diff = common;
+        return v;
+    }
+    v.compared = common;
+    return v;
+}
+
+/* A growable message; on allocation failure it keeps what it has and stops growing. */
+struct text {
+    char *p;
+    size_t len;
+    size_t cap;
+};
+
+__attribute__((format(printf, 2, 3))) static void text_add(struct text *t, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(NULL, 0, fmt, ap);
+    va_end(ap);
+    if (n < 0) {
+        return;
+    }
+    if (t->len + (size_t)n + 1 > t->cap) {
+        size_t cap = (t->cap ? t->cap * 2 : 1024) + (size_t)n;
+        char *p = fx_reallocarray(t->p, cap, 1);
+        if (p == NULL) {
+            return;
+        }
+        t->p = p;
+        t->cap = cap;
+    }
+    va_start(ap, fmt);
+    vsnprintf(t->p + t->len, t->cap - t->len, fmt, ap);
+    va_end(ap);
+    t->len += (size_t)n;
+}
+
+/* HotSpot's names (forte.cpp), which bug reports and the JDK sources use. */
+static const char *asgct_status_name(jint code)
+{
+    static const char *const names[FX_ASGCT_CODES] = {
+            "ticks_no_Java_frame",
+            "ticks_no_class_load",
+            "ticks_GC_active",
+            "ticks_unknown_not_Java",
+            "ticks_not_walkable_not_Java",
+            "ticks_unknown_Java",
+            "ticks_not_walkable_Java",
+            "ticks_unknown_state",
+            "ticks_thread_exit",
+            "ticks_deopt",
+            "ticks_safepoint",
+    };
+    if (code == ASGCT_MISSING) {
+        return "AsyncGetCallTrace not found in libjvm";
+    }
+    if (code > 0) {
+        return "frames";
+    }
+    return code > -FX_ASGCT_CODES ? names[-code] : "unknown status";
+}
+
+/* "pkg.Class.method@bci" or "...@native"; never fails (an unloaded class's jmethodID is named
+ * by its address). */
+static void frame_name(jvmtiEnv *jvmti, JNIEnv *env, const fx_asgct_frame *f, char *out, size_t cap)
+{
+    char *name = NULL, *sig = NULL;
+    jclass holder = NULL;
+    if (f->method_id == NULL ||
+        (*jvmti)->GetMethodDeclaringClass(jvmti, f->method_id, &holder) != JVMTI_ERROR_NONE ||
+        (*jvmti)->GetClassSignature(jvmti, holder, &sig, NULL) != JVMTI_ERROR_NONE ||
+        (*jvmti)->GetMethodName(jvmti, f->method_id, &name, NULL, NULL) != JVMTI_ERROR_NONE) {
+        snprintf(out, cap, "<jmethodID %p>", (void *)f->method_id);
+    } else {
+        size_t n = strlen(sig);
+        const char *cls = sig[0] == 'L' && n > 2 ? sig + 1 : sig;
+        int cls_len = (int)(cls == sig ? n : n - 2);
+        snprintf(out, cap, "%.*s.%s", cls_len, cls, name);
+        for (char *c = out; *c != '\0'; c++) {
+            *c = *c == '/' ? '.' : *c;
+        }
+    }
+    size_t used = strlen(out);
+    if (f->lineno == ASGCT_NATIVE) {
+        snprintf(out + used, cap - used, "@native");
+    } else {
+        snprintf(out + used, cap - used, "@%d", (int)f->lineno);
+    }
+    (*jvmti)->Deallocate(jvmti, (unsigned char *)name);
+    (*jvmti)->Deallocate(jvmti, (unsigned char *)sig);
+    if (holder != NULL) {
+        (*env)->DeleteLocalRef(env, holder);
+    }
+}
+
+static bool row_shown(jint i, jint rows, jint first_diff)
+{
+    if (rows <= FULL_REPORT_ROWS) {
+        return true;
+    }
+    return i < REPORT_CONTEXT_ROWS * 2 || i >= rows - REPORT_CONTEXT_ROWS ||
+           (i >= first_diff - REPORT_CONTEXT_ROWS && i <= first_diff + REPORT_CONTEXT_ROWS);
+}
+
+static void add_row(struct text *t, jvmtiEnv *jvmti, JNIEnv *env, jint i, const struct stack *asgct,
+                    const struct stack *jv)
+{
+    char a[512] = "-", g[512] = "-";
+    bool in_a = i < asgct->count, in_g = i < jv->count;
+    if (in_a) {
+        frame_name(jvmti, env, &asgct->frames[i], a, sizeof a);
+    }
+    if (in_g) {
+        frame_name(jvmti, env, &jv->frames[i], g, sizeof g);
+    }
+    bool differ = !(in_a && in_g && same_frame(&asgct->frames[i], &jv->frames[i]));
+    text_add(t, "%s %4d  %-60s  %s\n", differ ? ">>" : "  ", (int)i, a, g);
+}
+
+/* When ASGCT lost a run of frames and then agrees again to its bottom, says which: that is
+ * the shape of a walk that jumped over part of the stack. */
+static void add_gap(struct text *t, const struct stack *asgct, const struct stack *jv,
+                    const struct verdict *v)
+{
+    jint tail = asgct->count - v->first_diff;
+    jint resume = jv->count - tail;
+    if (v->truncated || tail <= 0 || resume <= v->first_diff) {
+        return;
+    }
+    for (jint i = 0; i < tail; i++) {
+        if (!same_frame(&asgct->frames[v->first_diff + i], &jv->frames[resume + i])) {
+            return;
+        }
+    }
+    text_add(t,
+             "ASGCT skips GetStackTrace frames #%d..#%d (%d frames), then agrees to the bottom\n",
+             (int)v->first_diff, (int)resume - 1, (int)(resume - v->first_diff));
+}
+
+/* Both stacks side by side, one row per frame, ">>" on the rows that differ. */
+static char *report(jvmtiEnv *jvmti, JNIEnv *env, const struct stack *asgct, const struct stack *jv,
+                    const struct verdict *v, int depth)
+{
+    struct text t = {0};
+    text_add(&t,
+             "fxagent oracle: AsyncGetCallTrace and GetStackTrace disagree at frame %d "
+             "(ASGCT num_frames=%d %s, GetStackTrace frames=%d%s%s, depth=%d)\n",
+             (int)v->first_diff, (int)asgct->count, asgct_status_name(asgct->count),
+             (int)(v->truncated ? depth : jv->count), v->truncated ? " (truncated)" : "",
+             v->carrier > 0 ? ", virtual thread's then its carrier's" : "", depth);
+    add_gap(&t, asgct, jv, v);
+    text_add(&t, "   %4s  %-60s  %s\n", "#", "AsyncGetCallTrace", "GetStackTrace");
+    jint rows = asgct->count > jv->count ? asgct->count : jv->count;
+    bool gap = false;
+    for (jint i = 0; i < rows; i++) {
+        if (!row_shown(i, rows, v->first_diff)) {
+            if (!gap) {
+                text_add(&t, "   ...\n");
+            }
+            gap = true;
+            continue;
+        }
+        gap = false;
+        add_row(&t, jvmti, env, i, asgct, jv);
+    }
+    return t.p;
+}
+
+static void throw_named(JNIEnv *env, const char *cls_name, const char *msg)
+{
+    jclass cls = (*env)->FindClass(env, cls_name);
+    if (cls != NULL) {
+        (*env)->ThrowNew(env, cls, msg != NULL ? msg : "fxagent oracle: (message lost: no memory)");
+    }
+}
+
+static int effective_depth(jint requested)
+{
+    if (requested > 0) {
+        return requested > MAX_DEPTH ? MAX_DEPTH : (int)requested;
+    }
+    /* The agent's depth= option, so check() compares what a sample would keep. */
+    uint32_t d = fx_ag.opt.depth;
+    return d > 0 && d <= MAX_DEPTH ? (int)d : DEFAULT_DEPTH;
+}
+
+static jlong pack(const struct verdict *v)
+{
+    jlong carrier = v->carrier > 0xffff ? 0xffff : v->carrier;
+    return (jlong)v->compared | (v->truncated ? ((jlong)1 << 32) : 0) | (carrier << 33);
+}
+
+/* Takes both stacks and compares them; throws AssertionError on any disagreement. */
+static jlong check(JNIEnv *env, jvmtiEnv *jvmti, int depth, fx_asgct_frame *a_buf,
+                   fx_asgct_frame *g_buf)
+{
+    struct stack asgct = {.count = take_asgct(env, a_buf, depth), .frames = a_buf};
+    struct stack jv = {.count = 0, .frames = g_buf};
+    /* One frame more than the limit, so a stack deeper than the limit is known to be cut. */
+    jvmtiError err = take_jvmti(jvmti, NULL, g_buf, depth + 1, &jv.count);
+    if (err != JVMTI_ERROR_NONE) {
+        char msg[128];
+        snprintf(msg, sizeof msg, "fxagent oracle: GetStackTrace failed: JVMTI error %d", err);
+        throw_named(env, "java/lang/IllegalStateException", msg);
+        return 0;
+    }
+    jint carrier = 0;
+    if (asgct.count != jv.count && jv.count <= depth) {
+        carrier = add_carrier_frames(env, jvmti, &jv, depth + 1);
+    }
+    struct verdict v = compare(&asgct, &jv, depth);
+    v.carrier = carrier;
+    if (v.first_diff >= 0) {
+        char *msg = report(jvmti, env, &asgct, &jv, &v, depth);
+        throw_named(env, "java/lang/AssertionError", msg);
+        fx_free(msg);
+        return 0;
+    }
+    return pack(&v);
+}
+
+/* Returns (frames compared) | (truncated << 32) | (carrier frames << 33): see fxagent.Oracle. */
+JNIEXPORT jlong JNICALL Java_fxagent_Oracle_check0(JNIEnv *env, jclass cls, jint depth)
+{
+    (void)cls;
+    jvmtiEnv *jvmti = get_jvmti(env);
+    if (jvmti == NULL) {
+        throw_named(env, "java/lang/IllegalStateException",
+                    "fxagent oracle: no JVMTI environment (GetEnv failed)");
+        return 0;
+    }
+    int d = effective_depth(depth);
+    fx_asgct_frame *a_buf = fx_calloc((size_t)d, sizeof *a_buf);
+    fx_asgct_frame *g_buf = fx_calloc((size_t)d + 1, sizeof *g_buf);
+    jlong result = 0;
+    if (a_buf == NULL || g_buf == NULL) {
+        throw_named(env, "java/lang/OutOfMemoryError", "fxagent oracle: stack buffers");
+    } else {
+        result = check(env, jvmti, d, a_buf, g_buf);
+    }
+    fx_free(g_buf);
+    fx_free(a_buf);
+    return result;
+}

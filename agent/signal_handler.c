@@ -1,0 +1,141 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* THE SIGNAL PATH. Everything that runs when SIGPROF interrupts a thread is in this file, plus
+ * the static inline fx_ring_*_sigsafe helpers of include/fx_ring.h. Read it in one sitting.
+ *
+ * Purpose: on SIGPROF, ask HotSpot for the interrupted thread's Java stack (AsyncGetCallTrace)
+ * into a buffer that thread already owns, and push one struct fx_sample_rec into its ring.
+ *
+ * Invariants (established outside signal context, relied on here):
+ *  - fx_sig.asgct is resolved in Agent_OnLoad, before any timer or signal source exists.
+ *  - A thread's struct fx_thread (ring, frame buffer, JNIEnv, perf fd) is complete before it
+ *    is published in fx_sig.table with a release store of its tid, and before its timer is
+ *    armed; it stays valid until the drain frees it, which happens only after the owning thread
+ *    removed its own tid (ThreadEnd) and the ring was emptied (threads.c). Only the owning
+ *    thread's handler looks its tid up, so lookup and removal never race on one entry.
+ *  - SIGPROF is installed without SA_NODEFER, so the handler never nests on one thread: the
+ *    frame buffer and the ring's producer side have exactly one writer.
+ *  - The thread is found by its kernel tid in a fixed lock-free table instead of a __thread
+ *    variable: no TLS first-touch (no __tls_get_addr), and it works for threads fxagent did
+ *    not start.
+ *
+ * Allowed calls (checked by the CTest unit.signal_path_allowlist against
+ * agent/signal_allowlist.txt; nm -u of this object must list nothing else):
+ *  - AsyncGetCallTrace, through the fx_sig.asgct pointer (no symbol);
+ *  - clock_gettime (CLOCK_MONOTONIC via the vDSO, CLOCK_THREAD_CPUTIME_ID a plain syscall);
+ *  - syscall(SYS_gettid): a raw system call, no locks or allocation;
+ *  - ioctl(PERF_EVENT_IOC_REFRESH) on this thread's own perf_events fd, to re-arm it;
+ *  - memcpy, memset (async-signal-safe since POSIX.1-2008 TC2);
+ *  - errno (__errno_location), saved on entry and restored on every return;
+ *  - __atomic_* builtins (inline instructions, no library calls).
+ * Not allowed: malloc/free or fx_alloc, stdio or logging, locks or spin-waits, JNI/JVMTI other
+ * than ASGCT, pthread_getspecific, __thread without tls_model("initial-exec"). */
+#include <errno.h>
+#include <linux/perf_event.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "fx_agent.h"
+#include "fx_ring.h"
+
+struct fx_sigstate fx_sig;
+
+/* Signal-safe: pure arithmetic. Shared with threads.c, which inserts with the same probe. */
+uint32_t fx_signal_handler_hash_sigsafe(int32_t tid)
+{
+    return ((uint32_t)tid * 2654435761u) & (FX_TID_SLOTS - 1);
+}
+
+/* Signal-safe: acquire loads only; at most FX_TID_MAX_PROBE slots; stops at a never-used slot. */
+static struct fx_thread *lookup_sigsafe(int32_t tid)
+{
+    uint32_t h = fx_signal_handler_hash_sigsafe(tid);
+    for (uint32_t i = 0; i < FX_TID_MAX_PROBE; i++) {
+        struct fx_tid_slot *s = &fx_sig.table[(h + i) & (FX_TID_SLOTS - 1)];
+        int32_t k = __atomic_load_n(&s->tid, __ATOMIC_ACQUIRE);
+        if (k == tid)
+            return __atomic_load_n(&s->thread, __ATOMIC_RELAXED);
+        if (k == 0)
+            return NULL;
+    }
+    return NULL;
+}
+
+/* Signal-safe: vDSO or a plain syscall; 0 if the clock cannot be read. */
+static int64_t clock_ns_sigsafe(clockid_t c)
+{
+    struct timespec ts;
+    if (clock_gettime(c, &ts) != 0)
+        return 0;
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* Signal-safe: how many intervals this signal stands for. A POSIX timer's overrun count comes
+ * with its siginfo (the same number timer_getoverrun would return, without the syscall); the
+ * thread CPU clock only fires on a scheduler tick, so at 1 ms on a 250 Hz kernel one signal
+ * carries about 3 overruns. */
+static uint32_t weight_sigsafe(const siginfo_t *si)
+{
+    if (si != NULL && si->si_code == SI_TIMER && si->si_overrun > 0)
+        return 1u + (uint32_t)si->si_overrun;
+    return 1;
+}
+
+/* Signal-safe: ASGCT into the thread's own buffer, then one record into its ring. */
+static void record_sigsafe(struct fx_thread *t, const siginfo_t *si, void *ucontext, int64_t now_ns,
+                           int64_t cpu_ns)
+{
+    fx_asgct_trace trace = {.env_id = t->env, .num_frames = 0, .frames = t->frames};
+    fx_sig.asgct(&trace, (jint)t->depth, ucontext);
+
+    uint32_t kept = trace.num_frames > 0 ? (uint32_t)trace.num_frames : 0;
+    uint32_t payload = (uint32_t)(sizeof(struct fx_sample_rec) + kept * sizeof(fx_asgct_frame));
+    struct fx_sample_rec *r = fx_ring_reserve_sigsafe(&t->ring, payload);
+    if (r == NULL)
+        return; /* full: fx_ring counted the drop */
+    r->time_ns = now_ns;
+    r->cpu_ns = cpu_ns;
+    r->num_frames = trace.num_frames;
+    r->weight = weight_sigsafe(si);
+    r->state = __atomic_load_n(&t->wall_state, __ATOMIC_ACQUIRE);
+    r->truncated = kept == t->depth;
+    memset(r->pad, 0, sizeof(r->pad));
+    if (kept > 0)
+        memcpy(r->frames, t->frames, kept * sizeof(fx_asgct_frame));
+    fx_ring_commit_sigsafe(&t->ring);
+}
+
+/* SIGNAL HANDLER (SA_SIGINFO) for SIGPROF from every engine: perf_events (si_code POLL_HUP,
+ * the event disabled itself after one overflow and must be refreshed), timer_create (SI_TIMER),
+ * setitimer and the wall sampler's tgkill (SI_KERNEL / SI_TKILL). */
+void fx_signal_handler_on_sigprof(int sig, siginfo_t *si, void *ucontext)
+{
+    (void)sig;
+    int saved_errno = errno;
+    int64_t t0 = clock_ns_sigsafe(CLOCK_MONOTONIC);
+    struct fx_thread *t = lookup_sigsafe((int32_t)syscall(SYS_gettid));
+    if (t == NULL) {
+        __atomic_fetch_add(&fx_sig.no_thread, 1, __ATOMIC_RELAXED);
+        errno = saved_errno;
+        return;
+    }
+    if (!__atomic_load_n(&fx_sig.enabled, __ATOMIC_ACQUIRE)) {
+        __atomic_fetch_add(&fx_sig.disabled, 1, __ATOMIC_RELAXED);
+        errno = saved_errno; /* and no re-arm: sampling is over */
+        return;
+    }
+    int64_t cpu0 = clock_ns_sigsafe(CLOCK_THREAD_CPUTIME_ID);
+    record_sigsafe(t, si, ucontext, t0, cpu0);
+    if (t->perf_fd >= 0 && si != NULL && si->si_code == POLL_HUP)
+        ioctl(t->perf_fd, PERF_EVENT_IOC_REFRESH, 1);
+    /* Handler cost in thread CPU time: wall time would count preemption on a busy machine. */
+    uint64_t spent = (uint64_t)(clock_ns_sigsafe(CLOCK_THREAD_CPUTIME_ID) - cpu0);
+    __atomic_store_n(&t->handler_ns, t->handler_ns + spent, __ATOMIC_RELAXED);
+    if (spent > t->handler_max_ns)
+        __atomic_store_n(&t->handler_max_ns, spent, __ATOMIC_RELAXED);
+    __atomic_store_n(&t->handled, t->handled + 1, __ATOMIC_RELAXED);
+    errno = saved_errno;
+}

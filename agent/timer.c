@@ -1,0 +1,303 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* The sampling engines: what sends SIGPROF, to which thread, how often.
+ *  cpu    per Java thread: perf_events task-clock (a per-task hrtimer, precise below the
+ *         scheduler tick), else timer_create on the thread's CPU clock (fires on ticks only;
+ *         each signal carries its overrun count as the sample weight).
+ *  itimer setitimer(ITIMER_PROF): process-wide, the kernel picks the thread.
+ *  wall   a sampler agent thread stores each registered thread's JVMTI state in its slot and
+ *         tgkill()s it, idle or not.
+ * Arming happens outside signal context; the handler only re-arms perf events. */
+#include "fx_agent.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/perf_event.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/syscall.h>
+#include <sys/time.h>
+#include <unistd.h>
+
+static int perf_state;          /* atomic: 0 untried, 1 works, -1 unavailable (auto falls back) */
+static int perf_exclude_kernel; /* atomic: 1 after EACCES without it (perf_event_paranoid) */
+static char perf_error[160];
+
+/* glibc's MAKE_THREAD_CPUCLOCK(tid, CPUCLOCK_SCHED): the CPU clock of any thread by tid. */
+static clockid_t thread_cpu_clock(pid_t tid)
+{
+    return (clockid_t)((~(unsigned)tid) << 3) | 6;
+}
+
+static int perf_open(pid_t tid, uint64_t period_ns)
+{
+    struct perf_event_attr a;
+    memset(&a, 0, sizeof(a));
+    a.size = sizeof(a);
+    a.type = PERF_TYPE_SOFTWARE;
+    a.config = PERF_COUNT_SW_TASK_CLOCK;
+    a.sample_period = period_ns;
+    a.disabled = 1;
+    a.wakeup_events = 1;
+    a.exclude_kernel = (unsigned)__atomic_load_n(&perf_exclude_kernel, __ATOMIC_RELAXED);
+    int fd = (int)syscall(SYS_perf_event_open, &a, tid, -1, -1, PERF_FLAG_FD_CLOEXEC);
+    if (fd < 0 && errno == EACCES && !a.exclude_kernel) {
+        /* perf_event_paranoid >= 2 without CAP_PERFMON: user-mode samples only. */
+        __atomic_store_n(&perf_exclude_kernel, 1, __ATOMIC_RELAXED);
+        a.exclude_kernel = 1;
+        fd = (int)syscall(SYS_perf_event_open, &a, tid, -1, -1, PERF_FLAG_FD_CLOEXEC);
+    }
+    return fd;
+}
+
+/* Overflow -> SIGPROF to exactly this thread; REFRESH 1 enables it for one overflow, after
+ * which the kernel disables it and signals POLL_HUP; the handler refreshes it again. */
+static int perf_arm(struct fx_thread *t)
+{
+    int fd = perf_open(t->tid, fx_ag.opt.interval_ns);
+    if (fd < 0) {
+        int e = errno;
+        snprintf(perf_error, sizeof(perf_error), "perf_event_open: %s", strerror(e));
+        return FX_EUNSUPPORTED;
+    }
+    struct f_owner_ex owner = {.type = F_OWNER_TID, .pid = t->tid};
+    if (fcntl(fd, F_SETFL, O_ASYNC) != 0 || fcntl(fd, F_SETSIG, SIGPROF) != 0 ||
+        fcntl(fd, F_SETOWN_EX, &owner) != 0) {
+        snprintf(perf_error, sizeof(perf_error), "fcntl on a perf event: %s", strerror(errno));
+        close(fd);
+        return FX_EUNSUPPORTED;
+    }
+    t->perf_fd = fd; /* before the first signal can arrive */
+    t->engine = FX_ENGINE_KIND_PERF;
+    if (ioctl(fd, PERF_EVENT_IOC_REFRESH, 1) != 0) {
+        t->perf_fd = -1;
+        t->engine = FX_ENGINE_NONE;
+        close(fd);
+        return FX_EUNSUPPORTED;
+    }
+    return FX_OK;
+}
+
+static int timer_arm(struct fx_thread *t)
+{
+    struct sigevent sev;
+    memset(&sev, 0, sizeof(sev));
+    sev.sigev_notify = SIGEV_THREAD_ID;
+    sev.sigev_signo = SIGPROF;
+    sev._sigev_un._tid = t->tid; /* sigev_notify_thread_id: glibc 2.36 lacks the name */
+    if (timer_create(thread_cpu_clock(t->tid), &sev, &t->timer) != 0)
+        return FX_EUNSUPPORTED;
+    t->engine = FX_ENGINE_KIND_TIMER;
+    struct timespec iv = {(time_t)(fx_ag.opt.interval_ns / 1000000000),
+                          (long)(fx_ag.opt.interval_ns % 1000000000)};
+    struct itimerspec its = {.it_interval = iv, .it_value = iv};
+    if (timer_settime(t->timer, 0, &its, NULL) != 0) {
+        timer_delete(t->timer);
+        t->engine = FX_ENGINE_NONE;
+        return FX_EUNSUPPORTED;
+    }
+    return FX_OK;
+}
+
+int fx_timer_arm(struct fx_thread *t)
+{
+    if (fx_ag.opt.mode != FX_MODE_CPU)
+        return FX_OK;
+    if (fx_ag.opt.engine != FX_ENGINE_TIMER &&
+        __atomic_load_n(&perf_state, __ATOMIC_RELAXED) >= 0) {
+        int rc = perf_arm(t);
+        if (rc == FX_OK || fx_ag.opt.engine == FX_ENGINE_PERF) {
+            __atomic_store_n(&perf_state, rc == FX_OK ? 1 : perf_state, __ATOMIC_RELAXED);
+            return rc;
+        }
+        if (__atomic_load_n(&perf_state, __ATOMIC_RELAXED) == 0)
+            __atomic_store_n(&perf_state, -1, __ATOMIC_RELAXED);
+    }
+    return timer_arm(t);
+}
+
+/* ThreadEnd, on the thread itself: after this no new signal is generated for it. */
+void fx_timer_disarm(struct fx_thread *t)
+{
+    if (t->engine == FX_ENGINE_KIND_PERF) {
+        ioctl(t->perf_fd, PERF_EVENT_IOC_DISABLE, 0);
+        close(t->perf_fd); /* safe: only this thread's handler uses the fd, and it runs here */
+        t->perf_fd = -1;
+    } else if (t->engine == FX_ENGINE_KIND_TIMER) {
+        timer_delete(t->timer);
+    }
+    t->engine = FX_ENGINE_NONE;
+}
+
+/* VMDeath, from another thread: stop the source but keep the fd open, because that thread's
+ * handler may be about to refresh it and a closed number could be reused by another file. */
+void fx_timer_pause(struct fx_thread *t)
+{
+    if (t->engine == FX_ENGINE_KIND_PERF) {
+        ioctl(t->perf_fd, PERF_EVENT_IOC_DISABLE, 0);
+    } else if (t->engine == FX_ENGINE_KIND_TIMER) {
+        struct itimerspec zero;
+        memset(&zero, 0, sizeof(zero));
+        timer_settime(t->timer, 0, &zero, NULL);
+    }
+}
+
+/* Agent_OnLoad: with engine=perf, refuse to start if perf_events cannot be used at all. */
+int fx_timer_probe(struct fx_errbuf *eb)
+{
+    if (fx_ag.opt.mode != FX_MODE_CPU || fx_ag.opt.engine != FX_ENGINE_PERF)
+        return FX_OK;
+    int fd = perf_open(0, fx_ag.opt.interval_ns);
+    if (fd < 0) {
+        fx_errbuf_set(
+                eb,
+                "option 'engine=perf': perf_event_open failed (%s); use engine=auto or engine=timer",
+                strerror(errno));
+        return FX_EUNSUPPORTED;
+    }
+    close(fd);
+    return FX_OK;
+}
+
+/* --- wall mode: the sampler thread --- */
+
+static pthread_mutex_t wall_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t wall_cond = PTHREAD_COND_INITIALIZER;
+static bool wall_stop, wall_running;
+static uint64_t wall_ticks;
+
+static uint8_t wall_state_of(jint s)
+{
+    if (s & JVMTI_THREAD_STATE_BLOCKED_ON_MONITOR_ENTER)
+        return FX_WS_BLOCKED;
+    if (s & JVMTI_THREAD_STATE_WAITING_WITH_TIMEOUT)
+        return FX_WS_TIMED_WAITING;
+    if (s & JVMTI_THREAD_STATE_WAITING)
+        return FX_WS_WAITING;
+    return FX_WS_RUNNABLE;
+}
+
+/* Under the registry lock, so no thread is freed while we signal it; an ended thread's tid
+ * is no longer ours to signal. */
+static void wall_tick(jvmtiEnv *jvmti, pid_t pid)
+{
+    fx_threads_lock();
+    for (struct fx_thread *t = fx_threads_head(); t != NULL; t = t->next) {
+        if (__atomic_load_n(&t->ended, __ATOMIC_ACQUIRE))
+            continue;
+        jint s = 0;
+        if ((*jvmti)->GetThreadState(jvmti, t->ref, &s) != JVMTI_ERROR_NONE ||
+            !(s & JVMTI_THREAD_STATE_ALIVE))
+            continue;
+        __atomic_store_n(&t->wall_state, wall_state_of(s), __ATOMIC_RELEASE);
+        syscall(SYS_tgkill, pid, t->tid, SIGPROF);
+    }
+    fx_threads_unlock();
+}
+
+static bool wall_sleep(struct timespec *next)
+{
+    uint64_t ns = (uint64_t)next->tv_nsec + fx_ag.opt.interval_ns;
+    next->tv_sec += (time_t)(ns / 1000000000);
+    next->tv_nsec = (long)(ns % 1000000000);
+    pthread_mutex_lock(&wall_lock);
+    while (!wall_stop && pthread_cond_timedwait(&wall_cond, &wall_lock, next) == 0)
+        ;
+    bool stop = wall_stop;
+    pthread_mutex_unlock(&wall_lock);
+    return !stop;
+}
+
+static void JNICALL wall_main(jvmtiEnv *jvmti, JNIEnv *jni, void *arg)
+{
+    (void)jni, (void)arg;
+    pid_t pid = getpid();
+    struct timespec next;
+    clock_gettime(CLOCK_REALTIME, &next); /* the default clock of pthread_cond_timedwait */
+    while (wall_sleep(&next)) {
+        wall_tick(jvmti, pid);
+        __atomic_fetch_add(&wall_ticks, 1, __ATOMIC_RELAXED);
+    }
+    pthread_mutex_lock(&wall_lock);
+    wall_running = false;
+    pthread_cond_broadcast(&wall_cond);
+    pthread_mutex_unlock(&wall_lock);
+}
+
+uint64_t fx_timer_wall_ticks(void)
+{
+    return __atomic_load_n(&wall_ticks, __ATOMIC_RELAXED);
+}
+
+int fx_timer_start(JNIEnv *jni)
+{
+    if (fx_ag.opt.mode == FX_MODE_ITIMER) {
+        struct timeval iv = {(time_t)(fx_ag.opt.interval_ns / 1000000000),
+                             (suseconds_t)(fx_ag.opt.interval_ns % 1000000000 / 1000)};
+        struct itimerval it = {.it_interval = iv, .it_value = iv};
+        return setitimer(ITIMER_PROF, &it, NULL) == 0 ? FX_OK : FX_EUNSUPPORTED;
+    }
+    if (fx_ag.opt.mode != FX_MODE_WALL)
+        return FX_OK;
+    wall_running = true;
+    int rc = fx_agent_run_thread(jni, "fxagent sampler", wall_main, NULL);
+    if (rc != FX_OK)
+        wall_running = false;
+    return rc;
+}
+
+void fx_timer_stop(void)
+{
+    if (fx_ag.opt.mode == FX_MODE_ITIMER) {
+        struct itimerval zero;
+        memset(&zero, 0, sizeof(zero));
+        setitimer(ITIMER_PROF, &zero, NULL);
+        return;
+    }
+    pthread_mutex_lock(&wall_lock);
+    wall_stop = true;
+    pthread_cond_broadcast(&wall_cond);
+    while (wall_running)
+        pthread_cond_wait(&wall_cond, &wall_lock);
+    pthread_mutex_unlock(&wall_lock);
+}
+
+const char *fx_timer_engine_name(void)
+{
+    static char name[320];
+    struct fx_threads_stats st;
+    if (fx_ag.opt.mode == FX_MODE_ITIMER)
+        return "itimer: setitimer(ITIMER_PROF), process-wide";
+    if (fx_ag.opt.mode == FX_MODE_WALL)
+        return "wall: sampler thread, tgkill(SIGPROF) to every Java thread";
+    fx_threads_stats(&st);
+    if (st.timer == 0)
+        return "cpu: perf_events task-clock per thread";
+    if (st.perf > 0)
+        snprintf(name, sizeof(name), "cpu: mixed, %llu threads perf_events, %llu timer_create",
+                 (unsigned long long)st.perf, (unsigned long long)st.timer);
+    else if (perf_error[0] != '\0')
+        snprintf(name, sizeof(name),
+                 "cpu: timer_create on each thread's CPU clock (perf_events unavailable: %s)",
+                 perf_error);
+    else
+        snprintf(name, sizeof(name), "cpu: timer_create on each thread's CPU clock");
+    return name;
+}
+
+const char *fx_timer_note(void)
+{
+    struct fx_threads_stats st;
+    if (fx_ag.opt.mode == FX_MODE_WALL)
+        return "one signal per thread per interval, whatever its state";
+    if (fx_ag.opt.mode == FX_MODE_ITIMER)
+        return "process CPU timer: fires on scheduler ticks, one thread per signal, no overrun weights";
+    fx_threads_stats(&st);
+    if (st.timer > 0)
+        return "thread CPU clock timers fire on scheduler ticks only; each signal is weighted 1 + overruns";
+    if (__atomic_load_n(&perf_exclude_kernel, __ATOMIC_RELAXED))
+        return "perf_events limited to user mode (perf_event_paranoid): time in the kernel is not sampled";
+    return "perf_events task-clock: one signal per interval of thread CPU time, user and kernel";
+}

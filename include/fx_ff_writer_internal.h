@@ -1,0 +1,87 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* Private to the writer's files (native/ff_writer*.c): the walk's context and the tiny emitters
+ * they share. Key order within objects follows PROFILE-FORMAT.md §13. */
+#ifndef FX_FF_WRITER_INTERNAL_H
+#define FX_FF_WRITER_INTERNAL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "fx_json.h"
+#include "fx_profile_internal.h"
+
+struct fx_ff_ctx {
+    struct fx_json *j;
+    const struct fx_profile *p;
+    uint32_t main_thread; /* the one isMainThread (0 for the placeholder of an empty profile) */
+};
+
+/* meta (§4), counters (§8): native/ff_writer_meta.c. */
+void fx_ff_writer_meta(const struct fx_ff_ctx *w);
+void fx_ff_writer_counters(const struct fx_ff_ctx *w);
+/* The process's pid as a string (§6: a number breaks URL state). */
+void fx_ff_writer_pid(struct fx_json *j, const struct fx_profile *p);
+const char *fx_ff_writer_process_name(const struct fx_profile *p);
+
+/* --- small emitters --- */
+
+static inline void kv_str(struct fx_json *j, const char *key, const char *v)
+{
+    fx_json_key(j, key);
+    fx_json_str(j, v);
+}
+
+static inline void kv_i64(struct fx_json *j, const char *key, int64_t v)
+{
+    fx_json_key(j, key);
+    fx_json_i64(j, v);
+}
+
+static inline void kv_bool(struct fx_json *j, const char *key, bool v)
+{
+    fx_json_key(j, key);
+    fx_json_bool(j, v);
+}
+
+static inline void kv_null(struct fx_json *j, const char *key)
+{
+    fx_json_key(j, key);
+    fx_json_null(j);
+}
+
+static inline void kv_empty_arr(struct fx_json *j, const char *key)
+{
+    fx_json_key(j, key);
+    fx_json_arr_begin(j);
+    fx_json_arr_end(j);
+}
+
+/* A column of n equal values: null when is_null, else v. */
+static inline void kv_length(struct fx_json *j, uint32_t n)
+{
+    kv_i64(j, "length", n);
+}
+
+/* --- times --- */
+
+/* Whole microseconds since the profile's start, rounded half away from zero. */
+static inline int64_t rel_us(const struct fx_profile *p, int64_t t_ns)
+{
+    int64_t d = t_ns - p->start_ns;
+    return d >= 0 ? (d + 500) / 1000 : -((500 - d) / 1000);
+}
+
+/* Integer microseconds printed as milliseconds with 3 decimals: exact, so the front-end's
+ * running sum over timeDeltas accumulates no formatting error. */
+static inline void put_ms(struct fx_json *j, int64_t us)
+{
+    fx_json_double(j, (double)us / 1000.0, 3);
+}
+
+static inline void kv_ms(struct fx_json *j, const char *key, int64_t us)
+{
+    fx_json_key(j, key);
+    put_ms(j, us);
+}
+
+#endif

@@ -1,0 +1,172 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* The profile model's layout, shared by native/profile*.c and the writer (native/ff_writer.c)
+ * only; agent/ sees struct fx_profile as opaque. Tables are columnar (struct of arrays, one array
+ * per JSON column) with an fx_rowidx over their key columns, so writing is a loop over arrays.
+ * Invariants: a stack's prefix row is smaller than its own row (parents first); every id stored
+ * in a column is a valid row of its table; sample times never decrease within a thread. */
+#ifndef FX_PROFILE_INTERNAL_H
+#define FX_PROFILE_INTERNAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "fx_profile.h"
+#include "fx_rowidx.h"
+#include "fx_strtab.h"
+
+/* threadCPUDelta not known for this sample (written as null). Known deltas saturate below it. */
+#define FX_CPU_UNKNOWN UINT32_MAX
+
+struct fx_funcs {
+    uint32_t *name, *resource, *source; /* string ids (the key), FX_NONE_ID for none */
+    int32_t *line;
+    uint8_t *is_java;
+    uint32_t *resource_row, *source_row; /* rows of fx_profile.resources / .sources, or none */
+    uint32_t count, cap;
+    struct fx_rowidx idx;
+};
+
+struct fx_frames {
+    uint32_t *func;
+    int32_t *line;
+    uint8_t *category, *subcategory, *inline_depth;
+    uint32_t count, cap;
+    struct fx_rowidx idx;
+};
+
+struct fx_stacks {
+    uint32_t *prefix; /* FX_NONE_ID for a root, else < its own row */
+    uint32_t *frame;
+    uint32_t count, cap;
+    struct fx_rowidx idx;
+};
+
+/* A set of string ids in order of first use: the resource (by name) and source (by filename)
+ * tables derived from the func keys. */
+struct fx_idlist {
+    uint32_t *str;
+    uint32_t count, cap;
+    struct fx_rowidx idx;
+};
+
+/* 16 bytes per sample; `weight` exists only once some sample weighs other than 1. */
+struct fx_samples {
+    int64_t *time_ns;
+    uint32_t *stack;  /* FX_NONE_ID: no stack */
+    uint32_t *cpu_ns; /* FX_CPU_UNKNOWN: unknown */
+    uint32_t *weight;
+    uint32_t count, cap;
+};
+
+struct fx_markers {
+    uint32_t *name; /* string id */
+    int64_t *start_ns, *end_ns;
+    uint8_t *phase, *category;
+    uint32_t *schema;    /* FX_NONE_ID: data null */
+    uint32_t *values_at; /* first of the schema's n_fields values in `values` */
+    uint32_t count, cap;
+    union fx_marker_value *values;
+    uint32_t nvalues, values_cap;
+};
+
+struct fx_thread {
+    char *name; /* raw bytes as given (the writer makes them UTF-8) */
+    int64_t tid, register_ns, unregister_ns;
+    bool unregistered;
+    struct fx_samples samples;
+    struct fx_markers markers;
+};
+
+struct fx_counter {
+    char *name, *category, *description, *unit, *color;
+    int64_t *time_ns, *value; /* absolute values, times non-decreasing */
+    uint32_t count, cap;
+};
+
+struct fx_extra_entry {
+    char *label;
+    bool is_int;
+    int64_t i;
+    char *s;
+};
+
+struct fx_extra_group {
+    char *label;
+    struct fx_extra_entry *entries;
+    uint32_t count, cap;
+};
+
+enum fx_meta_key {
+    FX_META_PRODUCT,
+    FX_META_PROCESS_NAME,
+    FX_META_OSCPU,
+    FX_META_PLATFORM,
+    FX_META_CPU_NAME,
+    FX_META_ARGUMENTS,
+    FX_META_COUNT
+};
+
+/* Numeric meta entries (fx_profile_set_meta_int). */
+enum fx_meta_int_key {
+    FX_META_LOGICAL_CPUS,
+    FX_META_PHYSICAL_CPUS,
+    FX_META_MAIN_MEMORY,
+    FX_META_INT_COUNT
+};
+
+struct fx_profile {
+    struct fx_strtab strings;
+    struct fx_funcs funcs;
+    struct fx_frames frames;
+    struct fx_stacks stacks;
+    struct fx_idlist resources, sources;
+
+    struct fx_thread *threads;
+    uint32_t nthreads, threads_cap, main_thread;
+
+    const struct fx_marker_schema **schemas;
+    uint32_t nschemas, schemas_cap;
+
+    struct fx_counter *counters;
+    uint32_t ncounters, counters_cap;
+
+    struct fx_extra_group *extra;
+    uint32_t nextra, extra_cap;
+
+    int64_t start_ns, range_begin_ns, range_end_ns;
+    bool range_set;
+    double epoch_ms, interval_ms;
+    int64_t pid;
+    char *meta[FX_META_COUNT];
+    int64_t meta_int[FX_META_INT_COUNT];
+    bool meta_int_set[FX_META_INT_COUNT];
+};
+
+struct fx_category_info {
+    const char *name, *color;
+    const char *const *subcategories;
+    uint8_t n_subcategories;
+};
+
+/* The §12.1 table, indexed by enum fx_category (i < FX_CAT_COUNT). */
+const struct fx_category_info *fx_profile_category(unsigned i);
+/* The JSON key of a meta entry ("product", "oscpu", ...). */
+const char *fx_profile_meta_key(enum fx_meta_key k);
+const char *fx_profile_meta_int_key(unsigned k);
+
+/* One column of a table for fx_profile_grow: its array and element size. */
+struct fx_col {
+    void **p;
+    size_t size;
+};
+
+/* Makes room for row `count` in every column (capacity doubles from 16). On FX_ENOMEM *cap is
+ * unchanged; columns already reallocated are merely larger, their contents intact. */
+int fx_profile_grow(uint32_t *cap, uint32_t count, const struct fx_col *cols, unsigned ncols);
+
+/* The tables' share of destruction and memory accounting (native/profile_tables.c). */
+void fx_profile_tables_destroy(struct fx_profile *p);
+size_t fx_profile_tables_memory(const struct fx_profile *p);
+
+#endif

@@ -1,0 +1,81 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* The allocator indirection. Failure injection is one atomic countdown shared by all threads:
+ * when it reaches zero exactly one allocation fails, then injection is off again. */
+#include "fx_alloc.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* > 0: allocations left before the failing one; 0: injection off. */
+static long fail_countdown;
+
+void fx_alloc_fail_after(long n)
+{
+    __atomic_store_n(&fail_countdown, n > 0 ? n : 0, __ATOMIC_SEQ_CST);
+}
+
+/* True when this allocation is the injected failure. The CAS loop keeps concurrent callers from
+ * both consuming the last tick (or driving the counter negative). */
+static int injected_failure(void)
+{
+    long cur = __atomic_load_n(&fail_countdown, __ATOMIC_RELAXED);
+    while (cur > 0) {
+        if (__atomic_compare_exchange_n(&fail_countdown, &cur, cur - 1, 0, __ATOMIC_SEQ_CST,
+                                        __ATOMIC_RELAXED))
+            return cur == 1;
+    }
+    return 0;
+}
+
+void *fx_malloc(size_t size)
+{
+    if (injected_failure())
+        return NULL;
+    return malloc(size ? size : 1);
+}
+
+void *fx_calloc(size_t n, size_t size)
+{
+    size_t total;
+    if (__builtin_mul_overflow(n, size, &total))
+        return NULL;
+    if (injected_failure())
+        return NULL;
+    return calloc(total ? total : 1, 1);
+}
+
+void *fx_reallocarray(void *p, size_t n, size_t size)
+{
+    size_t total;
+    if (__builtin_mul_overflow(n, size, &total))
+        return NULL;
+    if (injected_failure())
+        return NULL;
+    /* realloc(p, 0) may free p and return NULL, which callers would read as failure with p
+     * still live; asking for one byte keeps the contract "NULL means p untouched". */
+    return realloc(p, total ? total : 1);
+}
+
+void fx_free(void *p)
+{
+    free(p);
+}
+
+char *fx_strdup(const char *s)
+{
+    return fx_strndup(s, strlen(s));
+}
+
+char *fx_strndup(const char *s, size_t n)
+{
+    size_t len = strnlen(s, n);
+    if (len == SIZE_MAX)
+        return NULL;
+    char *d = fx_malloc(len + 1);
+    if (!d)
+        return NULL;
+    memcpy(d, s, len);
+    d[len] = '\0';
+    return d;
+}

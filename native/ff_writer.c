@@ -1,0 +1,470 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* The Firefox Profiler processed-format writer: walks the model's columns and streams them
+ * through the JSON emitter, in the v66 shape of PROFILE-FORMAT.md §3-§13 (key order as in its
+ * §13 example). Only fixed-size scratch is allocated (the emitter, one marker permutation), so
+ * memory during a dump stays flat whatever the profile's size. meta and counters are in
+ * ff_writer_meta.c, files in ff_writer_file.c. */
+#include "fx_ff_writer.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "fx_alloc.h"
+#include "fx_ff_writer_internal.h"
+#include "fx_json.h"
+#include "fx_profile.h"
+#include "fx_profile_internal.h"
+
+/* --- columns --- */
+
+static void col_const(struct fx_json *j, const char *key, uint32_t n, bool is_null, int64_t v)
+{
+    fx_json_key(j, key);
+    fx_json_arr_begin(j);
+    for (uint32_t i = 0; i < n; i++) {
+        if (is_null)
+            fx_json_null(j);
+        else
+            fx_json_i64(j, v);
+    }
+    fx_json_arr_end(j);
+}
+
+/* A column of row ids; `none` (FX_NONE_ID) is written as none_value, or null if none_null. */
+static void col_u32(struct fx_json *j, const char *key, const uint32_t *a, uint32_t n,
+                    bool none_null, int64_t none_value)
+{
+    fx_json_key(j, key);
+    fx_json_arr_begin(j);
+    for (uint32_t i = 0; i < n; i++) {
+        if (a[i] != FX_NONE_ID)
+            fx_json_u64(j, a[i]);
+        else if (none_null)
+            fx_json_null(j);
+        else
+            fx_json_i64(j, none_value);
+    }
+    fx_json_arr_end(j);
+}
+
+static void col_u8(struct fx_json *j, const char *key, const uint8_t *a, uint32_t n)
+{
+    fx_json_key(j, key);
+    fx_json_arr_begin(j);
+    for (uint32_t i = 0; i < n; i++)
+        fx_json_u64(j, a[i]);
+    fx_json_arr_end(j);
+}
+
+/* Lines: negative means unknown, written as null. */
+static void col_line(struct fx_json *j, const char *key, const int32_t *a, uint32_t n)
+{
+    fx_json_key(j, key);
+    fx_json_arr_begin(j);
+    for (uint32_t i = 0; i < n; i++) {
+        if (a[i] < 0)
+            fx_json_null(j);
+        else
+            fx_json_i64(j, a[i]);
+    }
+    fx_json_arr_end(j);
+}
+
+/* --- shared tables (§5) --- */
+
+static void write_strings(struct fx_json *j, const struct fx_strtab *t)
+{
+    fx_json_key(j, "stringArray");
+    fx_json_arr_begin(j);
+    for (uint32_t i = 0; i < t->count; i++) {
+        size_t len;
+        const char *s = fx_strtab_get(t, i, &len);
+        fx_json_strn(j, s, len);
+    }
+    fx_json_arr_end(j);
+}
+
+static void write_stack_table(struct fx_json *j, const struct fx_stacks *s)
+{
+    fx_json_key(j, "stackTable");
+    fx_json_obj_begin(j);
+    col_u32(j, "frame", s->frame, s->count, false, -1);
+    fx_json_key(j, "prefixOffset");
+    fx_json_arr_begin(j);
+    for (uint32_t i = 0; i < s->count; i++)
+        fx_json_u64(j, s->prefix[i] == FX_NONE_ID ? 0 : i - s->prefix[i]);
+    fx_json_arr_end(j);
+    kv_length(j, s->count);
+    fx_json_obj_end(j);
+}
+
+static void write_frame_table(struct fx_json *j, const struct fx_frames *f)
+{
+    fx_json_key(j, "frameTable");
+    fx_json_obj_begin(j);
+    col_const(j, "address", f->count, false, -1);
+    col_u8(j, "inlineDepth", f->inline_depth, f->count);
+    col_u8(j, "category", f->category, f->count);
+    col_u8(j, "subcategory", f->subcategory, f->count);
+    col_u32(j, "func", f->func, f->count, false, -1);
+    col_const(j, "nativeSymbol", f->count, true, 0);
+    col_const(j, "innerWindowID", f->count, false, 0);
+    col_line(j, "line", f->line, f->count);
+    col_const(j, "column", f->count, true, 0);
+    col_const(j, "originalLocation", f->count, true, 0);
+    kv_length(j, f->count);
+    fx_json_obj_end(j);
+}
+
+static void write_func_table(struct fx_json *j, const struct fx_funcs *f)
+{
+    fx_json_key(j, "funcTable");
+    fx_json_obj_begin(j);
+    col_u32(j, "name", f->name, f->count, false, -1);
+    fx_json_key(j, "isJS");
+    fx_json_arr_begin(j);
+    for (uint32_t i = 0; i < f->count; i++)
+        fx_json_bool(j, f->is_java[i]);
+    fx_json_arr_end(j);
+    fx_json_key(j, "relevantForJS");
+    fx_json_arr_begin(j);
+    for (uint32_t i = 0; i < f->count; i++)
+        fx_json_bool(j, false);
+    fx_json_arr_end(j);
+    col_u32(j, "resource", f->resource_row, f->count, false, -1);
+    col_u32(j, "source", f->source_row, f->count, true, 0);
+    col_line(j, "lineNumber", f->line, f->count);
+    col_const(j, "columnNumber", f->count, true, 0);
+    col_const(j, "originalLocation", f->count, true, 0);
+    kv_length(j, f->count);
+    fx_json_obj_end(j);
+}
+
+static void write_resource_table(struct fx_json *j, const struct fx_idlist *r)
+{
+    fx_json_key(j, "resourceTable");
+    fx_json_obj_begin(j);
+    col_const(j, "lib", r->count, true, 0);
+    col_u32(j, "name", r->str, r->count, false, -1);
+    col_const(j, "host", r->count, true, 0);
+    col_const(j, "type", r->count, false, 0);
+    kv_length(j, r->count);
+    fx_json_obj_end(j);
+}
+
+static void write_empty_table(struct fx_json *j, const char *name, const char *const *cols,
+                              unsigned ncols)
+{
+    fx_json_key(j, name);
+    fx_json_obj_begin(j);
+    for (unsigned i = 0; i < ncols; i++)
+        kv_empty_arr(j, cols[i]);
+    kv_length(j, 0);
+    fx_json_obj_end(j);
+}
+
+static void write_sources(struct fx_json *j, const struct fx_idlist *s)
+{
+    fx_json_key(j, "sources");
+    fx_json_obj_begin(j);
+    col_const(j, "id", s->count, true, 0);
+    col_u32(j, "filename", s->str, s->count, false, -1);
+    col_const(j, "startLine", s->count, false, 1);
+    col_const(j, "startColumn", s->count, false, 1);
+    col_const(j, "sourceMapURL", s->count, true, 0);
+    col_const(j, "content", s->count, true, 0);
+    kv_length(j, s->count);
+    fx_json_obj_end(j);
+}
+
+static void write_shared(const struct fx_ff_ctx *w)
+{
+    static const char *const native_symbols[] = {"libIndex", "address", "name", "functionSize"};
+    static const char *const locations[] = {"source", "line", "column"};
+    struct fx_json *j = w->j;
+    const struct fx_profile *p = w->p;
+    fx_json_key(j, "shared");
+    fx_json_obj_begin(j);
+    write_strings(j, &p->strings);
+    write_stack_table(j, &p->stacks);
+    write_frame_table(j, &p->frames);
+    write_func_table(j, &p->funcs);
+    write_resource_table(j, &p->resources);
+    write_empty_table(j, "nativeSymbols", native_symbols, 4);
+    write_sources(j, &p->sources);
+    write_empty_table(j, "sourceLocationTable", locations, 3);
+    fx_json_obj_end(j);
+}
+
+/* --- threads (§6, §7, §10) --- */
+
+static void write_sample_times(struct fx_json *j, const struct fx_profile *p,
+                               const struct fx_samples *s)
+{
+    fx_json_key(j, "timeDeltas");
+    fx_json_arr_begin(j);
+    int64_t prev = 0;
+    for (uint32_t i = 0; i < s->count; i++) {
+        int64_t us = rel_us(p, s->time_ns[i]);
+        put_ms(j, us - prev);
+        prev = us;
+    }
+    fx_json_arr_end(j);
+}
+
+static void write_samples(struct fx_json *j, const struct fx_profile *p, const struct fx_samples *s)
+{
+    fx_json_key(j, "samples");
+    fx_json_obj_begin(j);
+    col_u32(j, "stack", s->stack, s->count, true, 0);
+    write_sample_times(j, p, s);
+    if (s->weight)
+        col_u32(j, "weight", s->weight, s->count, false, 1);
+    else
+        kv_null(j, "weight");
+    kv_str(j, "weightType", "samples");
+    fx_json_key(j, "threadCPUDelta");
+    fx_json_arr_begin(j);
+    for (uint32_t i = 0; i < s->count; i++) {
+        if (i == 0)
+            fx_json_u64(j, 0); /* ignored by the front-end: nothing precedes it */
+        else if (s->cpu_ns[i] == FX_CPU_UNKNOWN)
+            fx_json_null(j);
+        else
+            fx_json_u64(j, s->cpu_ns[i]);
+    }
+    fx_json_arr_end(j);
+    kv_length(j, s->count);
+    fx_json_obj_end(j);
+}
+
+static void write_field_value(struct fx_json *j, const struct fx_profile *p, enum fx_field_format f,
+                              const union fx_marker_value *v)
+{
+    size_t len;
+    const char *s;
+    switch (f) {
+    case FX_FMT_STRING:
+        s = fx_strtab_get(&p->strings, v->s.i, &len);
+        fx_json_strn(j, s, len);
+        return;
+    case FX_FMT_UNIQUE_STRING:
+        fx_json_u64(j, v->s.i);
+        return;
+    case FX_FMT_INTEGER:
+    case FX_FMT_BYTES:
+        fx_json_i64(j, v->i);
+        return;
+    case FX_FMT_DURATION:
+        fx_json_double(j, v->d, 3);
+        return;
+    case FX_FMT_DECIMAL:
+    case FX_FMT_PERCENTAGE:
+        fx_json_double(j, v->d, 6);
+        return;
+    }
+    fx_json_null(j);
+}
+
+static void write_marker_data(struct fx_json *j, const struct fx_profile *p,
+                              const struct fx_markers *m, uint32_t i)
+{
+    if (m->schema[i] == FX_NONE_ID) {
+        fx_json_null(j);
+        return;
+    }
+    const struct fx_marker_schema *s = p->schemas[m->schema[i]];
+    const union fx_marker_value *v = &m->values[m->values_at[i]];
+    fx_json_obj_begin(j);
+    kv_str(j, "type", s->name);
+    for (unsigned f = 0; f < s->n_fields; f++) {
+        fx_json_key(j, s->fields[f].key);
+        write_field_value(j, p, s->fields[f].format, &v[f]);
+    }
+    fx_json_obj_end(j);
+}
+
+/* The time the front-end orders a marker by: IntervalEnd has only its end. */
+static int64_t marker_time(const struct fx_markers *m, uint32_t i)
+{
+    return m->phase[i] == FX_PHASE_END ? m->end_ns[i] : m->start_ns[i];
+}
+
+struct order {
+    int64_t t;
+    uint32_t i;
+};
+
+static int order_cmp(const void *a, const void *b)
+{
+    const struct order *x = a, *y = b;
+    if (x->t != y->t)
+        return x->t < y->t ? -1 : 1;
+    return x->i < y->i ? -1 : x->i > y->i;
+}
+
+/* Markers in chronological order (ties keep insertion order, so START stays before its END).
+ * NULL when they already are, or when the permutation cannot be allocated: then insertion
+ * order is written, which still loads. */
+static struct order *marker_order(const struct fx_markers *m)
+{
+    uint32_t i = 1;
+    while (i < m->count && marker_time(m, i - 1) <= marker_time(m, i))
+        i++;
+    if (i >= m->count)
+        return NULL;
+    struct order *o = fx_reallocarray(NULL, m->count, sizeof(*o));
+    if (!o)
+        return NULL;
+    for (i = 0; i < m->count; i++)
+        o[i] = (struct order){marker_time(m, i), i};
+    qsort(o, m->count, sizeof(*o), order_cmp);
+    return o;
+}
+
+static uint32_t at(const struct order *perm, uint32_t k)
+{
+    return perm ? perm[k].i : k;
+}
+
+static void write_marker_times(struct fx_json *j, const struct fx_profile *p,
+                               const struct fx_markers *m, const struct order *perm)
+{
+    fx_json_key(j, "startTime");
+    fx_json_arr_begin(j);
+    for (uint32_t k = 0; k < m->count; k++) {
+        uint32_t i = at(perm, k);
+        put_ms(j, m->phase[i] == FX_PHASE_END ? 0 : rel_us(p, m->start_ns[i]));
+    }
+    fx_json_arr_end(j);
+    fx_json_key(j, "endTime");
+    fx_json_arr_begin(j);
+    for (uint32_t k = 0; k < m->count; k++) {
+        uint32_t i = at(perm, k);
+        bool has_end = m->phase[i] == FX_PHASE_INTERVAL || m->phase[i] == FX_PHASE_END;
+        put_ms(j, has_end ? rel_us(p, m->end_ns[i]) : 0);
+    }
+    fx_json_arr_end(j);
+}
+
+/* A column of per-marker small values (name, phase, category) in permutation order. */
+static void col_marker(struct fx_json *j, const char *key, const struct fx_markers *m,
+                       const struct order *perm, int which)
+{
+    fx_json_key(j, key);
+    fx_json_arr_begin(j);
+    for (uint32_t k = 0; k < m->count; k++) {
+        uint32_t i = at(perm, k);
+        uint32_t v = which == 0 ? m->name[i] : which == 1 ? m->phase[i] : m->category[i];
+        fx_json_u64(j, v);
+    }
+    fx_json_arr_end(j);
+}
+
+static void write_markers(struct fx_json *j, const struct fx_profile *p, const struct fx_markers *m)
+{
+    struct order *perm = marker_order(m);
+    fx_json_key(j, "markers");
+    fx_json_obj_begin(j);
+    fx_json_key(j, "data");
+    fx_json_arr_begin(j);
+    for (uint32_t k = 0; k < m->count; k++)
+        write_marker_data(j, p, m, at(perm, k));
+    fx_json_arr_end(j);
+    col_marker(j, "name", m, perm, 0);
+    write_marker_times(j, p, m, perm);
+    col_marker(j, "phase", m, perm, 1);
+    col_marker(j, "category", m, perm, 2);
+    kv_length(j, m->count);
+    fx_json_obj_end(j);
+    fx_free(perm);
+}
+
+static void write_thread_head(const struct fx_ff_ctx *w, const char *name, bool is_main,
+                              int64_t tid)
+{
+    struct fx_json *j = w->j;
+    kv_str(j, "name", name);
+    kv_bool(j, "isMainThread", is_main);
+    kv_str(j, "processType", "default");
+    kv_str(j, "processName", fx_ff_writer_process_name(w->p));
+    fx_json_key(j, "pid");
+    fx_ff_writer_pid(j, w->p);
+    kv_i64(j, "tid", tid);
+    kv_i64(j, "processStartupTime", 0);
+    kv_null(j, "processShutdownTime");
+}
+
+static void write_thread(const struct fx_ff_ctx *w, uint32_t index)
+{
+    struct fx_json *j = w->j;
+    const struct fx_profile *p = w->p;
+    const struct fx_thread *t = &p->threads[index];
+    fx_json_obj_begin(j);
+    write_thread_head(w, t->name, index == w->main_thread, t->tid);
+    int64_t reg = rel_us(p, t->register_ns);
+    kv_ms(j, "registerTime", reg > 0 ? reg : 0); /* threads older than t0 start with it */
+    if (t->unregistered)
+        kv_ms(j, "unregisterTime", rel_us(p, t->unregister_ns));
+    else
+        kv_null(j, "unregisterTime");
+    kv_empty_arr(j, "pausedRanges");
+    kv_bool(j, "showMarkersInTimeline", true);
+    write_samples(j, p, &t->samples);
+    write_markers(j, p, &t->markers);
+    fx_json_obj_end(j);
+}
+
+/* The front-end refuses threads: [] ("No threads were captured"), so an empty profile gets
+ * one empty thread named after the process. */
+static void write_placeholder_thread(const struct fx_ff_ctx *w)
+{
+    static const struct fx_samples no_samples;
+    static const struct fx_markers no_markers;
+    struct fx_json *j = w->j;
+    fx_json_obj_begin(j);
+    write_thread_head(w, fx_ff_writer_process_name(w->p), true, 0);
+    kv_i64(j, "registerTime", 0);
+    kv_null(j, "unregisterTime");
+    kv_empty_arr(j, "pausedRanges");
+    kv_bool(j, "showMarkersInTimeline", true);
+    write_samples(j, w->p, &no_samples);
+    write_markers(j, w->p, &no_markers);
+    fx_json_obj_end(j);
+}
+
+static void write_threads(const struct fx_ff_ctx *w)
+{
+    fx_json_key(w->j, "threads");
+    fx_json_arr_begin(w->j);
+    for (uint32_t i = 0; i < w->p->nthreads; i++)
+        write_thread(w, i);
+    if (!w->p->nthreads)
+        write_placeholder_thread(w);
+    fx_json_arr_end(w->j);
+}
+
+int fx_ff_write(const struct fx_profile *p, struct fx_sink sink, struct fx_errbuf *eb)
+{
+    struct fx_json *j = fx_malloc(sizeof(*j));
+    if (!j) {
+        fx_errbuf_set(eb, "writing the profile: out of memory for the JSON buffer");
+        return FX_ENOMEM;
+    }
+    struct fx_ff_ctx w = {j, p, p->main_thread < p->nthreads ? p->main_thread : 0};
+    fx_json_init(j, sink);
+    fx_json_obj_begin(j);
+    fx_ff_writer_meta(&w);
+    kv_empty_arr(j, "libs");
+    kv_empty_arr(j, "pages");
+    fx_ff_writer_counters(&w);
+    kv_empty_arr(j, "profilerOverhead");
+    write_shared(&w);
+    write_threads(&w);
+    fx_json_obj_end(j);
+    int rc = fx_json_finish(j);
+    fx_free(j);
+    if (rc != FX_OK)
+        fx_errbuf_set(eb, "writing the profile: %s", fx_strerror(rc));
+    return rc;
+}

@@ -1,0 +1,118 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* Profile files: the writer's stream through gzip (one member) into a safe fx_out_file. A
+ * failure after the target's folder accepted the temporary file is retried once, whole, in the
+ * fallback folder, so a dump is never lost to a full or broken disk at the target. */
+#include "fx_ff_writer.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "fx_gzip.h"
+#include "fx_out_file.h"
+
+/* --- files --- */
+
+struct counter_sink {
+    struct fx_sink down;
+    unsigned long long bytes;
+};
+
+static int count_write(void *ctx, const void *buf, size_t len)
+{
+    struct counter_sink *c = ctx;
+    int rc = c->down.write(c->down.ctx, buf, len);
+    if (rc == FX_OK)
+        c->bytes += len;
+    return rc;
+}
+
+static bool wants_gzip(const char *path)
+{
+    size_t n = strlen(path);
+    return !(n >= 5 && strcmp(path + n - 5, ".json") == 0);
+}
+
+/* The profile, gzipped or not, into an open out_file's sink. */
+static int write_body(const struct fx_profile *p, bool gzip, struct counter_sink *cs,
+                      struct fx_errbuf *eb)
+{
+    struct fx_sink sink = {count_write, cs};
+    if (!gzip)
+        return fx_ff_write(p, sink, eb);
+    struct fx_gzip *gz = fx_gzip_new(sink, 6);
+    if (!gz) {
+        fx_errbuf_set(eb, "writing the profile: out of memory for gzip");
+        return FX_ENOMEM;
+    }
+    int rc = fx_ff_write(p, fx_gzip_sink(gz), eb);
+    if (rc == FX_OK) {
+        rc = fx_gzip_finish(gz);
+        if (rc != FX_OK)
+            fx_errbuf_set(eb, "writing the profile: gzip: %s", fx_strerror(rc));
+    }
+    fx_gzip_free(gz);
+    return rc;
+}
+
+/* One attempt at `path`. *at_target tells whether the failure (if any) happened after the
+ * requested target itself was opened, i.e. whether a retry in the fallback folder makes sense. */
+static int write_once(const struct fx_profile *p, const char *path, mode_t mode,
+                      struct fx_ff_file_result *res, bool *at_target, struct fx_errbuf *eb)
+{
+    struct fx_out_file f;
+    memset(&f, 0, sizeof(f));
+    *at_target = false;
+    int rc = fx_out_file_open(&f, path, mode, eb);
+    if (rc != FX_OK)
+        return rc;
+    *at_target = !f.fell_back;
+    struct counter_sink cs = {fx_out_file_sink(&f), 0};
+    rc = write_body(p, wants_gzip(path), &cs, eb);
+    if (rc != FX_OK && eb) {
+        char msg[sizeof(eb->msg)];
+        snprintf(msg, sizeof(msg), "%s", eb->msg);
+        fx_errbuf_set(eb, "%s: %s", f.target ? f.target : path, msg);
+    }
+    if (rc == FX_OK) {
+        snprintf(res->path, sizeof(res->path), "%s", f.target ? f.target : path);
+        res->fell_back = f.fell_back;
+        if (f.fell_back)
+            snprintf(res->reason, sizeof(res->reason), "%s", f.reason);
+        res->bytes = cs.bytes;
+        rc = fx_out_file_commit(&f, eb);
+    }
+    fx_out_file_abort(&f);
+    return rc;
+}
+
+int fx_ff_write_file(const struct fx_profile *p, const char *path, mode_t mode,
+                     struct fx_ff_file_result *res, struct fx_errbuf *eb)
+{
+    struct fx_ff_file_result local;
+    if (!res)
+        res = &local;
+    memset(res, 0, sizeof(*res));
+    if (!p || !path || !*path) {
+        fx_errbuf_set(eb, "profile file: no path given");
+        return FX_EINVAL;
+    }
+    bool at_target;
+    int rc = write_once(p, path, mode, res, &at_target, eb);
+    if (rc == FX_OK || !at_target)
+        return rc;
+    /* The target's folder took the temporary file but a later step failed (disk full, I/O
+     * error): the whole profile goes again to the fallback folder, same base name. */
+    char reason[256];
+    snprintf(reason, sizeof(reason), "%s", eb ? eb->msg : fx_strerror(rc));
+    const char *base = strrchr(path, '/');
+    base = base ? base + 1 : path;
+    char alt[4096];
+    if (snprintf(alt, sizeof(alt), "%s/%s", fx_out_file_fallback_dir(), base) >= (int)sizeof(alt))
+        return rc;
+    rc = write_once(p, alt, mode, res, &at_target, eb);
+    if (rc == FX_OK) {
+        res->fell_back = true;
+        snprintf(res->reason, sizeof(res->reason), "%s", reason);
+    }
+    return rc;
+}

@@ -1,0 +1,133 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* A gzip sink: one deflate stream (windowBits 15+16 gives the gzip header and trailer), fed
+ * with Z_NO_FLUSH and ended once with Z_FINISH, so the file is exactly one gzip member.
+ * Compressed bytes collect in `out` and go downstream only when it is full or at the end; the
+ * first error is sticky, after it nothing reaches the downstream sink. */
+#include "fx_gzip.h"
+
+#include <limits.h>
+#include <stdbool.h>
+#include <zlib.h>
+
+#include "fx_alloc.h"
+#include "fx_err.h"
+
+#define OUT_SIZE 65536
+
+struct fx_gzip {
+    struct fx_sink down;
+    z_stream zs;
+    int err;
+    bool finished;
+    unsigned char out[OUT_SIZE];
+};
+
+/* zlib's own allocations go through fx_alloc too, so injected failures reach deflateInit2. */
+static voidpf zalloc(voidpf opaque, uInt items, uInt size)
+{
+    (void)opaque;
+    return fx_calloc(items, size);
+}
+
+static void zfree(voidpf opaque, voidpf p)
+{
+    (void)opaque;
+    fx_free(p);
+}
+
+struct fx_gzip *fx_gzip_new(struct fx_sink down, int level)
+{
+    struct fx_gzip *gz = fx_calloc(1, sizeof(*gz));
+    if (!gz)
+        return NULL;
+    if (level < 1 || level > 9)
+        level = 6;
+    gz->down = down;
+    gz->zs.zalloc = zalloc;
+    gz->zs.zfree = zfree;
+    if (deflateInit2(&gz->zs, level, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK) {
+        fx_free(gz);
+        return NULL;
+    }
+    gz->zs.next_out = gz->out;
+    gz->zs.avail_out = OUT_SIZE;
+    return gz;
+}
+
+static void fail(struct fx_gzip *gz, int err)
+{
+    if (!gz->err)
+        gz->err = err;
+}
+
+/* Hands the compressed bytes collected so far downstream. */
+static void drain(struct fx_gzip *gz)
+{
+    size_t n = OUT_SIZE - gz->zs.avail_out;
+    gz->zs.next_out = gz->out;
+    gz->zs.avail_out = OUT_SIZE;
+    if (n == 0 || gz->err)
+        return;
+    int rc = gz->down.write(gz->down.ctx, gz->out, n);
+    if (rc != FX_OK)
+        fail(gz, rc < 0 ? rc : FX_EIO);
+}
+
+/* One deflate call with room in `out`; returns zlib's code, or Z_STREAM_ERROR once the stream
+ * is in error. */
+static int step(struct fx_gzip *gz, int flush)
+{
+    if (gz->zs.avail_out == 0)
+        drain(gz);
+    if (gz->err)
+        return Z_STREAM_ERROR;
+    int zrc = deflate(&gz->zs, flush);
+    if (zrc != Z_OK && zrc != Z_STREAM_END && zrc != Z_BUF_ERROR)
+        fail(gz, FX_EZLIB);
+    return gz->err ? Z_STREAM_ERROR : zrc;
+}
+
+static int gzip_write(void *ctx, const void *buf, size_t len)
+{
+    struct fx_gzip *gz = ctx;
+    if (gz->finished)
+        fail(gz, FX_ESTATE);
+    const unsigned char *p = buf;
+    while (len > 0 && !gz->err) {
+        /* avail_in is a uInt: feed huge buffers in pieces */
+        uInt chunk = len > UINT_MAX ? UINT_MAX : (uInt)len;
+        gz->zs.next_in = (Bytef *)p;
+        gz->zs.avail_in = chunk;
+        while (gz->zs.avail_in > 0 && !gz->err)
+            step(gz, Z_NO_FLUSH);
+        p += chunk - gz->zs.avail_in;
+        len -= chunk - gz->zs.avail_in;
+    }
+    gz->zs.next_in = NULL;
+    gz->zs.avail_in = 0;
+    return gz->err;
+}
+
+struct fx_sink fx_gzip_sink(struct fx_gzip *gz)
+{
+    return (struct fx_sink){.write = gzip_write, .ctx = gz};
+}
+
+int fx_gzip_finish(struct fx_gzip *gz)
+{
+    if (gz->finished || gz->err)
+        return gz->err;
+    while (!gz->err && step(gz, Z_FINISH) != Z_STREAM_END)
+        continue;
+    drain(gz);
+    gz->finished = true;
+    return gz->err;
+}
+
+void fx_gzip_free(struct fx_gzip *gz)
+{
+    if (!gz)
+        return;
+    deflateEnd(&gz->zs);
+    fx_free(gz);
+}

@@ -1,0 +1,551 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* The profile model's per-thread data (samples, markers), counters and metadata; the interned
+ * tables are in profile_tables.c. Samples cost 16 bytes each (time, stack, CPU delta), plus 4
+ * only in threads where some sample weighs more than 1. A failed call changes nothing. */
+#include "fx_profile.h"
+
+#include <string.h>
+#include <unistd.h>
+
+#include "fx_alloc.h"
+#include "fx_profile_internal.h"
+
+static const char *const meta_keys[FX_META_COUNT] = {
+        [FX_META_PRODUCT] = "product",  [FX_META_PROCESS_NAME] = "processName",
+        [FX_META_OSCPU] = "oscpu",      [FX_META_PLATFORM] = "platform",
+        [FX_META_CPU_NAME] = "CPUName", [FX_META_ARGUMENTS] = "arguments",
+};
+
+static const char *const meta_int_keys[FX_META_INT_COUNT] = {
+        [FX_META_LOGICAL_CPUS] = "logicalCPUs",
+        [FX_META_PHYSICAL_CPUS] = "physicalCPUs",
+        [FX_META_MAIN_MEMORY] = "mainMemory",
+};
+
+const char *fx_profile_meta_key(enum fx_meta_key k)
+{
+    return meta_keys[k];
+}
+
+const char *fx_profile_meta_int_key(unsigned k)
+{
+    return k < FX_META_INT_COUNT ? meta_int_keys[k] : NULL;
+}
+
+struct fx_profile *fx_profile_new(void)
+{
+    struct fx_profile *p = fx_calloc(1, sizeof(*p));
+    if (!p)
+        return NULL;
+    p->interval_ms = 1.0;
+    p->pid = getpid();
+    return p;
+}
+
+static void thread_destroy(struct fx_thread *t)
+{
+    fx_free(t->name);
+    struct fx_samples *s = &t->samples;
+    fx_free(s->time_ns);
+    fx_free(s->stack);
+    fx_free(s->cpu_ns);
+    fx_free(s->weight);
+    struct fx_markers *m = &t->markers;
+    void *cols[] = {m->name,     m->start_ns, m->end_ns,    m->phase,
+                    m->category, m->schema,   m->values_at, m->values};
+    for (unsigned i = 0; i < sizeof(cols) / sizeof(cols[0]); i++)
+        fx_free(cols[i]);
+}
+
+static void counter_destroy(struct fx_counter *c)
+{
+    char *strs[] = {c->name, c->category, c->description, c->unit, c->color};
+    for (unsigned i = 0; i < sizeof(strs) / sizeof(strs[0]); i++)
+        fx_free(strs[i]);
+    fx_free(c->time_ns);
+    fx_free(c->value);
+}
+
+static void extra_destroy(struct fx_extra_group *g)
+{
+    for (uint32_t i = 0; i < g->count; i++) {
+        fx_free(g->entries[i].label);
+        fx_free(g->entries[i].s);
+    }
+    fx_free(g->entries);
+    fx_free(g->label);
+}
+
+void fx_profile_free(struct fx_profile *p)
+{
+    if (!p)
+        return;
+    fx_profile_tables_destroy(p);
+    for (uint32_t i = 0; i < p->nthreads; i++)
+        thread_destroy(&p->threads[i]);
+    fx_free(p->threads);
+    fx_free(p->schemas);
+    for (uint32_t i = 0; i < p->ncounters; i++)
+        counter_destroy(&p->counters[i]);
+    fx_free(p->counters);
+    for (uint32_t i = 0; i < p->nextra; i++)
+        extra_destroy(&p->extra[i]);
+    fx_free(p->extra);
+    for (unsigned i = 0; i < FX_META_COUNT; i++)
+        fx_free(p->meta[i]);
+    fx_free(p);
+}
+
+/* Grows a plain array of structs (threads, counters, ...) by doubling. */
+static int grow_array(void **arr, uint32_t *cap, uint32_t count, size_t size)
+{
+    struct fx_col col = {arr, size};
+    return fx_profile_grow(cap, count, &col, 1);
+}
+
+/* --- threads --- */
+
+int fx_profile_thread_add(struct fx_profile *p, const char *name, int64_t tid, int64_t register_ns,
+                          uint32_t *out_index)
+{
+    if (!name)
+        return FX_EINVAL;
+    char *copy = fx_strdup(name);
+    if (!copy)
+        return FX_ENOMEM;
+    int rc = grow_array((void **)&p->threads, &p->threads_cap, p->nthreads, sizeof(*p->threads));
+    if (rc != FX_OK) {
+        fx_free(copy);
+        return rc;
+    }
+    struct fx_thread *t = &p->threads[p->nthreads];
+    memset(t, 0, sizeof(*t));
+    t->name = copy;
+    t->tid = tid;
+    t->register_ns = register_ns;
+    *out_index = p->nthreads++;
+    return FX_OK;
+}
+
+int fx_profile_thread_set_name(struct fx_profile *p, uint32_t thread, const char *name)
+{
+    if (thread >= p->nthreads || !name)
+        return FX_EINVAL;
+    char *copy = fx_strdup(name);
+    if (!copy)
+        return FX_ENOMEM;
+    fx_free(p->threads[thread].name);
+    p->threads[thread].name = copy;
+    return FX_OK;
+}
+
+void fx_profile_thread_unregister(struct fx_profile *p, uint32_t thread, int64_t t_ns)
+{
+    if (thread >= p->nthreads)
+        return;
+    p->threads[thread].unregistered = true;
+    p->threads[thread].unregister_ns = t_ns;
+}
+
+void fx_profile_set_main_thread(struct fx_profile *p, uint32_t thread)
+{
+    if (thread < p->nthreads)
+        p->main_thread = thread;
+}
+
+uint32_t fx_profile_thread_count(const struct fx_profile *p)
+{
+    return p->nthreads;
+}
+
+/* --- samples --- */
+
+static int samples_reserve(struct fx_samples *s, bool need_weight)
+{
+    struct fx_col cols[] = {
+            {(void **)&s->time_ns, sizeof(*s->time_ns)},
+            {(void **)&s->stack, sizeof(*s->stack)},
+            {(void **)&s->cpu_ns, sizeof(*s->cpu_ns)},
+            {(void **)&s->weight, sizeof(*s->weight)},
+    };
+    int rc = fx_profile_grow(&s->cap, s->count, cols, s->weight ? 4 : 3);
+    if (rc != FX_OK || !need_weight || s->weight)
+        return rc;
+    /* The first weight other than 1: the column appears, with an implicit 1 for earlier
+     * samples. Until then the writer emits weight: null (PROFILE-FORMAT.md §7). */
+    uint32_t *w = fx_reallocarray(NULL, s->cap, sizeof(*w));
+    if (!w)
+        return FX_ENOMEM;
+    for (uint32_t i = 0; i < s->count; i++)
+        w[i] = 1;
+    s->weight = w;
+    return FX_OK;
+}
+
+static uint32_t cpu_column(int64_t cpu_delta_ns)
+{
+    if (cpu_delta_ns < 0)
+        return FX_CPU_UNKNOWN;
+    return cpu_delta_ns >= FX_CPU_UNKNOWN ? FX_CPU_UNKNOWN - 1 : (uint32_t)cpu_delta_ns;
+}
+
+int fx_profile_sample(struct fx_profile *p, uint32_t thread, int64_t time_ns, fx_stack_id stack,
+                      int64_t cpu_delta_ns, uint32_t weight)
+{
+    if (thread >= p->nthreads || (stack.i != FX_NONE_ID && stack.i >= p->stacks.count))
+        return FX_EINVAL;
+    struct fx_samples *s = &p->threads[thread].samples;
+    int rc = samples_reserve(s, weight != 1);
+    if (rc != FX_OK)
+        return rc;
+    uint32_t i = s->count++;
+    /* Clamped, never reordered: the front-end binary-searches sample times. */
+    s->time_ns[i] = i && time_ns < s->time_ns[i - 1] ? s->time_ns[i - 1] : time_ns;
+    s->stack[i] = stack.i;
+    s->cpu_ns[i] = cpu_column(cpu_delta_ns);
+    if (s->weight)
+        s->weight[i] = weight;
+    return FX_OK;
+}
+
+uint64_t fx_profile_sample_count(const struct fx_profile *p)
+{
+    uint64_t n = 0;
+    for (uint32_t i = 0; i < p->nthreads; i++)
+        n += p->threads[i].samples.count;
+    return n;
+}
+
+/* --- markers --- */
+
+/* data.type names the schema and data.cause is read as the marker's stack ({stack: index}) by
+ * the front-end, so fields with those keys would break the marker (PROFILE-FORMAT.md §10.1). */
+static bool fields_ok(const struct fx_marker_schema *s)
+{
+    for (unsigned f = 0; f < s->n_fields; f++) {
+        const char *k = s->fields[f].key;
+        if (!k || !*k || strcmp(k, "type") == 0 || strcmp(k, "cause") == 0)
+            return false;
+    }
+    return true;
+}
+
+int fx_profile_schema(struct fx_profile *p, const struct fx_marker_schema *s, uint32_t *out)
+{
+    if (!s || !s->name || s->n_fields > FX_MARKER_MAX_FIELDS || (s->n_fields && !s->fields) ||
+        !fields_ok(s))
+        return FX_EINVAL;
+    for (uint32_t i = 0; i < p->nschemas; i++) {
+        if (p->schemas[i] == s) {
+            *out = i;
+            return FX_OK;
+        }
+    }
+    int rc = grow_array((void **)&p->schemas, &p->schemas_cap, p->nschemas, sizeof(*p->schemas));
+    if (rc != FX_OK)
+        return rc;
+    p->schemas[p->nschemas] = s;
+    *out = p->nschemas++;
+    return FX_OK;
+}
+
+static bool values_ok(const struct fx_profile *p, const struct fx_marker_schema *s,
+                      const union fx_marker_value *v)
+{
+    for (unsigned f = 0; f < s->n_fields; f++) {
+        enum fx_field_format fmt = s->fields[f].format;
+        bool is_str = fmt == FX_FMT_STRING || fmt == FX_FMT_UNIQUE_STRING;
+        if (is_str && v[f].s.i >= p->strings.count)
+            return false;
+    }
+    return true;
+}
+
+static int markers_reserve(struct fx_markers *m, unsigned nvalues)
+{
+    struct fx_col cols[] = {
+            {(void **)&m->name, sizeof(*m->name)},
+            {(void **)&m->start_ns, sizeof(*m->start_ns)},
+            {(void **)&m->end_ns, sizeof(*m->end_ns)},
+            {(void **)&m->phase, sizeof(*m->phase)},
+            {(void **)&m->category, sizeof(*m->category)},
+            {(void **)&m->schema, sizeof(*m->schema)},
+            {(void **)&m->values_at, sizeof(*m->values_at)},
+    };
+    int rc = fx_profile_grow(&m->cap, m->count, cols, sizeof(cols) / sizeof(cols[0]));
+    if (rc != FX_OK || !nvalues)
+        return rc;
+    if (m->nvalues > UINT32_MAX - FX_MARKER_MAX_FIELDS)
+        return FX_EFULL;
+    uint32_t cap = m->values_cap ? m->values_cap : 64;
+    while (cap < m->nvalues + nvalues)
+        cap *= 2;
+    if (cap == m->values_cap)
+        return FX_OK;
+    union fx_marker_value *v = fx_reallocarray(m->values, cap, sizeof(*v));
+    if (!v)
+        return FX_ENOMEM;
+    m->values = v;
+    m->values_cap = cap;
+    return FX_OK;
+}
+
+int fx_profile_marker(struct fx_profile *p, uint32_t thread, fx_str_id name, uint8_t phase,
+                      uint8_t category, int64_t start_ns, int64_t end_ns, uint32_t schema,
+                      const union fx_marker_value *values)
+{
+    const struct fx_marker_schema *s = NULL;
+    if (schema != FX_NONE_ID) {
+        if (schema >= p->nschemas)
+            return FX_EINVAL;
+        s = p->schemas[schema];
+        if (s->n_fields && (!values || !values_ok(p, s, values)))
+            return FX_EINVAL;
+    }
+    if (thread >= p->nthreads || name.i >= p->strings.count || phase > FX_PHASE_END ||
+        category >= FX_CAT_COUNT)
+        return FX_EINVAL;
+    struct fx_markers *m = &p->threads[thread].markers;
+    unsigned nvalues = s ? s->n_fields : 0;
+    int rc = markers_reserve(m, nvalues);
+    if (rc != FX_OK)
+        return rc;
+    uint32_t i = m->count++;
+    m->name[i] = name.i;
+    m->start_ns[i] = phase == FX_PHASE_END ? 0 : start_ns;
+    m->end_ns[i] = phase == FX_PHASE_INTERVAL || phase == FX_PHASE_END ? end_ns : 0;
+    m->phase[i] = phase;
+    m->category[i] = category;
+    m->schema[i] = schema;
+    m->values_at[i] = m->nvalues;
+    if (nvalues)
+        memcpy(&m->values[m->nvalues], values, nvalues * sizeof(*values));
+    m->nvalues += nvalues;
+    return FX_OK;
+}
+
+/* --- counters --- */
+
+static void free_strs(char **strs, unsigned n)
+{
+    for (unsigned i = 0; i < n; i++)
+        fx_free(strs[i]);
+}
+
+int fx_profile_counter(struct fx_profile *p, const struct fx_counter_desc *d, uint32_t *out)
+{
+    if (!d || !d->name)
+        return FX_EINVAL;
+    const char *src[] = {d->name, d->category ? d->category : "",
+                         d->description ? d->description : "", d->unit ? d->unit : "",
+                         d->color ? d->color : "grey"};
+    char *copy[5];
+    for (unsigned i = 0; i < 5; i++) {
+        copy[i] = fx_strdup(src[i]);
+        if (!copy[i]) {
+            free_strs(copy, i);
+            return FX_ENOMEM;
+        }
+    }
+    int rc =
+            grow_array((void **)&p->counters, &p->counters_cap, p->ncounters, sizeof(*p->counters));
+    if (rc != FX_OK) {
+        free_strs(copy, 5);
+        return rc;
+    }
+    struct fx_counter *c = &p->counters[p->ncounters];
+    *c = (struct fx_counter){.name = copy[0],
+                             .category = copy[1],
+                             .description = copy[2],
+                             .unit = copy[3],
+                             .color = copy[4]};
+    *out = p->ncounters++;
+    return FX_OK;
+}
+
+int fx_profile_counter_sample(struct fx_profile *p, uint32_t counter, int64_t t_ns, int64_t value)
+{
+    if (counter >= p->ncounters)
+        return FX_EINVAL;
+    struct fx_counter *c = &p->counters[counter];
+    struct fx_col cols[] = {{(void **)&c->time_ns, sizeof(*c->time_ns)},
+                            {(void **)&c->value, sizeof(*c->value)}};
+    int rc = fx_profile_grow(&c->cap, c->count, cols, 2);
+    if (rc != FX_OK)
+        return rc;
+    uint32_t i = c->count++;
+    c->time_ns[i] = i && t_ns < c->time_ns[i - 1] ? c->time_ns[i - 1] : t_ns;
+    c->value[i] = value;
+    return FX_OK;
+}
+
+/* --- meta --- */
+
+void fx_profile_set_start(struct fx_profile *p, int64_t start_ns, double epoch_ms)
+{
+    p->start_ns = start_ns;
+    p->epoch_ms = epoch_ms;
+}
+
+void fx_profile_set_range(struct fx_profile *p, int64_t begin_ns, int64_t end_ns)
+{
+    p->range_set = true;
+    p->range_begin_ns = begin_ns;
+    p->range_end_ns = end_ns;
+}
+
+void fx_profile_set_interval(struct fx_profile *p, double interval_ms)
+{
+    if (interval_ms > 0)
+        p->interval_ms = interval_ms;
+}
+
+void fx_profile_set_pid(struct fx_profile *p, int64_t pid)
+{
+    p->pid = pid;
+}
+
+int fx_profile_set_meta(struct fx_profile *p, const char *key, const char *value)
+{
+    if (!key || !value)
+        return FX_EINVAL;
+    for (unsigned k = 0; k < FX_META_COUNT; k++) {
+        if (strcmp(key, meta_keys[k]) != 0)
+            continue;
+        char *copy = fx_strdup(value);
+        if (!copy)
+            return FX_ENOMEM;
+        fx_free(p->meta[k]);
+        p->meta[k] = copy;
+        return FX_OK;
+    }
+    return FX_EINVAL;
+}
+
+int fx_profile_set_meta_int(struct fx_profile *p, const char *key, int64_t value)
+{
+    for (unsigned k = 0; key && k < FX_META_INT_COUNT; k++) {
+        if (strcmp(key, meta_int_keys[k]) == 0) {
+            p->meta_int[k] = value;
+            p->meta_int_set[k] = true;
+            return FX_OK;
+        }
+    }
+    return FX_EINVAL;
+}
+
+static struct fx_extra_group *find_group(struct fx_profile *p, const char *label)
+{
+    for (uint32_t i = 0; i < p->nextra; i++) {
+        if (strcmp(p->extra[i].label, label) == 0)
+            return &p->extra[i];
+    }
+    return NULL;
+}
+
+static struct fx_extra_entry *find_entry(struct fx_extra_group *g, const char *label)
+{
+    for (uint32_t i = 0; g && i < g->count; i++) {
+        if (strcmp(g->entries[i].label, label) == 0)
+            return &g->entries[i];
+    }
+    return NULL;
+}
+
+/* What a new entry (and perhaps a new group) needs, allocated before anything is added. */
+struct extra_new {
+    char *glabel, *elabel;
+    struct fx_extra_entry *entries; /* a new group's first entries array */
+};
+
+static int extra_prepare(struct fx_profile *p, struct fx_extra_group *g, const char *group,
+                         const char *label, struct extra_new *n)
+{
+    n->elabel = fx_strdup(label);
+    if (!n->elabel)
+        return FX_ENOMEM;
+    if (g)
+        return grow_array((void **)&g->entries, &g->cap, g->count, sizeof(*g->entries));
+    n->glabel = fx_strdup(group);
+    n->entries = fx_reallocarray(NULL, 16, sizeof(*n->entries));
+    if (!n->glabel || !n->entries)
+        return FX_ENOMEM;
+    return grow_array((void **)&p->extra, &p->extra_cap, p->nextra, sizeof(*p->extra));
+}
+
+static struct fx_extra_entry *extra_add(struct fx_profile *p, struct fx_extra_group *g,
+                                        struct extra_new *n)
+{
+    if (!g) {
+        g = &p->extra[p->nextra++];
+        *g = (struct fx_extra_group){.label = n->glabel, .entries = n->entries, .cap = 16};
+    }
+    struct fx_extra_entry *e = &g->entries[g->count++];
+    *e = (struct fx_extra_entry){.label = n->elabel};
+    return e;
+}
+
+static int set_extra(struct fx_profile *p, const char *group, const char *label, const char *s,
+                     int64_t i)
+{
+    if (!group || !label)
+        return FX_EINVAL;
+    char *copy = s ? fx_strdup(s) : NULL;
+    if (s && !copy)
+        return FX_ENOMEM;
+    struct fx_extra_group *g = find_group(p, group);
+    struct fx_extra_entry *e = find_entry(g, label);
+    if (!e) {
+        struct extra_new n = {0};
+        if (extra_prepare(p, g, group, label, &n) != FX_OK) {
+            char *tofree[] = {copy, n.glabel, n.elabel, (char *)n.entries};
+            free_strs(tofree, 4);
+            return FX_ENOMEM;
+        }
+        e = extra_add(p, g, &n);
+    }
+    fx_free(e->s);
+    e->s = copy;
+    e->is_int = !s;
+    e->i = i;
+    return FX_OK;
+}
+
+int fx_profile_extra_str(struct fx_profile *p, const char *group, const char *label,
+                         const char *value)
+{
+    return value ? set_extra(p, group, label, value, 0) : FX_EINVAL;
+}
+
+int fx_profile_extra_int(struct fx_profile *p, const char *group, const char *label, int64_t value)
+{
+    return set_extra(p, group, label, NULL, value);
+}
+
+/* --- memory --- */
+
+static size_t thread_memory(const struct fx_thread *t)
+{
+    const struct fx_samples *s = &t->samples;
+    size_t per_sample = sizeof(int64_t) + 2 * sizeof(uint32_t) + (s->weight ? 4 : 0);
+    const struct fx_markers *m = &t->markers;
+    size_t per_marker = 2 * sizeof(int64_t) + 3 * sizeof(uint32_t) + 2;
+    return (t->name ? strlen(t->name) + 1 : 0) + (size_t)s->cap * per_sample +
+           (size_t)m->cap * per_marker + (size_t)m->values_cap * sizeof(*m->values);
+}
+
+size_t fx_profile_memory(const struct fx_profile *p)
+{
+    size_t n = sizeof(*p) + fx_profile_tables_memory(p);
+    n += (size_t)p->threads_cap * sizeof(*p->threads);
+    for (uint32_t i = 0; i < p->nthreads; i++)
+        n += thread_memory(&p->threads[i]);
+    n += (size_t)p->schemas_cap * sizeof(*p->schemas);
+    n += (size_t)p->counters_cap * sizeof(*p->counters);
+    for (uint32_t i = 0; i < p->ncounters; i++)
+        n += (size_t)p->counters[i].cap * 2 * sizeof(int64_t);
+    n += (size_t)p->extra_cap * sizeof(*p->extra);
+    for (uint32_t i = 0; i < p->nextra; i++)
+        n += (size_t)p->extra[i].cap * sizeof(*p->extra[i].entries);
+    return n;
+}

@@ -1,0 +1,95 @@
+# SPDX-License-Identifier: Apache-2.0
+# shellcheck shell=bash
+# Shared setup of the JDK integration tests (demo_test.sh, bad_option_test.sh, repeat_test.sh).
+# CTest passes the build's artefacts in the environment:
+#   FXAGENT_LIB       libfxagent.so
+#   FXAGENT_DEMO_JAR  fxagent-demo.jar
+#   FXCHECK           the structural checker
+#   FXAGENT_RUN_DIR   a directory of this test's own (emptied first; files are kept for debugging)
+
+IT_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+# shellcheck source=tests/it/jdks.sh
+source "$IT_DIR/jdks.sh"
+
+it_fail() {
+    echo "FAIL: $*" >&2
+    exit 1
+}
+
+# it_init TESTNAME JDK_HOME: checks the environment, prints the JDK used, enters the run dir.
+it_init() {
+    IT_NAME=$1
+    IT_JDK=$2
+    local v
+    for v in FXAGENT_LIB FXAGENT_DEMO_JAR FXCHECK FXAGENT_RUN_DIR; do
+        [[ -n "${!v:-}" ]] || it_fail "$v is not set (run through ctest)"
+    done
+    [[ -f "$FXAGENT_LIB" ]] || it_fail "agent not built: $FXAGENT_LIB"
+    [[ -f "$FXAGENT_DEMO_JAR" ]] || it_fail "demo jar not built: $FXAGENT_DEMO_JAR"
+    [[ -x "$IT_JDK/bin/java" ]] || it_fail "no $IT_JDK/bin/java"
+    IT_MAJOR=$(fx_jdk_major "$IT_JDK")
+    echo "$IT_NAME: JDK ${IT_MAJOR:-unknown} at $IT_JDK: used"
+    "$IT_JDK/bin/java" -version 2>&1 | sed "s/^/$IT_NAME: /"
+    rm -rf "$FXAGENT_RUN_DIR"
+    mkdir -p "$FXAGENT_RUN_DIR"
+    cd "$FXAGENT_RUN_DIR"
+}
+
+# it_java LOGPREFIX AGENT_OPTIONS DEMO_ARGS...: runs the demo under the agent in the run dir,
+# stdout/stderr to LOGPREFIX.out/.err; sets IT_RC. The JVM writes any hs_err file here (cwd).
+it_java() {
+    local log=$1 opts=$2
+    shift 2
+    local cmd=("$IT_JDK/bin/java" "-agentpath:$FXAGENT_LIB=$opts" -cp "$FXAGENT_DEMO_JAR"
+        fxagent.demo.Demo "$@")
+    echo "$IT_NAME: ${cmd[*]}"
+    IT_RC=0
+    "${cmd[@]}" >"$log.out" 2>"$log.err" || IT_RC=$?
+    sed "s/^/$IT_NAME: stdout: /" "$log.out"
+    sed "s/^/$IT_NAME: stderr: /" "$log.err"
+    echo "$IT_NAME: exit code $IT_RC"
+}
+
+# Fails if the JVM left a crash report anywhere in the run dir.
+it_no_hs_err() {
+    local crash
+    crash=$(find "$FXAGENT_RUN_DIR" -name 'hs_err_pid*.log' | head -n 5)
+    if [[ -n "$crash" ]]; then
+        echo "$crash" | while read -r f; do
+            echo "--- $f (head)" >&2
+            head -n 40 "$f" >&2
+        done
+        it_fail "JVM crash report(s) in $FXAGENT_RUN_DIR"
+    fi
+}
+
+# it_pcli_load FILE: loads FILE into the profiler-cli session IT_PCLI_SESSION (pass
+# `--session "$IT_PCLI_SESSION"` to every later command). Call pcli_setup (profiler_cli.sh)
+# first. On a loaded machine the daemon (Node) can take longer to start than the 500 ms `load`
+# waits for; it then goes on starting and loading, so instead of starting another daemon this
+# polls `status` on the same session for up to 90 s. A refused file never becomes ready.
+it_pcli_load() {
+    local file=$1 out try i
+    IT_PCLI_SESSION=it$$
+    for try in 1 2 3; do
+        if out=$(profiler-cli load "$file" --session "$IT_PCLI_SESSION" 2>&1); then
+            return 0
+        fi
+        if [[ $out == *"still starting"* ]]; then
+            echo "$IT_NAME: profiler-cli daemon slow to start (attempt $try); waiting for it"
+            for i in $(seq 1 90); do
+                sleep 1
+                if profiler-cli status --session "$IT_PCLI_SESSION" >/dev/null 2>&1; then
+                    echo "$IT_NAME: profiler-cli session ready after ${i}s more"
+                    return 0
+                fi
+            done
+        fi
+        echo "$IT_NAME: profiler-cli load attempt $try failed: $out" >&2
+        profiler-cli stop "$IT_PCLI_SESSION" >/dev/null 2>&1 || true
+        [[ -f "$PROFILER_CLI_SESSION_DIR/$IT_PCLI_SESSION.log" ]] &&
+            tail -n 20 "$PROFILER_CLI_SESSION_DIR/$IT_PCLI_SESSION.log" >&2
+        rm -f "$PROFILER_CLI_SESSION_DIR/$IT_PCLI_SESSION".*
+    done
+    return 1
+}

@@ -1,0 +1,132 @@
+# SPDX-License-Identifier: Apache-2.0
+# shellcheck shell=bash
+# Helpers for driving @firefox-devtools/profiler-cli (0.10.x) from integration tests. Source it.
+#
+#   pcli_available           true if profiler-cli is on PATH
+#   pcli_setup               per-run session dir (PROFILER_CLI_SESSION_DIR) + EXIT trap that stops
+#                            every session; callers with their own EXIT trap call pcli_teardown
+#   pcli_load FILE           load with retries (see below); on final failure prints the output
+#                            and the session logs and returns 1
+#   pcli_json OUT ARGS...    profiler-cli ARGS --json > OUT, failing unless OUT is valid JSON
+#   pcli_thread_handle NAME  prints the handle ("t-3") of the thread named NAME
+#
+# Why the retries: `load` waits a fixed 500 ms for the daemon's socket; on a busy 2-core machine
+# that window is missed now and then although the daemon goes on to load the file
+# (PROFILE-FORMAT.md §17.1). A refused file fails every attempt.
+#
+# JSON shapes relied upon (checked against profiler-cli 0.10.0; every reply also has "type" and
+# a "context" object):
+#   thread list --json         {"type":"thread-list","threads":[{"threadHandle":"t-0",
+#                               "threadIndex":0,"name":"main","processName":..,"pid":"12345",
+#                               "tid":12346,"cpuMs":2.05,"markerCount":1,"selected":true}],
+#                               "totalThreadCount":2,...}
+#                              cpuMs = sum of threadCPUDelta[1..] in ms (element 0 is ignored)
+#   thread info --json         {"threadHandle","name","tid","sampleCount","markerCount",...}
+#   thread samples-top-down --json [--include-idle] [--max-lines N]
+#                              {"regularCallTree":{"name":"<root>","totalSamples":4,
+#                               "totalPercentage":100,"children":[{"name":"com.example.App.main",
+#                               "functionIndex":0,"totalSamples":4,"totalPercentage":100,
+#                               "selfSamples":2,"selfPercentage":50,"children":[...]}]},
+#                               "activeOnly":true,...}   (idle-category samples are left out
+#                               unless --include-idle)
+#   thread functions --json --include-idle --limit 0
+#                              {"functions":[{"name":..,"nameWithLibrary":"app.jar!..",
+#                               "library":"app.jar","selfSamples":2,"totalSamples":4,
+#                               "selfPercentage":50,"totalPercentage":100}],...}
+#   thread samples --json      {"categoryBreakdown":{"totalSamples":200,"categories":[{"name":
+#                               "Idle","samples":100,"subcategories":[...]}]},
+#                               "topFunctionsByTotal":[...],...}
+#   thread markers --list --json
+#                              {"totalMarkerCount":1,"flatMarkers":[{"handle":"m-1","name":
+#                               "GC pause","label":"<tableLabel rendered>","start":2.6,
+#                               "duration":0.8 (absent for instants),"hasStack":false,
+#                               "category":"GC","markerType":"JvmGcPause" (absent without data),
+#                               "fields":[{"key","label","value","formattedValue"}]}],
+#                               "byType":[...]}   (a phase 2/3 pair is one marker)
+#   counter list --json        {"counters":[{"counterHandle":"c-0","name":"Java heap used",
+#                               "label":..,"category":"Memory","unit":"bytes","graphType":
+#                               "line-accumulated","color":"orange","pid":"12345",
+#                               "rangeSampleCount":3,"graph":[...]}]}
+#   profile info --json        {"threadCount":2,"processes":[{"pid","name","cpuMs","threads":
+#                               [{"threadIndex","threadHandle","name","tid","cpuMs"}]}],...}
+#   profile meta --json        {"interval":1,"product":..,"startTime":..,"importedFrom":..,
+#                               "preprocessedProfileVersion":75 (after upgrading our 66),
+#                               "sampleUnits":{..},"extra":[{"label":..,"entries":[{"label",
+#                               "value","formatted"}]}]}
+#   profile meta (text)        "Recording:", "Application:", "Platform:", then one block per
+#                              meta.extra group
+# Quirks seen: marker handles (m-N) exist only after a `thread markers` listing; a marker data
+# key named "cause" holding text breaks `marker info` (data.cause is the marker's stack).
+
+pcli_available() {
+    command -v profiler-cli >/dev/null 2>&1
+}
+
+pcli_teardown() {
+    [[ -n "${PROFILER_CLI_SESSION_DIR:-}" ]] || return 0
+    profiler-cli stop --all >/dev/null 2>&1 || true
+    case "$PROFILER_CLI_SESSION_DIR" in
+    /tmp/pcli.*) rm -rf "$PROFILER_CLI_SESSION_DIR" ;;
+    esac
+}
+
+pcli_setup() {
+    # Short and per run: the daemon's socket lives here and must fit the 107-byte Unix limit.
+    PROFILER_CLI_SESSION_DIR=$(mktemp -d /tmp/pcli.XXXX)
+    export PROFILER_CLI_SESSION_DIR
+    trap pcli_teardown EXIT
+}
+
+pcli_load() {
+    local file=$1 try out
+    [[ -n "${PROFILER_CLI_SESSION_DIR:-}" ]] || pcli_setup
+    for try in 1 2 3 4; do
+        if out=$(profiler-cli load "$file" 2>&1); then
+            return 0
+        fi
+        echo "pcli_load: attempt $try failed: $(head -n 3 <<<"$out" | tr '\n' ' ')" >&2
+        profiler-cli stop --all >/dev/null 2>&1 || true
+        [[ $try -lt 4 ]] && sleep 1
+    done
+    echo "pcli_load: profiler-cli could not load $file; last output:" >&2
+    echo "$out" >&2
+    local log
+    for log in "$PROFILER_CLI_SESSION_DIR"/*.log; do
+        [[ -f "$log" ]] || continue
+        echo "--- $log" >&2
+        tail -n 40 "$log" >&2
+    done
+    return 1
+}
+
+pcli_json() {
+    local out=$1
+    shift
+    if ! profiler-cli "$@" --json >"$out" 2>"$out.err"; then
+        echo "pcli_json: 'profiler-cli $* --json' failed: $(cat "$out.err")" >&2
+        return 1
+    fi
+    if ! python3 -c 'import json, sys; json.load(open(sys.argv[1], encoding="utf-8"))' "$out"; then
+        echo "pcli_json: 'profiler-cli $* --json' did not print JSON: $(head -c 300 "$out")" >&2
+        return 1
+    fi
+    rm -f "$out.err"
+}
+
+pcli_thread_handle() {
+    local list
+    list=$(mktemp /tmp/pcli-threads.XXXXXX)
+    pcli_json "$list" thread list || { rm -f "$list"; return 1; }
+    python3 - "$list" "$1" <<'PY'
+import json, sys
+threads = json.load(open(sys.argv[1], encoding="utf-8"))["threads"]
+found = [t["threadHandle"] for t in threads if t["name"] == sys.argv[2]]
+if len(found) != 1:
+    sys.exit(f"pcli_thread_handle: {len(found)} threads named {sys.argv[2]!r}: "
+             f"{[t['name'] for t in threads]}")
+print(found[0])
+PY
+    local rc=$?
+    rm -f "$list"
+    return $rc
+}

@@ -1,0 +1,156 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#include <check.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fx_alloc.h"
+
+START_TEST(test_alloc_basic_allocations_work)
+{
+    char *p = fx_malloc(16);
+    ck_assert_ptr_nonnull(p);
+    memset(p, 'a', 16);
+    int *z = fx_calloc(8, sizeof(int));
+    ck_assert_ptr_nonnull(z);
+    for (int i = 0; i < 8; i++)
+        ck_assert_int_eq(z[i], 0);
+    p = fx_reallocarray(p, 4, 1000);
+    ck_assert_ptr_nonnull(p);
+    ck_assert_int_eq(p[15], 'a');
+    fx_free(p);
+    fx_free(z);
+    fx_free(NULL);
+}
+END_TEST
+
+START_TEST(test_alloc_reallocarray_overflow_keeps_block)
+{
+    char *p = fx_malloc(8);
+    ck_assert_ptr_nonnull(p);
+    strcpy(p, "keepme");
+    ck_assert_ptr_null(fx_reallocarray(p, SIZE_MAX / 2, 3));
+    ck_assert_str_eq(p, "keepme");
+    ck_assert_ptr_null(fx_calloc(SIZE_MAX / 4, 8));
+    fx_free(p);
+}
+END_TEST
+
+START_TEST(test_alloc_strdup_and_strndup_copy)
+{
+    char *a = fx_strdup("hello");
+    ck_assert_str_eq(a, "hello");
+    char *b = fx_strndup("hello", 3);
+    ck_assert_str_eq(b, "hel");
+    char *c = fx_strndup("hi", 10);
+    ck_assert_str_eq(c, "hi");
+    fx_free(a);
+    fx_free(b);
+    fx_free(c);
+}
+END_TEST
+
+START_TEST(test_alloc_nth_allocation_fails_once)
+{
+    fx_alloc_fail_after(3);
+    void *a = fx_malloc(4);
+    void *b = fx_calloc(1, 4);
+    void *c = fx_malloc(4);
+    void *d = fx_malloc(4);
+    ck_assert_ptr_nonnull(a);
+    ck_assert_ptr_nonnull(b);
+    ck_assert_ptr_null(c);
+    ck_assert_ptr_nonnull(d);
+    fx_free(a);
+    fx_free(b);
+    fx_free(d);
+}
+END_TEST
+
+START_TEST(test_alloc_injection_covers_every_entry_point)
+{
+    fx_alloc_fail_after(1);
+    ck_assert_ptr_null(fx_strdup("x"));
+    fx_alloc_fail_after(1);
+    ck_assert_ptr_null(fx_strndup("x", 1));
+    fx_alloc_fail_after(1);
+    ck_assert_ptr_null(fx_calloc(1, 1));
+    char *p = fx_malloc(4);
+    ck_assert_ptr_nonnull(p);
+    strcpy(p, "abc");
+    fx_alloc_fail_after(1);
+    ck_assert_ptr_null(fx_reallocarray(p, 2, 8));
+    ck_assert_str_eq(p, "abc");
+    fx_free(p);
+}
+END_TEST
+
+START_TEST(test_alloc_zero_turns_injection_off)
+{
+    fx_alloc_fail_after(2);
+    fx_alloc_fail_after(0);
+    for (int i = 0; i < 5; i++) {
+        void *p = fx_malloc(1);
+        ck_assert_ptr_nonnull(p);
+        fx_free(p);
+    }
+}
+END_TEST
+
+#define THREADS    4
+#define PER_THREAD 5000
+
+static void *alloc_loop(void *arg)
+{
+    long *nulls = arg;
+    for (int i = 0; i < PER_THREAD; i++) {
+        void *p = fx_malloc(8);
+        if (!p)
+            (*nulls)++;
+        fx_free(p);
+    }
+    return NULL;
+}
+
+START_TEST(test_alloc_injection_fails_exactly_once_across_threads)
+{
+    fx_alloc_fail_after(THREADS * PER_THREAD / 2);
+    pthread_t t[THREADS];
+    long nulls[THREADS] = {0};
+    for (int i = 0; i < THREADS; i++)
+        ck_assert_int_eq(pthread_create(&t[i], NULL, alloc_loop, &nulls[i]), 0);
+    long total = 0;
+    for (int i = 0; i < THREADS; i++) {
+        pthread_join(t[i], NULL);
+        total += nulls[i];
+    }
+    ck_assert_int_eq(total, 1);
+}
+END_TEST
+
+static Suite *alloc_suite(void)
+{
+    Suite *s = suite_create("alloc");
+    TCase *tc = tcase_create("alloc");
+    tcase_add_test(tc, test_alloc_basic_allocations_work);
+    tcase_add_test(tc, test_alloc_reallocarray_overflow_keeps_block);
+    tcase_add_test(tc, test_alloc_strdup_and_strndup_copy);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("injection");
+    tcase_add_test(tc, test_alloc_nth_allocation_fails_once);
+    tcase_add_test(tc, test_alloc_injection_covers_every_entry_point);
+    tcase_add_test(tc, test_alloc_zero_turns_injection_off);
+    tcase_add_test(tc, test_alloc_injection_fails_exactly_once_across_threads);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(void)
+{
+    SRunner *sr = srunner_create(alloc_suite());
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}

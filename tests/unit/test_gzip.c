@@ -1,0 +1,229 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#include <check.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zlib.h>
+
+#include "fx_alloc.h"
+#include "fx_err.h"
+#include "fx_gzip.h"
+
+static uint64_t rng_state = 88172645463325252ull;
+
+static uint64_t rng(void)
+{
+    rng_state ^= rng_state << 13;
+    rng_state ^= rng_state >> 7;
+    rng_state ^= rng_state << 17;
+    return rng_state;
+}
+
+/* Alternating blocks of random bytes (incompressible) and repetitive text. */
+static unsigned char *make_data(size_t len)
+{
+    unsigned char *d = malloc(len);
+    ck_assert_ptr_nonnull(d);
+    static const char text[] = "{\"name\":\"java.lang.Thread.run\",\"line\":42,\"category\":1},";
+    for (size_t i = 0; i < len; i++) {
+        if ((i / 40000) % 2 == 0)
+            d[i] = (unsigned char)rng();
+        else
+            d[i] = (unsigned char)text[i % (sizeof(text) - 1)];
+    }
+    return d;
+}
+
+/* Inflates the first gzip member of `gz`; *left gets the bytes after it. */
+static int inflate_member(const unsigned char *gz, size_t gz_len, unsigned char *out,
+                          size_t out_cap, size_t *out_len, size_t *left)
+{
+    z_stream zs = {0};
+    ck_assert_int_eq(inflateInit2(&zs, 16 + 15), Z_OK);
+    zs.next_in = (Bytef *)gz;
+    zs.avail_in = (uInt)gz_len;
+    zs.next_out = out;
+    zs.avail_out = (uInt)out_cap;
+    int zrc = inflate(&zs, Z_FINISH);
+    *out_len = out_cap - zs.avail_out;
+    *left = zs.avail_in;
+    inflateEnd(&zs);
+    return zrc;
+}
+
+START_TEST(test_gzip_round_trip_is_one_member)
+{
+    size_t len = 3 * 1024 * 1024 + 12345;
+    unsigned char *data = make_data(len);
+    struct fx_membuf mb = {0};
+    struct fx_gzip *gz = fx_gzip_new(fx_membuf_sink(&mb), 6);
+    ck_assert_ptr_nonnull(gz);
+    struct fx_sink s = fx_gzip_sink(gz);
+    for (size_t off = 0; off < len;) {
+        size_t n = 1 + rng() % 100000; /* odd-sized writes, some larger than the buffer */
+        if (n > len - off)
+            n = len - off;
+        ck_assert_int_eq(s.write(s.ctx, data + off, n), FX_OK);
+        off += n;
+    }
+    ck_assert_int_eq(fx_gzip_finish(gz), FX_OK);
+    fx_gzip_free(gz);
+
+    ck_assert_uint_gt(mb.len, 18);
+    ck_assert_uint_lt(mb.len, len); /* the text halves compress */
+    ck_assert_int_eq((unsigned char)mb.data[0], 0x1f);
+    ck_assert_int_eq((unsigned char)mb.data[1], 0x8b);
+    unsigned char *back = malloc(len + 1);
+    size_t back_len, left;
+    int zrc = inflate_member((unsigned char *)mb.data, mb.len, back, len + 1, &back_len, &left);
+    ck_assert_int_eq(zrc, Z_STREAM_END);
+    ck_assert_uint_eq(left, 0); /* nothing after the first member: a single member */
+    ck_assert_uint_eq(back_len, len);
+    ck_assert(memcmp(back, data, len) == 0);
+    free(back);
+    free(data);
+    fx_membuf_destroy(&mb);
+}
+END_TEST
+
+/* Many tiny writes must not each end a deflate block (no flush per write): repetitive text
+ * then compresses as well as one big write would. */
+START_TEST(test_gzip_small_writes_are_not_flushed)
+{
+    struct fx_membuf mb = {0};
+    struct fx_gzip *gz = fx_gzip_new(fx_membuf_sink(&mb), 6);
+    struct fx_sink s = fx_gzip_sink(gz);
+    for (int i = 0; i < 100000; i++)
+        ck_assert_int_eq(s.write(s.ctx, "[1,2,3,4],", 10), FX_OK);
+    ck_assert_int_eq(fx_gzip_finish(gz), FX_OK);
+    fx_gzip_free(gz);
+    ck_assert_uint_lt(mb.len, 10000); /* 1,000,000 bytes in; a flush per write would add 500k */
+    fx_membuf_destroy(&mb);
+}
+END_TEST
+
+START_TEST(test_gzip_empty_input_is_a_valid_member)
+{
+    struct fx_membuf mb = {0};
+    struct fx_gzip *gz = fx_gzip_new(fx_membuf_sink(&mb), 1);
+    ck_assert_ptr_nonnull(gz);
+    ck_assert_int_eq(fx_gzip_finish(gz), FX_OK);
+    ck_assert_int_eq(fx_gzip_finish(gz), FX_OK); /* a second finish writes nothing more */
+    size_t first_len = mb.len;
+    fx_gzip_free(gz);
+    unsigned char out[8];
+    size_t out_len, left;
+    ck_assert_int_eq(
+            inflate_member((unsigned char *)mb.data, mb.len, out, sizeof(out), &out_len, &left),
+            Z_STREAM_END);
+    ck_assert_uint_eq(out_len, 0);
+    ck_assert_uint_eq(left, 0);
+    ck_assert_uint_eq(mb.len, first_len);
+    fx_membuf_destroy(&mb);
+}
+END_TEST
+
+START_TEST(test_gzip_write_after_finish_is_a_state_error)
+{
+    struct fx_membuf mb = {0};
+    struct fx_gzip *gz = fx_gzip_new(fx_membuf_sink(&mb), 6);
+    struct fx_sink s = fx_gzip_sink(gz);
+    ck_assert_int_eq(s.write(s.ctx, "abc", 3), FX_OK);
+    ck_assert_int_eq(fx_gzip_finish(gz), FX_OK);
+    ck_assert_int_eq(s.write(s.ctx, "abc", 3), FX_ESTATE);
+    fx_gzip_free(gz);
+    fx_membuf_destroy(&mb);
+}
+END_TEST
+
+struct failing_sink {
+    size_t budget;
+    size_t calls_after_failure;
+    int failed;
+};
+
+static int failing_write(void *ctx, const void *buf, size_t len)
+{
+    (void)buf;
+    struct failing_sink *fs = ctx;
+    if (fs->failed) {
+        fs->calls_after_failure++;
+        return FX_EIO;
+    }
+    if (len > fs->budget) {
+        fs->failed = 1;
+        return FX_EIO;
+    }
+    fs->budget -= len;
+    return FX_OK;
+}
+
+START_TEST(test_gzip_downstream_error_propagates_and_sticks)
+{
+    size_t len = 1024 * 1024; /* random halves: well over the 64 KiB output buffer */
+    unsigned char *data = make_data(len);
+    struct failing_sink fs = {.budget = 100000};
+    struct fx_gzip *gz = fx_gzip_new((struct fx_sink){failing_write, &fs}, 6);
+    struct fx_sink s = fx_gzip_sink(gz);
+    int rc = FX_OK;
+    for (size_t off = 0; off < len && rc == FX_OK; off += 4096)
+        rc = s.write(s.ctx, data + off, 4096);
+    ck_assert_int_eq(rc, FX_EIO);
+    ck_assert_int_eq(s.write(s.ctx, "x", 1), FX_EIO);
+    ck_assert_int_eq(fx_gzip_finish(gz), FX_EIO);
+    ck_assert_uint_eq(fs.calls_after_failure, 0);
+    fx_gzip_free(gz);
+    free(data);
+}
+END_TEST
+
+START_TEST(test_gzip_error_writing_the_trailer_is_reported)
+{
+    struct failing_sink fs = {.budget = 0};
+    struct fx_gzip *gz = fx_gzip_new((struct fx_sink){failing_write, &fs}, 6);
+    struct fx_sink s = fx_gzip_sink(gz);
+    ck_assert_int_eq(s.write(s.ctx, "small", 5), FX_OK); /* still buffered */
+    ck_assert_int_eq(fx_gzip_finish(gz), FX_EIO);
+    fx_gzip_free(gz);
+}
+END_TEST
+
+START_TEST(test_gzip_new_fails_cleanly_without_memory)
+{
+    struct fx_membuf mb = {0};
+    for (long n = 1; n <= 6; n++) { /* the struct, then zlib's internal blocks */
+        fx_alloc_fail_after(n);
+        struct fx_gzip *gz = fx_gzip_new(fx_membuf_sink(&mb), 6);
+        fx_alloc_fail_after(0);
+        ck_assert_msg(gz == NULL, "allocation %ld failing should fail fx_gzip_new", n);
+    }
+    fx_gzip_free(NULL);
+}
+END_TEST
+
+static Suite *gzip_suite(void)
+{
+    Suite *s = suite_create("gzip");
+    TCase *tc = tcase_create("stream");
+    tcase_set_timeout(tc, 60);
+    tcase_add_test(tc, test_gzip_round_trip_is_one_member);
+    tcase_add_test(tc, test_gzip_small_writes_are_not_flushed);
+    tcase_add_test(tc, test_gzip_empty_input_is_a_valid_member);
+    tcase_add_test(tc, test_gzip_write_after_finish_is_a_state_error);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("errors");
+    tcase_add_test(tc, test_gzip_downstream_error_propagates_and_sticks);
+    tcase_add_test(tc, test_gzip_error_writing_the_trailer_is_reported);
+    tcase_add_test(tc, test_gzip_new_fails_cleanly_without_memory);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(void)
+{
+    SRunner *sr = srunner_create(gzip_suite());
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
