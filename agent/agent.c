@@ -128,6 +128,25 @@ static int resolve_asgct(struct fx_errbuf *eb)
     return FX_OK;
 }
 
+/* A ring takes records of at most half its size (fx_ring.h): with a deep `depth` and a small
+ * `ring`, every deep stack would be dropped, so the combination is refused up front. */
+static int check_ring_fits_depth(struct fx_errbuf *eb)
+{
+    const struct fx_options *o = &fx_ag.opt;
+    uint64_t cap = 64;
+    while (cap < o->ring_bytes)
+        cap *= 2;
+    uint64_t rec = fx_ring_record_size_sigsafe(
+            (uint32_t)(sizeof(struct fx_sample_rec) + (uint64_t)o->depth * sizeof(fx_asgct_frame)));
+    if (rec <= cap / 2)
+        return FX_OK;
+    fx_errbuf_set(
+            eb,
+            "options 'depth=%u' and 'ring=%llu': a full-depth sample needs a ring of at least %llu bytes; raise ring or lower depth",
+            o->depth, (unsigned long long)o->ring_bytes, (unsigned long long)rec * 2);
+    return FX_ERANGE;
+}
+
 /* Options that parse but that the agent does not implement yet are refused, not ignored. */
 static int check_actions(struct fx_errbuf *eb)
 {
@@ -145,7 +164,7 @@ static int check_actions(struct fx_errbuf *eb)
         fx_errbuf_set(eb, "option 'loop' is not implemented yet");
         return FX_EUNSUPPORTED;
     }
-    return FX_OK;
+    return check_ring_fits_depth(eb);
 }
 
 static void record_start(void)

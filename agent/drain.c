@@ -294,6 +294,11 @@ uint64_t fx_drain_samples(void)
     return dr.samples;
 }
 
+uint64_t fx_drain_over_memory(void)
+{
+    return dr.over_memory;
+}
+
 static void extra_ms(struct fx_profile *p, const char *group, const char *label, double ns)
 {
     char buf[64];
@@ -355,6 +360,8 @@ static void report_losses(struct fx_profile *p, uint64_t drops)
                          (int64_t)__atomic_load_n(&fx_sig.no_thread, __ATOMIC_RELAXED));
     fx_profile_extra_int(p, g, "signals after sampling stopped",
                          (int64_t)__atomic_load_n(&fx_sig.disabled, __ATOMIC_RELAXED));
+    fx_profile_extra_int(p, g, "perf events that could not be re-armed",
+                         (int64_t)__atomic_load_n(&fx_sig.rearm_failed, __ATOMIC_RELAXED));
     fx_profile_extra_int(p, g, "threads not sampled", (int64_t)st.not_sampled);
     fx_profile_extra_int(p, g, "threads whose timer failed", (int64_t)st.arm_failed);
     fx_profile_extra_int(p, g, "threads sampled", (int64_t)st.registered);

@@ -95,11 +95,12 @@ static void set_meta(jvmtiEnv *jvmti, struct fx_profile *p)
     fx_profile_set_pid(p, getpid());
     fx_profile_set_interval(p, (double)fx_ag.opt.interval_ns / 1e6);
     fx_profile_set_range(p, fx_ag.sampling_begin_ns, fx_ag.sampling_end_ns);
+    /* JVMTI sees only the VM's own properties (java.vm.*), not java.vendor or java.version. */
     static const char *const props[][2] = {
             {"java.vm.name", "VM"},
             {"java.vm.version", "VM version"},
-            {"java.vendor", "vendor"},
-            {"java.version", "Java version"},
+            {"java.vm.vendor", "VM vendor"},
+            {"java.vm.info", "VM info"},
     };
     for (size_t i = 0; i < sizeof(props) / sizeof(props[0]); i++) {
         char *v = property(jvmti, props[i][0]);
@@ -126,6 +127,11 @@ static void say_written(const struct fx_ff_file_result *res, const char *request
 {
     if (fx_ag.opt.quiet)
         return;
+    if (fx_drain_over_memory() > 0)
+        fx_agent_log(
+                "warning: %llu samples were not recorded: the profile reached memory=%llu bytes",
+                (unsigned long long)fx_drain_over_memory(),
+                (unsigned long long)fx_ag.opt.memory_bytes);
     if (res->fell_back)
         fx_agent_log("could not write %s (%s); wrote the profile to %s instead", requested,
                      res->reason, res->path);

@@ -126,10 +126,11 @@ struct fx_tid_slot {
 };
 
 struct fx_sigstate {
-    fx_asgct_fn asgct;  /* resolved before any timer exists */
-    int enabled;        /* atomic: 0 once sampling stops; the handler then records nothing */
-    uint64_t no_thread; /* signals on threads that are not registered */
-    uint64_t disabled;  /* signals after sampling stopped */
+    fx_asgct_fn asgct;     /* resolved before any timer exists */
+    int enabled;           /* atomic: 0 once sampling stops; the handler then records nothing */
+    uint64_t no_thread;    /* signals on threads that are not registered */
+    uint64_t disabled;     /* signals after sampling stopped */
+    uint64_t rearm_failed; /* perf events that could not be refreshed */
     struct fx_tid_slot table[FX_TID_SLOTS];
 };
 
@@ -238,6 +239,7 @@ void fx_drain_once(jvmtiEnv *jvmti, JNIEnv *jni);
 /* Writes the drain's counters into meta.extra. */
 void fx_drain_report(struct fx_profile *p);
 uint64_t fx_drain_samples(void);
+uint64_t fx_drain_over_memory(void); /* samples not recorded: the model reached `memory` */
 
 /* --- dump.c --- */
 

@@ -129,8 +129,9 @@ void fx_signal_handler_on_sigprof(int sig, siginfo_t *si, void *ucontext)
     }
     int64_t cpu0 = clock_ns_sigsafe(CLOCK_THREAD_CPUTIME_ID);
     record_sigsafe(t, si, ucontext, t0, cpu0);
-    if (t->perf_fd >= 0 && si != NULL && si->si_code == POLL_HUP)
-        ioctl(t->perf_fd, PERF_EVENT_IOC_REFRESH, 1);
+    if (t->perf_fd >= 0 && si != NULL && si->si_code == POLL_HUP &&
+        ioctl(t->perf_fd, PERF_EVENT_IOC_REFRESH, 1) != 0)
+        __atomic_fetch_add(&fx_sig.rearm_failed, 1, __ATOMIC_RELAXED); /* thread now unsampled */
     /* Handler cost in thread CPU time: wall time would count preemption on a busy machine. */
     uint64_t spent = (uint64_t)(clock_ns_sigsafe(CLOCK_THREAD_CPUTIME_ID) - cpu0);
     __atomic_store_n(&t->handler_ns, t->handler_ns + spent, __ATOMIC_RELAXED);

@@ -56,7 +56,6 @@ static inline void kv_empty_arr(struct fx_json *j, const char *key)
     fx_json_arr_end(j);
 }
 
-/* A column of n equal values: null when is_null, else v. */
 static inline void kv_length(struct fx_json *j, uint32_t n)
 {
     kv_i64(j, "length", n);

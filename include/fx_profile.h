@@ -87,7 +87,8 @@ int fx_profile_frame(struct fx_profile *p, const struct fx_frame_key *k, fx_fram
 int fx_profile_stack(struct fx_profile *p, fx_stack_id prefix, fx_frame_id frame, fx_stack_id *out);
 
 /* Convenience: a root frame named `label` (a pseudo-frame such as "[AGCT: GC active]"), not
- * Java, in `category`; returns its one-frame stack. */
+ * Java, in `category`; returns its one-frame stack. Four get-or-creates in a row: after a
+ * failure the string or func already interned stays (valid, reused by the next call). */
 int fx_profile_label_stack(struct fx_profile *p, const char *label, uint8_t category,
                            fx_stack_id *out);
 

@@ -17,6 +17,7 @@
 
 /* --- columns --- */
 
+/* A column of n equal values: null when is_null, else v. */
 static void col_const(struct fx_json *j, const char *key, uint32_t n, bool is_null, int64_t v)
 {
     fx_json_key(j, key);

@@ -10,6 +10,11 @@
 #include "fx_gzip.h"
 #include "fx_out_file.h"
 
+/* zlib level 1: on an 18.5 MB profile it gave 4.3 MB in 0.25 s, against 3.9 MB in 2.3 s at
+ * level 6 (measured on a loaded 2-core machine). A dump delays the JVM's exit; 10 % of size
+ * is the cheaper cost. */
+#define GZIP_LEVEL 1
+
 /* --- files --- */
 
 struct counter_sink {
@@ -39,7 +44,7 @@ static int write_body(const struct fx_profile *p, bool gzip, struct counter_sink
     struct fx_sink sink = {count_write, cs};
     if (!gzip)
         return fx_ff_write(p, sink, eb);
-    struct fx_gzip *gz = fx_gzip_new(sink, 6);
+    struct fx_gzip *gz = fx_gzip_new(sink, GZIP_LEVEL);
     if (!gz) {
         fx_errbuf_set(eb, "writing the profile: out of memory for gzip");
         return FX_ENOMEM;
@@ -85,34 +90,45 @@ static int write_once(const struct fx_profile *p, const char *path, mode_t mode,
     return rc;
 }
 
+/* The retry's target: the fallback folder, same base name. */
+static int fallback_path(const char *path, char *out, size_t cap)
+{
+    const char *base = strrchr(path, '/');
+    base = base ? base + 1 : path;
+    int n = snprintf(out, cap, "%s/%s", fx_out_file_fallback_dir(), base);
+    return n > 0 && (size_t)n < cap ? FX_OK : FX_ERANGE;
+}
+
 int fx_ff_write_file(const struct fx_profile *p, const char *path, mode_t mode,
                      struct fx_ff_file_result *res, struct fx_errbuf *eb)
 {
     struct fx_ff_file_result local;
-    if (!res)
-        res = &local;
+    struct fx_errbuf own;
+    res = res ? res : &local;
+    eb = eb ? eb : &own;
     memset(res, 0, sizeof(*res));
+    eb->msg[0] = '\0';
     if (!p || !path || !*path) {
         fx_errbuf_set(eb, "profile file: no path given");
         return FX_EINVAL;
     }
     bool at_target;
     int rc = write_once(p, path, mode, res, &at_target, eb);
-    if (rc == FX_OK || !at_target)
-        return rc;
-    /* The target's folder took the temporary file but a later step failed (disk full, I/O
-     * error): the whole profile goes again to the fallback folder, same base name. */
-    char reason[256];
-    snprintf(reason, sizeof(reason), "%s", eb ? eb->msg : fx_strerror(rc));
-    const char *base = strrchr(path, '/');
-    base = base ? base + 1 : path;
     char alt[4096];
-    if (snprintf(alt, sizeof(alt), "%s/%s", fx_out_file_fallback_dir(), base) >= (int)sizeof(alt))
-        return rc;
-    rc = write_once(p, alt, mode, res, &at_target, eb);
-    if (rc == FX_OK) {
-        res->fell_back = true;
-        snprintf(res->reason, sizeof(res->reason), "%s", reason);
+    if (rc != FX_OK && at_target && fallback_path(path, alt, sizeof(alt)) == FX_OK) {
+        /* The target's folder took the temporary file but a later step failed (disk full,
+         * I/O error, rename): the whole profile goes again to the fallback folder. */
+        char reason[sizeof(res->reason)];
+        snprintf(reason, sizeof(reason), "%s", eb->msg);
+        rc = write_once(p, alt, mode, res, &at_target, eb);
+        if (rc == FX_OK) {
+            res->fell_back = true;
+            snprintf(res->reason, sizeof(res->reason), "%s", reason);
+        }
+    }
+    if (rc != FX_OK) {
+        memset(res, 0, sizeof(*res));
+        snprintf(res->reason, sizeof(res->reason), "%s", eb->msg);
     }
     return rc;
 }

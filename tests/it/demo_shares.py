@@ -18,7 +18,8 @@ beta, 2.3 pp for gamma, so 7 pp is 2.4 to 3 standard deviations. The timer sampl
 CPU interval (quantised to the kernel's 4 ms tick), i.e. systematic sampling of a cycle whose
 length is randomised, which varies less than independent draws; 7 pp leaves room for the tick
 quantisation and the first cycles run in the interpreter. The shares are taken among the samples
-in alpha, beta or gamma; a separate assertion requires those to be most of worker-1's samples.
+in alpha, beta or gamma; a separate assertion requires those to be most of worker-1's samples
+outside the Idle category (the agent adds Idle samples for the time a thread was off CPU).
 """
 import argparse
 import json
@@ -107,15 +108,20 @@ def main():
     pfun = {n: load(os.path.join(run, f"pcli-functions-{n}.json")) for n in THREADS}
     psam = {n: load(os.path.join(run, f"pcli-samples-{n}.json")) for n in THREADS}
     result = {"mode": a.mode, "threads": {}}
+    # Samples in the Idle category are the agent's synthetic "the thread was off CPU" samples
+    # (PROFILE-FORMAT.md §11.3) or waiting states; the shares are taken among the others.
+    busy = {}
     for n in THREADS:
         s = fx[n]["weightedSamples"]
         p = psam[n]["categoryBreakdown"]["totalSamples"]
-        result["threads"][n] = {"samples": s}
-        print(f"{label}: thread {n}: {s:g} samples (profiler-cli: {p:g}), "
+        idle = idle_samples(psam[n])
+        busy[n] = s - idle
+        result["threads"][n] = {"samples": s, "idle": idle}
+        print(f"{label}: thread {n}: {s:g} samples (profiler-cli: {p:g}), {idle:g} of them Idle, "
               f"CPU {fx[n]['cpuDeltaSum'] / 1e6:.0f} ms")
         check(s == p, f"{n}: fxcheck counts {s:g} samples, profiler-cli {p:g}")
     for n in ("worker-1", "worker-2"):
-        check(fx[n]["weightedSamples"] > 0, f"{n} has no samples in {a.mode} mode")
+        check(busy[n] > 0, f"{n} has no samples outside the Idle category in {a.mode} mode")
 
     # worker-1: alpha/beta/gamma, from both readers, which must agree exactly.
     w1 = fx["worker-1"]
@@ -127,20 +133,21 @@ def main():
         counts[m] = c_fx
     inside = sum(counts.values())
     shares = {m: pct(counts[m], inside) for m in TRUTH}
-    coverage = inside / w1["weightedSamples"] if w1["weightedSamples"] else 0.0
+    coverage = inside / busy["worker-1"] if busy["worker-1"] else 0.0
     truth = demo_truth(run)
     print(f"{label}: worker-1 measured shares: alpha {shares['alpha']:.1f}% beta "
           f"{shares['beta']:.1f}% gamma {shares['gamma']:.1f}% of {inside:g} samples in them "
-          f"({100 * coverage:.1f}% of the thread's {w1['weightedSamples']:g}); truth 50/30/20"
+          f"({100 * coverage:.1f}% of the thread's {busy['worker-1']:g} non-idle samples); "
+          f"truth 50/30/20"
           + (f", demo's own CPU split {truth[0]}/{truth[1]}/{truth[2]}" if truth else ""))
     w2 = fx["worker-2"]
     hashing = fx_total(w2["funcs"], method_re("hashing"))
     hashing_pc = pcli_total(pfun["worker-2"], method_re("hashing"))
     check(hashing == hashing_pc,
           f"worker-2 Demo.hashing: fxcheck total {hashing:g}, profiler-cli {hashing_pc:g}")
-    hashing_share = hashing / w2["weightedSamples"] if w2["weightedSamples"] else 0.0
+    hashing_share = hashing / busy["worker-2"] if busy["worker-2"] else 0.0
     print(f"{label}: worker-2 measured share: hashing {100 * hashing_share:.1f}% of "
-          f"{w2['weightedSamples']:g} samples; truth 100%")
+          f"{busy['worker-2']:g} non-idle samples; truth 100%")
     result["worker1"] = {"counts": counts, "shares_pct": shares, "coverage": coverage,
                          "demo_cpu_split_pct": truth}
     result["worker2"] = {"hashing": hashing, "share": hashing_share}
@@ -158,13 +165,13 @@ def main():
                   f"{want:g}% +- {TOLERANCE_PP:g} pp (counts {counts})")
         check(hashing_share >= MIN_HASHING,
               f"worker-2 Demo.hashing: {100 * hashing_share:.1f}% of its "
-              f"{w2['weightedSamples']:g} samples, need >= {100 * MIN_HASHING:.0f}%; top funcs: "
+              f"{busy['worker-2']:g} non-idle samples, need >= {100 * MIN_HASHING:.0f}%; top funcs: "
               f"{top(w2['funcs'])}")
     else:
         main_t = fx["main"]
         n_main = main_t["weightedSamples"]
         check(n_main > 0, "wall mode: main has no samples")
-        idle = idle_samples(psam["main"])
+        idle = result["threads"]["main"]["idle"]
         waiting = max([f["total"] for f in main_t["funcs"] if WAIT_FUNCS.search(f["name"])],
                       default=0)
         # A sample is waiting if its category is Idle or a waiting method is on its stack;

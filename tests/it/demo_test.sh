@@ -29,24 +29,15 @@ echo "$name: profile $(stat -c %s "$profile") bytes"
     it_fail "fxcheck --summary-json failed: $(cat fxcheck-summary.err)"
 
 pcli_setup
-it_pcli_load "$profile" || it_fail "profiler-cli could not load $profile"
-S=(--session "$IT_PCLI_SESSION")
-pcli_json pcli-threads.json thread list "${S[@]}" || it_fail "profiler-cli thread list failed"
+pcli_load "$profile" || it_fail "profiler-cli could not load $profile"
+pcli_json pcli-threads.json thread list || it_fail "profiler-cli thread list failed"
 for t in worker-1 worker-2 main; do
-    handle=$(python3 - "$t" <<'PY'
-import json, sys
-threads = json.load(open("pcli-threads.json", encoding="utf-8"))["threads"]
-found = [t["threadHandle"] for t in threads if t["name"] == sys.argv[1]]
-print(found[0] if len(found) == 1 else "")
-PY
-    )
-    [[ -n $handle ]] || it_fail "profiler-cli: not exactly one thread named '$t': $(python3 -c \
-        'import json; print([t["name"] for t in json.load(open("pcli-threads.json"))["threads"]])')"
-    pcli_json "pcli-functions-$t.json" thread functions "${S[@]}" --thread "$handle" \
-        --include-idle --limit 0 || it_fail "profiler-cli thread functions failed for $t"
-    pcli_json "pcli-samples-$t.json" thread samples "${S[@]}" --thread "$handle" \
-        --include-idle || it_fail "profiler-cli thread samples failed for $t"
-    pcli_json "pcli-top-down-$t.json" thread samples-top-down "${S[@]}" --thread "$handle" \
+    handle=$(pcli_thread_handle "$t") || it_fail "profiler-cli: not exactly one thread named '$t'"
+    pcli_json "pcli-functions-$t.json" thread functions --thread "$handle" --include-idle \
+        --limit 0 || it_fail "profiler-cli thread functions failed for $t"
+    pcli_json "pcli-samples-$t.json" thread samples --thread "$handle" --include-idle ||
+        it_fail "profiler-cli thread samples failed for $t"
+    pcli_json "pcli-top-down-$t.json" thread samples-top-down --thread "$handle" \
         --include-idle || it_fail "profiler-cli thread samples-top-down failed for $t"
 done
 

@@ -32,7 +32,7 @@ it_init() {
     "$IT_JDK/bin/java" -version 2>&1 | sed "s/^/$IT_NAME: /"
     rm -rf "$FXAGENT_RUN_DIR"
     mkdir -p "$FXAGENT_RUN_DIR"
-    cd "$FXAGENT_RUN_DIR"
+    cd "$FXAGENT_RUN_DIR" || it_fail "cannot enter $FXAGENT_RUN_DIR"
 }
 
 # it_java LOGPREFIX AGENT_OPTIONS DEMO_ARGS...: runs the demo under the agent in the run dir,
@@ -61,35 +61,4 @@ it_no_hs_err() {
         done
         it_fail "JVM crash report(s) in $FXAGENT_RUN_DIR"
     fi
-}
-
-# it_pcli_load FILE: loads FILE into the profiler-cli session IT_PCLI_SESSION (pass
-# `--session "$IT_PCLI_SESSION"` to every later command). Call pcli_setup (profiler_cli.sh)
-# first. On a loaded machine the daemon (Node) can take longer to start than the 500 ms `load`
-# waits for; it then goes on starting and loading, so instead of starting another daemon this
-# polls `status` on the same session for up to 90 s. A refused file never becomes ready.
-it_pcli_load() {
-    local file=$1 out try i
-    IT_PCLI_SESSION=it$$
-    for try in 1 2 3; do
-        if out=$(profiler-cli load "$file" --session "$IT_PCLI_SESSION" 2>&1); then
-            return 0
-        fi
-        if [[ $out == *"still starting"* ]]; then
-            echo "$IT_NAME: profiler-cli daemon slow to start (attempt $try); waiting for it"
-            for i in $(seq 1 90); do
-                sleep 1
-                if profiler-cli status --session "$IT_PCLI_SESSION" >/dev/null 2>&1; then
-                    echo "$IT_NAME: profiler-cli session ready after ${i}s more"
-                    return 0
-                fi
-            done
-        fi
-        echo "$IT_NAME: profiler-cli load attempt $try failed: $out" >&2
-        profiler-cli stop "$IT_PCLI_SESSION" >/dev/null 2>&1 || true
-        [[ -f "$PROFILER_CLI_SESSION_DIR/$IT_PCLI_SESSION.log" ]] &&
-            tail -n 20 "$PROFILER_CLI_SESSION_DIR/$IT_PCLI_SESSION.log" >&2
-        rm -f "$PROFILER_CLI_SESSION_DIR/$IT_PCLI_SESSION".*
-    done
-    return 1
 }

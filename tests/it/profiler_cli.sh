@@ -5,14 +5,20 @@
 #   pcli_available           true if profiler-cli is on PATH
 #   pcli_setup               per-run session dir (PROFILER_CLI_SESSION_DIR) + EXIT trap that stops
 #                            every session; callers with their own EXIT trap call pcli_teardown
-#   pcli_load FILE           load with retries (see below); on final failure prints the output
-#                            and the session logs and returns 1
-#   pcli_json OUT ARGS...    profiler-cli ARGS --json > OUT, failing unless OUT is valid JSON
+#   pcli_load FILE           load with retries (see below) into a new named session, which
+#                            becomes the current one (its id in PCLI_SESSION); on final failure
+#                            prints the output and the session logs and returns 1
+#                            (PCLI_LOAD_TRIES, default 4)
+#   pcli_wait_ready ID       wait for a daemon that missed its start-up window (see below)
+#   pcli_json OUT ARGS...    profiler-cli ARGS [--session $PCLI_SESSION] --json > OUT, failing
+#                            unless OUT is valid JSON
 #   pcli_thread_handle NAME  prints the handle ("t-3") of the thread named NAME
 #
 # Why the retries: `load` waits a fixed 500 ms for the daemon's socket; on a busy 2-core machine
 # that window is missed now and then although the daemon goes on to load the file
-# (PROFILE-FORMAT.md §17.1). A refused file fails every attempt.
+# (PROFILE-FORMAT.md §17.1). At load average 12 on 2 cores four fresh starts in a row all missed
+# it, so after a miss pcli_load first waits for that daemon (`status`), and only if it never
+# answers stops it and starts again. A refused file fails at once, with the front-end's reason.
 #
 # JSON shapes relied upon (checked against profiler-cli 0.10.0; every reply also has "type" and
 # a "context" object):
@@ -77,16 +83,56 @@ pcli_setup() {
     trap pcli_teardown EXIT
 }
 
-pcli_load() {
-    local file=$1 try out
-    [[ -n "${PROFILER_CLI_SESSION_DIR:-}" ]] || pcli_setup
-    for try in 1 2 3 4; do
-        if out=$(profiler-cli load "$file" 2>&1); then
+# After a missed start-up window the daemon goes on loading; `status --session ID` then answers
+# once the profile is loaded, or says "Profile load failed: ..." if it was refused (verified with
+# 0.10.0). The session is named explicitly: until the new daemon listens, the current session
+# is still the previous one, which would answer instead.
+# Returns 0 when the session became ready, 1 when the file was refused, 2 when the daemon died or
+# never answered within PCLI_READY_TIMEOUT seconds (default 60).
+pcli_wait_ready() {
+    local id=$1 deadline=$((SECONDS + ${PCLI_READY_TIMEOUT:-60})) out
+    while ((SECONDS < deadline)); do
+        if out=$(profiler-cli status --session "$id" 2>&1); then
             return 0
         fi
-        echo "pcli_load: attempt $try failed: $(head -n 3 <<<"$out" | tr '\n' ' ')" >&2
+        if grep -q "Profile load failed" <<<"$out"; then
+            echo "$out" >&2
+            return 1
+        fi
+        if grep -q -e "failed to start" -e "Unknown session" <<<"$out"; then
+            break
+        fi
+        sleep 1
+    done
+    echo "pcli_wait_ready: session $id did not answer: $out" >&2
+    return 2
+}
+
+pcli_load() {
+    local file=$1 try out tries=${PCLI_LOAD_TRIES:-4} ready id
+    [[ -n "${PROFILER_CLI_SESSION_DIR:-}" ]] || pcli_setup
+    for ((try = 1; try <= tries; try++)); do
+        id=fx$$-$RANDOM-$try
+        if out=$(profiler-cli load "$file" --session "$id" 2>&1); then
+            export PCLI_SESSION=$id
+            return 0
+        fi
+        echo "pcli_load: attempt $try: $(head -n 2 <<<"$out" | tail -n 1)" >&2
+        if grep -q "did not become ready" <<<"$out"; then
+            ready=0
+            pcli_wait_ready "$id" || ready=$?
+            if [[ $ready -eq 0 ]]; then
+                # The daemon made itself current when it started listening; say so explicitly
+                # in case a dying earlier daemon took the current marker with it.
+                profiler-cli session use "$id" >/dev/null
+                export PCLI_SESSION=$id
+                echo "pcli_load: session $id became ready after all" >&2
+                return 0
+            fi
+            [[ $ready -eq 1 ]] && break # refused: retrying cannot help
+        fi
         profiler-cli stop --all >/dev/null 2>&1 || true
-        [[ $try -lt 4 ]] && sleep 1
+        ((try < tries)) && sleep 1
     done
     echo "pcli_load: profiler-cli could not load $file; last output:" >&2
     echo "$out" >&2
@@ -102,7 +148,9 @@ pcli_load() {
 pcli_json() {
     local out=$1
     shift
-    if ! profiler-cli "$@" --json >"$out" 2>"$out.err"; then
+    local session=()
+    [[ -n "${PCLI_SESSION:-}" ]] && session=(--session "$PCLI_SESSION")
+    if ! profiler-cli "$@" "${session[@]}" --json >"$out" 2>"$out.err"; then
         echo "pcli_json: 'profiler-cli $* --json' failed: $(cat "$out.err")" >&2
         return 1
     fi

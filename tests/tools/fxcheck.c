@@ -4,7 +4,8 @@
  * silently mis-render, and names the rule each problem breaks:
  *   gzip multi-member-gzip utf8 json version missing type column-length index-range
  *   null-convention category prefix-order time-order cpu-delta marker-phase marker-schema
- *   reserved-type unique-string pid main-thread threads-empty visible-threads weight value
+ *   marker-cause reserved-type unique-string pid main-thread threads-empty visible-threads
+ *   weight value
  * With --summary-json it also prints per-thread sample and per-func self/total counts computed
  * from the stack table, so integration tests can cross-check profiler-cli. */
 #include "fxcheck.h"

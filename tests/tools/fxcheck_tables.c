@@ -121,6 +121,8 @@ static void check_column(struct ck *c, const char *tpath, const struct ck_colspe
 long ck_table(struct ck *c, const char *path, const cJSON *t, const struct ck_colspec *specs,
               size_t nspecs, struct ck_col *cols)
 {
+    if (cols) /* the caller frees them whatever happens */
+        memset(cols, 0, nspecs * sizeof *cols);
     if (!t) {
         ck_fail(c, path, "missing", "the table is missing");
         return -1;
@@ -135,11 +137,8 @@ long ck_table(struct ck *c, const char *path, const cJSON *t, const struct ck_co
                 "'length' must be a non-negative integer (upgraders loop over it, pitfall 7)");
     for (size_t k = 0; k < nspecs; k++) {
         struct ck_col col;
-        if (!ck_col_read(c, path, t, specs[k].name, &col)) {
-            if (cols)
-                memset(&cols[k], 0, sizeof cols[k]);
+        if (!ck_col_read(c, path, t, specs[k].name, &col))
             continue;
-        }
         if (len >= 0 && col.n != len) {
             char cpath[160];
             snprintf(cpath, sizeof cpath, "%s.%s", path, specs[k].name);

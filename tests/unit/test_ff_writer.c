@@ -1088,6 +1088,26 @@ START_TEST(test_ff_writer_failure_after_open_retries_in_fallback_folder)
 }
 END_TEST
 
+START_TEST(test_ff_writer_unwritable_everywhere_fails_with_reason)
+{
+    make_dirs();
+    struct synth *s = synth_new();
+    char path[128], nofb[128];
+    snprintf(path, sizeof(path), "%s/missing/p.json.gz", tmpdir);
+    snprintf(nofb, sizeof(nofb), "%s/missing-too", fbdir);
+    setenv("TMPDIR", nofb, 1);
+    struct fx_ff_file_result res;
+    struct fx_errbuf eb = {{0}};
+    ck_assert_int_ne(fx_ff_write_file(s->p, path, 0, &res, &eb), FX_OK);
+    ck_assert_str_eq(res.path, "");
+    ck_assert_ptr_nonnull(strstr(eb.msg, "missing-too"));
+    ck_assert_str_eq(res.reason, eb.msg);
+    ck_assert_int_ne(access(nofb, F_OK), 0);
+    synth_free(s);
+    remove_dirs();
+}
+END_TEST
+
 /* --- golden --- */
 
 static const struct fx_marker_field gc_fields[] = {{"collector", "Collector", FX_FMT_STRING},
@@ -1249,22 +1269,24 @@ static Suite *ff_writer_suite(void)
 {
     Suite *s = suite_create("ff_writer");
     TCase *tc = tcase_create("structure");
+    tcase_set_timeout(tc, 120); /* generous: CI machines are shared and sanitized */
     tcase_add_test(tc, test_ff_writer_synthetic_profile_is_structurally_valid);
     tcase_add_test(tc, test_ff_writer_exactly_one_main_thread_is_the_chosen_one);
     tcase_add_test(tc, test_ff_writer_empty_profile_gets_one_placeholder_thread);
     tcase_add_test(tc, test_ff_writer_visible_threads_are_the_busiest_64);
     tcase_add_test(tc, test_ff_writer_locale_does_not_change_numbers);
     tcase_add_test(tc, test_ff_writer_sink_and_allocation_failures_are_reported);
-    tcase_set_timeout(tc, 60);
     suite_add_tcase(s, tc);
     tc = tcase_create("files");
+    tcase_set_timeout(tc, 120); /* generous: CI machines are shared and sanitized */
     tcase_add_test(tc, test_ff_writer_file_is_one_gzip_member_of_the_same_json);
     tcase_add_test(tc, test_ff_writer_json_suffix_writes_plain_json);
     tcase_add_test(tc, test_ff_writer_missing_folder_falls_back_and_says_so);
     tcase_add_test(tc, test_ff_writer_failure_after_open_retries_in_fallback_folder);
-    tcase_set_timeout(tc, 60);
+    tcase_add_test(tc, test_ff_writer_unwritable_everywhere_fails_with_reason);
     suite_add_tcase(s, tc);
     tc = tcase_create("golden");
+    tcase_set_timeout(tc, 120); /* generous: CI machines are shared and sanitized */
     tcase_add_test(tc, test_ff_writer_small_profile_matches_golden_file);
     suite_add_tcase(s, tc);
     return s;

@@ -510,6 +510,7 @@ static Suite *profile_suite(void)
 {
     Suite *s = suite_create("profile");
     TCase *tc = tcase_create("interning");
+    tcase_set_timeout(tc, 120); /* generous: CI machines are shared and sanitized */
     tcase_add_test(tc, test_profile_same_func_key_same_id);
     tcase_add_test(tc, test_profile_same_frame_key_same_id);
     tcase_add_test(tc, test_profile_invalid_ids_are_rejected);
@@ -518,17 +519,17 @@ static Suite *profile_suite(void)
     tcase_add_test(tc, test_profile_label_stack_is_a_root_in_its_category);
     suite_add_tcase(s, tc);
     tc = tcase_create("samples");
+    tcase_set_timeout(tc, 120); /* generous: CI machines are shared and sanitized */
     tcase_add_test(tc, test_profile_samples_clamped_to_non_decreasing);
     tcase_add_test(tc, test_profile_cpu_delta_saturates_and_keeps_unknown);
     tcase_add_test(tc, test_profile_weight_column_only_when_needed);
     tcase_add_test(tc, test_profile_memory_grows_with_unique_stacks_not_samples);
-    tcase_set_timeout(tc, 60);
     suite_add_tcase(s, tc);
     tc = tcase_create("model");
+    tcase_set_timeout(tc, 120); /* generous: CI machines are shared and sanitized */
     tcase_add_test(tc, test_profile_allocation_failure_leaves_model_unchanged);
     tcase_add_test(tc, test_profile_markers_keep_values_and_phase_times);
     tcase_add_test(tc, test_profile_meta_and_extra_setters_replace_values);
-    tcase_set_timeout(tc, 60);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -145,12 +145,14 @@ static Suite *strtab_suite(void)
 {
     Suite *s = suite_create("strtab");
     TCase *tc = tcase_create("intern");
+    tcase_set_timeout(tc, 120); /* generous: CI machines are shared and sanitized */
     tcase_add_test(tc, test_strtab_same_string_same_id);
     tcase_add_test(tc, test_strtab_bytes_not_c_strings_are_the_key);
     tcase_add_test(tc, test_strtab_hash_collisions_never_merge_strings);
     tcase_add_test(tc, test_strtab_many_strings_survive_growth);
     suite_add_tcase(s, tc);
     tc = tcase_create("failure");
+    tcase_set_timeout(tc, 120); /* generous: CI machines are shared and sanitized */
     tcase_add_test(tc, test_strtab_allocation_failure_leaves_table_unchanged);
     tcase_add_test(tc, test_strtab_destroy_of_zeroed_table_is_noop);
     suite_add_tcase(s, tc);

@@ -1,6 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 package fxagent;
 
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
+
 /**
  * The stack oracle of fxagent's validate mode, for tests: called at a chosen point, it asks
  * HotSpot for the calling thread's stack twice, with AsyncGetCallTrace (what the profiler's
@@ -24,6 +27,10 @@ public final class Oracle {
     private static final String NOT_LOADED =
             "fxagent is not loaded: run with -agentpath:libfxagent.so=validate";
     private static volatile boolean unbound;
+    private static final AtomicLong CHECKS = new AtomicLong();
+    private static final AtomicLong FRAMES = new AtomicLong();
+    private static final AtomicLong TRUNCATED = new AtomicLong();
+    private static final AtomicBoolean TALLY_HOOK = new AtomicBoolean();
 
     private Oracle() {}
 
@@ -78,12 +85,43 @@ public final class Oracle {
         if (unbound) {
             throw new IllegalStateException(NOT_LOADED);
         }
+        long packed;
         try {
-            return check0(depth);
+            packed = check0(depth);
         } catch (UnsatisfiedLinkError e) {
             unbound = true;
             throw new IllegalStateException(NOT_LOADED, e);
         }
+        tally(packed);
+        return packed;
+    }
+
+    /* At exit, one line on stderr says how much was compared, so a test log shows the work. */
+    private static void tally(long packed) {
+        CHECKS.incrementAndGet();
+        FRAMES.addAndGet((int) packed);
+        if ((packed & (1L << 32)) != 0) {
+            TRUNCATED.incrementAndGet();
+        }
+        if (TALLY_HOOK.compareAndSet(false, true)) {
+            addTallyHook();
+        }
+    }
+
+    /*
+     * Privileged: before JDK 24 a new Thread keeps the access-control context of its creator's
+     * stack, and with it the class loaders of every frame; a hook created under a check called
+     * from a custom loader's class would keep that loader from ever being collected.
+     */
+    @SuppressWarnings("removal")
+    private static void addTallyHook() {
+        Thread hook = java.security.AccessController.doPrivileged(
+                (java.security.PrivilegedAction<Thread>) () -> new Thread(() -> System.err.println(
+                        "fxagent oracle: " + CHECKS.get() + " checks agreed, " + FRAMES.get()
+                                + " frames compared, " + TRUNCATED.get()
+                                + " at the depth limit"), "fxagent-oracle-tally"));
+        hook.setContextClassLoader(null);
+        Runtime.getRuntime().addShutdownHook(hook);
     }
 
     /* (frames compared) | (truncated ? 1L << 32 : 0) | (carrier frames << 33); throws on

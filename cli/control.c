@@ -1,0 +1,332 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* fxprof start|stop|dump|status PID: loads libfxagent.so into a running JVM through the attach
+ * protocol with "<action>,<options>,reply=<file>". fxprof creates that reply file (O_EXCL, 0600)
+ * before the load and removes it afterwards, whatever happens; the agent writes its one-line
+ * outcome there (docs/ATTACH.md), because the JVM only relays Agent_OnAttach's return code. */
+#include "fxprof.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "fx_options.h"
+
+#define DEFAULT_TIMEOUT_MS 60000 /* writing a large profile takes a few seconds */
+#define ATTACH_TIMEOUT_MS  10000 /* the JDK's own client waits as long */
+#define REPLY_CAP          4096
+
+struct control {
+    const char *cmd; /* start, stop, dump or status */
+    pid_t pid;
+    const char *interval, *mode, *file, *extra, *agent;
+    int64_t timeout_ms;
+};
+
+struct reply_file {
+    int fd;
+    char local[PATH_MAX]; /* as fxprof reaches it */
+    char remote[96];      /* as the JVM sees it */
+};
+
+static int usage(const char *cmd)
+{
+    printf("usage: fxprof %s PID [options]\n", cmd);
+    if (!strcmp(cmd, "start"))
+        printf("Starts sampling in the running JVM PID (loads libfxagent.so into it).\n"
+               "  -i, --interval DURATION   sampling period, 100us..10s (default 10ms)\n"
+               "  -m, --mode MODE           cpu, itimer or wall (default cpu)\n"
+               "  -o, --output FILE         where stop/dump write the profile (a pattern: %%p %%t %%n)\n");
+    else if (!strcmp(cmd, "status"))
+        printf("Prints the state of the agent in the running JVM PID.\n");
+    else
+        printf("%s\n  -o, --output FILE         the profile to write (default: the start's file)\n",
+               !strcmp(cmd, "dump") ? "Writes the profile so far; sampling goes on."
+                                    : "Stops sampling and writes the profile.");
+    printf("  --options LIST            more agent options, e.g. depth=512,memory=128m\n"
+           "  --agent PATH              libfxagent.so to load (default: next to fxprof)\n"
+           "  --timeout DURATION        how long to wait for the agent's answer (default 60s)\n"
+           "Works on HotSpot JDK 8 to 25 without jcmd; the caller must be the JVM's user or root.\n");
+    return FX_CLI_OK;
+}
+
+static int parse_args(int argc, char **argv, struct control *c)
+{
+    static const struct option longs[] = {
+            {"interval", required_argument, NULL, 'i'}, {"mode", required_argument, NULL, 'm'},
+            {"output", required_argument, NULL, 'o'},   {"options", required_argument, NULL, 'x'},
+            {"agent", required_argument, NULL, 'a'},    {"timeout", required_argument, NULL, 't'},
+            {"help", no_argument, NULL, 'h'},           {NULL, 0, NULL, 0}};
+    bool is_start = !strcmp(c->cmd, "start"), is_status = !strcmp(c->cmd, "status");
+    struct fx_errbuf eb;
+    int o;
+    optind = 0;
+    while ((o = getopt_long(argc, argv, ":i:m:o:h", longs, NULL)) != -1) {
+        if (((o == 'i' || o == 'm') && !is_start) || ((o == 'o' || o == 'x') && is_status))
+            return fx_cli_usage(c->cmd, "option '%s' does not apply to %s", argv[optind - 1],
+                                c->cmd);
+        switch (o) {
+        case 'i': c->interval = optarg; break;
+        case 'm': c->mode = optarg; break;
+        case 'o': c->file = optarg; break;
+        case 'x': c->extra = optarg; break;
+        case 'a': c->agent = optarg; break;
+        case 't':
+            if (fx_cli_parse_timeout("--timeout", optarg, &c->timeout_ms, &eb) != FX_OK)
+                return fx_cli_usage(c->cmd, "%s", eb.msg);
+            break;
+        case 'h': return -1;
+        case ':': return fx_cli_usage(c->cmd, "option '%s' needs a value", argv[optind - 1]);
+        default: return fx_cli_usage(c->cmd, "unknown option '%s'", argv[optind - 1]);
+        }
+    }
+    if (optind != argc - 1)
+        return fx_cli_usage(c->cmd, "expected exactly one PID");
+    if (fx_cli_parse_pid(argv[optind], &c->pid, &eb) != FX_OK)
+        return fx_cli_usage(c->cmd, "%s", eb.msg);
+    return FX_CLI_OK;
+}
+
+static int append(char *out, size_t cap, const char *key, const char *val, struct fx_errbuf *eb)
+{
+    size_t len = strlen(out);
+    int n = snprintf(out + len, cap - len, "%s%s%s", key, val, "");
+    if (n < 0 || (size_t)n >= cap - len) {
+        fx_errbuf_set(eb, "the agent options are longer than the attach protocol's %d bytes",
+                      FX_ATTACH_ARG_MAX);
+        return FX_ERANGE;
+    }
+    return FX_OK;
+}
+
+/* A relative -o means the user's directory, not the JVM's; inside another mount namespace the
+ * path is the container's and is passed as given. */
+static int output_path(const struct control *c, bool same_root, char *out, size_t cap,
+                       struct fx_errbuf *eb)
+{
+    char cwd[PATH_MAX];
+    if (strchr(c->file, ',')) {
+        fx_errbuf_set(eb, "-o '%s': the file name cannot contain ',' (the agent's option separator)",
+                      c->file);
+        return FX_EINVAL;
+    }
+    if (c->file[0] == '/' || !same_root || !getcwd(cwd, sizeof cwd))
+        return snprintf(out, cap, "%s", c->file) < (int)cap ? FX_OK : FX_ERANGE;
+    return snprintf(out, cap, "%s/%s", cwd, c->file) < (int)cap ? FX_OK : FX_ERANGE;
+}
+
+/* Builds "<action>[,interval=..][,mode=..][,file=..][,extra]" and checks it with the agent's
+ * own parser, so a bad value is refused here with the agent's exact message. */
+static int agent_options(const struct control *c, bool same_root, char *out, size_t cap,
+                         struct fx_errbuf *eb)
+{
+    out[0] = '\0';
+    char file[PATH_MAX];
+    int rc = append(out, cap, c->cmd, "", eb);
+    if (rc == FX_OK && c->interval)
+        rc = append(out, cap, ",interval=", c->interval, eb);
+    if (rc == FX_OK && c->mode)
+        rc = append(out, cap, ",mode=", c->mode, eb);
+    if (rc == FX_OK && c->file)
+        rc = output_path(c, same_root, file, sizeof file, eb);
+    if (rc == FX_OK && c->file)
+        rc = append(out, cap, ",file=", file, eb);
+    if (rc == FX_OK && c->extra && *c->extra)
+        rc = append(out, cap, ",", c->extra, eb);
+    if (rc != FX_OK)
+        return rc;
+    struct fx_options parsed;
+    rc = fx_options_parse(out, &parsed, eb);
+    if (rc == FX_OK)
+        fx_options_destroy(&parsed);
+    return rc;
+}
+
+/* ---- the reply file ---- */
+
+static int reply_create(const struct fx_attach_target *t, struct reply_file *rf,
+                        struct fx_errbuf *eb)
+{
+    char hex[33];
+    int rc = fx_cli_random_hex(hex, sizeof hex, 8, eb);
+    if (rc != FX_OK)
+        return rc;
+    snprintf(rf->remote, sizeof rf->remote, "/tmp/fxprof-%d-%s", (int)getpid(), hex);
+    snprintf(rf->local, sizeof rf->local, "%s/fxprof-%d-%s", t->tmpdir, (int)getpid(), hex);
+    rf->fd = open(rf->local, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (rf->fd < 0) {
+        fx_errbuf_set(eb, "cannot create the reply file %s: %s", rf->local, strerror(errno));
+        return FX_EIO;
+    }
+    /* root profiling another user's JVM: the agent runs as that user and must open it. */
+    if (geteuid() == 0 && t->uid != 0 && fchown(rf->fd, t->uid, t->gid) != 0) {
+        fx_errbuf_set(eb, "cannot give the reply file %s to uid %u: %s", rf->local,
+                      (unsigned)t->uid, strerror(errno));
+        close(rf->fd);
+        unlink(rf->local);
+        return FX_EIO;
+    }
+    return FX_OK;
+}
+
+static void reply_remove(struct reply_file *rf)
+{
+    if (rf->fd >= 0) {
+        close(rf->fd);
+        unlink(rf->local);
+        rf->fd = -1;
+    }
+}
+
+/* The reply is complete once it ends with a newline (the agent writes it with one write()). */
+static size_t reply_read(const struct reply_file *rf, char *buf, size_t cap)
+{
+    ssize_t n = pread(rf->fd, buf, cap - 1, 0);
+    if (n <= 0 || buf[n - 1] != '\n')
+        return 0;
+    buf[n] = '\0';
+    return (size_t)n;
+}
+
+static size_t reply_wait(const struct reply_file *rf, int64_t timeout_ms, char *buf, size_t cap)
+{
+    int64_t deadline = fx_cli_now_ms() + timeout_ms, delay = 10;
+    size_t n;
+    while (!(n = reply_read(rf, buf, cap)) && !fx_cli_interrupted()) {
+        int64_t left = deadline - fx_cli_now_ms();
+        if (left <= 0)
+            break;
+        fx_cli_sleep_ms(delay < left ? delay : left);
+        delay = delay < 200 ? delay * 2 : 200;
+    }
+    return n;
+}
+
+/* ---- reporting ---- */
+
+/* The agent's text, "ok: ..." or "error: ..."; a non-zero return code is a failure whatever
+ * the text says. */
+static int print_outcome(pid_t pid, char *text, int code)
+{
+    size_t len = strlen(text);
+    while (len && (text[len - 1] == '\n' || text[len - 1] == ' '))
+        text[--len] = '\0';
+    bool error = !strncmp(text, "error:", 6);
+    const char *body = error ? text + 6 : !strncmp(text, "ok:", 3) ? text + 3 : text;
+    body += strspn(body, " ");
+    if (error || code != 0)
+        return fx_cli_fail("pid %d: %s", (int)pid, body);
+    printf("pid %d: %s\n", (int)pid, body);
+    return FX_CLI_OK;
+}
+
+static int jvm_text_fail(const struct control *c, struct fx_attach_reply *r, const char *lib)
+{
+    char *t = r->text;
+    while (r->len && t[r->len - 1] == '\n')
+        t[--r->len] = '\0';
+    return fx_cli_fail("pid %d: the JVM did not load %s (status %d): %s", (int)c->pid, lib,
+                       r->status, r->len ? t : "no message");
+}
+
+static int outcome(const struct control *c, struct fx_attach_reply *r, const char *lib,
+                   const struct reply_file *rf)
+{
+    int code;
+    char text[REPLY_CAP];
+    if (r->status != 0 || !fx_attach_load_code(r, &code))
+        return jvm_text_fail(c, r, lib);
+    size_t n = code == 0 ? reply_wait(rf, c->timeout_ms, text, sizeof text)
+                         : reply_read(rf, text, sizeof text);
+    if (fx_cli_interrupted())
+        return FX_CLI_INTERRUPTED;
+    if (n)
+        return print_outcome(c->pid, text, code);
+    if (code != 0)
+        return fx_cli_fail("pid %d: the agent refused '%s' (Agent_OnAttach returned %d); its message is on the JVM's stderr",
+                           (int)c->pid, c->cmd, code);
+    return fx_cli_fail("pid %d: the agent took '%s' (return code 0) but sent no outcome within %lld ms; see the JVM's stderr",
+                       (int)c->pid, c->cmd, (long long)c->timeout_ms);
+}
+
+static int run(const struct control *c)
+{
+    struct fx_errbuf eb;
+    struct fx_attach_target t;
+    char lib[PATH_MAX], opts[FX_ATTACH_ARG_MAX + 1];
+    /* The command line first, then the process, then the files: the first error is the
+     * most useful one. */
+    if (agent_options(c, true, opts, sizeof opts, &eb) != FX_OK ||
+        fx_attach_target_open(c->pid, &t, &eb) != FX_OK ||
+        agent_options(c, t.same_root, opts, sizeof opts, &eb) != FX_OK ||
+        fx_cli_find_agent(c->agent, lib, sizeof lib, &eb) != FX_OK)
+        return fx_cli_fail("%s", eb.msg);
+    if (!t.same_root)
+        return fx_cli_fail("pid %d runs in another mount namespace (a container): copy libfxagent.so into it and pass --agent with its path there (not supported yet)",
+                           (int)c->pid);
+    struct reply_file rf = {.fd = -1};
+    if (reply_create(&t, &rf, &eb) != FX_OK ||
+        append(opts, sizeof opts, ",reply=", rf.remote, &eb) != FX_OK) {
+        reply_remove(&rf);
+        return fx_cli_fail("%s", eb.msg);
+    }
+    const char *args[FX_ATTACH_ARGS] = {lib, "true", opts};
+    struct fx_attach_reply r;
+    int rc = fx_attach_execute(&t, "load", args, ATTACH_TIMEOUT_MS, c->timeout_ms, &r, &eb);
+    int ret = rc == FX_OK ? outcome(c, &r, lib, &rf) : fx_cli_fail("pid %d: %s", (int)c->pid,
+                                                                    eb.msg);
+    fx_attach_reply_destroy(&r);
+    reply_remove(&rf);
+    fflush(stdout);
+    return fx_cli_interrupted() ? FX_CLI_INTERRUPTED : ret;
+}
+
+int fx_control_main(int argc, char **argv)
+{
+    struct control c = {.cmd = argv[0], .timeout_ms = DEFAULT_TIMEOUT_MS};
+    int rc = parse_args(argc, argv, &c);
+    if (rc < 0)
+        return usage(c.cmd);
+    if (rc != FX_CLI_OK)
+        return rc;
+    fx_cli_catch_interrupts();
+    return run(&c);
+}
+
+/* ---- attach-raw PID OP [ARG...]: any operation, reply printed as is (tests, debugging) ---- */
+
+int fx_attach_raw_main(int argc, char **argv)
+{
+    int64_t timeout_ms = DEFAULT_TIMEOUT_MS;
+    struct fx_errbuf eb;
+    int first = 1;
+    if (argc > 2 && !strcmp(argv[1], "--timeout")) {
+        if (fx_cli_parse_timeout("--timeout", argv[2], &timeout_ms, &eb) != FX_OK)
+            return fx_cli_usage(argv[0], "%s", eb.msg);
+        first = 3;
+    }
+    if (argc - first < 2 || argc - first > 2 + FX_ATTACH_ARGS)
+        return fx_cli_usage(argv[0], "usage: fxprof attach-raw [--timeout D] PID OPERATION [ARG1 [ARG2 [ARG3]]]");
+    pid_t pid;
+    struct fx_attach_target t;
+    if (fx_cli_parse_pid(argv[first], &pid, &eb) != FX_OK ||
+        fx_attach_target_open(pid, &t, &eb) != FX_OK)
+        return fx_cli_fail("%s", eb.msg);
+    const char *args[FX_ATTACH_ARGS] = {NULL, NULL, NULL};
+    for (int i = first + 2; i < argc; i++)
+        args[i - first - 2] = argv[i];
+    fx_cli_catch_interrupts();
+    struct fx_attach_reply r;
+    if (fx_attach_execute(&t, argv[first + 1], args, ATTACH_TIMEOUT_MS, timeout_ms, &r, &eb) !=
+        FX_OK)
+        return fx_cli_fail("pid %d: %s", (int)pid, eb.msg);
+    printf("%d\n", r.status);
+    fwrite(r.text, 1, r.len, stdout);
+    int ret = r.status == 0 ? FX_CLI_OK : FX_CLI_FAIL;
+    fx_attach_reply_destroy(&r);
+    return fflush(stdout) == 0 ? ret : FX_CLI_FAIL;
+}

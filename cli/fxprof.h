@@ -1,0 +1,165 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* The fxprof command's modules. Every failure reaches the user as one line, "fxprof: ..." on
+ * stderr, and a non-zero exit; only the subcommand mains print or choose exit codes, the
+ * helpers below report through a struct fx_errbuf. */
+#ifndef FXPROF_H
+#define FXPROF_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "fx_err.h"
+
+enum {
+    FX_CLI_OK = 0,
+    FX_CLI_FAIL = 1,  /* the operation failed */
+    FX_CLI_USAGE = 2, /* the command line is wrong */
+    FX_CLI_INTERRUPTED = 130,
+};
+
+/* ---- cli.c: shared helpers ---- */
+
+/* Prints "fxprof: <message>" on stderr; returns FX_CLI_FAIL. */
+int fx_cli_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Prints "fxprof: <cmd>: <message> (see 'fxprof <cmd> --help')"; returns FX_CLI_USAGE. */
+int fx_cli_usage(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* True for -h and --help. */
+bool fx_cli_is_help(const char *arg);
+/* A decimal pid > 0; anything else is FX_EINVAL with a line in eb. */
+int fx_cli_parse_pid(const char *s, pid_t *out, struct fx_errbuf *eb);
+/* A duration as the agent writes them (10ms, 30s, 10m), in milliseconds, at least 1 ms. */
+int fx_cli_parse_timeout(const char *what, const char *s, int64_t *ms, struct fx_errbuf *eb);
+/* CLOCK_MONOTONIC in milliseconds. */
+int64_t fx_cli_now_ms(void);
+/* Sleeps ms milliseconds unless a SIGINT/SIGTERM caught by fx_cli_catch_interrupts arrives. */
+void fx_cli_sleep_ms(int64_t ms);
+/* SIGINT, SIGTERM and SIGHUP set a flag instead of killing fxprof (no SA_RESTART, so blocking
+ * calls return EINTR), letting the caller remove its temporary files. */
+void fx_cli_catch_interrupts(void);
+bool fx_cli_interrupted(void);
+/* Fills `out` with `n` random bytes as 2n lowercase hex digits (cap >= 2n + 1). */
+int fx_cli_random_hex(char *out, size_t cap, size_t n, struct fx_errbuf *eb);
+/* The absolute, canonical path of libfxagent.so: `given` (--agent) if not NULL, else
+ * $FXAGENT_LIB, else next to the fxprof binary (../agent/ in the build tree, ../lib/ when
+ * installed). */
+int fx_cli_find_agent(const char *given, char *out, size_t cap, struct fx_errbuf *eb);
+
+/* ---- attach.c: HotSpot's attach protocol (version 1), spoken directly ---- */
+
+#define FX_ATTACH_ARGS    3    /* a version 1 request always carries three arguments */
+#define FX_ATTACH_ARG_MAX 1024 /* bytes per argument, JDK 8 to 25 */
+
+struct fx_attach_target {
+    pid_t pid;        /* in our pid namespace */
+    pid_t nspid;      /* as the JVM sees itself: names its socket and trigger file */
+    uid_t uid;        /* effective uid and gid of the target */
+    gid_t gid;
+    bool same_root;   /* the target sees our file system root */
+    char name[64];    /* /proc/PID/status Name */
+    char tmpdir[64];  /* the target's /tmp as we reach it: /proc/PID/root/tmp or /tmp */
+    uint64_t sig_ign; /* /proc/PID/status SigIgn and SigCgt */
+    uint64_t sig_cgt;
+};
+
+struct fx_attach_reply {
+    int status; /* the operation's completion status; 0 = done */
+    char *text; /* the rest of the reply, NUL-terminated (owned) */
+    size_t len;
+};
+
+/* Checks that `pid` exists, that we may signal it and that it runs a HotSpot JVM (libjvm.so
+ * is mapped), and fills `t`. Sends no signal. */
+int fx_attach_target_open(pid_t pid, struct fx_attach_target *t, struct fx_errbuf *eb);
+/* Sends operation `op` with up to three arguments (NULL = empty) and reads the whole reply.
+ * Starts the target's attach listener first if its socket does not exist (the .attach_pid
+ * file and SIGQUIT), waiting up to attach_ms. The reply must arrive within reply_ms. */
+int fx_attach_execute(const struct fx_attach_target *t, const char *op,
+                      const char *const args[FX_ATTACH_ARGS], int64_t attach_ms,
+                      int64_t reply_ms, struct fx_attach_reply *r, struct fx_errbuf *eb);
+void fx_attach_reply_destroy(struct fx_attach_reply *r);
+/* For a `load` reply: sets *code to N of the "return code: N" line (Agent_OnAttach's return
+ * value) and returns true; false when the JVM did not call Agent_OnAttach at all. */
+bool fx_attach_load_code(const struct fx_attach_reply *r, int *code);
+
+/* ---- http.c: the HTTP/1.1 subset of `fxprof open` ---- */
+
+enum {
+    FX_HTTP_INCOMPLETE = -1, /* the head has not fully arrived */
+    FX_HTTP_BAD_REQUEST = 400,
+    FX_HTTP_URI_TOO_LONG = 414,
+    FX_HTTP_TOO_LARGE = 431, /* the head does not fit the buffer */
+    FX_HTTP_VERSION = 505,
+};
+
+struct fx_http_request {
+    char method[16];
+    char target[256];          /* the path, without query or fragment */
+    char request_headers[256]; /* Access-Control-Request-Headers if a plain list, else "" */
+    bool private_network;      /* Access-Control-Request-Private-Network: true */
+    bool has_body;
+};
+
+/* Parses the request head at the start of buf (len bytes read so far, cap the buffer's size):
+ * 0 when complete, FX_HTTP_INCOMPLETE when more bytes are needed, else the status to answer.
+ * A request with a body is refused (400). */
+int fx_http_parse(const char *buf, size_t len, size_t cap, struct fx_http_request *req);
+
+struct fx_http_response {
+    int status;
+    const char *content_type; /* NULL: none */
+    bool gzip;                /* Content-Encoding: gzip */
+    long long content_length;
+    bool cors;                   /* Access-Control-* headers (only on the secret path) */
+    const char *allow_headers;   /* echoed in a preflight's answer */
+    bool private_network;        /* answer a Private Network Access preflight */
+};
+
+/* Writes the response head (with Connection: close) into out; returns its length, 0 if it
+ * does not fit. */
+size_t fx_http_head(const struct fx_http_response *res, char *out, size_t cap);
+const char *fx_http_reason(int status);
+
+/* ---- pfile.c: reading a processed profile (.json or .json.gz) ---- */
+
+struct cJSON;
+
+/* Parses the file; *root is the caller's to cJSON_Delete. */
+int fx_pfile_load(const char *path, struct cJSON **root, struct fx_errbuf *eb);
+
+/* The call-tree tables as flat columns, every index checked; a parent stack comes before its
+ * children (stack_prefix -1 = root). Strings point into the cJSON tree. */
+struct fx_pfile_tables {
+    uint32_t nstacks, nframes, nfuncs, nstrings;
+    int32_t *stack_frame, *stack_prefix, *frame_func, *func_name;
+    const char **strings;
+    const struct cJSON *src[4]; /* the tables these came from, to reuse them across threads */
+};
+
+/* Fills t for `thread` (its own tables if it has them, else profile.shared's); keeps t as is
+ * when it already holds the same tables. Zero t before the first call. */
+int fx_pfile_tables(const struct cJSON *root, const struct cJSON *thread,
+                    struct fx_pfile_tables *t, struct fx_errbuf *eb);
+void fx_pfile_tables_destroy(struct fx_pfile_tables *t);
+
+struct fx_pfile_samples {
+    uint32_t n;
+    int32_t *stack; /* -1: a sample without a stack */
+    double *weight; /* NULL: every sample weighs 1 */
+    double *cpu;    /* threadCPUDelta, NULL when absent */
+};
+
+int fx_pfile_samples(const struct cJSON *thread, uint32_t nstacks, struct fx_pfile_samples *s,
+                     struct fx_errbuf *eb);
+void fx_pfile_samples_destroy(struct fx_pfile_samples *s);
+
+/* ---- subcommands: argv[0] is the subcommand's name ---- */
+
+int fx_control_main(int argc, char **argv);  /* control.c: start, stop, dump, status */
+int fx_attach_raw_main(int argc, char **argv); /* control.c: attach-raw (hidden, for tests) */
+int fx_record_main(int argc, char **argv);   /* record.c */
+int fx_serve_main(int argc, char **argv);    /* serve.c: open */
+int fx_summary_main(int argc, char **argv);  /* summary.c */
+
+#endif

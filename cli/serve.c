@@ -1,0 +1,465 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* fxprof open: serves one profile to profiler.firefox.com's from-url loader (PROFILE-FORMAT.md
+ * §16.2) from 127.0.0.1, under a path with 128 random bits, and nothing else: CORS headers only
+ * on that path, one request per connection, every buffer and every wait bounded. It stops once
+ * the file has been sent in full (after a grace period for a retry), on Ctrl-C or at --timeout. */
+#include "fxprof.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/sendfile.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define MAX_CONNS          16
+#define REQ_CAP            8192
+#define READ_MS            10000 /* to send a whole request head */
+#define STALL_MS           30000 /* without any progress in sending */
+#define DRAIN_MS           2000  /* for the client to close after our response */
+#define GRACE_MS           3000  /* after the profile went out, for a retried request */
+#define DEFAULT_TIMEOUT_MS (10 * 60 * 1000)
+#define CHUNK              (1 << 20)
+#define VIEWER             "https://profiler.firefox.com/from-url/"
+
+extern char **environ;
+
+enum conn_state {
+    C_FREE = 0,
+    C_READ,
+    C_WRITE,
+    C_DRAIN,
+};
+
+struct conn {
+    enum conn_state state;
+    int fd;
+    int64_t deadline;
+    size_t rlen;
+    char req[REQ_CAP];
+    char head[1024];
+    size_t hlen, hoff;
+    off_t boff, bend; /* file bytes still to send */
+    bool profile;     /* a GET of the profile: the file counts as served once it is sent */
+};
+
+struct server {
+    int lfd, file_fd;
+    off_t size;
+    bool gzip;
+    bool served;
+    int64_t served_at, end_at;
+    char path[64]; /* "/<32 hex>/profile.json" */
+    pid_t browser;
+    struct conn conns[MAX_CONNS];
+};
+
+struct open_args {
+    const char *file;
+    bool no_browser;
+    int port;
+    int64_t timeout_ms;
+};
+
+static int usage(void)
+{
+    printf("usage: fxprof open FILE [--no-browser] [--port N] [--timeout DURATION]\n"
+           "Serves FILE (.json or .json.gz) on 127.0.0.1 for profiler.firefox.com and prints the\n"
+           "link that opens it; runs xdg-open on it when a display is available. Stops once the\n"
+           "profile has been fetched, on Ctrl-C, or after --timeout (default 10m).\n"
+           "  --no-browser      only print the link\n"
+           "  --port N          listen on port N (default: any free port)\n"
+           "The link works only in a browser on this machine. Nothing is uploaded unless you\n"
+           "press Upload in the profiler.\n");
+    return FX_CLI_OK;
+}
+
+static int parse_args(int argc, char **argv, struct open_args *a)
+{
+    static const struct option longs[] = {{"no-browser", no_argument, NULL, 'n'},
+                                          {"port", required_argument, NULL, 'p'},
+                                          {"timeout", required_argument, NULL, 't'},
+                                          {"help", no_argument, NULL, 'h'},
+                                          {NULL, 0, NULL, 0}};
+    struct fx_errbuf eb;
+    char *end;
+    int o;
+    optind = 0;
+    while ((o = getopt_long(argc, argv, ":h", longs, NULL)) != -1) {
+        switch (o) {
+        case 'n': a->no_browser = true; break;
+        case 'p':
+            a->port = (int)strtol(optarg, &end, 10);
+            if (*optarg < '0' || *optarg > '9' || *end || a->port > 65535)
+                return fx_cli_usage("open", "--port '%s' is not a port (0 to 65535)", optarg);
+            break;
+        case 't':
+            if (fx_cli_parse_timeout("--timeout", optarg, &a->timeout_ms, &eb) != FX_OK)
+                return fx_cli_usage("open", "%s", eb.msg);
+            break;
+        case 'h': return -1;
+        case ':': return fx_cli_usage("open", "option '%s' needs a value", argv[optind - 1]);
+        default: return fx_cli_usage("open", "unknown option '%s'", argv[optind - 1]);
+        }
+    }
+    if (optind != argc - 1)
+        return fx_cli_usage("open", "expected exactly one FILE");
+    a->file = argv[optind];
+    return FX_CLI_OK;
+}
+
+/* ---- setup ---- */
+
+/* Gzip (magic 1f 8b) goes out as Content-Encoding: gzip, which the browser inflates; anything
+ * else must at least start like JSON, to catch a wrong file before the browser does. */
+static int open_file(struct server *s, const char *file, struct fx_errbuf *eb)
+{
+    unsigned char head[64];
+    struct stat st;
+    s->file_fd = open(file, O_RDONLY | O_CLOEXEC);
+    if (s->file_fd < 0 || fstat(s->file_fd, &st) != 0) {
+        fx_errbuf_set(eb, "cannot open %s: %s", file, strerror(errno));
+        return FX_EIO;
+    }
+    ssize_t n = S_ISREG(st.st_mode) ? pread(s->file_fd, head, sizeof head, 0) : -1;
+    if (n <= 0) {
+        fx_errbuf_set(eb, "%s is not a regular, non-empty file", file);
+        return FX_EINVAL;
+    }
+    s->size = st.st_size;
+    s->gzip = n >= 2 && head[0] == 0x1f && head[1] == 0x8b;
+    ssize_t i = 0;
+    while (i < n && strchr(" \t\r\n", head[i]))
+        i++;
+    if (!s->gzip && (i == n || head[i] != '{')) {
+        fx_errbuf_set(eb, "%s is neither gzip nor JSON: not a profile", file);
+        return FX_EINVAL;
+    }
+    return FX_OK;
+}
+
+static int listen_on(struct server *s, int port, int *bound, struct fx_errbuf *eb)
+{
+    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
+    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK); /* never reachable from another machine */
+    socklen_t len = sizeof sa;
+    int one = 1;
+    s->lfd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (s->lfd < 0 || setsockopt(s->lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) != 0 ||
+        bind(s->lfd, (struct sockaddr *)&sa, sizeof sa) != 0 || listen(s->lfd, MAX_CONNS) != 0 ||
+        getsockname(s->lfd, (struct sockaddr *)&sa, &len) != 0) {
+        fx_errbuf_set(eb, "cannot listen on 127.0.0.1:%d: %s", port, strerror(errno));
+        return FX_EIO;
+    }
+    *bound = ntohs(sa.sin_port);
+    return FX_OK;
+}
+
+/* encodeURIComponent: everything but A-Z a-z 0-9 - _ . ! ~ * ' ( ) is percent-encoded. */
+static void uri_component(const char *in, char *out, size_t cap)
+{
+    size_t o = 0;
+    for (const unsigned char *p = (const unsigned char *)in; *p && o + 4 < cap; p++) {
+        if ((*p >= 'A' && *p <= 'Z') || (*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9') ||
+            strchr("-_.!~*'()", *p))
+            out[o++] = (char)*p;
+        else
+            o += (size_t)snprintf(out + o, cap - o, "%%%02X", *p);
+    }
+    out[o] = '\0';
+}
+
+static void start_browser(struct server *s, const char *link)
+{
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    for (int fd = 0; fd < 3; fd++)
+        posix_spawn_file_actions_addopen(&fa, fd, "/dev/null", fd ? O_WRONLY : O_RDONLY, 0);
+    char *argv[] = {"xdg-open", (char *)link, NULL};
+    int err = posix_spawnp(&s->browser, "xdg-open", &fa, NULL, argv, environ);
+    posix_spawn_file_actions_destroy(&fa);
+    if (err != 0) {
+        s->browser = 0;
+        fprintf(stderr, "fxprof: cannot run xdg-open (%s): open the link yourself\n",
+                strerror(err));
+    }
+}
+
+static void announce(struct server *s, const struct open_args *a, int port)
+{
+    char url[128], link[sizeof VIEWER + 3 * sizeof url + 2];
+    snprintf(url, sizeof url, "http://127.0.0.1:%d%s", port, s->path);
+    strcpy(link, VIEWER);
+    uri_component(url, link + strlen(link), sizeof link - strlen(link) - 1);
+    strcat(link, "/");
+    printf("Serving %s (%lld bytes%s) at %s\n", a->file, (long long)s->size,
+           s->gzip ? ", gzip" : "", url);
+    printf("Open in the Firefox Profiler: %s\n", link);
+    fflush(stdout);
+    const char *x11 = getenv("DISPLAY"), *wl = getenv("WAYLAND_DISPLAY");
+    if (!a->no_browser && ((x11 && *x11) || (wl && *wl)))
+        start_browser(s, link);
+    fprintf(stderr, "fxprof: waiting for the profiler to fetch it (Ctrl-C to stop)\n");
+}
+
+/* ---- connections ---- */
+
+static void conn_close(struct conn *c)
+{
+    if (c->state != C_FREE)
+        close(c->fd);
+    c->state = C_FREE;
+}
+
+static void respond(struct server *s, struct conn *c, int status, const struct fx_http_request *r)
+{
+    bool secret = r && !strcmp(r->target, s->path);
+    bool get = r && !strcmp(r->method, "GET"), head = r && !strcmp(r->method, "HEAD");
+    bool preflight = r && !strcmp(r->method, "OPTIONS");
+    if (!status)
+        status = !secret ? 404 : get || head ? 200 : preflight ? 204 : 405;
+    char body[64] = ""; /* errors carry their status line as a short text body */
+    if (status != 200 && status != 204)
+        snprintf(body, sizeof body, "%d %s\n", status, fx_http_reason(status));
+    struct fx_http_response res = {
+            .status = status,
+            .content_type = status == 200 ? "application/json" : *body ? "text/plain" : NULL,
+            .gzip = status == 200 && s->gzip,
+            .content_length = status == 200 ? (long long)s->size : (long long)strlen(body),
+            .cors = secret,
+            .allow_headers = secret ? r->request_headers : NULL,
+            .private_network = secret && r->private_network};
+    c->hlen = fx_http_head(&res, c->head, sizeof c->head);
+    if (c->hlen + strlen(body) <= sizeof c->head) {
+        memcpy(c->head + c->hlen, body, strlen(body));
+        c->hlen += strlen(body);
+    }
+    c->hoff = 0;
+    c->boff = 0;
+    c->bend = status == 200 && get ? s->size : 0;
+    c->profile = status == 200 && get;
+    c->state = C_WRITE;
+    c->deadline = fx_cli_now_ms() + STALL_MS;
+}
+
+static void conn_read(struct server *s, struct conn *c)
+{
+    ssize_t n = recv(c->fd, c->req + c->rlen, sizeof c->req - c->rlen, 0);
+    if (n < 0 && (errno == EAGAIN || errno == EINTR))
+        return;
+    if (n <= 0) {
+        conn_close(c);
+        return;
+    }
+    c->rlen += (size_t)n;
+    struct fx_http_request r;
+    int st = fx_http_parse(c->req, c->rlen, sizeof c->req, &r);
+    if (st == FX_HTTP_INCOMPLETE)
+        return;
+    respond(s, c, st, st ? NULL : &r);
+}
+
+static void sent_all(struct server *s, struct conn *c)
+{
+    if (c->profile && !s->served) {
+        s->served = true;
+        fprintf(stderr, "fxprof: the profile was fetched (%lld bytes)\n", (long long)s->size);
+    }
+    if (c->profile)
+        s->served_at = fx_cli_now_ms();
+    /* Lingering close: closing with unread input could reset the connection before the client
+     * has read our last bytes. */
+    shutdown(c->fd, SHUT_WR);
+    c->state = C_DRAIN;
+    c->deadline = fx_cli_now_ms() + DRAIN_MS;
+}
+
+static void conn_write(struct server *s, struct conn *c)
+{
+    ssize_t n;
+    if (c->hoff < c->hlen) {
+        n = send(c->fd, c->head + c->hoff, c->hlen - c->hoff, MSG_NOSIGNAL);
+        if (n > 0)
+            c->hoff += (size_t)n;
+    } else {
+        off_t left = c->bend - c->boff;
+        n = sendfile(c->fd, s->file_fd, &c->boff, left < CHUNK ? (size_t)left : CHUNK);
+        if (n == 0) { /* the file shrank under us: the promised length cannot be met */
+            conn_close(c);
+            return;
+        }
+    }
+    if (n < 0 && (errno == EAGAIN || errno == EINTR))
+        return;
+    if (n < 0) {
+        conn_close(c);
+        return;
+    }
+    c->deadline = fx_cli_now_ms() + STALL_MS;
+    if (c->hoff == c->hlen && c->boff == c->bend)
+        sent_all(s, c);
+}
+
+static void conn_drain(struct conn *c)
+{
+    char sink[4096];
+    ssize_t n = recv(c->fd, sink, sizeof sink, 0);
+    if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR))
+        conn_close(c);
+}
+
+static void conn_accept(struct server *s)
+{
+    for (int i = 0; i < MAX_CONNS; i++) {
+        struct conn *c = &s->conns[i];
+        if (c->state != C_FREE)
+            continue;
+        int fd = accept4(s->lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+        if (fd < 0)
+            return;
+        c->fd = fd;
+        c->rlen = 0;
+        c->state = C_READ;
+        c->deadline = fx_cli_now_ms() + READ_MS;
+        return;
+    }
+}
+
+/* ---- the loop ---- */
+
+static void expire(struct server *s, int64_t now)
+{
+    for (int i = 0; i < MAX_CONNS; i++) {
+        struct conn *c = &s->conns[i];
+        if (c->state == C_READ && now >= c->deadline && c->rlen > 0) {
+            respond(s, c, 408, NULL); /* a slow head gets an answer, an idle socket none */
+        } else if (c->state != C_FREE && now >= c->deadline) {
+            conn_close(c);
+        }
+    }
+}
+
+static int poll_timeout(const struct server *s, int64_t now, int *active)
+{
+    int64_t next = s->end_at;
+    if (s->served && s->served_at + GRACE_MS < next)
+        next = s->served_at + GRACE_MS;
+    *active = 0;
+    for (int i = 0; i < MAX_CONNS; i++) {
+        if (s->conns[i].state == C_FREE)
+            continue;
+        (*active)++;
+        if (s->conns[i].deadline < next)
+            next = s->conns[i].deadline;
+    }
+    int64_t ms = next - now;
+    return ms < 0 ? 0 : ms > 1000 ? 1000 : (int)ms;
+}
+
+static void dispatch(struct server *s, const struct pollfd *pfd, const int *slot, int n)
+{
+    for (int k = 1; k < n; k++) {
+        struct conn *c = &s->conns[slot[k]];
+        if (!pfd[k].revents)
+            continue;
+        if (c->state == C_READ)
+            conn_read(s, c);
+        else if (c->state == C_WRITE)
+            conn_write(s, c);
+        else if (c->state == C_DRAIN)
+            conn_drain(c);
+    }
+    if (pfd[0].revents & POLLIN)
+        conn_accept(s);
+}
+
+static bool finished(const struct server *s, int64_t now, int active)
+{
+    return fx_cli_interrupted() || now >= s->end_at ||
+           (s->served && now >= s->served_at + GRACE_MS && active == 0);
+}
+
+static void run_loop(struct server *s, const sigset_t *unblocked)
+{
+    struct pollfd pfd[MAX_CONNS + 1];
+    int slot[MAX_CONNS + 1];
+    for (;;) {
+        int64_t now = fx_cli_now_ms();
+        expire(s, now);
+        int active, ms = poll_timeout(s, now, &active);
+        if (finished(s, now, active))
+            return;
+        int n = 1;
+        pfd[0] = (struct pollfd){.fd = s->lfd, .events = active < MAX_CONNS ? POLLIN : 0};
+        for (int i = 0; i < MAX_CONNS; i++) {
+            const struct conn *c = &s->conns[i];
+            if (c->state == C_FREE)
+                continue;
+            pfd[n] = (struct pollfd){.fd = c->fd, .events = c->state == C_WRITE ? POLLOUT : POLLIN};
+            slot[n++] = i;
+        }
+        struct timespec ts = {.tv_sec = ms / 1000, .tv_nsec = (ms % 1000) * 1000000L};
+        if (ppoll(pfd, (nfds_t)n, &ts, unblocked) > 0)
+            dispatch(s, pfd, slot, n);
+        if (s->browser > 0 && waitpid(s->browser, NULL, WNOHANG) == s->browser)
+            s->browser = 0;
+    }
+}
+
+static int serve(struct server *s, const struct open_args *a)
+{
+    struct fx_errbuf eb;
+    char hex[33];
+    int port;
+    if (open_file(s, a->file, &eb) != FX_OK || fx_cli_random_hex(hex, sizeof hex, 16, &eb) != FX_OK ||
+        listen_on(s, a->port, &port, &eb) != FX_OK)
+        return fx_cli_fail("open: %s", eb.msg);
+    snprintf(s->path, sizeof s->path, "/%s/profile.json", hex);
+    /* Interrupts stay blocked except inside ppoll, so none is lost between checks. */
+    sigset_t block, unblocked;
+    sigemptyset(&block);
+    sigaddset(&block, SIGINT);
+    sigaddset(&block, SIGTERM);
+    sigaddset(&block, SIGHUP);
+    sigprocmask(SIG_BLOCK, &block, &unblocked);
+    fx_cli_catch_interrupts();
+    signal(SIGPIPE, SIG_IGN); /* sendfile has no MSG_NOSIGNAL */
+    s->end_at = fx_cli_now_ms() + a->timeout_ms;
+    announce(s, a, port);
+    run_loop(s, &unblocked);
+    if (s->served)
+        return FX_CLI_OK;
+    if (fx_cli_interrupted())
+        return fx_cli_fail("open: stopped before the profile was fetched");
+    return fx_cli_fail("open: nobody fetched the profile within %lld s; the link is no longer valid",
+                       (long long)(a->timeout_ms / 1000));
+}
+
+int fx_serve_main(int argc, char **argv)
+{
+    struct open_args a = {.timeout_ms = DEFAULT_TIMEOUT_MS};
+    int rc = parse_args(argc, argv, &a);
+    if (rc < 0)
+        return usage();
+    if (rc != FX_CLI_OK)
+        return rc;
+    struct server s = {.lfd = -1, .file_fd = -1};
+    rc = serve(&s, &a);
+    for (int i = 0; i < MAX_CONNS; i++)
+        conn_close(&s.conns[i]);
+    if (s.lfd >= 0)
+        close(s.lfd);
+    if (s.file_fd >= 0)
+        close(s.file_fd);
+    return rc;
+}

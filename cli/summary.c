@@ -1,0 +1,391 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* fxprof summary: the hottest methods of each thread, busiest thread first. "Self" counts the
+ * samples whose leaf is the method; "total" counts the samples with the method anywhere on the
+ * stack, once per sample however deep the recursion, as the profiler's call tree does. */
+#include "fxprof.h"
+
+#include <cjson/cJSON.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fx_alloc.h"
+
+#define DEFAULT_TOP 10
+
+struct summary_args {
+    const char *file, *thread;
+    unsigned top;
+};
+
+struct entry {
+    const char *name;
+    double value;
+};
+
+struct thread_sum {
+    const char *name;
+    char tid[32];
+    unsigned index;
+    double samples, nostack, cpu_ms;
+    bool has_cpu;
+    struct entry *self, *total; /* the top entries, sorted */
+    unsigned nself, ntotal;
+};
+
+/* Scratch reused across threads, sized for the current tables. */
+struct scratch {
+    double *stack_w, *self, *total;
+    uint32_t *mark, stamp;
+    uint32_t nstacks, nfuncs;
+};
+
+static int usage(void)
+{
+    printf("usage: fxprof summary FILE [--top N] [--thread NAME]\n"
+           "Prints, per thread (busiest first), the top N methods by self and by total samples\n"
+           "with their share of the thread's samples, and the profile's counters (meta.extra).\n"
+           "  --top N         methods per list (default 10)\n"
+           "  --thread NAME   only the thread(s) with this exact name\n");
+    return FX_CLI_OK;
+}
+
+static int parse_args(int argc, char **argv, struct summary_args *a)
+{
+    static const struct option longs[] = {{"top", required_argument, NULL, 'n'},
+                                          {"thread", required_argument, NULL, 't'},
+                                          {"help", no_argument, NULL, 'h'},
+                                          {NULL, 0, NULL, 0}};
+    char *end;
+    int o;
+    optind = 0;
+    while ((o = getopt_long(argc, argv, ":h", longs, NULL)) != -1) {
+        switch (o) {
+        case 'n':
+            a->top = (unsigned)strtoul(optarg, &end, 10);
+            if (*optarg < '1' || *optarg > '9' || *end || a->top > 100000)
+                return fx_cli_usage("summary", "--top '%s' is not a number from 1 to 100000",
+                                    optarg);
+            break;
+        case 't': a->thread = optarg; break;
+        case 'h': return -1;
+        case ':': return fx_cli_usage("summary", "option '%s' needs a value", argv[optind - 1]);
+        default: return fx_cli_usage("summary", "unknown option '%s'", argv[optind - 1]);
+        }
+    }
+    if (optind != argc - 1)
+        return fx_cli_usage("summary", "expected exactly one FILE");
+    a->file = argv[optind];
+    return FX_CLI_OK;
+}
+
+/* ---- aggregation ---- */
+
+static int scratch_fit(struct scratch *s, const struct fx_pfile_tables *t)
+{
+    if (s->nstacks < t->nstacks) {
+        fx_free(s->stack_w);
+        s->stack_w = fx_calloc(t->nstacks, sizeof *s->stack_w);
+        s->nstacks = s->stack_w ? t->nstacks : 0;
+    }
+    if (s->nfuncs < t->nfuncs) {
+        fx_free(s->self), fx_free(s->total), fx_free(s->mark);
+        s->self = fx_calloc(t->nfuncs, sizeof *s->self);
+        s->total = fx_calloc(t->nfuncs, sizeof *s->total);
+        s->mark = fx_calloc(t->nfuncs, sizeof *s->mark);
+        s->stamp = 0;
+        s->nfuncs = s->self && s->total && s->mark ? t->nfuncs : 0;
+    }
+    if (s->nstacks < t->nstacks || s->nfuncs < t->nfuncs)
+        return FX_ENOMEM;
+    memset(s->stack_w, 0, t->nstacks * sizeof *s->stack_w);
+    memset(s->self, 0, t->nfuncs * sizeof *s->self);
+    memset(s->total, 0, t->nfuncs * sizeof *s->total);
+    return FX_OK;
+}
+
+static void scratch_destroy(struct scratch *s)
+{
+    fx_free(s->stack_w), fx_free(s->self), fx_free(s->total), fx_free(s->mark);
+}
+
+/* Weighs each stack once, then walks each used stack once: the cost is the number of distinct
+ * stacks times their depth, not samples times depth. */
+static void aggregate(const struct fx_pfile_tables *t, const struct fx_pfile_samples *sm,
+                      struct scratch *s, struct thread_sum *ts)
+{
+    for (uint32_t i = 0; i < sm->n; i++) {
+        double w = sm->weight ? sm->weight[i] : 1;
+        ts->samples += w;
+        if (sm->stack[i] < 0)
+            ts->nostack += w;
+        else
+            s->stack_w[sm->stack[i]] += w;
+    }
+    for (uint32_t st = 0; st < t->nstacks; st++) {
+        double w = s->stack_w[st];
+        if (w == 0)
+            continue;
+        s->self[t->frame_func[t->stack_frame[st]]] += w;
+        if (++s->stamp == 0) { /* wrapped: old marks could collide */
+            memset(s->mark, 0, s->nfuncs * sizeof *s->mark);
+            s->stamp = 1;
+        }
+        for (int32_t k = (int32_t)st; k >= 0; k = t->stack_prefix[k]) {
+            int32_t f = t->frame_func[t->stack_frame[k]];
+            if (s->mark[f] != s->stamp) {
+                s->mark[f] = s->stamp;
+                s->total[f] += w;
+            }
+        }
+    }
+}
+
+static int by_value(const void *a, const void *b)
+{
+    const struct entry *x = a, *y = b;
+    if (x->value != y->value)
+        return x->value < y->value ? 1 : -1;
+    return strcmp(x->name, y->name);
+}
+
+static int top(const struct fx_pfile_tables *t, const double *v, unsigned n, struct entry **out,
+               unsigned *nout)
+{
+    struct entry *e = fx_calloc(t->nfuncs ? t->nfuncs : 1, sizeof *e);
+    if (!e)
+        return FX_ENOMEM;
+    unsigned k = 0;
+    for (uint32_t f = 0; f < t->nfuncs; f++)
+        if (v[f] > 0)
+            e[k++] = (struct entry){t->strings[t->func_name[f]], v[f]};
+    qsort(e, k, sizeof *e, by_value);
+    *out = e;
+    *nout = k < n ? k : n;
+    return FX_OK;
+}
+
+static void thread_cpu(const struct cJSON *root, const struct fx_pfile_samples *sm,
+                       struct thread_sum *ts)
+{
+    const cJSON *units = cJSON_GetObjectItemCaseSensitive(
+            cJSON_GetObjectItemCaseSensitive(root, "meta"), "sampleUnits");
+    const cJSON *u = cJSON_GetObjectItemCaseSensitive(units, "threadCPUDelta");
+    const char *unit = cJSON_IsString(u) ? u->valuestring : "";
+    double scale = !strcmp(unit, "ns") ? 1e-6 : !strcmp(unit, "\xc2\xb5s") ? 1e-3 : 0;
+    if (!sm->cpu || scale == 0)
+        return;
+    ts->has_cpu = true;
+    for (uint32_t i = 1; i < sm->n; i++) /* the front-end ignores the first sample's delta */
+        ts->cpu_ms += sm->cpu[i] * scale;
+}
+
+static void thread_ids(const cJSON *th, unsigned index, struct thread_sum *ts)
+{
+    const cJSON *name = cJSON_GetObjectItemCaseSensitive(th, "name");
+    const cJSON *tid = cJSON_GetObjectItemCaseSensitive(th, "tid");
+    ts->name = cJSON_IsString(name) ? name->valuestring : "(unnamed)";
+    ts->index = index;
+    if (cJSON_IsNumber(tid))
+        snprintf(ts->tid, sizeof ts->tid, "%.0f", tid->valuedouble);
+    else
+        snprintf(ts->tid, sizeof ts->tid, "%s", cJSON_IsString(tid) ? tid->valuestring : "?");
+}
+
+static int summarise(const struct cJSON *root, const cJSON *th, unsigned ntop,
+                     struct fx_pfile_tables *t, struct scratch *s, struct thread_sum *ts,
+                     struct fx_errbuf *eb)
+{
+    struct fx_pfile_samples sm;
+    int rc = fx_pfile_tables(root, th, t, eb);
+    if (rc == FX_OK)
+        rc = fx_pfile_samples(th, t->nstacks, &sm, eb);
+    if (rc != FX_OK)
+        return rc;
+    rc = scratch_fit(s, t);
+    if (rc == FX_OK) {
+        aggregate(t, &sm, s, ts);
+        thread_cpu(root, &sm, ts);
+        rc = top(t, s->self, ntop, &ts->self, &ts->nself);
+    }
+    if (rc == FX_OK)
+        rc = top(t, s->total, ntop, &ts->total, &ts->ntotal);
+    if (rc == FX_ENOMEM)
+        fx_errbuf_set(eb, "out of memory summarising thread '%s'", ts->name);
+    fx_pfile_samples_destroy(&sm);
+    return rc;
+}
+
+/* ---- output ---- */
+
+static bool by_cpu; /* set once for the sort: every thread has CPU figures */
+
+static int busiest(const void *a, const void *b)
+{
+    const struct thread_sum *x = a, *y = b;
+    double vx = by_cpu ? x->cpu_ms : x->samples, vy = by_cpu ? y->cpu_ms : y->samples;
+    if (vx != vy)
+        return vx < vy ? 1 : -1;
+    return x->index < y->index ? -1 : x->index > y->index;
+}
+
+static void print_list(const char *title, const struct entry *e, unsigned n, double all)
+{
+    printf("  %s:\n", title);
+    for (unsigned i = 0; i < n; i++)
+        printf("    %5.1f%%  %9.0f  %s\n", all > 0 ? 100.0 * e[i].value / all : 0.0,
+               e[i].value, e[i].name);
+}
+
+static void print_thread(const struct thread_sum *ts)
+{
+    printf("\nThread \"%s\" (tid %s): %.0f samples", ts->name, ts->tid, ts->samples);
+    if (ts->has_cpu)
+        printf(", CPU %.1f ms", ts->cpu_ms);
+    if (ts->nostack > 0)
+        printf(", %.0f without a stack", ts->nostack);
+    printf("\n");
+    print_list("self", ts->self, ts->nself, ts->samples);
+    print_list("total", ts->total, ts->ntotal, ts->samples);
+}
+
+static void print_value(const cJSON *v)
+{
+    if (cJSON_IsString(v)) {
+        printf("%s", v->valuestring);
+    } else if (cJSON_IsNumber(v)) {
+        printf("%.15g", v->valuedouble);
+    } else {
+        char *s = cJSON_PrintUnformatted(v);
+        printf("%s", s ? s : "?");
+        cJSON_free(s);
+    }
+}
+
+/* meta.extra: [{label, entries: [{label, format, value}]}], where the agent puts its ASGCT
+ * outcome counts and drops. */
+static void print_extra(const struct cJSON *root)
+{
+    const cJSON *extra = cJSON_GetObjectItemCaseSensitive(
+            cJSON_GetObjectItemCaseSensitive(root, "meta"), "extra");
+    if (!cJSON_IsArray(extra) || !extra->child)
+        return;
+    printf("\nProfile info (meta.extra):\n");
+    const cJSON *group, *e;
+    cJSON_ArrayForEach(group, extra)
+    {
+        const cJSON *gl = cJSON_GetObjectItemCaseSensitive(group, "label");
+        cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(group, "entries"))
+        {
+            const cJSON *el = cJSON_GetObjectItemCaseSensitive(e, "label");
+            printf("  %s: %s: ", cJSON_IsString(gl) ? gl->valuestring : "?",
+                   cJSON_IsString(el) ? el->valuestring : "?");
+            print_value(cJSON_GetObjectItemCaseSensitive(e, "value"));
+            printf("\n");
+        }
+    }
+}
+
+static void print_header(const char *file, const struct cJSON *root, const struct thread_sum *ts,
+                         unsigned n, unsigned nthreads)
+{
+    const cJSON *meta = cJSON_GetObjectItemCaseSensitive(root, "meta");
+    const cJSON *product = cJSON_GetObjectItemCaseSensitive(meta, "product");
+    const cJSON *interval = cJSON_GetObjectItemCaseSensitive(meta, "interval");
+    double all = 0;
+    for (unsigned i = 0; i < n; i++)
+        all += ts[i].samples;
+    printf("%s: %s, %u thread%s, %.0f samples", file,
+           cJSON_IsString(product) ? product->valuestring : "(no product)", nthreads,
+           nthreads == 1 ? "" : "s", all);
+    if (cJSON_IsNumber(interval))
+        printf(", interval %g ms", interval->valuedouble);
+    printf("\n");
+}
+
+/* ---- main ---- */
+
+static int collect(const struct cJSON *root, const struct summary_args *a, struct thread_sum *ts,
+                   unsigned *n, struct fx_errbuf *eb)
+{
+    struct fx_pfile_tables t = {0};
+    struct scratch s = {0};
+    const cJSON *threads = cJSON_GetObjectItemCaseSensitive(root, "threads"), *th;
+    unsigned index = 0;
+    int rc = FX_OK;
+    cJSON_ArrayForEach(th, threads)
+    {
+        struct thread_sum *cur = &ts[*n];
+        thread_ids(th, index++, cur);
+        if (a->thread && strcmp(cur->name, a->thread))
+            continue;
+        rc = summarise(root, th, a->top, &t, &s, cur, eb);
+        if (rc != FX_OK)
+            break;
+        (*n)++;
+    }
+    fx_pfile_tables_destroy(&t);
+    scratch_destroy(&s);
+    return rc;
+}
+
+static int no_such_thread(const struct cJSON *root, const char *name)
+{
+    char names[512] = "";
+    const cJSON *th;
+    cJSON_ArrayForEach(th, cJSON_GetObjectItemCaseSensitive(root, "threads"))
+    {
+        const cJSON *n = cJSON_GetObjectItemCaseSensitive(th, "name");
+        size_t len = strlen(names);
+        if (cJSON_IsString(n) && len < sizeof names - 8)
+            snprintf(names + len, sizeof names - len, "%s'%s'", len ? ", " : "", n->valuestring);
+    }
+    return fx_cli_fail("summary: no thread named '%s' (threads: %s)", name, names);
+}
+
+static int report(const struct summary_args *a, const struct cJSON *root)
+{
+    unsigned nthreads = (unsigned)cJSON_GetArraySize(
+            cJSON_GetObjectItemCaseSensitive(root, "threads"));
+    struct thread_sum *ts = fx_calloc(nthreads ? nthreads : 1, sizeof *ts);
+    if (!ts)
+        return fx_cli_fail("summary: out of memory");
+    struct fx_errbuf eb;
+    unsigned n = 0;
+    int rc = collect(root, a, ts, &n, &eb);
+    int ret = rc != FX_OK ? fx_cli_fail("summary: %s: %s", a->file, eb.msg)
+              : n == 0 && a->thread ? no_such_thread(root, a->thread)
+                                    : FX_CLI_OK;
+    if (ret == FX_CLI_OK) {
+        by_cpu = true;
+        for (unsigned i = 0; i < n; i++)
+            by_cpu &= ts[i].has_cpu;
+        qsort(ts, n, sizeof *ts, busiest);
+        print_header(a->file, root, ts, n, nthreads);
+        for (unsigned i = 0; i < n; i++)
+            print_thread(&ts[i]);
+        print_extra(root);
+    }
+    for (unsigned i = 0; i < nthreads; i++)
+        fx_free(ts[i].self), fx_free(ts[i].total);
+    fx_free(ts);
+    return ret;
+}
+
+int fx_summary_main(int argc, char **argv)
+{
+    struct summary_args a = {.top = DEFAULT_TOP};
+    int rc = parse_args(argc, argv, &a);
+    if (rc < 0)
+        return usage();
+    if (rc != FX_CLI_OK)
+        return rc;
+    struct fx_errbuf eb;
+    cJSON *root;
+    if (fx_pfile_load(a.file, &root, &eb) != FX_OK)
+        return fx_cli_fail("summary: %s", eb.msg);
+    int ret = report(&a, root);
+    cJSON_Delete(root);
+    return fflush(stdout) == 0 ? ret : fx_cli_fail("summary: cannot write the output");
+}

@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# fxprof summary on profiles with known proportions: fxsynth's default model (when built) and
+# the checked-in summary_profile.json (plain and gzipped), whose thread "main" splits its samples
+#   self:  App.hot 40 %, App.warm 30 %, App.fib 20 %, App.cold 10 %
+#   total: App.main 100 %, App.hot 60 %, App.warm 30 %, App.fib 20 % (recursive: once per
+#          sample), App.cold 10 %
+# main is listed first (the busiest by CPU), meta.extra's outcome count is printed, --top and
+# --thread select, and an unknown --thread fails with one line.
+set -euo pipefail
+source "$(dirname "$0")/cli_lib.sh"
+cli_init it.fxprof_summary
+
+profiles=("$FXCLI_TESTS/summary_profile.json")
+gzip -c "$FXCLI_TESTS/summary_profile.json" >summary_profile.json.gz
+profiles+=("$FXAGENT_RUN_DIR/summary_profile.json.gz")
+if [[ -n "${FXSYNTH:-}" && -x "$FXSYNTH" ]]; then
+    "$FXSYNTH" synth.json.gz >/dev/null
+    profiles+=("$FXAGENT_RUN_DIR/synth.json.gz")
+else
+    echo "$CLI_NAME: fxsynth not built: only the checked-in profile is used"
+fi
+
+check_summary() {
+    python3 - "$1" <<'PY'
+import re, sys
+text = open(sys.argv[1], encoding="utf-8").read()
+blocks = re.split(r"\n(?=Thread \")", text)
+threads = [b for b in blocks if b.startswith("Thread ")]
+assert threads and threads[0].startswith('Thread "main"'), "main is not listed first"
+main = threads[0]
+def section(block, name):
+    part = block.split(f"  {name}:\n", 1)[1]
+    rows = {}
+    for line in part.splitlines():
+        m = re.fullmatch(r"\s+(\d+\.\d)%\s+(\d+)\s+(.+)", line)
+        if not m:
+            break
+        rows[m.group(3)] = float(m.group(1))
+    return rows
+want = {"self": {"com.example.App.hot": 40.0, "com.example.App.warm": 30.0,
+                 "com.example.App.fib": 20.0, "com.example.App.cold": 10.0},
+        "total": {"com.example.App.main": 100.0, "com.example.App.hot": 60.0,
+                  "com.example.App.warm": 30.0, "com.example.App.fib": 20.0,
+                  "com.example.App.cold": 10.0}}
+for name, expected in want.items():
+    got = section(main, name)
+    assert got == expected, f"main {name}: {got} != {expected}"
+assert "Sample outcomes: [AGCT: GC active]: 100" in text, "meta.extra outcome count missing"
+print("  main self/total percentages as expected")
+PY
+}
+
+for p in "${profiles[@]}"; do
+    cli_run summary "$FXPROF" summary "$p"
+    [[ $CLI_RC -eq 0 ]] || cli_fail "fxprof summary $p exited $CLI_RC"
+    [[ ! -s summary.err ]] || cli_fail "fxprof summary $p wrote to stderr"
+    check_summary summary.out || cli_fail "wrong summary of $p"
+done
+
+p=${profiles[0]}
+cli_run top "$FXPROF" summary "$p" --top 2 --thread main
+[[ $CLI_RC -eq 0 ]] || cli_fail "--top 2 --thread main exited $CLI_RC"
+[[ $(grep -c '^Thread ' top.out) -eq 1 ]] || cli_fail "--thread main printed other threads"
+[[ $(grep -cE '^ +[0-9]+\.[0-9]%' top.out) -eq 4 ]] || cli_fail "--top 2 did not give 2 rows per list"
+cli_expect_error nothread "no thread named 'nope' \(threads: 'worker-1', 'main'\)" \
+    "$FXPROF" summary "$p" --thread nope
+echo "$CLI_NAME: OK"
