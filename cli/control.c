@@ -54,6 +54,11 @@ static int usage(const char *cmd)
     return FX_CLI_OK;
 }
 
+static const char *option_name(int o)
+{
+    return o == 'i' ? "-i/--interval" : o == 'm' ? "-m/--mode" : o == 'o' ? "-o/--output" : "--options";
+}
+
 static int parse_args(int argc, char **argv, struct control *c)
 {
     static const struct option longs[] = {
@@ -67,7 +72,7 @@ static int parse_args(int argc, char **argv, struct control *c)
     optind = 0;
     while ((o = getopt_long(argc, argv, ":i:m:o:h", longs, NULL)) != -1) {
         if (((o == 'i' || o == 'm') && !is_start) || ((o == 'o' || o == 'x') && is_status))
-            return fx_cli_usage(c->cmd, "option '%s' does not apply to %s", argv[optind - 1],
+            return fx_cli_usage(c->cmd, "option %s does not apply to %s", option_name(o),
                                 c->cmd);
         switch (o) {
         case 'i': c->interval = optarg; break;

@@ -275,12 +275,12 @@ static void write_marker_data(struct fx_json *j, const struct fx_profile *p,
         return;
     }
     const struct fx_marker_schema *s = p->schemas[m->schema[i]];
-    const union fx_marker_value *v = &m->values[m->values_at[i]];
     fx_json_obj_begin(j);
     kv_str(j, "type", s->name);
+    /* Indexed per field: with no field values yet, m->values is NULL, and NULL + 0 is UB. */
     for (unsigned f = 0; f < s->n_fields; f++) {
         fx_json_key(j, s->fields[f].key);
-        write_field_value(j, p, s->fields[f].format, &v[f]);
+        write_field_value(j, p, s->fields[f].format, &m->values[m->values_at[i] + f]);
     }
     fx_json_obj_end(j);
 }

@@ -37,8 +37,7 @@ static void check_message(const char *in, int rc, const struct fx_errbuf *eb)
     FUZZ_CHECK(strstr(m, "accepted: ") || strstr(m, "try 'help'") || strstr(m, "at most one of") ||
                        strstr(m, "out of memory"),
                "message says nothing of what is accepted: '%s'", m);
-    FUZZ_CHECK(rc != FX_ENOMEM || strstr(m, "out of memory"), "ENOMEM without saying so: '%s'",
-               m);
+    FUZZ_CHECK(rc != FX_ENOMEM || strstr(m, "out of memory"), "ENOMEM without saying so: '%s'", m);
 }
 
 /* On failure `o` must hold nothing to free: the defaults, byte for byte. */
@@ -153,8 +152,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         fx_alloc_fail_after(n);
         int rc3 = parse_once(in, &eb2);
         fx_alloc_fail_after(0);
-        FUZZ_CHECK(rc3 == rc || rc3 == FX_ENOMEM, "allocation %ld failing turned %d into %d for '%s'",
-                   n, rc, rc3, in);
+        FUZZ_CHECK(rc3 == rc || rc3 == FX_ENOMEM,
+                   "allocation %ld failing turned %d into %d for '%s'", n, rc, rc3, in);
     }
     check_value_parsers(in);
     free(in);

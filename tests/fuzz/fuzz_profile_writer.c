@@ -110,7 +110,8 @@ static void op_func(struct fuzz_reader *r, struct fx_profile *p, struct shadow *
     k.source.i = pick(r, sh->strings);
     k.line = (int32_t)fuzz_u32(r);
     k.is_java = fuzz_u8(r) & 1;
-    bool valid = k.name.i < sh->strings && (k.resource.i < sh->strings || k.resource.i == FX_NONE_ID) &&
+    bool valid = k.name.i < sh->strings &&
+                 (k.resource.i < sh->strings || k.resource.i == FX_NONE_ID) &&
                  (k.source.i < sh->strings || k.source.i == FX_NONE_ID);
     fx_func_id id;
     int rc = fx_profile_func(p, &k, &id);
@@ -315,9 +316,9 @@ static void op_clock(struct fuzz_reader *r, struct fx_profile *p, struct shadow 
 }
 
 typedef void (*op_fn)(struct fuzz_reader *, struct fx_profile *, struct shadow *);
-static const op_fn ops[] = {op_string, op_string, op_func,   op_frame,  op_stack,
-                            op_stack,  op_sample, op_sample, op_marker, op_schema,
-                            op_thread, op_counter, op_meta,  op_clock,  op_label_stack};
+static const op_fn ops[] = {op_string, op_string,  op_func,   op_frame,  op_stack,
+                            op_stack,  op_sample,  op_sample, op_marker, op_schema,
+                            op_thread, op_counter, op_meta,   op_clock,  op_label_stack};
 #define N_OPS (sizeof(ops) / sizeof(ops[0]))
 
 /* --- the written profile --- */
@@ -332,7 +333,8 @@ static cJSON *get(const cJSON *o, const char *key)
 /* Every object with a length: each array member is a column of that length. */
 static void check_columns(const cJSON *node, const char *name)
 {
-    const cJSON *len = cJSON_IsObject(node) ? cJSON_GetObjectItemCaseSensitive(node, "length") : NULL;
+    const cJSON *len =
+            cJSON_IsObject(node) ? cJSON_GetObjectItemCaseSensitive(node, "length") : NULL;
     const cJSON *c;
     cJSON_ArrayForEach(c, node)
     {
@@ -354,8 +356,8 @@ static void check_refs(const cJSON *table, const char *key, double lo, double hi
             continue;
         FUZZ_CHECK(cJSON_IsNumber(v) && v->valuedouble >= lo && v->valuedouble < hi &&
                            v->valuedouble == floor(v->valuedouble),
-                   "%s holds %g, not in [%g, %g)", key, cJSON_IsNumber(v) ? v->valuedouble : NAN, lo,
-                   hi);
+                   "%s holds %g, not in [%g, %g)", key, cJSON_IsNumber(v) ? v->valuedouble : NAN,
+                   lo, hi);
     }
 }
 
@@ -398,8 +400,8 @@ static void check_samples(const cJSON *s, uint32_t want, int nstacks)
     const cJSON *d;
     cJSON_ArrayForEach(d, get(s, "timeDeltas"))
     {
-        FUZZ_CHECK(cJSON_IsNumber(d) && (i++ == 0 || d->valuedouble >= 0), "timeDelta %d is %g",
-                   i, d->valuedouble);
+        FUZZ_CHECK(cJSON_IsNumber(d) && (i++ == 0 || d->valuedouble >= 0), "timeDelta %d is %g", i,
+                   d->valuedouble);
     }
 }
 
@@ -431,7 +433,8 @@ static void check_markers(const cJSON *m, uint32_t want, int nstr)
 static void check_threads(const cJSON *threads, const struct shadow *sh, int nstr, int nstacks)
 {
     uint32_t n = (uint32_t)cJSON_GetArraySize(threads);
-    FUZZ_CHECK(n == (sh->threads ? sh->threads : 1), "%u threads written, %u added", n, sh->threads);
+    FUZZ_CHECK(n == (sh->threads ? sh->threads : 1), "%u threads written, %u added", n,
+               sh->threads);
     int mains = 0;
     for (uint32_t t = 0; t < n; t++) {
         const cJSON *th = cJSON_GetArrayItem(threads, (int)t);

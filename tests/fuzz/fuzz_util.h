@@ -12,10 +12,10 @@
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 /* Prints "fuzz check failed: <what>" with the location, then aborts. */
-#define FUZZ_CHECK(cond, ...)                                                                      \
-    do {                                                                                           \
-        if (!(cond))                                                                               \
-            fuzz_fail(__FILE__, __LINE__, #cond, __VA_ARGS__);                                     \
+#define FUZZ_CHECK(cond, ...)                                  \
+    do {                                                       \
+        if (!(cond))                                           \
+            fuzz_fail(__FILE__, __LINE__, #cond, __VA_ARGS__); \
     } while (0)
 
 void fuzz_fail(const char *file, int line, const char *cond, const char *fmt, ...)

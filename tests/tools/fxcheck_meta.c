@@ -323,6 +323,19 @@ static void check_extra(struct ck *c)
     }
 }
 
+/* Optional flags the front-end tests for exactly true or false (symbolicated === false asks
+ * Mozilla's symbol server). */
+static void check_flags(struct ck *c)
+{
+    static const char *const flags[] = {"symbolicated", "usesOnlyOneStackType",
+                                        "sourceCodeIsNotOnSearchfox", "keepProfileThreadOrder"};
+    for (size_t k = 0; k < sizeof flags / sizeof *flags; k++) {
+        const cJSON *v = cJSON_GetObjectItemCaseSensitive(c->meta, flags[k]);
+        if (v && !cJSON_IsBool(v))
+            ck_fail(c, "meta", "type", "'%s' must be a boolean when present", flags[k]);
+    }
+}
+
 void ck_meta(struct ck *c)
 {
     if (!c->meta) {
@@ -345,4 +358,5 @@ void ck_meta(struct ck *c)
     check_thread_list(c, "initialSelectedThreads");
     check_schemas(c);
     check_extra(c);
+    check_flags(c);
 }

@@ -345,6 +345,12 @@ static void check_thread_fields(struct ck *c, const char *path, const cJSON *t)
     want_kind(c, path, t, "registerTime", "a number (ms)", is_num);
     want_kind(c, path, t, "unregisterTime", "a number or null", is_num_or_null);
     want_kind(c, path, t, "pausedRanges", "an array", is_array);
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(t, "processName");
+    if (v && !cJSON_IsString(v))
+        ck_fail(c, path, "type", "'processName' must be a string when present");
+    v = cJSON_GetObjectItemCaseSensitive(t, "showMarkersInTimeline");
+    if (v && !cJSON_IsBool(v))
+        ck_fail(c, path, "type", "'showMarkersInTimeline' must be a boolean when present");
 }
 
 /* A second main thread for a pid makes the first one vanish from the UI (pitfall 16). */

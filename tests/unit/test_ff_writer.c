@@ -859,6 +859,35 @@ START_TEST(test_ff_writer_empty_profile_gets_one_placeholder_thread)
 }
 END_TEST
 
+/* A marker whose schema has no fields, in a thread where no marker holds values: its data is
+ * just the type. (Found by fuzz_profile_writer: the writer computed NULL + 0 here, which UBSan
+ * reports as undefined behaviour.) */
+START_TEST(test_ff_writer_marker_of_fieldless_schema_has_only_type)
+{
+    static const struct fx_marker_schema bare = {.name = "FxBare", .display = FX_DISPLAY_TABLE};
+    struct fx_profile *p = fx_profile_new();
+    uint32_t t, schema;
+    fx_str_id name;
+    ck_assert_int_eq(fx_profile_thread_add(p, "main", 1, 0, &t), FX_OK);
+    ck_assert_int_eq(fx_profile_schema(p, &bare, &schema), FX_OK);
+    ck_assert_int_eq(fx_profile_cstring(p, "tick", &name), FX_OK);
+    ck_assert_int_eq(
+            fx_profile_marker(p, t, name, FX_PHASE_INSTANT, FX_CAT_OTHER, 10, 0, schema, NULL),
+            FX_OK);
+    size_t len;
+    char *json = write_mem(p, &len);
+    struct parsed ps;
+    check_profile(json, len, &ps);
+    const cJSON *markers = key(cJSON_GetArrayItem(key(ps.root, "threads"), 0), "markers");
+    const cJSON *data = cJSON_GetArrayItem(key(markers, "data"), 0);
+    ck_assert_int_eq(cJSON_GetArraySize(data), 1);
+    ck_assert_str_eq(key(data, "type")->valuestring, "FxBare");
+    parsed_free(&ps);
+    fx_free(json);
+    fx_profile_free(p);
+}
+END_TEST
+
 /* 70 threads, thread i with i samples: the 64 busiest (6..69) are initially visible. */
 START_TEST(test_ff_writer_visible_threads_are_the_busiest_64)
 {
@@ -1273,6 +1302,7 @@ static Suite *ff_writer_suite(void)
     tcase_add_test(tc, test_ff_writer_synthetic_profile_is_structurally_valid);
     tcase_add_test(tc, test_ff_writer_exactly_one_main_thread_is_the_chosen_one);
     tcase_add_test(tc, test_ff_writer_empty_profile_gets_one_placeholder_thread);
+    tcase_add_test(tc, test_ff_writer_marker_of_fieldless_schema_has_only_type);
     tcase_add_test(tc, test_ff_writer_visible_threads_are_the_busiest_64);
     tcase_add_test(tc, test_ff_writer_locale_does_not_change_numbers);
     tcase_add_test(tc, test_ff_writer_sink_and_allocation_failures_are_reported);

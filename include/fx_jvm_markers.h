@@ -1,0 +1,87 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* The JVM's markers and counters as the model stores them: one static schema per kind of event
+ * (GC pause, JIT compile, user marker, the profiler's own dumps and start) and one descriptor
+ * per counter. JVM-free, so unit tests and synthetic profiles write exactly what the agent
+ * writes. Every function here is for the model's owner (the drain thread), never a signal
+ * handler; on failure nothing was added to the model (strings already interned stay). */
+#ifndef FX_JVM_MARKERS_H
+#define FX_JVM_MARKERS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "fx_err.h"
+#include "fx_profile.h"
+
+/* Marker names (the marker chart's rows) and schema names (data.type). */
+#define FX_JVM_GC_NAME       "GC pause"
+#define FX_JVM_GC_SCHEMA     "JvmGcPause"
+#define FX_JVM_JIT_NAME      "JIT compiled"
+#define FX_JVM_JIT_SCHEMA    "JvmJitCompile"
+#define FX_JVM_USER_SCHEMA   "JvmUserMarker"
+#define FX_JVM_DUMP_NAME     "fxagent dump"
+#define FX_JVM_DUMP_SCHEMA   "FxDump"
+#define FX_JVM_START_NAME    "sampling started"
+#define FX_JVM_START_SCHEMA  "FxSession"
+
+/* A stop-the-world pause between JVMTI GarbageCollectionStart and Finish. collector NULL, or a
+ * heap figure < 0, means unknown: written as "unknown" and 0 (the schema says so). */
+struct fx_jvm_gc {
+    int64_t seq; /* 1 for the first pause the agent saw */
+    const char *collector;
+    int64_t heap_before, heap_after; /* bytes */
+};
+int fx_jvm_markers_gc(struct fx_profile *p, uint32_t thread, int64_t start_ns, int64_t end_ns,
+                      const struct fx_jvm_gc *gc);
+
+/* JVMTI CompiledMethodLoad: an instant, since the event carries no compile start. */
+struct fx_jvm_jit {
+    const char *method; /* "pkg.Class.name(I)J"; any bytes */
+    size_t method_len;
+    int64_t code_size; /* bytes of machine code */
+    int64_t inlined;   /* distinct methods inlined into it; -1 unknown */
+};
+int fx_jvm_markers_jit(struct fx_profile *p, uint32_t thread, int64_t t_ns,
+                       const struct fx_jvm_jit *j);
+
+/* A marker from fxagent.Markers: phase FX_PHASE_INSTANT (mark), FX_PHASE_INTERVAL (begin..end),
+ * FX_PHASE_START (begin still open at a dump) or FX_PHASE_END (its end, in a later dump). The
+ * front-end pairs START and END per thread by name. text may be NULL (written ""). */
+int fx_jvm_markers_user(struct fx_profile *p, uint32_t thread, uint8_t phase, int64_t start_ns,
+                        int64_t end_ns, const char *name, size_t name_len, const char *text,
+                        size_t text_len);
+
+/* One profile written by fxagent; recorded after the write, so the next dump shows it. */
+struct fx_jvm_dump {
+    const char *path;
+    int64_t samples, bytes;
+};
+int fx_jvm_markers_dump(struct fx_profile *p, uint32_t thread, int64_t start_ns, int64_t end_ns,
+                        const struct fx_jvm_dump *d);
+
+/* The instant sampling began. */
+struct fx_jvm_start {
+    const char *engine, *mode;
+    double interval_ms;
+};
+int fx_jvm_markers_start(struct fx_profile *p, uint32_t thread, int64_t t_ns,
+                         const struct fx_jvm_start *s);
+
+/* --- counters --- */
+
+enum fx_jvm_counter {
+    FX_JVM_HEAP_USED = 0, /* bytes: Runtime.totalMemory() - freeMemory() */
+    FX_JVM_HEAP_COMMITTED, /* bytes: Runtime.totalMemory() */
+    FX_JVM_RSS,            /* bytes: /proc/self/statm resident pages */
+    FX_JVM_CLASSES,        /* classes loaded (prepared), unloading not subtracted */
+    FX_JVM_SAMPLE_RATE,    /* samples recorded per second, all threads */
+    FX_JVM_COUNTER_COUNT
+};
+
+/* The counter's name as written ("Java heap used", ...), for tests. */
+const char *fx_jvm_markers_counter_name(enum fx_jvm_counter c);
+/* Registers every counter in the model; ids[c] is then the model's index of counter c. On
+ * failure the counters registered before the failing one stay in the model. */
+int fx_jvm_markers_counters(struct fx_profile *p, uint32_t ids[FX_JVM_COUNTER_COUNT]);
+
+#endif

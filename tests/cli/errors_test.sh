@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# Every fxprof error is one stderr line starting "fxprof: ", with nothing on stdout and a
+# non-zero exit: bad and missing pids, a process that is not a JVM (left unsignalled and
+# alive), a JVM that does not handle SIGQUIT (-Xrs, no attach listener: a SIGQUIT would kill
+# it; it stays alive), bad -i and
+# -m values (worded as the agent words them), unknown commands and options, missing files.
+set -euo pipefail
+source "$(dirname "$0")/cli_lib.sh"
+cli_init it.fxprof_errors
+trap 'cli_stop_sleeper; [[ -n "${sleep_pid:-}" ]] && kill "$sleep_pid" 2>/dev/null; true' EXIT
+
+pid_max=$(cat /proc/sys/kernel/pid_max)
+cli_expect_error badpid "'abc' is not a process id" "$FXPROF" status abc
+cli_expect_error zeropid "'0' is not a process id" "$FXPROF" dump 0
+cli_expect_error nopid "no process with pid $pid_max\$" "$FXPROF" stop "$pid_max"
+cli_expect_error rawnopid "no process with pid $pid_max\$" "$FXPROF" attach-raw "$pid_max" properties
+cli_expect_error twopids "expected exactly one PID" "$FXPROF" status 1 2
+
+sleep 300 &
+sleep_pid=$!
+cli_expect_error notjava "process $sleep_pid \(sleep\) is not a HotSpot JVM" "$FXPROF" dump "$sleep_pid"
+cli_expect_error rawnotjava "is not a HotSpot JVM" "$FXPROF" attach-raw "$sleep_pid" properties
+kill -0 "$sleep_pid" || cli_fail "fxprof killed the non-JVM process"
+
+duration="option 'interval': '5x' has an unknown unit \(ns, us, ms, s, m, h\); accepted: a whole duration from 100us to 10s"
+cli_expect_error recbadi "^fxprof: $duration" "$FXPROF" record -i 5x -- java -version
+cli_expect_error recsmalli "^fxprof: option 'interval': '10us' is out of range" \
+    "$FXPROF" record -i 10us -- java -version
+cli_expect_error recbadm "^fxprof: option 'mode': 'fast' .*accepted: cpu, itimer or wall" \
+    "$FXPROF" record -m fast -- java -version
+cli_expect_error startbadi "^fxprof: $duration" "$FXPROF" start "$sleep_pid" -i 5x
+cli_expect_error recnojava "no java command given" "$FXPROF" record -o x.json
+cli_expect_error recnotjava "'-jar' is not a java command" "$FXPROF" record -- -jar app.jar
+cli_expect_error recbadopt "unknown option '--bogus'" "$FXPROF" record --bogus -- java
+cli_expect_error recnoagent "--agent '/nonexistent/libfxagent.so': no such readable file" \
+    "$FXPROF" record --agent /nonexistent/libfxagent.so -- java -version
+cli_expect_error unknowncmd "unknown command 'frobnicate'" "$FXPROF" frobnicate
+cli_expect_error summarymissing "cannot open /nonexistent.json" "$FXPROF" summary /nonexistent.json
+echo "not json" >notjson.txt
+cli_expect_error summarynotjson "notjson.txt is not JSON" "$FXPROF" summary notjson.txt
+cli_expect_error openmissing "open: cannot open /nonexistent.json" \
+    "$FXPROF" open /nonexistent.json --no-browser
+cli_expect_error opennotprofile "notjson.txt is neither gzip nor JSON" \
+    "$FXPROF" open notjson.txt --no-browser
+cli_expect_error openbadport "--port '70000' is not a port" "$FXPROF" open x.json --port 70000
+cli_expect_error badtimeout "--timeout: '0' is not a duration" "$FXPROF" dump 1 --timeout 0
+
+fx_jdks_discover >/dev/null
+jdk=${FX_JDK_HOMES[0]:-}
+[[ -n $jdk ]] || cli_fail "no JDK to test -Xrs with"
+# -Xrs leaves SIGQUIT to its default action (a SIGQUIT would kill the JVM), and without the
+# attach mechanism there is no socket either: fxprof must refuse rather than signal.
+JAVA_TOOL_OPTIONS="-Xrs -XX:+DisableAttachMechanism" cli_start_sleeper "$jdk" xrs
+cli_expect_error xrs "process $CLI_JVM_PID \(java\) does not handle SIGQUIT .*not signalled" \
+    "$FXPROF" attach-raw "$CLI_JVM_PID" properties
+kill -0 "$CLI_JVM_PID" || cli_fail "the -Xrs JVM died"
+echo "$CLI_NAME: OK"

@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# A sanitizer job (docs/RELIABILITY.md): configures ROOT in BUILD_DIR with
+# -DFXAGENT_SANITIZE=SANITIZERS, builds only the unit test binaries of MODULES (all of
+# tests/unit/test_*.c when none is given) and runs them there with ctest. Any sanitizer report
+# fails the test that made it (-fno-sanitize-recover=all, halt_on_error).
+#   san_unit.sh ROOT BUILD_DIR SANITIZERS CC JDK [MODULE...]
+set -uo pipefail
+root=$1 dir=$2 san=$3 cc=$4 jdk=$5
+shift 5
+start=$SECONDS
+
+modules=("$@")
+if [ ${#modules[@]} -eq 0 ]; then
+    for f in "$root"/tests/unit/test_*.c; do
+        m=${f##*/test_}
+        modules+=("${m%.c}")
+    done
+fi
+targets=("${modules[@]/#/test_}")
+regex="^unit\\.($(
+    IFS='|'
+    echo "${modules[*]}"
+))\$"
+
+echo "san: $san: configuring $dir with $cc"
+cmake -S "$root" -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_C_COMPILER="$cc" \
+    -DFXAGENT_SANITIZE="$san" -DFXAGENT_JDK="$jdk" -DFXAGENT_FUZZ=OFF >"$dir.configure.log" 2>&1 ||
+    { tail -n 30 "$dir.configure.log"; echo "san: FAIL: configure (log: $dir.configure.log)"; exit 1; }
+echo "san: $san: building ${targets[*]}"
+cmake --build "$dir" -j2 --target "${targets[@]}" >"$dir.build.log" 2>&1 ||
+    { tail -n 40 "$dir.build.log"; echo "san: FAIL: build (log: $dir.build.log)"; exit 1; }
+built=$SECONDS
+
+# Leaks count as errors; a TSan report stops the test at once, with the report in the log.
+export ASAN_OPTIONS=detect_leaks=1:strict_string_checks=1:check_initialization_order=1
+export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+export TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1
+ctest --test-dir "$dir" -R "$regex" --output-on-failure --timeout 600
+rc=$?
+echo "san: $san: built in $((built - start)) s, tests ran in $((SECONDS - built)) s, ctest exit $rc"
+[ "$rc" -eq 0 ] || echo "san: FAIL: $san: a unit test failed or a sanitizer reported (output above)"
+exit "$rc"
