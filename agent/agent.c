@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* Entry points and the start/stop sequence: Agent_OnLoad checks everything that can refuse the
  * start (options, SIGPROF ownership, AsyncGetCallTrace, capabilities) before anything runs;
- * VMInit starts sampling; VMDeath stops every signal source, drains, and writes the profile.
+ * VMInit (or a start by attach, attach.c) starts sampling; VMDeath stops every signal source,
+ * drains, and writes the profile (commands.c, which also runs stop, dump and status).
  * An agent must never bring the JVM down: failures print one `fxagent:` line and either stop
  * the JVM from starting (Agent_OnLoad returns JNI_ERR) or leave it running unprofiled. */
 #include "fx_agent.h"
@@ -156,18 +157,10 @@ static int check_actions(struct fx_errbuf *eb)
                 eb, "stop, dump and status work only with jcmd JVMTI.agent_load on a running JVM");
         return FX_EINVAL;
     }
-    if (o->validate) {
-        fx_errbuf_set(eb, "option 'validate' is not implemented yet");
-        return FX_EUNSUPPORTED;
-    }
-    if (o->loop_ns != 0) {
-        fx_errbuf_set(eb, "option 'loop' is not implemented yet");
-        return FX_EUNSUPPORTED;
-    }
     return check_ring_fits_depth(eb);
 }
 
-static void record_start(void)
+void fx_agent_record_start(void)
 {
     struct timespec wall;
     clock_gettime(CLOCK_REALTIME, &wall);
@@ -176,7 +169,7 @@ static void record_start(void)
     fx_ag.start_time = wall.tv_sec;
 }
 
-static int setup(JavaVM *vm, struct fx_errbuf *eb)
+int fx_agent_setup(JavaVM *vm, struct fx_errbuf *eb)
 {
     int rc = check_actions(eb);
     if (rc == FX_OK)
@@ -192,11 +185,18 @@ static int setup(JavaVM *vm, struct fx_errbuf *eb)
         return FX_EUNSUPPORTED;
     }
     fx_ag.vm = vm;
-    if (fx_jvmti_events_setup(fx_ag.jvmti) != FX_OK) {
+    rc = fx_jvmti_events_setup(fx_ag.jvmti);
+    if (rc != FX_OK)
         fx_errbuf_set(eb, "JVMTI setup failed (see the line above)");
-        return FX_EUNSUPPORTED;
+    if (rc == FX_OK && fx_ag.opt.validate)
+        rc = fx_validate_setup(fx_ag.jvmti, eb);
+    if (rc == FX_OK)
+        rc = install_handler(eb);
+    if (rc != FX_OK) { /* at attach the JVM goes on: leave no callback behind */
+        (*fx_ag.jvmti)->DisposeEnvironment(fx_ag.jvmti);
+        fx_ag.jvmti = NULL;
     }
-    return install_handler(eb);
+    return rc;
 }
 
 /* `help` prints the option list and stops the JVM: a user who asked for help has not chosen
@@ -205,7 +205,7 @@ JNIEXPORT jint JNICALL Agent_OnLoad(JavaVM *vm, char *options, void *reserved)
 {
     (void)reserved;
     struct fx_errbuf eb = {{0}};
-    record_start();
+    fx_agent_record_start();
     if (fx_options_parse(options, &fx_ag.opt, &eb) != FX_OK) {
         fx_agent_log("%s", eb.msg);
         return JNI_ERR;
@@ -215,18 +215,16 @@ JNIEXPORT jint JNICALL Agent_OnLoad(JavaVM *vm, char *options, void *reserved)
         fx_agent_log("the JVM was stopped because 'help' was given; remove it to profile");
         return JNI_ERR;
     }
-    if (setup(vm, &eb) != FX_OK) {
+    if (fx_ag.opt.reply != NULL || fx_ag.opt.reset) {
+        fx_agent_log("option '%s' works only with jcmd JVMTI.agent_load or fxprof on a running JVM",
+                     fx_ag.opt.reply != NULL ? "reply" : "reset");
+        return JNI_ERR;
+    }
+    if (fx_agent_setup(vm, &eb) != FX_OK) {
         fx_agent_log("%s", eb.msg);
         return JNI_ERR;
     }
     return JNI_OK;
-}
-
-JNIEXPORT jint JNICALL Agent_OnAttach(JavaVM *vm, char *options, void *reserved)
-{
-    (void)vm, (void)options, (void)reserved;
-    fx_agent_log("attach is not supported yet; start the JVM with -agentpath:");
-    return JNI_ERR;
 }
 
 JNIEXPORT void JNICALL Agent_OnUnload(JavaVM *vm)
@@ -243,6 +241,8 @@ void JNICALL fx_agent_vm_init(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread)
         return;
     }
     fx_profile_set_start(fx_ag.profile, fx_ag.start_ns, fx_ag.start_epoch_ms);
+    if (fx_window_init(fx_ag.profile) != FX_OK)
+        fx_agent_log("out of memory at start: samples past the table limit will be lost");
     fx_jvmti_events_prepare_loaded_classes(jvmti, jni);
     fx_ag.sampling_begin_ns = fx_agent_now_ns();
     __atomic_store_n(&fx_sig.enabled, 1, __ATOMIC_RELEASE);
@@ -253,18 +253,18 @@ void JNICALL fx_agent_vm_init(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread)
                      fx_ag.opt.mode == FX_MODE_WALL ? "wall" : "itimer");
     if (fx_drain_start(jni) != FX_OK)
         fx_agent_log("the drain thread could not start: samples are drained at exit only");
+    if (fx_ag.opt.validate && fx_validate_start(jni) != FX_OK)
+        fx_agent_log("validate: the validator thread could not start: nothing is validated");
+    fx_commands_started(jni);
 }
 
+/* A running recording stops and writes its last file; a stopped one was written at stop
+ * (commands.c). */
 void JNICALL fx_agent_vm_death(jvmtiEnv *jvmti, JNIEnv *jni)
 {
     if (fx_ag.profile == NULL)
         return;
-    __atomic_store_n(&fx_ag.dead, 1, __ATOMIC_RELEASE);
-    __atomic_store_n(&fx_sig.enabled, 0, __ATOMIC_RELEASE);
-    fx_threads_disarm_all();
-    fx_timer_stop();
-    fx_drain_stop();
-    fx_ag.sampling_end_ns = fx_agent_now_ns();
-    fx_drain_once(jvmti, jni);
-    fx_dump_at_death(jvmti, jni);
+    fx_validate_stop(); /* before the last dump, which reports its figures */
+    fx_commands_at_death(jvmti, jni);
+    fx_validate_report(jvmti);
 }

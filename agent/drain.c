@@ -45,10 +45,9 @@ static struct {
     bool stop, running;
     struct fx_methods *methods;
     uint64_t outcomes[FX_ASGCT_CODES], outcome_other, java_stacks;
-    uint64_t records, samples, idle_inserted, truncated, model_errors, over_memory;
+    uint64_t records, samples, idle_inserted, truncated, model_errors;
     uint64_t weight_sum, cpu_sum_ns, cpu_gaps, wall_sum_ns, wall_gaps;
     uint64_t handler_ns, handler_max_ns, handled, drops; /* of reaped threads */
-    bool memory_full;
 } dr = {.lock = PTHREAD_MUTEX_INITIALIZER, .cond = PTHREAD_COND_INITIALIZER};
 
 static bool ended(struct fx_thread *t)
@@ -155,12 +154,13 @@ static void one_record(jvmtiEnv *jvmti, JNIEnv *jni, struct fx_profile *p, struc
                        const struct fx_sample_rec *r)
 {
     dr.records++;
-    if (dr.memory_full) {
-        dr.over_memory++;
+    if (!fx_window_admit(r->time_ns))
         return;
-    }
     fx_stack_id stack;
-    if (sample_stack(jvmti, jni, p, r, &stack) != FX_OK) {
+    int rc = sample_stack(jvmti, jni, p, r, &stack);
+    if (rc == FX_EFULL && fx_window_full_stack(&stack)) /* tables at their limit (window.c) */
+        rc = FX_OK;
+    if (rc != FX_OK) {
         dr.model_errors++;
         return;
     }
@@ -187,6 +187,14 @@ static bool add_to_profile(struct fx_profile *p, struct fx_thread *t)
     return true;
 }
 
+int fx_drain_thread_index(struct fx_profile *p, struct fx_thread *t, uint32_t *out)
+{
+    if (!add_to_profile(p, t))
+        return FX_ENOMEM;
+    *out = t->profile_index;
+    return FX_OK;
+}
+
 /* Empties one ring. `was_ended` was read before draining, so an empty ring is then final.
  * A thread enters the model with its first sample: threads that never ran long enough to be
  * sampled would only add empty tracks (they are still counted as "threads sampled"). */
@@ -207,6 +215,7 @@ static void drain_thread(jvmtiEnv *jvmti, JNIEnv *jni, struct fx_profile *p, str
     if (was_ended && !t->finished) {
         if (t->in_profile)
             fx_profile_thread_unregister(p, t->profile_index, t->end_ns);
+        fx_markers_thread_finished(jvmti, jni, p, t);
         t->finished = true;
     }
 }
@@ -236,10 +245,10 @@ void fx_drain_once(jvmtiEnv *jvmti, JNIEnv *jni)
         return;
     if (dr.methods == NULL && (dr.methods = fx_methods_new()) == NULL)
         return;
-    if (!dr.memory_full && fx_profile_memory(p) > fx_ag.opt.memory_bytes)
-        dr.memory_full = true;
+    fx_markers_drain(jvmti, jni, p); /* before any reaping: records may name ended threads */
     for (struct fx_thread *t = fx_threads_head(); t != NULL; t = t->next)
         drain_thread(jvmti, jni, p, t);
+    fx_window_bound(p); /* the memory bound: the oldest samples go (window.c) */
     if (!__atomic_load_n(&fx_ag.dead, __ATOMIC_ACQUIRE))
         fx_threads_reap(jni, finished);
 }
@@ -262,8 +271,11 @@ static void JNICALL drain_main(jvmtiEnv *jvmti, JNIEnv *jni, void *arg)
     (void)arg;
     struct timespec next;
     clock_gettime(CLOCK_REALTIME, &next);
-    while (drain_sleep(&next))
+    while (drain_sleep(&next)) {
         fx_drain_once(jvmti, jni);
+        fx_window_serve(jvmti, jni); /* dumps, status: between passes (window.c) */
+    }
+    fx_window_drain_exiting();
     pthread_mutex_lock(&dr.lock);
     dr.running = false;
     pthread_cond_broadcast(&dr.cond);
@@ -294,9 +306,12 @@ uint64_t fx_drain_samples(void)
     return dr.samples;
 }
 
-uint64_t fx_drain_over_memory(void)
+uint64_t fx_drain_ring_drops(void)
 {
-    return dr.over_memory;
+    uint64_t drops = dr.drops;
+    for (struct fx_thread *t = fx_threads_head(); t != NULL; t = t->next)
+        drops += fx_ring_drops(&t->ring);
+    return drops;
 }
 
 static void extra_ms(struct fx_profile *p, const char *group, const char *label, double ns)
@@ -355,7 +370,6 @@ static void report_losses(struct fx_profile *p, uint64_t drops)
     fx_profile_extra_int(p, g, "unknown method frames",
                          dr.methods ? (int64_t)fx_methods_unknown(dr.methods) : 0);
     fx_profile_extra_int(p, g, "model errors", (int64_t)dr.model_errors);
-    fx_profile_extra_int(p, g, "samples over the memory bound", (int64_t)dr.over_memory);
     fx_profile_extra_int(p, g, "signals on unregistered threads",
                          (int64_t)__atomic_load_n(&fx_sig.no_thread, __ATOMIC_RELAXED));
     fx_profile_extra_int(p, g, "signals after sampling stopped",

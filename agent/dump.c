@@ -1,11 +1,14 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* The profile at VM death: meta (product, process, command line with secrets redacted, JVM,
- * sampling figures) and the file, written safely by fx_ff_write_file. The caller has stopped
- * sampling and the drain thread, so this thread owns the model. */
+/* Writing profiles: meta (product, process, command line with secrets redacted, JVM, sampling
+ * figures), file names (%p %t %n; every file written takes the next %n) and the file itself,
+ * written safely by fx_ff_write_file. The model's owner fills meta (fx_dump_fill_meta); the
+ * file is written from a snapshot by a dump or loop, or from the model itself at VM death, when
+ * the drain has stopped and the VMDeath thread owns it. */
 #include "fx_agent.h"
 
 #include <ctype.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -81,7 +84,7 @@ static void main_name(const char *command, char *out, size_t cap)
     snprintf(out, cap, "%.*s", (int)(len - (size_t)(start - command)), start);
 }
 
-static void set_meta(jvmtiEnv *jvmti, struct fx_profile *p)
+static void set_meta(jvmtiEnv *jvmti, struct fx_profile *p, int64_t begin_ns, int64_t end_ns)
 {
     char *command = property(jvmti, "sun.java.command");
     char main[256] = "java", line[CMDLINE_MAX], buf[512];
@@ -94,7 +97,7 @@ static void set_meta(jvmtiEnv *jvmti, struct fx_profile *p)
     fx_profile_set_meta(p, "arguments", line);
     fx_profile_set_pid(p, getpid());
     fx_profile_set_interval(p, (double)fx_ag.opt.interval_ns / 1e6);
-    fx_profile_set_range(p, fx_ag.sampling_begin_ns, fx_ag.sampling_end_ns);
+    fx_profile_set_range(p, begin_ns, end_ns);
     /* JVMTI sees only the VM's own properties (java.vm.*), not java.vendor or java.version. */
     static const char *const props[][2] = {
             {"java.vm.name", "VM"},
@@ -123,43 +126,84 @@ static void check_handler_kept(struct fx_profile *p)
     }
 }
 
-static void say_written(const struct fx_ff_file_result *res, const char *requested)
+void fx_dump_fill_meta(jvmtiEnv *jvmti, struct fx_profile *p, int64_t begin_ns, int64_t end_ns)
 {
-    if (fx_ag.opt.quiet)
-        return;
-    if (fx_drain_over_memory() > 0)
-        fx_agent_log(
-                "warning: %llu samples were not recorded: the profile reached memory=%llu bytes",
-                (unsigned long long)fx_drain_over_memory(),
-                (unsigned long long)fx_ag.opt.memory_bytes);
-    if (res->fell_back)
-        fx_agent_log("could not write %s (%s); wrote the profile to %s instead", requested,
-                     res->reason, res->path);
-    fx_agent_log(
-            "wrote %llu samples of %llu threads to %s (open it at https://profiler.firefox.com: drag and drop the file; nothing is uploaded)",
-            (unsigned long long)fx_drain_samples(),
-            (unsigned long long)fx_profile_thread_count(fx_ag.profile), res->path);
+    set_meta(jvmti, p, begin_ns, end_ns);
+    check_handler_kept(p);
+    fx_validate_extra(jvmti, p);
 }
 
+static pthread_mutex_t seq_lock = PTHREAD_MUTEX_INITIALIZER;
+static unsigned next_seq = 1;
+
+/* Expands the pattern for the next file; with `series` (loop=) the name always has %n. */
+static int file_name(const char *pattern, bool series, time_t when, unsigned *seq, char *out,
+                     size_t cap, struct fx_errbuf *eb)
+{
+    char seqd[4096];
+    if (series && fx_options_sequenced_pattern(pattern, seqd, sizeof(seqd)) != FX_OK) {
+        fx_errbuf_set(eb, "option 'file': the pattern is too long");
+        return FX_ERANGE;
+    }
+    pthread_mutex_lock(&seq_lock);
+    *seq = next_seq++;
+    pthread_mutex_unlock(&seq_lock);
+    if (fx_options_expand_path(series ? seqd : pattern, getpid(), when, *seq, out, cap) != FX_OK) {
+        fx_errbuf_set(eb, "option 'file': the expanded path is too long");
+        return FX_ERANGE;
+    }
+    return FX_OK;
+}
+
+int fx_dump_write(const struct fx_profile *p, const char *pattern, bool series, time_t when,
+                  struct fx_dump_result *out, struct fx_errbuf *eb)
+{
+    memset(out, 0, sizeof(*out));
+    int64_t t0 = fx_agent_now_ns();
+    int rc = file_name(pattern, series, when, &out->seq, out->requested, sizeof(out->requested),
+                       eb);
+    if (rc == FX_OK)
+        rc = fx_ff_write_file(p, out->requested, 0, &out->file, eb);
+    out->samples = fx_profile_sample_count(p);
+    out->threads = fx_profile_thread_count(p);
+    out->ms = (double)(fx_agent_now_ns() - t0) / 1e6;
+    return rc;
+}
+
+void fx_dump_describe(const struct fx_dump_result *r, char *line, size_t cap)
+{
+    int n = snprintf(line, cap, "wrote %llu samples of %u threads to %s (%llu bytes in %.0f ms)",
+                     (unsigned long long)r->samples, r->threads, r->file.path,
+                     r->file.bytes, r->ms);
+    if (r->file.fell_back && n > 0 && (size_t)n < cap)
+        snprintf(line + n, cap - (size_t)n, "; %s could not be written (%s), so it went to the fallback folder",
+                 r->requested, r->file.reason);
+}
+
+static void say_written(const struct fx_dump_result *r)
+{
+    char line[1024];
+    fx_dump_describe(r, line, sizeof(line));
+    if (r->file.fell_back)
+        fx_agent_log("%s", line); /* always: the file is not where it was asked for */
+    else if (!fx_ag.opt.quiet)
+        fx_agent_log(
+                "%s (open it at https://profiler.firefox.com: drag and drop the file; nothing is uploaded)",
+                line);
+}
+
+/* VM death (the drain has stopped; this thread owns the model): the last file of the
+ * recording. With loop= it is the last period's file, so it takes the next %n too. */
 void fx_dump_at_death(jvmtiEnv *jvmti, JNIEnv *jni)
 {
-    (void)jni;
     struct fx_profile *p = fx_ag.profile;
-    set_meta(jvmti, p);
-    check_handler_kept(p);
-    fx_drain_report(p);
-    char path[4096];
-    if (fx_options_expand_path(fx_ag.opt.file, getpid(), fx_ag.start_time, 0, path, sizeof(path)) !=
-        FX_OK) {
-        fx_agent_log("option 'file': the expanded path is too long; no profile written");
-        return;
-    }
-    struct fx_ff_file_result res;
+    time_t when = fx_window_prepare(jvmti, jni, p, fx_ag.sampling_end_ns);
+    struct fx_dump_result r;
     struct fx_errbuf eb = {{0}};
-    memset(&res, 0, sizeof(res));
-    if (fx_ff_write_file(p, path, 0, &res, &eb) != FX_OK) {
+    if (fx_dump_write(p, fx_ag.opt.file, fx_ag.opt.loop_ns != 0, when, &r, &eb) != FX_OK) {
         fx_agent_log("could not write the profile: %s", eb.msg);
         return;
     }
-    say_written(&res, path);
+    fx_markers_after_dump(p, r.file.path, r.file.bytes);
+    say_written(&r);
 }

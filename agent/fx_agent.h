@@ -17,6 +17,8 @@
 #include <jvmti.h>
 
 #include "fx_err.h"
+#include "fx_ff_writer.h"
+#include "fx_jvm_markers.h"
 #include "fx_options.h"
 #include "fx_profile.h"
 #include "fx_ring.h"
@@ -81,6 +83,22 @@ enum fx_engine_kind {
     FX_ENGINE_KIND_TIMER,
 };
 
+/* A probe: one ASGCT trace of a thread taken by its own SIGPROF handler on request (probe.c asks,
+ * signal_handler.c answers) into `frames`, never into the ring. The requester owns the probe
+ * (`owner`), fills `frames`/`want`, then publishes a generation in `request` (release); the
+ * handler claims it by CAS to 0, writes, and stores it in `done` (release). A requester that
+ * gives up clears `request` by CAS first, so a late handler cannot write into a reused buffer. */
+struct fx_probe {
+    int owner;              /* atomic: 1 while a requester holds the probe */
+    uint32_t request;       /* atomic: generation asked for, 0 none */
+    uint32_t done;          /* atomic: last generation served */
+    int32_t num_frames;     /* ASGCT's num_frames for `done` */
+    uint32_t want;          /* depth asked for, <= cap */
+    uint32_t cap;           /* entries in frames (requester only) */
+    uint32_t gen;           /* requester only: last generation used */
+    fx_asgct_frame *frames; /* allocated by the requester outside signal context, freed with t */
+};
+
 struct fx_thread {
     /* Read by the signal handler; set before the thread is registered, never changed after. */
     struct fx_ring ring;
@@ -96,6 +114,8 @@ struct fx_thread {
     uint64_t handler_ns; /* thread CPU time spent in the handler, summed */
     uint64_t handler_max_ns;
     uint64_t handled;
+
+    struct fx_probe probe; /* see struct fx_probe */
 
     /* Owned by threads.c / timer.c, outside signal context. */
     pid_t tid;
@@ -131,6 +151,7 @@ struct fx_sigstate {
     uint64_t no_thread;    /* signals on threads that are not registered */
     uint64_t disabled;     /* signals after sampling stopped */
     uint64_t rearm_failed; /* perf events that could not be refreshed */
+    uint64_t probe_late;   /* probe signals that found no request (the requester gave up) */
     struct fx_tid_slot table[FX_TID_SLOTS];
 };
 
@@ -138,6 +159,11 @@ extern struct fx_sigstate fx_sig;
 
 void fx_signal_handler_on_sigprof(int sig, siginfo_t *si, void *ucontext);
 uint32_t fx_signal_handler_hash_sigsafe(int32_t tid);
+/* The registered thread with this tid, or NULL. Stable only for the thread itself (or under
+ * fx_threads_lock with `ended` unset): see the invariant at the top of this file. */
+struct fx_thread *fx_signal_handler_lookup_sigsafe(int32_t tid);
+/* si_value of a probe's SIGPROF (si_code SI_QUEUE): such a signal never becomes a sample. */
+#define FX_PROBE_SIGVAL 0x66787072
 
 /* --- agent.c: process-wide state --- */
 
@@ -152,11 +178,18 @@ struct fx_agent {
     int live;                   /* atomic: between VMInit and VMDeath */
     int dead;                   /* atomic: VMDeath started */
     struct fx_profile *profile; /* owned by the drain thread, then by VMDeath */
+    bool live_start; /* sampling (re)started in the live phase (attach, restart): threads
+                        already running are registered under suspension (threads.c) */
 };
 
 extern struct fx_agent fx_ag;
 
 void JNICALL fx_agent_vm_init(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread);
+/* t0 of a recording: Agent_OnLoad, a start by attach, a restart. */
+void fx_agent_record_start(void);
+/* Everything Agent_OnLoad checks and sets up (options already in fx_ag.opt): refusals first,
+ * then the JVMTI environment, events and the SIGPROF handler. On failure nothing stays set. */
+int fx_agent_setup(JavaVM *vm, struct fx_errbuf *eb);
 void JNICALL fx_agent_vm_death(jvmtiEnv *jvmti, JNIEnv *jni);
 int64_t fx_agent_now_ns(void);
 void fx_agent_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -177,8 +210,14 @@ void fx_jvmti_events_prepare_loaded_classes(jvmtiEnv *jvmti, JNIEnv *jni);
 int fx_threads_start_current(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread);
 /* ThreadEnd on the ending thread: disarm, unregister, mark ended. */
 void fx_threads_end_current(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread);
-/* Threads that existed before VMInit: registered through VMStructs where possible. */
+/* Threads that existed before VMInit: registered through VMStructs where possible. With
+ * fx_ag.live_start (attach, restart) each one is suspended while it is registered, so it cannot
+ * exit meanwhile, and threads whose ThreadEnd came since fx_threads_scan_begin are skipped. */
 void fx_threads_start_existing(jvmtiEnv *jvmti, JNIEnv *jni);
+/* Before ThreadEnd events can arrive for a scan (attach: before they are enabled). */
+void fx_threads_scan_begin(void);
+/* A restart after fx_threads_disarm_all: new threads are armed again, paused ones resume. */
+void fx_threads_resume_all(void);
 /* Disarms every thread's timer (VMDeath). */
 void fx_threads_disarm_all(void);
 void fx_threads_lock(void);
@@ -207,6 +246,8 @@ int fx_timer_arm(struct fx_thread *t);
 void fx_timer_disarm(struct fx_thread *t);
 /* Stops t's signal source from another thread, keeping its fd (VMDeath). */
 void fx_timer_pause(struct fx_thread *t);
+/* Undoes fx_timer_pause (a restart). */
+void fx_timer_resume(struct fx_thread *t);
 /* Agent_OnLoad: fails with one line in eb if the chosen engine cannot work at all. */
 int fx_timer_probe(struct fx_errbuf *eb);
 /* Process-wide part: itimer's setitimer, wall's sampler thread. */
@@ -239,10 +280,218 @@ void fx_drain_once(jvmtiEnv *jvmti, JNIEnv *jni);
 /* Writes the drain's counters into meta.extra. */
 void fx_drain_report(struct fx_profile *p);
 uint64_t fx_drain_samples(void);
-uint64_t fx_drain_over_memory(void); /* samples not recorded: the model reached `memory` */
+uint64_t fx_drain_ring_drops(void); /* drain thread: samples lost to full rings, all threads */
+/* The model's thread index of t, adding t to the model first if it has no samples yet (markers
+ * may reach a thread before its first sample). Model owner only. FX_OK or FX_ENOMEM. */
+int fx_drain_thread_index(struct fx_profile *p, struct fx_thread *t, uint32_t *out);
 
-/* --- dump.c --- */
+/* --- markers.c: JVM events and fxagent.Markers calls as markers (PROFILE-FORMAT.md §10) ---
+ * Producers (GC callbacks, compiler threads, application threads in the natives) only append a
+ * small record to a bounded queue (full: dropped and counted); the model's owner turns the
+ * records into markers. With markers=off nothing is recorded. */
 
+/* Before SetEventCallbacks: adds the GC callbacks. */
+void fx_markers_fill_callbacks(jvmtiEventCallbacks *cb);
+/* Agent_OnLoad, after SetEventCallbacks: allocates the queues, enables the GC events. */
+int fx_markers_setup(jvmtiEnv *jvmti);
+/* The CompiledMethodLoad callback's share (compiler thread). */
+void fx_markers_compiled_method_load(jmethodID method, jint code_size, const void *compile_info);
+/* Drain cycle (model owner), before the rings are drained: queued events become markers, and
+ * the counters are sampled when their period has passed. */
+void fx_markers_drain(jvmtiEnv *jvmti, JNIEnv *jni, struct fx_profile *p);
+/* Drain: t has ended and its ring is empty; its model thread takes the thread's last name. */
+void fx_markers_thread_finished(jvmtiEnv *jvmti, JNIEnv *jni, struct fx_profile *p,
+                                struct fx_thread *t);
+/* Right before a profile is written (model owner): pending events, open user intervals, a last
+ * counter sample, live threads' current names, and the "Markers and counters" meta.extra. */
+void fx_markers_before_dump(jvmtiEnv *jvmti, JNIEnv *jni, struct fx_profile *p);
+/* After a profile was written: the "fxagent dump" marker, seen by the next dump. */
+void fx_markers_after_dump(struct fx_profile *p, const char *path, unsigned long long bytes);
+
+/* --- counters.c: counters sampled by the model's owner --- */
+
+/* ClassPrepare callback (any thread): one more class loaded. */
+void fx_counters_class_prepared(void);
+/* VMInit: `prepared` classes were already prepared (some of them seen by ClassPrepare). */
+void fx_counters_classes_at_start(uint64_t prepared);
+/* Samples every counter if `force` or if 100 ms have passed since the last sample. */
+void fx_counters_sample(JNIEnv *jni, struct fx_profile *p, int64_t now_ns, bool force);
+void fx_counters_report(struct fx_profile *p, const char *group);
+
+/* --- gcinfo.c: which collector ran a pause, heap before/after (GC MXBeans, drain only) --- */
+
+/* Matches the n pauses seen since the last call with the GC MXBeans' collection counts: fills
+ * collector and heap figures where one collection explains a pause (unknown: NULL and -1).
+ * Returns false, leaving gc[] alone, when the counts have not caught up with the pauses yet
+ * and `final` is false. */
+bool fx_gcinfo_attribute(JNIEnv *jni, struct fx_jvm_gc *gc, unsigned n, bool final);
+
+/* --- probe.c: an ASGCT trace taken by a thread's own SIGPROF handler (struct fx_probe) --- */
+
+/* The calling thread's struct if it is registered, else NULL. */
+struct fx_thread *fx_probe_self(void);
+/* Takes t's probe and makes its buffer hold `depth` frames. FX_ESTATE: another requester has
+ * it; FX_EUNSUPPORTED: it is retired (see fx_probe_end); FX_ENOMEM. Never blocks. */
+int fx_probe_begin(struct fx_thread *t, uint32_t depth);
+/* With the probe taken: signals t (SIGPROF, SI_QUEUE, FX_PROBE_SIGVAL), waits at most wait_ns
+ * for its handler, copies the trace to out (depth entries). FX_OK; FX_ESTATE if it timed out
+ * or the SIGPROF handler is not fxagent's; FX_EUNSUPPORTED if the signal could not be sent. */
+int fx_probe_run(struct fx_thread *t, int64_t wait_ns, fx_asgct_frame *out, int32_t *num_frames);
+/* Gives the probe back, unless a handler claimed the last request and never finished it: the
+ * probe then stays retired, as its buffer may still be written. */
+void fx_probe_end(struct fx_thread *t);
+struct fx_probe_stats {
+    uint64_t requested, served, timeouts, retired, not_sent;
+};
+void fx_probe_stats(struct fx_probe_stats *out);
+
+/* --- stackcmp.c: ASGCT and JVMTI stacks in one encoding, compared; names for reports --- */
+
+#define FX_ASGCT_NATIVE_LINE (-3)       /* ASGCT lineno of a native frame (JVMTI location -1) */
+#define FX_STACKCMP_ASGCT_MISSING INT32_MIN /* no AsyncGetCallTrace symbol (oracle only) */
+
+/* frames[i] is the i-th frame from the top. */
+struct fx_stack {
+    jint count; /* ASGCT: num_frames, possibly a negative status; JVMTI: frame count */
+    fx_asgct_frame *frames;
+};
+
+struct fx_stack_verdict {
+    jint compared;   /* frames that agreed, when the stacks agree */
+    bool truncated;  /* the JVMTI stack is deeper than depth: its top depth frames compared */
+    jint first_diff; /* -1: the stacks agree */
+    jint carrier;    /* frames of a virtual thread's carrier in the JVMTI stack (oracle) */
+};
+
+/* JVMTI frames in ASGCT's encoding (native: location -1 becomes lineno -3). */
+void fx_stackcmp_from_jvmti(const jvmtiFrameInfo *info, jint n, fx_asgct_frame *out);
+/* Up to max frames of thread (NULL: the current one); allocates a scratch buffer. */
+jvmtiError fx_stackcmp_take_jvmti(jvmtiEnv *jvmti, jthread thread, fx_asgct_frame *frames,
+                                  int max, jint *count);
+bool fx_stackcmp_same_frame(const fx_asgct_frame *a, const fx_asgct_frame *b);
+/* ASGCT must hold exactly min(JVMTI count, depth) frames, each equal to JVMTI's. */
+struct fx_stack_verdict fx_stackcmp_compare(const struct fx_stack *asgct,
+                                            const struct fx_stack *jvmti, int depth);
+/* HotSpot's name of an ASGCT status ("ticks_GC_active"), "frames" if positive. */
+const char *fx_stackcmp_status_name(jint code);
+/* "pkg.Class.method@bci" or "...@native"; an unnamable method is "<jmethodID 0x...>". */
+void fx_stackcmp_frame_name(jvmtiEnv *jvmti, JNIEnv *env, const fx_asgct_frame *f, char *out,
+                            size_t cap);
+/* jdk.internal.vm.Continuation.enterSpecial (JDK 19+), cached; NULL before. */
+jmethodID fx_stackcmp_enter_special(JNIEnv *env, jvmtiEnv *jvmti);
+
+/* --- validate.c: validate mode, a thread comparing suspended threads' stacks --- */
+
+/* Agent_OnLoad: FX_EUNSUPPORTED with one line in eb if the JVM cannot suspend threads. */
+int fx_validate_setup(jvmtiEnv *jvmti, struct fx_errbuf *eb);
+int fx_validate_start(JNIEnv *jni);
+/* Stops the validator thread and waits for it (every thread it suspended is resumed). */
+void fx_validate_stop(void);
+/* The model's owner, filling meta: the "validate" meta.extra group (no-op without validate). */
+void fx_validate_extra(jvmtiEnv *jvmti, struct fx_profile *p);
+/* After fx_validate_stop: the validate=REPORT.json file and one stderr line (unless quiet). */
+void fx_validate_report(jvmtiEnv *jvmti);
+
+/* --- dump.c: profile files --- */
+
+struct fx_dump_result {
+    char requested[4096];          /* the expanded file name asked for */
+    struct fx_ff_file_result file; /* where it went (the fallback folder if it could not) */
+    unsigned seq;                  /* its %n */
+    uint64_t samples;
+    uint32_t threads;
+    double ms; /* time to write it */
+};
+
+/* Model owner: meta, the sampling range [begin, end], the handler check. */
+void fx_dump_fill_meta(jvmtiEnv *jvmti, struct fx_profile *p, int64_t begin_ns, int64_t end_ns);
+/* Writes p to `pattern` expanded with %t = when and the next %n (series: a name with %n
+ * always, fx_options_sequenced_pattern). Any thread. */
+int fx_dump_write(const struct fx_profile *p, const char *pattern, bool series, time_t when,
+                  struct fx_dump_result *out, struct fx_errbuf *eb);
+/* "wrote N samples of M threads to PATH (...)", with the fallback's reason if any. */
+void fx_dump_describe(const struct fx_dump_result *r, char *line, size_t cap);
+/* VMDeath, the drain stopped: the recording's last file, from the model itself. */
 void fx_dump_at_death(jvmtiEnv *jvmti, JNIEnv *jni);
+
+/* --- window.c: the recording's window, kept by the model's owner --- */
+
+/* After fx_profile_new, before the drain starts: the bound, the table limit, the
+ * "[stack table full]" stack. */
+int fx_window_init(struct fx_profile *p);
+/* Owner, after each drain pass: past `memory`, the oldest half of the samples goes. */
+void fx_window_bound(struct fx_profile *p);
+/* Owner: false for a record older than the current period (counted as late). */
+bool fx_window_admit(int64_t time_ns);
+/* Owner: the stack of a sample whose stack the full tables cannot take (counted). */
+bool fx_window_full_stack(fx_stack_id *out);
+/* Owner, right before a profile is written: markers, meta, reports; returns its %t. */
+time_t fx_window_prepare(jvmtiEnv *jvmti, JNIEnv *jni, struct fx_profile *p, int64_t end_ns);
+/* The drain thread, between passes: serves the pending request, if any. */
+void fx_window_serve(jvmtiEnv *jvmti, JNIEnv *jni);
+/* The drain thread, exiting: pending and later requests fail. */
+void fx_window_drain_exiting(void);
+
+enum fx_window_kind {
+    FX_WINDOW_SNAPSHOT,   /* a copy of the model to write; `reset` starts a new period */
+    FX_WINDOW_STATUS,     /* figures for the status line */
+    FX_WINDOW_RESTART,    /* a new recording after a stop: samples dropped, t0 = begin_ns */
+    FX_WINDOW_AFTER_DUMP, /* tell the markers a file was written */
+};
+
+struct fx_window_status {
+    uint64_t samples, held, drops, dropped, full_samples, ring_bytes;
+    size_t memory, tables, bound;
+    uint32_t threads; /* registered and not ended */
+    int64_t period_ns;
+};
+
+struct fx_window_request {
+    enum fx_window_kind kind;
+    bool reset;                 /* SNAPSHOT */
+    int64_t begin_ns;           /* RESTART */
+    uint64_t bound;             /* RESTART: memory= of the new recording */
+    const char *path;           /* AFTER_DUMP */
+    unsigned long long bytes;   /* AFTER_DUMP */
+    int rc;                     /* results */
+    struct fx_profile *snapshot; /* SNAPSHOT: the requester frees it */
+    time_t period_time;         /* SNAPSHOT: %t of the file */
+    int64_t end_ns;             /* SNAPSHOT: when it was taken */
+    struct fx_window_status status;
+};
+
+/* Any thread but the drain: posts the request and waits until the drain served it. FX_ESTATE
+ * when no drain thread serves requests (it exited, or never answered). */
+int fx_window_request(struct fx_window_request *r);
+
+/* --- commands.c and attach.c: start, stop, dump, status --- */
+
+/* Agent_OnAttach's return codes (jcmd prints "return code: N"; docs/PRODUCTION.md). */
+enum {
+    FX_RC_OK = 0,
+    FX_RC_USAGE = 1,  /* unknown command, bad option, option that does not apply */
+    FX_RC_STATE = 2,  /* not running, already running, shutting down */
+    FX_RC_FAILED = 3, /* could not start, could not write, no answer */
+};
+
+struct fx_outcome {
+    int code; /* FX_RC_* */
+    char text[1200];
+};
+
+/* Sets the outcome; returns code. */
+int fx_outcome_set(struct fx_outcome *out, int code, const char *fmt, ...)
+        __attribute__((format(printf, 3, 4)));
+/* True if `key` is an item of the option list `text` (as key or key=value). */
+bool fx_attach_given(const char *text, const char *key);
+/* Runs one command (the attach listener); `text` is the option list as given. A first start
+ * takes o's strings. */
+int fx_commands_run(JavaVM *vm, struct fx_options *o, const char *text, struct fx_outcome *out);
+/* The end of VMInit's start (either path): RUNNING, the loop thread. */
+void fx_commands_started(JNIEnv *jni);
+/* Something was started in this image (running, stopped or ending). */
+bool fx_commands_active(void);
+/* VMDeath: stops a running recording and writes its last file. */
+void fx_commands_at_death(jvmtiEnv *jvmti, JNIEnv *jni);
 
 #endif

@@ -25,6 +25,7 @@ static void JNICALL on_class_prepare(jvmtiEnv *jvmti, JNIEnv *jni, jthread threa
 {
     (void)jni, (void)thread;
     create_method_ids(jvmti, klass);
+    fx_counters_class_prepared();
 }
 
 static void JNICALL on_compiled_method_load(jvmtiEnv *jvmti, jmethodID method, jint code_size,
@@ -32,8 +33,8 @@ static void JNICALL on_compiled_method_load(jvmtiEnv *jvmti, jmethodID method, j
                                             const jvmtiAddrLocationMap *map,
                                             const void *compile_info)
 {
-    (void)jvmti, (void)method, (void)code_size, (void)code_addr, (void)map_length, (void)map;
-    (void)compile_info; /* JIT markers are a later issue */
+    (void)jvmti, (void)code_addr, (void)map_length, (void)map;
+    fx_markers_compiled_method_load(method, code_size, compile_info);
 }
 
 static void JNICALL on_thread_start(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread)
@@ -55,13 +56,17 @@ void fx_jvmti_events_prepare_loaded_classes(jvmtiEnv *jvmti, JNIEnv *jni)
     jclass *classes = NULL;
     if (fx_agent_jvmti_failed((*jvmti)->GetLoadedClasses(jvmti, &n, &classes), "GetLoadedClasses"))
         return;
+    uint64_t prepared = 0;
     for (jint i = 0; i < n; i++) {
         jint status = 0;
         if ((*jvmti)->GetClassStatus(jvmti, classes[i], &status) == JVMTI_ERROR_NONE &&
-            (status & JVMTI_CLASS_STATUS_PREPARED))
+            (status & JVMTI_CLASS_STATUS_PREPARED)) {
             create_method_ids(jvmti, classes[i]);
+            prepared += !(status & JVMTI_CLASS_STATUS_ARRAY);
+        }
         (*jni)->DeleteLocalRef(jni, classes[i]);
     }
+    fx_counters_classes_at_start(prepared);
     (*jvmti)->Deallocate(jvmti, (unsigned char *)classes);
 }
 
@@ -107,9 +112,11 @@ int fx_jvmti_events_setup(jvmtiEnv *jvmti)
     cb.ClassLoad = on_class_load;
     cb.ClassPrepare = on_class_prepare;
     cb.CompiledMethodLoad = on_compiled_method_load;
+    fx_markers_fill_callbacks(&cb);
     if (fx_agent_jvmti_failed((*jvmti)->SetEventCallbacks(jvmti, &cb, (jint)sizeof(cb)),
                               "SetEventCallbacks"))
         return FX_EUNSUPPORTED;
+    fx_markers_setup(jvmti); /* no markers is no reason to refuse the start */
     for (size_t i = 0; i < sizeof(events) / sizeof(events[0]); i++) {
         if (fx_agent_jvmti_failed(
                     (*jvmti)->SetEventNotificationMode(jvmti, JVMTI_ENABLE, events[i], NULL),

@@ -1,7 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* The oracle: inside a native method the calling thread is stopped at a known, walkable point,
  * so AsyncGetCallTrace and JVMTI GetStackTrace must return the same frames (jmethodID, and bci,
- * or "native" as ASGCT -3 / JVMTI -1), up to the depth limit; any difference is an error. */
+ * or "native" as ASGCT -3 / JVMTI -1), up to the depth limit; any difference is an error.
+ * The ASGCT trace comes from the production SIGPROF handler (a probe the thread sends itself,
+ * probe.c), so the check covers the handler's path; only a thread the agent has not registered
+ * falls back to calling ASGCT directly, and the result says which path was taken. */
 #include <dlfcn.h>
 #include <pthread.h>
 #include <stdarg.h>
@@ -9,6 +12,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include <jni.h>
 #include <jvmti.h>
@@ -16,26 +20,30 @@
 #include "fx_agent.h"
 #include "fx_alloc.h"
 
-#define ASGCT_NATIVE        (-3)
-#define JVMTI_NATIVE        ((jlocation)-1)
 #define DEFAULT_DEPTH       2048
 #define MAX_DEPTH           65535
-#define ASGCT_MISSING       INT32_MIN /* our own status: no AsyncGetCallTrace symbol */
 #define FULL_REPORT_ROWS    80 /* longer stacks: head, the rows around the first difference, tail */
 #define REPORT_CONTEXT_ROWS 8
+#define SELF_WAIT_NS        1000000000 /* a self-probe is answered before the signal call returns */
+#define BUSY_TRIES          1500       /* x BUSY_PAUSE_NS: validate mode holds a probe ~100 ms */
+#define BUSY_PAUSE_NS       1000000
+#define PACK_VIA_SIGNAL     ((jlong)1 << 49)
 
-/* One stack as both walkers see it: frames[i] is the i-th frame from the top. */
-struct stack {
-    jint count; /* ASGCT: num_frames, possibly a negative status; JVMTI: frame count */
-    fx_asgct_frame *frames;
+/* How the ASGCT trace was obtained. */
+enum asgct_path {
+    PATH_SIGNAL = 0,   /* the SIGPROF handler, with the thread's real ucontext */
+    PATH_UNREGISTERED, /* direct call: the thread is not registered (or no agent setup) */
+    PATH_BUSY,         /* direct call: validate mode kept the thread's probe too long */
+    PATH_NO_ANSWER,    /* direct call: the handler did not answer, or is not fxagent's */
+    PATH_NO_PROBE,     /* direct call: the probe cannot be used (no memory, retired, not sent) */
 };
 
-/* What a check compared; returned to Java packed into a jlong. */
-struct verdict {
-    jint compared;
-    bool truncated;
-    jint first_diff; /* -1: the stacks agree */
-    jint carrier;    /* frames of a virtual thread's carrier in the JVMTI stack */
+static const char *const path_names[] = {
+        "ASGCT taken by the SIGPROF handler",
+        "ASGCT called directly: this thread is not registered with the agent",
+        "ASGCT called directly: the thread's probe stayed busy",
+        "ASGCT called directly: the SIGPROF handler did not answer or is not fxagent's",
+        "ASGCT called directly: the probe could not be used",
 };
 
 /* Only used when the agent has no environment or ASGCT pointer yet (a scratch agent). */
@@ -101,40 +109,54 @@ static fx_asgct_fn get_asgct(void)
     return fn;
 }
 
-/* How the ASGCT trace is obtained, kept apart from the comparison: today a direct call with a
- * null context (the thread is in native, so HotSpot walks from its last Java frame); later the
- * production signal handler, sent to this thread. Returns ASGCT's num_frames. */
-static int take_asgct(JNIEnv *env, fx_asgct_frame *frames, int depth)
+/* The fallback: a null context; the thread is in native, so HotSpot walks from its last Java
+ * frame. */
+static int take_direct(JNIEnv *env, fx_asgct_frame *frames, int depth)
 {
     fx_asgct_fn asgct = get_asgct();
     if (asgct == NULL) {
-        return ASGCT_MISSING;
+        return FX_STACKCMP_ASGCT_MISSING;
     }
     fx_asgct_trace trace = {.env_id = env, .num_frames = 0, .frames = frames};
     asgct(&trace, depth, NULL);
     return trace.num_frames;
 }
 
-/* Up to `max` frames of `thread` (NULL: the current one), in ASGCT's encoding. */
-static jvmtiError take_jvmti(jvmtiEnv *jvmti, jthread thread, fx_asgct_frame *frames, int max,
-                             jint *count)
+/* A probe of the calling thread: it signals itself, and its own handler answers. Validate mode
+ * may hold the probe while it checks this thread; that is waited out, boundedly. */
+static enum asgct_path take_probe(struct fx_thread *self, fx_asgct_frame *frames, int depth,
+                                  int32_t *num_frames)
 {
-    *count = 0;
-    jvmtiFrameInfo *info = fx_calloc((size_t)max, sizeof *info);
-    if (info == NULL) {
-        return JVMTI_ERROR_OUT_OF_MEMORY;
+    const struct timespec pause = {0, BUSY_PAUSE_NS};
+    int rc = fx_probe_begin(self, (uint32_t)depth);
+    for (int i = 0; rc == FX_ESTATE && i < BUSY_TRIES; i++) {
+        nanosleep(&pause, NULL);
+        rc = fx_probe_begin(self, (uint32_t)depth);
     }
-    jvmtiError err = (*jvmti)->GetStackTrace(jvmti, thread, 0, max, info, count);
-    if (err == JVMTI_ERROR_NONE) {
-        for (jint i = 0; i < *count; i++) {
-            frames[i].method_id = info[i].method;
-            /* JVMTI's -1 (native) becomes ASGCT's -3 so both stacks share one encoding. */
-            frames[i].lineno =
-                    info[i].location == JVMTI_NATIVE ? ASGCT_NATIVE : (jint)info[i].location;
+    if (rc != FX_OK) {
+        return rc == FX_ESTATE ? PATH_BUSY : PATH_NO_PROBE;
+    }
+    rc = fx_probe_run(self, SELF_WAIT_NS, frames, num_frames);
+    fx_probe_end(self);
+    if (rc == FX_OK) {
+        return PATH_SIGNAL;
+    }
+    return rc == FX_ESTATE ? PATH_NO_ANSWER : PATH_NO_PROBE;
+}
+
+/* ASGCT's num_frames, through the signal handler when the thread is registered. */
+static int take_asgct(JNIEnv *env, fx_asgct_frame *frames, int depth, enum asgct_path *path)
+{
+    struct fx_thread *self = fx_probe_self();
+    *path = PATH_UNREGISTERED;
+    if (self != NULL) {
+        int32_t n = 0;
+        *path = take_probe(self, frames, depth, &n);
+        if (*path == PATH_SIGNAL) {
+            return n;
         }
     }
-    fx_free(info);
-    return err;
+    return take_direct(env, frames, depth);
 }
 
 /* The carrier of the current thread if that is a mounted virtual thread (JDK 21+), else NULL.
@@ -171,55 +193,24 @@ static jobject current_carrier(JNIEnv *env)
     return result;
 }
 
-/* jdk.internal.vm.Continuation.enterSpecial, found by name (its signature differs between
- * JDKs); NULL before JDK 19. Boot classes never unload, so the id is cached. */
-static jmethodID enter_special(JNIEnv *env, jvmtiEnv *jvmti)
-{
-    static jmethodID cached;
-    jmethodID id = __atomic_load_n(&cached, __ATOMIC_ACQUIRE);
-    if (id != NULL) {
-        return id;
-    }
-    jclass cont = (*env)->FindClass(env, "jdk/internal/vm/Continuation");
-    if (cont == NULL) {
-        (*env)->ExceptionClear(env);
-        return NULL;
-    }
-    jint n = 0;
-    jmethodID *methods = NULL;
-    if ((*jvmti)->GetClassMethods(jvmti, cont, &n, &methods) == JVMTI_ERROR_NONE) {
-        for (jint i = 0; i < n && id == NULL; i++) {
-            char *name = NULL;
-            if ((*jvmti)->GetMethodName(jvmti, methods[i], &name, NULL, NULL) == JVMTI_ERROR_NONE &&
-                strcmp(name, "enterSpecial") == 0) {
-                id = methods[i];
-            }
-            (*jvmti)->Deallocate(jvmti, (unsigned char *)name);
-        }
-        (*jvmti)->Deallocate(jvmti, (unsigned char *)methods);
-    }
-    (*env)->DeleteLocalRef(env, cont);
-    __atomic_store_n(&cached, id, __ATOMIC_RELEASE);
-    return id;
-}
-
 /* JVMTI gives a virtual thread's own frames only, down to Continuation.enter; ASGCT walks on
  * into the carrier's frames, so the reference goes on with the carrier's JVMTI stack. Between
  * the two lies the native frame Continuation.enterSpecial, which ASGCT shows and the carrier's
  * JVMTI stack leaves out (JDK 21-25); the reference adds it. Returns the frames appended. */
-static jint add_carrier_frames(JNIEnv *env, jvmtiEnv *jvmti, struct stack *jv, int max)
+static jint add_carrier_frames(JNIEnv *env, jvmtiEnv *jvmti, struct fx_stack *jv, int max)
 {
     jobject carrier = current_carrier(env);
     if (carrier == NULL) {
         return 0;
     }
     jint before = jv->count;
-    jmethodID entry = enter_special(env, jvmti);
+    jmethodID entry = fx_stackcmp_enter_special(env, jvmti);
     jint n = 0;
     if (entry != NULL && jv->count < max) {
-        jv->frames[jv->count++] = (fx_asgct_frame){.lineno = ASGCT_NATIVE, .method_id = entry};
+        jv->frames[jv->count++] =
+                (fx_asgct_frame){.lineno = FX_ASGCT_NATIVE_LINE, .method_id = entry};
     }
-    if (take_jvmti(jvmti, carrier, jv->frames + jv->count, max - jv->count, &n) ==
+    if (fx_stackcmp_take_jvmti(jvmti, carrier, jv->frames + jv->count, max - jv->count, &n) ==
         JVMTI_ERROR_NONE) {
         if (n > 0 && entry != NULL && jv->frames[jv->count].method_id == entry) {
             /* A JDK whose carrier stack starts at enterSpecial: drop the added copy. */
@@ -231,33 +222,6 @@ static jint add_carrier_frames(JNIEnv *env, jvmtiEnv *jvmti, struct stack *jv, i
     }
     (*env)->DeleteLocalRef(env, carrier);
     return jv->count - before;
-}
-
-static bool same_frame(const fx_asgct_frame *a, const fx_asgct_frame *b)
-{
-    return a->method_id == b->method_id && a->lineno == b->lineno;
-}
-
-/* The ASGCT stack must hold exactly min(JVMTI count, depth) frames, each equal to JVMTI's. */
-static struct verdict compare(const struct stack *asgct, const struct stack *jvmti, int depth)
-{
-    struct verdict v = {
-            .compared = 0, .truncated = jvmti->count > depth, .first_diff = -1, .carrier = 0};
-    jint expect = v.truncated ? depth : jvmti->count;
-    jint have = asgct->count > 0 ? asgct->count : 0;
-    jint common = have < expect ? have : expect;
-    for (jint i = 0; i < common; i++) {
-        if (!same_frame(&asgct->frames[i], &jvmti->frames[i])) {
-            v.first_diff = i;
-            return v;
-        }
-    }
-    if (asgct->count != expect) {
-        v.first_diff = common;
-        return v;
-    }
-    v.compared = common;
-    return v;
 }
 
 /* A growable message; on allocation failure it keeps what it has and stops growing. */
@@ -291,64 +255,6 @@ __attribute__((format(printf, 2, 3))) static void text_add(struct text *t, const
     t->len += (size_t)n;
 }
 
-/* HotSpot's names (forte.cpp), which bug reports and the JDK sources use. */
-static const char *asgct_status_name(jint code)
-{
-    static const char *const names[FX_ASGCT_CODES] = {
-            "ticks_no_Java_frame",
-            "ticks_no_class_load",
-            "ticks_GC_active",
-            "ticks_unknown_not_Java",
-            "ticks_not_walkable_not_Java",
-            "ticks_unknown_Java",
-            "ticks_not_walkable_Java",
-            "ticks_unknown_state",
-            "ticks_thread_exit",
-            "ticks_deopt",
-            "ticks_safepoint",
-    };
-    if (code == ASGCT_MISSING) {
-        return "AsyncGetCallTrace not found in libjvm";
-    }
-    if (code > 0) {
-        return "frames";
-    }
-    return code > -FX_ASGCT_CODES ? names[-code] : "unknown status";
-}
-
-/* "pkg.Class.method@bci" or "...@native"; never fails (an unloaded class's jmethodID is named
- * by its address). */
-static void frame_name(jvmtiEnv *jvmti, JNIEnv *env, const fx_asgct_frame *f, char *out, size_t cap)
-{
-    char *name = NULL, *sig = NULL;
-    jclass holder = NULL;
-    if (f->method_id == NULL ||
-        (*jvmti)->GetMethodDeclaringClass(jvmti, f->method_id, &holder) != JVMTI_ERROR_NONE ||
-        (*jvmti)->GetClassSignature(jvmti, holder, &sig, NULL) != JVMTI_ERROR_NONE ||
-        (*jvmti)->GetMethodName(jvmti, f->method_id, &name, NULL, NULL) != JVMTI_ERROR_NONE) {
-        snprintf(out, cap, "<jmethodID %p>", (void *)f->method_id);
-    } else {
-        size_t n = strlen(sig);
-        const char *cls = sig[0] == 'L' && n > 2 ? sig + 1 : sig;
-        int cls_len = (int)(cls == sig ? n : n - 2);
-        snprintf(out, cap, "%.*s.%s", cls_len, cls, name);
-        for (char *c = out; *c != '\0'; c++) {
-            *c = *c == '/' ? '.' : *c;
-        }
-    }
-    size_t used = strlen(out);
-    if (f->lineno == ASGCT_NATIVE) {
-        snprintf(out + used, cap - used, "@native");
-    } else {
-        snprintf(out + used, cap - used, "@%d", (int)f->lineno);
-    }
-    (*jvmti)->Deallocate(jvmti, (unsigned char *)name);
-    (*jvmti)->Deallocate(jvmti, (unsigned char *)sig);
-    if (holder != NULL) {
-        (*env)->DeleteLocalRef(env, holder);
-    }
-}
-
 static bool row_shown(jint i, jint rows, jint first_diff)
 {
     if (rows <= FULL_REPORT_ROWS) {
@@ -358,25 +264,25 @@ static bool row_shown(jint i, jint rows, jint first_diff)
            (i >= first_diff - REPORT_CONTEXT_ROWS && i <= first_diff + REPORT_CONTEXT_ROWS);
 }
 
-static void add_row(struct text *t, jvmtiEnv *jvmti, JNIEnv *env, jint i, const struct stack *asgct,
-                    const struct stack *jv)
+static void add_row(struct text *t, jvmtiEnv *jvmti, JNIEnv *env, jint i,
+                    const struct fx_stack *asgct, const struct fx_stack *jv)
 {
     char a[512] = "-", g[512] = "-";
     bool in_a = i < asgct->count, in_g = i < jv->count;
     if (in_a) {
-        frame_name(jvmti, env, &asgct->frames[i], a, sizeof a);
+        fx_stackcmp_frame_name(jvmti, env, &asgct->frames[i], a, sizeof a);
     }
     if (in_g) {
-        frame_name(jvmti, env, &jv->frames[i], g, sizeof g);
+        fx_stackcmp_frame_name(jvmti, env, &jv->frames[i], g, sizeof g);
     }
-    bool differ = !(in_a && in_g && same_frame(&asgct->frames[i], &jv->frames[i]));
+    bool differ = !(in_a && in_g && fx_stackcmp_same_frame(&asgct->frames[i], &jv->frames[i]));
     text_add(t, "%s %4d  %-60s  %s\n", differ ? ">>" : "  ", (int)i, a, g);
 }
 
 /* When ASGCT lost a run of frames and then agrees again to its bottom, says which: that is
  * the shape of a walk that jumped over part of the stack. */
-static void add_gap(struct text *t, const struct stack *asgct, const struct stack *jv,
-                    const struct verdict *v)
+static void add_gap(struct text *t, const struct fx_stack *asgct, const struct fx_stack *jv,
+                    const struct fx_stack_verdict *v)
 {
     jint tail = asgct->count - v->first_diff;
     jint resume = jv->count - tail;
@@ -384,7 +290,7 @@ static void add_gap(struct text *t, const struct stack *asgct, const struct stac
         return;
     }
     for (jint i = 0; i < tail; i++) {
-        if (!same_frame(&asgct->frames[v->first_diff + i], &jv->frames[resume + i])) {
+        if (!fx_stackcmp_same_frame(&asgct->frames[v->first_diff + i], &jv->frames[resume + i])) {
             return;
         }
     }
@@ -394,16 +300,18 @@ static void add_gap(struct text *t, const struct stack *asgct, const struct stac
 }
 
 /* Both stacks side by side, one row per frame, ">>" on the rows that differ. */
-static char *report(jvmtiEnv *jvmti, JNIEnv *env, const struct stack *asgct, const struct stack *jv,
-                    const struct verdict *v, int depth)
+static char *report(jvmtiEnv *jvmti, JNIEnv *env, const struct fx_stack *asgct,
+                    const struct fx_stack *jv, const struct fx_stack_verdict *v, int depth,
+                    enum asgct_path path)
 {
     struct text t = {0};
     text_add(&t,
              "fxagent oracle: AsyncGetCallTrace and GetStackTrace disagree at frame %d "
-             "(ASGCT num_frames=%d %s, GetStackTrace frames=%d%s%s, depth=%d)\n",
-             (int)v->first_diff, (int)asgct->count, asgct_status_name(asgct->count),
+             "(ASGCT num_frames=%d %s, GetStackTrace frames=%d%s%s, depth=%d; %s)\n",
+             (int)v->first_diff, (int)asgct->count, fx_stackcmp_status_name(asgct->count),
              (int)(v->truncated ? depth : jv->count), v->truncated ? " (truncated)" : "",
-             v->carrier > 0 ? ", virtual thread's then its carrier's" : "", depth);
+             v->carrier > 0 ? ", virtual thread's then its carrier's" : "", depth,
+             path_names[path]);
     add_gap(&t, asgct, jv, v);
     text_add(&t, "   %4s  %-60s  %s\n", "#", "AsyncGetCallTrace", "GetStackTrace");
     jint rows = asgct->count > jv->count ? asgct->count : jv->count;
@@ -440,20 +348,22 @@ static int effective_depth(jint requested)
     return d > 0 && d <= MAX_DEPTH ? (int)d : DEFAULT_DEPTH;
 }
 
-static jlong pack(const struct verdict *v)
+static jlong pack(const struct fx_stack_verdict *v, enum asgct_path path)
 {
     jlong carrier = v->carrier > 0xffff ? 0xffff : v->carrier;
-    return (jlong)v->compared | (v->truncated ? ((jlong)1 << 32) : 0) | (carrier << 33);
+    return (jlong)v->compared | (v->truncated ? ((jlong)1 << 32) : 0) | (carrier << 33) |
+           (path == PATH_SIGNAL ? PACK_VIA_SIGNAL : 0);
 }
 
 /* Takes both stacks and compares them; throws AssertionError on any disagreement. */
 static jlong check(JNIEnv *env, jvmtiEnv *jvmti, int depth, fx_asgct_frame *a_buf,
                    fx_asgct_frame *g_buf)
 {
-    struct stack asgct = {.count = take_asgct(env, a_buf, depth), .frames = a_buf};
-    struct stack jv = {.count = 0, .frames = g_buf};
+    enum asgct_path path;
+    struct fx_stack asgct = {.count = take_asgct(env, a_buf, depth, &path), .frames = a_buf};
+    struct fx_stack jv = {.count = 0, .frames = g_buf};
     /* One frame more than the limit, so a stack deeper than the limit is known to be cut. */
-    jvmtiError err = take_jvmti(jvmti, NULL, g_buf, depth + 1, &jv.count);
+    jvmtiError err = fx_stackcmp_take_jvmti(jvmti, NULL, g_buf, depth + 1, &jv.count);
     if (err != JVMTI_ERROR_NONE) {
         char msg[128];
         snprintf(msg, sizeof msg, "fxagent oracle: GetStackTrace failed: JVMTI error %d", err);
@@ -464,18 +374,19 @@ static jlong check(JNIEnv *env, jvmtiEnv *jvmti, int depth, fx_asgct_frame *a_bu
     if (asgct.count != jv.count && jv.count <= depth) {
         carrier = add_carrier_frames(env, jvmti, &jv, depth + 1);
     }
-    struct verdict v = compare(&asgct, &jv, depth);
+    struct fx_stack_verdict v = fx_stackcmp_compare(&asgct, &jv, depth);
     v.carrier = carrier;
     if (v.first_diff >= 0) {
-        char *msg = report(jvmti, env, &asgct, &jv, &v, depth);
+        char *msg = report(jvmti, env, &asgct, &jv, &v, depth, path);
         throw_named(env, "java/lang/AssertionError", msg);
         fx_free(msg);
         return 0;
     }
-    return pack(&v);
+    return pack(&v, path);
 }
 
-/* Returns (frames compared) | (truncated << 32) | (carrier frames << 33): see fxagent.Oracle. */
+/* Returns (frames compared) | (truncated << 32) | (carrier frames << 33) | (via the SIGPROF
+ * handler << 49): see fxagent.Oracle. */
 JNIEXPORT jlong JNICALL Java_fxagent_Oracle_check0(JNIEnv *env, jclass cls, jint depth)
 {
     (void)cls;

@@ -4,6 +4,9 @@
  *
  * Purpose: on SIGPROF, ask HotSpot for the interrupted thread's Java stack (AsyncGetCallTrace)
  * into a buffer that thread already owns, and push one struct fx_sample_rec into its ring.
+ * When the thread's probe holds a request (probe.c: the oracle, validate mode), the trace goes
+ * into the probe buffer instead, and the request's generation is published as done; a probe's
+ * own signal (SI_QUEUE) never becomes a sample. Nothing here waits for anyone.
  *
  * Invariants (established outside signal context, relied on here):
  *  - fx_sig.asgct is resolved in Agent_OnLoad, before any timer or signal source exists.
@@ -13,7 +16,9 @@
  *    removed its own tid (ThreadEnd) and the ring was emptied (threads.c). Only the owning
  *    thread's handler looks its tid up, so lookup and removal never race on one entry.
  *  - SIGPROF is installed without SA_NODEFER, so the handler never nests on one thread: the
- *    frame buffer and the ring's producer side have exactly one writer.
+ *    frame buffer, the probe buffer and the ring's producer side have exactly one writer.
+ *  - A probe's buffer and depth are set before its request is published (release), and are
+ *    not changed while a request is pending or claimed and unfinished (probe.c).
  *  - The thread is found by its kernel tid in a fixed lock-free table instead of a __thread
  *    variable: no TLS first-touch (no __tls_get_addr), and it works for threads fxagent did
  *    not start.
@@ -26,7 +31,8 @@
  *  - ioctl(PERF_EVENT_IOC_REFRESH) on this thread's own perf_events fd, to re-arm it;
  *  - memcpy, memset (async-signal-safe since POSIX.1-2008 TC2);
  *  - errno (__errno_location), saved on entry and restored on every return;
- *  - __atomic_* builtins (inline instructions, no library calls).
+ *  - __atomic_* builtins (inline instructions, no library calls; the probe's 4-byte CAS is a
+ *    lock cmpxchg).
  * Not allowed: malloc/free or fx_alloc, stdio or logging, locks or spin-waits, JNI/JVMTI other
  * than ASGCT, pthread_getspecific, __thread without tls_model("initial-exec"). */
 #include <errno.h>
@@ -50,7 +56,7 @@ uint32_t fx_signal_handler_hash_sigsafe(int32_t tid)
 }
 
 /* Signal-safe: acquire loads only; at most FX_TID_MAX_PROBE slots; stops at a never-used slot. */
-static struct fx_thread *lookup_sigsafe(int32_t tid)
+struct fx_thread *fx_signal_handler_lookup_sigsafe(int32_t tid)
 {
     uint32_t h = fx_signal_handler_hash_sigsafe(tid);
     for (uint32_t i = 0; i < FX_TID_MAX_PROBE; i++) {
@@ -108,17 +114,63 @@ static void record_sigsafe(struct fx_thread *t, const siginfo_t *si, void *ucont
     fx_ring_commit_sigsafe(&t->ring);
 }
 
+/* Signal-safe: a SIGPROF sent by probe.c (rt_tgsigqueueinfo with our marker), not a tick. */
+static bool is_probe_signal_sigsafe(const siginfo_t *si)
+{
+    return si != NULL && si->si_code == SI_QUEUE && si->si_value.sival_int == FX_PROBE_SIGVAL;
+}
+
+/* Signal-safe: serves this thread's pending probe request, if any (struct fx_probe): the CAS
+ * claims it, so a requester that cleared it first (gave up) knows the buffer stays untouched. */
+static bool probe_sigsafe(struct fx_thread *t, void *ucontext)
+{
+    struct fx_probe *p = &t->probe;
+    uint32_t gen = __atomic_load_n(&p->request, __ATOMIC_ACQUIRE);
+    if (gen == 0 ||
+        !__atomic_compare_exchange_n(&p->request, &gen, 0, false, __ATOMIC_ACQUIRE,
+                                     __ATOMIC_RELAXED))
+        return false;
+    fx_asgct_trace trace = {.env_id = t->env, .num_frames = 0, .frames = p->frames};
+    fx_sig.asgct(&trace, (jint)p->want, ucontext);
+    __atomic_store_n(&p->num_frames, trace.num_frames, __ATOMIC_RELAXED);
+    __atomic_store_n(&p->done, gen, __ATOMIC_RELEASE);
+    return true;
+}
+
+/* Signal-safe: a probe's signal and a perf overflow signal that arrive together are delivered
+ * once (standard signals do not queue twice), so the overflow's POLL_HUP may be the one lost;
+ * the event, disabled at that overflow, would then stay off. An extra refresh only raises the
+ * event's overflow limit by one, which the next overflows use up. */
+static void rearm_after_probe_sigsafe(struct fx_thread *t)
+{
+    if (t->perf_fd >= 0 && __atomic_load_n(&fx_sig.enabled, __ATOMIC_ACQUIRE) &&
+        ioctl(t->perf_fd, PERF_EVENT_IOC_REFRESH, 1) != 0)
+        __atomic_fetch_add(&fx_sig.rearm_failed, 1, __ATOMIC_RELAXED);
+}
+
 /* SIGNAL HANDLER (SA_SIGINFO) for SIGPROF from every engine: perf_events (si_code POLL_HUP,
  * the event disabled itself after one overflow and must be refreshed), timer_create (SI_TIMER),
- * setitimer and the wall sampler's tgkill (SI_KERNEL / SI_TKILL). */
+ * setitimer and the wall sampler's tgkill (SI_KERNEL / SI_TKILL); and probe.c's requests
+ * (SI_QUEUE), answered into the thread's probe buffer instead of the ring. */
 void fx_signal_handler_on_sigprof(int sig, siginfo_t *si, void *ucontext)
 {
     (void)sig;
     int saved_errno = errno;
     int64_t t0 = clock_ns_sigsafe(CLOCK_MONOTONIC);
-    struct fx_thread *t = lookup_sigsafe((int32_t)syscall(SYS_gettid));
+    struct fx_thread *t = fx_signal_handler_lookup_sigsafe((int32_t)syscall(SYS_gettid));
     if (t == NULL) {
         __atomic_fetch_add(&fx_sig.no_thread, 1, __ATOMIC_RELAXED);
+        errno = saved_errno;
+        return;
+    }
+    /* A probe is served by whichever SIGPROF comes first; its own signal is never a sample. */
+    bool from_probe = is_probe_signal_sigsafe(si);
+    bool served = probe_sigsafe(t, ucontext);
+    if (served || from_probe)
+        rearm_after_probe_sigsafe(t);
+    if (from_probe) {
+        if (!served)
+            __atomic_fetch_add(&fx_sig.probe_late, 1, __ATOMIC_RELAXED);
         errno = saved_errno;
         return;
     }

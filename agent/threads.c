@@ -24,7 +24,15 @@
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static struct fx_thread *head;
 static struct fx_threads_stats stats;
-static bool stopped; /* VMDeath: no new thread is armed */
+static bool stopped; /* VMDeath or stop: no new thread is armed */
+
+/* A scan of existing threads (attach, restart): tids whose ThreadEnd came while they were not
+ * registered. Such a thread may still be listed, and registering it would arm a timer for a
+ * thread that gets no ThreadEnd any more: it is skipped. */
+#define ENDED_MAX 1024
+static pid_t ended_tids[ENDED_MAX];
+static unsigned n_ended;
+static bool scanning, ended_overflow;
 
 void fx_threads_lock(void)
 {
@@ -97,6 +105,7 @@ static void thread_free(JNIEnv *jni, struct fx_thread *t)
         (*jni)->DeleteGlobalRef(jni, t->ref);
     fx_ring_destroy(&t->ring);
     fx_free(t->frames);
+    fx_free(t->probe.frames); /* probe.c allocates it; no handler can reach t any more */
     fx_free(t->name);
     fx_free(t);
 }
@@ -143,11 +152,24 @@ out_free_name:
     return NULL;
 }
 
-/* Publishes t (table, then list) and arms its timer. Takes ownership of t. */
-static int publish_and_arm(JNIEnv *jni, struct fx_thread *t)
+/* Under lock. */
+static bool ended_during_scan(pid_t tid)
+{
+    if (!scanning)
+        return false;
+    for (unsigned i = 0; i < n_ended; i++) {
+        if (ended_tids[i] == tid)
+            return true;
+    }
+    return ended_overflow;
+}
+
+/* Publishes t (table, then list) and arms its timer. Takes ownership of t. `existing`: found
+ * by a scan, not registering itself in ThreadStart. */
+static int publish_and_arm(JNIEnv *jni, struct fx_thread *t, bool existing)
 {
     fx_threads_lock();
-    int rc = stopped ? FX_ESTATE : table_insert(t);
+    int rc = stopped || (existing && ended_during_scan(t->tid)) ? FX_ESTATE : table_insert(t);
     if (rc != FX_OK) {
         stats.not_sampled += rc != FX_ESTATE;
         stats.table_full += rc == FX_EFULL;
@@ -181,7 +203,7 @@ int fx_threads_start_current(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread)
         fx_threads_unlock();
         return FX_ENOMEM;
     }
-    return publish_and_arm(jni, t);
+    return publish_and_arm(jni, t, false);
 }
 
 void fx_threads_end_current(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread)
@@ -196,6 +218,31 @@ void fx_threads_end_current(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread)
         __atomic_store_n(&s->tid, -1, __ATOMIC_RELEASE);
         t->end_ns = fx_agent_now_ns();
         __atomic_store_n(&t->ended, 1, __ATOMIC_RELEASE);
+    } else if (scanning) {
+        if (n_ended < ENDED_MAX)
+            ended_tids[n_ended++] = tid;
+        else
+            ended_overflow = true;
+    }
+    fx_threads_unlock();
+}
+
+void fx_threads_scan_begin(void)
+{
+    fx_threads_lock();
+    scanning = true;
+    n_ended = 0;
+    ended_overflow = false;
+    fx_threads_unlock();
+}
+
+void fx_threads_resume_all(void)
+{
+    fx_threads_lock();
+    stopped = false;
+    for (struct fx_thread *t = head; t != NULL; t = t->next) {
+        if (!__atomic_load_n(&t->ended, __ATOMIC_ACQUIRE))
+            fx_timer_resume(t);
     }
     fx_threads_unlock();
 }
@@ -248,28 +295,49 @@ static bool is_registered(JNIEnv *jni, jthread thread)
  * from HotSpot's own structures. java.lang.Thread.eetop is the JavaThread*, and a JavaThread
  * embeds its JNIEnv at a fixed offset, the same for every thread, which the calling thread
  * measures on itself. The tid comes from VMStructs (vmstructs.c). Only threads that are alive
- * (eetop != 0) are registered; they are the JVM's long-lived service threads. */
-static int start_other(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jfieldID eetop,
-                       intptr_t env_offset)
+ * (eetop != 0) are registered; at VMInit they are the JVM's long-lived service threads. */
+static int register_other(JNIEnv *jni, jthread thread, char *name, jfieldID eetop,
+                          intptr_t env_offset)
 {
     jlong jt = (*jni)->GetLongField(jni, thread, eetop);
     pid_t tid = jt != 0 ? fx_vmstructs_tid_of((const void *)(intptr_t)jt) : -1;
-    if (tid <= 0)
-        return FX_ENOTFOUND;
-    char *name = thread_name(jvmti, jni, thread);
-    if (name == NULL || fx_threads_is_own(name)) {
+    if (tid <= 0) {
         fx_free(name);
-        return FX_OK;
+        return FX_ENOTFOUND;
     }
     struct fx_thread *t = thread_new(jni, thread, name, tid, (JNIEnv *)((intptr_t)jt + env_offset));
     if (t == NULL)
         return FX_ENOMEM;
-    int rc = publish_and_arm(jni, t);
+    int rc = publish_and_arm(jni, t, true);
     if (rc == FX_OK) {
         fx_threads_lock();
         stats.existing++;
         fx_threads_unlock();
     }
+    return rc;
+}
+
+/* In the live phase a listed thread may be exiting while we read its JavaThread: suspended, it
+ * cannot (SuspendThread fails once it is exiting), so its JavaThread and tid stay valid until
+ * it is registered, and its ThreadEnd, still to come, will find the registration. */
+static int start_other(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jfieldID eetop,
+                       intptr_t env_offset)
+{
+    char *name = thread_name(jvmti, jni, thread);
+    if (name == NULL || fx_threads_is_own(name)) {
+        fx_free(name);
+        return FX_OK;
+    }
+    jvmtiError err = fx_ag.live_start ? (*jvmti)->SuspendThread(jvmti, thread) : JVMTI_ERROR_NONE;
+    if (err == JVMTI_ERROR_THREAD_NOT_ALIVE) {
+        fx_free(name);
+        return FX_OK; /* gone: nothing to sample */
+    }
+    /* Suspended by someone else (a debugger) is as good; without can_suspend the ended-tid
+     * check is the only guard. */
+    int rc = register_other(jni, thread, name, eetop, env_offset);
+    if (fx_ag.live_start && err == JVMTI_ERROR_NONE)
+        (*jvmti)->ResumeThread(jvmti, thread);
     return rc;
 }
 
@@ -309,7 +377,7 @@ static void start_one_existing(jvmtiEnv *jvmti, JNIEnv *jni, jthread th, jthread
     }
 }
 
-void fx_threads_start_existing(jvmtiEnv *jvmti, JNIEnv *jni)
+static void scan(jvmtiEnv *jvmti, JNIEnv *jni)
 {
     jthread self = NULL;
     jint n = 0;
@@ -329,4 +397,12 @@ void fx_threads_start_existing(jvmtiEnv *jvmti, JNIEnv *jni)
     }
     (*jvmti)->Deallocate(jvmti, (unsigned char *)all);
     (*jni)->DeleteLocalRef(jni, self);
+}
+
+void fx_threads_start_existing(jvmtiEnv *jvmti, JNIEnv *jni)
+{
+    scan(jvmti, jni);
+    fx_threads_lock();
+    scanning = false;
+    fx_threads_unlock();
 }

@@ -144,6 +144,20 @@ void fx_timer_pause(struct fx_thread *t)
     }
 }
 
+/* A restart after fx_timer_pause: perf events are enabled for one overflow again (the handler
+ * keeps refreshing them), timers get their interval back. */
+void fx_timer_resume(struct fx_thread *t)
+{
+    if (t->engine == FX_ENGINE_KIND_PERF) {
+        ioctl(t->perf_fd, PERF_EVENT_IOC_REFRESH, 1);
+    } else if (t->engine == FX_ENGINE_KIND_TIMER) {
+        struct timespec iv = {(time_t)(fx_ag.opt.interval_ns / 1000000000),
+                              (long)(fx_ag.opt.interval_ns % 1000000000)};
+        struct itimerspec its = {.it_interval = iv, .it_value = iv};
+        timer_settime(t->timer, 0, &its, NULL);
+    }
+}
+
 /* Agent_OnLoad: with engine=perf, refuse to start if perf_events cannot be used at all. */
 int fx_timer_probe(struct fx_errbuf *eb)
 {
@@ -241,6 +255,7 @@ int fx_timer_start(JNIEnv *jni)
     }
     if (fx_ag.opt.mode != FX_MODE_WALL)
         return FX_OK;
+    wall_stop = false; /* a restart after fx_timer_stop */
     wall_running = true;
     int rc = fx_agent_run_thread(jni, "fxagent sampler", wall_main, NULL);
     if (rc != FX_OK)

@@ -7,6 +7,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -31,6 +32,8 @@ static void status_field(struct fx_attach_target *t, const char *line, bool *hav
     if (!strncmp(line, "Name:", 5)) {
         snprintf(t->name, sizeof t->name, "%s", line + 5 + strspn(line + 5, " \t"));
         t->name[strcspn(t->name, "\n")] = '\0';
+    } else if (sscanf(line, "Tgid: %lu", &a) == 1) {
+        t->tgid = (pid_t)a;
     } else if (sscanf(line, "Uid: %lu %lu", &a, &b) == 2) {
         t->uid = (uid_t)b;
     } else if (sscanf(line, "Gid: %lu %lu", &a, &b) == 2) {
@@ -109,18 +112,25 @@ int fx_attach_target_open(pid_t pid, struct fx_attach_target *t, struct fx_errbu
     int rc = read_status(t, eb);
     if (rc != FX_OK)
         return rc;
+    if (t->tgid && t->tgid != pid) { /* /proc shows threads too */
+        fx_errbuf_set(eb, "%d is a thread of process %d; give the process id", (int)pid,
+                      (int)t->tgid);
+        return FX_EINVAL;
+    }
     if (kill(pid, 0) != 0) {
         if (errno == ESRCH) {
             fx_errbuf_set(eb, "no process with pid %d", (int)pid);
             return FX_ENOTFOUND;
         }
-        fx_errbuf_set(eb, "not allowed to signal process %d (%s, uid %u): run fxprof as that user or as root",
-                      (int)pid, t->name, (unsigned)t->uid);
+        fx_errbuf_set(
+                eb,
+                "not allowed to signal process %d (%s, uid %u): run fxprof as that user or as root",
+                (int)pid, t->name, (unsigned)t->uid);
         return FX_ESTATE;
     }
     if (maps_jvm(pid) != FX_OK) {
-        fx_errbuf_set(eb, "process %d (%s) is not a HotSpot JVM: no libjvm.so is mapped",
-                      (int)pid, t->name);
+        fx_errbuf_set(eb, "process %d (%s) is not a HotSpot JVM: no libjvm.so is mapped", (int)pid,
+                      t->name);
         return FX_EINVAL;
     }
     find_tmpdir(t);
@@ -132,7 +142,7 @@ int fx_attach_target_open(pid_t pid, struct fx_attach_target *t, struct fx_errbu
 static bool catches_sigquit(const struct fx_attach_target *t)
 {
     struct fx_attach_target now = {.pid = t->pid}; /* fresh: the handler may be new */
-    struct fx_errbuf eb;
+    struct fx_errbuf eb = {{0}};
     if (read_status(&now, &eb) != FX_OK)
         return false;
     return (now.sig_cgt & SIGQUIT_BIT) && !(now.sig_ign & SIGQUIT_BIT);
@@ -149,8 +159,8 @@ static int create_trigger(const struct fx_attach_target *t, char *path, size_t c
         fd = open(path, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0660);
     }
     if (fd < 0) {
-        fx_errbuf_set(eb, "cannot create %s to start the attach listener of process %d: %s",
-                      path, (int)t->pid, strerror(errno));
+        fx_errbuf_set(eb, "cannot create %s to start the attach listener of process %d: %s", path,
+                      (int)t->pid, strerror(errno));
         return FX_EIO;
     }
     close(fd);
@@ -187,8 +197,10 @@ static int start_listener(const struct fx_attach_target *t, const char *sock, in
                           struct fx_errbuf *eb)
 {
     if (!catches_sigquit(t)) {
-        fx_errbuf_set(eb, "process %d (%s) does not handle SIGQUIT (started with -Xrs, or still starting): not signalled",
-                      (int)t->pid, t->name);
+        fx_errbuf_set(
+                eb,
+                "process %d (%s) does not handle SIGQUIT (started with -Xrs, or still starting): not signalled",
+                (int)t->pid, t->name);
         return FX_ESTATE;
     }
     char trigger[128];
@@ -201,8 +213,10 @@ static int start_listener(const struct fx_attach_target *t, const char *sock, in
     } else {
         rc = wait_for_socket(t, sock, timeout_ms);
         if (rc != FX_OK)
-            fx_errbuf_set(eb, "process %d did not open its attach socket %s within %lld ms (-XX:+DisableAttachMechanism?)",
-                          (int)t->pid, sock, (long long)timeout_ms);
+            fx_errbuf_set(
+                    eb,
+                    "process %d did not open its attach socket %s within %lld ms (-XX:+DisableAttachMechanism?)",
+                    (int)t->pid, sock, (long long)timeout_ms);
     }
     unlink(trigger);
     return rc;
@@ -263,8 +277,8 @@ static int build_request(const char *op, const char *const args[FX_ATTACH_ARGS],
         const char *a = args && args[i] ? args[i] : "";
         size_t al = strlen(a);
         if (al > FX_ATTACH_ARG_MAX || n + al + 1 > cap) {
-            fx_errbuf_set(eb, "attach argument %d has %zu bytes; the protocol allows %d", i + 1,
-                          al, FX_ATTACH_ARG_MAX);
+            fx_errbuf_set(eb, "attach argument %d has %zu bytes; the protocol allows %d", i + 1, al,
+                          FX_ATTACH_ARG_MAX);
             return FX_ERANGE;
         }
         memcpy(buf + n, a, al + 1);
@@ -323,7 +337,8 @@ static int read_all(int fd, int64_t timeout_ms, struct fx_attach_reply *r, struc
         if (pr < 0 && errno == EINTR)
             continue;
         if (pr == 0 && left <= 0) {
-            fx_errbuf_set(eb, "no complete reply from the JVM within %lld ms", (long long)timeout_ms);
+            fx_errbuf_set(eb, "no complete reply from the JVM within %lld ms",
+                          (long long)timeout_ms);
             return FX_EIO;
         }
         if (pr == 0)
@@ -369,8 +384,8 @@ static int exchange(int fd, const char *req, size_t len, int64_t reply_ms,
 }
 
 int fx_attach_execute(const struct fx_attach_target *t, const char *op,
-                      const char *const args[FX_ATTACH_ARGS], int64_t attach_ms,
-                      int64_t reply_ms, struct fx_attach_reply *r, struct fx_errbuf *eb)
+                      const char *const args[FX_ATTACH_ARGS], int64_t attach_ms, int64_t reply_ms,
+                      struct fx_attach_reply *r, struct fx_errbuf *eb)
 {
     memset(r, 0, sizeof *r);
     char req[2 + OP_NAME_MAX + 1 + FX_ATTACH_ARGS * (FX_ATTACH_ARG_MAX + 1)];
@@ -419,4 +434,95 @@ bool fx_attach_load_code(const struct fx_attach_reply *r, int *code)
         line = nl ? nl + 1 : NULL;
     }
     return false;
+}
+
+/* ---- the agent library inside another mount namespace ---- */
+
+static uint64_t fnv1a(const unsigned char *p, size_t n)
+{
+    uint64_t h = 0xcbf29ce484222325ull;
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ p[i]) * 0x100000001b3ull;
+    return h;
+}
+
+static int slurp(const char *path, unsigned char **out, size_t *len, struct fx_errbuf *eb)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    struct stat st;
+    if (fd < 0 || fstat(fd, &st) != 0 || st.st_size <= 0 || st.st_size > (64 << 20)) {
+        fx_errbuf_set(eb, "cannot read %s", path);
+        if (fd >= 0)
+            close(fd);
+        return FX_EIO;
+    }
+    unsigned char *buf = fx_malloc((size_t)st.st_size);
+    ssize_t n = buf ? read(fd, buf, (size_t)st.st_size) : -1;
+    close(fd);
+    if (n != st.st_size) {
+        fx_free(buf);
+        fx_errbuf_set(eb, "cannot read %s", path);
+        return FX_EIO;
+    }
+    *out = buf;
+    *len = (size_t)n;
+    return FX_OK;
+}
+
+/* An existing copy is used only if the target's user or we own it and nobody else can write
+ * to it: in a shared /tmp, another user could have planted a library under that name. */
+static bool trusted_copy(const struct fx_attach_target *t, const char *path, size_t len)
+{
+    struct stat st;
+    return lstat(path, &st) == 0 && S_ISREG(st.st_mode) && (size_t)st.st_size == len &&
+           (st.st_uid == geteuid() || st.st_uid == t->uid) && !(st.st_mode & 022);
+}
+
+static int write_copy(const char *path, const unsigned char *buf, size_t len, struct fx_errbuf *eb)
+{
+    char tmp[PATH_MAX + 24], hex[17];
+    int rc = fx_cli_random_hex(hex, sizeof hex, 8, eb);
+    if (rc != FX_OK)
+        return rc;
+    snprintf(tmp, sizeof tmp, "%s.%s", path, hex);
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+    ssize_t n = fd >= 0 ? write(fd, buf, len) : -1;
+    if (fd < 0 || n != (ssize_t)len || fchmod(fd, 0644) != 0 || close(fd) != 0 ||
+        rename(tmp, path) != 0) {
+        fx_errbuf_set(eb, "cannot copy libfxagent.so to %s: %s", path, strerror(errno));
+        if (fd >= 0)
+            unlink(tmp);
+        return FX_EIO;
+    }
+    return FX_OK;
+}
+
+int fx_attach_library(const struct fx_attach_target *t, const char *lib, char *out, size_t cap,
+                      struct fx_errbuf *eb)
+{
+    if (t->same_root)
+        return snprintf(out, cap, "%s", lib) < (int)cap ? FX_OK : FX_ERANGE;
+    if (strncmp(t->tmpdir, "/proc/", 6) != 0) {
+        fx_errbuf_set(
+                eb,
+                "process %d has another root file system and its /tmp is out of reach through /proc/%d/root",
+                (int)t->pid, (int)t->pid);
+        return FX_ESTATE;
+    }
+    unsigned char *buf;
+    size_t len;
+    int rc = slurp(lib, &buf, &len, eb);
+    if (rc != FX_OK)
+        return rc;
+    /* Named by content: every later attach names the same file, so the JVM finds the agent it
+     * already loaded (the same inode) and start, dump and stop reach one agent. */
+    char name[40], local[PATH_MAX];
+    snprintf(name, sizeof name, "fxagent-%016llx.so", (unsigned long long)fnv1a(buf, len));
+    snprintf(local, sizeof local, "%s/%s", t->tmpdir, name);
+    if (!trusted_copy(t, local, len))
+        rc = write_copy(local, buf, len, eb);
+    fx_free(buf);
+    if (rc == FX_OK && snprintf(out, cap, "/tmp/%s", name) >= (int)cap)
+        rc = FX_ERANGE;
+    return rc;
 }

@@ -18,7 +18,8 @@
 
 static volatile sig_atomic_t interrupted;
 
-static void vfail(const char *prefix, const char *fmt, va_list ap, const char *suffix)
+__attribute__((format(printf, 2, 0))) static void vfail(const char *prefix, const char *fmt,
+                                                        va_list ap, const char *suffix)
 {
     char msg[1024];
     vsnprintf(msg, sizeof msg, fmt, ap);
@@ -172,8 +173,10 @@ static int next_to_binary(char *out, size_t cap, struct fx_errbuf *eb)
         if (canonical_file(cand[i], out, cap) == FX_OK)
             return FX_OK;
     }
-    fx_errbuf_set(eb, "cannot find libfxagent.so (looked for %s and %s); pass --agent PATH or set FXAGENT_LIB",
-                  cand[0], cand[1]);
+    fx_errbuf_set(
+            eb,
+            "cannot find libfxagent.so (looked for %s and %s); pass --agent PATH or set FXAGENT_LIB",
+            cand[0], cand[1]);
     return FX_ENOTFOUND;
 }
 

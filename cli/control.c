@@ -56,7 +56,10 @@ static int usage(const char *cmd)
 
 static const char *option_name(int o)
 {
-    return o == 'i' ? "-i/--interval" : o == 'm' ? "-m/--mode" : o == 'o' ? "-o/--output" : "--options";
+    return o == 'i'   ? "-i/--interval"
+           : o == 'm' ? "-m/--mode"
+           : o == 'o' ? "-o/--output"
+                      : "--options";
 }
 
 static int parse_args(int argc, char **argv, struct control *c)
@@ -67,26 +70,38 @@ static int parse_args(int argc, char **argv, struct control *c)
             {"agent", required_argument, NULL, 'a'},    {"timeout", required_argument, NULL, 't'},
             {"help", no_argument, NULL, 'h'},           {NULL, 0, NULL, 0}};
     bool is_start = !strcmp(c->cmd, "start"), is_status = !strcmp(c->cmd, "status");
-    struct fx_errbuf eb;
+    struct fx_errbuf eb = {{0}};
     int o;
     optind = 0;
     while ((o = getopt_long(argc, argv, ":i:m:o:h", longs, NULL)) != -1) {
         if (((o == 'i' || o == 'm') && !is_start) || ((o == 'o' || o == 'x') && is_status))
-            return fx_cli_usage(c->cmd, "option %s does not apply to %s", option_name(o),
-                                c->cmd);
+            return fx_cli_usage(c->cmd, "option %s does not apply to %s", option_name(o), c->cmd);
         switch (o) {
-        case 'i': c->interval = optarg; break;
-        case 'm': c->mode = optarg; break;
-        case 'o': c->file = optarg; break;
-        case 'x': c->extra = optarg; break;
-        case 'a': c->agent = optarg; break;
+        case 'i':
+            c->interval = optarg;
+            break;
+        case 'm':
+            c->mode = optarg;
+            break;
+        case 'o':
+            c->file = optarg;
+            break;
+        case 'x':
+            c->extra = optarg;
+            break;
+        case 'a':
+            c->agent = optarg;
+            break;
         case 't':
             if (fx_cli_parse_timeout("--timeout", optarg, &c->timeout_ms, &eb) != FX_OK)
                 return fx_cli_usage(c->cmd, "%s", eb.msg);
             break;
-        case 'h': return -1;
-        case ':': return fx_cli_usage(c->cmd, "option '%s' needs a value", argv[optind - 1]);
-        default: return fx_cli_usage(c->cmd, "unknown option '%s'", argv[optind - 1]);
+        case 'h':
+            return -1;
+        case ':':
+            return fx_cli_usage(c->cmd, "option '%s' needs a value", argv[optind - 1]);
+        default:
+            return fx_cli_usage(c->cmd, "unknown option '%s'", argv[optind - 1]);
         }
     }
     if (optind != argc - 1)
@@ -99,7 +114,7 @@ static int parse_args(int argc, char **argv, struct control *c)
 static int append(char *out, size_t cap, const char *key, const char *val, struct fx_errbuf *eb)
 {
     size_t len = strlen(out);
-    int n = snprintf(out + len, cap - len, "%s%s%s", key, val, "");
+    int n = snprintf(out + len, cap - len, "%s%s", key, val);
     if (n < 0 || (size_t)n >= cap - len) {
         fx_errbuf_set(eb, "the agent options are longer than the attach protocol's %d bytes",
                       FX_ATTACH_ARG_MAX);
@@ -115,13 +130,19 @@ static int output_path(const struct control *c, bool same_root, char *out, size_
 {
     char cwd[PATH_MAX];
     if (strchr(c->file, ',')) {
-        fx_errbuf_set(eb, "-o '%s': the file name cannot contain ',' (the agent's option separator)",
+        fx_errbuf_set(eb,
+                      "-o '%s': the file name cannot contain ',' (the agent's option separator)",
                       c->file);
         return FX_EINVAL;
     }
-    if (c->file[0] == '/' || !same_root || !getcwd(cwd, sizeof cwd))
-        return snprintf(out, cap, "%s", c->file) < (int)cap ? FX_OK : FX_ERANGE;
-    return snprintf(out, cap, "%s/%s", cwd, c->file) < (int)cap ? FX_OK : FX_ERANGE;
+    bool as_given = c->file[0] == '/' || !same_root || !getcwd(cwd, sizeof cwd);
+    int n = as_given ? snprintf(out, cap, "%s", c->file)
+                     : snprintf(out, cap, "%s/%s", cwd, c->file);
+    if (n < 0 || (size_t)n >= cap) {
+        fx_errbuf_set(eb, "-o '%s': the path is too long", c->file);
+        return FX_ERANGE;
+    }
+    return FX_OK;
 }
 
 /* Builds "<action>[,interval=..][,mode=..][,file=..][,extra]" and checks it with the agent's
@@ -187,11 +208,12 @@ static void reply_remove(struct reply_file *rf)
     }
 }
 
-/* The reply is complete once it ends with a newline (the agent writes it with one write()). */
+/* The reply is complete once it ends with a newline (the agent writes it with one write()),
+ * or once it fills the buffer, whose first REPLY_CAP - 1 bytes are then all that is shown. */
 static size_t reply_read(const struct reply_file *rf, char *buf, size_t cap)
 {
     ssize_t n = pread(rf->fd, buf, cap - 1, 0);
-    if (n <= 0 || buf[n - 1] != '\n')
+    if (n <= 0 || (buf[n - 1] != '\n' && (size_t)n < cap - 1))
         return 0;
     buf[n] = '\0';
     return (size_t)n;
@@ -252,15 +274,17 @@ static int outcome(const struct control *c, struct fx_attach_reply *r, const cha
     if (n)
         return print_outcome(c->pid, text, code);
     if (code != 0)
-        return fx_cli_fail("pid %d: the agent refused '%s' (Agent_OnAttach returned %d); its message is on the JVM's stderr",
-                           (int)c->pid, c->cmd, code);
-    return fx_cli_fail("pid %d: the agent took '%s' (return code 0) but sent no outcome within %lld ms; see the JVM's stderr",
-                       (int)c->pid, c->cmd, (long long)c->timeout_ms);
+        return fx_cli_fail(
+                "pid %d: the agent refused '%s' (Agent_OnAttach returned %d); its message is on the JVM's stderr",
+                (int)c->pid, c->cmd, code);
+    return fx_cli_fail(
+            "pid %d: the agent took '%s' (return code 0) but sent no outcome within %lld ms; see the JVM's stderr",
+            (int)c->pid, c->cmd, (long long)c->timeout_ms);
 }
 
 static int run(const struct control *c)
 {
-    struct fx_errbuf eb;
+    struct fx_errbuf eb = {{0}};
     struct fx_attach_target t;
     char lib[PATH_MAX], opts[FX_ATTACH_ARG_MAX + 1];
     /* The command line first, then the process, then the files: the first error is the
@@ -270,20 +294,20 @@ static int run(const struct control *c)
         agent_options(c, t.same_root, opts, sizeof opts, &eb) != FX_OK ||
         fx_cli_find_agent(c->agent, lib, sizeof lib, &eb) != FX_OK)
         return fx_cli_fail("%s", eb.msg);
-    if (!t.same_root)
-        return fx_cli_fail("pid %d runs in another mount namespace (a container): copy libfxagent.so into it and pass --agent with its path there (not supported yet)",
-                           (int)c->pid);
+    char target_lib[PATH_MAX];
+    if (fx_attach_library(&t, lib, target_lib, sizeof target_lib, &eb) != FX_OK)
+        return fx_cli_fail("%s", eb.msg);
     struct reply_file rf = {.fd = -1};
     if (reply_create(&t, &rf, &eb) != FX_OK ||
         append(opts, sizeof opts, ",reply=", rf.remote, &eb) != FX_OK) {
         reply_remove(&rf);
         return fx_cli_fail("%s", eb.msg);
     }
-    const char *args[FX_ATTACH_ARGS] = {lib, "true", opts};
+    const char *args[FX_ATTACH_ARGS] = {target_lib, "true", opts};
     struct fx_attach_reply r;
     int rc = fx_attach_execute(&t, "load", args, ATTACH_TIMEOUT_MS, c->timeout_ms, &r, &eb);
-    int ret = rc == FX_OK ? outcome(c, &r, lib, &rf) : fx_cli_fail("pid %d: %s", (int)c->pid,
-                                                                    eb.msg);
+    int ret = rc == FX_OK ? outcome(c, &r, target_lib, &rf)
+                          : fx_cli_fail("pid %d: %s", (int)c->pid, eb.msg);
     fx_attach_reply_destroy(&r);
     reply_remove(&rf);
     fflush(stdout);
@@ -307,7 +331,7 @@ int fx_control_main(int argc, char **argv)
 int fx_attach_raw_main(int argc, char **argv)
 {
     int64_t timeout_ms = DEFAULT_TIMEOUT_MS;
-    struct fx_errbuf eb;
+    struct fx_errbuf eb = {{0}};
     int first = 1;
     if (argc > 2 && !strcmp(argv[1], "--timeout")) {
         if (fx_cli_parse_timeout("--timeout", argv[2], &timeout_ms, &eb) != FX_OK)
@@ -315,7 +339,9 @@ int fx_attach_raw_main(int argc, char **argv)
         first = 3;
     }
     if (argc - first < 2 || argc - first > 2 + FX_ATTACH_ARGS)
-        return fx_cli_usage(argv[0], "usage: fxprof attach-raw [--timeout D] PID OPERATION [ARG1 [ARG2 [ARG3]]]");
+        return fx_cli_usage(
+                argv[0],
+                "usage: fxprof attach-raw [--timeout D] PID OPERATION [ARG1 [ARG2 [ARG3]]]");
     pid_t pid;
     struct fx_attach_target t;
     if (fx_cli_parse_pid(argv[first], &pid, &eb) != FX_OK ||

@@ -52,9 +52,10 @@ int fx_cli_find_agent(const char *given, char *out, size_t cap, struct fx_errbuf
 #define FX_ATTACH_ARG_MAX 1024 /* bytes per argument, JDK 8 to 25 */
 
 struct fx_attach_target {
-    pid_t pid;        /* in our pid namespace */
-    pid_t nspid;      /* as the JVM sees itself: names its socket and trigger file */
-    uid_t uid;        /* effective uid and gid of the target */
+    pid_t pid;   /* in our pid namespace */
+    pid_t tgid;  /* /proc/PID/status Tgid: differs from pid for a thread id */
+    pid_t nspid; /* as the JVM sees itself: names its socket and trigger file */
+    uid_t uid;   /* effective uid and gid of the target */
     gid_t gid;
     bool same_root;   /* the target sees our file system root */
     char name[64];    /* /proc/PID/status Name */
@@ -76,9 +77,14 @@ int fx_attach_target_open(pid_t pid, struct fx_attach_target *t, struct fx_errbu
  * Starts the target's attach listener first if its socket does not exist (the .attach_pid
  * file and SIGQUIT), waiting up to attach_ms. The reply must arrive within reply_ms. */
 int fx_attach_execute(const struct fx_attach_target *t, const char *op,
-                      const char *const args[FX_ATTACH_ARGS], int64_t attach_ms,
-                      int64_t reply_ms, struct fx_attach_reply *r, struct fx_errbuf *eb);
+                      const char *const args[FX_ATTACH_ARGS], int64_t attach_ms, int64_t reply_ms,
+                      struct fx_attach_reply *r, struct fx_errbuf *eb);
 void fx_attach_reply_destroy(struct fx_attach_reply *r);
+/* The path under which the target can load `lib`: `lib` itself when the target shares our
+ * root file system; else a copy in the target's /tmp, named after its content (reused when an
+ * identical, safely owned copy is there), as "/tmp/fxagent-<hash>.so". */
+int fx_attach_library(const struct fx_attach_target *t, const char *lib, char *out, size_t cap,
+                      struct fx_errbuf *eb);
 /* For a `load` reply: sets *code to N of the "return code: N" line (Agent_OnAttach's return
  * value) and returns true; false when the JVM did not call Agent_OnAttach at all. */
 bool fx_attach_load_code(const struct fx_attach_reply *r, int *code);
@@ -111,9 +117,9 @@ struct fx_http_response {
     const char *content_type; /* NULL: none */
     bool gzip;                /* Content-Encoding: gzip */
     long long content_length;
-    bool cors;                   /* Access-Control-* headers (only on the secret path) */
-    const char *allow_headers;   /* echoed in a preflight's answer */
-    bool private_network;        /* answer a Private Network Access preflight */
+    bool cors;                 /* Access-Control-* headers (only on the secret path) */
+    const char *allow_headers; /* echoed in a preflight's answer */
+    bool private_network;      /* answer a Private Network Access preflight */
 };
 
 /* Writes the response head (with Connection: close) into out; returns its length, 0 if it
@@ -139,8 +145,8 @@ struct fx_pfile_tables {
 
 /* Fills t for `thread` (its own tables if it has them, else profile.shared's); keeps t as is
  * when it already holds the same tables. Zero t before the first call. */
-int fx_pfile_tables(const struct cJSON *root, const struct cJSON *thread,
-                    struct fx_pfile_tables *t, struct fx_errbuf *eb);
+int fx_pfile_tables(const struct cJSON *root, const struct cJSON *thread, struct fx_pfile_tables *t,
+                    struct fx_errbuf *eb);
 void fx_pfile_tables_destroy(struct fx_pfile_tables *t);
 
 struct fx_pfile_samples {
@@ -156,10 +162,10 @@ void fx_pfile_samples_destroy(struct fx_pfile_samples *s);
 
 /* ---- subcommands: argv[0] is the subcommand's name ---- */
 
-int fx_control_main(int argc, char **argv);  /* control.c: start, stop, dump, status */
+int fx_control_main(int argc, char **argv);    /* control.c: start, stop, dump, status */
 int fx_attach_raw_main(int argc, char **argv); /* control.c: attach-raw (hidden, for tests) */
-int fx_record_main(int argc, char **argv);   /* record.c */
-int fx_serve_main(int argc, char **argv);    /* serve.c: open */
-int fx_summary_main(int argc, char **argv);  /* summary.c */
+int fx_record_main(int argc, char **argv);     /* record.c */
+int fx_serve_main(int argc, char **argv);      /* serve.c: open */
+int fx_summary_main(int argc, char **argv);    /* summary.c */
 
 #endif

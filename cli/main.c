@@ -30,7 +30,8 @@ static int usage(FILE *to)
     for (size_t i = 0; i < sizeof subcommands / sizeof *subcommands; i++)
         if (subcommands[i].summary)
             fprintf(to, "  %-8s %s\n", subcommands[i].name, subcommands[i].summary);
-    fprintf(to, "example: fxprof record -o app.json.gz -- java -jar app.jar; fxprof open app.json.gz\n");
+    fprintf(to,
+            "example: fxprof record -o app.json.gz -- java -jar app.jar; fxprof open app.json.gz\n");
     return to == stdout ? FX_CLI_OK : FX_CLI_USAGE;
 }
 

@@ -99,8 +99,8 @@ static int table_length(const cJSON *table, const char *name, uint32_t *n, struc
 }
 
 /* A column of n indexes each in [0, limit), or -1 where null_ok and the value is null. */
-static int column(const cJSON *table, const char *name, const char *col, uint32_t n,
-                  uint32_t limit, bool null_ok, int32_t **out, struct fx_errbuf *eb)
+static int column(const cJSON *table, const char *name, const char *col, uint32_t n, uint32_t limit,
+                  bool null_ok, int32_t **out, struct fx_errbuf *eb)
 {
     const cJSON *arr = item(table, col);
     int32_t *v = fx_calloc(n ? n : 1, sizeof *v);
@@ -118,8 +118,8 @@ static int column(const cJSON *table, const char *name, const char *col, uint32_
         v[i] = isnull ? -1 : (int32_t)d;
     }
     if (i != n || e) {
-        fx_errbuf_set(eb, "profile: %s.%s is missing, not %u long, or has a bad value at %u",
-                      name, col, n, i);
+        fx_errbuf_set(eb, "profile: %s.%s is missing, not %u long, or has a bad value at %u", name,
+                      col, n, i);
         fx_free(v);
         return FX_EINVAL;
     }
@@ -180,13 +180,12 @@ static int build(const cJSON *const src[4], struct fx_pfile_tables *t, struct fx
     if (rc == FX_OK)
         rc = table_length(st, "stackTable", &t->nstacks, eb);
     if (rc == FX_OK)
-        rc = column(st, "stackTable", "frame", t->nstacks, t->nframes, false, &t->stack_frame,
-                    eb);
+        rc = column(st, "stackTable", "frame", t->nstacks, t->nframes, false, &t->stack_frame, eb);
     return rc == FX_OK ? prefixes(st, t, eb) : rc;
 }
 
-int fx_pfile_tables(const struct cJSON *root, const struct cJSON *thread,
-                    struct fx_pfile_tables *t, struct fx_errbuf *eb)
+int fx_pfile_tables(const struct cJSON *root, const struct cJSON *thread, struct fx_pfile_tables *t,
+                    struct fx_errbuf *eb)
 {
     const cJSON *src[4] = {pick(root, thread, "stackTable"), pick(root, thread, "frameTable"),
                            pick(root, thread, "funcTable"), pick(root, thread, "stringArray")};
@@ -194,7 +193,9 @@ int fx_pfile_tables(const struct cJSON *root, const struct cJSON *thread,
         return FX_OK; /* v60+: every thread shares one set */
     fx_pfile_tables_destroy(t);
     if (!src[0] || !src[1] || !src[2] || !cJSON_IsArray(src[3])) {
-        fx_errbuf_set(eb, "profile: no stackTable, frameTable, funcTable and stringArray (older than processed version 56?)");
+        fx_errbuf_set(
+                eb,
+                "profile: no stackTable, frameTable, funcTable and stringArray (older than processed version 56?)");
         return FX_EINVAL;
     }
     int rc = build(src, t, eb);

@@ -56,24 +56,42 @@ static int parse_args(int argc, char **argv, struct record *r)
     /* '+': options end at the java command, whose own options must not be taken as ours. */
     while ((o = getopt_long(argc, argv, "+:o:i:m:h", longs, NULL)) != -1) {
         switch (o) {
-        case 'o': r->file = optarg; break;
-        case 'i': r->interval = optarg; break;
-        case 'm': r->mode = optarg; break;
-        case 'x': r->extra = optarg; break;
-        case 'a': r->agent = optarg; break;
-        case 'j': r->java = optarg; break;
-        case 'h': return -1;
-        case ':': return fx_cli_usage("record", "option '%s' needs a value", argv[optind - 1]);
-        default: return fx_cli_usage("record", "unknown option '%s'", argv[optind - 1]);
+        case 'o':
+            r->file = optarg;
+            break;
+        case 'i':
+            r->interval = optarg;
+            break;
+        case 'm':
+            r->mode = optarg;
+            break;
+        case 'x':
+            r->extra = optarg;
+            break;
+        case 'a':
+            r->agent = optarg;
+            break;
+        case 'j':
+            r->java = optarg;
+            break;
+        case 'h':
+            return -1;
+        case ':':
+            return fx_cli_usage("record", "option '%s' needs a value", argv[optind - 1]);
+        default:
+            return fx_cli_usage("record", "unknown option '%s'", argv[optind - 1]);
         }
     }
     r->cmd = argv + optind;
     r->ncmd = argc - optind;
     if (!r->java && r->ncmd == 0)
-        return fx_cli_usage("record", "no java command given (e.g. fxprof record -- java -jar app.jar)");
+        return fx_cli_usage("record",
+                            "no java command given (e.g. fxprof record -- java -jar app.jar)");
     if (!r->java && r->cmd[0][0] == '-')
-        return fx_cli_usage("record", "'%s' is not a java command: the first operand must be the launcher (or use --java PATH)",
-                            r->cmd[0]);
+        return fx_cli_usage(
+                "record",
+                "'%s' is not a java command: the first operand must be the launcher (or use --java PATH)",
+                r->cmd[0]);
     return FX_CLI_OK;
 }
 
@@ -100,7 +118,8 @@ static int agent_arg(const struct record *r, const char *lib, char *out, size_t 
     if (rc == FX_OK && r->mode)
         rc = add(opts, sizeof opts, ",", "mode=", r->mode, eb);
     if (rc == FX_OK && r->file && strchr(r->file, ',')) {
-        fx_errbuf_set(eb, "-o '%s': the file name cannot contain ',' (the agent's option separator)",
+        fx_errbuf_set(eb,
+                      "-o '%s': the file name cannot contain ',' (the agent's option separator)",
                       r->file);
         rc = FX_EINVAL;
     }
@@ -115,8 +134,8 @@ static int agent_arg(const struct record *r, const char *lib, char *out, size_t 
         fx_errbuf_set(eb, "the agent's path %s contains '=', which -agentpath cannot express", lib);
         rc = FX_EINVAL;
     }
-    if (rc == FX_OK && snprintf(out, cap, "-agentpath:%s%s%s", lib, *opts ? "=" : "", opts) >=
-                               (int)cap)
+    if (rc == FX_OK &&
+        snprintf(out, cap, "-agentpath:%s%s%s", lib, *opts ? "=" : "", opts) >= (int)cap)
         rc = FX_ERANGE;
     return rc;
 }
@@ -162,7 +181,8 @@ static void report_file(const char *file, int code)
         fprintf(stderr, "fxprof: profile %s (%lld bytes); view it with: fxprof open %s\n", file,
                 (long long)st.st_size, file);
     else
-        fprintf(stderr, "fxprof: java exited with %d and wrote no profile at %s (see the fxagent lines above)\n",
+        fprintf(stderr,
+                "fxprof: java exited with %d and wrote no profile at %s (see the fxagent lines above)\n",
                 code, file);
 }
 
@@ -196,7 +216,7 @@ int fx_record_main(int argc, char **argv)
         return usage();
     if (rc != FX_CLI_OK)
         return rc;
-    struct fx_errbuf eb;
+    struct fx_errbuf eb = {{0}};
     char lib[PATH_MAX], agentpath[PATH_MAX + 2100];
     if (agent_arg(&r, "", agentpath, sizeof agentpath, &eb) != FX_OK ||
         fx_cli_find_agent(r.agent, lib, sizeof lib, &eb) != FX_OK ||

@@ -91,13 +91,15 @@ static int parse_args(int argc, char **argv, struct open_args *a)
                                           {"timeout", required_argument, NULL, 't'},
                                           {"help", no_argument, NULL, 'h'},
                                           {NULL, 0, NULL, 0}};
-    struct fx_errbuf eb;
+    struct fx_errbuf eb = {{0}};
     char *end;
     int o;
     optind = 0;
     while ((o = getopt_long(argc, argv, ":h", longs, NULL)) != -1) {
         switch (o) {
-        case 'n': a->no_browser = true; break;
+        case 'n':
+            a->no_browser = true;
+            break;
         case 'p':
             a->port = (int)strtol(optarg, &end, 10);
             if (*optarg < '0' || *optarg > '9' || *end || a->port > 65535)
@@ -107,9 +109,12 @@ static int parse_args(int argc, char **argv, struct open_args *a)
             if (fx_cli_parse_timeout("--timeout", optarg, &a->timeout_ms, &eb) != FX_OK)
                 return fx_cli_usage("open", "%s", eb.msg);
             break;
-        case 'h': return -1;
-        case ':': return fx_cli_usage("open", "option '%s' needs a value", argv[optind - 1]);
-        default: return fx_cli_usage("open", "unknown option '%s'", argv[optind - 1]);
+        case 'h':
+            return -1;
+        case ':':
+            return fx_cli_usage("open", "option '%s' needs a value", argv[optind - 1]);
+        default:
+            return fx_cli_usage("open", "unknown option '%s'", argv[optind - 1]);
         }
     }
     if (optind != argc - 1)
@@ -231,14 +236,16 @@ static void respond(struct server *s, struct conn *c, int status, const struct f
     char body[64] = ""; /* errors carry their status line as a short text body */
     if (status != 200 && status != 204)
         snprintf(body, sizeof body, "%d %s\n", status, fx_http_reason(status));
-    struct fx_http_response res = {
-            .status = status,
-            .content_type = status == 200 ? "application/json" : *body ? "text/plain" : NULL,
-            .gzip = status == 200 && s->gzip,
-            .content_length = status == 200 ? (long long)s->size : (long long)strlen(body),
-            .cors = secret,
-            .allow_headers = secret ? r->request_headers : NULL,
-            .private_network = secret && r->private_network};
+    struct fx_http_response res = {.status = status,
+                                   .content_type = status == 200 ? "application/json"
+                                                   : *body       ? "text/plain"
+                                                                 : NULL,
+                                   .gzip = status == 200 && s->gzip,
+                                   .content_length = status == 200 ? (long long)s->size
+                                                                   : (long long)strlen(body),
+                                   .cors = secret,
+                                   .allow_headers = secret ? r->request_headers : NULL,
+                                   .private_network = secret && r->private_network};
     c->hlen = fx_http_head(&res, c->head, sizeof c->head);
     if (c->hlen + strlen(body) <= sizeof c->head) {
         memcpy(c->head + c->hlen, body, strlen(body));
@@ -418,10 +425,11 @@ static void run_loop(struct server *s, const sigset_t *unblocked)
 
 static int serve(struct server *s, const struct open_args *a)
 {
-    struct fx_errbuf eb;
+    struct fx_errbuf eb = {{0}};
     char hex[33];
     int port;
-    if (open_file(s, a->file, &eb) != FX_OK || fx_cli_random_hex(hex, sizeof hex, 16, &eb) != FX_OK ||
+    if (open_file(s, a->file, &eb) != FX_OK ||
+        fx_cli_random_hex(hex, sizeof hex, 16, &eb) != FX_OK ||
         listen_on(s, a->port, &port, &eb) != FX_OK)
         return fx_cli_fail("open: %s", eb.msg);
     snprintf(s->path, sizeof s->path, "/%s/profile.json", hex);
@@ -439,10 +447,13 @@ static int serve(struct server *s, const struct open_args *a)
     run_loop(s, &unblocked);
     if (s->served)
         return FX_CLI_OK;
-    if (fx_cli_interrupted())
-        return fx_cli_fail("open: stopped before the profile was fetched");
-    return fx_cli_fail("open: nobody fetched the profile within %lld s; the link is no longer valid",
-                       (long long)(a->timeout_ms / 1000));
+    if (fx_cli_interrupted()) {
+        fx_cli_fail("open: stopped before the profile was fetched");
+        return FX_CLI_INTERRUPTED;
+    }
+    return fx_cli_fail(
+            "open: nobody fetched the profile within %lld s; the link is no longer valid",
+            (long long)(a->timeout_ms / 1000));
 }
 
 int fx_serve_main(int argc, char **argv)

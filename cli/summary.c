@@ -68,10 +68,15 @@ static int parse_args(int argc, char **argv, struct summary_args *a)
                 return fx_cli_usage("summary", "--top '%s' is not a number from 1 to 100000",
                                     optarg);
             break;
-        case 't': a->thread = optarg; break;
-        case 'h': return -1;
-        case ':': return fx_cli_usage("summary", "option '%s' needs a value", argv[optind - 1]);
-        default: return fx_cli_usage("summary", "unknown option '%s'", argv[optind - 1]);
+        case 't':
+            a->thread = optarg;
+            break;
+        case 'h':
+            return -1;
+        case ':':
+            return fx_cli_usage("summary", "option '%s' needs a value", argv[optind - 1]);
+        default:
+            return fx_cli_usage("summary", "unknown option '%s'", argv[optind - 1]);
         }
     }
     if (optind != argc - 1)
@@ -234,8 +239,8 @@ static void print_list(const char *title, const struct entry *e, unsigned n, dou
 {
     printf("  %s:\n", title);
     for (unsigned i = 0; i < n; i++)
-        printf("    %5.1f%%  %9.0f  %s\n", all > 0 ? 100.0 * e[i].value / all : 0.0,
-               e[i].value, e[i].name);
+        printf("    %5.1f%%  %9.0f  %s\n", all > 0 ? 100.0 * e[i].value / all : 0.0, e[i].value,
+               e[i].name);
 }
 
 static void print_thread(const struct thread_sum *ts)
@@ -346,15 +351,15 @@ static int no_such_thread(const struct cJSON *root, const char *name)
 
 static int report(const struct summary_args *a, const struct cJSON *root)
 {
-    unsigned nthreads = (unsigned)cJSON_GetArraySize(
-            cJSON_GetObjectItemCaseSensitive(root, "threads"));
+    unsigned nthreads =
+            (unsigned)cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(root, "threads"));
     struct thread_sum *ts = fx_calloc(nthreads ? nthreads : 1, sizeof *ts);
     if (!ts)
         return fx_cli_fail("summary: out of memory");
-    struct fx_errbuf eb;
+    struct fx_errbuf eb = {{0}};
     unsigned n = 0;
     int rc = collect(root, a, ts, &n, &eb);
-    int ret = rc != FX_OK ? fx_cli_fail("summary: %s: %s", a->file, eb.msg)
+    int ret = rc != FX_OK           ? fx_cli_fail("summary: %s: %s", a->file, eb.msg)
               : n == 0 && a->thread ? no_such_thread(root, a->thread)
                                     : FX_CLI_OK;
     if (ret == FX_CLI_OK) {
@@ -381,7 +386,7 @@ int fx_summary_main(int argc, char **argv)
         return usage();
     if (rc != FX_CLI_OK)
         return rc;
-    struct fx_errbuf eb;
+    struct fx_errbuf eb = {{0}};
     cJSON *root;
     if (fx_pfile_load(a.file, &root, &eb) != FX_OK)
         return fx_cli_fail("summary: %s", eb.msg);

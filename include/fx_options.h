@@ -28,6 +28,12 @@ enum fx_mode {
     FX_MODE_WALL,    /* a sampler thread signals every Java thread */
 };
 
+/* markers=on|off: GC, JIT and user markers and the counters (on), or samples only (off). */
+enum fx_markers {
+    FX_MARKERS_ON = 0,
+    FX_MARKERS_OFF,
+};
+
 enum fx_cpu_engine {
     FX_ENGINE_AUTO = 0, /* perf_events where the kernel allows it, else timer_create */
     FX_ENGINE_PERF,
@@ -48,6 +54,10 @@ struct fx_options {
     bool validate;               /* validate[=REPORT.json] */
     char *validate_report;       /* NULL: no separate report file */
     bool file_set;               /* file= was given (a dump without it uses the start file) */
+    char *reply;                 /* reply=PATH: an existing file the attach outcome line is
+                                    appended to (fxprof creates it); NULL: none */
+    bool reset;                  /* reset: a dump also drops the samples it wrote */
+    enum fx_markers markers;     /* markers=on|off, default on */
 };
 
 /* Fills `out` with the defaults. */
@@ -69,5 +79,9 @@ int fx_options_parse_size(const char *s, uint64_t *bytes);   /* 64m, 512k, 1g, 4
  * Returns FX_ERANGE if out (cap bytes) is too small. */
 int fx_options_expand_path(const char *pattern, pid_t pid, time_t when, unsigned seq, char *out,
                            size_t cap);
+/* A pattern that gives every file of a series (loop=) its own name: `pattern` itself if it has
+ * %n, else with "-%n" inserted before a trailing ".json.gz", ".json" or ".gz" (appended when
+ * there is none). FX_ERANGE if out (cap bytes) is too small. */
+int fx_options_sequenced_pattern(const char *pattern, char *out, size_t cap);
 
 #endif

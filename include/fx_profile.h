@@ -205,4 +205,25 @@ int fx_profile_extra_int(struct fx_profile *p, const char *group, const char *la
 /* --- whole-model figures, for status lines and memory bounds --- */
 size_t fx_profile_memory(const struct fx_profile *p); /* bytes held by the model */
 
+/* --- the window: bounded memory, resets, copies for dumps (native/profile_window.c) --- */
+
+/* The oldest sample time of every thread, INT64_MAX without samples. */
+int64_t fx_profile_oldest_sample(const struct fx_profile *p);
+/* The smallest time t with at least n samples older than t (time < t); past the newest sample
+ * when the profile holds fewer than n; INT64_MIN for n == 0 or no samples. */
+int64_t fx_profile_cut_time(const struct fx_profile *p, uint64_t n);
+/* Drops every sample older than t_ns, every instant marker and interval marker older than t_ns
+ * (start/end halves stay), and counter values older than t_ns; sample columns give memory back
+ * (capacity shrinks to the smallest 16 * 2^k that holds the rest). Returns the samples dropped.
+ * Threads, tables and every id stay valid. */
+uint64_t fx_profile_drop_before(struct fx_profile *p, int64_t t_ns);
+/* A deep, tight copy to write on another thread while the owner goes on. Threads that ended
+ * and hold no samples nor markers are left out. NULL when out of memory. */
+struct fx_profile *fx_profile_snapshot(const struct fx_profile *p);
+/* Once the interned tables (strings, funcs, frames, stacks, resources, sources) hold `bytes`
+ * or more, a get-or-create that would add a row fails with FX_EFULL; existing keys are still
+ * found. Tables grow by doubling, so they may reach about twice the limit. 0: no limit. */
+void fx_profile_set_table_limit(struct fx_profile *p, size_t bytes);
+size_t fx_profile_table_memory(const struct fx_profile *p); /* bytes held by those tables */
+
 #endif

@@ -141,6 +141,8 @@ struct fx_profile {
     char *meta[FX_META_COUNT];
     int64_t meta_int[FX_META_INT_COUNT];
     bool meta_int_set[FX_META_INT_COUNT];
+
+    size_t table_limit; /* fx_profile_set_table_limit; 0: none */
 };
 
 struct fx_category_info {

@@ -278,6 +278,7 @@ static int parse_choice_opt(const struct opt_def *d, const char *val, struct fx_
 
 _Static_assert(sizeof(enum fx_mode) == sizeof(int), "mode is written as int");
 _Static_assert(sizeof(enum fx_cpu_engine) == sizeof(int), "engine is written as int");
+_Static_assert(sizeof(enum fx_markers) == sizeof(int), "markers is written as int");
 
 /* Copies a path value; empty and over-long paths are refused. */
 static int copy_path(const struct opt_def *d, const char *val, char **dst, struct fx_errbuf *eb)
@@ -322,6 +323,12 @@ static int parse_file_opt(const struct opt_def *d, const char *val, struct fx_op
     return rc;
 }
 
+static int parse_reply_opt(const struct opt_def *d, const char *val, struct fx_options *o,
+                           struct fx_errbuf *eb)
+{
+    return copy_path(d, val, &o->reply, eb);
+}
+
 static int parse_validate_opt(const struct opt_def *d, const char *val, struct fx_options *o,
                               struct fx_errbuf *eb)
 {
@@ -332,6 +339,7 @@ static int parse_validate_opt(const struct opt_def *d, const char *val, struct f
 #define FIELD(f) offsetof(struct fx_options, f)
 static const char *const mode_names[] = {"cpu", "itimer", "wall", NULL};
 static const char *const engine_names[] = {"auto", "perf", "timer", NULL};
+static const char *const markers_names[] = {"on", "off", NULL};
 
 /* The order is also the order of "did you mean" ties and of the bits in `seen`. */
 static const struct opt_def opt_table[] = {
@@ -341,6 +349,7 @@ static const struct opt_def opt_table[] = {
         {.name = "status", .kind = OPT_ACTION, .action = FX_ACTION_STATUS},
         {.name = "help", .kind = OPT_ACTION, .action = FX_ACTION_HELP},
         {.name = "quiet", .kind = OPT_FLAG, .offset = FIELD(quiet)},
+        {.name = "reset", .kind = OPT_FLAG, .offset = FIELD(reset)},
         {.name = "validate",
          .kind = OPT_FLAG_OR_VALUE,
          .parse = parse_validate_opt,
@@ -397,6 +406,16 @@ static const struct opt_def opt_table[] = {
          .min = 16 * KIB,
          .max = 64 * MIB,
          .accepts = "a size from 16k to 64m (k, m, g or bytes), e.g. 256k"},
+        {.name = "markers",
+         .kind = OPT_VALUE,
+         .parse = parse_choice_opt,
+         .offset = FIELD(markers),
+         .choices = markers_names,
+         .accepts = "on or off"},
+        {.name = "reply",
+         .kind = OPT_VALUE,
+         .parse = parse_reply_opt,
+         .accepts = "the path of an existing file for the one-line outcome (fxprof sets it)"},
 };
 
 #define OPT_COUNT (sizeof(opt_table) / sizeof(opt_table[0]))
@@ -419,7 +438,10 @@ static const char help_text[] =
         "  loop=DURATION           dump periodically, 0 (off) or at least 1s (default 0)\n"
         "  memory=SIZE             bound of the recording, 1m..64g (default 64m)\n"
         "  ring=SIZE               per-thread sample ring, 16k..64m (default 256k)\n"
+        "  markers=on|off          GC, JIT and user markers, counters (default on)\n"
         "  quiet                   no summary line on stderr (default off)\n"
+        "  reset                   with dump: drop the samples written (default off)\n"
+        "  reply=PATH              append the outcome line to this existing file (default none)\n"
         "  validate[=REPORT.json]  check AsyncGetCallTrace against GetStackTrace (default off)\n"
         "DURATION: a whole number with a unit: ns, us, ms, s, m (minutes), h; e.g. 10ms\n"
         "SIZE: a whole number of bytes, or with k, m, g (powers of 1024, any case); e.g. 64m\n";
@@ -451,6 +473,7 @@ void fx_options_destroy(struct fx_options *o)
     if (o->file != default_file)
         fx_free(o->file);
     fx_free(o->validate_report);
+    fx_free(o->reply);
     fx_options_defaults(o);
 }
 
@@ -673,4 +696,36 @@ int fx_options_expand_path(const char *pattern, pid_t pid, time_t when, unsigned
     if (rc != FX_OK)
         out[0] = '\0';
     return rc;
+}
+
+static bool has_sequence(const char *pattern)
+{
+    for (const char *p = pattern; *p; p++) {
+        if (*p == '%' && p[1] == 'n')
+            return true;
+        if (*p == '%' && p[1] != '\0')
+            p++; /* "%%n" is a literal "%" then "n" */
+    }
+    return false;
+}
+
+int fx_options_sequenced_pattern(const char *pattern, char *out, size_t cap)
+{
+    static const char *const exts[] = {".json.gz", ".json", ".gz"};
+    size_t len = strlen(pattern), at = len;
+    if (!has_sequence(pattern)) {
+        for (size_t i = 0; i < sizeof(exts) / sizeof(exts[0]) && at == len; i++) {
+            size_t e = strlen(exts[i]);
+            if (len > e && strcmp(pattern + len - e, exts[i]) == 0)
+                at = len - e;
+        }
+    }
+    const char *seq = at == len && has_sequence(pattern) ? "" : "-%n";
+    int n = snprintf(out, cap, "%.*s%s%s", (int)at, pattern, seq, pattern + at);
+    if (n < 0 || (size_t)n >= cap) {
+        if (cap)
+            out[0] = '\0';
+        return FX_ERANGE;
+    }
+    return FX_OK;
 }

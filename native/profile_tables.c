@@ -57,10 +57,18 @@ int fx_profile_grow(uint32_t *cap, uint32_t count, const struct fx_col *cols, un
 
 /* --- strings --- */
 
+/* fx_profile_set_table_limit: no new row once the tables hold the limit. */
+static bool tables_full(const struct fx_profile *p)
+{
+    return p->table_limit && fx_profile_tables_memory(p) >= p->table_limit;
+}
+
 int fx_profile_string(struct fx_profile *p, const char *s, size_t len, fx_str_id *out)
 {
     if (!s && len)
         return FX_EINVAL;
+    if (tables_full(p) && fx_strtab_find(&p->strings, s ? s : "", len) == FX_ROWIDX_NONE)
+        return FX_EFULL;
     uint32_t id;
     int rc = fx_strtab_intern(&p->strings, s ? s : "", len, &id);
     if (rc == FX_OK)
@@ -201,6 +209,8 @@ int fx_profile_func(struct fx_profile *p, const struct fx_func_key *k, fx_func_i
     uint32_t h = func_key_hash(&key);
     uint32_t row = fx_rowidx_find(&f->idx, h, func_eq, f, &key);
     if (row == FX_ROWIDX_NONE) {
+        if (tables_full(p))
+            return FX_EFULL;
         int rc = idlist_reserve(&p->resources);
         if (rc == FX_OK)
             rc = idlist_reserve(&p->sources);
@@ -279,6 +289,8 @@ int fx_profile_frame(struct fx_profile *p, const struct fx_frame_key *k, fx_fram
     uint32_t h = frame_key_hash(&key);
     uint32_t row = fx_rowidx_find(&f->idx, h, frame_eq, f, &key);
     if (row == FX_ROWIDX_NONE) {
+        if (tables_full(p))
+            return FX_EFULL;
         int rc = frames_reserve(f);
         if (rc != FX_OK)
             return rc;
@@ -327,6 +339,8 @@ int fx_profile_stack(struct fx_profile *p, fx_stack_id prefix, fx_frame_id frame
     uint32_t h = stack_key_hash(key.prefix, key.frame);
     uint32_t row = fx_rowidx_find(&s->idx, h, stack_eq, s, &key);
     if (row == FX_ROWIDX_NONE) {
+        if (tables_full(p))
+            return FX_EFULL;
         struct fx_col cols[] = {{(void **)&s->prefix, sizeof(*s->prefix)},
                                 {(void **)&s->frame, sizeof(*s->frame)}};
         int rc = fx_profile_grow(&s->cap, s->count, cols, 2);

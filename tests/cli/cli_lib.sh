@@ -30,7 +30,7 @@ cli_init() {
     [[ -n "${FXAGENT_RUN_DIR:-}" ]] || cli_fail "FXAGENT_RUN_DIR is not set (run through ctest)"
     rm -rf "$FXAGENT_RUN_DIR"
     mkdir -p "$FXAGENT_RUN_DIR"
-    cd "$FXAGENT_RUN_DIR"
+    cd "$FXAGENT_RUN_DIR" || cli_fail "cannot enter $FXAGENT_RUN_DIR"
 }
 
 # cli_run LOG CMD...: runs CMD with stdout in LOG.out and stderr in LOG.err; sets CLI_RC.
@@ -40,8 +40,9 @@ cli_run() {
     CLI_RC=0
     "$@" >"$log.out" 2>"$log.err" || CLI_RC=$?
     echo "$CLI_NAME: \$ ${*} -> exit $CLI_RC"
-    sed "s/^/    out: /" "$log.out" | head -n 20
-    sed "s/^/    err: /" "$log.err" | head -n 20
+    # head reads the file itself: a reader that stops early would SIGPIPE sed under pipefail.
+    head -n 20 "$log.out" | sed "s/^/    out: /"
+    head -n 20 "$log.err" | sed "s/^/    err: /"
 }
 
 # cli_expect_error LOG PATTERN CMD...: CMD must fail with exactly one stderr line that starts
@@ -60,10 +61,10 @@ cli_expect_error() {
 # cli_start_sleeper JDK_HOME LOG: starts tests/cli/Sleeper.java (source launcher) and waits
 # until it prints "ready"; sets CLI_JVM_PID.
 cli_start_sleeper() {
-    local jdk=$1 log=$2 i
+    local jdk=$1 log=$2
     "$jdk/bin/java" -Xshare:auto "$CLI_DIR/Sleeper.java" 300 >"$log.out" 2>"$log.err" &
     CLI_JVM_PID=$!
-    for i in $(seq 1 600); do
+    for _ in $(seq 1 600); do
         grep -q '^ready$' "$log.out" && return 0
         kill -0 "$CLI_JVM_PID" 2>/dev/null || cli_fail "the JVM exited early: $(cat "$log.err")"
         sleep 0.1

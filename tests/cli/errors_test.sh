@@ -1,14 +1,20 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
 # Every fxprof error is one stderr line starting "fxprof: ", with nothing on stdout and a
-# non-zero exit: bad and missing pids, a process that is not a JVM (left unsignalled and
-# alive), a JVM that does not handle SIGQUIT (-Xrs, no attach listener: a SIGQUIT would kill
-# it; it stays alive), bad -i and
-# -m values (worded as the agent words them), unknown commands and options, missing files.
+# non-zero exit: bad and missing pids, a process that is not a JVM (left unsignalled and alive),
+# a JVM that does not handle SIGQUIT (-Xrs without attach listener: a SIGQUIT would kill it; it
+# stays alive), a JVM's thread id, bad -i and -m values (worded as the agent words them),
+# unknown commands and options, missing or wrong files.
 set -euo pipefail
 source "$(dirname "$0")/cli_lib.sh"
 cli_init it.fxprof_errors
-trap 'cli_stop_sleeper; [[ -n "${sleep_pid:-}" ]] && kill "$sleep_pid" 2>/dev/null; true' EXIT
+cleanup() {
+    cli_stop_sleeper
+    if [[ -n "${sleep_pid:-}" ]]; then
+        kill "$sleep_pid" 2>/dev/null || true
+    fi
+}
+trap cleanup EXIT
 
 pid_max=$(cat /proc/sys/kernel/pid_max)
 cli_expect_error badpid "'abc' is not a process id" "$FXPROF" status abc
@@ -55,4 +61,8 @@ JAVA_TOOL_OPTIONS="-Xrs -XX:+DisableAttachMechanism" cli_start_sleeper "$jdk" xr
 cli_expect_error xrs "process $CLI_JVM_PID \(java\) does not handle SIGQUIT .*not signalled" \
     "$FXPROF" attach-raw "$CLI_JVM_PID" properties
 kill -0 "$CLI_JVM_PID" || cli_fail "the -Xrs JVM died"
+# /proc lists thread ids too; a SIGQUIT "to a thread" would reach the whole JVM.
+tid=$(ls "/proc/$CLI_JVM_PID/task" | sort -n | sed -n 2p)
+cli_expect_error threadid "^fxprof: $tid is a thread of process $CLI_JVM_PID; give the process id$" \
+    "$FXPROF" dump "$tid"
 echo "$CLI_NAME: OK"

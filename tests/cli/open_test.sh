@@ -27,8 +27,7 @@ PY
 serve() {
     "$FXPROF" open "$1" --no-browser --timeout 120s >"$2.out" 2>"$2.err" &
     SERVER_PID=$!
-    local i
-    for i in $(seq 1 300); do
+    for _ in $(seq 1 300); do
         LINK=$(sed -n 's/^Open in the Firefox Profiler: //p' "$2.out")
         [[ -n $LINK ]] && return 0
         kill -0 "$SERVER_PID" 2>/dev/null || cli_fail "fxprof open exited: $(cat "$2.err")"
@@ -39,8 +38,7 @@ serve() {
 
 # wait_exit LOG: the server must exit 0 on its own within 30 s.
 wait_exit() {
-    local i
-    for i in $(seq 1 300); do
+    for _ in $(seq 1 300); do
         kill -0 "$SERVER_PID" 2>/dev/null || break
         sleep 0.1
     done

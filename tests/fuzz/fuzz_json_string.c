@@ -316,8 +316,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     struct bytes v1 = write_and_check(data, size, 0);
     check_sanitize(data, size, &v1);
     check_failing_sink(data, size, 0);
-    /* 64 KiB of filler costs ten plain runs: one input in eight (by size) crosses a flush. */
-    if (size % 8 == 7)
+    /* 64 KiB of filler costs ten plain runs: one input in 16 (by size) crosses a flush. */
+    if (size % 16 == 15)
         check_across_flush(data, size, &v1);
     free(v1.p);
     return 0;

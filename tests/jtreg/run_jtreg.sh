@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
+# shellcheck source-path=SCRIPTDIR
 # Runs fxagent's jtreg suite (java-test/jtreg) on one JDK, with the agent loaded into every test
 # JVM, prints one line per test and exits non-zero if any test failed or erred.
 #
-#   tests/jtreg/run_jtreg.sh JDK_HOME [jtreg test selections...]   e.g. ... :compile, jni/JniTest.java
+#   tests/jtreg/run_jtreg.sh JDK_HOME [jtreg test selections, e.g. :compile jni/JniTest.java]
 #
 # Environment (defaults in brackets):
 #   FXAGENT_BUILD          build directory [<repo>/build]

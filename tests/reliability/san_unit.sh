@@ -4,11 +4,37 @@
 # -DFXAGENT_SANITIZE=SANITIZERS, builds only the unit test binaries of MODULES (all of
 # tests/unit/test_*.c when none is given) and runs them there with ctest. Any sanitizer report
 # fails the test that made it (-fno-sanitize-recover=all, halt_on_error).
-#   san_unit.sh ROOT BUILD_DIR SANITIZERS CC JDK [MODULE...]
+# COMPILERS is a colon-separated list in order of preference; the first that links a program
+# with these sanitizers is used (clang needs compiler-rt, Debian's libclang-rt-<major>-dev).
+#   san_unit.sh ROOT BUILD_DIR SANITIZERS JDK COMPILERS [MODULE...]
 set -uo pipefail
-root=$1 dir=$2 san=$3 cc=$4 jdk=$5
+root=$1 dir=$2 san=$3 jdk=$4 compilers=$5
 shift 5
 start=$SECONDS
+
+links_with_sanitizers() {
+    local tmp ok=1
+    tmp=$(mktemp -d) || return 1
+    printf 'int main(void) { return 0; }\n' >"$tmp/t.c"
+    "$1" -fsanitize="$san" "$tmp/t.c" -o "$tmp/t" 2>/dev/null && "$tmp/t" && ok=0
+    rm -rf "$tmp"
+    return $ok
+}
+
+cc=
+IFS=: read -ra candidates <<<"$compilers"
+for c in "${candidates[@]}"; do
+    if [ -n "$c" ] && links_with_sanitizers "$c"; then
+        cc=$c
+        break
+    fi
+    echo "san: $san: $c cannot link -fsanitize=$san, trying the next compiler"
+done
+[ -n "$cc" ] || { echo "san: FAIL: no compiler links -fsanitize=$san ($compilers)"; exit 1; }
+# CMake cannot switch the compiler of a configured build dir.
+if [ -f "$dir/CMakeCache.txt" ] && ! grep -q "^CMAKE_C_COMPILER:[A-Z]*=$cc\$" "$dir/CMakeCache.txt"; then
+    rm -rf "$dir"
+fi
 
 modules=("$@")
 if [ ${#modules[@]} -eq 0 ]; then
@@ -36,7 +62,7 @@ built=$SECONDS
 export ASAN_OPTIONS=detect_leaks=1:strict_string_checks=1:check_initialization_order=1
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 export TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1
-ctest --test-dir "$dir" -R "$regex" --output-on-failure --timeout 600
+ctest --test-dir "$dir" -R "$regex" --output-on-failure --timeout 600 -j2
 rc=$?
 echo "san: $san: built in $((built - start)) s, tests ran in $((SECONDS - built)) s, ctest exit $rc"
 [ "$rc" -eq 0 ] || echo "san: FAIL: $san: a unit test failed or a sanitizer reported (output above)"

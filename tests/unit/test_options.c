@@ -30,6 +30,8 @@ enum fld {
     F_RING,
     F_QUIET,
     F_VALIDATE,
+    F_RESET,
+    F_MARKERS,
 };
 
 static uint64_t get(const struct fx_options *o, enum fld f)
@@ -55,6 +57,10 @@ static uint64_t get(const struct fx_options *o, enum fld f)
         return o->quiet;
     case F_VALIDATE:
         return o->validate;
+    case F_RESET:
+        return o->reset;
+    case F_MARKERS:
+        return o->markers;
     }
     return UINT64_MAX;
 }
@@ -106,6 +112,12 @@ static const struct good_case good[] = {
         {"quiet", F_QUIET, 1},
         {"validate", F_VALIDATE, 1},
         {"validate=r.json", F_VALIDATE, 1},
+        {"dump,reset", F_RESET, 1},
+        {"reset,dump", F_ACTION, FX_ACTION_DUMP},
+        {"dump,reply=/tmp/r", F_ACTION, FX_ACTION_DUMP},
+        {"markers=on", F_MARKERS, FX_MARKERS_ON},
+        {"markers=off", F_MARKERS, FX_MARKERS_OFF},
+        {"interval=1ms,markers=off", F_INTERVAL, NS_MS},
 };
 
 struct bad_case {
@@ -201,6 +213,15 @@ static const struct bad_case bad[] = {
         {"start,stop", FX_EINVAL, "stop", "second action after 'start'", NULL},
         {"start,start", FX_EINVAL, "start", "second action", NULL},
         {"dump,interval=1ms,status", FX_EINVAL, "status", "after 'dump'", NULL},
+        {"dump,reply=", FX_EINVAL, "reply", "'' is empty", NULL},
+        {"dump,reply", FX_EINVAL, "reply", "needs a value", NULL},
+        {"dump,reset=1", FX_EINVAL, "reset", "takes no value", NULL},
+        {"dump,reply=/a,reply=/b", FX_EINVAL, "reply", "given twice", NULL},
+        {"markers=no", FX_EINVAL, "markers", "'no' is unknown; accepted: on or off", NULL},
+        {"markers=", FX_EINVAL, "markers", "'' is empty", NULL},
+        {"markers", FX_EINVAL, "markers", "needs a value (markers=...)", NULL},
+        {"markers=on,markers=off", FX_EINVAL, "markers", "given twice", NULL},
+        {"marker=off", FX_EINVAL, "marker", "(did you mean 'markers'?)", NULL},
 };
 
 /* The contract every error message keeps. */
@@ -235,6 +256,9 @@ static void check_defaults(const struct fx_options *o)
     ck_assert(!o->validate);
     ck_assert_ptr_null(o->validate_report);
     ck_assert(!o->file_set);
+    ck_assert_ptr_null(o->reply);
+    ck_assert(!o->reset);
+    ck_assert_int_eq(o->markers, FX_MARKERS_ON);
 }
 
 START_TEST(test_options_good_value_sets_its_field)
@@ -340,6 +364,21 @@ START_TEST(test_options_validate_alone_has_no_report)
     ck_assert_ptr_null(o.validate_report);
     ck_assert(!o.file_set);
     fx_options_destroy(&o);
+}
+END_TEST
+
+START_TEST(test_options_reply_is_a_copied_path_without_escapes)
+{
+    char in[] = "status,reply=/tmp/fxprof-1-%p,reset";
+    struct fx_options o;
+    struct fx_errbuf eb = {{0}};
+    ck_assert_int_eq(fx_options_parse(in, &o, &eb), FX_OK);
+    memset(in, 'X', sizeof(in) - 1);
+    ck_assert_str_eq(o.reply, "/tmp/fxprof-1-%p"); /* a path as given: not a file pattern */
+    ck_assert(o.reset);
+    ck_assert(!o.file_set);
+    fx_options_destroy(&o);
+    ck_assert_ptr_null(o.reply);
 }
 END_TEST
 
@@ -539,11 +578,36 @@ START_TEST(test_options_expand_path_rejects_unknown_escape)
 }
 END_TEST
 
+static const char *const sequenced[][2] = {
+        {"out.json.gz", "out-%n.json.gz"},
+        {"/d/p-%p.json", "/d/p-%p-%n.json"},
+        {"x.gz", "x-%n.gz"},
+        {"profile", "profile-%n"},
+        {".json", ".json-%n"},
+        {"a-%n.json.gz", "a-%n.json.gz"},
+        {"%n", "%n"},
+        {"a-%%n.json", "a-%%n-%n.json"},
+        {"a-%t.json.gz", "a-%t-%n.json.gz"},
+};
+
+START_TEST(test_options_sequenced_pattern_gets_n_before_the_extension)
+{
+    char out[64];
+    ck_assert_int_eq(fx_options_sequenced_pattern(sequenced[_i][0], out, sizeof(out)), FX_OK);
+    ck_assert_str_eq(out, sequenced[_i][1]);
+    ck_assert_int_eq(fx_options_sequenced_pattern("abc.json", out, 8), FX_ERANGE);
+    ck_assert_str_eq(out, "");
+    ck_assert_int_eq(fx_options_sequenced_pattern("abc.json", out, 11), FX_ERANGE);
+    ck_assert_int_eq(fx_options_sequenced_pattern("abc.json", out, 12), FX_OK);
+}
+END_TEST
+
 START_TEST(test_options_help_lists_every_option_with_default)
 {
     static const char *const keys[] = {
             "\n  mode=", "\n  engine=", "\n  interval=", "\n  depth=", "\n  file=",
-            "\n  loop=", "\n  memory=", "\n  ring=",     "\n  quiet ", "\n  validate"};
+            "\n  loop=", "\n  memory=", "\n  ring=",     "\n  quiet ", "\n  validate",
+            "\n  reset ", "\n  reply=",    "\n  markers="};
     static const char *const actions[] = {"start", "stop", "dump", "status", "help"};
     const char *help = fx_options_help();
     ck_assert_ptr_nonnull(help);
@@ -601,6 +665,7 @@ static Suite *options_suite(void)
     tcase_add_test(grammar, test_options_all_options_together);
     tcase_add_test(grammar, test_options_value_may_contain_equals);
     tcase_add_test(grammar, test_options_validate_alone_has_no_report);
+    tcase_add_test(grammar, test_options_reply_is_a_copied_path_without_escapes);
     tcase_add_test(grammar, test_options_error_after_allocations_leaves_defaults);
     tcase_add_test(grammar, test_options_file_of_4095_bytes_is_accepted);
     tcase_add_test(grammar, test_options_help_lists_every_option_with_default);
@@ -616,6 +681,8 @@ static Suite *options_suite(void)
     tcase_add_loop_test(expand, test_options_expand_path_replaces_each_escape, 0, N(expansions));
     tcase_add_test(expand, test_options_expand_path_needs_room_for_nul);
     tcase_add_test(expand, test_options_expand_path_rejects_unknown_escape);
+    tcase_add_loop_test(expand, test_options_sequenced_pattern_gets_n_before_the_extension, 0,
+                        N(sequenced));
     suite_add_tcase(s, expand);
     return s;
 }

@@ -9,7 +9,8 @@
  *          (2) an uncommon trap (a branch never taken while warming) taken from C2 code.
  * @library /lib
  * @run main/othervm -Xbatch -XX:-TieredCompilation -XX:CompileCommand=quiet
- *      -XX:CompileCommand=dontinline,DeoptTest::callSite -XX:CompileCommand=dontinline,DeoptTest::trap
+ *      -XX:CompileCommand=dontinline,DeoptTest::callSite
+ *      -XX:CompileCommand=dontinline,DeoptTest::trap
  *      DeoptTest
  */
 
@@ -18,7 +19,8 @@
  * @summary The same with the default tiers.
  * @library /lib
  * @run main/othervm -Xbatch -XX:CompileCommand=quiet
- *      -XX:CompileCommand=dontinline,DeoptTest::callSite -XX:CompileCommand=dontinline,DeoptTest::trap
+ *      -XX:CompileCommand=dontinline,DeoptTest::callSite
+ *      -XX:CompileCommand=dontinline,DeoptTest::trap
  *      DeoptTest
  */
 

@@ -19,6 +19,13 @@ import java.util.concurrent.atomic.AtomicLong;
  * those frames are compared and the check reports the stack as truncated; ASGCT must then
  * return exactly {@code depth} frames.
  *
+ * <p>Where the AsyncGetCallTrace trace comes from: the agent's own SIGPROF handler, the one that
+ * takes the profiler's samples. The calling thread sends itself the signal and the handler,
+ * seeing the request, walks the stack from the signal's context into a probe buffer instead of
+ * the sample ring. A thread the agent has not registered (or a probe that cannot be used) falls
+ * back to calling AsyncGetCallTrace directly; {@link #checkViaSignal()} says which was used, and
+ * the exit line counts both.
+ *
  * <p>Virtual threads (JDK 21+): JVMTI gives a virtual thread's own frames only, ending at
  * {@code Continuation.enter}, while AsyncGetCallTrace walks on into the frames of its carrier
  * thread; the reference is then the virtual thread's JVMTI stack followed by its carrier's.
@@ -30,6 +37,8 @@ public final class Oracle {
     private static final AtomicLong CHECKS = new AtomicLong();
     private static final AtomicLong FRAMES = new AtomicLong();
     private static final AtomicLong TRUNCATED = new AtomicLong();
+    private static final AtomicLong DIRECT = new AtomicLong();
+    private static final long VIA_SIGNAL = 1L << 49;
     private static final AtomicBoolean TALLY_HOOK = new AtomicBoolean();
 
     private Oracle() {}
@@ -77,6 +86,16 @@ public final class Oracle {
         return (int) ((call(0) >>> 33) & 0xffff);
     }
 
+    /**
+     * Like {@link #check()}.
+     *
+     * @return true if the AsyncGetCallTrace trace came from the agent's SIGPROF handler, false
+     *     if it was called directly (the thread is not registered with the agent)
+     */
+    public static boolean checkViaSignal() {
+        return (call(0) & VIA_SIGNAL) != 0;
+    }
+
     private static int frames(long packed) {
         return (int) packed;
     }
@@ -103,6 +122,9 @@ public final class Oracle {
         if ((packed & (1L << 32)) != 0) {
             TRUNCATED.incrementAndGet();
         }
+        if ((packed & VIA_SIGNAL) == 0) {
+            DIRECT.incrementAndGet();
+        }
         if (TALLY_HOOK.compareAndSet(false, true)) {
             addTallyHook();
         }
@@ -119,12 +141,14 @@ public final class Oracle {
                 (java.security.PrivilegedAction<Thread>) () -> new Thread(() -> System.err.println(
                         "fxagent oracle: " + CHECKS.get() + " checks agreed, " + FRAMES.get()
                                 + " frames compared, " + TRUNCATED.get()
-                                + " at the depth limit"), "fxagent-oracle-tally"));
+                                + " at the depth limit, " + (CHECKS.get() - DIRECT.get())
+                                + " through the SIGPROF handler, " + DIRECT.get()
+                                + " by a direct call"), "fxagent-oracle-tally"));
         hook.setContextClassLoader(null);
         Runtime.getRuntime().addShutdownHook(hook);
     }
 
-    /* (frames compared) | (truncated ? 1L << 32 : 0) | (carrier frames << 33); throws on
-     * disagreement. */
+    /* (frames compared) | (truncated ? 1L << 32 : 0) | (carrier frames << 33) | (via the SIGPROF
+     * handler ? 1L << 49 : 0); throws on disagreement. */
     private static native long check0(int depth);
 }

@@ -39,7 +39,8 @@ public final class Jit {
             }
             if (System.currentTimeMillis() > end) {
                 throw new AssertionError(method + " not compiled at level >= " + minLevel
-                        + " after " + WARM_LIMIT_MS + " ms of warm-up (level " + level(method) + ")");
+                        + " after " + WARM_LIMIT_MS + " ms of warm-up (level " + level(method)
+                        + ")");
             }
         }
     }

@@ -1,0 +1,285 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* The recording's window, kept by the model's owner (the drain thread; VMDeath after it):
+ *  - the memory bound: past `memory` bytes the oldest half of the samples is dropped, counted
+ *    and dated; past a quarter of it the interned tables take no new row and such samples get
+ *    the "[stack table full]" stack;
+ *  - periods: a reset (loop, dump,reset, a restart) drops what was written and moves t0;
+ *  - requests from other threads (dump, status, restart), served between two drain passes, so
+ *    the model keeps exactly one writer: a dump gets a deep copy to write on its own thread
+ *    while the drain goes on emptying rings.
+ * Invariant: only the owner touches the model and `win`; requesters see results only through
+ * the request slot, under rq.lock. */
+#include "fx_agent.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "fx_profile.h"
+#include "fx_ring.h"
+
+#define REQUEST_WAIT_S 30 /* a drain pass never takes this long; a stuck drain does */
+
+static struct {
+    size_t bound; /* atomic: fx_ag.opt.memory_bytes when the recording began */
+    fx_stack_id full_stack;
+    bool have_full_stack;
+    uint64_t full_samples, late;
+    uint64_t dropped_total, dropped, drop_events; /* dropped: in the current period */
+    int64_t drop_from, drop_to;                   /* time range of `dropped` */
+    int64_t period_ns, begin_ns;                  /* t0 of the period; oldest time held */
+    double period_epoch_ms;
+    time_t period_time;
+} win;
+
+enum req_state { REQ_IDLE, REQ_PENDING, REQ_TAKEN, REQ_DONE };
+
+static struct {
+    pthread_mutex_t lock, one;
+    pthread_cond_t cond;
+    enum req_state state;
+    bool drain_gone;
+    struct fx_window_request *r;
+} rq = {.lock = PTHREAD_MUTEX_INITIALIZER,
+        .one = PTHREAD_MUTEX_INITIALIZER,
+        .cond = PTHREAD_COND_INITIALIZER};
+
+static double epoch_at(int64_t t_ns)
+{
+    return fx_ag.start_epoch_ms + (double)(t_ns - fx_ag.start_ns) / 1e6;
+}
+
+static void new_period(int64_t t_ns)
+{
+    win.period_ns = win.begin_ns = t_ns;
+    win.period_epoch_ms = epoch_at(t_ns);
+    win.period_time = fx_ag.start_time + (time_t)((t_ns - fx_ag.start_ns) / 1000000000);
+    win.dropped = 0;
+    win.drop_from = win.drop_to = 0;
+}
+
+int fx_window_init(struct fx_profile *p)
+{
+    size_t bound = (size_t)fx_ag.opt.memory_bytes;
+    __atomic_store_n(&win.bound, bound, __ATOMIC_RELAXED);
+    fx_profile_set_table_limit(p, bound / 4);
+    win.have_full_stack =
+            fx_profile_label_stack(p, "[stack table full]", FX_CAT_OTHER, &win.full_stack) == FX_OK;
+    new_period(fx_ag.start_ns);
+    return win.have_full_stack ? FX_OK : FX_ENOMEM;
+}
+
+bool fx_window_full_stack(fx_stack_id *out)
+{
+    if (!win.have_full_stack)
+        return false;
+    win.full_samples++;
+    *out = win.full_stack;
+    return true;
+}
+
+/* Records from before the current period were already written with it (or belong to a
+ * recording that was stopped): counted, not added. */
+bool fx_window_admit(int64_t time_ns)
+{
+    if (time_ns >= win.period_ns)
+        return true;
+    win.late++;
+    return false;
+}
+
+void fx_window_bound(struct fx_profile *p)
+{
+    size_t bound = __atomic_load_n(&win.bound, __ATOMIC_RELAXED);
+    if (bound == 0 || fx_profile_memory(p) <= bound)
+        return;
+    uint64_t n = fx_profile_sample_count(p);
+    if (n == 0)
+        return; /* the tables alone: they stopped growing at their own limit */
+    int64_t oldest = fx_profile_oldest_sample(p);
+    int64_t cut = fx_profile_cut_time(p, (n + 1) / 2);
+    uint64_t d = fx_profile_drop_before(p, cut);
+    if (d == 0)
+        return;
+    if (win.dropped == 0)
+        win.drop_from = oldest;
+    win.drop_to = cut;
+    win.dropped += d;
+    win.dropped_total += d;
+    win.drop_events++;
+    if (cut > win.begin_ns)
+        win.begin_ns = cut;
+}
+
+static void extra_time(struct fx_profile *p, const char *label, int64_t t_ns)
+{
+    char buf[64];
+    snprintf(buf, sizeof(buf), "%.3f ms after the profile's start",
+             (double)(t_ns - win.period_ns) / 1e6);
+    fx_profile_extra_str(p, "Memory bound", label, buf);
+}
+
+/* meta.extra "Memory bound": what this file lost to the bound, and when. */
+static void report(struct fx_profile *p)
+{
+    const char *g = "Memory bound";
+    char buf[64];
+    size_t bound = __atomic_load_n(&win.bound, __ATOMIC_RELAXED);
+    snprintf(buf, sizeof(buf), "%.1f MiB (memory=)", (double)bound / 1048576.0);
+    fx_profile_extra_str(p, g, "bound", buf);
+    snprintf(buf, sizeof(buf), "%.1f MiB", (double)fx_profile_memory(p) / 1048576.0);
+    fx_profile_extra_str(p, g, "model memory at this dump", buf);
+    fx_profile_extra_int(p, g, "dropped (memory bound): samples, oldest first",
+                         (int64_t)win.dropped);
+    if (win.dropped > 0) {
+        extra_time(p, "dropped (memory bound): from", win.drop_from);
+        extra_time(p, "dropped (memory bound): to", win.drop_to);
+    }
+    fx_profile_extra_int(p, g, "dropped since sampling began", (int64_t)win.dropped_total);
+    fx_profile_extra_int(p, g, "samples with [stack table full] (tables at their limit)",
+                         (int64_t)win.full_samples);
+    fx_profile_extra_int(p, g, "late samples of an earlier period, not added",
+                         (int64_t)win.late);
+}
+
+/* --- the owner's side of a request --- */
+
+/* Drops what the snapshot holds; per-thread gap state restarts, so no "[idle]" sample and no
+ * CPU delta spans two periods. */
+static void reset_period(struct fx_profile *p, int64_t now)
+{
+    fx_profile_drop_before(p, INT64_MAX);
+    for (struct fx_thread *t = fx_threads_head(); t != NULL; t = t->next)
+        t->have_last = false;
+    new_period(now);
+    fx_profile_set_start(p, now, win.period_epoch_ms);
+}
+
+time_t fx_window_prepare(jvmtiEnv *jvmti, JNIEnv *jni, struct fx_profile *p, int64_t end_ns)
+{
+    int64_t begin = win.begin_ns > fx_ag.sampling_begin_ns ? win.begin_ns : fx_ag.sampling_begin_ns;
+    fx_markers_before_dump(jvmti, jni, p);
+    fx_dump_fill_meta(jvmti, p, begin, end_ns);
+    fx_drain_report(p);
+    report(p);
+    return win.period_time;
+}
+
+static void serve_snapshot(jvmtiEnv *jvmti, JNIEnv *jni, struct fx_window_request *r)
+{
+    struct fx_profile *p = fx_ag.profile;
+    int64_t now = fx_agent_now_ns();
+    r->period_time = fx_window_prepare(jvmti, jni, p, now);
+    r->snapshot = fx_profile_snapshot(p);
+    r->rc = r->snapshot != NULL ? FX_OK : FX_ENOMEM;
+    r->end_ns = now;
+    if (r->rc == FX_OK && r->reset)
+        reset_period(p, now);
+}
+
+static void serve_status(struct fx_window_request *r)
+{
+    struct fx_profile *p = fx_ag.profile;
+    struct fx_window_status *s = &r->status;
+    memset(s, 0, sizeof(*s));
+    s->samples = fx_drain_samples();
+    s->held = fx_profile_sample_count(p);
+    s->memory = fx_profile_memory(p);
+    s->tables = fx_profile_table_memory(p);
+    s->bound = __atomic_load_n(&win.bound, __ATOMIC_RELAXED);
+    s->dropped = win.dropped_total;
+    s->full_samples = win.full_samples;
+    s->drops = fx_drain_ring_drops();
+    for (struct fx_thread *t = fx_threads_head(); t != NULL; t = t->next) {
+        s->ring_bytes += t->ring.cap;
+        s->threads += !__atomic_load_n(&t->ended, __ATOMIC_ACQUIRE);
+    }
+    s->period_ns = win.period_ns;
+    r->rc = FX_OK;
+}
+
+static void serve(jvmtiEnv *jvmti, JNIEnv *jni, struct fx_window_request *r)
+{
+    switch (r->kind) {
+    case FX_WINDOW_SNAPSHOT:
+        serve_snapshot(jvmti, jni, r);
+        break;
+    case FX_WINDOW_STATUS:
+        serve_status(r);
+        break;
+    case FX_WINDOW_RESTART:
+        reset_period(fx_ag.profile, r->begin_ns);
+        win.begin_ns = r->begin_ns;
+        __atomic_store_n(&win.bound, (size_t)r->bound, __ATOMIC_RELAXED);
+        fx_profile_set_table_limit(fx_ag.profile, (size_t)r->bound / 4);
+        r->rc = FX_OK;
+        break;
+    case FX_WINDOW_AFTER_DUMP:
+        fx_markers_after_dump(fx_ag.profile, r->path, r->bytes);
+        r->rc = FX_OK;
+        break;
+    }
+}
+
+void fx_window_serve(jvmtiEnv *jvmti, JNIEnv *jni)
+{
+    pthread_mutex_lock(&rq.lock);
+    struct fx_window_request *r = rq.state == REQ_PENDING ? rq.r : NULL;
+    if (r != NULL)
+        rq.state = REQ_TAKEN;
+    pthread_mutex_unlock(&rq.lock);
+    if (r == NULL || fx_ag.profile == NULL)
+        return;
+    serve(jvmti, jni, r);
+    pthread_mutex_lock(&rq.lock);
+    rq.state = REQ_DONE;
+    pthread_cond_broadcast(&rq.cond);
+    pthread_mutex_unlock(&rq.lock);
+}
+
+void fx_window_drain_exiting(void)
+{
+    pthread_mutex_lock(&rq.lock);
+    rq.drain_gone = true;
+    if (rq.state == REQ_PENDING) {
+        rq.r->rc = FX_ESTATE;
+        rq.state = REQ_DONE;
+    }
+    pthread_cond_broadcast(&rq.cond);
+    pthread_mutex_unlock(&rq.lock);
+}
+
+/* --- the requester's side --- */
+
+/* Posts r and waits until the owner served it. FX_ESTATE when no drain thread serves it: it
+ * has exited, or never picked the request up within REQUEST_WAIT_S (then it is withdrawn). */
+int fx_window_request(struct fx_window_request *r)
+{
+    pthread_mutex_lock(&rq.one);
+    pthread_mutex_lock(&rq.lock);
+    int rc = FX_OK;
+    if (rq.drain_gone) {
+        rc = FX_ESTATE;
+    } else {
+        struct timespec until;
+        clock_gettime(CLOCK_REALTIME, &until);
+        until.tv_sec += REQUEST_WAIT_S;
+        rq.r = r;
+        rq.state = REQ_PENDING;
+        while (rq.state == REQ_PENDING &&
+               pthread_cond_timedwait(&rq.cond, &rq.lock, &until) == 0)
+            ;
+        if (rq.state == REQ_PENDING) /* never picked up: withdrawn */
+            rc = FX_ESTATE;
+        while (rq.state == REQ_TAKEN) /* being served: a pass always ends */
+            pthread_cond_wait(&rq.cond, &rq.lock);
+        if (rc == FX_OK)
+            rc = r->rc;
+        rq.state = REQ_IDLE;
+        rq.r = NULL;
+    }
+    pthread_mutex_unlock(&rq.lock);
+    pthread_mutex_unlock(&rq.one);
+    return rc;
+}

@@ -1,0 +1,218 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* The schemas of the JVM's markers and the counter descriptors (PROFILE-FORMAT.md §8, §10).
+ * Schemas are static: the model keeps pointers to them. Field keys never use "type" or "cause"
+ * (the front-end reads those itself). */
+#include "fx_jvm_markers.h"
+
+#include <string.h>
+
+static const struct fx_marker_field gc_fields[] = {
+        {"seq", "Pause #", FX_FMT_INTEGER},
+        {"collector", "Collector", FX_FMT_STRING},
+        {"heapBefore", "Heap used before", FX_FMT_BYTES},
+        {"heapAfter", "Heap used after", FX_FMT_BYTES},
+};
+
+static const struct fx_marker_schema gc_schema = {
+        .name = FX_JVM_GC_SCHEMA,
+        .tooltip_label = "GC pause #{marker.data.seq}: {marker.data.collector}",
+        .table_label = "{marker.data.collector} #{marker.data.seq}",
+        .chart_label = "{marker.data.collector}",
+        .description = "A stop-the-world pause between JVMTI GarbageCollectionStart and "
+                       "GarbageCollectionFinish. The collector and heap figures come from the "
+                       "GC's MXBeans when one collection can be matched to the pause; otherwise "
+                       "the collector is 'unknown' and the heap figures are 0.",
+        .display = FX_DISPLAY_CHART | FX_DISPLAY_TABLE | FX_DISPLAY_TIMELINE_OVERVIEW |
+                   FX_DISPLAY_TIMELINE_MEMORY,
+        .fields = gc_fields,
+        .n_fields = sizeof(gc_fields) / sizeof(gc_fields[0]),
+};
+
+static const struct fx_marker_field jit_fields[] = {
+        {"method", "Method", FX_FMT_UNIQUE_STRING},
+        {"codeSize", "Code size", FX_FMT_BYTES},
+        {"inlined", "Methods inlined", FX_FMT_INTEGER},
+};
+
+static const struct fx_marker_schema jit_schema = {
+        .name = FX_JVM_JIT_SCHEMA,
+        .tooltip_label = "JIT compiled: {marker.data.method}",
+        .table_label = "{marker.data.method} ({marker.data.codeSize})",
+        .chart_label = "{marker.data.method}",
+        .description = "Compiled code installed for a method (JVMTI CompiledMethodLoad). The event "
+                       "has no start time and names no compiler or tier. Inlined: distinct "
+                       "methods in the code's inlining records, -1 if it had none.",
+        .display = FX_DISPLAY_CHART | FX_DISPLAY_TABLE,
+        .fields = jit_fields,
+        .n_fields = sizeof(jit_fields) / sizeof(jit_fields[0]),
+};
+
+static const struct fx_marker_field user_fields[] = {
+        {"text", "Text", FX_FMT_STRING},
+};
+
+static const struct fx_marker_schema user_schema = {
+        .name = FX_JVM_USER_SCHEMA,
+        .tooltip_label = "{marker.name}: {marker.data.text}",
+        .table_label = "{marker.name}: {marker.data.text}",
+        .chart_label = "{marker.data.text}",
+        .description = "A marker from the application (fxagent.Markers).",
+        .display = FX_DISPLAY_CHART | FX_DISPLAY_TABLE | FX_DISPLAY_TIMELINE_OVERVIEW,
+        .fields = user_fields,
+        .n_fields = 1,
+};
+
+static const struct fx_marker_field dump_fields[] = {
+        {"file", "File", FX_FMT_STRING},
+        {"samples", "Samples", FX_FMT_INTEGER},
+        {"bytes", "Size", FX_FMT_BYTES},
+        {"duration", "Write time", FX_FMT_DURATION},
+};
+
+static const struct fx_marker_schema dump_schema = {
+        .name = FX_JVM_DUMP_SCHEMA,
+        .tooltip_label = "fxagent dump: {marker.data.file}",
+        .table_label = "{marker.data.file} ({marker.data.samples} samples)",
+        .chart_label = "{marker.data.file}",
+        .description = "fxagent writing a profile. A dump cannot contain its own end, so each one "
+                       "appears in the next profile written.",
+        .display = FX_DISPLAY_CHART | FX_DISPLAY_TABLE | FX_DISPLAY_TIMELINE_OVERVIEW,
+        .fields = dump_fields,
+        .n_fields = sizeof(dump_fields) / sizeof(dump_fields[0]),
+};
+
+static const struct fx_marker_field start_fields[] = {
+        {"engine", "Engine", FX_FMT_STRING},
+        {"mode", "Mode", FX_FMT_STRING},
+        {"interval", "Interval", FX_FMT_DURATION},
+};
+
+static const struct fx_marker_schema start_schema = {
+        .name = FX_JVM_START_SCHEMA,
+        .tooltip_label = "sampling started: {marker.data.mode}, {marker.data.engine}",
+        .table_label = "sampling started ({marker.data.mode}, {marker.data.engine})",
+        .chart_label = "{marker.data.mode}",
+        .description = "fxagent began sampling.",
+        .display = FX_DISPLAY_CHART | FX_DISPLAY_TABLE,
+        .fields = start_fields,
+        .n_fields = sizeof(start_fields) / sizeof(start_fields[0]),
+};
+
+static int str(struct fx_profile *p, const char *s, size_t len, fx_str_id *out)
+{
+    return fx_profile_string(p, s ? s : "", s ? len : 0, out);
+}
+
+/* Interns the marker's name and schema, then adds it. */
+static int add(struct fx_profile *p, uint32_t thread, const char *name, size_t name_len,
+               uint8_t phase, uint8_t cat, int64_t start_ns, int64_t end_ns,
+               const struct fx_marker_schema *s, const union fx_marker_value *v)
+{
+    fx_str_id n;
+    uint32_t schema;
+    int rc = fx_profile_schema(p, s, &schema);
+    if (rc == FX_OK)
+        rc = str(p, name, name_len, &n);
+    return rc == FX_OK ? fx_profile_marker(p, thread, n, phase, cat, start_ns, end_ns, schema, v)
+                       : rc;
+}
+
+int fx_jvm_markers_gc(struct fx_profile *p, uint32_t thread, int64_t start_ns, int64_t end_ns,
+                      const struct fx_jvm_gc *gc)
+{
+    const char *coll = gc->collector ? gc->collector : "unknown";
+    union fx_marker_value v[4] = {{.i = gc->seq},
+                                  {.s = FX_STR_NONE},
+                                  {.i = gc->heap_before < 0 ? 0 : gc->heap_before},
+                                  {.i = gc->heap_after < 0 ? 0 : gc->heap_after}};
+    int rc = fx_profile_cstring(p, coll, &v[1].s);
+    if (rc != FX_OK)
+        return rc;
+    return add(p, thread, FX_JVM_GC_NAME, strlen(FX_JVM_GC_NAME), FX_PHASE_INTERVAL, FX_CAT_GC,
+               start_ns, end_ns, &gc_schema, v);
+}
+
+int fx_jvm_markers_jit(struct fx_profile *p, uint32_t thread, int64_t t_ns,
+                       const struct fx_jvm_jit *j)
+{
+    union fx_marker_value v[3] = {{.s = FX_STR_NONE}, {.i = j->code_size}, {.i = j->inlined}};
+    int rc = str(p, j->method, j->method_len, &v[0].s);
+    if (rc != FX_OK)
+        return rc;
+    return add(p, thread, FX_JVM_JIT_NAME, strlen(FX_JVM_JIT_NAME), FX_PHASE_INSTANT, FX_CAT_JIT,
+               t_ns, t_ns, &jit_schema, v);
+}
+
+int fx_jvm_markers_user(struct fx_profile *p, uint32_t thread, uint8_t phase, int64_t start_ns,
+                        int64_t end_ns, const char *name, size_t name_len, const char *text,
+                        size_t text_len)
+{
+    union fx_marker_value v[1];
+    int rc = str(p, text, text_len, &v[0].s);
+    if (rc != FX_OK)
+        return rc;
+    return add(p, thread, name ? name : "", name ? name_len : 0, phase, FX_CAT_OTHER, start_ns,
+               end_ns, &user_schema, v);
+}
+
+int fx_jvm_markers_dump(struct fx_profile *p, uint32_t thread, int64_t start_ns, int64_t end_ns,
+                        const struct fx_jvm_dump *d)
+{
+    union fx_marker_value v[4] = {{.s = FX_STR_NONE},
+                                  {.i = d->samples},
+                                  {.i = d->bytes},
+                                  {.d = (double)(end_ns - start_ns) / 1e6}};
+    int rc = fx_profile_cstring(p, d->path ? d->path : "", &v[0].s);
+    if (rc != FX_OK)
+        return rc;
+    return add(p, thread, FX_JVM_DUMP_NAME, strlen(FX_JVM_DUMP_NAME), FX_PHASE_INTERVAL,
+               FX_CAT_OTHER, start_ns, end_ns, &dump_schema, v);
+}
+
+int fx_jvm_markers_start(struct fx_profile *p, uint32_t thread, int64_t t_ns,
+                         const struct fx_jvm_start *s)
+{
+    union fx_marker_value v[3] = {{.s = FX_STR_NONE}, {.s = FX_STR_NONE}, {.d = s->interval_ms}};
+    int rc = fx_profile_cstring(p, s->engine ? s->engine : "", &v[0].s);
+    if (rc == FX_OK)
+        rc = fx_profile_cstring(p, s->mode ? s->mode : "", &v[1].s);
+    if (rc != FX_OK)
+        return rc;
+    return add(p, thread, FX_JVM_START_NAME, strlen(FX_JVM_START_NAME), FX_PHASE_INSTANT,
+               FX_CAT_OTHER, t_ns, t_ns, &start_schema, v);
+}
+
+/* --- counters --- */
+
+static const struct fx_counter_desc counters[FX_JVM_COUNTER_COUNT] = {
+        [FX_JVM_HEAP_USED] = {"Java heap used", "Memory",
+                              "Runtime.totalMemory() - freeMemory(), sampled every 100 ms", "bytes",
+                              "orange"},
+        [FX_JVM_HEAP_COMMITTED] = {"Java heap committed", "Memory",
+                                   "Runtime.totalMemory(), sampled every 100 ms", "bytes",
+                                   "yellow"},
+        [FX_JVM_RSS] = {"Process RSS", "Memory",
+                        "Resident set size of the whole process (/proc/self/statm)", "bytes",
+                        "purple"},
+        [FX_JVM_CLASSES] = {"Loaded classes", "Java",
+                            "Classes loaded and prepared so far (unloading is not subtracted)",
+                            "", "green"},
+        [FX_JVM_SAMPLE_RATE] = {"Samples per second", "Profiler",
+                                "Samples fxagent recorded per second, all threads together", "",
+                                "blue"},
+};
+
+const char *fx_jvm_markers_counter_name(enum fx_jvm_counter c)
+{
+    return (unsigned)c < FX_JVM_COUNTER_COUNT ? counters[c].name : NULL;
+}
+
+int fx_jvm_markers_counters(struct fx_profile *p, uint32_t ids[FX_JVM_COUNTER_COUNT])
+{
+    for (unsigned c = 0; c < FX_JVM_COUNTER_COUNT; c++) {
+        int rc = fx_profile_counter(p, &counters[c], &ids[c]);
+        if (rc != FX_OK)
+            return rc;
+    }
+    return FX_OK;
+}

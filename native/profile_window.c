@@ -1,0 +1,399 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* The model's window: dropping what is older than a time (the memory bound, loop resets), the
+ * limit on interned tables, and deep copies that a writer can stream on another thread while the
+ * owner keeps adding. A copy starts from a zeroed struct and fills the fields it knows, so a field
+ * added to struct fx_profile later is left empty in copies (never shared, never freed twice):
+ * extend fx_profile_snapshot when adding one. */
+#include "fx_profile.h"
+
+#include <string.h>
+
+#include "fx_alloc.h"
+#include "fx_profile_internal.h"
+
+/* --- table limit --- */
+
+void fx_profile_set_table_limit(struct fx_profile *p, size_t bytes)
+{
+    p->table_limit = bytes;
+}
+
+size_t fx_profile_table_memory(const struct fx_profile *p)
+{
+    return fx_profile_tables_memory(p);
+}
+
+/* --- dropping --- */
+
+/* First index whose time is >= t (times are non-decreasing). */
+static uint32_t first_at_or_after(const int64_t *time, uint32_t n, int64_t t)
+{
+    uint32_t lo = 0, hi = n;
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (time[mid] < t)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+int64_t fx_profile_oldest_sample(const struct fx_profile *p)
+{
+    int64_t oldest = INT64_MAX;
+    for (uint32_t i = 0; i < p->nthreads; i++) {
+        const struct fx_samples *s = &p->threads[i].samples;
+        if (s->count && s->time_ns[0] < oldest)
+            oldest = s->time_ns[0];
+    }
+    return oldest;
+}
+
+static int64_t newest_sample(const struct fx_profile *p)
+{
+    int64_t newest = INT64_MIN;
+    for (uint32_t i = 0; i < p->nthreads; i++) {
+        const struct fx_samples *s = &p->threads[i].samples;
+        if (s->count && s->time_ns[s->count - 1] > newest)
+            newest = s->time_ns[s->count - 1];
+    }
+    return newest;
+}
+
+static uint64_t count_before(const struct fx_profile *p, int64_t t)
+{
+    uint64_t n = 0;
+    for (uint32_t i = 0; i < p->nthreads; i++) {
+        const struct fx_samples *s = &p->threads[i].samples;
+        n += first_at_or_after(s->time_ns, s->count, t);
+    }
+    return n;
+}
+
+/* Binary search over time; each step counts with one binary search per thread. */
+int64_t fx_profile_cut_time(const struct fx_profile *p, uint64_t n)
+{
+    int64_t oldest = fx_profile_oldest_sample(p);
+    if (n == 0 || oldest == INT64_MAX)
+        return INT64_MIN;
+    int64_t lo = oldest + 1, hi = newest_sample(p) + 1;
+    if (count_before(p, hi) < n)
+        return hi;
+    while (lo < hi) {
+        int64_t mid = lo + (hi - lo) / 2;
+        if (count_before(p, mid) >= n)
+            hi = mid;
+        else
+            lo = mid + 1;
+    }
+    return lo;
+}
+
+/* Capacities stay 16 * 2^k, as fx_profile_grow makes them, so that dropping half of a
+ * column's rows gives half of its memory back. A failed shrink keeps the larger block. */
+static void shrink_samples(struct fx_samples *s)
+{
+    if (s->count == 0) {
+        fx_free(s->time_ns), fx_free(s->stack), fx_free(s->cpu_ns), fx_free(s->weight);
+        *s = (struct fx_samples){0};
+        return;
+    }
+    uint32_t cap = 16;
+    while (cap < s->count)
+        cap *= 2;
+    if (cap >= s->cap)
+        return;
+    struct fx_col cols[] = {
+            {(void **)&s->time_ns, sizeof(*s->time_ns)},
+            {(void **)&s->stack, sizeof(*s->stack)},
+            {(void **)&s->cpu_ns, sizeof(*s->cpu_ns)},
+            {(void **)&s->weight, sizeof(*s->weight)},
+    };
+    for (unsigned c = 0; c < (s->weight ? 4u : 3u); c++) {
+        void *np = fx_reallocarray(*cols[c].p, cap, cols[c].size);
+        if (!np)
+            return; /* the columns shrunk so far still hold cap rows: cap stays the old value */
+        *cols[c].p = np;
+    }
+    s->cap = cap;
+}
+
+static uint32_t drop_samples(struct fx_samples *s, int64_t t)
+{
+    uint32_t k = first_at_or_after(s->time_ns, s->count, t);
+    if (k == 0)
+        return 0;
+    uint32_t rest = s->count - k;
+    memmove(s->time_ns, s->time_ns + k, (size_t)rest * sizeof(*s->time_ns));
+    memmove(s->stack, s->stack + k, (size_t)rest * sizeof(*s->stack));
+    memmove(s->cpu_ns, s->cpu_ns + k, (size_t)rest * sizeof(*s->cpu_ns));
+    if (s->weight)
+        memmove(s->weight, s->weight + k, (size_t)rest * sizeof(*s->weight));
+    s->count = rest;
+    /* The first sample's CPU delta is ignored by the front-end (nothing precedes it). */
+    shrink_samples(s);
+    return k;
+}
+
+/* Start and end phases stay: their partner may be newer, and a lone half breaks the pair. */
+static bool marker_is_old(const struct fx_markers *m, uint32_t i, int64_t t)
+{
+    if (m->phase[i] == FX_PHASE_INSTANT)
+        return m->start_ns[i] < t;
+    return m->phase[i] == FX_PHASE_INTERVAL && m->end_ns[i] < t;
+}
+
+static unsigned marker_nvalues(const struct fx_profile *p, const struct fx_markers *m, uint32_t i)
+{
+    return m->schema[i] == FX_NONE_ID ? 0 : p->schemas[m->schema[i]]->n_fields;
+}
+
+/* Compacts in place, in order: a kept row and its values only ever move down. */
+static void drop_markers(const struct fx_profile *p, struct fx_markers *m, int64_t t)
+{
+    uint32_t out = 0, vout = 0;
+    for (uint32_t i = 0; i < m->count; i++) {
+        if (marker_is_old(m, i, t))
+            continue;
+        unsigned nv = marker_nvalues(p, m, i);
+        if (nv)
+            memmove(&m->values[vout], &m->values[m->values_at[i]], nv * sizeof(*m->values));
+        m->name[out] = m->name[i];
+        m->start_ns[out] = m->start_ns[i];
+        m->end_ns[out] = m->end_ns[i];
+        m->phase[out] = m->phase[i];
+        m->category[out] = m->category[i];
+        m->schema[out] = m->schema[i];
+        m->values_at[out] = vout;
+        vout += nv;
+        out++;
+    }
+    m->count = out;
+    m->nvalues = vout;
+}
+
+static void drop_counter_values(struct fx_counter *c, int64_t t)
+{
+    uint32_t k = first_at_or_after(c->time_ns, c->count, t);
+    if (k == 0)
+        return;
+    c->count -= k;
+    memmove(c->time_ns, c->time_ns + k, (size_t)c->count * sizeof(*c->time_ns));
+    memmove(c->value, c->value + k, (size_t)c->count * sizeof(*c->value));
+}
+
+uint64_t fx_profile_drop_before(struct fx_profile *p, int64_t t_ns)
+{
+    uint64_t dropped = 0;
+    for (uint32_t i = 0; i < p->nthreads; i++) {
+        dropped += drop_samples(&p->threads[i].samples, t_ns);
+        drop_markers(p, &p->threads[i].markers, t_ns);
+    }
+    for (uint32_t i = 0; i < p->ncounters; i++)
+        drop_counter_values(&p->counters[i], t_ns);
+    return dropped;
+}
+
+/* --- copies --- */
+
+/* A tight copy of n elements; NULL for none. Clears *ok on failure. */
+static void *dup_array(const void *src, size_t n, size_t size, bool *ok)
+{
+    if (!n || !src || !*ok)
+        return NULL;
+    void *d = fx_reallocarray(NULL, n, size);
+    if (!d) {
+        *ok = false;
+        return NULL;
+    }
+    memcpy(d, src, n * size);
+    return d;
+}
+
+static char *dup_str(const char *s, bool *ok)
+{
+    if (!s || !*ok)
+        return NULL;
+    char *d = fx_strdup(s);
+    *ok = d != NULL;
+    return d;
+}
+
+#define DUP(dst, src, field, n, ok) ((dst)->field = dup_array((src)->field, (n), sizeof(*(src)->field), (ok)))
+
+static void copy_rowidx(struct fx_rowidx *d, const struct fx_rowidx *s, bool *ok)
+{
+    d->slots = dup_array(s->slots, s->cap, sizeof(*s->slots), ok);
+    d->cap = d->slots ? s->cap : 0;
+}
+
+static void copy_strtab(struct fx_strtab *d, const struct fx_strtab *s, bool *ok)
+{
+    DUP(d, s, bytes, s->bytes_len, ok);
+    DUP(d, s, end, s->count, ok);
+    d->bytes_len = d->bytes_cap = s->bytes_len;
+    d->count = d->cap = s->count;
+    copy_rowidx(&d->idx, &s->idx, ok);
+}
+
+static void copy_tables(struct fx_profile *d, const struct fx_profile *s, bool *ok)
+{
+    copy_strtab(&d->strings, &s->strings, ok);
+    uint32_t n = s->funcs.count;
+    DUP(&d->funcs, &s->funcs, name, n, ok);
+    DUP(&d->funcs, &s->funcs, resource, n, ok);
+    DUP(&d->funcs, &s->funcs, source, n, ok);
+    DUP(&d->funcs, &s->funcs, line, n, ok);
+    DUP(&d->funcs, &s->funcs, is_java, n, ok);
+    DUP(&d->funcs, &s->funcs, resource_row, n, ok);
+    DUP(&d->funcs, &s->funcs, source_row, n, ok);
+    d->funcs.count = d->funcs.cap = n;
+    copy_rowidx(&d->funcs.idx, &s->funcs.idx, ok);
+    n = s->frames.count;
+    DUP(&d->frames, &s->frames, func, n, ok);
+    DUP(&d->frames, &s->frames, line, n, ok);
+    DUP(&d->frames, &s->frames, category, n, ok);
+    DUP(&d->frames, &s->frames, subcategory, n, ok);
+    DUP(&d->frames, &s->frames, inline_depth, n, ok);
+    d->frames.count = d->frames.cap = n;
+    copy_rowidx(&d->frames.idx, &s->frames.idx, ok);
+    n = s->stacks.count;
+    DUP(&d->stacks, &s->stacks, prefix, n, ok);
+    DUP(&d->stacks, &s->stacks, frame, n, ok);
+    d->stacks.count = d->stacks.cap = n;
+    copy_rowidx(&d->stacks.idx, &s->stacks.idx, ok);
+    const struct fx_idlist *sl[] = {&s->resources, &s->sources};
+    struct fx_idlist *dl[] = {&d->resources, &d->sources};
+    for (unsigned i = 0; i < 2; i++) {
+        DUP(dl[i], sl[i], str, sl[i]->count, ok);
+        dl[i]->count = dl[i]->cap = sl[i]->count;
+        copy_rowidx(&dl[i]->idx, &sl[i]->idx, ok);
+    }
+}
+
+static void copy_thread(struct fx_thread *d, const struct fx_thread *s, bool *ok)
+{
+    d->name = dup_str(s->name, ok);
+    d->tid = s->tid;
+    d->register_ns = s->register_ns;
+    d->unregister_ns = s->unregister_ns;
+    d->unregistered = s->unregistered;
+    const struct fx_samples *ss = &s->samples;
+    struct fx_samples *ds = &d->samples;
+    DUP(ds, ss, time_ns, ss->count, ok);
+    DUP(ds, ss, stack, ss->count, ok);
+    DUP(ds, ss, cpu_ns, ss->count, ok);
+    DUP(ds, ss, weight, ss->count, ok);
+    ds->count = ds->cap = ss->count;
+    const struct fx_markers *sm = &s->markers;
+    struct fx_markers *dm = &d->markers;
+    uint32_t n = sm->count;
+    DUP(dm, sm, name, n, ok);
+    DUP(dm, sm, start_ns, n, ok);
+    DUP(dm, sm, end_ns, n, ok);
+    DUP(dm, sm, phase, n, ok);
+    DUP(dm, sm, category, n, ok);
+    DUP(dm, sm, schema, n, ok);
+    DUP(dm, sm, values_at, n, ok);
+    DUP(dm, sm, values, sm->nvalues, ok);
+    dm->count = dm->cap = n;
+    dm->nvalues = dm->values_cap = sm->nvalues;
+}
+
+/* An ended thread with nothing left in the window would only be an empty track. */
+static bool thread_is_empty(const struct fx_thread *t)
+{
+    return t->unregistered && t->samples.count == 0 && t->markers.count == 0;
+}
+
+static void copy_threads(struct fx_profile *d, const struct fx_profile *s, bool *ok)
+{
+    d->threads = fx_calloc(s->nthreads ? s->nthreads : 1, sizeof(*d->threads));
+    *ok = *ok && d->threads;
+    d->threads_cap = d->threads ? (s->nthreads ? s->nthreads : 1) : 0;
+    for (uint32_t i = 0; *ok && i < s->nthreads; i++) {
+        if (thread_is_empty(&s->threads[i]))
+            continue;
+        if (i == s->main_thread)
+            d->main_thread = d->nthreads;
+        copy_thread(&d->threads[d->nthreads++], &s->threads[i], ok);
+    }
+}
+
+static void copy_counters(struct fx_profile *d, const struct fx_profile *s, bool *ok)
+{
+    d->counters = fx_calloc(s->ncounters ? s->ncounters : 1, sizeof(*d->counters));
+    *ok = *ok && d->counters;
+    d->counters_cap = d->counters ? (s->ncounters ? s->ncounters : 1) : 0;
+    for (uint32_t i = 0; *ok && i < s->ncounters; i++) {
+        const struct fx_counter *sc = &s->counters[i];
+        struct fx_counter *dc = &d->counters[d->ncounters++];
+        dc->name = dup_str(sc->name, ok);
+        dc->category = dup_str(sc->category, ok);
+        dc->description = dup_str(sc->description, ok);
+        dc->unit = dup_str(sc->unit, ok);
+        dc->color = dup_str(sc->color, ok);
+        DUP(dc, sc, time_ns, sc->count, ok);
+        DUP(dc, sc, value, sc->count, ok);
+        dc->count = dc->cap = sc->count;
+    }
+}
+
+static void copy_extra(struct fx_profile *d, const struct fx_profile *s, bool *ok)
+{
+    d->extra = fx_calloc(s->nextra ? s->nextra : 1, sizeof(*d->extra));
+    *ok = *ok && d->extra;
+    d->extra_cap = d->extra ? (s->nextra ? s->nextra : 1) : 0;
+    for (uint32_t i = 0; *ok && i < s->nextra; i++) {
+        const struct fx_extra_group *sg = &s->extra[i];
+        struct fx_extra_group *dg = &d->extra[d->nextra++];
+        dg->label = dup_str(sg->label, ok);
+        dg->entries = fx_calloc(sg->count ? sg->count : 1, sizeof(*dg->entries));
+        *ok = *ok && dg->entries;
+        dg->cap = dg->entries ? (sg->count ? sg->count : 1) : 0;
+        for (uint32_t e = 0; *ok && e < sg->count; e++) {
+            const struct fx_extra_entry *se = &sg->entries[e];
+            struct fx_extra_entry *de = &dg->entries[dg->count++];
+            *de = (struct fx_extra_entry){.is_int = se->is_int, .i = se->i};
+            de->label = dup_str(se->label, ok);
+            de->s = dup_str(se->s, ok);
+        }
+    }
+}
+
+static void copy_meta(struct fx_profile *d, const struct fx_profile *s, bool *ok)
+{
+    DUP(d, s, schemas, s->nschemas, ok);
+    d->nschemas = d->schemas_cap = d->schemas ? s->nschemas : 0;
+    d->start_ns = s->start_ns;
+    d->range_begin_ns = s->range_begin_ns;
+    d->range_end_ns = s->range_end_ns;
+    d->range_set = s->range_set;
+    d->epoch_ms = s->epoch_ms;
+    d->interval_ms = s->interval_ms;
+    d->pid = s->pid;
+    d->table_limit = s->table_limit;
+    for (unsigned k = 0; k < FX_META_COUNT; k++)
+        d->meta[k] = dup_str(s->meta[k], ok);
+    memcpy(d->meta_int, s->meta_int, sizeof(d->meta_int));
+    memcpy(d->meta_int_set, s->meta_int_set, sizeof(d->meta_int_set));
+}
+
+struct fx_profile *fx_profile_snapshot(const struct fx_profile *p)
+{
+    struct fx_profile *d = fx_calloc(1, sizeof(*d));
+    if (!d)
+        return NULL;
+    bool ok = true;
+    copy_tables(d, p, &ok);
+    copy_threads(d, p, &ok);
+    copy_counters(d, p, &ok);
+    copy_extra(d, p, &ok);
+    copy_meta(d, p, &ok);
+    if (!ok) {
+        fx_profile_free(d);
+        return NULL;
+    }
+    return d;
+}

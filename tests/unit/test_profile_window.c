@@ -1,0 +1,342 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* The model's window (native/profile_window.c): cut times, dropping old samples, markers and
+ * counter values with memory given back, the interned-table limit, and snapshots that write
+ * the same JSON as their original and stay independent of it. */
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fx_alloc.h"
+#include "fx_err.h"
+#include "fx_ff_writer.h"
+#include "fx_profile.h"
+#include "fx_profile_internal.h"
+#include "fx_sink.h"
+
+static fx_stack_id label(struct fx_profile *p, const char *name)
+{
+    fx_stack_id s = FX_STACK_NONE;
+    ck_assert_int_eq(fx_profile_label_stack(p, name, FX_CAT_JAVA, &s), FX_OK);
+    return s;
+}
+
+static uint32_t thread(struct fx_profile *p, const char *name, int64_t tid)
+{
+    uint32_t t = FX_NONE_ID;
+    ck_assert_int_eq(fx_profile_thread_add(p, name, tid, 0, &t), FX_OK);
+    return t;
+}
+
+/* n samples at times first, first + step, ... with stack s and CPU delta = the index. */
+static void samples(struct fx_profile *p, uint32_t t, fx_stack_id s, int64_t first, int64_t step,
+                    uint32_t n, uint32_t weight)
+{
+    for (uint32_t i = 0; i < n; i++)
+        ck_assert_int_eq(fx_profile_sample(p, t, first + i * step, s, i, weight), FX_OK);
+}
+
+static char *json_of(const struct fx_profile *p, size_t *len)
+{
+    struct fx_membuf mb = {0};
+    struct fx_errbuf eb = {{0}};
+    ck_assert_int_eq(fx_ff_write(p, fx_membuf_sink(&mb), &eb), FX_OK);
+    *len = mb.len;
+    return mb.data;
+}
+
+START_TEST(test_profile_window_cut_time_is_the_nth_oldest_sample_plus_one)
+{
+    struct fx_profile *p = fx_profile_new();
+    fx_stack_id s = label(p, "a");
+    uint32_t t1 = thread(p, "t1", 1), t2 = thread(p, "t2", 2);
+    samples(p, t1, s, 100, 10, 5, 1); /* 100 110 120 130 140 */
+    samples(p, t2, s, 105, 10, 5, 1); /* 105 115 125 135 145 */
+    ck_assert_int_eq(fx_profile_oldest_sample(p), 100);
+    ck_assert_int_eq(fx_profile_cut_time(p, 0), INT64_MIN);
+    ck_assert_int_eq(fx_profile_cut_time(p, 1), 101);
+    ck_assert_int_eq(fx_profile_cut_time(p, 2), 106);
+    ck_assert_int_eq(fx_profile_cut_time(p, 5), 121);
+    ck_assert_int_eq(fx_profile_cut_time(p, 10), 146);
+    ck_assert_int_eq(fx_profile_cut_time(p, 11), 146); /* fewer than n: past the newest */
+    fx_profile_free(p);
+    p = fx_profile_new();
+    ck_assert_int_eq(fx_profile_oldest_sample(p), INT64_MAX);
+    ck_assert_int_eq(fx_profile_cut_time(p, 3), INT64_MIN);
+    fx_profile_free(p);
+}
+END_TEST
+
+START_TEST(test_profile_window_drop_before_keeps_newer_samples_with_their_columns)
+{
+    struct fx_profile *p = fx_profile_new();
+    fx_stack_id a = label(p, "a"), b = label(p, "b");
+    uint32_t t1 = thread(p, "t1", 1), t2 = thread(p, "t2", 2);
+    samples(p, t1, a, 100, 10, 5, 1);
+    samples(p, t1, b, 150, 10, 5, 3); /* weights: the weight column exists */
+    samples(p, t2, a, 100, 100, 3, 1);
+    ck_assert_uint_eq(fx_profile_drop_before(p, 160), 6 + 1);
+    const struct fx_samples *s = &p->threads[t1].samples;
+    ck_assert_uint_eq(s->count, 4);
+    ck_assert_int_eq(s->time_ns[0], 160);
+    ck_assert_int_eq(s->time_ns[3], 190);
+    ck_assert_uint_eq(s->stack[0], b.i);
+    ck_assert_uint_eq(s->cpu_ns[0], 1);
+    ck_assert_uint_eq(s->cpu_ns[3], 4);
+    ck_assert_ptr_nonnull(s->weight);
+    ck_assert_uint_eq(s->weight[0], 3);
+    ck_assert_uint_eq(p->threads[t2].samples.count, 2);
+    ck_assert_int_eq(p->threads[t2].samples.time_ns[0], 200);
+    ck_assert_uint_eq(fx_profile_sample_count(p), 6);
+    /* Nothing older: nothing dropped; the model still takes samples after a drop. */
+    ck_assert_uint_eq(fx_profile_drop_before(p, 160), 0);
+    samples(p, t1, a, 200, 1, 3, 1);
+    ck_assert_uint_eq(p->threads[t1].samples.count, 7);
+    ck_assert_uint_eq(p->threads[t1].samples.weight[6], 1);
+    /* Ids stay valid: the strings and stacks of dropped samples remain interned. */
+    ck_assert_uint_eq(label(p, "a").i, a.i);
+    fx_profile_free(p);
+}
+END_TEST
+
+START_TEST(test_profile_window_drop_gives_sample_memory_back)
+{
+    struct fx_profile *p = fx_profile_new();
+    fx_stack_id a = label(p, "a");
+    uint32_t t = thread(p, "t", 1);
+    samples(p, t, a, 0, 1, 4096, 1);
+    size_t full = fx_profile_memory(p);
+    ck_assert_uint_eq(p->threads[t].samples.cap, 4096);
+    ck_assert_uint_eq(fx_profile_drop_before(p, fx_profile_cut_time(p, 2048)), 2048);
+    ck_assert_uint_eq(p->threads[t].samples.cap, 2048);
+    size_t half = fx_profile_memory(p);
+    ck_assert_uint_lt(half, full);
+    ck_assert_uint_ge(full - half, 2048 * 16); /* time 8 + stack 4 + cpu 4 per sample */
+    ck_assert_uint_eq(fx_profile_drop_before(p, INT64_MAX), 2048);
+    ck_assert_uint_eq(p->threads[t].samples.cap, 0);
+    ck_assert_ptr_null(p->threads[t].samples.time_ns);
+    samples(p, t, a, 5000, 1, 20, 1);
+    ck_assert_uint_eq(p->threads[t].samples.count, 20);
+    fx_profile_free(p);
+}
+END_TEST
+
+static const struct fx_marker_field fields[] = {{"what", "What", FX_FMT_STRING},
+                                                {"n", "N", FX_FMT_INTEGER}};
+static const struct fx_marker_schema schema = {.name = "FxTest",
+                                               .display = FX_DISPLAY_TABLE,
+                                               .fields = fields,
+                                               .n_fields = 2};
+
+static void marker(struct fx_profile *p, uint32_t t, uint8_t phase, int64_t start, int64_t end,
+                   int64_t n)
+{
+    fx_str_id name, what;
+    uint32_t sc;
+    ck_assert_int_eq(fx_profile_cstring(p, "m", &name), FX_OK);
+    ck_assert_int_eq(fx_profile_cstring(p, "w", &what), FX_OK);
+    ck_assert_int_eq(fx_profile_schema(p, &schema, &sc), FX_OK);
+    union fx_marker_value v[2] = {{.s = what}, {.i = n}};
+    ck_assert_int_eq(fx_profile_marker(p, t, name, phase, FX_CAT_OTHER, start, end, sc, v), FX_OK);
+}
+
+START_TEST(test_profile_window_drop_keeps_newer_markers_and_start_end_halves)
+{
+    struct fx_profile *p = fx_profile_new();
+    uint32_t t = thread(p, "t", 1);
+    marker(p, t, FX_PHASE_INSTANT, 10, 0, 1);   /* old: dropped */
+    marker(p, t, FX_PHASE_INTERVAL, 20, 40, 2); /* ended before 50: dropped */
+    marker(p, t, FX_PHASE_INTERVAL, 30, 60, 3); /* still open at 50: kept */
+    marker(p, t, FX_PHASE_START, 5, 0, 4);      /* a half: kept */
+    marker(p, t, FX_PHASE_INSTANT, 70, 0, 5);
+    fx_profile_drop_before(p, 50);
+    const struct fx_markers *m = &p->threads[t].markers;
+    ck_assert_uint_eq(m->count, 3);
+    ck_assert_uint_eq(m->nvalues, 6);
+    int64_t want[] = {3, 4, 5};
+    for (uint32_t i = 0; i < 3; i++) {
+        ck_assert_uint_eq(m->values_at[i], 2 * i);
+        ck_assert_int_eq(m->values[m->values_at[i] + 1].i, want[i]);
+    }
+    ck_assert_int_eq(m->phase[1], FX_PHASE_START);
+    ck_assert_int_eq(m->start_ns[2], 70);
+    fx_profile_free(p);
+}
+END_TEST
+
+START_TEST(test_profile_window_drop_removes_old_counter_values)
+{
+    struct fx_profile *p = fx_profile_new();
+    struct fx_counter_desc d = {"heap", "Memory", "used", "bytes", "blue"};
+    uint32_t c;
+    ck_assert_int_eq(fx_profile_counter(p, &d, &c), FX_OK);
+    for (int i = 0; i < 10; i++)
+        ck_assert_int_eq(fx_profile_counter_sample(p, c, i * 10, i), FX_OK);
+    fx_profile_drop_before(p, 35);
+    ck_assert_uint_eq(p->counters[c].count, 6);
+    ck_assert_int_eq(p->counters[c].time_ns[0], 40);
+    ck_assert_int_eq(p->counters[c].value[0], 4);
+    fx_profile_free(p);
+}
+END_TEST
+
+/* Everything the writer reads, so a field the copy misses changes the JSON. */
+static struct fx_profile *rich_profile(void)
+{
+    struct fx_profile *p = fx_profile_new();
+    fx_profile_set_start(p, 1000, 1.7e12);
+    fx_profile_set_range(p, 1000, 9000);
+    fx_profile_set_interval(p, 2.0);
+    fx_profile_set_pid(p, 4242);
+    ck_assert_int_eq(fx_profile_set_meta(p, "product", "fxagent: test"), FX_OK);
+    ck_assert_int_eq(fx_profile_set_meta(p, "arguments", "java -jar x.jar"), FX_OK);
+    ck_assert_int_eq(fx_profile_set_meta_int(p, "logicalCPUs", 8), FX_OK);
+    ck_assert_int_eq(fx_profile_extra_str(p, "G", "s", "text"), FX_OK);
+    ck_assert_int_eq(fx_profile_extra_int(p, "G", "i", 7), FX_OK);
+    ck_assert_int_eq(fx_profile_extra_int(p, "H", "j", -1), FX_OK);
+    fx_str_id name, res, src;
+    ck_assert_int_eq(fx_profile_cstring(p, "com.example.A.run", &name), FX_OK);
+    ck_assert_int_eq(fx_profile_cstring(p, "app.jar", &res), FX_OK);
+    ck_assert_int_eq(fx_profile_cstring(p, "com/example/A.java", &src), FX_OK);
+    struct fx_func_key fk = {name, res, src, 12, true};
+    fx_func_id f;
+    ck_assert_int_eq(fx_profile_func(p, &fk, &f), FX_OK);
+    struct fx_frame_key rk = {f, 14, FX_CAT_JAVA, FX_JAVA_C2, 1};
+    fx_frame_id fr;
+    ck_assert_int_eq(fx_profile_frame(p, &rk, &fr), FX_OK);
+    fx_stack_id root = label(p, "[root]"), leaf;
+    ck_assert_int_eq(fx_profile_stack(p, root, fr, &leaf), FX_OK);
+    uint32_t t1 = thread(p, "main", 11), t2 = thread(p, "worker", 12);
+    fx_profile_set_main_thread(p, t2);
+    samples(p, t1, leaf, 2000, 100, 10, 1);
+    samples(p, t2, root, 2050, 100, 10, 2);
+    marker(p, t1, FX_PHASE_INTERVAL, 2100, 2500, 9);
+    marker(p, t2, FX_PHASE_INSTANT, 2200, 0, 8);
+    struct fx_counter_desc d = {"heap", "Memory", "used", "bytes", "blue"};
+    uint32_t c;
+    ck_assert_int_eq(fx_profile_counter(p, &d, &c), FX_OK);
+    ck_assert_int_eq(fx_profile_counter_sample(p, c, 2000, 100), FX_OK);
+    ck_assert_int_eq(fx_profile_counter_sample(p, c, 3000, 300), FX_OK);
+    return p;
+}
+
+START_TEST(test_profile_window_snapshot_writes_the_same_json)
+{
+    struct fx_profile *p = rich_profile();
+    struct fx_profile *copy = fx_profile_snapshot(p);
+    ck_assert_ptr_nonnull(copy);
+    size_t la, lb;
+    char *a = json_of(p, &la), *b = json_of(copy, &lb);
+    ck_assert_uint_eq(la, lb);
+    ck_assert(memcmp(a, b, la) == 0);
+    /* The copy is independent: the original goes on, the copy's JSON does not move. */
+    fx_stack_id x = label(p, "new stack");
+    samples(p, 0, x, 5000, 1, 100, 1);
+    ck_assert_int_eq(fx_profile_extra_int(p, "G", "i", 8), FX_OK);
+    size_t lc;
+    char *c = json_of(copy, &lc);
+    ck_assert_uint_eq(lc, lb);
+    ck_assert(memcmp(c, b, lb) == 0);
+    fx_profile_free(p);
+    /* ... and usable on its own after the original is gone: interning finds old keys. */
+    fx_str_id id;
+    ck_assert_int_eq(fx_profile_cstring(copy, "app.jar", &id), FX_OK);
+    ck_assert_uint_eq(id.i, 1);
+    ck_assert_int_eq(fx_profile_cstring(copy, "only in the copy", &id), FX_OK);
+    ck_assert_uint_eq(id.i, copy->strings.count - 1);
+    free(a), free(b), free(c);
+    fx_profile_free(copy);
+}
+END_TEST
+
+START_TEST(test_profile_window_snapshot_leaves_out_ended_empty_threads)
+{
+    struct fx_profile *p = fx_profile_new();
+    fx_stack_id a = label(p, "a");
+    uint32_t gone = thread(p, "gone", 1), kept_ended = thread(p, "ended", 2);
+    uint32_t idle = thread(p, "idle", 3), main = thread(p, "main", 4);
+    samples(p, gone, a, 10, 1, 5, 1);
+    samples(p, kept_ended, a, 100, 1, 5, 1);
+    fx_profile_thread_unregister(p, gone, 20);
+    fx_profile_thread_unregister(p, kept_ended, 200);
+    fx_profile_set_main_thread(p, main);
+    fx_profile_drop_before(p, 50); /* "gone" is now ended and empty */
+    struct fx_profile *copy = fx_profile_snapshot(p);
+    ck_assert_ptr_nonnull(copy);
+    ck_assert_uint_eq(fx_profile_thread_count(copy), 3);
+    ck_assert_str_eq(copy->threads[0].name, "ended");
+    ck_assert_str_eq(copy->threads[1].name, "idle"); /* not ended: kept though empty */
+    ck_assert_str_eq(copy->threads[copy->main_thread].name, "main");
+    ck_assert_uint_eq(fx_profile_thread_count(p), 4); /* the original's indexes stay */
+    (void)idle;
+    fx_profile_free(copy);
+    fx_profile_free(p);
+}
+END_TEST
+
+START_TEST(test_profile_window_snapshot_out_of_memory_returns_null)
+{
+    struct fx_profile *p = rich_profile();
+    struct fx_profile *copy = NULL;
+    long n;
+    for (n = 1; n < 1000 && copy == NULL; n++) {
+        fx_alloc_fail_after(n);
+        copy = fx_profile_snapshot(p);
+        fx_alloc_fail_after(0);
+    }
+    ck_assert_ptr_nonnull(copy);
+    ck_assert_int_gt(n, 20); /* every earlier allocation failed cleanly (ASan: no leak) */
+    fx_profile_free(copy);
+    fx_profile_free(p);
+}
+END_TEST
+
+START_TEST(test_profile_window_table_limit_refuses_new_rows_and_finds_old_ones)
+{
+    struct fx_profile *p = fx_profile_new();
+    fx_stack_id a = label(p, "a");
+    fx_profile_set_table_limit(p, 1);
+    ck_assert_uint_ge(fx_profile_table_memory(p), 1);
+    fx_stack_id again, b;
+    ck_assert_int_eq(fx_profile_label_stack(p, "a", FX_CAT_JAVA, &again), FX_OK);
+    ck_assert_uint_eq(again.i, a.i);
+    uint32_t strings = p->strings.count, stacks = p->stacks.count;
+    ck_assert_int_eq(fx_profile_label_stack(p, "b", FX_CAT_JAVA, &b), FX_EFULL);
+    fx_frame_id fr = {p->stacks.frame[a.i]};
+    ck_assert_int_eq(fx_profile_stack(p, a, fr, &b), FX_EFULL); /* a new prefix: a new row */
+    ck_assert_uint_eq(p->strings.count, strings);
+    ck_assert_uint_eq(p->stacks.count, stacks);
+    uint32_t t = thread(p, "t", 1); /* threads and samples are not tables */
+    ck_assert_int_eq(fx_profile_sample(p, t, 1, a, 0, 1), FX_OK);
+    fx_profile_set_table_limit(p, 0);
+    ck_assert_int_eq(fx_profile_label_stack(p, "b", FX_CAT_JAVA, &b), FX_OK);
+    fx_profile_free(p);
+}
+END_TEST
+
+static Suite *profile_window_suite(void)
+{
+    Suite *s = suite_create("profile_window");
+    TCase *tc = tcase_create("window");
+    tcase_add_test(tc, test_profile_window_cut_time_is_the_nth_oldest_sample_plus_one);
+    tcase_add_test(tc, test_profile_window_drop_before_keeps_newer_samples_with_their_columns);
+    tcase_add_test(tc, test_profile_window_drop_gives_sample_memory_back);
+    tcase_add_test(tc, test_profile_window_drop_keeps_newer_markers_and_start_end_halves);
+    tcase_add_test(tc, test_profile_window_drop_removes_old_counter_values);
+    tcase_add_test(tc, test_profile_window_snapshot_writes_the_same_json);
+    tcase_add_test(tc, test_profile_window_snapshot_leaves_out_ended_empty_threads);
+    tcase_add_test(tc, test_profile_window_snapshot_out_of_memory_returns_null);
+    tcase_add_test(tc, test_profile_window_table_limit_refuses_new_rows_and_finds_old_ones);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(void)
+{
+    SRunner *sr = srunner_create(profile_window_suite());
+    srunner_set_fork_status(sr, CK_FORK);
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
