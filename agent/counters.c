@@ -61,8 +61,8 @@ static bool runtime_init(JNIEnv *jni)
         return co.runtime != NULL;
     co.runtime_failed = true;
     jclass cls = (*jni)->FindClass(jni, "java/lang/Runtime");
-    jmethodID get = cls ? (*jni)->GetStaticMethodID(jni, cls, "getRuntime", "()Ljava/lang/Runtime;")
-                        : NULL;
+    jmethodID get =
+            cls ? (*jni)->GetStaticMethodID(jni, cls, "getRuntime", "()Ljava/lang/Runtime;") : NULL;
     co.total = get ? (*jni)->GetMethodID(jni, cls, "totalMemory", "()J") : NULL;
     co.free_ = co.total ? (*jni)->GetMethodID(jni, cls, "freeMemory", "()J") : NULL;
     jobject rt = co.free_ ? (*jni)->CallStaticObjectMethod(jni, cls, get) : NULL;

@@ -305,8 +305,19 @@ void fx_markers_thread_finished(jvmtiEnv *jvmti, JNIEnv *jni, struct fx_profile 
 /* Right before a profile is written (model owner): pending events, open user intervals, a last
  * counter sample, live threads' current names, and the "Markers and counters" meta.extra. */
 void fx_markers_before_dump(jvmtiEnv *jvmti, JNIEnv *jni, struct fx_profile *p);
-/* After a profile was written: the "fxagent dump" marker, seen by the next dump. */
+/* Model owner, after the profile prepared by the last fx_markers_before_dump was written (on
+ * any thread): the "fxagent dump" marker, from that preparation to now; the next dump shows it. */
 void fx_markers_after_dump(struct fx_profile *p, const char *path, unsigned long long bytes);
+
+/* --- jit_info.c: what a JIT marker says about a compiled method --- */
+
+/* CompiledMethodLoad (compiler thread): distinct methods inlined into `root` per the inlining
+ * records of compile_info; -1 without such records. No allocation, no JVM call. */
+int32_t fx_jit_info_inlined(jmethodID root, const void *compile_info);
+/* Model owner: the method's "pkg.Class.name(sig)" string in p, cached per jmethodID. FX_OK or
+ * FX_ENOMEM / FX_EFULL from the model. */
+int fx_jit_info_name(jvmtiEnv *jvmti, JNIEnv *jni, struct fx_profile *p, jmethodID id,
+                     fx_str_id *out);
 
 /* --- counters.c: counters sampled by the model's owner --- */
 

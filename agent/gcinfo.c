@@ -82,9 +82,8 @@ static void init_beans(JNIEnv *jni)
     jint n = 0;
     jobject list = list_of(jni, "getGarbageCollectorMXBeans", &n);
     jclass gc = find(jni, "java/lang/management/GarbageCollectorMXBean");
-    jmethodID get_name =
-            method(jni, find(jni, "java/lang/management/MemoryManagerMXBean"), "getName",
-                   "()Ljava/lang/String;");
+    jmethodID get_name = method(jni, find(jni, "java/lang/management/MemoryManagerMXBean"),
+                                "getName", "()Ljava/lang/String;");
     gi.get_count = method(jni, gc, "getCollectionCount", "()J");
     for (jint i = 0; list && get_name && gi.get_count && i < n && gi.n < MAX_BEANS; i++) {
         jobject b = list_get(jni, list, i);
@@ -110,8 +109,7 @@ static void init_pools(JNIEnv *jni)
     jobject heap = ok(jni) && heap_f ? (*jni)->GetStaticObjectField(jni, type, heap_f) : NULL;
     jmethodID get_type = method(jni, pool, "getType", "()Ljava/lang/management/MemoryType;");
     jmethodID get_name = method(jni, pool, "getName", "()Ljava/lang/String;");
-    for (jint i = 0; list && heap && get_type && get_name && i < n && gi.n_pools < MAX_POOLS;
-         i++) {
+    for (jint i = 0; list && heap && get_type && get_name && i < n && gi.n_pools < MAX_POOLS; i++) {
         jobject p = list_get(jni, list, i);
         jobject t = p ? (*jni)->CallObjectMethod(jni, p, get_type) : NULL;
         if (!ok(jni) || t == NULL || !(*jni)->IsSameObject(jni, t, heap))

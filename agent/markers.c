@@ -7,13 +7,13 @@
  * model's owner (the drain thread, then VMDeath) turns records into markers and never holds a
  * queue lock while it calls the JVM, so a producer stopped at a safepoint blocks no one.
  *
- * Where markers go: a thread's own markers (user markers) on its track; JVM-wide ones (GC, JIT,
- * the profiler's own) on the main thread's track, once: copying a GC pause to every thread that
- * had samples during it would multiply the marker table by the thread count for no new fact.
- * Compiler threads are hidden from JVMTI, so they never have a track of their own. */
+ * Where markers go: a thread's own markers (user markers; a JIT marker whose compiler thread is
+ * registered) on its track; JVM-wide ones (GC, the profiler's own) on the main thread's track,
+ * once: copying a GC pause to every thread that had samples during it would multiply the marker
+ * table by the thread count for no new fact, and the timeline overview of the main track shows
+ * it. HotSpot hides its compiler threads from JVMTI, so JIT markers land on the main track too. */
 #include "fx_agent.h"
 
-#include <jvmticmlr.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
@@ -25,15 +25,14 @@
 #include "fx_profile.h"
 #include "fx_ring.h"
 
-#define GC_QUEUE_BYTES    (16u * 1024)
-#define JIT_QUEUE_BYTES   (256u * 1024)
-#define USER_QUEUE_BYTES  (512u * 1024)
-#define USER_NAME_MAX     255  /* bytes of a marker name kept; longer ones are cut */
-#define USER_TEXT_MAX     1023 /* bytes of a marker text kept */
-#define OPEN_MAX          4096 /* user intervals begun and not yet ended */
-#define GC_PENDING_MAX    64   /* pauses waiting for the MXBean counts */
-#define GC_WAIT_CYCLES    3    /* drain cycles a pause waits for them */
-#define INLINE_SET_SLOTS  256  /* distinct inlined methods counted exactly (power of two) */
+#define GC_QUEUE_BYTES   (16u * 1024)
+#define JIT_QUEUE_BYTES  (256u * 1024)
+#define USER_QUEUE_BYTES (512u * 1024)
+#define USER_NAME_MAX    255  /* bytes of a marker name kept; longer ones are cut */
+#define USER_TEXT_MAX    1023 /* bytes of a marker text kept */
+#define OPEN_MAX         4096 /* user intervals begun and not yet ended */
+#define GC_PENDING_MAX   64   /* pauses waiting for the MXBean counts */
+#define GC_WAIT_CYCLES   3    /* drain cycles a pause waits for them */
 
 struct evq {
     pthread_mutex_t lock; /* producers only */
@@ -41,7 +40,10 @@ struct evq {
     int ready; /* atomic: the ring exists */
 };
 
-enum gc_kind { GC_START = 1, GC_FINISH = 2 };
+enum gc_kind {
+    GC_START = 1,
+    GC_FINISH = 2
+};
 
 struct gc_rec {
     int64_t t;
@@ -54,9 +56,15 @@ struct jit_rec {
     jmethodID method;
     int32_t code_size;
     int32_t inlined;
+    int32_t tid; /* the compiler thread; HotSpot hides those from JVMTI, so usually unknown */
+    int32_t pad;
 };
 
-enum user_kind { USER_MARK = 1, USER_BEGIN = 2, USER_END = 3 };
+enum user_kind {
+    USER_MARK = 1,
+    USER_BEGIN = 2,
+    USER_END = 3
+};
 
 struct user_rec {
     int64_t t;
@@ -80,11 +88,6 @@ struct gc_pause {
     int64_t start_ns, end_ns;
 };
 
-struct jit_name {
-    jmethodID id; /* NULL: empty slot */
-    fx_str_id name;
-};
-
 /* Producer side: shared by every thread, atomics and the queues' locks. */
 static struct {
     struct evq gc, jit, user;
@@ -106,9 +109,8 @@ static struct {
     unsigned n_gc_pending, gc_wait;
     struct open_interval *open;
     uint32_t n_open, open_cap;
-    struct jit_name *names;
-    size_t names_cap, names_count;
     int64_t dump_begin_ns;
+    uint64_t dump_samples;
     uint64_t gc_pauses, gc_attributed, gc_unmatched, jit_markers, user_markers, user_unmatched;
     uint64_t open_dropped, model_errors, over_memory, cpu_ns, dumps;
 } cs;
@@ -215,49 +217,6 @@ int fx_markers_setup(jvmtiEnv *jvmti)
     return FX_OK;
 }
 
-/* Adds m to the open-addressed set; false once it is full. */
-static bool set_add(jmethodID *set, jmethodID m, unsigned *n)
-{
-    uintptr_t h = ((uintptr_t)m * 0x9E3779B97F4A7C15ull) >> 40;
-    for (unsigned i = 0; i < INLINE_SET_SLOTS; i++) {
-        jmethodID *s = &set[(h + i) & (INLINE_SET_SLOTS - 1)];
-        if (*s == m)
-            return true;
-        if (*s == NULL) {
-            *s = m;
-            (*n)++;
-            return true;
-        }
-    }
-    return false;
-}
-
-/* Distinct methods other than the compiled one in the inlining records; -1 without records.
- * Stops counting at 3/4 of the set (the count is then a lower bound). */
-static int32_t inlined_count(jmethodID root, const void *compile_info)
-{
-    jmethodID set[INLINE_SET_SLOTS] = {0};
-    unsigned n = 0;
-    bool seen = false;
-    const jvmtiCompiledMethodLoadRecordHeader *h = compile_info;
-    for (; h != NULL; h = h->next) {
-        if (h->kind != JVMTI_CMLR_INLINE_INFO)
-            continue;
-        seen = true;
-        const jvmtiCompiledMethodLoadInlineRecord *r = (const void *)h;
-        for (jint i = 0; i < r->numpcs; i++) {
-            const PCStackInfo *pc = &r->pcinfo[i];
-            for (jint f = 0; f < pc->numstackframes; f++) {
-                jmethodID m = pc->methods[f];
-                if (m != root && m != NULL &&
-                    (n >= INLINE_SET_SLOTS * 3 / 4 || !set_add(set, m, &n)))
-                    return (int32_t)n;
-            }
-        }
-    }
-    return seen ? (int32_t)n : -1;
-}
-
 void fx_markers_compiled_method_load(jmethodID method, jint code_size, const void *compile_info)
 {
     if (!__atomic_load_n(&ps.jit.ready, __ATOMIC_ACQUIRE))
@@ -265,7 +224,8 @@ void fx_markers_compiled_method_load(jmethodID method, jint code_size, const voi
     struct jit_rec r = {.t = fx_agent_now_ns(),
                         .method = method,
                         .code_size = code_size,
-                        .inlined = inlined_count(method, compile_info)};
+                        .inlined = fx_jit_info_inlined(method, compile_info),
+                        .tid = (int32_t)syscall(SYS_gettid)};
     evq_push(&ps.jit, &r, sizeof(r), NULL, 0, NULL, 0);
 }
 
@@ -359,8 +319,6 @@ static void reset_for(struct fx_profile *p)
     for (uint32_t i = 0; i < cs.n_open; i++)
         fx_free(cs.open[i].bytes);
     cs.n_open = 0;
-    memset(cs.names, 0, cs.names_cap * sizeof(*cs.names));
-    cs.names_count = 0;
     cs.have_host = false;
     cs.started_marker = false;
     cs.p = p;
@@ -479,102 +437,19 @@ static void gc_drain(struct fx_profile *p, JNIEnv *jni, bool final)
 
 /* --- consumer: JIT --- */
 
-static size_t name_slot(jmethodID id)
-{
-    uint64_t h = (uint64_t)(uintptr_t)id * 0x9E3779B97F4A7C15ull;
-    size_t i = (size_t)(h >> 32) & (cs.names_cap - 1);
-    while (cs.names[i].id != NULL && cs.names[i].id != id)
-        i = (i + 1) & (cs.names_cap - 1);
-    return i;
-}
-
-static int names_grow(void)
-{
-    size_t old_cap = cs.names_cap;
-    struct jit_name *old = cs.names;
-    struct jit_name *bigger = fx_calloc(old_cap ? old_cap * 2 : 4096, sizeof(*bigger));
-    if (bigger == NULL)
-        return FX_ENOMEM;
-    cs.names = bigger;
-    cs.names_cap = old_cap ? old_cap * 2 : 4096;
-    for (size_t i = 0; i < old_cap; i++) {
-        if (old[i].id != NULL)
-            cs.names[name_slot(old[i].id)] = old[i];
-    }
-    fx_free(old);
-    return FX_OK;
-}
-
-/* "pkg.Class.name(I)J" for a jmethodID; "[unknown method]" once its class is gone. */
-static int method_text(jvmtiEnv *jvmti, JNIEnv *jni, struct fx_profile *p, jmethodID id,
-                       fx_str_id *out)
-{
-    char *name = NULL, *sig = NULL, *csig = NULL;
-    jclass cls = NULL;
-    int rc;
-    if ((*jvmti)->GetMethodName(jvmti, id, &name, &sig, NULL) != JVMTI_ERROR_NONE ||
-        (*jvmti)->GetMethodDeclaringClass(jvmti, id, &cls) != JVMTI_ERROR_NONE ||
-        (*jvmti)->GetClassSignature(jvmti, cls, &csig, NULL) != JVMTI_ERROR_NONE) {
-        rc = fx_profile_cstring(p, "[unknown method]", out);
-        goto out_release;
-    }
-    size_t len = strlen(csig);
-    const char *k = csig;
-    if (len >= 2 && k[0] == 'L' && k[len - 1] == ';') {
-        k++;
-        len -= 2;
-    }
-    size_t cap = len + strlen(name) + strlen(sig) + 2;
-    char *buf = fx_malloc(cap);
-    rc = FX_ENOMEM;
-    if (buf != NULL) {
-        int n = snprintf(buf, cap, "%.*s.%s%s", (int)len, k, name, sig);
-        for (size_t i = 0; i < len; i++)
-            buf[i] = buf[i] == '/' ? '.' : buf[i];
-        rc = fx_profile_string(p, buf, (size_t)n, out);
-        fx_free(buf);
-    }
-out_release:
-    if (cls != NULL)
-        (*jni)->DeleteLocalRef(jni, cls);
-    (*jvmti)->Deallocate(jvmti, (unsigned char *)name);
-    (*jvmti)->Deallocate(jvmti, (unsigned char *)sig);
-    (*jvmti)->Deallocate(jvmti, (unsigned char *)csig);
-    return rc;
-}
-
-/* The method's text, resolved once per jmethodID and model. */
-static int method_name(jvmtiEnv *jvmti, JNIEnv *jni, struct fx_profile *p, jmethodID id,
-                       fx_str_id *out)
-{
-    if ((cs.names_count + 1) * 2 > cs.names_cap && names_grow() != FX_OK)
-        return method_text(jvmti, jni, p, id, out); /* uncached, still right */
-    size_t i = name_slot(id);
-    if (cs.names[i].id == id) {
-        *out = cs.names[i].name;
-        return FX_OK;
-    }
-    int rc = method_text(jvmti, jni, p, id, out);
-    if (rc == FX_OK) {
-        cs.names[i] = (struct jit_name){id, *out};
-        cs.names_count++;
-    }
-    return rc;
-}
-
 static int jit_record(jvmtiEnv *jvmti, JNIEnv *jni, struct fx_profile *p, const struct jit_rec *r)
 {
     fx_str_id name;
-    uint32_t host;
-    int rc = method_name(jvmti, jni, p, r->method, &name);
+    uint32_t thread;
+    int rc = fx_jit_info_name(jvmti, jni, p, r->method, &name);
     if (rc == FX_OK)
-        rc = host_thread(p, &host);
+        rc = thread_of(p, r->tid, &thread);
     if (rc != FX_OK)
         return rc;
     size_t len;
     const char *text = fx_profile_string_at(p, name, &len);
     struct fx_jvm_jit j = {text, len, r->code_size, r->inlined};
-    return fx_jvm_markers_jit(p, host, r->t, &j);
+    return fx_jvm_markers_jit(p, thread, r->t, &j);
 }
 
 static void jit_drain(jvmtiEnv *jvmti, JNIEnv *jni, struct fx_profile *p)
@@ -611,11 +486,11 @@ static int open_add(const struct user_rec *r, uint32_t thread)
         return FX_ENOMEM;
     memcpy(bytes, r->bytes, (size_t)r->name_len + r->text_len);
     cs.open[cs.n_open++] = (struct open_interval){.handle = r->handle,
-                                                .start_ns = r->t,
-                                                .thread = thread,
-                                                .name_len = r->name_len,
-                                                .text_len = r->text_len,
-                                                .bytes = bytes};
+                                                  .start_ns = r->t,
+                                                  .thread = thread,
+                                                  .name_len = r->name_len,
+                                                  .text_len = r->text_len,
+                                                  .bytes = bytes};
     return FX_OK;
 }
 
@@ -690,8 +565,8 @@ static void user_write_open(struct fx_profile *p)
         struct open_interval *o = &cs.open[i];
         if (o->start_written)
             continue;
-        if (fx_jvm_markers_user(p, o->thread, FX_PHASE_START, o->start_ns, 0, o->bytes,
-                                o->name_len, o->bytes + o->name_len, o->text_len) == FX_OK)
+        if (fx_jvm_markers_user(p, o->thread, FX_PHASE_START, o->start_ns, 0, o->bytes, o->name_len,
+                                o->bytes + o->name_len, o->text_len) == FX_OK)
             o->start_written = true;
         else
             cs.model_errors++;
@@ -719,9 +594,11 @@ static int64_t thread_cpu_ns(void)
     return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
+/* The window (window.c) keeps the model near `memory`, dropping old samples and markers alike;
+ * twice the bound means it cannot, and then markers stop too. */
 static bool over_memory(struct fx_profile *p)
 {
-    if (fx_profile_memory(p) <= fx_ag.opt.memory_bytes)
+    if (fx_profile_memory(p) <= 2 * fx_ag.opt.memory_bytes)
         return false;
     cs.over_memory++;
     return true;
@@ -760,7 +637,8 @@ static void report(struct fx_profile *p)
     fx_profile_extra_int(p, g, "dropped: JIT queue full", (int64_t)evq_drops(&ps.jit));
     fx_profile_extra_int(p, g, "dropped: user queue full", (int64_t)evq_drops(&ps.user));
     fx_profile_extra_int(p, g, "dropped: too many open user intervals", (int64_t)cs.open_dropped);
-    fx_profile_extra_int(p, g, "drain cycles skipped: memory bound", (int64_t)cs.over_memory);
+    fx_profile_extra_int(p, g, "drain cycles skipped: model at twice its memory bound",
+                         (int64_t)cs.over_memory);
     fx_profile_extra_int(p, g, "model errors", (int64_t)cs.model_errors);
     fx_profile_extra_int(p, g, "profiles written before this one", (int64_t)cs.dumps);
     char buf[64];
@@ -792,6 +670,8 @@ void fx_markers_before_dump(jvmtiEnv *jvmti, JNIEnv *jni, struct fx_profile *p)
     }
     report(p);
     cs.dump_begin_ns = fx_agent_now_ns();
+    cs.dump_samples =
+            fx_profile_sample_count(p); /* a reset may empty the model before after_dump */
 }
 
 void fx_markers_after_dump(struct fx_profile *p, const char *path, unsigned long long bytes)
@@ -799,7 +679,7 @@ void fx_markers_after_dump(struct fx_profile *p, const char *path, unsigned long
     uint32_t host;
     if (!markers_on() || cs.dump_begin_ns == 0 || host_thread(p, &host) != FX_OK)
         return;
-    struct fx_jvm_dump d = {path, (int64_t)fx_profile_sample_count(p), (int64_t)bytes};
+    struct fx_jvm_dump d = {path, (int64_t)cs.dump_samples, (int64_t)bytes};
     if (fx_jvm_markers_dump(p, host, cs.dump_begin_ns, fx_agent_now_ns(), &d) != FX_OK)
         cs.model_errors++;
     cs.dumps++;

@@ -18,8 +18,11 @@
 #define PROBE_WAIT_NS 100000000 /* the suspended thread's handler answers within 100 ms */
 #define SCAN_MAX      64        /* threads whose state is read per step */
 #define MAX_LISTED    100       /* mismatches kept with both stacks */
+#define MAX_TOP_LISTED 20       /* examples of stacks agreeing below the top frame */
 #define LISTED_FRAMES 256       /* frames named per stack of a listed mismatch */
 #define NAME_MAX_LEN  512
+#define ANY_STATE_EVERY 8  /* every 8th step ignores the RUNNABLE preference */
+#define HINT_SLOTS    256  /* threads remembered as having no Java frame (power of two) */
 
 /* Why a step compared nothing, other than an ASGCT status code. */
 enum skip {
@@ -44,6 +47,13 @@ struct mismatch {
     int32_t asgct_count, jvmti_count, first_diff;
     char **asgct, **jvmti; /* frame names, n_asgct / n_jvmti of them */
     uint32_t n_asgct, n_jvmti;
+    bool known; /* the known HotSpot pattern (see known_pattern) */
+};
+
+/* A thread whose last check found no Java frame (the JVM's service threads): picked last. */
+struct hint {
+    const struct fx_thread *t;
+    pid_t tid;
 };
 
 /* Written by the validator thread only. The counters are atomics because a dump reads them
@@ -56,11 +66,12 @@ static struct {
     jvmtiFrameInfo *info;
     fx_asgct_frame *gst, *asg;
     jmethodID enter_special;
-    uint64_t steps, compared, exact, below_top, mismatches, skipped[SKIP_COUNT];
-    uint64_t code_skipped[FX_ASGCT_CODES], code_other, resume_failed;
+    uint64_t steps, compared, exact, below_top, mismatches, known, skipped[SKIP_COUNT];
+    uint64_t code_skipped[FX_ASGCT_CODES], code_other, code_no_java, resume_failed;
+    struct hint frameless[HINT_SLOTS];
     int64_t suspended_ns, suspended_max_ns;
-    struct mismatch listed[MAX_LISTED];
-    uint32_t n_listed;
+    struct mismatch listed[MAX_LISTED], top_listed[MAX_TOP_LISTED];
+    uint32_t n_listed, n_top_listed;
 } va = {.lock = PTHREAD_MUTEX_INITIALIZER, .cond = PTHREAD_COND_INITIALIZER};
 
 static void inc(uint64_t *c)
@@ -87,22 +98,45 @@ int fx_validate_setup(jvmtiEnv *jvmti, struct fx_errbuf *eb)
 
 /* --- picking a thread --- */
 
-/* Alive, not ended, not suspended by anyone else: ours to suspend. 1 if RUNNABLE, 0 if only
- * usable, -1 if not usable. */
-static int rank(jvmtiEnv *jvmti, struct fx_thread *t)
+static struct hint *hint_slot(const struct fx_thread *t)
+{
+    return &va.frameless[((uintptr_t)t >> 4) & (HINT_SLOTS - 1)];
+}
+
+static bool hinted_frameless(const struct fx_thread *t)
+{
+    const struct hint *h = hint_slot(t);
+    return h->t == t && h->tid == t->tid;
+}
+
+static void set_hint(const struct fx_thread *t, bool frameless)
+{
+    struct hint *h = hint_slot(t);
+    if (frameless)
+        *h = (struct hint){.t = t, .tid = t->tid};
+    else if (h->t == t)
+        *h = (struct hint){.t = NULL, .tid = 0};
+}
+
+/* -1: not ours to suspend (ended, dead, or suspended by someone else). Otherwise the higher the
+ * better: 3 RUNNABLE, 2 other states, 1 no Java frame at its last check; `any` flattens the
+ * preference to 1, so that waiting threads get their turn too. */
+static int rank(jvmtiEnv *jvmti, struct fx_thread *t, bool any)
 {
     jint s = 0;
     if (__atomic_load_n(&t->ended, __ATOMIC_ACQUIRE) ||
         (*jvmti)->GetThreadState(jvmti, t->ref, &s) != JVMTI_ERROR_NONE ||
         !(s & JVMTI_THREAD_STATE_ALIVE) || (s & JVMTI_THREAD_STATE_SUSPENDED))
         return -1;
-    return (s & JVMTI_THREAD_STATE_RUNNABLE) ? 1 : 0;
+    if (any || hinted_frameless(t))
+        return 1;
+    return (s & JVMTI_THREAD_STATE_RUNNABLE) ? 3 : 2;
 }
 
 /* Under the registry lock. Round robin from the cursor over the next SCAN_MAX threads: the
- * first RUNNABLE one, else the first usable one. Positions shift as threads come and go, which
- * only makes the rotation approximate. */
-static struct fx_thread *pick(jvmtiEnv *jvmti)
+ * best ranked, the nearest to the cursor among equals. Positions shift as threads come and go,
+ * which only makes the rotation approximate. */
+static struct fx_thread *pick(jvmtiEnv *jvmti, bool any)
 {
     uint32_t len = 0;
     for (struct fx_thread *t = fx_threads_head(); t != NULL; t = t->next)
@@ -116,7 +150,7 @@ static struct fx_thread *pick(jvmtiEnv *jvmti)
         uint32_t rel = (i + len - start) % len;
         if (rel >= SCAN_MAX)
             continue;
-        int r = rank(jvmti, t);
+        int r = rank(jvmti, t, any);
         if (r > best_rank || (r == best_rank && r >= 0 && rel < best_rel)) {
             best_rank = r;
             best_rel = rel;
@@ -169,19 +203,49 @@ static char **name_frames(jvmtiEnv *jvmti, JNIEnv *jni, const struct fx_stack *s
     return names;
 }
 
-/* Named right away: the classes may be unloaded by the time the report is written. */
-static void list_mismatch(jvmtiEnv *jvmti, JNIEnv *jni, const struct fx_thread *t,
-                          const struct fx_stack *a, const struct fx_stack *g, jint first_diff)
+/* The HotSpot pattern of docs/VALIDATION.md 4.2: below some frame the stacks agree to the
+ * bottom, and the frames just above that point show the same method in both, at another bci
+ * or under other inlined callees. A compiled frame stopped in a call to a runtime stub is
+ * decoded by ASGCT at the debug-info point after its return address (forte.cpp's pc + 1), so
+ * its inlined scopes and bci come from elsewhere in the same compiled method. */
+static bool known_pattern(const struct fx_stack *a, const struct fx_stack *g, int depth)
 {
-    if (va.n_listed >= MAX_LISTED)
+    if (g->count > depth)
+        return false;
+    jint i = a->count - 1, k = g->count - 1;
+    while (i >= 0 && k >= 0 && fx_stackcmp_same_frame(&a->frames[i], &g->frames[k])) {
+        i--;
+        k--;
+    }
+    return i >= 0 && k >= 0 && a->frames[i].method_id == g->frames[k].method_id;
+}
+
+/* Named right away: the classes may be unloaded by the time the report is written. */
+static void list_mismatch(struct mismatch *list, uint32_t *n, uint32_t cap, jvmtiEnv *jvmti,
+                          JNIEnv *jni, const struct fx_thread *t, const struct fx_stack *a,
+                          const struct fx_stack *g, jint first_diff, bool known)
+{
+    if (*n >= cap)
         return;
-    struct mismatch *m = &va.listed[va.n_listed++];
+    struct mismatch *m = &list[(*n)++];
     m->thread = fx_strdup(t->name);
     m->asgct_count = a->count;
     m->jvmti_count = g->count;
     m->first_diff = first_diff;
+    m->known = known;
     m->asgct = name_frames(jvmti, jni, a, &m->n_asgct);
     m->jvmti = name_frames(jvmti, jni, g, &m->n_jvmti);
+}
+
+/* An ASGCT status is a skip by code, never an agreement, whatever JVMTI saw. */
+static void skip_by_code(int32_t num_frames, jint gst_count)
+{
+    if (num_frames > -FX_ASGCT_CODES)
+        inc(&va.code_skipped[-num_frames]);
+    else
+        inc(&va.code_other);
+    if (gst_count == 0)
+        inc(&va.code_no_java);
 }
 
 static void classify(jvmtiEnv *jvmti, JNIEnv *jni, const struct fx_thread *t, int32_t num_frames,
@@ -189,11 +253,9 @@ static void classify(jvmtiEnv *jvmti, JNIEnv *jni, const struct fx_thread *t, in
 {
     struct fx_stack a = {.count = num_frames, .frames = va.asg};
     struct fx_stack g = {.count = gst_count, .frames = va.gst};
+    set_hint(t, gst_count == 0);
     if (num_frames <= 0) {
-        if (num_frames > -FX_ASGCT_CODES)
-            inc(&va.code_skipped[-num_frames]);
-        else
-            inc(&va.code_other);
+        skip_by_code(num_frames, gst_count);
         return;
     }
     fx_stackcmp_from_jvmti(va.info, gst_count, va.gst);
@@ -209,9 +271,15 @@ static void classify(jvmtiEnv *jvmti, JNIEnv *jni, const struct fx_thread *t, in
         inc(&va.exact);
     } else if (agrees_below_top(&a, &g, (int)va.depth)) {
         inc(&va.below_top);
+        list_mismatch(va.top_listed, &va.n_top_listed, MAX_TOP_LISTED, jvmti, jni, t, &a, &g, 0,
+                      false);
     } else {
+        bool known = known_pattern(&a, &g, (int)va.depth);
         inc(&va.mismatches);
-        list_mismatch(jvmti, jni, t, &a, &g, v.first_diff);
+        if (known)
+            inc(&va.known);
+        list_mismatch(va.listed, &va.n_listed, MAX_LISTED, jvmti, jni, t, &a, &g, v.first_diff,
+                      known);
     }
 }
 
@@ -264,14 +332,14 @@ static void check_thread(jvmtiEnv *jvmti, JNIEnv *jni, struct fx_thread *t)
 
 static void step(jvmtiEnv *jvmti, JNIEnv *jni)
 {
-    inc(&va.steps);
     fx_threads_lock();
-    struct fx_thread *t = pick(jvmti);
+    struct fx_thread *t = pick(jvmti, va.steps % ANY_STATE_EVERY == 0);
     if (t == NULL)
         inc(&va.skipped[SKIP_NO_THREAD]);
     else
         check_thread(jvmti, jni, t);
     fx_threads_unlock();
+    inc(&va.steps);
 }
 
 /* --- the thread --- */
@@ -333,8 +401,8 @@ void fx_validate_stop(void)
 /* A consistent-enough copy of the counters (a dump reads them while the validator runs). */
 struct summary {
     char *vm_version, *vm_vendor, *vm_name;
-    uint64_t compared, exact, below_top, mismatches, skipped_code, skipped_other;
-    double exact_rate, agree_rate; /* of compared; -1 when nothing was compared */
+    uint64_t compared, exact, below_top, mismatches, known, skipped_code, skipped_other;
+    double exact_rate, agree_rate, known_rate; /* of compared; -1 when nothing was compared */
 };
 
 static char *property(jvmtiEnv *jvmti, const char *key)
@@ -357,6 +425,7 @@ static void summarize(jvmtiEnv *jvmti, struct summary *s)
     s->exact = get(&va.exact);
     s->below_top = get(&va.below_top);
     s->mismatches = get(&va.mismatches);
+    s->known = get(&va.known);
     s->skipped_code = get(&va.code_other);
     for (int i = 0; i < FX_ASGCT_CODES; i++)
         s->skipped_code += get(&va.code_skipped[i]);
@@ -365,6 +434,9 @@ static void summarize(jvmtiEnv *jvmti, struct summary *s)
     s->exact_rate = s->compared ? (double)s->exact / (double)s->compared : -1;
     s->agree_rate =
             s->compared ? (double)(s->exact + s->below_top) / (double)s->compared : -1;
+    s->known_rate = s->compared ? (double)(s->exact + s->below_top + s->known) /
+                                          (double)s->compared
+                                : -1;
 }
 
 static void summary_free(struct summary *s)
@@ -398,12 +470,13 @@ static void json_names(struct fx_json *j, const char *key, char **names, uint32_
     fx_json_arr_end(j);
 }
 
-static void json_mismatches(struct fx_json *j)
+static void json_list(struct fx_json *j, const char *key, const struct mismatch *list,
+                      uint32_t n)
 {
-    fx_json_key(j, "mismatch_list");
+    fx_json_key(j, key);
     fx_json_arr_begin(j);
-    for (uint32_t i = 0; i < va.n_listed; i++) {
-        const struct mismatch *m = &va.listed[i];
+    for (uint32_t i = 0; i < n; i++) {
+        const struct mismatch *m = &list[i];
         fx_json_obj_begin(j);
         fx_json_key(j, "thread");
         fx_json_str(j, m->thread);
@@ -413,12 +486,20 @@ static void json_mismatches(struct fx_json *j)
         fx_json_i64(j, m->asgct_count);
         fx_json_key(j, "jvmti_frames");
         fx_json_i64(j, m->jvmti_count);
+        fx_json_key(j, "known_pattern");
+        fx_json_bool(j, m->known);
         json_names(j, "asgct", m->asgct, m->n_asgct);
         json_names(j, "jvmti", m->jvmti, m->n_jvmti);
         fx_json_obj_end(j);
     }
     fx_json_arr_end(j);
+}
+
+static void json_mismatches(struct fx_json *j)
+{
+    json_list(j, "mismatch_list", va.listed, va.n_listed);
     json_u64(j, "mismatches_not_listed", va.mismatches - va.n_listed);
+    json_list(j, "below_top_examples", va.top_listed, va.n_top_listed);
 }
 
 static void json_skips(struct fx_json *j)
@@ -429,6 +510,7 @@ static void json_skips(struct fx_json *j)
         json_u64(j, fx_stackcmp_status_name(-i), va.code_skipped[i]);
     json_u64(j, "other_codes", va.code_other);
     fx_json_obj_end(j);
+    json_u64(j, "skipped_by_code_without_jvmti_frames", va.code_no_java);
     fx_json_key(j, "skipped_other");
     fx_json_obj_begin(j);
     for (int i = 0; i < SKIP_COUNT; i++)
@@ -484,8 +566,10 @@ static void json_body(struct fx_json *j, const struct summary *s)
     json_u64(j, "exact", s->exact);
     json_u64(j, "below_top", s->below_top);
     json_u64(j, "mismatches", s->mismatches);
+    json_u64(j, "mismatches_known_pattern", s->known);
     json_rate(j, "exact_rate", s->exact_rate);
     json_rate(j, "agreement_below_top_rate", s->agree_rate);
+    json_rate(j, "agreement_with_known_pattern_rate", s->known_rate);
     json_u64(j, "skipped_by_code", s->skipped_code);
     json_u64(j, "skipped_other_total", s->skipped_other);
     json_skips(j);
@@ -541,6 +625,7 @@ void fx_validate_extra(jvmtiEnv *jvmti, struct fx_profile *p)
     fx_profile_extra_int(p, g, "exact", (int64_t)s.exact);
     fx_profile_extra_int(p, g, "agreeing below the top frame", (int64_t)s.below_top);
     fx_profile_extra_int(p, g, "mismatches", (int64_t)s.mismatches);
+    fx_profile_extra_int(p, g, "mismatches of the known HotSpot pattern", (int64_t)s.known);
     rate_text(s.exact_rate, buf, sizeof(buf));
     fx_profile_extra_str(p, g, "exact rate", buf);
     rate_text(s.agree_rate, buf, sizeof(buf));
@@ -550,10 +635,10 @@ void fx_validate_extra(jvmtiEnv *jvmti, struct fx_profile *p)
     summary_free(&s);
 }
 
-static void free_listed(void)
+static void free_list(struct mismatch *list, uint32_t *n)
 {
-    for (uint32_t i = 0; i < va.n_listed; i++) {
-        struct mismatch *m = &va.listed[i];
+    for (uint32_t i = 0; i < *n; i++) {
+        struct mismatch *m = &list[i];
         for (uint32_t k = 0; k < m->n_asgct; k++)
             fx_free(m->asgct[k]);
         for (uint32_t k = 0; k < m->n_jvmti; k++)
@@ -562,7 +647,7 @@ static void free_listed(void)
         fx_free(m->jvmti);
         fx_free(m->thread);
     }
-    va.n_listed = 0;
+    *n = 0;
 }
 
 static void say(const struct summary *s, const char *written)
@@ -571,12 +656,13 @@ static void say(const struct summary *s, const char *written)
     rate_text(s->exact_rate, exact, sizeof(exact));
     rate_text(s->agree_rate, agree, sizeof(agree));
     fx_agent_log("validate: %llu stacks compared on %s: %llu exact (%s), %llu agreeing below the "
-                 "top frame (agreement %s), %llu mismatches; %llu skipped by ASGCT code, %llu for "
-                 "other reasons%s%s",
+                 "top frame (agreement %s), %llu mismatches (%llu of the known HotSpot pattern); "
+                 "%llu skipped by ASGCT code, %llu for other reasons%s%s",
                  (unsigned long long)s->compared, s->vm_version ? s->vm_version : "?",
                  (unsigned long long)s->exact, exact, (unsigned long long)s->below_top, agree,
-                 (unsigned long long)s->mismatches, (unsigned long long)s->skipped_code,
-                 (unsigned long long)s->skipped_other, written[0] ? "; report " : "", written);
+                 (unsigned long long)s->mismatches, (unsigned long long)s->known,
+                 (unsigned long long)s->skipped_code, (unsigned long long)s->skipped_other,
+                 written[0] ? "; report " : "", written);
 }
 
 void fx_validate_report(jvmtiEnv *jvmti)
@@ -591,6 +677,7 @@ void fx_validate_report(jvmtiEnv *jvmti)
         written[0] = '\0';
     if (!fx_ag.opt.quiet)
         say(&s, written);
-    free_listed();
+    free_list(va.listed, &va.n_listed);
+    free_list(va.top_listed, &va.n_top_listed);
     summary_free(&s);
 }

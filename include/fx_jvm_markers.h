@@ -14,15 +14,15 @@
 #include "fx_profile.h"
 
 /* Marker names (the marker chart's rows) and schema names (data.type). */
-#define FX_JVM_GC_NAME       "GC pause"
-#define FX_JVM_GC_SCHEMA     "JvmGcPause"
-#define FX_JVM_JIT_NAME      "JIT compiled"
-#define FX_JVM_JIT_SCHEMA    "JvmJitCompile"
-#define FX_JVM_USER_SCHEMA   "JvmUserMarker"
-#define FX_JVM_DUMP_NAME     "fxagent dump"
-#define FX_JVM_DUMP_SCHEMA   "FxDump"
-#define FX_JVM_START_NAME    "sampling started"
-#define FX_JVM_START_SCHEMA  "FxSession"
+#define FX_JVM_GC_NAME      "GC pause"
+#define FX_JVM_GC_SCHEMA    "JvmGcPause"
+#define FX_JVM_JIT_NAME     "JIT compiled"
+#define FX_JVM_JIT_SCHEMA   "JvmJitCompile"
+#define FX_JVM_USER_SCHEMA  "JvmUserMarker"
+#define FX_JVM_DUMP_NAME    "fxagent dump"
+#define FX_JVM_DUMP_SCHEMA  "FxDump"
+#define FX_JVM_START_NAME   "sampling started"
+#define FX_JVM_START_SCHEMA "FxSession"
 
 /* A stop-the-world pause between JVMTI GarbageCollectionStart and Finish. collector NULL, or a
  * heap figure < 0, means unknown: written as "unknown" and 0 (the schema says so). */
@@ -70,7 +70,7 @@ int fx_jvm_markers_start(struct fx_profile *p, uint32_t thread, int64_t t_ns,
 /* --- counters --- */
 
 enum fx_jvm_counter {
-    FX_JVM_HEAP_USED = 0, /* bytes: Runtime.totalMemory() - freeMemory() */
+    FX_JVM_HEAP_USED = 0,  /* bytes: Runtime.totalMemory() - freeMemory() */
     FX_JVM_HEAP_COMMITTED, /* bytes: Runtime.totalMemory() */
     FX_JVM_RSS,            /* bytes: /proc/self/statm resident pages */
     FX_JVM_CLASSES,        /* classes loaded (prepared), unloading not subtracted */

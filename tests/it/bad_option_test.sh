@@ -6,7 +6,7 @@
 # usage: bad_option_test.sh JDK_HOME
 set -euo pipefail
 source "$(dirname "$0")/it_lib.sh"
-it_init "it.bad_option" "$1"
+it_init "it.bad_option.jdk$(fx_jdk_major "$1")" "$1"
 
 it_java bad "interval=banana" 1
 [[ $IT_RC -ne 0 ]] || it_fail "java exited 0 with interval=banana"
@@ -20,4 +20,4 @@ fi
 profiles=$(find . -name '*.json.gz' -o -name '*.json')
 [[ -z $profiles ]] || it_fail "a refused start wrote files: $profiles"
 it_no_hs_err
-echo "it.bad_option: OK (JDK $IT_MAJOR): $line"
+echo "$IT_NAME: OK: $line"

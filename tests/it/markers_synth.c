@@ -54,8 +54,8 @@ static int markers(struct fx_profile *p, uint32_t t, long n)
     }
     for (int i = 0; i < 10 && rc == FX_OK; i++) {
         struct fx_jvm_gc gc = {i + 1, "G1 Young Generation", 50 << 20, 10 << 20};
-        rc = fx_jvm_markers_gc(p, t, T0 + i * 100000 * US_NS, T0 + i * 100000 * US_NS + 2000 * US_NS,
-                               &gc);
+        rc = fx_jvm_markers_gc(p, t, T0 + i * 100000 * US_NS,
+                               T0 + i * 100000 * US_NS + 2000 * US_NS, &gc);
     }
     return rc;
 }

@@ -5,7 +5,7 @@
 # usage: repeat_test.sh JDK_HOME [RUNS]
 set -euo pipefail
 source "$(dirname "$0")/it_lib.sh"
-it_init "it.repeat" "$1"
+it_init "it.repeat.jdk$(fx_jdk_major "$1")" "$1"
 runs=${2:-5}
 
 for i in $(seq 1 "$runs"); do
@@ -15,4 +15,4 @@ for i in $(seq 1 "$runs"); do
     "$FXCHECK" "run$i.json.gz" || it_fail "run $i of $runs: fxcheck rejected run$i.json.gz"
     it_no_hs_err
 done
-echo "it.repeat: OK (JDK $IT_MAJOR): $runs runs at interval=1ms, all exit 0, no hs_err"
+echo "$IT_NAME: OK: $runs runs at interval=1ms, all exit 0, no hs_err"

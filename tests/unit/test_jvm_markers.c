@@ -17,7 +17,7 @@
 #include "fx_sink.h"
 
 #define T0    1000000000LL
-#define MS(x) ((int64_t)(x) * 1000000LL)
+#define MS(x) ((int64_t)(x)*1000000LL)
 
 struct fixture {
     struct fx_profile *p;
@@ -202,9 +202,9 @@ START_TEST(test_jvm_markers_user_phases_keep_name_and_text)
     ck_assert_int_eq(fx_jvm_markers_user(f.p, f.thread, FX_PHASE_INTERVAL, T0 + MS(2), T0 + MS(4),
                                          "phase-A", 7, "warm", 4),
                      FX_OK);
-    ck_assert_int_eq(fx_jvm_markers_user(f.p, f.thread, FX_PHASE_START, T0 + MS(5), 0, "open", 4,
-                                         "x", 1),
-                     FX_OK);
+    ck_assert_int_eq(
+            fx_jvm_markers_user(f.p, f.thread, FX_PHASE_START, T0 + MS(5), 0, "open", 4, "x", 1),
+            FX_OK);
     write_and_parse(&f);
     ck_assert_int_eq(marker_count(&f), 3);
     ck_assert_str_eq(marker_name(&f, 0), "checkpoint");
