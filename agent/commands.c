@@ -15,11 +15,17 @@
 
 #include "fx_profile.h"
 
-enum state { ST_IDLE, ST_RUNNING, ST_STOPPED, ST_DEAD };
+enum state {
+    ST_IDLE,
+    ST_RUNNING,
+    ST_STOPPED,
+    ST_DEAD
+};
 
 static const char *const state_names[] = {"not started", "running", "stopped", "shutting down"};
 
-static pthread_mutex_t cmd_lock = PTHREAD_MUTEX_INITIALIZER;
+/* Recursive: a start by attach holds it while VMInit's sequence calls fx_commands_started. */
+static pthread_mutex_t cmd_lock = PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP;
 static pthread_mutex_t write_lock = PTHREAD_MUTEX_INITIALIZER;
 static int state; /* enum state; atomic so fx_commands_active reads it without the lock */
 static int64_t stopped_ns;
@@ -197,9 +203,11 @@ static void describe_start(struct fx_outcome *out, const char *verb)
         fmt_duration(d, sizeof(d), fx_ag.opt.loop_ns);
         snprintf(loop, sizeof(loop), ", a profile every %s", d);
     }
-    fx_outcome_set(out, FX_RC_OK, "%s: %s, interval %s, %llu threads sampled, memory bound %llu MiB%s; profile file %s",
-       verb, fx_timer_engine_name(), iv, (unsigned long long)st.registered,
-       (unsigned long long)(fx_ag.opt.memory_bytes >> 20), loop, fx_ag.opt.file);
+    fx_outcome_set(
+            out, FX_RC_OK,
+            "%s: %s, interval %s, %llu threads sampled, memory bound %llu MiB%s; profile file %s",
+            verb, fx_timer_engine_name(), iv, (unsigned long long)st.registered,
+            (unsigned long long)(fx_ag.opt.memory_bytes >> 20), loop, fx_ag.opt.file);
 }
 
 /* A JVM that runs without the agent: everything Agent_OnLoad and VMInit would have done. */
@@ -218,7 +226,8 @@ static int start_fresh(JavaVM *vm, struct fx_options *o, struct fx_outcome *out)
         return fx_outcome_set(out, FX_RC_FAILED, "could not start: %s", eb.msg);
     JNIEnv *jni = jni_of(vm);
     if (jni == NULL)
-        return fx_outcome_set(out, FX_RC_FAILED, "could not start: no JNI environment on the attach thread");
+        return fx_outcome_set(out, FX_RC_FAILED,
+                              "could not start: no JNI environment on the attach thread");
     fx_agent_vm_init(fx_ag.jvmti, jni, NULL);
     if (fx_ag.profile == NULL)
         return fx_outcome_set(out, FX_RC_FAILED, "could not start: out of memory for the profile");
@@ -266,13 +275,15 @@ static int restart(JavaVM *vm, struct fx_options *o, const char *text, struct fx
 {
     for (size_t i = 0; i < sizeof(fixed_keys) / sizeof(fixed_keys[0]); i++) {
         if (fx_attach_given(text, fixed_keys[i]) && fixed_differs(o, fixed_keys[i]))
-            return fx_outcome_set(out, FX_RC_USAGE,
-                        "option '%s' cannot change after the first start in this JVM (the sampling engines keep it); start again without it",
-                        fixed_keys[i]);
+            return fx_outcome_set(
+                    out, FX_RC_USAGE,
+                    "option '%s' cannot change after the first start in this JVM (the sampling engines keep it); start again without it",
+                    fixed_keys[i]);
     }
     JNIEnv *jni = jni_of(vm);
     if (jni == NULL)
-        return fx_outcome_set(out, FX_RC_FAILED, "could not start: no JNI environment on the attach thread");
+        return fx_outcome_set(out, FX_RC_FAILED,
+                              "could not start: no JNI environment on the attach thread");
     take_options(o, text);
     fx_agent_record_start();
     fx_ag.live_start = true;
@@ -280,7 +291,8 @@ static int restart(JavaVM *vm, struct fx_options *o, const char *text, struct fx
     struct fx_window_request r = {
             .kind = FX_WINDOW_RESTART, .begin_ns = fx_ag.start_ns, .bound = fx_ag.opt.memory_bytes};
     if (fx_window_request(&r) != FX_OK)
-        return fx_outcome_set(out, FX_RC_FAILED, "could not start: the drain thread did not answer");
+        return fx_outcome_set(out, FX_RC_FAILED,
+                              "could not start: the drain thread did not answer");
     fx_threads_scan_begin();
     __atomic_store_n(&fx_sig.enabled, 1, __ATOMIC_RELEASE);
     fx_threads_resume_all();
@@ -303,8 +315,8 @@ static int cmd_start(JavaVM *vm, struct fx_options *o, const char *text, struct 
         return restart(vm, o, text, out);
     case ST_RUNNING:
         return fx_outcome_set(out, FX_RC_STATE,
-                    "already running (%s, file %s): use status, dump or stop", fx_timer_engine_name(),
-                    fx_ag.opt.file);
+                              "already running (%s, file %s): use status, dump or stop",
+                              fx_timer_engine_name(), fx_ag.opt.file);
     default:
         return fx_outcome_set(out, FX_RC_STATE, "the JVM is shutting down");
     }
@@ -334,7 +346,8 @@ static int write_outcome(struct fx_outcome *out, const char *verb, int rc,
                          const struct fx_dump_result *res, const struct fx_errbuf *eb)
 {
     if (rc != FX_OK)
-        return fx_outcome_set(out, FX_RC_FAILED, "%s, but no profile was written: %s", verb, eb->msg);
+        return fx_outcome_set(out, FX_RC_FAILED, "%s, but no profile was written: %s", verb,
+                              eb->msg);
     char line[1100];
     fx_dump_describe(res, line, sizeof(line));
     return fx_outcome_set(out, FX_RC_OK, "%s; %s", verb, line);
@@ -370,8 +383,8 @@ static int cmd_dump(const struct fx_options *o, struct fx_outcome *out)
     pthread_mutex_unlock(&write_lock);
     return write_outcome(out,
                          s == ST_STOPPED ? "dumped the stopped recording"
-                         : reset        ? "dumped and reset (sampling goes on)"
-                                        : "dumped (sampling goes on)",
+                         : reset         ? "dumped and reset (sampling goes on)"
+                                         : "dumped (sampling goes on)",
                          rc, &res, &eb);
 }
 
@@ -385,7 +398,7 @@ static int cmd_status(struct fx_outcome *out)
     struct fx_window_request r = {.kind = FX_WINDOW_STATUS};
     if (fx_window_request(&r) != FX_OK)
         return fx_outcome_set(out, FX_RC_FAILED, "%s, but the drain thread did not answer",
-                    state_names[s]);
+                              state_names[s]);
     const struct fx_window_status *st = &r.status;
     int64_t now = fx_agent_now_ns();
     int64_t until = s == ST_STOPPED ? stopped_ns : now;
@@ -397,15 +410,15 @@ static int cmd_status(struct fx_outcome *out)
     pthread_mutex_lock(&name_lock);
     snprintf(last, sizeof(last), "%s", last_file);
     pthread_mutex_unlock(&name_lock);
-    return fx_outcome_set(out, FX_RC_OK,
-              "%s for %.1f s: %s, interval %s, %llu samples (%llu held), %u threads, %llu ring drops, memory %.1f of %.1f MiB (tables %.1f MiB, rings %.1f MiB more), %llu dropped by the bound, loop %s, file %s%s%s",
-              state_names[s], (double)(until - fx_ag.sampling_begin_ns) / 1e9,
-              fx_timer_engine_name(), iv, (unsigned long long)st->samples,
-              (unsigned long long)st->held, st->threads, (unsigned long long)st->drops,
-              (double)st->memory / 1048576.0, (double)st->bound / 1048576.0,
-              (double)st->tables / 1048576.0, (double)st->ring_bytes / 1048576.0,
-              (unsigned long long)st->dropped, loop, fx_ag.opt.file,
-              last[0] ? ", last written " : "", last);
+    return fx_outcome_set(
+            out, FX_RC_OK,
+            "%s for %.1f s: %s, interval %s, %llu samples taken (%llu in memory), %u threads, %llu ring drops, memory %.1f of %.1f MiB (tables %.1f MiB, rings %.1f MiB more), %llu dropped by the bound, loop %s, file %s%s%s",
+            state_names[s], (double)(until - fx_ag.sampling_begin_ns) / 1e9, fx_timer_engine_name(),
+            iv, (unsigned long long)st->samples, (unsigned long long)st->held, st->threads,
+            (unsigned long long)st->drops, (double)st->memory / 1048576.0,
+            (double)st->bound / 1048576.0, (double)st->tables / 1048576.0,
+            (double)st->ring_bytes / 1048576.0, (unsigned long long)st->dropped, loop,
+            fx_ag.opt.file, last[0] ? ", last written " : "", last);
 }
 
 /* --- entry points --- */

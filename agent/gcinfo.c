@@ -1,11 +1,12 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* Which collector ran the pauses JVMTI reported, and the heap around the last one. JVMTI's GC
  * events carry nothing but their time, so the drain thread compares the GC MXBeans' collection
- * counts before and after: when exactly one bean's count moved, its name is the collector of
- * every pause in the batch, and when it moved by exactly the number of pauses, its last GcInfo
- * (com.sun.management) describes the last pause: heap used before and after, summed over the
- * heap pools. Anything ambiguous stays unknown rather than guessed. JNI from the drain thread
- * only (never from a GC callback); local references live in one local frame per call. */
+ * counts with the pauses matched so far: when exactly one bean has collections outstanding, its
+ * name is the collector of every pause in the batch, and when it has exactly as many as the
+ * batch has pauses, its last GcInfo (com.sun.management) describes the last pause: heap used
+ * before and after, summed over the heap pools. Anything ambiguous stays unknown rather than
+ * guessed. JNI from the drain thread only (never from a GC callback); local references live in
+ * one local frame per call. */
 #include "fx_agent.h"
 
 #include <stdio.h>
@@ -20,8 +21,8 @@ static struct {
     unsigned n, n_pools;
     jobject bean[MAX_BEANS]; /* global references */
     char name[MAX_BEANS][NAME_MAX_];
-    jlong count[MAX_BEANS];
-    jobject pool[MAX_POOLS]; /* names (String) of the heap pools, global references */
+    jlong matched[MAX_BEANS]; /* collections already matched to pauses */
+    jobject pool[MAX_POOLS];  /* names (String) of the heap pools, global references */
     jmethodID get_count, get_last, before, after, map_get, get_used;
     jclass sun_bean; /* com.sun.management.GarbageCollectorMXBean, or NULL */
 } gi;
@@ -90,8 +91,6 @@ static void init_beans(JNIEnv *jni)
         if (b == NULL || (gi.bean[gi.n] = (*jni)->NewGlobalRef(jni, b)) == NULL)
             continue;
         copy_name(jni, b, get_name, gi.name[gi.n]);
-        gi.count[gi.n] = (*jni)->CallLongMethod(jni, b, gi.get_count);
-        gi.count[gi.n] = ok(jni) ? gi.count[gi.n] : 0;
         gi.n++;
     }
 }
@@ -187,43 +186,51 @@ static void last_heap(JNIEnv *jni, unsigned bean, struct fx_jvm_gc *gc)
     gc->heap_after = heap_used(jni, after);
 }
 
-/* Reads every bean's count into now[]; returns the sum of the increases. */
+/* Reads every bean's count into now[]; returns the collections not yet matched to pauses. */
 static jlong read_counts(JNIEnv *jni, jlong now[MAX_BEANS])
 {
-    jlong total = 0;
+    jlong credit = 0;
     for (unsigned i = 0; i < gi.n; i++) {
         now[i] = (*jni)->CallLongMethod(jni, gi.bean[i], gi.get_count);
-        now[i] = ok(jni) && now[i] >= gi.count[i] ? now[i] : gi.count[i];
-        total += now[i] - gi.count[i];
+        now[i] = ok(jni) && now[i] >= gi.matched[i] ? now[i] : gi.matched[i];
+        credit += now[i] - gi.matched[i];
     }
-    return total;
+    return credit;
 }
 
+/* The beans are looked up at the first pause, not before: java.lang.management costs ~30 ms of
+ * class loading, which a program without GCs need not pay. Meanwhile more collections may have
+ * happened than the drain has seen pauses, so each bean keeps a count of collections already
+ * matched (0 at JVM start: with -agentpath the agent sees every pause since then) and a batch
+ * uses up its own number of them. Collections of several beans outstanding: ambiguous, so the
+ * pauses stay unknown and the counts are taken as matched. */
 bool fx_gcinfo_attribute(JNIEnv *jni, struct fx_jvm_gc *gc, unsigned n, bool final)
 {
-    if (!init(jni) || n == 0)
+    if (n == 0 || !init(jni))
         return true;
     if ((*jni)->PushLocalFrame(jni, 64) != JNI_OK)
         return final;
     jlong now[MAX_BEANS];
-    jlong total = read_counts(jni, now);
-    if (total < (jlong)n && !final) {
+    jlong credit = read_counts(jni, now);
+    if (credit < (jlong)n && !final) {
         (*jni)->PopLocalFrame(jni, NULL);
         return false;
     }
-    unsigned changed = 0, k = 0;
+    unsigned owing = 0, k = 0;
     for (unsigned i = 0; i < gi.n; i++) {
-        if (now[i] != gi.count[i]) {
-            changed++;
+        if (now[i] > gi.matched[i]) {
+            owing++;
             k = i;
         }
-        gi.count[i] = now[i];
     }
-    if (changed == 1) {
+    if (owing == 1) {
         for (unsigned i = 0; i < n; i++)
             gc[i].collector = gi.name[k];
-        if (total == (jlong)n)
-            last_heap(jni, k, &gc[n - 1]);
+        if (credit == (jlong)n)
+            last_heap(jni, k, &gc[n - 1]); /* its last collection is our last pause */
+        gi.matched[k] += credit < (jlong)n ? credit : (jlong)n;
+    } else {
+        memcpy(gi.matched, now, sizeof(now[0]) * gi.n);
     }
     (*jni)->PopLocalFrame(jni, NULL);
     return true;

@@ -122,8 +122,11 @@ static bool markers_on(void)
 
 /* --- the queues --- */
 
+/* Once per process: producers may be inside a ring, so a second setup (a restart) keeps it. */
 static int evq_init(struct evq *e, size_t bytes)
 {
+    if (__atomic_load_n(&e->ready, __ATOMIC_ACQUIRE))
+        return FX_OK;
     int rc = fx_ring_init(&e->ring, bytes);
     if (rc == FX_OK)
         __atomic_store_n(&e->ready, 1, __ATOMIC_RELEASE);
@@ -431,8 +434,6 @@ static void gc_drain(struct fx_profile *p, JNIEnv *jni, bool final)
     }
     if (cs.n_gc_pending > 0)
         gc_emit(p, jni, final);
-    else
-        fx_gcinfo_attribute(jni, NULL, 0, final); /* the first call takes the counts' baseline */
 }
 
 /* --- consumer: JIT --- */

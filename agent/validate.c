@@ -14,15 +14,15 @@
 #include "fx_json.h"
 #include "fx_out_file.h"
 
-#define PERIOD_NS     20000000  /* one thread checked every 20 ms */
-#define PROBE_WAIT_NS 100000000 /* the suspended thread's handler answers within 100 ms */
-#define SCAN_MAX      64        /* threads whose state is read per step */
-#define MAX_LISTED    100       /* mismatches kept with both stacks */
-#define MAX_TOP_LISTED 20       /* examples of stacks agreeing below the top frame */
-#define LISTED_FRAMES 256       /* frames named per stack of a listed mismatch */
-#define NAME_MAX_LEN  512
-#define ANY_STATE_EVERY 8  /* every 8th step ignores the RUNNABLE preference */
-#define HINT_SLOTS    256  /* threads remembered as having no Java frame (power of two) */
+#define PERIOD_NS       20000000  /* one thread checked every 20 ms */
+#define PROBE_WAIT_NS   100000000 /* the suspended thread's handler answers within 100 ms */
+#define SCAN_MAX        64        /* threads whose state is read per step */
+#define MAX_LISTED      100       /* mismatches kept with both stacks */
+#define MAX_TOP_LISTED  20        /* examples of stacks agreeing below the top frame */
+#define LISTED_FRAMES   256       /* frames named per stack of a listed mismatch */
+#define NAME_MAX_LEN    512
+#define ANY_STATE_EVERY 8   /* every 8th step ignores the RUNNABLE preference */
+#define HINT_SLOTS      256 /* threads remembered as having no Java frame (power of two) */
 
 /* Why a step compared nothing, other than an ASGCT status code. */
 enum skip {
@@ -42,12 +42,23 @@ static const char *const skip_keys[SKIP_COUNT] = {
         "stack_trace_failed", "probe_timed_out", "probe_failed",   "virtual_thread_mounted",
 };
 
+/* Documented HotSpot disagreements (docs/VALIDATION.md 4.2, 4.3): still mismatches, but named. */
+enum pattern {
+    PATTERN_NONE = 0,
+    PATTERN_TOP_COMPILED,   /* the top compiled frame decoded at another debug-info point */
+    PATTERN_LOST_RECURSIVE, /* ASGCT lacks one frame of a recursion (seen on JDK 17) */
+    PATTERN_COUNT
+};
+
+static const char *const pattern_keys[PATTERN_COUNT] = {NULL, "top_compiled_frame",
+                                                        "lost_recursive_frame"};
+
 struct mismatch {
     char *thread;
     int32_t asgct_count, jvmti_count, first_diff;
     char **asgct, **jvmti; /* frame names, n_asgct / n_jvmti of them */
     uint32_t n_asgct, n_jvmti;
-    bool known; /* the known HotSpot pattern (see known_pattern) */
+    enum pattern pattern;
 };
 
 /* A thread whose last check found no Java frame (the JVM's service threads): picked last. */
@@ -66,7 +77,8 @@ static struct {
     jvmtiFrameInfo *info;
     fx_asgct_frame *gst, *asg;
     jmethodID enter_special;
-    uint64_t steps, compared, exact, below_top, mismatches, known, skipped[SKIP_COUNT];
+    uint64_t steps, compared, exact, below_top, mismatches, skipped[SKIP_COUNT];
+    uint64_t patterns[PATTERN_COUNT]; /* [0]: mismatches of no known pattern */
     uint64_t code_skipped[FX_ASGCT_CODES], code_other, code_no_java, resume_failed;
     struct hint frameless[HINT_SLOTS];
     int64_t suspended_ns, suspended_max_ns;
@@ -203,15 +215,11 @@ static char **name_frames(jvmtiEnv *jvmti, JNIEnv *jni, const struct fx_stack *s
     return names;
 }
 
-/* The HotSpot pattern of docs/VALIDATION.md 4.2: below some frame the stacks agree to the
- * bottom, and the frames just above that point show the same method in both, at another bci
- * or under other inlined callees. A compiled frame stopped in a call to a runtime stub is
- * decoded by ASGCT at the debug-info point after its return address (forte.cpp's pc + 1), so
- * its inlined scopes and bci come from elsewhere in the same compiled method. */
-static bool known_pattern(const struct fx_stack *a, const struct fx_stack *g, int depth)
+/* docs/VALIDATION.md 4.2: below some frame the stacks agree to the bottom, and the frames just
+ * above that point show the same method in both, at another bci or under other inlined
+ * callees: the top compiled frame, decoded by ASGCT at another debug-info point of its code. */
+static bool top_compiled_frame(const struct fx_stack *a, const struct fx_stack *g)
 {
-    if (g->count > depth)
-        return false;
     jint i = a->count - 1, k = g->count - 1;
     while (i >= 0 && k >= 0 && fx_stackcmp_same_frame(&a->frames[i], &g->frames[k])) {
         i--;
@@ -220,10 +228,35 @@ static bool known_pattern(const struct fx_stack *a, const struct fx_stack *g, in
     return i >= 0 && k >= 0 && a->frames[i].method_id == g->frames[k].method_id;
 }
 
+/* docs/VALIDATION.md 4.3: ASGCT has every JVMTI frame but one, and that one is a frame of a
+ * recursion (the frame above it is the same method at the same bci). */
+static bool lost_recursive_frame(const struct fx_stack *a, const struct fx_stack *g)
+{
+    if (a->count != g->count - 1)
+        return false;
+    jint k = 0;
+    while (k < a->count && fx_stackcmp_same_frame(&a->frames[k], &g->frames[k]))
+        k++;
+    for (jint i = k; i < a->count; i++) {
+        if (!fx_stackcmp_same_frame(&a->frames[i], &g->frames[i + 1]))
+            return false;
+    }
+    return k > 0 && fx_stackcmp_same_frame(&g->frames[k - 1], &g->frames[k]);
+}
+
+static enum pattern known_pattern(const struct fx_stack *a, const struct fx_stack *g, int depth)
+{
+    if (g->count > depth)
+        return PATTERN_NONE;
+    if (top_compiled_frame(a, g))
+        return PATTERN_TOP_COMPILED;
+    return lost_recursive_frame(a, g) ? PATTERN_LOST_RECURSIVE : PATTERN_NONE;
+}
+
 /* Named right away: the classes may be unloaded by the time the report is written. */
 static void list_mismatch(struct mismatch *list, uint32_t *n, uint32_t cap, jvmtiEnv *jvmti,
                           JNIEnv *jni, const struct fx_thread *t, const struct fx_stack *a,
-                          const struct fx_stack *g, jint first_diff, bool known)
+                          const struct fx_stack *g, jint first_diff, enum pattern pattern)
 {
     if (*n >= cap)
         return;
@@ -232,7 +265,7 @@ static void list_mismatch(struct mismatch *list, uint32_t *n, uint32_t cap, jvmt
     m->asgct_count = a->count;
     m->jvmti_count = g->count;
     m->first_diff = first_diff;
-    m->known = known;
+    m->pattern = pattern;
     m->asgct = name_frames(jvmti, jni, a, &m->n_asgct);
     m->jvmti = name_frames(jvmti, jni, g, &m->n_jvmti);
 }
@@ -272,12 +305,11 @@ static void classify(jvmtiEnv *jvmti, JNIEnv *jni, const struct fx_thread *t, in
     } else if (agrees_below_top(&a, &g, (int)va.depth)) {
         inc(&va.below_top);
         list_mismatch(va.top_listed, &va.n_top_listed, MAX_TOP_LISTED, jvmti, jni, t, &a, &g, 0,
-                      false);
+                      PATTERN_NONE);
     } else {
-        bool known = known_pattern(&a, &g, (int)va.depth);
+        enum pattern known = known_pattern(&a, &g, (int)va.depth);
         inc(&va.mismatches);
-        if (known)
-            inc(&va.known);
+        inc(&va.patterns[known]);
         list_mismatch(va.listed, &va.n_listed, MAX_LISTED, jvmti, jni, t, &a, &g, v.first_diff,
                       known);
     }
@@ -309,7 +341,8 @@ static void check_thread(jvmtiEnv *jvmti, JNIEnv *jni, struct fx_thread *t)
     jvmtiError err = (*jvmti)->SuspendThread(jvmti, t->ref);
     if (err != JVMTI_ERROR_NONE) {
         fx_probe_end(t);
-        inc(&va.skipped[suspend_error(err)]); /* including "already suspended": not ours to resume */
+        inc(&va.skipped[suspend_error(
+                err)]); /* including "already suspended": not ours to resume */
         return;
     }
     int64_t t0 = fx_agent_now_ns();
@@ -425,18 +458,16 @@ static void summarize(jvmtiEnv *jvmti, struct summary *s)
     s->exact = get(&va.exact);
     s->below_top = get(&va.below_top);
     s->mismatches = get(&va.mismatches);
-    s->known = get(&va.known);
+    s->known = s->mismatches - get(&va.patterns[PATTERN_NONE]);
     s->skipped_code = get(&va.code_other);
     for (int i = 0; i < FX_ASGCT_CODES; i++)
         s->skipped_code += get(&va.code_skipped[i]);
     for (int i = SKIP_NO_THREAD + 1; i < SKIP_COUNT; i++) /* a step with no thread skips none */
         s->skipped_other += get(&va.skipped[i]);
     s->exact_rate = s->compared ? (double)s->exact / (double)s->compared : -1;
-    s->agree_rate =
-            s->compared ? (double)(s->exact + s->below_top) / (double)s->compared : -1;
-    s->known_rate = s->compared ? (double)(s->exact + s->below_top + s->known) /
-                                          (double)s->compared
-                                : -1;
+    s->agree_rate = s->compared ? (double)(s->exact + s->below_top) / (double)s->compared : -1;
+    s->known_rate =
+            s->compared ? (double)(s->exact + s->below_top + s->known) / (double)s->compared : -1;
 }
 
 static void summary_free(struct summary *s)
@@ -470,8 +501,7 @@ static void json_names(struct fx_json *j, const char *key, char **names, uint32_
     fx_json_arr_end(j);
 }
 
-static void json_list(struct fx_json *j, const char *key, const struct mismatch *list,
-                      uint32_t n)
+static void json_list(struct fx_json *j, const char *key, const struct mismatch *list, uint32_t n)
 {
     fx_json_key(j, key);
     fx_json_arr_begin(j);
@@ -487,7 +517,7 @@ static void json_list(struct fx_json *j, const char *key, const struct mismatch 
         fx_json_key(j, "jvmti_frames");
         fx_json_i64(j, m->jvmti_count);
         fx_json_key(j, "known_pattern");
-        fx_json_bool(j, m->known);
+        fx_json_str(j, pattern_keys[m->pattern]);
         json_names(j, "asgct", m->asgct, m->n_asgct);
         json_names(j, "jvmti", m->jvmti, m->n_jvmti);
         fx_json_obj_end(j);
@@ -567,6 +597,12 @@ static void json_body(struct fx_json *j, const struct summary *s)
     json_u64(j, "below_top", s->below_top);
     json_u64(j, "mismatches", s->mismatches);
     json_u64(j, "mismatches_known_pattern", s->known);
+    fx_json_key(j, "mismatches_by_pattern");
+    fx_json_obj_begin(j);
+    for (int i = 1; i < PATTERN_COUNT; i++)
+        json_u64(j, pattern_keys[i], va.patterns[i]);
+    json_u64(j, "unexplained", va.patterns[PATTERN_NONE]);
+    fx_json_obj_end(j);
     json_rate(j, "exact_rate", s->exact_rate);
     json_rate(j, "agreement_below_top_rate", s->agree_rate);
     json_rate(j, "agreement_with_known_pattern_rate", s->known_rate);
@@ -625,7 +661,7 @@ void fx_validate_extra(jvmtiEnv *jvmti, struct fx_profile *p)
     fx_profile_extra_int(p, g, "exact", (int64_t)s.exact);
     fx_profile_extra_int(p, g, "agreeing below the top frame", (int64_t)s.below_top);
     fx_profile_extra_int(p, g, "mismatches", (int64_t)s.mismatches);
-    fx_profile_extra_int(p, g, "mismatches of the known HotSpot pattern", (int64_t)s.known);
+    fx_profile_extra_int(p, g, "mismatches of known HotSpot patterns", (int64_t)s.known);
     rate_text(s.exact_rate, buf, sizeof(buf));
     fx_profile_extra_str(p, g, "exact rate", buf);
     rate_text(s.agree_rate, buf, sizeof(buf));
@@ -656,7 +692,7 @@ static void say(const struct summary *s, const char *written)
     rate_text(s->exact_rate, exact, sizeof(exact));
     rate_text(s->agree_rate, agree, sizeof(agree));
     fx_agent_log("validate: %llu stacks compared on %s: %llu exact (%s), %llu agreeing below the "
-                 "top frame (agreement %s), %llu mismatches (%llu of the known HotSpot pattern); "
+                 "top frame (agreement %s), %llu mismatches (%llu of known HotSpot patterns); "
                  "%llu skipped by ASGCT code, %llu for other reasons%s%s",
                  (unsigned long long)s->compared, s->vm_version ? s->vm_version : "?",
                  (unsigned long long)s->exact, exact, (unsigned long long)s->below_top, agree,

@@ -51,6 +51,8 @@ CONFIG_TITLES = {
     "fx-cpu-100us": "fxagent cpu 100 µs",
     "fx-wall-10ms": "fxagent wall 10 ms",
     "fx-timer-10ms": "fxagent cpu 10 ms (timer_create)",
+    "fx-cpu-1ms-ring64k": "fxagent cpu 1 ms, ring=64k",
+    "fx-cpu-200us": "fxagent cpu 200 µs",
     "jfr-profile": "JFR profile",
     "other": "other agent",
     "fx-cpu-10ms+jfr": "fxagent cpu 10 ms + JFR profile",
@@ -86,6 +88,8 @@ def config_flags(ctx, cfg, base):
         "fx-cpu-100us": "mode=cpu,interval=100us",
         "fx-wall-10ms": "mode=wall,interval=10ms",
         "fx-timer-10ms": "mode=cpu,engine=timer,interval=10ms",
+        "fx-cpu-1ms-ring64k": "mode=cpu,interval=1ms,ring=64k,depth=1024",
+        "fx-cpu-200us": "mode=cpu,interval=200us",
     }
     jfr = f"-XX:StartFlightRecording=settings=profile,filename={base}.jfr"
     if cfg == "none":
@@ -235,7 +239,7 @@ def part_overhead(ctx):
 
 def part_cost(ctx):
     depths = [10, 100, 1000]
-    configs = ["none", "fx-cpu-10ms", "fx-cpu-1ms", "fx-timer-10ms"]
+    configs = ["none", "fx-cpu-10ms", "fx-cpu-1ms", "fx-timer-10ms", "fx-cpu-1ms-ring64k"]
     for rep in range(ctx.a.reps_small):
         for jdk in ctx.jdks:
             for di, d in enumerate(depths):
@@ -264,12 +268,12 @@ def part_scaling(ctx):
             for cfg in rotated(["none", "fx-cpu-10ms", "fx-cpu-1ms", "fx-cpu-100us"], rep):
                 run_jvm(ctx, "interval", jdk, cfg, "fxagent.bench.Server",
                         scaled(WORKLOADS["Server"], ctx.a.scale), rep)
-    lengths = [0.25, 0.5, 1, 2] if ctx.a.quick else [0.5, 1, 2, 4]
-    for rep in range(1 if ctx.a.quick else 2):
+    lengths = [1, 2, 4, 8]
+    for rep in range(1):
         for jdk in ctx.jdks:
             for li, length in enumerate(lengths):
                 for variety in (1, 4):
-                    for cfg in rotated(["none", "fx-cpu-1ms"], rep + li):
+                    for cfg in rotated(["none", "fx-cpu-200us"], rep + li):
                         run_jvm(ctx, "length", jdk, cfg, "fxagent.bench.DeepStack",
                                 scaled(["depth=100", f"variety={variety}", "threads=2",
                                         "descents=4000"], length * ctx.a.scale), rep,
@@ -313,7 +317,8 @@ def jfr_shares(jdk_home, path):
         names = set()
         for fr in (v.get("stackTrace") or {}).get("frames", []):
             meth = fr.get("method") or {}
-            if (meth.get("type") or {}).get("name") == "fxagent.demo.Demo":
+            cls = ((meth.get("type") or {}).get("name") or "").replace("/", ".")
+            if cls == "fxagent.demo.Demo":
                 names.add(meth.get("name"))
         for m in METHODS:
             if m in names:
@@ -527,7 +532,7 @@ def report_cost(rs, L, plots):
     L.append("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |")
     series = {}
     for jdk in sorted({r["jdk"] for r in rs}, key=int):
-        for c in ("fx-cpu-10ms", "fx-cpu-1ms", "fx-timer-10ms"):
+        for c in ("fx-cpu-10ms", "fx-cpu-1ms", "fx-timer-10ms", "fx-cpu-1ms-ring64k"):
             for d in (10, 100, 1000):
                 arg = f"depth={d}"
                 runs = [r for r in select(rs, jdk=jdk, config=c) if arg in r["args"] and "fx" in r]
@@ -626,7 +631,7 @@ def report_length(rs, L, plots):
     if not rs:
         return
     L.append("### Dump time, file size and memory vs recording length (DeepStack depth 100, "
-             "2 threads, cpu 1 ms)\n")
+             "2 threads, cpu 200 µs)\n")
     L.append(load_note(rs) + "\n")
     L.append("Dump time: the time from the workload's end to the JVM's exit, minus the same for "
              "the unprofiled run (same length, same round): the agent's stop, final drain and "
@@ -644,7 +649,7 @@ def report_length(rs, L, plots):
                                   if a.startswith("descents=")) for r in rs})
             for desc in scales:
                 da = f"descents={desc}"
-                runs = [r for r in select(rs, jdk=jdk, config="fx-cpu-1ms")
+                runs = [r for r in select(rs, jdk=jdk, config="fx-cpu-200us")
                         if va in r["args"] and da in r["args"] and "fx" in r]
                 base = [r for r in select(rs, jdk=jdk, config="none")
                         if va in r["args"] and da in r["args"]]

@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: Apache-2.0
 # Marker tests (label "markers"): on every JDK jdks.sh finds,
 #   it.markers.jdkN      MarkersWorkload under the agent, checked by markers_check.py
+#   it.markers_dump.jdkN with loop=1s each file shows the dump before it ("fxagent dump")
 #   it.markers_off.jdkN  fxagent.Markers without the agent, and the agent with markers=off
 # and once, JVM-free:
 #   it.markers_100k      100,000 JIT markers written by the real writer load in profiler-cli
@@ -31,6 +32,10 @@ foreach(_line IN LISTS _fx_mk_lines)
   set(_t it.markers.jdk${_major})
   add_test(NAME ${_t} COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/markers_test.sh ${_home} 5)
   set_tests_properties(${_t} PROPERTIES LABELS "it;markers;jdk${_major}" TIMEOUT 300
+    ENVIRONMENT "${_fx_mk_env};FXAGENT_RUN_DIR=${CMAKE_CURRENT_BINARY_DIR}/run/${_t}")
+  set(_t it.markers_dump.jdk${_major})
+  add_test(NAME ${_t} COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/markers_dump_test.sh ${_home})
+  set_tests_properties(${_t} PROPERTIES LABELS "it;markers;jdk${_major}" TIMEOUT 240
     ENVIRONMENT "${_fx_mk_env};FXAGENT_RUN_DIR=${CMAKE_CURRENT_BINARY_DIR}/run/${_t}")
   set(_t it.markers_off.jdk${_major})
   add_test(NAME ${_t} COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/markers_off_test.sh ${_home})

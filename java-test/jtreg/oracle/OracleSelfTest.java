@@ -3,8 +3,10 @@
 /*
  * @test
  * @summary The oracle itself: it counts the frames it compares (a known chain gives a known
- *          count), checkDepth fails when fewer frames were compared than required, and without
- *          the agent every check throws IllegalStateException instead of passing silently.
+ *          count), its AsyncGetCallTrace trace comes from the agent's SIGPROF handler on
+ *          registered threads, checkDepth fails when fewer frames were compared than required,
+ *          and without the agent every check throws IllegalStateException instead of passing
+ *          silently.
  * @library /lib
  * @run main/othervm OracleSelfTest
  */
@@ -37,6 +39,16 @@ public class OracleSelfTest {
         t.join();
         if (frames[0] != 15) {
             throw new AssertionError("chain(10): " + frames[0] + " frames, expected 15");
+        }
+        // main and a started thread are registered: the trace is the signal handler's.
+        boolean[] viaSignal = new boolean[1];
+        Thread s = new Thread(() -> viaSignal[0] = Oracle.checkViaSignal());
+        s.start();
+        s.join();
+        if (!Oracle.checkViaSignal() || !viaSignal[0]) {
+            throw new AssertionError("AsyncGetCallTrace was called directly, not by the SIGPROF"
+                    + " handler (main: " + Oracle.checkViaSignal() + ", thread: " + viaSignal[0]
+                    + ")");
         }
         try {
             Oracle.checkDepth(1000);

@@ -25,9 +25,12 @@ public final class DeepStack {
         this.variety = variety;
     }
 
+    /* splitmix64's finaliser: every (seed, level) pair gets independent bits, so paths differ. */
     private static int choice(long seed, int d) {
-        long x = (seed + d) * 0x9E3779B97F4A7C15L;
-        return (int) ((x ^ (x >>> 31)) >>> 61) & 3;
+        long x = seed + d * 0x9E3779B97F4A7C15L;
+        x = (x ^ (x >>> 30)) * 0xBF58476D1CE4E5B9L;
+        x = (x ^ (x >>> 27)) * 0x94D049BB133111EBL;
+        return (int) (x ^ (x >>> 31)) & 3;
     }
 
     long level(int d, long seed) {

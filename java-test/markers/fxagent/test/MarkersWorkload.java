@@ -16,7 +16,7 @@
  *
  * It also runs without the agent: every Markers call is then a no-op and it exits 0.
  * Usage: java [-agentpath:libfxagent.so=...] -cp fxagent-markers.jar fxagent.test.MarkersWorkload
- *        [GCS]
+ *        [GCS [LINGER_MS]]     (LINGER_MS: sleep that long before exiting, default 0)
  */
 package fxagent.test;
 
@@ -120,6 +120,7 @@ public final class MarkersWorkload {
 
     public static void main(String[] args) throws InterruptedException {
         int gcs = args.length > 0 ? Integer.parseInt(args[0]) : 5;
+        long lingerMs = args.length > 1 ? Long.parseLong(args[1]) : 0;
         System.out.println("markers enabled: " + Markers.enabled());
         renamedLive();
         Thread marker = markerThread();
@@ -127,6 +128,7 @@ public final class MarkersWorkload {
         jit();
         shortThreads();
         marker.join();
+        Thread.sleep(lingerMs);
         System.out.println("done: " + gcs + " System.gc() calls, " + SHORT_THREADS
                 + " short threads, checksum " + (sink & 0xff));
     }

@@ -1,0 +1,46 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
+"""Checks a ServerWorkload profile through fxcheck's --summary-json: the request threads
+(request-worker-N) have samples, and the hot method is on the stack of at least 10 % of their
+busy samples (those not in [idle] or parked). A weak bound on purpose: after a late attach, code
+compiled before it has debug information at safepoints only, and inlined frames can then be
+attributed to their caller (docs/PRODUCTION.md); started with the agent, the share is ~90 %.
+
+usage: attach_check.py SUMMARY.json HOT_METHOD
+"""
+import collections
+import json
+import sys
+
+
+def main():
+    summary, hot = sys.argv[1], sys.argv[2]
+    with open(summary, encoding="utf-8") as f:
+        doc = json.load(f)
+    workers = [t for t in doc["threads"] if t["name"].startswith("request-worker-")]
+    sampled = [t for t in workers if t["samples"] > 0]
+    if not sampled:
+        sys.exit(f"{summary}: no request-worker thread has samples "
+                 f"(threads: {[t['name'] for t in doc['threads']]})")
+    busy = hot_total = 0
+    self_samples = collections.Counter()
+    for t in sampled:
+        idle = 0
+        for fn in t["funcs"]:
+            name = fn["name"]
+            if name.startswith("[idle]") or name.startswith("[state:") or "park" in name.lower():
+                idle += fn["self"]
+            elif not name.startswith("["):
+                self_samples[name] += fn["self"]
+            if name == hot:
+                hot_total += fn["total"]
+        busy += t["samples"] - idle
+    top = self_samples.most_common(3)
+    print(f"{summary}: {busy} busy samples on {len(sampled)} request threads; "
+          f"{hot} on the stack of {hot_total}; top self: {top}")
+    if busy <= 0 or hot_total * 10 < busy:
+        sys.exit(f"{summary}: {hot} is on {hot_total} of {busy} busy samples (< 10 %)")
+
+
+if __name__ == "__main__":
+    main()

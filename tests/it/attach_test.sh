@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# Attach to a JVM started WITHOUT the agent, with jcmd of the same JDK:
+#   before start: status says "not started", dump is refused (2), a bad command is refused (1);
+#   start,interval=10ms,file=...-%n  (the late-attach warning reaches the JVM's stderr);
+#   three dumps while it runs: each a new file that fxcheck accepts, with the hot method on the
+#     request threads, loaded by profiler-cli; a dump does not reset (sample counts grow);
+#   while running: start (2), an option dump cannot take (1) and an unknown word (1) are
+#     refused and the JVM goes on; a dump to an unwritable folder lands in the fallback folder
+#     ($TMPDIR of the JVM) and the reply says where;
+#   stop writes the final file; status says stopped; stop again is refused (2);
+#   start again (a new recording), dump,reset, stop;
+#   the JVM keeps serving and exits 0 with no hs_err file.
+# usage: attach_test.sh JDK_HOME
+set -euo pipefail
+source "$(dirname "$0")/it_lib.sh"
+it_init "it.attach.jdk$(fx_jdk_major "$1")" "$1"
+source "$IT_DIR/profiler_cli.sh"
+source "$IT_DIR/attach_lib.sh"
+run=$FXAGENT_RUN_DIR
+
+srv_start srv
+expect_ok status "not started"
+expect_error 2 dump "nothing to dump"
+expect_error 1 "strat,interval=10ms" "did you mean 'start'"
+expect_ok "start,interval=10ms,file=$run/attach-%n.json.gz" "started"
+grep -q '^fxagent: warning: attached to a running JVM' "$SRV_LOG.err" ||
+    it_fail "no late-attach warning on the JVM's stderr"
+
+counts=()
+for i in 1 2 3; do
+    wait_samples $((i * 60))
+    expect_ok dump "sampling goes on"
+    [[ $(reply_path) == "$run/attach-$i.json.gz" ]] || it_fail "dump $i went to '$(reply_path)'"
+    counts+=("$(check_profile "$run/attach-$i.json.gz" pcli)")
+done
+echo "$IT_NAME: samples in the three dumps: ${counts[*]}"
+((counts[0] < counts[1] && counts[1] < counts[2])) ||
+    it_fail "a dump reset the recording: sample counts ${counts[*]}"
+
+expect_ok status "running for"
+[[ $AG_REPLY == *"samples taken"* && $AG_REPLY == *"threads"* && $AG_REPLY == *"MiB"* ]] ||
+    it_fail "the status line lacks figures: $AG_REPLY"
+expect_error 2 start "already running"
+expect_error 1 "dump,interval=1ms" "does not apply to dump"
+expect_error 1 "frobnicate" "unknown option"
+
+touch "$run/notadir"
+expect_ok "dump,file=$run/notadir/x.json.gz" "fallback folder"
+fallback=$(reply_path)
+[[ $fallback == "$run/fallback/x.json.gz" ]] || it_fail "the fallback went to '$fallback'"
+check_profile "$fallback" >/dev/null
+
+expect_ok stop "stopped"
+stopped=$(reply_path)
+[[ $stopped == "$run/attach-5.json.gz" ]] || it_fail "stop wrote '$stopped'"
+n=$(check_profile "$stopped")
+((n >= counts[2])) || it_fail "the stop's file has $n samples, fewer than dump 3's ${counts[2]}"
+expect_ok status "stopped"
+expect_error 2 stop "not running"
+
+expect_ok start "started again"
+wait_samples 1
+sleep 2
+expect_ok "dump,reset" "reset"
+check_profile "$(reply_path)" >/dev/null
+expect_ok stop "stopped"
+check_profile "$(reply_path)" >/dev/null
+
+srv_alive "after stop"
+sleep 1
+srv_finish
+grep -q '^fxagent: wrote' "$SRV_LOG.err" && it_fail "a stopped recording was written again at exit"
+echo "$IT_NAME: OK"

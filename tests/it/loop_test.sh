@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# Periodic profiles:
+#  1. attach with start,loop=2s,file=loop.json.gz to a JVM started without the agent, stop after
+#     about 7 s: 3 +- 1 period files loop-1 .. loop-N (the name gets -%n), then the stop's file,
+#     numbered in sequence; each valid, with the hot method, one loaded by profiler-cli; the
+#     periods do not overlap in time (loop_check.py): each file holds its own period only.
+#  2. -agentpath with loop=1s,file=lp-%n.json.gz and the JVM exiting after ~3.5 s of serving:
+#     a file per "loop: wrote" line (at least 2) and the last one written at exit, all valid,
+#     not overlapping.
+# usage: loop_test.sh JDK_HOME
+set -euo pipefail
+source "$(dirname "$0")/it_lib.sh"
+it_init "it.loop.jdk$(fx_jdk_major "$1")" "$1"
+source "$IT_DIR/profiler_cli.sh"
+source "$IT_DIR/attach_lib.sh"
+run=$FXAGENT_RUN_DIR
+
+# check_series PREFIX COUNT [pcli index]: files PREFIX-1 .. PREFIX-COUNT valid, in sequence.
+check_series() {
+    local prefix=$1 count=$2 i how ordered=()
+    for ((i = 1; i <= count; i++)); do
+        how=
+        [[ $i == "${3:-0}" ]] && how=pcli
+        echo "$IT_NAME: $prefix-$i: $(check_profile "$prefix-$i.json.gz" $how) samples"
+        ordered+=("$prefix-$i.json.gz")
+    done
+    python3 "$IT_DIR/loop_check.py" "${ordered[@]}" || it_fail "the period files overlap"
+}
+
+srv_start srv
+expect_ok "start,loop=2s,interval=10ms,file=$run/loop.json.gz" "a profile every 2s"
+started=$SECONDS
+sleep 7
+expect_ok stop "stopped"
+echo "$IT_NAME: stopped $((SECONDS - started)) s after the start"
+last=$(reply_path)
+[[ $last =~ /loop-([0-9]+)\.json\.gz$ ]] || it_fail "the stop's file is '$last'"
+periods=$((BASH_REMATCH[1] - 1))
+((periods >= 2 && periods <= 4)) || it_fail "$periods period files in ~7 s with loop=2s (want 3 +- 1)"
+files=("$run"/loop-*.json.gz)
+((${#files[@]} == periods + 1)) || it_fail "unexpected files: ${files[*]}"
+check_series "$run/loop" $((periods + 1)) 2
+srv_finish
+
+srv_start srv2 "-agentpath:$FXAGENT_LIB=loop=1s,interval=10ms,file=$run/lp-%n.json.gz"
+sleep 3.5
+srv_finish
+files=("$run"/lp-*.json.gz)
+n=${#files[@]}
+written=$(grep -c '^fxagent: loop: wrote' "$SRV_LOG.err" || true)
+((written >= 2 && n == written + 1)) || it_fail "$n files, $written period lines: ${files[*]}"
+check_series "$run/lp" "$n"
+grep -q "^fxagent: wrote .* to $run/lp-$n.json.gz" "$SRV_LOG.err" ||
+    it_fail "the last file was not written at exit"
+echo "$IT_NAME: OK"

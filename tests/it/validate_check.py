@@ -1,0 +1,102 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
+"""Checks a validate-mode report (agent option validate=REPORT.json) and prints its figures.
+
+Fails (exit 1) if the report does not parse, has fewer than --min-compared stacks compared,
+or has a mismatch that is not one of the HotSpot patterns documented in docs/VALIDATION.md
+(sections 4.2 and 4.3; the report names them in "known_pattern"). Every mismatch is printed, so
+a test log shows all of them. With --profile, the profile's meta.extra must hold the same
+figures in its "validate" group.
+"""
+import argparse
+import gzip
+import json
+import sys
+
+
+def fail(label, msg):
+    print(f"{label}: FAIL: {msg}")
+    sys.exit(1)
+
+
+def rows(m):
+    """The frames of a mismatch side by side, '>>' where they differ, top first."""
+    a, g = m["asgct"], m["jvmti"]
+    out = []
+    for i in range(max(len(a), len(g))):
+        x = a[i] if i < len(a) else "-"
+        y = g[i] if i < len(g) else "-"
+        out.append(f"  {'  ' if x == y else '>>'} {i:4d}  {x:<70} {y}")
+    return out
+
+
+def show_mismatches(label, r):
+    for n, m in enumerate(r["mismatch_list"]):
+        pattern = m["known_pattern"] or "UNEXPLAINED"
+        print(f"{label}: mismatch {n + 1} on {m['thread']}: pattern {pattern}, first difference "
+              f"at frame {m['first_difference']}, ASGCT {m['asgct_num_frames']} frames, "
+              f"GetStackTrace {m['jvmti_frames']}")
+        print(f"       {'#':>4}  {'AsyncGetCallTrace':<70} GetStackTrace")
+        for line in rows(m):
+            print(f"{label}: {line}")
+    if r["mismatches_not_listed"]:
+        print(f"{label}: {r['mismatches_not_listed']} more mismatches not listed in the report")
+
+
+def check_profile(label, path, r):
+    with gzip.open(path, "rt", encoding="utf-8") as f:
+        profile = json.load(f)
+    groups = [e for e in profile["meta"].get("extra", []) if e.get("label") == "validate"]
+    if len(groups) != 1:
+        fail(label, f"{path}: no single 'validate' group in meta.extra")
+    entries = {e["label"]: e["value"] for e in groups[0]["entries"]}
+    for key, label_in_profile in (("compared", "stacks compared"), ("exact", "exact"),
+                                  ("below_top", "agreeing below the top frame"),
+                                  ("mismatches", "mismatches")):
+        if entries.get(label_in_profile) != r[key]:
+            fail(label, f"meta.extra validate '{label_in_profile}' = "
+                 f"{entries.get(label_in_profile)}, report {key} = {r[key]}")
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("report")
+    ap.add_argument("--label", default="validate")
+    ap.add_argument("--min-compared", type=int, default=50)
+    ap.add_argument("--profile")
+    args = ap.parse_args()
+    label = args.label
+    try:
+        with open(args.report, encoding="utf-8") as f:
+            r = json.load(f)
+    except (OSError, ValueError) as e:
+        fail(label, f"the report {args.report} does not parse: {e}")
+    compared, exact, below = r["compared"], r["exact"], r["below_top"]
+    known, unexplained = r["mismatches_known_pattern"], r["mismatches_by_pattern"]["unexplained"]
+    jvm = r["jvm"]
+    print(f"{label}: JVM {jvm['java.vm.name']} {jvm['java.vm.version']} ({jvm['java.vm.vendor']})")
+    print(f"{label}: {r['steps']} steps, {compared} stacks compared, {exact} exact, {below} "
+          f"agreeing below the top frame, {r['mismatches']} mismatches "
+          f"({json.dumps(r['mismatches_by_pattern'])}), {r['skipped_by_code']} skipped by ASGCT "
+          f"code ({json.dumps({k: v for k, v in r['skipped_by_code_detail'].items() if v})}), "
+          f"{r['skipped_other_total']} skipped otherwise "
+          f"({json.dumps({k: v for k, v in r['skipped_other'].items() if v})})")
+    if compared:
+        print(f"{label}: exact rate {100.0 * exact / compared:.2f} %, agreement below the top "
+              f"frame {100.0 * (exact + below) / compared:.2f} %, with the documented HotSpot "
+              f"patterns {100.0 * (exact + below + known) / compared:.2f} %")
+    show_mismatches(label, r)
+    if compared < args.min_compared:
+        fail(label, f"{compared} stacks compared, expected at least {args.min_compared}")
+    if exact + below + r["mismatches"] != compared:
+        fail(label, "exact + below_top + mismatches != compared")
+    if unexplained:
+        fail(label, f"{unexplained} mismatches of no documented pattern (listed above)")
+    if args.profile:
+        check_profile(label, args.profile, r)
+    print(f"{label}: every stack agreed below the top frame or differed only in a documented "
+          f"HotSpot pattern")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# CTest it.validate_stress.jdk<major>: validate mode on AllocStress (8 threads allocating through
+# varied stacks) for SECONDS (default 12). No crash (exit 0, no hs_err), no hang (CTest's
+# timeout, and the JVM must finish within SECONDS + 120 s here), a valid report, and no mismatch
+# outside the HotSpot patterns documented in docs/VALIDATION.md; every mismatch is printed.
+# Environment: FXAGENT_VALIDATE_JAR (fxagent-validate.jar) besides it_lib.sh's.
+# usage: validate_stress_test.sh JDK_HOME [SECONDS]
+set -euo pipefail
+source "$(dirname "$0")/it_lib.sh"
+seconds=${2:-12}
+name="it.validate_stress.jdk$(fx_jdk_major "$1")"
+it_init "$name" "$1"
+[[ -f "${FXAGENT_VALIDATE_JAR:-}" ]] || it_fail "FXAGENT_VALIDATE_JAR not built: ${FXAGENT_VALIDATE_JAR:-unset}"
+
+report=$FXAGENT_RUN_DIR/validate.json
+profile=$FXAGENT_RUN_DIR/profile.json.gz
+cmd=(timeout --kill-after=10 $((seconds + 120)) "$IT_JDK/bin/java"
+    "-agentpath:$FXAGENT_LIB=validate=$report,file=$profile"
+    -cp "$FXAGENT_VALIDATE_JAR" fxagent.test.AllocStress "$seconds" 8)
+echo "$name: ${cmd[*]}"
+rc=0
+start=$(date +%s)
+"${cmd[@]}" >stress.out 2>stress.err || rc=$?
+sed "s/^/$name: stdout: /" stress.out
+sed "s/^/$name: stderr: /" stress.err
+echo "$name: exit code $rc after $(($(date +%s) - start)) s"
+[[ $rc -ne 124 && $rc -ne 137 ]] || it_fail "the JVM did not finish within $((seconds + 120)) s"
+[[ $rc -eq 0 ]] || it_fail "java exited $rc"
+it_no_hs_err
+grep -q "^AllocStress: 8 threads" stress.out || it_fail "AllocStress did not finish its work"
+python3 "$IT_DIR/validate_check.py" "$report" --label "$name" --min-compared 50 \
+    --profile "$profile" || it_fail "the validate report does not pass (see above)"
+echo "$name: OK"
