@@ -79,6 +79,7 @@ static int write_snapshot(const char *pattern, bool series, bool reset, struct f
         return rc;
     }
     rc = fx_dump_write(r.snapshot, pattern, series, r.period_time, res, eb);
+    res->copy_ms = (double)r.copy_ns / 1e6;
     fx_profile_free(r.snapshot);
     if (rc == FX_OK) {
         struct fx_window_request after = {

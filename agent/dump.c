@@ -172,9 +172,12 @@ int fx_dump_write(const struct fx_profile *p, const char *pattern, bool series, 
 
 void fx_dump_describe(const struct fx_dump_result *r, char *line, size_t cap)
 {
-    int n = snprintf(line, cap, "wrote %llu samples of %u threads to %s (%llu bytes in %.0f ms)",
+    char copy[48] = "";
+    if (r->copy_ms > 0)
+        snprintf(copy, sizeof(copy), "; copied in %.0f ms", r->copy_ms);
+    int n = snprintf(line, cap, "wrote %llu samples of %u threads to %s (%llu bytes in %.0f ms%s)",
                      (unsigned long long)r->samples, r->threads, r->file.path,
-                     r->file.bytes, r->ms);
+                     r->file.bytes, r->ms, copy);
     if (r->file.fell_back && n > 0 && (size_t)n < cap)
         snprintf(line + n, cap - (size_t)n, "; %s could not be written (%s), so it went to the fallback folder",
                  r->requested, r->file.reason);

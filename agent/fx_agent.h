@@ -411,7 +411,8 @@ struct fx_dump_result {
     unsigned seq;                  /* its %n */
     uint64_t samples;
     uint32_t threads;
-    double ms; /* time to write it */
+    double ms;      /* time to write it */
+    double copy_ms; /* a snapshot's: the drain's pause to copy the model; 0 if none */
 };
 
 /* Model owner: meta, the sampling range [begin, end], the handler check. */
@@ -468,6 +469,7 @@ struct fx_window_request {
     struct fx_profile *snapshot; /* SNAPSHOT: the requester frees it */
     time_t period_time;         /* SNAPSHOT: %t of the file */
     int64_t end_ns;             /* SNAPSHOT: when it was taken */
+    int64_t copy_ns;            /* SNAPSHOT: the drain's time to prepare and copy the model */
     struct fx_window_status status;
 };
 

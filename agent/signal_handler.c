@@ -126,9 +126,8 @@ static bool probe_sigsafe(struct fx_thread *t, void *ucontext)
 {
     struct fx_probe *p = &t->probe;
     uint32_t gen = __atomic_load_n(&p->request, __ATOMIC_ACQUIRE);
-    if (gen == 0 ||
-        !__atomic_compare_exchange_n(&p->request, &gen, 0, false, __ATOMIC_ACQUIRE,
-                                     __ATOMIC_RELAXED))
+    if (gen == 0 || !__atomic_compare_exchange_n(&p->request, &gen, 0, false, __ATOMIC_ACQUIRE,
+                                                 __ATOMIC_RELAXED))
         return false;
     fx_asgct_trace trace = {.env_id = t->env, .num_frames = 0, .frames = p->frames};
     fx_sig.asgct(&trace, (jint)p->want, ucontext);

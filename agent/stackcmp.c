@@ -15,13 +15,13 @@ void fx_stackcmp_from_jvmti(const jvmtiFrameInfo *info, jint n, fx_asgct_frame *
 {
     for (jint i = 0; i < n; i++) {
         out[i].method_id = info[i].method;
-        out[i].lineno = info[i].location == JVMTI_NATIVE ? FX_ASGCT_NATIVE_LINE
-                                                         : (jint)info[i].location;
+        out[i].lineno =
+                info[i].location == JVMTI_NATIVE ? FX_ASGCT_NATIVE_LINE : (jint)info[i].location;
     }
 }
 
-jvmtiError fx_stackcmp_take_jvmti(jvmtiEnv *jvmti, jthread thread, fx_asgct_frame *frames,
-                                  int max, jint *count)
+jvmtiError fx_stackcmp_take_jvmti(jvmtiEnv *jvmti, jthread thread, fx_asgct_frame *frames, int max,
+                                  jint *count)
 {
     *count = 0;
     jvmtiFrameInfo *info = fx_calloc((size_t)max, sizeof *info);
@@ -65,10 +65,17 @@ struct fx_stack_verdict fx_stackcmp_compare(const struct fx_stack *asgct,
 const char *fx_stackcmp_status_name(jint code)
 {
     static const char *const names[FX_ASGCT_CODES] = {
-            "ticks_no_Java_frame",   "ticks_no_class_load",         "ticks_GC_active",
-            "ticks_unknown_not_Java", "ticks_not_walkable_not_Java", "ticks_unknown_Java",
-            "ticks_not_walkable_Java", "ticks_unknown_state",        "ticks_thread_exit",
-            "ticks_deopt",           "ticks_safepoint",
+            "ticks_no_Java_frame",
+            "ticks_no_class_load",
+            "ticks_GC_active",
+            "ticks_unknown_not_Java",
+            "ticks_not_walkable_not_Java",
+            "ticks_unknown_Java",
+            "ticks_not_walkable_Java",
+            "ticks_unknown_state",
+            "ticks_thread_exit",
+            "ticks_deopt",
+            "ticks_safepoint",
     };
     if (code == FX_STACKCMP_ASGCT_MISSING)
         return "AsyncGetCallTrace not found in libjvm";

@@ -39,7 +39,7 @@ enum skip {
 
 static const char *const skip_keys[SKIP_COUNT] = {
         "no_thread_to_check", "probe_busy",      "suspend_failed", "thread_ended",
-        "stack_trace_failed", "probe_timed_out", "probe_failed",   "virtual_thread_mounted",
+        "stack_trace_failed", "probe_no_answer", "probe_failed",   "virtual_thread_mounted",
 };
 
 /* Documented HotSpot disagreements (docs/VALIDATION.md 4.2, 4.3): still mismatches, but named. */

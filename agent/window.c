@@ -172,6 +172,7 @@ static void serve_snapshot(jvmtiEnv *jvmti, JNIEnv *jni, struct fx_window_reques
     int64_t now = fx_agent_now_ns();
     r->period_time = fx_window_prepare(jvmti, jni, p, now);
     r->snapshot = fx_profile_snapshot(p);
+    r->copy_ns = fx_agent_now_ns() - now;
     r->rc = r->snapshot != NULL ? FX_OK : FX_ENOMEM;
     r->end_ns = now;
     if (r->rc == FX_OK && r->reset)

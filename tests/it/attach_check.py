@@ -1,10 +1,9 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: Apache-2.0
 """Checks a ServerWorkload profile through fxcheck's --summary-json: the request threads
-(request-worker-N) have samples, and the hot method is on the stack of at least 10 % of their
-busy samples (those not in [idle] or parked). A weak bound on purpose: after a late attach, code
-compiled before it has debug information at safepoints only, and inlined frames can then be
-attributed to their caller (docs/PRODUCTION.md); started with the agent, the share is ~90 %.
+(request-worker-N) have samples, and the hot method is on the stack of at least half of their
+busy samples (those not in [idle] or parked); it takes ~95 % of them when it is not inlined,
+which the tests ensure (attach_lib.sh).
 
 usage: attach_check.py SUMMARY.json HOT_METHOD
 """
@@ -38,8 +37,8 @@ def main():
     top = self_samples.most_common(3)
     print(f"{summary}: {busy} busy samples on {len(sampled)} request threads; "
           f"{hot} on the stack of {hot_total}; top self: {top}")
-    if busy <= 0 or hot_total * 10 < busy:
-        sys.exit(f"{summary}: {hot} is on {hot_total} of {busy} busy samples (< 10 %)")
+    if busy <= 0 or hot_total * 2 < busy:
+        sys.exit(f"{summary}: {hot} is on {hot_total} of {busy} busy samples (< 50 %)")
 
 
 if __name__ == "__main__":

@@ -2,8 +2,9 @@
 # SPDX-License-Identifier: Apache-2.0
 # CTest it.validate_stress.jdk<major>: validate mode on AllocStress (8 threads allocating through
 # varied stacks) for SECONDS (default 12). No crash (exit 0, no hs_err), no hang (CTest's
-# timeout, and the JVM must finish within SECONDS + 120 s here), a valid report, and no mismatch
-# outside the HotSpot patterns documented in docs/VALIDATION.md; every mismatch is printed.
+# timeout, and the JVM must finish within SECONDS + 120 s here), a valid report, no mismatch
+# outside the HotSpot patterns documented in docs/VALIDATION.md (every mismatch is printed), and
+# a profile that passes fxcheck.
 # Environment: FXAGENT_VALIDATE_JAR (fxagent-validate.jar) besides it_lib.sh's.
 # usage: validate_stress_test.sh JDK_HOME [SECONDS]
 set -euo pipefail
@@ -29,6 +30,7 @@ echo "$name: exit code $rc after $(($(date +%s) - start)) s"
 [[ $rc -eq 0 ]] || it_fail "java exited $rc"
 it_no_hs_err
 grep -q "^AllocStress: 8 threads" stress.out || it_fail "AllocStress did not finish its work"
+"$FXCHECK" "$profile" || it_fail "fxcheck rejected the profile recorded alongside validation"
 python3 "$IT_DIR/validate_check.py" "$report" --label "$name" --min-compared 50 \
     --profile "$profile" || it_fail "the validate report does not pass (see above)"
 echo "$name: OK"

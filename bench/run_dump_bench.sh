@@ -1,0 +1,188 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# The cost of dumps and the memory bound, measured on a real JVM (docs/BENCHMARKS.md, "Dumps"):
+#  1. dump time of a recording of at least --samples samples (default 1,000,000): ServerWorkload
+#     with --idle-threads parked threads under mode=wall,interval=1ms fills the model; three
+#     dumps by jcmd; each reply gives the file, its size, the write time and the drain's pause to
+#     copy the model (the only time the drain stops emptying rings);
+#  2. the workload's request latency (p50/p99/p999/max, open-loop) in three runs of --seconds:
+#     no agent; the agent (wall, 1 ms, idle threads) without dumps; the same with a jcmd dump
+#     every --every seconds of the whole, growing recording;
+#  3. RSS over --rss-seconds (default 180) at 1 ms with 200 threads (8 serving, 192 parked;
+#     mode=wall so that every thread is sampled) and memory=64m: VmRSS every 5 s, the model's
+#     memory and the samples dropped by the bound from `status` every 15 s.
+# Prints Markdown for docs/BENCHMARKS.md. Needs a build with the agent and fxagent-server.jar.
+# usage: bench/run_dump_bench.sh [--build-dir DIR] [--jdk DIR] [--samples N] [--seconds S]
+#                                [--every S] [--rss-seconds S] [--idle-threads N] [--parts 123]
+set -euo pipefail
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+build=$root/build
+jdk=/usr/lib/jvm/java-17-openjdk-amd64
+samples=1000000
+seconds=60
+every=5
+rss_seconds=180
+idle=100
+parts=123
+while [[ $# -gt 0 ]]; do
+    case $1 in
+    --build-dir) build=$2; shift 2 ;;
+    --jdk) jdk=$2; shift 2 ;;
+    --samples) samples=$2; shift 2 ;;
+    --seconds) seconds=$2; shift 2 ;;
+    --every) every=$2; shift 2 ;;
+    --rss-seconds) rss_seconds=$2; shift 2 ;;
+    --idle-threads) idle=$2; shift 2 ;;
+    --parts) parts=$2; shift 2 ;;
+    *) echo "usage: $0 [--build-dir DIR] [--jdk DIR] [--samples N] [--seconds S] [--every S] [--rss-seconds S] [--idle-threads N] [--parts 123]" >&2
+       exit 2 ;;
+    esac
+done
+lib=$build/agent/libfxagent.so
+jar=$build/java-test/fxagent-server.jar
+[[ -f $lib && -f $jar ]] || { echo "build the agent and fxagent_server_jar in $build first" >&2; exit 2; }
+work=$(mktemp -d /tmp/fxdumpbench.XXXXXX)
+pid=
+cleanup() {
+    [[ -n $pid ]] && kill -9 "$pid" 2>/dev/null
+    rm -rf "$work"
+}
+trap cleanup EXIT
+
+# start_jvm TAG AGENT_OPTIONS|"" WORKLOAD_ARGS...: background JVM, waits for its ready file.
+start_jvm() {
+    local tag=$1 opts=$2
+    shift 2
+    local agent=()
+    [[ -n $opts ]] && agent=("-agentpath:$lib=$opts")
+    rm -f "$work/ready" "$work/stop"
+    "$jdk/bin/java" -XX:CompileCommand=quiet \
+        "-XX:CompileCommand=dontinline,fxagent.test.ServerWorkload::hotChecksum" "${agent[@]}" \
+        -cp "$jar" fxagent.test.ServerWorkload --ready-file "$work/ready" \
+        --stop-file "$work/stop" "$@" >"$work/$tag.out" 2>"$work/$tag.err" &
+    pid=$!
+    while [[ ! -f $work/ready ]]; do
+        kill -0 "$pid" 2>/dev/null || { cat "$work/$tag.err" >&2; exit 1; }
+        sleep 0.1
+    done
+}
+
+stop_jvm() {
+    touch "$work/stop"
+    wait "$pid" || { echo "the workload exited $?" >&2; exit 1; }
+    pid=
+}
+
+# cmd TEXT: prints the agent's reply line.
+cmd() {
+    : >"$work/reply"
+    "$jdk/bin/jcmd" "$pid" JVMTI.agent_load "$lib" "\"$1,reply=$work/reply\"" >/dev/null
+    cat "$work/reply"
+}
+
+held() {
+    cmd status | sed -n 's/.* (\([0-9]*\) in memory).*/\1/p'
+}
+
+rss_mib() {
+    awk '/VmRSS/ {printf "%.1f", $2 / 1024}' "/proc/$pid/status"
+}
+
+echo "### Machine"
+echo
+echo "- CPU: $(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n 1), nproc $(nproc); load average at start $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "- JDK: $("$jdk/bin/java" -version 2>&1 | head -n 1); agent: $lib"
+echo "- Command: \`bench/run_dump_bench.sh --samples $samples --seconds $seconds --every $every --rss-seconds $rss_seconds --idle-threads $idle\`"
+echo
+
+if [[ $parts == *1* ]]; then
+    echo "### Dump time of a large recording"
+    echo
+    start_jvm big "mode=wall,interval=1ms,memory=1g,file=$work/big-%n.json.gz" \
+        --threads 2 --idle-threads "$idle" --seconds 3600
+    t0=$SECONDS
+    while (($(held) < samples)); do
+        sleep 5
+    done
+    echo "Filled to $(held) samples in memory in $((SECONDS - t0)) s (wall mode, $((idle + 2)) threads + JVM threads, 1 ms)."
+    echo
+    echo "| dump | samples in the file | file | write | drain paused (copy) |"
+    echo "| --- | ---: | ---: | ---: | ---: |"
+    for i in 1 2 3; do
+        r=$(cmd dump)
+        n=$(sed -n 's/.*wrote \([0-9]*\) samples.*/\1/p' <<<"$r")
+        bytes=$(sed -n 's/.*(\([0-9]*\) bytes in.*/\1/p' <<<"$r")
+        ms=$(sed -n 's/.* bytes in \([0-9]*\) ms.*/\1/p' <<<"$r")
+        copy=$(sed -n 's/.*copied in \([0-9]*\) ms.*/\1/p' <<<"$r")
+        printf '| %d | %d | %.1f MB | %d ms | %d ms |\n' "$i" "$n" "$(bc -l <<<"$bytes / 1000000")" \
+            "$ms" "$copy"
+    done
+    echo
+    echo "Status after the dumps: \`$(cmd status | cut -c5-)\`"
+    echo
+    stop_jvm
+fi
+
+if [[ $parts == *2* ]]; then
+    echo "### Request latency with and without dumps"
+    echo
+    echo "ServerWorkload --threads 4 --rate 200 --work-us 500 (open loop, ~40 % of a core), $seconds s per run;"
+    echo "agent runs: mode=wall,interval=1ms with $idle parked threads, so the recording grows all along."
+    echo
+    echo "| run | requests | late | p50 | p99 | p99.9 | max |"
+    echo "| --- | ---: | ---: | ---: | ---: | ---: | ---: |"
+    for run in none agent dumps; do
+        opts=
+        [[ $run != none ]] && opts="mode=wall,interval=1ms,memory=1g,file=$work/lat-%n.json.gz,quiet"
+        start_jvm "lat-$run" "$opts" --threads 4 --rate 200 --work-us 500 \
+            --idle-threads "$idle" --seconds 3600
+        dumps=0
+        end=$((SECONDS + seconds))
+        while ((SECONDS < end)); do
+            sleep "$every"
+            if [[ $run == dumps ]]; then
+                cmd "dump,quiet" >"$work/lastdump"
+                dumps=$((dumps + 1))
+            fi
+        done
+        stop_jvm
+        line=$(grep '^requests=' "$work/lat-$run.out")
+        get() { sed -n "s/.*$1=\([0-9]*\).*/\1/p" <<<"$line"; }
+        label=$run
+        [[ $run == dumps ]] && label="dumps ($dumps, last: $(sed -n 's/.*wrote \([0-9]*\) samples.*/\1/p' "$work/lastdump") samples)"
+        printf '| %s | %d | %d | %d us | %d us | %d us | %d us |\n' "$label" "$(get requests)" \
+            "$(get late)" "$(get p50_us)" "$(get p99_us)" "$(get p999_us)" "$(get max_us)"
+    done
+    echo
+fi
+
+if [[ $parts == *3* ]]; then
+    echo "### RSS with memory=64m over $rss_seconds s"
+    echo
+    echo "200 threads (8 serving at 100 requests/s x 500 us, 192 parked), mode=wall,interval=1ms,memory=64m."
+    echo
+    start_jvm rss "mode=wall,interval=1ms,memory=64m,file=$work/rss-%n.json.gz,quiet" \
+        --threads 8 --rate 100 --work-us 500 --idle-threads 192 --seconds 3600
+    echo "| t | RSS | model memory | samples in memory | dropped by the bound |"
+    echo "| ---: | ---: | ---: | ---: | ---: |"
+    max=0
+    for ((t = 0; t <= rss_seconds; t += 5)); do
+        rss=$(rss_mib)
+        (($(printf '%.0f' "$rss") > max)) && max=$(printf '%.0f' "$rss")
+        if ((t % 15 == 0)); then
+            s=$(cmd status)
+            mem=$(sed -n 's/.* memory \([0-9.]*\) of .*/\1/p' <<<"$s")
+            inmem=$(sed -n 's/.* (\([0-9]*\) in memory).*/\1/p' <<<"$s")
+            dropped=$(sed -n 's/.* \([0-9]*\) dropped by the bound.*/\1/p' <<<"$s")
+            echo "| ${t} s | $rss MiB | $mem MiB | $inmem | $dropped |"
+        fi
+        sleep 5
+    done
+    echo
+    echo "Highest RSS seen: $max MiB. Last status: \`$(cmd status | cut -c5-)\`"
+    r=$(cmd dump)
+    echo "A dump at the end: \`${r#ok: }\`"
+    stop_jvm
+    echo
+fi
+echo "Load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)"
