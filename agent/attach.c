@@ -12,9 +12,9 @@
 
 #include <dlfcn.h>
 #include <errno.h>
-#include <stdarg.h>
 #include <fcntl.h>
 #include <link.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>

@@ -160,8 +160,8 @@ int fx_dump_write(const struct fx_profile *p, const char *pattern, bool series, 
 {
     memset(out, 0, sizeof(*out));
     int64_t t0 = fx_agent_now_ns();
-    int rc = file_name(pattern, series, when, &out->seq, out->requested, sizeof(out->requested),
-                       eb);
+    int rc =
+            file_name(pattern, series, when, &out->seq, out->requested, sizeof(out->requested), eb);
     if (rc == FX_OK)
         rc = fx_ff_write_file(p, out->requested, 0, &out->file, eb);
     out->samples = fx_profile_sample_count(p);
@@ -176,11 +176,12 @@ void fx_dump_describe(const struct fx_dump_result *r, char *line, size_t cap)
     if (r->copy_ms > 0)
         snprintf(copy, sizeof(copy), "; copied in %.0f ms", r->copy_ms);
     int n = snprintf(line, cap, "wrote %llu samples of %u threads to %s (%llu bytes in %.0f ms%s)",
-                     (unsigned long long)r->samples, r->threads, r->file.path,
-                     r->file.bytes, r->ms, copy);
+                     (unsigned long long)r->samples, r->threads, r->file.path, r->file.bytes, r->ms,
+                     copy);
     if (r->file.fell_back && n > 0 && (size_t)n < cap)
-        snprintf(line + n, cap - (size_t)n, "; %s could not be written (%s), so it went to the fallback folder",
-                 r->requested, r->file.reason);
+        snprintf(line + n, cap - (size_t)n,
+                 "; %s could not be written (%s), so it went to the fallback folder", r->requested,
+                 r->file.reason);
 }
 
 static void say_written(const struct fx_dump_result *r)

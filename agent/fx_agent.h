@@ -89,7 +89,7 @@ enum fx_engine_kind {
  * handler claims it by CAS to 0, writes, and stores it in `done` (release). A requester that
  * gives up clears `request` by CAS first, so a late handler cannot write into a reused buffer. */
 struct fx_probe {
-    int owner;              /* atomic: 1 while a requester holds the probe */
+    int owner;              /* atomic: 0 free, 1 held by a requester, 2 retired (probe.c) */
     uint32_t request;       /* atomic: generation asked for, 0 none */
     uint32_t done;          /* atomic: last generation served */
     int32_t num_frames;     /* ASGCT's num_frames for `done` */
@@ -178,8 +178,8 @@ struct fx_agent {
     int live;                   /* atomic: between VMInit and VMDeath */
     int dead;                   /* atomic: VMDeath started */
     struct fx_profile *profile; /* owned by the drain thread, then by VMDeath */
-    bool live_start; /* sampling (re)started in the live phase (attach, restart): threads
-                        already running are registered under suspension (threads.c) */
+    bool live_start;            /* sampling (re)started in the live phase (attach, restart): threads
+                                   already running are registered under suspension (threads.c) */
 };
 
 extern struct fx_agent fx_ag;
@@ -460,16 +460,16 @@ struct fx_window_status {
 
 struct fx_window_request {
     enum fx_window_kind kind;
-    bool reset;                 /* SNAPSHOT */
-    int64_t begin_ns;           /* RESTART */
-    uint64_t bound;             /* RESTART: memory= of the new recording */
-    const char *path;           /* AFTER_DUMP */
-    unsigned long long bytes;   /* AFTER_DUMP */
-    int rc;                     /* results */
+    bool reset;                  /* SNAPSHOT */
+    int64_t begin_ns;            /* RESTART */
+    uint64_t bound;              /* RESTART: memory= of the new recording */
+    const char *path;            /* AFTER_DUMP */
+    unsigned long long bytes;    /* AFTER_DUMP */
+    int rc;                      /* results */
     struct fx_profile *snapshot; /* SNAPSHOT: the requester frees it */
-    time_t period_time;         /* SNAPSHOT: %t of the file */
-    int64_t end_ns;             /* SNAPSHOT: when it was taken */
-    int64_t copy_ns;            /* SNAPSHOT: the drain's time to prepare and copy the model */
+    time_t period_time;          /* SNAPSHOT: %t of the file */
+    int64_t end_ns;              /* SNAPSHOT: when it was taken */
+    int64_t copy_ns;             /* SNAPSHOT: the drain's time to prepare and copy the model */
     struct fx_window_status status;
 };
 

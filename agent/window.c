@@ -11,6 +11,7 @@
  * the request slot, under rq.lock. */
 #include "fx_agent.h"
 
+#include <malloc.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
@@ -33,7 +34,12 @@ static struct {
     time_t period_time;
 } win;
 
-enum req_state { REQ_IDLE, REQ_PENDING, REQ_TAKEN, REQ_DONE };
+enum req_state {
+    REQ_IDLE,
+    REQ_PENDING,
+    REQ_TAKEN,
+    REQ_DONE
+};
 
 static struct {
     pthread_mutex_t lock, one;
@@ -110,6 +116,9 @@ void fx_window_bound(struct fx_profile *p)
     win.drop_events++;
     if (cut > win.begin_ns)
         win.begin_ns = cut;
+    /* The columns just shrunk: give the freed pages back to the system, or the process keeps
+     * them (glibc keeps freed heap memory, and raises its mmap threshold after big frees). */
+    malloc_trim(0);
 }
 
 static void extra_time(struct fx_profile *p, const char *label, int64_t t_ns)
@@ -139,8 +148,7 @@ static void report(struct fx_profile *p)
     fx_profile_extra_int(p, g, "dropped since sampling began", (int64_t)win.dropped_total);
     fx_profile_extra_int(p, g, "samples with [stack table full] (tables at their limit)",
                          (int64_t)win.full_samples);
-    fx_profile_extra_int(p, g, "late samples of an earlier period, not added",
-                         (int64_t)win.late);
+    fx_profile_extra_int(p, g, "late samples of an earlier period, not added", (int64_t)win.late);
 }
 
 /* --- the owner's side of a request --- */
@@ -268,8 +276,7 @@ int fx_window_request(struct fx_window_request *r)
         until.tv_sec += REQUEST_WAIT_S;
         rq.r = r;
         rq.state = REQ_PENDING;
-        while (rq.state == REQ_PENDING &&
-               pthread_cond_timedwait(&rq.cond, &rq.lock, &until) == 0)
+        while (rq.state == REQ_PENDING && pthread_cond_timedwait(&rq.cond, &rq.lock, &until) == 0)
             ;
         if (rq.state == REQ_PENDING) /* never picked up: withdrawn */
             rc = FX_ESTATE;

@@ -752,7 +752,8 @@ def gnuplot(plots, outdir, workdir):
                 else "set terminal png size 800,480",
                 f"set output '{os.path.join(outdir, name + '.png')}'",
                 f"set title \"{title}\"", f"set xlabel \"{xl}\"", f"set ylabel \"{yl}\"",
-                "set grid", "set key top left", "set yrange [*:*]"]
+                "set termoption noenhanced", "set grid", "set key top left",
+                "set yrange [*:*]"]
         if logx:
             cmds.append("set logscale x")
         parts = []

@@ -38,6 +38,7 @@ while [[ $# -gt 0 ]]; do
        exit 2 ;;
     esac
 done
+build=$(cd "$build" && pwd)
 lib=$build/agent/libfxagent.so
 jar=$build/java-test/fxagent-server.jar
 [[ -f $lib && -f $jar ]] || { echo "build the agent and fxagent_server_jar in $build first" >&2; exit 2; }
@@ -48,6 +49,7 @@ cleanup() {
     rm -rf "$work"
 }
 trap cleanup EXIT
+declare -A row
 
 # start_jvm TAG AGENT_OPTIONS|"" WORKLOAD_ARGS...: background JVM, waits for its ready file.
 start_jvm() {
@@ -159,30 +161,48 @@ fi
 if [[ $parts == *3* ]]; then
     echo "### RSS with memory=64m over $rss_seconds s"
     echo
-    echo "200 threads (8 serving at 100 requests/s x 500 us, 192 parked), mode=wall,interval=1ms,memory=64m."
+    echo "200 threads (8 serving at 100 requests/s x 500 us, 192 parked), mode=wall,interval=1ms,memory=64m;"
+    echo "then the same workload without the agent, for the JVM's own growth (Java heap, JIT, metaspace)."
     echo
-    start_jvm rss "mode=wall,interval=1ms,memory=64m,file=$work/rss-%n.json.gz,quiet" \
-        --threads 8 --rate 100 --work-us 500 --idle-threads 192 --seconds 3600
-    echo "| t | RSS | model memory | samples in memory | dropped by the bound |"
-    echo "| ---: | ---: | ---: | ---: | ---: |"
-    max=0
-    for ((t = 0; t <= rss_seconds; t += 5)); do
-        rss=$(rss_mib)
-        (($(printf '%.0f' "$rss") > max)) && max=$(printf '%.0f' "$rss")
-        if ((t % 15 == 0)); then
-            s=$(cmd status)
-            mem=$(sed -n 's/.* memory \([0-9.]*\) of .*/\1/p' <<<"$s")
-            inmem=$(sed -n 's/.* (\([0-9]*\) in memory).*/\1/p' <<<"$s")
-            dropped=$(sed -n 's/.* \([0-9]*\) dropped by the bound.*/\1/p' <<<"$s")
-            echo "| ${t} s | $rss MiB | $mem MiB | $inmem | $dropped |"
+    declare -A base
+    for run in agent none; do
+        opts=
+        [[ $run == agent ]] && opts="mode=wall,interval=1ms,memory=64m,file=$work/rss-%n.json.gz,quiet"
+        start_jvm "rss-$run" "$opts" --threads 8 --rate 100 --work-us 500 --idle-threads 192 \
+            --seconds 3600
+        max=0
+        for ((t = 0; t <= rss_seconds; t += 5)); do
+            rss=$(rss_mib)
+            (($(printf '%.0f' "$rss") > max)) && max=$(printf '%.0f' "$rss")
+            if ((t % 15 == 0)); then
+                if [[ $run == agent ]]; then
+                    s=$(cmd status)
+                    row[$t]="$rss MiB | $(sed -n 's/.* memory \([0-9.]*\) of .*/\1/p' <<<"$s") MiB | $(
+                        sed -n 's/.* (\([0-9]*\) in memory).*/\1/p' <<<"$s") | $(
+                        sed -n 's/.* \([0-9]*\) dropped by the bound.*/\1/p' <<<"$s")"
+                else
+                    base[$t]="$rss MiB"
+                fi
+            fi
+            sleep 5
+        done
+        if [[ $run == agent ]]; then
+            last=$(cmd status | cut -c5-)
+            dump=$(cmd dump)
+            max_agent=$max
+        else
+            max_none=$max
         fi
-        sleep 5
+        stop_jvm
+    done
+    echo "| t | RSS with the agent | model memory | samples in memory | dropped by the bound | RSS without |"
+    echo "| ---: | ---: | ---: | ---: | ---: | ---: |"
+    for ((t = 0; t <= rss_seconds; t += 15)); do
+        echo "| ${t} s | ${row[$t]} | ${base[$t]} |"
     done
     echo
-    echo "Highest RSS seen: $max MiB. Last status: \`$(cmd status | cut -c5-)\`"
-    r=$(cmd dump)
-    echo "A dump at the end: \`${r#ok: }\`"
-    stop_jvm
+    echo "Highest RSS seen: $max_agent MiB with the agent, $max_none MiB without. Last status: \`$last\`"
+    echo "A dump at the end: \`${dump#ok: }\`"
     echo
 fi
 echo "Load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)"

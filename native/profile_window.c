@@ -220,7 +220,8 @@ static char *dup_str(const char *s, bool *ok)
     return d;
 }
 
-#define DUP(dst, src, field, n, ok) ((dst)->field = dup_array((src)->field, (n), sizeof(*(src)->field), (ok)))
+#define DUP(dst, src, field, n, ok) \
+    ((dst)->field = dup_array((src)->field, (n), sizeof(*(src)->field), (ok)))
 
 static void copy_rowidx(struct fx_rowidx *d, const struct fx_rowidx *s, bool *ok)
 {

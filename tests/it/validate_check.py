@@ -30,6 +30,41 @@ def rows(m):
     return out
 
 
+def method(frame):
+    return frame.rsplit("@", 1)[0]
+
+
+def top_compiled_frame(a, g):
+    """docs/VALIDATION.md 4.2: equal from the bottom up to a point, then the same method."""
+    i, k = len(a) - 1, len(g) - 1
+    while i >= 0 and k >= 0 and a[i] == g[k]:
+        i, k = i - 1, k - 1
+    return i >= 0 and k >= 0 and method(a[i]) == method(g[k])
+
+
+def lost_recursive_frame(a, g):
+    """docs/VALIDATION.md 4.3: one JVMTI frame missing, the same as the frame above it."""
+    if len(a) != len(g) - 1:
+        return False
+    k = 0
+    while k < len(a) and a[k] == g[k]:
+        k += 1
+    return k > 0 and a[k:] == g[k + 1:] and g[k - 1] == g[k]
+
+
+def recheck_pattern(label, m):
+    """The agent's classification, redone here from the frame names when both stacks are whole
+    (names cannot tell overloads apart, so this is the looser of the two checks)."""
+    a, g = m["asgct"], m["jvmti"]
+    if len(a) != m["asgct_num_frames"] or len(g) != m["jvmti_frames"]:
+        return
+    mine = ("top_compiled_frame" if top_compiled_frame(a, g)
+            else "lost_recursive_frame" if lost_recursive_frame(a, g) else None)
+    if m["known_pattern"] is not None and mine != m["known_pattern"]:
+        fail(label, f"the agent calls a mismatch on {m['thread']} '{m['known_pattern']}', "
+             f"its frames say '{mine}'")
+
+
 def show_mismatches(label, r):
     for n, m in enumerate(r["mismatch_list"]):
         pattern = m["known_pattern"] or "UNEXPLAINED"
@@ -92,6 +127,8 @@ def main():
         fail(label, "exact + below_top + mismatches != compared")
     if unexplained:
         fail(label, f"{unexplained} mismatches of no documented pattern (listed above)")
+    for m in r["mismatch_list"]:
+        recheck_pattern(label, m)
     if args.profile:
         check_profile(label, args.profile, r)
     print(f"{label}: every stack agreed below the top frame or differed only in a documented "

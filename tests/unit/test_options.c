@@ -605,9 +605,9 @@ END_TEST
 START_TEST(test_options_help_lists_every_option_with_default)
 {
     static const char *const keys[] = {
-            "\n  mode=", "\n  engine=", "\n  interval=", "\n  depth=", "\n  file=",
-            "\n  loop=", "\n  memory=", "\n  ring=",     "\n  quiet ", "\n  validate",
-            "\n  reset ", "\n  reply=",    "\n  markers="};
+            "\n  mode=",  "\n  engine=", "\n  interval=", "\n  depth=", "\n  file=",
+            "\n  loop=",  "\n  memory=", "\n  ring=",     "\n  quiet ", "\n  validate",
+            "\n  reset ", "\n  reply=",  "\n  markers="};
     static const char *const actions[] = {"start", "stop", "dump", "status", "help"};
     const char *help = fx_options_help();
     ck_assert_ptr_nonnull(help);

@@ -123,10 +123,8 @@ END_TEST
 
 static const struct fx_marker_field fields[] = {{"what", "What", FX_FMT_STRING},
                                                 {"n", "N", FX_FMT_INTEGER}};
-static const struct fx_marker_schema schema = {.name = "FxTest",
-                                               .display = FX_DISPLAY_TABLE,
-                                               .fields = fields,
-                                               .n_fields = 2};
+static const struct fx_marker_schema schema = {
+        .name = "FxTest", .display = FX_DISPLAY_TABLE, .fields = fields, .n_fields = 2};
 
 static void marker(struct fx_profile *p, uint32_t t, uint8_t phase, int64_t start, int64_t end,
                    int64_t n)
