@@ -358,7 +358,7 @@ void fx_probe_stats(struct fx_probe_stats *out);
 
 /* --- stackcmp.c: ASGCT and JVMTI stacks in one encoding, compared; names for reports --- */
 
-#define FX_ASGCT_NATIVE_LINE (-3)       /* ASGCT lineno of a native frame (JVMTI location -1) */
+#define FX_ASGCT_NATIVE_LINE      (-3)      /* ASGCT lineno of a native frame (JVMTI location -1) */
 #define FX_STACKCMP_ASGCT_MISSING INT32_MIN /* no AsyncGetCallTrace symbol (oracle only) */
 
 /* frames[i] is the i-th frame from the top. */
@@ -377,8 +377,8 @@ struct fx_stack_verdict {
 /* JVMTI frames in ASGCT's encoding (native: location -1 becomes lineno -3). */
 void fx_stackcmp_from_jvmti(const jvmtiFrameInfo *info, jint n, fx_asgct_frame *out);
 /* Up to max frames of thread (NULL: the current one); allocates a scratch buffer. */
-jvmtiError fx_stackcmp_take_jvmti(jvmtiEnv *jvmti, jthread thread, fx_asgct_frame *frames,
-                                  int max, jint *count);
+jvmtiError fx_stackcmp_take_jvmti(jvmtiEnv *jvmti, jthread thread, fx_asgct_frame *frames, int max,
+                                  jint *count);
 bool fx_stackcmp_same_frame(const fx_asgct_frame *a, const fx_asgct_frame *b);
 /* ASGCT must hold exactly min(JVMTI count, depth) frames, each equal to JVMTI's. */
 struct fx_stack_verdict fx_stackcmp_compare(const struct fx_stack *asgct,

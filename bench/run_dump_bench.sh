@@ -6,14 +6,16 @@
 #     dumps by jcmd; each reply gives the file, its size, the write time and the drain's pause to
 #     copy the model (the only time the drain stops emptying rings);
 #  2. the workload's request latency (p50/p99/p999/max, open-loop) in three runs of --seconds:
-#     no agent; the agent (wall, 1 ms, idle threads) without dumps; the same with a jcmd dump
-#     every --every seconds of the whole, growing recording;
+#     no agent; then --pairs times (default 3), alternating: the agent (wall, 1 ms, idle
+#     threads) without dumps, and the same with a jcmd dump every --every seconds of the whole,
+#     growing recording;
 #  3. RSS over --rss-seconds (default 180) at 1 ms with 200 threads (8 serving, 192 parked;
 #     mode=wall so that every thread is sampled) and memory=64m: VmRSS every 5 s, the model's
 #     memory and the samples dropped by the bound from `status` every 15 s.
 # Prints Markdown for docs/BENCHMARKS.md. Needs a build with the agent and fxagent-server.jar.
 # usage: bench/run_dump_bench.sh [--build-dir DIR] [--jdk DIR] [--samples N] [--seconds S]
-#                                [--every S] [--rss-seconds S] [--idle-threads N] [--parts 123]
+#                                [--every S] [--rss-seconds S] [--idle-threads N] [--pairs N]
+#                                [--parts 123]
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build=$root/build
@@ -23,6 +25,7 @@ seconds=60
 every=5
 rss_seconds=180
 idle=100
+pairs=3
 parts=123
 while [[ $# -gt 0 ]]; do
     case $1 in
@@ -33,8 +36,9 @@ while [[ $# -gt 0 ]]; do
     --every) every=$2; shift 2 ;;
     --rss-seconds) rss_seconds=$2; shift 2 ;;
     --idle-threads) idle=$2; shift 2 ;;
+    --pairs) pairs=$2; shift 2 ;;
     --parts) parts=$2; shift 2 ;;
-    *) echo "usage: $0 [--build-dir DIR] [--jdk DIR] [--samples N] [--seconds S] [--every S] [--rss-seconds S] [--idle-threads N] [--parts 123]" >&2
+    *) echo "usage: $0 [--build-dir DIR] [--jdk DIR] [--samples N] [--seconds S] [--every S] [--rss-seconds S] [--idle-threads N] [--pairs N] [--parts 123]" >&2
        exit 2 ;;
     esac
 done
@@ -94,7 +98,7 @@ echo "### Machine"
 echo
 echo "- CPU: $(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n 1), nproc $(nproc); load average at start $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "- JDK: $("$jdk/bin/java" -version 2>&1 | head -n 1); agent: $lib"
-echo "- Command: \`bench/run_dump_bench.sh --samples $samples --seconds $seconds --every $every --rss-seconds $rss_seconds --idle-threads $idle\`"
+echo "- Command: \`bench/run_dump_bench.sh --samples $samples --seconds $seconds --every $every --rss-seconds $rss_seconds --idle-threads $idle --pairs $pairs --parts $parts\`"
 echo
 
 if [[ $parts == *1* ]]; then
@@ -129,11 +133,17 @@ if [[ $parts == *2* ]]; then
     echo "### Request latency with and without dumps"
     echo
     echo "ServerWorkload --threads 4 --rate 200 --work-us 500 (open loop, ~40 % of a core), $seconds s per run;"
-    echo "agent runs: mode=wall,interval=1ms with $idle parked threads, so the recording grows all along."
+    echo "agent runs: mode=wall,interval=1ms with $idle parked threads, so the recording grows all along;"
+    echo "\"dumps\" adds a jcmd dump of the whole recording every $every s. Runs alternate (agent, dumps,"
+    echo "agent, ...) so that the machine's load drifts over both alike."
     echo
     echo "| run | requests | late | p50 | p99 | p99.9 | max |"
     echo "| --- | ---: | ---: | ---: | ---: | ---: | ---: |"
-    for run in none agent dumps; do
+    runs=(none)
+    for ((i = 0; i < pairs; i++)); do
+        runs+=(agent dumps)
+    done
+    for run in "${runs[@]}"; do
         opts=
         [[ $run != none ]] && opts="mode=wall,interval=1ms,memory=1g,file=$work/lat-%n.json.gz,quiet"
         start_jvm "lat-$run" "$opts" --threads 4 --rate 200 --work-us 500 \
@@ -151,7 +161,7 @@ if [[ $parts == *2* ]]; then
         line=$(grep '^requests=' "$work/lat-$run.out")
         get() { sed -n "s/.*$1=\([0-9]*\).*/\1/p" <<<"$line"; }
         label=$run
-        [[ $run == dumps ]] && label="dumps ($dumps, last: $(sed -n 's/.*wrote \([0-9]*\) samples.*/\1/p' "$work/lastdump") samples)"
+        [[ $run == dumps ]] && label="dumps ($dumps, the last of $(sed -n 's/.*wrote \([0-9]*\) samples.*/\1/p' "$work/lastdump") samples)"
         printf '| %s | %d | %d | %d us | %d us | %d us | %d us |\n' "$label" "$(get requests)" \
             "$(get late)" "$(get p50_us)" "$(get p99_us)" "$(get p999_us)" "$(get max_us)"
     done

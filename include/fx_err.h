@@ -4,15 +4,15 @@
 #ifndef FX_ERR_H
 #define FX_ERR_H
 
-#define FX_ERR_MAP(XX)                                                   \
-    XX(NOMEM, -1, "out of memory")                                        \
-    XX(INVAL, -2, "invalid argument")                                     \
-    XX(IO, -3, "input/output error")                                      \
-    XX(RANGE, -4, "value out of range")                                   \
-    XX(FULL, -5, "table or buffer full")                                  \
-    XX(ZLIB, -6, "compression error")                                     \
-    XX(NOTFOUND, -7, "not found")                                         \
-    XX(STATE, -8, "not allowed in the current state")                     \
+#define FX_ERR_MAP(XX)                                \
+    XX(NOMEM, -1, "out of memory")                    \
+    XX(INVAL, -2, "invalid argument")                 \
+    XX(IO, -3, "input/output error")                  \
+    XX(RANGE, -4, "value out of range")               \
+    XX(FULL, -5, "table or buffer full")              \
+    XX(ZLIB, -6, "compression error")                 \
+    XX(NOTFOUND, -7, "not found")                     \
+    XX(STATE, -8, "not allowed in the current state") \
     XX(UNSUPPORTED, -9, "not supported here")
 
 enum fx_err {
@@ -32,6 +32,7 @@ struct fx_errbuf {
     char msg[256];
 };
 
-void fx_errbuf_set(struct fx_errbuf *eb, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void fx_errbuf_set(struct fx_errbuf *eb, const char *fmt, ...)
+        __attribute__((format(printf, 2, 3)));
 
 #endif

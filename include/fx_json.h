@@ -14,7 +14,7 @@
 #include "fx_sink.h"
 
 #define FX_JSON_MAX_DEPTH 32
-#define FX_JSON_BUF 65536
+#define FX_JSON_BUF       65536
 
 struct fx_json {
     struct fx_sink sink;

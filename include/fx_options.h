@@ -42,22 +42,22 @@ enum fx_cpu_engine {
 
 struct fx_options {
     enum fx_action action;
-    enum fx_mode mode;           /* mode=cpu|itimer|wall, default cpu */
-    enum fx_cpu_engine engine;   /* engine=auto|perf|timer, default auto (cpu mode only) */
-    uint64_t interval_ns;        /* interval=DURATION, default 10ms, 100us..10s */
-    uint32_t depth;              /* depth=N, default 2048, 1..65535: frames kept per sample */
-    char *file;                  /* file=PATTERN, default "fxagent-%p-%t.json.gz"; %p %t %n */
-    uint64_t loop_ns;            /* loop=DURATION, 0 = no periodic dumps; >= 1s */
-    uint64_t memory_bytes;       /* memory=SIZE, default 64m, 1m..64g: bound of the recording */
-    uint64_t ring_bytes;         /* ring=SIZE, default 256k, 16k..64m: per-thread sample ring */
-    bool quiet;                  /* quiet: no stderr line at the end */
-    bool validate;               /* validate[=REPORT.json] */
-    char *validate_report;       /* NULL: no separate report file */
-    bool file_set;               /* file= was given (a dump without it uses the start file) */
-    char *reply;                 /* reply=PATH: an existing file the attach outcome line is
-                                    appended to (fxprof creates it); NULL: none */
-    bool reset;                  /* reset: a dump also drops the samples it wrote */
-    enum fx_markers markers;     /* markers=on|off, default on */
+    enum fx_mode mode;         /* mode=cpu|itimer|wall, default cpu */
+    enum fx_cpu_engine engine; /* engine=auto|perf|timer, default auto (cpu mode only) */
+    uint64_t interval_ns;      /* interval=DURATION, default 10ms, 100us..10s */
+    uint32_t depth;            /* depth=N, default 2048, 1..65535: frames kept per sample */
+    char *file;                /* file=PATTERN, default "fxagent-%p-%t.json.gz"; %p %t %n */
+    uint64_t loop_ns;          /* loop=DURATION, 0 = no periodic dumps; >= 1s */
+    uint64_t memory_bytes;     /* memory=SIZE, default 64m, 1m..64g: bound of the recording */
+    uint64_t ring_bytes;       /* ring=SIZE, default 256k, 16k..64m: per-thread sample ring */
+    bool quiet;                /* quiet: no stderr line at the end */
+    bool validate;             /* validate[=REPORT.json] */
+    char *validate_report;     /* NULL: no separate report file */
+    bool file_set;             /* file= was given (a dump without it uses the start file) */
+    char *reply;               /* reply=PATH: an existing file the attach outcome line is
+                                  appended to (fxprof creates it); NULL: none */
+    bool reset;                /* reset: a dump also drops the samples it wrote */
+    enum fx_markers markers;   /* markers=on|off, default on */
 };
 
 /* Fills `out` with the defaults. */
@@ -72,8 +72,8 @@ void fx_options_destroy(struct fx_options *o);
 const char *fx_options_help(void);
 
 /* Value parsers, shared with the fxprof command. */
-int fx_options_parse_duration(const char *s, uint64_t *ns);  /* 10ms, 1s, 500us, 100000ns */
-int fx_options_parse_size(const char *s, uint64_t *bytes);   /* 64m, 512k, 1g, 4096 */
+int fx_options_parse_duration(const char *s, uint64_t *ns); /* 10ms, 1s, 500us, 100000ns */
+int fx_options_parse_size(const char *s, uint64_t *bytes);  /* 64m, 512k, 1g, 4096 */
 
 /* Expands %p (pid), %t (local time YYYYmmdd-HHMMSS), %n (sequence) and %% in a file pattern.
  * Returns FX_ERANGE if out (cap bytes) is too small. */

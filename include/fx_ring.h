@@ -24,7 +24,10 @@ struct fx_ring_hdr {
     uint32_t kind; /* FX_RING_DATA or FX_RING_PAD */
 };
 
-enum { FX_RING_DATA = 1, FX_RING_PAD = 2 };
+enum {
+    FX_RING_DATA = 1,
+    FX_RING_PAD = 2
+};
 
 struct fx_ring {
     uint8_t *buf;

@@ -65,7 +65,8 @@ sleep 2
 expect_ok "dump,reset" "reset"
 check_profile "$(reply_path)" >/dev/null
 expect_ok stop "stopped"
-check_profile "$(reply_path)" >/dev/null
+# Right after the reset this file may hold only a few samples: valid is enough.
+"$FXCHECK" "$(reply_path)" || it_fail "fxcheck rejected $(reply_path)"
 
 srv_alive "after stop"
 sleep 1

@@ -3,8 +3,9 @@
 # Periodic profiles:
 #  1. attach with start,loop=2s,file=loop.json.gz to a JVM started without the agent, stop after
 #     about 7 s: 3 +- 1 period files loop-1 .. loop-N (the name gets -%n), then the stop's file,
-#     numbered in sequence; each valid, with the hot method, one loaded by profiler-cli; the
-#     periods do not overlap in time (loop_check.py): each file holds its own period only.
+#     numbered in sequence; each valid, the period files with the hot method, one loaded by
+#     profiler-cli; the periods do not overlap in time (loop_check.py): each file holds its
+#     own period only.
 #  2. -agentpath with loop=1s,file=lp-%n.json.gz and the JVM exiting after ~3.5 s of serving:
 #     a file per "loop: wrote" line (at least 2) and the last one written at exit, all valid,
 #     not overlapping.
@@ -17,21 +18,26 @@ source "$IT_DIR/attach_lib.sh"
 run=$FXAGENT_RUN_DIR
 
 # check_series PREFIX COUNT [pcli index]: files PREFIX-1 .. PREFIX-COUNT valid, in sequence.
+# The last one (stop, exit) holds what came after the last period: possibly nothing when the
+# end fell right after a period's file, so it is only checked by fxcheck and for order.
 check_series() {
-    local prefix=$1 count=$2 i how ordered=()
-    for ((i = 1; i <= count; i++)); do
+    local prefix=$1 count=$2 i how ordered=() out
+    for ((i = 1; i < count; i++)); do
         how=
         [[ $i == "${3:-0}" ]] && how=pcli
         echo "$IT_NAME: $prefix-$i: $(check_profile "$prefix-$i.json.gz" $how) samples"
         ordered+=("$prefix-$i.json.gz")
     done
+    out=$("$FXCHECK" "$prefix-$count.json.gz") || it_fail "fxcheck rejected $prefix-$count.json.gz: $out"
+    echo "$out"
+    ordered+=("$prefix-$count.json.gz")
     python3 "$IT_DIR/loop_check.py" "${ordered[@]}" || it_fail "the period files overlap"
 }
 
 srv_start srv
 expect_ok "start,loop=2s,interval=10ms,file=$run/loop.json.gz" "a profile every 2s"
 started=$SECONDS
-sleep 7
+sleep 6 # jcmd's own start-up brings the stop to ~7 s
 expect_ok stop "stopped"
 echo "$IT_NAME: stopped $((SECONDS - started)) s after the start"
 last=$(reply_path)
