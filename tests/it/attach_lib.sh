@@ -77,16 +77,16 @@ srv_finish() {
 }
 
 agent() {
-    local lib=${AG_LIB:-$FXAGENT_LIB} cmd=$1 out
+    local lib=${AG_LIB:-$FXAGENT_LIB} what=$1 out
     local reply=$FXAGENT_RUN_DIR/reply.$((++AG_N))
     : >"$reply"
     # jcmd splits a bare argument at '=': the quotes keep "start,interval=10ms" whole.
-    out=$(timeout 120 "$IT_JDK/bin/jcmd" "$SRV_PID" JVMTI.agent_load "$lib" "\"$cmd,reply=$reply\"" 2>&1) ||
-        it_fail "jcmd failed for '$cmd': $out"
+    out=$(timeout 120 "$IT_JDK/bin/jcmd" "$SRV_PID" JVMTI.agent_load "$lib" "\"$what,reply=$reply\"" 2>&1) ||
+        it_fail "jcmd failed for '$what': $out"
     AG_CODE=$(sed -n 's/^return code: \(-\{0,1\}[0-9]*\)$/\1/p' <<<"$out")
-    [[ -n $AG_CODE ]] || it_fail "jcmd printed no return code for '$cmd': $out"
+    [[ -n $AG_CODE ]] || it_fail "jcmd printed no return code for '$what': $out"
     AG_REPLY=$(cat "$reply")
-    echo "$IT_NAME: '$cmd' -> return code $AG_CODE; reply: $AG_REPLY"
+    echo "$IT_NAME: '$what' -> return code $AG_CODE; reply: $AG_REPLY"
 }
 
 expect_ok() {
