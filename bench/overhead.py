@@ -137,6 +137,11 @@ def ms_value(s):
     return float(m.group(1)) if m else None
 
 
+def mib_value(s):
+    m = re.match(r"([\d.]+) MiB", str(s or ""))
+    return float(m.group(1)) if m else None
+
+
 def fx_figures(extra):
     return {
         "engine": extra.get("Sampling/engine"),
@@ -149,7 +154,11 @@ def fx_figures(extra):
         "handler_max_ns": extra.get("Sampling/max CPU ns in handler"),
         "drops": extra.get("Losses/ring drops (all threads)"),
         "truncated": extra.get("Losses/truncated stacks"),
-        "over_memory": extra.get("Losses/samples over the memory bound"),
+        "over_memory": extra.get("Losses/samples over the memory bound",
+                                 extra.get("Memory bound/dropped since sampling began")),
+        "table_full": extra.get(
+            "Memory bound/samples with [stack table full] (tables at their limit)"),
+        "model_mib": mib_value(extra.get("Memory bound/model memory at this dump")),
         "threads_sampled": extra.get("Losses/threads sampled"),
         "threads_in_profile": extra.get("threads in profile"),
         "stack_rows": extra.get("stack table rows"),
@@ -638,9 +647,10 @@ def report_length(rs, L, plots):
              "write of the .json.gz. variety=1: every sample has the same stack; variety=4: "
              "nearly every sample a new 100-frame stack (the stack table grows by ~100 rows per "
              "sample: the worst case). RSS increment: peak RSS with − without the agent.\n")
-    L.append("| JDK | stacks | work scale | samples | stack table rows | file KiB | bytes/sample | "
-             "dump time ms | RSS increment MiB | losses |")
-    L.append("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |")
+    L.append("| JDK | stacks | descents per thread | samples | stack table rows | file KiB | "
+             "bytes/sample | dump time ms | model MiB | RSS increment MiB | ring drops | "
+             "samples as [stack table full] |")
+    L.append("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
     dump_series, size_series, mem_series = {}, {}, {}
     for jdk in sorted({r["jdk"] for r in rs}, key=int):
         for variety in (1, 4):
@@ -662,11 +672,14 @@ def report_length(rs, L, plots):
                 size = med([r["fx_file_bytes"] for r in runs])
                 rss = med([metric(r, "maxrss_mb") for r in runs]) - med(
                     [metric(r, "maxrss_mb") for r in base])
-                loss = sum((r["fx"]["drops"] or 0) + (r["fx"]["over_memory"] or 0) for r in runs)
+                drops = med([r["fx"]["drops"] or 0 for r in runs])
+                full = med([r["fx"].get("table_full") or 0 for r in runs])
+                model = [r["fx"].get("model_mib") for r in runs if r["fx"].get("model_mib")]
                 kind = "one" if variety == 1 else "unique"
                 L.append(f"| {jdk} | {kind} | {desc} | {fmt(samples, 0)} | {fmt(rows, 0)} | "
                          f"{size / 1024:,.0f} | {size / samples if samples else 0:.1f} | "
-                         f"{cell(dump, 0)} | {rss:.1f} | {loss or 'none'} |")
+                         f"{cell(dump, 0)} | {fmt(med(model), 1) if model else '–'} | {rss:.1f} | "
+                         f"{fmt(drops, 0)} | {fmt(full, 0)} |")
                 label = f"JDK {jdk}, {kind} stack{'s' if variety == 4 else ''}"
                 dump_series.setdefault(label, []).append((samples, med(dump)))
                 size_series.setdefault(label, []).append((samples, size / 1e6))
@@ -748,11 +761,11 @@ def gnuplot(plots, outdir, workdir):
     for name, title, xl, yl, logx, series in plots:
         if not series:
             continue
-        cmds = ["set terminal pngcairo size 800,480 font 'sans,10'" if gp_has_cairo()
-                else "set terminal png size 800,480",
+        cmds = ["set terminal pngcairo size 800,520 font 'sans,10'" if gp_has_cairo()
+                else "set terminal png size 800,520",
                 f"set output '{os.path.join(outdir, name + '.png')}'",
                 f"set title \"{title}\"", f"set xlabel \"{xl}\"", f"set ylabel \"{yl}\"",
-                "set termoption noenhanced", "set grid", "set key top left",
+                "set termoption noenhanced", "set grid", "set key below",
                 "set yrange [*:*]"]
         if logx:
             cmds.append("set logscale x")
