@@ -68,7 +68,8 @@ enum fx_wall_state {
 /* One sample in a thread's ring. frames[] holds max(num_frames, 0) ASGCT frames, leaf first. */
 struct fx_sample_rec {
     int64_t time_ns; /* CLOCK_MONOTONIC when the handler started */
-    int64_t cpu_ns;  /* CLOCK_THREAD_CPUTIME_ID of the sampled thread at that moment */
+    int64_t cpu_ns;  /* CLOCK_THREAD_CPUTIME_ID of the sampled thread at that moment, or
+                        FX_CPU_NOT_READ in cpu mode (the engine's period is the CPU time) */
     int32_t num_frames;
     uint32_t weight;   /* 1 + timer overruns */
     uint8_t state;     /* enum fx_wall_state */
@@ -111,7 +112,8 @@ struct fx_thread {
     uint8_t wall_state;
 
     /* Written by the handler only (this thread's producer side), read relaxed by the drain. */
-    uint64_t handler_ns; /* thread CPU time spent in the handler, summed */
+    uint64_t handler_ns;    /* thread CPU time in the handler, summed over the timed signals */
+    uint64_t handler_timed; /* signals whose handler time was measured (1 in FX_TIMED_ONE_IN) */
     uint64_t handler_max_ns;
     uint64_t handled;
 
@@ -148,6 +150,9 @@ struct fx_tid_slot {
 struct fx_sigstate {
     fx_asgct_fn asgct;     /* resolved before any timer exists */
     int enabled;           /* atomic: 0 once sampling stops; the handler then records nothing */
+    int64_t clock_read_ns; /* what timing adds: the cost of a CPU-clock read, measured at load */
+    bool read_cpu_clock;   /* set before any timer exists: itimer and wall modes read the thread's
+                              CPU clock per sample; in cpu mode each signal *is* an interval of it */
     uint64_t no_thread;    /* signals on threads that are not registered */
     uint64_t disabled;     /* signals after sampling stopped */
     uint64_t rearm_failed; /* perf events that could not be refreshed */
@@ -164,6 +169,14 @@ uint32_t fx_signal_handler_hash_sigsafe(int32_t tid);
 struct fx_thread *fx_signal_handler_lookup_sigsafe(int32_t tid);
 /* si_value of a probe's SIGPROF (si_code SI_QUEUE): such a signal never becomes a sample. */
 #define FX_PROBE_SIGVAL 0x66787072
+/* fx_sample_rec.cpu_ns when the handler did not read the thread's CPU clock. */
+#define FX_CPU_NOT_READ INT64_MIN
+/* The handler times its own CPU cost on about one signal in this many (a power of two). */
+#define FX_TIMED_ONE_IN 16
+/* Overflows a perf event may signal before the kernel disables it (POLL_HUP) and the handler
+ * refreshes it: large, so the refresh syscall is almost never made; small enough that the
+ * kernel's int event_limit cannot overflow when a resume or a probe adds to it. */
+#define FX_PERF_REFRESH (1 << 28)
 
 /* --- agent.c: process-wide state --- */
 

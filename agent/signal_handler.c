@@ -26,9 +26,11 @@
  * Allowed calls (checked by the CTest unit.signal_path_allowlist against
  * agent/signal_allowlist.txt; nm -u of this object must list nothing else):
  *  - AsyncGetCallTrace, through the fx_sig.asgct pointer (no symbol);
- *  - clock_gettime (CLOCK_MONOTONIC via the vDSO, CLOCK_THREAD_CPUTIME_ID a plain syscall);
+ *  - clock_gettime (CLOCK_MONOTONIC via the vDSO; CLOCK_THREAD_CPUTIME_ID, a plain syscall,
+ *    in itimer and wall modes and on the 1 in FX_TIMED_ONE_IN signals whose cost is measured);
  *  - syscall(SYS_gettid): a raw system call, no locks or allocation;
- *  - ioctl(PERF_EVENT_IOC_REFRESH) on this thread's own perf_events fd, to re-arm it;
+ *  - ioctl(PERF_EVENT_IOC_REFRESH) on this thread's own perf_events fd, to re-arm it (once per
+ *    FX_PERF_REFRESH overflows, and after a probe);
  *  - memcpy, memset (async-signal-safe since POSIX.1-2008 TC2);
  *  - errno (__errno_location), saved on entry and restored on every return;
  *  - __atomic_* builtins (inline instructions, no library calls; the probe's 4-byte CAS is a
@@ -138,8 +140,9 @@ static bool probe_sigsafe(struct fx_thread *t, void *ucontext)
 
 /* Signal-safe: a probe's signal and a perf overflow signal that arrive together are delivered
  * once (standard signals do not queue twice), so the overflow's POLL_HUP may be the one lost;
- * the event, disabled at that overflow, would then stay off. An extra refresh only raises the
- * event's overflow limit by one, which the next overflows use up. */
+ * the event, disabled at that overflow, would then stay off. An extra refresh of 1 only raises
+ * the event's overflow limit by one (a disabled event then signals POLL_HUP at its next
+ * overflow and gets its full refresh), so it is safe however many probes there are. */
 static void rearm_after_probe_sigsafe(struct fx_thread *t)
 {
     if (t->perf_fd >= 0 && __atomic_load_n(&fx_sig.enabled, __ATOMIC_ACQUIRE) &&
@@ -147,15 +150,36 @@ static void rearm_after_probe_sigsafe(struct fx_thread *t)
         __atomic_fetch_add(&fx_sig.rearm_failed, 1, __ATOMIC_RELAXED);
 }
 
-/* SIGNAL HANDLER (SA_SIGINFO) for SIGPROF from every engine: perf_events (si_code POLL_HUP,
- * the event disabled itself after one overflow and must be refreshed), timer_create (SI_TIMER),
- * setitimer and the wall sampler's tgkill (SI_KERNEL / SI_TKILL); and probe.c's requests
- * (SI_QUEUE), answered into the thread's probe buffer instead of the ring. */
+/* Signal-safe: the handler's own cost in thread CPU time (wall time would count preemption,
+ * which dominates on a loaded machine), less what the two clock reads add
+ * (fx_sig.clock_read_ns, measured at load). Measured on 1 signal in FX_TIMED_ONE_IN, because the
+ * CPU clock is a system call: timing every signal would add two to each. */
+static void account_cost_sigsafe(struct fx_thread *t, int64_t c0)
+{
+    int64_t spent = clock_ns_sigsafe(CLOCK_THREAD_CPUTIME_ID) - c0 - fx_sig.clock_read_ns;
+    uint64_t u = spent > 0 ? (uint64_t)spent : 0;
+    __atomic_store_n(&t->handler_ns, t->handler_ns + u, __ATOMIC_RELAXED);
+    __atomic_store_n(&t->handler_timed, t->handler_timed + 1, __ATOMIC_RELAXED);
+    if (u > t->handler_max_ns)
+        __atomic_store_n(&t->handler_max_ns, u, __ATOMIC_RELAXED);
+}
+
+/* SIGNAL HANDLER (SA_SIGINFO) for SIGPROF from every engine: perf_events (si_code POLL_IN per
+ * overflow; POLL_HUP when the FX_PERF_REFRESH overflows are used up and the kernel disabled the
+ * event, which must then be refreshed), timer_create (SI_TIMER), setitimer and the wall
+ * sampler's tgkill (SI_KERNEL / SI_TKILL); and probe.c's requests (SI_QUEUE), answered into the
+ * thread's probe buffer instead of the ring.
+ * Cost: one gettid and ASGCT per sample, plus one CPU-clock read in itimer and wall modes, plus
+ * two on the timed signals. A system call costs about 1.3 us on the VMs measured
+ * (docs/BENCHMARKS.md), so none is made that the drain can do without. */
 void fx_signal_handler_on_sigprof(int sig, siginfo_t *si, void *ucontext)
 {
     (void)sig;
     int saved_errno = errno;
     int64_t t0 = clock_ns_sigsafe(CLOCK_MONOTONIC);
+    /* Timed 1 signal in FX_TIMED_ONE_IN (chosen by the clock's low bits: no shared counter). */
+    bool timed = ((t0 >> 10) & (FX_TIMED_ONE_IN - 1)) == 0;
+    int64_t c0 = timed ? clock_ns_sigsafe(CLOCK_THREAD_CPUTIME_ID) : 0;
     struct fx_thread *t = fx_signal_handler_lookup_sigsafe((int32_t)syscall(SYS_gettid));
     if (t == NULL) {
         __atomic_fetch_add(&fx_sig.no_thread, 1, __ATOMIC_RELAXED);
@@ -178,16 +202,15 @@ void fx_signal_handler_on_sigprof(int sig, siginfo_t *si, void *ucontext)
         errno = saved_errno; /* and no re-arm: sampling is over */
         return;
     }
-    int64_t cpu0 = clock_ns_sigsafe(CLOCK_THREAD_CPUTIME_ID);
-    record_sigsafe(t, si, ucontext, t0, cpu0);
+    int64_t cpu = !fx_sig.read_cpu_clock ? FX_CPU_NOT_READ
+                  : timed                ? c0
+                                         : clock_ns_sigsafe(CLOCK_THREAD_CPUTIME_ID);
+    record_sigsafe(t, si, ucontext, t0, cpu);
     if (t->perf_fd >= 0 && si != NULL && si->si_code == POLL_HUP &&
-        ioctl(t->perf_fd, PERF_EVENT_IOC_REFRESH, 1) != 0)
+        ioctl(t->perf_fd, PERF_EVENT_IOC_REFRESH, FX_PERF_REFRESH) != 0)
         __atomic_fetch_add(&fx_sig.rearm_failed, 1, __ATOMIC_RELAXED); /* thread now unsampled */
-    /* Handler cost in thread CPU time: wall time would count preemption on a busy machine. */
-    uint64_t spent = (uint64_t)(clock_ns_sigsafe(CLOCK_THREAD_CPUTIME_ID) - cpu0);
-    __atomic_store_n(&t->handler_ns, t->handler_ns + spent, __ATOMIC_RELAXED);
-    if (spent > t->handler_max_ns)
-        __atomic_store_n(&t->handler_max_ns, spent, __ATOMIC_RELAXED);
     __atomic_store_n(&t->handled, t->handled + 1, __ATOMIC_RELAXED);
+    if (timed)
+        account_cost_sigsafe(t, c0);
     errno = saved_errno;
 }

@@ -52,8 +52,10 @@ static int perf_open(pid_t tid, uint64_t period_ns)
     return fd;
 }
 
-/* Overflow -> SIGPROF to exactly this thread; REFRESH 1 enables it for one overflow, after
- * which the kernel disables it and signals POLL_HUP; the handler refreshes it again. */
+/* Overflow -> SIGPROF to exactly this thread (POLL_IN). REFRESH enables the event for
+ * FX_PERF_REFRESH overflows, after which the kernel disables it and signals POLL_HUP and the
+ * handler refreshes it. A refresh per overflow (REFRESH 1) would cost the sampled thread one
+ * more system call per sample. */
 static int perf_arm(struct fx_thread *t)
 {
     int fd = perf_open(t->tid, fx_ag.opt.interval_ns);
@@ -71,7 +73,7 @@ static int perf_arm(struct fx_thread *t)
     }
     t->perf_fd = fd; /* before the first signal can arrive */
     t->engine = FX_ENGINE_KIND_PERF;
-    if (ioctl(fd, PERF_EVENT_IOC_REFRESH, 1) != 0) {
+    if (ioctl(fd, PERF_EVENT_IOC_REFRESH, FX_PERF_REFRESH) != 0) {
         t->perf_fd = -1;
         t->engine = FX_ENGINE_NONE;
         close(fd);
@@ -144,8 +146,10 @@ void fx_timer_pause(struct fx_thread *t)
     }
 }
 
-/* A restart after fx_timer_pause: perf events are enabled for one overflow again (the handler
- * keeps refreshing them), timers get their interval back. */
+/* A restart after fx_timer_pause: a perf event is enabled with its overflow limit raised by
+ * one: if its refreshes were used up, it signals POLL_HUP at the next overflow and the handler
+ * gives it a full FX_PERF_REFRESH (adding that here on every restart could overflow the
+ * kernel's int limit). Timers get their interval back. */
 void fx_timer_resume(struct fx_thread *t)
 {
     if (t->engine == FX_ENGINE_KIND_PERF) {

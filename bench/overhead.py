@@ -530,9 +530,10 @@ def report_cost(rs, L, plots):
         return
     L.append("### Per-sample cost vs stack depth (DeepStack, one stack)\n")
     L.append(load_note(rs) + "\n")
-    L.append("Handler: the agent's own figure (meta.extra `mean CPU ns in handler per signal`, "
-             "thread CPU time from just after the thread lookup to the end of the handler: "
-             "AsyncGetCallTrace, the ring push, the perf re-arm); median over runs (min–max), and "
+    L.append("Handler: the agent's own figure (meta.extra `mean CPU ns in handler per signal`: "
+             "thread CPU time from the handler's entry to its end, i.e. the thread lookup "
+             "(gettid), AsyncGetCallTrace and the ring push, less the cost of the two clock reads "
+             "that time it, measured on 1 signal in 16); median over runs (min–max), and "
              "the largest single-signal maximum. Extra CPU per sample: (process CPU − process CPU "
              "of the unprofiled run of the same round) / samples, so it includes the kernel's "
              "signal delivery, the drain thread and the dump.\n")
