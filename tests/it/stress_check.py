@@ -3,12 +3,105 @@
 """Checks a profile's fxcheck --summary-json for the fault and stress tests.
 
 usage: stress_check.py SUMMARY.json [FUNC|ALT...] [--threads PREFIX MIN]
+                       [--cpu-covered PREFIX CPU_FILE] [--no-losses]
 Each FUNC argument ("a|b" accepts either name) must be on the stack (total > 0) of some thread.
 --threads PREFIX MIN: at least MIN threads whose name starts with PREFIX have samples.
+--cpu-covered PREFIX CPU_FILE: CPU_FILE has lines "cpu NAME RUN_NS TOTAL_NS LATE_MS" (the
+    workload's own CPU time per thread, RUN_NS while the agent's timer was armed; LATE_MS how
+    late after the common start the thread began, printed as a figure). Every PREFIX thread with
+    RUN_NS >= CPU_BAR has samples, where CPU_BAR is 3 intervals with perf_events (a per-task
+    hrtimer) and 3 intervals + 20 ms with timer_create (fires on scheduler ticks, HZ >= 100);
+    and the PREFIX threads' sample weight is at least half their RUN_NS in intervals. A thread
+    under the bar is one the scheduler hardly ran: no sample is then correct, and it is counted.
+--no-losses: the profile (SUMMARY.json without ".summary.json") reports no ring drop, signal
+    on an unregistered thread, perf event not re-armed, timer that failed, or model error, and
+    every signal handled became a sample.
 Prints the sample count, the thread count and, per FUNC, the samples it is on.
 """
+import gzip
 import json
+import re
 import sys
+
+# meta.extra "Losses" entries that must be 0: each is a sample lost after a timer fired or a
+# thread that could not be sampled (agent/drain.c report_losses).
+LOSS_LABELS = ["ring drops (all threads)", "model errors", "signals on unregistered threads",
+               "perf events that could not be re-armed", "threads whose timer failed"]
+
+
+def load_profile(summary_path):
+    path = summary_path[:-len(".summary.json")]
+    opener = gzip.open if path.endswith(".gz") else open
+    with opener(path, "rt", encoding="utf-8") as f:
+        return json.load(f)
+
+
+def extra_of(profile):
+    return {(g["label"], e["label"]): e["value"]
+            for g in profile["meta"].get("extra", []) for e in g["entries"]}
+
+
+def check_losses(profile, bad):
+    ex = extra_of(profile)
+    for label in LOSS_LABELS:
+        v = ex.get(("Losses", label))
+        print(f"loss '{label}': {v}")
+        if v != 0:
+            bad.append(f"loss counter '{label}' is {v}, want 0")
+    for label in ["signals after sampling stopped", "threads not sampled"]:
+        print(f"counted, not failed: '{label}': {ex.get(('Losses', label))}")
+    handled, samples = ex.get(("Sampling", "signals handled")), ex.get(("Sampling", "samples"))
+    print(f"signals handled: {handled}, samples in the model: {samples}")
+    if handled is None or handled != samples:
+        bad.append(f"{handled} signals handled but {samples} samples: records lost on the way")
+
+
+def read_cpu(cpu_file, prefix):
+    cpu = {}
+    with open(cpu_file, encoding="utf-8") as f:
+        for line in f:
+            m = re.match(r"cpu (\S+) (\d+) (\d+) (\d+)$", line.strip())
+            if m and m.group(1).startswith(prefix):
+                cpu[m.group(1)] = (int(m.group(2)), int(m.group(3)), int(m.group(4)))
+    return cpu
+
+
+def check_cpu_covered(threads, profile, prefix, cpu_file, bad):
+    cpu = read_cpu(cpu_file, prefix)
+    if not cpu:
+        bad.append(f"no 'cpu {prefix}*' lines in {cpu_file}")
+        return
+    interval_ns = float(profile["meta"]["interval"]) * 1e6
+    engine = str(extra_of(profile).get(("Sampling", "engine"), ""))
+    perf = "perf_events" in engine and "timer_create" not in engine
+    bar = 3 * interval_ns + (0 if perf else 20e6)
+    weight = {}
+    for t in threads:
+        idle = sum(fn["total"] for fn in t["funcs"] if fn["name"] == "[idle]")
+        weight[t["name"]] = weight.get(t["name"], 0) + t["weightedSamples"] - idle
+    over = [n for n, c in cpu.items() if c[0] >= bar]
+    missed = sorted((n for n in over if weight.get(n, 0) == 0), key=lambda n: -cpu[n][0])
+    under = [n for n in cpu if n not in over]
+    under_sampled = sum(1 for n in under if weight.get(n, 0) > 0)
+    run_total = sum(c[0] for c in cpu.values())
+    lates = sorted(c[2] for c in cpu.values())
+    got = sum(weight.get(n, 0) for n in cpu)
+    want = run_total / interval_ns
+    print(f"engine: {engine}; CPU bar {bar / 1e6:.1f} ms")
+    print(f"'{prefix}*' CPU in run(): {run_total / 1e6:.1f} ms in {len(cpu)} threads "
+          f"(whole lives: {sum(c[1] for c in cpu.values()) / 1e6:.1f} ms); began after the start: "
+          f"median {lates[len(lates) // 2]} ms, max {lates[-1]} ms")
+    print(f"threads at or over the bar: {len(over)}, with samples: {len(over) - len(missed)}")
+    print(f"threads under the bar (hardly scheduled): {len(under)}, with samples: {under_sampled}, "
+          f"max CPU {max((cpu[n][0] for n in under), default=0) / 1e6:.2f} ms")
+    print(f"sample weight {got} for {want:.0f} intervals of CPU in run() "
+          f"({100 * got / want if want else 0:.1f}%)")
+    if not over:
+        bad.append(f"no '{prefix}*' thread ran {bar / 1e6:.1f} ms of CPU: nothing was checked")
+    for n in missed:
+        bad.append(f"{n} ran {cpu[n][0] / 1e6:.2f} ms of CPU under the timer but has no sample")
+    if got * 2 < want:
+        bad.append(f"sample weight {got} is under half of the {want:.0f} intervals of CPU used")
 
 
 def main():
@@ -28,6 +121,14 @@ def main():
             if got < want:
                 bad.append(f"{got} threads '{prefix}*' with samples, need {want}")
             i += 3
+            continue
+        if args[i] == "--cpu-covered":
+            check_cpu_covered(threads, load_profile(sys.argv[1]), args[i + 1], args[i + 2], bad)
+            i += 3
+            continue
+        if args[i] == "--no-losses":
+            check_losses(load_profile(sys.argv[1]), bad)
+            i += 1
             continue
         names = args[i].split("|")
         on = {n: sum(fn["total"] for t in threads for fn in t["funcs"] if fn["name"] == n)

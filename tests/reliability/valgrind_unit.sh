@@ -24,16 +24,7 @@ failed=()
 for bin in "$@"; do
     name=${bin##*/}
     t0=$SECONDS
-    fork=no
-    case $name in
-    test_out_file)
-        # Its tests point TMPDIR into their own (deleted) work folder, so in one process every
-        # later test fails to make its folder. Forked children stay under valgrind (no exec).
-        fork=yes
-        echo "valgrind: $name: with CK_FORK=yes: its tests leave TMPDIR changed for the next"
-        ;;
-    esac
-    CK_FORK=$fork CK_TIMEOUT_MULTIPLIER=10 valgrind -q --leak-check=full --errors-for-leak-kinds=definite \
+    CK_FORK=no CK_TIMEOUT_MULTIPLIER=10 valgrind -q --leak-check=full --errors-for-leak-kinds=definite \
         --error-exitcode=1 "$bin" >"$logs/$name.log" 2>&1
     rc=$?
     echo "valgrind: $name: exit $rc in $((SECONDS - t0)) s"

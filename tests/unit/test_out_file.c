@@ -7,6 +7,7 @@
 #include <limits.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,7 +19,43 @@
 #include "fx_err.h"
 #include "fx_out_file.h"
 
-static char work[PATH_MAX]; /* a fresh folder per test (each test runs in its own process) */
+static char work[PATH_MAX]; /* a fresh folder per test */
+
+/* The TMPDIR the runner started with. Tests point TMPDIR into their own work folder, which they
+ * delete, so every test starts and ends with this one back: with CK_FORK=no all tests share one
+ * process, its environment and its limits. */
+static char tmpdir_at_start[PATH_MAX];
+static bool tmpdir_was_set;
+static struct rlimit fsize_at_start; /* the write-error test lowers RLIMIT_FSIZE */
+
+static void restore_tmpdir(void)
+{
+    if (tmpdir_was_set)
+        setenv("TMPDIR", tmpdir_at_start, 1);
+    else
+        unsetenv("TMPDIR");
+}
+
+static void rm_tree(const char *path);
+
+static void fixture_setup(void)
+{
+    restore_tmpdir();
+    work[0] = '\0';
+}
+
+/* Also runs after a failed test (checked fixture), so no folder or setting leaks into the next
+ * test of the same process. */
+static void fixture_teardown(void)
+{
+    fx_alloc_fail_after(0);
+    setrlimit(RLIMIT_FSIZE, &fsize_at_start);
+    signal(SIGXFSZ, SIG_DFL);
+    restore_tmpdir();
+    if (work[0] != '\0')
+        rm_tree(work);
+    work[0] = '\0';
+}
 
 /* snprintf that fails the test instead of truncating a path. */
 static void fmt(char *buf, size_t cap, const char *f, ...) __attribute__((format(printf, 3, 4)));
@@ -486,6 +523,7 @@ static Suite *out_file_suite(void)
 {
     Suite *s = suite_create("out_file");
     TCase *tc = tcase_create("commit");
+    tcase_add_checked_fixture(tc, fixture_setup, fixture_teardown);
     tcase_add_test(tc, test_out_file_commit_writes_content_with_mode_0600);
     tcase_add_test(tc, test_out_file_explicit_mode_is_used);
     tcase_add_test(tc, test_out_file_target_keeps_old_content_until_commit);
@@ -493,6 +531,7 @@ static Suite *out_file_suite(void)
     tcase_add_test(tc, test_out_file_abort_on_zeroed_struct_closes_nothing);
     suite_add_tcase(s, tc);
     tc = tcase_create("fallback");
+    tcase_add_checked_fixture(tc, fixture_setup, fixture_teardown);
     tcase_add_test(tc, test_out_file_missing_folder_falls_back_with_reason);
     tcase_add_test(tc, test_out_file_file_as_folder_falls_back);
     tcase_add_test(tc, test_out_file_unwritable_folder_falls_back);
@@ -501,11 +540,13 @@ static Suite *out_file_suite(void)
     tcase_add_test(tc, test_out_file_bad_target_names_are_rejected);
     suite_add_tcase(s, tc);
     tc = tcase_create("errors");
+    tcase_add_checked_fixture(tc, fixture_setup, fixture_teardown);
     tcase_add_test(tc, test_out_file_write_error_is_eio_and_abort_leaves_nothing);
     tcase_add_test(tc, test_out_file_failed_rename_removes_temp);
     tcase_add_test(tc, test_out_file_allocation_failures_leave_nothing);
     suite_add_tcase(s, tc);
     tc = tcase_create("symlinks");
+    tcase_add_checked_fixture(tc, fixture_setup, fixture_teardown);
     tcase_add_test(tc, test_out_file_planted_symlink_at_temp_name_is_not_followed);
     tcase_add_test(tc, test_out_file_symlinks_at_every_temp_name_force_fallback);
     tcase_add_test(tc, test_out_file_symlink_target_is_replaced_not_followed);
@@ -515,6 +556,11 @@ static Suite *out_file_suite(void)
 
 int main(void)
 {
+    const char *t = getenv("TMPDIR");
+    tmpdir_was_set = t != NULL && strlen(t) < sizeof(tmpdir_at_start);
+    if (tmpdir_was_set)
+        strcpy(tmpdir_at_start, t);
+    getrlimit(RLIMIT_FSIZE, &fsize_at_start);
     SRunner *sr = srunner_create(out_file_suite());
     srunner_run_all(sr, CK_NORMAL);
     int failed = srunner_ntests_failed(sr);

@@ -4,6 +4,8 @@ package fxagent.stress;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
+import java.lang.management.ManagementFactory;
+import java.lang.management.ThreadMXBean;
 import java.lang.reflect.Method;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -11,6 +13,7 @@ import java.nio.file.Paths;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.locks.LockSupport;
 
 /**
  * Workloads of the fault and stress tests (tests/it/fault_*.sh, stress_*.sh). Each mode prints
@@ -125,11 +128,55 @@ public final class StressWorkload {
         System.out.println("done short threads=" + total);
     }
 
+    /**
+     * Also prints "cpu NAME RUN_NS TOTAL_NS LATE_MS" per thread: the CPU time (user + system) it
+     * used inside run(), where the agent's timer is armed (ThreadStart arms it before run(),
+     * ThreadEnd disarms it after), in its whole life, and how late after the common start it
+     * began to burn. The test uses them to tell a thread the scheduler hardly ran from one whose
+     * samples were lost (tests/it/stress_check.py --cpu-covered).
+     */
     private static void concurrent(int n, int seconds) throws InterruptedException {
-        long deadline = System.nanoTime() + seconds * 1_000_000_000L;
-        for (Thread t : startBusy(n, "conc-", deadline)) {
+        ThreadMXBean mx = ManagementFactory.getThreadMXBean();
+        long[] run = new long[n];
+        long[] total = new long[n];
+        long[] late = new long[n];
+        AtomicLong start = new AtomicLong();
+        List<Thread> ts = new ArrayList<>();
+        long t0 = System.nanoTime();
+        for (int i = 0; i < n; i++) {
+            final int k = i;
+            Thread t = new Thread(() -> {
+                long c0 = mx.getCurrentThreadCpuTime();
+                long s;
+                while ((s = start.get()) == 0) {
+                    LockSupport.parkNanos(20_000_000L);
+                }
+                late[k] = System.nanoTime() - s;
+                busyUntil(s + seconds * 1_000_000_000L);
+                total[k] = mx.getCurrentThreadCpuTime();
+                run[k] = total[k] - c0;
+            }, "conc-" + i);
+            t.setDaemon(true);
+            t.start();
+            ts.add(t);
+        }
+        /* The run starts once every thread exists, and each thread finds that out on its own
+         * timed wake-up. A start time fixed before creating the threads let the late ones find
+         * it passed (creating 200 threads next to busy ones is slow under load), and a
+         * CountDownLatch wakes its waiters one by one, each woken thread waking the next only
+         * once the scheduler runs it, which took longer than the run for most of them. */
+        long started = System.nanoTime();
+        start.set(started);
+        for (Thread t : ts) {
             t.join();
         }
+        System.out.println("started " + n + " threads in " + (started - t0) / 1_000_000 + " ms");
+        StringBuilder sb = new StringBuilder();
+        for (int i = 0; i < n; i++) {
+            sb.append("cpu conc-").append(i).append(' ').append(run[i]).append(' ').append(total[i])
+                    .append(' ').append(late[i] / 1_000_000).append('\n');
+        }
+        System.out.print(sb);
         System.out.println("done concurrent threads=" + n);
     }
 
