@@ -22,6 +22,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "cli_args.h"
+
 #define MAX_CONNS          16
 #define REQ_CAP            8192
 #define READ_MS            10000 /* to send a whole request head */
@@ -109,18 +111,11 @@ static int parse_args(int argc, char **argv, struct open_args *a)
             if (fx_cli_parse_timeout("--timeout", optarg, &a->timeout_ms, &eb) != FX_OK)
                 return fx_cli_usage("open", "%s", eb.msg);
             break;
-        case 'h':
-            return -1;
-        case ':':
-            return fx_cli_usage("open", "option '%s' needs a value", argv[optind - 1]);
         default:
-            return fx_cli_usage("open", "unknown option '%s'", argv[optind - 1]);
+            return fx_cli_opt_rest("open", o, argv);
         }
     }
-    if (optind != argc - 1)
-        return fx_cli_usage("open", "expected exactly one FILE");
-    a->file = argv[optind];
-    return FX_CLI_OK;
+    return fx_cli_one_file("open", argc, argv, &a->file);
 }
 
 /* ---- setup ---- */

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli_args.h"
 #include "fx_alloc.h"
 
 #define DEFAULT_TOP 10
@@ -71,18 +72,11 @@ static int parse_args(int argc, char **argv, struct summary_args *a)
         case 't':
             a->thread = optarg;
             break;
-        case 'h':
-            return -1;
-        case ':':
-            return fx_cli_usage("summary", "option '%s' needs a value", argv[optind - 1]);
         default:
-            return fx_cli_usage("summary", "unknown option '%s'", argv[optind - 1]);
+            return fx_cli_opt_rest("summary", o, argv);
         }
     }
-    if (optind != argc - 1)
-        return fx_cli_usage("summary", "expected exactly one FILE");
-    a->file = argv[optind];
-    return FX_CLI_OK;
+    return fx_cli_one_file("summary", argc, argv, &a->file);
 }
 
 /* ---- aggregation ---- */

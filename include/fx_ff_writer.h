@@ -15,6 +15,10 @@ struct fx_profile;
 
 #define FX_PROCESSED_PROFILE_VERSION 66
 
+/* meta.sampleUnits.threadCPUDelta: microseconds, spelled with U+00B5 MICRO SIGN (the Greek mu
+ * U+03BC is refused by the front-end). */
+#define FX_FF_CPU_DELTA_UNIT "\xC2\xB5s"
+
 /* Streams the profile as plain JSON into sink. */
 int fx_ff_write(const struct fx_profile *p, struct fx_sink sink, struct fx_errbuf *eb);
 

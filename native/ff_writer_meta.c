@@ -229,7 +229,7 @@ void fx_ff_writer_meta(const struct fx_ff_ctx *w)
     fx_json_obj_begin(j);
     kv_str(j, "time", "ms");
     kv_str(j, "eventDelay", "ms");
-    kv_str(j, "threadCPUDelta", "ns");
+    kv_str(j, "threadCPUDelta", FX_FF_CPU_DELTA_UNIT);
     fx_json_obj_end(j);
     kv_bool(j, "usesOnlyOneStackType", true);
     kv_bool(j, "sourceCodeIsNotOnSearchfox", true);

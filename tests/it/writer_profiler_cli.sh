@@ -142,7 +142,7 @@ meta = load("pcli-meta.json")
 extra = {(g["label"], e["label"]): e["value"] for g in meta.get("extra", []) for e in g["entries"]}
 check(extra.get(("Sample outcomes", "[AGCT: GC active]")) == 100,
       f"meta.extra has Sample outcomes/[AGCT: GC active] = 100: {extra}")
-check(meta["sampleUnits"]["threadCPUDelta"] == "ns", "sampleUnits.threadCPUDelta is ns")
+check(meta["sampleUnits"]["threadCPUDelta"] == "\u00b5s", "sampleUnits.threadCPUDelta is \u00b5s")
 
 if failures:
     raise SystemExit(f"{len(failures)} check(s) failed")

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: Apache-2.0
 # CTest unit.fxcheck_rejects: fxcheck must reject every file in bad/ naming the rule listed in
 # bad/expected.txt, reject multi-member gzip and trailing bytes after a gzip member, and accept
-# good/min.json both plain and as a single gzip member.
+# good/min.json both plain and as a single gzip member, and good/min-us.json (µs CPU deltas).
 # usage: fxcheck_rejects.sh FXCHECK TOOLS_SOURCE_DIR
 set -u
 fxcheck=$1
@@ -47,6 +47,7 @@ fi
 
 good=$dir/good/min.json
 expect_pass "$good"
+expect_pass "$dir/good/min-us.json" # CPU deltas in µs (U+00B5), as fxagent writes them
 gzip -c "$good" >"$tmp/single.json.gz"
 expect_pass "$tmp/single.json.gz"
 

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* fxcheck --summary-json: what a call tree would count, computed independently of the
  * front-end from the stack table — per thread its samples, CPU time (element 0 of
- * threadCPUDelta is ignored, as the front-end does) and per func the self and total counts,
+ * threadCPUDelta is ignored, as the front-end does; in ns whether the file says "ns" or "µs",
+ * raw for cycles) and per func the self and total counts,
  * a func counted once per sample however often it recurs. Runs only on a file that passed. */
 #include "fxcheck.h"
 
@@ -111,7 +112,15 @@ static cJSON *func_counts(const struct tables *t, const double *per_stack)
     return arr;
 }
 
-static double cpu_sum(const cJSON *samples)
+/* ns per threadCPUDelta unit: 1000 for µs, else 1 (ns, or cycles summed as they are). */
+static double cpu_unit_ns(const struct ck *c)
+{
+    const cJSON *u = cJSON_GetObjectItemCaseSensitive(c->meta, "sampleUnits");
+    const cJSON *cpu = cJSON_GetObjectItemCaseSensitive(u, "threadCPUDelta");
+    return cJSON_IsString(cpu) && strcmp(cpu->valuestring, "\xC2\xB5s") == 0 ? 1000 : 1;
+}
+
+static double cpu_sum(const cJSON *samples, double unit_ns)
 {
     const cJSON *d = cJSON_GetObjectItemCaseSensitive(samples, "threadCPUDelta");
     double sum = 0;
@@ -119,10 +128,10 @@ static double cpu_sum(const cJSON *samples)
     for (const cJSON *e = d ? d->child : NULL; e; e = e->next, i++)
         if (i > 0 && cJSON_IsNumber(e))
             sum += e->valuedouble;
-    return sum;
+    return sum * unit_ns;
 }
 
-static cJSON *thread_summary(const struct tables *t, const cJSON *th, long index)
+static cJSON *thread_summary(const struct tables *t, const cJSON *th, long index, double unit_ns)
 {
     const cJSON *samples = cJSON_GetObjectItemCaseSensitive(th, "samples");
     const cJSON *stack = cJSON_GetObjectItemCaseSensitive(samples, "stack");
@@ -151,7 +160,7 @@ static cJSON *thread_summary(const struct tables *t, const cJSON *th, long index
     cJSON_AddNumberToObject(o, "samples", (double)cJSON_GetArraySize(stack));
     cJSON_AddNumberToObject(o, "weightedSamples", weighted);
     cJSON_AddNumberToObject(o, "nullStackSamples", null_stack);
-    cJSON_AddNumberToObject(o, "cpuDeltaSum", cpu_sum(samples));
+    cJSON_AddNumberToObject(o, "cpuDeltaSum", cpu_sum(samples, unit_ns));
     const cJSON *markers = cJSON_GetObjectItemCaseSensitive(th, "markers");
     cJSON_AddNumberToObject(o, "markers", (double)ck_table_length(markers));
     cJSON_AddItemToObject(o, "funcs", func_counts(t, per_stack));
@@ -197,9 +206,10 @@ int ck_summary_print(const struct ck *c)
     cJSON_AddNumberToObject(root, "funcs", (double)c->n[T_FUNC]);
     cJSON *threads = cJSON_AddArrayToObject(root, "threads");
     long i = 0;
+    double unit_ns = cpu_unit_ns(c);
     const cJSON *th_arr = cJSON_GetObjectItemCaseSensitive(c->root, "threads");
     for (const cJSON *th = th_arr->child; th; th = th->next, i++)
-        cJSON_AddItemToArray(threads, thread_summary(&t, th, i));
+        cJSON_AddItemToArray(threads, thread_summary(&t, th, i, unit_ns));
     cJSON_AddItemToObject(root, "counters", counters_summary(c));
     char *text = cJSON_Print(root);
     int rc = text && puts(text) >= 0 ? 0 : 1;

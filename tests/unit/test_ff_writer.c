@@ -393,7 +393,7 @@ static void check_meta(const cJSON *root, int nthreads)
     const cJSON *units = key(meta, "sampleUnits");
     ck_assert_str_eq(key(units, "time")->valuestring, "ms");
     ck_assert_str_eq(key(units, "eventDelay")->valuestring, "ms");
-    ck_assert_str_eq(key(units, "threadCPUDelta")->valuestring, "ns");
+    ck_assert_str_eq(key(units, "threadCPUDelta")->valuestring, "\xC2\xB5s"); /* U+00B5 */
     const cJSON *ext = key(meta, "extensions");
     const char *const ext_cols[] = {"baseURL", "id", "name", NULL};
     ck_assert_int_eq(check_table(ext, ext_cols), 0);
@@ -662,13 +662,22 @@ static void check_sample_content(struct parsed *ps, const struct synth *s, int t
     ck_assert_int_eq(n, s->nsamples[t]);
     double *stack = column(sm, "stack", n), *time = sample_times(sm, n);
     double *cpu = column(sm, "threadCPUDelta", n);
+    double given_ns = 0, written_us = 0;
     for (int i = 0; i < n; i++) {
         const struct expect_sample *e = &s->samples[t][i];
         double want_ms = llround((double)(e->t_ns - T0) / 1000.0) / 1000.0;
         ck_assert_msg(fabs(time[i] - want_ms) < 1e-6, "t%d sample %d: %f != %f", t, i, time[i],
                       want_ms);
-        if (i)
-            ck_assert(e->cpu < 0 ? isnan(cpu[i]) : cpu[i] == (double)e->cpu);
+        if (i && e->cpu < 0)
+            ck_assert(isnan(cpu[i]));
+        if (i && e->cpu >= 0) {
+            /* whole µs, and the running sum never strays from the clock's by more than 0.5 */
+            ck_assert(cpu[i] >= 0 && cpu[i] == floor(cpu[i]));
+            given_ns += (double)e->cpu;
+            written_us += cpu[i];
+            ck_assert_msg(fabs(written_us * 1000 - given_ns) <= 500,
+                          "t%d sample %d: %f us vs %f ns", t, i, written_us, given_ns);
+        }
         if (e->depth < 0) {
             ck_assert(isnan(stack[i]));
             continue;
@@ -882,6 +891,37 @@ START_TEST(test_ff_writer_marker_of_fieldless_schema_has_only_type)
     const cJSON *data = cJSON_GetArrayItem(key(markers, "data"), 0);
     ck_assert_int_eq(cJSON_GetArraySize(data), 1);
     ck_assert_str_eq(key(data, "type")->valuestring, "FxBare");
+    parsed_free(&ps);
+    fx_free(json);
+    fx_profile_free(p);
+}
+END_TEST
+
+/* Samples of 400 ns CPU each: rounded one by one they would all be 0 µs; with the remainder
+ * carried the thread's total is the clock's, 998 known deltas x 400 ns = 399.2 -> 399 µs. */
+START_TEST(test_ff_writer_cpu_deltas_in_microseconds_keep_the_thread_total)
+{
+    struct fx_profile *p = fx_profile_new();
+    uint32_t t;
+    fx_stack_id st;
+    ck_assert_int_eq(fx_profile_thread_add(p, "main", 1, 0, &t), FX_OK);
+    ck_assert_int_eq(fx_profile_label_stack(p, "busy", FX_CAT_OTHER, &st), FX_OK);
+    for (int i = 0; i < 1000; i++)
+        ck_assert_int_eq(fx_profile_sample(p, t, MS(1) * (i + 1), st, i == 500 ? -1 : 400, 1),
+                         FX_OK);
+    size_t len;
+    char *json = write_mem(p, &len);
+    struct parsed ps;
+    check_profile(json, len, &ps);
+    const cJSON *sm = key(cJSON_GetArrayItem(key(ps.root, "threads"), 0), "samples");
+    double *cpu = column(sm, "threadCPUDelta", 1000);
+    double sum = 0;
+    for (int i = 1; i < 1000; i++) {
+        ck_assert(i == 500 ? isnan(cpu[i]) : cpu[i] == 0 || cpu[i] == 1);
+        sum += i == 500 ? 0 : cpu[i];
+    }
+    ck_assert(sum == 399);
+    free(cpu);
     parsed_free(&ps);
     fx_free(json);
     fx_profile_free(p);
@@ -1304,6 +1344,7 @@ static Suite *ff_writer_suite(void)
     tcase_add_test(tc, test_ff_writer_empty_profile_gets_one_placeholder_thread);
     tcase_add_test(tc, test_ff_writer_marker_of_fieldless_schema_has_only_type);
     tcase_add_test(tc, test_ff_writer_visible_threads_are_the_busiest_64);
+    tcase_add_test(tc, test_ff_writer_cpu_deltas_in_microseconds_keep_the_thread_total);
     tcase_add_test(tc, test_ff_writer_locale_does_not_change_numbers);
     tcase_add_test(tc, test_ff_writer_sink_and_allocation_failures_are_reported);
     suite_add_tcase(s, tc);
