@@ -2,8 +2,8 @@
 /* JVMTI capabilities, callbacks and event enabling. ASGCT's own prerequisites live here:
  * ClassLoad must be enabled (else every call returns -1), and every method needs a jmethodID
  * before it can appear in a trace, so ClassPrepare and VMInit create them (GetClassMethods).
- * CompiledMethodLoad is enabled only for its side effect: with it, HotSpot keeps debug info at
- * non-safepoint PCs (like -XX:+DebugNonSafepoints), so inlined frames are attributed right. */
+ * CompiledMethodLoad feeds the JIT markers; it also makes HotSpot record debug info at
+ * non-safepoint PCs unless -XX:[+-]DebugNonSafepoints is given (docs/VALIDATION.md 4.5). */
 #include "fx_agent.h"
 
 #include <string.h>
