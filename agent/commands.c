@@ -414,7 +414,7 @@ static int cmd_status(struct fx_outcome *out)
     pthread_mutex_unlock(&name_lock);
     return fx_outcome_set(
             out, FX_RC_OK,
-            "%s for %.1f s: %s, interval %s, %llu samples taken (%llu in memory), %u threads, %llu ring drops, memory %.1f of %.1f MiB (tables %.1f MiB, rings %.1f MiB more), %llu dropped by the bound, loop %s, file %s%s%s",
+            "%s for %.1f s: %s, interval %s, %llu samples taken (%llu in memory), %u threads, %llu ring drops, memory %.1f of %.1f MiB (tables %.1f MiB, rings %.1f MiB), %llu dropped by the bound, loop %s, file %s%s%s",
             state_names[s], (double)(until - fx_ag.sampling_begin_ns) / 1e9, fx_timer_engine_name(),
             iv, (unsigned long long)st->samples, (unsigned long long)st->held, st->threads,
             (unsigned long long)st->drops, (double)st->memory / 1048576.0,

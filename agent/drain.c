@@ -58,6 +58,8 @@ static struct {
     pthread_cond_t cond;
     bool stop, running;
     struct fx_methods *methods;
+    uint32_t methods_gen; /* the model's generation the cached func ids belong to */
+    uint64_t methods_resolved, methods_unknown; /* by caches dropped at earlier resets */
     uint64_t outcomes[FX_ASGCT_CODES], outcome_other, java_stacks;
     uint64_t records, samples, idle_inserted, truncated, model_errors;
     uint64_t weight_sum, cpu_sum_ns, cpu_gaps, wall_sum_ns, wall_gaps;
@@ -265,8 +267,17 @@ void fx_drain_once(jvmtiEnv *jvmti, JNIEnv *jni)
     struct fx_profile *p = fx_ag.profile;
     if (p == NULL)
         return;
+    if (dr.methods != NULL && dr.methods_gen != fx_profile_generation(p)) {
+        /* The tables were rebuilt at a reset (window.c): the cached func ids are void. The
+         * methods of the next period are resolved again, once each. */
+        dr.methods_resolved += fx_methods_count(dr.methods);
+        dr.methods_unknown += fx_methods_unknown(dr.methods);
+        fx_methods_free(dr.methods);
+        dr.methods = NULL;
+    }
     if (dr.methods == NULL && (dr.methods = fx_methods_new()) == NULL)
         return;
+    dr.methods_gen = fx_profile_generation(p);
     fx_markers_drain(jvmti, jni, p); /* before any reaping: records may name ended threads */
     for (struct fx_thread *t = fx_threads_head(); t != NULL; t = t->next)
         drain_thread(jvmti, jni, p, t);
@@ -367,8 +378,9 @@ static void report_sampling(struct fx_profile *p, const struct handler_cost *c)
                          c->timed ? (int64_t)(c->cpu_ns / c->timed) : 0);
     fx_profile_extra_int(p, g, "max CPU ns in handler", (int64_t)c->max_ns);
     fx_profile_extra_int(p, g, "signals whose handler CPU time was measured", (int64_t)c->timed);
-    fx_profile_extra_int(p, g, "methods resolved",
-                         dr.methods ? (int64_t)fx_methods_count(dr.methods) : 0);
+    fx_profile_extra_int(
+            p, g, "methods resolved",
+            (int64_t)(dr.methods_resolved + (dr.methods ? fx_methods_count(dr.methods) : 0)));
     if (fx_ag.opt.mode == FX_MODE_WALL)
         fx_profile_extra_int(p, g, "wall sampler ticks", (int64_t)fx_timer_wall_ticks());
 }
@@ -393,8 +405,9 @@ static void report_losses(struct fx_profile *p, uint64_t drops)
     fx_threads_stats(&st);
     fx_profile_extra_int(p, g, "ring drops (all threads)", (int64_t)drops);
     fx_profile_extra_int(p, g, "truncated stacks", (int64_t)dr.truncated);
-    fx_profile_extra_int(p, g, "unknown method frames",
-                         dr.methods ? (int64_t)fx_methods_unknown(dr.methods) : 0);
+    fx_profile_extra_int(
+            p, g, "unknown method frames",
+            (int64_t)(dr.methods_unknown + (dr.methods ? fx_methods_unknown(dr.methods) : 0)));
     fx_profile_extra_int(p, g, "model errors", (int64_t)dr.model_errors);
     fx_profile_extra_int(p, g, "signals on unregistered threads",
                          (int64_t)__atomic_load_n(&fx_sig.no_thread, __ATOMIC_RELAXED));

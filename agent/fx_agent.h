@@ -245,6 +245,8 @@ struct fx_threads_stats {
     uint64_t registered, not_sampled, arm_failed, perf, timer, table_full, existing;
 };
 void fx_threads_stats(struct fx_threads_stats *out);
+/* Any thread: bytes of the sample rings allocated now (inside memory=), and how many rings. */
+uint64_t fx_threads_ring_bytes(uint32_t *count);
 
 /* --- vmstructs.c: HotSpot's exported type table --- */
 

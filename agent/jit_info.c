@@ -22,6 +22,7 @@ struct jit_name {
 /* The model owner's cache. */
 static struct {
     struct fx_profile *p; /* the model the ids belong to */
+    uint32_t gen;         /* and its generation (fx_profile_compact renumbers them) */
     struct jit_name *slots;
     size_t cap, count; /* cap: 0 or a power of two */
 } nm;
@@ -136,11 +137,12 @@ out_release:
 int fx_jit_info_name(jvmtiEnv *jvmti, JNIEnv *jni, struct fx_profile *p, jmethodID id,
                      fx_str_id *out)
 {
-    if (nm.p != p) { /* string ids belong to one model */
+    if (nm.p != p || nm.gen != fx_profile_generation(p)) { /* ids: one model, one generation */
         if (nm.slots != NULL)
             memset(nm.slots, 0, nm.cap * sizeof(*nm.slots));
         nm.count = 0;
         nm.p = p;
+        nm.gen = fx_profile_generation(p);
     }
     if ((nm.count + 1) * 2 > nm.cap && names_grow() != FX_OK)
         return method_text(jvmti, jni, p, id, out); /* uncached, still right */

@@ -97,13 +97,64 @@ static int table_insert(struct fx_thread *t)
     return FX_EFULL;
 }
 
+/* memory= covers the rings too (docs/PRODUCTION.md, "Memory"): they may take a quarter of it,
+ * and the model gets what they leave (window.c). A ring is ring= while the rings left room is at
+ * least 32 such rings, then halves as that room shrinks, down to RING_FLOOR: a thread is always
+ * sampled, so only at the floor can the rings pass their quarter (reported). */
+#define RING_FLOOR     (32u * 1024u) /* ~90 ms of 20-frame stacks at 1 ms; ring= if smaller */
+#define RING_SHARE_DIV 4u            /* rings: a quarter of memory= */
+#define RING_ROOM_DIV  32u           /* a ring takes at most 1/32 of the room left */
+
+static uint64_t ring_total; /* atomic: bytes of the rings allocated and not yet freed */
+static uint32_t ring_count; /* atomic: how many */
+
+static size_t ring_size(void)
+{
+    uint64_t budget = __atomic_load_n(&fx_ag.opt.memory_bytes, __ATOMIC_RELAXED) / RING_SHARE_DIV;
+    uint64_t used = __atomic_load_n(&ring_total, __ATOMIC_RELAXED);
+    uint64_t room = used < budget ? budget - used : 0;
+    uint64_t size = 64; /* ring=, rounded up to a power of two as fx_ring_init does */
+    while (size < fx_ag.opt.ring_bytes)
+        size <<= 1;
+    uint64_t floor = size < RING_FLOOR ? size : RING_FLOOR;
+    while (size > floor && size > room / RING_ROOM_DIV)
+        size /= 2;
+    return (size_t)size;
+}
+
+static int ring_alloc(struct fx_ring *r)
+{
+    int rc = fx_ring_init(r, ring_size());
+    if (rc == FX_OK) {
+        __atomic_add_fetch(&ring_total, r->cap, __ATOMIC_RELAXED);
+        __atomic_add_fetch(&ring_count, 1, __ATOMIC_RELAXED);
+    }
+    return rc;
+}
+
+static void ring_free(struct fx_ring *r)
+{
+    if (r->buf != NULL) {
+        __atomic_sub_fetch(&ring_total, r->cap, __ATOMIC_RELAXED);
+        __atomic_sub_fetch(&ring_count, 1, __ATOMIC_RELAXED);
+    }
+    fx_ring_destroy(r);
+}
+
+uint64_t fx_threads_ring_bytes(uint32_t *count)
+{
+    if (count != NULL)
+        *count = __atomic_load_n(&ring_count, __ATOMIC_RELAXED);
+    return __atomic_load_n(&ring_total, __ATOMIC_RELAXED);
+}
+
 static void thread_free(JNIEnv *jni, struct fx_thread *t)
 {
     if (t == NULL)
         return;
     if (t->ref != NULL && jni != NULL)
         (*jni)->DeleteGlobalRef(jni, t->ref);
-    fx_ring_destroy(&t->ring);
+    ring_free(&t->ring);
     fx_free(t->frames);
     fx_free(t->probe.frames); /* probe.c allocates it; no handler can reach t any more */
     fx_free(t->name);
@@ -138,7 +189,7 @@ static struct fx_thread *thread_new(JNIEnv *jni, jthread thread, char *name, pid
     t->depth = fx_ag.opt.depth;
     t->start_ns = fx_agent_now_ns();
     t->frames = fx_calloc(t->depth, sizeof(fx_asgct_frame));
-    if (t->frames == NULL || fx_ring_init(&t->ring, fx_ag.opt.ring_bytes) != FX_OK)
+    if (t->frames == NULL || ring_alloc(&t->ring) != FX_OK)
         goto out_free_thread;
     t->ref = (*jni)->NewGlobalRef(jni, thread);
     if (t->ref == NULL)

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* The recording's window, kept by the model's owner (the drain thread; VMDeath after it):
- *  - the memory bound: past `memory` bytes the oldest half of the samples is dropped, counted
- *    and dated; past a quarter of it the interned tables take no new row and such samples get
- *    the "[stack table full]" stack;
- *  - periods: a reset (loop, dump,reset, a restart) drops what was written and moves t0;
+ *  - the memory bound (model + sample rings): once the model passes what the rings leave of
+ *    `memory`, the oldest half of the samples is dropped, counted and dated; past an eighth of
+ *    it the interned tables take no new row and such samples get the "[stack table full]" stack;
+ *  - periods: a reset (loop, dump,reset, a restart) drops what was written, rebuilds the tables
+ *    with only what is kept, and moves t0;
  *  - requests from other threads (dump, status, restart), served between two drain passes, so
  *    the model keeps exactly one writer: a dump gets a deep copy to write on its own thread
  *    while the drain goes on emptying rings.
@@ -22,11 +23,17 @@
 
 #define REQUEST_WAIT_S 30 /* a drain pass never takes this long; a stuck drain does */
 
+/* memory= covers the model and the sample rings (threads.c keeps the rings within a quarter of
+ * it, but at their 32 KiB floor). The model gets what the rings leave, never less than a quarter;
+ * its interned tables stop at an eighth, so by doubling they stay within a quarter. */
+#define TABLE_SHARE_DIV 8u
+#define MODEL_FLOOR_DIV 4u
+
 static struct {
     size_t bound; /* atomic: fx_ag.opt.memory_bytes when the recording began */
     fx_stack_id full_stack;
     bool have_full_stack;
-    uint64_t full_samples, late;
+    uint64_t full_samples, late, compactions;
     uint64_t dropped_total, dropped, drop_events; /* dropped: in the current period */
     int64_t drop_from, drop_to;                   /* time range of `dropped` */
     int64_t period_ns, begin_ns;                  /* t0 of the period; oldest time held */
@@ -69,7 +76,7 @@ int fx_window_init(struct fx_profile *p)
 {
     size_t bound = (size_t)fx_ag.opt.memory_bytes;
     __atomic_store_n(&win.bound, bound, __ATOMIC_RELAXED);
-    fx_profile_set_table_limit(p, bound / 4);
+    fx_profile_set_table_limit(p, bound / TABLE_SHARE_DIV);
     win.have_full_stack =
             fx_profile_label_stack(p, "[stack table full]", FX_CAT_OTHER, &win.full_stack) == FX_OK;
     new_period(fx_ag.start_ns);
@@ -95,10 +102,17 @@ bool fx_window_admit(int64_t time_ns)
     return false;
 }
 
+static size_t model_bound(size_t bound)
+{
+    size_t rings = (size_t)fx_threads_ring_bytes(NULL);
+    size_t floor = bound / MODEL_FLOOR_DIV;
+    return rings < bound - floor ? bound - rings : floor;
+}
+
 void fx_window_bound(struct fx_profile *p)
 {
     size_t bound = __atomic_load_n(&win.bound, __ATOMIC_RELAXED);
-    if (bound == 0 || fx_profile_memory(p) <= bound)
+    if (bound == 0 || fx_profile_memory(p) <= model_bound(bound))
         return;
     uint64_t n = fx_profile_sample_count(p);
     if (n == 0)
@@ -129,16 +143,39 @@ static void extra_time(struct fx_profile *p, const char *label, int64_t t_ns)
     fx_profile_extra_str(p, "Memory bound", label, buf);
 }
 
-/* meta.extra "Memory bound": what this file lost to the bound, and when. */
+static void extra_mib(struct fx_profile *p, const char *label, size_t bytes, const char *note)
+{
+    char buf[160];
+    snprintf(buf, sizeof(buf), "%.2f MiB%s", (double)bytes / 1048576.0, note);
+    fx_profile_extra_str(p, "Memory bound", label, buf);
+}
+
+/* The agent's memory, as memory= counts it: the model and the rings, at the time of this file. */
+static void report_memory(struct fx_profile *p, size_t bound)
+{
+    uint32_t nrings;
+    size_t rings = (size_t)fx_threads_ring_bytes(&nrings), model = fx_profile_memory(p);
+    char note[96];
+    extra_mib(p, "bound", bound, " (memory=: the model and the sample rings)");
+    extra_mib(p, "agent memory at this dump: model + sample rings", model + rings,
+              model + rings > bound ? " (over the bound: rings at their 32 KiB floor)" : "");
+    extra_mib(p, "model memory at this dump", model, " (samples, tables, markers, counters)");
+    extra_mib(p, "model's share of the bound now (what the rings leave)", model_bound(bound), "");
+    extra_mib(p, "interned tables (strings, funcs, frames, stacks)", fx_profile_table_memory(p),
+              "");
+    snprintf(note, sizeof(note), " in %u threads' rings (ring= is the most one takes)", nrings);
+    extra_mib(p, "sample rings", rings, note);
+    fx_profile_extra_str(
+            p, "Memory bound", "not counted",
+            "the copy of the model a dump writes from (freed after the write); the JVM's own memory");
+}
+
+/* meta.extra "Memory bound": what the agent holds, what this file lost to the bound, and when. */
 static void report(struct fx_profile *p)
 {
     const char *g = "Memory bound";
-    char buf[64];
     size_t bound = __atomic_load_n(&win.bound, __ATOMIC_RELAXED);
-    snprintf(buf, sizeof(buf), "%.1f MiB (memory=)", (double)bound / 1048576.0);
-    fx_profile_extra_str(p, g, "bound", buf);
-    snprintf(buf, sizeof(buf), "%.1f MiB", (double)fx_profile_memory(p) / 1048576.0);
-    fx_profile_extra_str(p, g, "model memory at this dump", buf);
+    report_memory(p, bound);
     fx_profile_extra_int(p, g, "dropped (memory bound): samples, oldest first",
                          (int64_t)win.dropped);
     if (win.dropped > 0) {
@@ -148,16 +185,34 @@ static void report(struct fx_profile *p)
     fx_profile_extra_int(p, g, "dropped since sampling began", (int64_t)win.dropped_total);
     fx_profile_extra_int(p, g, "samples with [stack table full] (tables at their limit)",
                          (int64_t)win.full_samples);
+    fx_profile_extra_int(p, g, "tables rebuilt at period resets (only what is kept)",
+                         (int64_t)win.compactions);
     fx_profile_extra_int(p, g, "late samples of an earlier period, not added", (int64_t)win.late);
 }
 
 /* --- the owner's side of a request --- */
+
+/* The next period starts with the tables it needs (the markers' strings), not with every stack
+ * seen since sampling began: without this a server's steady trickle of new stacks fills the
+ * tables in the end and every new stack becomes "[stack table full]". Ids held across drain
+ * passes (methods.c via drain.c, jit_info.c, the full stack here) follow the generation. On
+ * failure the tables stay as they were: still valid, merely larger. */
+static void compact(struct fx_profile *p)
+{
+    if (fx_profile_compact(p) != FX_OK)
+        return;
+    win.compactions++;
+    win.have_full_stack =
+            fx_profile_label_stack(p, "[stack table full]", FX_CAT_OTHER, &win.full_stack) == FX_OK;
+    malloc_trim(0);
+}
 
 /* Drops what the snapshot holds; per-thread gap state restarts, so no "[idle]" sample and no
  * CPU delta spans two periods. */
 static void reset_period(struct fx_profile *p, int64_t now)
 {
     fx_profile_drop_before(p, INT64_MAX);
+    compact(p);
     for (struct fx_thread *t = fx_threads_head(); t != NULL; t = t->next)
         t->have_last = false;
     new_period(now);
@@ -194,16 +249,15 @@ static void serve_status(struct fx_window_request *r)
     memset(s, 0, sizeof(*s));
     s->samples = fx_drain_samples();
     s->held = fx_profile_sample_count(p);
-    s->memory = fx_profile_memory(p);
+    s->ring_bytes = fx_threads_ring_bytes(NULL);
+    s->memory = fx_profile_memory(p) + (size_t)s->ring_bytes; /* what memory= bounds */
     s->tables = fx_profile_table_memory(p);
     s->bound = __atomic_load_n(&win.bound, __ATOMIC_RELAXED);
     s->dropped = win.dropped_total;
     s->full_samples = win.full_samples;
     s->drops = fx_drain_ring_drops();
-    for (struct fx_thread *t = fx_threads_head(); t != NULL; t = t->next) {
-        s->ring_bytes += t->ring.cap;
+    for (struct fx_thread *t = fx_threads_head(); t != NULL; t = t->next)
         s->threads += !__atomic_load_n(&t->ended, __ATOMIC_ACQUIRE);
-    }
     s->period_ns = win.period_ns;
     r->rc = FX_OK;
 }
@@ -221,7 +275,7 @@ static void serve(jvmtiEnv *jvmti, JNIEnv *jni, struct fx_window_request *r)
         reset_period(fx_ag.profile, r->begin_ns);
         win.begin_ns = r->begin_ns;
         __atomic_store_n(&win.bound, (size_t)r->bound, __ATOMIC_RELAXED);
-        fx_profile_set_table_limit(fx_ag.profile, (size_t)r->bound / 4);
+        fx_profile_set_table_limit(fx_ag.profile, (size_t)r->bound / TABLE_SHARE_DIV);
         r->rc = FX_OK;
         break;
     case FX_WINDOW_AFTER_DUMP:

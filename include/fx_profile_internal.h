@@ -142,7 +142,8 @@ struct fx_profile {
     int64_t meta_int[FX_META_INT_COUNT];
     bool meta_int_set[FX_META_INT_COUNT];
 
-    size_t table_limit; /* fx_profile_set_table_limit; 0: none */
+    size_t table_limit;  /* fx_profile_set_table_limit; 0: none */
+    uint32_t generation; /* fx_profile_compact: how many times the ids were renumbered */
 };
 
 struct fx_category_info {

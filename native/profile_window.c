@@ -375,6 +375,7 @@ static void copy_meta(struct fx_profile *d, const struct fx_profile *s, bool *ok
     d->interval_ms = s->interval_ms;
     d->pid = s->pid;
     d->table_limit = s->table_limit;
+    d->generation = s->generation;
     for (unsigned k = 0; k < FX_META_COUNT; k++)
         d->meta[k] = dup_str(s->meta[k], ok);
     memcpy(d->meta_int, s->meta_int, sizeof(d->meta_int));

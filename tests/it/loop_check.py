@@ -3,7 +3,9 @@
 """Checks that periodic profiles do not overlap: in wall-clock time (meta.startTime plus sample
 times), every sample of file k comes after every sample of file k-1, and each file's samples lie
 in its own profiling range. Only the last file (stop, exit) may be empty. Prints each file's
-range.
+range. Each reset rebuilds the interned tables (docs/PRODUCTION.md, "Memory"): file k reports at
+least k-1 rebuilds, no "[stack table full]" sample, and its stack table holds (nearly) only the
+stacks its own samples reach, not every stack of the earlier periods.
 
 usage: loop_check.py FILE1.json.gz FILE2.json.gz ...   (in sequence order)
 """
@@ -30,10 +32,48 @@ def sample_range(doc):
     return first, last
 
 
+def memory_extra(doc, label):
+    for g in doc["meta"].get("extra", []):
+        if g["label"] == "Memory bound":
+            for e in g["entries"]:
+                if e["label"].startswith(label):
+                    return e["value"]
+    return None
+
+
+def unreached_stacks(doc):
+    """Stacks that no sample reaches (as itself or as a prefix of its stack)."""
+    offsets = doc["shared"]["stackTable"]["prefixOffset"]  # 0: root, else parent i - offset
+    prefix = [i - o if o else None for i, o in enumerate(offsets)]
+    reached = [False] * len(prefix)
+    for t in doc["threads"]:
+        for s in t["samples"]["stack"]:
+            while s is not None and not reached[s]:
+                reached[s] = True
+                s = prefix[s]
+    return reached.count(False)
+
+
+def check_tables(path, k, doc):
+    rebuilt = memory_extra(doc, "tables rebuilt at period resets")
+    full = memory_extra(doc, "samples with [stack table full]")
+    unreached = unreached_stacks(doc)
+    print(f"{path}: tables rebuilt {rebuilt} times, {unreached} stacks no sample reaches")
+    if rebuilt is None or rebuilt < k - 1:
+        sys.exit(f"{path}: file {k} of a loop reports {rebuilt} table rebuilds (want >= {k - 1})")
+    if full != 0:
+        sys.exit(f"{path}: {full} samples with [stack table full]")
+    # After a rebuild only the "[stack table full]" pseudo-stack is interned without a sample.
+    if k > 1 and unreached > 2:
+        sys.exit(f"{path}: {unreached} stacks that no sample reaches: earlier periods' stacks "
+                 "were kept")
+
+
 def main():
     prev_last, prev_name = None, None
-    for path in sys.argv[1:]:
+    for k, path in enumerate(sys.argv[1:], start=1):
         doc = load(path)
+        check_tables(path, k, doc)
         meta = doc["meta"]
         t0 = meta["startTime"]
         first, last = sample_range(doc)

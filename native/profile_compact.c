@@ -1,0 +1,222 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* Compaction of the interned tables: only the rows that the samples and markers still held
+ * reach survive, renumbered, in a fresh set of tables swapped in at the end; a failure leaves the
+ * model as it was. Every id handed out before a compaction is void after it (the generation). */
+#include "fx_profile.h"
+
+#include <string.h>
+
+#include "fx_alloc.h"
+#include "fx_profile_internal.h"
+
+/* Old row -> new row in the fresh tables; FX_NONE_ID: not (yet) interned there. */
+struct remap {
+    uint32_t *str, *func, *frame, *stack;
+    bool *keep_stack; /* reached from a sample */
+};
+
+static void remap_free(struct remap *m)
+{
+    fx_free(m->str), fx_free(m->func), fx_free(m->frame), fx_free(m->stack);
+    fx_free(m->keep_stack);
+}
+
+static uint32_t *none_array(uint32_t n)
+{
+    uint32_t *a = fx_reallocarray(NULL, n ? n : 1, sizeof(*a));
+    if (a)
+        memset(a, 0xff, (size_t)(n ? n : 1) * sizeof(*a)); /* every entry FX_NONE_ID */
+    return a;
+}
+
+static int remap_init(struct remap *m, const struct fx_profile *p)
+{
+    m->str = none_array(p->strings.count);
+    m->func = none_array(p->funcs.count);
+    m->frame = none_array(p->frames.count);
+    m->stack = none_array(p->stacks.count);
+    m->keep_stack = fx_calloc(p->stacks.count ? p->stacks.count : 1, sizeof(*m->keep_stack));
+    if (!m->str || !m->func || !m->frame || !m->stack || !m->keep_stack)
+        return FX_ENOMEM;
+    return FX_OK;
+}
+
+/* A sample's stack and all its prefixes; stops at a prefix already marked. */
+static void mark_samples(const struct fx_profile *p, bool *keep)
+{
+    for (uint32_t t = 0; t < p->nthreads; t++) {
+        const struct fx_samples *s = &p->threads[t].samples;
+        for (uint32_t i = 0; i < s->count; i++) {
+            for (uint32_t st = s->stack[i]; st != FX_NONE_ID && !keep[st];
+                 st = p->stacks.prefix[st])
+                keep[st] = true;
+        }
+    }
+}
+
+static int new_str(struct fx_profile *q, const struct fx_profile *p, struct remap *m, uint32_t s,
+                   uint32_t *out)
+{
+    if (s == FX_NONE_ID || m->str[s] != FX_NONE_ID) {
+        *out = s == FX_NONE_ID ? FX_NONE_ID : m->str[s];
+        return FX_OK;
+    }
+    size_t len;
+    const char *bytes = fx_strtab_get(&p->strings, s, &len);
+    fx_str_id id;
+    int rc = fx_profile_string(q, bytes, len, &id);
+    if (rc == FX_OK)
+        *out = m->str[s] = id.i;
+    return rc;
+}
+
+static int new_func(struct fx_profile *q, const struct fx_profile *p, struct remap *m, uint32_t f,
+                    uint32_t *out)
+{
+    if (m->func[f] != FX_NONE_ID) {
+        *out = m->func[f];
+        return FX_OK;
+    }
+    const struct fx_funcs *fn = &p->funcs;
+    struct fx_func_key k = {.line = fn->line[f], .is_java = fn->is_java[f]};
+    int rc = new_str(q, p, m, fn->name[f], &k.name.i);
+    if (rc == FX_OK)
+        rc = new_str(q, p, m, fn->resource[f], &k.resource.i);
+    if (rc == FX_OK)
+        rc = new_str(q, p, m, fn->source[f], &k.source.i);
+    fx_func_id id;
+    if (rc == FX_OK)
+        rc = fx_profile_func(q, &k, &id);
+    if (rc == FX_OK)
+        *out = m->func[f] = id.i;
+    return rc;
+}
+
+static int new_frame(struct fx_profile *q, const struct fx_profile *p, struct remap *m, uint32_t f,
+                     uint32_t *out)
+{
+    if (m->frame[f] != FX_NONE_ID) {
+        *out = m->frame[f];
+        return FX_OK;
+    }
+    const struct fx_frames *fr = &p->frames;
+    struct fx_frame_key k = {.line = fr->line[f],
+                             .category = fr->category[f],
+                             .subcategory = fr->subcategory[f],
+                             .inline_depth = fr->inline_depth[f]};
+    int rc = new_func(q, p, m, fr->func[f], &k.func.i);
+    fx_frame_id id;
+    if (rc == FX_OK)
+        rc = fx_profile_frame(q, &k, &id);
+    if (rc == FX_OK)
+        *out = m->frame[f] = id.i;
+    return rc;
+}
+
+/* Rows in order: a prefix is smaller than its stack, so it is always mapped first. */
+static int copy_stacks(struct fx_profile *q, const struct fx_profile *p, struct remap *m)
+{
+    for (uint32_t s = 0; s < p->stacks.count; s++) {
+        if (!m->keep_stack[s])
+            continue;
+        uint32_t prefix = p->stacks.prefix[s];
+        fx_stack_id pre = {prefix == FX_NONE_ID ? FX_NONE_ID : m->stack[prefix]};
+        fx_frame_id frame;
+        int rc = new_frame(q, p, m, p->stacks.frame[s], &frame.i);
+        fx_stack_id id;
+        if (rc == FX_OK)
+            rc = fx_profile_stack(q, pre, frame, &id);
+        if (rc != FX_OK)
+            return rc;
+        m->stack[s] = id.i;
+    }
+    return FX_OK;
+}
+
+static bool is_str_field(const struct fx_marker_schema *s, unsigned f)
+{
+    return s->fields[f].format == FX_FMT_STRING || s->fields[f].format == FX_FMT_UNIQUE_STRING;
+}
+
+/* Marker names and string fields: interned in q (apply = false), or rewritten (apply). */
+static int markers_strings(struct fx_profile *q, struct fx_profile *p, struct remap *m, bool apply)
+{
+    for (uint32_t t = 0; t < p->nthreads; t++) {
+        struct fx_markers *mk = &p->threads[t].markers;
+        for (uint32_t i = 0; i < mk->count; i++) {
+            uint32_t *ids[1 + FX_MARKER_MAX_FIELDS] = {&mk->name[i]};
+            unsigned n = 1;
+            const struct fx_marker_schema *s =
+                    mk->schema[i] == FX_NONE_ID ? NULL : p->schemas[mk->schema[i]];
+            for (unsigned f = 0; s && f < s->n_fields; f++) {
+                if (is_str_field(s, f))
+                    ids[n++] = &mk->values[mk->values_at[i] + f].s.i;
+            }
+            for (unsigned k = 0; k < n; k++) {
+                uint32_t nid;
+                int rc = apply ? FX_OK : new_str(q, p, m, *ids[k], &nid);
+                if (rc != FX_OK)
+                    return rc;
+                if (apply && *ids[k] != FX_NONE_ID)
+                    *ids[k] = m->str[*ids[k]];
+            }
+        }
+    }
+    return FX_OK;
+}
+
+static void remap_samples(struct fx_profile *p, const struct remap *m)
+{
+    for (uint32_t t = 0; t < p->nthreads; t++) {
+        struct fx_samples *s = &p->threads[t].samples;
+        for (uint32_t i = 0; i < s->count; i++) {
+            if (s->stack[i] != FX_NONE_ID)
+                s->stack[i] = m->stack[s->stack[i]];
+        }
+    }
+}
+
+/* p takes q's tables; q is left with none. */
+static void swap_tables(struct fx_profile *p, struct fx_profile *q)
+{
+    fx_profile_tables_destroy(p);
+    p->strings = q->strings;
+    p->funcs = q->funcs;
+    p->frames = q->frames;
+    p->stacks = q->stacks;
+    p->resources = q->resources;
+    p->sources = q->sources;
+    memset(&q->strings, 0, sizeof(q->strings));
+    memset(&q->funcs, 0, sizeof(q->funcs));
+    memset(&q->frames, 0, sizeof(q->frames));
+    memset(&q->stacks, 0, sizeof(q->stacks));
+    memset(&q->resources, 0, sizeof(q->resources));
+    memset(&q->sources, 0, sizeof(q->sources));
+}
+
+int fx_profile_compact(struct fx_profile *p)
+{
+    struct remap m = {0};
+    struct fx_profile *q = fx_profile_new();
+    int rc = q ? remap_init(&m, p) : FX_ENOMEM;
+    if (rc == FX_OK) {
+        mark_samples(p, m.keep_stack);
+        rc = copy_stacks(q, p, &m);
+    }
+    if (rc == FX_OK)
+        rc = markers_strings(q, p, &m, false);
+    if (rc == FX_OK) {
+        remap_samples(p, &m);
+        markers_strings(q, p, &m, true);
+        swap_tables(p, q);
+        p->generation++;
+    }
+    remap_free(&m);
+    fx_profile_free(q);
+    return rc;
+}
+
+uint32_t fx_profile_generation(const struct fx_profile *p)
+{
+    return p->generation;
+}
