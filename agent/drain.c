@@ -42,6 +42,7 @@ static const char *const state_labels[FX_WS_COUNT] = {
 /* The signal handler's own figures (struct fx_thread), summed over threads. */
 struct handler_cost {
     uint64_t cpu_ns, timed, max_ns, handled;
+    int64_t armed_cpu_ns; /* the threads' CPU time while armed (coverage, cpu mode) */
 };
 
 static void add_cost(struct handler_cost *c, const struct fx_thread *t)
@@ -252,6 +253,7 @@ static bool finished(struct fx_thread *t)
     if (!t->finished)
         return false;
     add_cost(&dr.reaped, t);
+    dr.reaped.armed_cpu_ns += fx_timer_armed_cpu_ns(t); /* fx_threads_reap holds the lock */
     uint64_t d = fx_ring_drops(&t->ring);
     dr.drops += d;
     if (d > 0 && fx_ag.profile != NULL) {
@@ -354,6 +356,22 @@ static void extra_ms(struct fx_profile *p, const char *group, const char *label,
     fx_profile_extra_str(p, group, label, buf);
 }
 
+/* Do the samples account for the CPU time they claim to sample? Each cpu-mode sample stands
+ * for weight x interval of its thread's CPU time; the threads' CPU time while armed is what
+ * they should add up to. The shortfall is every loss at once: ring drops, signals merged while
+ * one was pending, kernel time (exclude_kernel), and each thread's last partial interval. */
+static void report_coverage(struct fx_profile *p, const char *g, int64_t armed_cpu_ns)
+{
+    double covered = (double)dr.weight_sum * (double)fx_ag.opt.interval_ns;
+    extra_ms(p, g, "thread CPU time while sampled", (double)armed_cpu_ns);
+    extra_ms(p, g, "CPU time the samples stand for (weight x interval)", covered);
+    if (armed_cpu_ns > 0) {
+        char buf[48];
+        snprintf(buf, sizeof(buf), "%.1f %%", 100.0 * covered / (double)armed_cpu_ns);
+        fx_profile_extra_str(p, g, "coverage (samples / CPU time while sampled)", buf);
+    }
+}
+
 static void report_sampling(struct fx_profile *p, const struct handler_cost *c)
 {
     const char *g = "Sampling";
@@ -378,6 +396,8 @@ static void report_sampling(struct fx_profile *p, const struct handler_cost *c)
                          c->timed ? (int64_t)(c->cpu_ns / c->timed) : 0);
     fx_profile_extra_int(p, g, "max CPU ns in handler", (int64_t)c->max_ns);
     fx_profile_extra_int(p, g, "signals whose handler CPU time was measured", (int64_t)c->timed);
+    if (fx_ag.opt.mode == FX_MODE_CPU)
+        report_coverage(p, g, c->armed_cpu_ns);
     fx_profile_extra_int(
             p, g, "methods resolved",
             (int64_t)(dr.methods_resolved + (dr.methods ? fx_methods_count(dr.methods) : 0)));
@@ -428,6 +448,9 @@ void fx_drain_report(struct fx_profile *p)
     for (struct fx_thread *t = fx_threads_head(); t != NULL; t = t->next) {
         uint64_t d = fx_ring_drops(&t->ring);
         add_cost(&cost, t);
+        fx_threads_lock();
+        cost.armed_cpu_ns += fx_timer_armed_cpu_ns(t);
+        fx_threads_unlock();
         drops += d;
         if (d > 0) {
             char label[160];

@@ -125,6 +125,8 @@ struct fx_thread {
     jthread ref; /* global reference */
     enum fx_engine_kind engine;
     timer_t timer;
+    int64_t cpu_armed_ns;    /* thread CPU time while its timer was armed, closed stretches */
+    int64_t cpu_armed_since; /* thread CPU time when the open stretch began, or -1 */
     int64_t start_ns, end_ns;
     int ended; /* atomic: disarmed and unregistered, the producer is gone */
     struct fx_thread *next;
@@ -263,6 +265,9 @@ void fx_timer_disarm(struct fx_thread *t);
 void fx_timer_pause(struct fx_thread *t);
 /* Undoes fx_timer_pause (a restart). */
 void fx_timer_resume(struct fx_thread *t);
+/* Thread CPU time while its timer was armed: what its cpu-mode samples should add up to.
+ * Caller holds fx_threads_lock, or the thread has ended. */
+int64_t fx_timer_armed_cpu_ns(const struct fx_thread *t);
 /* Agent_OnLoad: fails with one line in eb if the chosen engine cannot work at all. */
 int fx_timer_probe(struct fx_errbuf *eb);
 /* Process-wide part: itimer's setitimer, wall's sampler thread. */

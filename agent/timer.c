@@ -31,6 +31,39 @@ static clockid_t thread_cpu_clock(pid_t tid)
     return (clockid_t)((~(unsigned)tid) << 3) | 6;
 }
 
+static int64_t thread_cpu_ns(pid_t tid)
+{
+    struct timespec ts;
+    if (clock_gettime(thread_cpu_clock(tid), &ts) != 0)
+        return -1; /* the thread is gone */
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* Coverage: the CPU time a thread spends with its timer armed is what its samples should
+ * stand for; less means signals lost (kernel time with exclude_kernel, overflows merged into
+ * one pending signal, ring drops) or each thread's last, partial interval. */
+static void armed_begin(struct fx_thread *t)
+{
+    t->cpu_armed_since = thread_cpu_ns(t->tid);
+}
+
+static void armed_end(struct fx_thread *t)
+{
+    int64_t now = t->cpu_armed_since >= 0 ? thread_cpu_ns(t->tid) : -1;
+    if (now >= t->cpu_armed_since && t->cpu_armed_since >= 0)
+        t->cpu_armed_ns += now - t->cpu_armed_since;
+    t->cpu_armed_since = -1;
+}
+
+int64_t fx_timer_armed_cpu_ns(const struct fx_thread *t)
+{
+    int64_t v = t->cpu_armed_ns;
+    int64_t now = t->cpu_armed_since >= 0 ? thread_cpu_ns(t->tid) : -1;
+    if (now >= t->cpu_armed_since && t->cpu_armed_since >= 0)
+        v += now - t->cpu_armed_since;
+    return v;
+}
+
 static int perf_open(pid_t tid, uint64_t period_ns)
 {
     struct perf_event_attr a;
@@ -103,10 +136,8 @@ static int timer_arm(struct fx_thread *t)
     return FX_OK;
 }
 
-int fx_timer_arm(struct fx_thread *t)
+static int arm_engine(struct fx_thread *t)
 {
-    if (fx_ag.opt.mode != FX_MODE_CPU)
-        return FX_OK;
     if (fx_ag.opt.engine != FX_ENGINE_TIMER &&
         __atomic_load_n(&perf_state, __ATOMIC_RELAXED) >= 0) {
         int rc = perf_arm(t);
@@ -120,9 +151,21 @@ int fx_timer_arm(struct fx_thread *t)
     return timer_arm(t);
 }
 
+int fx_timer_arm(struct fx_thread *t)
+{
+    t->cpu_armed_since = -1;
+    if (fx_ag.opt.mode != FX_MODE_CPU)
+        return FX_OK;
+    int rc = arm_engine(t);
+    if (rc == FX_OK)
+        armed_begin(t);
+    return rc;
+}
+
 /* ThreadEnd, on the thread itself: after this no new signal is generated for it. */
 void fx_timer_disarm(struct fx_thread *t)
 {
+    armed_end(t);
     if (t->engine == FX_ENGINE_KIND_PERF) {
         ioctl(t->perf_fd, PERF_EVENT_IOC_DISABLE, 0);
         close(t->perf_fd); /* safe: only this thread's handler uses the fd, and it runs here */
@@ -137,6 +180,7 @@ void fx_timer_disarm(struct fx_thread *t)
  * handler may be about to refresh it and a closed number could be reused by another file. */
 void fx_timer_pause(struct fx_thread *t)
 {
+    armed_end(t);
     if (t->engine == FX_ENGINE_KIND_PERF) {
         ioctl(t->perf_fd, PERF_EVENT_IOC_DISABLE, 0);
     } else if (t->engine == FX_ENGINE_KIND_TIMER) {
@@ -152,6 +196,8 @@ void fx_timer_pause(struct fx_thread *t)
  * kernel's int limit). Timers get their interval back. */
 void fx_timer_resume(struct fx_thread *t)
 {
+    if (t->engine != FX_ENGINE_NONE)
+        armed_begin(t);
     if (t->engine == FX_ENGINE_KIND_PERF) {
         ioctl(t->perf_fd, PERF_EVENT_IOC_REFRESH, 1);
     } else if (t->engine == FX_ENGINE_KIND_TIMER) {

@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# The kernel's cost of one sampling signal (bench/signal_cost.c), one command:
+#   bench/run_signal_cost.sh [RUNS]      (default 7; about 2 s per run, 5 configurations)
+# Builds bench/ standalone into build-bench/ (like run_writer_bench.sh), then runs each
+# configuration RUNS times interleaved and prints, per configuration, the median CPU time of the
+# fixed loop, the median signal count, and (median CPU − median CPU without signals) / signals.
+set -euo pipefail
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+runs=${1:-7}
+cmake -S "$root/bench" -B "$root/build-bench" -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+cmake --build "$root/build-bench" -j2 --target signal_cost >/dev/null
+bin=$root/build-bench/signal_cost
+iters=500000000
+configs=("none 1000000" "perf 1000000" "perf 10000000" "timer 1000000" "timer 10000000")
+out=$(mktemp)
+for ((r = 0; r < runs; r++)); do
+    for c in "${configs[@]}"; do
+        # shellcheck disable=SC2086
+        "$bin" $c $iters >>"$out"
+    done
+done
+echo "load average: $(cut -d' ' -f1-3 /proc/loadavg); $(nproc) CPUs; $(uname -r); $runs runs"
+python3 - "$out" <<'PY'
+import re, statistics, sys
+rows = {}
+for line in open(sys.argv[1]):
+    kv = dict(re.findall(r"(\w+)=(\S+)", line))
+    rows.setdefault((kv["source"], int(kv["interval_ns"])), []).append(
+        (float(kv["cpu_s"]), int(kv["signals"])))
+base = statistics.median(c for c, _ in rows[("none", 1000000)])
+print("| signal source | interval | loop CPU s, median (min-max) | signals | kernel cost per signal µs |")
+print("| --- | ---: | ---: | ---: | ---: |")
+for (src, iv), v in rows.items():
+    cpu = [c for c, _ in v]
+    sig = statistics.median(s for _, s in v)
+    med = statistics.median(cpu)
+    per = "–" if sig == 0 else f"{(med - base) / sig * 1e6:.1f}"
+    print(f"| {src} | {iv / 1e6:g} ms | {med:.3f} ({min(cpu):.3f}-{max(cpu):.3f}) | {sig:.0f} | {per} |")
+PY
+rm -f "$out"
