@@ -261,7 +261,9 @@ void JNICALL fx_agent_vm_init(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread)
         fx_agent_log("out of memory at start: samples past the table limit will be lost");
     fx_jvmti_events_prepare_loaded_classes(jvmti, jni);
     fx_ag.sampling_begin_ns = fx_agent_now_ns();
-    fx_sig.read_cpu_clock = fx_ag.opt.mode != FX_MODE_CPU; /* published by the store below */
+    __atomic_store_n(&fx_sig.read_cpu_clock,
+                     fx_ag.opt.mode != FX_MODE_CPU || fx_timer_excludes_kernel(),
+                     __ATOMIC_RELAXED); /* published by the release store below */
     __atomic_store_n(&fx_sig.enabled, 1, __ATOMIC_RELEASE);
     __atomic_store_n(&fx_ag.live, 1, __ATOMIC_RELEASE);
     fx_threads_start_existing(jvmti, jni);

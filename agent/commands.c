@@ -295,7 +295,9 @@ static int restart(JavaVM *vm, struct fx_options *o, const char *text, struct fx
         return fx_outcome_set(out, FX_RC_FAILED,
                               "could not start: the drain thread did not answer");
     fx_threads_scan_begin();
-    fx_sig.read_cpu_clock = fx_ag.opt.mode != FX_MODE_CPU; /* published by the store below */
+    __atomic_store_n(&fx_sig.read_cpu_clock,
+                     fx_ag.opt.mode != FX_MODE_CPU || fx_timer_excludes_kernel(),
+                     __ATOMIC_RELAXED); /* published by the release store below */
     __atomic_store_n(&fx_sig.enabled, 1, __ATOMIC_RELEASE);
     fx_threads_resume_all();
     fx_threads_start_existing(fx_ag.jvmti, jni);

@@ -106,7 +106,7 @@ struct fx_thread {
     fx_asgct_frame *frames; /* depth entries: ASGCT's output buffer */
     JNIEnv *env;
     uint32_t depth;
-    int perf_fd; /* -1 unless the perf_events engine armed this thread */
+    int perf_fd; /* -1 unless the perf_events engine armed this thread (timer.c only) */
 
     /* Written by the wall sampler, read by the handler (atomics). */
     uint8_t wall_state;
@@ -137,6 +137,8 @@ struct fx_thread {
     bool have_last;
     bool finished; /* ended, ring drained for the last time, unregistered in the model */
     int64_t last_time_ns, last_cpu_ns;
+    uint64_t seen_drops; /* the ring's drop count at the previous pass */
+    bool batch_lost;     /* this pass's records have a gap (ring drops): no idle-gap guesses */
 };
 
 /* --- signal_handler.c: the signal path and the state it reads --- */
@@ -153,11 +155,12 @@ struct fx_sigstate {
     fx_asgct_fn asgct;     /* resolved before any timer exists */
     int enabled;           /* atomic: 0 once sampling stops; the handler then records nothing */
     int64_t clock_read_ns; /* what timing adds: the cost of a CPU-clock read, measured at load */
-    bool read_cpu_clock;   /* set before any timer exists: itimer and wall modes read the thread's
-                              CPU clock per sample; in cpu mode each signal *is* an interval of it */
+    int read_cpu_clock;    /* atomic: the handler reads the thread's CPU clock per sample (itimer
+                              and wall modes, perf without kernel time); else each signal *is*
+                              weight x interval of it */
     uint64_t no_thread;    /* signals on threads that are not registered */
     uint64_t disabled;     /* signals after sampling stopped */
-    uint64_t rearm_failed; /* perf events that could not be refreshed */
+    uint64_t rearm_failed; /* perf events that could not be enabled again at a restart */
     uint64_t probe_late;   /* probe signals that found no request (the requester gave up) */
     struct fx_tid_slot table[FX_TID_SLOTS];
 };
@@ -175,10 +178,6 @@ struct fx_thread *fx_signal_handler_lookup_sigsafe(int32_t tid);
 #define FX_CPU_NOT_READ INT64_MIN
 /* The handler times its own CPU cost on about one signal in this many (a power of two). */
 #define FX_TIMED_ONE_IN 16
-/* Overflows a perf event may signal before the kernel disables it (POLL_HUP) and the handler
- * refreshes it: large, so the refresh syscall is almost never made; small enough that the
- * kernel's int event_limit cannot overflow when a resume or a probe adds to it. */
-#define FX_PERF_REFRESH (1 << 28)
 
 /* --- agent.c: process-wide state --- */
 
@@ -276,6 +275,8 @@ void fx_timer_stop(void);
 const char *fx_timer_engine_name(void);
 /* The requested interval the engine ended up with, and why it may be coarser. */
 const char *fx_timer_note(void);
+/* perf_events had to exclude kernel time (perf_event_paranoid): see fx_sig.read_cpu_clock. */
+bool fx_timer_excludes_kernel(void);
 uint64_t fx_timer_wall_ticks(void);
 
 /* --- methods.c: jmethodID -> model frames, resolved while the class is alive --- */

@@ -27,10 +27,9 @@
  * agent/signal_allowlist.txt; nm -u of this object must list nothing else):
  *  - AsyncGetCallTrace, through the fx_sig.asgct pointer (no symbol);
  *  - clock_gettime (CLOCK_MONOTONIC via the vDSO; CLOCK_THREAD_CPUTIME_ID, a plain syscall,
- *    in itimer and wall modes and on the 1 in FX_TIMED_ONE_IN signals whose cost is measured);
+ *    where fx_sig.read_cpu_clock is set and on the 1 in FX_TIMED_ONE_IN signals whose cost is
+ *    measured);
  *  - syscall(SYS_gettid): a raw system call, no locks or allocation;
- *  - ioctl(PERF_EVENT_IOC_REFRESH) on this thread's own perf_events fd, to re-arm it (once per
- *    FX_PERF_REFRESH overflows, and after a probe);
  *  - memcpy, memset (async-signal-safe since POSIX.1-2008 TC2);
  *  - errno (__errno_location), saved on entry and restored on every return;
  *  - __atomic_* builtins (inline instructions, no library calls; the probe's 4-byte CAS is a
@@ -38,10 +37,8 @@
  * Not allowed: malloc/free or fx_alloc, stdio or logging, locks or spin-waits, JNI/JVMTI other
  * than ASGCT, pthread_getspecific, __thread without tls_model("initial-exec"). */
 #include <errno.h>
-#include <linux/perf_event.h>
 #include <signal.h>
 #include <string.h>
-#include <sys/ioctl.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -138,18 +135,6 @@ static bool probe_sigsafe(struct fx_thread *t, void *ucontext)
     return true;
 }
 
-/* Signal-safe: a probe's signal and a perf overflow signal that arrive together are delivered
- * once (standard signals do not queue twice), so the overflow's POLL_HUP may be the one lost;
- * the event, disabled at that overflow, would then stay off. An extra refresh of 1 only raises
- * the event's overflow limit by one (a disabled event then signals POLL_HUP at its next
- * overflow and gets its full refresh), so it is safe however many probes there are. */
-static void rearm_after_probe_sigsafe(struct fx_thread *t)
-{
-    if (t->perf_fd >= 0 && __atomic_load_n(&fx_sig.enabled, __ATOMIC_ACQUIRE) &&
-        ioctl(t->perf_fd, PERF_EVENT_IOC_REFRESH, 1) != 0)
-        __atomic_fetch_add(&fx_sig.rearm_failed, 1, __ATOMIC_RELAXED);
-}
-
 /* Signal-safe: the handler's own cost in thread CPU time (wall time would count preemption,
  * which dominates on a loaded machine), less what the two clock reads add
  * (fx_sig.clock_read_ns, measured at load). Measured on 1 signal in FX_TIMED_ONE_IN, because the
@@ -164,14 +149,14 @@ static void account_cost_sigsafe(struct fx_thread *t, int64_t c0)
         __atomic_store_n(&t->handler_max_ns, u, __ATOMIC_RELAXED);
 }
 
-/* SIGNAL HANDLER (SA_SIGINFO) for SIGPROF from every engine: perf_events (si_code POLL_IN per
- * overflow; POLL_HUP when the FX_PERF_REFRESH overflows are used up and the kernel disabled the
- * event, which must then be refreshed), timer_create (SI_TIMER), setitimer and the wall
- * sampler's tgkill (SI_KERNEL / SI_TKILL); and probe.c's requests (SI_QUEUE), answered into the
- * thread's probe buffer instead of the ring.
- * Cost: one gettid and ASGCT per sample, plus one CPU-clock read in itimer and wall modes, plus
- * two on the timed signals. A system call costs about 1.3 us on the VMs measured
- * (docs/BENCHMARKS.md), so none is made that the drain can do without. */
+/* SIGNAL HANDLER (SA_SIGINFO) for SIGPROF from every engine: perf_events (si_code POLL_IN, one
+ * per overflow of an event enabled without an overflow limit, so nothing is ever re-armed here),
+ * timer_create (SI_TIMER), setitimer and the wall sampler's tgkill (SI_KERNEL / SI_TKILL); and
+ * probe.c's requests (SI_QUEUE), answered into the thread's probe buffer instead of the ring.
+ * Cost: one gettid and ASGCT per sample, plus one CPU-clock read where fx_sig.read_cpu_clock
+ * says the engine's period is not the thread's CPU time, plus two on the timed signals. A system
+ * call costs about 1.3 us on the VMs measured (docs/BENCHMARKS.md), so none is made that the drain
+ * can do without. */
 void fx_signal_handler_on_sigprof(int sig, siginfo_t *si, void *ucontext)
 {
     (void)sig;
@@ -189,8 +174,6 @@ void fx_signal_handler_on_sigprof(int sig, siginfo_t *si, void *ucontext)
     /* A probe is served by whichever SIGPROF comes first; its own signal is never a sample. */
     bool from_probe = is_probe_signal_sigsafe(si);
     bool served = probe_sigsafe(t, ucontext);
-    if (served || from_probe)
-        rearm_after_probe_sigsafe(t);
     if (from_probe) {
         if (!served)
             __atomic_fetch_add(&fx_sig.probe_late, 1, __ATOMIC_RELAXED);
@@ -202,13 +185,10 @@ void fx_signal_handler_on_sigprof(int sig, siginfo_t *si, void *ucontext)
         errno = saved_errno; /* and no re-arm: sampling is over */
         return;
     }
-    int64_t cpu = !fx_sig.read_cpu_clock ? FX_CPU_NOT_READ
-                  : timed                ? c0
-                                         : clock_ns_sigsafe(CLOCK_THREAD_CPUTIME_ID);
+    int64_t cpu = __atomic_load_n(&fx_sig.read_cpu_clock, __ATOMIC_RELAXED)
+                          ? clock_ns_sigsafe(CLOCK_THREAD_CPUTIME_ID)
+                          : FX_CPU_NOT_READ;
     record_sigsafe(t, si, ucontext, t0, cpu);
-    if (t->perf_fd >= 0 && si != NULL && si->si_code == POLL_HUP &&
-        ioctl(t->perf_fd, PERF_EVENT_IOC_REFRESH, FX_PERF_REFRESH) != 0)
-        __atomic_fetch_add(&fx_sig.rearm_failed, 1, __ATOMIC_RELAXED); /* thread now unsampled */
     __atomic_store_n(&t->handled, t->handled + 1, __ATOMIC_RELAXED);
     if (timed)
         account_cost_sigsafe(t, c0);

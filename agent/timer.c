@@ -77,18 +77,22 @@ static int perf_open(pid_t tid, uint64_t period_ns)
     a.exclude_kernel = (unsigned)__atomic_load_n(&perf_exclude_kernel, __ATOMIC_RELAXED);
     int fd = (int)syscall(SYS_perf_event_open, &a, tid, -1, -1, PERF_FLAG_FD_CLOEXEC);
     if (fd < 0 && errno == EACCES && !a.exclude_kernel) {
-        /* perf_event_paranoid >= 2 without CAP_PERFMON: user-mode samples only. */
+        /* perf_event_paranoid >= 2 without CAP_PERFMON: user-mode samples only. The kernel
+         * time between signals is then not in weight x interval, so the handler must read the
+         * thread's CPU clock for threadCPUDelta and the idle-gap check. */
         __atomic_store_n(&perf_exclude_kernel, 1, __ATOMIC_RELAXED);
+        __atomic_store_n(&fx_sig.read_cpu_clock, 1, __ATOMIC_RELAXED);
         a.exclude_kernel = 1;
         fd = (int)syscall(SYS_perf_event_open, &a, tid, -1, -1, PERF_FLAG_FD_CLOEXEC);
     }
     return fd;
 }
 
-/* Overflow -> SIGPROF to exactly this thread (POLL_IN). REFRESH enables the event for
- * FX_PERF_REFRESH overflows, after which the kernel disables it and signals POLL_HUP and the
- * handler refreshes it. A refresh per overflow (REFRESH 1) would cost the sampled thread one
- * more system call per sample. */
+/* Overflow -> SIGPROF (POLL_IN) to exactly this thread. The event is enabled without an
+ * overflow limit (IOC_ENABLE, never IOC_REFRESH): the kernel only counts a limit down when one
+ * was set, so it never disables the event and the handler never re-arms it. A limit would cost
+ * a system call per sample (REFRESH 1), or risk its final POLL_HUP merging with a pending
+ * POLL_IN (one standard signal) and the thread silently going unsampled (REFRESH N). */
 static int perf_arm(struct fx_thread *t)
 {
     int fd = perf_open(t->tid, fx_ag.opt.interval_ns);
@@ -106,7 +110,7 @@ static int perf_arm(struct fx_thread *t)
     }
     t->perf_fd = fd; /* before the first signal can arrive */
     t->engine = FX_ENGINE_KIND_PERF;
-    if (ioctl(fd, PERF_EVENT_IOC_REFRESH, FX_PERF_REFRESH) != 0) {
+    if (ioctl(fd, PERF_EVENT_IOC_ENABLE, 0) != 0) {
         t->perf_fd = -1;
         t->engine = FX_ENGINE_NONE;
         close(fd);
@@ -167,17 +171,18 @@ void fx_timer_disarm(struct fx_thread *t)
 {
     armed_end(t);
     if (t->engine == FX_ENGINE_KIND_PERF) {
-        ioctl(t->perf_fd, PERF_EVENT_IOC_DISABLE, 0);
-        close(t->perf_fd); /* safe: only this thread's handler uses the fd, and it runs here */
-        t->perf_fd = -1;
+        int fd = t->perf_fd;
+        t->perf_fd = -1; /* before the number can be reused by another thread's open */
+        ioctl(fd, PERF_EVENT_IOC_DISABLE, 0);
+        close(fd);
     } else if (t->engine == FX_ENGINE_KIND_TIMER) {
         timer_delete(t->timer);
     }
     t->engine = FX_ENGINE_NONE;
 }
 
-/* VMDeath, from another thread: stop the source but keep the fd open, because that thread's
- * handler may be about to refresh it and a closed number could be reused by another file. */
+/* VMDeath or stop, from another thread: stop the source; the fd stays open (and the thread
+ * registered) so that a restart can enable it again. */
 void fx_timer_pause(struct fx_thread *t)
 {
     armed_end(t);
@@ -190,16 +195,15 @@ void fx_timer_pause(struct fx_thread *t)
     }
 }
 
-/* A restart after fx_timer_pause: a perf event is enabled with its overflow limit raised by
- * one: if its refreshes were used up, it signals POLL_HUP at the next overflow and the handler
- * gives it a full FX_PERF_REFRESH (adding that here on every restart could overflow the
- * kernel's int limit). Timers get their interval back. */
+/* A restart after fx_timer_pause: the perf event is enabled again, the timer gets its
+ * interval back. */
 void fx_timer_resume(struct fx_thread *t)
 {
     if (t->engine != FX_ENGINE_NONE)
         armed_begin(t);
     if (t->engine == FX_ENGINE_KIND_PERF) {
-        ioctl(t->perf_fd, PERF_EVENT_IOC_REFRESH, 1);
+        if (ioctl(t->perf_fd, PERF_EVENT_IOC_ENABLE, 0) != 0)
+            __atomic_fetch_add(&fx_sig.rearm_failed, 1, __ATOMIC_RELAXED);
     } else if (t->engine == FX_ENGINE_KIND_TIMER) {
         struct timespec iv = {(time_t)(fx_ag.opt.interval_ns / 1000000000),
                               (long)(fx_ag.opt.interval_ns % 1000000000)};
@@ -350,6 +354,11 @@ const char *fx_timer_engine_name(void)
     else
         snprintf(name, sizeof(name), "cpu: timer_create on each thread's CPU clock");
     return name;
+}
+
+bool fx_timer_excludes_kernel(void)
+{
+    return __atomic_load_n(&perf_exclude_kernel, __ATOMIC_RELAXED) != 0;
 }
 
 const char *fx_timer_note(void)
