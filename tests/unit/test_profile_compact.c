@@ -25,7 +25,7 @@ static int distinct_stack(struct fx_profile *p, int period, int i, fx_stack_id *
         char name[96];
         snprintf(name, sizeof(name), "com.example.Period%d.method%d_%d", period, i, d);
         struct fx_func_key fk = {.resource = FX_STR_NONE, .source = FX_STR_NONE, .line = d};
-        fx_func_id f;
+        fx_func_id f = {0};
         fx_frame_id fr;
         int rc = fx_profile_cstring(p, name, &fk.name);
         if (rc == FX_OK)
