@@ -155,8 +155,8 @@ static void account_cost_sigsafe(struct fx_thread *t, int64_t c0)
  * probe.c's requests (SI_QUEUE), answered into the thread's probe buffer instead of the ring.
  * Cost: one gettid and ASGCT per sample, plus one CPU-clock read where fx_sig.read_cpu_clock
  * says the engine's period is not the thread's CPU time, plus two on the timed signals. A system
- * call costs about 1.3 us on the VMs measured (docs/BENCHMARKS.md), so none is made that the drain
- * can do without. */
+ * call costs 1.0-1.3 us on the VM measured (bench/run_signal_cost.sh), so none is made that the
+ * drain can do without. */
 void fx_signal_handler_on_sigprof(int sig, siginfo_t *si, void *ucontext)
 {
     (void)sig;

@@ -47,21 +47,16 @@ static void armed_begin(struct fx_thread *t)
     t->cpu_armed_since = thread_cpu_ns(t->tid);
 }
 
-static void armed_end(struct fx_thread *t)
-{
-    int64_t now = t->cpu_armed_since >= 0 ? thread_cpu_ns(t->tid) : -1;
-    if (now >= t->cpu_armed_since && t->cpu_armed_since >= 0)
-        t->cpu_armed_ns += now - t->cpu_armed_since;
-    t->cpu_armed_since = -1;
-}
-
 int64_t fx_timer_armed_cpu_ns(const struct fx_thread *t)
 {
-    int64_t v = t->cpu_armed_ns;
     int64_t now = t->cpu_armed_since >= 0 ? thread_cpu_ns(t->tid) : -1;
-    if (now >= t->cpu_armed_since && t->cpu_armed_since >= 0)
-        v += now - t->cpu_armed_since;
-    return v;
+    return t->cpu_armed_ns + (now >= t->cpu_armed_since ? now - t->cpu_armed_since : 0);
+}
+
+static void armed_end(struct fx_thread *t)
+{
+    t->cpu_armed_ns = fx_timer_armed_cpu_ns(t);
+    t->cpu_armed_since = -1;
 }
 
 static int perf_open(pid_t tid, uint64_t period_ns)

@@ -4,7 +4,10 @@
  * per-thread perf_events task-clock (fxagent's cpu engine) or a timer_create CPU-clock timer
  * (its fallback), handled by an empty handler. The difference per signal is the kernel's (and,
  * on a VM, the hypervisor's) share of every sample, which no handler optimisation can remove.
- * usage: signal_cost none|perf|timer INTERVAL_NS ITERATIONS   (prints one line of key=value) */
+ * `clocks` instead times N reads of each clock the handler may use (CLOCK_MONOTONIC is a vDSO
+ * read, CLOCK_THREAD_CPUTIME_ID a system call), and N gettid system calls.
+ * usage: signal_cost none|perf|timer INTERVAL_NS ITERATIONS   (prints one line of key=value)
+ *        signal_cost clocks N */
 #include <fcntl.h>
 #include <linux/perf_event.h>
 #include <signal.h>
@@ -68,8 +71,35 @@ static int arm_timer(long interval_ns)
     return 0;
 }
 
+static double mono_s(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
+static int time_calls(long n)
+{
+    struct timespec ts;
+    double t0 = mono_s();
+    for (long i = 0; i < n; i++)
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+    double t1 = mono_s();
+    for (long i = 0; i < n; i++)
+        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    double t2 = mono_s();
+    for (long i = 0; i < n; i++)
+        syscall(SYS_gettid);
+    double t3 = mono_s();
+    printf("monotonic_ns=%.1f thread_cpu_ns=%.1f gettid_ns=%.1f\n", (t1 - t0) / (double)n * 1e9,
+           (t2 - t1) / (double)n * 1e9, (t3 - t2) / (double)n * 1e9);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
+    if (argc == 3 && strcmp(argv[1], "clocks") == 0)
+        return time_calls(atol(argv[2]));
     if (argc != 4) {
         fprintf(stderr, "usage: signal_cost none|perf|timer INTERVAL_NS ITERATIONS\n");
         return 2;
