@@ -179,9 +179,8 @@ void fx_dump_describe(const struct fx_dump_result *r, char *line, size_t cap)
                      (unsigned long long)r->samples, r->threads, r->file.path, r->file.bytes, r->ms,
                      copy);
     if (r->file.fell_back && n > 0 && (size_t)n < cap)
-        snprintf(line + n, cap - (size_t)n,
-                 "; %s could not be written (%s), so it went to the fallback folder", r->requested,
-                 r->file.reason);
+        snprintf(line + n, cap - (size_t)n, "; could not write %s (%s); wrote %s instead",
+                 r->requested, r->file.reason, r->file.path);
 }
 
 static void say_written(const struct fx_dump_result *r)

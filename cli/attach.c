@@ -47,6 +47,8 @@ static void status_field(struct fx_attach_target *t, const char *line, bool *hav
             t->nspid = (pid_t)v;
             *have_ns = true;
         }
+    } else if (!strncmp(line, "State:", 6)) {
+        t->state = line[6 + strspn(line + 6, " \t")];
     } else if (!strncmp(line, "SigIgn:", 7)) {
         t->sig_ign = strtoull(line + 7, NULL, 16);
     } else if (!strncmp(line, "SigCgt:", 7)) {
@@ -71,24 +73,6 @@ static int read_status(struct fx_attach_target *t, struct fx_errbuf *eb)
     if (!have_ns) /* kernels before 4.1 have no NSpid: assume our namespace */
         t->nspid = t->pid;
     return FX_OK;
-}
-
-/* FX_OK if libjvm.so is mapped, FX_ENOTFOUND if not; an unreadable map is not held against
- * the target (the attach itself will tell). */
-static int maps_jvm(pid_t pid)
-{
-    char path[64];
-    snprintf(path, sizeof path, "/proc/%d/maps", (int)pid);
-    FILE *f = fopen(path, "re");
-    if (!f)
-        return FX_OK;
-    char line[1024];
-    int rc = FX_ENOTFOUND;
-    while (rc != FX_OK && fgets(line, sizeof line, f))
-        if (strstr(line, "/libjvm.so"))
-            rc = FX_OK;
-    fclose(f);
-    return rc;
 }
 
 static void find_tmpdir(struct fx_attach_target *t)
@@ -128,11 +112,35 @@ int fx_attach_target_open(pid_t pid, struct fx_attach_target *t, struct fx_errbu
                 (int)pid, t->name, (unsigned)t->uid);
         return FX_ESTATE;
     }
-    if (maps_jvm(pid) != FX_OK) {
+    if (t->state == 'Z' || t->state == 'X') {
+        fx_errbuf_set(eb, "process %d (%s) has exited (a zombie, not yet reaped by its parent)",
+                      (int)pid, t->name);
+        return FX_ESTATE;
+    }
+    struct fx_proc_maps m;
+    rc = fx_proc_read_maps(pid, NULL, &m, eb);
+    if (rc != FX_OK)
+        return rc;
+    if (!m.libjvm) {
         fx_errbuf_set(eb, "process %d (%s) is not a HotSpot JVM: no libjvm.so is mapped", (int)pid,
                       t->name);
         return FX_EINVAL;
     }
+    /* A stopped JVM keeps the SIGQUIT pending and answers nothing until it is resumed. */
+    if (t->state == 'T' || t->state == 't') {
+        fx_errbuf_set(eb,
+                      "process %d (%s) is stopped (Ctrl-Z, SIGSTOP or a debugger): resume it first (kill -CONT %d); not signalled",
+                      (int)pid, t->name, (int)pid);
+        return FX_ESTATE;
+    }
+    const char *source;
+    if (fx_proc_attach_disabled(pid, m.perfdata, &source)) {
+        fx_errbuf_set(eb,
+                      "process %d (%s) was started with -XX:+DisableAttachMechanism (%s): it cannot be attached to; not signalled",
+                      (int)pid, t->name, source);
+        return FX_EUNSUPPORTED;
+    }
+    snprintf(t->perfdata, sizeof t->perfdata, "%s", m.perfdata);
     find_tmpdir(t);
     return FX_OK;
 }

@@ -18,16 +18,52 @@
 
 static volatile sig_atomic_t interrupted;
 
+/* The length of the valid UTF-8 sequence at s that is not a C1 control (U+0080..U+009F, which
+ * some terminals obey like ESC), else 0. */
+static size_t utf8_printable(const unsigned char *s)
+{
+    size_t n = s[0] >= 0xc2 && s[0] <= 0xdf ? 2 : s[0] >= 0xe0 && s[0] <= 0xef ? 3
+                                                : s[0] >= 0xf0 && s[0] <= 0xf4 ? 4
+                                                                                : 0;
+    for (size_t i = 1; i < n; i++)
+        if ((s[i] & 0xc0) != 0x80)
+            return 0;
+    if ((n == 2 && s[0] == 0xc2 && s[1] < 0xa0) || (n == 3 && s[0] == 0xe0 && s[1] < 0xa0) ||
+        (n == 4 && s[0] == 0xf0 && s[1] < 0x90) || (n == 4 && s[0] == 0xf4 && s[1] >= 0x90))
+        return 0; /* C1 controls, overlong forms, beyond U+10FFFF */
+    return n;
+}
+
+void fx_cli_put_escaped(FILE *to, const char *text)
+{
+    const unsigned char *s = (const unsigned char *)text;
+    while (*s) {
+        size_t n = *s >= 0x20 && *s < 0x7f ? 1 : *s >= 0x80 ? utf8_printable(s) : 0;
+        if (n > 0) {
+            fwrite(s, 1, n, to);
+            s += n;
+            continue;
+        }
+        if (*s == '\n' || *s == '\t' || *s == '\r')
+            fprintf(to, "\\%c", *s == '\n' ? 'n' : *s == '\t' ? 't' : 'r');
+        else
+            fprintf(to, "\\x%02x", *s);
+        s++;
+    }
+}
+
 __attribute__((format(printf, 2, 0))) static void vfail(const char *prefix, const char *fmt,
                                                         va_list ap, const char *suffix)
 {
     char msg[1024];
     vsnprintf(msg, sizeof msg, fmt, ap);
-    /* One line by contract: a path or a JVM message may bring a line break in. */
-    for (char *p = msg; *p; p++)
-        if (*p == '\n' || *p == '\r')
-            *p = ' ';
-    fprintf(stderr, "fxprof: %s%s%s\n", prefix, msg, suffix);
+    /* One line by contract, and nothing a terminal would obey: a path, a thread name or a JVM
+     * message may bring line breaks or escape sequences in. */
+    fputs("fxprof: ", stderr);
+    fx_cli_put_escaped(stderr, prefix);
+    fx_cli_put_escaped(stderr, msg);
+    fx_cli_put_escaped(stderr, suffix);
+    fputc('\n', stderr);
 }
 
 int fx_cli_fail(const char *fmt, ...)

@@ -5,13 +5,16 @@
  * outcome there (docs/ATTACH.md), because the JVM only relays Agent_OnAttach's return code. */
 #include "fxprof.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "fx_options.h"
@@ -25,6 +28,13 @@ struct control {
     pid_t pid;
     const char *interval, *mode, *file, *extra, *agent;
     int64_t timeout_ms;
+    bool to_stdout; /* -o -: the agent writes into a private folder, fxprof copies it out */
+};
+
+/* The private folder of -o -, in the JVM's /tmp. */
+struct stdout_dir {
+    char local[PATH_MAX]; /* "" when none was made */
+    char remote[PATH_MAX];
 };
 
 struct reply_file {
@@ -40,17 +50,27 @@ static int usage(const char *cmd)
         printf("Starts sampling in the running JVM PID (loads libfxagent.so into it).\n"
                "  -i, --interval DURATION   sampling period, 100us..10s (default 10ms)\n"
                "  -m, --mode MODE           cpu, itimer or wall (default cpu)\n"
-               "  -o, --output FILE         where stop/dump write the profile (a pattern: %%p %%t %%n)\n");
+               "  -o, --output FILE         where stop/dump write the profile (a pattern: %%p %%t %%n)\n"
+               "exit codes: 0 started, 1 failed, 2 bad command line, 130 interrupted\n");
     else if (!strcmp(cmd, "status"))
-        printf("Prints the state of the agent in the running JVM PID.\n");
+        printf("Prints the state of the agent in the running JVM PID; a JVM without fxagent is\n"
+               "not touched (fxprof reads /proc/PID/maps and loads nothing into it).\n"
+               "exit codes: 0 reported, 1 failed, 2 bad command line, 3 fxagent is not loaded in\n"
+               "the JVM, 130 interrupted\n");
     else
-        printf("%s\n  -o, --output FILE         the profile to write (default: the start's file)\n",
+        printf("%s\n  -o, --output FILE         the profile to write (default: the start's file);\n"
+               "                            - writes it (gzip) to stdout\n"
+               "exit codes: 0 written, 1 failed, 2 bad command line, 3 fxagent is not loaded in\n"
+               "the JVM (nothing is loaded into it), 4 the profile could not be written to FILE\n"
+               "and went elsewhere (the message says where), 130 interrupted\n",
                !strcmp(cmd, "dump") ? "Writes the profile so far; sampling goes on."
                                     : "Stops sampling and writes the profile.");
     printf("  --options LIST            more agent options, e.g. depth=512,memory=128m\n"
            "  --agent PATH              libfxagent.so to load (default: next to fxprof)\n"
            "  --timeout DURATION        how long to wait for the agent's answer (default 60s)\n"
-           "Works on HotSpot JDK 8 to 25 without jcmd; the caller must be the JVM's user or root.\n");
+           "Works on HotSpot JDK 8 to 25 without jcmd; the caller must be the JVM's user or root.\n"
+           "A process that is not a HotSpot JVM, cannot be inspected, is stopped, or was started\n"
+           "with -XX:+DisableAttachMechanism is refused and never signalled.\n");
     return FX_CLI_OK;
 }
 
@@ -108,6 +128,12 @@ static int parse_args(int argc, char **argv, struct control *c)
         return fx_cli_usage(c->cmd, "expected exactly one PID");
     if (fx_cli_parse_pid(argv[optind], &c->pid, &eb) != FX_OK)
         return fx_cli_usage(c->cmd, "%s", eb.msg);
+    c->to_stdout = c->file && !strcmp(c->file, "-");
+    if (c->to_stdout && is_start)
+        return fx_cli_usage(c->cmd,
+                            "-o - (stdout) applies to dump and stop; start takes the file they write");
+    if (c->to_stdout && isatty(STDOUT_FILENO))
+        return fx_cli_usage(c->cmd, "-o -: stdout is a terminal; redirect it to a file or a pipe");
     return FX_CLI_OK;
 }
 
@@ -236,8 +262,10 @@ static size_t reply_wait(const struct reply_file *rf, int64_t timeout_ms, char *
 /* ---- reporting ---- */
 
 /* The agent's text, "ok: ..." or "error: ..."; a non-zero return code is a failure whatever
- * the text says. */
-static int print_outcome(pid_t pid, char *text, int code)
+ * the text says, and so is a profile that went to a fallback file ("could not write X
+ * (reason); wrote Y instead"): the file asked for does not exist. With -o - stdout carries
+ * the profile, so the line goes to stderr. */
+static int print_outcome(const struct control *c, char *text, int code)
 {
     size_t len = strlen(text);
     while (len && (text[len - 1] == '\n' || text[len - 1] == ' '))
@@ -246,8 +274,16 @@ static int print_outcome(pid_t pid, char *text, int code)
     const char *body = error ? text + 6 : !strncmp(text, "ok:", 3) ? text + 3 : text;
     body += strspn(body, " ");
     if (error || code != 0)
-        return fx_cli_fail("pid %d: %s", (int)pid, body);
-    printf("pid %d: %s\n", (int)pid, body);
+        return fx_cli_fail("pid %d: %s", (int)c->pid, body);
+    const char *cw = strstr(body, "could not write ");
+    if (cw && strstr(cw, " instead")) {
+        fx_cli_fail("pid %d: %s", (int)c->pid, body);
+        return FX_CLI_FALLBACK;
+    }
+    FILE *to = c->to_stdout ? stderr : stdout;
+    fprintf(to, "pid %d: ", (int)c->pid);
+    fx_cli_put_escaped(to, body);
+    fputc('\n', to);
     return FX_CLI_OK;
 }
 
@@ -272,7 +308,7 @@ static int outcome(const struct control *c, struct fx_attach_reply *r, const cha
     if (fx_cli_interrupted())
         return FX_CLI_INTERRUPTED;
     if (n)
-        return print_outcome(c->pid, text, code);
+        return print_outcome(c, text, code);
     if (code != 0)
         return fx_cli_fail(
                 "pid %d: the agent refused '%s' (Agent_OnAttach returned %d); its message is on the JVM's stderr",
@@ -282,7 +318,112 @@ static int outcome(const struct control *c, struct fx_attach_reply *r, const cha
             (int)c->pid, c->cmd, (long long)c->timeout_ms);
 }
 
-static int run(const struct control *c)
+/* ---- -o -: a private folder in the JVM's /tmp, copied to stdout, then removed ---- */
+
+static int stdout_dir_make(const struct fx_attach_target *t, struct stdout_dir *d,
+                           struct fx_errbuf *eb)
+{
+    snprintf(d->local, sizeof d->local, "%s/fxprof-%d-XXXXXX", t->tmpdir, (int)getpid());
+    if (!mkdtemp(d->local)) {
+        fx_errbuf_set(eb, "cannot create a folder for -o - in %s: %s", t->tmpdir, strerror(errno));
+        d->local[0] = '\0';
+        return FX_EIO;
+    }
+    snprintf(d->remote, sizeof d->remote, "/tmp/%s/profile.json.gz", strrchr(d->local, '/') + 1);
+    /* root profiling another user's JVM: the agent runs as that user and writes in here. */
+    if (geteuid() == 0 && t->uid != 0 && chown(d->local, t->uid, t->gid) != 0) {
+        fx_errbuf_set(eb, "cannot give %s to uid %u: %s", d->local, (unsigned)t->uid,
+                      strerror(errno));
+        return FX_EIO;
+    }
+    return FX_OK;
+}
+
+static void stdout_dir_remove(struct stdout_dir *d)
+{
+    if (!d->local[0])
+        return;
+    DIR *dir = opendir(d->local);
+    struct dirent *e;
+    while (dir && (e = readdir(dir)) != NULL)
+        if (strcmp(e->d_name, ".") && strcmp(e->d_name, ".."))
+            unlinkat(dirfd(dir), e->d_name, 0);
+    if (dir)
+        closedir(dir);
+    rmdir(d->local);
+    d->local[0] = '\0';
+}
+
+static int copy_to_stdout(const struct stdout_dir *d)
+{
+    char path[PATH_MAX + 32];
+    snprintf(path, sizeof path, "%s/profile.json.gz", d->local);
+    int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0)
+        return fx_cli_fail("-o -: the agent reported success but %s is missing: %s", path,
+                           strerror(errno));
+    signal(SIGPIPE, SIG_IGN); /* a closed pipe is an error to report, not a silent death */
+    char buf[65536];
+    ssize_t n;
+    int ret = FX_CLI_OK;
+    while (ret == FX_CLI_OK && (n = read(fd, buf, sizeof buf)) != 0) {
+        if (n < 0 && errno == EINTR && !fx_cli_interrupted())
+            continue;
+        if (n < 0)
+            ret = fx_cli_fail("-o -: reading %s: %s", path, strerror(errno));
+        for (ssize_t off = 0, w; ret == FX_CLI_OK && off < n; off += w)
+            if ((w = write(STDOUT_FILENO, buf + off, (size_t)(n - off))) < 0 && errno != EINTR)
+                ret = fx_cli_fail("-o -: writing to stdout: %s", strerror(errno));
+            else if (w < 0)
+                w = 0;
+    }
+    close(fd);
+    return ret;
+}
+
+/* dump, stop and status only speak to an agent that is there: loading one just to hear "not
+ * running" would leave a library in the JVM for good (and a JEP 451 warning on its stderr). */
+static int check_loaded(const struct control *c, const struct fx_attach_target *t,
+                        const char *lib, struct fx_errbuf *eb)
+{
+    struct fx_proc_maps m;
+    if (!strcmp(c->cmd, "start"))
+        return FX_CLI_OK;
+    if (fx_proc_read_maps(c->pid, lib, &m, eb) != FX_OK)
+        return fx_cli_fail("%s", eb->msg);
+    if (m.agent)
+        return FX_CLI_OK;
+    fx_cli_fail("pid %d: fxagent is not loaded in process %d (%s); nothing was loaded into it. Start sampling with: fxprof start %d",
+                (int)c->pid, (int)c->pid, t->name, (int)c->pid);
+    return FX_CLI_NOT_LOADED;
+}
+
+static int load(const struct control *c, const struct fx_attach_target *t, const char *lib,
+                char *opts, size_t cap, const struct stdout_dir *d)
+{
+    struct fx_errbuf eb = {{0}};
+    char target_lib[PATH_MAX];
+    if (fx_attach_library(t, lib, target_lib, sizeof target_lib, &eb) != FX_OK)
+        return fx_cli_fail("%s", eb.msg);
+    struct reply_file rf = {.fd = -1};
+    if (reply_create(t, &rf, &eb) != FX_OK ||
+        append(opts, cap, ",reply=", rf.remote, &eb) != FX_OK) {
+        reply_remove(&rf);
+        return fx_cli_fail("%s", eb.msg);
+    }
+    const char *args[FX_ATTACH_ARGS] = {target_lib, "true", opts};
+    struct fx_attach_reply r;
+    int rc = fx_attach_execute(t, "load", args, ATTACH_TIMEOUT_MS, c->timeout_ms, &r, &eb);
+    int ret = rc == FX_OK ? outcome(c, &r, target_lib, &rf)
+                          : fx_cli_fail("pid %d: %s", (int)c->pid, eb.msg);
+    fx_attach_reply_destroy(&r);
+    reply_remove(&rf);
+    if (ret == FX_CLI_OK && c->to_stdout && !fx_cli_interrupted())
+        ret = copy_to_stdout(d);
+    return ret;
+}
+
+static int run(struct control *c)
 {
     struct fx_errbuf eb = {{0}};
     struct fx_attach_target t;
@@ -291,25 +432,24 @@ static int run(const struct control *c)
      * most useful one. */
     if (agent_options(c, true, opts, sizeof opts, &eb) != FX_OK ||
         fx_attach_target_open(c->pid, &t, &eb) != FX_OK ||
-        agent_options(c, t.same_root, opts, sizeof opts, &eb) != FX_OK ||
         fx_cli_find_agent(c->agent, lib, sizeof lib, &eb) != FX_OK)
         return fx_cli_fail("%s", eb.msg);
-    char target_lib[PATH_MAX];
-    if (fx_attach_library(&t, lib, target_lib, sizeof target_lib, &eb) != FX_OK)
-        return fx_cli_fail("%s", eb.msg);
-    struct reply_file rf = {.fd = -1};
-    if (reply_create(&t, &rf, &eb) != FX_OK ||
-        append(opts, sizeof opts, ",reply=", rf.remote, &eb) != FX_OK) {
-        reply_remove(&rf);
+    int ret = check_loaded(c, &t, lib, &eb);
+    if (ret != FX_CLI_OK)
+        return ret;
+    struct stdout_dir d;
+    d.local[0] = '\0';
+    if (c->to_stdout && stdout_dir_make(&t, &d, &eb) != FX_OK) {
+        stdout_dir_remove(&d);
         return fx_cli_fail("%s", eb.msg);
     }
-    const char *args[FX_ATTACH_ARGS] = {target_lib, "true", opts};
-    struct fx_attach_reply r;
-    int rc = fx_attach_execute(&t, "load", args, ATTACH_TIMEOUT_MS, c->timeout_ms, &r, &eb);
-    int ret = rc == FX_OK ? outcome(c, &r, target_lib, &rf)
-                          : fx_cli_fail("pid %d: %s", (int)c->pid, eb.msg);
-    fx_attach_reply_destroy(&r);
-    reply_remove(&rf);
+    if (c->to_stdout)
+        c->file = d.remote;
+    if (agent_options(c, t.same_root, opts, sizeof opts, &eb) != FX_OK)
+        ret = fx_cli_fail("%s", eb.msg);
+    else
+        ret = load(c, &t, lib, opts, sizeof opts, &d);
+    stdout_dir_remove(&d);
     fflush(stdout);
     return fx_cli_interrupted() ? FX_CLI_INTERRUPTED : ret;
 }

@@ -8,16 +8,24 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <sys/types.h>
 
 #include "fx_err.h"
 
 enum {
     FX_CLI_OK = 0,
-    FX_CLI_FAIL = 1,  /* the operation failed */
-    FX_CLI_USAGE = 2, /* the command line is wrong */
+    FX_CLI_FAIL = 1,       /* the operation failed */
+    FX_CLI_USAGE = 2,      /* the command line is wrong */
+    FX_CLI_NOT_LOADED = 3, /* start/dump/stop/status: fxagent is not loaded in the JVM */
+    FX_CLI_FALLBACK = 4,   /* the profile was not written where asked (it went elsewhere) */
     FX_CLI_INTERRUPTED = 130,
 };
+
+/* The exit codes as every --help states them. */
+#define FX_CLI_EXIT_HELP                                                                      \
+    "exit codes: 0 done, 1 failed, 2 bad command line, 3 fxagent not loaded in the JVM,\n"     \
+    "            4 the profile was not written where asked (see the message), 130 interrupted\n"
 
 /* ---- cli.c: shared helpers ---- */
 
@@ -25,6 +33,9 @@ enum {
 int fx_cli_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Prints "fxprof: <cmd>: <message> (see 'fxprof <cmd> --help')"; returns FX_CLI_USAGE. */
 int fx_cli_usage(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Writes text with every byte a terminal could obey escaped: C0 and C1 controls, DEL and bytes
+ * that are not UTF-8 as \xHH, line breaks and tabs as \n \r \t. */
+void fx_cli_put_escaped(FILE *to, const char *text);
 /* True for -h and --help. */
 bool fx_cli_is_help(const char *arg);
 /* A decimal pid > 0; anything else is FX_EINVAL with a line in eb. */
@@ -62,6 +73,8 @@ struct fx_attach_target {
     char tmpdir[64];  /* the target's /tmp as we reach it: /proc/PID/root/tmp or /tmp */
     uint64_t sig_ign; /* /proc/PID/status SigIgn and SigCgt */
     uint64_t sig_cgt;
+    char state;          /* /proc/PID/status State: R, S, D, T, t, Z, ... */
+    char perfdata[256];  /* the JVM's hsperfdata file as it sees it, "" if none is mapped */
 };
 
 struct fx_attach_reply {
@@ -70,8 +83,9 @@ struct fx_attach_reply {
     size_t len;
 };
 
-/* Checks that `pid` exists, that we may signal it and that it runs a HotSpot JVM (libjvm.so
- * is mapped), and fills `t`. Sends no signal. */
+/* Checks that `pid` exists, that we may signal it, that it runs a HotSpot JVM (libjvm.so is
+ * mapped executable: an unreadable map is refused), that it is neither a zombie nor stopped and
+ * that it accepts attaching (not -XX:+DisableAttachMechanism), and fills `t`. Sends no signal. */
 int fx_attach_target_open(pid_t pid, struct fx_attach_target *t, struct fx_errbuf *eb);
 /* Sends operation `op` with up to three arguments (NULL = empty) and reads the whole reply.
  * Starts the target's attach listener first if its socket does not exist (the .attach_pid
@@ -88,6 +102,22 @@ int fx_attach_library(const struct fx_attach_target *t, const char *lib, char *o
 /* For a `load` reply: sets *code to N of the "return code: N" line (Agent_OnAttach's return
  * value) and returns true; false when the JVM did not call Agent_OnAttach at all. */
 bool fx_attach_load_code(const struct fx_attach_reply *r, int *code);
+
+/* ---- proc.c: what /proc says about a target; reads only, sends nothing ---- */
+
+struct fx_proc_maps {
+    bool libjvm;        /* an executable mapping of a file named libjvm.so */
+    bool agent;         /* an executable mapping of fxagent (see fx_proc_read_maps) */
+    char perfdata[256]; /* the hsperfdata file as the JVM sees it, "" if none is mapped */
+};
+
+/* Scans /proc/PID/maps. `agent` is set for a file named libfxagent.so or fxagent-*.so (the
+ * copy fxprof places in a container) or the file `lib` itself (NULL: only by name). An
+ * unreadable map is an error (FX_ESTATE, FX_ENOTFOUND if the process is gone). */
+int fx_proc_read_maps(pid_t pid, const char *lib, struct fx_proc_maps *m, struct fx_errbuf *eb);
+/* True when the JVM refuses attaching (-XX:+DisableAttachMechanism), from its hsperfdata's
+ * sun.rt.jvmCapabilities, else from its command line and option variables; *source says which. */
+bool fx_proc_attach_disabled(pid_t pid, const char *perfdata, const char **source);
 
 /* ---- http.c: the HTTP/1.1 subset of `fxprof open` ---- */
 

@@ -6,24 +6,137 @@
 
 #include <cjson/cJSON.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <zlib.h>
 
 #include "fx_alloc.h"
 
 #define FILE_MAX ((size_t)4 << 30) /* decompressed; cJSON needs several times this in memory */
 
-static int read_all(const char *path, char **out, size_t *len, struct fx_errbuf *eb)
+#define SNIFF 64 /* enough to see a file type's signature and a JSON object's first brace */
+
+struct signature {
+    const char *magic;
+    size_t len;
+    const char *what;
+};
+
+/* Files people mistake for a profile, named so that the error says what the file is. */
+static const struct signature signatures[] = {
+        {"\x89PNG\r\n\x1a\n", 8, "a PNG image"},
+        {"\xff\xd8\xff", 3, "a JPEG image"},
+        {"GIF8", 4, "a GIF image"},
+        {"%PDF", 4, "a PDF document"},
+        {"PK\x03\x04", 4, "a zip archive (a .jar?)"},
+        {"\x7f" "ELF", 4, "an executable (ELF)"},
+        {"BZh", 3, "a bzip2 file"},
+        {"\xfd" "7zXZ", 5, "an xz file"},
+        {"\x28\xb5\x2f\xfd", 4, "a zstd file"},
+        {"\xca\xfe\xba\xbe", 4, "a Java class file"},
+        {"JAVA PROFILE", 12, "an HPROF heap dump"},
+        {"\xd4\xc3\xb2\xa1", 4, "a pcap capture"},
+};
+
+/* The first bytes must open a JSON object, after white space and a UTF-8 byte order mark;
+ * anything else is refused before the rest of the file is read. */
+static int sniff_json(const char *path, const unsigned char *b, size_t n, bool gz,
+                      struct fx_errbuf *eb)
 {
-    gzFile gz = gzopen(path, "rb"); /* reads plain files unchanged */
-    if (!gz) {
-        fx_errbuf_set(eb, "cannot open %s: %s", path, errno ? strerror(errno) : "out of memory");
+    size_t i = n >= 3 && !memcmp(b, "\xef\xbb\xbf", 3) ? 3 : 0;
+    while (i < n && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r'))
+        i++;
+    if (i < n && b[i] == '{')
+        return FX_OK;
+    const char *in = gz ? " (inside its gzip)" : "";
+    if (n == 0)
+        fx_errbuf_set(eb, "%s is empty%s, not a profile", path, in);
+    else if (i == n && n < SNIFF)
+        fx_errbuf_set(eb, "%s holds only white space%s, not a profile", path, in);
+    else if (i < n && b[i] == '[')
+        fx_errbuf_set(eb,
+                      "%s is a JSON array%s, not a processed profile (a JSON object with meta and threads)",
+                      path, in);
+    else
+        fx_errbuf_set(eb,
+                      "%s is not a profile: it starts with byte 0x%02x%s where a profile (JSON, or gzip-compressed JSON) starts with '{'",
+                      path, i < n ? b[i] : 0, in);
+    return FX_EINVAL;
+}
+
+static int sniff(const char *path, const unsigned char *b, size_t n, struct fx_errbuf *eb)
+{
+    for (size_t k = 0; k < sizeof signatures / sizeof *signatures; k++)
+        if (n >= signatures[k].len && !memcmp(b, signatures[k].magic, signatures[k].len)) {
+            fx_errbuf_set(eb, "%s is %s, not a profile", path, signatures[k].what);
+            return FX_EINVAL;
+        }
+    return n >= 2 && b[0] == 0x1f && b[1] == 0x8b ? FX_OK : sniff_json(path, b, n, false, eb);
+}
+
+/* Opens path and refuses at once what cannot be a profile. The returned gzFile reads plain
+ * files unchanged. */
+static int open_profile(const char *path, gzFile *out, struct fx_errbuf *eb)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    struct stat st;
+    if (fd < 0 || fstat(fd, &st) != 0) {
+        fx_errbuf_set(eb, "cannot open %s: %s", path, strerror(errno));
+        if (fd >= 0)
+            close(fd);
         return FX_EIO;
     }
+    unsigned char head[SNIFF];
+    ssize_t n = S_ISDIR(st.st_mode) ? -1 : pread(fd, head, sizeof head, 0);
+    int rc = FX_OK;
+    if (S_ISDIR(st.st_mode)) {
+        fx_errbuf_set(eb, "%s is a directory, not a profile", path);
+        rc = FX_EINVAL;
+    } else if (n < 0) {
+        fx_errbuf_set(eb, "cannot read %s: %s%s", path, strerror(errno),
+                      errno == ESPIPE ? " (save the profile to a file first)" : "");
+        rc = FX_EIO;
+    } else {
+        rc = sniff(path, head, (size_t)n, eb);
+    }
+    gzFile gz = rc == FX_OK ? gzdopen(fd, "rb") : NULL;
+    if (rc == FX_OK && !gz) {
+        fx_errbuf_set(eb, "cannot open %s: out of memory", path);
+        rc = FX_ENOMEM;
+    }
+    if (rc != FX_OK) {
+        close(fd);
+        return rc;
+    }
+    /* Compressed: the same check on the first decompressed bytes. */
+    int k = gzread(gz, head, sizeof head);
+    if (k >= 0 && gzdirect(gz) == 0)
+        rc = sniff_json(path, head, (size_t)k, true, eb);
+    if (rc == FX_OK && (k < 0 || gzrewind(gz) != 0)) {
+        int zerr;
+        fx_errbuf_set(eb, "cannot read %s: %s", path, gzerror(gz, &zerr));
+        rc = FX_EIO;
+    }
+    if (rc != FX_OK) {
+        gzclose(gz);
+        return rc;
+    }
+    *out = gz;
+    return FX_OK;
+}
+
+static int read_all(const char *path, char **out, size_t *len, struct fx_errbuf *eb)
+{
+    gzFile gz;
+    int rc = open_profile(path, &gz, eb);
+    if (rc != FX_OK)
+        return rc;
     size_t cap = 1 << 20, n = 0;
     char *buf = fx_malloc(cap);
-    int rc = buf ? FX_OK : FX_ENOMEM;
+    rc = buf ? FX_OK : FX_ENOMEM;
     while (rc == FX_OK) {
         if (cap - n < 65536) {
             char *nb = cap < FILE_MAX ? fx_reallocarray(buf, cap, 2) : NULL;
@@ -33,9 +146,14 @@ static int read_all(const char *path, char **out, size_t *len, struct fx_errbuf 
             continue;
         }
         int r = gzread(gz, buf + n, 65536);
-        if (r < 0) {
-            int zerr;
-            fx_errbuf_set(eb, "cannot read %s: %s", path, gzerror(gz, &zerr));
+        int zerr = Z_OK;
+        if (r <= 0)
+            gzerror(gz, &zerr);
+        /* gzread returns what it has when the input ends mid-stream, then flags Z_BUF_ERROR. */
+        if (r < 0 || zerr == Z_BUF_ERROR) {
+            fx_errbuf_set(eb, "cannot read %s: %s", path,
+                          zerr == Z_BUF_ERROR ? "the gzip stream is truncated (the file was cut short)"
+                                              : gzerror(gz, &zerr));
             rc = FX_EIO;
         } else if (r == 0) {
             break;

@@ -6,11 +6,13 @@
 #include "fxprof.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <limits.h>
 #include <signal.h>
 #include <spawn.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -25,6 +27,10 @@ struct record {
     const char *interval, *mode, *file, *extra, *agent, *java;
     char **cmd; /* the operands: [java] ARGS... */
     int ncmd;
+    bool to_stdout;           /* -o -: java's stdout goes to stderr, the profile to stdout */
+    char stdout_dir[PATH_MAX]; /* -o -: the private folder the agent writes into */
+    char stdout_file[PATH_MAX + 32];
+    struct stat before; /* the -o file before java ran (st_ino 0: absent) */
 };
 
 static volatile sig_atomic_t child_pid;
@@ -40,6 +46,11 @@ static int usage(void)
            "  --options LIST           more agent options, e.g. depth=512,memory=128m\n"
            "  --agent PATH             libfxagent.so (default: $FXAGENT_LIB, else next to fxprof)\n"
            "  --java PATH              the java launcher; the operands are then only its arguments\n"
+           "-o - writes the profile (gzip) to stdout once java has exited; java's own stdout then\n"
+           "goes to stderr. The launcher must be a java: named java, or in a JDK's bin/ (for a\n"
+           "script that runs java, set JAVA_TOOL_OPTIONS=-agentpath:... instead).\n"
+           "exit codes: java's own; 1 failed before java ran, 2 bad command line, 4 java exited 0\n"
+           "but no new profile is at -o FILE (the agent's message says where it went)\n"
            "example: fxprof record -o app.json.gz -i 1ms -- java -jar app.jar\n");
     return FX_CLI_OK;
 }
@@ -92,6 +103,9 @@ static int parse_args(int argc, char **argv, struct record *r)
                 "record",
                 "'%s' is not a java command: the first operand must be the launcher (or use --java PATH)",
                 r->cmd[0]);
+    r->to_stdout = r->file && !strcmp(r->file, "-");
+    if (r->to_stdout && isatty(STDOUT_FILENO))
+        return fx_cli_usage("record", "-o -: stdout is a terminal; redirect it to a file or a pipe");
     return FX_CLI_OK;
 }
 
@@ -175,18 +189,135 @@ static int wait_child(pid_t pid)
 static void report_file(const char *file, int code)
 {
     struct stat st;
-    if (!file || strchr(file, '%'))
-        return;
-    if (stat(file, &st) == 0 && S_ISREG(st.st_mode))
+    (void)code;
+    if (file && !strchr(file, '%') && stat(file, &st) == 0 && S_ISREG(st.st_mode))
         fprintf(stderr, "fxprof: profile %s (%lld bytes); view it with: fxprof open %s\n", file,
                 (long long)st.st_size, file);
-    else
-        fprintf(stderr,
-                "fxprof: java exited with %d and wrote no profile at %s (see the fxagent lines above)\n",
-                code, file);
 }
 
-static int run(const struct record *r, const char *agentpath)
+/* ---- is it a java launcher? ---- */
+
+/* `name` as posix_spawnp would find it, canonical; false if there is no such executable. */
+static bool resolve(const char *name, char *out)
+{
+    if (strchr(name, '/'))
+        return realpath(name, out) && access(out, X_OK) == 0;
+    const char *path = getenv("PATH");
+    for (const char *p = path && *path ? path : "/usr/bin:/bin"; p;) {
+        const char *end = strchr(p, ':');
+        size_t len = end ? (size_t)(end - p) : strlen(p);
+        char cand[PATH_MAX];
+        if (snprintf(cand, sizeof cand, "%.*s/%s", (int)len, len ? p : ".", name) <
+                    (int)sizeof cand &&
+            realpath(cand, out) && access(out, X_OK) == 0) {
+            struct stat st;
+            if (stat(out, &st) == 0 && S_ISREG(st.st_mode))
+                return true;
+        }
+        p = end ? end + 1 : NULL;
+    }
+    return false;
+}
+
+static bool exists_rel(const char *dir, const char *rel)
+{
+    char p[PATH_MAX + 64];
+    snprintf(p, sizeof p, "%s/%s", dir, rel);
+    return access(p, F_OK) == 0;
+}
+
+/* A java launcher is named java (after every symlink, as /usr/bin/java -> /etc/alternatives
+ * -> .../bin/java is), or sits in a JDK's bin/ next to the launcher library: JDK 9+ lib/libjli.so,
+ * JDK 8 lib/amd64/jli or jre/lib/amd64/jli. Anything else would get -agentpath as its first
+ * argument, which `ls` or a shell script takes for its own option. */
+static int check_launcher(const char *given, struct fx_errbuf *eb)
+{
+    char real[PATH_MAX];
+    if (!resolve(given, real)) {
+        fx_errbuf_set(eb, "cannot run '%s': no such executable%s", given,
+                      strchr(given, '/') ? "" : " in PATH");
+        return FX_ENOTFOUND;
+    }
+    const char *base = strrchr(real, '/') + 1;
+    const char *gbase = strrchr(given, '/') ? strrchr(given, '/') + 1 : given;
+    if (!strcmp(base, "java") || !strcmp(gbase, "java"))
+        return FX_OK;
+    char dir[PATH_MAX];
+    snprintf(dir, sizeof dir, "%.*s..", (int)(base - real), real);
+    if (exists_rel(dir, "lib/libjli.so") || exists_rel(dir, "lib/amd64/jli/libjli.so") ||
+        exists_rel(dir, "jre/lib/amd64/jli/libjli.so") || exists_rel(dir, "release"))
+        return FX_OK;
+    fx_errbuf_set(
+            eb,
+            "'%s' (%s) is not a java launcher: give java and its arguments (fxprof record -- java -jar app.jar); for a script that runs java, set JAVA_TOOL_OPTIONS=-agentpath:<libfxagent.so>=... instead",
+            given, real);
+    return FX_EINVAL;
+}
+
+/* ---- -o - and the check that the profile arrived ---- */
+
+static int stdout_prepare(struct record *r, struct fx_errbuf *eb)
+{
+    const char *tmp = getenv("TMPDIR");
+    snprintf(r->stdout_dir, sizeof r->stdout_dir, "%s/fxprof-%d-XXXXXX",
+             tmp && *tmp == '/' ? tmp : "/tmp", (int)getpid());
+    if (!mkdtemp(r->stdout_dir)) {
+        fx_errbuf_set(eb, "-o -: cannot create a folder in %s: %s",
+                      tmp && *tmp == '/' ? tmp : "/tmp", strerror(errno));
+        r->stdout_dir[0] = '\0';
+        return FX_EIO;
+    }
+    snprintf(r->stdout_file, sizeof r->stdout_file, "%s/profile.json.gz", r->stdout_dir);
+    r->file = r->stdout_file;
+    return FX_OK;
+}
+
+static void stdout_cleanup(struct record *r)
+{
+    if (!r->stdout_dir[0])
+        return;
+    unlink(r->stdout_file);
+    rmdir(r->stdout_dir);
+    r->stdout_dir[0] = '\0';
+}
+
+static int copy_profile(const char *path)
+{
+    int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0)
+        return FX_CLI_FALLBACK;
+    signal(SIGPIPE, SIG_IGN);
+    char buf[65536];
+    ssize_t n;
+    int ret = FX_CLI_OK;
+    while (ret == FX_CLI_OK && (n = read(fd, buf, sizeof buf)) != 0) {
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0)
+            ret = fx_cli_fail("-o -: reading %s: %s", path, strerror(errno));
+        for (ssize_t off = 0, w; ret == FX_CLI_OK && off < n; off += w)
+            if ((w = write(STDOUT_FILENO, buf + off, (size_t)(n - off))) < 0 && errno != EINTR)
+                ret = fx_cli_fail("-o -: writing to stdout: %s", strerror(errno));
+            else if (w < 0)
+                w = 0;
+    }
+    close(fd);
+    return ret;
+}
+
+/* A new file at -o: absent before, or another inode or time now (the agent renames a new
+ * file into place). Patterns (%p, %t, %n) cannot be checked. */
+static bool profile_arrived(const struct record *r)
+{
+    struct stat st;
+    if (stat(r->file, &st) != 0 || !S_ISREG(st.st_mode))
+        return false;
+    return r->before.st_ino == 0 || st.st_ino != r->before.st_ino ||
+           st.st_dev != r->before.st_dev || st.st_mtim.tv_sec != r->before.st_mtim.tv_sec ||
+           st.st_mtim.tv_nsec != r->before.st_mtim.tv_nsec;
+}
+
+static int run(struct record *r, const char *agentpath)
 {
     int skip = r->java ? 0 : 1;
     char **argv = fx_calloc((size_t)r->ncmd + 3, sizeof *argv);
@@ -198,12 +329,28 @@ static int run(const struct record *r, const char *agentpath)
         argv[i - skip + 2] = r->cmd[i];
     catch_while_waiting();
     pid_t pid;
-    int err = posix_spawnp(&pid, argv[0], NULL, NULL, argv, environ);
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    if (r->to_stdout) /* stdout carries the profile alone */
+        posix_spawn_file_actions_adddup2(&fa, STDERR_FILENO, STDOUT_FILENO);
+    int err = posix_spawnp(&pid, argv[0], &fa, NULL, argv, environ);
+    posix_spawn_file_actions_destroy(&fa);
     fx_free(argv);
     if (err != 0)
         return fx_cli_fail("cannot run '%s': %s", r->java ? r->java : r->cmd[0], strerror(err));
     child_pid = pid;
     int code = wait_child(pid);
+    bool checkable = r->file && !strchr(r->file, '%');
+    if (checkable && !profile_arrived(r)) {
+        fprintf(stderr,
+                "fxprof: java exited with %d and wrote no profile at %s (see the fxagent lines above)\n",
+                code, r->to_stdout ? "-o -" : r->file);
+        return code == 0 ? FX_CLI_FALLBACK : code;
+    }
+    if (r->to_stdout) {
+        int rc = copy_profile(r->file);
+        return rc != FX_CLI_OK ? rc : code;
+    }
     report_file(r->file, code);
     return code;
 }
@@ -218,9 +365,22 @@ int fx_record_main(int argc, char **argv)
         return rc;
     struct fx_errbuf eb = {{0}};
     char lib[PATH_MAX], agentpath[PATH_MAX + 2100];
-    if (agent_arg(&r, "", agentpath, sizeof agentpath, &eb) != FX_OK ||
-        fx_cli_find_agent(r.agent, lib, sizeof lib, &eb) != FX_OK ||
-        agent_arg(&r, lib, agentpath, sizeof agentpath, &eb) != FX_OK)
+    const char *launcher = r.java ? r.java : r.cmd[0];
+    rc = check_launcher(launcher, &eb);
+    if (rc == FX_EINVAL)
+        return fx_cli_usage("record", "%s", eb.msg);
+    if (rc != FX_OK)
         return fx_cli_fail("%s", eb.msg);
-    return run(&r, agentpath);
+    if ((r.to_stdout && stdout_prepare(&r, &eb) != FX_OK) ||
+        agent_arg(&r, "", agentpath, sizeof agentpath, &eb) != FX_OK ||
+        fx_cli_find_agent(r.agent, lib, sizeof lib, &eb) != FX_OK ||
+        agent_arg(&r, lib, agentpath, sizeof agentpath, &eb) != FX_OK) {
+        stdout_cleanup(&r);
+        return fx_cli_fail("%s", eb.msg);
+    }
+    if (r.file && stat(r.file, &r.before) != 0)
+        memset(&r.before, 0, sizeof r.before);
+    int code = run(&r, agentpath);
+    stdout_cleanup(&r);
+    return code;
 }

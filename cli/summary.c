@@ -229,17 +229,31 @@ static int busiest(const void *a, const void *b)
     return x->index < y->index ? -1 : x->index > y->index;
 }
 
+/* Names come from the file: a thread or method name with an escape sequence or a line break
+ * must not reach the terminal as such. */
+static void put(const char *text)
+{
+    fx_cli_put_escaped(stdout, text);
+}
+
 static void print_list(const char *title, const struct entry *e, unsigned n, double all)
 {
     printf("  %s:\n", title);
     for (unsigned i = 0; i < n; i++)
-        printf("    %5.1f%%  %9.0f  %s\n", all > 0 ? 100.0 * e[i].value / all : 0.0, e[i].value,
-               e[i].name);
+    {
+        printf("    %5.1f%%  %9.0f  ", all > 0 ? 100.0 * e[i].value / all : 0.0, e[i].value);
+        put(e[i].name);
+        printf("\n");
+    }
 }
 
 static void print_thread(const struct thread_sum *ts)
 {
-    printf("\nThread \"%s\" (tid %s): %.0f samples", ts->name, ts->tid, ts->samples);
+    printf("\nThread \"");
+    put(ts->name);
+    printf("\" (tid ");
+    put(ts->tid);
+    printf("): %.0f samples", ts->samples);
     if (ts->has_cpu)
         printf(", CPU %.1f ms", ts->cpu_ms);
     if (ts->nostack > 0)
@@ -252,12 +266,12 @@ static void print_thread(const struct thread_sum *ts)
 static void print_value(const cJSON *v)
 {
     if (cJSON_IsString(v)) {
-        printf("%s", v->valuestring);
+        put(v->valuestring);
     } else if (cJSON_IsNumber(v)) {
         printf("%.15g", v->valuedouble);
     } else {
         char *s = cJSON_PrintUnformatted(v);
-        printf("%s", s ? s : "?");
+        put(s ? s : "?");
         cJSON_free(s);
     }
 }
@@ -278,8 +292,11 @@ static void print_extra(const struct cJSON *root)
         cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(group, "entries"))
         {
             const cJSON *el = cJSON_GetObjectItemCaseSensitive(e, "label");
-            printf("  %s: %s: ", cJSON_IsString(gl) ? gl->valuestring : "?",
-                   cJSON_IsString(el) ? el->valuestring : "?");
+            printf("  ");
+            put(cJSON_IsString(gl) ? gl->valuestring : "?");
+            printf(": ");
+            put(cJSON_IsString(el) ? el->valuestring : "?");
+            printf(": ");
             print_value(cJSON_GetObjectItemCaseSensitive(e, "value"));
             printf("\n");
         }
@@ -295,9 +312,10 @@ static void print_header(const char *file, const struct cJSON *root, const struc
     double all = 0;
     for (unsigned i = 0; i < n; i++)
         all += ts[i].samples;
-    printf("%s: %s, %u thread%s, %.0f samples", file,
-           cJSON_IsString(product) ? product->valuestring : "(no product)", nthreads,
-           nthreads == 1 ? "" : "s", all);
+    put(file);
+    printf(": ");
+    put(cJSON_IsString(product) ? product->valuestring : "(no product)");
+    printf(", %u thread%s, %.0f samples", nthreads, nthreads == 1 ? "" : "s", all);
     if (cJSON_IsNumber(interval))
         printf(", interval %g ms", interval->valuedouble);
     printf("\n");

@@ -7,7 +7,7 @@
 #     request threads, loaded by profiler-cli; a dump does not reset (sample counts grow);
 #   while running: start (2), an option dump cannot take (1) and an unknown word (1) are
 #     refused and the JVM goes on; a dump to an unwritable folder lands in the fallback folder
-#     ($TMPDIR of the JVM) and the reply says where;
+#     ($TMPDIR of the JVM) and the reply says "could not write X (reason); wrote Y instead";
 #   stop writes the final file; status says stopped; stop again is refused (2);
 #   start again (a new recording), dump,reset, stop;
 #   the JVM keeps serving and exits 0 with no hs_err file.
@@ -46,9 +46,10 @@ expect_error 1 "dump,interval=1ms" "does not apply to dump"
 expect_error 1 "frobnicate" "unknown option"
 
 touch "$run/notadir"
-expect_ok "dump,file=$run/notadir/x.json.gz" "fallback folder"
+expect_ok "dump,file=$run/notadir/x.json.gz" "could not write $run/notadir/x.json.gz ("
 fallback=$(reply_path)
 [[ $fallback == "$run/fallback/x.json.gz" ]] || it_fail "the fallback went to '$fallback'"
+[[ $AG_REPLY == *"; wrote $fallback instead"* ]] || it_fail "the reply does not say 'wrote $fallback instead'"
 check_profile "$fallback" >/dev/null
 
 expect_ok stop "stopped"
