@@ -82,6 +82,29 @@ static const char *option_name(int o)
                       : "--options";
 }
 
+/* "-5" is a pid typed with a sign, "--depth=512" an agent option typed as one of ours (the
+ * agent's own parser says which names are its options). */
+static int unknown_option(const char *cmd, const char *arg)
+{
+    if (arg[0] == '-' && arg[1] >= '0' && arg[1] <= '9')
+        return fx_cli_usage(cmd, "'%s' is not a process id (a whole number > 0)", arg);
+    char item[64];
+    struct fx_options o;
+    struct fx_errbuf eb = {{0}};
+    size_t n = strcspn(arg + 2, "=");
+    if (!strncmp(arg, "--", 2) && n > 0 && n < 32) {
+        snprintf(item, sizeof item, "%.*s=1", (int)n, arg + 2);
+        if (fx_options_parse(item, &o, &eb) == FX_OK)
+            fx_options_destroy(&o);
+        else if (strstr(eb.msg, "unknown option"))
+            return fx_cli_usage(cmd, "unknown option '%s'", arg);
+        return fx_cli_usage(cmd,
+                            "unknown option '%s': '%.*s' is an agent option; give it as --options %.*s=...",
+                            arg, (int)n, arg + 2, (int)n, arg + 2);
+    }
+    return fx_cli_usage(cmd, "unknown option '%s'", arg);
+}
+
 static int parse_args(int argc, char **argv, struct control *c)
 {
     static const struct option longs[] = {
@@ -91,9 +114,10 @@ static int parse_args(int argc, char **argv, struct control *c)
             {"help", no_argument, NULL, 'h'},           {NULL, 0, NULL, 0}};
     bool is_start = !strcmp(c->cmd, "start"), is_status = !strcmp(c->cmd, "status");
     struct fx_errbuf eb = {{0}};
-    int o;
+    int o, cur;
     optind = 0;
-    while ((o = getopt_long(argc, argv, ":i:m:o:h", longs, NULL)) != -1) {
+    /* cur: the argument getopt is looking at (optind moves past it only at its end). */
+    while ((cur = optind ? optind : 1), (o = getopt_long(argc, argv, ":i:m:o:h", longs, NULL)) != -1) {
         if (((o == 'i' || o == 'm') && !is_start) || ((o == 'o' || o == 'x') && is_status))
             return fx_cli_usage(c->cmd, "option %s does not apply to %s", option_name(o), c->cmd);
         switch (o) {
@@ -121,11 +145,16 @@ static int parse_args(int argc, char **argv, struct control *c)
         case ':':
             return fx_cli_usage(c->cmd, "option '%s' needs a value", argv[optind - 1]);
         default:
-            return fx_cli_usage(c->cmd, "unknown option '%s'", argv[optind - 1]);
+            return unknown_option(c->cmd, cur < argc ? argv[cur] : argv[optind - 1]);
         }
     }
+    for (int i = optind; i < argc; i++)
+        if (strchr(argv[i], '='))
+            return fx_cli_usage(c->cmd,
+                                "'%s' looks like an agent option: give it as --options %s (or use -i, -m, -o)",
+                                argv[i], argv[i]);
     if (optind != argc - 1)
-        return fx_cli_usage(c->cmd, "expected exactly one PID");
+        return fx_cli_usage(c->cmd, "expected exactly one PID, got %d operands", argc - optind);
     if (fx_cli_parse_pid(argv[optind], &c->pid, &eb) != FX_OK)
         return fx_cli_usage(c->cmd, "%s", eb.msg);
     c->to_stdout = c->file && !strcmp(c->file, "-");

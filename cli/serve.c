@@ -82,7 +82,9 @@ static int usage(void)
            "  --no-browser      only print the link\n"
            "  --port N          listen on port N (default: any free port)\n"
            "The link works only in a browser on this machine. Nothing is uploaded unless you\n"
-           "press Upload in the profiler.\n");
+           "press Upload in the profiler.\n"
+           "exit codes: 0 fetched, 1 failed (or not fetched before --timeout), 2 bad command line,\n"
+           "130 interrupted\n");
     return FX_CLI_OK;
 }
 

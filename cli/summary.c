@@ -48,7 +48,10 @@ static int usage(void)
            "Prints, per thread (busiest first), the top N methods by self and by total samples\n"
            "with their share of the thread's samples, and the profile's counters (meta.extra).\n"
            "  --top N         methods per list (default 10)\n"
-           "  --thread NAME   only the thread(s) with this exact name\n");
+           "  --thread NAME   only the thread(s) with this exact name\n"
+           "A file that is not a profile is refused from its first bytes. Names are printed with\n"
+           "control characters escaped (\\n, \\x1b).\n"
+           "exit codes: 0 printed, 1 failed (not a profile, unreadable), 2 bad command line\n");
     return FX_CLI_OK;
 }
 

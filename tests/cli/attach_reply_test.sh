@@ -5,7 +5,8 @@
 #   the agent gets "<action>[,interval=..][,mode=..][,file=<absolute>][,extra],reply=/tmp/fxprof-..."
 #   an "ok: ..." reply is printed as "pid N: ..." with exit 0, also when it comes 1 s late;
 #   an "error: ..." reply and a non-zero Agent_OnAttach without reply each give one line and
-#   exit 1; no reply within --timeout gives one line and exit 1;
+#   exit 1; no reply within --timeout gives one line and exit 1; a reply saying the profile
+#   went elsewhere ("could not write X (reason); wrote Y instead") gives one line and exit 4;
 #   every reply file fxprof created is gone afterwards.
 set -euo pipefail
 source "$(dirname "$0")/cli_lib.sh"
@@ -49,12 +50,17 @@ for k in "${!FX_JDK_HOMES[@]}"; do
     cli_expect_error "timeout$major" "^fxprof: pid $pid: the agent took 'dump' \(return code 0\) but sent no outcome within 200 ms" \
         "$FXPROF" dump "$pid" -o late2.json --timeout 200ms "${A[@]}"
 
+    # The profile went to a fallback file: the line says so and the exit code is 4.
+    cli_expect_error "fallback$major" "^fxprof: pid $pid: .*could not write $FXAGENT_RUN_DIR/fallback.json \(Permission denied\); wrote /tmp/x.json.gz instead$" \
+        "$FXPROF" dump "$pid" -o fallback.json "${A[@]}"
+    [[ $CLI_RC -eq 4 ]] || cli_fail "a fallback dump exited $CLI_RC, expected 4"
+
     cli_run "status$major" "$FXPROF" status "$pid" "${A[@]}"
     [[ $CLI_RC -eq 0 ]] && grep -qx "pid $pid: fake agent did status" "status$major.out" ||
         cli_fail "status failed"
 
     replies=$(sed -n 's/.*reply=\(\/tmp\/fxprof-[0-9a-f-]*\).*/\1/p' "$FAKE_AGENT_LOG")
-    [[ $(wc -l <<<"$replies") -eq 7 ]] || cli_fail "expected 7 loads, the agent saw: $replies"
+    [[ $(wc -l <<<"$replies") -eq 8 ]] || cli_fail "expected 8 loads, the agent saw: $replies"
     for r in $replies; do
         [[ ! -e $r ]] || cli_fail "reply file $r was left behind"
     done

@@ -58,11 +58,12 @@ cli_expect_error() {
     [[ ! -s "$log.out" ]] || cli_fail "$log: unexpected output on stdout"
 }
 
-# cli_start_sleeper JDK_HOME LOG: starts tests/cli/Sleeper.java (source launcher) and waits
-# until it prints "ready"; sets CLI_JVM_PID.
+# cli_start_sleeper JDK_HOME LOG [JAVA_OPTION...]: starts tests/cli/Sleeper.java (source
+# launcher) and waits until it prints "ready"; sets CLI_JVM_PID.
 cli_start_sleeper() {
     local jdk=$1 log=$2
-    "$jdk/bin/java" -Xshare:auto "$CLI_DIR/Sleeper.java" 300 >"$log.out" 2>"$log.err" &
+    shift 2
+    "$jdk/bin/java" -Xshare:auto "$@" "$CLI_DIR/Sleeper.java" 300 >"$log.out" 2>"$log.err" &
     CLI_JVM_PID=$!
     for _ in $(seq 1 600); do
         grep -q '^ready$' "$log.out" && return 0

@@ -2,7 +2,8 @@
 /* A stand-in for libfxagent.so's attach entry, for fxprof's tests: it answers through the
  * reply file exactly as docs/ATTACH.md asks of the real agent. The file= option picks the
  * behaviour: "...refuse..." returns 7 and writes nothing, "...fail..." writes an error line and
- * returns 1, "...late..." answers from another thread after 1 s, anything else answers at once.
+ * returns 1, "...late..." answers from another thread after 1 s, "...fallback..." answers that
+ * the file went elsewhere (in the real agent's words), anything else answers at once.
  * It also appends every options string it gets to $FAKE_AGENT_LOG when set. */
 #include <fcntl.h>
 #include <pthread.h>
@@ -82,6 +83,10 @@ JNIEXPORT jint JNICALL Agent_OnAttach(JavaVM *vm, char *options, void *reserved)
     }
     snprintf(text, sizeof text, "ok: fake agent did %.*s%s%s\n", (int)action_len, opts,
              *file ? " to " : "", file);
+    if (strstr(file, "fallback"))
+        snprintf(text, sizeof text,
+                 "ok: dumped; wrote 5 samples of 1 threads to /tmp/x.json.gz (10 bytes in 1 ms); could not write %s (Permission denied); wrote /tmp/x.json.gz instead\n",
+                 file);
     if (!strstr(file, "late")) {
         reply(path, text);
         return 0;
