@@ -128,16 +128,18 @@ int fx_attach_target_open(pid_t pid, struct fx_attach_target *t, struct fx_errbu
     }
     /* A stopped JVM keeps the SIGQUIT pending and answers nothing until it is resumed. */
     if (t->state == 'T' || t->state == 't') {
-        fx_errbuf_set(eb,
-                      "process %d (%s) is stopped (Ctrl-Z, SIGSTOP or a debugger): resume it first (kill -CONT %d); not signalled",
-                      (int)pid, t->name, (int)pid);
+        fx_errbuf_set(
+                eb,
+                "process %d (%s) is stopped (Ctrl-Z, SIGSTOP or a debugger): resume it first (kill -CONT %d); not signalled",
+                (int)pid, t->name, (int)pid);
         return FX_ESTATE;
     }
     const char *source;
     if (fx_proc_attach_disabled(pid, m.perfdata, &source)) {
-        fx_errbuf_set(eb,
-                      "process %d (%s) was started with -XX:+DisableAttachMechanism (%s): it cannot be attached to; not signalled",
-                      (int)pid, t->name, source);
+        fx_errbuf_set(
+                eb,
+                "process %d (%s) was started with -XX:+DisableAttachMechanism (%s): it cannot be attached to; not signalled",
+                (int)pid, t->name, source);
         return FX_EUNSUPPORTED;
     }
     snprintf(t->perfdata, sizeof t->perfdata, "%s", m.perfdata);

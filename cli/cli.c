@@ -22,9 +22,10 @@ static volatile sig_atomic_t interrupted;
  * some terminals obey like ESC), else 0. */
 static size_t utf8_printable(const unsigned char *s)
 {
-    size_t n = s[0] >= 0xc2 && s[0] <= 0xdf ? 2 : s[0] >= 0xe0 && s[0] <= 0xef ? 3
-                                                : s[0] >= 0xf0 && s[0] <= 0xf4 ? 4
-                                                                                : 0;
+    size_t n = s[0] >= 0xc2 && s[0] <= 0xdf   ? 2
+               : s[0] >= 0xe0 && s[0] <= 0xef ? 3
+               : s[0] >= 0xf0 && s[0] <= 0xf4 ? 4
+                                              : 0;
     for (size_t i = 1; i < n; i++)
         if ((s[i] & 0xc0) != 0x80)
             return 0;

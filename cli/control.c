@@ -98,9 +98,10 @@ static int unknown_option(const char *cmd, const char *arg)
             fx_options_destroy(&o);
         else if (strstr(eb.msg, "unknown option"))
             return fx_cli_usage(cmd, "unknown option '%s'", arg);
-        return fx_cli_usage(cmd,
-                            "unknown option '%s': '%.*s' is an agent option; give it as --options %.*s=...",
-                            arg, (int)n, arg + 2, (int)n, arg + 2);
+        return fx_cli_usage(
+                cmd,
+                "unknown option '%s': '%.*s' is an agent option; give it as --options %.*s=...",
+                arg, (int)n, arg + 2, (int)n, arg + 2);
     }
     return fx_cli_usage(cmd, "unknown option '%s'", arg);
 }
@@ -117,7 +118,8 @@ static int parse_args(int argc, char **argv, struct control *c)
     int o, cur;
     optind = 0;
     /* cur: the argument getopt is looking at (optind moves past it only at its end). */
-    while ((cur = optind ? optind : 1), (o = getopt_long(argc, argv, ":i:m:o:h", longs, NULL)) != -1) {
+    while ((cur = optind ? optind : 1),
+           (o = getopt_long(argc, argv, ":i:m:o:h", longs, NULL)) != -1) {
         if (((o == 'i' || o == 'm') && !is_start) || ((o == 'o' || o == 'x') && is_status))
             return fx_cli_usage(c->cmd, "option %s does not apply to %s", option_name(o), c->cmd);
         switch (o) {
@@ -150,17 +152,18 @@ static int parse_args(int argc, char **argv, struct control *c)
     }
     for (int i = optind; i < argc; i++)
         if (strchr(argv[i], '='))
-            return fx_cli_usage(c->cmd,
-                                "'%s' looks like an agent option: give it as --options %s (or use -i, -m, -o)",
-                                argv[i], argv[i]);
+            return fx_cli_usage(
+                    c->cmd,
+                    "'%s' looks like an agent option: give it as --options %s (or use -i, -m, -o)",
+                    argv[i], argv[i]);
     if (optind != argc - 1)
         return fx_cli_usage(c->cmd, "expected exactly one PID, got %d operands", argc - optind);
     if (fx_cli_parse_pid(argv[optind], &c->pid, &eb) != FX_OK)
         return fx_cli_usage(c->cmd, "%s", eb.msg);
     c->to_stdout = c->file && !strcmp(c->file, "-");
     if (c->to_stdout && is_start)
-        return fx_cli_usage(c->cmd,
-                            "-o - (stdout) applies to dump and stop; start takes the file they write");
+        return fx_cli_usage(
+                c->cmd, "-o - (stdout) applies to dump and stop; start takes the file they write");
     if (c->to_stdout && isatty(STDOUT_FILENO))
         return fx_cli_usage(c->cmd, "-o -: stdout is a terminal; redirect it to a file or a pipe");
     return FX_CLI_OK;
@@ -412,8 +415,8 @@ static int copy_to_stdout(const struct stdout_dir *d)
 
 /* dump, stop and status only speak to an agent that is there: loading one just to hear "not
  * running" would leave a library in the JVM for good (and a JEP 451 warning on its stderr). */
-static int check_loaded(const struct control *c, const struct fx_attach_target *t,
-                        const char *lib, struct fx_errbuf *eb)
+static int check_loaded(const struct control *c, const struct fx_attach_target *t, const char *lib,
+                        struct fx_errbuf *eb)
 {
     struct fx_proc_maps m;
     if (!strcmp(c->cmd, "start"))
@@ -422,8 +425,9 @@ static int check_loaded(const struct control *c, const struct fx_attach_target *
         return fx_cli_fail("%s", eb->msg);
     if (m.agent)
         return FX_CLI_OK;
-    fx_cli_fail("pid %d: fxagent is not loaded in process %d (%s); nothing was loaded into it. Start sampling with: fxprof start %d",
-                (int)c->pid, (int)c->pid, t->name, (int)c->pid);
+    fx_cli_fail(
+            "pid %d: fxagent is not loaded in process %d (%s); nothing was loaded into it. Start sampling with: fxprof start %d",
+            (int)c->pid, (int)c->pid, t->name, (int)c->pid);
     return FX_CLI_NOT_LOADED;
 }
 

@@ -23,8 +23,8 @@ enum {
 };
 
 /* The exit codes as every --help states them. */
-#define FX_CLI_EXIT_HELP                                                                      \
-    "exit codes: 0 done, 1 failed, 2 bad command line, 3 fxagent not loaded in the JVM,\n"     \
+#define FX_CLI_EXIT_HELP                                                                   \
+    "exit codes: 0 done, 1 failed, 2 bad command line, 3 fxagent not loaded in the JVM,\n" \
     "            4 the profile was not written where asked (see the message), 130 interrupted\n"
 
 /* ---- cli.c: shared helpers ---- */
@@ -73,8 +73,8 @@ struct fx_attach_target {
     char tmpdir[64];  /* the target's /tmp as we reach it: /proc/PID/root/tmp or /tmp */
     uint64_t sig_ign; /* /proc/PID/status SigIgn and SigCgt */
     uint64_t sig_cgt;
-    char state;          /* /proc/PID/status State: R, S, D, T, t, Z, ... */
-    char perfdata[256];  /* the JVM's hsperfdata file as it sees it, "" if none is mapped */
+    char state;         /* /proc/PID/status State: R, S, D, T, t, Z, ... */
+    char perfdata[256]; /* the JVM's hsperfdata file as it sees it, "" if none is mapped */
 };
 
 struct fx_attach_reply {

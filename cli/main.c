@@ -102,10 +102,12 @@ int main(int argc, char **argv)
     }
     const char *guess = suggest(argv[1]);
     if (guess)
-        fx_cli_fail("unknown command '%s' (did you mean '%s'?); commands: record, start, dump, stop, status, open, summary",
-                    argv[1], guess);
+        fx_cli_fail(
+                "unknown command '%s' (did you mean '%s'?); commands: record, start, dump, stop, status, open, summary",
+                argv[1], guess);
     else
-        fx_cli_fail("unknown command '%s'; commands: record, start, dump, stop, status, open, summary",
-                    argv[1]);
+        fx_cli_fail(
+                "unknown command '%s'; commands: record, start, dump, stop, status, open, summary",
+                argv[1]);
     return FX_CLI_USAGE;
 }

@@ -32,9 +32,13 @@ static const struct signature signatures[] = {
         {"GIF8", 4, "a GIF image"},
         {"%PDF", 4, "a PDF document"},
         {"PK\x03\x04", 4, "a zip archive (a .jar?)"},
-        {"\x7f" "ELF", 4, "an executable (ELF)"},
+        {"\x7f"
+         "ELF",
+         4, "an executable (ELF)"},
         {"BZh", 3, "a bzip2 file"},
-        {"\xfd" "7zXZ", 5, "an xz file"},
+        {"\xfd"
+         "7zXZ",
+         5, "an xz file"},
         {"\x28\xb5\x2f\xfd", 4, "a zstd file"},
         {"\xca\xfe\xba\xbe", 4, "a Java class file"},
         {"JAVA PROFILE", 12, "an HPROF heap dump"},
@@ -57,13 +61,15 @@ static int sniff_json(const char *path, const unsigned char *b, size_t n, bool g
     else if (i == n && n < SNIFF)
         fx_errbuf_set(eb, "%s holds only white space%s, not a profile", path, in);
     else if (i < n && b[i] == '[')
-        fx_errbuf_set(eb,
-                      "%s is a JSON array%s, not a processed profile (a JSON object with meta and threads)",
-                      path, in);
+        fx_errbuf_set(
+                eb,
+                "%s is a JSON array%s, not a processed profile (a JSON object with meta and threads)",
+                path, in);
     else
-        fx_errbuf_set(eb,
-                      "%s is not a profile: it starts with byte 0x%02x%s where a profile (JSON, or gzip-compressed JSON) starts with '{'",
-                      path, i < n ? b[i] : 0, in);
+        fx_errbuf_set(
+                eb,
+                "%s is not a profile: it starts with byte 0x%02x%s where a profile (JSON, or gzip-compressed JSON) starts with '{'",
+                path, i < n ? b[i] : 0, in);
     return FX_EINVAL;
 }
 
@@ -152,8 +158,9 @@ static int read_all(const char *path, char **out, size_t *len, struct fx_errbuf 
         /* gzread returns what it has when the input ends mid-stream, then flags Z_BUF_ERROR. */
         if (r < 0 || zerr == Z_BUF_ERROR) {
             fx_errbuf_set(eb, "cannot read %s: %s", path,
-                          zerr == Z_BUF_ERROR ? "the gzip stream is truncated (the file was cut short)"
-                                              : gzerror(gz, &zerr));
+                          zerr == Z_BUF_ERROR
+                                  ? "the gzip stream is truncated (the file was cut short)"
+                                  : gzerror(gz, &zerr));
             rc = FX_EIO;
         } else if (r == 0) {
             break;

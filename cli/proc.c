@@ -84,9 +84,9 @@ int fx_proc_read_maps(pid_t pid, const char *lib, struct fx_proc_maps *out, stru
     bool any = f && fgets(line, sizeof line, f);
     if (!f || (!any && errno)) {
         int err = errno;
-        fx_errbuf_set(eb,
-                      "cannot read %s (%s), so fxprof cannot tell whether it is a JVM: not signalled",
-                      path, strerror(err));
+        fx_errbuf_set(
+                eb, "cannot read %s (%s), so fxprof cannot tell whether it is a JVM: not signalled",
+                path, strerror(err));
         if (f)
             fclose(f);
         return err == ENOENT || err == ESRCH ? FX_ENOTFOUND : FX_ESTATE;

@@ -27,7 +27,7 @@ struct record {
     const char *interval, *mode, *file, *extra, *agent, *java;
     char **cmd; /* the operands: [java] ARGS... */
     int ncmd;
-    bool to_stdout;           /* -o -: java's stdout goes to stderr, the profile to stdout */
+    bool to_stdout;            /* -o -: java's stdout goes to stderr, the profile to stdout */
     char stdout_dir[PATH_MAX]; /* -o -: the private folder the agent writes into */
     char stdout_file[PATH_MAX + 32];
     struct stat before; /* the -o file before java ran (st_ino 0: absent) */
@@ -48,7 +48,8 @@ static int usage(void)
            "  --java PATH              the java launcher; the operands are then only its arguments\n"
            "-o - writes the profile (gzip) to stdout once java has exited; java's own stdout then\n"
            "goes to stderr. The launcher must be a java: named java, or in a JDK's bin/ (for a\n"
-           "script that runs java, set JAVA_TOOL_OPTIONS=-agentpath:... instead).\n"
+           "script that runs java, set JAVA_TOOL_OPTIONS=-agentpath:... instead; --java PATH is\n"
+           "taken as given).\n"
            "exit codes: java's own; 1 failed before java ran, 2 bad command line, 4 java exited 0\n"
            "but no new profile is at -o FILE (the agent's message says where it went)\n"
            "example: fxprof record -o app.json.gz -i 1ms -- java -jar app.jar\n");
@@ -105,7 +106,8 @@ static int parse_args(int argc, char **argv, struct record *r)
                 r->cmd[0]);
     r->to_stdout = r->file && !strcmp(r->file, "-");
     if (r->to_stdout && isatty(STDOUT_FILENO))
-        return fx_cli_usage("record", "-o -: stdout is a terminal; redirect it to a file or a pipe");
+        return fx_cli_usage("record",
+                            "-o -: stdout is a terminal; redirect it to a file or a pipe");
     return FX_CLI_OK;
 }
 
@@ -365,8 +367,8 @@ int fx_record_main(int argc, char **argv)
         return rc;
     struct fx_errbuf eb = {{0}};
     char lib[PATH_MAX], agentpath[PATH_MAX + 2100];
-    const char *launcher = r.java ? r.java : r.cmd[0];
-    rc = check_launcher(launcher, &eb);
+    /* --java is the way to name a launcher that is not called java: it is taken as given. */
+    rc = r.java ? FX_OK : check_launcher(r.cmd[0], &eb);
     if (rc == FX_EINVAL)
         return fx_cli_usage("record", "%s", eb.msg);
     if (rc != FX_OK)

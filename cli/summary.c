@@ -242,8 +242,7 @@ static void put(const char *text)
 static void print_list(const char *title, const struct entry *e, unsigned n, double all)
 {
     printf("  %s:\n", title);
-    for (unsigned i = 0; i < n; i++)
-    {
+    for (unsigned i = 0; i < n; i++) {
         printf("    %5.1f%%  %9.0f  ", all > 0 ? 100.0 * e[i].value / all : 0.0, e[i].value);
         put(e[i].name);
         printf("\n");

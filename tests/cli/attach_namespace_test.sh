@@ -6,7 +6,8 @@
 #   "tmp":  same root file system; the socket and the reply file are found through
 #           /proc/PID/root/tmp and NSpid; the reply file is removed afterwards;
 #   "root": its own root file system; libfxagent.so (here the fake agent) is copied into its
-#           /tmp once, named by content, and two dumps load that one copy (one mapping).
+#           /tmp once, named by content, and a start and two dumps load that one copy (one
+#           mapping; the dumps find it mapped under its fxagent-<hash>.so name).
 set -euo pipefail
 source "$(dirname "$0")/cli_lib.sh"
 cli_init it.fxprof_attach_namespace
@@ -55,6 +56,9 @@ for k in "${!FX_JDK_HOMES[@]}"; do
     [[ $CLI_RC -eq 0 ]] && grep -Eq "^java\.version=$major([.+-]|$)" "tmpprops$major.out" ||
         cli_fail "JDK $major, private /tmp: attach-raw properties failed"
     [[ -S /proc/$jvm/root/tmp/.java_pid1 ]] || cli_fail "no socket in the JVM's own /tmp"
+    # dump speaks only to a loaded agent: start loads it.
+    cli_run "tmpstart$major" "$FXPROF" start "$jvm" --agent "$FXPROF_FAKE_AGENT"
+    [[ $CLI_RC -eq 0 ]] || cli_fail "JDK $major, private /tmp: start through the fake agent failed"
     cli_run "tmpdump$major" "$FXPROF" dump "$jvm" -o /x.json --agent "$FXPROF_FAKE_AGENT"
     [[ $CLI_RC -eq 0 ]] && grep -qx "pid $jvm: fake agent did dump to /x.json" "tmpdump$major.out" ||
         cli_fail "JDK $major, private /tmp: dump through the fake agent failed"
@@ -69,6 +73,8 @@ for k in "${!FX_JDK_HOMES[@]}"; do
     cli_run "rootprops$major" "$FXPROF" attach-raw "$jvm" properties
     [[ $CLI_RC -eq 0 ]] && grep -q '^user\.dir=/$' "rootprops$major.out" ||
         cli_fail "JDK $major, own root: attach-raw properties failed"
+    cli_run "rootstart$major" "$FXPROF" start "$jvm" --agent "$FXPROF_FAKE_AGENT"
+    [[ $CLI_RC -eq 0 ]] || cli_fail "JDK $major, own root: start through the copied fake agent failed"
     for f in a b; do
         cli_run "rootdump$f$major" "$FXPROF" dump "$jvm" -o "$f.json" --agent "$FXPROF_FAKE_AGENT"
         [[ $CLI_RC -eq 0 ]] && grep -qx "pid $jvm: fake agent did dump to $f.json" "rootdump$f$major.out" ||

@@ -5,7 +5,7 @@
 #   attach-raw PID properties: status 0 and java.version of that JDK's major;
 #   attach-raw PID threaddump: status 0 and the main thread in Sleeper.main;
 #   attach-raw PID load of a missing library: the JVM's "was not loaded" text comes back
-#     (status -1 on JDK 17, 0 on JDK 21+), and fxprof dump --agent <a library without
+#     (status -1 on JDK 17, 0 on JDK 21+), and fxprof start --agent <a library without
 #     Agent_OnAttach> fails with one line quoting the JVM;
 #   the .attach_pid trigger file is gone afterwards and the JVM is still running.
 set -euo pipefail
@@ -42,7 +42,7 @@ for k in "${!FX_JDK_HOMES[@]}"; do
 
     cli_expect_error "notagent$major" \
         "^fxprof: pid $pid: the JVM did not load .*libz\.so.*: Agent_OnAttach is not available in" \
-        "$FXPROF" dump "$pid" --agent "$libz"
+        "$FXPROF" start "$pid" --agent "$libz"
 
     [[ ! -e /proc/$pid/cwd/.attach_pid$pid && ! -e /tmp/.attach_pid$pid ]] ||
         cli_fail "JDK $major: the .attach_pid trigger file was left behind"

@@ -4,7 +4,7 @@
 # non-zero exit: bad and missing pids, a process that is not a JVM (left unsignalled and alive),
 # a JVM that does not handle SIGQUIT (-Xrs without attach listener: a SIGQUIT would kill it; it
 # stays alive), a JVM's thread id, bad -i and -m values (worded as the agent words them),
-# unknown commands and options, missing or wrong files.
+# unknown commands and options, missing or wrong files (more in misuse_targets_test.sh).
 set -euo pipefail
 source "$(dirname "$0")/cli_lib.sh"
 cli_init it.fxprof_errors
@@ -44,7 +44,7 @@ cli_expect_error recnoagent "--agent '/nonexistent/libfxagent.so': no such reada
 cli_expect_error unknowncmd "unknown command 'frobnicate'" "$FXPROF" frobnicate
 cli_expect_error summarymissing "cannot open /nonexistent.json" "$FXPROF" summary /nonexistent.json
 echo "not json" >notjson.txt
-cli_expect_error summarynotjson "notjson.txt is not JSON" "$FXPROF" summary notjson.txt
+cli_expect_error summarynotjson "notjson.txt is not a profile: it starts with byte 0x6e" "$FXPROF" summary notjson.txt
 cli_expect_error openmissing "open: cannot open /nonexistent.json" \
     "$FXPROF" open /nonexistent.json --no-browser
 cli_expect_error opennotprofile "notjson.txt is neither gzip nor JSON" \
@@ -55,9 +55,12 @@ cli_expect_error badtimeout "--timeout: '0' is not a duration" "$FXPROF" dump 1 
 fx_jdks_discover >/dev/null
 jdk=${FX_JDK_HOMES[0]:-}
 [[ -n $jdk ]] || cli_fail "no JDK to test -Xrs with"
-# -Xrs leaves SIGQUIT to its default action (a SIGQUIT would kill the JVM), and without the
-# attach mechanism there is no socket either: fxprof must refuse rather than signal.
-JAVA_TOOL_OPTIONS="-Xrs -XX:+DisableAttachMechanism" cli_start_sleeper "$jdk" xrs
+# -Xrs leaves SIGQUIT to its default action (a SIGQUIT would kill the JVM); with
+# -XX:+DisableAttachMechanism there is no socket either. fxprof names the flag when it can see
+# it (hsperfdata, command line, option variables); hidden in an @argfile without hsperfdata it
+# cannot, and the SIGQUIT check still refuses rather than signal.
+printf '%s\n' -XX:-UsePerfData -Xrs -XX:+DisableAttachMechanism >xrs.args
+cli_start_sleeper "$jdk" xrs "@$FXAGENT_RUN_DIR/xrs.args"
 cli_expect_error xrs "process $CLI_JVM_PID \(java\) does not handle SIGQUIT .*not signalled" \
     "$FXPROF" attach-raw "$CLI_JVM_PID" properties
 kill -0 "$CLI_JVM_PID" || cli_fail "the -Xrs JVM died"

@@ -84,9 +84,10 @@ JNIEXPORT jint JNICALL Agent_OnAttach(JavaVM *vm, char *options, void *reserved)
     snprintf(text, sizeof text, "ok: fake agent did %.*s%s%s\n", (int)action_len, opts,
              *file ? " to " : "", file);
     if (strstr(file, "fallback"))
-        snprintf(text, sizeof text,
-                 "ok: dumped; wrote 5 samples of 1 threads to /tmp/x.json.gz (10 bytes in 1 ms); could not write %s (Permission denied); wrote /tmp/x.json.gz instead\n",
-                 file);
+        snprintf(
+                text, sizeof text,
+                "ok: dumped; wrote 5 samples of 1 threads to /tmp/x.json.gz (10 bytes in 1 ms); could not write %s (Permission denied); wrote /tmp/x.json.gz instead\n",
+                file);
     if (!strstr(file, "late")) {
         reply(path, text);
         return 0;

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: Apache-2.0
 # fxprof record: the -agentpath goes right after the launcher, carrying the checked options,
 # and fxprof exits with the launcher's exit code (a stand-in launcher proves both, without a
-# JVM); then, when libfxagent.so and the demo classes are built, a real recording of the demo
+# JVM; --java takes any launcher, here a symlink to it not named java); then, when libfxagent.so and the demo classes are built, a real recording of the demo
 # yields a gzip profile that fxprof summary reads back with its three threads.
 set -euo pipefail
 source "$(dirname "$0")/cli_lib.sh"
@@ -10,14 +10,17 @@ cli_init it.fxprof_record
 [[ -n "${FXPROF_FAKE_AGENT:-}" && -f "$FXPROF_FAKE_AGENT" ]] || cli_fail "the fake agent is not built"
 fake=$(realpath "$FXPROF_FAKE_AGENT")
 
-cat >fakejava.sh <<'SH'
+# Named java, as fxprof asks of a launcher given as the first operand.
+mkdir -p fakejdk/bin
+cat >fakejdk/bin/java <<SH
 #!/bin/sh
-printf '%s\n' "$@" >"$(dirname "$0")/args.txt"
+printf '%s\n' "\$@" >"$PWD/args.txt"
 exit 42
 SH
-chmod +x fakejava.sh
+chmod +x fakejdk/bin/java
+ln -s fakejdk/bin/java fakejava.sh
 
-cli_run args "$FXPROF" record --agent "$fake" -o x.json -i 20ms -m itimer -- ./fakejava.sh -cp lib Main a
+cli_run args "$FXPROF" record --agent "$fake" -o x.json -i 20ms -m itimer -- ./fakejdk/bin/java -cp lib Main a
 [[ $CLI_RC -eq 42 ]] || cli_fail "exit code $CLI_RC, expected the launcher's 42"
 printf '%s\n' "-agentpath:$fake=interval=20ms,mode=itimer,file=x.json" -cp lib Main a >want.txt
 diff want.txt args.txt || cli_fail "the launcher got the wrong arguments"
