@@ -119,6 +119,12 @@ int fx_attach_target_open(pid_t pid, struct fx_attach_target *t, struct fx_errbu
     }
     struct fx_proc_maps m;
     rc = fx_proc_read_maps(pid, NULL, &m, eb);
+    if (rc == FX_ESTATE && geteuid() != t->uid)
+        /* e.g. root without CAP_SYS_PTRACE (a container's default) and another user's JVM */
+        fx_errbuf_set(
+                eb,
+                "cannot read /proc/%d/maps, so fxprof cannot tell whether process %d (%s) is a JVM: not signalled; run fxprof as its user (uid %u)",
+                (int)pid, (int)pid, t->name, (unsigned)t->uid);
     if (rc != FX_OK)
         return rc;
     if (!m.libjvm) {

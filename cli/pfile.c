@@ -118,11 +118,17 @@ static int open_profile(const char *path, gzFile *out, struct fx_errbuf *eb)
         return rc;
     }
     /* Compressed: the same check on the first decompressed bytes. */
-    int k = gzread(gz, head, sizeof head);
-    if (k >= 0 && gzdirect(gz) == 0)
+    int k = gzread(gz, head, sizeof head), zerr = Z_OK;
+    if (k < (int)sizeof head)
+        gzerror(gz, &zerr);
+    if (zerr == Z_BUF_ERROR) {
+        fx_errbuf_set(eb, "cannot read %s: the gzip stream is truncated (the file was cut short)",
+                      path);
+        rc = FX_EIO;
+    } else if (k >= 0 && gzdirect(gz) == 0) {
         rc = sniff_json(path, head, (size_t)k, true, eb);
+    }
     if (rc == FX_OK && (k < 0 || gzrewind(gz) != 0)) {
-        int zerr;
         fx_errbuf_set(eb, "cannot read %s: %s", path, gzerror(gz, &zerr));
         rc = FX_EIO;
     }
