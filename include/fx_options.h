@@ -40,6 +40,10 @@ enum fx_cpu_engine {
     FX_ENGINE_TIMER,
 };
 
+/* The file pattern when file= is not given, and the name a profile takes inside a folder given
+ * as file= (dump.c). */
+#define FX_OPTIONS_DEFAULT_FILE "fxagent-%p-%t.json.gz"
+
 struct fx_options {
     enum fx_action action;
     enum fx_mode mode;         /* mode=cpu|itimer|wall, default cpu */

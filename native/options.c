@@ -30,7 +30,7 @@
 _Static_assert(PATTERN_MAX < PATH_MAX, "a pattern fits a path buffer");
 
 /* Mutable so `file` can stay a plain `char *`; fx_options_destroy never frees it. */
-static char default_file[] = "fxagent-%p-%t.json.gz";
+static char default_file[] = FX_OPTIONS_DEFAULT_FILE;
 
 enum opt_kind {
     OPT_ACTION,        /* bare word, at most one per list */

@@ -46,7 +46,7 @@ expect_error 1 "dump,interval=1ms" "does not apply to dump"
 expect_error 1 "frobnicate" "unknown option"
 
 touch "$run/notadir"
-expect_ok "dump,file=$run/notadir/x.json.gz" "fallback folder"
+expect_ok "dump,file=$run/notadir/x.json.gz" "could not write $run/notadir/x.json.gz ("
 fallback=$(reply_path)
 [[ $fallback == "$run/fallback/x.json.gz" ]] || it_fail "the fallback went to '$fallback'"
 check_profile "$fallback" >/dev/null

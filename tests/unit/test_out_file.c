@@ -12,7 +12,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <sys/un.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "fx_alloc.h"
@@ -250,25 +254,33 @@ static void use_fallback(char *fb)
     ck_assert_str_eq(fx_out_file_fallback_dir(), fb);
 }
 
+/* Opens target, which must fall back to `want` with a reason containing `reason`; writes
+ * "data" there and commits. */
+static void assert_falls_back(const char *target, const char *reason, const char *want)
+{
+    struct fx_out_file f;
+    struct fx_errbuf eb;
+    ck_assert_int_eq(fx_out_file_open(&f, target, 0, &eb), FX_OK);
+    ck_assert(f.fell_back && !f.direct);
+    ck_assert_ptr_nonnull(strstr(f.reason, reason));
+    ck_assert_str_eq(f.target, want);
+    put(&f, "data");
+    ck_assert_int_eq(fx_out_file_commit(&f, &eb), FX_OK);
+    fx_out_file_abort(&f);
+    ck_assert_str_eq(read_file(want), "data");
+}
+
 START_TEST(test_out_file_missing_folder_falls_back_with_reason)
 {
     make_work();
     char fb[PATH_MAX], target[PATH_MAX], want[PATH_MAX + 64];
     use_fallback(fb);
     fmt(target, sizeof(target), "%s/missing/sub/p.json", work);
-    struct fx_out_file f;
-    struct fx_errbuf eb;
-    ck_assert_int_eq(fx_out_file_open(&f, target, 0, &eb), FX_OK);
-    ck_assert(f.fell_back);
-    fmt(want, sizeof(want), "cannot create a file in %s/missing/sub: No such file or directory",
+    char reason[PATH_MAX + 64];
+    fmt(reason, sizeof(reason), "cannot create a file in %s/missing/sub: No such file or directory",
         work);
-    ck_assert_str_eq(f.reason, want);
     fmt(want, sizeof(want), "%s/p.json", fb);
-    ck_assert_str_eq(f.target, want);
-    put(&f, "data");
-    ck_assert_int_eq(fx_out_file_commit(&f, &eb), FX_OK);
-    fx_out_file_abort(&f);
-    ck_assert_str_eq(read_file(want), "data");
+    assert_falls_back(target, reason, want);
     rm_tree(work);
 }
 END_TEST
@@ -403,12 +415,14 @@ START_TEST(test_out_file_failed_rename_removes_temp)
     make_work();
     char target[PATH_MAX], inside[PATH_MAX];
     path_in(target, work, "p.json");
-    ck_assert_int_eq(mkdir(target, 0700), 0); /* a non-empty folder cannot be renamed over */
-    write_file(path_in(inside, target, "keep"), "x");
     struct fx_out_file f;
     struct fx_errbuf eb;
     ck_assert_int_eq(fx_out_file_open(&f, target, 0, &eb), FX_OK);
     put(&f, "data");
+    /* Made a folder after the open (a folder at open is refused): a non-empty folder cannot be
+     * renamed over. */
+    ck_assert_int_eq(mkdir(target, 0700), 0);
+    write_file(path_in(inside, target, "keep"), "x");
     ck_assert_int_eq(fx_out_file_commit(&f, &eb), FX_EIO);
     ck_assert_ptr_nonnull(strstr(eb.msg, "cannot rename onto"));
     fx_out_file_abort(&f);
@@ -519,6 +533,215 @@ START_TEST(test_out_file_allocation_failures_leave_nothing)
 }
 END_TEST
 
+/* --- special files: written into, or refused; never replaced --- */
+
+/* A character device node of our own (mknod, as root), else the system's one: no build of
+ * this test, old or new, can then rename over the real /dev/null or /dev/full. */
+static void char_device(char *out, const char *name, unsigned minor)
+{
+    path_in(out, work, name);
+    if (mknod(out, S_IFCHR | 0666, makedev(1, minor)) != 0)
+        fmt(out, PATH_MAX, "/dev/%s", name);
+}
+
+static void assert_chr(const char *path, unsigned minor)
+{
+    struct stat st;
+    ck_assert_int_eq(stat(path, &st), 0);
+    ck_assert(S_ISCHR(st.st_mode));
+    ck_assert(st.st_rdev == makedev(1, minor));
+}
+
+static void assert_kind(const char *path, mode_t kind)
+{
+    struct stat st;
+    ck_assert_int_eq(lstat(path, &st), 0);
+    ck_assert_int_eq(st.st_mode & S_IFMT, kind);
+}
+
+START_TEST(test_out_file_char_device_is_written_into_not_replaced)
+{
+    make_work();
+    char dev[PATH_MAX], link[PATH_MAX];
+    char_device(dev, "null", 3);
+    path_in(link, work, "to-null");
+    ck_assert_int_eq(symlink(dev, link), 0);
+    const char *targets[] = {dev, link};
+    for (int i = 0; i < 2; i++) {
+        struct fx_out_file f;
+        struct fx_errbuf eb;
+        ck_assert_int_eq(fx_out_file_open(&f, targets[i], 0, &eb), FX_OK);
+        ck_assert(f.direct && !f.fell_back && f.tmp_path == NULL);
+        ck_assert_str_eq(f.target, targets[i]);
+        put(&f, "profile");
+        ck_assert_int_eq(fx_out_file_commit(&f, &eb), FX_OK);
+        fx_out_file_abort(&f);
+    }
+    assert_chr(dev, 3);
+    assert_kind(link, S_IFLNK);
+    int hidden;
+    count_entries(work, &hidden);
+    ck_assert_int_eq(hidden, 0); /* no temporary file anywhere */
+    rm_tree(work);
+}
+END_TEST
+
+/* /dev/full: the write fails with its errno, and neither the failure nor the abort removes
+ * or replaces the device. */
+START_TEST(test_out_file_char_device_write_error_keeps_device)
+{
+    make_work();
+    char dev[PATH_MAX];
+    char_device(dev, "full", 7);
+    struct fx_out_file f;
+    struct fx_errbuf eb;
+    ck_assert_int_eq(fx_out_file_open(&f, dev, 0, &eb), FX_OK);
+    ck_assert(f.direct);
+    struct fx_sink sk = fx_out_file_sink(&f);
+    ck_assert_int_eq(sk.write(sk.ctx, "x", 1), FX_EIO);
+    ck_assert_int_eq(f.write_errno, ENOSPC);
+    fx_out_file_abort(&f);
+    assert_chr(dev, 7);
+    rm_tree(work);
+}
+END_TEST
+
+START_TEST(test_out_file_fifo_without_reader_falls_back_at_once)
+{
+    make_work();
+    char fb[PATH_MAX], fifo[PATH_MAX], want[PATH_MAX + 16];
+    use_fallback(fb);
+    ck_assert_int_eq(mkfifo(path_in(fifo, work, "pipe"), 0600), 0);
+    fmt(want, sizeof(want), "%s/pipe.json.gz", fb);
+    assert_falls_back(fifo, "it is a FIFO that no process reads", want); /* does not block */
+    assert_kind(fifo, S_IFIFO);
+    rm_tree(work);
+}
+END_TEST
+
+/* A reader gets the whole stream, larger than a pipe's buffer: the descriptor blocks again
+ * after the non-blocking open. */
+START_TEST(test_out_file_fifo_with_reader_gets_the_whole_stream)
+{
+    make_work();
+    char fifo[PATH_MAX], copy[PATH_MAX];
+    ck_assert_int_eq(mkfifo(path_in(fifo, work, "pipe"), 0600), 0);
+    path_in(copy, work, "copy");
+    pid_t child = fork();
+    ck_assert_int_ge(child, 0);
+    if (child == 0) { /* the reader: the FIFO into a file */
+        int in = open(fifo, O_RDONLY), out = open(copy, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+        char buf[4096];
+        ssize_t n;
+        while (in >= 0 && out >= 0 && (n = read(in, buf, sizeof(buf))) > 0)
+            if (write(out, buf, (size_t)n) != n)
+                _exit(2);
+        _exit(in >= 0 && out >= 0 ? 0 : 1);
+    }
+    struct fx_out_file f;
+    struct fx_errbuf eb;
+    int rc = FX_EIO;
+    for (int i = 0; i < 500 && rc != FX_OK; i++) { /* until the child has opened its end */
+        rc = fx_out_file_open(&f, fifo, 0, &eb);
+        if (rc == FX_OK && !f.direct) {
+            fx_out_file_abort(&f);
+            rc = FX_EIO;
+        }
+        if (rc != FX_OK)
+            usleep(10000);
+    }
+    ck_assert_int_eq(rc, FX_OK);
+    static char big[200000];
+    memset(big, 'p', sizeof(big));
+    struct fx_sink sk = fx_out_file_sink(&f);
+    ck_assert_int_eq(sk.write(sk.ctx, big, sizeof(big)), FX_OK);
+    ck_assert_int_eq(fx_out_file_commit(&f, &eb), FX_OK);
+    fx_out_file_abort(&f);
+    int status;
+    ck_assert_int_eq(waitpid(child, &status, 0), child);
+    ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    struct stat st;
+    ck_assert_int_eq(stat(copy, &st), 0);
+    ck_assert_int_eq(st.st_size, (off_t)sizeof(big));
+    assert_kind(fifo, S_IFIFO);
+    rm_tree(work);
+}
+END_TEST
+
+/* A folder, a block device and a socket are never opened: the profile goes to the fallback
+ * folder under a name that says what it is, and each stays what it was. */
+START_TEST(test_out_file_folder_block_device_socket_fall_back_untouched)
+{
+    make_work();
+    char fb[PATH_MAX], dir[PATH_MAX], blk[PATH_MAX], sock[PATH_MAX], want[PATH_MAX + 32];
+    use_fallback(fb);
+    ck_assert_int_eq(mkdir(path_in(dir, work, "dir"), 0700), 0);
+    bool have_blk = mknod(path_in(blk, work, "blk"), S_IFBLK | 0600, makedev(7, 200)) == 0;
+    int sfd = socket(AF_UNIX, SOCK_STREAM, 0);
+    struct sockaddr_un sa = {.sun_family = AF_UNIX};
+    path_in(sock, work, "sock");
+    ck_assert(strlen(sock) < sizeof(sa.sun_path));
+    strcpy(sa.sun_path, sock);
+    ck_assert_int_eq(bind(sfd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+    const char *targets[] = {dir, sock, blk};
+    const char *names[] = {"dir", "sock", "blk"};
+    const char *kinds[] = {"a folder", "a socket", "a block device"};
+    for (int i = 0; i < (have_blk ? 3 : 2); i++) {
+        char why[256];
+        ck_assert_int_eq(fx_out_file_check(targets[i], why, sizeof(why)), FX_EINVAL);
+        ck_assert_ptr_nonnull(strstr(why, kinds[i]));
+        fmt(want, sizeof(want), "%s/%s.json.gz", fb, names[i]);
+        assert_falls_back(targets[i], kinds[i], want);
+    }
+    assert_kind(dir, S_IFDIR);
+    assert_kind(sock, S_IFSOCK);
+    if (have_blk)
+        assert_kind(blk, S_IFBLK);
+    close(sfd);
+    char why[256];
+    ck_assert_int_eq(fx_out_file_check(path_in(want, work, "new.json.gz"), why, sizeof(why)),
+                     FX_OK);
+    rm_tree(work);
+}
+END_TEST
+
+/* /proc/self/fd/N names an open file, not a folder entry: the profile is appended to that
+ * file (what file=/dev/stdout means when stdout is a file), never renamed over the link. */
+START_TEST(test_out_file_proc_fd_link_appends_to_the_open_file)
+{
+    make_work();
+    char log[PATH_MAX], target[64];
+    write_file(path_in(log, work, "stdout.log"), "app output\n");
+    int fd = open(log, O_WRONLY | O_APPEND);
+    ck_assert_int_ge(fd, 0);
+    snprintf(target, sizeof(target), "/proc/self/fd/%d", fd);
+    struct fx_out_file f;
+    struct fx_errbuf eb;
+    ck_assert_int_eq(fx_out_file_open(&f, target, 0, &eb), FX_OK);
+    ck_assert(f.direct && !f.fell_back);
+    put(&f, "profile");
+    ck_assert_int_eq(fx_out_file_commit(&f, &eb), FX_OK);
+    fx_out_file_abort(&f);
+    close(fd);
+    ck_assert_str_eq(read_file(log), "app output\nprofile");
+    rm_tree(work);
+}
+END_TEST
+
+START_TEST(test_out_file_fallback_path_names_special_targets)
+{
+    char out[PATH_MAX];
+    setenv("TMPDIR", "/fb", 1);
+    ck_assert_int_eq(fx_out_file_fallback_path("/a/x.json.gz", false, out, sizeof(out)), FX_OK);
+    ck_assert_str_eq(out, "/fb/x.json.gz");
+    ck_assert_int_eq(fx_out_file_fallback_path("/dev/null", true, out, sizeof(out)), FX_OK);
+    ck_assert_str_eq(out, "/fb/null.json.gz");
+    ck_assert_int_eq(fx_out_file_fallback_path("/a/p.json", true, out, sizeof(out)), FX_OK);
+    ck_assert_str_eq(out, "/fb/p.json");
+    ck_assert_int_eq(fx_out_file_fallback_path("/a/p.json", true, out, 8), FX_ERANGE);
+}
+END_TEST
+
 static Suite *out_file_suite(void)
 {
     Suite *s = suite_create("out_file");
@@ -550,6 +773,16 @@ static Suite *out_file_suite(void)
     tcase_add_test(tc, test_out_file_planted_symlink_at_temp_name_is_not_followed);
     tcase_add_test(tc, test_out_file_symlinks_at_every_temp_name_force_fallback);
     tcase_add_test(tc, test_out_file_symlink_target_is_replaced_not_followed);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("special");
+    tcase_add_checked_fixture(tc, fixture_setup, fixture_teardown);
+    tcase_add_test(tc, test_out_file_char_device_is_written_into_not_replaced);
+    tcase_add_test(tc, test_out_file_char_device_write_error_keeps_device);
+    tcase_add_test(tc, test_out_file_fifo_without_reader_falls_back_at_once);
+    tcase_add_test(tc, test_out_file_fifo_with_reader_gets_the_whole_stream);
+    tcase_add_test(tc, test_out_file_folder_block_device_socket_fall_back_untouched);
+    tcase_add_test(tc, test_out_file_proc_fd_link_appends_to_the_open_file);
+    tcase_add_test(tc, test_out_file_fallback_path_names_special_targets);
     suite_add_tcase(s, tc);
     return s;
 }
