@@ -293,6 +293,7 @@ JNIEXPORT jint JNICALL Agent_OnLoad(JavaVM *vm, char *options, void *reserved)
                      fx_ag.opt.reply != NULL ? "reply" : "reset");
         return JNI_ERR;
     }
+    fx_dump_absolute(&fx_ag.opt);
     if (fx_dump_check_target(fx_ag.opt.file, fx_ag.opt.loop_ns != 0, &eb) != FX_OK ||
         fx_agent_setup(vm, &eb) != FX_OK) {
         fx_agent_log("%s", eb.msg);

@@ -12,6 +12,7 @@
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 #include <sys/stat.h>
@@ -185,6 +186,13 @@ static int file_name(const char *pattern, bool series, time_t when, unsigned *se
     *seq = next_seq++;
     pthread_mutex_unlock(&seq_lock);
     return expand(pattern, series, when, *seq, out, cap, eb);
+}
+
+void fx_dump_absolute(struct fx_options *o)
+{
+    char cwd[4096];
+    /* A cwd that cannot be read (deleted) leaves the pattern relative: it still resolves. */
+    fx_options_absolute_file(o, getcwd(cwd, sizeof(cwd)), getenv("HOME"));
 }
 
 int fx_dump_check_target(const char *pattern, bool series, struct fx_errbuf *eb)

@@ -442,6 +442,9 @@ void fx_dump_fill_meta(jvmtiEnv *jvmti, struct fx_profile *p, int64_t begin_ns, 
  * always, fx_options_sequenced_pattern). Any thread. */
 int fx_dump_write(const struct fx_profile *p, const char *pattern, bool series, time_t when,
                   struct fx_dump_result *out, struct fx_errbuf *eb);
+/* A relative file= pattern made absolute (fx_options_absolute_file) under the JVM's working
+ * folder, or ~/ under $HOME. */
+void fx_dump_absolute(struct fx_options *o);
 /* Before a start or a dump with file=: FX_EINVAL with one line in eb if the expanded target is
  * of a kind never written (a block device, a socket); logs a warning if its folder cannot be
  * written now (the profile would go to the fallback folder). */

@@ -3,7 +3,8 @@
  * O_EXCL|O_NOFOLLOW, mode 0600 unless told otherwise), flushed, fsync'ed and renamed, so the
  * target path never holds a half-written file. A character device or a FIFO (or a link to
  * one, or an open file named through /proc/PID/fd) is written into directly and never replaced.
- * A folder, block device, socket or terminal is not written. A target that cannot be written
+ * An existing file that is not empty and not a profile (gzip or JSON), a folder, block
+ * device, socket or terminal is not written. A target that cannot be written
  * goes to a fallback folder ($TMPDIR, else /tmp) and the caller is told where and why. */
 #ifndef FX_OUT_FILE_H
 #define FX_OUT_FILE_H
@@ -44,9 +45,9 @@ const char *fx_out_file_fallback_dir(void);
  * name; `special` (a device, FIFO, socket, folder) adds ".json.gz" unless the name ends in
  * ".json" or ".json.gz". FX_ERANGE if it does not fit in cap. */
 int fx_out_file_fallback_path(const char *target, bool special, char *out, size_t cap);
-/* Whether `target` is of a kind that can be written at all (not a folder, block device or
- * socket): FX_OK, or FX_EINVAL with the reason in why. Touches nothing. A start-up check; the
- * write checks again. */
+/* Whether `target` is of a kind that can be written at all (not a folder, block device,
+ * socket, or a file that is not a profile): FX_OK, or FX_EINVAL with the reason in why.
+ * Touches nothing. A start-up check; the write checks again. */
 int fx_out_file_check(const char *target, char *why, size_t cap);
 
 /* Tests only: temporary names use seed, seed+1, ... as their random part, so a test can plant a

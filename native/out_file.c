@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* Safe output. The target's kind decides how it is written (fx_out_file.h):
- * - missing, a regular file, or a symlink to one: a temporary file, f->tmp_path, that this
+ * - missing, an empty file or a profile (gzip or JSON), or a symlink to one: a temporary
+ *   file, f->tmp_path, that this
  *   process created (O_EXCL|O_NOFOLLOW, so never a pre-planted link) beside the target, which
  *   changes only by the final rename. A symlink is replaced by the rename, not written through
  *   (a link planted in /tmp cannot aim a root JVM's profile at /etc/shadow).
@@ -9,8 +10,8 @@
  *   rename would never reach): written into directly, f->direct, never created, truncated,
  *   renamed or removed. A FIFO is opened O_NONBLOCK first, so one without a reader is refused
  *   at once instead of hanging the JVM's exit.
- * - anything else (a folder, a block device, a socket, a terminal): not written; the profile
- *   goes to the fallback folder with the reason. */
+ * - anything else (a file that is not a profile, a folder, a block device, a socket, a
+ *   terminal): not written; the profile goes to the fallback folder with the reason. */
 #include "fx_out_file.h"
 
 #include <errno.h>
@@ -212,14 +213,38 @@ static const char *kind_name(mode_t m)
                          : "not a regular file";
 }
 
-/* lstat first: a regular file or a missing one takes the safe path without following
- * anything; only a link is followed, to learn what it leads to. */
+/* An existing file is replaced only if it is empty or starts like a profile (gzip, or JSON's
+ * '{'): a mistyped file=/etc/hosts or file=app.jar must not cost the file. Profiles replace
+ * profiles (a dump at the same name, a validate report) as before. */
+static enum how replaceable(const char *target, char *why, size_t cap)
+{
+    int fd = open(target, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+    if (fd < 0) {
+        snprintf(why, cap, "it exists and cannot be read to tell whether it is a profile: %s",
+                 strerror(errno));
+        return WRITE_REFUSED;
+    }
+    unsigned char b[2];
+    ssize_t n = read(fd, b, sizeof(b));
+    close(fd);
+    if (n == 0 || (n > 0 && b[0] == '{') || (n == 2 && b[0] == 0x1f && b[1] == 0x8b))
+        return WRITE_SAFE;
+    snprintf(
+            why, cap,
+            "it exists and is not a profile (neither gzip nor JSON); fxagent replaces only profiles");
+    return WRITE_REFUSED;
+}
+
+/* lstat first: a missing target takes the safe path without following anything; only a link
+ * is followed, to learn what it leads to. */
 static enum how classify(const char *target, bool *append, bool *fifo, char *why, size_t cap)
 {
     struct stat l, st;
     *append = *fifo = false;
-    if (lstat(target, &l) != 0 || S_ISREG(l.st_mode))
+    if (lstat(target, &l) != 0)
         return WRITE_SAFE; /* missing, or its folder is: created, or the fallback says why */
+    if (S_ISREG(l.st_mode))
+        return replaceable(target, why, cap);
     bool link = S_ISLNK(l.st_mode);
     if (link && stat(target, &st) != 0)
         return WRITE_SAFE; /* a dangling link is replaced like any link to a file */
@@ -227,7 +252,7 @@ static enum how classify(const char *target, bool *append, bool *fifo, char *why
         st = l;
     if (S_ISREG(st.st_mode)) {
         *append = link && through_proc_fd(target);
-        return *append ? WRITE_DIRECT : WRITE_SAFE;
+        return *append ? WRITE_DIRECT : replaceable(target, why, cap);
     }
     if (S_ISCHR(st.st_mode) || S_ISFIFO(st.st_mode)) {
         *fifo = S_ISFIFO(st.st_mode);

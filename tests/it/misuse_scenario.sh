@@ -16,6 +16,10 @@
 #            names the kind, the node and the socket stay
 #   folder   file= an existing folder, and one written with a trailing '/': the profile is
 #            inside it under the default name; file=missing/ goes to the fallback folder
+#   notours  file= an existing file that is not a profile (text): refused at start with one line,
+#            the file unchanged; one that appears during the run: kept, the profile goes to the
+#            fallback folder; file=~/p.json.gz goes under $HOME and file=rel/p.json.gz under the
+#            working folder, and the lines name the absolute path
 #   twice    the agent loaded twice, 50 JVMs (same path, a copy of the .so, JAVA_TOOL_OPTIONS
 #            plus -agentpath; two at a time): exit 0, no hs_err, exactly one "already loaded"
 #            line, the first load's profile valid, no second profile
@@ -201,6 +205,36 @@ folder() {
     echo "$IT_NAME: survives: a folder and a name ending in '/' got the profile inside under the default name; a missing folder warned at start and fell back"
 }
 
+notours() {
+    echo "127.0.0.1 localhost" >"$run/notes.txt"
+    short_run notes "file=notes.txt"
+    [[ $ST_RC -ne 0 ]] || it_fail "file=notes.txt (a text file): the JVM started"
+    local n line
+    n=$(grep -c '^fxagent: ' notes.err || true)
+    line=$(grep '^fxagent: ' notes.err || true)
+    [[ $n -eq 1 && $line == *"$run/notes.txt: it exists and is not a profile"* ]] ||
+        it_fail "file=notes.txt: expected one line saying it is not a profile: $line"
+    [[ $(cat "$run/notes.txt") == "127.0.0.1 localhost" ]] || it_fail "notes.txt changed"
+    n_ready=$((n_ready + 1))
+    st_start late "file=late.txt" "${JVM[@]}" -- spin 1 2 "$run/ready-$n_ready"
+    st_wait_file "$run/ready-$n_ready"
+    echo "written by someone else" >"$run/late.txt"
+    st_wait
+    [[ $ST_RC -eq 0 ]] || it_fail "file=late.txt: the JVM exited $ST_RC"
+    [[ $(cat "$run/late.txt") == "written by someone else" ]] || it_fail "late.txt changed"
+    expect_fallback_line late "$run/late.txt" "$fb/late.txt.json.gz" "not a profile"
+    mkdir -p "$run/home" "$run/rel"
+    HOME=$run/home short_run home "file=~/p.json.gz"
+    [[ $ST_RC -eq 0 ]] || it_fail "file=~/p.json.gz: the JVM exited $ST_RC"
+    grep -qF " to $run/home/p.json.gz (" home.err || it_fail "file=~/p.json.gz: not under \$HOME"
+    st_check "$run/home/p.json.gz" >/dev/null
+    short_run rel "file=rel/p.json.gz"
+    [[ $ST_RC -eq 0 ]] || it_fail "file=rel/p.json.gz: the JVM exited $ST_RC"
+    grep -qF " to $run/rel/p.json.gz (" rel.err || it_fail "file=rel/p.json.gz: the line does not name $run/rel/p.json.gz"
+    it_no_hs_err
+    echo "$IT_NAME: survives: a text file refused at start and kept; one written during the run kept, the profile in the fallback folder; ~/ and relative names resolved and named whole"
+}
+
 # One double load: round I, variant V (same|copy|env). Prints nothing; fails with the reason.
 twice_round() {
     local i=$1 v=$2 d=$run/r$1 first second lib2 rc=0
@@ -262,7 +296,7 @@ twice() {
 }
 
 case $sc in
-chardev | fifo | stdout | refused | folder | twice) "$sc" ;;
+chardev | fifo | stdout | refused | folder | notours | twice) "$sc" ;;
 *) it_fail "unknown scenario $sc" ;;
 esac
 echo "$IT_NAME: OK"

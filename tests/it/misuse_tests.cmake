@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: Apache-2.0
 # Agent misuse (label "it;misuse"), on every JDK jdks.sh finds: it.misuse.<scenario>.jdkN runs
-# tests/it/misuse_scenario.sh (a device, FIFO, /proc fd link, block device, socket or folder as
-# file=, and the agent loaded twice, 50 times). docs/RELIABILITY.md, "Misuse: the agent".
+# tests/it/misuse_scenario.sh (a device, FIFO, /proc fd link, block device, socket, folder or a
+# file that is not a profile as file=, and the agent loaded twice, 50 times).
+# docs/RELIABILITY.md, "Misuse: the agent".
 execute_process(COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/jdks.sh
                 OUTPUT_VARIABLE _fx_mis_report RESULT_VARIABLE _fx_mis_rc)
 string(REGEX REPLACE "\n$" "" _fx_mis_report "${_fx_mis_report}")
@@ -20,7 +21,7 @@ set(_fx_mis_env
     FXAGENT_DEMO_JAR=${CMAKE_BINARY_DIR}/java-test/fxagent-demo.jar
     FXAGENT_STRESS_JAR=${CMAKE_BINARY_DIR}/java-test/fxagent-stress.jar
     FXCHECK=${_fx_mis_check})
-set(FXAGENT_MISUSE_SCENARIOS chardev fifo stdout refused folder twice)
+set(FXAGENT_MISUSE_SCENARIOS chardev fifo stdout refused folder notours twice)
 
 foreach(_line IN LISTS _fx_mis_lines)
   if(NOT _line MATCHES "^JDK ([0-9]+) at (.*): used$")

@@ -196,12 +196,12 @@ START_TEST(test_out_file_target_keeps_old_content_until_commit)
     make_work();
     char target[PATH_MAX];
     path_in(target, work, "p.json");
-    write_file(target, "old");
+    write_file(target, "{\"old\": 1}"); /* an earlier profile */
     struct fx_out_file f;
     struct fx_errbuf eb;
     ck_assert_int_eq(fx_out_file_open(&f, target, 0, &eb), FX_OK);
     put(&f, "new content, half written");
-    ck_assert_str_eq(read_file(target), "old");
+    ck_assert_str_eq(read_file(target), "{\"old\": 1}");
     int hidden;
     ck_assert_int_eq(count_entries(work, &hidden), 2);
     ck_assert_int_eq(hidden, 1);
@@ -252,6 +252,13 @@ static void use_fallback(char *fb)
     ck_assert_int_eq(mkdir(fb, 0700), 0);
     setenv("TMPDIR", fb, 1);
     ck_assert_str_eq(fx_out_file_fallback_dir(), fb);
+}
+
+static void assert_kind(const char *path, mode_t kind)
+{
+    struct stat st;
+    ck_assert_int_eq(lstat(path, &st), 0);
+    ck_assert_int_eq(st.st_mode & S_IFMT, kind);
 }
 
 /* Opens target, which must fall back to `want` with a reason containing `reason`; writes
@@ -487,13 +494,14 @@ START_TEST(test_out_file_symlinks_at_every_temp_name_force_fallback)
 }
 END_TEST
 
-/* Documented behaviour: a target that is a symlink is replaced, not written through. */
+/* Documented behaviour: a target that is a symlink (to a profile) is replaced, not written
+ * through. */
 START_TEST(test_out_file_symlink_target_is_replaced_not_followed)
 {
     make_work();
     char target[PATH_MAX], victim[PATH_MAX];
     path_in(target, work, "p.json");
-    write_file(path_in(victim, work, "victim"), "precious");
+    write_file(path_in(victim, work, "victim"), "{\"precious\": 1}");
     ck_assert_int_eq(symlink(victim, target), 0);
     struct fx_out_file f;
     struct fx_errbuf eb;
@@ -504,8 +512,34 @@ START_TEST(test_out_file_symlink_target_is_replaced_not_followed)
     struct stat st;
     ck_assert_int_eq(lstat(target, &st), 0);
     ck_assert(S_ISREG(st.st_mode));
-    ck_assert_str_eq(read_file(victim), "precious");
+    ck_assert_str_eq(read_file(victim), "{\"precious\": 1}");
     ck_assert_str_eq(read_file(target), "profile");
+    rm_tree(work);
+}
+END_TEST
+
+/* file=/etc/hosts by mistake: a file that is not empty and not a profile is not replaced, nor
+ * is one reached by a link; empty files, gzip and JSON are. */
+START_TEST(test_out_file_existing_file_that_is_not_a_profile_is_kept)
+{
+    make_work();
+    char fb[PATH_MAX], hosts[PATH_MAX], link[PATH_MAX], want[PATH_MAX + 16], why[256];
+    use_fallback(fb);
+    write_file(path_in(hosts, work, "hosts"), "127.0.0.1 localhost\n");
+    ck_assert_int_eq(symlink(hosts, path_in(link, work, "to-hosts")), 0);
+    ck_assert_int_eq(fx_out_file_check(hosts, why, sizeof(why)), FX_EINVAL);
+    ck_assert_ptr_nonnull(strstr(why, "not a profile"));
+    fmt(want, sizeof(want), "%s/hosts.json.gz", fb);
+    assert_falls_back(hosts, "not a profile", want);
+    fmt(want, sizeof(want), "%s/to-hosts.json.gz", fb);
+    assert_falls_back(link, "not a profile", want);
+    ck_assert_str_eq(read_file(hosts), "127.0.0.1 localhost\n");
+    assert_kind(link, S_IFLNK);
+    const char *ok[] = {"", "{}", "\x1f\x8b\x08"};
+    for (int i = 0; i < 3; i++) {
+        write_file(hosts, ok[i]);
+        ck_assert_int_eq(fx_out_file_check(hosts, why, sizeof(why)), FX_OK);
+    }
     rm_tree(work);
 }
 END_TEST
@@ -550,13 +584,6 @@ static void assert_chr(const char *path, unsigned minor)
     ck_assert_int_eq(stat(path, &st), 0);
     ck_assert(S_ISCHR(st.st_mode));
     ck_assert(st.st_rdev == makedev(1, minor));
-}
-
-static void assert_kind(const char *path, mode_t kind)
-{
-    struct stat st;
-    ck_assert_int_eq(lstat(path, &st), 0);
-    ck_assert_int_eq(st.st_mode & S_IFMT, kind);
 }
 
 START_TEST(test_out_file_char_device_is_written_into_not_replaced)
@@ -773,6 +800,7 @@ static Suite *out_file_suite(void)
     tcase_add_test(tc, test_out_file_planted_symlink_at_temp_name_is_not_followed);
     tcase_add_test(tc, test_out_file_symlinks_at_every_temp_name_force_fallback);
     tcase_add_test(tc, test_out_file_symlink_target_is_replaced_not_followed);
+    tcase_add_test(tc, test_out_file_existing_file_that_is_not_a_profile_is_kept);
     suite_add_tcase(s, tc);
     tc = tcase_create("special");
     tcase_add_checked_fixture(tc, fixture_setup, fixture_teardown);
