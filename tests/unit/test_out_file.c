@@ -755,6 +755,27 @@ START_TEST(test_out_file_proc_fd_link_appends_to_the_open_file)
 }
 END_TEST
 
+/* file=/dev/stdout on a terminal: megabytes of gzip on a screen help nobody. */
+START_TEST(test_out_file_terminal_falls_back)
+{
+    make_work();
+    char fb[PATH_MAX], want[PATH_MAX + 32];
+    use_fallback(fb);
+    int master = posix_openpt(O_RDWR | O_NOCTTY);
+    if (master < 0 || grantpt(master) != 0 || unlockpt(master) != 0 || !ptsname(master)) {
+        fprintf(stderr, "test_out_file_terminal_falls_back: no pseudo-terminal here: skipped\n");
+        rm_tree(work);
+        return;
+    }
+    char tty[PATH_MAX];
+    fmt(tty, sizeof(tty), "%s", ptsname(master));
+    fmt(want, sizeof(want), "%s/%s.json.gz", fb, strrchr(tty, '/') + 1);
+    assert_falls_back(tty, "it is a terminal", want);
+    close(master);
+    rm_tree(work);
+}
+END_TEST
+
 START_TEST(test_out_file_fallback_path_names_special_targets)
 {
     char out[PATH_MAX];
@@ -810,6 +831,7 @@ static Suite *out_file_suite(void)
     tcase_add_test(tc, test_out_file_fifo_with_reader_gets_the_whole_stream);
     tcase_add_test(tc, test_out_file_folder_block_device_socket_fall_back_untouched);
     tcase_add_test(tc, test_out_file_proc_fd_link_appends_to_the_open_file);
+    tcase_add_test(tc, test_out_file_terminal_falls_back);
     tcase_add_test(tc, test_out_file_fallback_path_names_special_targets);
     suite_add_tcase(s, tc);
     return s;
