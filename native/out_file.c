@@ -6,8 +6,9 @@
  *   changes only by the final rename. A symlink is replaced by the rename, not written through
  *   (a link planted in /tmp cannot aim a root JVM's profile at /etc/shadow).
  * - a character device or a FIFO, or a symlink to one (/dev/null, /dev/stdout when it is a
- *   pipe), and any path through a process's /proc/PID/fd (a magic link to an open file, which
- *   rename would never reach): written into directly, f->direct, never created, truncated,
+ *   pipe), and a path through a process's /proc/PID/fd to the file of its stdout or stderr (a
+ *   magic link to an open file, which rename would never reach; appended to): written into
+ *   directly, f->direct, never created, truncated,
  *   renamed or removed. A FIFO is opened O_NONBLOCK first, so one without a reader is refused
  *   at once instead of hanging the JVM's exit.
  * - anything else (a file that is not a profile, a folder, a block device, a socket, a
@@ -235,6 +236,19 @@ static enum how replaceable(const char *target, char *why, size_t cap)
     return WRITE_REFUSED;
 }
 
+/* The file behind fd 1 or 2: file=/dev/stdout with stdout in a log file appends to the log, as
+ * the operator asked; another open file (the application's jar at /proc/self/fd/5) is not
+ * ours to append to. */
+static bool is_std_output(const struct stat *st)
+{
+    struct stat o;
+    for (int fd = 1; fd <= 2; fd++) {
+        if (fstat(fd, &o) == 0 && o.st_dev == st->st_dev && o.st_ino == st->st_ino)
+            return true;
+    }
+    return false;
+}
+
 /* lstat first: a missing target takes the safe path without following anything; only a link
  * is followed, to learn what it leads to. */
 static enum how classify(const char *target, bool *append, bool *fifo, char *why, size_t cap)
@@ -250,10 +264,14 @@ static enum how classify(const char *target, bool *append, bool *fifo, char *why
         return WRITE_SAFE; /* a dangling link is replaced like any link to a file */
     if (!link)
         st = l;
-    if (S_ISREG(st.st_mode)) {
-        *append = link && through_proc_fd(target);
-        return *append ? WRITE_DIRECT : replaceable(target, why, cap);
+    if (S_ISREG(st.st_mode) && link && through_proc_fd(target)) {
+        *append = is_std_output(&st);
+        if (!*append)
+            snprintf(why, cap, "it names an open file that is not this process's stdout or stderr");
+        return *append ? WRITE_DIRECT : WRITE_REFUSED;
     }
+    if (S_ISREG(st.st_mode))
+        return replaceable(target, why, cap);
     if (S_ISCHR(st.st_mode) || S_ISFIFO(st.st_mode)) {
         *fifo = S_ISFIFO(st.st_mode);
         return WRITE_DIRECT;

@@ -732,24 +732,37 @@ START_TEST(test_out_file_folder_block_device_socket_fall_back_untouched)
 }
 END_TEST
 
-/* /proc/self/fd/N names an open file, not a folder entry: the profile is appended to that
- * file (what file=/dev/stdout means when stdout is a file), never renamed over the link. */
-START_TEST(test_out_file_proc_fd_link_appends_to_the_open_file)
+/* /proc/self/fd/N names an open file, not a folder entry: the file of stderr (or stdout) gets
+ * the profile appended (what file=/dev/stdout means when stdout is a file), never renamed
+ * over the link; any other open file (the application's jar) is refused. */
+START_TEST(test_out_file_proc_fd_link_appends_to_stderr_only)
 {
     make_work();
-    char log[PATH_MAX], target[64];
-    write_file(path_in(log, work, "stdout.log"), "app output\n");
+    char fb[PATH_MAX], log[PATH_MAX], target[64], want[PATH_MAX + 16];
+    use_fallback(fb);
+    write_file(path_in(log, work, "stderr.log"), "app output\n");
     int fd = open(log, O_WRONLY | O_APPEND);
     ck_assert_int_ge(fd, 0);
     snprintf(target, sizeof(target), "/proc/self/fd/%d", fd);
+    fmt(want, sizeof(want), "%s/%d.json.gz", fb, fd);
+    assert_falls_back(target, "not this process's stdout or stderr", want);
+    int saved = dup(2);
+    ck_assert_int_ge(saved, 0);
+    ck_assert_int_eq(dup2(fd, 2), 2); /* the log is stderr now */
     struct fx_out_file f;
     struct fx_errbuf eb;
-    ck_assert_int_eq(fx_out_file_open(&f, target, 0, &eb), FX_OK);
-    ck_assert(f.direct && !f.fell_back);
-    put(&f, "profile");
-    ck_assert_int_eq(fx_out_file_commit(&f, &eb), FX_OK);
-    fx_out_file_abort(&f);
+    int rc = fx_out_file_open(&f, "/proc/self/fd/2", 0, &eb);
+    bool direct = rc == FX_OK && f.direct && !f.fell_back;
+    if (rc == FX_OK) {
+        put(&f, "profile");
+        rc = fx_out_file_commit(&f, &eb);
+        fx_out_file_abort(&f);
+    }
+    dup2(saved, 2);
+    close(saved);
     close(fd);
+    ck_assert_int_eq(rc, FX_OK);
+    ck_assert(direct);
     ck_assert_str_eq(read_file(log), "app output\nprofile");
     rm_tree(work);
 }
@@ -830,7 +843,7 @@ static Suite *out_file_suite(void)
     tcase_add_test(tc, test_out_file_fifo_without_reader_falls_back_at_once);
     tcase_add_test(tc, test_out_file_fifo_with_reader_gets_the_whole_stream);
     tcase_add_test(tc, test_out_file_folder_block_device_socket_fall_back_untouched);
-    tcase_add_test(tc, test_out_file_proc_fd_link_appends_to_the_open_file);
+    tcase_add_test(tc, test_out_file_proc_fd_link_appends_to_stderr_only);
     tcase_add_test(tc, test_out_file_terminal_falls_back);
     tcase_add_test(tc, test_out_file_fallback_path_names_special_targets);
     suite_add_tcase(s, tc);
