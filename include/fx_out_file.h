@@ -1,12 +1,11 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* Safe output: a profile is written to a temporary file beside its target (created with
  * O_EXCL|O_NOFOLLOW, mode 0600 unless told otherwise), flushed, fsync'ed and renamed, so the
- * target path never holds a half-written file. A character device or a FIFO (or a link to
- * one, or the file of stdout or stderr named through /proc/PID/fd) is written into directly and
- * never replaced.
- * An existing file that is not empty and not a profile (gzip or JSON), a folder, block
- * device, socket or terminal is not written. A target that cannot be written
- * goes to a fallback folder ($TMPDIR, else /tmp) and the caller is told where and why. */
+ * target path never holds a half-written file. A character device or a FIFO (or a link to one,
+ * or the file of stdout or stderr named through /proc/PID/fd) is written into directly and never
+ * replaced. An existing file that is not empty and not a profile (gzip or JSON), a folder, a
+ * block device, a socket or a terminal is not written. A target that cannot be written goes to
+ * a fallback folder ($TMPDIR, else /tmp) and the caller is told where and why. */
 #ifndef FX_OUT_FILE_H
 #define FX_OUT_FILE_H
 
