@@ -215,12 +215,69 @@ int fx_agent_setup(JavaVM *vm, struct fx_errbuf *eb)
     return rc;
 }
 
+/* --- one agent per JVM --- */
+
+/* Two -agentpath options, or JAVA_TOOL_OPTIONS plus a command line's: HotSpot calls
+ * Agent_OnLoad once per option. The same file is the same image, whose globals a second load
+ * would overwrite (a second JVMTI environment, a second drain on the same model: a double free
+ * at exit); a copy at another path has its own globals but would find our SIGPROF handler and
+ * stop the JVM. So a second load, in either form, says where the first one writes and does
+ * nothing. The same image knows by its own state; a copy asks every other loaded object for
+ * this exported, versioned entry (copies.c). Not a system property (JVMTI can only set
+ * properties that exist) nor an environment variable (setenv races the JVM's threads, and
+ * child processes would inherit it). Agent_OnAttach needs none of this: a command always goes
+ * to the active image (attach.c). */
+JNIEXPORT jint JNICALL fxagent_loaded_v1(char *file, jint cap);
+
+JNIEXPORT jint JNICALL fxagent_loaded_v1(char *file, jint cap)
+{
+    if (fx_ag.jvmti == NULL) /* set by a setup that succeeded, cleared by one that failed */
+        return 0;
+    snprintf(file, (size_t)cap, "%s", fx_ag.opt.file);
+    return 1;
+}
+
+typedef jint (*loaded_fn)(char *file, jint cap);
+
+struct first_load {
+    char lib[1024], file[1024];
+};
+
+static bool loaded_in(void *sym, const char *object, void *arg)
+{
+    struct first_load *f = arg;
+    if (((loaded_fn)sym)(f->file, (jint)sizeof(f->file)) == 0)
+        return false;
+    snprintf(f->lib, sizeof(f->lib), "%s", object);
+    return true;
+}
+
+/* True (and the one line said) if this JVM already has an fxagent from an earlier load. */
+static bool already_loaded(void)
+{
+    struct first_load f;
+    Dl_info me;
+    if (fxagent_loaded_v1(f.file, (jint)sizeof(f.file))) {
+        snprintf(f.lib, sizeof(f.lib), "%s",
+                 dladdr((void *)already_loaded, &me) && me.dli_fname ? me.dli_fname
+                                                                     : "libfxagent.so");
+    } else if (!fx_copies_find("fxagent_loaded_v1", loaded_in, &f)) {
+        return false;
+    }
+    fx_agent_log(
+            "the agent is already loaded in this JVM (%s, file=%s); this second load does nothing",
+            f.lib, f.file);
+    return true;
+}
+
 /* `help` prints the option list and stops the JVM: a user who asked for help has not chosen
  * options yet, and running the application unprofiled would hide that nothing was recorded. */
 JNIEXPORT jint JNICALL Agent_OnLoad(JavaVM *vm, char *options, void *reserved)
 {
     (void)reserved;
     struct fx_errbuf eb = {{0}};
+    if (already_loaded())
+        return JNI_OK; /* the JVM starts, profiled by the first load */
     fx_agent_record_start();
     if (fx_options_parse(options, &fx_ag.opt, &eb) != FX_OK) {
         fx_agent_log("%s", eb.msg);
@@ -236,7 +293,9 @@ JNIEXPORT jint JNICALL Agent_OnLoad(JavaVM *vm, char *options, void *reserved)
                      fx_ag.opt.reply != NULL ? "reply" : "reset");
         return JNI_ERR;
     }
-    if (fx_agent_setup(vm, &eb) != FX_OK) {
+    fx_dump_absolute(&fx_ag.opt);
+    if (fx_dump_check_target(fx_ag.opt.file, fx_ag.opt.loop_ns != 0, &eb) != FX_OK ||
+        fx_agent_setup(vm, &eb) != FX_OK) {
         fx_agent_log("%s", eb.msg);
         return JNI_ERR;
     }

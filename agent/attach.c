@@ -13,7 +13,6 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <link.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -22,8 +21,6 @@
 
 #include "fx_alloc.h"
 #include "fx_options.h"
-
-#define MAX_OBJECTS 512
 
 /* --- options as given --- */
 
@@ -223,54 +220,25 @@ JNIEXPORT jint JNICALL fxagent_forward_v1(JavaVM *vm, char *options, jint *handl
 
 typedef jint (*forward_fn)(JavaVM *vm, char *options, jint *handled);
 
-struct objects {
-    char *names[MAX_OBJECTS];
-    unsigned n;
-    uintptr_t self;
+struct forwarding {
+    JavaVM *vm;
+    char *options;
+    jint handled, rc;
 };
 
-/* Names only: dlopen while dl_iterate_phdr holds the loader's lock could deadlock. */
-static int collect(struct dl_phdr_info *info, size_t size, void *data)
+static bool forward_to(void *sym, const char *object, void *arg)
 {
-    (void)size;
-    struct objects *o = data;
-    if (info->dlpi_name != NULL && info->dlpi_name[0] != '\0' && info->dlpi_addr != o->self &&
-        o->n < MAX_OBJECTS)
-        o->names[o->n++] = fx_strdup(info->dlpi_name);
-    return 0;
-}
-
-/* The first other copy that is active takes the command. */
-static jint forward(JavaVM *vm, char *options, jint *handled)
-{
-    Dl_info me;
-    struct objects objs = {.n = 0};
-    jint rc = 0;
-    *handled = 0;
-    if (dladdr((void *)fxagent_forward_v1, &me) == 0)
-        return 0;
-    objs.self = (uintptr_t)me.dli_fbase;
-    dl_iterate_phdr(collect, &objs);
-    for (unsigned i = 0; i < objs.n; i++) {
-        void *h = *handled ? NULL : dlopen(objs.names[i], RTLD_LAZY | RTLD_NOLOAD);
-        forward_fn f = h != NULL ? (forward_fn)dlsym(h, "fxagent_forward_v1") : NULL;
-        if (f != NULL && f != fxagent_forward_v1)
-            rc = f(vm, options, handled);
-        if (h != NULL)
-            dlclose(h);
-        fx_free(objs.names[i]);
-    }
-    return rc;
+    (void)object;
+    struct forwarding *a = arg;
+    a->rc = ((forward_fn)sym)(a->vm, a->options, &a->handled);
+    return a->handled != 0;
 }
 
 JNIEXPORT jint JNICALL Agent_OnAttach(JavaVM *vm, char *options, void *reserved)
 {
     (void)reserved;
-    if (!fx_commands_active()) {
-        jint handled = 0;
-        jint rc = forward(vm, options, &handled);
-        if (handled)
-            return rc;
-    }
+    struct forwarding a = {vm, options, 0, 0};
+    if (!fx_commands_active() && fx_copies_find("fxagent_forward_v1", forward_to, &a))
+        return a.rc; /* the first other copy that is active took the command */
     return run_here(vm, options);
 }

@@ -429,6 +429,12 @@ static int cmd_status(struct fx_outcome *out)
 
 int fx_commands_run(JavaVM *vm, struct fx_options *o, const char *text, struct fx_outcome *out)
 {
+    struct fx_errbuf eb = {{0}};
+    bool series = o->action == FX_ACTION_START && o->loop_ns != 0; /* dump, stop: as given */
+    if (o->file_set || o->action == FX_ACTION_START)
+        fx_dump_absolute(o);
+    if (o->file_set && fx_dump_check_target(o->file, series, &eb) != FX_OK)
+        return fx_outcome_set(out, FX_RC_USAGE, "%s", eb.msg);
     pthread_mutex_lock(&cmd_lock);
     int rc;
     if (get_state() == ST_DEAD)

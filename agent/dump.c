@@ -7,16 +7,20 @@
 #include "fx_agent.h"
 
 #include <ctype.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "fx_alloc.h"
 #include "fx_ff_writer.h"
+#include "fx_out_file.h"
 #include "fx_profile.h"
 
 #define CMDLINE_MAX 8192
@@ -136,22 +140,82 @@ void fx_dump_fill_meta(jvmtiEnv *jvmti, struct fx_profile *p, int64_t begin_ns, 
 static pthread_mutex_t seq_lock = PTHREAD_MUTEX_INITIALIZER;
 static unsigned next_seq = 1;
 
-/* Expands the pattern for the next file; with `series` (loop=) the name always has %n. */
-static int file_name(const char *pattern, bool series, time_t when, unsigned *seq, char *out,
-                     size_t cap, struct fx_errbuf *eb)
+/* file= a folder (one that exists, or a name ending in '/'): the profile goes inside it under
+ * the default name. The operator said where; refusing at start would stop the application for a
+ * slash, and accepting the folder and failing at exit would lose the profile. A name ending in
+ * '/' whose folder does not exist goes to the fallback folder like any missing folder. */
+static int into_folder(char *out, size_t cap, bool series, time_t when, unsigned seq)
+{
+    size_t n = strlen(out);
+    struct stat st;
+    if (n == 0 || (out[n - 1] != '/' && (stat(out, &st) != 0 || !S_ISDIR(st.st_mode))))
+        return FX_OK;
+    char pattern[64], name[256];
+    if (series)
+        fx_options_sequenced_pattern(FX_OPTIONS_DEFAULT_FILE, pattern, sizeof(pattern));
+    else
+        snprintf(pattern, sizeof(pattern), "%s", FX_OPTIONS_DEFAULT_FILE);
+    if (fx_options_expand_path(pattern, getpid(), when, seq, name, sizeof(name)) != FX_OK)
+        return FX_ERANGE;
+    int w = snprintf(out + n, cap - n, "%s%s", out[n - 1] == '/' ? "" : "/", name);
+    return w > 0 && (size_t)w < cap - n ? FX_OK : FX_ERANGE;
+}
+
+/* Expands the pattern with %n = seq; with `series` (loop=) the name always has %n. */
+static int expand(const char *pattern, bool series, time_t when, unsigned seq, char *out,
+                  size_t cap, struct fx_errbuf *eb)
 {
     char seqd[4096];
     if (series && fx_options_sequenced_pattern(pattern, seqd, sizeof(seqd)) != FX_OK) {
         fx_errbuf_set(eb, "option 'file': the pattern is too long");
         return FX_ERANGE;
     }
-    pthread_mutex_lock(&seq_lock);
-    *seq = next_seq++;
-    pthread_mutex_unlock(&seq_lock);
-    if (fx_options_expand_path(series ? seqd : pattern, getpid(), when, *seq, out, cap) != FX_OK) {
+    if (fx_options_expand_path(series ? seqd : pattern, getpid(), when, seq, out, cap) != FX_OK ||
+        into_folder(out, cap, series, when, seq) != FX_OK) {
         fx_errbuf_set(eb, "option 'file': the expanded path is too long");
         return FX_ERANGE;
     }
+    return FX_OK;
+}
+
+/* The name of the next file (it takes the next %n). */
+static int file_name(const char *pattern, bool series, time_t when, unsigned *seq, char *out,
+                     size_t cap, struct fx_errbuf *eb)
+{
+    pthread_mutex_lock(&seq_lock);
+    *seq = next_seq++;
+    pthread_mutex_unlock(&seq_lock);
+    return expand(pattern, series, when, *seq, out, cap, eb);
+}
+
+void fx_dump_absolute(struct fx_options *o)
+{
+    char cwd[4096];
+    /* A cwd that cannot be read (deleted) leaves the pattern relative: it still resolves. */
+    fx_options_absolute_file(o, getcwd(cwd, sizeof(cwd)), getenv("HOME"));
+}
+
+int fx_dump_check_target(const char *pattern, bool series, struct fx_errbuf *eb)
+{
+    char path[4096], why[256], dir[4096];
+    int rc = expand(pattern, series, time(NULL), 1, path, sizeof(path), eb);
+    if (rc != FX_OK)
+        return rc;
+    if (fx_out_file_check(path, why, sizeof(why)) != FX_OK) {
+        fx_errbuf_set(eb, "option 'file': %s: %s (give a file name, e.g. /tmp/app.json.gz)", path,
+                      why);
+        return FX_EINVAL;
+    }
+    struct stat st;
+    if (lstat(path, &st) == 0 && !S_ISREG(st.st_mode))
+        return FX_OK; /* a device or FIFO is written in place: its folder does not matter */
+    const char *slash = strrchr(path, '/');
+    snprintf(dir, sizeof(dir), "%.*s", slash ? (int)(slash == path ? 1 : slash - path) : 1,
+             slash ? path : ".");
+    if (access(dir, W_OK | X_OK) != 0)
+        fx_agent_log("warning: option 'file': cannot write in %s (%s); unless that changes, the "
+                     "profile will go to the fallback folder %s",
+                     dir, strerror(errno), fx_out_file_fallback_dir());
     return FX_OK;
 }
 
@@ -170,17 +234,24 @@ int fx_dump_write(const struct fx_profile *p, const char *pattern, bool series, 
     return rc;
 }
 
+/* The fallback's words are fixed, "could not write X (reason); wrote Y instead": fxprof and
+ * scripts look for "could not write" and "instead" to tell that the requested file was not
+ * written (docs/PRODUCTION.md). */
 void fx_dump_describe(const struct fx_dump_result *r, char *line, size_t cap)
 {
     char copy[48] = "";
     if (r->copy_ms > 0)
         snprintf(copy, sizeof(copy), "; copied in %.0f ms", r->copy_ms);
-    int n = snprintf(line, cap, "wrote %llu samples of %u threads to %s (%llu bytes in %.0f ms%s)",
-                     (unsigned long long)r->samples, r->threads, r->file.path, r->file.bytes, r->ms,
-                     copy);
-    if (r->file.fell_back && n > 0 && (size_t)n < cap)
-        snprintf(line + n, cap - (size_t)n, "; could not write %s (%s); wrote %s instead",
-                 r->requested, r->file.reason, r->file.path);
+    if (r->file.fell_back)
+        snprintf(
+                line, cap,
+                "could not write %s (%s); wrote %s instead (%llu samples of %u threads, %llu bytes in %.0f ms%s)",
+                r->requested, r->file.reason, r->file.path, (unsigned long long)r->samples,
+                r->threads, r->file.bytes, r->ms, copy);
+    else
+        snprintf(line, cap, "wrote %llu samples of %u threads to %s (%llu bytes in %.0f ms%s)",
+                 (unsigned long long)r->samples, r->threads, r->file.path, r->file.bytes, r->ms,
+                 copy);
 }
 
 static void say_written(const struct fx_dump_result *r)
@@ -204,7 +275,7 @@ void fx_dump_at_death(jvmtiEnv *jvmti, JNIEnv *jni)
     struct fx_dump_result r;
     struct fx_errbuf eb = {{0}};
     if (fx_dump_write(p, fx_ag.opt.file, fx_ag.opt.loop_ns != 0, when, &r, &eb) != FX_OK) {
-        fx_agent_log("could not write the profile: %s", eb.msg);
+        fx_agent_log("no profile written: %s", eb.msg);
         return;
     }
     fx_markers_after_dump(p, r.file.path, r.file.bytes);

@@ -442,7 +442,15 @@ void fx_dump_fill_meta(jvmtiEnv *jvmti, struct fx_profile *p, int64_t begin_ns, 
  * always, fx_options_sequenced_pattern). Any thread. */
 int fx_dump_write(const struct fx_profile *p, const char *pattern, bool series, time_t when,
                   struct fx_dump_result *out, struct fx_errbuf *eb);
-/* "wrote N samples of M threads to PATH (...)", with the fallback's reason if any. */
+/* A relative file= pattern made absolute (fx_options_absolute_file) under the JVM's working
+ * folder, or ~/ under $HOME. */
+void fx_dump_absolute(struct fx_options *o);
+/* Before a start or a dump with file=: FX_EINVAL with one line in eb if the expanded target is
+ * of a kind never written (a block device, a socket); logs a warning if its folder cannot be
+ * written now (the profile would go to the fallback folder). */
+int fx_dump_check_target(const char *pattern, bool series, struct fx_errbuf *eb);
+/* "wrote N samples of M threads to PATH (...)", or "could not write X (reason); wrote Y
+ * instead (...)" when it went to the fallback folder. */
 void fx_dump_describe(const struct fx_dump_result *r, char *line, size_t cap);
 /* VMDeath, the drain stopped: the recording's last file, from the model itself. */
 void fx_dump_at_death(jvmtiEnv *jvmti, JNIEnv *jni);
@@ -497,6 +505,15 @@ struct fx_window_request {
 /* Any thread but the drain: posts the request and waits until the drain served it. FX_ESTATE
  * when no drain thread serves requests (it exited, or never answered). */
 int fx_window_request(struct fx_window_request *r);
+
+/* --- copies.c: other copies of libfxagent.so in this process --- */
+
+/* Called with the address of `symbol` in another loaded object, and that object's path;
+ * returns true to stop the search. */
+typedef bool (*fx_copies_fn)(void *sym, const char *object, void *arg);
+/* Calls fn for each other loaded object that exports `symbol` (this image excluded), kept
+ * loaded during the call, until fn returns true; returns whether one did. */
+bool fx_copies_find(const char *symbol, fx_copies_fn fn, void *arg);
 
 /* --- commands.c and attach.c: start, stop, dump, status --- */
 

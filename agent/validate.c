@@ -633,6 +633,9 @@ static int write_report(const char *path, const struct summary *s, char *written
     if (rc != FX_OK)
         fx_agent_log("validate: could not write the report %s: %s", path,
                      eb.msg[0] ? eb.msg : fx_strerror(rc));
+    else if (f.fell_back) /* the words of a profile's fallback (dump.c) */
+        fx_agent_log("validate: could not write %s (%s); wrote %s instead", path, f.reason,
+                     written);
     fx_out_file_abort(&f);
     fx_free(j);
     return rc;

@@ -40,6 +40,10 @@ enum fx_cpu_engine {
     FX_ENGINE_TIMER,
 };
 
+/* The file pattern when file= is not given, and the name a profile takes inside a folder given
+ * as file= (dump.c). */
+#define FX_OPTIONS_DEFAULT_FILE "fxagent-%p-%t.json.gz"
+
 struct fx_options {
     enum fx_action action;
     enum fx_mode mode;         /* mode=cpu|itimer|wall, default cpu */
@@ -67,6 +71,11 @@ void fx_options_defaults(struct fx_options *out);
  * to free. A key given twice is an error. An unknown key suggests the nearest known one. */
 int fx_options_parse(const char *s, struct fx_options *out, struct fx_errbuf *eb);
 void fx_options_destroy(struct fx_options *o);
+/* Makes o->file absolute: "~/x" under home (when absolute), any other relative pattern under
+ * cwd, with '%' in either doubled so it stays literal. The JVM's working folder is not one the
+ * operator of an attached JVM knows, and every line then names the file whole. FX_EINVAL (no
+ * absolute cwd), FX_ERANGE (too long) or FX_ENOMEM leave o unchanged. */
+int fx_options_absolute_file(struct fx_options *o, const char *cwd, const char *home);
 
 /* Text listing every option with its default, for `help`. */
 const char *fx_options_help(void);

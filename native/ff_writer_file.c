@@ -60,22 +60,29 @@ static int write_body(const struct fx_profile *p, bool gzip, struct counter_sink
 }
 
 /* One attempt at `path`. *at_target tells whether the failure (if any) happened after the
- * requested target itself was opened, i.e. whether a retry in the fallback folder makes sense. */
+ * requested target itself was opened, i.e. whether a retry in the fallback folder makes sense;
+ * *direct whether that target was a device or FIFO written into (it names the retry). */
 static int write_once(const struct fx_profile *p, const char *path, mode_t mode,
-                      struct fx_ff_file_result *res, bool *at_target, struct fx_errbuf *eb)
+                      struct fx_ff_file_result *res, bool *at_target, bool *direct, char *why,
+                      size_t cap, struct fx_errbuf *eb)
 {
     struct fx_out_file f;
     memset(&f, 0, sizeof(f));
-    *at_target = false;
+    *at_target = *direct = false;
     int rc = fx_out_file_open(&f, path, mode, eb);
     if (rc != FX_OK)
         return rc;
     *at_target = !f.fell_back;
+    *direct = f.direct;
     struct counter_sink cs = {fx_out_file_sink(&f), 0};
     rc = write_body(p, wants_gzip(path), &cs, eb);
-    if (rc != FX_OK && eb) {
+    if (rc != FX_OK) {
         char msg[sizeof(eb->msg)];
-        snprintf(msg, sizeof(msg), "%s", eb->msg);
+        if (f.write_errno)
+            snprintf(msg, sizeof(msg), "writing: %s", strerror(f.write_errno));
+        else
+            snprintf(msg, sizeof(msg), "%s", eb->msg);
+        snprintf(why, cap, "%s", msg);
         fx_errbuf_set(eb, "%s: %s", f.target ? f.target : path, msg);
     }
     if (rc == FX_OK) {
@@ -85,18 +92,11 @@ static int write_once(const struct fx_profile *p, const char *path, mode_t mode,
             snprintf(res->reason, sizeof(res->reason), "%s", f.reason);
         res->bytes = cs.bytes;
         rc = fx_out_file_commit(&f, eb);
+        if (rc != FX_OK)
+            snprintf(why, cap, "%s", eb->msg);
     }
     fx_out_file_abort(&f);
     return rc;
-}
-
-/* The retry's target: the fallback folder, same base name. */
-static int fallback_path(const char *path, char *out, size_t cap)
-{
-    const char *base = strrchr(path, '/');
-    base = base ? base + 1 : path;
-    int n = snprintf(out, cap, "%s/%s", fx_out_file_fallback_dir(), base);
-    return n > 0 && (size_t)n < cap ? FX_OK : FX_ERANGE;
 }
 
 int fx_ff_write_file(const struct fx_profile *p, const char *path, mode_t mode,
@@ -112,18 +112,24 @@ int fx_ff_write_file(const struct fx_profile *p, const char *path, mode_t mode,
         fx_errbuf_set(eb, "profile file: no path given");
         return FX_EINVAL;
     }
-    bool at_target;
-    int rc = write_once(p, path, mode, res, &at_target, eb);
+    bool at_target, direct;
+    char reason[sizeof(res->reason)] = "";
+    int rc = write_once(p, path, mode, res, &at_target, &direct, reason, sizeof(reason), eb);
     char alt[4096];
-    if (rc != FX_OK && at_target && fallback_path(path, alt, sizeof(alt)) == FX_OK) {
-        /* The target's folder took the temporary file but a later step failed (disk full,
-         * I/O error, rename): the whole profile goes again to the fallback folder. */
-        char reason[sizeof(res->reason)];
-        snprintf(reason, sizeof(reason), "%s", eb->msg);
-        rc = write_once(p, alt, mode, res, &at_target, eb);
+    if (rc != FX_OK && at_target &&
+        fx_out_file_fallback_path(path, direct, alt, sizeof(alt)) == FX_OK) {
+        /* The target took the temporary file (or the stream) but a later step failed (disk
+         * full, I/O error, rename, a FIFO's reader gone): the whole profile goes again to the
+         * fallback folder. */
+        char again[sizeof(res->reason)];
+        rc = write_once(p, alt, mode, res, &at_target, &direct, again, sizeof(again), eb);
         if (rc == FX_OK) {
             res->fell_back = true;
             snprintf(res->reason, sizeof(res->reason), "%s", reason);
+        } else {
+            char msg[sizeof(eb->msg)];
+            snprintf(msg, sizeof(msg), "%s", eb->msg);
+            fx_errbuf_set(eb, "could not write %s (%s); nor %s", path, reason, msg);
         }
     }
     if (rc != FX_OK) {

@@ -30,7 +30,7 @@
 _Static_assert(PATTERN_MAX < PATH_MAX, "a pattern fits a path buffer");
 
 /* Mutable so `file` can stay a plain `char *`; fx_options_destroy never frees it. */
-static char default_file[] = "fxagent-%p-%t.json.gz";
+static char default_file[] = FX_OPTIONS_DEFAULT_FILE;
 
 enum opt_kind {
     OPT_ACTION,        /* bare word, at most one per list */
@@ -477,6 +477,50 @@ void fx_options_destroy(struct fx_options *o)
     fx_options_defaults(o);
 }
 
+/* Appends s to out (cap bytes, at *len) with every '%' doubled, so it stays literal. */
+static bool put_literal(char *out, size_t cap, size_t *len, const char *s)
+{
+    for (; *s; s++) {
+        if (*len + 2 >= cap)
+            return false;
+        if (*s == '%')
+            out[(*len)++] = '%';
+        out[(*len)++] = *s;
+    }
+    out[*len] = '\0';
+    return true;
+}
+
+int fx_options_absolute_file(struct fx_options *o, const char *cwd, const char *home)
+{
+    const char *f = o->file, *prefix = cwd, *rest = f;
+    if (!f || f[0] == '/')
+        return FX_OK;
+    if (f[0] == '~' && f[1] == '/' && home && home[0] == '/') {
+        prefix = home;
+        rest = f + 2;
+    }
+    if (!prefix || prefix[0] != '/')
+        return FX_EINVAL;
+    char *abs = fx_malloc(PATTERN_MAX + 1);
+    if (!abs)
+        return FX_ENOMEM;
+    size_t len = 0;
+    abs[0] = '\0';
+    bool slash = prefix[strlen(prefix) - 1] != '/';
+    if (!put_literal(abs, PATTERN_MAX + 1, &len, prefix) ||
+        !put_literal(abs, PATTERN_MAX + 1, &len, slash ? "/" : "") ||
+        len + strlen(rest) > PATTERN_MAX) {
+        fx_free(abs);
+        return FX_ERANGE;
+    }
+    memcpy(abs + len, rest, strlen(rest) + 1);
+    if (o->file != default_file)
+        fx_free(o->file);
+    o->file = abs;
+    return FX_OK;
+}
+
 static unsigned min_u(unsigned a, unsigned b)
 {
     return a < b ? a : b;
@@ -529,6 +573,11 @@ static int unknown_option(const char *key, struct fx_errbuf *eb)
     if (near)
         fx_errbuf_set(eb, "unknown option '%s' (did you mean '%s'?); try 'help'", shorten(key, q),
                       near);
+    else if (strpbrk(key, "./")) /* file=/data/a,b.json: the rest of a path, cut at the ',' */
+        fx_errbuf_set(
+                eb,
+                "unknown option '%s' (a ',' ends each option, so a file name cannot contain one); try 'help'",
+                shorten(key, q));
     else
         fx_errbuf_set(eb, "unknown option '%s'; try 'help'", shorten(key, q));
     return FX_EINVAL;

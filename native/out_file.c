@@ -1,12 +1,23 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* Safe output. Invariant: while a file is open, f->tmp_path names a file this process created
- * (O_EXCL|O_NOFOLLOW, so never a pre-planted link) and f->target has not been touched; the
- * target changes only by the final rename. A target that is a symlink is replaced by the
- * rename, not written through: the link itself becomes the profile. */
+/* Safe output. The target's kind decides how it is written (fx_out_file.h):
+ * - missing, an empty file or a profile (gzip or JSON), or a symlink to one: a temporary
+ *   file, f->tmp_path, that this
+ *   process created (O_EXCL|O_NOFOLLOW, so never a pre-planted link) beside the target, which
+ *   changes only by the final rename. A symlink is replaced by the rename, not written through
+ *   (a link planted in /tmp cannot aim a root JVM's profile at /etc/shadow).
+ * - a character device or a FIFO, or a symlink to one (/dev/null, /dev/stdout when it is a
+ *   pipe), and a path through a process's /proc/PID/fd to the file of its stdout or stderr (a
+ *   magic link to an open file, which rename would never reach; appended to): written into
+ *   directly, f->direct, never created, truncated,
+ *   renamed or removed. A FIFO is opened O_NONBLOCK first, so one without a reader is refused
+ *   at once instead of hanging the JVM's exit.
+ * - anything else (a file that is not a profile, a folder, a block device, a socket, a
+ *   terminal): not written; the profile goes to the fallback folder with the reason. */
 #include "fx_out_file.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -96,26 +107,225 @@ static bool is_process_limit(int err)
     return err == EMFILE || err == ENFILE || err == ENOMEM;
 }
 
-/* Opens the temporary in the fallback folder after the target's folder refused it. */
-static int open_fallback(struct fx_out_file *f, const char *dir, const char *base, int err,
-                         struct fx_errbuf *eb)
+static bool ends_with(const char *s, const char *suffix)
 {
+    size_t n = strlen(s), k = strlen(suffix);
+    return n >= k && strcmp(s + n - k, suffix) == 0;
+}
+
+int fx_out_file_fallback_path(const char *target, bool special, char *out, size_t cap)
+{
+    const char *slash = strrchr(target, '/');
+    const char *base = slash ? slash + 1 : target;
+    /* "null", "stdout" or "1" alone would not say what the file is, and "1" in /tmp would
+     * meet every other "1". */
+    const char *ext =
+            special && !ends_with(base, ".json.gz") && !ends_with(base, ".json") ? ".json.gz" : "";
+    int n = snprintf(out, cap, "%s/%s%s", fx_out_file_fallback_dir(), base, ext);
+    return n > 0 && (size_t)n < cap ? FX_OK : FX_ERANGE;
+}
+
+/* Opens the temporary in the fallback folder after the target refused the profile (f->reason
+ * says why). `pointless`: the fallback folder is the one that just refused. */
+static int open_fallback(struct fx_out_file *f, const char *target, bool special, int err,
+                         bool pointless, struct fx_errbuf *eb)
+{
+    char *path = fx_malloc(PATH_MAX);
+    if (!path || is_process_limit(err) || pointless ||
+        fx_out_file_fallback_path(target, special, path, PATH_MAX) != FX_OK) {
+        fx_errbuf_set(eb, "could not write %s (%s)", target, f->reason);
+        fx_free(path);
+        return err == ENOMEM || !path ? FX_ENOMEM : FX_EIO;
+    }
     const char *fb = fx_out_file_fallback_dir();
-    snprintf(f->reason, sizeof(f->reason), "cannot create a file in %s: %s", dir, strerror(err));
-    if (is_process_limit(err) || strcmp(fb, dir) == 0) {
-        fx_errbuf_set(eb, "%s", f->reason);
-        return err == ENOMEM ? FX_ENOMEM : FX_EIO;
-    }
-    int fb_err = create_tmp(fb, base, f->mode, &f->tmp_path, &f->fd);
-    f->target = fb_err ? NULL : fmt_path("%s/%s", fb, base);
-    if (fb_err || !f->target) {
-        fx_errbuf_set(eb, "%s; nor in the fallback folder %s: %s", f->reason, fb,
-                      strerror(fb_err ? fb_err : ENOMEM));
+    int fb_err = create_tmp(fb, strrchr(path, '/') + 1, f->mode, &f->tmp_path, &f->fd);
+    if (fb_err) {
+        fx_errbuf_set(eb, "could not write %s (%s); nor in the fallback folder %s: %s", target,
+                      f->reason, fb, strerror(fb_err));
+        fx_free(path);
         fx_out_file_abort(f);
-        return fb_err == 0 || fb_err == ENOMEM ? FX_ENOMEM : FX_EIO;
+        return fb_err == ENOMEM ? FX_ENOMEM : FX_EIO;
     }
+    f->target = path;
     f->fell_back = true;
     return FX_OK;
+}
+
+/* True if `dir` (a real path) is a process's open-file folder, /proc/PID/fd or
+ * /proc/PID/task/TID/fd, whose entries are magic links to open files, not names in a folder. */
+static bool is_proc_fd_dir(const char *dir)
+{
+    return strncmp(dir, "/proc/", 6) == 0 && ends_with(dir, "/fd");
+}
+
+/* The folder part of `path` into out ("." when it has none). */
+static void parent_of(const char *path, char *out, size_t cap)
+{
+    const char *slash = strrchr(path, '/');
+    if (!slash)
+        snprintf(out, cap, ".");
+    else
+        snprintf(out, cap, "%.*s", (int)(slash == path ? 1 : slash - path), path);
+}
+
+/* Whether a step of target's chain of links (40 at most, as the kernel allows) is in a /proc
+ * fd folder: /dev/stdout -> /proc/self/fd/1, /dev/fd/2, /proc/self/fd/1 itself. */
+static bool through_proc_fd(const char *target)
+{
+    struct {
+        char cur[PATH_MAX], parent[PATH_MAX], real[PATH_MAX], link[PATH_MAX];
+    } *b = fx_malloc(sizeof(*b));
+    if (!b)
+        return false;
+    bool found = false;
+    snprintf(b->cur, PATH_MAX, "%s", target);
+    for (int hop = 0; hop < 40 && !found; hop++) {
+        parent_of(b->cur, b->parent, PATH_MAX);
+        struct stat st;
+        if (!realpath(b->parent, b->real))
+            break;
+        found = is_proc_fd_dir(b->real);
+        if (found || lstat(b->cur, &st) != 0 || !S_ISLNK(st.st_mode))
+            break;
+        ssize_t n = readlink(b->cur, b->link, PATH_MAX - 1);
+        if (n < 0)
+            break;
+        b->link[n] = '\0';
+        int w = b->link[0] == '/' ? snprintf(b->cur, PATH_MAX, "%s", b->link)
+                                  : snprintf(b->cur, PATH_MAX, "%s/%s", b->real, b->link);
+        if (w < 0 || w >= PATH_MAX)
+            break;
+    }
+    fx_free(b);
+    return found;
+}
+
+enum how {
+    WRITE_SAFE,    /* temporary file + rename */
+    WRITE_DIRECT,  /* into the device, FIFO or open file itself */
+    WRITE_REFUSED, /* not at all */
+};
+
+static const char *kind_name(mode_t m)
+{
+    return S_ISDIR(m)    ? "a folder"
+           : S_ISBLK(m)  ? "a block device"
+           : S_ISSOCK(m) ? "a socket"
+                         : "not a regular file";
+}
+
+/* An existing file is replaced only if it is empty or starts like a profile (gzip, or JSON's
+ * '{'): a mistyped file=/etc/hosts or file=app.jar must not cost the file. Profiles replace
+ * profiles (a dump at the same name, a validate report) as before. */
+static enum how replaceable(const char *target, char *why, size_t cap)
+{
+    int fd = open(target, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+    if (fd < 0) {
+        snprintf(why, cap, "it exists and cannot be read to tell whether it is a profile: %s",
+                 strerror(errno));
+        return WRITE_REFUSED;
+    }
+    unsigned char b[2];
+    ssize_t n = read(fd, b, sizeof(b));
+    close(fd);
+    if (n == 0 || (n > 0 && b[0] == '{') || (n == 2 && b[0] == 0x1f && b[1] == 0x8b))
+        return WRITE_SAFE;
+    snprintf(
+            why, cap,
+            "it exists and is not a profile (neither gzip nor JSON); fxagent replaces only profiles");
+    return WRITE_REFUSED;
+}
+
+/* The file behind fd 1 or 2: file=/dev/stdout with stdout in a log file appends to the log, as
+ * the operator asked; another open file (the application's jar at /proc/self/fd/5) is not
+ * ours to append to. */
+static bool is_std_output(const struct stat *st)
+{
+    struct stat o;
+    for (int fd = 1; fd <= 2; fd++) {
+        if (fstat(fd, &o) == 0 && o.st_dev == st->st_dev && o.st_ino == st->st_ino)
+            return true;
+    }
+    return false;
+}
+
+/* lstat first: a missing target takes the safe path without following anything; only a link
+ * is followed, to learn what it leads to. */
+static enum how classify(const char *target, bool *append, bool *fifo, char *why, size_t cap)
+{
+    struct stat l, st;
+    *append = *fifo = false;
+    if (lstat(target, &l) != 0)
+        return WRITE_SAFE; /* missing, or its folder is: created, or the fallback says why */
+    if (S_ISREG(l.st_mode))
+        return replaceable(target, why, cap);
+    bool link = S_ISLNK(l.st_mode);
+    if (link && stat(target, &st) != 0)
+        return WRITE_SAFE; /* a dangling link is replaced like any link to a file */
+    if (!link)
+        st = l;
+    if (S_ISREG(st.st_mode) && link && through_proc_fd(target)) {
+        *append = is_std_output(&st);
+        if (!*append)
+            snprintf(why, cap, "it names an open file that is not this process's stdout or stderr");
+        return *append ? WRITE_DIRECT : WRITE_REFUSED;
+    }
+    if (S_ISREG(st.st_mode))
+        return replaceable(target, why, cap);
+    if (S_ISCHR(st.st_mode) || S_ISFIFO(st.st_mode)) {
+        *fifo = S_ISFIFO(st.st_mode);
+        return WRITE_DIRECT;
+    }
+    snprintf(why, cap, "it is %s; fxagent writes only to files, character devices and FIFOs",
+             kind_name(st.st_mode));
+    return WRITE_REFUSED;
+}
+
+int fx_out_file_check(const char *target, char *why, size_t cap)
+{
+    bool append, fifo;
+    return classify(target, &append, &fifo, why, cap) == WRITE_REFUSED ? FX_EINVAL : FX_OK;
+}
+
+/* Never O_CREAT or O_TRUNC: the file is someone else's. O_NONBLOCK makes a FIFO without a
+ * reader fail at once (ENXIO) and is cleared before writing. The kind is checked again on the
+ * descriptor: the path may have been replaced since classify. Returns 0 or an errno value,
+ * with the reason in `why`. */
+static int open_direct(struct fx_out_file *f, const char *target, bool append, bool fifo, char *why,
+                       size_t cap)
+{
+    int fd = open(target, O_WRONLY | O_NOCTTY | O_NONBLOCK | O_CLOEXEC | (append ? O_APPEND : 0));
+    if (fd < 0) {
+        int err = errno;
+        snprintf(why, cap, "%s",
+                 fifo && err == ENXIO ? "it is a FIFO that no process reads" : strerror(err));
+        return err;
+    }
+    struct stat st;
+    const char *bad = NULL;
+    int fl;
+    if (fstat(fd, &st) != 0)
+        bad = strerror(errno);
+    else if (!S_ISCHR(st.st_mode) && !S_ISFIFO(st.st_mode) && !(append && S_ISREG(st.st_mode)))
+        bad = "it was replaced while it was opened";
+    else if (isatty(fd))
+        bad = "it is a terminal";
+    else if ((fl = fcntl(fd, F_GETFL)) < 0 || fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) != 0)
+        bad = strerror(errno);
+    if (bad) {
+        snprintf(why, cap, "%s", bad);
+        close(fd);
+        return EINVAL;
+    }
+    f->fd = fd;
+    f->direct = true;
+    f->target = fx_strdup(target);
+    if (!f->target) {
+        fx_out_file_abort(f);
+        snprintf(why, cap, "%s", strerror(ENOMEM));
+        return ENOMEM;
+    }
+    return 0;
 }
 
 int fx_out_file_open(struct fx_out_file *f, const char *target, mode_t mode, struct fx_errbuf *eb)
@@ -129,6 +339,14 @@ int fx_out_file_open(struct fx_out_file *f, const char *target, mode_t mode, str
         fx_errbuf_set(eb, "output file '%s': not a file name (give e.g. /tmp/app.json.gz)",
                       target ? target : "(null)");
         return FX_EINVAL;
+    }
+    bool append, fifo;
+    enum how how = classify(target, &append, &fifo, f->reason, sizeof(f->reason));
+    if (how == WRITE_REFUSED)
+        return open_fallback(f, target, true, 0, false, eb);
+    if (how == WRITE_DIRECT) {
+        int err = open_direct(f, target, append, fifo, f->reason, sizeof(f->reason));
+        return err == 0 ? FX_OK : open_fallback(f, target, true, err, false, eb);
     }
     char *dir = slash ? fx_strndup(target, slash == target ? 1 : (size_t)(slash - target))
                       : fx_strdup(".");
@@ -146,7 +364,9 @@ int fx_out_file_open(struct fx_out_file *f, const char *target, mode_t mode, str
             rc = FX_ENOMEM;
         }
     } else {
-        rc = open_fallback(f, dir, base, err, eb);
+        snprintf(f->reason, sizeof(f->reason), "cannot create a file in %s: %s", dir,
+                 strerror(err));
+        rc = open_fallback(f, target, false, err, strcmp(fx_out_file_fallback_dir(), dir) == 0, eb);
     }
     fx_free(dir);
     return rc;
@@ -162,8 +382,10 @@ static int out_write(void *ctx, const void *buf, size_t len)
         ssize_t n = write(f->fd, p, len);
         if (n < 0 && errno == EINTR)
             continue;
-        if (n <= 0)
+        if (n <= 0) {
+            f->write_errno = n < 0 ? errno : EIO;
             return FX_EIO; /* n == 0 cannot make progress either */
+        }
         p += n;
         len -= (size_t)n;
     }
@@ -192,8 +414,21 @@ static void sync_dir_of(const char *path)
     fx_free(dir);
 }
 
+/* A device or FIFO has nothing to flush to disk (fsync fails there with EINVAL): closing it
+ * is the end of the stream, and its error is the only one left to report. */
+static int commit_direct(struct fx_out_file *f, struct fx_errbuf *eb)
+{
+    int rc = close(f->fd) == 0 ? FX_OK : FX_EIO;
+    if (rc != FX_OK)
+        fx_errbuf_set(eb, "cannot close %s: %s", f->target, strerror(errno));
+    f->fd = -1;
+    return rc;
+}
+
 int fx_out_file_commit(struct fx_out_file *f, struct fx_errbuf *eb)
 {
+    if (f->direct && f->fd >= 0)
+        return commit_direct(f, eb);
     if (!f->tmp_path || f->fd < 0) {
         fx_errbuf_set(eb, "output file %s: commit without an open file",
                       f->target ? f->target : "(none)");
@@ -232,6 +467,8 @@ void fx_out_file_abort(struct fx_out_file *f)
         unlink(f->tmp_path);
         fx_free(f->tmp_path);
         f->tmp_path = NULL;
+    } else if (f->direct && f->fd >= 0) {
+        close(f->fd); /* never removed: the device or FIFO is not ours */
     }
     f->fd = -1;
     fx_free(f->target);

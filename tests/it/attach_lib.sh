@@ -13,7 +13,8 @@
 #                                   (the "return code: N" jcmd prints) and AG_REPLY (the file)
 #   expect_ok CMD [TEXT]            return code 0, reply "ok: ..." containing TEXT
 #   expect_error CODE CMD [TEXT]    return code CODE, reply "error: ..." containing TEXT
-#   reply_path                      the file named by AG_REPLY ("... to PATH (...")
+#   reply_path                      the file named by AG_REPLY ("... to PATH (..." or, after a
+#                                   fallback, "...; wrote PATH instead (...")
 #   wait_samples N                  polls status until the agent has taken N samples
 #   check_profile FILE [pcli]       fxcheck accepts FILE and the hot method leads the request
 #                                   threads (attach_check.py); with "pcli", profiler-cli loads it
@@ -105,7 +106,8 @@ expect_error() {
 }
 
 reply_path() {
-    sed -n 's/.* to \([^ ]*\) ([0-9]* bytes.*/\1/p' <<<"$AG_REPLY"
+    sed -n -e 's/.*; wrote \([^ ]*\) instead (.*/\1/p' -e 't' \
+        -e 's/.* to \([^ ]*\) ([0-9]* bytes.*/\1/p' <<<"$AG_REPLY"
 }
 
 wait_samples() {

@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 #include <zlib.h>
 
@@ -1131,22 +1132,28 @@ START_TEST(test_ff_writer_missing_folder_falls_back_and_says_so)
 }
 END_TEST
 
-/* The target's folder takes the temporary file but the final rename fails (the target is a
- * directory): the whole profile is written again into the fallback folder. */
+/* The target takes the stream but a write fails (a /dev/full: ENOSPC): the whole profile is
+ * written again into the fallback folder, named for a device, and the device is untouched.
+ * As root the device is a node of our own (mknod), so that no build can ever replace the
+ * real /dev/full. */
 START_TEST(test_ff_writer_failure_after_open_retries_in_fallback_folder)
 {
     make_dirs();
     struct synth *s = synth_new();
     char path[128], want[160];
-    snprintf(path, sizeof(path), "%s/p.json.gz", tmpdir);
-    snprintf(want, sizeof(want), "%s/p.json.gz", fbdir);
-    ck_assert_int_eq(mkdir(path, 0700), 0);
+    snprintf(path, sizeof(path), "%s/full", tmpdir);
+    if (mknod(path, S_IFCHR | 0666, makedev(1, 7)) != 0)
+        snprintf(path, sizeof(path), "/dev/full"); /* not root: /dev cannot be written */
+    snprintf(want, sizeof(want), "%s/full.json.gz", fbdir);
     struct fx_ff_file_result res;
     struct fx_errbuf eb = {{0}};
     ck_assert_int_eq(fx_ff_write_file(s->p, path, 0, &res, &eb), FX_OK);
     ck_assert(res.fell_back);
     ck_assert_str_eq(res.path, want);
-    ck_assert_ptr_nonnull(strstr(res.reason, path));
+    ck_assert_ptr_nonnull(strstr(res.reason, strerror(ENOSPC)));
+    struct stat st;
+    ck_assert_int_eq(lstat(path, &st), 0);
+    ck_assert(S_ISCHR(st.st_mode) && st.st_rdev == makedev(1, 7));
     size_t gzlen, len;
     char *gz = read_file(want, &gzlen);
     char *json = gunzip_single(gz, gzlen, &len);

@@ -602,6 +602,61 @@ START_TEST(test_options_sequenced_pattern_gets_n_before_the_extension)
 }
 END_TEST
 
+/* {file, cwd, home, result} */
+static const char *const absolutes[][4] = {
+        {"/abs/p.json.gz", "/cwd", "/home/u", "/abs/p.json.gz"},
+        {"p-%p.json.gz", "/srv/app", "/home/u", "/srv/app/p-%p.json.gz"},
+        {"out/p.json.gz", "/", NULL, "/out/p.json.gz"},
+        {"~/p.json.gz", "/cwd", "/home/u", "/home/u/p.json.gz"},
+        {"~/p.json.gz", "/cwd", NULL, "/cwd/~/p.json.gz"},
+        {"~x/p.json.gz", "/cwd", "/home/u", "/cwd/~x/p.json.gz"},
+        {"p.json.gz", "/data/100%", "/home/u", "/data/100%%/p.json.gz"},
+};
+
+START_TEST(test_options_absolute_file_prefixes_cwd_or_home)
+{
+    struct fx_options o;
+    struct fx_errbuf eb;
+    char opts[128];
+    snprintf(opts, sizeof(opts), "file=%s", absolutes[_i][0]);
+    ck_assert_int_eq(fx_options_parse(opts, &o, &eb), FX_OK);
+    ck_assert_int_eq(fx_options_absolute_file(&o, absolutes[_i][1], absolutes[_i][2]), FX_OK);
+    ck_assert_str_eq(o.file, absolutes[_i][3]);
+    char out[256];
+    ck_assert_int_eq(fx_options_expand_path(o.file, 1, 0, 1, out, sizeof(out)), FX_OK);
+    fx_options_destroy(&o);
+}
+END_TEST
+
+START_TEST(test_options_comma_in_a_file_name_is_explained)
+{
+    struct fx_options o;
+    struct fx_errbuf eb;
+    ck_assert_int_eq(fx_options_parse("file=/data/a,b.json", &o, &eb), FX_EINVAL);
+    ck_assert_str_eq(
+            eb.msg,
+            "unknown option 'b.json' (a ',' ends each option, so a file name cannot contain one); try 'help'");
+}
+END_TEST
+
+START_TEST(test_options_absolute_file_default_and_failures)
+{
+    struct fx_options o;
+    struct fx_errbuf eb;
+    ck_assert_int_eq(fx_options_parse("", &o, &eb), FX_OK);
+    ck_assert_int_eq(fx_options_absolute_file(&o, "relative", NULL), FX_EINVAL);
+    ck_assert_str_eq(o.file, FX_OPTIONS_DEFAULT_FILE);
+    static char longdir[5000];
+    memset(longdir, 'd', sizeof(longdir) - 1);
+    longdir[0] = '/';
+    ck_assert_int_eq(fx_options_absolute_file(&o, longdir, NULL), FX_ERANGE);
+    ck_assert_str_eq(o.file, FX_OPTIONS_DEFAULT_FILE);
+    ck_assert_int_eq(fx_options_absolute_file(&o, "/w", NULL), FX_OK);
+    ck_assert_str_eq(o.file, "/w/" FX_OPTIONS_DEFAULT_FILE);
+    fx_options_destroy(&o); /* frees the new pattern, not the static default */
+}
+END_TEST
+
 START_TEST(test_options_help_lists_every_option_with_default)
 {
     static const char *const keys[] = {
@@ -683,6 +738,9 @@ static Suite *options_suite(void)
     tcase_add_test(expand, test_options_expand_path_rejects_unknown_escape);
     tcase_add_loop_test(expand, test_options_sequenced_pattern_gets_n_before_the_extension, 0,
                         N(sequenced));
+    tcase_add_loop_test(expand, test_options_absolute_file_prefixes_cwd_or_home, 0, N(absolutes));
+    tcase_add_test(expand, test_options_absolute_file_default_and_failures);
+    tcase_add_test(expand, test_options_comma_in_a_file_name_is_explained);
     suite_add_tcase(s, expand);
     return s;
 }
