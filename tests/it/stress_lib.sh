@@ -83,6 +83,7 @@ st_check() {
 }
 
 st_jcmd() {
-    ST_JCMD_OUT=$(timeout 60 "$IT_JDK/bin/jcmd" "$ST_PID" JVMTI.agent_load "$FXAGENT_LIB" "\"$1\"" 2>&1) || true
+    # Quoted for the JVM, which splits jcmd's arguments at spaces and '=' (see attach_lib.sh).
+    ST_JCMD_OUT=$(timeout 60 "$IT_JDK/bin/jcmd" "$ST_PID" JVMTI.agent_load "\"$FXAGENT_LIB\"" "\"$1\"" 2>&1) || true
     echo "$IT_NAME: jcmd '$1': $(tr '\n' ' ' <<<"$ST_JCMD_OUT")"
 }
