@@ -513,16 +513,31 @@ static int write_copy(const char *path, const unsigned char *buf, size_t len, st
     return FX_OK;
 }
 
+/* Whether the target opens the same file under `lib` as we do. Sharing the root is not enough:
+ * a private /tmp (systemd's PrivateTmp, unshare) hides an agent kept under /tmp. A target whose
+ * /proc/PID/root we may not read is assumed to see what we see, as before. */
+static bool sees_our_file(const struct fx_attach_target *t, const char *lib)
+{
+    char theirs_path[PATH_MAX + 32];
+    struct stat ours, theirs;
+    if (snprintf(theirs_path, sizeof theirs_path, "/proc/%d/root%s", (int)t->pid, lib) >=
+                (int)sizeof theirs_path ||
+        stat(lib, &ours) != 0)
+        return true;
+    if (stat(theirs_path, &theirs) != 0)
+        return errno != ENOENT && errno != ENOTDIR;
+    return theirs.st_dev == ours.st_dev && theirs.st_ino == ours.st_ino;
+}
+
 int fx_attach_library(const struct fx_attach_target *t, const char *lib, char *out, size_t cap,
                       struct fx_errbuf *eb)
 {
-    if (t->same_root)
+    if (t->same_root && sees_our_file(t, lib))
         return snprintf(out, cap, "%s", lib) < (int)cap ? FX_OK : FX_ERANGE;
     if (strncmp(t->tmpdir, "/proc/", 6) != 0) {
         fx_errbuf_set(
-                eb,
-                "process %d has another root file system and its /tmp is out of reach through /proc/%d/root",
-                (int)t->pid, (int)t->pid);
+                eb, "process %d does not see %s and its /tmp is out of reach through /proc/%d/root",
+                (int)t->pid, lib, (int)t->pid);
         return FX_ESTATE;
     }
     unsigned char *buf;

@@ -94,9 +94,9 @@ int fx_attach_execute(const struct fx_attach_target *t, const char *op,
                       const char *const args[FX_ATTACH_ARGS], int64_t attach_ms, int64_t reply_ms,
                       struct fx_attach_reply *r, struct fx_errbuf *eb);
 void fx_attach_reply_destroy(struct fx_attach_reply *r);
-/* The path under which the target can load `lib`: `lib` itself when the target shares our
- * root file system; else a copy in the target's /tmp, named after its content (reused when an
- * identical, safely owned copy is there), as "/tmp/fxagent-<hash>.so". */
+/* The path under which the target can load `lib`: `lib` itself when the target opens the same
+ * file under that path (through /proc/PID/root); else a copy in the target's /tmp, named after its
+ * content (reused when an identical, safely owned copy is there), as "/tmp/fxagent-<hash>.so". */
 int fx_attach_library(const struct fx_attach_target *t, const char *lib, char *out, size_t cap,
                       struct fx_errbuf *eb);
 /* For a `load` reply: sets *code to N of the "return code: N" line (Agent_OnAttach's return

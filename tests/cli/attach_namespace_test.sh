@@ -4,7 +4,9 @@
 # allowed), on every JDK the integration tests use; in both cases the JVM is pid 1 of its own
 # pid namespace and has a /tmp of its own:
 #   "tmp":  same root file system; the socket and the reply file are found through
-#           /proc/PID/root/tmp and NSpid; the reply file is removed afterwards;
+#           /proc/PID/root/tmp and NSpid; the reply file is removed afterwards; an agent the
+#           JVM cannot see (a directory its mount namespace covers, as a private /tmp covers a
+#           checkout under /tmp) is copied into its /tmp, one it sees is loaded where it is;
 #   "root": its own root file system; libfxagent.so (here the fake agent) is copied into its
 #           /tmp once, named by content, and a start and two dumps load that one copy (one
 #           mapping; the dumps find it mapped under its fxagent-<hash>.so name).
@@ -51,7 +53,8 @@ for k in "${!FX_JDK_HOMES[@]}"; do
     jdk=${FX_JDK_HOMES[$k]} major=${FX_JDK_MAJORS[$k]}
 
     echo "$CLI_NAME: JDK $major, private /tmp"
-    start_ns "tmp$major" tmp "$jdk/bin/java" "$CLI_DIR/Sleeper.java" 300
+    rm -rf hidden && mkdir hidden && cp "$FXPROF_FAKE_AGENT" hidden/fake_agent.so
+    start_ns "tmp$major" tmp "$CLI_DIR/Sleeper.java" "$PWD/hidden" "$jdk/bin/java" Sleeper.java 300
     cli_run "tmpprops$major" "$FXPROF" attach-raw "$jvm" properties
     [[ $CLI_RC -eq 0 ]] && grep -Eq "^java\.version=$major([.+-]|$)" "tmpprops$major.out" ||
         cli_fail "JDK $major, private /tmp: attach-raw properties failed"
@@ -62,6 +65,21 @@ for k in "${!FX_JDK_HOMES[@]}"; do
     cli_run "tmpdump$major" "$FXPROF" dump "$jvm" -o /x.json --agent "$FXPROF_FAKE_AGENT"
     [[ $CLI_RC -eq 0 ]] && grep -qx "pid $jvm: fake agent did dump to /x.json" "tmpdump$major.out" ||
         cli_fail "JDK $major, private /tmp: dump through the fake agent failed"
+    # The fake agent itself is hidden from the JVM exactly when the build is under /tmp.
+    fake=$(realpath "$FXPROF_FAKE_AGENT")
+    if [[ $fake == /tmp/* ]]; then want_fake=0; else want_fake=1; fi
+    got_fake=0
+    if grep -qF " $fake" "/proc/$jvm/maps"; then got_fake=1; fi
+    [[ $got_fake -eq $want_fake ]] ||
+        cli_fail "the JVM mapped $fake: $got_fake, expected $want_fake (it is visible to it: $want_fake)"
+    cli_run "tmphidden$major" "$FXPROF" dump "$jvm" -o /y.json --agent hidden/fake_agent.so
+    [[ $CLI_RC -eq 0 ]] && grep -qx "pid $jvm: fake agent did dump to /y.json" "tmphidden$major.out" ||
+        cli_fail "JDK $major, private /tmp: dump through an agent the JVM cannot see failed"
+    grep -qF "$PWD/hidden/" "/proc/$jvm/maps" && cli_fail "the JVM mapped a file it cannot see"
+    copies=$(find "/proc/$jvm/root/tmp/" -maxdepth 1 -name 'fxagent-????????????????.so' | wc -l)
+    [[ $copies -eq 1 ]] || cli_fail "expected one copy of the hidden agent in the JVM's /tmp, found $copies"
+    mapped=$(grep -o '/tmp/fxagent-[0-9a-f]*\.so' "/proc/$jvm/maps" | sort -u | wc -l)
+    [[ $mapped -eq 1 ]] || cli_fail "the JVM mapped $mapped agent copies, expected 1"
     left=$(find "/proc/$jvm/root/tmp/" -maxdepth 1 -name 'fxprof-*' | wc -l)
     [[ $left -eq 0 ]] || cli_fail "a reply file was left behind"
     stop_ns_jvm

@@ -70,7 +70,9 @@ run() {
     [ -x "$bin" ] || skip_or_fail "$bin was not built (see fuzz.build)"
     mkdir -p "$artifacts" || exit 1
     rm -f "$artifacts/$name"-* # findings of an earlier run: this run's verdict stands alone
-    local work log rc
+    local log rc
+    # Global, not local: the EXIT trap runs after run() has returned, when a local is gone (and
+    # every run used to leave its corpus copy behind in $TMPDIR).
     work=$(mktemp -d) || exit 1
     trap 'rm -rf "$work"' EXIT
     cp -R "$corpus/." "$work/" || exit 1

@@ -81,8 +81,9 @@ agent() {
     local lib=${AG_LIB:-$FXAGENT_LIB} what=$1 out
     local reply=$FXAGENT_RUN_DIR/reply.$((++AG_N))
     : >"$reply"
-    # jcmd splits a bare argument at '=': the quotes keep "start,interval=10ms" whole.
-    out=$(timeout 120 "$IT_JDK/bin/jcmd" "$SRV_PID" JVMTI.agent_load "$lib" "\"$what,reply=$reply\"" 2>&1) ||
+    # jcmd joins its arguments with spaces and the JVM splits them again at spaces and '=': the
+    # quotes keep a path with a space, and "start,interval=10ms", whole.
+    out=$(timeout 120 "$IT_JDK/bin/jcmd" "$SRV_PID" JVMTI.agent_load "\"$lib\"" "\"$what,reply=$reply\"" 2>&1) ||
         it_fail "jcmd failed for '$what': $out"
     AG_CODE=$(sed -n 's/^return code: \(-\{0,1\}[0-9]*\)$/\1/p' <<<"$out")
     [[ -n $AG_CODE ]] || it_fail "jcmd printed no return code for '$what': $out"
@@ -106,8 +107,9 @@ expect_error() {
 }
 
 reply_path() {
-    sed -n -e 's/.*; wrote \([^ ]*\) instead (.*/\1/p' -e 't' \
-        -e 's/.* to \([^ ]*\) ([0-9]* bytes.*/\1/p' <<<"$AG_REPLY"
+    # The path may hold spaces: a fallback's "; wrote /Y instead (", else " to /X (N bytes".
+    sed -n -e 's/.*; wrote \(\/.*\) instead (.*/\1/p' -e 't' \
+        -e 's/.* to \(\/.*\) ([0-9]* bytes.*/\1/p' <<<"$AG_REPLY"
 }
 
 wait_samples() {

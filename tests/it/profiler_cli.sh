@@ -163,7 +163,7 @@ pcli_json() {
 
 pcli_thread_handle() {
     local list
-    list=$(mktemp /tmp/pcli-threads.XXXXXX)
+    list=$(mktemp -t pcli-threads.XXXXXX)
     pcli_json "$list" thread list || { rm -f "$list"; return 1; }
     python3 - "$list" "$1" <<'PY'
 import json, sys

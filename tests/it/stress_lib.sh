@@ -51,6 +51,10 @@ st_wait() {
     kill -0 "$ST_PID" 2>/dev/null && { kill -9 "$ST_PID"; echo "$IT_NAME: the JVM ran over 120 s: killed"; }
     ST_RC=0
     wait "$ST_PID" || ST_RC=$?
+    # A JVM killed by a signal leaves its attach socket (always in /tmp, whatever TMPDIR says).
+    if ((ST_RC > 128)) && [[ -S /tmp/.java_pid$ST_PID ]]; then
+        rm -f "/tmp/.java_pid$ST_PID"
+    fi
     ST_PID=
     sed "s/^/$IT_NAME: stdout: /" "$ST_LOG.out"
     grep -v '^\[' "$ST_LOG.err" | sed "s/^/$IT_NAME: stderr: /" || true
@@ -83,6 +87,7 @@ st_check() {
 }
 
 st_jcmd() {
-    ST_JCMD_OUT=$(timeout 60 "$IT_JDK/bin/jcmd" "$ST_PID" JVMTI.agent_load "$FXAGENT_LIB" "\"$1\"" 2>&1) || true
+    # Quoted for the JVM, which splits jcmd's arguments at spaces and '=' (see attach_lib.sh).
+    ST_JCMD_OUT=$(timeout 60 "$IT_JDK/bin/jcmd" "$ST_PID" JVMTI.agent_load "\"$FXAGENT_LIB\"" "\"$1\"" 2>&1) || true
     echo "$IT_NAME: jcmd '$1': $(tr '\n' ' ' <<<"$ST_JCMD_OUT")"
 }

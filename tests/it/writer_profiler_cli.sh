@@ -27,7 +27,7 @@ if ! pcli_available; then
     exit 77
 fi
 : "${FXSYNTH:?FXSYNTH is not set (run through ctest)}" "${FXCHECK:?FXCHECK is not set}"
-run=${FXAGENT_RUN_DIR:-$(mktemp -d /tmp/writer-pcli.XXXXXX)}
+run=${FXAGENT_RUN_DIR:-$(mktemp -d -t writer-pcli.XXXXXX)}
 rm -rf "$run"
 mkdir -p "$run"
 cd "$run"

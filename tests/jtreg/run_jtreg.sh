@@ -72,11 +72,12 @@ echo "jtreg on JDK $major ($jdk), agent $lib=$agent_opts"
 start=$(date +%s)
 status=0
 # jtreg itself runs on the JDK under test (>= 11 is all it needs); "cd" keeps relative test
-# selections relative to the suite root.
+# selections relative to the suite root. -javaoption (not -javaoptions, which jtreg splits at
+# spaces) keeps an agent path with a space as one option.
 (cd "$repo/java-test/jtreg" && JTREG_JAVA="$jdk/bin/java" "$jtreg" \
     -jdk:"$jdk" -w:"$work/JTwork" -r:"$work/JTreport" \
     -conc:"$conc" -timeoutFactor:"${FXAGENT_JTREG_TIMEOUT_FACTOR:-2}" \
-    -javaoptions:"-agentpath:$lib=$agent_opts" \
+    -javaoption:"-agentpath:$lib=$agent_opts" \
     -cpa:"$jar" -nativepath:"$native" \
     -retain:fail,error -v:fail,error,summary -report:executed \
     "${tests[@]}") || status=$?

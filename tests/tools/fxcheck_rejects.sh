@@ -7,7 +7,7 @@
 set -u
 fxcheck=$1
 dir=$2
-tmp=$(mktemp -d /tmp/fxcheck-rejects.XXXXXX)
+tmp=$(mktemp -d -t fxcheck-rejects.XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
 fails=0
 

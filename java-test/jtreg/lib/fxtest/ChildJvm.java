@@ -2,6 +2,7 @@
 package fxtest;
 
 import java.io.File;
+import java.lang.management.ManagementFactory;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
@@ -40,15 +41,19 @@ public final class ChildJvm {
 
     private ChildJvm() {}
 
-    /** The -agentpath option jtreg gave this JVM, or fails: the suite runs with the agent. */
+    /**
+     * The -agentpath option this JVM was started with, or fails: the suite runs with the agent.
+     * Read from the JVM's own arguments, not from test.java.opts: jtreg joins that list with
+     * spaces, so an agent path with a space in it could not be told apart from two options.
+     */
     public static String agentOption() {
-        for (String opt : System.getProperty("test.java.opts", "").split(" ")) {
+        for (String opt : ManagementFactory.getRuntimeMXBean().getInputArguments()) {
             if (opt.startsWith("-agentpath:")) {
                 return opt;
             }
         }
-        throw new AssertionError("no -agentpath in test.java.opts: run with "
-                + "tests/jtreg/run_jtreg.sh (jtreg -javaoptions:-agentpath:...)");
+        throw new AssertionError("no -agentpath among this JVM's arguments: run with "
+                + "tests/jtreg/run_jtreg.sh (jtreg -javaoption:-agentpath:...)");
     }
 
     /** The agent's option with its options string replaced by {@code options}. */
