@@ -5,6 +5,7 @@
  * starts and reads exactly as the agent would have printed it. */
 #include "fxprof.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -307,11 +308,29 @@ static int copy_profile(const char *path)
     return ret;
 }
 
+/* The agent writes into a folder under its default name, fxagent-PID-TIME[-N].json.gz. */
+static bool profile_in_folder(const char *dir, pid_t pid)
+{
+    char prefix[32];
+    snprintf(prefix, sizeof(prefix), "fxagent-%d-", (int)pid);
+    DIR *d = opendir(dir);
+    bool found = false;
+    for (struct dirent *e = d ? readdir(d) : NULL; e != NULL && !found; e = readdir(d))
+        found = strncmp(e->d_name, prefix, strlen(prefix)) == 0;
+    if (d)
+        closedir(d);
+    return found;
+}
+
 /* A new file at -o: absent before, or another inode or time now (the agent renames a new
- * file into place). Patterns (%p, %t, %n) cannot be checked. */
-static bool profile_arrived(const struct record *r)
+ * file into place); for a folder, a file of this JVM's inside it. Patterns (%p, %t, %n) cannot
+ * be checked. */
+static bool profile_arrived(const struct record *r, pid_t pid)
 {
     struct stat st;
+    size_t len = strlen(r->file);
+    if ((len > 0 && r->file[len - 1] == '/') || (stat(r->file, &st) == 0 && S_ISDIR(st.st_mode)))
+        return profile_in_folder(r->file, pid);
     if (stat(r->file, &st) != 0 || !S_ISREG(st.st_mode))
         return false;
     return r->before.st_ino == 0 || st.st_ino != r->before.st_ino ||
@@ -343,7 +362,7 @@ static int run(struct record *r, const char *agentpath)
     child_pid = pid;
     int code = wait_child(pid);
     bool checkable = r->file && !strchr(r->file, '%');
-    if (checkable && !profile_arrived(r)) {
+    if (checkable && !profile_arrived(r, pid)) {
         fprintf(stderr,
                 "fxprof: java exited with %d and wrote no profile at %s (see the fxagent lines above)\n",
                 code, r->to_stdout ? "-o -" : r->file);

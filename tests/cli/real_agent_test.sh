@@ -2,6 +2,7 @@
 # SPDX-License-Identifier: Apache-2.0
 # fxprof with the real libfxagent.so, on every JDK:
 #   record -o -: the profile (gzip) alone on stdout, java's own stdout on stderr;
+#   record -o FOLDER (an existing one, with or without a final /): the profile inside it, exit 0;
 #   record -o into a folder that cannot be written (/proc, a parent that is a file): the agent
 #     writes a fallback file, says "could not write X (reason); wrote Y instead", exit 4;
 #   attach: dump -o - gives a gzip profile fxprof summary reads; dump -o /proc/nonexistent/...
@@ -34,6 +35,15 @@ for k in "${!FX_JDK_HOMES[@]}"; do
     [[ $CLI_RC -eq 0 ]] || cli_fail "record -o - exited $CLI_RC"
     is_gzip_profile "rec-stdout$major.out"
     grep -q '^fxagent demo: elapsed' "rec-stdout$major.err" || cli_fail "java's stdout did not go to stderr"
+
+    for folder in "$PWD/out $major" "$PWD/new $major/"; do
+        mkdir "$folder"
+        cli_run "rec-folder$major" "$FXPROF" record "${A[@]}" -o "$folder" -- "${demo[@]}"
+        [[ $CLI_RC -eq 0 ]] || cli_fail "record -o '$folder' exited $CLI_RC, expected 0"
+        files=("${folder%/}"/fxagent-*.json.gz)
+        [[ -f ${files[0]} ]] || cli_fail "record -o '$folder': no profile inside the folder"
+        is_gzip_profile "${files[0]}"
+    done
 
     for target in /proc/nonexistent/x.json.gz "$PWD/afile/x.json.gz"; do
         cli_run "rec-fallback$major" "$FXPROF" record "${A[@]}" -o "$target" -- "${demo[@]}"
