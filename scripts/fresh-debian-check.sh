@@ -30,9 +30,12 @@ usage() {
 }
 
 # --- inner mode: runs inside `unshare --mount`, mounts what the tests need, runs one command.
-if [[ ${1:-} == --inner ]]; then
-    dir=$2 user=$3
-    shift 3
+inner() {
+    dir=$1 user=$2
+    shift 2
+    # The root is a mount point, as / is on a real machine: `unshare --mount` in the tests makes
+    # / private, which fails with EINVAL on a directory that is not one.
+    mount --bind "$dir" "$dir"
     mount -t proc proc "$dir/proc"
     mount --rbind /dev "$dir/dev"
     mount --rbind /sys "$dir/sys"
@@ -46,161 +49,177 @@ if [[ ${1:-} == --inner ]]; then
     env[0]=HOME=/tmp
     exec chroot --userspec="$user" "$dir" /usr/bin/env -i "${env[@]}" \
         /bin/bash -c 'cd /srv/fxagent && "$@"' - "$@"
-fi
+}
 
-dir="" keep=auto ca=${NODE_EXTRA_CA_CERTS:-}
-while (($#)); do
-    case $1 in
-    --dir) dir=${2:?--dir needs a folder}; shift 2 ;;
-    --keep) keep=yes; shift ;;
-    --delete) keep=no; shift ;;
-    --ca-file) ca=${2:?--ca-file needs a file}; shift 2 ;;
-    -h | --help) usage ;;
-    *) echo "fresh-debian-check: unknown argument '$1'" >&2; usage ;;
-    esac
-done
-((EUID == 0)) || { echo "fresh-debian-check: must run as root (mmdebstrap, chroot, mounts)" >&2; exit 1; }
-for t in mmdebstrap unshare chroot git; do
-    command -v "$t" >/dev/null || { echo "fresh-debian-check: $t is not installed" >&2; exit 1; }
-done
-[[ -z $ca || -r $ca ]] || { echo "fresh-debian-check: cannot read --ca-file $ca" >&2; exit 1; }
-repo=$(git -C "$(dirname "$0")" rev-parse --show-toplevel)
-commit=$(git -C "$repo" rev-parse HEAD)
-dirty=$(git -C "$repo" status --porcelain --untracked-files=no | wc -l)
-dir=${dir:-/var/tmp/fxagent-fresh-$(date +%Y%m%d-%H%M%S)}
-if [[ -e $dir && -n $(ls -A "$dir" 2>/dev/null) ]]; then
-    echo "fresh-debian-check: $dir exists and is not empty" >&2
-    exit 1
-fi
-dir=$(realpath -m "$dir")
-logs=$dir.logs
-mkdir -p "$logs"
-
-# Processes left behind in the root (a profiler-cli daemon, a JVM) are ours: stop them by pid.
-stop_leftovers() {
-    local p r
-    for p in /proc/[0-9]*; do
-        r=$(readlink "$p/root" 2>/dev/null) || continue
-        [[ $r == "$dir" ]] && kill -9 "${p#/proc/}" 2>/dev/null || true
+# The whole script is read before any of it runs: editing it during a run cannot change that run.
+main() {
+    dir="" keep=auto ca=${NODE_EXTRA_CA_CERTS:-}
+    while (($#)); do
+        case $1 in
+        --dir) dir=${2:?--dir needs a folder}; shift 2 ;;
+        --keep) keep=yes; shift ;;
+        --delete) keep=no; shift ;;
+        --ca-file) ca=${2:?--ca-file needs a file}; shift 2 ;;
+        -h | --help) usage ;;
+        *) echo "fresh-debian-check: unknown argument '$1'" >&2; usage ;;
+        esac
     done
-}
-# The mounts live in the step's private namespace and vanish with it; never delete the root
-# while anything is still mounted below it in this namespace.
-cleanup() {
-    stop_leftovers
-    if grep -q " $dir/" /proc/self/mounts; then
-        echo "fresh-debian-check: something is still mounted under $dir; not deleting it" >&2
-        return
+    ((EUID == 0)) || { echo "fresh-debian-check: must run as root (mmdebstrap, chroot, mounts)" >&2; exit 1; }
+    for t in mmdebstrap unshare chroot git; do
+        command -v "$t" >/dev/null || { echo "fresh-debian-check: $t is not installed" >&2; exit 1; }
+    done
+    [[ -z $ca || -r $ca ]] || { echo "fresh-debian-check: cannot read --ca-file $ca" >&2; exit 1; }
+    repo=$(git -C "$(dirname "$0")" rev-parse --show-toplevel)
+    commit=$(git -C "$repo" rev-parse HEAD)
+    dirty=$(git -C "$repo" status --porcelain --untracked-files=no | wc -l)
+    dir=${dir:-/var/tmp/fxagent-fresh-$(date +%Y%m%d-%H%M%S)}
+    if [[ -e $dir && -n $(ls -A "$dir" 2>/dev/null) ]]; then
+        echo "fresh-debian-check: $dir exists and is not empty" >&2
+        exit 1
     fi
-    if [[ $keep == yes || ($keep == auto && $failed -ne 0) ]]; then
-        echo "fresh-debian-check: root kept at $dir"
-    elif [[ -d $dir ]]; then
-        rm -rf --one-file-system "$dir"
-        echo "fresh-debian-check: root $dir deleted"
-    fi
-}
-failed=0
-trap cleanup EXIT
+    dir=$(realpath -m "$dir")
+    logs=$dir.logs
+    mkdir -p "$logs"
 
-summary=()
-note() {
-    summary+=("$*")
-}
-# step NAME EXPECTED_RC USER CMD...: runs CMD in the root, its output to the terminal and to
-# $logs/NAME.log; records its exit code and time.
-step() {
-    local name=$1 want=$2 user=$3 t0 rc secs
-    shift 3
-    echo
-    echo "=== fresh-debian-check: $name: $*"
+    # Processes left behind in the root (a profiler-cli daemon, a JVM) are ours: stop them by pid.
+    stop_leftovers() {
+        local p r
+        for p in /proc/[0-9]*; do
+            r=$(readlink "$p/root" 2>/dev/null) || continue
+            if [[ $r == "$dir" ]]; then kill -9 "${p#/proc/}" 2>/dev/null || true; fi
+        done
+    }
+    # The mounts live in the step's private namespace and vanish with it; never delete the root
+    # while anything is still mounted below it in this namespace.
+    # shellcheck disable=SC2317 # called by the EXIT trap
+    cleanup() {
+        stop_leftovers
+        if grep -q " $dir/" /proc/self/mounts; then
+            echo "fresh-debian-check: something is still mounted under $dir; not deleting it" >&2
+            return
+        fi
+        if [[ $keep == yes || ($keep == auto && $failed -ne 0) ]]; then
+            echo "fresh-debian-check: root kept at $dir"
+        elif [[ -d $dir ]]; then
+            rm -rf --one-file-system "$dir"
+            echo "fresh-debian-check: root $dir deleted"
+        fi
+    }
+    failed=0
+    trap cleanup EXIT
+
+    summary=()
+    note() {
+        summary+=("$*")
+    }
+    # step NAME EXPECTED_RC USER CMD...: runs CMD in the root, its output to the terminal and to
+    # $logs/NAME.log; records its exit code and time.
+    step() {
+        local name=$1 want=$2 user=$3 t0 rc secs
+        shift 3
+        echo
+        echo "=== fresh-debian-check: $name: $*"
+        t0=$(date +%s)
+        set +e
+        unshare --mount --propagation private -- "$0" --inner "$dir" "$user" "$@" </dev/null 2>&1 |
+            tee "$logs/$name.log"
+        rc=${PIPESTATUS[0]}
+        set -e
+        stop_leftovers
+        secs=$(($(date +%s) - t0))
+        local verdict=ok
+        [[ $rc == "$want" ]] || { verdict=FAILED; failed=1; }
+        note "$(printf '%-22s exit %-3s (want %s) %4dm%02ds  %s  [%s]' "$name" "$rc" "$want" \
+            $((secs / 60)) $((secs % 60)) "$verdict" "$*")"
+        return 0
+    }
+    # installed NAME: what the step installed, from its log.
+    installed() {
+        local log=$logs/$1.log line
+        line=$(grep -E '^[0-9]+ upgraded, [0-9]+ newly installed' "$log" | tail -n 1 || true)
+        grep -E '^deps: ' "$log" | sed "s/^/    $1: /" || true
+        [[ -n $line ]] && echo "    $1: apt: $line"
+        grep -E '^(added|changed) [0-9]+ packages? ' "$log" | sed "s/^/    $1: npm: /" || true
+        if grep -qE '^(Get:|Setting up|Unpacking) ' "$log"; then echo "    $1: apt downloaded/unpacked packages"; fi
+    }
+
+    # count_packages: how many packages are installed in the root.
+    count_packages() {
+        # shellcheck disable=SC2016 # a dpkg-query format, not a shell expansion
+        chroot "$dir" dpkg-query -W -f='${db:Status-Status}\n' | grep -c '^installed$'
+    }
+
+    t_start=$(date +%s)
+    echo "fresh-debian-check: commit $commit of $repo into $dir (logs: $logs)"
+    ((dirty == 0)) || echo "fresh-debian-check: note: $dirty uncommitted change(s) in $repo are not tested"
+
+    echo "=== fresh-debian-check: mmdebstrap --variant=apt bookworm $dir"
     t0=$(date +%s)
-    set +e
-    unshare --mount --propagation private -- "$0" --inner "$dir" "$user" "$@" </dev/null 2>&1 |
-        tee "$logs/$name.log"
-    rc=${PIPESTATUS[0]}
-    set -e
-    stop_leftovers
-    secs=$(($(date +%s) - t0))
-    local verdict=ok
-    [[ $rc == "$want" ]] || { verdict=FAILED; failed=1; }
-    note "$(printf '%-22s exit %-3s (want %s) %4dm%02ds  %s  [%s]' "$name" "$rc" "$want" \
-        $((secs / 60)) $((secs % 60)) "$verdict" "$*")"
-    return 0
-}
-# installed NAME: what the step installed, from its log.
-installed() {
-    local log=$logs/$1.log line
-    line=$(grep -E '^[0-9]+ upgraded, [0-9]+ newly installed' "$log" | tail -n 1 || true)
-    grep -E '^deps: ' "$log" | sed "s/^/    $1: /" || true
-    [[ -n $line ]] && echo "    $1: apt: $line"
-    grep -E '^(added|changed) [0-9]+ packages? ' "$log" | sed "s/^/    $1: npm: /" || true
-    if grep -qE '^(Get:|Setting up|Unpacking) ' "$log"; then echo "    $1: apt downloaded/unpacked packages"; fi
-}
-
-t_start=$(date +%s)
-echo "fresh-debian-check: commit $commit of $repo into $dir (logs: $logs)"
-((dirty == 0)) || echo "fresh-debian-check: note: $dirty uncommitted change(s) in $repo are not tested"
-
-echo "=== fresh-debian-check: mmdebstrap --variant=apt bookworm $dir"
-t0=$(date +%s)
-if ! mmdebstrap --variant=apt bookworm "$dir" >"$logs/mmdebstrap.log" 2>&1; then
-    tail -n 20 "$logs/mmdebstrap.log" >&2
-    echo "fresh-debian-check: mmdebstrap failed (log: $logs/mmdebstrap.log)" >&2
-    failed=1
-    exit 1
-fi
-note "$(printf '%-22s exit 0   (want 0) %4dm%02ds  ok  [%s]' mmdebstrap \
-    $((($(date +%s) - t0) / 60)) $((($(date +%s) - t0) % 60)) "mmdebstrap --variant=apt bookworm")"
-pkgs_before=$(chroot "$dir" dpkg-query -W -f='${db:Status-Status}\n' | grep -c '^installed$')
-for t in gcc cc cmake java javac node npm pkg-config clang python3; do
-    if chroot "$dir" /usr/bin/env PATH=/usr/local/bin:/usr/bin:/bin sh -c "command -v $t" >/dev/null; then
-        note "NOTE: the fresh root already has $t"
-    fi
-done
-cp /etc/resolv.conf "$dir/etc/resolv.conf"
-[[ -n $ca ]] && cp "$ca" "$dir/etc/fxagent-check-ca.crt"
-git clone --quiet --no-checkout "$repo" "$dir/srv/fxagent"
-git -C "$dir/srv/fxagent" checkout --quiet --detach "$commit"
-
-step demo-as-user 1 nobody:nogroup ./scripts/demo.sh
-step demo 0 root ./scripts/demo.sh
-pkgs_demo=$(chroot "$dir" dpkg-query -W -f='${db:Status-Status}\n' | grep -c '^installed$')
-step demo-again 0 root ./scripts/demo.sh
-step test 0 root ./scripts/test.sh
-pkgs_test=$(chroot "$dir" dpkg-query -W -f='${db:Status-Status}\n' | grep -c '^installed$')
-step test-again-unit 0 root ./scripts/test.sh -R '^unit\.'
-
-# A second run installs nothing: no apt or npm output, the one "everything is installed" line.
-for s in demo-again test-again-unit; do
-    if grep -qE '^(Get:|Setting up|Unpacking|added [0-9]+ package)|^deps: installing' "$logs/$s.log" ||
-        ! grep -q '^deps: everything .* is installed$' "$logs/$s.log"; then
-        note "FAILED: $s installed something or did not say that everything is installed"
+    if ! mmdebstrap --variant=apt bookworm "$dir" >"$logs/mmdebstrap.log" 2>&1; then
+        tail -n 20 "$logs/mmdebstrap.log" >&2
+        echo "fresh-debian-check: mmdebstrap failed (log: $logs/mmdebstrap.log)" >&2
         failed=1
+        exit 1
     fi
-done
-grep -q 'apt-get install -y --no-install-recommends' "$logs/demo-as-user.log" || {
-    note "FAILED: demo-as-user did not print the apt-get command"
-    failed=1
+    note "$(printf '%-22s exit 0   (want 0) %4dm%02ds  ok  [%s]' mmdebstrap \
+        $((($(date +%s) - t0) / 60)) $((($(date +%s) - t0) % 60)) "mmdebstrap --variant=apt bookworm")"
+    pkgs_before=$(count_packages)
+    for t in gcc cc cmake java javac node npm pkg-config clang python3; do
+        if chroot "$dir" /usr/bin/env PATH=/usr/local/bin:/usr/bin:/bin sh -c "command -v $t" >/dev/null; then
+            note "NOTE: the fresh root already has $t"
+        fi
+    done
+    cp /etc/resolv.conf "$dir/etc/resolv.conf"
+    [[ -n $ca ]] && cp "$ca" "$dir/etc/fxagent-check-ca.crt"
+    git clone --quiet --no-checkout "$repo" "$dir/srv/fxagent"
+    git -C "$dir/srv/fxagent" checkout --quiet --detach "$commit"
+
+    step demo-as-user 1 nobody:nogroup ./scripts/demo.sh
+    step demo 0 root ./scripts/demo.sh
+    pkgs_demo=$(count_packages)
+    step demo-again 0 root ./scripts/demo.sh
+    step test 0 root ./scripts/test.sh
+    pkgs_test=$(count_packages)
+    step test-again-unit 0 root ./scripts/test.sh -R '^unit\.'
+
+    # A second run installs nothing: no apt or npm output, the one "everything is installed" line.
+    for s in demo-again test-again-unit; do
+        if grep -qE '^(Get:|Setting up|Unpacking|added [0-9]+ package)|^deps: installing' "$logs/$s.log" ||
+            ! grep -q '^deps: everything .* is installed$' "$logs/$s.log"; then
+            note "FAILED: $s installed something or did not say that everything is installed"
+            failed=1
+        fi
+    done
+    grep -q 'apt-get install -y --no-install-recommends' "$logs/demo-as-user.log" || {
+        note "FAILED: demo-as-user did not print the apt-get command"
+        failed=1
+    }
+
+    total=$(($(date +%s) - t_start))
+    {
+        echo
+        echo "=== fresh-debian-check summary: commit ${commit:0:12}, root $dir, $(date -u +'%Y-%m-%d %H:%M UTC')"
+        echo "host: $(uname -r), $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg)"
+        printf '  %s\n' "${summary[@]}"
+        echo "packages in the root: $pkgs_before after mmdebstrap, ${pkgs_demo:-?} after demo.sh, ${pkgs_test:-?} after test.sh"
+        echo "installed:"
+        for s in demo-as-user demo demo-again test test-again-unit; do installed "$s"; done
+        grep -h '^demo: JDK' "$logs/demo.log" | sed 's/^/  /' || true
+        for s in test test-again-unit; do
+            echo "ctest ($s):"
+            grep -hE 'tests passed|tests failed' "$logs/$s.log" | sed 's/^/  /' || true
+            grep -hE '\*\*\*(Skipped|Failed|Timeout|Not Run)|\(Failed\)|\(Timeout\)|Not Run' "$logs/$s.log" |
+                sed 's/^/  /' || true
+            grep -hE '^\s*[0-9]+ - .*\((Failed|Timeout|Not Run|Skipped)\)' "$logs/$s.log" | sed 's/^/  /' || true
+            grep -hE '^test: (node|profiler-cli|JDK)|^test:   ' "$logs/$s.log" | sort -u | sed 's/^/  /' || true
+        done
+        echo "total $((total / 60))m$((total % 60))s; result: $( ((failed)) && echo FAILED || echo ok)"
+    } | tee "$logs/summary.txt"
+    exit "$failed"
 }
 
-total=$(($(date +%s) - t_start))
-{
-    echo
-    echo "=== fresh-debian-check summary: commit ${commit:0:12}, root $dir, $(date -u +'%Y-%m-%d %H:%M UTC')"
-    echo "host: $(uname -r), $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg)"
-    printf '  %s\n' "${summary[@]}"
-    echo "packages in the root: $pkgs_before after mmdebstrap, ${pkgs_demo:-?} after demo.sh, ${pkgs_test:-?} after test.sh"
-    echo "installed:"
-    for s in demo-as-user demo demo-again test test-again-unit; do installed "$s"; done
-    grep -h '^demo: JDK' "$logs/demo.log" | sed 's/^/  /' || true
-    for s in test test-again-unit; do
-        echo "ctest ($s):"
-        grep -hE 'tests passed|tests failed' "$logs/$s.log" | sed 's/^/  /' || true
-        grep -hE '\*\*\*(Skipped|Failed|Timeout|Not Run)|\(Failed\)|\(Timeout\)|Not Run' "$logs/$s.log" |
-            sed 's/^/  /' || true
-        grep -hE '^\s*[0-9]+ - .*\((Failed|Timeout|Not Run|Skipped)\)' "$logs/$s.log" | sed 's/^/  /' || true
-        grep -hE '^test: (node|profiler-cli|JDK)|^test:   ' "$logs/$s.log" | sort -u | sed 's/^/  /' || true
-    done
-    echo "total $((total / 60))m$((total % 60))s; result: $( ((failed)) && echo FAILED || echo ok)"
-} | tee "$logs/summary.txt"
-exit "$failed"
+if [[ ${1:-} == --inner ]]; then
+    shift
+    inner "$@"
+fi
+main "$@"
