@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
-# Builds fxagent and profiles the bundled demo for 5 s: writes build/demo-profile.json.gz.
+# Installs what is missing (scripts/deps.sh demo: as root, else it prints the command and this
+# stops), builds fxagent and profiles the bundled demo for 5 s: writes build/demo-profile.json.gz.
 # JDK: $JAVA_HOME if it holds a usable JDK, else JDK 17, else the first JDK found in /usr/lib/jvm.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 
+scripts/deps.sh demo
 cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo
 cmake --build build -j2
 
