@@ -25,6 +25,11 @@ cli_expect_error twopids "expected exactly one PID" "$FXPROF" status 1 2
 
 sleep 300 &
 sleep_pid=$!
+# Until the child has exec'd, /proc names it after this shell.
+for _ in $(seq 100); do
+    [[ $(cat "/proc/$sleep_pid/comm" 2>/dev/null) == sleep ]] && break
+    sleep 0.05
+done
 cli_expect_error notjava "process $sleep_pid \(sleep\) is not a HotSpot JVM" "$FXPROF" dump "$sleep_pid"
 cli_expect_error rawnotjava "is not a HotSpot JVM" "$FXPROF" attach-raw "$sleep_pid" properties
 kill -0 "$sleep_pid" || cli_fail "fxprof killed the non-JVM process"
