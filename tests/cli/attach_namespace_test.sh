@@ -69,12 +69,16 @@ for k in "${!FX_JDK_HOMES[@]}"; do
     fake=$(realpath "$FXPROF_FAKE_AGENT")
     if [[ $fake == /tmp/* ]]; then want_fake=0; else want_fake=1; fi
     got_fake=0
-    if grep -qF " $fake" "/proc/$jvm/maps"; then got_fake=1; fi
+    # A path ending in $fake: from a chroot the kernel shows the JVM's files (another mount
+    # namespace) with the chroot's own folder in front.
+    if awk -v f="$fake" 'substr($0, length($0) - length(f) + 1) == f { n++ } END { exit !n }' \
+        "/proc/$jvm/maps"; then got_fake=1; fi
     [[ $got_fake -eq $want_fake ]] ||
         cli_fail "the JVM mapped $fake: $got_fake, expected $want_fake (it is visible to it: $want_fake)"
-    cli_run "tmphidden$major" "$FXPROF" dump "$jvm" -o /y.json --agent hidden/fake_agent.so
-    [[ $CLI_RC -eq 0 ]] && grep -qx "pid $jvm: fake agent did dump to /y.json" "tmphidden$major.out" ||
-        cli_fail "JDK $major, private /tmp: dump through an agent the JVM cannot see failed"
+    # start loads (dump only speaks to a loaded agent): the JVM gets a copy in its own /tmp.
+    cli_run "tmphidden$major" "$FXPROF" start "$jvm" --agent hidden/fake_agent.so
+    [[ $CLI_RC -eq 0 ]] && grep -qx "pid $jvm: fake agent did start" "tmphidden$major.out" ||
+        cli_fail "JDK $major, private /tmp: start through an agent the JVM cannot see failed"
     grep -qF "$PWD/hidden/" "/proc/$jvm/maps" && cli_fail "the JVM mapped a file it cannot see"
     copies=$(find "/proc/$jvm/root/tmp/" -maxdepth 1 -name 'fxagent-????????????????.so' | wc -l)
     [[ $copies -eq 1 ]] || cli_fail "expected one copy of the hidden agent in the JVM's /tmp, found $copies"

@@ -28,7 +28,8 @@ fi
 if git rev-parse --is-inside-work-tree >/dev/null 2>&1; then
     mapfile -t all < <(git ls-files --cached --others --exclude-standard | sort -u)
 else
-    mapfile -t all < <(find . -path './build*' -prune -o -type f -print | sed 's|^\./||' | sort)
+    mapfile -t all < <(find . \( -path './build*' -o -path ./.git \) -prune -o -type f -print |
+        sed 's|^\./||' | sort)
 fi
 files=()
 for f in "${all[@]}"; do
