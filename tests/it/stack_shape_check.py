@@ -120,7 +120,7 @@ def extra_int(doc, label):
 def stats(prof, thread, caller_re):
     """Figures of one thread: totals, failures by kind, caller presence, leaf classes."""
     caller = re.compile(caller_re) if caller_re else None
-    r = {"samples": 0, "no_stack": Counter(), "caller": 0, "recovered": 0,
+    r = {"samples": 0, "no_stack": Counter(), "caller": 0, "recovered": 0, "stub_leaf": 0,
          "recovered_tops": Counter(), "leaf_bad": Counter(), "leaf_kinds": Counter()}
     for path, w in prof.samples(thread):
         r["samples"] += w
@@ -128,6 +128,8 @@ def stats(prof, thread, caller_re):
                     None) if path else "[no stack index]"
         if fail:
             r["no_stack"][fail] += w
+        elif not prof.is_js[path[-1]] and "stub" in prof.name[path[-1]].lower():
+            r["stub_leaf"] += w
         if any(prof.recovered(f) for f in path):
             r["recovered"] += w
             r["recovered_tops"][prof.name[path[-1]]] += w
@@ -160,6 +162,7 @@ def summary(r):
     ns = sum(r["no_stack"].values())
     out = {"samples": n, "no_stack": ns, "no_stack_pct": round(pct(ns, n), 2),
            "no_stack_by_kind_pct": {k: round(pct(v, n), 2) for k, v in r["no_stack"].most_common()},
+           "stub_leaf_pct": round(pct(r["stub_leaf"], n), 2),
            "recovered": r["recovered"], "recovered_pct": round(pct(r["recovered"], n), 2),
            "recovered_tops": dict(r["recovered_tops"].most_common())}
     if r["leaf_kinds"] or r["caller"]:
