@@ -54,17 +54,8 @@ fi
 # JDKs: the tests' discovery (same FXAGENT_TEST_JDKS, same rules), unless --jdk was given.
 # shellcheck source=../tests/it/jdks.sh
 source "$root/tests/it/jdks.sh"
-jdk_specs=()
-if [[ ${#jdk_args[@]} -gt 0 ]]; then
-    for h in "${jdk_args[@]}"; do
-        jdk_specs+=(--jdk "$(fx_jdk_major "$h")=$h")
-    done
-else
-    fx_jdks_discover >/dev/null
-    for i in "${!FX_JDK_HOMES[@]}"; do
-        jdk_specs+=(--jdk "${FX_JDK_MAJORS[$i]}=${FX_JDK_HOMES[$i]}")
-    done
-fi
+fx_jdk_specs "${jdk_args[@]}"
+jdk_specs=("${FX_JDK_SPECS[@]}")
 if [[ ${#jdk_specs[@]} -eq 0 ]]; then
     echo "run_overhead.sh: no usable JDK found (set FXAGENT_TEST_JDKS or use --jdk)" >&2
     exit 1

@@ -78,6 +78,23 @@ fx_jdks_discover() {
     done
 }
 
+# Fills FX_JDK_SPECS with "--jdk MAJOR=HOME" pairs for the benchmark drivers: of the homes given
+# as arguments if any (a --jdk given on their command line), else of fx_jdks_discover's JDKs.
+fx_jdk_specs() {
+    FX_JDK_SPECS=()
+    local h i
+    if [[ $# -gt 0 ]]; then
+        for h in "$@"; do
+            FX_JDK_SPECS+=(--jdk "$(fx_jdk_major "$h")=$h")
+        done
+    else
+        fx_jdks_discover >/dev/null
+        for i in "${!FX_JDK_HOMES[@]}"; do
+            FX_JDK_SPECS+=(--jdk "${FX_JDK_MAJORS[$i]}=${FX_JDK_HOMES[$i]}")
+        done
+    fi
+}
+
 if [[ "${BASH_SOURCE[0]}" == "$0" ]]; then
     set -euo pipefail
     fx_jdks_discover

@@ -1,0 +1,321 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
+"""The shape oracle and the recovered-stack oracle of issue 20 (docs/VALIDATION.md section 7),
+and the stack-coverage figures of bench/run_stack_coverage.sh. Owns the reading of sample
+stacks from a processed-format profile for both.
+
+  stack_shape_check.py --profile P.json.gz --thread mega [--pcli-functions F.json] [--out R.json]
+      The oracle, on a profile of java-test/stacks (fxagent.stacks.Mega). Exit status: the
+      number of failed checks (capped at 100).
+  stack_shape_check.py --profile P.json.gz --thread NAME --stats-only [--caller REGEX] [--out R]
+      Figures only (the benchmark): samples without a stack by failure kind, caller present.
+
+Samples of the Idle category (inserted by the agent for time off CPU) are left out; weights
+count (samples.weight, else 1 each).
+
+Shape oracle, for every non-idle sample of thread "mega" (fxagent.stacks.Mega):
+  no stack       a frame of the stack is an "[AGCT: ...]" failure frame: at most MAX_NO_STACK_PCT
+  caller         fxagent.stacks.Mega.loop is on the stack: at least MIN_CALLER_PCT
+  leaf           in every sample with the caller, the frame just above the topmost Mega.loop is
+                 absent (the caller is the leaf), one of the nine implementations of area() or
+                 perim(), or a stub frame (a non-Java frame that is not a failure or pseudo frame);
+                 whatever the implementation calls may sit above it. No exception allowed.
+Recovered-stack oracle (the contract with the recovery mechanism of issue 20): every frame that
+recovery puts on top of a stack has a subcategory whose name begins with "Recovered"
+(meta.categories[cat].subcategories[sub]). For each sample with such frames:
+  - they are the top of the stack (no ordinary frame above a recovered one);
+  - the stack under them, as a path of (function, line) from the root, equals a path that an
+    ordinary sample of the same thread (no recovered frame, no failure frame) has as a proper
+    prefix: the same call site, seen with a callee above it at an ordinary sample. The heavy phase
+    of the workload (Polygon, whose loops have safepoint polls) makes sure such samples exist.
+    Every mismatch is printed with both its paths' tops.
+  - meta.extra's counters: the integer entries whose label begins with "recovered" (the one
+    named "recovered stacks" or "recovered" if present, else their sum) agree with the
+    recovered samples of all threads: count <= counter <= count + samples lost (ring drops,
+    memory-bound drops), since a counter is incremented where the sample is taken.
+  - at least one recovered sample: on this workload AsyncGetCallTrace alone fails on 30-90 %
+    of the samples, so a build that meets the shape figures without recovering is not the
+    mechanism under test.
+With --pcli-functions (profiler-cli thread functions --include-idle --limit 0 --json of the
+thread), the real consumer's totals of Mega.loop and of each failure frame must equal ours.
+"""
+import argparse
+import gzip
+import json
+import re
+import sys
+from collections import Counter
+
+MAX_NO_STACK_PCT = 5.0
+MIN_CALLER_PCT = 95.0
+MIN_SAMPLES = 200
+CALLER = r"(^|\.)fxagent\.stacks\.Mega\.loop(\(|$)"
+IMPLS = re.compile(r"(^|\.)fxagent\.stacks\.Mega\$(Circle|Square|Rect|Triangle|Ellipse|Hexagon"
+                   r"|Rhombus|Trapezoid|Polygon)\.(area|perim)(\(|$)")
+FAILURE_PREFIX = "[AGCT:"
+# The profiler's own pseudo frames (PROFILE-FORMAT.md §12.3): never a stub.
+PSEUDO = re.compile(r"^\[(AGCT:|truncated|stack table full|unknown method|stale)", re.I)
+
+
+def load(path):
+    opener = gzip.open if path.endswith(".gz") else open
+    with opener(path, "rt", encoding="utf-8") as f:
+        return json.load(f)
+
+
+class Profile:
+    """Decoded frames of one profile: per stack index, the root-first list of frame ids."""
+
+    def __init__(self, doc):
+        sh = doc["shared"]
+        self.doc = doc
+        st, ft, fu = sh["stackTable"], sh["frameTable"], sh["funcTable"]
+        strings = sh["stringArray"]
+        cats = doc["meta"]["categories"]
+        self.name = [strings[fu["name"][f]] for f in ft["func"]]
+        self.is_js = [bool(fu["isJS"][f]) for f in ft["func"]]
+        self.line = list(ft["line"])
+        self.cat = [cats[c]["name"] if c is not None else None for c in ft["category"]]
+        self.sub = []
+        for c, s in zip(ft["category"], ft["subcategory"]):
+            subs = cats[c]["subcategories"] if c is not None else []
+            self.sub.append(subs[s] if s is not None and 0 <= s < len(subs) else "")
+        self.paths = []
+        for i, (frame, off) in enumerate(zip(st["frame"], st["prefixOffset"])):
+            self.paths.append((self.paths[i - off] if off else ()) + (frame,))
+
+    def recovered(self, f):
+        return self.sub[f].startswith("Recovered")
+
+    def key(self, path):
+        return tuple((self.name[f], self.line[f]) for f in path)
+
+    def samples(self, thread):
+        """(path, weight) of the thread's non-idle samples."""
+        s = thread["samples"]
+        w = s.get("weight") or [1] * s["length"]
+        for stack, weight in zip(s["stack"], w):
+            if stack is None:
+                yield (), weight
+                continue
+            path = self.paths[stack]
+            if path and self.cat[path[-1]] == "Idle":
+                continue
+            yield path, weight
+
+
+def extra_entries(doc):
+    for g in doc["meta"].get("extra") or []:
+        for e in g.get("entries", []):
+            yield g.get("label", ""), e
+
+
+def extra_int(doc, label):
+    for _, e in extra_entries(doc):
+        if e.get("label") == label and isinstance(e.get("value"), int):
+            return e["value"]
+    return None
+
+
+def stats(prof, thread, caller_re):
+    """Figures of one thread: totals, failures by kind, caller presence, leaf classes."""
+    caller = re.compile(caller_re) if caller_re else None
+    r = {"samples": 0, "no_stack": Counter(), "caller": 0, "recovered": 0, "stub_leaf": 0,
+         "recovered_tops": Counter(), "leaf_bad": Counter(), "leaf_kinds": Counter()}
+    for path, w in prof.samples(thread):
+        r["samples"] += w
+        fail = next((prof.name[f] for f in path if prof.name[f].startswith(FAILURE_PREFIX)),
+                    None) if path else "[no stack index]"
+        if fail:
+            r["no_stack"][fail] += w
+        elif not prof.is_js[path[-1]] and "stub" in prof.name[path[-1]].lower():
+            r["stub_leaf"] += w
+        if any(prof.recovered(f) for f in path):
+            r["recovered"] += w
+            r["recovered_tops"][prof.name[path[-1]]] += w
+        if caller is None:
+            continue
+        at = [k for k, f in enumerate(path) if caller.search(prof.name[f])]
+        if not at:
+            continue
+        r["caller"] += w
+        above = path[at[-1] + 1:]
+        if not above:
+            r["leaf_kinds"]["caller"] += w
+            continue
+        f = above[0]
+        if IMPLS.search(prof.name[f]):
+            r["leaf_kinds"]["implementation"] += w
+        elif not prof.is_js[f] and not PSEUDO.search(prof.name[f]):
+            r["leaf_kinds"]["stub: " + prof.name[f]] += w
+        else:
+            r["leaf_bad"][prof.name[f]] += w
+    return r
+
+
+def pct(part, whole):
+    return 100.0 * part / whole if whole else 0.0
+
+
+def summary(r):
+    n = r["samples"]
+    ns = sum(r["no_stack"].values())
+    out = {"samples": n, "no_stack": ns, "no_stack_pct": round(pct(ns, n), 2),
+           "no_stack_by_kind_pct": {k: round(pct(v, n), 2) for k, v in r["no_stack"].most_common()},
+           "stub_leaf_pct": round(pct(r["stub_leaf"], n), 2),
+           "recovered": r["recovered"], "recovered_pct": round(pct(r["recovered"], n), 2),
+           "recovered_tops": dict(r["recovered_tops"].most_common())}
+    if r["leaf_kinds"] or r["caller"]:
+        out.update({"caller": r["caller"], "caller_pct": round(pct(r["caller"], n), 2),
+                    "leaf_kinds": dict(r["leaf_kinds"].most_common()),
+                    "leaf_bad": dict(r["leaf_bad"].most_common())})
+    return out
+
+
+def recovered_oracle(prof, thread, check, label):
+    """The recovered stacks of one thread against its ordinary samples' call sites."""
+    seen = set()  # proper prefixes of ordinary samples' paths
+    recovered = []
+    for path, w in prof.samples(thread):
+        if any(prof.name[f].startswith(FAILURE_PREFIX) for f in path):
+            continue
+        flags = [prof.recovered(f) for f in path]
+        if not any(flags):
+            key = prof.key(path)
+            for k in range(1, len(key)):
+                seen.add(key[:k])
+            continue
+        recovered.append((path, flags, w))
+    bad_order, mismatch, matched = Counter(), Counter(), 0
+    for path, flags, w in recovered:
+        k = len(flags)
+        while k > 0 and flags[k - 1]:
+            k -= 1
+        top = " > ".join(prof.name[f] for f in path[k:])
+        if any(flags[:k]):
+            bad_order[top] += w
+            continue
+        base = prof.key(path[:k])
+        if base and base in seen:
+            matched += w
+        else:
+            site = f"{base[-1][0]}:{base[-1][1]}" if base else "(nothing under it)"
+            mismatch[f"{top} on {site}"] += w
+    n = sum(w for _, _, w in recovered)
+    print(f"{label}: recovered-stack oracle: {n:g} recovered samples, {matched:g} match an "
+          f"ordinary call site, {sum(mismatch.values()):g} do not, {sum(bad_order.values()):g} "
+          f"with a recovered frame under an ordinary one")
+    for what, w in mismatch.most_common():
+        print(f"{label}:   mismatch: {w:g} x {what}")
+    for what, w in bad_order.most_common():
+        print(f"{label}:   not on top: {w:g} x {what}")
+    check(not mismatch, f"{sum(mismatch.values()):g} recovered stacks have no ordinary sample "
+          "with the same path under the recovered frame (listed above)")
+    check(not bad_order, f"{sum(bad_order.values()):g} samples have a recovered frame below an "
+          "ordinary frame")
+    check(n > 0, "no recovered sample: AsyncGetCallTrace alone fails on 30-90 % of this "
+          "workload's samples, so the recovery under test did not run")
+    return {"recovered": n, "matched": matched, "mismatch": dict(mismatch),
+            "not_on_top": dict(bad_order)}
+
+
+def counters_oracle(prof, check, label):
+    doc = prof.doc
+    total = sum(w for t in doc["threads"] for path, w in prof.samples(t)
+                if any(prof.recovered(f) for f in path))
+    entries = {e["label"]: e["value"] for _, e in extra_entries(doc)
+               if isinstance(e.get("value"), int) and e.get("label", "").lower()
+               .startswith("recovered")}
+    named = [v for k, v in entries.items() if k.lower() in ("recovered", "recovered stacks")]
+    counter = named[0] if named else (sum(entries.values()) if entries else None)
+    lost = sum(extra_int(doc, k) or 0 for k in (
+        "ring drops (all threads)", "dropped (memory bound): samples, oldest first"))
+    print(f"{label}: meta.extra recovery counters {entries or 'none'}; recovered samples in all "
+          f"threads {total:g}; samples lost {lost}")
+    if total == 0 and counter is None:
+        return {"counter": None, "samples": 0}
+    check(counter is not None, "recovered samples but no meta.extra entry whose label begins "
+          "with 'recovered'")
+    if counter is not None:
+        check(total <= counter <= total + lost, f"meta.extra says {counter} recovered, the "
+              f"samples hold {total:g} (with {lost} lost)")
+    return {"counter": counter, "entries": entries, "samples": total, "lost": lost}
+
+
+def pcli_crosscheck(prof, thread, r, path, check, label):
+    funcs = load(path)["functions"]
+
+    def total(rx):
+        return sum(f["totalSamples"] for f in funcs if re.search(rx, f["name"]))
+
+    c = total(CALLER)
+    check(c == r["caller"], f"profiler-cli counts {c:g} samples with Mega.loop, we count "
+          f"{r['caller']:g}")
+    for kind, n in r["no_stack"].items():
+        c = total("^" + re.escape(kind) + "$")
+        check(c == n, f"profiler-cli counts {c:g} samples with {kind}, we count {n:g}")
+    print(f"{label}: profiler-cli agrees on Mega.loop and the failure frames")
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--profile", required=True)
+    ap.add_argument("--thread", default="mega")
+    ap.add_argument("--stats-only", action="store_true")
+    ap.add_argument("--caller", default=None, help="regex of the caller (default: Mega.loop "
+                    "for the oracle, none for --stats-only)")
+    ap.add_argument("--pcli-functions")
+    ap.add_argument("--out")
+    ap.add_argument("--label", default="stack_shape")
+    a = ap.parse_args()
+    label = a.label
+    prof = Profile(load(a.profile))
+    threads = [t for t in prof.doc["threads"] if t.get("name") == a.thread]
+    failures = []
+
+    def check(ok, msg):
+        if not ok:
+            failures.append(msg)
+            print(f"{label}: FAIL: {msg}")
+        return ok
+
+    if len(threads) != 1:
+        print(f"{label}: FAIL: {len(threads)} threads named {a.thread!r}")
+        return 1
+    thread = threads[0]
+    caller = a.caller if a.caller is not None else (None if a.stats_only else CALLER)
+    r = stats(prof, thread, caller)
+    result = summary(r)
+    extra = {}
+    for _, e in extra_entries(prof.doc):
+        if e.get("label") in ("mean CPU ns in handler per signal",
+                              "max CPU ns in handler (timed signals)",
+                              "signals whose handler CPU time was measured", "signals handled"):
+            extra[e["label"]] = e["value"]
+    result["handler"] = extra
+    print(f"{label}: thread {a.thread}: {json.dumps(result)}")
+    if not a.stats_only:
+        n = r["samples"]
+        check(n >= MIN_SAMPLES, f"{n:g} samples, need >= {MIN_SAMPLES}")
+        check(result["no_stack_pct"] <= MAX_NO_STACK_PCT,
+              f"{result['no_stack_pct']:.1f}% of the samples have no stack "
+              f"({result['no_stack_by_kind_pct']}), at most {MAX_NO_STACK_PCT:g}% allowed")
+        check(result["caller_pct"] >= MIN_CALLER_PCT,
+              f"Mega.loop is on {result['caller_pct']:.1f}% of the samples, at least "
+              f"{MIN_CALLER_PCT:g}% required")
+        check(not r["leaf_bad"], f"frames above Mega.loop that are neither an implementation "
+              f"nor a stub: {dict(r['leaf_bad'])}")
+        result["recovered_oracle"] = recovered_oracle(prof, thread, check, label)
+        result["counters"] = counters_oracle(prof, check, label)
+        if a.pcli_functions:
+            pcli_crosscheck(prof, thread, r, a.pcli_functions, check, label)
+    result["failures"] = failures
+    if a.out:
+        with open(a.out, "w", encoding="utf-8") as f:
+            json.dump(result, f, indent=1)
+    print(f"{label}: {'OK' if not failures else f'{len(failures)} check(s) failed'}")
+    return min(len(failures), 100)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# The megamorphic workload (java-test/stacks, fxagent.stacks.Mega) under the agent in cpu mode at
+# 10 ms, default options otherwise (issue 20, docs/VALIDATION.md section 7):
+#   the JVM exits 0 without hs_err; fxcheck accepts the profile; profiler-cli loads it and its
+#   totals of Mega.loop and of each failure frame on thread "mega" equal ours; then
+#   stack_shape_check.py runs the shape oracle (at most 5 % of the samples without a stack,
+#   Mega.loop on at least 95 %, nothing but an implementation or a stub above it) and the
+#   recovered-stack oracle (every recovered stack's path under its recovered frame is a call
+#   site seen at ordinary samples; meta.extra's recovery counters agree with the samples).
+# usage: stack_shape_test.sh JDK_HOME [SECONDS]
+set -euo pipefail
+source "$(dirname "$0")/it_lib.sh"
+seconds=${2:-5}
+name="it.stack_shape.jdk$(fx_jdk_major "$1")"
+it_init "$name" "$1"
+[[ -n "${FXAGENT_STACKS_JAR:-}" && -f "$FXAGENT_STACKS_JAR" ]] ||
+    it_fail "stacks jar not built: ${FXAGENT_STACKS_JAR:-FXAGENT_STACKS_JAR not set}"
+# shellcheck source=tests/it/profiler_cli.sh
+source "$IT_DIR/profiler_cli.sh"
+
+profile=$FXAGENT_RUN_DIR/profile.json.gz
+cmd=("$IT_JDK/bin/java" "-agentpath:$FXAGENT_LIB=mode=cpu,interval=10ms,file=$profile"
+    -cp "$FXAGENT_STACKS_JAR" fxagent.stacks.Mega "$seconds")
+echo "$name: ${cmd[*]}"
+rc=0
+"${cmd[@]}" >mega.out 2>mega.err || rc=$?
+sed "s/^/$name: stdout: /" mega.out
+sed "s/^/$name: stderr: /" mega.err
+[[ $rc -eq 0 ]] || it_fail "java exited $rc"
+it_no_hs_err
+[[ -s $profile ]] || it_fail "no profile at $profile"
+"$FXCHECK" "$profile" || it_fail "fxcheck rejected $profile"
+
+pcli_setup
+pcli_load "$profile" || it_fail "profiler-cli could not load $profile"
+handle=$(pcli_thread_handle mega) || it_fail "profiler-cli: not exactly one thread named 'mega'"
+pcli_json pcli-functions.json thread functions --thread "$handle" --include-idle --limit 0 ||
+    it_fail "profiler-cli thread functions failed"
+
+python3 "$IT_DIR/stack_shape_check.py" --profile "$profile" --thread mega \
+    --pcli-functions pcli-functions.json --out shape.json --label "$name" ||
+    it_fail "the megamorphic workload's stacks fail the oracle (see above)"
+echo "$name: OK"
