@@ -4,7 +4,7 @@
  * the x86-64 rules that prove where the return address is when the pc is in code that has no
  * frame of its own at that point. Everything here is static inline, pure, and reads only the
  * memory it is given bounds for: code bytes inside the range's [begin, end), stack words inside
- * the thread's [lo, hi). No calls, no allocation, no globals: unit-tested without a JVM
+ * the thread's [lo, hi). No calls but memcpy, no allocation, no globals: unit-tested without a JVM
  * (tests/unit/test_recover.c) and inlined into signal_handler.c. */
 #ifndef FX_RECOVER_H
 #define FX_RECOVER_H
@@ -12,6 +12,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
+#include <ucontext.h>
 
 enum fx_blob_kind {
     FX_BLOB_DISPATCH = 1, /* "vtable stub" / "itable stub": no frame anywhere in it */
@@ -356,5 +358,17 @@ static inline int fx_recover_caller(const struct fx_code_range *r, const struct 
     }
     return FX_REC_BODY; /* before the verified entry: the inline cache check */
 }
+
+#if defined(__x86_64__)
+/* Signal-safe: *to = *from with the caller's registers: what ASGCT reads of a context is RIP,
+ * RSP and RBP (os::fetch_frame_from_context); everything else stays the interrupted thread's. */
+static inline void fx_recover_patch(ucontext_t *to, const ucontext_t *from, const struct fx_regs *r)
+{
+    memcpy(to, from, sizeof(*to));
+    to->uc_mcontext.gregs[REG_RIP] = (greg_t)r->pc;
+    to->uc_mcontext.gregs[REG_RSP] = (greg_t)r->sp;
+    to->uc_mcontext.gregs[REG_RBP] = (greg_t)r->fp;
+}
+#endif
 
 #endif

@@ -155,10 +155,7 @@ static int recover_sigsafe(struct fx_thread *t, void *ucontext, fx_asgct_trace *
     if (t->depth < 2)
         return FX_REC_WALK;
     ucontext_t cc;
-    memcpy(&cc, uc, sizeof(cc));
-    cc.uc_mcontext.gregs[REG_RIP] = (greg_t)caller.pc;
-    cc.uc_mcontext.gregs[REG_RSP] = (greg_t)caller.sp;
-    cc.uc_mcontext.gregs[REG_RBP] = (greg_t)caller.fp;
+    fx_recover_patch(&cc, uc, &caller);
     fx_asgct_trace up = {.env_id = t->env, .num_frames = 0, .frames = t->frames + 1};
     fx_sig.asgct(&up, (jint)t->depth - 1, &cc);
     if (up.num_frames <= 0)
