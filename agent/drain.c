@@ -490,14 +490,15 @@ static const char *const rec_case_labels[FX_REC_CASES] = {
         "recovered: pc in a vtable/itable stub",
         "recovered: pc in a compiled method's prologue (frame not built)",
         "recovered: pc in a compiled method's epilogue (frame released)",
+        "recovered: pc in a compiled method's inline cache check (before its verified entry)",
 };
 static const char *const rec_fail_labels[FX_REC_FAILS] = {
         NULL,
         "not recovered: pc in no known code range",
         "not recovered: pc in another stub (named)",
-        "not recovered: pc in a compiled method's body or inline cache check (named)",
+        "not recovered: pc in a compiled method's body (named)",
         "not recovered: compiled method layout unknown or stale",
-        "not recovered: prologue/epilogue instruction not known",
+        "not recovered: prologue/epilogue/inline cache check instruction not known",
         "not recovered: stack word outside the thread's stack (or bounds unknown)",
         "not recovered: AsyncGetCallTrace failed from the caller's context",
         "not recovered: code table busy",

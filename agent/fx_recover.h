@@ -68,12 +68,13 @@ enum fx_recover_case {
     FX_REC_DISPATCH = 1, /* pc in a vtable/itable stub */
     FX_REC_PROLOGUE = 2, /* pc between an nmethod's verified entry and its frame's completion */
     FX_REC_EPILOGUE = 3, /* pc after the frame's release, on the straight path to ret */
-    FX_REC_CASES = 4,
+    FX_REC_ICCHECK = 4,  /* pc in an nmethod's inline cache check, before the verified entry */
+    FX_REC_CASES = 5,
     FX_REC_NOT_FOUND = -1,  /* pc in no known range */
     FX_REC_STUB = -2,       /* pc in another stub: named, no frame rule known */
     FX_REC_BODY = -3,       /* pc in an nmethod where no rule applies (its body) */
     FX_REC_LAYOUT = -4,     /* nmethod layout unknown (VMStructs) or blob changed */
-    FX_REC_DECODE = -5,     /* an instruction the prologue/epilogue rules do not know */
+    FX_REC_DECODE = -5,     /* an instruction the prologue/epilogue/ic rules do not know */
     FX_REC_STACK = -6,      /* a stack word outside the thread's stack, or bounds unknown */
     FX_REC_WALK = -7,       /* ASGCT failed from the caller's context too */
     FX_REC_TABLE_BUSY = -8, /* reserved: not used by the current publication scheme */
@@ -326,6 +327,115 @@ static inline int fx_recover_epilogue(const struct fx_code_range *r, const struc
     return FX_REC_DECODE;
 }
 
+/* Length of a ModRM operand (ModRM byte, SIB, displacement) at b, 0 if it does not fit in avail
+ * bytes. */
+static inline unsigned fx_recover_modrm_len(const uint8_t *b, uintptr_t avail)
+{
+    if (avail < 1)
+        return 0;
+    unsigned mod = b[0] >> 6, rm = b[0] & 7, len = 1;
+    if (mod != 3 && rm == 4) {
+        if (avail < 2)
+            return 0;
+        len++;
+        if (mod == 0 && (b[1] & 7) == 5)
+            len += 4; /* SIB without base: disp32 */
+    }
+    if (mod == 0 && rm == 5)
+        len += 4; /* rip + disp32 */
+    else if (mod == 1)
+        len += 1;
+    else if (mod == 2)
+        len += 4;
+    return len <= avail ? len : 0;
+}
+
+/* Length of one instruction of an inline cache check at p, 0 if it is not one of the shapes
+ * MacroAssembler::ic_check (JDK 21+), C1_MacroAssembler::inline_cache_check and MachUEPNode::emit
+ * (JDK 17), and the native wrapper's check (SharedRuntime::generate_native_wrapper) emit: klass
+ * loads and decodes (mov, movabs, shl/shr, add, xor into a register other than rsp), compares,
+ * and branches (jcc, jmp rel32) whose targets are the ic-miss stub or the verified entry. None of
+ * them writes rsp or memory (docs/VALIDATION.md 8.5). */
+static inline unsigned fx_recover_iccheck_step(const struct fx_code_range *r, uintptr_t p)
+{
+    unsigned n = fx_recover_nop_len(r, p);
+    if (n > 0)
+        return n;
+    if (!fx_recover_in(r, p, 1))
+        return 0;
+    const uint8_t *b = fx_recover_code(p);
+    uintptr_t avail = r->end - p;
+    if ((b[0] == 0x74 || b[0] == 0x75) && avail >= 2) /* je / jne rel8 */
+        return 2;
+    if (b[0] == 0x0F && avail >= 6 && (b[1] == 0x84 || b[1] == 0x85)) /* je / jne rel32 */
+        return 6;
+    if (b[0] == 0xE9 && avail >= 5) /* jmp rel32 (native wrapper: to the ic-miss stub) */
+        return 5;
+    uint8_t rex = 0;
+    unsigned pre = 0;
+    if ((b[0] & 0xF0) == 0x40) {
+        rex = b[0];
+        pre = 1;
+    }
+    if (avail < pre + 1)
+        return 0;
+    uint8_t op = b[pre];
+    if ((op & 0xF8) == 0xB8) { /* mov r, imm32 / movabs r, imm64 */
+        unsigned dst = (unsigned)((rex & 1) << 3) | (op & 7), len = pre + 1 + ((rex & 8) ? 8 : 4);
+        return dst != 4 && avail >= len ? len : 0;
+    }
+    if (avail < pre + 2)
+        return 0;
+    uint8_t modrm = b[pre + 1];
+    unsigned mod = modrm >> 6, reg = (unsigned)((rex >> 2) & 1) << 3 | ((modrm >> 3) & 7);
+    unsigned rm = (unsigned)((rex & 1) << 3) | (modrm & 7);
+    unsigned m = fx_recover_modrm_len(b + pre + 1, avail - pre - 1);
+    if (m == 0)
+        return 0;
+    switch (op) {
+    case 0x3B: /* cmp r, r/m */
+    case 0x39: /* cmp r/m, r */
+        return pre + 1 + m;
+    case 0x8B: /* mov r, r/m: the klass load */
+    case 0x03: /* add r, r/m */
+    case 0x33: /* xor r, r/m */
+        return reg != 4 ? pre + 1 + m : 0;
+    case 0x01: /* add r, r */
+    case 0x31: /* xor r, r */
+        return mod == 3 && rm != 4 ? pre + 1 + m : 0;
+    case 0xC1: /* shl / shr r, imm8: the klass decode */
+        if (mod != 3 || rm == 4 || (((modrm >> 3) & 7) != 4 && ((modrm >> 3) & 7) != 5))
+            return 0;
+        return avail >= pre + 1 + m + 1 ? pre + 1 + m + 1 : 0;
+    default:
+        return 0;
+    }
+}
+
+/* Caller registers from a pc in [begin, verified entry): the unverified entry is entered by the
+ * caller's call (a compiled inline cache) with the return address at [rsp]; the check decoded
+ * from begin (alignment nops first on JDK 21+) to pc must be only the shapes above. */
+static inline int fx_recover_iccheck(const struct fx_code_range *r, const struct fx_regs *in,
+                                     uintptr_t lo, uintptr_t hi, struct fx_regs *out)
+{
+    uintptr_t p = r->begin;
+    for (unsigned i = 0; i < 32 && p < in->pc; i++) {
+        unsigned n = fx_recover_iccheck_step(r, p);
+        if (n == 0)
+            return FX_REC_DECODE;
+        p += n;
+    }
+    if (p != in->pc)
+        return FX_REC_DECODE;
+    uintptr_t ret;
+    if (!fx_recover_stack_word(lo, hi, in->sp, &ret))
+        return FX_REC_STACK;
+    out->pc = ret;
+    out->sp = in->sp + 8;
+    out->fp = in->fp;
+    return FX_REC_ICCHECK;
+}
+
 /* Signal-safe: the caller's registers when pc is in r, by the rules above. [lo, hi) is the
  * thread's stack (0, 0: unknown). blob_ok: the nmethod at r->blob is still the compilation r
  * was made from (the caller checks the compile id). */
@@ -356,7 +466,7 @@ static inline int fx_recover_caller(const struct fx_code_range *r, const struct 
         int rc = fx_recover_epilogue(r, in, lo, hi, out);
         return rc == FX_REC_DECODE ? FX_REC_BODY : rc;
     }
-    return FX_REC_BODY; /* before the verified entry: the inline cache check */
+    return fx_recover_iccheck(r, in, lo, hi, out); /* before the verified entry */
 }
 
 #if defined(__x86_64__)

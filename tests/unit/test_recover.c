@@ -128,8 +128,6 @@ START_TEST(test_prologue_c2_bang_push_sub_barrier)
     ck_assert_int_eq(fx_recover_caller(&r, &in, LO, HI, true, &out), FX_REC_DECODE);
     in.pc = base + complete; /* the body: no rule */
     ck_assert_int_eq(fx_recover_caller(&r, &in, LO, HI, true, &out), FX_REC_BODY);
-    in.pc = base + 1; /* the inline cache check before the verified entry */
-    ck_assert_int_eq(fx_recover_caller(&r, &in, LO, HI, true, &out), FX_REC_BODY);
     in.pc = base + a_jne; /* the blob is not the compilation the range was made from */
     ck_assert_int_eq(fx_recover_caller(&r, &in, LO, HI, false, &out), FX_REC_LAYOUT);
     r.complete = FX_OFF_UNKNOWN;
@@ -242,6 +240,64 @@ START_TEST(test_epilogue_each_point_on_the_path_to_ret)
 }
 END_TEST
 
+/* The inline cache check before the verified entry (docs/VALIDATION.md 8.5): JDK 21+
+ * MacroAssembler::ic_check with compressed class pointers (alignment nops, movl r10d, [rsi+8];
+ * cmp r10d, [rax+8]; jne ic_miss) and JDK 17's MachUEPNode (movl r10d, [rsi+8]; shl r10, 3;
+ * movabs r11, base; add r10, r11; cmp rax, r10; jne ic_miss; nops). At every boundary the
+ * return address is at sp; inside an instruction, after an rsp write or on an unknown
+ * instruction it is refused. */
+START_TEST(test_iccheck_jdk25_and_jdk17_shapes)
+{
+    static const uint8_t jdk25[] = {0x66, 0x90, 0x44, 0x8B, 0x56, 0x08, 0x44, 0x3B,
+                                    0x50, 0x08, 0x0F, 0x85, 0x10, 0x20, 0x30, 0x40};
+    static const size_t b25[] = {0, 2, 6, 10, 16};
+    static const uint8_t jdk17[] = {
+            0x44, 0x8B, 0x56, 0x08, 0x49, 0xC1, 0xE2, 0x03, 0x49, 0xBB, 1, 2, 3, 4, 5,    6,
+            7,    8,    0x4D, 0x03, 0xD3, 0x49, 0x3B, 0xC2, 0x0F, 0x85, 1, 2, 3, 4, 0x66, 0x90};
+    static const size_t b17[] = {0, 4, 8, 18, 21, 24, 30, 32};
+    static const uint8_t body[] = {0x55, 0xCC, 0xCC};
+    struct fx_regs in = {.sp = (uintptr_t)&stack[40], .fp = 0xF00}, out;
+    stack[40] = 0xCA11E4;
+    struct {
+        const uint8_t *b;
+        size_t n;
+        const size_t *at;
+        size_t nat;
+    } shapes[] = {{jdk25, sizeof(jdk25), b25, 5}, {jdk17, sizeof(jdk17), b17, 8}};
+    for (size_t s = 0; s < 2; s++) {
+        memset(code, 0xCC, sizeof(code));
+        size_t vep = put(0, shapes[s].b, shapes[s].n);
+        size_t at = put(vep, body, sizeof(body));
+        struct fx_code_range r = nmethod(at, (uint32_t)vep, (uint32_t)vep + 1);
+        for (size_t i = 0; i + 1 < shapes[s].nat; i++) { /* the last is the verified entry */
+            in.pc = (uintptr_t)code + shapes[s].at[i];
+            ck_assert_int_eq(fx_recover_caller(&r, &in, LO, HI, true, &out), FX_REC_ICCHECK);
+            ck_assert_uint_eq(out.pc, 0xCA11E4);
+            ck_assert_uint_eq(out.sp, (uintptr_t)&stack[41]);
+            ck_assert_uint_eq(out.fp, 0xF00);
+        }
+        in.pc = (uintptr_t)code + shapes[s].at[1] + 1; /* inside an instruction */
+        ck_assert_int_eq(fx_recover_caller(&r, &in, LO, HI, true, &out), FX_REC_DECODE);
+        in.pc = (uintptr_t)code + shapes[s].at[1];
+        ck_assert_int_eq(fx_recover_caller(&r, &in, LO, HI, false, &out), FX_REC_LAYOUT);
+        ck_assert_int_eq(fx_recover_caller(&r, &in, LO, HI + 8, true, &out), FX_REC_ICCHECK);
+        in.sp = HI - 4;
+        ck_assert_int_eq(fx_recover_caller(&r, &in, LO, HI, true, &out), FX_REC_STACK);
+        in.sp = (uintptr_t)&stack[40];
+    }
+    /* a write to rsp (mov rsp, [rsi+8]), a push and a call are refused */
+    static const uint8_t bad[][4] = {
+            {0x48, 0x8B, 0x66, 0x08}, {0x50, 0x90, 0x90, 0x90}, {0xE8, 0, 0, 0}};
+    for (size_t k = 0; k < 3; k++) {
+        memset(code, 0x90, 32);
+        put(0, bad[k], 4);
+        struct fx_code_range r = nmethod(32, 24, 25);
+        in.pc = (uintptr_t)code + 8;
+        ck_assert_int_eq(fx_recover_caller(&r, &in, LO, HI, true, &out), FX_REC_DECODE);
+    }
+}
+END_TEST
+
 START_TEST(test_nop_forms)
 {
     static const uint8_t n[][9] = {
@@ -291,6 +347,7 @@ static Suite *recover_suite(void)
     tcase_add_test(tc, test_prologue_c2_no_bang_and_unknown_instruction);
     tcase_add_test(tc, test_prologue_preserve_frame_pointer_reads_saved_rbp);
     tcase_add_test(tc, test_epilogue_each_point_on_the_path_to_ret);
+    tcase_add_test(tc, test_iccheck_jdk25_and_jdk17_shapes);
     tcase_add_test(tc, test_nop_forms);
     tcase_add_test(tc, test_patch_sets_the_three_registers_only);
     suite_add_tcase(s, tc);
