@@ -327,6 +327,20 @@ static inline int fx_recover_epilogue(const struct fx_code_range *r, const struc
     return FX_REC_DECODE;
 }
 
+/* The caller's registers when nothing was pushed since its call: the return address at [sp],
+ * its sp above it, rbp untouched. */
+static inline int fx_recover_at_sp(const struct fx_regs *in, uintptr_t lo, uintptr_t hi,
+                                   struct fx_regs *out, int rule)
+{
+    uintptr_t ret;
+    if (!fx_recover_stack_word(lo, hi, in->sp, &ret))
+        return FX_REC_STACK;
+    out->pc = ret;
+    out->sp = in->sp + 8;
+    out->fp = in->fp;
+    return rule;
+}
+
 /* Length of a ModRM operand (ModRM byte, SIB, displacement) at b, 0 if it does not fit in avail
  * bytes. */
 static inline unsigned fx_recover_modrm_len(const uint8_t *b, uintptr_t avail)
@@ -427,13 +441,7 @@ static inline int fx_recover_iccheck(const struct fx_code_range *r, const struct
     }
     if (p != in->pc)
         return FX_REC_DECODE;
-    uintptr_t ret;
-    if (!fx_recover_stack_word(lo, hi, in->sp, &ret))
-        return FX_REC_STACK;
-    out->pc = ret;
-    out->sp = in->sp + 8;
-    out->fp = in->fp;
-    return FX_REC_ICCHECK;
+    return fx_recover_at_sp(in, lo, hi, out, FX_REC_ICCHECK);
 }
 
 /* Signal-safe: the caller's registers when pc is in r, by the rules above. [lo, hi) is the
@@ -446,15 +454,8 @@ static inline int fx_recover_caller(const struct fx_code_range *r, const struct 
         return FX_REC_STUB;
     if (hi <= lo || in->sp < lo || in->sp >= hi)
         return FX_REC_STACK;
-    if (r->kind == FX_BLOB_DISPATCH) {
-        uintptr_t ret;
-        if (!fx_recover_stack_word(lo, hi, in->sp, &ret))
-            return FX_REC_STACK;
-        out->pc = ret;
-        out->sp = in->sp + 8;
-        out->fp = in->fp;
-        return FX_REC_DISPATCH;
-    }
+    if (r->kind == FX_BLOB_DISPATCH)
+        return fx_recover_at_sp(in, lo, hi, out, FX_REC_DISPATCH);
     if (r->kind != FX_BLOB_NMETHOD)
         return FX_REC_NOT_FOUND;
     if (!blob_ok || r->verified == FX_OFF_UNKNOWN || r->complete == FX_OFF_UNKNOWN)
