@@ -319,6 +319,7 @@ void JNICALL fx_agent_vm_init(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread)
     if (fx_window_init(fx_ag.profile) != FX_OK)
         fx_agent_log("out of memory at start: samples past the table limit will be lost");
     fx_jvmti_events_prepare_loaded_classes(jvmti, jni);
+    fx_jvmti_events_replay_code(jvmti);
     fx_ag.sampling_begin_ns = fx_agent_now_ns();
     __atomic_store_n(&fx_sig.read_cpu_clock,
                      fx_ag.opt.mode != FX_MODE_CPU || fx_timer_excludes_kernel(),

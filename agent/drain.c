@@ -42,6 +42,7 @@ static const char *const state_labels[FX_WS_COUNT] = {
 /* The signal handler's own figures (struct fx_thread), summed over threads. */
 struct handler_cost {
     uint64_t cpu_ns, timed, max_ns, handled;
+    uint64_t recovered[FX_REC_CASES], rec_failed[FX_REC_FAILS]; /* the handlers' own counts */
     int64_t armed_cpu_ns; /* the threads' CPU time while armed (coverage, cpu mode) */
 };
 
@@ -50,6 +51,10 @@ static void add_cost(struct handler_cost *c, const struct fx_thread *t)
     c->cpu_ns += __atomic_load_n(&t->handler_ns, __ATOMIC_RELAXED);
     c->timed += __atomic_load_n(&t->handler_timed, __ATOMIC_RELAXED);
     c->handled += __atomic_load_n(&t->handled, __ATOMIC_RELAXED);
+    for (int i = 0; i < FX_REC_CASES; i++)
+        c->recovered[i] += __atomic_load_n(&t->recovered[i], __ATOMIC_RELAXED);
+    for (int i = 0; i < FX_REC_FAILS; i++)
+        c->rec_failed[i] += __atomic_load_n(&t->rec_failed[i], __ATOMIC_RELAXED);
     uint64_t mx = __atomic_load_n(&t->handler_max_ns, __ATOMIC_RELAXED);
     c->max_ns = mx > c->max_ns ? mx : c->max_ns;
 }
@@ -62,6 +67,7 @@ static struct {
     uint32_t methods_gen; /* the model's generation the cached func ids belong to */
     uint64_t methods_resolved, methods_unknown; /* by caches dropped at earlier resets */
     uint64_t outcomes[FX_ASGCT_CODES], outcome_other, java_stacks;
+    uint64_t recovered[FX_REC_CASES], rec_failed[FX_REC_FAILS], rec_named;
     uint64_t records, samples, idle_inserted, truncated, model_errors;
     uint64_t weight_sum, cpu_sum_ns, cpu_gaps, wall_sum_ns, wall_gaps;
     struct handler_cost reaped; /* of reaped threads */
@@ -104,21 +110,56 @@ static int outcome_stack(struct fx_profile *p, int32_t code, fx_stack_id *out)
     return fx_profile_label_stack(p, asgct_labels[-code], cat, out);
 }
 
-/* Root = the last ASGCT frame, leaf = frame 0; "[truncated]" above a stack cut at the depth. */
+/* The frame of the blob a pc was in (a FX_LINE_STUB / FX_LINE_NMETHOD record frame): a stub by
+ * HotSpot's name in the VM category, a compiled method as its Java method; on top of a
+ * recovered stack in a "Recovered" subcategory (PROFILE-FORMAT.md §12.1). */
+static int blob_frame(jvmtiEnv *jvmti, JNIEnv *jni, struct fx_profile *p, const fx_asgct_frame *b,
+                      bool recovered, fx_frame_id *out)
+{
+    if (b->lineno == FX_LINE_NMETHOD)
+        return fx_methods_blob_frame(dr.methods, jvmti, jni, p, b->method_id, recovered, out);
+    const char *name = fx_codemap_stub_name((uint64_t)(uintptr_t)b->method_id);
+    fx_str_id s;
+    fx_func_id f;
+    int rc = fx_profile_cstring(p, name != NULL ? name : "[unknown stub]", &s);
+    struct fx_func_key k = {.name = s,
+                            .resource = FX_STR_NONE,
+                            .source = FX_STR_NONE,
+                            .line = -1,
+                            .is_java = false};
+    if (rc == FX_OK)
+        rc = fx_profile_func(p, &k, &f);
+    if (rc != FX_OK)
+        return rc;
+    struct fx_frame_key fk = {.func = f,
+                              .line = -1,
+                              .category = FX_CAT_VM,
+                              .subcategory = recovered ? FX_VM_RECOVERED_STUB : FX_VM_STUB};
+    return fx_profile_frame(p, &fk, out);
+}
+
+/* Root = the last ASGCT frame, leaf = frame 0; "[truncated]" above a stack cut at the depth.
+ * After a recovery frame 0 is the blob's frame (fx_sample_rec). */
 static int java_stack(jvmtiEnv *jvmti, JNIEnv *jni, struct fx_profile *p,
                       const struct fx_sample_rec *r, fx_stack_id *out)
 {
     fx_stack_id s = FX_STACK_NONE;
     int rc = FX_OK;
+    bool recovered = r->recovery > 0 && r->recovery < FX_REC_CASES;
     dr.java_stacks++;
+    if (recovered)
+        dr.recovered[r->recovery]++;
     if (r->truncated) {
         dr.truncated++;
         rc = fx_profile_label_stack(p, "[truncated]", FX_CAT_OTHER, &s);
     }
     for (int32_t i = r->num_frames - 1; i >= 0 && rc == FX_OK; i--) {
         fx_frame_id f;
-        rc = fx_methods_frame(dr.methods, jvmti, jni, p, r->frames[i].method_id,
-                              r->frames[i].lineno, &f);
+        if (i == 0 && recovered)
+            rc = blob_frame(jvmti, jni, p, &r->frames[0], true, &f);
+        else
+            rc = fx_methods_frame(dr.methods, jvmti, jni, p, r->frames[i].method_id,
+                                  r->frames[i].lineno, &f);
         if (rc == FX_OK)
             rc = fx_profile_stack(p, s, f, &s);
     }
@@ -126,11 +167,31 @@ static int java_stack(jvmtiEnv *jvmti, JNIEnv *jni, struct fx_profile *p,
     return rc;
 }
 
+/* An ASGCT failure: its label frame, and above it the blob the pc was in when one is known
+ * (the failure stays the root: nothing is claimed about the callers). */
+static int failure_stack(jvmtiEnv *jvmti, JNIEnv *jni, struct fx_profile *p,
+                         const struct fx_sample_rec *r, uint32_t len, fx_stack_id *out)
+{
+    int rc = outcome_stack(p, r->num_frames, out);
+    if (r->recovery == 0 || rc != FX_OK)
+        return rc;
+    int reason = r->recovery & 0x3F;
+    if (reason < FX_REC_FAILS)
+        dr.rec_failed[reason]++;
+    if (!(r->recovery & FX_REC_NAMED) ||
+        len < sizeof(struct fx_sample_rec) + sizeof(fx_asgct_frame))
+        return FX_OK;
+    dr.rec_named++;
+    fx_frame_id f;
+    rc = blob_frame(jvmti, jni, p, &r->frames[0], false, &f);
+    return rc == FX_OK ? fx_profile_stack(p, *out, f, out) : rc;
+}
+
 static int sample_stack(jvmtiEnv *jvmti, JNIEnv *jni, struct fx_profile *p,
-                        const struct fx_sample_rec *r, fx_stack_id *out)
+                        const struct fx_sample_rec *r, uint32_t len, fx_stack_id *out)
 {
     int rc = r->num_frames > 0 ? java_stack(jvmti, jni, p, r, out)
-                               : outcome_stack(p, r->num_frames, out);
+                               : failure_stack(jvmti, jni, p, r, len, out);
     if (rc != FX_OK || r->state >= FX_WS_COUNT || state_labels[r->state] == NULL)
         return rc;
     fx_frame_id f;
@@ -181,13 +242,13 @@ static int64_t cpu_since_last(const struct fx_thread *t, const struct fx_sample_
 }
 
 static void one_record(jvmtiEnv *jvmti, JNIEnv *jni, struct fx_profile *p, struct fx_thread *t,
-                       const struct fx_sample_rec *r)
+                       const struct fx_sample_rec *r, uint32_t len)
 {
     dr.records++;
     if (!fx_window_admit(r->time_ns))
         return;
     fx_stack_id stack;
-    int rc = sample_stack(jvmti, jni, p, r, &stack);
+    int rc = sample_stack(jvmti, jni, p, r, len, &stack);
     if (rc == FX_EFULL && fx_window_full_stack(&stack)) /* tables at their limit (window.c) */
         rc = FX_OK;
     if (rc != FX_OK) {
@@ -242,7 +303,7 @@ static void drain_thread(jvmtiEnv *jvmti, JNIEnv *jni, struct fx_profile *p, str
             return; /* the records wait for the next cycle */
         }
         if (len >= sizeof(struct fx_sample_rec))
-            one_record(jvmti, jni, p, t, rec);
+            one_record(jvmti, jni, p, t, rec, len);
         fx_ring_release(&t->ring);
     }
     if (was_ended && !t->finished) {
@@ -285,6 +346,7 @@ void fx_drain_once(jvmtiEnv *jvmti, JNIEnv *jni)
     if (dr.methods == NULL && (dr.methods = fx_methods_new()) == NULL)
         return;
     dr.methods_gen = fx_profile_generation(p);
+    fx_codemap_publish();            /* the code ranges stack recovery reads (codemap.c) */
     fx_markers_drain(jvmti, jni, p); /* before any reaping: records may name ended threads */
     for (struct fx_thread *t = fx_threads_head(); t != NULL; t = t->next)
         drain_thread(jvmti, jni, p, t);
@@ -423,6 +485,52 @@ static void report_outcomes(struct fx_profile *p)
         fx_profile_extra_int(p, g, "other codes", (int64_t)dr.outcome_other);
 }
 
+static const char *const rec_case_labels[FX_REC_CASES] = {
+        NULL,
+        "recovered: pc in a vtable/itable stub",
+        "recovered: pc in a compiled method's prologue (frame not built)",
+        "recovered: pc in a compiled method's epilogue (frame released)",
+        "recovered: pc in a compiled method's inline cache check (before its verified entry)",
+};
+static const char *const rec_fail_labels[FX_REC_FAILS] = {
+        NULL,
+        "not recovered: pc in no known code range",
+        "not recovered: pc in another stub (named)",
+        "not recovered: pc in a compiled method's body (named)",
+        "not recovered: compiled method layout unknown or stale",
+        "not recovered: prologue/epilogue/inline cache check instruction not known",
+        "not recovered: stack word outside the thread's stack (or bounds unknown)",
+        "not recovered: AsyncGetCallTrace failed from the caller's context",
+        "not recovered: code table busy",
+};
+
+/* Stack recovery (issue 20, docs/VALIDATION.md section 8): the stacks in this profile per case
+ * ("recovered stacks" is their sum, the contract with tests/it/stack_shape_check.py), the
+ * failures that stayed failures, and the handlers' own counts of attempts. */
+static void report_recovery(struct fx_profile *p, const struct handler_cost *c)
+{
+    const char *g = "Stack recovery";
+    uint64_t total = 0, tried = 0;
+    for (int i = 1; i < FX_REC_CASES; i++) {
+        total += dr.recovered[i];
+        fx_profile_extra_int(p, g, rec_case_labels[i], (int64_t)dr.recovered[i]);
+    }
+    fx_profile_extra_int(p, g, "recovered stacks", (int64_t)total);
+    for (int i = 1; i < FX_REC_FAILS; i++)
+        fx_profile_extra_int(p, g, rec_fail_labels[i], (int64_t)dr.rec_failed[i]);
+    fx_profile_extra_int(p, g, "failures named by their blob", (int64_t)dr.rec_named);
+    for (int i = 1; i < FX_REC_CASES; i++)
+        tried += c->recovered[i];
+    for (int i = 1; i < FX_REC_FAILS; i++)
+        tried += c->rec_failed[i];
+    fx_profile_extra_int(p, g, "handler: attempts (ASGCT -5/-6)", (int64_t)tried);
+    uint64_t ok = 0;
+    for (int i = 1; i < FX_REC_CASES; i++)
+        ok += c->recovered[i];
+    fx_profile_extra_int(p, g, "handler: stacks recovered (incl. samples later lost)", (int64_t)ok);
+    fx_codemap_report(p, g);
+}
+
 static void report_losses(struct fx_profile *p, uint64_t drops)
 {
     const char *g = "Losses";
@@ -465,5 +573,6 @@ void fx_drain_report(struct fx_profile *p)
     }
     report_sampling(p, &cost);
     report_outcomes(p);
+    report_recovery(p, &cost);
     report_losses(p, drops);
 }

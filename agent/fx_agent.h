@@ -21,6 +21,7 @@
 #include "fx_jvm_markers.h"
 #include "fx_options.h"
 #include "fx_profile.h"
+#include "fx_recover.h"
 #include "fx_ring.h"
 
 /* --- AsyncGetCallTrace: not in any JDK header; the layout is HotSpot's (forte.cpp). --- */
@@ -65,7 +66,15 @@ enum fx_wall_state {
     FX_WS_COUNT
 };
 
-/* One sample in a thread's ring. frames[] holds max(num_frames, 0) ASGCT frames, leaf first. */
+/* One sample in a thread's ring. frames[] holds max(num_frames, 0) ASGCT frames, leaf first,
+ * plus, when `recovery` is a failure with a known blob (FX_REC_NAMED), the one blob frame.
+ * After a recovery (recovery = an FX_REC_* case > 0) frames[0] is the blob's frame and the rest
+ * is ASGCT's trace from the caller's context. A blob frame has a lineno below; its method_id is
+ * the nmethod's jmethodID (FX_LINE_NMETHOD) or a stub name index (FX_LINE_STUB, codemap.c). */
+#define FX_LINE_STUB    (-1000)
+#define FX_LINE_NMETHOD (-1001)
+#define FX_REC_FAILED   0x40 /* recovery: FX_REC_FAILED | -case, no blob frame */
+#define FX_REC_NAMED    0x80 /* recovery: FX_REC_NAMED | -case, with the blob frame */
 struct fx_sample_rec {
     int64_t time_ns; /* CLOCK_MONOTONIC when the handler started */
     int64_t cpu_ns;  /* CLOCK_THREAD_CPUTIME_ID of the sampled thread at that moment, or
@@ -74,7 +83,9 @@ struct fx_sample_rec {
     uint32_t weight;   /* 1 + timer overruns */
     uint8_t state;     /* enum fx_wall_state */
     uint8_t truncated; /* num_frames == depth: the root side was cut */
-    uint8_t pad[6];
+    uint8_t recovery;  /* 0: not tried; 1..: the FX_REC_* case recovered; FX_REC_FAILED or
+                          FX_REC_NAMED | -reason: tried and failed */
+    uint8_t pad[5];
     fx_asgct_frame frames[];
 };
 
@@ -116,6 +127,12 @@ struct fx_thread {
     uint64_t handler_timed; /* signals whose handler time was measured (1 in FX_TIMED_ONE_IN) */
     uint64_t handler_max_ns;
     uint64_t handled;
+    /* Stack recovery, per fx_recover_case: recovered[c] for c > 0, failed[-c] for c < 0. */
+    uint64_t recovered[FX_REC_CASES];
+    uint64_t rec_failed[FX_REC_FAILS];
+
+    /* The thread's stack [stack_lo, stack_hi), 0 if unknown; set before registration. */
+    uintptr_t stack_lo, stack_hi;
 
     struct fx_probe probe; /* see struct fx_probe */
 
@@ -162,6 +179,10 @@ struct fx_sigstate {
     uint64_t disabled;     /* signals after sampling stopped */
     uint64_t rearm_failed; /* perf events that could not be enabled again at a restart */
     uint64_t probe_late;   /* probe signals that found no request (the requester gave up) */
+    /* Stack recovery (codemap.c publishes, the handler reads; see fx_recover.h). */
+    struct fx_code_table *code_table; /* atomic: the current table, or NULL */
+    uint64_t code_readers;            /* atomic: handlers between loading code_table and done */
+    long compile_id_off;              /* nmethod::_compile_id, -1 unknown (set before tables) */
     struct fx_tid_slot table[FX_TID_SLOTS];
 };
 
@@ -217,6 +238,8 @@ int fx_agent_run_thread(JNIEnv *jni, const char *name, jvmtiStartFunction fn, vo
 int fx_jvmti_events_setup(jvmtiEnv *jvmti);
 /* Creates the jmethodIDs of every loaded class (ASGCT needs them). */
 void fx_jvmti_events_prepare_loaded_classes(jvmtiEnv *jvmti, JNIEnv *jni);
+/* The code that existed before (stubs, nmethods) into codemap.c, without JIT markers. */
+void fx_jvmti_events_replay_code(jvmtiEnv *jvmti);
 
 /* --- threads.c: registry, tid table, thread lifecycle --- */
 
@@ -254,6 +277,39 @@ uint64_t fx_threads_ring_bytes(uint32_t *count);
 /* The OS thread id of a JavaThread* (the java.lang.Thread eetop field), or -1. */
 pid_t fx_vmstructs_tid_of(const void *java_thread);
 bool fx_vmstructs_available(void);
+/* The JavaThread's stack [lo, hi); false if VMStructs does not say. */
+bool fx_vmstructs_stack_of(const void *java_thread, uintptr_t *lo, uintptr_t *hi);
+struct fx_nmethod_layout {
+    uintptr_t blob;         /* the nmethod (CodeBlob header) */
+    uintptr_t verified;     /* verified entry point */
+    long frame_complete;    /* from code begin; -1: never */
+    int32_t compile_id;     /* unique per compilation */
+    int32_t entry_bci;      /* -1 for a normal method entry, else an OSR compilation */
+    long compile_id_offset; /* of _compile_id in the nmethod */
+};
+/* The layout of the nmethod whose code begins at code_addr (CompiledMethodLoad's code_addr),
+ * found through the code heap's segment map and checked against its code begin; false if
+ * VMStructs lacks a field or the blob found does not begin there. */
+bool fx_vmstructs_nmethod(uintptr_t code_addr, struct fx_nmethod_layout *out);
+
+/* --- codemap.c: code ranges for stack recovery (issue 20), built outside signal context ---
+ * JVMTI callbacks (any thread) queue changes; the drain publishes a new immutable table in
+ * fx_sig.code_table when something changed, and frees a replaced table once no handler can
+ * still read it (fx_sig.code_readers seen 0 after the publication). */
+
+/* Agent_OnLoad: before the events are enabled. */
+int fx_codemap_setup(void);
+void fx_codemap_compiled_load(jmethodID method, const void *code_addr, jint code_size);
+void fx_codemap_compiled_unload(jmethodID method, const void *code_addr);
+void fx_codemap_dynamic_code(const char *name, const void *address, jint length);
+/* VMInit or a live start: replays the code that existed before (GenerateEvents). */
+void fx_codemap_replay(jvmtiEnv *jvmti);
+/* Drain: publishes pending changes, frees replaced tables no handler can hold. */
+void fx_codemap_publish(void);
+/* Drain: the name of a stub (FX_LINE_STUB frame), or NULL. */
+const char *fx_codemap_stub_name(uint64_t index);
+/* Drain: "Stack recovery" meta.extra figures of the table itself. */
+void fx_codemap_report(struct fx_profile *p, const char *group);
 
 /* --- timer.c: the sampling engines --- */
 
@@ -288,6 +344,10 @@ void fx_methods_free(struct fx_methods *m);
  * Returns FX_OK or FX_ENOMEM. */
 int fx_methods_frame(struct fx_methods *m, jvmtiEnv *jvmti, JNIEnv *jni, struct fx_profile *p,
                      jmethodID id, jint bci, fx_frame_id *frame);
+/* The frame of the compiled method a pc was in without a bci (a prologue or epilogue, or a
+ * failure named by its blob): line -1, subcategory Recovered if it tops a recovered stack. */
+int fx_methods_blob_frame(struct fx_methods *m, jvmtiEnv *jvmti, JNIEnv *jni, struct fx_profile *p,
+                          jmethodID id, bool recovered, fx_frame_id *frame);
 uint64_t fx_methods_unknown(const struct fx_methods *m);
 uint64_t fx_methods_count(const struct fx_methods *m);
 

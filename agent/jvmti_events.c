@@ -2,11 +2,19 @@
 /* JVMTI capabilities, callbacks and event enabling. ASGCT's own prerequisites live here:
  * ClassLoad must be enabled (else every call returns -1), and every method needs a jmethodID
  * before it can appear in a trace, so ClassPrepare and VMInit create them (GetClassMethods).
- * CompiledMethodLoad feeds the JIT markers; it also makes HotSpot record debug info at
- * non-safepoint PCs unless -XX:[+-]DebugNonSafepoints is given (docs/VALIDATION.md 4.5). */
+ * CompiledMethodLoad feeds the JIT markers and, with CompiledMethodUnload and
+ * DynamicCodeGenerated, the code ranges of stack recovery (codemap.c); it also makes HotSpot
+ * record debug info at non-safepoint PCs unless -XX:[+-]DebugNonSafepoints is given
+ * (docs/VALIDATION.md 4.5). */
 #include "fx_agent.h"
 
 #include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+/* The thread replaying code events (GenerateEvents calls back on the caller's thread): its
+ * CompiledMethodLoad events describe old compilations, not new JIT work, so no marker. */
+static pid_t replay_tid;
 
 static void create_method_ids(jvmtiEnv *jvmti, jclass klass)
 {
@@ -33,8 +41,31 @@ static void JNICALL on_compiled_method_load(jvmtiEnv *jvmti, jmethodID method, j
                                             const jvmtiAddrLocationMap *map,
                                             const void *compile_info)
 {
-    (void)jvmti, (void)code_addr, (void)map_length, (void)map;
-    fx_markers_compiled_method_load(method, code_size, compile_info);
+    (void)jvmti, (void)map_length, (void)map;
+    fx_codemap_compiled_load(method, code_addr, code_size);
+    if (__atomic_load_n(&replay_tid, __ATOMIC_RELAXED) != (pid_t)syscall(SYS_gettid))
+        fx_markers_compiled_method_load(method, code_size, compile_info);
+}
+
+static void JNICALL on_compiled_method_unload(jvmtiEnv *jvmti, jmethodID method,
+                                              const void *code_addr)
+{
+    (void)jvmti;
+    fx_codemap_compiled_unload(method, code_addr);
+}
+
+static void JNICALL on_dynamic_code_generated(jvmtiEnv *jvmti, const char *name,
+                                              const void *address, jint length)
+{
+    (void)jvmti;
+    fx_codemap_dynamic_code(name, address, length);
+}
+
+void fx_jvmti_events_replay_code(jvmtiEnv *jvmti)
+{
+    __atomic_store_n(&replay_tid, (pid_t)syscall(SYS_gettid), __ATOMIC_RELAXED);
+    fx_codemap_replay(jvmti);
+    __atomic_store_n(&replay_tid, 0, __ATOMIC_RELAXED);
 }
 
 static void JNICALL on_thread_start(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread)
@@ -97,6 +128,8 @@ static const jvmtiEvent events[] = {
         JVMTI_EVENT_CLASS_LOAD,
         JVMTI_EVENT_CLASS_PREPARE,
         JVMTI_EVENT_COMPILED_METHOD_LOAD,
+        JVMTI_EVENT_COMPILED_METHOD_UNLOAD,
+        JVMTI_EVENT_DYNAMIC_CODE_GENERATED,
 };
 
 int fx_jvmti_events_setup(jvmtiEnv *jvmti)
@@ -112,11 +145,14 @@ int fx_jvmti_events_setup(jvmtiEnv *jvmti)
     cb.ClassLoad = on_class_load;
     cb.ClassPrepare = on_class_prepare;
     cb.CompiledMethodLoad = on_compiled_method_load;
+    cb.CompiledMethodUnload = on_compiled_method_unload;
+    cb.DynamicCodeGenerated = on_dynamic_code_generated;
     fx_markers_fill_callbacks(&cb);
     if (fx_agent_jvmti_failed((*jvmti)->SetEventCallbacks(jvmti, &cb, (jint)sizeof(cb)),
                               "SetEventCallbacks"))
         return FX_EUNSUPPORTED;
     fx_markers_setup(jvmti); /* no markers is no reason to refuse the start */
+    fx_codemap_setup();
     for (size_t i = 0; i < sizeof(events) / sizeof(events[0]); i++) {
         if (fx_agent_jvmti_failed(
                     (*jvmti)->SetEventNotificationMode(jvmti, JVMTI_ENABLE, events[i], NULL),

@@ -255,3 +255,18 @@ int fx_methods_frame(struct fx_methods *m, jvmtiEnv *jvmti, JNIEnv *jni, struct 
     };
     return fx_profile_frame(p, &k, frame);
 }
+
+int fx_methods_blob_frame(struct fx_methods *m, jvmtiEnv *jvmti, JNIEnv *jni, struct fx_profile *p,
+                          jmethodID id, bool recovered, fx_frame_id *frame)
+{
+    struct method *me = id != NULL ? lookup_or_add(m, jvmti, jni, p, id) : NULL;
+    if (me == NULL || !me->known)
+        return unknown_frame(m, p, frame);
+    struct fx_frame_key k = {
+            .func = me->func,
+            .line = -1, /* no bci: the pc is before or after the method's body */
+            .category = FX_CAT_JAVA,
+            .subcategory = recovered ? FX_JAVA_RECOVERED : FX_JAVA_OTHER,
+    };
+    return fx_profile_frame(p, &k, frame);
+}

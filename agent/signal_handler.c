@@ -4,6 +4,10 @@
  *
  * Purpose: on SIGPROF, ask HotSpot for the interrupted thread's Java stack (AsyncGetCallTrace)
  * into a buffer that thread already owns, and push one struct fx_sample_rec into its ring.
+ * Where ASGCT fails in Java code because the pc is where HotSpot has no frame (a dispatch stub,
+ * an nmethod's prologue or epilogue), the stack is recovered from the caller's context where
+ * fx_recover.h proves it (x86-64 only; docs/VALIDATION.md section 8), else the failure stays
+ * and is counted; the static inline helpers of agent/fx_recover.h are part of this path.
  * When the thread's probe holds a request (probe.c: the oracle, validate mode), the trace goes
  * into the probe buffer instead, and the request's generation is published as done; a probe's
  * own signal (SI_QUEUE) never becomes a sample. Nothing here waits for anyone.
@@ -22,6 +26,9 @@
  *  - The thread is found by its kernel tid in a fixed lock-free table instead of a __thread
  *    variable: no TLS first-touch (no __tls_get_addr), and it works for threads fxagent did
  *    not start.
+ *  - A published code table (fx_sig.code_table) is immutable and is freed by the drain only after
+ *    it saw fx_sig.code_readers at 0 once the table had been replaced (codemap.c).
+ *  - t->stack_lo/stack_hi are set before the thread is published.
  *
  * Allowed calls (checked by the CTest unit.signal_path_allowlist against
  * agent/signal_allowlist.txt; nm -u of this object must list nothing else):
@@ -38,9 +45,11 @@
  * than ASGCT, pthread_getspecific, __thread without tls_model("initial-exec"). */
 #include <errno.h>
 #include <signal.h>
+#include <stdint.h>
 #include <string.h>
 #include <sys/syscall.h>
 #include <time.h>
+#include <ucontext.h>
 #include <unistd.h>
 
 #include "fx_agent.h"
@@ -89,14 +98,109 @@ static uint32_t weight_sigsafe(const siginfo_t *si)
     return 1;
 }
 
-/* Signal-safe: ASGCT into the thread's own buffer, then one record into its ring. */
+#if defined(__x86_64__)
+/* Signal-safe: the blob the interrupted pc is in, by the published code table (codemap.c).
+ * The reader count brackets every access to the table, so the drain frees a replaced table
+ * only when no handler can still hold it; the range is copied out before it is released. */
+static bool find_blob_sigsafe(uintptr_t pc, struct fx_code_range *out)
+{
+    __atomic_add_fetch(&fx_sig.code_readers, 1, __ATOMIC_SEQ_CST);
+    const struct fx_code_table *tab = __atomic_load_n(&fx_sig.code_table, __ATOMIC_SEQ_CST);
+    const struct fx_code_range *r = fx_recover_find(tab, pc);
+    if (r != NULL)
+        memcpy(out, r, sizeof(*out));
+    __atomic_sub_fetch(&fx_sig.code_readers, 1, __ATOMIC_SEQ_CST);
+    return r != NULL;
+}
+
+/* Signal-safe: is the nmethod at r->blob still the compilation r was made from? The blob
+ * header lies below the code the thread is executing, in the same committed code heap, so it
+ * can be read; a range whose memory was reused by newer code fails this (its compile id
+ * differs), and only a range that passes may name or recover anything. */
+static bool blob_current_sigsafe(const struct fx_code_range *r)
+{
+    long off = __atomic_load_n(&fx_sig.compile_id_off, __ATOMIC_RELAXED);
+    if (r->kind != FX_BLOB_NMETHOD || r->blob == 0 || off < 0 || r->blob >= r->begin ||
+        r->begin - r->blob > (1u << 20))
+        return false;
+    int32_t id;
+    memcpy(&id, (const void *)(r->blob + (uintptr_t)off), sizeof(id));
+    return id == r->compile_id;
+}
+
+/* Signal-safe: ASGCT failed in Java code (-5, -6). If the pc is in a known blob with no frame
+ * of its own at this point (fx_recover.h), ASGCT runs again from the caller's context (a copy
+ * of the ucontext on this stack, RIP/RSP/RBP patched) into frames[1..], and frames[0] becomes
+ * the blob's frame. Returns the FX_REC_* case, or a failure (< 0); *blob is the blob's frame
+ * when the blob is known and current (lineno 0 otherwise). */
+static int recover_sigsafe(struct fx_thread *t, void *ucontext, fx_asgct_trace *trace,
+                           fx_asgct_frame *blob)
+{
+    const ucontext_t *uc = ucontext;
+    struct fx_regs in = {.pc = (uintptr_t)uc->uc_mcontext.gregs[REG_RIP],
+                         .sp = (uintptr_t)uc->uc_mcontext.gregs[REG_RSP],
+                         .fp = (uintptr_t)uc->uc_mcontext.gregs[REG_RBP]};
+    struct fx_code_range r;
+    if (!find_blob_sigsafe(in.pc, &r))
+        return FX_REC_NOT_FOUND;
+    bool current = blob_current_sigsafe(&r);
+    if (r.kind == FX_BLOB_NMETHOD && !current)
+        return FX_REC_LAYOUT;
+    blob->lineno = r.kind == FX_BLOB_NMETHOD ? FX_LINE_NMETHOD : FX_LINE_STUB;
+    blob->method_id = (jmethodID)(uintptr_t)r.name;
+    struct fx_regs caller;
+    int rc = fx_recover_caller(&r, &in, t->stack_lo, t->stack_hi, current, &caller);
+    if (rc <= 0)
+        return rc;
+    if (t->depth < 2)
+        return FX_REC_WALK;
+    ucontext_t cc;
+    fx_recover_patch(&cc, uc, &caller);
+    fx_asgct_trace up = {.env_id = t->env, .num_frames = 0, .frames = t->frames + 1};
+    fx_sig.asgct(&up, (jint)t->depth - 1, &cc);
+    if (up.num_frames <= 0)
+        return FX_REC_WALK;
+    t->frames[0] = *blob;
+    trace->num_frames = up.num_frames + 1;
+    return rc;
+}
+
+/* Signal-safe: one more in a counter only this thread's handler writes. */
+static void bump_sigsafe(uint64_t *c)
+{
+    __atomic_store_n(c, *c + 1, __ATOMIC_RELAXED);
+}
+#endif
+
+/* Signal-safe: ASGCT into the thread's own buffer (recovering the stack where fx_recover.h
+ * proves the caller's context), then one record into its ring. */
 static void record_sigsafe(struct fx_thread *t, const siginfo_t *si, void *ucontext, int64_t now_ns,
                            int64_t cpu_ns)
 {
     fx_asgct_trace trace = {.env_id = t->env, .num_frames = 0, .frames = t->frames};
     fx_sig.asgct(&trace, (jint)t->depth, ucontext);
-
+    uint8_t recovery = 0;
     uint32_t kept = trace.num_frames > 0 ? (uint32_t)trace.num_frames : 0;
+#if defined(__x86_64__)
+    if (ucontext != NULL && (trace.num_frames == FX_ASGCT_UNKNOWN_JAVA ||
+                             trace.num_frames == FX_ASGCT_NOT_WALKABLE_JAVA)) {
+        fx_asgct_frame blob = {.lineno = 0, .method_id = NULL};
+        int rc = recover_sigsafe(t, ucontext, &trace, &blob);
+        if (rc > 0) {
+            recovery = (uint8_t)rc;
+            kept = (uint32_t)trace.num_frames;
+            bump_sigsafe(&t->recovered[rc]);
+        } else {
+            bump_sigsafe(&t->rec_failed[-rc]);
+            recovery = (uint8_t)((blob.lineno != 0 ? FX_REC_NAMED : FX_REC_FAILED) | -rc);
+            if (blob.lineno != 0) {
+                t->frames[0] = blob;
+                kept = 1;
+            }
+        }
+    }
+#endif
+
     uint32_t payload = (uint32_t)(sizeof(struct fx_sample_rec) + kept * sizeof(fx_asgct_frame));
     struct fx_sample_rec *r = fx_ring_reserve_sigsafe(&t->ring, payload);
     if (r == NULL)
@@ -106,7 +210,8 @@ static void record_sigsafe(struct fx_thread *t, const siginfo_t *si, void *ucont
     r->num_frames = trace.num_frames;
     r->weight = weight_sigsafe(si);
     r->state = __atomic_load_n(&t->wall_state, __ATOMIC_ACQUIRE);
-    r->truncated = kept == t->depth;
+    r->truncated = trace.num_frames > 0 && kept == t->depth;
+    r->recovery = recovery;
     memset(r->pad, 0, sizeof(r->pad));
     if (kept > 0)
         memcpy(r->frames, t->frames, kept * sizeof(fx_asgct_frame));

@@ -240,6 +240,22 @@ static int publish_and_arm(JNIEnv *jni, struct fx_thread *t, bool existing)
     return rc;
 }
 
+/* The calling thread's stack, which stack recovery reads within (fx_recover.h); left 0 (no
+ * recovery on this thread) if glibc cannot say. */
+static void own_stack(struct fx_thread *t)
+{
+    pthread_attr_t a;
+    if (pthread_getattr_np(pthread_self(), &a) != 0)
+        return;
+    void *lo = NULL;
+    size_t size = 0;
+    if (pthread_attr_getstack(&a, &lo, &size) == 0 && lo != NULL && size > 0) {
+        t->stack_lo = (uintptr_t)lo;
+        t->stack_hi = (uintptr_t)lo + size;
+    }
+    pthread_attr_destroy(&a);
+}
+
 int fx_threads_start_current(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread)
 {
     char *name = thread_name(jvmti, jni, thread);
@@ -254,6 +270,7 @@ int fx_threads_start_current(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread)
         fx_threads_unlock();
         return FX_ENOMEM;
     }
+    own_stack(t);
     return publish_and_arm(jni, t, false);
 }
 
@@ -359,6 +376,8 @@ static int register_other(JNIEnv *jni, jthread thread, char *name, jfieldID eeto
     struct fx_thread *t = thread_new(jni, thread, name, tid, (JNIEnv *)((intptr_t)jt + env_offset));
     if (t == NULL)
         return FX_ENOMEM;
+    if (!fx_vmstructs_stack_of((const void *)(intptr_t)jt, &t->stack_lo, &t->stack_hi))
+        t->stack_lo = t->stack_hi = 0;
     int rc = publish_and_arm(jni, t, true);
     if (rc == FX_OK) {
         fx_threads_lock();

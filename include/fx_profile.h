@@ -51,6 +51,15 @@ enum fx_java_subcategory {
     FX_JAVA_C2,
     FX_JAVA_INLINED,
     FX_JAVA_NATIVE_METHOD,
+    FX_JAVA_RECOVERED, /* the method whose prologue/epilogue the pc was in (stack recovery) */
+};
+
+enum fx_vm_subcategory {
+    FX_VM_OTHER = 0,
+    FX_VM_SAFEPOINT,
+    FX_VM_CLASS_LOADING,
+    FX_VM_STUB,           /* generated code named by HotSpot ("itable stub", "Interpreter") */
+    FX_VM_RECOVERED_STUB, /* a stub on top of a recovered stack */
 };
 
 struct fx_profile;

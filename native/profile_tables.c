@@ -10,12 +10,15 @@
 #include "fx_profile_internal.h"
 
 static const char *const sub_other[] = {"Other"};
-static const char *const sub_java[] = {"Other",    "Interpreted", "JIT (C1)",
-                                       "JIT (C2)", "Inlined",     "Native method"};
+/* "Recovered...": frames put on top of a stack by stack recovery (issue 20); the oracle of
+ * tests/it/stack_shape_check.py finds them by this prefix. */
+static const char *const sub_java[] = {"Other",   "Interpreted",   "JIT (C1)", "JIT (C2)",
+                                       "Inlined", "Native method", "Recovered"};
 static const char *const sub_native[] = {"Other", "libjvm", "libc/kernel", "JNI library"};
 static const char *const sub_gc[] = {"Other", "Young", "Mixed", "Full", "Concurrent"};
 static const char *const sub_jit[] = {"Other", "C1", "C2"};
-static const char *const sub_vm[] = {"Other", "Safepoint", "Class loading"};
+static const char *const sub_vm[] = {"Other", "Safepoint", "Class loading", "Stub",
+                                     "Recovered stub"};
 
 #define CAT(name, color, subs)                            \
     {                                                     \

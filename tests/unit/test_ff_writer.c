@@ -346,14 +346,15 @@ static const char *const cat_names[] = {"Other", "Idle",         "Java", "Native
                                         "GC",    "JIT compiler", "VM"};
 static const char *const cat_colors[] = {"grey",   "transparent", "yellow", "lightblue",
                                          "orange", "green",       "purple"};
-static const char *const cat_subs[][7] = {
+static const char *const cat_subs[][8] = {
         {"Other", NULL},
         {"Other", NULL},
-        {"Other", "Interpreted", "JIT (C1)", "JIT (C2)", "Inlined", "Native method", NULL},
+        {"Other", "Interpreted", "JIT (C1)", "JIT (C2)", "Inlined", "Native method", "Recovered",
+         NULL},
         {"Other", "libjvm", "libc/kernel", "JNI library", NULL},
         {"Other", "Young", "Mixed", "Full", "Concurrent", NULL},
         {"Other", "C1", "C2", NULL},
-        {"Other", "Safepoint", "Class loading", NULL}};
+        {"Other", "Safepoint", "Class loading", "Stub", "Recovered stub", NULL}};
 static int nsubs[7];
 
 static void check_categories(const cJSON *meta)
