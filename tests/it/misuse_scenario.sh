@@ -246,7 +246,7 @@ twice_round() {
     local -a cmd=("$IT_JDK/bin/java" -Xshare:auto "${JVM[@]}")
     if [[ $v == env ]]; then
         cmd+=("-agentpath:$lib2=file=$second")
-        (cd "$d" && JAVA_TOOL_OPTIONS="-agentpath:$FXAGENT_LIB=file=$first" TMPDIR=$fb \
+        (cd "$d" && JAVA_TOOL_OPTIONS="\"-agentpath:$FXAGENT_LIB=file=$first\"" TMPDIR=$fb \
             "${cmd[@]}" -cp "$FXAGENT_STRESS_JAR" $W spin 1 0 "$d/ready" >"$d/out" 2>"$d/err") ||
             rc=$?
     else
