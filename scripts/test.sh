@@ -9,7 +9,7 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 
-scripts/deps.sh test
+./scripts/deps.sh test
 echo "test: node $(node --version) at $(command -v node), profiler-cli $(profiler-cli --version)"
 cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo -DFXAGENT_TESTS=ON
 cmake --build build -j2
