@@ -168,14 +168,6 @@ const char *fx_codemap_stub_name(uint64_t index)
     return s; /* names are never freed or changed while the agent is loaded */
 }
 
-void fx_codemap_replay(jvmtiEnv *jvmti)
-{
-    fx_agent_jvmti_failed((*jvmti)->GenerateEvents(jvmti, JVMTI_EVENT_DYNAMIC_CODE_GENERATED),
-                          "GenerateEvents(DynamicCodeGenerated)");
-    fx_agent_jvmti_failed((*jvmti)->GenerateEvents(jvmti, JVMTI_EVENT_COMPILED_METHOD_LOAD),
-                          "GenerateEvents(CompiledMethodLoad)");
-}
-
 static int by_begin_then_seq(const void *a, const void *b)
 {
     const struct logrec *x = a, *y = b;

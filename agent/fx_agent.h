@@ -302,8 +302,6 @@ int fx_codemap_setup(void);
 void fx_codemap_compiled_load(jmethodID method, const void *code_addr, jint code_size);
 void fx_codemap_compiled_unload(jmethodID method, const void *code_addr);
 void fx_codemap_dynamic_code(const char *name, const void *address, jint length);
-/* VMInit or a live start: replays the code that existed before (GenerateEvents). */
-void fx_codemap_replay(jvmtiEnv *jvmti);
 /* Drain: publishes pending changes, frees replaced tables no handler can hold. */
 void fx_codemap_publish(void);
 /* Drain: the name of a stub (FX_LINE_STUB frame), or NULL. */

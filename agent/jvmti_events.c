@@ -64,7 +64,11 @@ static void JNICALL on_dynamic_code_generated(jvmtiEnv *jvmti, const char *name,
 void fx_jvmti_events_replay_code(jvmtiEnv *jvmti)
 {
     __atomic_store_n(&replay_tid, (pid_t)syscall(SYS_gettid), __ATOMIC_RELAXED);
-    fx_codemap_replay(jvmti);
+    /* Replayed here, not in codemap.c, which stays a leaf that logs nothing (no call up). */
+    fx_agent_jvmti_failed((*jvmti)->GenerateEvents(jvmti, JVMTI_EVENT_DYNAMIC_CODE_GENERATED),
+                          "GenerateEvents(DynamicCodeGenerated)");
+    fx_agent_jvmti_failed((*jvmti)->GenerateEvents(jvmti, JVMTI_EVENT_COMPILED_METHOD_LOAD),
+                          "GenerateEvents(CompiledMethodLoad)");
     __atomic_store_n(&replay_tid, 0, __ATOMIC_RELAXED);
 }
 
