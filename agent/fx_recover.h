@@ -476,7 +476,13 @@ static inline int fx_recover_caller(const struct fx_code_range *r, const struct 
 static inline void fx_recover_patch(ucontext_t *to, const ucontext_t *from, const struct fx_regs *r)
 {
     memcpy(to, from, sizeof(*to));
-    to->uc_mcontext.gregs[REG_RIP] = (greg_t)r->pc;
+    /* The return address less one: AsyncGetCallTrace names a top compiled frame by the first
+     * debug record at or after pc + 1 (forte.cpp, is_decipherable_compiled_frame, then sets the
+     * frame's pc to that record), which for the return address itself is the record after the
+     * call (a later line, e.g. the loop's back-edge poll). pc - 1 is inside the call
+     * instruction, in the same blob, and finds the call's own record: the caller's exact line,
+     * as an ordinary walk gets it from the return address of a frame below the top. */
+    to->uc_mcontext.gregs[REG_RIP] = (greg_t)(r->pc - 1);
     to->uc_mcontext.gregs[REG_RSP] = (greg_t)r->sp;
     to->uc_mcontext.gregs[REG_RBP] = (greg_t)r->fp;
 }

@@ -328,7 +328,7 @@ START_TEST(test_patch_sets_the_three_registers_only)
     memset(&from, 0x5A, sizeof(from));
     struct fx_regs r = {.pc = 0x1234, .sp = 0x5678, .fp = 0x9ABC};
     fx_recover_patch(&to, &from, &r);
-    ck_assert_uint_eq((uintptr_t)to.uc_mcontext.gregs[REG_RIP], 0x1234);
+    ck_assert_uint_eq((uintptr_t)to.uc_mcontext.gregs[REG_RIP], 0x1234 - 1); /* in the call */
     ck_assert_uint_eq((uintptr_t)to.uc_mcontext.gregs[REG_RSP], 0x5678);
     ck_assert_uint_eq((uintptr_t)to.uc_mcontext.gregs[REG_RBP], 0x9ABC);
     ck_assert_int_eq((int)to.uc_mcontext.gregs[REG_RAX], (int)from.uc_mcontext.gregs[REG_RAX]);
