@@ -157,6 +157,26 @@ bool fx_cli_interrupted(void)
     return interrupted != 0;
 }
 
+int fx_cli_copy_to_stdout(int fd, const char *path)
+{
+    char buf[65536];
+    ssize_t n;
+    int ret = FX_CLI_OK;
+    while (ret == FX_CLI_OK && (n = read(fd, buf, sizeof buf)) != 0) {
+        if (n < 0 && errno == EINTR && !fx_cli_interrupted())
+            continue;
+        if (n < 0)
+            ret = fx_cli_fail("-o -: reading %s: %s", path, strerror(errno));
+        for (ssize_t off = 0, w; ret == FX_CLI_OK && off < n; off += w)
+            if ((w = write(STDOUT_FILENO, buf + off, (size_t)(n - off))) < 0 && errno != EINTR)
+                ret = fx_cli_fail("-o -: writing to stdout: %s", strerror(errno));
+            else if (w < 0)
+                w = 0;
+    }
+    close(fd);
+    return ret;
+}
+
 int fx_cli_random_hex(char *out, size_t cap, size_t n, struct fx_errbuf *eb)
 {
     unsigned char raw[64];

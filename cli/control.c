@@ -395,22 +395,7 @@ static int copy_to_stdout(const struct stdout_dir *d)
         return fx_cli_fail("-o -: the agent reported success but %s is missing: %s", path,
                            strerror(errno));
     signal(SIGPIPE, SIG_IGN); /* a closed pipe is an error to report, not a silent death */
-    char buf[65536];
-    ssize_t n;
-    int ret = FX_CLI_OK;
-    while (ret == FX_CLI_OK && (n = read(fd, buf, sizeof buf)) != 0) {
-        if (n < 0 && errno == EINTR && !fx_cli_interrupted())
-            continue;
-        if (n < 0)
-            ret = fx_cli_fail("-o -: reading %s: %s", path, strerror(errno));
-        for (ssize_t off = 0, w; ret == FX_CLI_OK && off < n; off += w)
-            if ((w = write(STDOUT_FILENO, buf + off, (size_t)(n - off))) < 0 && errno != EINTR)
-                ret = fx_cli_fail("-o -: writing to stdout: %s", strerror(errno));
-            else if (w < 0)
-                w = 0;
-    }
-    close(fd);
-    return ret;
+    return fx_cli_copy_to_stdout(fd, path);
 }
 
 /* dump, stop and status only speak to an agent that is there: loading one just to hear "not

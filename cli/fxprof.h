@@ -50,6 +50,9 @@ void fx_cli_sleep_ms(int64_t ms);
  * calls return EINTR), letting the caller remove its temporary files. */
 void fx_cli_catch_interrupts(void);
 bool fx_cli_interrupted(void);
+/* `-o -`: copies fd (the profile at `path`) to stdout and closes fd; a read interrupted by
+ * Ctrl-C ends the copy with an error. FX_CLI_OK or the code of the one line it printed. */
+int fx_cli_copy_to_stdout(int fd, const char *path);
 /* Fills `out` with `n` random bytes as 2n lowercase hex digits (cap >= 2n + 1). */
 int fx_cli_random_hex(char *out, size_t cap, size_t n, struct fx_errbuf *eb);
 /* The absolute, canonical path of libfxagent.so: `given` (--agent) if not NULL, else

@@ -290,22 +290,7 @@ static int copy_profile(const char *path)
     if (fd < 0)
         return FX_CLI_FALLBACK;
     signal(SIGPIPE, SIG_IGN);
-    char buf[65536];
-    ssize_t n;
-    int ret = FX_CLI_OK;
-    while (ret == FX_CLI_OK && (n = read(fd, buf, sizeof buf)) != 0) {
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n < 0)
-            ret = fx_cli_fail("-o -: reading %s: %s", path, strerror(errno));
-        for (ssize_t off = 0, w; ret == FX_CLI_OK && off < n; off += w)
-            if ((w = write(STDOUT_FILENO, buf + off, (size_t)(n - off))) < 0 && errno != EINTR)
-                ret = fx_cli_fail("-o -: writing to stdout: %s", strerror(errno));
-            else if (w < 0)
-                w = 0;
-    }
-    close(fd);
-    return ret;
+    return fx_cli_copy_to_stdout(fd, path);
 }
 
 /* The agent writes into a folder under its default name, fxagent-PID-TIME[-N].json.gz. */
