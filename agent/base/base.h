@@ -1,0 +1,153 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* agent/base: what every part of the agent stands on, and nothing above it calls back into.
+ *  - the clock and the one-line log;
+ *  - the JVM handles, written once at setup (the JavaVM, the JVMTI environment), and the JVM
+ *    services every part asks for: agent threads, system properties, a pending JNI exception;
+ *  - the recording: its options and its times, written by control/ only, read by every part;
+ *    the JVM's phase (live between VMInit and VMDeath, then dead);
+ *  - one periodic agent thread (drain, validator, loop, wall sampler each run one);
+ *  - event sources: the entry points a part plugs in with (start, stop, drain, before and after a
+ *    dump), called in registration order, so the model and the writers never name a source;
+ *  - other copies of libfxagent.so in this process (copies.c).
+ * Rule: base/ includes only include/ and system headers; it calls no other part. */
+#ifndef FX_BASE_H
+#define FX_BASE_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <time.h>
+
+#include <jni.h>
+#include <jvmti.h>
+
+#include "fx_err.h"
+#include "fx_options.h"
+#include "fx_profile.h"
+
+/* --- the clock: one definition of each helper, async-signal-safe --- */
+
+static inline int64_t fx_clock_ns(clockid_t clock)
+{
+    struct timespec ts;
+    if (clock_gettime(clock, &ts) != 0)
+        return -1; /* a thread's clock after the thread is gone */
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* CLOCK_MONOTONIC: every time the agent stores. */
+static inline int64_t fx_now_ns(void)
+{
+    return fx_clock_ns(CLOCK_MONOTONIC);
+}
+
+static inline struct timespec fx_timespec_of_ns(uint64_t ns)
+{
+    struct timespec ts = {(time_t)(ns / 1000000000), (long)(ns % 1000000000)};
+    return ts;
+}
+
+/* --- log.c --- */
+
+/* One "fxagent: ..." line on stderr, in one write(2). */
+void fx_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* --- jvm.c: the JVM's handles and services --- */
+
+/* Setup, before any agent thread or JVMTI callback exists (NULL, NULL: a failed setup). */
+void fx_jvm_set(JavaVM *vm, jvmtiEnv *jvmti);
+JavaVM *fx_jvm(void);
+jvmtiEnv *fx_jvmti(void); /* NULL before a setup succeeded */
+/* Logs a JVMTI failure with its name; returns true if err != JVMTI_ERROR_NONE. */
+bool fx_jvmti_failed(jvmtiError err, const char *what);
+/* Creates a java.lang.Thread named `name` and runs `fn` on it as a JVMTI agent thread. */
+int fx_run_thread(JNIEnv *jni, const char *name, jvmtiStartFunction fn, void *arg);
+/* A copy of the system property (fx_free it), or NULL. */
+char *fx_property(const char *key);
+/* Clears a pending exception; true if there was one (the call before it failed). */
+bool fx_jni_failed(JNIEnv *jni);
+
+/* --- recording.c: the options and times of the current recording, and the JVM's phase --- */
+
+struct fx_recording {
+    struct fx_options opt;
+    int64_t start_ns;      /* t0: CLOCK_MONOTONIC at Agent_OnLoad, a start by attach, a restart */
+    double start_epoch_ms; /* wall clock at the same moment */
+    time_t start_time;
+    int64_t sampling_begin_ns, sampling_end_ns;
+    bool live_start; /* started in the live phase (attach, restart): see sampling's registry */
+};
+
+/* Read by every part; stable while a recording runs (control/ changes it only between a stop
+ * and a start, or before the first start). */
+const struct fx_recording *fx_rec(void);
+const struct fx_options *fx_opt(void);
+/* control/ only. */
+struct fx_recording *fx_rec_edit(void);
+/* t0 of a recording: start_ns, start_epoch_ms, start_time from the clocks now. */
+void fx_rec_mark_start(void);
+
+enum fx_phase {
+    FX_PHASE_LOADED = 0, /* before VMInit, or attached and not started */
+    FX_PHASE_LIVE,       /* VMInit done (or a start by attach) and no VMDeath yet */
+    FX_PHASE_DEAD,       /* VMDeath started */
+};
+void fx_phase_set(enum fx_phase p);
+enum fx_phase fx_phase(void);
+
+/* --- periodic.c: an agent thread that runs `tick` every period until stopped --- */
+
+struct fx_periodic {
+    const char *name; /* the Java thread's name ("fxagent drain") */
+    uint64_t period_ns;
+    void (*tick)(JNIEnv *jni, void *arg);
+    void (*exiting)(void *arg); /* optional: on the thread, after its last tick */
+    void *arg;
+    /* Private to periodic.c. */
+    pthread_mutex_t lock;
+    pthread_cond_t cond; /* on CLOCK_MONOTONIC */
+    bool ready, stop, running;
+};
+
+/* Ticks at start + k * period (a slow tick does not shift the ones after it). */
+int fx_periodic_start(JNIEnv *jni, struct fx_periodic *p);
+/* Stops the thread and waits until its current tick (and `exiting`) are done. */
+void fx_periodic_stop(struct fx_periodic *p);
+
+/* --- sources.c: event sources and the steps before and after a dump --- */
+
+struct fx_span {
+    int64_t begin_ns, end_ns; /* the range a profile covers */
+};
+
+/* Any entry may be NULL. `drain`, `before_dump` and `after_dump` run on the model's owner (the
+ * drain thread, or VMDeath after it stopped); `start` and `stop` under control's lock. */
+struct fx_source {
+    const char *name;
+    int (*start)(JNIEnv *jni);
+    void (*stop)(void);
+    void (*drain)(JNIEnv *jni, struct fx_profile *p);
+    void (*before_dump)(JNIEnv *jni, struct fx_profile *p, const struct fx_span *span);
+    void (*after_dump)(struct fx_profile *p, const char *path, unsigned long long bytes);
+};
+
+/* At setup, before any agent thread exists. FX_EFULL past the table's size. */
+int fx_sources_add(const struct fx_source *s);
+/* Starts each source in order (a source that cannot start says so itself; the others start). */
+void fx_sources_start(JNIEnv *jni);
+/* Stops them in reverse order. */
+void fx_sources_stop(void);
+void fx_sources_drain(JNIEnv *jni, struct fx_profile *p);
+void fx_sources_before_dump(JNIEnv *jni, struct fx_profile *p, const struct fx_span *span);
+void fx_sources_after_dump(struct fx_profile *p, const char *path, unsigned long long bytes);
+
+/* --- copies.c: other copies of libfxagent.so in this process --- */
+
+/* Called with the address of `symbol` in another loaded object, and that object's path;
+ * returns true to stop the search. */
+typedef bool (*fx_copies_fn)(void *sym, const char *object, void *arg);
+/* Calls fn for each other loaded object that exports `symbol` (this image excluded), kept
+ * loaded during the call, until fn returns true; returns whether one did. */
+bool fx_copies_find(const char *symbol, fx_copies_fn fn, void *arg);
+
+#endif

@@ -1,0 +1,82 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* The JVM's handles, written once by a setup before any callback or agent thread can read
+ * them (the JVMTI calls that start those are the release), and the JVM services every part
+ * uses: agent threads, system properties, pending JNI exceptions. */
+#include "base.h"
+
+#include "fx_alloc.h"
+
+static JavaVM *vm;
+static jvmtiEnv *jvmti;
+
+void fx_jvm_set(JavaVM *v, jvmtiEnv *j)
+{
+    __atomic_store_n(&vm, v, __ATOMIC_RELEASE);
+    __atomic_store_n(&jvmti, j, __ATOMIC_RELEASE);
+}
+
+JavaVM *fx_jvm(void)
+{
+    return __atomic_load_n(&vm, __ATOMIC_ACQUIRE);
+}
+
+jvmtiEnv *fx_jvmti(void)
+{
+    return __atomic_load_n(&jvmti, __ATOMIC_ACQUIRE);
+}
+
+bool fx_jvmti_failed(jvmtiError err, const char *what)
+{
+    if (err == JVMTI_ERROR_NONE)
+        return false;
+    jvmtiEnv *jvmti = fx_jvmti();
+    char *name = NULL;
+    if (jvmti != NULL && (*jvmti)->GetErrorName(jvmti, err, &name) == JVMTI_ERROR_NONE) {
+        fx_log("JVMTI %s failed: %s", what, name);
+        (*jvmti)->Deallocate(jvmti, (unsigned char *)name);
+    } else {
+        fx_log("JVMTI %s failed: error %d", what, (int)err);
+    }
+    return true;
+}
+
+int fx_run_thread(JNIEnv *jni, const char *name, jvmtiStartFunction fn, void *arg)
+{
+    jvmtiEnv *env = fx_jvmti();
+    jclass cls = (*jni)->FindClass(jni, "java/lang/Thread");
+    jmethodID init = cls ? (*jni)->GetMethodID(jni, cls, "<init>", "(Ljava/lang/String;)V") : NULL;
+    jstring jname = init ? (*jni)->NewStringUTF(jni, name) : NULL;
+    jobject thread = jname ? (*jni)->NewObject(jni, cls, init, jname) : NULL;
+    int rc = FX_EUNSUPPORTED;
+    if (thread == NULL) {
+        (*jni)->ExceptionClear(jni);
+        fx_log("cannot create the thread '%s'", name);
+    } else if (!fx_jvmti_failed(
+                       (*env)->RunAgentThread(env, thread, fn, arg, JVMTI_THREAD_NORM_PRIORITY),
+                       "RunAgentThread")) {
+        rc = FX_OK;
+    }
+    (*jni)->DeleteLocalRef(jni, thread);
+    (*jni)->DeleteLocalRef(jni, jname);
+    (*jni)->DeleteLocalRef(jni, cls);
+    return rc;
+}
+
+char *fx_property(const char *key)
+{
+    jvmtiEnv *env = fx_jvmti();
+    char *v = NULL;
+    if (env == NULL || (*env)->GetSystemProperty(env, key, &v) != JVMTI_ERROR_NONE || v == NULL)
+        return NULL;
+    char *copy = fx_strdup(v);
+    (*env)->Deallocate(env, (unsigned char *)v);
+    return copy;
+}
+
+bool fx_jni_failed(JNIEnv *jni)
+{
+    if (!(*jni)->ExceptionCheck(jni))
+        return false;
+    (*jni)->ExceptionClear(jni);
+    return true;
+}

@@ -1,0 +1,265 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* The commands of the attach listener (one at a time): start, stop, dump and status, each
+ * checked against the recording's state, run as one sequence of lifecycle.c or output/, and
+ * answered with one outcome line. Files are written one at a time (output/), so at most one
+ * snapshot exists besides the model. No application thread ever takes the lifecycle lock: the
+ * signal path takes none, and ThreadStart/ThreadEnd only take the thread registry's. */
+#include "control.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+bool fx_commands_active(void)
+{
+    return fx_lifecycle_state() != FX_ST_IDLE;
+}
+
+int fx_outcome_set(struct fx_outcome *out, int code, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(out->text, sizeof(out->text), fmt, ap);
+    va_end(ap);
+    out->code = code;
+    return code;
+}
+
+bool fx_option_given(const char *text, const char *key)
+{
+    size_t klen = strlen(key);
+    for (const char *p = text; p != NULL && *p != '\0';) {
+        size_t len = strcspn(p, ",");
+        if (len >= klen && !strncmp(p, key, klen) && (len == klen || p[klen] == '='))
+            return true;
+        p = p[len] == ',' ? p + len + 1 : NULL;
+    }
+    return false;
+}
+
+static void fmt_duration(char *buf, size_t cap, uint64_t ns)
+{
+    if (ns % 1000000000 == 0)
+        snprintf(buf, cap, "%llus", (unsigned long long)(ns / 1000000000));
+    else if (ns % 1000000 == 0)
+        snprintf(buf, cap, "%llums", (unsigned long long)(ns / 1000000));
+    else
+        snprintf(buf, cap, "%lluus", (unsigned long long)(ns / 1000));
+}
+
+/* --- start --- */
+
+static void describe_start(struct fx_outcome *out, const char *verb)
+{
+    char iv[32], loop[64] = "";
+    struct fx_threads_stats st;
+    fx_threads_stats(&st);
+    fmt_duration(iv, sizeof(iv), fx_opt()->interval_ns);
+    if (fx_opt()->loop_ns) {
+        char d[32];
+        fmt_duration(d, sizeof(d), fx_opt()->loop_ns);
+        snprintf(loop, sizeof(loop), ", a profile every %s", d);
+    }
+    char engine[320];
+    fx_engine_name(engine, sizeof(engine));
+    fx_outcome_set(
+            out, FX_RC_OK,
+            "%s: %s, interval %s, %llu threads sampled, memory bound %llu MiB%s; profile file %s",
+            verb, engine, iv, (unsigned long long)st.registered,
+            (unsigned long long)(fx_opt()->memory_bytes >> 20), loop, fx_opt()->file);
+}
+
+/* A JVM that runs without the agent: the recording takes o's options (and owns their
+ * strings from here, but reply=). */
+static int start_fresh(JavaVM *vm, struct fx_options *o, struct fx_outcome *out)
+{
+    struct fx_errbuf eb = {{0}};
+    struct fx_options *opt = &fx_rec_edit()->opt;
+    char *reply = o->reply;
+    *opt = *o;
+    opt->reply = NULL;
+    memset(o, 0, sizeof(*o));
+    o->reply = reply;
+    if (fx_lifecycle_start_fresh(vm, &eb) != FX_OK)
+        return fx_outcome_set(out, FX_RC_FAILED, "could not start: %s", eb.msg);
+    describe_start(out, "started");
+    return FX_RC_OK;
+}
+
+/* Options that the sampling engines and rings were built with. */
+static const char *const fixed_keys[] = {"mode", "engine", "interval", "depth", "ring"};
+
+static bool fixed_differs(const struct fx_options *o, const char *key)
+{
+    const struct fx_options *c = fx_opt();
+    if (!strcmp(key, "mode"))
+        return o->mode != c->mode;
+    if (!strcmp(key, "engine"))
+        return o->engine != c->engine;
+    if (!strcmp(key, "interval"))
+        return o->interval_ns != c->interval_ns;
+    if (!strcmp(key, "depth"))
+        return o->depth != c->depth;
+    return o->ring_bytes != c->ring_bytes;
+}
+
+/* Options given again take their new value; the others keep the previous start's. */
+static void take_options(struct fx_options *o, const char *text)
+{
+    struct fx_options *opt = &fx_rec_edit()->opt;
+    if (o->file_set) {
+        char *old = opt->file;
+        opt->file = o->file;
+        o->file = old; /* freed with o, unless it is the default pattern */
+    }
+    if (fx_option_given(text, "loop"))
+        opt->loop_ns = o->loop_ns;
+    if (fx_option_given(text, "memory"))
+        opt->memory_bytes = o->memory_bytes;
+    if (fx_option_given(text, "quiet"))
+        opt->quiet = true;
+}
+
+/* STOPPED -> RUNNING: the same engines, a new recording (the model's samples are reset). */
+static int restart(JavaVM *vm, struct fx_options *o, const char *text, struct fx_outcome *out)
+{
+    for (size_t i = 0; i < sizeof(fixed_keys) / sizeof(fixed_keys[0]); i++) {
+        if (fx_option_given(text, fixed_keys[i]) && fixed_differs(o, fixed_keys[i]))
+            return fx_outcome_set(
+                    out, FX_RC_USAGE,
+                    "option '%s' cannot change after the first start in this JVM (the sampling engines keep it); start again without it",
+                    fixed_keys[i]);
+    }
+    JNIEnv *jni = NULL;
+    if ((*vm)->GetEnv(vm, (void **)&jni, JNI_VERSION_1_6) != JNI_OK)
+        return fx_outcome_set(out, FX_RC_FAILED,
+                              "could not start: no JNI environment on the attach thread");
+    take_options(o, text);
+    struct fx_errbuf eb = {{0}};
+    if (fx_lifecycle_restart(jni, &eb) != FX_OK)
+        return fx_outcome_set(out, FX_RC_FAILED, "could not start: %s", eb.msg);
+    describe_start(out, "started again");
+    return FX_RC_OK;
+}
+
+static int cmd_start(JavaVM *vm, struct fx_options *o, const char *text, struct fx_outcome *out)
+{
+    char engine[320];
+    switch (fx_lifecycle_state()) {
+    case FX_ST_IDLE:
+        return start_fresh(vm, o, out);
+    case FX_ST_STOPPED:
+        return restart(vm, o, text, out);
+    case FX_ST_RUNNING:
+        fx_engine_name(engine, sizeof(engine));
+        return fx_outcome_set(out, FX_RC_STATE,
+                              "already running (%s, file %s): use status, dump or stop", engine,
+                              fx_opt()->file);
+    default:
+        return fx_outcome_set(out, FX_RC_STATE, "the JVM is shutting down");
+    }
+}
+
+/* --- stop, dump --- */
+
+static const char *target(const struct fx_options *o)
+{
+    return o->file_set ? o->file : fx_opt()->file;
+}
+
+static int write_outcome(struct fx_outcome *out, const char *verb, int rc,
+                         const struct fx_dump_result *res, const struct fx_errbuf *eb)
+{
+    if (rc != FX_OK)
+        return fx_outcome_set(out, FX_RC_FAILED, "%s, but no profile was written: %s", verb,
+                              eb->msg);
+    char line[1100];
+    fx_output_describe(res, line, sizeof(line));
+    return fx_outcome_set(out, FX_RC_OK, "%s; %s", verb, line);
+}
+
+static int cmd_stop(const struct fx_options *o, struct fx_outcome *out)
+{
+    enum fx_state s = fx_lifecycle_state();
+    if (s != FX_ST_RUNNING)
+        return fx_outcome_set(out, FX_RC_STATE, "not running (%s)", fx_lifecycle_state_name(s));
+    fx_lifecycle_stop();
+    struct fx_dump_result res;
+    struct fx_errbuf eb = {{0}};
+    int rc =
+            fx_output_snapshot(target(o), fx_opt()->loop_ns != 0 && !o->file_set, false, &res, &eb);
+    return write_outcome(out, "stopped", rc, &res, &eb);
+}
+
+static int cmd_dump(const struct fx_options *o, struct fx_outcome *out)
+{
+    enum fx_state s = fx_lifecycle_state();
+    if (s != FX_ST_RUNNING && s != FX_ST_STOPPED)
+        return fx_outcome_set(out, FX_RC_STATE, "nothing to dump (%s)", fx_lifecycle_state_name(s));
+    bool reset = o->reset && s == FX_ST_RUNNING;
+    struct fx_dump_result res;
+    struct fx_errbuf eb = {{0}};
+    int rc =
+            fx_output_snapshot(target(o), fx_opt()->loop_ns != 0 && !o->file_set, reset, &res, &eb);
+    return write_outcome(out,
+                         s == FX_ST_STOPPED ? "dumped the stopped recording"
+                         : reset            ? "dumped and reset (sampling goes on)"
+                                            : "dumped (sampling goes on)",
+                         rc, &res, &eb);
+}
+
+/* --- status --- */
+
+static int cmd_status(struct fx_outcome *out)
+{
+    enum fx_state s = fx_lifecycle_state();
+    if (s == FX_ST_IDLE)
+        return fx_outcome_set(out, FX_RC_OK, "not started in this JVM (use start)");
+    struct fx_window_request r = {.kind = FX_WINDOW_STATUS};
+    if (fx_window_request(&r) != FX_OK)
+        return fx_outcome_set(out, FX_RC_FAILED, "%s, but the drain thread did not answer",
+                              fx_lifecycle_state_name(s));
+    const struct fx_window_status *st = &r.status;
+    int64_t until = s == FX_ST_STOPPED ? fx_lifecycle_stopped_ns() : fx_now_ns();
+    char iv[32], loop[32] = "off", engine[320], last[4096];
+    fmt_duration(iv, sizeof(iv), fx_opt()->interval_ns);
+    if (fx_opt()->loop_ns)
+        fmt_duration(loop, sizeof(loop), fx_opt()->loop_ns);
+    fx_engine_name(engine, sizeof(engine));
+    fx_output_last_file(last, sizeof(last));
+    return fx_outcome_set(
+            out, FX_RC_OK,
+            "%s for %.1f s: %s, interval %s, %llu samples taken (%llu in memory), %u threads, %llu ring drops, memory %.1f of %.1f MiB (tables %.1f MiB, rings %.1f MiB), %llu dropped by the bound, loop %s, file %s%s%s",
+            fx_lifecycle_state_name(s), (double)(until - fx_rec()->sampling_begin_ns) / 1e9, engine,
+            iv, (unsigned long long)st->samples, (unsigned long long)st->held, st->threads,
+            (unsigned long long)st->drops, (double)st->memory / 1048576.0,
+            (double)st->bound / 1048576.0, (double)st->tables / 1048576.0,
+            (double)st->ring_bytes / 1048576.0, (unsigned long long)st->dropped, loop,
+            fx_opt()->file, last[0] ? ", last written " : "", last);
+}
+
+/* --- entry point --- */
+
+int fx_commands_run(JavaVM *vm, struct fx_options *o, const char *text, struct fx_outcome *out)
+{
+    struct fx_errbuf eb = {{0}};
+    bool series = o->action == FX_ACTION_START && o->loop_ns != 0; /* dump, stop: as given */
+    if (o->file_set || o->action == FX_ACTION_START)
+        fx_output_absolute(o);
+    if (o->file_set && fx_output_check_target(o->file, series, &eb) != FX_OK)
+        return fx_outcome_set(out, FX_RC_USAGE, "%s", eb.msg);
+    fx_lifecycle_lock();
+    int rc;
+    if (fx_lifecycle_state() == FX_ST_DEAD)
+        rc = fx_outcome_set(out, FX_RC_STATE, "the JVM is shutting down");
+    else if (o->action == FX_ACTION_START)
+        rc = cmd_start(vm, o, text, out);
+    else if (o->action == FX_ACTION_STOP)
+        rc = cmd_stop(o, out);
+    else if (o->action == FX_ACTION_DUMP)
+        rc = cmd_dump(o, out);
+    else
+        rc = cmd_status(out);
+    fx_lifecycle_unlock();
+    return rc;
+}

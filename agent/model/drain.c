@@ -1,0 +1,372 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* The model and its drain: a periodic agent thread that, every DRAIN_PERIOD_NS, drains every
+ * source (fx_sources_drain: the markers, the CPU/wall sampler) and then bounds the model and
+ * frees ended threads. The sampler's share is here: each thread's ring becomes model stacks
+ * (stacks.c) and samples, each new jmethodID resolved in the pass it first appears
+ * (methods.c). The drain is the only writer of the model until fx_drain_stop returns; then
+ * VMDeath owns the model and drains once more itself.
+ *
+ * Idle gaps (PROFILE-FORMAT.md §11.3): with CPU-time signals an idle thread is simply not
+ * sampled, and the front-end would stretch its neighbouring samples across the gap. When a
+ * thread's next sample shows it was off the CPU for more than two intervals (wall time between
+ * the samples minus the CPU time between them), one "[idle]" sample (Idle category, CPU delta 0)
+ * is inserted one interval after the previous sample. Wall mode samples idle threads anyway. */
+#include "internal.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "fx_ring.h"
+
+#define DRAIN_PERIOD_NS 10000000 /* 10 ms */
+
+/* The signal handler's own figures (struct fx_thread), summed over threads. */
+struct handler_cost {
+    uint64_t cpu_ns, timed, max_ns, handled;
+    struct fx_recovery_counts rec; /* the handlers' own counts */
+    int64_t armed_cpu_ns;          /* the threads' CPU time while armed (coverage, cpu mode) */
+};
+
+static void add_cost(struct handler_cost *c, const struct fx_thread *t)
+{
+    c->cpu_ns += __atomic_load_n(&t->handler_ns, __ATOMIC_RELAXED);
+    c->timed += __atomic_load_n(&t->handler_timed, __ATOMIC_RELAXED);
+    c->handled += __atomic_load_n(&t->handled, __ATOMIC_RELAXED);
+    for (int i = 0; i < FX_REC_CASES; i++)
+        c->rec.recovered[i] += __atomic_load_n(&t->recovered[i], __ATOMIC_RELAXED);
+    for (int i = 0; i < FX_REC_FAILS; i++)
+        c->rec.failed[i] += __atomic_load_n(&t->rec_failed[i], __ATOMIC_RELAXED);
+    uint64_t mx = __atomic_load_n(&t->handler_max_ns, __ATOMIC_RELAXED);
+    c->max_ns = mx > c->max_ns ? mx : c->max_ns;
+}
+
+/* The model's owner only, but `samples` (atomic: status and counters read it anywhere). */
+static struct {
+    struct fx_profile *profile;
+    struct fx_methods *methods;
+    uint32_t methods_gen; /* the model's generation the cached func ids belong to */
+    uint64_t methods_resolved, methods_unknown; /* by caches dropped at earlier resets */
+    uint64_t records, samples, idle_inserted, model_errors;
+    uint64_t weight_sum, cpu_sum_ns, cpu_gaps, wall_sum_ns, wall_gaps;
+    struct handler_cost reaped; /* of reaped threads */
+    uint64_t drops;             /* of reaped threads */
+} dr;
+
+int fx_model_init(void)
+{
+    struct fx_profile *p = fx_profile_new();
+    if (p == NULL)
+        return FX_ENOMEM;
+    fx_profile_set_start(p, fx_rec()->start_ns, fx_rec()->start_epoch_ms);
+    dr.profile = p;
+    if (fx_window_init(p) != FX_OK)
+        fx_log("out of memory at start: samples past the table limit will be lost");
+    return FX_OK;
+}
+
+struct fx_profile *fx_model_profile(void)
+{
+    return dr.profile;
+}
+
+static bool ended(struct fx_thread *t)
+{
+    return __atomic_load_n(&t->ended, __ATOMIC_ACQUIRE) != 0;
+}
+
+/* The "[idle]" sample for a gap (see the file comment). */
+static void maybe_idle(struct fx_profile *p, struct fx_thread *t, const struct fx_sample_rec *r,
+                       int64_t cpu_delta)
+{
+    int64_t iv = (int64_t)fx_opt()->interval_ns;
+    if (fx_opt()->mode == FX_MODE_WALL || !t->have_last || t->batch_lost)
+        return;
+    if ((r->time_ns - t->last_time_ns) - cpu_delta <= 2 * iv)
+        return;
+    fx_stack_id idle;
+    if (fx_profile_label_stack(p, "[idle]", FX_CAT_IDLE, &idle) == FX_OK &&
+        fx_profile_sample(p, t->profile_index, t->last_time_ns + iv, idle, 0, 1) == FX_OK)
+        dr.idle_inserted++;
+}
+
+static void account(struct fx_thread *t, const struct fx_sample_rec *r, int64_t cpu_delta)
+{
+    dr.samples++;
+    dr.weight_sum += r->weight;
+    if (t->have_last) {
+        dr.cpu_sum_ns += (uint64_t)cpu_delta;
+        dr.cpu_gaps++;
+        dr.wall_sum_ns += (uint64_t)(r->time_ns - t->last_time_ns);
+        dr.wall_gaps++;
+    }
+    t->have_last = true;
+    t->last_time_ns = r->time_ns;
+    t->last_cpu_ns = r->cpu_ns;
+}
+
+/* CPU time since the thread's previous sample. In cpu mode the handler does not read the
+ * thread's CPU clock (a system call per sample): each signal stands for `weight` intervals of
+ * it, which is what the perf event and the CPU-clock timer count. */
+static int64_t cpu_since_last(const struct fx_thread *t, const struct fx_sample_rec *r)
+{
+    if (r->cpu_ns == FX_CPU_NOT_READ)
+        return (int64_t)r->weight * (int64_t)fx_opt()->interval_ns;
+    if (!t->have_last || t->last_cpu_ns == FX_CPU_NOT_READ || r->cpu_ns < t->last_cpu_ns)
+        return 0;
+    return r->cpu_ns - t->last_cpu_ns;
+}
+
+static void one_record(JNIEnv *jni, struct fx_profile *p, struct fx_thread *t,
+                       const struct fx_sample_rec *r, uint32_t len)
+{
+    dr.records++;
+    if (!fx_window_admit(r->time_ns))
+        return;
+    fx_stack_id stack;
+    int rc = fx_stacks_of_record(dr.methods, jni, p, r, len, &stack);
+    if (rc == FX_EFULL && fx_window_full_stack(&stack)) /* tables at their limit (window.c) */
+        rc = FX_OK;
+    if (rc != FX_OK) {
+        dr.model_errors++;
+        return;
+    }
+    int64_t cpu_delta = cpu_since_last(t, r);
+    maybe_idle(p, t, r, cpu_delta);
+    if (fx_profile_sample(p, t->profile_index, r->time_ns, stack, cpu_delta, r->weight) != FX_OK) {
+        dr.model_errors++;
+        return;
+    }
+    account(t, r, cpu_delta);
+}
+
+/* Empties one ring. `was_ended` was read before draining, so an empty ring is then final.
+ * A thread enters the model with its first sample: threads that never ran long enough to be
+ * sampled would only add empty tracks (they are still counted as "threads sampled"). */
+static void drain_thread(JNIEnv *jni, struct fx_profile *p, struct fx_thread *t)
+{
+    bool was_ended = ended(t);
+    /* Dropped samples leave a gap that is not idleness; where in this pass's records it falls
+     * is unknown, so none of them may start an "[idle]" guess. */
+    uint64_t drops = fx_ring_drops(&t->ring);
+    t->batch_lost = drops != t->seen_drops;
+    t->seen_drops = drops;
+    const void *rec;
+    uint32_t len, index;
+    while ((rec = fx_ring_peek(&t->ring, &len)) != NULL) {
+        if (fx_tracks_index(p, t, &index) != FX_OK) {
+            dr.model_errors++;
+            return; /* the records wait for the next cycle */
+        }
+        if (len >= sizeof(struct fx_sample_rec))
+            one_record(jni, p, t, rec, len);
+        fx_ring_release(&t->ring);
+    }
+    if (was_ended && !t->finished) {
+        if (t->in_profile)
+            fx_profile_thread_unregister(p, t->profile_index, t->end_ns);
+        fx_tracks_refresh_name(jni, p, t); /* its track takes the thread's last name */
+        t->finished = true;
+    }
+}
+
+static bool finished(struct fx_thread *t)
+{
+    if (!t->finished)
+        return false;
+    add_cost(&dr.reaped, t);
+    dr.reaped.armed_cpu_ns += fx_timer_armed_cpu_ns(t); /* fx_threads_reap holds the lock */
+    uint64_t d = fx_ring_drops(&t->ring);
+    dr.drops += d;
+    if (d > 0 && dr.profile != NULL) {
+        char label[160];
+        snprintf(label, sizeof(label), "ring drops: %s (tid %d)", t->name, (int)t->tid);
+        fx_profile_extra_int(dr.profile, "Losses", label, (int64_t)d);
+    }
+    return true;
+}
+
+/* The sampler's share of a pass: the code ranges stack recovery reads, then every ring. */
+static void drain_rings(JNIEnv *jni, struct fx_profile *p)
+{
+    if (dr.methods != NULL && dr.methods_gen != fx_profile_generation(p)) {
+        /* The tables were rebuilt at a reset (window.c): the cached func ids are void. The
+         * methods of the next period are resolved again, once each. */
+        dr.methods_resolved += fx_methods_count(dr.methods);
+        dr.methods_unknown += fx_methods_unknown(dr.methods);
+        fx_methods_free(dr.methods);
+        dr.methods = NULL;
+    }
+    if (dr.methods == NULL && (dr.methods = fx_methods_new()) == NULL)
+        return;
+    dr.methods_gen = fx_profile_generation(p);
+    fx_codemap_publish();
+    for (struct fx_thread *t = fx_threads_head(); t != NULL; t = t->next)
+        drain_thread(jni, p, t);
+}
+
+void fx_drain_once(JNIEnv *jni)
+{
+    struct fx_profile *p = dr.profile;
+    if (p == NULL)
+        return;
+    fx_sources_drain(jni, p); /* before any reaping: records may name ended threads */
+    fx_window_bound(p);       /* the memory bound: the oldest samples go (window.c) */
+    if (fx_phase() != FX_PHASE_DEAD)
+        fx_threads_reap(jni, finished);
+}
+
+static uint64_t ring_drops(void)
+{
+    uint64_t drops = dr.drops;
+    for (struct fx_thread *t = fx_threads_head(); t != NULL; t = t->next)
+        drops += fx_ring_drops(&t->ring);
+    return drops;
+}
+
+static void drain_tick(JNIEnv *jni, void *arg)
+{
+    (void)arg;
+    fx_drain_once(jni);
+    struct fx_drain_figures f = {dr.samples, ring_drops()};
+    fx_window_serve(jni, dr.profile, &f); /* dumps, status: between passes (window.c) */
+}
+
+static void drain_exiting(void *arg)
+{
+    (void)arg;
+    fx_window_drain_exiting();
+}
+
+static struct fx_periodic drain = {
+        .name = "fxagent drain",
+        .period_ns = DRAIN_PERIOD_NS,
+        .tick = drain_tick,
+        .exiting = drain_exiting,
+};
+
+int fx_drain_start(JNIEnv *jni)
+{
+    return fx_periodic_start(jni, &drain);
+}
+
+void fx_drain_stop(void)
+{
+    fx_periodic_stop(&drain);
+}
+
+uint64_t fx_drain_samples(void)
+{
+    return dr.samples;
+}
+
+static void extra_ms(struct fx_profile *p, const char *group, const char *label, double ns)
+{
+    char buf[64];
+    snprintf(buf, sizeof(buf), "%.3f ms", ns / 1e6);
+    fx_profile_extra_str(p, group, label, buf);
+}
+
+/* Do the samples account for the CPU time they claim to sample? Each cpu-mode sample stands
+ * for weight x interval of its thread's CPU time; the threads' CPU time while armed is what
+ * they should add up to. The shortfall is every loss at once: ring drops, signals merged while
+ * one was pending, kernel time (exclude_kernel), and each thread's last partial interval. */
+static void report_coverage(struct fx_profile *p, const char *g, int64_t armed_cpu_ns)
+{
+    double covered = (double)dr.weight_sum * (double)fx_opt()->interval_ns;
+    extra_ms(p, g, "thread CPU time while sampled", (double)armed_cpu_ns);
+    extra_ms(p, g, "CPU time the samples stand for (weight x interval)", covered);
+    if (armed_cpu_ns > 0) {
+        char buf[48];
+        snprintf(buf, sizeof(buf), "%.1f %%", 100.0 * covered / (double)armed_cpu_ns);
+        fx_profile_extra_str(p, g, "coverage (samples / CPU time while sampled)", buf);
+    }
+}
+
+static void report_sampling(struct fx_profile *p, const struct handler_cost *c)
+{
+    const char *g = "Sampling";
+    char engine[320];
+    fx_engine_name(engine, sizeof(engine));
+    fx_profile_extra_str(p, g, "engine", engine);
+    extra_ms(p, g, "interval requested", (double)fx_opt()->interval_ns);
+    if (fx_opt()->mode == FX_MODE_WALL && dr.wall_gaps > 0)
+        extra_ms(p, g, "interval effective (mean wall time between a thread's samples)",
+                 (double)dr.wall_sum_ns / (double)dr.wall_gaps);
+    else if (dr.cpu_gaps > 0)
+        extra_ms(p, g,
+                 fx_opt()->mode == FX_MODE_CPU
+                         ? "interval effective (mean intervals per signal, from timer overruns)"
+                         : "interval effective (mean thread CPU time between signals)",
+                 (double)dr.cpu_sum_ns / (double)dr.cpu_gaps);
+    fx_profile_extra_str(p, g, "engine note", fx_engine_note());
+    fx_profile_extra_int(p, g, "samples", (int64_t)dr.samples);
+    fx_profile_extra_int(p, g, "sample weight total", (int64_t)dr.weight_sum);
+    fx_profile_extra_int(p, g, "idle samples inserted", (int64_t)dr.idle_inserted);
+    fx_profile_extra_int(p, g, "signals handled", (int64_t)c->handled);
+    /* Thread CPU time, less the timing's own clock reads; measured on 1 signal in 16. */
+    fx_profile_extra_int(p, g, "mean CPU ns in handler per signal",
+                         c->timed ? (int64_t)(c->cpu_ns / c->timed) : 0);
+    fx_profile_extra_int(p, g, "max CPU ns in handler (timed signals)", (int64_t)c->max_ns);
+    fx_profile_extra_int(p, g, "signals whose handler CPU time was measured", (int64_t)c->timed);
+    if (fx_opt()->mode == FX_MODE_CPU)
+        report_coverage(p, g, c->armed_cpu_ns);
+    fx_profile_extra_int(
+            p, g, "methods resolved",
+            (int64_t)(dr.methods_resolved + (dr.methods ? fx_methods_count(dr.methods) : 0)));
+    if (fx_opt()->mode == FX_MODE_WALL)
+        fx_profile_extra_int(p, g, "wall sampler ticks", (int64_t)fx_engine_wall_ticks());
+}
+
+static void report_losses(struct fx_profile *p, uint64_t drops)
+{
+    const char *g = "Losses";
+    struct fx_threads_stats st;
+    struct fx_signal_counts sig;
+    fx_threads_stats(&st);
+    fx_sampling_counts(&sig);
+    fx_profile_extra_int(p, g, "ring drops (all threads)", (int64_t)drops);
+    fx_profile_extra_int(p, g, "truncated stacks", (int64_t)fx_stacks_truncated());
+    fx_profile_extra_int(
+            p, g, "unknown method frames",
+            (int64_t)(dr.methods_unknown + (dr.methods ? fx_methods_unknown(dr.methods) : 0)));
+    fx_profile_extra_int(p, g, "model errors", (int64_t)dr.model_errors);
+    fx_profile_extra_int(p, g, "signals on unregistered threads", (int64_t)sig.no_thread);
+    fx_profile_extra_int(p, g, "signals after sampling stopped", (int64_t)sig.disabled);
+    fx_profile_extra_int(p, g, "perf events that could not be re-armed", (int64_t)sig.rearm_failed);
+    fx_profile_extra_int(p, g, "threads not sampled", (int64_t)st.not_sampled);
+    fx_profile_extra_int(p, g, "threads whose timer failed", (int64_t)st.arm_failed);
+    fx_profile_extra_int(p, g, "threads sampled", (int64_t)st.registered);
+    fx_profile_extra_int(p, g, "threads found running before VMInit", (int64_t)st.existing);
+}
+
+/* Before a dump: the sampler's meta.extra ("Sampling", the stack outcomes, "Losses"). */
+static void drain_report(JNIEnv *jni, struct fx_profile *p, const struct fx_span *span)
+{
+    (void)jni, (void)span;
+    struct handler_cost cost = dr.reaped;
+    uint64_t drops = dr.drops;
+    for (struct fx_thread *t = fx_threads_head(); t != NULL; t = t->next) {
+        uint64_t d = fx_ring_drops(&t->ring);
+        add_cost(&cost, t);
+        fx_threads_lock();
+        cost.armed_cpu_ns += fx_timer_armed_cpu_ns(t);
+        fx_threads_unlock();
+        drops += d;
+        if (d > 0) {
+            char label[160];
+            snprintf(label, sizeof(label), "ring drops: %s (tid %d)", t->name, (int)t->tid);
+            fx_profile_extra_int(p, "Losses", label, (int64_t)d);
+        }
+    }
+    report_sampling(p, &cost);
+    fx_stacks_report(p, &cost.rec);
+    report_losses(p, drops);
+}
+
+const struct fx_source fx_drain_source = {
+        .name = "cpu/wall sampler",
+        .start = fx_sampling_start,
+        .stop = fx_sampling_stop,
+        .drain = drain_rings,
+        .before_dump = drain_report,
+};

@@ -1,0 +1,97 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* Private to agent/model: the helpers the drain, the window and the markers share. Arrows
+ * inside the folder run one way: drain.c -> window.c, stacks.c, tracks.c, methods.c;
+ * markers.c -> counters.c -> drain.c's figures; nothing calls back into drain.c but through
+ * its figures (fx_drain_samples). */
+#ifndef FX_MODEL_INTERNAL_H
+#define FX_MODEL_INTERNAL_H
+
+#include "fx_jvm_markers.h"
+#include "model.h"
+
+/* --- drain.c --- */
+
+/* Samples taken so far (all periods). Any thread (relaxed). */
+uint64_t fx_drain_samples(void);
+
+/* --- tracks.c: sampled threads as the model's threads --- */
+
+/* The model's thread index of t, adding t to the model first if it has no samples yet (markers
+ * may reach a thread before its first sample). Model owner only. FX_OK or FX_ENOMEM. */
+int fx_tracks_index(struct fx_profile *p, struct fx_thread *t, uint32_t *out);
+/* Copies the Java thread's current name into the model, if it changed since registration. */
+void fx_tracks_refresh_name(JNIEnv *jni, struct fx_profile *p, struct fx_thread *t);
+
+/* --- methods.c: jmethodID -> model frames, resolved while the class is alive --- */
+
+struct fx_methods;
+struct fx_methods *fx_methods_new(void);
+void fx_methods_free(struct fx_methods *m);
+/* The frame for (method, bci); an unresolvable method becomes the "[unknown method]" frame.
+ * Returns FX_OK or FX_ENOMEM. */
+int fx_methods_frame(struct fx_methods *m, JNIEnv *jni, struct fx_profile *p, jmethodID id,
+                     jint bci, fx_frame_id *frame);
+/* The frame of the compiled method a pc was in without a bci (a prologue or epilogue, or a
+ * failure named by its blob): line -1, subcategory Recovered if it tops a recovered stack. */
+int fx_methods_blob_frame(struct fx_methods *m, JNIEnv *jni, struct fx_profile *p, jmethodID id,
+                          bool recovered, fx_frame_id *frame);
+uint64_t fx_methods_unknown(const struct fx_methods *m);
+uint64_t fx_methods_count(const struct fx_methods *m);
+
+/* --- stacks.c: a ring record's stack in the model, and how stacks came out --- */
+
+/* The stack of a record (len bytes) of thread ring. FX_OK, FX_ENOMEM, FX_EFULL (tables full). */
+int fx_stacks_of_record(struct fx_methods *m, JNIEnv *jni, struct fx_profile *p,
+                        const struct fx_sample_rec *r, uint32_t len, fx_stack_id *out);
+/* Stacks cut at the depth so far. */
+uint64_t fx_stacks_truncated(void);
+/* The handlers' own recovery counts (struct fx_thread), summed over threads. */
+struct fx_recovery_counts {
+    uint64_t recovered[FX_REC_CASES], failed[FX_REC_FAILS];
+};
+/* meta.extra "AsyncGetCallTrace outcomes" and "Stack recovery". */
+void fx_stacks_report(struct fx_profile *p, const struct fx_recovery_counts *handlers);
+
+/* --- window.c, for the drain --- */
+
+/* After fx_model_init's profile: the bound, the table limit, the "[stack table full]" stack. */
+int fx_window_init(struct fx_profile *p);
+/* Owner, after each drain pass: past `memory`, the oldest half of the samples goes. */
+void fx_window_bound(struct fx_profile *p);
+/* Owner: false for a record older than the current period (counted as late). */
+bool fx_window_admit(int64_t time_ns);
+/* Owner: the stack of a sample whose stack the full tables cannot take (counted). */
+bool fx_window_full_stack(fx_stack_id *out);
+/* What the drain knows that a status request shows. */
+struct fx_drain_figures {
+    uint64_t samples, ring_drops;
+};
+/* The drain thread, between passes: serves the pending request, if any. */
+void fx_window_serve(JNIEnv *jni, struct fx_profile *p, const struct fx_drain_figures *f);
+/* The drain thread, exiting: pending and later requests fail. */
+void fx_window_drain_exiting(void);
+
+/* --- jit_info.c: what a JIT marker says about a compiled method --- */
+
+/* CompiledMethodLoad (compiler thread): distinct methods inlined into `root` per the inlining
+ * records of compile_info; -1 without such records. No allocation, no JVM call. */
+int32_t fx_jit_info_inlined(jmethodID root, const void *compile_info);
+/* Model owner: the method's "pkg.Class.name(sig)" string in p, cached per jmethodID. FX_OK or
+ * FX_ENOMEM / FX_EFULL from the model. */
+int fx_jit_info_name(JNIEnv *jni, struct fx_profile *p, jmethodID id, fx_str_id *out);
+
+/* --- counters.c: counters sampled by the model's owner --- */
+
+/* Samples every counter if `force` or if 100 ms have passed since the last sample. */
+void fx_counters_sample(JNIEnv *jni, struct fx_profile *p, int64_t now_ns, bool force);
+void fx_counters_report(struct fx_profile *p, const char *group);
+
+/* --- gcinfo.c: which collector ran a pause, heap before/after (GC MXBeans, drain only) --- */
+
+/* Matches the n pauses seen since the last call with the GC MXBeans' collection counts: fills
+ * collector and heap figures where one collection explains a pause (unknown: NULL and -1).
+ * Returns false, leaving gc[] alone, when the counts have not caught up with the pauses yet
+ * and `final` is false. */
+bool fx_gcinfo_attribute(JNIEnv *jni, struct fx_jvm_gc *gc, unsigned n, bool final);
+
+#endif

@@ -1,0 +1,211 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* The producers of markers: the GC callbacks (where JVMTI allows almost nothing) record a
+ * timestamp, compiler threads a jmethodID with its code size and inlining count, application
+ * threads (the fxagent.Markers natives) a name and text. Each appends one record to a bounded
+ * queue (markers_queue.h); a full queue drops the record and counts it. markers.c turns the
+ * records into markers. */
+#include "markers_queue.h"
+
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "fx_ring.h"
+
+struct fx_marker_queues fx_mq = {
+        .gc = {.lock = PTHREAD_MUTEX_INITIALIZER},
+        .jit = {.lock = PTHREAD_MUTEX_INITIALIZER},
+        .user = {.lock = PTHREAD_MUTEX_INITIALIZER},
+};
+
+bool fx_markers_on(void)
+{
+    return fx_opt()->markers != FX_MARKERS_OFF;
+}
+
+/* --- the queues --- */
+
+/* Once per process: producers may be inside a ring, so a second setup (a restart) keeps it. */
+static int evq_init(struct evq *e, size_t bytes)
+{
+    if (__atomic_load_n(&e->ready, __ATOMIC_ACQUIRE))
+        return FX_OK;
+    int rc = fx_ring_init(&e->ring, bytes);
+    if (rc == FX_OK)
+        __atomic_store_n(&e->ready, 1, __ATOMIC_RELEASE);
+    return rc;
+}
+
+/* Appends hdr + a + b as one record; false if the queue is missing or full (the ring counts
+ * drops). */
+static bool evq_push(struct evq *e, const void *hdr, uint32_t hdr_len, const void *a,
+                     uint32_t a_len, const void *b, uint32_t b_len)
+{
+    if (!__atomic_load_n(&e->ready, __ATOMIC_ACQUIRE))
+        return false;
+    pthread_mutex_lock(&e->lock);
+    uint8_t *dst = fx_ring_reserve_sigsafe(&e->ring, hdr_len + a_len + b_len);
+    if (dst != NULL) {
+        memcpy(dst, hdr, hdr_len);
+        if (a_len)
+            memcpy(dst + hdr_len, a, a_len);
+        if (b_len)
+            memcpy(dst + hdr_len + a_len, b, b_len);
+        fx_ring_commit_sigsafe(&e->ring);
+    }
+    pthread_mutex_unlock(&e->lock);
+    return dst != NULL;
+}
+
+uint64_t fx_mq_drops(struct evq *e)
+{
+    return __atomic_load_n(&e->ready, __ATOMIC_ACQUIRE) ? fx_ring_drops(&e->ring) : 0;
+}
+
+/* --- producers: JVMTI callbacks --- */
+
+/* GarbageCollectionStart/Finish: JVMTI allows no JNI and almost no JVMTI here; a clock read
+ * and a memcpy into preallocated memory are all this does. */
+static void gc_event(uint32_t kind)
+{
+    struct gc_rec r = {.t = fx_now_ns(), .kind = kind};
+    evq_push(&fx_mq.gc, &r, sizeof(r), NULL, 0, NULL, 0);
+}
+
+static void JNICALL on_gc_start(jvmtiEnv *jvmti)
+{
+    (void)jvmti;
+    gc_event(GC_START);
+}
+
+static void JNICALL on_gc_finish(jvmtiEnv *jvmti)
+{
+    (void)jvmti;
+    gc_event(GC_FINISH);
+}
+
+void fx_markers_fill_callbacks(jvmtiEventCallbacks *cb)
+{
+    cb->GarbageCollectionStart = on_gc_start;
+    cb->GarbageCollectionFinish = on_gc_finish;
+}
+
+static void enable_gc_events(jvmtiEnv *jvmti)
+{
+    jvmtiCapabilities have;
+    memset(&have, 0, sizeof(have));
+    if ((*jvmti)->GetCapabilities(jvmti, &have) != JVMTI_ERROR_NONE ||
+        !have.can_generate_garbage_collection_events) {
+        fx_log("this JVM gives no garbage collection events: no GC markers");
+        return;
+    }
+    static const jvmtiEvent gc[] = {JVMTI_EVENT_GARBAGE_COLLECTION_START,
+                                    JVMTI_EVENT_GARBAGE_COLLECTION_FINISH};
+    for (size_t i = 0; i < 2; i++)
+        fx_jvmti_failed((*jvmti)->SetEventNotificationMode(jvmti, JVMTI_ENABLE, gc[i], NULL),
+                        "SetEventNotificationMode(GC)");
+}
+
+int fx_markers_setup(void)
+{
+    if (!fx_markers_on())
+        return FX_OK;
+    int rc = evq_init(&fx_mq.gc, GC_QUEUE_BYTES);
+    if (rc == FX_OK)
+        rc = evq_init(&fx_mq.jit, JIT_QUEUE_BYTES);
+    if (rc == FX_OK)
+        rc = evq_init(&fx_mq.user, USER_QUEUE_BYTES);
+    if (rc != FX_OK) {
+        fx_log("out of memory for the marker queues: no markers");
+        return rc;
+    }
+    enable_gc_events(fx_jvmti());
+    return FX_OK;
+}
+
+void fx_markers_compiled_method_load(jmethodID method, jint code_size, const void *compile_info)
+{
+    if (!__atomic_load_n(&fx_mq.jit.ready, __ATOMIC_ACQUIRE))
+        return;
+    struct jit_rec r = {.t = fx_now_ns(),
+                        .method = method,
+                        .code_size = code_size,
+                        .inlined = fx_jit_info_inlined(method, compile_info),
+                        .tid = (int32_t)syscall(SYS_gettid)};
+    evq_push(&fx_mq.jit, &r, sizeof(r), NULL, 0, NULL, 0);
+}
+
+/* --- producers: fxagent.Markers natives (application threads; not signal context) --- */
+
+JNIEXPORT jboolean JNICALL Java_fxagent_Markers_enabled0(JNIEnv *env, jclass cls);
+JNIEXPORT void JNICALL Java_fxagent_Markers_mark0(JNIEnv *env, jclass cls, jstring name,
+                                                  jstring text);
+JNIEXPORT jlong JNICALL Java_fxagent_Markers_begin0(JNIEnv *env, jclass cls, jstring name,
+                                                    jstring text);
+JNIEXPORT void JNICALL Java_fxagent_Markers_end0(JNIEnv *env, jclass cls, jlong handle);
+
+/* Copies s as modified UTF-8 into buf (cap bytes), cut to whole characters; returns the length.
+ * A character takes at most 3 bytes, so cap / 3 characters always fit. */
+static uint16_t copy_string(JNIEnv *env, jstring s, char *buf, jsize cap)
+{
+    if (s == NULL)
+        return 0;
+    jsize chars = (*env)->GetStringLength(env, s);
+    jsize bytes = (*env)->GetStringUTFLength(env, s);
+    if (bytes > cap) {
+        chars = cap / 3;
+        bytes = -1;
+        memset(buf, 0, (size_t)cap + 1); /* JNI does not promise a terminating NUL */
+    }
+    (*env)->GetStringUTFRegion(env, s, 0, chars, buf);
+    if (fx_jni_failed(env))
+        return 0;
+    return (uint16_t)(bytes >= 0 ? bytes : (jsize)strnlen(buf, (size_t)cap));
+}
+
+static void user_push(JNIEnv *env, uint8_t kind, int64_t handle, jstring name, jstring text)
+{
+    char nb[USER_NAME_MAX + 1], tb[USER_TEXT_MAX + 1];
+    struct user_rec r = {
+            .t = fx_now_ns(), .handle = handle, .tid = (int32_t)syscall(SYS_gettid), .kind = kind};
+    r.name_len = copy_string(env, name, nb, USER_NAME_MAX);
+    r.text_len = copy_string(env, text, tb, USER_TEXT_MAX);
+    evq_push(&fx_mq.user, &r, sizeof(r), nb, r.name_len, tb, r.text_len);
+}
+
+static bool user_live(void)
+{
+    return __atomic_load_n(&fx_mq.user.ready, __ATOMIC_ACQUIRE) && fx_phase() == FX_PHASE_LIVE;
+}
+
+JNIEXPORT jboolean JNICALL Java_fxagent_Markers_enabled0(JNIEnv *env, jclass cls)
+{
+    (void)env, (void)cls;
+    return user_live() ? JNI_TRUE : JNI_FALSE;
+}
+
+JNIEXPORT void JNICALL Java_fxagent_Markers_mark0(JNIEnv *env, jclass cls, jstring name,
+                                                  jstring text)
+{
+    (void)cls;
+    if (user_live())
+        user_push(env, USER_MARK, 0, name, text);
+}
+
+JNIEXPORT jlong JNICALL Java_fxagent_Markers_begin0(JNIEnv *env, jclass cls, jstring name,
+                                                    jstring text)
+{
+    (void)cls;
+    if (!user_live())
+        return 0;
+    int64_t h = __atomic_add_fetch(&fx_mq.next_handle, 1, __ATOMIC_RELAXED);
+    user_push(env, USER_BEGIN, h, name, text);
+    return h;
+}
+
+JNIEXPORT void JNICALL Java_fxagent_Markers_end0(JNIEnv *env, jclass cls, jlong handle)
+{
+    (void)cls;
+    if (user_live() && handle > 0)
+        user_push(env, USER_END, handle, NULL, NULL);
+}

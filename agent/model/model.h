@@ -1,0 +1,89 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* agent/model: the profile model and everything that writes into it, on one thread at a time
+ * (the model's owner: the drain thread, then VMDeath after fx_drain_stop). Its interface for
+ * the parts above it (output, validate, control); it calls sampling/ and base/ only.
+ *  - drain.c: the model itself, the drain thread and its pass, the CPU/wall sampler as an
+ *    event source (its rings become samples); drain_report.c its meta.extra figures;
+ *  - window.c: the memory bound, periods, and requests from other threads (dump, status,
+ *    restart) served between two passes;
+ *  - markers.c, markers_queue.c: JVM events and fxagent.Markers calls as markers, a source;
+ *  - counters.c, gcinfo.c, jit_info.c, methods.c, tracks.c: model-private helpers. */
+#ifndef FX_MODEL_H
+#define FX_MODEL_H
+
+#include "sampling.h"
+
+/* --- drain.c --- */
+
+/* VMInit or a first start: the model, its window, its t0. FX_ENOMEM. */
+int fx_model_init(void);
+/* The model, or NULL before fx_model_init. Only its owner may touch it. */
+struct fx_profile *fx_model_profile(void);
+int fx_drain_start(JNIEnv *jni);
+/* Stops the drain thread and waits for it; then the caller owns the model. */
+void fx_drain_stop(void);
+/* One pass over every source (the drain thread, or VMDeath after fx_drain_stop). */
+void fx_drain_once(JNIEnv *jni);
+/* The CPU/wall sampler: starts and stops sampling/, drains the threads' rings. */
+extern const struct fx_source fx_drain_source;
+
+/* --- markers.c, markers_queue.c (PROFILE-FORMAT.md §10) --- */
+
+/* Before SetEventCallbacks: adds the GC callbacks. */
+void fx_markers_fill_callbacks(jvmtiEventCallbacks *cb);
+/* Agent_OnLoad, after SetEventCallbacks: allocates the queues, enables the GC events. */
+int fx_markers_setup(void);
+/* The CompiledMethodLoad callback's share (compiler thread). */
+void fx_markers_compiled_method_load(jmethodID method, jint code_size, const void *compile_info);
+/* Drained each pass; before a dump: pending events, open user intervals, a last counter sample,
+ * live threads' current names, the "Markers and counters" meta.extra; after it, the "fxagent
+ * dump" marker, from that preparation to now (the next dump shows it). */
+extern const struct fx_source fx_markers_source;
+
+/* --- counters.c: the JVMTI callbacks' share --- */
+
+/* ClassPrepare callback (any thread): one more class loaded. */
+void fx_counters_class_prepared(void);
+/* VMInit: `prepared` classes were already prepared (some of them seen by ClassPrepare). */
+void fx_counters_classes_at_start(uint64_t prepared);
+
+/* --- window.c: the recording's window, kept by the model's owner --- */
+
+/* Owner, right before a profile is written: every source's and step's before_dump in order,
+ * then the window's own report; returns the file's %t. */
+time_t fx_window_prepare(JNIEnv *jni, struct fx_profile *p, int64_t end_ns);
+
+enum fx_window_kind {
+    FX_WINDOW_SNAPSHOT,   /* a copy of the model to write; `reset` starts a new period */
+    FX_WINDOW_STATUS,     /* figures for the status line */
+    FX_WINDOW_RESTART,    /* a new recording after a stop: samples dropped, t0 = begin_ns */
+    FX_WINDOW_AFTER_DUMP, /* tell the sources a file was written */
+};
+
+struct fx_window_status {
+    uint64_t samples, held, drops, dropped, full_samples, ring_bytes;
+    size_t memory, tables, bound;
+    uint32_t threads; /* registered and not ended */
+    int64_t period_ns;
+};
+
+struct fx_window_request {
+    enum fx_window_kind kind;
+    bool reset;                  /* SNAPSHOT */
+    int64_t begin_ns;            /* RESTART */
+    uint64_t bound;              /* RESTART: memory= of the new recording */
+    const char *path;            /* AFTER_DUMP */
+    unsigned long long bytes;    /* AFTER_DUMP */
+    int rc;                      /* results */
+    struct fx_profile *snapshot; /* SNAPSHOT: the requester frees it */
+    time_t period_time;          /* SNAPSHOT: %t of the file */
+    int64_t end_ns;              /* SNAPSHOT: when it was taken */
+    int64_t copy_ns;             /* SNAPSHOT: the drain's time to prepare and copy the model */
+    struct fx_window_status status;
+};
+
+/* Any thread but the drain: posts the request and waits until the drain served it. FX_ESTATE
+ * when no drain thread serves requests (it exited, or never answered). */
+int fx_window_request(struct fx_window_request *r);
+
+#endif

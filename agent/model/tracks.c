@@ -1,0 +1,37 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* Sampled threads as the model's threads (tracks): a thread enters the model with its first
+ * sample or marker, and its track takes the Java thread's name as it is when asked (thread
+ * pools rename their threads after they start). Model owner only. */
+#include "internal.h"
+
+#include <string.h>
+
+int fx_tracks_index(struct fx_profile *p, struct fx_thread *t, uint32_t *out)
+{
+    if (!t->in_profile) {
+        if (fx_profile_thread_add(p, t->name, t->tid, t->start_ns, &t->profile_index) != FX_OK)
+            return FX_ENOMEM;
+        if (strcmp(t->name, "main") == 0)
+            fx_profile_set_main_thread(p, t->profile_index);
+        t->in_profile = true;
+    }
+    *out = t->profile_index;
+    return FX_OK;
+}
+
+void fx_tracks_refresh_name(JNIEnv *jni, struct fx_profile *p, struct fx_thread *t)
+{
+    jvmtiEnv *jvmti = fx_jvmti();
+    jvmtiThreadInfo info;
+    memset(&info, 0, sizeof(info));
+    if (!t->in_profile || t->ref == NULL ||
+        (*jvmti)->GetThreadInfo(jvmti, t->ref, &info) != JVMTI_ERROR_NONE)
+        return;
+    if (info.name != NULL && strcmp(info.name, t->name) != 0)
+        fx_profile_thread_set_name(p, t->profile_index, info.name);
+    (*jvmti)->Deallocate(jvmti, (unsigned char *)info.name);
+    if (info.thread_group != NULL)
+        (*jni)->DeleteLocalRef(jni, info.thread_group);
+    if (info.context_class_loader != NULL)
+        (*jni)->DeleteLocalRef(jni, info.context_class_loader);
+}

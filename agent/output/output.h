@@ -1,0 +1,45 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* agent/output: profile files. Its interface for control/; it calls model/ (a snapshot
+ * request, the preparation before a write), sampling/ and base/.
+ *  - dump.c: file names (%p %t %n; every file written takes the next %n), the checks of a
+ *    file= target, writing a snapshot (dump, stop, loop) or the model itself (VM death);
+ *  - meta.c: the profile's meta, a step before each dump. */
+#ifndef FX_OUTPUT_H
+#define FX_OUTPUT_H
+
+#include "fx_ff_writer.h"
+#include "model.h"
+
+struct fx_dump_result {
+    char requested[4096];          /* the expanded file name asked for */
+    struct fx_ff_file_result file; /* where it went (the fallback folder if it could not) */
+    unsigned seq;                  /* its %n */
+    uint64_t samples;
+    uint32_t threads;
+    double ms;      /* time to write it */
+    double copy_ms; /* a snapshot's: the drain's pause to copy the model; 0 if none */
+};
+
+/* A relative file= pattern made absolute (fx_options_absolute_file) under the JVM's working
+ * folder, or ~/ under $HOME. */
+void fx_output_absolute(struct fx_options *o);
+/* Before a start or a dump with file=: FX_EINVAL with one line in eb if the expanded target is
+ * of a kind never written (a block device, a socket); logs a warning if its folder cannot be
+ * written now (the profile would go to the fallback folder). */
+int fx_output_check_target(const char *pattern, bool series, struct fx_errbuf *eb);
+/* A copy of the model taken by the drain between two passes (`reset`: a new period starts),
+ * written to `pattern` on this thread while the drain goes on. One at a time (callers hold
+ * control's write lock). */
+int fx_output_snapshot(const char *pattern, bool series, bool reset, struct fx_dump_result *res,
+                       struct fx_errbuf *eb);
+/* The last file a snapshot wrote ("" if none). */
+void fx_output_last_file(char *buf, size_t cap);
+/* "wrote N samples of M threads to PATH (...)", or "could not write X (reason); wrote Y
+ * instead (...)" when it went to the fallback folder. */
+void fx_output_describe(const struct fx_dump_result *r, char *line, size_t cap);
+/* VMDeath, the drain stopped: the recording's last file, from the model itself. */
+void fx_output_at_death(JNIEnv *jni);
+/* The profile's meta: a before-dump step (register it after the markers' source). */
+extern const struct fx_source fx_output_meta_step;
+
+#endif

@@ -1,0 +1,289 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* The code ranges stack recovery looks pcs up in (issue 20, docs/VALIDATION.md section 8),
+ * built outside signal context from JVMTI: CompiledMethodLoad/Unload (each nmethod's code and
+ * method, plus its layout from VMStructs) and DynamicCodeGenerated (stubs by name), replayed by
+ * GenerateEvents for code that existed before the agent.
+ *
+ * Publication: callbacks (compiler threads, the service thread, any thread) append to a log
+ * under `lock`; the drain (fx_codemap_publish, every drain cycle) folds the log into the set of
+ * live ranges and, if anything changed, publishes a new sorted immutable table with a seq_cst
+ * store to fx_sig.code_table. A handler increments fx_sig.code_readers (seq_cst) before it loads
+ * the pointer and decrements it after its last read, so a replaced table is freed only once the
+ * drain has seen code_readers == 0 after the store: any handler that loads later sees the new
+ * table. A table is at most one drain cycle (10 ms) behind the events.
+ *
+ * Unload: a range leaves at its CompiledMethodUnload, and a newer range that overlaps an older
+ * one replaces it (the older code is gone: its memory was reused). Between the reuse and the
+ * new load event a stale range could still match: for nmethods the handler checks the compile
+ * id stored in the blob header against the range's (fx_recover.h), so a stale range is never
+ * used; stubs (vtable/itable stubs, the interpreter, StubRoutines, adapters) are never freed.
+ * Leaf module: calls vmstructs.c and the allocator only. */
+#include "internal.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fx_alloc.h"
+
+#define MAX_RETIRED 64 /* replaced tables not yet freed; beyond this, publishing waits */
+#define MAX_NAMES   4096
+
+enum op {
+    OP_ADD,
+    OP_REMOVE
+};
+
+struct logrec {
+    enum op op;
+    uint64_t seq;
+    struct fx_code_range r;
+};
+
+static struct {
+    pthread_mutex_t lock;
+    struct logrec *log; /* pending changes, in arrival order */
+    size_t n_log, cap_log;
+    uint64_t seq;
+    struct fx_code_range *live; /* the drain's: the current set, sorted by begin */
+    size_t n_live;
+    struct fx_code_table *retired[MAX_RETIRED];
+    size_t n_retired;
+    char *names[MAX_NAMES]; /* stub names, index = FX_LINE_STUB frame's method_id */
+    size_t n_names;
+    uint64_t loads, unloads, stubs, no_layout, osr, replaced, publishes, log_dropped, busy;
+    uint64_t names_full;
+} cm = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+int fx_codemap_setup(void)
+{
+    fx_sig.compile_id_off = -1;
+    struct fx_nmethod_layout probe;
+    (void)fx_vmstructs_nmethod(0, &probe); /* loads the offsets; code 0 is no blob */
+    return FX_OK;
+}
+
+/* Under lock. */
+static void log_push(enum op op, const struct fx_code_range *r)
+{
+    if (cm.n_log == cm.cap_log) {
+        size_t cap = cm.cap_log ? cm.cap_log * 2 : 256;
+        struct logrec *n = fx_reallocarray(cm.log, cap, sizeof(*n));
+        if (n == NULL) {
+            cm.log_dropped++;
+            return;
+        }
+        cm.log = n;
+        cm.cap_log = cap;
+    }
+    cm.log[cm.n_log++] = (struct logrec){.op = op, .seq = ++cm.seq, .r = *r};
+}
+
+void fx_codemap_compiled_load(jmethodID method, const void *code_addr, jint code_size)
+{
+    if (code_addr == NULL || code_size <= 0)
+        return;
+    struct fx_code_range r = {.begin = (uintptr_t)code_addr,
+                              .end = (uintptr_t)code_addr + (uintptr_t)code_size,
+                              .name = (uint64_t)(uintptr_t)method,
+                              .verified = FX_OFF_UNKNOWN,
+                              .complete = FX_OFF_UNKNOWN,
+                              .kind = FX_BLOB_NMETHOD};
+    struct fx_nmethod_layout l;
+    bool layout = fx_vmstructs_nmethod(r.begin, &l);
+    /* An OSR compilation is entered from the interpreter through its own entry, not at the
+     * verified entry with a return address on top: no prologue rule for it. */
+    bool normal = layout && l.entry_bci == -1;
+    if (normal && l.verified >= r.begin && l.verified < r.end && l.frame_complete > 0 &&
+        (uintptr_t)l.frame_complete < (uintptr_t)code_size &&
+        r.begin + (uintptr_t)l.frame_complete > l.verified) {
+        r.verified = (uint32_t)(l.verified - r.begin);
+        r.complete = (uint32_t)l.frame_complete;
+    }
+    if (layout) {
+        r.blob = l.blob;
+        r.compile_id = l.compile_id;
+    }
+    pthread_mutex_lock(&cm.lock);
+    if (layout && fx_sig.compile_id_off < 0)
+        __atomic_store_n(&fx_sig.compile_id_off, l.compile_id_offset, __ATOMIC_RELAXED);
+    cm.loads++;
+    cm.no_layout += !layout;
+    cm.osr += layout && !normal;
+    log_push(OP_ADD, &r);
+    pthread_mutex_unlock(&cm.lock);
+}
+
+void fx_codemap_compiled_unload(jmethodID method, const void *code_addr)
+{
+    struct fx_code_range r = {.begin = (uintptr_t)code_addr,
+                              .name = (uint64_t)(uintptr_t)method,
+                              .kind = FX_BLOB_NMETHOD};
+    pthread_mutex_lock(&cm.lock);
+    cm.unloads++;
+    log_push(OP_REMOVE, &r);
+    pthread_mutex_unlock(&cm.lock);
+}
+
+/* Under lock: the index of name in the list, added if new; MAX_NAMES if full. */
+static size_t name_index(const char *name)
+{
+    for (size_t i = 0; i < cm.n_names; i++) {
+        if (strcmp(cm.names[i], name) == 0)
+            return i;
+    }
+    if (cm.n_names == MAX_NAMES || (cm.names[cm.n_names] = fx_strdup(name)) == NULL) {
+        cm.names_full++;
+        return MAX_NAMES;
+    }
+    return cm.n_names++;
+}
+
+void fx_codemap_dynamic_code(const char *name, const void *address, jint length)
+{
+    if (name == NULL || address == NULL || length <= 0)
+        return;
+    /* HotSpot posts each dispatch stub under exactly these names (vtableStubs.cpp). */
+    bool dispatch = strcmp(name, "vtable stub") == 0 || strcmp(name, "itable stub") == 0;
+    struct fx_code_range r = {.begin = (uintptr_t)address,
+                              .end = (uintptr_t)address + (uintptr_t)length,
+                              .verified = FX_OFF_UNKNOWN,
+                              .complete = FX_OFF_UNKNOWN,
+                              .kind = dispatch ? FX_BLOB_DISPATCH : FX_BLOB_STUB};
+    pthread_mutex_lock(&cm.lock);
+    size_t idx = name_index(name);
+    if (idx < MAX_NAMES) {
+        r.name = idx;
+        cm.stubs++;
+        log_push(OP_ADD, &r);
+    }
+    pthread_mutex_unlock(&cm.lock);
+}
+
+const char *fx_codemap_stub_name(uint64_t index)
+{
+    pthread_mutex_lock(&cm.lock);
+    const char *s = index < cm.n_names ? cm.names[index] : NULL;
+    pthread_mutex_unlock(&cm.lock);
+    return s; /* names are never freed or changed while the agent is loaded */
+}
+
+static int by_begin_then_seq(const void *a, const void *b)
+{
+    const struct logrec *x = a, *y = b;
+    if (x->r.begin != y->r.begin)
+        return x->r.begin < y->r.begin ? -1 : 1;
+    return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+/* Folds the log into `live`: the current set is replayed as records older than every log
+ * entry, all sorted by (begin, seq); per begin the newest add wins unless a newer remove of the
+ * same method follows it; then, walking up, a range overlapping the previous kept one keeps
+ * whichever is newer. Returns false (nothing changed) on allocation failure. */
+static bool fold(struct logrec *log, size_t n_log)
+{
+    size_t n = cm.n_live + n_log;
+    struct logrec *all = fx_malloc(n * sizeof(*all));
+    struct fx_code_range *out = fx_malloc(n * sizeof(*out));
+    if (all == NULL || out == NULL) {
+        fx_free(all);
+        fx_free(out);
+        return false;
+    }
+    for (size_t i = 0; i < cm.n_live; i++)
+        all[i] = (struct logrec){.op = OP_ADD, .seq = 0, .r = cm.live[i]};
+    memcpy(all + cm.n_live, log, n_log * sizeof(*log));
+    qsort(all, n, sizeof(*all), by_begin_then_seq);
+    size_t k = 0;
+    uint64_t kept_seq = 0;
+    for (size_t i = 0; i < n;) {
+        size_t j = i;
+        const struct logrec *win = NULL;
+        for (; j < n && all[j].r.begin == all[i].r.begin; j++) {
+            if (all[j].op == OP_ADD)
+                win = &all[j];
+            else if (win != NULL && win->r.name == all[j].r.name)
+                win = NULL;
+        }
+        i = j;
+        if (win == NULL)
+            continue;
+        if (k > 0 && out[k - 1].end > win->r.begin) {
+            cm.replaced++;
+            if (win->seq < kept_seq)
+                continue;
+            k--;
+        }
+        out[k++] = win->r;
+        kept_seq = win->seq;
+    }
+    fx_free(all);
+    fx_free(cm.live);
+    cm.live = out;
+    cm.n_live = k;
+    return true;
+}
+
+static void free_retired(void)
+{
+    if (cm.n_retired == 0 || __atomic_load_n(&fx_sig.code_readers, __ATOMIC_SEQ_CST) != 0) {
+        cm.busy += cm.n_retired > 0;
+        return;
+    }
+    for (size_t i = 0; i < cm.n_retired; i++)
+        fx_free(cm.retired[i]);
+    cm.n_retired = 0;
+}
+
+void fx_codemap_publish(void)
+{
+    free_retired();
+    if (cm.n_retired == MAX_RETIRED)
+        return; /* handlers keep reading: publish at a later cycle */
+    pthread_mutex_lock(&cm.lock);
+    struct logrec *log = cm.log;
+    size_t n_log = cm.n_log;
+    cm.log = NULL;
+    cm.n_log = cm.cap_log = 0;
+    pthread_mutex_unlock(&cm.lock);
+    if (n_log == 0)
+        return;
+    bool ok = fold(log, n_log);
+    if (!ok) { /* give the changes back, oldest first, for the next cycle */
+        pthread_mutex_lock(&cm.lock);
+        for (size_t i = 0; i < n_log; i++)
+            log_push(log[i].op, &log[i].r);
+        pthread_mutex_unlock(&cm.lock);
+        fx_free(log);
+        return;
+    }
+    fx_free(log);
+    struct fx_code_table *t = fx_malloc(sizeof(*t) + cm.n_live * sizeof(t->r[0]));
+    if (t == NULL)
+        return; /* the live set is right; the next change publishes it */
+    t->n = cm.n_live;
+    memcpy(t->r, cm.live, cm.n_live * sizeof(t->r[0]));
+    struct fx_code_table *old = __atomic_exchange_n(&fx_sig.code_table, t, __ATOMIC_SEQ_CST);
+    cm.publishes++;
+    if (old != NULL)
+        cm.retired[cm.n_retired++] = old;
+    free_retired();
+}
+
+void fx_codemap_report(struct fx_profile *p, const char *g)
+{
+    pthread_mutex_lock(&cm.lock);
+    fx_profile_extra_int(p, g, "code ranges known", (int64_t)cm.n_live);
+    fx_profile_extra_int(p, g, "compiled method loads", (int64_t)cm.loads);
+    fx_profile_extra_int(p, g, "compiled method unloads", (int64_t)cm.unloads);
+    fx_profile_extra_int(p, g, "compiled methods without a layout (VMStructs)",
+                         (int64_t)cm.no_layout);
+    fx_profile_extra_int(p, g, "OSR compilations (no prologue rule)", (int64_t)cm.osr);
+    fx_profile_extra_int(p, g, "stubs (DynamicCodeGenerated)", (int64_t)cm.stubs);
+    fx_profile_extra_int(p, g, "ranges replaced by overlapping newer code", (int64_t)cm.replaced);
+    fx_profile_extra_int(p, g, "tables published", (int64_t)cm.publishes);
+    fx_profile_extra_int(p, g, "cycles a replaced table waited for readers", (int64_t)cm.busy);
+    fx_profile_extra_int(p, g, "code events lost (no memory, name list full)",
+                         (int64_t)(cm.log_dropped + cm.names_full));
+    pthread_mutex_unlock(&cm.lock);
+}

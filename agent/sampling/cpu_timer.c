@@ -1,0 +1,235 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* The per-thread engine of cpu mode: perf_events task-clock (a per-task hrtimer, precise below
+ * the scheduler tick), else timer_create on the thread's CPU clock (fires on ticks only; each
+ * signal carries its overrun count as the sample weight). The registry (threads.c) arms and
+ * disarms a thread with it; the process-wide engines are in engines.c. Arming happens outside
+ * signal context; the handler only re-arms perf events. */
+#include "internal.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/perf_event.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/syscall.h>
+#include <sys/time.h>
+#include <unistd.h>
+
+static int perf_state;          /* atomic: 0 untried, 1 works, -1 unavailable (auto falls back) */
+static int perf_exclude_kernel; /* atomic: 1 after EACCES without it (perf_event_paranoid) */
+static char perf_error[160];    /* under perf_error_lock: threads arm concurrently */
+static pthread_mutex_t perf_error_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* glibc's MAKE_THREAD_CPUCLOCK(tid, CPUCLOCK_SCHED): the CPU clock of any thread by tid. */
+static clockid_t thread_cpu_clock(pid_t tid)
+{
+    return (clockid_t)((~(unsigned)tid) << 3) | 6;
+}
+
+static int64_t thread_cpu_ns(pid_t tid)
+{
+    return fx_clock_ns(thread_cpu_clock(tid)); /* -1: the thread is gone */
+}
+
+/* Coverage: the CPU time a thread spends with its timer armed is what its samples should
+ * stand for; less means signals lost (kernel time with exclude_kernel, overflows merged into
+ * one pending signal, ring drops) or each thread's last, partial interval. */
+static void armed_begin(struct fx_thread *t)
+{
+    t->cpu_armed_since = thread_cpu_ns(t->tid);
+}
+
+int64_t fx_timer_armed_cpu_ns(const struct fx_thread *t)
+{
+    int64_t now = t->cpu_armed_since >= 0 ? thread_cpu_ns(t->tid) : -1;
+    return t->cpu_armed_ns + (now >= t->cpu_armed_since ? now - t->cpu_armed_since : 0);
+}
+
+static void armed_end(struct fx_thread *t)
+{
+    t->cpu_armed_ns = fx_timer_armed_cpu_ns(t);
+    t->cpu_armed_since = -1;
+}
+
+static int perf_open(pid_t tid, uint64_t period_ns)
+{
+    struct perf_event_attr a;
+    memset(&a, 0, sizeof(a));
+    a.size = sizeof(a);
+    a.type = PERF_TYPE_SOFTWARE;
+    a.config = PERF_COUNT_SW_TASK_CLOCK;
+    a.sample_period = period_ns;
+    a.disabled = 1;
+    a.wakeup_events = 1;
+    a.exclude_kernel = (unsigned)__atomic_load_n(&perf_exclude_kernel, __ATOMIC_RELAXED);
+    int fd = (int)syscall(SYS_perf_event_open, &a, tid, -1, -1, PERF_FLAG_FD_CLOEXEC);
+    if (fd < 0 && errno == EACCES && !a.exclude_kernel) {
+        /* perf_event_paranoid >= 2 without CAP_PERFMON: user-mode samples only. The kernel
+         * time between signals is then not in weight x interval, so the handler must read the
+         * thread's CPU clock for threadCPUDelta and the idle-gap check. */
+        __atomic_store_n(&perf_exclude_kernel, 1, __ATOMIC_RELAXED);
+        __atomic_store_n(&fx_sig.read_cpu_clock, 1, __ATOMIC_RELAXED);
+        a.exclude_kernel = 1;
+        fd = (int)syscall(SYS_perf_event_open, &a, tid, -1, -1, PERF_FLAG_FD_CLOEXEC);
+    }
+    return fd;
+}
+
+/* Overflow -> SIGPROF (POLL_IN) to exactly this thread. The event is enabled without an
+ * overflow limit (IOC_ENABLE, never IOC_REFRESH): the kernel only counts a limit down when one
+ * was set, so it never disables the event and the handler never re-arms it. A limit would cost
+ * a system call per sample (REFRESH 1), or risk its final POLL_HUP merging with a pending
+ * POLL_IN (one standard signal) and the thread silently going unsampled (REFRESH N). */
+static int perf_arm(struct fx_thread *t)
+{
+    int fd = perf_open(t->tid, fx_opt()->interval_ns);
+    if (fd < 0) {
+        int e = errno;
+        pthread_mutex_lock(&perf_error_lock);
+        snprintf(perf_error, sizeof(perf_error), "perf_event_open: %s", strerror(e));
+        pthread_mutex_unlock(&perf_error_lock);
+        return FX_EUNSUPPORTED;
+    }
+    struct f_owner_ex owner = {.type = F_OWNER_TID, .pid = t->tid};
+    if (fcntl(fd, F_SETFL, O_ASYNC) != 0 || fcntl(fd, F_SETSIG, SIGPROF) != 0 ||
+        fcntl(fd, F_SETOWN_EX, &owner) != 0) {
+        int e = errno;
+        pthread_mutex_lock(&perf_error_lock);
+        snprintf(perf_error, sizeof(perf_error), "fcntl on a perf event: %s", strerror(e));
+        pthread_mutex_unlock(&perf_error_lock);
+        close(fd);
+        return FX_EUNSUPPORTED;
+    }
+    t->perf_fd = fd; /* before the first signal can arrive */
+    t->engine = FX_ENGINE_KIND_PERF;
+    if (ioctl(fd, PERF_EVENT_IOC_ENABLE, 0) != 0) {
+        t->perf_fd = -1;
+        t->engine = FX_ENGINE_NONE;
+        close(fd);
+        return FX_EUNSUPPORTED;
+    }
+    return FX_OK;
+}
+
+static int timer_arm(struct fx_thread *t)
+{
+    struct sigevent sev;
+    memset(&sev, 0, sizeof(sev));
+    sev.sigev_notify = SIGEV_THREAD_ID;
+    sev.sigev_signo = SIGPROF;
+    sev._sigev_un._tid = t->tid; /* sigev_notify_thread_id: glibc 2.36 lacks the name */
+    if (timer_create(thread_cpu_clock(t->tid), &sev, &t->timer) != 0)
+        return FX_EUNSUPPORTED;
+    t->engine = FX_ENGINE_KIND_TIMER;
+    struct timespec iv = fx_timespec_of_ns(fx_opt()->interval_ns);
+    struct itimerspec its = {.it_interval = iv, .it_value = iv};
+    if (timer_settime(t->timer, 0, &its, NULL) != 0) {
+        timer_delete(t->timer);
+        t->engine = FX_ENGINE_NONE;
+        return FX_EUNSUPPORTED;
+    }
+    return FX_OK;
+}
+
+static int arm_engine(struct fx_thread *t)
+{
+    if (fx_opt()->engine != FX_ENGINE_TIMER &&
+        __atomic_load_n(&perf_state, __ATOMIC_RELAXED) >= 0) {
+        int rc = perf_arm(t);
+        if (rc == FX_OK || fx_opt()->engine == FX_ENGINE_PERF) {
+            __atomic_store_n(&perf_state, rc == FX_OK ? 1 : perf_state, __ATOMIC_RELAXED);
+            return rc;
+        }
+        if (__atomic_load_n(&perf_state, __ATOMIC_RELAXED) == 0)
+            __atomic_store_n(&perf_state, -1, __ATOMIC_RELAXED);
+    }
+    return timer_arm(t);
+}
+
+int fx_timer_arm(struct fx_thread *t)
+{
+    t->cpu_armed_since = -1;
+    if (fx_opt()->mode != FX_MODE_CPU)
+        return FX_OK;
+    int rc = arm_engine(t);
+    if (rc == FX_OK)
+        armed_begin(t);
+    return rc;
+}
+
+/* ThreadEnd, on the thread itself: after this no new signal is generated for it. */
+void fx_timer_disarm(struct fx_thread *t)
+{
+    armed_end(t);
+    if (t->engine == FX_ENGINE_KIND_PERF) {
+        int fd = t->perf_fd;
+        t->perf_fd = -1; /* before the number can be reused by another thread's open */
+        ioctl(fd, PERF_EVENT_IOC_DISABLE, 0);
+        close(fd);
+    } else if (t->engine == FX_ENGINE_KIND_TIMER) {
+        timer_delete(t->timer);
+    }
+    t->engine = FX_ENGINE_NONE;
+}
+
+/* VMDeath or stop, from another thread: stop the source; the fd stays open (and the thread
+ * registered) so that a restart can enable it again. */
+void fx_timer_pause(struct fx_thread *t)
+{
+    armed_end(t);
+    if (t->engine == FX_ENGINE_KIND_PERF) {
+        ioctl(t->perf_fd, PERF_EVENT_IOC_DISABLE, 0);
+    } else if (t->engine == FX_ENGINE_KIND_TIMER) {
+        struct itimerspec zero;
+        memset(&zero, 0, sizeof(zero));
+        timer_settime(t->timer, 0, &zero, NULL);
+    }
+}
+
+/* A restart after fx_timer_pause: the perf event is enabled again, the timer gets its
+ * interval back. */
+void fx_timer_resume(struct fx_thread *t)
+{
+    if (t->engine != FX_ENGINE_NONE)
+        armed_begin(t);
+    if (t->engine == FX_ENGINE_KIND_PERF) {
+        if (ioctl(t->perf_fd, PERF_EVENT_IOC_ENABLE, 0) != 0)
+            __atomic_fetch_add(&fx_sig.rearm_failed, 1, __ATOMIC_RELAXED);
+    } else if (t->engine == FX_ENGINE_KIND_TIMER) {
+        struct timespec iv = fx_timespec_of_ns(fx_opt()->interval_ns);
+        struct itimerspec its = {.it_interval = iv, .it_value = iv};
+        timer_settime(t->timer, 0, &its, NULL);
+    }
+}
+
+/* Agent_OnLoad: with engine=perf, refuse to start if perf_events cannot be used at all. */
+int fx_timer_probe(struct fx_errbuf *eb)
+{
+    if (fx_opt()->mode != FX_MODE_CPU || fx_opt()->engine != FX_ENGINE_PERF)
+        return FX_OK;
+    int fd = perf_open(0, fx_opt()->interval_ns);
+    if (fd < 0) {
+        fx_errbuf_set(
+                eb,
+                "option 'engine=perf': perf_event_open failed (%s); use engine=auto or engine=timer",
+                strerror(errno));
+        return FX_EUNSUPPORTED;
+    }
+    close(fd);
+    return FX_OK;
+}
+
+bool fx_timer_excludes_kernel(void)
+{
+    return __atomic_load_n(&perf_exclude_kernel, __ATOMIC_RELAXED) != 0;
+}
+
+void fx_timer_perf_error(char *buf, size_t cap)
+{
+    pthread_mutex_lock(&perf_error_lock);
+    snprintf(buf, cap, "%s", perf_error);
+    pthread_mutex_unlock(&perf_error_lock);
+}

@@ -1,0 +1,98 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* Private to agent/sampling: the state the signal handler reads (fx_sig), the per-thread timer
+ * engine the registry arms, and HotSpot's VMStructs. No file outside this folder includes it. */
+#ifndef FX_SAMPLING_INTERNAL_H
+#define FX_SAMPLING_INTERNAL_H
+
+#include "sampling.h"
+
+/* --- signal_handler.c: the signal path and the state it reads --- */
+
+#define FX_TID_SLOTS     16384 /* power of two */
+#define FX_TID_MAX_PROBE 64
+
+struct fx_tid_slot {
+    int32_t tid; /* 0 never used, -1 removed, else a registered thread (atomic) */
+    struct fx_thread *thread;
+};
+
+struct fx_sigstate {
+    fx_asgct_fn asgct;     /* resolved before any timer exists */
+    int enabled;           /* atomic: 0 once sampling stops; the handler then records nothing */
+    int64_t clock_read_ns; /* what timing adds: the cost of a CPU-clock read, measured at load */
+    int read_cpu_clock;    /* atomic: the handler reads the thread's CPU clock per sample (itimer
+                              and wall modes, perf without kernel time); else each signal *is*
+                              weight x interval of it */
+    uint64_t no_thread;    /* signals on threads that are not registered */
+    uint64_t disabled;     /* signals after sampling stopped */
+    uint64_t rearm_failed; /* perf events that could not be enabled again at a restart */
+    uint64_t probe_late;   /* probe signals that found no request (the requester gave up) */
+    /* Stack recovery (codemap.c publishes, the handler reads; see fx_recover.h). */
+    struct fx_code_table *code_table; /* atomic: the current table, or NULL */
+    uint64_t code_readers;            /* atomic: handlers between loading code_table and done */
+    long compile_id_off;              /* nmethod::_compile_id, -1 unknown (set before tables) */
+    struct fx_tid_slot table[FX_TID_SLOTS];
+};
+
+extern struct fx_sigstate fx_sig;
+
+void fx_signal_handler_on_sigprof(int sig, siginfo_t *si, void *ucontext);
+uint32_t fx_signal_handler_hash_sigsafe(int32_t tid);
+/* The registered thread with this tid, or NULL. Stable only for the thread itself (or under
+ * fx_threads_lock with `ended` unset): see the invariant in sample.h. */
+struct fx_thread *fx_signal_handler_lookup_sigsafe(int32_t tid);
+/* si_value of a probe's SIGPROF (si_code SI_QUEUE): such a signal never becomes a sample. */
+#define FX_PROBE_SIGVAL 0x66787072
+/* The handler times its own CPU cost on about one signal in this many (a power of two). */
+#define FX_TIMED_ONE_IN 16
+
+/* --- cpu_timer.c: the per-thread engine (cpu mode) --- */
+
+/* Arms t's perf event or CPU-clock timer; a no-op for itimer and wall. */
+int fx_timer_arm(struct fx_thread *t);
+void fx_timer_disarm(struct fx_thread *t);
+/* Stops t's signal source from another thread, keeping its fd (VMDeath, stop). */
+void fx_timer_pause(struct fx_thread *t);
+/* Undoes fx_timer_pause (a restart). */
+void fx_timer_resume(struct fx_thread *t);
+/* Agent_OnLoad: fails with one line in eb if engine=perf cannot work at all. */
+int fx_timer_probe(struct fx_errbuf *eb);
+/* perf_events had to exclude kernel time (perf_event_paranoid): see fx_sig.read_cpu_clock. */
+bool fx_timer_excludes_kernel(void);
+/* Why perf_events could not be used ("" if it could, or was not tried). */
+void fx_timer_perf_error(char *buf, size_t cap);
+
+/* --- threads.c, for the engines --- */
+
+/* A restart after fx_threads_disarm_all: new threads are armed again, paused ones resume. */
+void fx_threads_resume_all(void);
+/* Pauses every thread's timer; new threads are not armed until fx_threads_resume_all. */
+void fx_threads_disarm_all(void);
+
+/* --- engines.c: the process-wide part of the engines --- */
+
+/* itimer's setitimer, wall's sampler thread. */
+int fx_engines_start(JNIEnv *jni);
+void fx_engines_stop(void);
+
+/* --- vmstructs.c: HotSpot's exported type table --- */
+
+/* The OS thread id of a JavaThread* (the java.lang.Thread eetop field), or -1. */
+pid_t fx_vmstructs_tid_of(const void *java_thread);
+bool fx_vmstructs_available(void);
+/* The JavaThread's stack [lo, hi); false if VMStructs does not say. */
+bool fx_vmstructs_stack_of(const void *java_thread, uintptr_t *lo, uintptr_t *hi);
+struct fx_nmethod_layout {
+    uintptr_t blob;         /* the nmethod (CodeBlob header) */
+    uintptr_t verified;     /* verified entry point */
+    long frame_complete;    /* from code begin; -1: never */
+    int32_t compile_id;     /* unique per compilation */
+    int32_t entry_bci;      /* -1 for a normal method entry, else an OSR compilation */
+    long compile_id_offset; /* of _compile_id in the nmethod */
+};
+/* The layout of the nmethod whose code begins at code_addr (CompiledMethodLoad's code_addr),
+ * found through the code heap's segment map and checked against its code begin; false if
+ * VMStructs lacks a field or the blob found does not begin there. */
+bool fx_vmstructs_nmethod(uintptr_t code_addr, struct fx_nmethod_layout *out);
+
+#endif

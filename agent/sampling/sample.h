@@ -1,0 +1,159 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* agent/sampling, the types it shares with the parts above it: what AsyncGetCallTrace returns,
+ * the record a signal handler pushes into a thread's ring, and the per-thread sampling state.
+ * Invariant: a struct fx_thread is reachable from the signal handler only between its
+ * registration in the tid table and its removal, and is freed only by the drain thread after
+ * both that removal and an empty ring (handshake in threads.c). */
+#ifndef FX_SAMPLE_H
+#define FX_SAMPLE_H
+
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <time.h>
+
+#include <jni.h>
+#include <jvmti.h>
+
+#include "fx_recover.h"
+#include "fx_ring.h"
+
+/* --- AsyncGetCallTrace: not in any JDK header; the layout is HotSpot's (forte.cpp). --- */
+
+typedef struct {
+    jint lineno; /* the BCI for Java frames; -3 for a native method */
+    jmethodID method_id;
+} fx_asgct_frame;
+
+typedef struct {
+    JNIEnv *env_id;
+    jint num_frames; /* > 0 frames, 0 no Java frame, < 0 an FX_ASGCT_* code */
+    fx_asgct_frame *frames;
+} fx_asgct_trace;
+
+typedef void (*fx_asgct_fn)(fx_asgct_trace *trace, jint depth, void *ucontext);
+
+/* ASGCT outcome codes (HotSpot forte.cpp, ticks_*); the index into the outcome counters is
+ * -code, 0 being "no Java frame". */
+enum {
+    FX_ASGCT_NO_JAVA_FRAME = 0,
+    FX_ASGCT_NO_CLASS_LOAD = -1,
+    FX_ASGCT_GC_ACTIVE = -2,
+    FX_ASGCT_UNKNOWN_NOT_JAVA = -3,
+    FX_ASGCT_NOT_WALKABLE_NOT_JAVA = -4,
+    FX_ASGCT_UNKNOWN_JAVA = -5,
+    FX_ASGCT_NOT_WALKABLE_JAVA = -6,
+    FX_ASGCT_UNKNOWN_STATE = -7,
+    FX_ASGCT_THREAD_EXIT = -8,
+    FX_ASGCT_DEOPT = -9,
+    FX_ASGCT_SAFEPOINT = -10,
+    FX_ASGCT_CODES = 11, /* codes 0..-10; anything lower counts as "other" */
+};
+
+/* Thread state stored by the wall-clock sampler before it signals a thread. */
+enum fx_wall_state {
+    FX_WS_NONE = 0, /* not wall mode, or unknown */
+    FX_WS_RUNNABLE,
+    FX_WS_BLOCKED,
+    FX_WS_WAITING,
+    FX_WS_TIMED_WAITING,
+    FX_WS_COUNT
+};
+
+/* One sample in a thread's ring. frames[] holds max(num_frames, 0) ASGCT frames, leaf first,
+ * plus, when `recovery` is a failure with a known blob (FX_REC_NAMED), the one blob frame.
+ * After a recovery (recovery = an FX_REC_* case > 0) frames[0] is the blob's frame and the rest
+ * is ASGCT's trace from the caller's context. A blob frame has a lineno below; its method_id is
+ * the nmethod's jmethodID (FX_LINE_NMETHOD) or a stub name index (FX_LINE_STUB, codemap.c). */
+#define FX_LINE_STUB    (-1000)
+#define FX_LINE_NMETHOD (-1001)
+#define FX_REC_FAILED   0x40 /* recovery: FX_REC_FAILED | -case, no blob frame */
+#define FX_REC_NAMED    0x80 /* recovery: FX_REC_NAMED | -case, with the blob frame */
+struct fx_sample_rec {
+    int64_t time_ns; /* CLOCK_MONOTONIC when the handler started */
+    int64_t cpu_ns;  /* CLOCK_THREAD_CPUTIME_ID of the sampled thread at that moment, or
+                        FX_CPU_NOT_READ in cpu mode (the engine's period is the CPU time) */
+    int32_t num_frames;
+    uint32_t weight;   /* 1 + timer overruns */
+    uint8_t state;     /* enum fx_wall_state */
+    uint8_t truncated; /* num_frames == depth: the root side was cut */
+    uint8_t recovery;  /* 0: not tried; 1..: the FX_REC_* case recovered; FX_REC_FAILED or
+                          FX_REC_NAMED | -reason: tried and failed */
+    uint8_t pad[5];
+    fx_asgct_frame frames[];
+};
+
+enum fx_engine_kind {
+    FX_ENGINE_NONE = 0, /* not armed (itimer and wall need no per-thread timer) */
+    FX_ENGINE_KIND_PERF,
+    FX_ENGINE_KIND_TIMER,
+};
+
+/* A probe: one ASGCT trace of a thread taken by its own SIGPROF handler on request (probe.c asks,
+ * signal_handler.c answers) into `frames`, never into the ring. The requester owns the probe
+ * (`owner`), fills `frames`/`want`, then publishes a generation in `request` (release); the
+ * handler claims it by CAS to 0, writes, and stores it in `done` (release). A requester that
+ * gives up clears `request` by CAS first, so a late handler cannot write into a reused buffer. */
+struct fx_probe {
+    int owner;              /* atomic: 0 free, 1 held by a requester, 2 retired (probe.c) */
+    uint32_t request;       /* atomic: generation asked for, 0 none */
+    uint32_t done;          /* atomic: last generation served */
+    int32_t num_frames;     /* ASGCT's num_frames for `done` */
+    uint32_t want;          /* depth asked for, <= cap */
+    uint32_t cap;           /* entries in frames (requester only) */
+    uint32_t gen;           /* requester only: last generation used */
+    fx_asgct_frame *frames; /* allocated by the requester outside signal context, freed with t */
+};
+
+struct fx_thread {
+    /* Read by the signal handler; set before the thread is registered, never changed after. */
+    struct fx_ring ring;
+    fx_asgct_frame *frames; /* depth entries: ASGCT's output buffer */
+    JNIEnv *env;
+    uint32_t depth;
+    int perf_fd; /* -1 unless the perf_events engine armed this thread (timer.c only) */
+
+    /* Written by the wall sampler, read by the handler (atomics). */
+    uint8_t wall_state;
+
+    /* Written by the handler only (this thread's producer side), read relaxed by the drain. */
+    uint64_t handler_ns;    /* thread CPU time in the handler, summed over the timed signals */
+    uint64_t handler_timed; /* signals whose handler time was measured (1 in FX_TIMED_ONE_IN) */
+    uint64_t handler_max_ns;
+    uint64_t handled;
+    /* Stack recovery, per fx_recover_case: recovered[c] for c > 0, failed[-c] for c < 0. */
+    uint64_t recovered[FX_REC_CASES];
+    uint64_t rec_failed[FX_REC_FAILS];
+
+    /* The thread's stack [stack_lo, stack_hi), 0 if unknown; set before registration. */
+    uintptr_t stack_lo, stack_hi;
+
+    struct fx_probe probe; /* see struct fx_probe */
+
+    /* Owned by threads.c / timer.c, outside signal context. */
+    pid_t tid;
+    char *name;
+    jthread ref; /* global reference */
+    enum fx_engine_kind engine;
+    timer_t timer;
+    int64_t cpu_armed_ns;    /* thread CPU time while its timer was armed, closed stretches */
+    int64_t cpu_armed_since; /* thread CPU time when the open stretch began, or -1 */
+    int64_t start_ns, end_ns;
+    int ended; /* atomic: disarmed and unregistered, the producer is gone */
+    struct fx_thread *next;
+
+    /* Owned by the drain thread. */
+    uint32_t profile_index;
+    bool in_profile;
+    bool have_last;
+    bool finished; /* ended, ring drained for the last time, unregistered in the model */
+    int64_t last_time_ns, last_cpu_ns;
+    uint64_t seen_drops; /* the ring's drop count at the previous pass */
+    bool batch_lost;     /* this pass's records have a gap (ring drops): no idle-gap guesses */
+};
+
+/* fx_sample_rec.cpu_ns when the handler did not read the thread's CPU clock. */
+#define FX_CPU_NOT_READ INT64_MIN
+
+#endif

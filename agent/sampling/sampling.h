@@ -1,0 +1,121 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* agent/sampling: what sends SIGPROF, the signal path, and the threads it samples. Its whole
+ * interface for the parts above it (model, validate, control); it calls only base/.
+ *  - sampler.c: setup (SIGPROF ownership, AsyncGetCallTrace), the handler's install, sampling
+ *    on and off, the signal path's own counters;
+ *  - threads.c: the registry of sampled threads and the tid table the handler reads;
+ *  - engines.c (process-wide: itimer, the wall sampler thread) over cpu_timer.c (per thread:
+ *    perf_events task-clock, else a CPU-clock timer);
+ *  - codemap.c, vmstructs.c: the code ranges stack recovery reads (fx_recover.h);
+ *  - probe.c: one thread's trace taken by its own handler on request (validate mode);
+ *  - signal_handler.c: the handler, under its symbol allow-list. */
+#ifndef FX_SAMPLING_H
+#define FX_SAMPLING_H
+
+#include "base.h"
+#include "sample.h"
+
+/* --- sampler.c --- */
+
+/* Agent_OnLoad or a first start: refusals first (ring too small for depth, SIGPROF owned by
+ * someone else, no AsyncGetCallTrace, engine=perf without perf_events), one line in eb. */
+int fx_sampling_check(struct fx_errbuf *eb);
+/* Installs the SIGPROF handler (after the JVMTI setup). */
+int fx_sampling_install(struct fx_errbuf *eb);
+/* The handler records from now on (and reads the thread's CPU clock where the engine needs). */
+void fx_sampling_enable(void);
+/* The handler records nothing from now on. */
+void fx_sampling_disable(void);
+/* The CPU/wall sampler as an event source: start arms the engines (the threads already running
+ * are registered, paused timers resume), stop disarms every thread and stops the engines. */
+int fx_sampling_start(JNIEnv *jni);
+void fx_sampling_stop(void);
+/* False if another component replaced our SIGPROF handler since it was installed. */
+bool fx_sampling_handler_kept(void);
+/* AsyncGetCallTrace, or NULL before fx_sampling_check found it. */
+fx_asgct_fn fx_sampling_asgct(void);
+
+struct fx_signal_counts {
+    uint64_t no_thread;    /* signals on threads that are not registered */
+    uint64_t disabled;     /* signals after sampling stopped */
+    uint64_t rearm_failed; /* perf events that could not be enabled again at a restart */
+    uint64_t probe_late;   /* probe signals that found no request (the requester gave up) */
+};
+void fx_sampling_counts(struct fx_signal_counts *out);
+
+/* --- threads.c: registry, tid table, thread lifecycle --- */
+
+/* The calling thread (ThreadStart, or the VMInit thread for itself). */
+int fx_threads_start_current(JNIEnv *jni, jthread thread);
+/* ThreadEnd on the ending thread: disarm, unregister, mark ended. */
+void fx_threads_end_current(JNIEnv *jni, jthread thread);
+/* Threads that existed before VMInit: registered through VMStructs where possible. With
+ * live_start (attach, restart; struct fx_recording) each one is suspended while it is
+ * registered, so it cannot exit meanwhile, and threads whose ThreadEnd came since
+ * fx_threads_scan_begin are skipped. */
+void fx_threads_start_existing(JNIEnv *jni);
+/* Before ThreadEnd events can arrive for a scan (attach: before they are enabled). */
+void fx_threads_scan_begin(void);
+void fx_threads_lock(void);
+void fx_threads_unlock(void);
+/* The list head (a snapshot: threads are only ever added at the head, removed by the drain). */
+struct fx_thread *fx_threads_head(void);
+/* Drain only: unlinks and frees every ended thread whose ring is empty and was drained. */
+void fx_threads_reap(JNIEnv *jni, bool (*done)(struct fx_thread *t));
+bool fx_threads_is_own(const char *name); /* fxagent's own agent threads are never sampled */
+
+struct fx_threads_stats {
+    uint64_t registered, not_sampled, arm_failed, perf, timer, table_full, existing;
+};
+void fx_threads_stats(struct fx_threads_stats *out);
+/* Any thread: bytes of the sample rings allocated now (inside memory=), and how many rings. */
+uint64_t fx_threads_ring_bytes(uint32_t *count);
+
+/* --- engines.c, cpu_timer.c --- */
+
+/* The engine in words ("cpu: perf_events task-clock per thread"), into buf. */
+void fx_engine_name(char *buf, size_t cap);
+/* The requested interval the engine ended up with, and why it may be coarser. */
+const char *fx_engine_note(void);
+uint64_t fx_engine_wall_ticks(void);
+/* Thread CPU time while its timer was armed: what its cpu-mode samples should add up to.
+ * Caller holds fx_threads_lock, or the thread has ended. */
+int64_t fx_timer_armed_cpu_ns(const struct fx_thread *t);
+
+/* --- codemap.c: code ranges for stack recovery (issue 20), built outside signal context ---
+ * JVMTI callbacks (any thread) queue changes; the drain publishes a new immutable table for the
+ * handler when something changed, and frees a replaced table once no handler can still read
+ * it. */
+
+/* Agent_OnLoad: before the events are enabled. */
+int fx_codemap_setup(void);
+void fx_codemap_compiled_load(jmethodID method, const void *code_addr, jint code_size);
+void fx_codemap_compiled_unload(jmethodID method, const void *code_addr);
+void fx_codemap_dynamic_code(const char *name, const void *address, jint length);
+/* Drain: publishes pending changes, frees replaced tables no handler can hold. */
+void fx_codemap_publish(void);
+/* Drain: the name of a stub (FX_LINE_STUB frame), or NULL. */
+const char *fx_codemap_stub_name(uint64_t index);
+/* Drain: "Stack recovery" meta.extra figures of the table itself. */
+void fx_codemap_report(struct fx_profile *p, const char *group);
+
+/* --- probe.c: an ASGCT trace taken by a thread's own SIGPROF handler (struct fx_probe) --- */
+
+/* The calling thread's struct if it is registered, else NULL. */
+struct fx_thread *fx_probe_self(void);
+/* Takes t's probe and makes its buffer hold `depth` frames. FX_ESTATE: another requester has
+ * it; FX_EUNSUPPORTED: it is retired (see fx_probe_end); FX_ENOMEM. Never blocks. */
+int fx_probe_begin(struct fx_thread *t, uint32_t depth);
+/* With the probe taken: signals t (SIGPROF, SI_QUEUE, FX_PROBE_SIGVAL), waits at most wait_ns
+ * for its handler, copies the trace to out (depth entries). FX_OK; FX_ESTATE if it timed out
+ * or the SIGPROF handler is not fxagent's; FX_EUNSUPPORTED if the signal could not be sent. */
+int fx_probe_run(struct fx_thread *t, int64_t wait_ns, fx_asgct_frame *out, int32_t *num_frames);
+/* Gives the probe back, unless a handler claimed the last request and never finished it: the
+ * probe then stays retired, as its buffer may still be written. */
+void fx_probe_end(struct fx_thread *t);
+struct fx_probe_stats {
+    uint64_t requested, served, timeouts, retired, not_sent;
+};
+void fx_probe_stats(struct fx_probe_stats *out);
+
+#endif

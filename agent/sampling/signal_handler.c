@@ -1,0 +1,301 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* THE SIGNAL PATH. Everything that runs when SIGPROF interrupts a thread is in this file, plus
+ * the static inline fx_ring_*_sigsafe helpers of include/fx_ring.h. Read it in one sitting.
+ *
+ * Purpose: on SIGPROF, ask HotSpot for the interrupted thread's Java stack (AsyncGetCallTrace)
+ * into a buffer that thread already owns, and push one struct fx_sample_rec into its ring.
+ * Where ASGCT fails in Java code because the pc is where HotSpot has no frame (a dispatch stub,
+ * an nmethod's prologue or epilogue), the stack is recovered from the caller's context where
+ * fx_recover.h proves it (x86-64 only; docs/VALIDATION.md section 8), else the failure stays
+ * and is counted; the static inline helpers of agent/fx_recover.h are part of this path.
+ * When the thread's probe holds a request (probe.c: the oracle, validate mode), the trace goes
+ * into the probe buffer instead, and the request's generation is published as done; a probe's
+ * own signal (SI_QUEUE) never becomes a sample. Nothing here waits for anyone.
+ *
+ * Invariants (established outside signal context, relied on here):
+ *  - fx_sig.asgct is resolved in Agent_OnLoad, before any timer or signal source exists.
+ *  - A thread's struct fx_thread (ring, frame buffer, JNIEnv, perf fd) is complete before it
+ *    is published in fx_sig.table with a release store of its tid, and before its timer is
+ *    armed; it stays valid until the drain frees it, which happens only after the owning thread
+ *    removed its own tid (ThreadEnd) and the ring was emptied (threads.c). Only the owning
+ *    thread's handler looks its tid up, so lookup and removal never race on one entry.
+ *  - SIGPROF is installed without SA_NODEFER, so the handler never nests on one thread: the
+ *    frame buffer, the probe buffer and the ring's producer side have exactly one writer.
+ *  - A probe's buffer and depth are set before its request is published (release), and are
+ *    not changed while a request is pending or claimed and unfinished (probe.c).
+ *  - The thread is found by its kernel tid in a fixed lock-free table instead of a __thread
+ *    variable: no TLS first-touch (no __tls_get_addr), and it works for threads fxagent did
+ *    not start.
+ *  - A published code table (fx_sig.code_table) is immutable and is freed by the drain only after
+ *    it saw fx_sig.code_readers at 0 once the table had been replaced (codemap.c).
+ *  - t->stack_lo/stack_hi are set before the thread is published.
+ *
+ * Allowed calls (checked by the CTest unit.signal_path_allowlist against
+ * agent/signal_allowlist.txt; nm -u of this object must list nothing else):
+ *  - AsyncGetCallTrace, through the fx_sig.asgct pointer (no symbol);
+ *  - clock_gettime (CLOCK_MONOTONIC via the vDSO; CLOCK_THREAD_CPUTIME_ID, a plain syscall,
+ *    where fx_sig.read_cpu_clock is set and on the 1 in FX_TIMED_ONE_IN signals whose cost is
+ *    measured);
+ *  - syscall(SYS_gettid): a raw system call, no locks or allocation;
+ *  - memcpy, memset (async-signal-safe since POSIX.1-2008 TC2);
+ *  - errno (__errno_location), saved on entry and restored on every return;
+ *  - __atomic_* builtins (inline instructions, no library calls; the probe's 4-byte CAS is a
+ *    lock cmpxchg).
+ * Not allowed: malloc/free or fx_alloc, stdio or logging, locks or spin-waits, JNI/JVMTI other
+ * than ASGCT, pthread_getspecific, __thread without tls_model("initial-exec"). */
+#include <errno.h>
+#include <signal.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <ucontext.h>
+#include <unistd.h>
+
+#include "fx_ring.h"
+#include "internal.h"
+
+struct fx_sigstate fx_sig;
+
+/* Signal-safe: pure arithmetic. Shared with threads.c, which inserts with the same probe. */
+uint32_t fx_signal_handler_hash_sigsafe(int32_t tid)
+{
+    return ((uint32_t)tid * 2654435761u) & (FX_TID_SLOTS - 1);
+}
+
+/* Signal-safe: acquire loads only; at most FX_TID_MAX_PROBE slots; stops at a never-used slot. */
+struct fx_thread *fx_signal_handler_lookup_sigsafe(int32_t tid)
+{
+    uint32_t h = fx_signal_handler_hash_sigsafe(tid);
+    for (uint32_t i = 0; i < FX_TID_MAX_PROBE; i++) {
+        struct fx_tid_slot *s = &fx_sig.table[(h + i) & (FX_TID_SLOTS - 1)];
+        int32_t k = __atomic_load_n(&s->tid, __ATOMIC_ACQUIRE);
+        if (k == tid)
+            return __atomic_load_n(&s->thread, __ATOMIC_RELAXED);
+        if (k == 0)
+            return NULL;
+    }
+    return NULL;
+}
+
+/* Signal-safe: vDSO or a plain syscall; 0 if the clock cannot be read. */
+static int64_t clock_ns_sigsafe(clockid_t c)
+{
+    struct timespec ts;
+    if (clock_gettime(c, &ts) != 0)
+        return 0;
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* Signal-safe: how many intervals this signal stands for. A POSIX timer's overrun count comes
+ * with its siginfo (the same number timer_getoverrun would return, without the syscall); the
+ * thread CPU clock only fires on a scheduler tick, so at 1 ms on a 250 Hz kernel one signal
+ * carries about 3 overruns. */
+static uint32_t weight_sigsafe(const siginfo_t *si)
+{
+    if (si != NULL && si->si_code == SI_TIMER && si->si_overrun > 0)
+        return 1u + (uint32_t)si->si_overrun;
+    return 1;
+}
+
+#if defined(__x86_64__)
+/* Signal-safe: the blob the interrupted pc is in, by the published code table (codemap.c).
+ * The reader count brackets every access to the table, so the drain frees a replaced table
+ * only when no handler can still hold it; the range is copied out before it is released. */
+static bool find_blob_sigsafe(uintptr_t pc, struct fx_code_range *out)
+{
+    __atomic_add_fetch(&fx_sig.code_readers, 1, __ATOMIC_SEQ_CST);
+    const struct fx_code_table *tab = __atomic_load_n(&fx_sig.code_table, __ATOMIC_SEQ_CST);
+    const struct fx_code_range *r = fx_recover_find(tab, pc);
+    if (r != NULL)
+        memcpy(out, r, sizeof(*out));
+    __atomic_sub_fetch(&fx_sig.code_readers, 1, __ATOMIC_SEQ_CST);
+    return r != NULL;
+}
+
+/* Signal-safe: is the nmethod at r->blob still the compilation r was made from? The blob
+ * header lies below the code the thread is executing, in the same committed code heap, so it
+ * can be read; a range whose memory was reused by newer code fails this (its compile id
+ * differs), and only a range that passes may name or recover anything. */
+static bool blob_current_sigsafe(const struct fx_code_range *r)
+{
+    long off = __atomic_load_n(&fx_sig.compile_id_off, __ATOMIC_RELAXED);
+    if (r->kind != FX_BLOB_NMETHOD || r->blob == 0 || off < 0 || r->blob >= r->begin ||
+        r->begin - r->blob > (1u << 20))
+        return false;
+    int32_t id;
+    memcpy(&id, (const void *)(r->blob + (uintptr_t)off), sizeof(id));
+    return id == r->compile_id;
+}
+
+/* Signal-safe: ASGCT failed in Java code (-5, -6). If the pc is in a known blob with no frame
+ * of its own at this point (fx_recover.h), ASGCT runs again from the caller's context (a copy
+ * of the ucontext on this stack, RIP/RSP/RBP patched) into frames[1..], and frames[0] becomes
+ * the blob's frame. Returns the FX_REC_* case, or a failure (< 0); *blob is the blob's frame
+ * when the blob is known and current (lineno 0 otherwise). */
+static int recover_sigsafe(struct fx_thread *t, void *ucontext, fx_asgct_trace *trace,
+                           fx_asgct_frame *blob)
+{
+    const ucontext_t *uc = ucontext;
+    struct fx_regs in = {.pc = (uintptr_t)uc->uc_mcontext.gregs[REG_RIP],
+                         .sp = (uintptr_t)uc->uc_mcontext.gregs[REG_RSP],
+                         .fp = (uintptr_t)uc->uc_mcontext.gregs[REG_RBP]};
+    struct fx_code_range r;
+    if (!find_blob_sigsafe(in.pc, &r))
+        return FX_REC_NOT_FOUND;
+    bool current = blob_current_sigsafe(&r);
+    if (r.kind == FX_BLOB_NMETHOD && !current)
+        return FX_REC_LAYOUT;
+    blob->lineno = r.kind == FX_BLOB_NMETHOD ? FX_LINE_NMETHOD : FX_LINE_STUB;
+    blob->method_id = (jmethodID)(uintptr_t)r.name;
+    struct fx_regs caller;
+    int rc = fx_recover_caller(&r, &in, t->stack_lo, t->stack_hi, current, &caller);
+    if (rc <= 0)
+        return rc;
+    if (t->depth < 2)
+        return FX_REC_WALK;
+    ucontext_t cc;
+    fx_recover_patch(&cc, uc, &caller);
+    fx_asgct_trace up = {.env_id = t->env, .num_frames = 0, .frames = t->frames + 1};
+    fx_sig.asgct(&up, (jint)t->depth - 1, &cc);
+    if (up.num_frames <= 0)
+        return FX_REC_WALK;
+    t->frames[0] = *blob;
+    trace->num_frames = up.num_frames + 1;
+    return rc;
+}
+
+/* Signal-safe: one more in a counter only this thread's handler writes. */
+static void bump_sigsafe(uint64_t *c)
+{
+    __atomic_store_n(c, *c + 1, __ATOMIC_RELAXED);
+}
+#endif
+
+/* Signal-safe: ASGCT into the thread's own buffer (recovering the stack where fx_recover.h
+ * proves the caller's context), then one record into its ring. */
+static void record_sigsafe(struct fx_thread *t, const siginfo_t *si, void *ucontext, int64_t now_ns,
+                           int64_t cpu_ns)
+{
+    fx_asgct_trace trace = {.env_id = t->env, .num_frames = 0, .frames = t->frames};
+    fx_sig.asgct(&trace, (jint)t->depth, ucontext);
+    uint8_t recovery = 0;
+    uint32_t kept = trace.num_frames > 0 ? (uint32_t)trace.num_frames : 0;
+#if defined(__x86_64__)
+    if (ucontext != NULL && (trace.num_frames == FX_ASGCT_UNKNOWN_JAVA ||
+                             trace.num_frames == FX_ASGCT_NOT_WALKABLE_JAVA)) {
+        fx_asgct_frame blob = {.lineno = 0, .method_id = NULL};
+        int rc = recover_sigsafe(t, ucontext, &trace, &blob);
+        if (rc > 0) {
+            recovery = (uint8_t)rc;
+            kept = (uint32_t)trace.num_frames;
+            bump_sigsafe(&t->recovered[rc]);
+        } else {
+            bump_sigsafe(&t->rec_failed[-rc]);
+            recovery = (uint8_t)((blob.lineno != 0 ? FX_REC_NAMED : FX_REC_FAILED) | -rc);
+            if (blob.lineno != 0) {
+                t->frames[0] = blob;
+                kept = 1;
+            }
+        }
+    }
+#endif
+
+    uint32_t payload = (uint32_t)(sizeof(struct fx_sample_rec) + kept * sizeof(fx_asgct_frame));
+    struct fx_sample_rec *r = fx_ring_reserve_sigsafe(&t->ring, payload);
+    if (r == NULL)
+        return; /* full: fx_ring counted the drop */
+    r->time_ns = now_ns;
+    r->cpu_ns = cpu_ns;
+    r->num_frames = trace.num_frames;
+    r->weight = weight_sigsafe(si);
+    r->state = __atomic_load_n(&t->wall_state, __ATOMIC_ACQUIRE);
+    r->truncated = trace.num_frames > 0 && kept == t->depth;
+    r->recovery = recovery;
+    memset(r->pad, 0, sizeof(r->pad));
+    if (kept > 0)
+        memcpy(r->frames, t->frames, kept * sizeof(fx_asgct_frame));
+    fx_ring_commit_sigsafe(&t->ring);
+}
+
+/* Signal-safe: a SIGPROF sent by probe.c (rt_tgsigqueueinfo with our marker), not a tick. */
+static bool is_probe_signal_sigsafe(const siginfo_t *si)
+{
+    return si != NULL && si->si_code == SI_QUEUE && si->si_value.sival_int == FX_PROBE_SIGVAL;
+}
+
+/* Signal-safe: serves this thread's pending probe request, if any (struct fx_probe): the CAS
+ * claims it, so a requester that cleared it first (gave up) knows the buffer stays untouched. */
+static bool probe_sigsafe(struct fx_thread *t, void *ucontext)
+{
+    struct fx_probe *p = &t->probe;
+    uint32_t gen = __atomic_load_n(&p->request, __ATOMIC_ACQUIRE);
+    if (gen == 0 || !__atomic_compare_exchange_n(&p->request, &gen, 0, false, __ATOMIC_ACQUIRE,
+                                                 __ATOMIC_RELAXED))
+        return false;
+    fx_asgct_trace trace = {.env_id = t->env, .num_frames = 0, .frames = p->frames};
+    fx_sig.asgct(&trace, (jint)p->want, ucontext);
+    __atomic_store_n(&p->num_frames, trace.num_frames, __ATOMIC_RELAXED);
+    __atomic_store_n(&p->done, gen, __ATOMIC_RELEASE);
+    return true;
+}
+
+/* Signal-safe: the handler's own cost in thread CPU time (wall time would count preemption,
+ * which dominates on a loaded machine), less what the two clock reads add
+ * (fx_sig.clock_read_ns, measured at load). Measured on 1 signal in FX_TIMED_ONE_IN, because the
+ * CPU clock is a system call: timing every signal would add two to each. */
+static void account_cost_sigsafe(struct fx_thread *t, int64_t c0)
+{
+    int64_t spent = clock_ns_sigsafe(CLOCK_THREAD_CPUTIME_ID) - c0 - fx_sig.clock_read_ns;
+    uint64_t u = spent > 0 ? (uint64_t)spent : 0;
+    __atomic_store_n(&t->handler_ns, t->handler_ns + u, __ATOMIC_RELAXED);
+    __atomic_store_n(&t->handler_timed, t->handler_timed + 1, __ATOMIC_RELAXED);
+    if (u > t->handler_max_ns)
+        __atomic_store_n(&t->handler_max_ns, u, __ATOMIC_RELAXED);
+}
+
+/* SIGNAL HANDLER (SA_SIGINFO) for SIGPROF from every engine: perf_events (si_code POLL_IN, one
+ * per overflow of an event enabled without an overflow limit, so nothing is ever re-armed here),
+ * timer_create (SI_TIMER), setitimer and the wall sampler's tgkill (SI_KERNEL / SI_TKILL); and
+ * probe.c's requests (SI_QUEUE), answered into the thread's probe buffer instead of the ring.
+ * Cost: one gettid and ASGCT per sample, plus one CPU-clock read where fx_sig.read_cpu_clock
+ * says the engine's period is not the thread's CPU time, plus two on the timed signals. A system
+ * call costs 1.0-1.3 us on the VM measured (bench/run_signal_cost.sh), so none is made that the
+ * drain can do without. */
+void fx_signal_handler_on_sigprof(int sig, siginfo_t *si, void *ucontext)
+{
+    (void)sig;
+    int saved_errno = errno;
+    int64_t t0 = clock_ns_sigsafe(CLOCK_MONOTONIC);
+    /* Timed 1 signal in FX_TIMED_ONE_IN (chosen by the clock's low bits: no shared counter). */
+    bool timed = ((t0 >> 10) & (FX_TIMED_ONE_IN - 1)) == 0;
+    int64_t c0 = timed ? clock_ns_sigsafe(CLOCK_THREAD_CPUTIME_ID) : 0;
+    struct fx_thread *t = fx_signal_handler_lookup_sigsafe((int32_t)syscall(SYS_gettid));
+    if (t == NULL) {
+        __atomic_fetch_add(&fx_sig.no_thread, 1, __ATOMIC_RELAXED);
+        errno = saved_errno;
+        return;
+    }
+    /* A probe is served by whichever SIGPROF comes first; its own signal is never a sample. */
+    bool from_probe = is_probe_signal_sigsafe(si);
+    bool served = probe_sigsafe(t, ucontext);
+    if (from_probe) {
+        if (!served)
+            __atomic_fetch_add(&fx_sig.probe_late, 1, __ATOMIC_RELAXED);
+        errno = saved_errno;
+        return;
+    }
+    if (!__atomic_load_n(&fx_sig.enabled, __ATOMIC_ACQUIRE)) {
+        __atomic_fetch_add(&fx_sig.disabled, 1, __ATOMIC_RELAXED);
+        errno = saved_errno; /* and no re-arm: sampling is over */
+        return;
+    }
+    int64_t cpu = __atomic_load_n(&fx_sig.read_cpu_clock, __ATOMIC_RELAXED)
+                          ? clock_ns_sigsafe(CLOCK_THREAD_CPUTIME_ID)
+                          : FX_CPU_NOT_READ;
+    record_sigsafe(t, si, ucontext, t0, cpu);
+    __atomic_store_n(&t->handled, t->handled + 1, __ATOMIC_RELAXED);
+    if (timed)
+        account_cost_sigsafe(t, c0);
+    errno = saved_errno;
+}

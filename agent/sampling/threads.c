@@ -1,0 +1,480 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* The registry of sampled threads and the tid table the signal handler reads.
+ *
+ * Lifecycle and the free handshake (STYLE.md §5):
+ *  1. ThreadStart (on the new thread) allocates the ring and the frame buffer, publishes the
+ *     thread in fx_sig.table (release store of the tid) and in the list, then arms its timer.
+ *  2. ThreadEnd (on the same thread) disarms the timer, removes the tid from the table and sets
+ *     `ended` with a release store. From then on no handler can reach the struct: only the
+ *     owning thread's handler ever looks its tid up, and that thread is now past the removal.
+ *  3. The drain thread, seeing `ended` (acquire), empties the ring one last time and only then
+ *     unlinks and frees the struct (fx_threads_reap). Nothing else frees a struct fx_thread.
+ * At VMDeath timers are stopped but nothing is freed: threads may still be running. */
+#include "internal.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "fx_alloc.h"
+#include "fx_ring.h"
+
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static struct fx_thread *head;
+static struct fx_threads_stats stats;
+static bool stopped; /* VMDeath or stop: no new thread is armed */
+
+/* A scan of existing threads (attach, restart): tids whose ThreadEnd came while they were not
+ * registered. Such a thread may still be listed, and registering it would arm a timer for a
+ * thread that gets no ThreadEnd any more: it is skipped. */
+#define ENDED_MAX 1024
+static pid_t ended_tids[ENDED_MAX];
+static unsigned n_ended;
+static bool scanning, ended_overflow;
+
+void fx_threads_lock(void)
+{
+    pthread_mutex_lock(&lock);
+}
+
+void fx_threads_unlock(void)
+{
+    pthread_mutex_unlock(&lock);
+}
+
+/* No lock needed: head is published with a release store after the new node's next is set,
+ * and nodes behind a snapshot are only unlinked by the drain thread (the caller of reap) or
+ * under the lock the wall sampler holds. */
+struct fx_thread *fx_threads_head(void)
+{
+    return __atomic_load_n(&head, __ATOMIC_ACQUIRE);
+}
+
+bool fx_threads_is_own(const char *name)
+{
+    return name != NULL && strncmp(name, "fxagent ", 8) == 0;
+}
+
+void fx_threads_stats(struct fx_threads_stats *out)
+{
+    fx_threads_lock();
+    *out = stats;
+    fx_threads_unlock();
+}
+
+/* Under lock. Reuses the first removed slot on the probe path; a thread that finds no slot
+ * within FX_TID_MAX_PROBE is not sampled (counted), which keeps the handler's probe bounded. */
+static struct fx_tid_slot *table_find(pid_t tid)
+{
+    uint32_t h = fx_signal_handler_hash_sigsafe(tid);
+    for (uint32_t i = 0; i < FX_TID_MAX_PROBE; i++) {
+        struct fx_tid_slot *s = &fx_sig.table[(h + i) & (FX_TID_SLOTS - 1)];
+        if (s->tid == tid)
+            return s;
+        if (s->tid == 0)
+            return NULL;
+    }
+    return NULL;
+}
+
+/* Under lock. A tid already present means the thread is registered (GetAllThreads may list a
+ * thread before its ThreadStart arrives): the second registration is refused. */
+static int table_insert(struct fx_thread *t)
+{
+    if (table_find(t->tid) != NULL)
+        return FX_ESTATE;
+    uint32_t h = fx_signal_handler_hash_sigsafe(t->tid);
+    for (uint32_t i = 0; i < FX_TID_MAX_PROBE; i++) {
+        struct fx_tid_slot *s = &fx_sig.table[(h + i) & (FX_TID_SLOTS - 1)];
+        if (s->tid == 0 || s->tid == -1) {
+            __atomic_store_n(&s->thread, t, __ATOMIC_RELAXED);
+            __atomic_store_n(&s->tid, t->tid, __ATOMIC_RELEASE);
+            return FX_OK;
+        }
+    }
+    return FX_EFULL;
+}
+
+/* memory= covers the rings too (docs/PRODUCTION.md, "Memory"): they may take a quarter of it,
+ * and the model gets what they leave (window.c). A ring is ring= while the rings left room is at
+ * least 32 such rings, then halves as that room shrinks, down to RING_FLOOR: a thread is always
+ * sampled, so only at the floor can the rings pass their quarter (reported). */
+#define RING_FLOOR     (32u * 1024u) /* ~90 ms of 20-frame stacks at 1 ms; ring= if smaller */
+#define RING_SHARE_DIV 4u            /* rings: a quarter of memory= */
+#define RING_ROOM_DIV  32u           /* a ring takes at most 1/32 of the room left */
+
+static uint64_t ring_total; /* atomic: bytes of the rings allocated and not yet freed */
+static uint32_t ring_count; /* atomic: how many */
+
+static size_t ring_size(void)
+{
+    uint64_t budget = __atomic_load_n(&fx_opt()->memory_bytes, __ATOMIC_RELAXED) / RING_SHARE_DIV;
+    uint64_t used = __atomic_load_n(&ring_total, __ATOMIC_RELAXED);
+    uint64_t room = used < budget ? budget - used : 0;
+    uint64_t size = 64; /* ring=, rounded up to a power of two as fx_ring_init does */
+    while (size < fx_opt()->ring_bytes)
+        size <<= 1;
+    uint64_t floor = size < RING_FLOOR ? size : RING_FLOOR;
+    while (size > floor && size > room / RING_ROOM_DIV)
+        size /= 2;
+    return (size_t)size;
+}
+
+static int ring_alloc(struct fx_ring *r)
+{
+    int rc = fx_ring_init(r, ring_size());
+    if (rc == FX_OK) {
+        __atomic_add_fetch(&ring_total, r->cap, __ATOMIC_RELAXED);
+        __atomic_add_fetch(&ring_count, 1, __ATOMIC_RELAXED);
+    }
+    return rc;
+}
+
+static void ring_free(struct fx_ring *r)
+{
+    if (r->buf != NULL) {
+        __atomic_sub_fetch(&ring_total, r->cap, __ATOMIC_RELAXED);
+        __atomic_sub_fetch(&ring_count, 1, __ATOMIC_RELAXED);
+    }
+    fx_ring_destroy(r);
+}
+
+uint64_t fx_threads_ring_bytes(uint32_t *count)
+{
+    if (count != NULL)
+        *count = __atomic_load_n(&ring_count, __ATOMIC_RELAXED);
+    return __atomic_load_n(&ring_total, __ATOMIC_RELAXED);
+}
+
+static void thread_free(JNIEnv *jni, struct fx_thread *t)
+{
+    if (t == NULL)
+        return;
+    if (t->ref != NULL && jni != NULL)
+        (*jni)->DeleteGlobalRef(jni, t->ref);
+    ring_free(&t->ring);
+    fx_free(t->frames);
+    fx_free(t->probe.frames); /* probe.c allocates it; no handler can reach t any more */
+    fx_free(t->name);
+    fx_free(t);
+}
+
+static char *thread_name(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread)
+{
+    jvmtiThreadInfo info;
+    memset(&info, 0, sizeof(info));
+    if (thread == NULL || (*jvmti)->GetThreadInfo(jvmti, thread, &info) != JVMTI_ERROR_NONE)
+        return fx_strdup("?");
+    char *name = fx_strdup(info.name != NULL ? info.name : "?");
+    (*jvmti)->Deallocate(jvmti, (unsigned char *)info.name);
+    if (info.thread_group != NULL)
+        (*jni)->DeleteLocalRef(jni, info.thread_group);
+    if (info.context_class_loader != NULL)
+        (*jni)->DeleteLocalRef(jni, info.context_class_loader);
+    return name;
+}
+
+/* Everything the handler will read, allocated before the thread is published. */
+static struct fx_thread *thread_new(JNIEnv *jni, jthread thread, char *name, pid_t tid, JNIEnv *env)
+{
+    struct fx_thread *t = fx_calloc(1, sizeof(*t));
+    if (t == NULL)
+        goto out_free_name;
+    t->name = name;
+    t->tid = tid;
+    t->env = env;
+    t->perf_fd = -1;
+    t->depth = fx_opt()->depth;
+    t->start_ns = fx_now_ns();
+    t->frames = fx_calloc(t->depth, sizeof(fx_asgct_frame));
+    if (t->frames == NULL || ring_alloc(&t->ring) != FX_OK)
+        goto out_free_thread;
+    t->ref = (*jni)->NewGlobalRef(jni, thread);
+    if (t->ref == NULL)
+        goto out_free_thread;
+    return t;
+out_free_thread:
+    thread_free(jni, t);
+    return NULL;
+out_free_name:
+    fx_free(name);
+    return NULL;
+}
+
+/* Under lock. */
+static bool ended_during_scan(pid_t tid)
+{
+    if (!scanning)
+        return false;
+    for (unsigned i = 0; i < n_ended; i++) {
+        if (ended_tids[i] == tid)
+            return true;
+    }
+    return ended_overflow;
+}
+
+/* Publishes t (table, then list) and arms its timer. Takes ownership of t. `existing`: found
+ * by a scan, not registering itself in ThreadStart. */
+static int publish_and_arm(JNIEnv *jni, struct fx_thread *t, bool existing)
+{
+    fx_threads_lock();
+    int rc = stopped || (existing && ended_during_scan(t->tid)) ? FX_ESTATE : table_insert(t);
+    if (rc != FX_OK) {
+        stats.not_sampled += rc != FX_ESTATE;
+        stats.table_full += rc == FX_EFULL;
+        fx_threads_unlock();
+        thread_free(jni, t);
+        return rc;
+    }
+    t->next = head;
+    __atomic_store_n(&head, t, __ATOMIC_RELEASE);
+    stats.registered++;
+    rc = fx_timer_arm(t);
+    if (rc != FX_OK)
+        stats.arm_failed++;
+    stats.perf += t->engine == FX_ENGINE_KIND_PERF;
+    stats.timer += t->engine == FX_ENGINE_KIND_TIMER;
+    fx_threads_unlock();
+    return rc;
+}
+
+/* The calling thread's stack, which stack recovery reads within (fx_recover.h); left 0 (no
+ * recovery on this thread) if glibc cannot say. */
+static void own_stack(struct fx_thread *t)
+{
+    pthread_attr_t a;
+    if (pthread_getattr_np(pthread_self(), &a) != 0)
+        return;
+    void *lo = NULL;
+    size_t size = 0;
+    if (pthread_attr_getstack(&a, &lo, &size) == 0 && lo != NULL && size > 0) {
+        t->stack_lo = (uintptr_t)lo;
+        t->stack_hi = (uintptr_t)lo + size;
+    }
+    pthread_attr_destroy(&a);
+}
+
+int fx_threads_start_current(JNIEnv *jni, jthread thread)
+{
+    jvmtiEnv *jvmti = fx_jvmti();
+    char *name = thread_name(jvmti, jni, thread);
+    if (name == NULL || fx_threads_is_own(name)) {
+        fx_free(name);
+        return FX_OK;
+    }
+    struct fx_thread *t = thread_new(jni, thread, name, (pid_t)syscall(SYS_gettid), jni);
+    if (t == NULL) {
+        fx_threads_lock();
+        stats.not_sampled++;
+        fx_threads_unlock();
+        return FX_ENOMEM;
+    }
+    own_stack(t);
+    return publish_and_arm(jni, t, false);
+}
+
+void fx_threads_end_current(JNIEnv *jni, jthread thread)
+{
+    (void)jni, (void)thread;
+    pid_t tid = (pid_t)syscall(SYS_gettid);
+    fx_threads_lock();
+    struct fx_tid_slot *s = table_find(tid);
+    if (s != NULL) {
+        struct fx_thread *t = s->thread;
+        fx_timer_disarm(t);
+        __atomic_store_n(&s->tid, -1, __ATOMIC_RELEASE);
+        t->end_ns = fx_now_ns();
+        __atomic_store_n(&t->ended, 1, __ATOMIC_RELEASE);
+    } else if (scanning) {
+        if (n_ended < ENDED_MAX)
+            ended_tids[n_ended++] = tid;
+        else
+            ended_overflow = true;
+    }
+    fx_threads_unlock();
+}
+
+void fx_threads_scan_begin(void)
+{
+    fx_threads_lock();
+    scanning = true;
+    n_ended = 0;
+    ended_overflow = false;
+    fx_threads_unlock();
+}
+
+void fx_threads_resume_all(void)
+{
+    fx_threads_lock();
+    stopped = false;
+    for (struct fx_thread *t = head; t != NULL; t = t->next) {
+        if (!__atomic_load_n(&t->ended, __ATOMIC_ACQUIRE))
+            fx_timer_resume(t);
+    }
+    fx_threads_unlock();
+}
+
+/* VMDeath: stop every signal source without freeing anything (threads still run). */
+void fx_threads_disarm_all(void)
+{
+    fx_threads_lock();
+    stopped = true;
+    for (struct fx_thread *t = head; t != NULL; t = t->next) {
+        if (!__atomic_load_n(&t->ended, __ATOMIC_ACQUIRE))
+            fx_timer_pause(t);
+    }
+    fx_threads_unlock();
+}
+
+void fx_threads_reap(JNIEnv *jni, bool (*done)(struct fx_thread *t))
+{
+    struct fx_thread *dead = NULL;
+    fx_threads_lock();
+    for (struct fx_thread **pp = &head; *pp != NULL;) {
+        struct fx_thread *t = *pp;
+        if (__atomic_load_n(&t->ended, __ATOMIC_ACQUIRE) && done(t)) {
+            __atomic_store_n(pp, t->next, __ATOMIC_RELEASE);
+            t->next = dead;
+            dead = t;
+        } else {
+            pp = &t->next;
+        }
+    }
+    fx_threads_unlock();
+    while (dead != NULL) {
+        struct fx_thread *next = dead->next;
+        thread_free(jni, dead);
+        dead = next;
+    }
+}
+
+/* Under lock: true if `thread` is already registered. */
+static bool is_registered(JNIEnv *jni, jthread thread)
+{
+    for (struct fx_thread *t = head; t != NULL; t = t->next) {
+        if ((*jni)->IsSameObject(jni, t->ref, thread))
+            return true;
+    }
+    return false;
+}
+
+/* A thread that started before VMInit: ThreadStart never ran on it, so its JNIEnv and tid come
+ * from HotSpot's own structures. java.lang.Thread.eetop is the JavaThread*, and a JavaThread
+ * embeds its JNIEnv at a fixed offset, the same for every thread, which the calling thread
+ * measures on itself. The tid comes from VMStructs (vmstructs.c). Only threads that are alive
+ * (eetop != 0) are registered; at VMInit they are the JVM's long-lived service threads. */
+static int register_other(JNIEnv *jni, jthread thread, char *name, jfieldID eetop,
+                          intptr_t env_offset)
+{
+    jlong jt = (*jni)->GetLongField(jni, thread, eetop);
+    pid_t tid = jt != 0 ? fx_vmstructs_tid_of((const void *)(intptr_t)jt) : -1;
+    if (tid <= 0) {
+        fx_free(name);
+        return FX_ENOTFOUND;
+    }
+    struct fx_thread *t = thread_new(jni, thread, name, tid, (JNIEnv *)((intptr_t)jt + env_offset));
+    if (t == NULL)
+        return FX_ENOMEM;
+    if (!fx_vmstructs_stack_of((const void *)(intptr_t)jt, &t->stack_lo, &t->stack_hi))
+        t->stack_lo = t->stack_hi = 0;
+    int rc = publish_and_arm(jni, t, true);
+    if (rc == FX_OK) {
+        fx_threads_lock();
+        stats.existing++;
+        fx_threads_unlock();
+    }
+    return rc;
+}
+
+/* In the live phase a listed thread may be exiting while we read its JavaThread: suspended, it
+ * cannot (SuspendThread fails once it is exiting), so its JavaThread and tid stay valid until
+ * it is registered, and its ThreadEnd, still to come, will find the registration. */
+static int start_other(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jfieldID eetop,
+                       intptr_t env_offset)
+{
+    char *name = thread_name(jvmti, jni, thread);
+    if (name == NULL || fx_threads_is_own(name)) {
+        fx_free(name);
+        return FX_OK;
+    }
+    jvmtiError err =
+            fx_rec()->live_start ? (*jvmti)->SuspendThread(jvmti, thread) : JVMTI_ERROR_NONE;
+    if (err == JVMTI_ERROR_THREAD_NOT_ALIVE) {
+        fx_free(name);
+        return FX_OK; /* gone: nothing to sample */
+    }
+    /* Suspended by someone else (a debugger) is as good; without can_suspend the ended-tid
+     * check is the only guard. */
+    int rc = register_other(jni, thread, name, eetop, env_offset);
+    if (fx_rec()->live_start && err == JVMTI_ERROR_NONE)
+        (*jvmti)->ResumeThread(jvmti, thread);
+    return rc;
+}
+
+static jfieldID eetop_field(JNIEnv *jni)
+{
+    jclass cls = (*jni)->FindClass(jni, "java/lang/Thread");
+    if (cls == NULL) {
+        (*jni)->ExceptionClear(jni);
+        return NULL;
+    }
+    jfieldID f = (*jni)->GetFieldID(jni, cls, "eetop", "J");
+    if (f == NULL)
+        (*jni)->ExceptionClear(jni);
+    (*jni)->DeleteLocalRef(jni, cls);
+    return f;
+}
+
+static void start_one_existing(jvmtiEnv *jvmti, JNIEnv *jni, jthread th, jthread self,
+                               jfieldID eetop, intptr_t env_offset)
+{
+    if ((*jni)->IsSameObject(jni, th, self)) {
+        fx_threads_start_current(jni, th);
+        return;
+    }
+    fx_threads_lock();
+    bool known = is_registered(jni, th);
+    fx_threads_unlock();
+    if (known)
+        return;
+    int rc = eetop != NULL && fx_vmstructs_available()
+                     ? start_other(jvmti, jni, th, eetop, env_offset)
+                     : FX_EUNSUPPORTED;
+    if (rc != FX_OK && rc != FX_ESTATE) {
+        fx_threads_lock();
+        stats.not_sampled++;
+        fx_threads_unlock();
+    }
+}
+
+static void scan(jvmtiEnv *jvmti, JNIEnv *jni)
+{
+    jthread self = NULL;
+    jint n = 0;
+    jthread *all = NULL;
+    if (fx_jvmti_failed((*jvmti)->GetCurrentThread(jvmti, &self), "GetCurrentThread") ||
+        fx_jvmti_failed((*jvmti)->GetAllThreads(jvmti, &n, &all), "GetAllThreads"))
+        return;
+    jfieldID eetop = eetop_field(jni);
+    intptr_t env_offset = 0;
+    if (eetop != NULL) {
+        jlong my_eetop = (*jni)->GetLongField(jni, self, eetop);
+        env_offset = (intptr_t)jni - (intptr_t)my_eetop;
+    }
+    for (jint i = 0; i < n; i++) {
+        start_one_existing(jvmti, jni, all[i], self, eetop, env_offset);
+        (*jni)->DeleteLocalRef(jni, all[i]);
+    }
+    (*jvmti)->Deallocate(jvmti, (unsigned char *)all);
+    (*jni)->DeleteLocalRef(jni, self);
+}
+
+void fx_threads_start_existing(JNIEnv *jni)
+{
+    scan(fx_jvmti(), jni);
+    fx_threads_lock();
+    scanning = false;
+    fx_threads_unlock();
+}

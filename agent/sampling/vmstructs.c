@@ -1,0 +1,246 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* HotSpot's exported type table (gHotSpotVMStructs and gHotSpotVMTypes, the Serviceability
+ * Agent's map of field offsets and type sizes), read once for what fxagent needs:
+ *  - Thread::_osthread and OSThread::_thread_id: the kernel tid of a thread fxagent did not see
+ *    start; JavaThread::_stack_base/_stack_size: its stack;
+ *  - the code heaps' segment maps and the CodeBlob/nmethod fields that give an nmethod's
+ *    verified entry, frame-complete offset, compile id and OSR bci (stack recovery, issue 20).
+ * Nothing here is written. Every read is of a live JVM structure outside signal context; a
+ * missing symbol or field only disables the one use that needs it. */
+#include "internal.h"
+
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <string.h>
+
+static pthread_once_t once = PTHREAD_ONCE_INIT;
+
+/* Field offsets (-1: absent) and, for fields whose width changed between JDKs, their size. */
+static struct {
+    long osthread, tid, stack_base, stack_size;
+    long code_begin, code_offset;  /* CodeBlob: JDK 17 address / JDK 21+ int offset */
+    long frame_complete, fc_size;  /* CodeBlob::_frame_complete_offset (int or int16_t) */
+    long vep, vep_offset;          /* nmethod: JDK 17 address / JDK 21+ u2 offset */
+    long compile_id, entry_bci;    /* nmethod */
+    long heap_memory, heap_segmap; /* CodeHeap VirtualSpaces */
+    long heap_log2_seg, vs_low, vs_high;
+    long ga_len, ga_data; /* GrowableArray */
+    const void *heaps;    /* &CodeCache::_heaps */
+    long heap_block_size; /* sizeof(HeapBlock) */
+} vs = {-1, -1, -1, -1, -1, -1, -1, 0, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, NULL, -1};
+
+static uint64_t sym_u64(const char *name, bool *ok)
+{
+    const uint64_t *p = dlsym(RTLD_DEFAULT, name);
+    if (p == NULL)
+        *ok = false;
+    return p != NULL ? *p : 0;
+}
+
+static bool is(const char *a, const char *b)
+{
+    return strcmp(a, b) == 0;
+}
+
+/* width of a field from its type string: 2 for 16-bit types, 4 for int */
+static long width(const char *type)
+{
+    if (type == NULL)
+        return 0;
+    if (is(type, "int16_t") || is(type, "u2") || is(type, "uint16_t") || is(type, "short"))
+        return 2;
+    if (is(type, "int") || is(type, "int32_t") || is(type, "jint"))
+        return 4;
+    return 0;
+}
+
+static void match(const char *type, const char *field, const char *ftype, uint64_t off)
+{
+    long o = (long)off;
+    if (is(field, "_osthread") && (is(type, "Thread") || is(type, "JavaThread")))
+        vs.osthread = o;
+    else if (is(type, "OSThread") && is(field, "_thread_id"))
+        vs.tid = o;
+    else if ((is(type, "Thread") || is(type, "JavaThread")) && is(field, "_stack_base"))
+        vs.stack_base = o;
+    else if ((is(type, "Thread") || is(type, "JavaThread")) && is(field, "_stack_size"))
+        vs.stack_size = o;
+    else if (is(type, "CodeBlob") && is(field, "_code_begin"))
+        vs.code_begin = o;
+    else if (is(type, "CodeBlob") && is(field, "_code_offset") && width(ftype) == 4)
+        vs.code_offset = o;
+    else if (is(type, "CodeBlob") && is(field, "_frame_complete_offset") && width(ftype) > 0)
+        vs.frame_complete = o, vs.fc_size = width(ftype);
+    else if (is(type, "nmethod") && is(field, "_verified_entry_point"))
+        vs.vep = o;
+    else if (is(type, "nmethod") && is(field, "_verified_entry_offset") && width(ftype) == 2)
+        vs.vep_offset = o;
+    else if (is(type, "nmethod") && is(field, "_compile_id") && width(ftype) == 4)
+        vs.compile_id = o;
+    else if (is(type, "nmethod") && is(field, "_entry_bci") && width(ftype) == 4)
+        vs.entry_bci = o;
+    else if (is(type, "CodeHeap") && is(field, "_memory"))
+        vs.heap_memory = o;
+    else if (is(type, "CodeHeap") && is(field, "_segmap"))
+        vs.heap_segmap = o;
+    else if (is(type, "CodeHeap") && is(field, "_log2_segment_size") && width(ftype) == 4)
+        vs.heap_log2_seg = o;
+    else if (is(type, "VirtualSpace") && is(field, "_low"))
+        vs.vs_low = o;
+    else if (is(type, "VirtualSpace") && is(field, "_high"))
+        vs.vs_high = o;
+    else if (is(type, "GrowableArrayBase") && is(field, "_len") && width(ftype) == 4)
+        vs.ga_len = o;
+    else if (is(type, "GrowableArray<int>") && is(field, "_data"))
+        vs.ga_data = o;
+}
+
+static void load_types(void)
+{
+    bool ok = true;
+    const char *const *base = dlsym(RTLD_DEFAULT, "gHotSpotVMTypes");
+    uint64_t name_off = sym_u64("gHotSpotVMTypeEntryTypeNameOffset", &ok);
+    uint64_t size_off = sym_u64("gHotSpotVMTypeEntrySizeOffset", &ok);
+    uint64_t stride = sym_u64("gHotSpotVMTypeEntryArrayStride", &ok);
+    if (!ok || base == NULL || *base == NULL || stride == 0)
+        return;
+    for (const char *e = *base;; e += stride) {
+        const char *type = *(const char *const *)(e + name_off);
+        if (type == NULL)
+            break;
+        if (is(type, "HeapBlock"))
+            vs.heap_block_size = (long)*(const uint64_t *)(e + size_off);
+    }
+}
+
+static void load(void)
+{
+    bool ok = true;
+    const char *const *base = dlsym(RTLD_DEFAULT, "gHotSpotVMStructs");
+    uint64_t type_off = sym_u64("gHotSpotVMStructEntryTypeNameOffset", &ok);
+    uint64_t field_off = sym_u64("gHotSpotVMStructEntryFieldNameOffset", &ok);
+    uint64_t ftype_off = sym_u64("gHotSpotVMStructEntryTypeStringOffset", &ok);
+    uint64_t static_off = sym_u64("gHotSpotVMStructEntryIsStaticOffset", &ok);
+    uint64_t offset_off = sym_u64("gHotSpotVMStructEntryOffsetOffset", &ok);
+    uint64_t addr_off = sym_u64("gHotSpotVMStructEntryAddressOffset", &ok);
+    uint64_t stride = sym_u64("gHotSpotVMStructEntryArrayStride", &ok);
+    if (!ok || base == NULL || *base == NULL || stride == 0)
+        return;
+    for (const char *e = *base;; e += stride) {
+        const char *type = *(const char *const *)(e + type_off);
+        if (type == NULL)
+            break;
+        const char *field = *(const char *const *)(e + field_off);
+        if (field == NULL)
+            continue;
+        if (*(const int32_t *)(e + static_off) != 0) {
+            if (is(type, "CodeCache") && is(field, "_heaps"))
+                vs.heaps = *(const void *const *)(e + addr_off);
+            continue;
+        }
+        match(type, field, *(const char *const *)(e + ftype_off),
+              *(const uint64_t *)(e + offset_off));
+    }
+    load_types();
+}
+
+bool fx_vmstructs_available(void)
+{
+    pthread_once(&once, load);
+    return vs.osthread >= 0 && vs.tid >= 0;
+}
+
+pid_t fx_vmstructs_tid_of(const void *java_thread)
+{
+    if (java_thread == NULL || !fx_vmstructs_available())
+        return -1;
+    const char *os = *(const char *const *)((const char *)java_thread + vs.osthread);
+    if (os == NULL)
+        return -1;
+    return *(const pid_t *)(os + vs.tid);
+}
+
+bool fx_vmstructs_stack_of(const void *java_thread, uintptr_t *lo, uintptr_t *hi)
+{
+    pthread_once(&once, load);
+    if (java_thread == NULL || vs.stack_base < 0 || vs.stack_size < 0)
+        return false;
+    uintptr_t top = *(const uintptr_t *)((const char *)java_thread + vs.stack_base);
+    uintptr_t size = *(const uintptr_t *)((const char *)java_thread + vs.stack_size);
+    if (top == 0 || size == 0 || size > top)
+        return false;
+    *lo = top - size;
+    *hi = top;
+    return true;
+}
+
+static long read_width(const char *p, long w)
+{
+    if (w == 2)
+        return *(const int16_t *)p;
+    return *(const int32_t *)p;
+}
+
+static uintptr_t code_begin_of(const char *blob)
+{
+    if (vs.code_begin >= 0)
+        return *(const uintptr_t *)(blob + vs.code_begin);
+    return (uintptr_t)blob + (uintptr_t)(intptr_t) * (const int32_t *)(blob + vs.code_offset);
+}
+
+/* The CodeBlob whose block holds addr, by the code heap's segment map (HotSpot
+ * CodeHeap::find_blob's walk: each map byte says how many segments back the block starts,
+ * 0 at its start, 0xFF for free segments). */
+static const char *blob_at(uintptr_t addr)
+{
+    const char *arr = *(const char *const *)vs.heaps;
+    if (arr == NULL)
+        return NULL;
+    int n = *(const int32_t *)(arr + vs.ga_len);
+    const char *const *data = *(const char *const *const *)(arr + vs.ga_data);
+    for (int i = 0; i < n && data != NULL; i++) {
+        const char *h = data[i];
+        if (h == NULL)
+            continue;
+        uintptr_t low = *(const uintptr_t *)(h + vs.heap_memory + vs.vs_low);
+        uintptr_t high = *(const uintptr_t *)(h + vs.heap_memory + vs.vs_high);
+        if (addr < low || addr >= high)
+            continue;
+        const uint8_t *seg = *(const uint8_t *const *)(h + vs.heap_segmap + vs.vs_low);
+        int shift = *(const int32_t *)(h + vs.heap_log2_seg);
+        if (seg == NULL || shift <= 0 || shift > 20)
+            return NULL;
+        size_t idx = (addr - low) >> shift;
+        for (unsigned hops = 0; seg[idx] != 0; hops++) {
+            if (seg[idx] == 0xFF || seg[idx] > idx || hops > 1000000)
+                return NULL;
+            idx -= seg[idx];
+        }
+        return (const char *)(low + (idx << shift)) + vs.heap_block_size;
+    }
+    return NULL;
+}
+
+bool fx_vmstructs_nmethod(uintptr_t code_addr, struct fx_nmethod_layout *out)
+{
+    pthread_once(&once, load);
+    if (vs.heaps == NULL || vs.ga_len < 0 || vs.ga_data < 0 || vs.heap_memory < 0 ||
+        vs.heap_segmap < 0 || vs.heap_log2_seg < 0 || vs.vs_low < 0 || vs.vs_high < 0 ||
+        vs.heap_block_size <= 0 || (vs.code_begin < 0 && vs.code_offset < 0) ||
+        vs.frame_complete < 0 || (vs.vep < 0 && vs.vep_offset < 0) || vs.compile_id < 0 ||
+        vs.entry_bci < 0)
+        return false;
+    const char *blob = blob_at(code_addr);
+    if (blob == NULL || code_begin_of(blob) != code_addr)
+        return false; /* not the blob JVMTI described: nothing read from it is trusted */
+    uintptr_t vep = vs.vep >= 0 ? *(const uintptr_t *)(blob + vs.vep)
+                                : code_addr + *(const uint16_t *)(blob + vs.vep_offset);
+    out->blob = (uintptr_t)blob;
+    out->verified = vep;
+    out->frame_complete = read_width(blob + vs.frame_complete, vs.fc_size);
+    out->compile_id = *(const int32_t *)(blob + vs.compile_id);
+    out->entry_bci = *(const int32_t *)(blob + vs.entry_bci);
+    out->compile_id_offset = vs.compile_id;
+    return true;
+}

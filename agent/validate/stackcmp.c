@@ -1,0 +1,153 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* Stack comparison shared by the oracle (oracle.c) and validate mode (validate.c): both stacks
+ * in ASGCT's encoding (lineno = bci, -3 native), compared frame by frame, and named for reports.
+ * Invariant: a comparison never normalises anything but the native encoding. */
+#include "internal.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "fx_alloc.h"
+
+#define JVMTI_NATIVE ((jlocation)-1)
+
+void fx_stackcmp_from_jvmti(const jvmtiFrameInfo *info, jint n, fx_asgct_frame *out)
+{
+    for (jint i = 0; i < n; i++) {
+        out[i].method_id = info[i].method;
+        out[i].lineno =
+                info[i].location == JVMTI_NATIVE ? FX_ASGCT_NATIVE_LINE : (jint)info[i].location;
+    }
+}
+
+jvmtiError fx_stackcmp_take_jvmti(jvmtiEnv *jvmti, jthread thread, fx_asgct_frame *frames, int max,
+                                  jint *count)
+{
+    *count = 0;
+    jvmtiFrameInfo *info = fx_calloc((size_t)max, sizeof *info);
+    if (info == NULL)
+        return JVMTI_ERROR_OUT_OF_MEMORY;
+    jvmtiError err = (*jvmti)->GetStackTrace(jvmti, thread, 0, max, info, count);
+    if (err == JVMTI_ERROR_NONE)
+        fx_stackcmp_from_jvmti(info, *count, frames);
+    fx_free(info);
+    return err;
+}
+
+bool fx_stackcmp_same_frame(const fx_asgct_frame *a, const fx_asgct_frame *b)
+{
+    return a->method_id == b->method_id && a->lineno == b->lineno;
+}
+
+struct fx_stack_verdict fx_stackcmp_compare(const struct fx_stack *asgct,
+                                            const struct fx_stack *jvmti, int depth)
+{
+    struct fx_stack_verdict v = {
+            .compared = 0, .truncated = jvmti->count > depth, .first_diff = -1, .carrier = 0};
+    jint expect = v.truncated ? depth : jvmti->count;
+    jint have = asgct->count > 0 ? asgct->count : 0;
+    jint common = have < expect ? have : expect;
+    for (jint i = 0; i < common; i++) {
+        if (!fx_stackcmp_same_frame(&asgct->frames[i], &jvmti->frames[i])) {
+            v.first_diff = i;
+            return v;
+        }
+    }
+    if (asgct->count != expect) {
+        v.first_diff = common;
+        return v;
+    }
+    v.compared = common;
+    return v;
+}
+
+/* HotSpot's names (forte.cpp), which bug reports and the JDK sources use. */
+const char *fx_stackcmp_status_name(jint code)
+{
+    static const char *const names[FX_ASGCT_CODES] = {
+            "ticks_no_Java_frame",
+            "ticks_no_class_load",
+            "ticks_GC_active",
+            "ticks_unknown_not_Java",
+            "ticks_not_walkable_not_Java",
+            "ticks_unknown_Java",
+            "ticks_not_walkable_Java",
+            "ticks_unknown_state",
+            "ticks_thread_exit",
+            "ticks_deopt",
+            "ticks_safepoint",
+    };
+    if (code == FX_STACKCMP_ASGCT_MISSING)
+        return "AsyncGetCallTrace not found in libjvm";
+    if (code > 0)
+        return "frames";
+    return code > -FX_ASGCT_CODES ? names[-code] : "unknown status";
+}
+
+/* "pkg.Class.method" from a class signature and a method name. */
+static void dotted_name(const char *sig, const char *name, char *out, size_t cap)
+{
+    size_t n = strlen(sig);
+    const char *cls = sig[0] == 'L' && n > 2 ? sig + 1 : sig;
+    int cls_len = (int)(cls == sig ? n : n - 2);
+    snprintf(out, cap, "%.*s.%s", cls_len, cls, name);
+    for (char *c = out; *c != '\0'; c++)
+        *c = *c == '/' ? '.' : *c;
+}
+
+/* Never fails: an unloaded class's jmethodID is named by its address. */
+void fx_stackcmp_frame_name(jvmtiEnv *jvmti, JNIEnv *env, const fx_asgct_frame *f, char *out,
+                            size_t cap)
+{
+    char *name = NULL, *sig = NULL;
+    jclass holder = NULL;
+    if (f->method_id == NULL ||
+        (*jvmti)->GetMethodDeclaringClass(jvmti, f->method_id, &holder) != JVMTI_ERROR_NONE ||
+        (*jvmti)->GetClassSignature(jvmti, holder, &sig, NULL) != JVMTI_ERROR_NONE ||
+        (*jvmti)->GetMethodName(jvmti, f->method_id, &name, NULL, NULL) != JVMTI_ERROR_NONE)
+        snprintf(out, cap, "<jmethodID %p>", (void *)f->method_id);
+    else
+        dotted_name(sig, name, out, cap);
+    size_t used = strlen(out);
+    if (f->lineno == FX_ASGCT_NATIVE_LINE)
+        snprintf(out + used, cap - used, "@native");
+    else
+        snprintf(out + used, cap - used, "@%d", (int)f->lineno);
+    (*jvmti)->Deallocate(jvmti, (unsigned char *)name);
+    (*jvmti)->Deallocate(jvmti, (unsigned char *)sig);
+    if (holder != NULL)
+        (*env)->DeleteLocalRef(env, holder);
+}
+
+/* Found by name (its signature differs between JDKs). Boot classes never unload, so the id is
+ * cached; "none" is cached too, as a JDK without the class never gets it. */
+jmethodID fx_stackcmp_enter_special(JNIEnv *env, jvmtiEnv *jvmti)
+{
+    static jmethodID cached;
+    static int looked; /* atomic */
+    if (__atomic_load_n(&looked, __ATOMIC_ACQUIRE))
+        return __atomic_load_n(&cached, __ATOMIC_RELAXED);
+    jmethodID id = NULL;
+    jclass cont = (*env)->FindClass(env, "jdk/internal/vm/Continuation");
+    if (cont == NULL) {
+        (*env)->ExceptionClear(env);
+    } else {
+        jint n = 0;
+        jmethodID *methods = NULL;
+        if ((*jvmti)->GetClassMethods(jvmti, cont, &n, &methods) == JVMTI_ERROR_NONE) {
+            for (jint i = 0; i < n && id == NULL; i++) {
+                char *name = NULL;
+                if ((*jvmti)->GetMethodName(jvmti, methods[i], &name, NULL, NULL) ==
+                            JVMTI_ERROR_NONE &&
+                    strcmp(name, "enterSpecial") == 0)
+                    id = methods[i];
+                (*jvmti)->Deallocate(jvmti, (unsigned char *)name);
+            }
+            (*jvmti)->Deallocate(jvmti, (unsigned char *)methods);
+        }
+        (*env)->DeleteLocalRef(env, cont);
+    }
+    __atomic_store_n(&cached, id, __ATOMIC_RELAXED);
+    __atomic_store_n(&looked, 1, __ATOMIC_RELEASE);
+    return id;
+}

@@ -1,0 +1,303 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* Validate mode's figures: the "validate" meta.extra group of each profile (a step before each
+ * dump) and, at the end, the validate=REPORT.json file and one stderr line. */
+#include "internal.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "fx_alloc.h"
+#include "fx_json.h"
+#include "fx_out_file.h"
+
+static const char *const skip_keys[SKIP_COUNT] = {
+        "no_thread_to_check", "probe_busy",      "suspend_failed", "thread_ended",
+        "stack_trace_failed", "probe_no_answer", "probe_failed",   "virtual_thread_mounted",
+};
+
+static const char *const pattern_keys[PATTERN_COUNT] = {NULL, "top_compiled_frame",
+                                                        "lost_recursive_frame"};
+
+/* A consistent-enough copy of the counters (a dump reads them while the validator runs). */
+struct summary {
+    char *vm_version, *vm_vendor, *vm_name;
+    uint64_t compared, exact, below_top, mismatches, known, skipped_code, skipped_other;
+    double exact_rate, agree_rate, known_rate; /* of compared; -1 when nothing was compared */
+};
+
+static void summarize(struct summary *s)
+{
+    memset(s, 0, sizeof(*s));
+    s->vm_version = fx_property("java.vm.version");
+    s->vm_vendor = fx_property("java.vm.vendor");
+    s->vm_name = fx_property("java.vm.name");
+    s->compared = fx_va_get(&va.compared);
+    s->exact = fx_va_get(&va.exact);
+    s->below_top = fx_va_get(&va.below_top);
+    s->mismatches = fx_va_get(&va.mismatches);
+    s->known = s->mismatches - fx_va_get(&va.patterns[PATTERN_NONE]);
+    s->skipped_code = fx_va_get(&va.code_other);
+    for (int i = 0; i < FX_ASGCT_CODES; i++)
+        s->skipped_code += fx_va_get(&va.code_skipped[i]);
+    for (int i = SKIP_NO_THREAD + 1; i < SKIP_COUNT; i++) /* a step with no thread skips none */
+        s->skipped_other += fx_va_get(&va.skipped[i]);
+    s->exact_rate = s->compared ? (double)s->exact / (double)s->compared : -1;
+    s->agree_rate = s->compared ? (double)(s->exact + s->below_top) / (double)s->compared : -1;
+    s->known_rate =
+            s->compared ? (double)(s->exact + s->below_top + s->known) / (double)s->compared : -1;
+}
+
+static void summary_free(struct summary *s)
+{
+    fx_free(s->vm_version);
+    fx_free(s->vm_vendor);
+    fx_free(s->vm_name);
+}
+
+static void json_rate(struct fx_json *j, const char *key, double rate)
+{
+    fx_json_key(j, key);
+    if (rate < 0)
+        fx_json_null(j);
+    else
+        fx_json_double(j, rate, 6);
+}
+
+static void json_u64(struct fx_json *j, const char *key, uint64_t v)
+{
+    fx_json_key(j, key);
+    fx_json_u64(j, v);
+}
+
+static void json_names(struct fx_json *j, const char *key, char **names, uint32_t n)
+{
+    fx_json_key(j, key);
+    fx_json_arr_begin(j);
+    for (uint32_t i = 0; i < n; i++)
+        fx_json_str(j, names[i]);
+    fx_json_arr_end(j);
+}
+
+static void json_list(struct fx_json *j, const char *key, const struct mismatch *list, uint32_t n)
+{
+    fx_json_key(j, key);
+    fx_json_arr_begin(j);
+    for (uint32_t i = 0; i < n; i++) {
+        const struct mismatch *m = &list[i];
+        fx_json_obj_begin(j);
+        fx_json_key(j, "thread");
+        fx_json_str(j, m->thread);
+        fx_json_key(j, "first_difference");
+        fx_json_i64(j, m->first_diff);
+        fx_json_key(j, "asgct_num_frames");
+        fx_json_i64(j, m->asgct_count);
+        fx_json_key(j, "jvmti_frames");
+        fx_json_i64(j, m->jvmti_count);
+        fx_json_key(j, "known_pattern");
+        fx_json_str(j, pattern_keys[m->pattern]);
+        json_names(j, "asgct", m->asgct, m->n_asgct);
+        json_names(j, "jvmti", m->jvmti, m->n_jvmti);
+        fx_json_obj_end(j);
+    }
+    fx_json_arr_end(j);
+}
+
+static void json_mismatches(struct fx_json *j)
+{
+    json_list(j, "mismatch_list", va.listed, va.n_listed);
+    json_u64(j, "mismatches_not_listed", va.mismatches - va.n_listed);
+    json_list(j, "below_top_examples", va.top_listed, va.n_top_listed);
+}
+
+static void json_skips(struct fx_json *j)
+{
+    fx_json_key(j, "skipped_by_code_detail");
+    fx_json_obj_begin(j);
+    for (int i = 0; i < FX_ASGCT_CODES; i++)
+        json_u64(j, fx_stackcmp_status_name(-i), va.code_skipped[i]);
+    json_u64(j, "other_codes", va.code_other);
+    fx_json_obj_end(j);
+    json_u64(j, "skipped_by_code_without_jvmti_frames", va.code_no_java);
+    fx_json_key(j, "skipped_other");
+    fx_json_obj_begin(j);
+    for (int i = 0; i < SKIP_COUNT; i++)
+        json_u64(j, skip_keys[i], va.skipped[i]);
+    fx_json_obj_end(j);
+}
+
+static void json_jvm(struct fx_json *j, const struct summary *s)
+{
+    fx_json_key(j, "jvm");
+    fx_json_obj_begin(j);
+    fx_json_key(j, "java.vm.name");
+    fx_json_str(j, s->vm_name);
+    fx_json_key(j, "java.vm.version");
+    fx_json_str(j, s->vm_version);
+    fx_json_key(j, "java.vm.vendor");
+    fx_json_str(j, s->vm_vendor);
+    fx_json_obj_end(j);
+}
+
+static void json_settings(struct fx_json *j)
+{
+    fx_json_key(j, "settings");
+    fx_json_obj_begin(j);
+    json_u64(j, "period_ms", PERIOD_NS / 1000000);
+    json_u64(j, "probe_wait_ms", PROBE_WAIT_NS / 1000000);
+    json_u64(j, "depth", va.depth);
+    fx_json_obj_end(j);
+}
+
+static void json_costs(struct fx_json *j)
+{
+    struct fx_probe_stats ps;
+    struct fx_signal_counts sig;
+    fx_probe_stats(&ps);
+    fx_sampling_counts(&sig);
+    json_u64(j, "resume_failed", va.resume_failed);
+    json_u64(j, "probe_signals_late", sig.probe_late);
+    json_u64(j, "probes_retired", ps.retired);
+    fx_json_key(j, "suspended_ms_total");
+    fx_json_double(j, (double)va.suspended_ns / 1e6, 3);
+    fx_json_key(j, "suspended_ms_max");
+    fx_json_double(j, (double)va.suspended_max_ns / 1e6, 3);
+}
+
+/* After fx_validate_stop: the validator's fields are no longer written. */
+static void json_body(struct fx_json *j, const struct summary *s)
+{
+    fx_json_obj_begin(j);
+    json_u64(j, "fxagent_validate_report", 1);
+    json_jvm(j, s);
+    json_settings(j);
+    json_u64(j, "steps", va.steps);
+    json_u64(j, "compared", s->compared);
+    json_u64(j, "exact", s->exact);
+    json_u64(j, "below_top", s->below_top);
+    json_u64(j, "mismatches", s->mismatches);
+    json_u64(j, "mismatches_known_pattern", s->known);
+    fx_json_key(j, "mismatches_by_pattern");
+    fx_json_obj_begin(j);
+    for (int i = 1; i < PATTERN_COUNT; i++)
+        json_u64(j, pattern_keys[i], va.patterns[i]);
+    json_u64(j, "unexplained", va.patterns[PATTERN_NONE]);
+    fx_json_obj_end(j);
+    json_rate(j, "exact_rate", s->exact_rate);
+    json_rate(j, "agreement_below_top_rate", s->agree_rate);
+    json_rate(j, "agreement_with_known_pattern_rate", s->known_rate);
+    json_u64(j, "skipped_by_code", s->skipped_code);
+    json_u64(j, "skipped_other_total", s->skipped_other);
+    json_skips(j);
+    json_costs(j);
+    json_mismatches(j);
+    fx_json_obj_end(j);
+}
+
+/* Written like a profile: a temporary file renamed into place, or the fallback folder. */
+static int write_report(const char *path, const struct summary *s, char *written, size_t cap)
+{
+    struct fx_out_file f;
+    struct fx_errbuf eb = {{0}};
+    memset(&f, 0, sizeof(f));
+    struct fx_json *j = fx_malloc(sizeof(*j));
+    int rc = j == NULL ? FX_ENOMEM : fx_out_file_open(&f, path, 0644, &eb);
+    if (rc == FX_OK) {
+        fx_json_init(j, fx_out_file_sink(&f));
+        json_body(j, s);
+        rc = fx_json_finish(j);
+        snprintf(written, cap, "%s", f.target ? f.target : path);
+        if (rc == FX_OK)
+            rc = fx_out_file_commit(&f, &eb);
+    }
+    if (rc != FX_OK)
+        fx_log("validate: could not write the report %s: %s", path,
+               eb.msg[0] ? eb.msg : fx_strerror(rc));
+    else if (f.fell_back) /* the words of a profile's fallback (dump.c) */
+        fx_log("validate: could not write %s (%s); wrote %s instead", path, f.reason, written);
+    fx_out_file_abort(&f);
+    fx_free(j);
+    return rc;
+}
+
+static void rate_text(double rate, char *out, size_t cap)
+{
+    if (rate < 0)
+        snprintf(out, cap, "n/a");
+    else
+        snprintf(out, cap, "%.2f %%", rate * 100);
+}
+
+static void validate_extra(JNIEnv *jni, struct fx_profile *p, const struct fx_span *span)
+{
+    (void)jni, (void)span;
+    if (!fx_opt()->validate || p == NULL)
+        return;
+    const char *g = "validate";
+    struct summary s;
+    summarize(&s);
+    char buf[512];
+    snprintf(buf, sizeof(buf), "%s %s (%s)", s.vm_name ? s.vm_name : "?",
+             s.vm_version ? s.vm_version : "?", s.vm_vendor ? s.vm_vendor : "?");
+    fx_profile_extra_str(p, g, "JVM", buf);
+    fx_profile_extra_int(p, g, "stacks compared", (int64_t)s.compared);
+    fx_profile_extra_int(p, g, "exact", (int64_t)s.exact);
+    fx_profile_extra_int(p, g, "agreeing below the top frame", (int64_t)s.below_top);
+    fx_profile_extra_int(p, g, "mismatches", (int64_t)s.mismatches);
+    fx_profile_extra_int(p, g, "mismatches of known HotSpot patterns", (int64_t)s.known);
+    rate_text(s.exact_rate, buf, sizeof(buf));
+    fx_profile_extra_str(p, g, "exact rate", buf);
+    rate_text(s.agree_rate, buf, sizeof(buf));
+    fx_profile_extra_str(p, g, "agreement below the top frame", buf);
+    fx_profile_extra_int(p, g, "skipped by ASGCT code", (int64_t)s.skipped_code);
+    fx_profile_extra_int(p, g, "skipped for other reasons", (int64_t)s.skipped_other);
+    summary_free(&s);
+}
+
+static void free_list(struct mismatch *list, uint32_t *n)
+{
+    for (uint32_t i = 0; i < *n; i++) {
+        struct mismatch *m = &list[i];
+        for (uint32_t k = 0; k < m->n_asgct; k++)
+            fx_free(m->asgct[k]);
+        for (uint32_t k = 0; k < m->n_jvmti; k++)
+            fx_free(m->jvmti[k]);
+        fx_free(m->asgct);
+        fx_free(m->jvmti);
+        fx_free(m->thread);
+    }
+    *n = 0;
+}
+
+static void say(const struct summary *s, const char *written)
+{
+    char exact[32], agree[32];
+    rate_text(s->exact_rate, exact, sizeof(exact));
+    rate_text(s->agree_rate, agree, sizeof(agree));
+    fx_log("validate: %llu stacks compared on %s: %llu exact (%s), %llu agreeing below the "
+           "top frame (agreement %s), %llu mismatches (%llu of known HotSpot patterns); "
+           "%llu skipped by ASGCT code, %llu for other reasons%s%s",
+           (unsigned long long)s->compared, s->vm_version ? s->vm_version : "?",
+           (unsigned long long)s->exact, exact, (unsigned long long)s->below_top, agree,
+           (unsigned long long)s->mismatches, (unsigned long long)s->known,
+           (unsigned long long)s->skipped_code, (unsigned long long)s->skipped_other,
+           written[0] ? "; report " : "", written);
+}
+
+void fx_validate_report(void)
+{
+    if (!fx_opt()->validate)
+        return;
+    struct summary s;
+    summarize(&s);
+    char written[4096] = "";
+    if (fx_opt()->validate_report != NULL &&
+        write_report(fx_opt()->validate_report, &s, written, sizeof(written)) != FX_OK)
+        written[0] = '\0';
+    if (!fx_opt()->quiet)
+        say(&s, written);
+    free_list(va.listed, &va.n_listed);
+    free_list(va.top_listed, &va.n_top_listed);
+    summary_free(&s);
+}
+
+const struct fx_source fx_validate_step = {.name = "validate", .before_dump = validate_extra};
