@@ -143,6 +143,9 @@ static void say_written(const struct fx_dump_result *r)
                line);
 }
 
+/* Files are written one at a time (a command's, the loop's, VM death's), so at most one
+ * snapshot exists besides the model. */
+static pthread_mutex_t write_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_mutex_t name_lock = PTHREAD_MUTEX_INITIALIZER; /* last_file: status reads it */
 static char last_file[4096];
 
@@ -153,8 +156,8 @@ void fx_output_last_file(char *buf, size_t cap)
     pthread_mutex_unlock(&name_lock);
 }
 
-int fx_output_snapshot(const char *pattern, bool series, bool reset, struct fx_dump_result *res,
-                       struct fx_errbuf *eb)
+static int snapshot(const char *pattern, bool series, bool reset, struct fx_dump_result *res,
+                    struct fx_errbuf *eb)
 {
     struct fx_window_request r = {.kind = FX_WINDOW_SNAPSHOT, .reset = reset};
     int rc = fx_window_request(&r);
@@ -179,9 +182,18 @@ int fx_output_snapshot(const char *pattern, bool series, bool reset, struct fx_d
     return rc;
 }
 
+int fx_output_snapshot(const char *pattern, bool series, bool reset, struct fx_dump_result *res,
+                       struct fx_errbuf *eb)
+{
+    pthread_mutex_lock(&write_lock);
+    int rc = snapshot(pattern, series, reset, res, eb);
+    pthread_mutex_unlock(&write_lock);
+    return rc;
+}
+
 /* VM death (the drain has stopped; this thread owns the model): the last file of the
  * recording. With loop= it is the last period's file, so it takes the next %n too. */
-void fx_output_at_death(JNIEnv *jni)
+static void at_death(JNIEnv *jni)
 {
     struct fx_profile *p = fx_model_profile();
     time_t when = fx_window_prepare(jni, p, fx_rec()->sampling_end_ns);
@@ -193,4 +205,11 @@ void fx_output_at_death(JNIEnv *jni)
     }
     fx_sources_after_dump(p, r.file.path, r.file.bytes);
     say_written(&r);
+}
+
+void fx_output_at_death(JNIEnv *jni)
+{
+    pthread_mutex_lock(&write_lock);
+    at_death(jni);
+    pthread_mutex_unlock(&write_lock);
 }

@@ -28,8 +28,8 @@ void fx_output_absolute(struct fx_options *o);
  * written now (the profile would go to the fallback folder). */
 int fx_output_check_target(const char *pattern, bool series, struct fx_errbuf *eb);
 /* A copy of the model taken by the drain between two passes (`reset`: a new period starts),
- * written to `pattern` on this thread while the drain goes on. One at a time (callers hold
- * control's write lock). */
+ * written to `pattern` on this thread while the drain goes on. Files are written one at a time:
+ * a second caller waits. */
 int fx_output_snapshot(const char *pattern, bool series, bool reset, struct fx_dump_result *res,
                        struct fx_errbuf *eb);
 /* The last file a snapshot wrote ("" if none). */

@@ -308,6 +308,10 @@ void fx_threads_scan_begin(void)
 void fx_threads_resume_all(void)
 {
     fx_threads_lock();
+    if (!stopped) { /* a first start: no timer was paused */
+        fx_threads_unlock();
+        return;
+    }
     stopped = false;
     for (struct fx_thread *t = head; t != NULL; t = t->next) {
         if (!__atomic_load_n(&t->ended, __ATOMIC_ACQUIRE))

@@ -24,7 +24,7 @@ import re
 import sys
 
 # meta.extra "Losses" entries that must be 0: each is a sample lost after a timer fired or a
-# thread that could not be sampled (agent/drain.c report_losses).
+# thread that could not be sampled (agent/model/drain.c report_losses).
 LOSS_LABELS = ["ring drops (all threads)", "model errors", "signals on unregistered threads",
                "perf events that could not be re-armed", "threads whose timer failed"]
 

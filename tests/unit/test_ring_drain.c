@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* The drain's JVM-free half under concurrency, as agent/drain.c and agent/window.c run it:
- * producer threads fill their own rings while one drain thread empties them into the profile
- * model, bounds its memory and takes snapshots that a writer thread writes while the model keeps
- * growing. Every record pushed must end as a sample, a counted ring drop or a counted window
+/* The drain's JVM-free half under concurrency, as agent/model/drain.c and agent/model/window.c
+ * run it: producer threads fill their own rings while one drain thread empties them into the
+ * profile model, bounds its memory and takes snapshots that a writer thread writes while the model
+ * keeps growing. Every record pushed must end as a sample, a counted ring drop or a counted window
  * drop. san.tsan_drain runs this under ThreadSanitizer. */
 #include <check.h>
 #include <cjson/cJSON.h>
@@ -43,7 +43,7 @@ struct producer {
     int done; /* atomic: set after the last push */
 };
 
-/* One snapshot in flight at a time, as in the agent (agent/commands.c). */
+/* One snapshot in flight at a time, as in the agent (agent/output/dump.c). */
 struct handoff {
     pthread_mutex_t lock;
     pthread_cond_t cond;
@@ -170,7 +170,7 @@ static void drain_ring(struct run *run, struct producer *pr, struct drain_thread
     }
 }
 
-/* The memory bound (agent/window.c): above the limit, the older half goes. */
+/* The memory bound (agent/model/window.c): above the limit, the older half goes. */
 static void bound(struct run *run)
 {
     uint64_t n = fx_profile_sample_count(run->p);
