@@ -172,8 +172,11 @@ int fx_pfile_load(const char *path, struct cJSON **root, struct fx_errbuf *eb);
 struct fx_pfile_tables {
     uint32_t nstacks, nframes, nfuncs, nstrings;
     int32_t *stack_frame, *stack_prefix, *frame_func, *func_name;
+    /* Optional columns (0 or -1 where the file has none): the line a frame executes, a
+     * function's first line and its source file (a string index, -1: none). */
+    int32_t *frame_line, *func_line, *func_file;
     const char **strings;
-    const struct cJSON *src[4]; /* the tables these came from, to reuse them across threads */
+    const struct cJSON *src[5]; /* the tables these came from, to reuse them across threads */
 };
 
 /* Fills t for `thread` (its own tables if it has them, else profile.shared's); keeps t as is
@@ -181,12 +184,19 @@ struct fx_pfile_tables {
 int fx_pfile_tables(const struct cJSON *root, const struct cJSON *thread, struct fx_pfile_tables *t,
                     struct fx_errbuf *eb);
 void fx_pfile_tables_destroy(struct fx_pfile_tables *t);
+/* True when stack `st` is the agent's "[idle]" sample (a thread off the CPU in cpu/itimer mode,
+ * PROFILE-FORMAT.md §11.3): not CPU time, so summary and convert keep it out of the shares. */
+bool fx_pfile_is_idle(const struct fx_pfile_tables *t, int32_t st);
+/* The sampling mode the agent recorded in meta.extra ("cpu", "itimer", "wall"); "cpu" when the
+ * file does not say. */
+const char *fx_pfile_mode(const struct cJSON *root);
 
 struct fx_pfile_samples {
     uint32_t n;
     int32_t *stack; /* -1: a sample without a stack */
     double *weight; /* NULL: every sample weighs 1 */
     double *cpu;    /* threadCPUDelta, NULL when absent */
+    bool bytes;     /* weightType "bytes": the weights are allocated bytes, not samples */
 };
 
 int fx_pfile_samples(const struct cJSON *thread, uint32_t nstacks, struct fx_pfile_samples *s,
@@ -200,5 +210,6 @@ int fx_attach_raw_main(int argc, char **argv); /* control.c: attach-raw (hidden,
 int fx_record_main(int argc, char **argv);     /* record.c */
 int fx_serve_main(int argc, char **argv);      /* serve.c: open */
 int fx_summary_main(int argc, char **argv);    /* summary.c */
+int fx_convert_main(int argc, char **argv);    /* convert.c */
 
 #endif

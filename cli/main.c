@@ -20,6 +20,7 @@ static const struct subcommand subcommands[] = {
         {"status", fx_control_main, "print the agent's state in a running JVM"},
         {"open", fx_serve_main, "open a profile in profiler.firefox.com (local server)"},
         {"summary", fx_summary_main, "print the hottest methods of a profile"},
+        {"convert", fx_convert_main, "write a profile as collapsed stacks or pprof"},
         {"attach-raw", fx_attach_raw_main, NULL},
 };
 
