@@ -121,6 +121,28 @@ int fx_proc_read_maps(pid_t pid, const char *lib, struct fx_proc_maps *m, struct
 /* True when the JVM refuses attaching (-XX:+DisableAttachMechanism), from its hsperfdata's
  * sun.rt.jvmCapabilities, else from its command line and option variables; *source says which. */
 bool fx_proc_attach_disabled(pid_t pid, const char *perfdata, const char **source);
+/* The string counter `name` of the JVM's hsperfdata (e.g. sun.rt.javaCommand,
+ * java.property.java.version) into out; false when there is no such file or counter. */
+bool fx_proc_perf_string(pid_t pid, const char *perfdata, const char *name, char *out, size_t cap);
+
+/* ---- list.c: the local HotSpot JVMs, from /proc and hsperfdata; reads only ---- */
+
+struct fx_jvm {
+    pid_t pid;
+    uid_t uid;
+    char user[32];
+    char main[256]; /* main class, jar or source file; "?" when nothing says */
+    char jdk[64];   /* java.version, "?" when unknown */
+    bool agent;     /* fxagent is mapped */
+    bool sampling;  /* its drain thread ("fxagent drain") runs */
+};
+
+/* Every JVM whose maps we may read, by pid; *hidden counts the processes named java whose maps
+ * we may not read (another user's, unless root). *out is the caller's to fx_free. */
+int fx_jvm_scan(struct fx_jvm **out, size_t *n, unsigned *hidden, struct fx_errbuf *eb);
+/* Whether `name` is the JVM's main class (or its simple name), jar (with or without .jar) or
+ * source file. */
+bool fx_jvm_matches(const struct fx_jvm *j, const char *name);
 
 /* ---- http.c: the HTTP/1.1 subset of `fxprof open` ---- */
 
@@ -211,5 +233,6 @@ int fx_record_main(int argc, char **argv);     /* record.c */
 int fx_serve_main(int argc, char **argv);      /* serve.c: open */
 int fx_summary_main(int argc, char **argv);    /* summary.c */
 int fx_convert_main(int argc, char **argv);    /* convert.c */
+int fx_list_main(int argc, char **argv);       /* list.c */
 
 #endif
