@@ -50,6 +50,8 @@ void fx_cli_sleep_ms(int64_t ms);
  * calls return EINTR), letting the caller remove its temporary files. */
 void fx_cli_catch_interrupts(void);
 bool fx_cli_interrupted(void);
+/* Forgets a caught interrupt: record -d's Ctrl-C ends the wait, then the stop must still run. */
+void fx_cli_clear_interrupt(void);
 /* `-o -`: copies fd (the profile at `path`) to stdout and closes fd; a read interrupted by
  * Ctrl-C ends the copy with an error. FX_CLI_OK or the code of the one line it printed. */
 int fx_cli_copy_to_stdout(int fd, const char *path);
@@ -227,12 +229,25 @@ void fx_pfile_samples_destroy(struct fx_pfile_samples *s);
 
 /* ---- subcommands: argv[0] is the subcommand's name ---- */
 
-int fx_control_main(int argc, char **argv);    /* control.c: start, stop, dump, status */
+int fx_control_main(int argc, char **argv); /* control.c: start, stop, dump, status */
+/* The same without catching interrupts (the caller has); answer != NULL takes the agent's "ok:"
+ * text instead of printing it. record -d drives start, status and stop through it. */
+int fx_control_run(int argc, char **argv, char *answer, size_t cap);
 int fx_attach_raw_main(int argc, char **argv); /* control.c: attach-raw (hidden, for tests) */
 int fx_record_main(int argc, char **argv);     /* record.c */
-int fx_serve_main(int argc, char **argv);      /* serve.c: open */
-int fx_summary_main(int argc, char **argv);    /* summary.c */
-int fx_convert_main(int argc, char **argv);    /* convert.c */
-int fx_list_main(int argc, char **argv);       /* list.c */
+
+/* record -d (timed.c): options as record parsed them. */
+struct fx_timed {
+    const char *target; /* PID or NAME */
+    int64_t duration_ms;
+    const char *interval, *mode, *extra, *agent;
+    const char *file; /* never a pattern; "-": stdout */
+    bool open;
+};
+int fx_record_timed(const struct fx_timed *t);
+int fx_serve_main(int argc, char **argv);   /* serve.c: open */
+int fx_summary_main(int argc, char **argv); /* summary.c */
+int fx_convert_main(int argc, char **argv); /* convert.c */
+int fx_list_main(int argc, char **argv);    /* list.c */
 
 #endif
