@@ -136,7 +136,6 @@ struct fx_jvm {
     char main[256]; /* main class, jar or source file; "?" when nothing says */
     char jdk[64];   /* java.version, "?" when unknown */
     bool agent;     /* fxagent is mapped */
-    bool sampling;  /* its drain thread ("fxagent drain") runs */
 };
 
 /* Every JVM whose maps we may read, by pid; *hidden counts the processes named java whose maps

@@ -2,8 +2,9 @@
 /* fxprof list: the local HotSpot JVMs, as jps shows them but from /proc alone: a process is a
  * JVM when it maps libjvm.so executable (proc.c); its main class and JDK version come from its
  * hsperfdata (sun.rt.javaCommand, java.property.java.version), else from its command line; the
- * agent is loaded when fxagent is mapped and sampling while its drain thread runs. Reads files
- * only: nothing is signalled or attached, so listing cannot disturb a JVM. */
+ * agent is loaded when fxagent is mapped. Whether it samples is not visible from /proc (its
+ * drain thread and perf_event fds outlive a stop): `fxprof status PID` asks the agent.
+ * Reads files only: nothing is signalled or attached, so listing cannot disturb a JVM. */
 #include "fxprof.h"
 
 #include <cjson/cJSON.h>
@@ -22,8 +23,9 @@ static int usage(void)
 {
     printf("usage: fxprof list [--json]\n"
            "Lists the HotSpot JVMs of this machine that fxprof may inspect (yours; all as root):\n"
-           "pid, user, JDK version, whether fxagent is loaded and sampling, and the main class or\n"
-           "jar. Reads /proc and the JVMs' hsperfdata only: no JVM is signalled or attached to.\n"
+           "pid, user, JDK version, whether fxagent is loaded, and the main class or jar. Reads\n"
+           "/proc and the JVMs' hsperfdata only: no JVM is signalled or attached to (whether a\n"
+           "loaded agent samples: fxprof status PID).\n"
            "  --json   one JSON array on stdout\n"
            "exit codes: 0 listed (also when there is none), 1 failed, 2 bad command line\n");
     return FX_CLI_OK;
@@ -85,26 +87,6 @@ static void main_from_cmdline(pid_t pid, char *out, size_t cap)
     }
 }
 
-/* The drain thread runs from start to stop: its name among the tasks means "sampling". */
-static bool drain_runs(pid_t pid)
-{
-    char path[64], comm[64];
-    snprintf(path, sizeof path, "/proc/%d/task", (int)pid);
-    DIR *d = opendir(path);
-    bool found = false;
-    for (struct dirent *e = d ? readdir(d) : NULL; e && !found; e = readdir(d)) {
-        if (e->d_name[0] < '0' || e->d_name[0] > '9')
-            continue;
-        char cpath[320];
-        size_t len;
-        snprintf(cpath, sizeof cpath, "/proc/%d/task/%s/comm", (int)pid, e->d_name);
-        found = read_small(cpath, comm, sizeof comm, &len) && !strcmp(comm, "fxagent drain\n");
-    }
-    if (d)
-        closedir(d);
-    return found;
-}
-
 static void owner(pid_t pid, struct fx_jvm *j)
 {
     char path[64], buf[4096];
@@ -140,7 +122,6 @@ static int inspect(pid_t pid, struct fx_jvm *j)
     memset(j, 0, sizeof *j);
     j->pid = pid;
     j->agent = m.agent;
-    j->sampling = m.agent && drain_runs(pid);
     owner(pid, j);
     char cmd[1024];
     if (fx_proc_perf_string(pid, m.perfdata, "sun.rt.javaCommand", cmd, sizeof cmd)) {
@@ -240,7 +221,6 @@ static int print_json(const struct fx_jvm *v, size_t n)
         cJSON_AddStringToObject(o, "user", v[i].user);
         cJSON_AddNumberToObject(o, "uid", v[i].uid);
         cJSON_AddBoolToObject(o, "agentLoaded", v[i].agent);
-        cJSON_AddBoolToObject(o, "sampling", v[i].sampling);
     }
     char *text = arr ? cJSON_Print(arr) : NULL;
     cJSON_Delete(arr);
@@ -253,14 +233,12 @@ static int print_json(const struct fx_jvm *v, size_t n)
 
 static void print_table(const struct fx_jvm *v, size_t n)
 {
-    printf("%-8s %-12s %-12s %-16s %s\n", "PID", "USER", "JDK", "FXAGENT", "MAIN");
+    printf("%-8s %-12s %-12s %-8s %s\n", "PID", "USER", "JDK", "FXAGENT", "MAIN");
     for (size_t i = 0; i < n; i++) {
         printf("%-8d %-12s ", (int)v[i].pid, v[i].user);
         fx_cli_put_escaped(stdout, v[i].jdk);
-        printf("%*s %-16s ", (int)(12 - (strlen(v[i].jdk) < 12 ? strlen(v[i].jdk) : 12)), "",
-               v[i].sampling ? "sampling"
-               : v[i].agent  ? "loaded, idle"
-                             : "-");
+        printf("%*s %-8s ", (int)(12 - (strlen(v[i].jdk) < 12 ? strlen(v[i].jdk) : 12)), "",
+               v[i].agent ? "loaded" : "-");
         fx_cli_put_escaped(stdout, v[i].main); /* the JVM's own text: escaped */
         printf("\n");
     }
