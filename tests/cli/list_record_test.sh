@@ -70,7 +70,7 @@ for k in "${!FX_JDK_HOMES[@]}"; do
     grep -Eq "^$pid +[^ ]+ +[^ ]+ +loaded " <("$FXPROF" list) || cli_fail "list does not say 'loaded'"
 
     if command -v script >/dev/null; then
-        script -qec "'$FXPROF' record --agent '$FXAGENT_LIB' -d 3s -o tty$major.json.gz $pid" tty$major.log >/dev/null </dev/null ||
+        script -qec "'$FXPROF' record --agent '$FXAGENT_LIB' -d 3s -o tty$major.json.gz $pid" "tty$major.log" >/dev/null </dev/null ||
             cli_fail "record -d under script(1) failed: $(cat "tty$major.log")"
         grep -q $'\rfxprof: recording pid '"$pid"': [0-9]* s of 3 s' "tty$major.log" ||
             cli_fail "no progress line on a terminal: $(cat -v "tty$major.log")"
