@@ -157,6 +157,11 @@ bool fx_cli_interrupted(void)
     return interrupted != 0;
 }
 
+void fx_cli_clear_interrupt(void)
+{
+    interrupted = 0;
+}
+
 int fx_cli_copy_to_stdout(int fd, const char *path)
 {
     char buf[65536];

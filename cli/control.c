@@ -29,6 +29,8 @@ struct control {
     const char *interval, *mode, *file, *extra, *agent;
     int64_t timeout_ms;
     bool to_stdout; /* -o -: the agent writes into a private folder, fxprof copies it out */
+    char *answer;   /* fx_control_run: the agent's "ok:" text goes here, not to stdout */
+    size_t answer_cap;
 };
 
 /* The private folder of -o -, in the JVM's /tmp. */
@@ -312,6 +314,10 @@ static int print_outcome(const struct control *c, char *text, int code)
         fx_cli_fail("pid %d: %s", (int)c->pid, body);
         return FX_CLI_FALLBACK;
     }
+    if (c->answer) {
+        snprintf(c->answer, c->answer_cap, "%s", body);
+        return FX_CLI_OK;
+    }
     FILE *to = c->to_stdout ? stderr : stdout;
     fprintf(to, "pid %d: ", (int)c->pid);
     fx_cli_put_escaped(to, body);
@@ -472,7 +478,7 @@ static int run(struct control *c)
     return fx_cli_interrupted() ? FX_CLI_INTERRUPTED : ret;
 }
 
-int fx_control_main(int argc, char **argv)
+int fx_control_run(int argc, char **argv, char *answer, size_t cap)
 {
     struct control c = {.cmd = argv[0], .timeout_ms = DEFAULT_TIMEOUT_MS};
     int rc = parse_args(argc, argv, &c);
@@ -480,8 +486,15 @@ int fx_control_main(int argc, char **argv)
         return usage(c.cmd);
     if (rc != FX_CLI_OK)
         return rc;
-    fx_cli_catch_interrupts();
+    c.answer = answer;
+    c.answer_cap = cap;
     return run(&c);
+}
+
+int fx_control_main(int argc, char **argv)
+{
+    fx_cli_catch_interrupts();
+    return fx_control_run(argc, argv, NULL, 0);
 }
 
 /* ---- attach-raw PID OP [ARG...]: any operation, reply printed as is (tests, debugging) ---- */

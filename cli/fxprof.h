@@ -50,6 +50,8 @@ void fx_cli_sleep_ms(int64_t ms);
  * calls return EINTR), letting the caller remove its temporary files. */
 void fx_cli_catch_interrupts(void);
 bool fx_cli_interrupted(void);
+/* Forgets a caught interrupt: record -d's Ctrl-C ends the wait, then the stop must still run. */
+void fx_cli_clear_interrupt(void);
 /* `-o -`: copies fd (the profile at `path`) to stdout and closes fd; a read interrupted by
  * Ctrl-C ends the copy with an error. FX_CLI_OK or the code of the one line it printed. */
 int fx_cli_copy_to_stdout(int fd, const char *path);
@@ -121,6 +123,27 @@ int fx_proc_read_maps(pid_t pid, const char *lib, struct fx_proc_maps *m, struct
 /* True when the JVM refuses attaching (-XX:+DisableAttachMechanism), from its hsperfdata's
  * sun.rt.jvmCapabilities, else from its command line and option variables; *source says which. */
 bool fx_proc_attach_disabled(pid_t pid, const char *perfdata, const char **source);
+/* The string counter `name` of the JVM's hsperfdata (e.g. sun.rt.javaCommand,
+ * java.property.java.version) into out; false when there is no such file or counter. */
+bool fx_proc_perf_string(pid_t pid, const char *perfdata, const char *name, char *out, size_t cap);
+
+/* ---- list.c: the local HotSpot JVMs, from /proc and hsperfdata; reads only ---- */
+
+struct fx_jvm {
+    pid_t pid;
+    uid_t uid;
+    char user[32];
+    char main[256]; /* main class, jar or source file; "?" when nothing says */
+    char jdk[64];   /* java.version, "?" when unknown */
+    bool agent;     /* fxagent is mapped */
+};
+
+/* Every JVM whose maps we may read, by pid; *hidden counts the processes named java whose maps
+ * we may not read (another user's, unless root). *out is the caller's to fx_free. */
+int fx_jvm_scan(struct fx_jvm **out, size_t *n, unsigned *hidden, struct fx_errbuf *eb);
+/* Whether `name` is the JVM's main class (or its simple name), jar (with or without .jar) or
+ * source file. */
+bool fx_jvm_matches(const struct fx_jvm *j, const char *name);
 
 /* ---- http.c: the HTTP/1.1 subset of `fxprof open` ---- */
 
@@ -172,8 +195,11 @@ int fx_pfile_load(const char *path, struct cJSON **root, struct fx_errbuf *eb);
 struct fx_pfile_tables {
     uint32_t nstacks, nframes, nfuncs, nstrings;
     int32_t *stack_frame, *stack_prefix, *frame_func, *func_name;
+    /* Optional columns (0 or -1 where the file has none): the line a frame executes, a
+     * function's first line and its source file (a string index, -1: none). */
+    int32_t *frame_line, *func_line, *func_file;
     const char **strings;
-    const struct cJSON *src[4]; /* the tables these came from, to reuse them across threads */
+    const struct cJSON *src[5]; /* the tables these came from, to reuse them across threads */
 };
 
 /* Fills t for `thread` (its own tables if it has them, else profile.shared's); keeps t as is
@@ -181,12 +207,19 @@ struct fx_pfile_tables {
 int fx_pfile_tables(const struct cJSON *root, const struct cJSON *thread, struct fx_pfile_tables *t,
                     struct fx_errbuf *eb);
 void fx_pfile_tables_destroy(struct fx_pfile_tables *t);
+/* True when stack `st` is the agent's "[idle]" sample (a thread off the CPU in cpu/itimer mode,
+ * PROFILE-FORMAT.md §11.3): not CPU time, so summary and convert keep it out of the shares. */
+bool fx_pfile_is_idle(const struct fx_pfile_tables *t, int32_t st);
+/* The sampling mode the agent recorded in meta.extra ("cpu", "itimer", "wall"); "cpu" when the
+ * file does not say. */
+const char *fx_pfile_mode(const struct cJSON *root);
 
 struct fx_pfile_samples {
     uint32_t n;
     int32_t *stack; /* -1: a sample without a stack */
     double *weight; /* NULL: every sample weighs 1 */
     double *cpu;    /* threadCPUDelta, NULL when absent */
+    bool bytes;     /* weightType "bytes": the weights are allocated bytes, not samples */
 };
 
 int fx_pfile_samples(const struct cJSON *thread, uint32_t nstacks, struct fx_pfile_samples *s,
@@ -195,10 +228,25 @@ void fx_pfile_samples_destroy(struct fx_pfile_samples *s);
 
 /* ---- subcommands: argv[0] is the subcommand's name ---- */
 
-int fx_control_main(int argc, char **argv);    /* control.c: start, stop, dump, status */
+int fx_control_main(int argc, char **argv); /* control.c: start, stop, dump, status */
+/* The same without catching interrupts (the caller has); answer != NULL takes the agent's "ok:"
+ * text instead of printing it. record -d drives start, status and stop through it. */
+int fx_control_run(int argc, char **argv, char *answer, size_t cap);
 int fx_attach_raw_main(int argc, char **argv); /* control.c: attach-raw (hidden, for tests) */
 int fx_record_main(int argc, char **argv);     /* record.c */
-int fx_serve_main(int argc, char **argv);      /* serve.c: open */
-int fx_summary_main(int argc, char **argv);    /* summary.c */
+
+/* record -d (timed.c): options as record parsed them. */
+struct fx_timed {
+    const char *target; /* PID or NAME */
+    int64_t duration_ms;
+    const char *interval, *mode, *extra, *agent;
+    const char *file; /* never a pattern; "-": stdout */
+    bool open;
+};
+int fx_record_timed(const struct fx_timed *t);
+int fx_serve_main(int argc, char **argv);   /* serve.c: open */
+int fx_summary_main(int argc, char **argv); /* summary.c */
+int fx_convert_main(int argc, char **argv); /* convert.c */
+int fx_list_main(int argc, char **argv);    /* list.c */
 
 #endif

@@ -6,6 +6,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#define COMMANDS "list, record, start, dump, stop, status, open, summary, convert"
+
 struct subcommand {
     const char *name;
     int (*main)(int argc, char **argv);
@@ -13,19 +15,22 @@ struct subcommand {
 };
 
 static const struct subcommand subcommands[] = {
-        {"record", fx_record_main, "run a Java program under the agent"},
+        {"list", fx_list_main, "list the local JVMs and whether fxagent samples them"},
+        {"record", fx_record_main, "run a Java program, or a running JVM for -d, under the agent"},
         {"start", fx_control_main, "start sampling in a running JVM"},
         {"dump", fx_control_main, "write the profile of a running JVM, keep sampling"},
         {"stop", fx_control_main, "stop sampling in a running JVM and write the profile"},
         {"status", fx_control_main, "print the agent's state in a running JVM"},
         {"open", fx_serve_main, "open a profile in profiler.firefox.com (local server)"},
         {"summary", fx_summary_main, "print the hottest methods of a profile"},
+        {"convert", fx_convert_main, "write a profile as collapsed stacks or pprof"},
         {"attach-raw", fx_attach_raw_main, NULL},
 };
 
 static int usage(FILE *to)
 {
-    fprintf(to, "usage: fxprof COMMAND [ARGS...]   (fxprof COMMAND --help for its options)\n"
+    fprintf(to, "usage: fxprof COMMAND [ARGS...]   (fxprof COMMAND --help for its options;\n"
+                "       fxprof --version)\n"
                 "commands:\n");
     for (size_t i = 0; i < sizeof subcommands / sizeof *subcommands; i++)
         if (subcommands[i].summary)
@@ -92,6 +97,10 @@ int main(int argc, char **argv)
         return usage(stderr);
     if (fx_cli_is_help(argv[1]) || !strcmp(argv[1], "help"))
         return usage(stdout);
+    if (!strcmp(argv[1], "--version") || !strcmp(argv[1], "-V") || !strcmp(argv[1], "version")) {
+        printf("fxprof %s (fxagent's command-line front)\n", FXPROF_VERSION);
+        return fflush(stdout) == 0 ? FX_CLI_OK : FX_CLI_FAIL;
+    }
     for (size_t i = 0; i < sizeof subcommands / sizeof *subcommands; i++)
         if (!strcmp(argv[1], subcommands[i].name))
             return subcommands[i].main(argc - 1, argv + 1);
@@ -102,12 +111,9 @@ int main(int argc, char **argv)
     }
     const char *guess = suggest(argv[1]);
     if (guess)
-        fx_cli_fail(
-                "unknown command '%s' (did you mean '%s'?); commands: record, start, dump, stop, status, open, summary",
-                argv[1], guess);
+        fx_cli_fail("unknown command '%s' (did you mean '%s'?); commands: " COMMANDS, argv[1],
+                    guess);
     else
-        fx_cli_fail(
-                "unknown command '%s'; commands: record, start, dump, stop, status, open, summary",
-                argv[1]);
+        fx_cli_fail("unknown command '%s'; commands: " COMMANDS, argv[1]);
     return FX_CLI_USAGE;
 }

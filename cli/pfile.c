@@ -290,13 +290,59 @@ static int prefixes(const cJSON *st, struct fx_pfile_tables *t, struct fx_errbuf
     return rc;
 }
 
+/* A column of whole numbers that may be absent or hold nulls (given `none` then); anything
+ * else is left as `none` too: these columns only decorate the output. */
+static int optional(const cJSON *table, const char *col, uint32_t n, int32_t none, int32_t **out,
+                    struct fx_errbuf *eb)
+{
+    int32_t *v = fx_calloc(n ? n : 1, sizeof *v);
+    if (!v) {
+        fx_errbuf_set(eb, "out of memory reading %s", col);
+        return FX_ENOMEM;
+    }
+    const cJSON *arr = item(table, col), *e = cJSON_IsArray(arr) ? arr->child : NULL;
+    for (uint32_t i = 0; i < n; i++, e = e ? e->next : NULL)
+        v[i] = cJSON_IsNumber(e) && e->valuedouble >= 0 && e->valuedouble <= INT32_MAX
+                       ? (int32_t)e->valuedouble
+                       : none;
+    *out = v;
+    return FX_OK;
+}
+
+/* A function's file: funcTable.source -> sources.filename (v58+), else funcTable.fileName. */
+static int func_files(const cJSON *sources, const cJSON *fn, struct fx_pfile_tables *t,
+                      struct fx_errbuf *eb)
+{
+    bool v58 = item(fn, "source") != NULL;
+    int32_t *names = NULL;
+    uint32_t nsources = 0;
+    int rc = optional(fn, v58 ? "source" : "fileName", t->nfuncs, -1, &t->func_file, eb);
+    for (uint32_t f = 0; rc == FX_OK && !v58 && f < t->nfuncs; f++)
+        if (t->func_file[f] >= (int32_t)t->nstrings)
+            t->func_file[f] = -1;
+    if (rc != FX_OK || !v58)
+        return rc;
+    const cJSON *len = item(sources, "length");
+    nsources = cJSON_IsNumber(len) && len->valuedouble > 0 && len->valuedouble < INT32_MAX
+                       ? (uint32_t)len->valuedouble
+                       : 0;
+    rc = optional(sources, "filename", nsources, -1, &names, eb);
+    for (uint32_t f = 0; rc == FX_OK && f < t->nfuncs; f++) {
+        int32_t s = t->func_file[f];
+        t->func_file[f] =
+                s >= 0 && (uint32_t)s < nsources && names[s] < (int32_t)t->nstrings ? names[s] : -1;
+    }
+    fx_free(names);
+    return rc;
+}
+
 static const cJSON *pick(const cJSON *root, const cJSON *thread, const char *key)
 {
     const cJSON *own = item(thread, key);
     return own ? own : item(item(root, "shared"), key);
 }
 
-static int build(const cJSON *const src[4], struct fx_pfile_tables *t, struct fx_errbuf *eb)
+static int build(const cJSON *const src[5], struct fx_pfile_tables *t, struct fx_errbuf *eb)
 {
     const cJSON *st = src[0], *fr = src[1], *fn = src[2];
     int rc = strings(src[3], t, eb);
@@ -309,6 +355,12 @@ static int build(const cJSON *const src[4], struct fx_pfile_tables *t, struct fx
     if (rc == FX_OK)
         rc = column(fr, "frameTable", "func", t->nframes, t->nfuncs, false, &t->frame_func, eb);
     if (rc == FX_OK)
+        rc = optional(fr, "line", t->nframes, 0, &t->frame_line, eb);
+    if (rc == FX_OK)
+        rc = optional(fn, "lineNumber", t->nfuncs, 0, &t->func_line, eb);
+    if (rc == FX_OK)
+        rc = func_files(src[4], fn, t, eb);
+    if (rc == FX_OK)
         rc = table_length(st, "stackTable", &t->nstacks, eb);
     if (rc == FX_OK)
         rc = column(st, "stackTable", "frame", t->nstacks, t->nframes, false, &t->stack_frame, eb);
@@ -318,8 +370,9 @@ static int build(const cJSON *const src[4], struct fx_pfile_tables *t, struct fx
 int fx_pfile_tables(const struct cJSON *root, const struct cJSON *thread, struct fx_pfile_tables *t,
                     struct fx_errbuf *eb)
 {
-    const cJSON *src[4] = {pick(root, thread, "stackTable"), pick(root, thread, "frameTable"),
-                           pick(root, thread, "funcTable"), pick(root, thread, "stringArray")};
+    const cJSON *src[5] = {pick(root, thread, "stackTable"), pick(root, thread, "frameTable"),
+                           pick(root, thread, "funcTable"), pick(root, thread, "stringArray"),
+                           pick(root, thread, "sources")};
     if (!memcmp(src, t->src, sizeof src) && t->strings)
         return FX_OK; /* v60+: every thread shares one set */
     fx_pfile_tables_destroy(t);
@@ -343,8 +396,39 @@ void fx_pfile_tables_destroy(struct fx_pfile_tables *t)
     fx_free(t->stack_prefix);
     fx_free(t->frame_func);
     fx_free(t->func_name);
+    fx_free(t->frame_line);
+    fx_free(t->func_line);
+    fx_free(t->func_file);
     fx_free(t->strings);
     memset(t, 0, sizeof *t);
+}
+
+bool fx_pfile_is_idle(const struct fx_pfile_tables *t, int32_t st)
+{
+    return st >= 0 && (uint32_t)st < t->nstacks && t->stack_prefix[st] < 0 &&
+           !strcmp(t->strings[t->func_name[t->frame_func[t->stack_frame[st]]]], "[idle]");
+}
+
+/* meta.extra's "Sampling" group has "engine": "cpu: perf_events ...", "wall: sampler thread...". */
+const char *fx_pfile_mode(const struct cJSON *root)
+{
+    static const char *const modes[] = {"itimer", "wall", "cpu"};
+    const cJSON *group, *e;
+    cJSON_ArrayForEach(group, item(item(root, "meta"), "extra"))
+    {
+        cJSON_ArrayForEach(e, item(group, "entries"))
+        {
+            const cJSON *label = item(e, "label"), *value = item(e, "value");
+            if (!cJSON_IsString(label) || strcmp(label->valuestring, "engine") ||
+                !cJSON_IsString(value))
+                continue;
+            for (size_t i = 0; i < sizeof modes / sizeof *modes; i++)
+                if (!strncmp(value->valuestring, modes[i], strlen(modes[i])) &&
+                    value->valuestring[strlen(modes[i])] == ':')
+                    return modes[i];
+        }
+    }
+    return "cpu";
 }
 
 /* ---- samples ---- */
@@ -376,6 +460,8 @@ int fx_pfile_samples(const struct cJSON *thread, uint32_t nstacks, struct fx_pfi
         fx_errbuf_set(eb, "out of memory reading samples");
         rc = FX_ENOMEM;
     }
+    const cJSON *wt = item(samples, "weightType");
+    s->bytes = cJSON_IsString(wt) && !strcmp(wt->valuestring, "bytes");
     if (rc != FX_OK)
         fx_pfile_samples_destroy(s);
     return rc;

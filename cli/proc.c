@@ -172,6 +172,21 @@ static const char *perf_string(const unsigned char *d, size_t len, const char *n
     return NULL;
 }
 
+bool fx_proc_perf_string(pid_t pid, const char *perfdata, const char *name, char *out, size_t cap)
+{
+    char path[PATH_MAX + 32];
+    snprintf(path, sizeof path, "/proc/%d/root%s", (int)pid, perfdata);
+    unsigned char *d;
+    size_t len;
+    if (!perfdata[0] || read_file(path, PERFDATA_MAX, &d, &len) != FX_OK)
+        return false;
+    const char *v = perf_string(d, len, name);
+    if (v)
+        snprintf(out, cap, "%s", v);
+    fx_free(d);
+    return v != NULL;
+}
+
 /* 1: attach supported, 0: not, -1: the file does not say. */
 static int perfdata_attach(pid_t pid, const char *perfdata)
 {

@@ -17,6 +17,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "fx_alloc.h"
@@ -25,7 +26,9 @@
 extern char **environ;
 
 struct record {
-    const char *interval, *mode, *file, *extra, *agent, *java;
+    const char *interval, *mode, *file, *extra, *agent, *java, *duration;
+    bool open; /* --open: serve the profile to the Firefox Profiler afterwards */
+    char default_file[64];
     char **cmd; /* the operands: [java] ARGS... */
     int ncmd;
     bool to_stdout;            /* -o -: java's stdout goes to stderr, the profile to stdout */
@@ -39,7 +42,15 @@ static volatile sig_atomic_t child_pid;
 static int usage(void)
 {
     printf("usage: fxprof record [options] [--] java ARGS...\n"
-           "Runs the java command with the fxagent profiler and exits with its exit code.\n"
+           "       fxprof record -d DURATION [options] PID|NAME\n"
+           "Runs the java command with the fxagent profiler and exits with its exit code; with -d,\n"
+           "profiles the running JVM PID (or the one whose main class or jar is NAME, see fxprof\n"
+           "list) for DURATION, writes the profile and stops sampling, like asprof -d. Ctrl-C\n"
+           "ends -d early and still writes what was taken. On a terminal -d redraws one progress\n"
+           "line on stderr.\n"
+           "  -d, --duration DURATION  profile a running JVM for DURATION (e.g. 30s, 5m)\n"
+           "  --open                   afterwards, serve the profile to profiler.firefox.com\n"
+           "                           until Ctrl-C (fxprof open)\n"
            "  -o, --output FILE        profile to write, .json.gz or .json; %%p pid, %%t time\n"
            "                           (default: fxagent-%%p-%%t.json.gz in the JVM's directory)\n"
            "  -i, --interval DURATION  sampling period, 100us..10s (default 10ms)\n"
@@ -47,27 +58,32 @@ static int usage(void)
            "  --options LIST           more agent options, e.g. depth=512,memory=128m\n"
            "  --agent PATH             libfxagent.so (default: $FXAGENT_LIB, else next to fxprof)\n"
            "  --java PATH              the java launcher; the operands are then only its arguments\n"
+           "                           (not with -d)\n"
            "-o - writes the profile (gzip) to stdout once java has exited; java's own stdout then\n"
            "goes to stderr. The launcher must be a java: named java, or in a JDK's bin/ (for a\n"
            "script that runs java, set JAVA_TOOL_OPTIONS=-agentpath:... instead; --java PATH is\n"
            "taken as given).\n"
            "exit codes: java's own; 1 failed before java ran, 2 bad command line, 4 java exited 0\n"
-           "but no new profile is at -o FILE (the agent's message says where it went)\n"
-           "example: fxprof record -o app.json.gz -i 1ms -- java -jar app.jar\n");
+           "but no new profile is at -o FILE (the agent's message says where it went); with -d\n"
+           "those of fxprof start and stop: 0 written, 1 failed, 2 bad command line (also a NAME\n"
+           "that matches no JVM or several), 4 written elsewhere, 130 interrupted during the stop\n"
+           "example: fxprof record -o app.json.gz -i 1ms -- java -jar app.jar\n"
+           "         fxprof record -d 30s -o app.json.gz app.jar\n");
     return FX_CLI_OK;
 }
 
 static int parse_args(int argc, char **argv, struct record *r)
 {
     static const struct option longs[] = {
-            {"output", required_argument, NULL, 'o'}, {"interval", required_argument, NULL, 'i'},
-            {"mode", required_argument, NULL, 'm'},   {"options", required_argument, NULL, 'x'},
-            {"agent", required_argument, NULL, 'a'},  {"java", required_argument, NULL, 'j'},
-            {"help", no_argument, NULL, 'h'},         {NULL, 0, NULL, 0}};
+            {"output", required_argument, NULL, 'o'},   {"interval", required_argument, NULL, 'i'},
+            {"mode", required_argument, NULL, 'm'},     {"options", required_argument, NULL, 'x'},
+            {"agent", required_argument, NULL, 'a'},    {"java", required_argument, NULL, 'j'},
+            {"duration", required_argument, NULL, 'd'}, {"open", no_argument, NULL, 'O'},
+            {"help", no_argument, NULL, 'h'},           {NULL, 0, NULL, 0}};
     int o;
     optind = 0;
     /* '+': options end at the java command, whose own options must not be taken as ours. */
-    while ((o = getopt_long(argc, argv, "+:o:i:m:h", longs, NULL)) != -1) {
+    while ((o = getopt_long(argc, argv, "+:o:i:m:d:h", longs, NULL)) != -1) {
         switch (o) {
         case 'o':
             r->file = optarg;
@@ -87,6 +103,12 @@ static int parse_args(int argc, char **argv, struct record *r)
         case 'j':
             r->java = optarg;
             break;
+        case 'd':
+            r->duration = optarg;
+            break;
+        case 'O':
+            r->open = true;
+            break;
         case 'h':
             return -1;
         case ':':
@@ -97,6 +119,23 @@ static int parse_args(int argc, char **argv, struct record *r)
     }
     r->cmd = argv + optind;
     r->ncmd = argc - optind;
+    r->to_stdout = r->file && !strcmp(r->file, "-");
+    if (r->open && r->to_stdout)
+        return fx_cli_usage("record", "--open serves a file: it cannot go with -o -");
+    if (r->file && strchr(r->file, '%') && (r->open || r->duration))
+        return fx_cli_usage("record", "-o '%s': %s needs a plain file name (no %% pattern)",
+                            r->file, r->duration ? "-d" : "--open");
+    if (r->duration && r->java)
+        return fx_cli_usage("record", "--java runs a new JVM; -d profiles a running one");
+    if (r->duration && r->ncmd != 1)
+        return fx_cli_usage("record",
+                            "-d takes exactly one PID or NAME (a main class or jar), got %d",
+                            r->ncmd);
+    if (r->duration)
+        return r->to_stdout && isatty(STDOUT_FILENO)
+                       ? fx_cli_usage("record",
+                                      "-o -: stdout is a terminal; redirect it to a file or a pipe")
+                       : FX_CLI_OK;
     if (!r->java && r->ncmd == 0)
         return fx_cli_usage("record",
                             "no java command given (e.g. fxprof record -- java -jar app.jar)");
@@ -105,7 +144,6 @@ static int parse_args(int argc, char **argv, struct record *r)
                 "record",
                 "'%s' is not a java command: the first operand must be the launcher (or use --java PATH)",
                 r->cmd[0]);
-    r->to_stdout = r->file && !strcmp(r->file, "-");
     if (r->to_stdout && isatty(STDOUT_FILENO))
         return fx_cli_usage("record",
                             "-o -: stdout is a terminal; redirect it to a file or a pipe");
@@ -358,7 +396,42 @@ static int run(struct record *r, const char *agentpath)
         return rc != FX_CLI_OK ? rc : code;
     }
     report_file(r->file, code);
+    if (r->open && code == 0) {
+        char *oargv[] = {"open", (char *)r->file, NULL};
+        return fx_serve_main(2, oargv);
+    }
     return code;
+}
+
+/* A name fxprof knows in advance (-d and --open need one): fxagent-[PID-]YYYYmmdd-HHMMSS. */
+static void default_name(struct record *r, const char *pid)
+{
+    time_t now = time(NULL);
+    struct tm tm;
+    char stamp[32];
+    strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", localtime_r(&now, &tm));
+    snprintf(r->default_file, sizeof r->default_file, "fxagent-%s%s%s.json.gz", pid ? pid : "",
+             pid ? "-" : "", stamp);
+    r->file = r->default_file;
+}
+
+static int timed(struct record *r)
+{
+    struct fx_errbuf eb = {{0}};
+    struct fx_timed t = {.target = r->cmd[0],
+                         .interval = r->interval,
+                         .mode = r->mode,
+                         .extra = r->extra,
+                         .agent = r->agent,
+                         .file = r->file,
+                         .open = r->open};
+    if (fx_cli_parse_timeout("-d", r->duration, &t.duration_ms, &eb) != FX_OK)
+        return fx_cli_usage("record", "%s", eb.msg);
+    if (!t.file) {
+        default_name(r, r->cmd[0][0] >= '0' && r->cmd[0][0] <= '9' ? r->cmd[0] : NULL);
+        t.file = r->file;
+    }
+    return fx_record_timed(&t);
 }
 
 int fx_record_main(int argc, char **argv)
@@ -369,6 +442,10 @@ int fx_record_main(int argc, char **argv)
         return usage();
     if (rc != FX_CLI_OK)
         return rc;
+    if (r.duration)
+        return timed(&r);
+    if (r.open && !r.file)
+        default_name(&r, NULL);
     struct fx_errbuf eb = {{0}};
     char lib[PATH_MAX], agentpath[PATH_MAX + 2100];
     /* --java is the way to name a launcher that is not called java: it is taken as given. */

@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* fxprof open: serves one profile to profiler.firefox.com's from-url loader (PROFILE-FORMAT.md
  * §16.2) from 127.0.0.1, under a path with 128 random bits, and nothing else: CORS headers only
- * on that path, one request per connection, every buffer and every wait bounded. It stops once
- * the file has been sent in full (after a grace period for a retry), on Ctrl-C or at --timeout. */
+ * on that path, one request per connection, every buffer and every wait bounded. It serves
+ * until Ctrl-C, so a reload of the profiler's tab works; --timeout ends it only while nobody has
+ * fetched the file yet, and --once ends it once the file has been sent in full (after a grace
+ * period for a retry). */
 #include "fxprof.h"
 
 #include <arpa/inet.h>
@@ -63,6 +65,7 @@ struct server {
     int64_t served_at, end_at;
     char path[64]; /* "/<32 hex>/profile.json" */
     pid_t browser;
+    bool once; /* --once */
     struct conn conns[MAX_CONNS];
 };
 
@@ -71,30 +74,32 @@ struct open_args {
     bool no_browser;
     int port;
     int64_t timeout_ms;
+    bool once;
 };
 
 static int usage(void)
 {
-    printf("usage: fxprof open FILE [--no-browser] [--port N] [--timeout DURATION]\n"
+    printf("usage: fxprof open FILE [--no-browser] [--port N] [--timeout DURATION] [--once]\n"
            "Serves FILE (.json or .json.gz) on 127.0.0.1 for profiler.firefox.com and prints the\n"
-           "link that opens it; runs xdg-open on it when a display is available. Stops once the\n"
-           "profile has been fetched, on Ctrl-C, or after --timeout (default 10m).\n"
+           "link that opens it; runs xdg-open on it when a display is available. Serves until\n"
+           "Ctrl-C, so reloading the profiler's tab works.\n"
            "  --no-browser      only print the link\n"
            "  --port N          listen on port N (default: any free port)\n"
+           "  --timeout D       give up if nobody fetched the profile within D (default 10m)\n"
+           "  --once            stop once the profile has been fetched\n"
            "The link works only in a browser on this machine. Nothing is uploaded unless you\n"
            "press Upload in the profiler.\n"
-           "exit codes: 0 fetched, 1 failed (or not fetched before --timeout), 2 bad command line,\n"
-           "130 interrupted\n");
+           "exit codes: 0 fetched (Ctrl-C after a fetch is 0 too), 1 failed (or not fetched before\n"
+           "--timeout), 2 bad command line, 130 interrupted before a fetch\n");
     return FX_CLI_OK;
 }
 
 static int parse_args(int argc, char **argv, struct open_args *a)
 {
-    static const struct option longs[] = {{"no-browser", no_argument, NULL, 'n'},
-                                          {"port", required_argument, NULL, 'p'},
-                                          {"timeout", required_argument, NULL, 't'},
-                                          {"help", no_argument, NULL, 'h'},
-                                          {NULL, 0, NULL, 0}};
+    static const struct option longs[] = {
+            {"no-browser", no_argument, NULL, 'n'},    {"port", required_argument, NULL, 'p'},
+            {"timeout", required_argument, NULL, 't'}, {"once", no_argument, NULL, 'o'},
+            {"help", no_argument, NULL, 'h'},          {NULL, 0, NULL, 0}};
     struct fx_errbuf eb = {{0}};
     char *end;
     int o;
@@ -103,6 +108,9 @@ static int parse_args(int argc, char **argv, struct open_args *a)
         switch (o) {
         case 'n':
             a->no_browser = true;
+            break;
+        case 'o':
+            a->once = true;
             break;
         case 'p':
             a->port = (int)strtol(optarg, &end, 10);
@@ -277,7 +285,8 @@ static void sent_all(struct server *s, struct conn *c)
 {
     if (c->profile && !s->served) {
         s->served = true;
-        fprintf(stderr, "fxprof: the profile was fetched (%lld bytes)\n", (long long)s->size);
+        fprintf(stderr, "fxprof: the profile was fetched (%lld bytes)%s\n", (long long)s->size,
+                s->once ? "" : "; still serving it for a reload, Ctrl-C to stop");
     }
     if (c->profile)
         s->served_at = fx_cli_now_ms();
@@ -355,8 +364,8 @@ static void expire(struct server *s, int64_t now)
 
 static int poll_timeout(const struct server *s, int64_t now, int *active)
 {
-    int64_t next = s->end_at;
-    if (s->served && s->served_at + GRACE_MS < next)
+    int64_t next = s->served ? now + 1000 : s->end_at;
+    if (s->served && s->once && s->served_at + GRACE_MS < next)
         next = s->served_at + GRACE_MS;
     *active = 0;
     for (int i = 0; i < MAX_CONNS; i++) {
@@ -389,8 +398,8 @@ static void dispatch(struct server *s, const struct pollfd *pfd, const int *slot
 
 static bool finished(const struct server *s, int64_t now, int active)
 {
-    return fx_cli_interrupted() || now >= s->end_at ||
-           (s->served && now >= s->served_at + GRACE_MS && active == 0);
+    return fx_cli_interrupted() || (!s->served && now >= s->end_at) ||
+           (s->once && s->served && now >= s->served_at + GRACE_MS && active == 0);
 }
 
 static void run_loop(struct server *s, const sigset_t *unblocked)
@@ -440,6 +449,7 @@ static int serve(struct server *s, const struct open_args *a)
     fx_cli_catch_interrupts();
     signal(SIGPIPE, SIG_IGN); /* sendfile has no MSG_NOSIGNAL */
     s->end_at = fx_cli_now_ms() + a->timeout_ms;
+    s->once = a->once;
     announce(s, a, port);
     run_loop(s, &unblocked);
     if (s->served)

@@ -6,6 +6,7 @@
 
 #include <cjson/cJSON.h>
 #include <getopt.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +19,7 @@
 struct summary_args {
     const char *file, *thread;
     unsigned top;
+    bool json, all;
 };
 
 struct entry {
@@ -29,7 +31,7 @@ struct thread_sum {
     const char *name;
     char tid[32];
     unsigned index;
-    double samples, nostack, cpu_ms;
+    double samples, nostack, idle, cpu_ms; /* samples: all but the idle ones */
     bool has_cpu;
     struct entry *self, *total; /* the top entries, sorted */
     unsigned nself, ntotal;
@@ -44,11 +46,15 @@ struct scratch {
 
 static int usage(void)
 {
-    printf("usage: fxprof summary FILE [--top N] [--thread NAME]\n"
+    printf("usage: fxprof summary FILE [--top N] [--thread NAME] [--json] [--all]\n"
            "Prints, per thread (busiest first), the top N methods by self and by total samples\n"
-           "with their share of the thread's samples, and the profile's counters (meta.extra).\n"
+           "with their share of the thread's busy samples, and the profile's counters (meta.extra).\n"
+           "The agent's [idle] samples (a thread off the CPU) are not in the shares: their count\n"
+           "is given on the thread's line.\n"
            "  --top N         methods per list (default 10)\n"
            "  --thread NAME   only the thread(s) with this exact name\n"
+           "  --json          the same as one JSON object on stdout\n"
+           "  --all           also the counters that are zero (left out by default)\n"
            "A file that is not a profile is refused from its first bytes. Names are printed with\n"
            "control characters escaped (\\n, \\x1b).\n"
            "exit codes: 0 printed, 1 failed (not a profile, unreadable), 2 bad command line\n");
@@ -57,10 +63,10 @@ static int usage(void)
 
 static int parse_args(int argc, char **argv, struct summary_args *a)
 {
-    static const struct option longs[] = {{"top", required_argument, NULL, 'n'},
-                                          {"thread", required_argument, NULL, 't'},
-                                          {"help", no_argument, NULL, 'h'},
-                                          {NULL, 0, NULL, 0}};
+    static const struct option longs[] = {
+            {"top", required_argument, NULL, 'n'}, {"thread", required_argument, NULL, 't'},
+            {"json", no_argument, NULL, 'j'},      {"all", no_argument, NULL, 'a'},
+            {"help", no_argument, NULL, 'h'},      {NULL, 0, NULL, 0}};
     char *end;
     int o;
     optind = 0;
@@ -74,6 +80,12 @@ static int parse_args(int argc, char **argv, struct summary_args *a)
             break;
         case 't':
             a->thread = optarg;
+            break;
+        case 'j':
+            a->json = true;
+            break;
+        case 'a':
+            a->all = true;
             break;
         default:
             return fx_cli_opt_rest("summary", o, argv);
@@ -119,6 +131,10 @@ static void aggregate(const struct fx_pfile_tables *t, const struct fx_pfile_sam
 {
     for (uint32_t i = 0; i < sm->n; i++) {
         double w = sm->weight ? sm->weight[i] : 1;
+        if (fx_pfile_is_idle(t, sm->stack[i])) {
+            ts->idle += w;
+            continue;
+        }
         ts->samples += w;
         if (sm->stack[i] < 0)
             ts->nostack += w;
@@ -260,6 +276,8 @@ static void print_thread(const struct thread_sum *ts)
         printf(", CPU %.1f ms", ts->cpu_ms);
     if (ts->nostack > 0)
         printf(", %.0f without a stack", ts->nostack);
+    if (ts->idle > 0)
+        printf("; and %.0f [idle] (off the CPU, not in the shares)", ts->idle);
     printf("\n");
     print_list("self", ts->self, ts->nself, ts->samples);
     print_list("total", ts->total, ts->ntotal, ts->samples);
@@ -280,7 +298,12 @@ static void print_value(const cJSON *v)
 
 /* meta.extra: [{label, entries: [{label, format, value}]}], where the agent puts its ASGCT
  * outcome counts and drops. */
-static void print_extra(const struct cJSON *root)
+static bool is_zero(const cJSON *v)
+{
+    return cJSON_IsNumber(v) && v->valuedouble == 0;
+}
+
+static void print_extra(const struct cJSON *root, bool all)
 {
     const cJSON *extra = cJSON_GetObjectItemCaseSensitive(
             cJSON_GetObjectItemCaseSensitive(root, "meta"), "extra");
@@ -288,12 +311,17 @@ static void print_extra(const struct cJSON *root)
         return;
     printf("\nProfile info (meta.extra):\n");
     const cJSON *group, *e;
+    unsigned hidden = 0;
     cJSON_ArrayForEach(group, extra)
     {
         const cJSON *gl = cJSON_GetObjectItemCaseSensitive(group, "label");
         cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(group, "entries"))
         {
             const cJSON *el = cJSON_GetObjectItemCaseSensitive(e, "label");
+            if (!all && is_zero(cJSON_GetObjectItemCaseSensitive(e, "value"))) {
+                hidden++;
+                continue;
+            }
             printf("  ");
             put(cJSON_IsString(gl) ? gl->valuestring : "?");
             printf(": ");
@@ -303,6 +331,8 @@ static void print_extra(const struct cJSON *root)
             printf("\n");
         }
     }
+    if (hidden)
+        printf("  (%u counters that are zero not shown; --all shows them)\n", hidden);
 }
 
 static void print_header(const char *file, const struct cJSON *root, const struct thread_sum *ts,
@@ -311,16 +341,105 @@ static void print_header(const char *file, const struct cJSON *root, const struc
     const cJSON *meta = cJSON_GetObjectItemCaseSensitive(root, "meta");
     const cJSON *product = cJSON_GetObjectItemCaseSensitive(meta, "product");
     const cJSON *interval = cJSON_GetObjectItemCaseSensitive(meta, "interval");
-    double all = 0;
+    double all = 0, idle = 0;
     for (unsigned i = 0; i < n; i++)
-        all += ts[i].samples;
+        all += ts[i].samples, idle += ts[i].idle;
     put(file);
     printf(": ");
     put(cJSON_IsString(product) ? product->valuestring : "(no product)");
     printf(", %u thread%s, %.0f samples", nthreads, nthreads == 1 ? "" : "s", all);
     if (cJSON_IsNumber(interval))
         printf(", interval %g ms", interval->valuedouble);
+    if (idle > 0)
+        printf("; %.0f [idle] samples besides (threads off the CPU), not in any share", idle);
     printf("\n");
+}
+
+/* ---- --json: the same figures, for scripts ---- */
+
+static cJSON *json_list(const struct entry *e, unsigned n, double all)
+{
+    cJSON *arr = cJSON_CreateArray();
+    for (unsigned i = 0; arr && i < n; i++) {
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddItemToArray(arr, o);
+        cJSON_AddStringToObject(o, "name", e[i].name);
+        cJSON_AddNumberToObject(o, "samples", e[i].value);
+        cJSON_AddNumberToObject(o, "percent",
+                                all > 0 ? round(1000.0 * e[i].value / all) / 10.0 : 0.0);
+    }
+    return arr;
+}
+
+static cJSON *json_thread(const struct thread_sum *ts)
+{
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "name", ts->name);
+    cJSON_AddStringToObject(o, "tid", ts->tid);
+    cJSON_AddNumberToObject(o, "samples", ts->samples);
+    cJSON_AddNumberToObject(o, "idle", ts->idle);
+    cJSON_AddNumberToObject(o, "withoutStack", ts->nostack);
+    if (ts->has_cpu)
+        cJSON_AddNumberToObject(o, "cpuMs", round(ts->cpu_ms * 1000) / 1000);
+    cJSON_AddItemToObject(o, "self", json_list(ts->self, ts->nself, ts->samples));
+    cJSON_AddItemToObject(o, "total", json_list(ts->total, ts->ntotal, ts->samples));
+    return o;
+}
+
+/* meta.extra flattened to {group, label, value}, zero counters left out unless --all. */
+static cJSON *json_extra(const struct cJSON *root, bool all)
+{
+    cJSON *arr = cJSON_CreateArray();
+    const cJSON *group, *e;
+    cJSON_ArrayForEach(group, cJSON_GetObjectItemCaseSensitive(
+                                      cJSON_GetObjectItemCaseSensitive(root, "meta"), "extra"))
+    {
+        const cJSON *gl = cJSON_GetObjectItemCaseSensitive(group, "label");
+        cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(group, "entries"))
+        {
+            const cJSON *el = cJSON_GetObjectItemCaseSensitive(e, "label");
+            const cJSON *v = cJSON_GetObjectItemCaseSensitive(e, "value");
+            if (!all && is_zero(v))
+                continue;
+            cJSON *o = cJSON_CreateObject();
+            cJSON_AddItemToArray(arr, o);
+            cJSON_AddStringToObject(o, "group", cJSON_IsString(gl) ? gl->valuestring : "?");
+            cJSON_AddStringToObject(o, "label", cJSON_IsString(el) ? el->valuestring : "?");
+            cJSON_AddItemToObject(o, "value", v ? cJSON_Duplicate(v, true) : cJSON_CreateNull());
+        }
+    }
+    return arr;
+}
+
+static int print_json(const struct summary_args *a, const struct cJSON *root,
+                      const struct thread_sum *ts, unsigned n)
+{
+    const cJSON *meta = cJSON_GetObjectItemCaseSensitive(root, "meta");
+    const cJSON *product = cJSON_GetObjectItemCaseSensitive(meta, "product");
+    const cJSON *interval = cJSON_GetObjectItemCaseSensitive(meta, "interval");
+    cJSON *o = cJSON_CreateObject(), *threads = cJSON_CreateArray();
+    double all = 0, idle = 0;
+    for (unsigned i = 0; i < n; i++) {
+        all += ts[i].samples, idle += ts[i].idle;
+        cJSON_AddItemToArray(threads, json_thread(&ts[i]));
+    }
+    cJSON_AddStringToObject(o, "file", a->file);
+    cJSON_AddStringToObject(o, "product", cJSON_IsString(product) ? product->valuestring : "");
+    cJSON_AddStringToObject(o, "mode", fx_pfile_mode(root));
+    if (cJSON_IsNumber(interval))
+        cJSON_AddNumberToObject(o, "intervalMs", interval->valuedouble);
+    cJSON_AddNumberToObject(o, "samples", all);
+    cJSON_AddNumberToObject(o, "idle", idle);
+    cJSON_AddItemToObject(o, "threads", threads);
+    cJSON_AddItemToObject(o, "extra", json_extra(root, a->all));
+    /* cJSON escapes control characters in strings, so names cannot reach a terminal raw */
+    char *text = cJSON_Print(o);
+    cJSON_Delete(o);
+    if (!text)
+        return fx_cli_fail("summary: out of memory");
+    puts(text);
+    cJSON_free(text);
+    return FX_CLI_OK;
 }
 
 /* ---- main ---- */
@@ -381,10 +500,14 @@ static int report(const struct summary_args *a, const struct cJSON *root)
         for (unsigned i = 0; i < n; i++)
             by_cpu &= ts[i].has_cpu;
         qsort(ts, n, sizeof *ts, busiest);
-        print_header(a->file, root, ts, n, nthreads);
-        for (unsigned i = 0; i < n; i++)
-            print_thread(&ts[i]);
-        print_extra(root);
+        if (a->json) {
+            ret = print_json(a, root, ts, n);
+        } else {
+            print_header(a->file, root, ts, n, nthreads);
+            for (unsigned i = 0; i < n; i++)
+                print_thread(&ts[i]);
+            print_extra(root, a->all);
+        }
     }
     for (unsigned i = 0; i < nthreads; i++)
         fx_free(ts[i].self), fx_free(ts[i].total);

@@ -16,9 +16,10 @@ FX_DEPS_DEMO=(build-essential cmake pkg-config zlib1g-dev libcjson-dev openjdk-1
 # Unit tests (Check, which links subunit), the checkers (python3), the jtreg suite, the fuzzers
 # and sanitizers (clang and its runtime), the style and valgrind tests, and for the attach
 # tests in namespaces pgrep (procps) and mount (not in a minimal root), and shellcheck for the
-# quoting gate (style.shell_quoting: paths with spaces).
+# quoting gate (style.shell_quoting: paths with spaces), and go for `go tool pprof`, the reader
+# it.fxprof_convert checks fxprof's pprof output with.
 FX_DEPS_TEST=(check libsubunit-dev python3 jtreg7 clang libclang-rt-dev clang-format valgrind
-    procps mount shellcheck)
+    procps mount shellcheck golang-go)
 # The front-end's loader as a CLI (docs/PROFILE-FORMAT.md §17.1); 0.10.0 is the verified version.
 FX_DEPS_NPM=@firefox-devtools/profiler-cli@0.10.0
 

@@ -5,8 +5,9 @@
 #   a wrong path, a malformed request and a wrong method are refused, and only the secret path
 #   carries CORS headers; a preflight gets 204 echoing the requested headers;
 #   GET returns the file's bytes with Content-Encoding: gzip, application/json and CORS *;
-#   the server exits 0 by itself after that; a plain 8 MiB .json file is sent whole, without
-#   Content-Encoding.
+#   with --once the server exits 0 by itself after that; a plain 8 MiB .json file is sent whole,
+#   without Content-Encoding; without --once the server keeps serving after a fetch (a reload 4 s
+#   later gets the file again) until Ctrl-C, which then ends it with 0.
 set -euo pipefail
 source "$(dirname "$0")/cli_lib.sh"
 cli_init it.fxprof_open
@@ -25,7 +26,7 @@ PY
 
 # serve FILE LOG: starts fxprof open in the background; sets SERVER_PID and LINK.
 serve() {
-    "$FXPROF" open "$1" --no-browser --timeout 120s >"$2.out" 2>"$2.err" &
+    "$FXPROF" open "$1" --no-browser --timeout 120s "${@:3}" >"$2.out" 2>"$2.err" &
     SERVER_PID=$!
     for _ in $(seq 1 300); do
         LINK=$(sed -n 's/^Open in the Firefox Profiler: //p' "$2.out")
@@ -50,7 +51,7 @@ wait_exit() {
     grep -q 'the profile was fetched' "$1.err" || cli_fail "$1: no 'fetched' line on stderr"
 }
 
-serve small.json.gz gz
+serve small.json.gz gz --once
 echo "$CLI_NAME: link $LINK"
 python3 - "$LINK" small.json.gz gzip <<'PY' || cli_fail "the gzip server's answers are wrong (see above)"
 import http.client, re, socket, sys, urllib.parse
@@ -124,7 +125,7 @@ sys.exit(0 if ok else 1)
 PY
 wait_exit gz
 
-serve small.json plain
+serve small.json plain --once
 python3 - "$LINK" small.json "" <<'PY' || cli_fail "the plain server's answer is wrong"
 import http.client, sys, urllib.parse
 link, path = sys.argv[1], sys.argv[2]
@@ -139,4 +140,28 @@ assert r.getheader("Content-Encoding") is None, "Content-Encoding on a plain fil
 assert r.getheader("Access-Control-Allow-Origin") == "*", "CORS"
 PY
 wait_exit plain
+
+# Without --once: a reload after the old 3 s grace period still gets the profile.
+serve small.json.gz reload
+fetch() {
+    python3 - "$LINK" small.json.gz <<'PY'
+import http.client, sys, urllib.parse
+link, path = sys.argv[1], sys.argv[2]
+url = urllib.parse.urlsplit(urllib.parse.unquote(link[len("https://profiler.firefox.com/from-url/"):-1]))
+c = http.client.HTTPConnection("127.0.0.1", url.port, timeout=10)
+c.request("GET", url.path)
+r = c.getresponse()
+assert r.status == 200 and r.read() == open(path, "rb").read(), "body"
+PY
+}
+fetch || cli_fail "the first fetch failed"
+sleep 4
+kill -0 "$SERVER_PID" 2>/dev/null || cli_fail "fxprof open exited after the first fetch: a reload cannot work"
+fetch || cli_fail "a reload 4 s after the first fetch failed"
+kill -INT "$SERVER_PID"
+rc=0
+wait "$SERVER_PID" || rc=$?
+sed "s/^/    reload: /" reload.out reload.err
+[[ $rc -eq 0 ]] || cli_fail "Ctrl-C after a fetch: exit $rc, expected 0"
+grep -q 'still serving it for a reload' reload.err || cli_fail "no 'still serving' line"
 echo "$CLI_NAME: OK"

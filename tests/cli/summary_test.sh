@@ -6,7 +6,9 @@
 #   total: App.main 100 %, App.hot 60 %, App.warm 30 %, App.fib 20 % (recursive: once per
 #          sample), App.cold 10 %
 # main is listed first (the busiest by CPU), meta.extra's outcome count is printed, --top and
-# --thread select, and an unknown --thread fails with one line.
+# --thread select, and an unknown --thread fails with one line; [idle] is left out of the shares
+# and said apart, zero counters are hidden unless --all, --json gives the same figures;
+# fxprof --version.
 set -euo pipefail
 source "$(dirname "$0")/cli_lib.sh"
 cli_init it.fxprof_summary
@@ -63,6 +65,31 @@ cli_run top "$FXPROF" summary "$p" --top 2 --thread main
 [[ $CLI_RC -eq 0 ]] || cli_fail "--top 2 --thread main exited $CLI_RC"
 [[ $(grep -c '^Thread ' top.out) -eq 1 ]] || cli_fail "--thread main printed other threads"
 [[ $(grep -cE '^ +[0-9]+\.[0-9]%' top.out) -eq 4 ]] || cli_fail "--top 2 did not give 2 rows per list"
+# [idle] is out of the shares (worker-1: 2 of its 3 busy samples, not of 4), said apart; a zero
+# counter is hidden unless --all; --json carries the same figures.
+cli_run text "$FXPROF" summary "$p"
+grep -q '"worker-1" (tid 1002): 3 samples, .*and 1 \[idle\] (off the CPU, not in the shares)' text.out ||
+    cli_fail "worker-1's [idle] sample is not said apart"
+grep -Eq '^ +66\.7% +2 +com\.example\.App\.warm' text.out || cli_fail "worker-1's share is not of its busy samples"
+! grep -q 'safepoint' text.out || cli_fail "a zero counter is shown without --all"
+grep -q '1 counters that are zero not shown; --all shows them' text.out || cli_fail "the hidden counters are not said"
+cli_run all "$FXPROF" summary "$p" --all
+grep -q 'Sample outcomes: \[AGCT: safepoint\]: 0' all.out || cli_fail "--all does not show the zero counter"
+cli_run json "$FXPROF" summary "$p" --json
+[[ $CLI_RC -eq 0 ]] || cli_fail "summary --json exited $CLI_RC"
+python3 - json.out <<'PY' || cli_fail "summary --json is wrong"
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["samples"] == 13 and d["idle"] == 1 and d["mode"] == "cpu", d
+w = [t for t in d["threads"] if t["name"] == "worker-1"][0]
+assert w["samples"] == 3 and w["idle"] == 1 and w["withoutStack"] == 1, w
+assert w["self"][0] == {"name": "com.example.App.warm", "samples": 2, "percent": 66.7}, w["self"]
+m = d["threads"][0]
+assert m["name"] == "main" and m["self"][0]["percent"] == 40, m
+assert [e["label"] for e in d["extra"]] == ["[AGCT: GC active]"], d["extra"]
+PY
+cli_run version "$FXPROF" --version
+[[ $CLI_RC -eq 0 ]] && grep -Eq '^fxprof [0-9]+\.[0-9]+\.[0-9]+ ' version.out || cli_fail "fxprof --version"
 cli_expect_error nothread "no thread named 'nope' \(threads: 'worker-1', 'main'\)" \
     "$FXPROF" summary "$p" --thread nope
 echo "$CLI_NAME: OK"

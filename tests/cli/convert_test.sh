@@ -1,0 +1,149 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# fxprof convert on a profile built here with known stacks, lines, files and weights:
+#   --to collapsed: the exact expected lines (merged across threads and frames of the same
+#   names, sorted, ';' and line breaks in a name made '_', [idle] left out unless --idle, a
+#   sample without a stack as "[no stack]", the allocation thread left out and said);
+#   --to pprof: read back by the real reader, `go tool pprof` (Debian's golang-go): -raw must
+#   list exactly the expected samples (locations leaf first with function, file and line,
+#   values samples/count, cpu/nanoseconds = weight x interval, alloc_space/bytes, the thread
+#   label), and -top the expected flat counts; the default output names; -o - on a pipe; bad
+#   input and misuse are one line and leave no file behind.
+set -euo pipefail
+source "$(dirname "$0")/cli_lib.sh"
+cli_init it.fxprof_convert
+
+python3 - <<'PY'
+import json
+strings = ["App.main", "App.hot", "App.fib", "[idle]", "com/ex/App.java", "na;me\nx"]
+def col(n, v): return [v] * n
+profile = {
+  "meta": {"interval": 2, "startTime": 1767225600000, "profilingStartTime": 0,
+           "profilingEndTime": 1000, "product": "convert test", "preprocessedProfileVersion": 66,
+           "sampleUnits": {"time": "ms", "eventDelay": "ms", "threadCPUDelta": "ns"},
+           "extra": [{"label": "Sampling", "entries": [
+               {"label": "engine", "format": "string", "value": "cpu: perf_events"}]}]},
+  "shared": {
+    "stringArray": strings,
+    "funcTable": {"name": [0, 1, 2, 3, 5], "source": [0, 0, 0, None, None],
+                  "lineNumber": [10, 20, 30, None, None], "length": 5},
+    "frameTable": {"func": [0, 1, 2, 3, 4, 1], "line": [12, 22, 31, None, None, 25],
+                   "length": 6},
+    # 0 main, 1 main;hot@22, 2 main;hot@22;fib, 3 [idle], 4 main;"na;me\nx", 5 main;hot@25
+    "stackTable": {"frame": [0, 1, 2, 3, 4, 5], "prefixOffset": [0, 1, 1, 0, 4, 5], "length": 6},
+    "sources": {"filename": [4], "length": 1}},
+  "threads": [
+    {"name": "main", "samples": {"stack": [1, 1, 1, 2, 2, 5, 4, None], "weight": None,
+                                 "weightType": "samples", "length": 8}},
+    {"name": "worker", "samples": {"stack": [1, 3, 3, 2], "weight": [2, 1, 1, 3],
+                                   "weightType": "samples", "length": 4}},
+    {"name": "alloc", "samples": {"stack": [2], "weight": [4096], "weightType": "bytes",
+                                  "length": 1}}]}
+open("conv.json", "w").write(json.dumps(profile))
+PY
+gzip -c conv.json >conv2.json.gz
+
+# ---- collapsed ----
+cat >expected.collapsed <<'EOF'
+App.main;App.hot 6
+App.main;App.hot;App.fib 5
+App.main;na_me_x 1
+[no stack] 1
+EOF
+cli_run col "$FXPROF" convert conv.json --to collapsed -o -
+[[ $CLI_RC -eq 0 ]] || cli_fail "convert --to collapsed -o - exited $CLI_RC"
+diff -u expected.collapsed col.out || cli_fail "collapsed output differs from the expected lines"
+grep -q '2 \[idle\] samples left out' col.err || cli_fail "the [idle] samples left out are not said"
+grep -q '1 allocation stacks left out' col.err || cli_fail "the allocation thread left out is not said"
+
+cli_run colidle "$FXPROF" convert conv2.json.gz --to collapsed --idle
+[[ $CLI_RC -eq 0 ]] || cli_fail "convert --idle exited $CLI_RC"
+[[ -f conv2.collapsed ]] || cli_fail "the default output conv2.collapsed was not written"
+{ cat expected.collapsed; echo "[idle] 2"; } | LC_ALL=C sort >expected-idle.collapsed
+LC_ALL=C sort conv2.collapsed | diff -u expected-idle.collapsed - || cli_fail "--idle output differs"
+
+# ---- pprof, read back by go tool pprof ----
+cli_run pp "$FXPROF" convert conv.json --to pprof
+[[ $CLI_RC -eq 0 ]] || cli_fail "convert --to pprof exited $CLI_RC"
+[[ -s conv.pb.gz ]] || cli_fail "the default output conv.pb.gz was not written"
+[[ $(head -c 2 conv.pb.gz | od -An -tx1 | tr -d ' ') == 1f8b ]] || cli_fail "conv.pb.gz is not gzip"
+"$FXPROF" convert conv.json --to pprof -o - | cat >piped.pb.gz
+cmp -s conv.pb.gz piped.pb.gz || cli_fail "-o - on a pipe does not write the same bytes as the file"
+
+GO=$(command -v go || true)
+[[ -n $GO ]] || GO=$(ls /usr/lib/go-*/bin/go 2>/dev/null | head -n 1 || true)
+if [[ -z $GO ]]; then
+    echo "$CLI_NAME: collapsed checked; pprof written"
+    cli_skip "go (Debian's golang-go) is not installed: the pprof output was not read back by go tool pprof; scripts/deps.sh test installs it"
+fi
+export HOME=$FXAGENT_RUN_DIR GOCACHE=$FXAGENT_RUN_DIR/gocache GOFLAGS=-mod=mod
+cli_run raw "$GO" tool pprof -raw conv.pb.gz
+[[ $CLI_RC -eq 0 ]] || cli_fail "go tool pprof -raw could not read conv.pb.gz: $(cat raw.err)"
+python3 - raw.out <<'PY' || cli_fail "go tool pprof -raw does not show the expected samples"
+import re, sys
+text = open(sys.argv[1]).read()
+head, rest = text.split("\nSamples:\n", 1)
+types, rest = rest.split("\n", 1)
+assert types.split() == ["samples/count", "cpu/nanoseconds", "alloc_space/bytes"], types
+assert "PeriodType: cpu nanoseconds" in head and "Period: 2000000" in head, head
+assert "2 [idle] samples left out" in head, "comment"
+samples_part, loc_part = rest.split("\nLocations\n", 1)
+locs = {}
+# a name with a line break is printed as is, so a location may span two lines
+for m in re.finditer(r"^\s+(\d+): 0x0 M=\d+ (.+?) (\S*):(\d+) s=(\d+)$", loc_part, re.M | re.S):
+    locs[int(m.group(1))] = (m.group(2), m.group(3), int(m.group(4)), int(m.group(5)))
+got = []
+lines = samples_part.splitlines()
+for i, line in enumerate(lines):
+    m = re.match(r"\s+(\d+)\s+(\d+)\s+(\d+): ([\d ]+)$", line)
+    if not m:
+        continue
+    thread = re.search(r"thread:\[(.*)\]", lines[i + 1]).group(1)
+    stack = tuple(locs[int(x)] for x in m.group(4).split())
+    got.append((thread, stack, int(m.group(1)), int(m.group(2)), int(m.group(3))))
+F = "com/ex/App.java"
+main = ("App.main", F, 12, 10)
+hot22, hot25 = ("App.hot", F, 22, 20), ("App.hot", F, 25, 20)
+fib = ("App.fib", F, 31, 30)
+weird = ("na;me\nx", "", 0, 0)
+nostack = ("[no stack]", "", 0, 0)
+ms = 2000000
+want = [("main", (hot22, main), 3, 3 * ms, 0), ("main", (fib, hot22, main), 2, 2 * ms, 0),
+        ("main", (hot25, main), 1, ms, 0), ("main", (weird, main), 1, ms, 0),
+        ("main", (nostack,), 1, ms, 0),
+        ("worker", (hot22, main), 2, 2 * ms, 0), ("worker", (fib, hot22, main), 3, 3 * ms, 0),
+        ("alloc", (fib, hot22, main), 0, 0, 4096)]
+if sorted(got, key=repr) != sorted(want, key=repr):
+    print("got: ", *sorted(got, key=repr), sep="\n  ")
+    print("want:", *sorted(want, key=repr), sep="\n  ")
+    sys.exit(1)
+print("  -raw: the 8 expected samples, with files, lines and thread labels")
+PY
+cli_run top "$GO" tool pprof -top -sample_index=samples conv.pb.gz
+[[ $CLI_RC -eq 0 ]] || cli_fail "go tool pprof -top failed"
+python3 - top.out <<'PY' || cli_fail "go tool pprof -top does not show the expected flat counts"
+import re, sys
+flat = {}
+for line in open(sys.argv[1]):
+    m = re.match(r"\s+(\d+)\s+[\d.]+%\s+[\d.]+%\s+(\d+)\s+[\d.]+%\s+(.+)$", line)
+    if m:
+        flat[m.group(3)] = (int(m.group(1)), int(m.group(2)))
+want = {"App.hot": (6, 11), "App.fib": (5, 5), "App.main": (0, 12), "[no stack]": (1, 1)}
+for name, v in want.items():
+    assert flat.get(name) == v, f"{name}: flat/cum {flat.get(name)}, expected {v}"
+print("  -top: flat and cum counts as expected")
+PY
+
+# ---- misuse ----
+cli_expect_error noto "convert: --to collapsed or --to pprof is required" "$FXPROF" convert conv.json
+cli_expect_error badto "--to 'svg': the formats are collapsed and pprof" \
+    "$FXPROF" convert conv.json --to svg
+echo "not a profile" >bad.json
+cli_expect_error badfile "bad.json is not a profile" "$FXPROF" convert bad.json --to pprof -o bad.pb.gz
+[[ ! -e bad.pb.gz ]] || cli_fail "a failed convert left bad.pb.gz behind"
+[[ -z $(ls bad.pb.gz.* 2>/dev/null) ]] || cli_fail "a failed convert left a temporary behind"
+mkdir -p ro && chmod 555 ro
+if [[ $(id -u) -ne 0 ]]; then
+    cli_expect_error rodir "cannot write ro/x.collapsed" "$FXPROF" convert conv.json --to collapsed -o ro/x.collapsed
+fi
+echo "$CLI_NAME: OK"
