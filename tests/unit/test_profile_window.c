@@ -11,8 +11,10 @@
 #include "fx_err.h"
 #include "fx_ff_writer.h"
 #include "fx_profile.h"
-#include "fx_profile_internal.h"
 #include "fx_sink.h"
+
+/* native/ keeps the model's layout private; its own tests read the tables. */
+#include "../../native/fx_profile_internal.h"
 
 static fx_stack_id label(struct fx_profile *p, const char *name)
 {
