@@ -51,12 +51,8 @@ it_no_hs_err
 
 pcli_setup
 pcli_load "$profile" || it_fail "profiler-cli could not load $profile"
-handle=$(pcli_thread_handle inline-worker) ||
-    it_fail "profiler-cli: not exactly one thread named 'inline-worker'"
-pcli_json pcli-functions.json thread functions --thread "$handle" --include-idle --limit 0 ||
-    it_fail "profiler-cli thread functions failed"
-pcli_json pcli-samples.json thread samples --thread "$handle" --include-idle ||
-    it_fail "profiler-cli thread samples failed"
+pcli_thread_json inline-worker pcli-%s.json functions samples ||
+    it_fail "profiler-cli could not read thread 'inline-worker' (see above)"
 
 python3 "$IT_DIR/inline_split_check.py" --run "$FXAGENT_RUN_DIR" --config "$config" \
     --label "$name" || it_fail "the profile's attribution is not the expected one (see above)"

@@ -34,9 +34,8 @@ it_no_hs_err
 
 pcli_setup
 pcli_load "$profile" || it_fail "profiler-cli could not load $profile"
-handle=$(pcli_thread_handle mega) || it_fail "profiler-cli: not exactly one thread named 'mega'"
-pcli_json pcli-functions.json thread functions --thread "$handle" --include-idle --limit 0 ||
-    it_fail "profiler-cli thread functions failed"
+pcli_thread_json mega pcli-%s.json functions ||
+    it_fail "profiler-cli could not read thread 'mega' (see above)"
 
 python3 "$IT_DIR/stack_shape_check.py" --profile "$profile" --thread mega \
     --pcli-functions pcli-functions.json --out shape.json --label "$name" ||
