@@ -77,6 +77,7 @@ struct fx_thread {
     char *name; /* raw bytes as given (the writer makes them UTF-8) */
     int64_t tid, register_ns, unregister_ns;
     bool unregistered;
+    uint8_t weight_type; /* enum fx_weight_type */
     struct fx_samples samples;
     struct fx_markers markers;
 };

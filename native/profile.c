@@ -160,6 +160,15 @@ void fx_profile_thread_unregister(struct fx_profile *p, uint32_t thread, int64_t
     p->threads[thread].unregister_ns = t_ns;
 }
 
+int fx_profile_thread_set_weight_type(struct fx_profile *p, uint32_t thread,
+                                      enum fx_weight_type type)
+{
+    if (thread >= p->nthreads || (unsigned)type >= FX_WEIGHT_TYPE_COUNT)
+        return FX_EINVAL;
+    p->threads[thread].weight_type = (uint8_t)type;
+    return FX_OK;
+}
+
 void fx_profile_set_main_thread(struct fx_profile *p, uint32_t thread)
 {
     if (thread < p->nthreads)

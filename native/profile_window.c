@@ -278,6 +278,7 @@ static void copy_thread(struct fx_thread *d, const struct fx_thread *s, bool *ok
     d->register_ns = s->register_ns;
     d->unregister_ns = s->unregister_ns;
     d->unregistered = s->unregistered;
+    d->weight_type = s->weight_type;
     DUP_TABLE(&d->samples, &s->samples, fx_samples_cols, ok);
     DUP_TABLE(&d->markers, &s->markers, fx_markers_cols, ok);
     DUP(&d->markers, &s->markers, values, s->markers.nvalues, ok);
