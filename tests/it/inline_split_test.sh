@@ -36,12 +36,8 @@ cmd=("$IT_JDK/bin/java" -XX:+UseG1GC "${jvm_flags[@]}" -XX:CompileCommand=quiet
     -XX:CompileCommand=inline,fxagent.test.InlineSplit::hot
     "-agentpath:$FXAGENT_LIB=mode=cpu,interval=10ms,file=$profile"
     -cp "$FXAGENT_INLINE_JAR" fxagent.test.InlineSplit "$seconds")
-echo "$name: ${cmd[*]}"
-rc=0
-"${cmd[@]}" >inline.out 2>inline.err || rc=$?
-sed "s/^/$name: stdout: /" inline.out
-sed "s/^/$name: stderr: /" inline.err
-[[ $rc -eq 0 ]] || it_fail "java exited $rc"
+it_run inline "${cmd[@]}"
+[[ $IT_RC -eq 0 ]] || it_fail "java exited $IT_RC"
 it_no_hs_err
 [[ -s $profile ]] || it_fail "no profile at $profile"
 

@@ -22,12 +22,8 @@ source "$IT_DIR/profiler_cli.sh"
 profile=$FXAGENT_RUN_DIR/profile.json.gz
 cmd=("$IT_JDK/bin/java" "-agentpath:$FXAGENT_LIB=mode=cpu,interval=10ms,file=$profile"
     -cp "$FXAGENT_STACKS_JAR" fxagent.stacks.Mega "$seconds")
-echo "$name: ${cmd[*]}"
-rc=0
-"${cmd[@]}" >mega.out 2>mega.err || rc=$?
-sed "s/^/$name: stdout: /" mega.out
-sed "s/^/$name: stderr: /" mega.err
-[[ $rc -eq 0 ]] || it_fail "java exited $rc"
+it_run mega "${cmd[@]}"
+[[ $IT_RC -eq 0 ]] || it_fail "java exited $IT_RC"
 it_no_hs_err
 [[ -s $profile ]] || it_fail "no profile at $profile"
 "$FXCHECK" "$profile" || it_fail "fxcheck rejected $profile"
