@@ -19,6 +19,7 @@
 #include <zlib.h>
 
 #include "fx_alloc.h"
+#include "fx_clock.h"
 #include "fx_ff_writer.h"
 #include "fx_profile.h"
 #include "synth_model.h"
@@ -35,9 +36,7 @@ struct result {
 
 static double now_s(void)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+    return (double)fx_clock_ns(CLOCK_MONOTONIC) * 1e-9;
 }
 
 static double cpu_s(void)

@@ -46,52 +46,18 @@ build=$(cd "$build" && pwd)
 lib=$build/agent/libfxagent.so
 jar=$build/java-test/fxagent-server.jar
 [[ -f $lib && -f $jar ]] || { echo "build the agent and fxagent_server_jar in $build first" >&2; exit 2; }
-work=$(mktemp -d /tmp/fxdumpbench.XXXXXX)
-pid=
-cleanup() {
-    [[ -n $pid ]] && kill -9 "$pid" 2>/dev/null
-    rm -rf "$work"
-}
-trap cleanup EXIT
+# shellcheck source=bench/server_lib.sh
+source "$root/bench/server_lib.sh"
+fx_server_init fxdumpbench
+jvm_args=(-XX:CompileCommand=quiet "-XX:CompileCommand=dontinline,fxagent.test.ServerWorkload::hotChecksum")
 declare -A row
-
-# start_jvm TAG AGENT_OPTIONS|"" WORKLOAD_ARGS...: background JVM, waits for its ready file.
-start_jvm() {
-    local tag=$1 opts=$2
-    shift 2
-    local agent=()
-    [[ -n $opts ]] && agent=("-agentpath:$lib=$opts")
-    rm -f "$work/ready" "$work/stop"
-    "$jdk/bin/java" -XX:CompileCommand=quiet \
-        "-XX:CompileCommand=dontinline,fxagent.test.ServerWorkload::hotChecksum" "${agent[@]}" \
-        -cp "$jar" fxagent.test.ServerWorkload --ready-file "$work/ready" \
-        --stop-file "$work/stop" "$@" >"$work/$tag.out" 2>"$work/$tag.err" &
-    pid=$!
-    while [[ ! -f $work/ready ]]; do
-        kill -0 "$pid" 2>/dev/null || { cat "$work/$tag.err" >&2; exit 1; }
-        sleep 0.1
-    done
-}
-
-stop_jvm() {
-    touch "$work/stop"
-    wait "$pid" || { echo "the workload exited $?" >&2; exit 1; }
-    pid=
-}
-
-# cmd TEXT: prints the agent's reply line.
-cmd() {
-    : >"$work/reply"
-    "$jdk/bin/jcmd" "$pid" JVMTI.agent_load "$lib" "\"$1,reply=$work/reply\"" >/dev/null
-    cat "$work/reply"
-}
 
 held() {
     cmd status | sed -n 's/.* (\([0-9]*\) in memory).*/\1/p'
 }
 
 rss_mib() {
-    awk '/VmRSS/ {printf "%.1f", $2 / 1024}' "/proc/$pid/status"
+    awk -v kib="$(rss_kib)" 'BEGIN {printf "%.1f", kib / 1024}'
 }
 
 echo "### Machine"

@@ -40,45 +40,11 @@ build=$(cd "$build" && pwd)
 lib=$build/agent/libfxagent.so
 jar=$build/java-test/fxagent-server.jar
 [[ -f $lib && -f $jar ]] || { echo "build the agent and fxagent_server_jar in $build first" >&2; exit 2; }
-work=$(mktemp -d /tmp/fxrssbench.XXXXXX)
-pid=
-cleanup() {
-    [[ -n $pid ]] && kill -9 "$pid" 2>/dev/null
-    rm -rf "$work"
-}
-trap cleanup EXIT
-
-start_jvm() {
-    local tag=$1 opts=$2
-    local agent=()
-    [[ -n $opts ]] && agent=("-agentpath:$lib=$opts")
-    rm -f "$work/ready" "$work/stop"
-    # shellcheck disable=SC2086 # word splitting of the JVM options is intended
-    "$jdk/bin/java" $jvm_opts "${agent[@]}" -cp "$jar" fxagent.test.ServerWorkload \
-        --ready-file "$work/ready" --stop-file "$work/stop" --threads 8 --rate 100 --work-us 500 \
-        --idle-threads 192 --seconds $((seconds + 600)) >"$work/$tag.out" 2>"$work/$tag.err" &
-    pid=$!
-    while [[ ! -f $work/ready ]]; do
-        kill -0 "$pid" 2>/dev/null || { cat "$work/$tag.err" >&2; exit 1; }
-        sleep 0.1
-    done
-}
-
-stop_jvm() {
-    touch "$work/stop"
-    wait "$pid" || { echo "the workload exited $?" >&2; exit 1; }
-    pid=
-}
-
-cmd() {
-    : >"$work/reply"
-    "$jdk/bin/jcmd" "$pid" JVMTI.agent_load "$lib" "\"$1,reply=$work/reply\"" >/dev/null
-    cat "$work/reply"
-}
-
-rss_kib() {
-    awk '/VmRSS/ {print $2}' "/proc/$pid/status"
-}
+# shellcheck source=bench/server_lib.sh
+source "$root/bench/server_lib.sh"
+fx_server_init fxrssbench
+# shellcheck disable=SC2206 # word splitting of the JVM options is intended
+jvm_args=($jvm_opts)
 
 echo "### RSS over $seconds s, 200 threads, memory=$memory"
 echo
@@ -89,7 +55,8 @@ echo
 for run in $runs; do
     opts=
     [[ $run == agent ]] && opts="mode=wall,interval=1ms,memory=$memory,file=$work/rss-%n.json.gz,quiet$extra"
-    start_jvm "$run" "$opts"
+    start_jvm "$run" "$opts" --threads 8 --rate 100 --work-us 500 --idle-threads 192 \
+        --seconds $((seconds + 600))
     echo "#### $run${opts:+ ($opts)}"
     echo
     if [[ $run == agent ]]; then

@@ -19,6 +19,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "fx_clock.h"
+
 static volatile sig_atomic_t signals;
 
 static void on_sigprof(int sig, siginfo_t *si, void *uc)
@@ -29,9 +31,7 @@ static void on_sigprof(int sig, siginfo_t *si, void *uc)
 
 static double cpu_s(void)
 {
-    struct timespec t;
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
-    return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+    return (double)fx_clock_ns(CLOCK_THREAD_CPUTIME_ID) / 1e9;
 }
 
 static int arm_perf(long interval_ns)
@@ -73,9 +73,7 @@ static int arm_timer(long interval_ns)
 
 static double mono_s(void)
 {
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+    return (double)fx_clock_ns(CLOCK_MONOTONIC) / 1e9;
 }
 
 static int time_calls(long n)

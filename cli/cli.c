@@ -14,6 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "fx_clock.h"
 #include "fx_options.h"
 
 static volatile sig_atomic_t interrupted;
@@ -123,9 +124,7 @@ int fx_cli_parse_timeout(const char *what, const char *s, int64_t *ms, struct fx
 
 int64_t fx_cli_now_ms(void)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+    return fx_clock_ns(CLOCK_MONOTONIC) / 1000000;
 }
 
 void fx_cli_sleep_ms(int64_t ms)

@@ -111,6 +111,19 @@ void fx_profile_thread_unregister(struct fx_profile *p, uint32_t thread, int64_t
 void fx_profile_set_main_thread(struct fx_profile *p, uint32_t thread);
 uint32_t fx_profile_thread_count(const struct fx_profile *p);
 
+/* What a thread's sample weights count (samples.weightType, PROFILE-FORMAT.md §7): the call
+ * tree sums them in that unit. FX_WEIGHT_TRACING_MS: each weight is a duration in µs (written
+ * as ms with 3 decimals, and always written: a missing weight would mean 1 ms), e.g. a track of
+ * blocked time by stack; FX_WEIGHT_BYTES: each weight is bytes. Default FX_WEIGHT_SAMPLES. */
+enum fx_weight_type {
+    FX_WEIGHT_SAMPLES = 0,
+    FX_WEIGHT_TRACING_MS,
+    FX_WEIGHT_BYTES,
+    FX_WEIGHT_TYPE_COUNT
+};
+int fx_profile_thread_set_weight_type(struct fx_profile *p, uint32_t thread,
+                                      enum fx_weight_type type);
+
 /* --- samples: per thread, in non-decreasing time (an earlier time is clamped to the last) ---
  * cpu_delta_ns: CPU time the thread used since its previous sample, or -1 if unknown.
  * weight: 1 normally; >1 when one sample stands for several (timer overruns). */

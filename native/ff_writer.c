@@ -237,17 +237,34 @@ static void write_cpu_deltas(struct fx_json *j, const struct fx_samples *s)
     fx_json_arr_end(j);
 }
 
-static void write_samples(struct fx_json *j, const struct fx_profile *p, const struct fx_samples *s)
+/* tracing-ms weights are µs in the model: always written (null would mean 1 ms each), in ms. */
+static void write_weights(struct fx_json *j, const struct fx_samples *s, uint8_t type)
 {
+    if (type != FX_WEIGHT_TRACING_MS) {
+        if (s->weight)
+            col_u32(j, "weight", s->weight, s->count, false, 1);
+        else
+            kv_null(j, "weight");
+        return;
+    }
+    fx_json_key(j, "weight");
+    fx_json_arr_begin(j);
+    for (uint32_t i = 0; i < s->count; i++)
+        put_ms(j, s->weight ? s->weight[i] : 1);
+    fx_json_arr_end(j);
+}
+
+static void write_samples(struct fx_json *j, const struct fx_profile *p, const struct fx_thread *t)
+{
+    static const char *const weight_types[FX_WEIGHT_TYPE_COUNT] = {"samples", "tracing-ms",
+                                                                   "bytes"};
+    const struct fx_samples *s = &t->samples;
     fx_json_key(j, "samples");
     fx_json_obj_begin(j);
     col_u32(j, "stack", s->stack, s->count, true, 0);
     write_sample_times(j, p, s);
-    if (s->weight)
-        col_u32(j, "weight", s->weight, s->count, false, 1);
-    else
-        kv_null(j, "weight");
-    kv_str(j, "weightType", "samples");
+    write_weights(j, s, t->weight_type);
+    kv_str(j, "weightType", weight_types[t->weight_type]);
     write_cpu_deltas(j, s);
     kv_length(j, s->count);
     fx_json_obj_end(j);
@@ -425,7 +442,7 @@ static void write_thread(const struct fx_ff_ctx *w, uint32_t index)
         kv_null(j, "unregisterTime");
     kv_empty_arr(j, "pausedRanges");
     kv_bool(j, "showMarkersInTimeline", true);
-    write_samples(j, p, &t->samples);
+    write_samples(j, p, t);
     write_markers(j, p, &t->markers);
     fx_json_obj_end(j);
 }
@@ -434,8 +451,7 @@ static void write_thread(const struct fx_ff_ctx *w, uint32_t index)
  * one empty thread named after the process. */
 static void write_placeholder_thread(const struct fx_ff_ctx *w)
 {
-    static const struct fx_samples no_samples;
-    static const struct fx_markers no_markers;
+    static const struct fx_thread no_thread;
     struct fx_json *j = w->j;
     fx_json_obj_begin(j);
     write_thread_head(w, fx_ff_writer_process_name(w->p), true, 0);
@@ -443,8 +459,8 @@ static void write_placeholder_thread(const struct fx_ff_ctx *w)
     kv_null(j, "unregisterTime");
     kv_empty_arr(j, "pausedRanges");
     kv_bool(j, "showMarkersInTimeline", true);
-    write_samples(j, w->p, &no_samples);
-    write_markers(j, w->p, &no_markers);
+    write_samples(j, w->p, &no_thread);
+    write_markers(j, w->p, &no_thread.markers);
     fx_json_obj_end(j);
 }
 

@@ -42,19 +42,32 @@ struct fx_profile *fx_profile_new(void)
     return p;
 }
 
+unsigned fx_samples_cols(struct fx_samples *s, struct fx_col *cols)
+{
+    unsigned n = FX_COLS_SET(cols, FX_COL(s, time_ns), FX_COL(s, stack), FX_COL(s, cpu_ns),
+                             FX_COL(s, weight));
+    return s->weight ? n : n - 1;
+}
+
+unsigned fx_markers_cols(struct fx_markers *m, struct fx_col *cols)
+{
+    return FX_COLS_SET(cols, FX_COL(m, name), FX_COL(m, start_ns), FX_COL(m, end_ns),
+                       FX_COL(m, phase), FX_COL(m, category), FX_COL(m, schema),
+                       FX_COL(m, values_at));
+}
+
+unsigned fx_counter_cols(struct fx_counter *c, struct fx_col *cols)
+{
+    return FX_COLS_SET(cols, FX_COL(c, time_ns), FX_COL(c, value));
+}
+
 static void thread_destroy(struct fx_thread *t)
 {
     fx_free(t->name);
-    struct fx_samples *s = &t->samples;
-    fx_free(s->time_ns);
-    fx_free(s->stack);
-    fx_free(s->cpu_ns);
-    fx_free(s->weight);
-    struct fx_markers *m = &t->markers;
-    void *cols[] = {m->name,     m->start_ns, m->end_ns,    m->phase,
-                    m->category, m->schema,   m->values_at, m->values};
-    for (unsigned i = 0; i < sizeof(cols) / sizeof(cols[0]); i++)
-        fx_free(cols[i]);
+    struct fx_col cols[FX_MAX_COLS];
+    fx_cols_free(cols, fx_samples_cols(&t->samples, cols));
+    fx_cols_free(cols, fx_markers_cols(&t->markers, cols));
+    fx_free(t->markers.values);
 }
 
 static void counter_destroy(struct fx_counter *c)
@@ -62,8 +75,8 @@ static void counter_destroy(struct fx_counter *c)
     char *strs[] = {c->name, c->category, c->description, c->unit, c->color};
     for (unsigned i = 0; i < sizeof(strs) / sizeof(strs[0]); i++)
         fx_free(strs[i]);
-    fx_free(c->time_ns);
-    fx_free(c->value);
+    struct fx_col cols[FX_MAX_COLS];
+    fx_cols_free(cols, fx_counter_cols(c, cols));
 }
 
 static void extra_destroy(struct fx_extra_group *g)
@@ -147,6 +160,15 @@ void fx_profile_thread_unregister(struct fx_profile *p, uint32_t thread, int64_t
     p->threads[thread].unregister_ns = t_ns;
 }
 
+int fx_profile_thread_set_weight_type(struct fx_profile *p, uint32_t thread,
+                                      enum fx_weight_type type)
+{
+    if (thread >= p->nthreads || (unsigned)type >= FX_WEIGHT_TYPE_COUNT)
+        return FX_EINVAL;
+    p->threads[thread].weight_type = (uint8_t)type;
+    return FX_OK;
+}
+
 void fx_profile_set_main_thread(struct fx_profile *p, uint32_t thread)
 {
     if (thread < p->nthreads)
@@ -162,13 +184,8 @@ uint32_t fx_profile_thread_count(const struct fx_profile *p)
 
 static int samples_reserve(struct fx_samples *s, bool need_weight)
 {
-    struct fx_col cols[] = {
-            {(void **)&s->time_ns, sizeof(*s->time_ns)},
-            {(void **)&s->stack, sizeof(*s->stack)},
-            {(void **)&s->cpu_ns, sizeof(*s->cpu_ns)},
-            {(void **)&s->weight, sizeof(*s->weight)},
-    };
-    int rc = fx_profile_grow(&s->cap, s->count, cols, s->weight ? 4 : 3);
+    struct fx_col cols[FX_MAX_COLS];
+    int rc = fx_profile_grow(&s->cap, s->count, cols, fx_samples_cols(s, cols));
     if (rc != FX_OK || !need_weight || s->weight)
         return rc;
     /* The first weight other than 1: the column appears, with an implicit 1 for earlier
@@ -263,16 +280,8 @@ static bool values_ok(const struct fx_profile *p, const struct fx_marker_schema 
 
 static int markers_reserve(struct fx_markers *m, unsigned nvalues)
 {
-    struct fx_col cols[] = {
-            {(void **)&m->name, sizeof(*m->name)},
-            {(void **)&m->start_ns, sizeof(*m->start_ns)},
-            {(void **)&m->end_ns, sizeof(*m->end_ns)},
-            {(void **)&m->phase, sizeof(*m->phase)},
-            {(void **)&m->category, sizeof(*m->category)},
-            {(void **)&m->schema, sizeof(*m->schema)},
-            {(void **)&m->values_at, sizeof(*m->values_at)},
-    };
-    int rc = fx_profile_grow(&m->cap, m->count, cols, sizeof(cols) / sizeof(cols[0]));
+    struct fx_col cols[FX_MAX_COLS];
+    int rc = fx_profile_grow(&m->cap, m->count, cols, fx_markers_cols(m, cols));
     if (rc != FX_OK || !nvalues)
         return rc;
     if (m->nvalues > UINT32_MAX - FX_MARKER_MAX_FIELDS)
@@ -368,9 +377,8 @@ int fx_profile_counter_sample(struct fx_profile *p, uint32_t counter, int64_t t_
     if (counter >= p->ncounters)
         return FX_EINVAL;
     struct fx_counter *c = &p->counters[counter];
-    struct fx_col cols[] = {{(void **)&c->time_ns, sizeof(*c->time_ns)},
-                            {(void **)&c->value, sizeof(*c->value)}};
-    int rc = fx_profile_grow(&c->cap, c->count, cols, 2);
+    struct fx_col cols[FX_MAX_COLS];
+    int rc = fx_profile_grow(&c->cap, c->count, cols, fx_counter_cols(c, cols));
     if (rc != FX_OK)
         return rc;
     uint32_t i = c->count++;

@@ -77,13 +77,12 @@ static int new_func(struct fx_profile *q, const struct fx_profile *p, struct rem
         *out = m->func[f];
         return FX_OK;
     }
-    const struct fx_funcs *fn = &p->funcs;
-    struct fx_func_key k = {.line = fn->line[f], .is_java = fn->is_java[f]};
-    int rc = new_str(q, p, m, fn->name[f], &k.name.i);
+    struct fx_func_key k = fx_profile_func_key_at(&p->funcs, f);
+    int rc = new_str(q, p, m, k.name.i, &k.name.i);
     if (rc == FX_OK)
-        rc = new_str(q, p, m, fn->resource[f], &k.resource.i);
+        rc = new_str(q, p, m, k.resource.i, &k.resource.i);
     if (rc == FX_OK)
-        rc = new_str(q, p, m, fn->source[f], &k.source.i);
+        rc = new_str(q, p, m, k.source.i, &k.source.i);
     fx_func_id id;
     if (rc == FX_OK)
         rc = fx_profile_func(q, &k, &id);
@@ -99,12 +98,8 @@ static int new_frame(struct fx_profile *q, const struct fx_profile *p, struct re
         *out = m->frame[f];
         return FX_OK;
     }
-    const struct fx_frames *fr = &p->frames;
-    struct fx_frame_key k = {.line = fr->line[f],
-                             .category = fr->category[f],
-                             .subcategory = fr->subcategory[f],
-                             .inline_depth = fr->inline_depth[f]};
-    int rc = new_func(q, p, m, fr->func[f], &k.func.i);
+    struct fx_frame_key k = fx_profile_frame_key_at(&p->frames, f);
+    int rc = new_func(q, p, m, k.func.i, &k.func.i);
     fx_frame_id id;
     if (rc == FX_OK)
         rc = fx_profile_frame(q, &k, &id);
@@ -180,18 +175,21 @@ static void remap_samples(struct fx_profile *p, const struct remap *m)
 static void swap_tables(struct fx_profile *p, struct fx_profile *q)
 {
     fx_profile_tables_destroy(p);
-    p->strings = q->strings;
-    p->funcs = q->funcs;
-    p->frames = q->frames;
-    p->stacks = q->stacks;
-    p->resources = q->resources;
-    p->sources = q->sources;
-    memset(&q->strings, 0, sizeof(q->strings));
-    memset(&q->funcs, 0, sizeof(q->funcs));
-    memset(&q->frames, 0, sizeof(q->frames));
-    memset(&q->stacks, 0, sizeof(q->stacks));
-    memset(&q->resources, 0, sizeof(q->resources));
-    memset(&q->sources, 0, sizeof(q->sources));
+    struct {
+        void *to, *from;
+        size_t size;
+    } const tables[] = {
+            {&p->strings, &q->strings, sizeof(q->strings)},
+            {&p->funcs, &q->funcs, sizeof(q->funcs)},
+            {&p->frames, &q->frames, sizeof(q->frames)},
+            {&p->stacks, &q->stacks, sizeof(q->stacks)},
+            {&p->resources, &q->resources, sizeof(q->resources)},
+            {&p->sources, &q->sources, sizeof(q->sources)},
+    };
+    for (unsigned i = 0; i < sizeof(tables) / sizeof(tables[0]); i++) {
+        memcpy(tables[i].to, tables[i].from, tables[i].size);
+        memset(tables[i].from, 0, tables[i].size);
+    }
 }
 
 int fx_profile_compact(struct fx_profile *p)

@@ -58,6 +58,43 @@ int fx_profile_grow(uint32_t *cap, uint32_t count, const struct fx_col *cols, un
     return FX_OK;
 }
 
+void fx_cols_move(const struct fx_col *cols, unsigned ncols, uint32_t to, uint32_t from, uint32_t n)
+{
+    if (to == from || n == 0)
+        return;
+    for (unsigned c = 0; c < ncols; c++) {
+        char *base = *cols[c].p;
+        memmove(base + (size_t)to * cols[c].size, base + (size_t)from * cols[c].size,
+                (size_t)n * cols[c].size);
+    }
+}
+
+void fx_cols_free(const struct fx_col *cols, unsigned ncols)
+{
+    for (unsigned c = 0; c < ncols; c++) {
+        fx_free(*cols[c].p);
+        *cols[c].p = NULL;
+    }
+}
+
+unsigned fx_funcs_cols(struct fx_funcs *f, struct fx_col *cols)
+{
+    return FX_COLS_SET(cols, FX_COL(f, name), FX_COL(f, resource), FX_COL(f, source),
+                       FX_COL(f, line), FX_COL(f, is_java), FX_COL(f, resource_row),
+                       FX_COL(f, source_row));
+}
+
+unsigned fx_frames_cols(struct fx_frames *f, struct fx_col *cols)
+{
+    return FX_COLS_SET(cols, FX_COL(f, func), FX_COL(f, line), FX_COL(f, category),
+                       FX_COL(f, subcategory), FX_COL(f, inline_depth));
+}
+
+unsigned fx_stacks_cols(struct fx_stacks *s, struct fx_col *cols)
+{
+    return FX_COLS_SET(cols, FX_COL(s, prefix), FX_COL(s, frame));
+}
+
 /* --- strings --- */
 
 /* fx_profile_set_table_limit: no new row once the tables hold the limit. */
@@ -164,7 +201,7 @@ static uint32_t func_key_hash(const struct fx_func_key *k)
     return fx_rowidx_finish(h);
 }
 
-static struct fx_func_key func_key_at(const struct fx_funcs *f, uint32_t row)
+struct fx_func_key fx_profile_func_key_at(const struct fx_funcs *f, uint32_t row)
 {
     return (struct fx_func_key){
             {f->name[row]}, {f->resource[row]}, {f->source[row]}, f->line[row], f->is_java[row]};
@@ -172,7 +209,7 @@ static struct fx_func_key func_key_at(const struct fx_funcs *f, uint32_t row)
 
 static uint32_t func_hash(const void *table, uint32_t row)
 {
-    struct fx_func_key k = func_key_at(table, row);
+    struct fx_func_key k = fx_profile_func_key_at(table, row);
     return func_key_hash(&k);
 }
 
@@ -187,16 +224,8 @@ static bool func_eq(const void *table, uint32_t row, const void *key)
 
 static int funcs_reserve(struct fx_funcs *f)
 {
-    struct fx_col cols[] = {
-            {(void **)&f->name, sizeof(*f->name)},
-            {(void **)&f->resource, sizeof(*f->resource)},
-            {(void **)&f->source, sizeof(*f->source)},
-            {(void **)&f->line, sizeof(*f->line)},
-            {(void **)&f->is_java, sizeof(*f->is_java)},
-            {(void **)&f->resource_row, sizeof(*f->resource_row)},
-            {(void **)&f->source_row, sizeof(*f->source_row)},
-    };
-    int rc = fx_profile_grow(&f->cap, f->count, cols, sizeof(cols) / sizeof(cols[0]));
+    struct fx_col cols[FX_MAX_COLS];
+    int rc = fx_profile_grow(&f->cap, f->count, cols, fx_funcs_cols(f, cols));
     if (rc == FX_OK)
         rc = fx_rowidx_reserve(&f->idx, f->count, func_hash, f);
     return rc;
@@ -246,14 +275,18 @@ static uint32_t frame_key_hash(const struct fx_frame_key *k)
     return fx_rowidx_finish(h);
 }
 
+struct fx_frame_key fx_profile_frame_key_at(const struct fx_frames *f, uint32_t row)
+{
+    return (struct fx_frame_key){{f->func[row]},
+                                 f->line[row],
+                                 f->category[row],
+                                 f->subcategory[row],
+                                 f->inline_depth[row]};
+}
+
 static uint32_t frame_hash(const void *table, uint32_t row)
 {
-    const struct fx_frames *f = table;
-    struct fx_frame_key k = {{f->func[row]},
-                             f->line[row],
-                             f->category[row],
-                             f->subcategory[row],
-                             f->inline_depth[row]};
+    struct fx_frame_key k = fx_profile_frame_key_at(table, row);
     return frame_key_hash(&k);
 }
 
@@ -268,14 +301,8 @@ static bool frame_eq(const void *table, uint32_t row, const void *key)
 
 static int frames_reserve(struct fx_frames *f)
 {
-    struct fx_col cols[] = {
-            {(void **)&f->func, sizeof(*f->func)},
-            {(void **)&f->line, sizeof(*f->line)},
-            {(void **)&f->category, sizeof(*f->category)},
-            {(void **)&f->subcategory, sizeof(*f->subcategory)},
-            {(void **)&f->inline_depth, sizeof(*f->inline_depth)},
-    };
-    int rc = fx_profile_grow(&f->cap, f->count, cols, sizeof(cols) / sizeof(cols[0]));
+    struct fx_col cols[FX_MAX_COLS];
+    int rc = fx_profile_grow(&f->cap, f->count, cols, fx_frames_cols(f, cols));
     if (rc == FX_OK)
         rc = fx_rowidx_reserve(&f->idx, f->count, frame_hash, f);
     return rc;
@@ -344,9 +371,8 @@ int fx_profile_stack(struct fx_profile *p, fx_stack_id prefix, fx_frame_id frame
     if (row == FX_ROWIDX_NONE) {
         if (tables_full(p))
             return FX_EFULL;
-        struct fx_col cols[] = {{(void **)&s->prefix, sizeof(*s->prefix)},
-                                {(void **)&s->frame, sizeof(*s->frame)}};
-        int rc = fx_profile_grow(&s->cap, s->count, cols, 2);
+        struct fx_col cols[FX_MAX_COLS];
+        int rc = fx_profile_grow(&s->cap, s->count, cols, fx_stacks_cols(s, cols));
         if (rc == FX_OK)
             rc = fx_rowidx_reserve(&s->idx, s->count, stack_hash, s);
         if (rc != FX_OK)
@@ -384,26 +410,15 @@ int fx_profile_label_stack(struct fx_profile *p, const char *label, uint8_t cate
 
 /* --- whole tables --- */
 
-static void free_cols(void *const *cols, unsigned n)
-{
-    for (unsigned i = 0; i < n; i++)
-        fx_free(cols[i]);
-}
-
 void fx_profile_tables_destroy(struct fx_profile *p)
 {
     fx_strtab_destroy(&p->strings);
-    struct fx_funcs *fn = &p->funcs;
-    void *fcols[] = {fn->name,    fn->resource,     fn->source,    fn->line,
-                     fn->is_java, fn->resource_row, fn->source_row};
-    free_cols(fcols, sizeof(fcols) / sizeof(fcols[0]));
-    fx_rowidx_destroy(&fn->idx);
-    struct fx_frames *fr = &p->frames;
-    void *rcols[] = {fr->func, fr->line, fr->category, fr->subcategory, fr->inline_depth};
-    free_cols(rcols, sizeof(rcols) / sizeof(rcols[0]));
-    fx_rowidx_destroy(&fr->idx);
-    fx_free(p->stacks.prefix);
-    fx_free(p->stacks.frame);
+    struct fx_col cols[FX_MAX_COLS];
+    fx_cols_free(cols, fx_funcs_cols(&p->funcs, cols));
+    fx_rowidx_destroy(&p->funcs.idx);
+    fx_cols_free(cols, fx_frames_cols(&p->frames, cols));
+    fx_rowidx_destroy(&p->frames.idx);
+    fx_cols_free(cols, fx_stacks_cols(&p->stacks, cols));
     fx_rowidx_destroy(&p->stacks.idx);
     idlist_destroy(&p->resources);
     idlist_destroy(&p->sources);

@@ -94,8 +94,10 @@ int64_t fx_profile_cut_time(const struct fx_profile *p, uint64_t n)
  * column's rows gives half of its memory back. A failed shrink keeps the larger block. */
 static void shrink_samples(struct fx_samples *s)
 {
+    struct fx_col cols[FX_MAX_COLS];
+    unsigned ncols = fx_samples_cols(s, cols);
     if (s->count == 0) {
-        fx_free(s->time_ns), fx_free(s->stack), fx_free(s->cpu_ns), fx_free(s->weight);
+        fx_cols_free(cols, ncols);
         *s = (struct fx_samples){0};
         return;
     }
@@ -104,13 +106,7 @@ static void shrink_samples(struct fx_samples *s)
         cap *= 2;
     if (cap >= s->cap)
         return;
-    struct fx_col cols[] = {
-            {(void **)&s->time_ns, sizeof(*s->time_ns)},
-            {(void **)&s->stack, sizeof(*s->stack)},
-            {(void **)&s->cpu_ns, sizeof(*s->cpu_ns)},
-            {(void **)&s->weight, sizeof(*s->weight)},
-    };
-    for (unsigned c = 0; c < (s->weight ? 4u : 3u); c++) {
+    for (unsigned c = 0; c < ncols; c++) {
         void *np = fx_reallocarray(*cols[c].p, cap, cols[c].size);
         if (!np)
             return; /* the columns shrunk so far still hold cap rows: cap stays the old value */
@@ -124,13 +120,9 @@ static uint32_t drop_samples(struct fx_samples *s, int64_t t)
     uint32_t k = first_at_or_after(s->time_ns, s->count, t);
     if (k == 0)
         return 0;
-    uint32_t rest = s->count - k;
-    memmove(s->time_ns, s->time_ns + k, (size_t)rest * sizeof(*s->time_ns));
-    memmove(s->stack, s->stack + k, (size_t)rest * sizeof(*s->stack));
-    memmove(s->cpu_ns, s->cpu_ns + k, (size_t)rest * sizeof(*s->cpu_ns));
-    if (s->weight)
-        memmove(s->weight, s->weight + k, (size_t)rest * sizeof(*s->weight));
-    s->count = rest;
+    struct fx_col cols[FX_MAX_COLS];
+    fx_cols_move(cols, fx_samples_cols(s, cols), 0, k, s->count - k);
+    s->count -= k;
     /* The first sample's CPU delta is ignored by the front-end (nothing precedes it). */
     shrink_samples(s);
     return k;
@@ -149,25 +141,31 @@ static unsigned marker_nvalues(const struct fx_profile *p, const struct fx_marke
     return m->schema[i] == FX_NONE_ID ? 0 : p->schemas[m->schema[i]]->n_fields;
 }
 
-/* Compacts in place, in order: a kept row and its values only ever move down. */
+/* Compacts in place, in order, a run of kept rows at a time: a kept row and its values only
+ * ever move down, so each row's values are still at its values_at when it is moved. */
 static void drop_markers(const struct fx_profile *p, struct fx_markers *m, int64_t t)
 {
+    struct fx_col cols[FX_MAX_COLS];
+    unsigned ncols = fx_markers_cols(m, cols);
     uint32_t out = 0, vout = 0;
-    for (uint32_t i = 0; i < m->count; i++) {
-        if (marker_is_old(m, i, t))
+    for (uint32_t i = 0; i < m->count;) {
+        if (marker_is_old(m, i, t)) {
+            i++;
             continue;
-        unsigned nv = marker_nvalues(p, m, i);
-        if (nv)
-            memmove(&m->values[vout], &m->values[m->values_at[i]], nv * sizeof(*m->values));
-        m->name[out] = m->name[i];
-        m->start_ns[out] = m->start_ns[i];
-        m->end_ns[out] = m->end_ns[i];
-        m->phase[out] = m->phase[i];
-        m->category[out] = m->category[i];
-        m->schema[out] = m->schema[i];
-        m->values_at[out] = vout;
-        vout += nv;
-        out++;
+        }
+        uint32_t end = i + 1;
+        while (end < m->count && !marker_is_old(m, end, t))
+            end++;
+        fx_cols_move(cols, ncols, out, i, end - i);
+        for (uint32_t r = out; r < out + (end - i); r++) {
+            unsigned nv = marker_nvalues(p, m, r);
+            if (nv)
+                memmove(&m->values[vout], &m->values[m->values_at[r]], nv * sizeof(*m->values));
+            m->values_at[r] = vout;
+            vout += nv;
+        }
+        out += end - i;
+        i = end;
     }
     m->count = out;
     m->nvalues = vout;
@@ -176,11 +174,9 @@ static void drop_markers(const struct fx_profile *p, struct fx_markers *m, int64
 static void drop_counter_values(struct fx_counter *c, int64_t t)
 {
     uint32_t k = first_at_or_after(c->time_ns, c->count, t);
-    if (k == 0)
-        return;
+    struct fx_col cols[FX_MAX_COLS];
+    fx_cols_move(cols, fx_counter_cols(c, cols), 0, k, c->count - k);
     c->count -= k;
-    memmove(c->time_ns, c->time_ns + k, (size_t)c->count * sizeof(*c->time_ns));
-    memmove(c->value, c->value + k, (size_t)c->count * sizeof(*c->value));
 }
 
 uint64_t fx_profile_drop_before(struct fx_profile *p, int64_t t_ns)
@@ -223,6 +219,25 @@ static char *dup_str(const char *s, bool *ok)
 #define DUP(dst, src, field, n, ok) \
     ((dst)->field = dup_array((src)->field, (n), sizeof(*(src)->field), (ok)))
 
+/* n rows of the first ncols columns of src into the columns of dst (same table kind, so the
+ * same lists), as tight arrays. */
+static void dup_cols(const struct fx_col *dst, const struct fx_col *src, unsigned ncols, uint32_t n,
+                     bool *ok)
+{
+    for (unsigned c = 0; c < ncols; c++)
+        *dst[c].p = dup_array(*src[c].p, n, src[c].size, ok);
+}
+
+/* A table's columns copied from s to d through its column list (s is only read); sets d's count
+ * and cap. */
+#define DUP_TABLE(d, s, cols_fn, ok)                                     \
+    do {                                                                 \
+        struct fx_col dc_[FX_MAX_COLS], sc_[FX_MAX_COLS];                \
+        cols_fn((d), dc_);                                               \
+        dup_cols(dc_, sc_, cols_fn((void *)(s), sc_), (s)->count, (ok)); \
+        (d)->count = (d)->cap = (s)->count;                              \
+    } while (0)
+
 static void copy_rowidx(struct fx_rowidx *d, const struct fx_rowidx *s, bool *ok)
 {
     d->slots = dup_array(s->slots, s->cap, sizeof(*s->slots), ok);
@@ -241,28 +256,11 @@ static void copy_strtab(struct fx_strtab *d, const struct fx_strtab *s, bool *ok
 static void copy_tables(struct fx_profile *d, const struct fx_profile *s, bool *ok)
 {
     copy_strtab(&d->strings, &s->strings, ok);
-    uint32_t n = s->funcs.count;
-    DUP(&d->funcs, &s->funcs, name, n, ok);
-    DUP(&d->funcs, &s->funcs, resource, n, ok);
-    DUP(&d->funcs, &s->funcs, source, n, ok);
-    DUP(&d->funcs, &s->funcs, line, n, ok);
-    DUP(&d->funcs, &s->funcs, is_java, n, ok);
-    DUP(&d->funcs, &s->funcs, resource_row, n, ok);
-    DUP(&d->funcs, &s->funcs, source_row, n, ok);
-    d->funcs.count = d->funcs.cap = n;
+    DUP_TABLE(&d->funcs, &s->funcs, fx_funcs_cols, ok);
     copy_rowidx(&d->funcs.idx, &s->funcs.idx, ok);
-    n = s->frames.count;
-    DUP(&d->frames, &s->frames, func, n, ok);
-    DUP(&d->frames, &s->frames, line, n, ok);
-    DUP(&d->frames, &s->frames, category, n, ok);
-    DUP(&d->frames, &s->frames, subcategory, n, ok);
-    DUP(&d->frames, &s->frames, inline_depth, n, ok);
-    d->frames.count = d->frames.cap = n;
+    DUP_TABLE(&d->frames, &s->frames, fx_frames_cols, ok);
     copy_rowidx(&d->frames.idx, &s->frames.idx, ok);
-    n = s->stacks.count;
-    DUP(&d->stacks, &s->stacks, prefix, n, ok);
-    DUP(&d->stacks, &s->stacks, frame, n, ok);
-    d->stacks.count = d->stacks.cap = n;
+    DUP_TABLE(&d->stacks, &s->stacks, fx_stacks_cols, ok);
     copy_rowidx(&d->stacks.idx, &s->stacks.idx, ok);
     const struct fx_idlist *sl[] = {&s->resources, &s->sources};
     struct fx_idlist *dl[] = {&d->resources, &d->sources};
@@ -280,26 +278,11 @@ static void copy_thread(struct fx_thread *d, const struct fx_thread *s, bool *ok
     d->register_ns = s->register_ns;
     d->unregister_ns = s->unregister_ns;
     d->unregistered = s->unregistered;
-    const struct fx_samples *ss = &s->samples;
-    struct fx_samples *ds = &d->samples;
-    DUP(ds, ss, time_ns, ss->count, ok);
-    DUP(ds, ss, stack, ss->count, ok);
-    DUP(ds, ss, cpu_ns, ss->count, ok);
-    DUP(ds, ss, weight, ss->count, ok);
-    ds->count = ds->cap = ss->count;
-    const struct fx_markers *sm = &s->markers;
-    struct fx_markers *dm = &d->markers;
-    uint32_t n = sm->count;
-    DUP(dm, sm, name, n, ok);
-    DUP(dm, sm, start_ns, n, ok);
-    DUP(dm, sm, end_ns, n, ok);
-    DUP(dm, sm, phase, n, ok);
-    DUP(dm, sm, category, n, ok);
-    DUP(dm, sm, schema, n, ok);
-    DUP(dm, sm, values_at, n, ok);
-    DUP(dm, sm, values, sm->nvalues, ok);
-    dm->count = dm->cap = n;
-    dm->nvalues = dm->values_cap = sm->nvalues;
+    d->weight_type = s->weight_type;
+    DUP_TABLE(&d->samples, &s->samples, fx_samples_cols, ok);
+    DUP_TABLE(&d->markers, &s->markers, fx_markers_cols, ok);
+    DUP(&d->markers, &s->markers, values, s->markers.nvalues, ok);
+    d->markers.nvalues = d->markers.values_cap = s->markers.nvalues;
 }
 
 /* An ended thread with nothing left in the window would only be an empty track. */
@@ -335,9 +318,7 @@ static void copy_counters(struct fx_profile *d, const struct fx_profile *s, bool
         dc->description = dup_str(sc->description, ok);
         dc->unit = dup_str(sc->unit, ok);
         dc->color = dup_str(sc->color, ok);
-        DUP(dc, sc, time_ns, sc->count, ok);
-        DUP(dc, sc, value, sc->count, ok);
-        dc->count = dc->cap = sc->count;
+        DUP_TABLE(dc, sc, fx_counter_cols, ok);
     }
 }
 

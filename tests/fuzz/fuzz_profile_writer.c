@@ -16,8 +16,10 @@
 #include "fx_err.h"
 #include "fx_ff_writer.h"
 #include "fx_profile.h"
-#include "fx_profile_internal.h"
 #include "fx_sink.h"
+
+/* native/ keeps the model's layout private; its own tests read the tables. */
+#include "../../native/fx_profile_internal.h"
 
 #define MAX_THREADS  8
 #define MAX_COUNTERS 4

@@ -134,10 +134,8 @@ check_profile() {
         it_fail "$file: the hot method does not lead the request threads"
     if [[ $how == pcli ]]; then
         pcli_load "$file" >&2 || it_fail "profiler-cli could not load $file"
-        local handle
-        handle=$(pcli_thread_handle request-worker-1) || it_fail "profiler-cli: no request-worker-1"
-        pcli_json "$base.pcli-functions.json" thread functions --thread "$handle" \
-            --include-idle --limit 0 || it_fail "profiler-cli thread functions failed"
+        pcli_thread_json request-worker-1 "$base.pcli-%s.json" functions ||
+            it_fail "profiler-cli could not read request-worker-1 of $file (see above)"
         grep -q "\"$HOT_METHOD\"" "$base.pcli-functions.json" ||
             it_fail "profiler-cli does not list $HOT_METHOD on request-worker-1 of $file"
     fi

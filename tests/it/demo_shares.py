@@ -22,10 +22,12 @@ in alpha, beta or gamma; a separate assertion requires those to be most of worke
 outside the Idle category (the agent adds Idle samples for the time a thread was off CPU).
 """
 import argparse
-import json
 import os
 import re
 import sys
+
+from pcli_shares import (check, failures, finish, fx_total, idle_samples, load, pcli_total,
+                         workload_split)
 
 TRUTH = {"alpha": 50.0, "beta": 30.0, "gamma": 20.0}
 TOLERANCE_PP = 7.0
@@ -40,32 +42,8 @@ WAIT_FUNCS = re.compile(
     r"(^|\.)(Thread\.(join|sleep|sleep0|sleepNanos|sleepNanos0)|Object\.(wait|wait0)"
     r"|LockSupport\.park\w*|Unsafe\.park)(\(|$)")
 
-failures = []
-
-
-def check(ok, msg):
-    if not ok:
-        failures.append(msg)
-        print("FAIL: " + msg)
-    return ok
-
-
-def load(path):
-    with open(path, encoding="utf-8") as f:
-        return json.load(f)
-
-
 def method_re(method):
     return re.compile(r"(^|\.)Demo\." + method + r"(\(|$)")
-
-
-def fx_total(funcs, pattern):
-    """Samples whose stack contains a func matching pattern (summed over matching funcs)."""
-    return sum(f["total"] for f in funcs if pattern.search(f["name"]))
-
-
-def pcli_total(functions, pattern):
-    return sum(f["totalSamples"] for f in functions["functions"] if pattern.search(f["name"]))
 
 
 def pct(part, whole):
@@ -73,12 +51,7 @@ def pct(part, whole):
 
 
 def demo_truth(run):
-    try:
-        with open(os.path.join(run, "demo.out"), encoding="utf-8") as f:
-            m = re.search(r"alpha ([\d.]+)% beta ([\d.]+)% gamma ([\d.]+)%", f.read())
-    except OSError:
-        return None
-    return [float(x) for x in m.groups()] if m else None
+    return workload_split(run, "demo.out", r"alpha ([\d.]+)% beta ([\d.]+)% gamma ([\d.]+)%")
 
 
 def main():
@@ -103,7 +76,7 @@ def main():
         check(len(pfound) == 1, f"profiler-cli: {len(pfound)} threads named {name!r}; threads: "
               f"{[t.get('name') for t in pthreads]}")
     if failures:
-        return finish(run, {})
+        return finish(run, "shares.json", {})
 
     pfun = {n: load(os.path.join(run, f"pcli-functions-{n}.json")) for n in THREADS}
     psam = {n: load(os.path.join(run, f"pcli-samples-{n}.json")) for n in THREADS}
@@ -128,7 +101,7 @@ def main():
     counts = {}
     for m in TRUTH:
         c_fx = fx_total(w1["funcs"], method_re(m))
-        c_pc = pcli_total(pfun["worker-1"], method_re(m))
+        c_pc = pcli_total(pfun["worker-1"]["functions"], method_re(m))
         check(c_fx == c_pc, f"worker-1 Demo.{m}: fxcheck total {c_fx:g}, profiler-cli {c_pc:g}")
         counts[m] = c_fx
     inside = sum(counts.values())
@@ -142,7 +115,7 @@ def main():
           + (f", demo's own CPU split {truth[0]}/{truth[1]}/{truth[2]}" if truth else ""))
     w2 = fx["worker-2"]
     hashing = fx_total(w2["funcs"], method_re("hashing"))
-    hashing_pc = pcli_total(pfun["worker-2"], method_re("hashing"))
+    hashing_pc = pcli_total(pfun["worker-2"]["functions"], method_re("hashing"))
     check(hashing == hashing_pc,
           f"worker-2 Demo.hashing: fxcheck total {hashing:g}, profiler-cli {hashing_pc:g}")
     hashing_share = hashing / busy["worker-2"] if busy["worker-2"] else 0.0
@@ -183,25 +156,11 @@ def main():
         check(share >= MIN_MAIN_WAITING,
               f"wall mode: main waits in {100 * share:.1f}% of its {n_main:g} samples, need >= "
               f"{100 * MIN_MAIN_WAITING:.0f}%; top funcs: {top(main_t['funcs'])}")
-    return finish(run, result)
-
-
-def idle_samples(samples_json):
-    for c in samples_json["categoryBreakdown"]["categories"]:
-        if c["name"] == "Idle":
-            return c["samples"]
-    return 0
+    return finish(run, "shares.json", result)
 
 
 def top(funcs, n=6):
     return ", ".join(f"{f['name']} {f['total']:g}/{f['self']:g}" for f in funcs[:n])
-
-
-def finish(run, result):
-    result["failures"] = failures
-    with open(os.path.join(run, "shares.json"), "w", encoding="utf-8") as f:
-        json.dump(result, f, indent=1)
-    return min(len(failures), 100)
 
 
 if __name__ == "__main__":

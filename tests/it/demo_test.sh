@@ -32,13 +32,8 @@ pcli_setup
 pcli_load "$profile" || it_fail "profiler-cli could not load $profile"
 pcli_json pcli-threads.json thread list || it_fail "profiler-cli thread list failed"
 for t in worker-1 worker-2 main; do
-    handle=$(pcli_thread_handle "$t") || it_fail "profiler-cli: not exactly one thread named '$t'"
-    pcli_json "pcli-functions-$t.json" thread functions --thread "$handle" --include-idle \
-        --limit 0 || it_fail "profiler-cli thread functions failed for $t"
-    pcli_json "pcli-samples-$t.json" thread samples --thread "$handle" --include-idle ||
-        it_fail "profiler-cli thread samples failed for $t"
-    pcli_json "pcli-top-down-$t.json" thread samples-top-down --thread "$handle" \
-        --include-idle || it_fail "profiler-cli thread samples-top-down failed for $t"
+    pcli_thread_json "$t" "pcli-%s-$t.json" functions samples top-down ||
+        it_fail "profiler-cli could not read thread '$t' (see above)"
 done
 
 python3 "$IT_DIR/demo_shares.py" --run "$FXAGENT_RUN_DIR" --mode "$mode" --label "$name" ||

@@ -27,10 +27,12 @@ Both also require enough samples (>= 150 in hot + sibling) and that hot + siblin
 the thread's non-idle samples (>= 70 %), so a profile that lost the methods cannot pass.
 """
 import argparse
-import json
 import os
 import re
 import sys
+
+from pcli_shares import (check, failures, finish, fx_total, idle_samples, load, pcli_total,
+                         workload_split)
 
 NODNS_TOLERANCE_PP = 10.0
 DEFECT_MIN_GAP_PP = 30.0
@@ -38,39 +40,13 @@ MIN_SAMPLES = 150
 MIN_COVERAGE = 0.70
 THREAD = "inline-worker"
 
-failures = []
-
-
-def check(ok, msg):
-    if not ok:
-        failures.append(msg)
-        print("FAIL: " + msg)
-    return ok
-
-
-def load(path):
-    with open(path, encoding="utf-8") as f:
-        return json.load(f)
-
-
 def method_re(method):
     return re.compile(r"(^|\.)InlineSplit\." + method + r"(\(|$)")
 
 
 def truth(run):
-    try:
-        with open(os.path.join(run, "inline.out"), encoding="utf-8") as f:
-            m = re.search(r"hot ([\d.]+)% sibling ([\d.]+)%", f.read())
-    except OSError:
-        return None
-    return float(m.group(1)) if m else None
-
-
-def idle_samples(samples_json):
-    for c in samples_json["categoryBreakdown"]["categories"]:
-        if c["name"] == "Idle":
-            return c["samples"]
-    return 0
+    split = workload_split(run, "inline.out", r"hot ([\d.]+)% sibling ([\d.]+)%")
+    return split[0] if split else None
 
 
 def main():
@@ -88,15 +64,15 @@ def main():
                if t.get("name") == THREAD]
     check(len(threads) == 1, f"fxcheck: {len(threads)} threads named {THREAD!r}")
     if failures:
-        return finish(run, result)
+        return finish(run, "split.json", result)
     t = threads[0]
     pfun = load(os.path.join(run, "pcli-functions.json"))["functions"]
     psam = load(os.path.join(run, "pcli-samples.json"))
 
     counts = {}
     for m in ("hot", "sibling"):
-        c_fx = sum(f["total"] for f in t["funcs"] if method_re(m).search(f["name"]))
-        c_pc = sum(f["totalSamples"] for f in pfun if method_re(m).search(f["name"]))
+        c_fx = fx_total(t["funcs"], method_re(m))
+        c_pc = pcli_total(pfun, method_re(m))
         check(c_fx == c_pc, f"InlineSplit.{m}: fxcheck total {c_fx:g}, profiler-cli {c_pc:g}")
         counts[m] = c_fx
     inside = counts["hot"] + counts["sibling"]
@@ -122,14 +98,7 @@ def main():
               f"{DEFECT_MIN_GAP_PP:g} points of its CPU share {h_cpu:.1f}%: the HotSpot defect of "
               f"docs/VALIDATION.md section 4.5 no longer shows on this JDK (or the workload no "
               f"longer triggers it); update section 4.5 and this expectation")
-    return finish(run, result)
-
-
-def finish(run, result):
-    result["failures"] = failures
-    with open(os.path.join(run, "split.json"), "w", encoding="utf-8") as f:
-        json.dump(result, f, indent=1)
-    return min(len(failures), 100)
+    return finish(run, "split.json", result)
 
 
 if __name__ == "__main__":

@@ -36,12 +36,8 @@ cmd=("$IT_JDK/bin/java" -XX:+UseG1GC "${jvm_flags[@]}" -XX:CompileCommand=quiet
     -XX:CompileCommand=inline,fxagent.test.InlineSplit::hot
     "-agentpath:$FXAGENT_LIB=mode=cpu,interval=10ms,file=$profile"
     -cp "$FXAGENT_INLINE_JAR" fxagent.test.InlineSplit "$seconds")
-echo "$name: ${cmd[*]}"
-rc=0
-"${cmd[@]}" >inline.out 2>inline.err || rc=$?
-sed "s/^/$name: stdout: /" inline.out
-sed "s/^/$name: stderr: /" inline.err
-[[ $rc -eq 0 ]] || it_fail "java exited $rc"
+it_run inline "${cmd[@]}"
+[[ $IT_RC -eq 0 ]] || it_fail "java exited $IT_RC"
 it_no_hs_err
 [[ -s $profile ]] || it_fail "no profile at $profile"
 
@@ -51,12 +47,8 @@ it_no_hs_err
 
 pcli_setup
 pcli_load "$profile" || it_fail "profiler-cli could not load $profile"
-handle=$(pcli_thread_handle inline-worker) ||
-    it_fail "profiler-cli: not exactly one thread named 'inline-worker'"
-pcli_json pcli-functions.json thread functions --thread "$handle" --include-idle --limit 0 ||
-    it_fail "profiler-cli thread functions failed"
-pcli_json pcli-samples.json thread samples --thread "$handle" --include-idle ||
-    it_fail "profiler-cli thread samples failed"
+pcli_thread_json inline-worker pcli-%s.json functions samples ||
+    it_fail "profiler-cli could not read thread 'inline-worker' (see above)"
 
 python3 "$IT_DIR/inline_split_check.py" --run "$FXAGENT_RUN_DIR" --config "$config" \
     --label "$name" || it_fail "the profile's attribution is not the expected one (see above)"

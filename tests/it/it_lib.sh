@@ -16,16 +16,17 @@ it_fail() {
     exit 1
 }
 
-# it_init TESTNAME JDK_HOME: checks the environment, prints the JDK used, enters the run dir.
+# it_init TESTNAME JDK_HOME [JAR_VARIABLE]: checks the environment (the jar named by
+# JAR_VARIABLE, default FXAGENT_DEMO_JAR, must exist), prints the JDK used, enters the run dir.
 it_init() {
     IT_NAME=$1
     IT_JDK=$2
-    local v
-    for v in FXAGENT_LIB FXAGENT_DEMO_JAR FXCHECK FXAGENT_RUN_DIR; do
+    local v jar=${3:-FXAGENT_DEMO_JAR}
+    for v in FXAGENT_LIB "$jar" FXCHECK FXAGENT_RUN_DIR; do
         [[ -n "${!v:-}" ]] || it_fail "$v is not set (run through ctest)"
     done
     [[ -f "$FXAGENT_LIB" ]] || it_fail "agent not built: $FXAGENT_LIB"
-    [[ -f "$FXAGENT_DEMO_JAR" ]] || it_fail "demo jar not built: $FXAGENT_DEMO_JAR"
+    [[ -f "${!jar}" ]] || it_fail "jar not built: ${!jar}"
     [[ -x "$IT_JDK/bin/java" ]] || it_fail "no $IT_JDK/bin/java"
     IT_MAJOR=$(fx_jdk_major "$IT_JDK")
     echo "$IT_NAME: JDK ${IT_MAJOR:-unknown} at $IT_JDK: used"
@@ -35,19 +36,26 @@ it_init() {
     cd "$FXAGENT_RUN_DIR" || it_fail "cannot enter $FXAGENT_RUN_DIR"
 }
 
-# it_java LOGPREFIX AGENT_OPTIONS DEMO_ARGS...: runs the demo under the agent in the run dir,
-# stdout/stderr to LOGPREFIX.out/.err; sets IT_RC. The JVM writes any hs_err file here (cwd).
+# it_run LOGPREFIX COMMAND...: runs COMMAND in the run dir (the JVM writes any hs_err file
+# here), stdout/stderr to LOGPREFIX.out/.err, both printed after it with the exit code and the
+# time taken; sets IT_RC.
+it_run() {
+    local log=$1 start=$SECONDS
+    shift
+    echo "$IT_NAME: $*"
+    IT_RC=0
+    "$@" >"$log.out" 2>"$log.err" || IT_RC=$?
+    sed "s/^/$IT_NAME: stdout: /" "$log.out"
+    sed "s/^/$IT_NAME: stderr: /" "$log.err"
+    echo "$IT_NAME: exit code $IT_RC after $((SECONDS - start)) s"
+}
+
+# it_java LOGPREFIX AGENT_OPTIONS DEMO_ARGS...: it_run of the demo under the agent.
 it_java() {
     local log=$1 opts=$2
     shift 2
-    local cmd=("$IT_JDK/bin/java" "-agentpath:$FXAGENT_LIB=$opts" -cp "$FXAGENT_DEMO_JAR"
-        fxagent.demo.Demo "$@")
-    echo "$IT_NAME: ${cmd[*]}"
-    IT_RC=0
-    "${cmd[@]}" >"$log.out" 2>"$log.err" || IT_RC=$?
-    sed "s/^/$IT_NAME: stdout: /" "$log.out"
-    sed "s/^/$IT_NAME: stderr: /" "$log.err"
-    echo "$IT_NAME: exit code $IT_RC"
+    it_run "$log" "$IT_JDK/bin/java" "-agentpath:$FXAGENT_LIB=$opts" -cp "$FXAGENT_DEMO_JAR" \
+        fxagent.demo.Demo "$@"
 }
 
 # Fails if the JVM left a crash report anywhere in the run dir.

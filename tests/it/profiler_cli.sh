@@ -13,6 +13,11 @@
 #   pcli_json OUT ARGS...    profiler-cli ARGS [--session $PCLI_SESSION] --json > OUT, failing
 #                            unless OUT is valid JSON
 #   pcli_thread_handle NAME  prints the handle ("t-3") of the thread named NAME
+#   pcli_thread_json NAME FILE VIEW...
+#                            for the one thread named NAME, writes each VIEW (functions,
+#                            samples, top-down) with idle samples included to FILE with "%s"
+#                            replaced by VIEW (what the share checks read through
+#                            tests/it/pcli_shares.py); on failure says which and returns 1
 #
 # Why the retries: `load` waits a fixed 500 ms for the daemon's socket; on a busy 2-core machine
 # that window is missed now and then although the daemon goes on to load the file
@@ -177,4 +182,22 @@ PY
     local rc=$?
     rm -f "$list"
     return $rc
+}
+
+pcli_thread_json() {
+    local name=$1 file=$2 handle view args
+    shift 2
+    handle=$(pcli_thread_handle "$name") || return 1
+    for view in "$@"; do
+        case $view in
+        functions) args=(thread functions --thread "$handle" --include-idle --limit 0) ;;
+        samples) args=(thread samples --thread "$handle" --include-idle) ;;
+        top-down) args=(thread samples-top-down --thread "$handle" --include-idle) ;;
+        *) echo "pcli_thread_json: unknown view '$view'" >&2; return 1 ;;
+        esac
+        pcli_json "${file/\%s/$view}" "${args[@]}" || {
+            echo "pcli_thread_json: profiler-cli ${args[*]:0:2} failed for thread '$name'" >&2
+            return 1
+        }
+    done
 }

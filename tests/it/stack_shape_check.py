@@ -46,6 +46,8 @@ import re
 import sys
 from collections import Counter
 
+from pcli_shares import pcli_total
+
 MAX_NO_STACK_PCT = 5.0
 MIN_CALLER_PCT = 95.0
 MIN_SAMPLES = 200
@@ -244,15 +246,11 @@ def counters_oracle(prof, check, label):
 
 def pcli_crosscheck(prof, thread, r, path, check, label):
     funcs = load(path)["functions"]
-
-    def total(rx):
-        return sum(f["totalSamples"] for f in funcs if re.search(rx, f["name"]))
-
-    c = total(CALLER)
+    c = pcli_total(funcs, CALLER)
     check(c == r["caller"], f"profiler-cli counts {c:g} samples with Mega.loop, we count "
           f"{r['caller']:g}")
     for kind, n in r["no_stack"].items():
-        c = total("^" + re.escape(kind) + "$")
+        c = pcli_total(funcs, "^" + re.escape(kind) + "$")
         check(c == n, f"profiler-cli counts {c:g} samples with {kind}, we count {n:g}")
     print(f"{label}: profiler-cli agrees on Mega.loop and the failure frames")
 

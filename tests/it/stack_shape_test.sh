@@ -22,21 +22,16 @@ source "$IT_DIR/profiler_cli.sh"
 profile=$FXAGENT_RUN_DIR/profile.json.gz
 cmd=("$IT_JDK/bin/java" "-agentpath:$FXAGENT_LIB=mode=cpu,interval=10ms,file=$profile"
     -cp "$FXAGENT_STACKS_JAR" fxagent.stacks.Mega "$seconds")
-echo "$name: ${cmd[*]}"
-rc=0
-"${cmd[@]}" >mega.out 2>mega.err || rc=$?
-sed "s/^/$name: stdout: /" mega.out
-sed "s/^/$name: stderr: /" mega.err
-[[ $rc -eq 0 ]] || it_fail "java exited $rc"
+it_run mega "${cmd[@]}"
+[[ $IT_RC -eq 0 ]] || it_fail "java exited $IT_RC"
 it_no_hs_err
 [[ -s $profile ]] || it_fail "no profile at $profile"
 "$FXCHECK" "$profile" || it_fail "fxcheck rejected $profile"
 
 pcli_setup
 pcli_load "$profile" || it_fail "profiler-cli could not load $profile"
-handle=$(pcli_thread_handle mega) || it_fail "profiler-cli: not exactly one thread named 'mega'"
-pcli_json pcli-functions.json thread functions --thread "$handle" --include-idle --limit 0 ||
-    it_fail "profiler-cli thread functions failed"
+pcli_thread_json mega pcli-%s.json functions ||
+    it_fail "profiler-cli could not read thread 'mega' (see above)"
 
 python3 "$IT_DIR/stack_shape_check.py" --profile "$profile" --thread mega \
     --pcli-functions pcli-functions.json --out shape.json --label "$name" ||

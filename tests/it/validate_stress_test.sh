@@ -19,15 +19,9 @@ profile=$FXAGENT_RUN_DIR/profile.json.gz
 cmd=(timeout --kill-after=10 $((seconds + 120)) "$IT_JDK/bin/java"
     "-agentpath:$FXAGENT_LIB=validate=$report,file=$profile"
     -cp "$FXAGENT_VALIDATE_JAR" fxagent.test.AllocStress "$seconds" 8)
-echo "$name: ${cmd[*]}"
-rc=0
-start=$(date +%s)
-"${cmd[@]}" >stress.out 2>stress.err || rc=$?
-sed "s/^/$name: stdout: /" stress.out
-sed "s/^/$name: stderr: /" stress.err
-echo "$name: exit code $rc after $(($(date +%s) - start)) s"
-[[ $rc -ne 124 && $rc -ne 137 ]] || it_fail "the JVM did not finish within $((seconds + 120)) s"
-[[ $rc -eq 0 ]] || it_fail "java exited $rc"
+it_run stress "${cmd[@]}"
+[[ $IT_RC -ne 124 && $IT_RC -ne 137 ]] || it_fail "the JVM did not finish within $((seconds + 120)) s"
+[[ $IT_RC -eq 0 ]] || it_fail "java exited $IT_RC"
 it_no_hs_err
 grep -q "^AllocStress: 8 threads" stress.out || it_fail "AllocStress did not finish its work"
 "$FXCHECK" "$profile" || it_fail "fxcheck rejected the profile recorded alongside validation"

@@ -546,7 +546,9 @@ static void check_samples(struct parsed *ps, const cJSON *thread)
         ck_assert(cpu[0] == 0);
     const cJSON *w = key(s, "weight");
     ck_assert(cJSON_IsNull(w) || cJSON_GetArraySize(w) == n);
-    ck_assert_str_eq(key(s, "weightType")->valuestring, "samples");
+    const char *wt = key(s, "weightType")->valuestring;
+    ck_assert(strcmp(wt, "samples") == 0 || strcmp(wt, "tracing-ms") == 0 ||
+              strcmp(wt, "bytes") == 0);
     free(stack), free(cpu);
 }
 
@@ -924,6 +926,52 @@ START_TEST(test_ff_writer_cpu_deltas_in_microseconds_keep_the_thread_total)
     }
     ck_assert(sum == 399);
     free(cpu);
+    parsed_free(&ps);
+    fx_free(json);
+    fx_profile_free(p);
+}
+END_TEST
+
+/* Per-thread sample kinds: tracing-ms weights are µs written as ms (and written even when every
+ * weight is 1), bytes weights as they are, and the default stays samples with weight null. */
+START_TEST(test_ff_writer_weight_type_is_per_thread)
+{
+    struct fx_profile *p = fx_profile_new();
+    uint32_t t[4];
+    fx_stack_id st;
+    ck_assert_int_eq(fx_profile_label_stack(p, "waiting", FX_CAT_OTHER, &st), FX_OK);
+    static const char *const names[4] = {"cpu", "blocked", "blocked-ones", "allocated"};
+    for (int i = 0; i < 4; i++)
+        ck_assert_int_eq(fx_profile_thread_add(p, names[i], i + 1, 0, &t[i]), FX_OK);
+    ck_assert_int_eq(fx_profile_thread_set_weight_type(p, t[1], FX_WEIGHT_TRACING_MS), FX_OK);
+    ck_assert_int_eq(fx_profile_thread_set_weight_type(p, t[2], FX_WEIGHT_TRACING_MS), FX_OK);
+    ck_assert_int_eq(fx_profile_thread_set_weight_type(p, t[3], FX_WEIGHT_BYTES), FX_OK);
+    ck_assert_int_eq(fx_profile_thread_set_weight_type(p, 4, FX_WEIGHT_BYTES), FX_EINVAL);
+    ck_assert_int_eq(fx_profile_thread_set_weight_type(p, t[0], FX_WEIGHT_TYPE_COUNT), FX_EINVAL);
+    ck_assert_int_eq(fx_profile_sample(p, t[0], MS(1), st, 0, 1), FX_OK);
+    ck_assert_int_eq(fx_profile_sample(p, t[1], MS(1), st, -1, 1500), FX_OK);
+    ck_assert_int_eq(fx_profile_sample(p, t[1], MS(2), st, -1, 1), FX_OK);
+    ck_assert_int_eq(fx_profile_sample(p, t[2], MS(1), st, -1, 1), FX_OK);
+    ck_assert_int_eq(fx_profile_sample(p, t[3], MS(1), st, -1, 4096), FX_OK);
+    size_t len;
+    char *json = write_mem(p, &len);
+    struct parsed ps;
+    check_profile(json, len, &ps);
+    static const char *const types[4] = {"samples", "tracing-ms", "tracing-ms", "bytes"};
+    static const double weights[4][2] = {{0, 0}, {1.5, 0.001}, {0.001, 0}, {4096, 0}};
+    static const int n[4] = {1, 2, 1, 1};
+    for (int i = 0; i < 4; i++) {
+        const cJSON *sm = key(cJSON_GetArrayItem(key(ps.root, "threads"), i), "samples");
+        ck_assert_str_eq(key(sm, "weightType")->valuestring, types[i]);
+        if (i == 0) {
+            ck_assert(cJSON_IsNull(key(sm, "weight")));
+            continue;
+        }
+        double *w = column(sm, "weight", n[i]);
+        for (int k = 0; k < n[i]; k++)
+            ck_assert_double_eq_tol(w[k], weights[i][k], 1e-9);
+        free(w);
+    }
     parsed_free(&ps);
     fx_free(json);
     fx_profile_free(p);
@@ -1350,6 +1398,7 @@ static Suite *ff_writer_suite(void)
     tcase_add_test(tc, test_ff_writer_synthetic_profile_is_structurally_valid);
     tcase_add_test(tc, test_ff_writer_exactly_one_main_thread_is_the_chosen_one);
     tcase_add_test(tc, test_ff_writer_empty_profile_gets_one_placeholder_thread);
+    tcase_add_test(tc, test_ff_writer_weight_type_is_per_thread);
     tcase_add_test(tc, test_ff_writer_marker_of_fieldless_schema_has_only_type);
     tcase_add_test(tc, test_ff_writer_visible_threads_are_the_busiest_64);
     tcase_add_test(tc, test_ff_writer_cpu_deltas_in_microseconds_keep_the_thread_total);

@@ -7,7 +7,9 @@
 #include "fx_alloc.h"
 #include "fx_err.h"
 #include "fx_profile.h"
-#include "fx_profile_internal.h"
+
+/* native/ keeps the model's layout private; its own tests read the tables. */
+#include "../../native/fx_profile_internal.h"
 
 static fx_str_id str(struct fx_profile *p, const char *s)
 {

@@ -10,7 +10,9 @@
 #include "fx_alloc.h"
 #include "fx_err.h"
 #include "fx_profile.h"
-#include "fx_profile_internal.h"
+
+/* native/ keeps the model's layout private; its own tests read the tables. */
+#include "../../native/fx_profile_internal.h"
 
 #define DEPTH   8
 #define STACKS  64 /* distinct stacks per period */

@@ -11,8 +11,10 @@
 #include "fx_err.h"
 #include "fx_ff_writer.h"
 #include "fx_profile.h"
-#include "fx_profile_internal.h"
 #include "fx_sink.h"
+
+/* native/ keeps the model's layout private; its own tests read the tables. */
+#include "../../native/fx_profile_internal.h"
 
 static fx_stack_id label(struct fx_profile *p, const char *name)
 {
@@ -162,6 +164,30 @@ START_TEST(test_profile_window_drop_keeps_newer_markers_and_start_end_halves)
 }
 END_TEST
 
+/* Kept and dropped rows alternate, so kept rows move in several runs, each with its values. */
+START_TEST(test_profile_window_drop_markers_in_runs_keeps_each_row_with_its_values)
+{
+    struct fx_profile *p = fx_profile_new();
+    uint32_t t = thread(p, "t", 1);
+    for (int i = 0; i < 12; i++)
+        marker(p, t, FX_PHASE_INSTANT, i % 3 == 0 ? 10 + i : 100 + i, 0, 1000 + i);
+    fx_profile_drop_before(p, 50);
+    const struct fx_markers *m = &p->threads[t].markers;
+    ck_assert_uint_eq(m->count, 8);
+    ck_assert_uint_eq(m->nvalues, 16);
+    uint32_t r = 0;
+    for (int i = 0; i < 12; i++) {
+        if (i % 3 == 0)
+            continue;
+        ck_assert_int_eq(m->start_ns[r], 100 + i);
+        ck_assert_uint_eq(m->values_at[r], 2 * r);
+        ck_assert_int_eq(m->values[m->values_at[r] + 1].i, 1000 + i);
+        r++;
+    }
+    fx_profile_free(p);
+}
+END_TEST
+
 START_TEST(test_profile_window_drop_removes_old_counter_values)
 {
     struct fx_profile *p = fx_profile_new();
@@ -206,6 +232,7 @@ static struct fx_profile *rich_profile(void)
     ck_assert_int_eq(fx_profile_stack(p, root, fr, &leaf), FX_OK);
     uint32_t t1 = thread(p, "main", 11), t2 = thread(p, "worker", 12);
     fx_profile_set_main_thread(p, t2);
+    ck_assert_int_eq(fx_profile_thread_set_weight_type(p, t2, FX_WEIGHT_TRACING_MS), FX_OK);
     samples(p, t1, leaf, 2000, 100, 10, 1);
     samples(p, t2, root, 2050, 100, 10, 2);
     marker(p, t1, FX_PHASE_INTERVAL, 2100, 2500, 9);
@@ -321,6 +348,7 @@ static Suite *profile_window_suite(void)
     tcase_add_test(tc, test_profile_window_drop_gives_sample_memory_back);
     tcase_add_test(tc, test_profile_window_drop_keeps_newer_markers_and_start_end_halves);
     tcase_add_test(tc, test_profile_window_drop_removes_old_counter_values);
+    tcase_add_test(tc, test_profile_window_drop_markers_in_runs_keeps_each_row_with_its_values);
     tcase_add_test(tc, test_profile_window_snapshot_writes_the_same_json);
     tcase_add_test(tc, test_profile_window_snapshot_leaves_out_ended_empty_threads);
     tcase_add_test(tc, test_profile_window_snapshot_out_of_memory_returns_null);

@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* The profile model's layout, shared by native/profile*.c and the writer (native/ff_writer.c)
- * only; agent/ sees struct fx_profile as opaque. Tables are columnar (struct of arrays, one array
- * per JSON column) with an fx_rowidx over their key columns, so writing is a loop over arrays.
+/* The profile model's layout, shared by native/profile*.c and the writer (native/ff_writer*.c)
+ * only: it lives in native/, so agent/ and cli/ see struct fx_profile as opaque (the core's own
+ * tests include it by path; style.native_private checks that nobody else does). Tables are
+ * columnar (struct of arrays, one array per JSON column) with an fx_rowidx over their key
+ * columns, so writing is a loop over arrays.
  * Invariants: a stack's prefix row is smaller than its own row (parents first); every id stored
  * in a column is a valid row of its table; sample times never decrease within a thread. */
 #ifndef FX_PROFILE_INTERNAL_H
@@ -10,6 +12,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "fx_profile.h"
 #include "fx_rowidx.h"
@@ -74,6 +77,7 @@ struct fx_thread {
     char *name; /* raw bytes as given (the writer makes them UTF-8) */
     int64_t tid, register_ns, unregister_ns;
     bool unregistered;
+    uint8_t weight_type; /* enum fx_weight_type */
     struct fx_samples samples;
     struct fx_markers markers;
 };
@@ -167,6 +171,40 @@ struct fx_col {
 /* Makes room for row `count` in every column (capacity doubles from 16). On FX_ENOMEM *cap is
  * unchanged; columns already reallocated are merely larger, their contents intact. */
 int fx_profile_grow(uint32_t *cap, uint32_t count, const struct fx_col *cols, unsigned ncols);
+
+/* The columns of each table, listed once: growing, dropping rows, copying and freeing all walk
+ * these lists, so a column added to a table (the next issues' weights, addresses, stacks) is
+ * handled everywhere by adding it to its list. Each fills every entry of cols (at most
+ * FX_MAX_COLS) and returns how many are live: a samples' weight column, listed last, only once
+ * it exists (PROFILE-FORMAT.md §7). A table's other arrays (marker values, row indexes) are its
+ * owner's to handle. The cols of a const table are read only (casting the table is safe). */
+#define FX_MAX_COLS      8
+#define FX_COL(t, field) ((struct fx_col){(void **)&(t)->field, sizeof(*(t)->field)})
+/* Copies the FX_COL arguments into cols and is their number. */
+#define FX_COLS_SET(cols, ...)                                \
+    fx_cols_set((cols), (const struct fx_col[]){__VA_ARGS__}, \
+                sizeof((const struct fx_col[]){__VA_ARGS__}) / sizeof(struct fx_col))
+
+static inline unsigned fx_cols_set(struct fx_col *cols, const struct fx_col *all, unsigned n)
+{
+    memcpy(cols, all, n * sizeof(*all));
+    return n;
+}
+unsigned fx_samples_cols(struct fx_samples *s, struct fx_col *cols);
+unsigned fx_markers_cols(struct fx_markers *m, struct fx_col *cols);
+unsigned fx_counter_cols(struct fx_counter *c, struct fx_col *cols);
+unsigned fx_funcs_cols(struct fx_funcs *f, struct fx_col *cols);
+unsigned fx_frames_cols(struct fx_frames *f, struct fx_col *cols);
+unsigned fx_stacks_cols(struct fx_stacks *s, struct fx_col *cols);
+/* Moves rows [from, from + n) of every column to row `to` (memmove: the ranges may overlap). */
+void fx_cols_move(const struct fx_col *cols, unsigned ncols, uint32_t to, uint32_t from,
+                  uint32_t n);
+/* Frees every column and sets it to NULL. */
+void fx_cols_free(const struct fx_col *cols, unsigned ncols);
+
+/* A row's key, as fx_profile_func / fx_profile_frame take it (for re-interning elsewhere). */
+struct fx_func_key fx_profile_func_key_at(const struct fx_funcs *f, uint32_t row);
+struct fx_frame_key fx_profile_frame_key_at(const struct fx_frames *f, uint32_t row);
 
 /* The tables' share of destruction and memory accounting (native/profile_tables.c). */
 void fx_profile_tables_destroy(struct fx_profile *p);
