@@ -21,19 +21,12 @@
 #include <jni.h>
 #include <jvmti.h>
 
+#include "fx_clock.h"
 #include "fx_err.h"
 #include "fx_options.h"
 #include "fx_profile.h"
 
-/* --- the clock: one definition of each helper, async-signal-safe --- */
-
-static inline int64_t fx_clock_ns(clockid_t clock)
-{
-    struct timespec ts;
-    if (clock_gettime(clock, &ts) != 0)
-        return -1; /* a thread's clock after the thread is gone */
-    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
+/* --- the clock (fx_clock_ns: include/fx_clock.h) --- */
 
 /* CLOCK_MONOTONIC: every time the agent stores. */
 static inline int64_t fx_now_ns(void)

@@ -6,23 +6,23 @@
 
 #include "fx_alloc.h"
 
-static JavaVM *vm;
-static jvmtiEnv *jvmti;
+static JavaVM *the_vm;
+static jvmtiEnv *the_jvmti;
 
 void fx_jvm_set(JavaVM *v, jvmtiEnv *j)
 {
-    __atomic_store_n(&vm, v, __ATOMIC_RELEASE);
-    __atomic_store_n(&jvmti, j, __ATOMIC_RELEASE);
+    __atomic_store_n(&the_vm, v, __ATOMIC_RELEASE);
+    __atomic_store_n(&the_jvmti, j, __ATOMIC_RELEASE);
 }
 
 JavaVM *fx_jvm(void)
 {
-    return __atomic_load_n(&vm, __ATOMIC_ACQUIRE);
+    return __atomic_load_n(&the_vm, __ATOMIC_ACQUIRE);
 }
 
 jvmtiEnv *fx_jvmti(void)
 {
-    return __atomic_load_n(&jvmti, __ATOMIC_ACQUIRE);
+    return __atomic_load_n(&the_jvmti, __ATOMIC_ACQUIRE);
 }
 
 bool fx_jvmti_failed(jvmtiError err, const char *what)
