@@ -31,16 +31,8 @@ struct builder {
 
 static int push_path(struct builder *b, const char *p, size_t len, size_t *at)
 {
-    if (b->cap_paths - b->npaths < len + 1) {
-        size_t cap = b->cap_paths ? b->cap_paths * 2 : 4096;
-        while (cap - b->npaths < len + 1)
-            cap *= 2;
-        char *paths = fx_reallocarray(b->paths, cap, 1);
-        if (!paths)
-            return FX_ENOMEM;
-        b->paths = paths;
-        b->cap_paths = cap;
-    }
+    if (fx_grow(&b->paths, &b->cap_paths, b->npaths, len + 1, 1, 4096) != 0)
+        return FX_ENOMEM;
     memcpy(b->paths + b->npaths, p, len);
     b->paths[b->npaths + len] = '\0';
     *at = b->npaths;
@@ -50,14 +42,8 @@ static int push_path(struct builder *b, const char *p, size_t len, size_t *at)
 
 static int push_row(struct builder *b, const struct row *r)
 {
-    if (b->nrows == b->cap_rows) {
-        size_t cap = b->cap_rows ? b->cap_rows * 2 : 64;
-        struct row *rows = fx_reallocarray(b->rows, cap, sizeof(*rows));
-        if (!rows)
-            return FX_ENOMEM;
-        b->rows = rows;
-        b->cap_rows = cap;
-    }
+    if (fx_grow(&b->rows, &b->cap_rows, b->nrows, 1, sizeof(*b->rows), 64) != 0)
+        return FX_ENOMEM;
     b->rows[b->nrows++] = *r;
     return FX_OK;
 }
