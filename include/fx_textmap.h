@@ -39,8 +39,8 @@
 enum fx_textmap_kind {
     FX_TEXTMAP_FILE = 0,    /* a path: an ELF file normally (the symbolizer checks) */
     FX_TEXTMAP_DELETED = 1, /* the path was followed by " (deleted)", which is removed */
-    FX_TEXTMAP_ANON = 2,    /* no path: anonymous executable memory, e.g. JIT code */
-    FX_TEXTMAP_SPECIAL = 3  /* a bracketed kernel name: [vdso], [vsyscall], [anon:NAME] */
+    FX_TEXTMAP_ANON = 2,    /* no path, or a name set with prctl: "[anon:NAME]" (e.g. JIT code) */
+    FX_TEXTMAP_SPECIAL = 3  /* another bracketed kernel name: [vdso], [vsyscall] */
 };
 
 struct fx_textmap_entry {
@@ -51,7 +51,7 @@ struct fx_textmap_entry {
     uint32_t dev_major;
     uint32_t dev_minor;
     enum fx_textmap_kind kind;
-    const char *path; /* "" for ANON; points into the table's own block */
+    const char *path; /* "" or "[anon:NAME]" for ANON; points into the table's own block */
 };
 
 /* One block: header, `count` entries sorted by start (no two overlap), then the paths. */

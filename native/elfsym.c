@@ -329,7 +329,10 @@ static struct lib *new_lib(const struct fx_textmap_entry *m)
         return NULL;
     }
     const char *slash = strrchr(l->path, '/');
-    l->base = m->kind == FX_TEXTMAP_ANON ? "[anon]" : slash ? slash + 1 : l->path;
+    if (m->kind == FX_TEXTMAP_ANON)
+        l->base = l->path[0] ? l->path : "[anon]";
+    else
+        l->base = slash ? slash + 1 : l->path;
     l->inode = m->inode;
     l->dev_major = m->dev_major;
     l->dev_minor = m->dev_minor;

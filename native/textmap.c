@@ -53,6 +53,8 @@ static enum fx_textmap_kind classify(const char **path, size_t *len)
     size_t suffix = strlen(DELETED_SUFFIX);
     if (*len == 0)
         return FX_TEXTMAP_ANON;
+    if (*len > 6 && memcmp(*path, "[anon:", 6) == 0)
+        return FX_TEXTMAP_ANON; /* named with PR_SET_VMA_ANON_NAME, still anonymous */
     if ((*path)[0] == '[')
         return FX_TEXTMAP_SPECIAL;
     if (*len > suffix && memcmp(*path + *len - suffix, DELETED_SUFFIX, suffix) == 0) {

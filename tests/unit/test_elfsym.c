@@ -209,9 +209,15 @@ START_TEST(test_elfsym_non_elf_file_and_anonymous_memory_named_by_offset)
     fx_elfsym_frame_name(&f, name, sizeof(name));
     ck_assert_str_eq(name, "[anon]+0x40");
     ck_assert_ptr_nonnull(strstr(f.why, "anonymous"));
+    struct fx_textmap_entry named = anon;
+    named.path = "[anon:jit]";
+    ck_assert_int_eq(fx_elfsym_resolve(s, &named, 0x20008, &f), FX_OK);
+    fx_elfsym_frame_name(&f, name, sizeof(name));
+    ck_assert_str_eq(name, "[anon:jit]+0x8");
     ck_assert_int_eq(fx_elfsym_resolve(s, &anon, 0x30000, &f), FX_EINVAL); /* outside */
-    ck_assert_uint_eq(fx_elfsym_frame_name(&f, name, 4), strlen("[anon]+0x40"));
-    ck_assert_str_eq(name, "[an"); /* truncated, terminated */
+    ck_assert_uint_eq(fx_elfsym_frame_name(&f, name, 4),
+                      strlen("[anon:jit]+0x8")); /* f: untouched by EINVAL */
+    ck_assert_str_eq(name, "[an");               /* truncated, terminated */
     fx_elfsym_free(s);
     unlink(path);
 }

@@ -22,7 +22,8 @@ static const char MAPS[] =
         "7f1000020000-7f1000030000 r--p 00020000 fe:00 2002     /usr/lib/x86_64-linux-gnu/libz.so.1.2.13\n"
         "7f2000000000-7f2000010000 r-xp 00000000 08:11 3003 /tmp/my lib.so (deleted)\n"
         "7ffd00000000-7ffd00002000 r-xp 00000000 00:00 0                          [vdso]\n"
-        "7ffd10000000-7ffd10001000 rw-p 00000000 00:00 0                          [stack]\n";
+        "7ffd10000000-7ffd10001000 rw-p 00000000 00:00 0                          [stack]\n"
+        "7ffe00000000-7ffe00001000 r-xp 00000000 00:00 0                          [anon:jit]\n";
 
 static struct fx_textmap *read_text(const char *text)
 {
@@ -39,7 +40,7 @@ static struct fx_textmap *read_text(const char *text)
 START_TEST(test_textmap_keeps_only_executable_mappings_sorted)
 {
     struct fx_textmap *t = read_text(MAPS);
-    ck_assert_uint_eq(t->count, 5);
+    ck_assert_uint_eq(t->count, 6);
     for (size_t i = 1; i < t->count; i++)
         ck_assert(t->entries[i - 1].end <= t->entries[i].start);
     const struct fx_textmap_entry *z = &t->entries[2];
@@ -70,6 +71,9 @@ START_TEST(test_textmap_kinds_deleted_anon_special)
     const struct fx_textmap_entry *vdso = fx_textmap_lookup_sigsafe(t, 0x7ffd00001fffu);
     ck_assert_int_eq(vdso->kind, FX_TEXTMAP_SPECIAL);
     ck_assert_str_eq(vdso->path, "[vdso]");
+    const struct fx_textmap_entry *named = fx_textmap_lookup_sigsafe(t, 0x7ffe00000000u);
+    ck_assert_int_eq(named->kind, FX_TEXTMAP_ANON);
+    ck_assert_str_eq(named->path, "[anon:jit]");
     fx_textmap_free(t);
 }
 END_TEST
@@ -183,7 +187,7 @@ START_TEST(test_textmap_allocation_failure_is_reported_and_leaks_nothing)
         int rc = fx_textmap_read(path, &t, &eb);
         fx_alloc_fail_after(0);
         if (rc == FX_OK) {
-            ck_assert_uint_eq(t->count, 5);
+            ck_assert_uint_eq(t->count, 6);
             fx_textmap_free(t);
             break;
         }
