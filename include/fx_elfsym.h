@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* The native symbolizer (issue 16 groundwork), off the signal path (drain or dump): an address
  * inside a mapping of the text map (fx_textmap.h) becomes the covering ELF symbol, from .symtab
- * or else .dynsym, demangled (fx_demangle.h), or "libname+0xOFFSET" with the reason no symbol
- * names it. Read with elfutils' libelf (docs/ARCHITECTURE.md "Native symbols").
+ * (the file's, else its separate debug file's, found by build-id) or else .dynsym, demangled
+ * (fx_demangle.h), or "libname+0xOFFSET" with the reason no symbol names it. Read with elfutils'
+ * libelf (docs/ARCHITECTURE.md "Native symbols").
  *
  * Cache: each library (path, device, inode) is read once, at its first address: its loadable
  * segments, build-id and function symbols sorted by address; C++ names are demangled the first
@@ -28,10 +29,14 @@
 struct fx_elfsym;
 
 enum fx_elfsym_source {
-    FX_ELFSYM_NONE = 0, /* no symbol: see why */
-    FX_ELFSYM_SYMTAB,   /* the full symbol table */
-    FX_ELFSYM_DYNSYM    /* only the dynamic symbols: the library is stripped */
+    FX_ELFSYM_NONE = 0,   /* no symbol: see why */
+    FX_ELFSYM_SYMTAB,     /* the full symbol table */
+    FX_ELFSYM_DEBUG_FILE, /* stripped, but its separate debug file (by build-id) has .symtab */
+    FX_ELFSYM_DYNSYM      /* only the dynamic symbols: the library is stripped */
 };
+
+/* Where Debian's -dbgsym packages install separate debug files, by build-id. */
+#define FX_ELFSYM_DEBUG_DIR "/usr/lib/debug"
 
 struct fx_elfsym_frame {
     const char *name;     /* demangled symbol, or NULL when none covers the address */
@@ -46,6 +51,11 @@ struct fx_elfsym_frame {
 
 /* A new, empty cache, or NULL when memory runs out. */
 struct fx_elfsym *fx_elfsym_new(void);
+
+/* Where to look for DIR/.build-id/xx/yyyy.debug when a file has no .symtab (the default is
+ * FX_ELFSYM_DEBUG_DIR; NULL: never). Applies to libraries read from now on. FX_ENOMEM leaves
+ * the setting as it was. */
+int fx_elfsym_set_debug_dir(struct fx_elfsym *s, const char *dir);
 
 /* Frees the cache and every string it returned; NULL is a no-op. */
 void fx_elfsym_free(struct fx_elfsym *s);

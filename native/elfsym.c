@@ -45,6 +45,7 @@ struct lib {
     enum fx_elfsym_source source;
     char why[160];
     char build_id[41];
+    const char *debug_dir; /* borrowed from the cache */
     struct seg *segs;
     size_t nsegs, cap_segs;
     struct sym *syms;
@@ -58,13 +59,29 @@ struct fx_elfsym {
     struct lib **libs;
     size_t nlibs, cap_libs;
     struct lib *last; /* consecutive addresses mostly share a library */
+    char *debug_dir;  /* NULL: separate debug files are not looked for */
 };
 
 struct fx_elfsym *fx_elfsym_new(void)
 {
     if (elf_version(EV_CURRENT) == EV_NONE)
         return NULL;
-    return fx_calloc(1, sizeof(struct fx_elfsym));
+    struct fx_elfsym *s = fx_calloc(1, sizeof(struct fx_elfsym));
+    if (s && fx_elfsym_set_debug_dir(s, FX_ELFSYM_DEBUG_DIR) != FX_OK) {
+        fx_free(s);
+        return NULL;
+    }
+    return s;
+}
+
+int fx_elfsym_set_debug_dir(struct fx_elfsym *s, const char *dir)
+{
+    char *copy = NULL;
+    if (dir && !(copy = fx_strdup(dir)))
+        return FX_ENOMEM;
+    fx_free(s->debug_dir);
+    s->debug_dir = copy;
+    return FX_OK;
 }
 
 static void lib_free(struct lib *l)
@@ -88,6 +105,7 @@ void fx_elfsym_free(struct fx_elfsym *s)
     for (size_t i = 0; i < s->nlibs; i++)
         lib_free(s->libs[i]);
     fx_free(s->libs);
+    fx_free(s->debug_dir);
     fx_free(s);
 }
 
@@ -196,13 +214,53 @@ static int by_addr(const void *a, const void *b)
 
 static void sort_unique(struct lib *l)
 {
-    qsort(l->syms, l->nsyms, sizeof(*l->syms), by_addr);
+    if (l->nsyms > 1) /* qsort's base may not be NULL, even for no elements */
+        qsort(l->syms, l->nsyms, sizeof(*l->syms), by_addr);
     size_t kept = 0;
     for (size_t i = 0; i < l->nsyms; i++) {
         if (kept == 0 || l->syms[kept - 1].addr != l->syms[i].addr)
             l->syms[kept++] = l->syms[i];
     }
     l->nsyms = kept;
+}
+
+/* Debian's -dbgsym packages put the full .symtab of a stripped file at
+ * DIR/.build-id/xx/yyyy.debug, named by its build-id: same virtual addresses, so the symbols
+ * apply as they are. FX_ENOTFOUND when there is no such file or it has no function symbols. */
+static int read_debug_file(struct lib *l)
+{
+    if (!l->debug_dir || strlen(l->build_id) < 4)
+        return FX_ENOTFOUND;
+    char path[4096];
+    snprintf(path, sizeof(path), "%s/.build-id/%.2s/%s.debug", l->debug_dir, l->build_id,
+             l->build_id + 2);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return FX_ENOTFOUND;
+    Elf *elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+    int rc = elf && elf_kind(elf) == ELF_K_ELF ? read_table(elf, SHT_SYMTAB, l) : FX_ENOTFOUND;
+    elf_end(elf);
+    close(fd);
+    return rc;
+}
+
+static int read_symbols(Elf *elf, struct lib *l)
+{
+    l->source = FX_ELFSYM_SYMTAB;
+    int rc = read_table(elf, SHT_SYMTAB, l);
+    if (rc == FX_ENOTFOUND) {
+        l->source = FX_ELFSYM_DEBUG_FILE;
+        rc = read_debug_file(l);
+    }
+    if (rc == FX_ENOTFOUND) {
+        l->source = FX_ELFSYM_DYNSYM;
+        rc = read_table(elf, SHT_DYNSYM, l);
+    }
+    if (rc == FX_ENOTFOUND) {
+        l->source = FX_ELFSYM_NONE;
+        snprintf(l->why, sizeof(l->why), "no function symbols (.symtab and .dynsym empty)");
+    }
+    return rc == FX_ENOMEM ? rc : FX_OK;
 }
 
 static int read_elf(Elf *elf, struct lib *l)
@@ -219,18 +277,9 @@ static int read_elf(Elf *elf, struct lib *l)
     }
     l->usable = true;
     read_build_id(elf, l);
-    l->source = FX_ELFSYM_SYMTAB;
-    rc = read_table(elf, SHT_SYMTAB, l);
-    if (rc == FX_ENOTFOUND) {
-        l->source = FX_ELFSYM_DYNSYM;
-        rc = read_table(elf, SHT_DYNSYM, l);
-    }
-    if (rc == FX_ENOTFOUND) {
-        l->source = FX_ELFSYM_NONE;
-        snprintf(l->why, sizeof(l->why), "no function symbols (.symtab and .dynsym empty)");
-    }
+    rc = read_symbols(elf, l);
     sort_unique(l);
-    return rc == FX_ENOMEM ? rc : FX_OK;
+    return rc;
 }
 
 /* --- which file, and is it still the one mapped --------------------------------------------- */
@@ -321,7 +370,7 @@ static bool is_lib_of(const struct lib *l, const struct fx_textmap_entry *m)
            l->kind == m->kind && strcmp(l->path, m->path) == 0;
 }
 
-static struct lib *new_lib(const struct fx_textmap_entry *m)
+static struct lib *new_lib(const struct fx_textmap_entry *m, const char *debug_dir)
 {
     struct lib *l = fx_calloc(1, sizeof(*l));
     if (!l || !(l->path = fx_strdup(m->path))) {
@@ -337,6 +386,7 @@ static struct lib *new_lib(const struct fx_textmap_entry *m)
     l->dev_major = m->dev_major;
     l->dev_minor = m->dev_minor;
     l->kind = m->kind;
+    l->debug_dir = debug_dir;
     return l;
 }
 
@@ -352,7 +402,7 @@ static int get_lib(struct fx_elfsym *s, const struct fx_textmap_entry *m, struct
             return FX_OK;
         }
     }
-    struct lib *l = new_lib(m);
+    struct lib *l = new_lib(m, s->debug_dir);
     if (!l || fx_grow(&s->libs, &s->cap_libs, s->nlibs, 1, sizeof(*s->libs), 16) != 0 ||
         load(m, l) != FX_OK) {
         lib_free(l);

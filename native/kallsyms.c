@@ -124,7 +124,8 @@ static int by_addr(const void *a, const void *b)
 
 static int freeze(struct builder *b, struct fx_kallsyms *k)
 {
-    qsort(b->raws, b->nraws, sizeof(*b->raws), by_addr);
+    if (b->nraws > 1) /* qsort's base may not be NULL, even for no elements */
+        qsort(b->raws, b->nraws, sizeof(*b->raws), by_addr);
     k->syms = fx_reallocarray(NULL, b->nraws ? b->nraws : 1, sizeof(*k->syms));
     if (!k->syms)
         return FX_ENOMEM;

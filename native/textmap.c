@@ -168,7 +168,8 @@ int fx_textmap_read(const char *maps_path, struct fx_textmap **out, struct fx_er
     rc = read_rows(&in, &b, eb);
     fx_lines_close(&in);
     if (rc == FX_OK) {
-        qsort(b.rows, b.nrows, sizeof(*b.rows), by_start);
+        if (b.nrows > 1) /* qsort's base may not be NULL, even for no elements */
+            qsort(b.rows, b.nrows, sizeof(*b.rows), by_start);
         rc = check_overlaps(&b, maps_path, eb);
     }
     if (rc == FX_OK && !(*out = freeze(&b))) {

@@ -90,6 +90,13 @@ START_TEST(test_elfsym_names_c_and_cxx_functions_of_a_shared_library)
 }
 END_TEST
 
+static void copy_file(const char *from, const char *to)
+{
+    char cmd[512];
+    snprintf(cmd, sizeof(cmd), "cp '%s' '%s'", from, to);
+    ck_assert_int_eq(system(cmd), 0);
+}
+
 START_TEST(test_elfsym_stripped_library_uses_dynsym_and_names_the_rest_by_offset)
 {
     void *full = must_dlopen(FXTEST_SYMLIB), *h = must_dlopen(FXTEST_SYMLIB_STRIPPED);
@@ -121,13 +128,6 @@ START_TEST(test_elfsym_stripped_library_uses_dynsym_and_names_the_rest_by_offset
 }
 END_TEST
 
-static void copy_file(const char *from, const char *to)
-{
-    char cmd[512];
-    snprintf(cmd, sizeof(cmd), "cp '%s' '%s'", from, to);
-    ck_assert_int_eq(system(cmd), 0);
-}
-
 /* Loads a private copy of the library at dir/name and returns its handle. */
 static void *load_copy(const char *dir, const char *name, char *path)
 {
@@ -135,6 +135,38 @@ static void *load_copy(const char *dir, const char *name, char *path)
     copy_file(FXTEST_SYMLIB, path);
     return must_dlopen(path);
 }
+
+/* The stripped copy's separate debug file, installed as a -dbgsym package would (by build-id
+ * under a debug folder), gives back the local function .dynsym lacks. */
+START_TEST(test_elfsym_stripped_library_with_a_debug_file_names_everything)
+{
+    void *h = must_dlopen(FXTEST_SYMLIB_STRIPPED);
+    struct fx_textmap *t = self_maps();
+    struct fx_elfsym *s = fx_elfsym_new();
+    uintptr_t c = must_dlsym(h, "fxtest_c_work");
+    char dir[] = "/tmp/fxdebugXXXXXX", sub[300], file[400], cmd[1024];
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    const char *id = resolve(s, t, c).build_id; /* read with no debug file there yet */
+    ck_assert_uint_eq(strlen(id), 40);
+    snprintf(sub, sizeof(sub), "%s/.build-id/%.2s", dir, id);
+    snprintf(file, sizeof(file), "%s/%s.debug", sub, id + 2);
+    snprintf(cmd, sizeof(cmd), "mkdir -p '%s' && cp '%s' '%s'", sub, FXTEST_SYMLIB_DEBUG, file);
+    ck_assert_int_eq(system(cmd), 0);
+    struct fx_elfsym *d = fx_elfsym_new();
+    ck_assert_int_eq(fx_elfsym_set_debug_dir(d, dir), FX_OK);
+    uintptr_t local = ((uintptr_t(*)(void))must_dlsym(h, "fxtest_local_addr"))();
+    expect_name(d, t, local + 1, "fxtest_local_helper", 1, FX_ELFSYM_DEBUG_FILE);
+    expect_name(d, t, c, "fxtest_c_work", 0, FX_ELFSYM_DEBUG_FILE);
+    ck_assert_ptr_null(resolve(s, t, local + 1).name); /* the other cache read it before */
+    ck_assert_int_eq(fx_elfsym_set_debug_dir(s, NULL), FX_OK);
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+    ck_assert_int_eq(system(cmd), 0);
+    fx_elfsym_free(d);
+    fx_elfsym_free(s);
+    fx_textmap_free(t);
+    dlclose(h);
+}
+END_TEST
 
 static void replace_file(const char *dir, const char *path)
 {
@@ -339,6 +371,7 @@ static Suite *elfsym_suite(void)
     tcase_set_timeout(tc, 120); /* generous: CI machines are shared and sanitized */
     tcase_add_test(tc, test_elfsym_names_c_and_cxx_functions_of_a_shared_library);
     tcase_add_test(tc, test_elfsym_stripped_library_uses_dynsym_and_names_the_rest_by_offset);
+    tcase_add_test(tc, test_elfsym_stripped_library_with_a_debug_file_names_everything);
     tcase_add_test(tc, test_elfsym_names_vdso_functions_from_memory);
     tcase_add_test(tc, test_elfsym_names_a_static_function_of_this_pie_executable);
     tcase_add_test(tc, test_elfsym_hundred_thousand_lookups_all_right);
