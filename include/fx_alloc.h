@@ -11,6 +11,10 @@ void *fx_calloc(size_t n, size_t size);
 /* Like realloc, but n * size is checked for overflow (NULL, old block untouched). */
 void *fx_reallocarray(void *p, size_t n, size_t size);
 void fx_free(void *p);
+/* Growth of an array: makes room for `need` more elements of `elem` bytes after `used` in the
+ * array whose address is `arrayp` (a T ** passed as void *) and whose capacity, in elements, is
+ * *cap, doubling from `first`. 0 on success; -1 (overflow or no memory) leaves both unchanged. */
+int fx_grow(void *arrayp, size_t *cap, size_t used, size_t need, size_t elem, size_t first);
 char *fx_strdup(const char *s);
 char *fx_strndup(const char *s, size_t n);
 

@@ -62,6 +62,28 @@ void fx_free(void *p)
     free(p);
 }
 
+int fx_grow(void *arrayp, size_t *cap, size_t used, size_t need, size_t elem, size_t first)
+{
+    size_t want;
+    if (__builtin_add_overflow(used, need, &want))
+        return -1;
+    if (want <= *cap)
+        return 0;
+    size_t ncap = *cap ? *cap : first;
+    while (ncap < want) {
+        if (__builtin_mul_overflow(ncap, 2, &ncap))
+            return -1;
+    }
+    void *p;
+    memcpy(&p, arrayp, sizeof(p));
+    p = fx_reallocarray(p, ncap, elem);
+    if (!p)
+        return -1;
+    memcpy(arrayp, &p, sizeof(p));
+    *cap = ncap;
+    return 0;
+}
+
 char *fx_strdup(const char *s)
 {
     return fx_strndup(s, strlen(s));

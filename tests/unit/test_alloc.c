@@ -51,6 +51,31 @@ START_TEST(test_alloc_strdup_and_strndup_copy)
 }
 END_TEST
 
+START_TEST(test_alloc_grow_doubles_and_failure_keeps_the_array)
+{
+    int *a = NULL;
+    size_t cap = 0;
+    ck_assert_int_eq(fx_grow(&a, &cap, 0, 1, sizeof(*a), 4), 0);
+    ck_assert_uint_eq(cap, 4);
+    a[0] = 7;
+    ck_assert_int_eq(fx_grow(&a, &cap, 4, 0, sizeof(*a), 4), 0); /* room already */
+    ck_assert_uint_eq(cap, 4);
+    ck_assert_int_eq(fx_grow(&a, &cap, 4, 9, sizeof(*a), 4), 0);
+    ck_assert_uint_eq(cap, 16);
+    ck_assert_int_eq(a[0], 7);
+    int *before = a;
+    fx_alloc_fail_after(1);
+    ck_assert_int_eq(fx_grow(&a, &cap, 16, 1, sizeof(*a), 4), -1);
+    fx_alloc_fail_after(0);
+    ck_assert_ptr_eq(a, before);
+    ck_assert_uint_eq(cap, 16);
+    ck_assert_int_eq(fx_grow(&a, &cap, SIZE_MAX, 1, sizeof(*a), 4), -1); /* overflow */
+    ck_assert_int_eq(fx_grow(&a, &cap, 16, SIZE_MAX / 2, sizeof(*a), 4), -1);
+    ck_assert_uint_eq(cap, 16);
+    fx_free(a);
+}
+END_TEST
+
 START_TEST(test_alloc_nth_allocation_fails_once)
 {
     fx_alloc_fail_after(3);
@@ -136,6 +161,7 @@ static Suite *alloc_suite(void)
     tcase_add_test(tc, test_alloc_basic_allocations_work);
     tcase_add_test(tc, test_alloc_reallocarray_overflow_keeps_block);
     tcase_add_test(tc, test_alloc_strdup_and_strndup_copy);
+    tcase_add_test(tc, test_alloc_grow_doubles_and_failure_keeps_the_array);
     suite_add_tcase(s, tc);
     tc = tcase_create("injection");
     tcase_add_test(tc, test_alloc_nth_allocation_fails_once);

@@ -1,0 +1,28 @@
+// SPDX-License-Identifier: Apache-2.0
+// JNI workload: Java calls libfxmixed.so's burn(), whose C function fxmixed_burn_cpu spins on
+// the CPU (issue 16: the native frame must appear under this Java caller). The library's path
+// comes from -Dfxagent.mixed.lib (tests/it/mixed_workloads_test.sh passes the built one).
+package fxagent.mixed;
+
+final class JniBurn {
+    private JniBurn() {}
+
+    static native long burn(int millis);
+
+    static native long calls();
+
+    static String run(long untilNanos) {
+        String lib = System.getProperty("fxagent.mixed.lib");
+        if (lib == null) {
+            throw new IllegalStateException("-Dfxagent.mixed.lib=/path/libfxmixed.so is not set");
+        }
+        System.load(lib);
+        long javaCalls = 0;
+        long mix = 0;
+        while (System.nanoTime() < untilNanos) {
+            mix ^= burn(20);
+            javaCalls++;
+        }
+        return "jni: java_calls=" + javaCalls + " native_calls=" + calls() + " mix=" + (mix & 0xff);
+    }
+}

@@ -1,0 +1,35 @@
+// SPDX-License-Identifier: Apache-2.0
+// The mixed-mode workloads of issue 16, one per run:
+//   java [-Dfxagent.mixed.lib=LIB] -jar fxagent-mixed.jar jni|deflate|devnull SECONDS
+// Prints one line saying what ran (the smoke test and, later, the profile tests read it).
+package fxagent.mixed;
+
+public final class MixedWorkload {
+    private MixedWorkload() {}
+
+    public static void main(String[] args) throws Exception {
+        if (args.length != 2) {
+            System.err.println("usage: MixedWorkload jni|deflate|devnull SECONDS");
+            System.exit(2);
+        }
+        long until = System.nanoTime() + (long) (Double.parseDouble(args[1]) * 1e9);
+        String line;
+        switch (args[0]) {
+            case "jni":
+                line = JniBurn.run(until);
+                break;
+            case "deflate":
+                line = DeflateWork.run(until);
+                break;
+            case "devnull":
+                line = DevNullWriter.run(until);
+                break;
+            default:
+                System.err.println("MixedWorkload: unknown workload '" + args[0]
+                        + "' (use jni, deflate or devnull)");
+                System.exit(2);
+                return;
+        }
+        System.out.println(line);
+    }
+}

@@ -1,0 +1,53 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* libfxmixed.so: the JNI library of the mixed-mode workloads (issue 16). fxmixed_burn_cpu is
+ * the native function a profile must later show by name under JniBurn.burn; it is exported and
+ * never inlined so its symbol covers the loop. The call counter lets the smoke test prove the
+ * native code ran. */
+#include <jni.h>
+#include <stdint.h>
+#include <time.h>
+
+/* What javac -h would declare for fxagent.mixed.JniBurn, and the exported burn function. */
+JNIEXPORT jlong JNICALL Java_fxagent_mixed_JniBurn_burn(JNIEnv *env, jclass cls, jint millis);
+JNIEXPORT jlong JNICALL Java_fxagent_mixed_JniBurn_calls(JNIEnv *env, jclass cls);
+__attribute__((visibility("default"))) uint64_t fxmixed_burn_cpu(int millis);
+
+static volatile int64_t calls; /* only the workload's one thread calls in */
+
+static int64_t cpu_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* Spins on integer arithmetic until `millis` of this thread's CPU time have passed. */
+__attribute__((noinline, visibility("default"))) uint64_t fxmixed_burn_cpu(int millis)
+{
+    int64_t until = cpu_ns() + (int64_t)millis * 1000000;
+    uint64_t x = 88172645463325252u, spins = 0;
+    do {
+        for (int i = 0; i < 4096; i++) {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+        }
+        spins++;
+    } while (cpu_ns() < until);
+    return x ^ spins;
+}
+
+JNIEXPORT jlong JNICALL Java_fxagent_mixed_JniBurn_burn(JNIEnv *env, jclass cls, jint millis)
+{
+    (void)env;
+    (void)cls;
+    calls++;
+    return (jlong)fxmixed_burn_cpu(millis);
+}
+
+JNIEXPORT jlong JNICALL Java_fxagent_mixed_JniBurn_calls(JNIEnv *env, jclass cls)
+{
+    (void)env;
+    (void)cls;
+    return calls;
+}

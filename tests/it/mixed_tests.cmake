@@ -1,0 +1,18 @@
+# SPDX-License-Identifier: Apache-2.0
+# Issue 16's mixed-mode workloads (java-test/mixed), for now a smoke test per JDK:
+#   it.mixed_workloads.jdk<major>  JNI burn, Deflater level 9 and one-byte /dev/null writes each
+#                                  run for a second and prove they worked (mixed_workloads_test.sh)
+# Labels: it, mixed, jdk<major>. The jar and libfxmixed.so come from java-test/mixed; the JDKs
+# are FX_JDK_MAJORS (tests/CMakeLists.txt).
+set(_fx_mx_lib "${CMAKE_BINARY_DIR}/java-test/libfxmixed.so (target fxmixed not defined)")
+if(TARGET fxmixed)
+  set(_fx_mx_lib $<TARGET_FILE:fxmixed>)
+endif()
+set(_fx_mx_env
+    FXAGENT_MIXED_JAR=${CMAKE_BINARY_DIR}/java-test/fxagent-mixed.jar
+    FXAGENT_MIXED_LIB=${_fx_mx_lib})
+
+foreach(_major IN LISTS FX_JDK_MAJORS)
+  fx_it_test(it.mixed_workloads.jdk${_major} mixed_workloads_test.sh ARGS ${FX_JDK_HOME_${_major}}
+             LABELS it mixed jdk${_major} TIMEOUT 120 ENV ${_fx_mx_env})
+endforeach()
