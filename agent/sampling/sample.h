@@ -112,7 +112,7 @@ struct fx_thread {
     fx_asgct_frame *frames; /* depth entries: ASGCT's output buffer */
     JNIEnv *env;
     uint32_t depth;
-    int perf_fd; /* -1 unless the perf_events engine armed this thread (cpu_timer.c) *
+    int perf_fd; /* -1 unless the perf_events engine armed this thread (cpu_timer.c) */
 
     /* Written by the wall sampler, read by the handler (atomics). */
     uint8_t wall_state;
