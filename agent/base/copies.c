@@ -2,8 +2,8 @@
 /* Other copies of libfxagent.so in this process: the same file loaded twice is one image (the
  * dynamic loader dedups by inode), but a copy at another path has globals of its own, so "one
  * agent per JVM" needs a process-wide look. A copy is found by the versioned entries it
- * exports (libfxagent.map): fxagent_loaded_v1 (control/lifecycle.c) and fxagent_forward_v1 (control/attach.c).
- * A leaf: it calls nothing else of the agent. */
+ * exports (libfxagent.map): fxagent_loaded_v1 (control/lifecycle.c) and fxagent_forward_v1
+ * (control/attach.c). A leaf: it calls nothing else of the agent. */
 #include "base.h"
 
 #include <dlfcn.h>
