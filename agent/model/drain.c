@@ -140,8 +140,7 @@ static void one_record(JNIEnv *jni, struct fx_profile *p, struct fx_thread *t,
 }
 
 /* Empties one ring. `was_ended` was read before draining, so an empty ring is then final.
- * A thread enters the model with its first sample: threads that never ran long enough to be
- * sampled would only add empty tracks (they are still counted as "threads sampled"). */
+ * When to add a thread without samples to the model: tracks.c (fx_tracks_of_every_thread). */
 static void drain_thread(JNIEnv *jni, struct fx_profile *p, struct fx_thread *t)
 {
     bool was_ended = ended(t);
@@ -152,6 +151,10 @@ static void drain_thread(JNIEnv *jni, struct fx_profile *p, struct fx_thread *t)
     t->seen_drops = drops;
     const void *rec;
     uint32_t len, index;
+    if (!t->in_profile && fx_tracks_of_every_thread() && fx_tracks_index(p, t, &index) != FX_OK) {
+        dr.model_errors++;
+        return; /* tried again at the next pass */
+    }
     while ((rec = fx_ring_peek(&t->ring, &len)) != NULL) {
         if (fx_tracks_index(p, t, &index) != FX_OK) {
             dr.model_errors++;
@@ -302,6 +305,9 @@ static void report_sampling(struct fx_profile *p, const struct handler_cost *c)
     fx_profile_extra_int(p, g, "samples", (int64_t)dr.samples);
     fx_profile_extra_int(p, g, "sample weight total", (int64_t)dr.weight_sum);
     fx_profile_extra_int(p, g, "idle samples inserted", (int64_t)dr.idle_inserted);
+    if (fx_tracks_of_every_thread()) /* tracks.c; in wall mode no thread is a track unsampled */
+        fx_profile_extra_int(p, g, "threads without samples (empty tracks)",
+                             (int64_t)fx_profile_threads_without_samples(p));
     fx_profile_extra_int(p, g, "signals handled", (int64_t)c->handled);
     /* Thread CPU time, less the timing's own clock reads; measured on 1 signal in 16. */
     fx_profile_extra_int(p, g, "mean CPU ns in handler per signal",

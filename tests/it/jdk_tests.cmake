@@ -1,5 +1,6 @@
 # SPDX-License-Identifier: Apache-2.0
-# Per-JDK integration tests: the demo under the agent in each mode, a bad option, repeated runs.
+# Per-JDK integration tests: the demo under the agent in each mode, threads that never ran
+# (tracks_test.sh), a bad option, repeated runs.
 # The JDKs are found at configure time by jdks.sh (FXAGENT_TEST_JDKS, else /usr/lib/jvm/*);
 # re-run cmake after installing a JDK.
 execute_process(COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/jdks.sh
@@ -18,6 +19,10 @@ endif()
 set(_fx_check "fxcheck-not-built")
 if(TARGET fxcheck)
   set(_fx_check $<TARGET_FILE:fxcheck>)
+endif()
+set(_fx_prof "fxprof-not-built")
+if(TARGET fxprof)
+  set(_fx_prof $<TARGET_FILE:fxprof>)
 endif()
 set(_fx_it_env
     FXAGENT_LIB=${_fx_lib}
@@ -44,6 +49,11 @@ foreach(_line IN LISTS _fx_jdk_lines)
     set_tests_properties(${_t} PROPERTIES LABELS "it;jdk${_major}" TIMEOUT 240
       ENVIRONMENT "${_fx_it_env};FXAGENT_RUN_DIR=${CMAKE_CURRENT_BINARY_DIR}/run/${_t}")
   endforeach()
+  # Threads that never ran as empty tracks, and fxprof summary's count of them (issue 19).
+  set(_t it.tracks.jdk${_major})
+  add_test(NAME ${_t} COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/tracks_test.sh ${_home})
+  set_tests_properties(${_t} PROPERTIES LABELS "it;jdk${_major}" TIMEOUT 240
+    ENVIRONMENT "${_fx_it_env};FXPROF=${_fx_prof};FXAGENT_RUN_DIR=${CMAKE_CURRENT_BINARY_DIR}/run/${_t}")
   set(_t it.bad_option.jdk${_major})
   add_test(NAME ${_t} COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/bad_option_test.sh ${_home})
   set_tests_properties(${_t} PROPERTIES LABELS "it;jdk${_major}" TIMEOUT 60
