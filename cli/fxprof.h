@@ -133,9 +133,10 @@ struct fx_jvm {
     pid_t pid;
     uid_t uid;
     char user[32];
-    char main[256]; /* main class, jar or source file; "?" when nothing says */
-    char jdk[64];   /* java.version, "?" when unknown */
-    bool agent;     /* fxagent is mapped */
+    char main[256];    /* main class, jar or source file; "?" when nothing says */
+    char jdk[64];      /* java.version, "?" when unknown */
+    bool agent;        /* fxagent is mapped */
+    const char *state; /* the agent's: "-" not loaded, "loaded", "sampling", "stopped" */
 };
 
 /* Every JVM whose maps we may read, by pid; *hidden counts the processes named java whose maps

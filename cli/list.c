@@ -2,8 +2,8 @@
 /* fxprof list: the local HotSpot JVMs, as jps shows them but from /proc alone: a process is a
  * JVM when it maps libjvm.so executable (proc.c); its main class and JDK version come from its
  * hsperfdata (sun.rt.javaCommand, java.property.java.version), else from its command line; the
- * agent is loaded when fxagent is mapped. Whether it samples is not visible from /proc (its
- * drain thread and perf_event fds outlive a stop): `fxprof status PID` asks the agent.
+ * agent is loaded when fxagent is mapped, and whether it samples or was stopped is the OS name
+ * of its drain thread (fx_agent_state.h; its threads and perf_event fds outlive a stop).
  * Reads files only: nothing is signalled or attached, so listing cannot disturb a JVM. */
 #include "fxprof.h"
 
@@ -17,15 +17,16 @@
 #include <unistd.h>
 
 #include "cli_args.h"
+#include "fx_agent_state.h"
 #include "fx_alloc.h"
 
 static int usage(void)
 {
     printf("usage: fxprof list [--json]\n"
            "Lists the HotSpot JVMs of this machine that fxprof may inspect (yours; all as root):\n"
-           "pid, user, JDK version, whether fxagent is loaded, and the main class or jar. Reads\n"
-           "/proc and the JVMs' hsperfdata only: no JVM is signalled or attached to (whether a\n"
-           "loaded agent samples: fxprof status PID).\n"
+           "pid, user, JDK version, fxagent's state and the main class or jar. FXAGENT is - (not\n"
+           "loaded), loaded (not started), sampling or stopped. Reads /proc and the JVMs'\n"
+           "hsperfdata only: no JVM is signalled or attached to (more: fxprof status PID).\n"
            "  --json   one JSON array on stdout\n"
            "exit codes: 0 listed (also when there is none), 1 failed, 2 bad command line\n");
     return FX_CLI_OK;
@@ -109,6 +110,33 @@ static bool is_java_comm(pid_t pid)
     return read_small(path, comm, sizeof comm, &len) && !strcmp(comm, "java\n");
 }
 
+/* The agent's state from its drain thread's OS name (fx_agent_state.h): "loaded" until a
+ * start names it, and when the tasks cannot be read. */
+static const char *agent_state(pid_t pid)
+{
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%d/task", (int)pid);
+    DIR *d = opendir(path);
+    const char *state = "loaded";
+    for (struct dirent *e = d ? readdir(d) : NULL; e; e = readdir(d)) {
+        char comm_path[96], comm[32];
+        size_t len;
+        if (e->d_name[0] == '.')
+            continue;
+        snprintf(comm_path, sizeof comm_path, "/proc/%d/task/%.16s/comm", (int)pid, e->d_name);
+        if (!read_small(comm_path, comm, sizeof comm, &len))
+            continue;
+        comm[strcspn(comm, "\n")] = '\0';
+        if (!strcmp(comm, FX_STATE_COMM_SAMPLING) || !strcmp(comm, FX_STATE_COMM_STOPPED)) {
+            state = !strcmp(comm, FX_STATE_COMM_SAMPLING) ? "sampling" : "stopped";
+            break;
+        }
+    }
+    if (d)
+        closedir(d);
+    return state;
+}
+
 /* 1: a JVM (j filled), 0: not one, -1: its maps cannot be read. */
 static int inspect(pid_t pid, struct fx_jvm *j)
 {
@@ -122,6 +150,7 @@ static int inspect(pid_t pid, struct fx_jvm *j)
     memset(j, 0, sizeof *j);
     j->pid = pid;
     j->agent = m.agent;
+    j->state = m.agent ? agent_state(pid) : "-";
     owner(pid, j);
     char cmd[1024];
     if (fx_proc_perf_string(pid, m.perfdata, "sun.rt.javaCommand", cmd, sizeof cmd)) {
@@ -221,6 +250,10 @@ static int print_json(const struct fx_jvm *v, size_t n)
         cJSON_AddStringToObject(o, "user", v[i].user);
         cJSON_AddNumberToObject(o, "uid", v[i].uid);
         cJSON_AddBoolToObject(o, "agentLoaded", v[i].agent);
+        if (v[i].agent)
+            cJSON_AddStringToObject(o, "agentState", v[i].state);
+        else
+            cJSON_AddNullToObject(o, "agentState");
     }
     char *text = arr ? cJSON_Print(arr) : NULL;
     cJSON_Delete(arr);
@@ -238,7 +271,7 @@ static void print_table(const struct fx_jvm *v, size_t n)
         printf("%-8d %-12s ", (int)v[i].pid, v[i].user);
         fx_cli_put_escaped(stdout, v[i].jdk);
         printf("%*s %-8s ", (int)(12 - (strlen(v[i].jdk) < 12 ? strlen(v[i].jdk) : 12)), "",
-               v[i].agent ? "loaded" : "-");
+               v[i].state);
         fx_cli_put_escaped(stdout, v[i].main); /* the JVM's own text: escaped */
         printf("\n");
     }

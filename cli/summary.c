@@ -50,7 +50,9 @@ static int usage(void)
            "Prints, per thread (busiest first), the top N methods by self and by total samples\n"
            "with their share of the thread's busy samples, and the profile's counters (meta.extra).\n"
            "The agent's [idle] samples (a thread off the CPU) are not in the shares: their count\n"
-           "is given on the thread's line.\n"
+           "is given on the thread's line. Threads without any sample (in cpu and itimer mode the\n"
+           "agent writes every thread: these did not run) are counted on the first line and named\n"
+           "on one line after the others.\n"
            "  --top N         methods per list (default 10)\n"
            "  --thread NAME   only the thread(s) with this exact name\n"
            "  --json          the same as one JSON object on stdout\n"
@@ -192,7 +194,7 @@ static void thread_cpu(const struct cJSON *root, const struct fx_pfile_samples *
     const cJSON *u = cJSON_GetObjectItemCaseSensitive(units, "threadCPUDelta");
     const char *unit = cJSON_IsString(u) ? u->valuestring : "";
     double scale = !strcmp(unit, "ns") ? 1e-6 : !strcmp(unit, "\xc2\xb5s") ? 1e-3 : 0;
-    if (!sm->cpu || scale == 0)
+    if (scale == 0 || (!sm->cpu && sm->n > 0)) /* an empty track has no column: 0 ms */
         return;
     ts->has_cpu = true;
     for (uint32_t i = 1; i < sm->n; i++) /* the front-end ignores the first sample's delta */
@@ -265,8 +267,44 @@ static void print_list(const char *title, const struct entry *e, unsigned n, dou
     }
 }
 
+/* No sample at all, [idle] ones included: in cpu and itimer modes the agent writes every
+ * registered thread, and such a thread did not run while sampled. */
+static bool is_empty(const struct thread_sum *ts)
+{
+    return ts->samples == 0 && ts->idle == 0;
+}
+
+static unsigned count_empty(const struct thread_sum *ts, unsigned n)
+{
+    unsigned k = 0;
+    for (unsigned i = 0; i < n; i++)
+        k += is_empty(&ts[i]);
+    return k;
+}
+
+/* One line for them all: a JVM has a dozen service threads that seldom run. */
+static void print_empty(const struct thread_sum *ts, unsigned n)
+{
+    unsigned k = count_empty(ts, n), shown = 0;
+    if (!k)
+        return;
+    printf("\nThreads without samples (%u): ", k);
+    for (unsigned i = 0; i < n; i++) {
+        if (!is_empty(&ts[i]))
+            continue;
+        printf("%s\"", shown++ ? ", " : "");
+        put(ts[i].name);
+        printf("\" (tid ");
+        put(ts[i].tid);
+        printf(")");
+    }
+    printf("\n");
+}
+
 static void print_thread(const struct thread_sum *ts)
 {
+    if (is_empty(ts))
+        return; /* print_empty */
     printf("\nThread \"");
     put(ts->name);
     printf("\" (tid ");
@@ -347,7 +385,11 @@ static void print_header(const char *file, const struct cJSON *root, const struc
     put(file);
     printf(": ");
     put(cJSON_IsString(product) ? product->valuestring : "(no product)");
-    printf(", %u thread%s, %.0f samples", nthreads, nthreads == 1 ? "" : "s", all);
+    printf(", %u thread%s", nthreads, nthreads == 1 ? "" : "s");
+    unsigned empty = count_empty(ts, n);
+    if (empty)
+        printf(" (%u without samples)", empty);
+    printf(", %.0f samples", all);
     if (cJSON_IsNumber(interval))
         printf(", interval %g ms", interval->valuedouble);
     if (idle > 0)
@@ -430,6 +472,7 @@ static int print_json(const struct summary_args *a, const struct cJSON *root,
         cJSON_AddNumberToObject(o, "intervalMs", interval->valuedouble);
     cJSON_AddNumberToObject(o, "samples", all);
     cJSON_AddNumberToObject(o, "idle", idle);
+    cJSON_AddNumberToObject(o, "threadsWithoutSamples", count_empty(ts, n));
     cJSON_AddItemToObject(o, "threads", threads);
     cJSON_AddItemToObject(o, "extra", json_extra(root, a->all));
     /* cJSON escapes control characters in strings, so names cannot reach a terminal raw */
@@ -506,6 +549,7 @@ static int report(const struct summary_args *a, const struct cJSON *root)
             print_header(a->file, root, ts, n, nthreads);
             for (unsigned i = 0; i < n; i++)
                 print_thread(&ts[i]);
+            print_empty(ts, n);
             print_extra(root, a->all);
         }
     }

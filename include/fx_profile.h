@@ -240,8 +240,11 @@ int64_t fx_profile_cut_time(const struct fx_profile *p, uint64_t n);
  * Threads, tables and every id stay valid. */
 uint64_t fx_profile_drop_before(struct fx_profile *p, int64_t t_ns);
 /* A deep, tight copy to write on another thread while the owner goes on. Threads that ended
- * and hold no samples nor markers are left out. NULL when out of memory. */
+ * before the oldest time the window holds (the start, or the last fx_profile_drop_before) and
+ * hold no samples nor markers are left out. NULL when out of memory. */
 struct fx_profile *fx_profile_snapshot(const struct fx_profile *p);
+/* Threads a snapshot keeps that hold no sample (empty tracks). */
+uint32_t fx_profile_threads_without_samples(const struct fx_profile *p);
 /* Once the interned tables (strings, funcs, frames, stacks, resources, sources) hold `bytes`
  * or more, a get-or-create that would add a row fails with FX_EFULL; existing keys are still
  * found. Tables grow by doubling, so they may reach about twice the limit. 0: no limit. */

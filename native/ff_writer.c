@@ -265,7 +265,12 @@ static void write_samples(struct fx_json *j, const struct fx_profile *p, const s
     write_sample_times(j, p, s);
     write_weights(j, s, t->weight_type);
     kv_str(j, "weightType", weight_types[t->weight_type]);
-    write_cpu_deltas(j, s);
+    /* A thread without samples (an empty track: cpu mode writes threads that never ran) has no
+     * CPU deltas at all. With an empty column profiler-cli 0.10's activity slices (`thread
+     * info`) loop without end and its daemon dies out of memory; without it the front-end takes
+     * the thread as having no CPU figures, which is the truth. */
+    if (s->count > 0)
+        write_cpu_deltas(j, s);
     kv_length(j, s->count);
     fx_json_obj_end(j);
 }

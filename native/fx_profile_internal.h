@@ -139,6 +139,7 @@ struct fx_profile {
     uint32_t nextra, extra_cap;
 
     int64_t start_ns, range_begin_ns, range_end_ns;
+    int64_t kept_from_ns; /* nothing older is held: the latest start or drop_before */
     bool range_set;
     double epoch_ms, interval_ms;
     int64_t pid;

@@ -392,6 +392,7 @@ int fx_profile_counter_sample(struct fx_profile *p, uint32_t counter, int64_t t_
 void fx_profile_set_start(struct fx_profile *p, int64_t start_ns, double epoch_ms)
 {
     p->start_ns = start_ns;
+    p->kept_from_ns = start_ns; /* a new period: what came before is gone or not ours */
     p->epoch_ms = epoch_ms;
 }
 

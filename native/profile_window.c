@@ -188,6 +188,8 @@ uint64_t fx_profile_drop_before(struct fx_profile *p, int64_t t_ns)
     }
     for (uint32_t i = 0; i < p->ncounters; i++)
         drop_counter_values(&p->counters[i], t_ns);
+    if (t_ns > p->kept_from_ns)
+        p->kept_from_ns = t_ns;
     return dropped;
 }
 
@@ -285,10 +287,21 @@ static void copy_thread(struct fx_thread *d, const struct fx_thread *s, bool *ok
     d->markers.nvalues = d->markers.values_cap = s->markers.nvalues;
 }
 
-/* An ended thread with nothing left in the window would only be an empty track. */
-static bool thread_is_empty(const struct fx_thread *t)
+/* A thread that ended before what the window still holds, with nothing left in it, is not part
+ * of this profile. A thread that lived in the window stays, even empty: a track with no sample
+ * says the thread did not run (cpu and itimer modes, docs/PRODUCTION.md). */
+static bool thread_is_gone(const struct fx_profile *p, const struct fx_thread *t)
 {
-    return t->unregistered && t->samples.count == 0 && t->markers.count == 0;
+    return t->unregistered && t->unregister_ns < p->kept_from_ns && t->samples.count == 0 &&
+           t->markers.count == 0;
+}
+
+uint32_t fx_profile_threads_without_samples(const struct fx_profile *p)
+{
+    uint32_t n = 0;
+    for (uint32_t i = 0; i < p->nthreads; i++)
+        n += p->threads[i].samples.count == 0 && !thread_is_gone(p, &p->threads[i]);
+    return n;
 }
 
 static void copy_threads(struct fx_profile *d, const struct fx_profile *s, bool *ok)
@@ -297,7 +310,7 @@ static void copy_threads(struct fx_profile *d, const struct fx_profile *s, bool 
     *ok = *ok && d->threads;
     d->threads_cap = d->threads ? (s->nthreads ? s->nthreads : 1) : 0;
     for (uint32_t i = 0; *ok && i < s->nthreads; i++) {
-        if (thread_is_empty(&s->threads[i]))
+        if (thread_is_gone(s, &s->threads[i]))
             continue;
         if (i == s->main_thread)
             d->main_thread = d->nthreads;
@@ -349,6 +362,7 @@ static void copy_meta(struct fx_profile *d, const struct fx_profile *s, bool *ok
     DUP(d, s, schemas, s->nschemas, ok);
     d->nschemas = d->schemas_cap = d->schemas ? s->nschemas : 0;
     d->start_ns = s->start_ns;
+    d->kept_from_ns = s->kept_from_ns;
     d->range_begin_ns = s->range_begin_ns;
     d->range_end_ns = s->range_end_ns;
     d->range_set = s->range_set;

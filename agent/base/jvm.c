@@ -29,11 +29,11 @@ bool fx_jvmti_failed(jvmtiError err, const char *what)
 {
     if (err == JVMTI_ERROR_NONE)
         return false;
-    jvmtiEnv *jvmti = fx_jvmti();
+    jvmtiEnv *env = fx_jvmti();
     char *name = NULL;
-    if (jvmti != NULL && (*jvmti)->GetErrorName(jvmti, err, &name) == JVMTI_ERROR_NONE) {
+    if (env != NULL && (*env)->GetErrorName(env, err, &name) == JVMTI_ERROR_NONE) {
         fx_log("JVMTI %s failed: %s", what, name);
-        (*jvmti)->Deallocate(jvmti, (unsigned char *)name);
+        (*env)->Deallocate(env, (unsigned char *)name);
     } else {
         fx_log("JVMTI %s failed: error %d", what, (int)err);
     }

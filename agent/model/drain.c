@@ -4,7 +4,8 @@
  * frees ended threads. The sampler's share is here: each thread's ring becomes model stacks
  * (stacks.c) and samples, each new jmethodID resolved in the pass it first appears
  * (methods.c). The drain is the only writer of the model until fx_drain_stop returns; then
- * VMDeath owns the model and drains once more itself.
+ * VMDeath owns the model and drains once more itself. Its OS name says whether the sampler runs
+ * or was stopped, for `fxprof list` (fx_agent_state.h).
  *
  * Idle gaps (PROFILE-FORMAT.md §11.3): with CPU-time signals an idle thread is simply not
  * sampled, and the front-end would stretch its neighbouring samples across the gap. When a
@@ -15,7 +16,9 @@
 
 #include <stdio.h>
 #include <string.h>
+#include <sys/prctl.h>
 
+#include "fx_agent_state.h"
 #include "fx_ring.h"
 
 #define DRAIN_PERIOD_NS 10000000 /* 10 ms */
@@ -140,8 +143,7 @@ static void one_record(JNIEnv *jni, struct fx_profile *p, struct fx_thread *t,
 }
 
 /* Empties one ring. `was_ended` was read before draining, so an empty ring is then final.
- * A thread enters the model with its first sample: threads that never ran long enough to be
- * sampled would only add empty tracks (they are still counted as "threads sampled"). */
+ * When to add a thread without samples to the model: tracks.c (fx_tracks_of_every_thread). */
 static void drain_thread(JNIEnv *jni, struct fx_profile *p, struct fx_thread *t)
 {
     bool was_ended = ended(t);
@@ -152,6 +154,10 @@ static void drain_thread(JNIEnv *jni, struct fx_profile *p, struct fx_thread *t)
     t->seen_drops = drops;
     const void *rec;
     uint32_t len, index;
+    if (!t->in_profile && fx_tracks_of_every_thread() && fx_tracks_index(p, t, &index) != FX_OK) {
+        dr.model_errors++;
+        return; /* tried again at the next pass */
+    }
     while ((rec = fx_ring_peek(&t->ring, &len)) != NULL) {
         if (fx_tracks_index(p, t, &index) != FX_OK) {
             dr.model_errors++;
@@ -223,9 +229,38 @@ static uint64_t ring_drops(void)
     return drops;
 }
 
+/* The sampler's state for /proc (fx_agent_state.h): set by its start and stop (control's lock),
+ * shown by the drain thread in its own OS name, which only it can set, before the pass that
+ * serves a stop's snapshot (so a stop command returns with the name already changed). */
+static struct {
+    int sampling; /* atomic */
+    int shown;    /* drain thread only: what its name says, -1 nothing yet */
+} state = {0, -1};
+
+static void show_state(void)
+{
+    int sampling = __atomic_load_n(&state.sampling, __ATOMIC_ACQUIRE);
+    if (sampling != state.shown &&
+        prctl(PR_SET_NAME, sampling ? FX_STATE_COMM_SAMPLING : FX_STATE_COMM_STOPPED) == 0)
+        state.shown = sampling;
+}
+
+static int sampler_start(JNIEnv *jni)
+{
+    __atomic_store_n(&state.sampling, 1, __ATOMIC_RELEASE);
+    return fx_sampling_start(jni);
+}
+
+static void sampler_stop(void)
+{
+    fx_sampling_stop();
+    __atomic_store_n(&state.sampling, 0, __ATOMIC_RELEASE);
+}
+
 static void drain_tick(JNIEnv *jni, void *arg)
 {
     (void)arg;
+    show_state();
     fx_drain_once(jni);
     struct fx_drain_figures f = {dr.samples, ring_drops()};
     fx_window_serve(jni, dr.profile, &f); /* dumps, status: between passes (window.c) */
@@ -302,6 +337,9 @@ static void report_sampling(struct fx_profile *p, const struct handler_cost *c)
     fx_profile_extra_int(p, g, "samples", (int64_t)dr.samples);
     fx_profile_extra_int(p, g, "sample weight total", (int64_t)dr.weight_sum);
     fx_profile_extra_int(p, g, "idle samples inserted", (int64_t)dr.idle_inserted);
+    if (fx_tracks_of_every_thread()) /* tracks.c; in wall mode no thread is a track unsampled */
+        fx_profile_extra_int(p, g, "threads without samples (empty tracks)",
+                             (int64_t)fx_profile_threads_without_samples(p));
     fx_profile_extra_int(p, g, "signals handled", (int64_t)c->handled);
     /* Thread CPU time, less the timing's own clock reads; measured on 1 signal in 16. */
     fx_profile_extra_int(p, g, "mean CPU ns in handler per signal",
@@ -365,8 +403,8 @@ static void drain_report(JNIEnv *jni, struct fx_profile *p, const struct fx_span
 
 const struct fx_source fx_drain_source = {
         .name = "cpu/wall sampler",
-        .start = fx_sampling_start,
-        .stop = fx_sampling_stop,
+        .start = sampler_start,
+        .stop = sampler_stop,
         .drain = drain_rings,
         .before_dump = drain_report,
 };

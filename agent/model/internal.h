@@ -14,7 +14,11 @@
 /* Samples taken so far (all periods). Any thread (relaxed). */
 uint64_t fx_drain_samples(void);
 
-/* --- tracks.c: sampled threads as the model's threads --- */
+/* --- tracks.c: registered threads as the model's threads --- */
+
+/* True when every registered thread is a track from its registration on, sampled or not (cpu
+ * and itimer modes); false when a thread enters the model with its first sample (wall). */
+bool fx_tracks_of_every_thread(void);
 
 /* The model's thread index of t, adding t to the model first if it has no samples yet (markers
  * may reach a thread before its first sample). Model owner only. FX_OK or FX_ENOMEM. */

@@ -1,10 +1,21 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* Sampled threads as the model's threads (tracks): a thread enters the model with its first
- * sample or marker, and its track takes the Java thread's name as it is when asked (thread
- * pools rename their threads after they start). Model owner only. */
+/* Registered threads as the model's threads (tracks): in cpu and itimer modes every registered
+ * thread is a track from the drain pass after its registration, in wall mode a thread enters
+ * the model with its first sample or marker; a track takes the Java thread's name as it is when
+ * asked (thread pools rename their threads after they start). Model owner only. */
 #include "internal.h"
 
 #include <string.h>
+
+/* A CPU-time signal needs CPU time: a thread that did not run has no sample, and an empty,
+ * named track says so (rather than the thread missing from the profile, as if not registered).
+ * The wall sampler signals every registered thread each tick, so there a thread without a
+ * sample lived less than one interval (or lost its samples, which Losses counts): its track
+ * would say nothing more, and a thread-per-task pool would fill the track list with them. */
+bool fx_tracks_of_every_thread(void)
+{
+    return fx_opt()->mode != FX_MODE_WALL;
+}
 
 int fx_tracks_index(struct fx_profile *p, struct fx_thread *t, uint32_t *out)
 {

@@ -2,7 +2,9 @@
 # SPDX-License-Identifier: Apache-2.0
 # fxprof list and fxprof record -d with the real libfxagent.so, on every JDK:
 #   list (text and --json) shows our JVM with its main (the source file), JDK major and no agent;
-#   record -d 2s PID writes a profile summary can read, then list says the agent is loaded; no progress line ('\r') when stderr is not a terminal, one on a terminal
+#   record -d 2s PID writes a profile summary can read, then list says the agent is loaded and
+#   stopped; start -> "sampling", stop -> "stopped" (text and --json agentState, from the drain
+#   thread's OS name); no progress line ('\r') when stderr is not a terminal, one on a terminal
 #   (script(1));
 #   record -d NAME: a unique name records; a name two JVMs match, or none, exits 2 and lists the
 #   candidates, and neither JVM gets the agent; a non-JVM pid exits 1 ("not a HotSpot JVM");
@@ -35,15 +37,31 @@ start_jvm() { # JDK LOG: a sleeper from $uniq.java; sets JVM_PID
     cli_fail "the JVM did not start within 60 s"
 }
 
-list_entry() { # PID LOG: the list --json entry of PID as "main jdk agentLoaded"
+list_entry() { # PID LOG: the list --json entry of PID as "main jdk agentLoaded agentState"
     "$FXPROF" list --json >"$2.json" 2>"$2.err" || cli_fail "list --json exited $?"
     python3 - "$1" "$2.json" <<'PY'
 import json, sys
 pid, path = int(sys.argv[1]), sys.argv[2]
 for e in json.load(open(path)):
     if e["pid"] == pid:
-        print(e["main"].rsplit("/", 1)[-1], e["jdk"], str(e["agentLoaded"]).lower())
+        print(e["main"].rsplit("/", 1)[-1], e["jdk"], str(e["agentLoaded"]).lower(),
+              e.get("agentState") or "null")
 PY
+}
+
+# list_state PID WANT LOG: waits (at most 30 s) until list, text and --json, shows the agent's
+# state WANT: the drain thread renames itself at its next pass (every 10 ms) after a start.
+list_state() {
+    local i state=
+    for i in $(seq 1 300); do
+        read -r _ _ _ state < <(list_entry "$1" "$3.$i")
+        if [[ $state == "$2" ]] &&
+            grep -Eq "^$1 +[^ ]+ +[^ ]+ +$2 " <("$FXPROF" list); then
+            return 0
+        fi
+        sleep 0.1
+    done
+    cli_fail "list --json says agentState=$state for pid $1 (or the table differs), expected $2: $("$FXPROF" list)"
 }
 
 fx_jdks_discover
@@ -57,17 +75,21 @@ for k in "${!FX_JDK_HOMES[@]}"; do
     [[ $CLI_RC -eq 0 ]] || cli_fail "list exited $CLI_RC"
     grep -Eq "^$pid +[^ ]+ +$major[.0-9+a-z-]* +- +.*/$uniq\.java$" "list$major.out" ||
         cli_fail "list does not show pid $pid with JDK $major, no agent and $uniq.java"
-    read -r main ver loaded < <(list_entry "$pid" "lj$major")
-    [[ $main == "$uniq.java" && $ver == "$major"* && $loaded == false ]] ||
-        cli_fail "list --json: '$main $ver $loaded' for pid $pid"
+    read -r main ver loaded state < <(list_entry "$pid" "lj$major")
+    [[ $main == "$uniq.java" && $ver == "$major"* && $loaded == false && $state == null ]] ||
+        cli_fail "list --json: '$main $ver $loaded $state' for pid $pid"
 
     cli_run "rec$major" "$FXPROF" record "${A[@]}" -d 2s -o "rec$major.json.gz" "$pid"
     [[ $CLI_RC -eq 0 ]] || cli_fail "record -d 2s $pid exited $CLI_RC"
     "$FXPROF" summary "rec$major.json.gz" >/dev/null || cli_fail "the profile of record -d is not readable"
     ! grep -q $'\r' "rec$major.err" || cli_fail "a progress line was drawn on a non-terminal stderr"
-    read -r main ver loaded < <(list_entry "$pid" "lj2$major")
+    read -r main ver loaded state < <(list_entry "$pid" "lj2$major")
     [[ $loaded == true ]] || cli_fail "after record -d, list --json says agentLoaded=$loaded"
-    grep -Eq "^$pid +[^ ]+ +[^ ]+ +loaded " <("$FXPROF" list) || cli_fail "list does not say 'loaded'"
+    list_state "$pid" stopped "st1$major" # record -d ends with a stop
+    "$FXPROF" start "${A[@]}" "$pid" >/dev/null || cli_fail "start $pid failed"
+    list_state "$pid" sampling "st2$major"
+    "$FXPROF" stop "$pid" -o "stop$major.json.gz" >/dev/null || cli_fail "stop $pid failed"
+    list_state "$pid" stopped "st3$major"
 
     if command -v script >/dev/null; then
         script -qec "'$FXPROF' record --agent '$FXAGENT_LIB' -d 3s -o tty$major.json.gz $pid" "tty$major.log" >/dev/null </dev/null ||
@@ -94,7 +116,7 @@ for k in "${!FX_JDK_HOMES[@]}"; do
     cli_expect_error "amb$major" "'$uniq' matches 2 JVMs: .*$pid.*$pid2|'$uniq' matches 2 JVMs: .*$pid2.*$pid" \
         "$FXPROF" record "${A[@]}" -d 1s "$uniq"
     [[ $CLI_RC -eq 2 ]] || cli_fail "an ambiguous NAME exited $CLI_RC, expected 2"
-    read -r main ver loaded < <(list_entry "$pid2" "lj3$major")
+    read -r main ver loaded state < <(list_entry "$pid2" "lj3$major")
     [[ $loaded == false ]] || cli_fail "the second JVM got the agent although the NAME was ambiguous"
     kill "$pid" "$pid2"
     wait "$pid" "$pid2" 2>/dev/null || true

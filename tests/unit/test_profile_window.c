@@ -299,6 +299,34 @@ START_TEST(test_profile_window_snapshot_leaves_out_ended_empty_threads)
 }
 END_TEST
 
+/* A thread that lived in the window keeps its track though it has no sample (cpu mode: it did
+ * not run); one that ended before a new period's start is left out, and only kept empty tracks
+ * are counted. */
+START_TEST(test_profile_window_snapshot_keeps_empty_threads_of_the_window)
+{
+    struct fx_profile *p = fx_profile_new();
+    fx_stack_id a = label(p, "a");
+    uint32_t old = thread(p, "old", 1), busy = thread(p, "busy", 2);
+    fx_profile_thread_unregister(p, old, 30);
+    fx_profile_drop_before(p, INT64_MAX); /* a reset, as window.c does it */
+    fx_profile_set_start(p, 100, 0);
+    uint32_t sleeper = thread(p, "sleeper", 3), brief = thread(p, "brief", 4);
+    fx_profile_thread_unregister(p, brief, 150);
+    samples(p, busy, a, 110, 1, 5, 1);
+    ck_assert_uint_eq(fx_profile_threads_without_samples(p), 2);
+    struct fx_profile *copy = fx_profile_snapshot(p);
+    ck_assert_ptr_nonnull(copy);
+    ck_assert_uint_eq(fx_profile_thread_count(copy), 3);
+    ck_assert_str_eq(copy->threads[0].name, "busy");
+    ck_assert_str_eq(copy->threads[1].name, "sleeper");
+    ck_assert_str_eq(copy->threads[2].name, "brief"); /* ended in the window: kept */
+    ck_assert_uint_eq(fx_profile_threads_without_samples(copy), 2);
+    (void)old, (void)sleeper;
+    fx_profile_free(copy);
+    fx_profile_free(p);
+}
+END_TEST
+
 START_TEST(test_profile_window_snapshot_out_of_memory_returns_null)
 {
     struct fx_profile *p = rich_profile();
@@ -351,6 +379,7 @@ static Suite *profile_window_suite(void)
     tcase_add_test(tc, test_profile_window_drop_markers_in_runs_keeps_each_row_with_its_values);
     tcase_add_test(tc, test_profile_window_snapshot_writes_the_same_json);
     tcase_add_test(tc, test_profile_window_snapshot_leaves_out_ended_empty_threads);
+    tcase_add_test(tc, test_profile_window_snapshot_keeps_empty_threads_of_the_window);
     tcase_add_test(tc, test_profile_window_snapshot_out_of_memory_returns_null);
     tcase_add_test(tc, test_profile_window_table_limit_refuses_new_rows_and_finds_old_ones);
     suite_add_tcase(s, tc);
