@@ -12,7 +12,8 @@
 #   * races: two fxprof clients at once (status and dump while running), a stop racing a loop=
 #     dump: each gets one answer, nothing hangs;
 #   * at the end, after the last stop: threads, file descriptors and POSIX timers back to what
-#     they were after the first stop, RSS within RSS_BOUND_KIB of it; the JVM exits 0, no hs_err.
+#     they were after a warm-up stop (the 10th, or a third of the cycles), RSS within
+#     FXAGENT_CYCLE_RSS_KIB (8 MiB) of it; the JVM exits 0, no hs_err.
 # usage: cycle_test.sh JDK_HOME [CYCLES]  (FXAGENT_CYCLES overrides CYCLES; the issue's full run
 #        is FXAGENT_CYCLES=1000, and FXAGENT_CYCLE_STOP_S=60 for a minute of being stopped)
 set -euo pipefail
@@ -56,6 +57,8 @@ set_phase() {
     done
     it_fail "the workload did not switch to phase $1"
 }
+signals_since_stop() { sed -n 's/.*; \([0-9]*\) signals since the stop.*/\1/p' <<<"$REPLY"; }
+late_max=0
 count_tasks() { ls "/proc/$PID/task" | wc -l; }
 count_fds() { ls "/proc/$PID/fd" | wc -l; }
 count_timers() { grep -c '^ID:' "/proc/$PID/timers" 2>/dev/null || true; }
@@ -85,6 +88,7 @@ check_batch() {
 }
 
 timers_before=$(count_timers)
+warm=$((cycles / 3 > 10 ? 10 : (cycles / 3 > 0 ? cycles / 3 : 1)))
 t_begin=$(date +%s)
 for ((c = 1; c <= cycles; c++)); do
     set_phase "$c"
@@ -116,26 +120,35 @@ for ((c = 1; c <= cycles; c++)); do
     [[ $REPLY == *"r-$c.json.gz"* ]] || it_fail "cycle $c: stop said: $REPLY"
     checks+=("$run/r-$c.json.gz:$c")
     ((${#checks[@]} >= 50)) && check_batch
-    if ((c == 1)); then
+    if ((c == warm)); then # the JVM's own RSS grows for its first ~20 s (JIT, no agent needed)
         tasks0=$(count_tasks) fds0=$(count_fds) rss0=$(rss_kib)
     fi
     if ((c % 25 == 0)); then
+        # A signal sent before the stop may still be pending on a thread that has not run
+        # since; SIGPROF does not queue, so at most one per thread: no more than the threads.
         cmd status
-        [[ $REPLY == *"; 0 signals since the stop"* ]] || it_fail "cycle $c: signals while stopped: $REPLY"
+        late=$(signals_since_stop)
+        ((late <= $(count_tasks))) || it_fail "cycle $c: $late signals while stopped: $REPLY"
+        ((late_max = late > late_max ? late : late_max))
         [[ $(count_timers) -eq $timers_before ]] || it_fail "cycle $c: POSIX timers left while stopped"
     fi
 done
 check_batch
 t_cycles=$(($(date +%s) - t_begin))
 
-# Stopped means idle.
+# Stopped means idle: nothing of the agent runs and no signal arrives over stop_s seconds (the
+# status before it lets late signals of the last recording arrive, and its own drain pass end).
+sleep 0.5
+cmd status
+sig0=$(signals_since_stop)
 sleep 0.5
 read -r cpu0 sw0 n0 < <(agent_threads)
 sleep "$stop_s"
 read -r cpu1 sw1 n1 < <(agent_threads)
 cmd status
-echo "$IT_NAME: stopped for ${stop_s} s: $n1 agent threads, $((cpu1 - cpu0)) ns CPU, $((sw1 - sw0)) context switches; $REPLY"
-[[ $REPLY == *"; 0 signals since the stop"* ]] || it_fail "signals while stopped: $REPLY"
+sig1=$(signals_since_stop)
+echo "$IT_NAME: stopped for ${stop_s} s: $n1 agent threads, $((cpu1 - cpu0)) ns CPU, $((sw1 - sw0)) context switches, $((sig1 - sig0)) signals; at most $late_max signals of a recording arrived after its stop; $REPLY"
+((sig1 == sig0)) || it_fail "$((sig1 - sig0)) signals while stopped: $REPLY"
 ((sw1 == sw0 && cpu1 == cpu0)) || it_fail "the agent's threads ran while stopped: $((cpu1 - cpu0)) ns, $((sw1 - sw0)) switches"
 [[ $(count_timers) -eq $timers_before ]] || it_fail "POSIX timers left while stopped: $(cat /proc/$PID/timers)"
 
@@ -148,7 +161,7 @@ cmd stop
 
 sleep 0.5
 tasks1=$(count_tasks) fds1=$(count_fds) rss1=$(rss_kib)
-echo "$IT_NAME: $cycles cycles in $t_cycles s; after the first stop: $tasks0 threads, $fds0 fds, RSS $rss0 KiB; at the end: $tasks1 threads, $fds1 fds, RSS $rss1 KiB ($((rss1 - rss0)) KiB)"
+echo "$IT_NAME: $cycles cycles in $t_cycles s; after stop $warm: $tasks0 threads, $fds0 fds, RSS $rss0 KiB; at the end: $tasks1 threads, $fds1 fds, RSS $rss1 KiB ($((rss1 - rss0)) KiB)"
 # The churn thread keeps up to a few short-lived threads alive at any time.
 ((tasks1 <= tasks0 + 4)) || it_fail "threads grew: $tasks0 -> $tasks1"
 ((fds1 <= fds0 + 2)) || it_fail "file descriptors grew: $fds0 -> $fds1"
