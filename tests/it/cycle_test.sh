@@ -9,8 +9,8 @@
 #   * stopped means idle: over STOP_S seconds of being stopped, the agent's threads take no CPU
 #     time and no context switch (/proc/PID/task/*/schedstat, status), and the agent counted
 #     no SIGPROF since the stop (status: "0 signals since the stop"); no POSIX timer is left;
-#   * races: two fxprof clients at once (status and dump while running), a stop racing a loop=
-#     dump: each gets one answer, nothing hangs;
+#   * races: two fxprof clients at once (status and dump, or two dumps, while running), a stop
+#     racing a loop= dump: each gets one answer and a valid file, nothing hangs;
 #   * at the end, after the last stop: threads, file descriptors and POSIX timers back to what
 #     they were after a warm-up stop (the 10th, or a third of the cycles), RSS within
 #     FXAGENT_CYCLE_RSS_KIB (8 MiB) of it; the JVM exits 0, no hs_err.
@@ -105,16 +105,22 @@ for ((c = 1; c <= cycles; c++)); do
     [[ $REPLY == *"interval ${iv}ms"* && $REPLY == *"$mode"* ]] || it_fail "cycle $c: start said: $REPLY"
     # Long enough for about 20 samples of each worker at this interval.
     sleep "$(awk -v iv="$iv" 'BEGIN {s = iv * 20 / 1000; print (s < 0.2 ? 0.2 : s)}')"
-    if ((c % 10 == 0)); then # two clients at once, while running
-        fx status "$PID" >st1.out 2>&1 &
+    if ((c % 10 == 0)); then # two clients at once, while running: status and dump, or 2 dumps
+        if ((c % 20 == 0)); then
+            fx dump "$PID" -o "$run/e-$c.json.gz" >st1.out 2>&1 &
+        else
+            fx status "$PID" >st1.out 2>&1 &
+        fi
         p1=$!
         fx dump "$PID" -o "$run/d-$c.json.gz" >st2.out 2>&1 &
         p2=$!
-        wait "$p1" || it_fail "cycle $c: concurrent status failed: $(cat st1.out)"
+        wait "$p1" || it_fail "cycle $c: concurrent client 1 failed: $(cat st1.out)"
         wait "$p2" || it_fail "cycle $c: concurrent dump failed: $(cat st2.out)"
-        grep -q "running for" st1.out || it_fail "cycle $c: concurrent status: $(cat st1.out)"
-        "$FXCHECK" "$run/d-$c.json.gz" >/dev/null || it_fail "cycle $c: the concurrent dump is not valid"
-        rm -f "$run/d-$c.json.gz"
+        grep -q "running for\|sampling goes on" st1.out || it_fail "cycle $c: concurrent client 1: $(cat st1.out)"
+        for f in "$run"/[de]-"$c".json.gz; do
+            "$FXCHECK" "$f" >/dev/null || it_fail "cycle $c: the concurrent dump $f is not valid"
+            rm -f "$f"
+        done
     fi
     cmd stop
     [[ $REPLY == *"r-$c.json.gz"* ]] || it_fail "cycle $c: stop said: $REPLY"
@@ -129,7 +135,7 @@ for ((c = 1; c <= cycles; c++)); do
         cmd status
         late=$(signals_since_stop)
         ((late <= $(count_tasks))) || it_fail "cycle $c: $late signals while stopped: $REPLY"
-        ((late_max = late > late_max ? late : late_max))
+        late_max=$((late > late_max ? late : late_max))
         [[ $(count_timers) -eq $timers_before ]] || it_fail "cycle $c: POSIX timers left while stopped"
     fi
 done
