@@ -99,7 +99,7 @@ for ((c = 1; c <= cycles; c++)); do
     ((depth > 1024)) && ring=256k
     ((c % 7 == 0)) && ring=1m
     opts="depth=$depth,ring=$ring"
-    [[ $mode == cpu && $((c % 4)) -eq 0 ]] && opts+=",engine=timer"
+    [[ $mode == cpu ]] && opts+=",engine=$( ((c % 4 == 0)) && echo timer || echo auto)"
     ((c % 5 == 0)) && opts+=",markers=off"
     cmd start -m "$mode" -i "${iv}ms" -o "$run/r-$c.json.gz" --options "$opts"
     [[ $REPLY == *"interval ${iv}ms"* && $REPLY == *"$mode"* ]] || it_fail "cycle $c: start said: $REPLY"
