@@ -99,13 +99,20 @@ struct fx_periodic {
     /* Private to periodic.c. */
     pthread_mutex_t lock;
     pthread_cond_t cond; /* on CLOCK_MONOTONIC */
-    bool ready, stop, running;
+    bool ready, stop, running, paused, kicked, in_tick, reclock;
 };
 
 /* Ticks at start + k * period (a slow tick does not shift the ones after it). */
 int fx_periodic_start(JNIEnv *jni, struct fx_periodic *p);
 /* Stops the thread and waits until its current tick (and `exiting`) are done. */
 void fx_periodic_stop(struct fx_periodic *p);
+/* No tick from now on but one per fx_periodic_kick: the thread blocks without a deadline (no
+ * wake-up). Returns once the tick in progress, if any, is done. */
+void fx_periodic_pause(struct fx_periodic *p);
+/* Ticks again, the first one a period from now. */
+void fx_periodic_resume(struct fx_periodic *p);
+/* One tick as soon as the thread is free, paused or not (deadlines do not move). */
+void fx_periodic_kick(struct fx_periodic *p);
 
 /* --- sources.c: event sources and the steps before and after a dump --- */
 

@@ -1,29 +1,61 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* One periodic agent thread, the loop the drain, the validator, the loop dumps and the wall
  * sampler share: deadlines at start + k * period on CLOCK_MONOTONIC (a clock step does not
- * stall it, a slow tick does not shift the next ones), and a stop that waits for the tick in
- * progress. */
+ * stall it, a slow tick does not shift the next ones), a stop that waits for the tick in
+ * progress, and a pause (a stopped recording): the thread then blocks on its condition with no
+ * deadline, so it costs no wake-up at all, and ticks once per kick (a request to serve). */
 #include "base.h"
+
+#include <errno.h>
+
+static void advance(struct timespec *t, uint64_t ns)
+{
+    ns += (uint64_t)t->tv_nsec;
+    t->tv_sec += (time_t)(ns / 1000000000);
+    t->tv_nsec = (long)(ns % 1000000000);
+}
+
+/* Under p->lock: waits for the next tick (a deadline, or a kick); false once stopped. */
+static bool wait_tick(struct fx_periodic *p, struct timespec *next)
+{
+    for (;;) {
+        if (p->stop)
+            return false;
+        if (p->kicked) {
+            p->kicked = false;
+            return true;
+        }
+        if (p->paused) {
+            pthread_cond_wait(&p->cond, &p->lock);
+            continue;
+        }
+        if (p->reclock) { /* started or resumed: the first deadline is a period from now */
+            p->reclock = false;
+            clock_gettime(CLOCK_MONOTONIC, next);
+            advance(next, p->period_ns);
+        }
+        if (pthread_cond_timedwait(&p->cond, &p->lock, next) == ETIMEDOUT) {
+            advance(next, p->period_ns);
+            return true;
+        }
+    }
+}
 
 static void JNICALL periodic_main(jvmtiEnv *jvmti, JNIEnv *jni, void *arg)
 {
     (void)jvmti;
     struct fx_periodic *p = arg;
-    struct timespec next;
-    clock_gettime(CLOCK_MONOTONIC, &next);
-    for (;;) {
-        uint64_t ns = (uint64_t)next.tv_nsec + p->period_ns;
-        next.tv_sec += (time_t)(ns / 1000000000);
-        next.tv_nsec = (long)(ns % 1000000000);
-        pthread_mutex_lock(&p->lock);
-        while (!p->stop && pthread_cond_timedwait(&p->cond, &p->lock, &next) == 0)
-            ;
-        bool stop = p->stop;
+    struct timespec next = {0, 0};
+    pthread_mutex_lock(&p->lock);
+    while (wait_tick(p, &next)) {
+        p->in_tick = true;
         pthread_mutex_unlock(&p->lock);
-        if (stop)
-            break;
         p->tick(jni, p->arg);
+        pthread_mutex_lock(&p->lock);
+        p->in_tick = false;
+        pthread_cond_broadcast(&p->cond); /* a pause waits for the tick to end */
     }
+    pthread_mutex_unlock(&p->lock);
     if (p->exiting != NULL)
         p->exiting(p->arg);
     pthread_mutex_lock(&p->lock);
@@ -44,7 +76,8 @@ int fx_periodic_start(JNIEnv *jni, struct fx_periodic *p)
         p->ready = true;
     }
     pthread_mutex_lock(&p->lock);
-    p->stop = false;
+    p->stop = p->paused = p->kicked = p->in_tick = false;
+    p->reclock = true;
     p->running = true;
     pthread_mutex_unlock(&p->lock);
     int rc = fx_run_thread(jni, p->name, periodic_main, p);
@@ -65,5 +98,41 @@ void fx_periodic_stop(struct fx_periodic *p)
     pthread_cond_broadcast(&p->cond);
     while (p->running)
         pthread_cond_wait(&p->cond, &p->lock);
+    pthread_mutex_unlock(&p->lock);
+}
+
+void fx_periodic_pause(struct fx_periodic *p)
+{
+    if (!p->ready)
+        return;
+    pthread_mutex_lock(&p->lock);
+    p->paused = true;
+    p->kicked = false;
+    pthread_cond_broadcast(&p->cond);
+    while (p->running && p->in_tick)
+        pthread_cond_wait(&p->cond, &p->lock);
+    pthread_mutex_unlock(&p->lock);
+}
+
+void fx_periodic_resume(struct fx_periodic *p)
+{
+    if (!p->ready)
+        return;
+    pthread_mutex_lock(&p->lock);
+    if (p->paused) {
+        p->paused = false;
+        p->reclock = true;
+        pthread_cond_broadcast(&p->cond);
+    }
+    pthread_mutex_unlock(&p->lock);
+}
+
+void fx_periodic_kick(struct fx_periodic *p)
+{
+    if (!p->ready)
+        return;
+    pthread_mutex_lock(&p->lock);
+    p->kicked = true;
+    pthread_cond_broadcast(&p->cond);
     pthread_mutex_unlock(&p->lock);
 }

@@ -86,56 +86,72 @@ static int start_fresh(JavaVM *vm, struct fx_options *o, struct fx_outcome *out)
     return FX_RC_OK;
 }
 
-/* Options that the sampling engines and rings were built with. */
-static const char *const fixed_keys[] = {"mode", "engine", "interval", "depth", "ring"};
-
-static bool fixed_differs(const struct fx_options *o, const char *key)
+/* The recording's options after a start with options o (`text` as given): an option given
+ * again takes its new value, the others keep the previous start's. Strings are not copied. */
+static struct fx_options next_options(const struct fx_options *o, const char *text)
 {
-    const struct fx_options *c = fx_opt();
-    if (!strcmp(key, "mode"))
-        return o->mode != c->mode;
-    if (!strcmp(key, "engine"))
-        return o->engine != c->engine;
-    if (!strcmp(key, "interval"))
-        return o->interval_ns != c->interval_ns;
-    if (!strcmp(key, "depth"))
-        return o->depth != c->depth;
-    return o->ring_bytes != c->ring_bytes;
+    struct fx_options n = *fx_opt();
+    if (fx_option_given(text, "mode"))
+        n.mode = o->mode;
+    if (fx_option_given(text, "engine"))
+        n.engine = o->engine;
+    if (fx_option_given(text, "interval"))
+        n.interval_ns = o->interval_ns;
+    if (fx_option_given(text, "depth"))
+        n.depth = o->depth;
+    if (fx_option_given(text, "ring"))
+        n.ring_bytes = o->ring_bytes;
+    if (fx_option_given(text, "markers"))
+        n.markers = o->markers;
+    if (fx_option_given(text, "validate"))
+        n.validate = true;
+    if (fx_option_given(text, "loop"))
+        n.loop_ns = o->loop_ns;
+    if (fx_option_given(text, "memory"))
+        n.memory_bytes = o->memory_bytes;
+    if (fx_option_given(text, "quiet"))
+        n.quiet = true;
+    return n;
 }
 
-/* Options given again take their new value; the others keep the previous start's. */
-static void take_options(struct fx_options *o, const char *text)
+static void swap_str(char **a, char **b)
+{
+    char *t = *a;
+    *a = *b;
+    *b = t; /* the old one is freed with o, unless it is the default pattern */
+}
+
+/* Takes the new options: numbers as next_options says, strings from o. */
+static void take_options(struct fx_options *o, const struct fx_options *next)
 {
     struct fx_options *opt = &fx_rec_edit()->opt;
-    if (o->file_set) {
-        char *old = opt->file;
-        opt->file = o->file;
-        o->file = old; /* freed with o, unless it is the default pattern */
-    }
-    if (fx_option_given(text, "loop"))
-        opt->loop_ns = o->loop_ns;
-    if (fx_option_given(text, "memory"))
-        opt->memory_bytes = o->memory_bytes;
-    if (fx_option_given(text, "quiet"))
-        opt->quiet = true;
+    char *file = opt->file, *report = opt->validate_report;
+    *opt = *next;
+    opt->file = file;
+    opt->validate_report = report;
+    if (o->file_set)
+        swap_str(&opt->file, &o->file);
+    if (o->validate_report != NULL)
+        swap_str(&opt->validate_report, &o->validate_report);
 }
 
-/* STOPPED -> RUNNING: the same engines, a new recording (the model's samples are reset). */
+/* STOPPED -> RUNNING: a new recording, with every option a first start takes (the engines, the
+ * buffers and the validator are built again). Checked first: a refused start changes nothing. */
 static int restart(JavaVM *vm, struct fx_options *o, const char *text, struct fx_outcome *out)
 {
-    for (size_t i = 0; i < sizeof(fixed_keys) / sizeof(fixed_keys[0]); i++) {
-        if (fx_option_given(text, fixed_keys[i]) && fixed_differs(o, fixed_keys[i]))
-            return fx_outcome_set(
-                    out, FX_RC_USAGE,
-                    "option '%s' cannot change after the first start in this JVM (the sampling engines keep it); start again without it",
-                    fixed_keys[i]);
-    }
+    struct fx_options next = next_options(o, text);
+    struct fx_errbuf eb = {{0}};
+    int rc = fx_sampling_check_options(&next, &eb);
+    if (rc == FX_OK && next.validate)
+        rc = fx_validate_check(&eb);
+    if (rc != FX_OK)
+        return fx_outcome_set(out, rc == FX_ERANGE ? FX_RC_USAGE : FX_RC_FAILED,
+                              "could not start: %s", eb.msg);
     JNIEnv *jni = NULL;
     if ((*vm)->GetEnv(vm, (void **)&jni, JNI_VERSION_1_6) != JNI_OK)
         return fx_outcome_set(out, FX_RC_FAILED,
                               "could not start: no JNI environment on the attach thread");
-    take_options(o, text);
-    struct fx_errbuf eb = {{0}};
+    take_options(o, &next);
     if (fx_lifecycle_restart(jni, &eb) != FX_OK)
         return fx_outcome_set(out, FX_RC_FAILED, "could not start: %s", eb.msg);
     describe_start(out, "started again");
@@ -188,6 +204,7 @@ static int cmd_stop(const struct fx_options *o, struct fx_outcome *out)
     struct fx_errbuf eb = {{0}};
     int rc =
             fx_output_snapshot(target(o), fx_opt()->loop_ns != 0 && !o->file_set, false, &res, &eb);
+    fx_lifecycle_stopped_idle();
     return write_outcome(out, "stopped", rc, &res, &eb);
 }
 
@@ -227,15 +244,19 @@ static int cmd_status(struct fx_outcome *out)
         fmt_duration(loop, sizeof(loop), fx_opt()->loop_ns);
     fx_engine_name(engine, sizeof(engine));
     fx_output_last_file(last, sizeof(last));
+    char idle[64] = ""; /* a stopped agent sends itself no signal: this says so */
+    if (s == FX_ST_STOPPED)
+        snprintf(idle, sizeof(idle), "; %llu signals since the stop",
+                 (unsigned long long)fx_lifecycle_signals_since_stop());
     return fx_outcome_set(
             out, FX_RC_OK,
-            "%s for %.1f s: %s, interval %s, %llu samples taken (%llu in memory), %u threads, %llu ring drops, memory %.1f of %.1f MiB (tables %.1f MiB, rings %.1f MiB), %llu dropped by the bound, loop %s, file %s%s%s",
+            "%s for %.1f s: %s, interval %s, %llu samples taken (%llu in memory), %u threads, %llu ring drops, memory %.1f of %.1f MiB (tables %.1f MiB, rings %.1f MiB), %llu dropped by the bound, loop %s, file %s%s%s%s",
             fx_lifecycle_state_name(s), (double)(until - fx_rec()->sampling_begin_ns) / 1e9, engine,
             iv, (unsigned long long)st->samples, (unsigned long long)st->held, st->threads,
             (unsigned long long)st->drops, (double)st->memory / 1048576.0,
             (double)st->bound / 1048576.0, (double)st->tables / 1048576.0,
             (double)st->ring_bytes / 1048576.0, (unsigned long long)st->dropped, loop,
-            fx_opt()->file, last[0] ? ", last written " : "", last);
+            fx_opt()->file, last[0] ? ", last written " : "", last, idle);
 }
 
 /* --- entry point --- */

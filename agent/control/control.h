@@ -27,10 +27,16 @@ void fx_lifecycle_unlock(void);
 /* IDLE -> RUNNING in a JVM that runs without the agent (the recording's options are set):
  * everything Agent_OnLoad and VMInit would have done. One line in eb on failure. */
 int fx_lifecycle_start_fresh(JavaVM *vm, struct fx_errbuf *eb);
-/* STOPPED -> RUNNING: the same engines, a new recording (the model's samples are reset). */
+/* STOPPED -> RUNNING: a new recording with the recording's (new) options: engines, buffers,
+ * validator and loop built again; the model's samples are reset. */
 int fx_lifecycle_restart(JNIEnv *jni, struct fx_errbuf *eb);
-/* RUNNING -> STOPPED: every signal source stopped; the records in flight drained next pass. */
+/* RUNNING -> STOPPED: every signal source deleted, no handler in flight, the drain paused (it
+ * serves requests only); the records in flight go to the next request's pass. */
 void fx_lifecycle_stop(void);
+/* After the stop's profile was written: the threads' buffers freed (see sampling.h). */
+void fx_lifecycle_stopped_idle(void);
+/* SIGPROFs the handler saw since fx_lifecycle_stopped_idle (0 for an idle stopped agent). */
+uint64_t fx_lifecycle_signals_since_stop(void);
 /* When the last stop happened. */
 int64_t fx_lifecycle_stopped_ns(void);
 

@@ -10,12 +10,9 @@
 #include "control.h"
 
 #include <dlfcn.h>
+#include <malloc.h>
 #include <stdio.h>
 #include <string.h>
-
-/* After sampling stopped, a handler that had passed the enabled check may still be writing
- * its record: give it a moment before the drain's last pass. */
-#define IN_FLIGHT_NS 2000000
 
 static const char *const state_names[] = {"not started", "running", "stopped", "shutting down"};
 
@@ -23,6 +20,7 @@ static const char *const state_names[] = {"not started", "running", "stopped", "
 static pthread_mutex_t lock = PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP;
 static int state; /* enum fx_state; atomic so fx_commands_active reads it without the lock */
 static int64_t stopped_ns;
+static uint64_t signals_at_stop; /* SIGPROFs counted by the handler when the stop was done */
 
 static void set_state(enum fx_state s)
 {
@@ -174,6 +172,11 @@ int fx_lifecycle_start_fresh(JavaVM *vm, struct fx_errbuf *eb)
     return FX_OK;
 }
 
+/* The engines, the buffers and the agent threads are built again from the recording's options,
+ * which may all differ from the previous start's (commands.c checked them). The RESTART
+ * request's pass empties what the rings still held (late samples of the last recording, counted
+ * as such); the drain is then paused again, so the rings are this thread's until the drain
+ * resumes, and no handler can use them (sampling is off): they get their new sizes. */
 int fx_lifecycle_restart(JNIEnv *jni, struct fx_errbuf *eb)
 {
     struct fx_recording *rec = fx_rec_edit();
@@ -186,29 +189,59 @@ int fx_lifecycle_restart(JNIEnv *jni, struct fx_errbuf *eb)
         fx_errbuf_set(eb, "the drain thread did not answer");
         return FX_ESTATE;
     }
+    fx_drain_pause();
     fx_threads_scan_begin();
+    fx_sampling_build_buffers();
     fx_sampling_enable();
     fx_sources_start(jni);
+    fx_drain_resume();
+    if (fx_opt()->validate && fx_validate_start(jni) != FX_OK)
+        fx_log("validate: the validator thread could not start: nothing is validated");
     set_state(FX_ST_RUNNING);
     fx_loop_start(jni);
     return FX_OK;
 }
 
+/* Every signal source off (timers deleted, perf events closed, the wall sampler and itimer
+ * stopped), then no handler left that could still write a record. */
 static void sampling_off(void)
 {
     fx_loop_stop();
+    fx_validate_stop();
     fx_sampling_disable();
     fx_sources_stop();
     fx_rec_edit()->sampling_end_ns = fx_now_ns();
+    fx_sampling_quiet();
 }
 
+static uint64_t signals_counted(void)
+{
+    struct fx_signal_counts c;
+    fx_sampling_counts(&c);
+    return c.no_thread + c.disabled + c.no_buffer;
+}
+
+/* The drain is paused first: the snapshot's request then gets a full pass of its own, after
+ * the last record was written. */
 void fx_lifecycle_stop(void)
 {
     sampling_off();
-    struct timespec pause = {0, IN_FLIGHT_NS};
-    nanosleep(&pause, NULL);
+    fx_drain_pause();
     stopped_ns = fx_rec()->sampling_end_ns;
     set_state(FX_ST_STOPPED);
+}
+
+void fx_lifecycle_stopped_idle(void)
+{
+    fx_drain_pause(); /* the snapshot's pass is over */
+    fx_sampling_free_buffers();
+    malloc_trim(0); /* the rings are large blocks: give their pages back */
+    signals_at_stop = signals_counted();
+}
+
+uint64_t fx_lifecycle_signals_since_stop(void)
+{
+    return signals_counted() - signals_at_stop;
 }
 
 /* A running recording stops and writes its last file; a stopped one was written at stop. */

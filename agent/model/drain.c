@@ -51,6 +51,7 @@ static struct {
     uint64_t methods_resolved, methods_unknown; /* by caches dropped at earlier resets */
     uint64_t records, samples, idle_inserted, model_errors;
     uint64_t weight_sum, cpu_sum_ns, cpu_gaps, wall_sum_ns, wall_gaps;
+    uint64_t covered_ns;        /* cpu mode: weight x interval of each sample's own recording */
     struct handler_cost reaped; /* of reaped threads */
     uint64_t drops;             /* of reaped threads */
 } dr;
@@ -96,6 +97,8 @@ static void account(struct fx_thread *t, const struct fx_sample_rec *r, int64_t 
 {
     dr.samples++;
     dr.weight_sum += r->weight;
+    if (fx_opt()->mode == FX_MODE_CPU) /* a start may change the interval: summed as it was */
+        dr.covered_ns += (uint64_t)r->weight * fx_opt()->interval_ns;
     if (t->have_last) {
         dr.cpu_sum_ns += (uint64_t)cpu_delta;
         dr.cpu_gaps++;
@@ -281,7 +284,18 @@ static struct fx_periodic drain = {
 
 int fx_drain_start(JNIEnv *jni)
 {
+    fx_window_owner(&drain);
     return fx_periodic_start(jni, &drain);
+}
+
+void fx_drain_pause(void)
+{
+    fx_periodic_pause(&drain);
+}
+
+void fx_drain_resume(void)
+{
+    fx_periodic_resume(&drain);
 }
 
 void fx_drain_stop(void)
@@ -307,7 +321,7 @@ static void extra_ms(struct fx_profile *p, const char *group, const char *label,
  * one was pending, kernel time (exclude_kernel), and each thread's last partial interval. */
 static void report_coverage(struct fx_profile *p, const char *g, int64_t armed_cpu_ns)
 {
-    double covered = (double)dr.weight_sum * (double)fx_opt()->interval_ns;
+    double covered = (double)dr.covered_ns;
     extra_ms(p, g, "thread CPU time while sampled", (double)armed_cpu_ns);
     extra_ms(p, g, "CPU time the samples stand for (weight x interval)", covered);
     if (armed_cpu_ns > 0) {
@@ -371,6 +385,10 @@ static void report_losses(struct fx_profile *p, uint64_t drops)
     fx_profile_extra_int(p, g, "signals on unregistered threads", (int64_t)sig.no_thread);
     fx_profile_extra_int(p, g, "signals after sampling stopped", (int64_t)sig.disabled);
     fx_profile_extra_int(p, g, "perf events that could not be re-armed", (int64_t)sig.rearm_failed);
+    fx_profile_extra_int(p, g, "signals on threads without buffers (out of memory)",
+                         (int64_t)sig.no_buffer);
+    fx_profile_extra_int(p, g, "threads whose buffers could not be allocated",
+                         (int64_t)st.no_memory);
     fx_profile_extra_int(p, g, "threads not sampled", (int64_t)st.not_sampled);
     fx_profile_extra_int(p, g, "threads whose timer failed", (int64_t)st.arm_failed);
     fx_profile_extra_int(p, g, "threads sampled", (int64_t)st.registered);

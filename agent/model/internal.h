@@ -74,6 +74,8 @@ struct fx_drain_figures {
 void fx_window_serve(JNIEnv *jni, struct fx_profile *p, const struct fx_drain_figures *f);
 /* The drain thread, exiting: pending and later requests fail. */
 void fx_window_drain_exiting(void);
+/* The drain's periodic thread, woken by each request (it may be paused: fx_drain_pause). */
+void fx_window_owner(struct fx_periodic *p);
 
 /* --- jit_info.c: what a JIT marker says about a compiled method --- */
 

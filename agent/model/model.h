@@ -22,6 +22,12 @@ struct fx_profile *fx_model_profile(void);
 int fx_drain_start(JNIEnv *jni);
 /* Stops the drain thread and waits for it; then the caller owns the model. */
 void fx_drain_stop(void);
+/* A stopped recording: the drain thread blocks with no deadline and runs one pass only per
+ * request (fx_window_request wakes it), so a stopped agent wakes up for nothing. Returns once
+ * the pass in progress is over: until the next request the rings have no consumer. */
+void fx_drain_pause(void);
+/* A start: passes every period again. */
+void fx_drain_resume(void);
 /* One pass over every source (the drain thread, or VMDeath after fx_drain_stop). */
 void fx_drain_once(JNIEnv *jni);
 /* The CPU/wall sampler: starts and stops sampling/, drains the threads' rings. */

@@ -53,6 +53,7 @@ static struct {
     enum req_state state;
     bool drain_gone;
     struct fx_window_request *r;
+    struct fx_periodic *owner; /* woken after a request is posted */
 } rq = {.lock = PTHREAD_MUTEX_INITIALIZER,
         .one = PTHREAD_MUTEX_INITIALIZER,
         .cond = PTHREAD_COND_INITIALIZER};
@@ -313,6 +314,13 @@ void fx_window_drain_exiting(void)
     pthread_mutex_unlock(&rq.lock);
 }
 
+void fx_window_owner(struct fx_periodic *p)
+{
+    pthread_mutex_lock(&rq.lock);
+    rq.owner = p;
+    pthread_mutex_unlock(&rq.lock);
+}
+
 /* --- the requester's side --- */
 
 /* Posts r and waits until the owner served it. FX_ESTATE when no drain thread serves it: it
@@ -330,6 +338,8 @@ int fx_window_request(struct fx_window_request *r)
         until.tv_sec += REQUEST_WAIT_S;
         rq.r = r;
         rq.state = REQ_PENDING;
+        if (rq.owner != NULL) /* a paused drain ticks for it; a running one a bit sooner */
+            fx_periodic_kick(rq.owner);
         while (rq.state == REQ_PENDING && pthread_cond_timedwait(&rq.cond, &rq.lock, &until) == 0)
             ;
         if (rq.state == REQ_PENDING) /* never picked up: withdrawn */

@@ -2,8 +2,9 @@
 /* The per-thread engine of cpu mode: perf_events task-clock (a per-task hrtimer, precise below
  * the scheduler tick), else timer_create on the thread's CPU clock (fires on ticks only; each
  * signal carries its overrun count as the sample weight). The registry (threads.c) arms and
- * disarms a thread with it; the process-wide engines are in engines.c. Arming happens outside
- * signal context; the handler only re-arms perf events. */
+ * disarms a thread with it (every start arms with that recording's options, every stop deletes);
+ * the process-wide engines are in engines.c. Arming happens outside signal context; the handler
+ * only re-arms perf events. */
 #include "internal.h"
 
 #include <errno.h>
@@ -160,7 +161,8 @@ int fx_timer_arm(struct fx_thread *t)
     return rc;
 }
 
-/* ThreadEnd, on the thread itself: after this no new signal is generated for it. */
+/* ThreadEnd on the thread itself, or a stop or VMDeath for every thread (under the registry
+ * lock): the timer is deleted, the perf event closed; no new signal is generated for it. */
 void fx_timer_disarm(struct fx_thread *t)
 {
     armed_end(t);
@@ -175,42 +177,12 @@ void fx_timer_disarm(struct fx_thread *t)
     t->engine = FX_ENGINE_NONE;
 }
 
-/* VMDeath or stop, from another thread: stop the source; the fd stays open (and the thread
- * registered) so that a restart can enable it again. */
-void fx_timer_pause(struct fx_thread *t)
+/* Agent_OnLoad or a start: with engine=perf, refuse to start if perf_events cannot be used. */
+int fx_timer_probe(const struct fx_options *o, struct fx_errbuf *eb)
 {
-    armed_end(t);
-    if (t->engine == FX_ENGINE_KIND_PERF) {
-        ioctl(t->perf_fd, PERF_EVENT_IOC_DISABLE, 0);
-    } else if (t->engine == FX_ENGINE_KIND_TIMER) {
-        struct itimerspec zero;
-        memset(&zero, 0, sizeof(zero));
-        timer_settime(t->timer, 0, &zero, NULL);
-    }
-}
-
-/* A restart after fx_timer_pause: the perf event is enabled again, the timer gets its
- * interval back. */
-void fx_timer_resume(struct fx_thread *t)
-{
-    if (t->engine != FX_ENGINE_NONE)
-        armed_begin(t);
-    if (t->engine == FX_ENGINE_KIND_PERF) {
-        if (ioctl(t->perf_fd, PERF_EVENT_IOC_ENABLE, 0) != 0)
-            __atomic_fetch_add(&fx_sig.rearm_failed, 1, __ATOMIC_RELAXED);
-    } else if (t->engine == FX_ENGINE_KIND_TIMER) {
-        struct timespec iv = fx_timespec_of_ns(fx_opt()->interval_ns);
-        struct itimerspec its = {.it_interval = iv, .it_value = iv};
-        timer_settime(t->timer, 0, &its, NULL);
-    }
-}
-
-/* Agent_OnLoad: with engine=perf, refuse to start if perf_events cannot be used at all. */
-int fx_timer_probe(struct fx_errbuf *eb)
-{
-    if (fx_opt()->mode != FX_MODE_CPU || fx_opt()->engine != FX_ENGINE_PERF)
+    if (o->mode != FX_MODE_CPU || o->engine != FX_ENGINE_PERF)
         return FX_OK;
-    int fd = perf_open(0, fx_opt()->interval_ns);
+    int fd = perf_open(0, o->interval_ns);
     if (fd < 0) {
         fx_errbuf_set(
                 eb,

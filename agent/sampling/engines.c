@@ -49,6 +49,7 @@ static void wall_tick(JNIEnv *jni, void *arg)
 }
 
 static struct fx_periodic wall = {.name = "fxagent sampler", .tick = wall_tick};
+static int started = -1; /* enum fx_mode of the running engine; -1 none (stop stops that one) */
 
 uint64_t fx_engine_wall_ticks(void)
 {
@@ -58,27 +59,31 @@ uint64_t fx_engine_wall_ticks(void)
 int fx_engines_start(JNIEnv *jni)
 {
     const struct fx_options *o = fx_opt();
+    int rc = FX_OK;
     if (o->mode == FX_MODE_ITIMER) {
         struct timeval iv = {(time_t)(o->interval_ns / 1000000000),
                              (suseconds_t)(o->interval_ns % 1000000000 / 1000)};
         struct itimerval it = {.it_interval = iv, .it_value = iv};
-        return setitimer(ITIMER_PROF, &it, NULL) == 0 ? FX_OK : FX_EUNSUPPORTED;
+        rc = setitimer(ITIMER_PROF, &it, NULL) == 0 ? FX_OK : FX_EUNSUPPORTED;
+    } else if (o->mode == FX_MODE_WALL) {
+        wall.period_ns = o->interval_ns;
+        rc = fx_periodic_start(jni, &wall);
     }
-    if (o->mode != FX_MODE_WALL)
-        return FX_OK;
-    wall.period_ns = o->interval_ns;
-    return fx_periodic_start(jni, &wall);
+    started = rc == FX_OK ? (int)o->mode : -1;
+    return rc;
 }
 
+/* The engine that was started, whatever the options say by now. */
 void fx_engines_stop(void)
 {
-    if (fx_opt()->mode == FX_MODE_ITIMER) {
+    if (started == FX_MODE_ITIMER) {
         struct itimerval zero;
         memset(&zero, 0, sizeof(zero));
         setitimer(ITIMER_PROF, &zero, NULL);
-        return;
+    } else if (started == FX_MODE_WALL) {
+        fx_periodic_stop(&wall);
     }
-    fx_periodic_stop(&wall);
+    started = -1;
 }
 
 /* Into the caller's buffer: the attach thread (start, status) and the drain thread (a dump's

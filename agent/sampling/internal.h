@@ -27,6 +27,9 @@ struct fx_sigstate {
     uint64_t disabled;     /* signals after sampling stopped */
     uint64_t rearm_failed; /* perf events that could not be enabled again at a restart */
     uint64_t probe_late;   /* probe signals that found no request (the requester gave up) */
+    uint64_t no_buffer;    /* signals on a thread whose ring or frame buffer is missing */
+    uint64_t in_flight;    /* atomic: handlers between the enabled check and their last use of
+                              a thread's buffers (see threads.c, "Buffers") */
     /* Stack recovery (codemap.c publishes, the handler reads; see fx_recover.h). */
     struct fx_code_table *code_table; /* atomic: the current table, or NULL */
     uint64_t code_readers;            /* atomic: handlers between loading code_table and done */
@@ -51,12 +54,8 @@ struct fx_thread *fx_signal_handler_lookup_sigsafe(int32_t tid);
 /* Arms t's perf event or CPU-clock timer; a no-op for itimer and wall. */
 int fx_timer_arm(struct fx_thread *t);
 void fx_timer_disarm(struct fx_thread *t);
-/* Stops t's signal source from another thread, keeping its fd (VMDeath, stop). */
-void fx_timer_pause(struct fx_thread *t);
-/* Undoes fx_timer_pause (a restart). */
-void fx_timer_resume(struct fx_thread *t);
-/* Agent_OnLoad: fails with one line in eb if engine=perf cannot work at all. */
-int fx_timer_probe(struct fx_errbuf *eb);
+/* Agent_OnLoad or a start with options o: one line in eb if engine=perf cannot work at all. */
+int fx_timer_probe(const struct fx_options *o, struct fx_errbuf *eb);
 /* perf_events had to exclude kernel time (perf_event_paranoid): see fx_sig.read_cpu_clock. */
 bool fx_timer_excludes_kernel(void);
 /* Why perf_events could not be used ("" if it could, or was not tried). */
@@ -64,10 +63,17 @@ void fx_timer_perf_error(char *buf, size_t cap);
 
 /* --- threads.c, for the engines --- */
 
-/* A restart after fx_threads_disarm_all: new threads are armed again, paused ones resume. */
-void fx_threads_resume_all(void);
-/* Pauses every thread's timer; new threads are not armed until fx_threads_resume_all. */
+/* A start after fx_threads_disarm_all: every live registered thread is armed with the
+ * recording's options, and new threads arm themselves again. A no-op at a first start. */
+void fx_threads_arm_all(void);
+/* Deletes every thread's timer and closes its perf event (stop, VMDeath); new threads are not
+ * registered until fx_threads_arm_all. */
 void fx_threads_disarm_all(void);
+/* With sampling disabled and no handler in flight (fx_sampling_quiet): frees every live
+ * thread's empty ring and its frame buffer (a stop), or gives each the ring and depth of the
+ * recording's options (a start). */
+void fx_threads_free_buffers(void);
+void fx_threads_build_buffers(void);
 
 /* --- engines.c: the process-wide part of the engines --- */
 

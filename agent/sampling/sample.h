@@ -107,7 +107,9 @@ struct fx_probe {
 };
 
 struct fx_thread {
-    /* Read by the signal handler; set before the thread is registered, never changed after. */
+    /* Read by the signal handler; set before the thread is registered. ring, frames and depth
+     * change only between a stop and a start, with no handler in flight (threads.c,
+     * "Buffers"); frames and ring.buf are NULL while stopped or when allocation failed. */
     struct fx_ring ring;
     fx_asgct_frame *frames; /* depth entries: ASGCT's output buffer */
     JNIEnv *env;
@@ -140,7 +142,8 @@ struct fx_thread {
     int64_t cpu_armed_ns;    /* thread CPU time while its timer was armed, closed stretches */
     int64_t cpu_armed_since; /* thread CPU time when the open stretch began, or -1 */
     int64_t start_ns, end_ns;
-    int ended; /* atomic: disarmed and unregistered, the producer is gone */
+    uint32_t buffers_gen; /* the options its buffers were sized by (threads.c) */
+    int ended;            /* atomic: disarmed and unregistered, the producer is gone */
     struct fx_thread *next;
 
     /* Owned by the drain thread. */

@@ -7,6 +7,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <string.h>
+#include <time.h>
 
 /* JDK 25's JFR CPU-time sampler, another profiler, or the application may own SIGPROF: we do
  * not take a signal someone else handles. */
@@ -59,9 +60,8 @@ static int resolve_asgct(struct fx_errbuf *eb)
 
 /* A ring takes records of at most half its size (fx_ring.h): with a deep `depth` and a small
  * `ring`, every deep stack would be dropped, so the combination is refused up front. */
-static int check_ring_fits_depth(struct fx_errbuf *eb)
+static int check_ring_fits_depth(const struct fx_options *o, struct fx_errbuf *eb)
 {
-    const struct fx_options *o = fx_opt();
     uint64_t cap = 64;
     while (cap < o->ring_bytes)
         cap *= 2;
@@ -78,13 +78,25 @@ static int check_ring_fits_depth(struct fx_errbuf *eb)
 
 int fx_sampling_check(struct fx_errbuf *eb)
 {
-    int rc = check_ring_fits_depth(eb);
+    int rc = check_ring_fits_depth(fx_opt(), eb);
     if (rc == FX_OK)
         rc = check_sigprof_free(eb);
     if (rc == FX_OK)
         rc = resolve_asgct(eb);
     if (rc == FX_OK)
-        rc = fx_timer_probe(eb);
+        rc = fx_timer_probe(fx_opt(), eb);
+    return rc;
+}
+
+int fx_sampling_check_options(const struct fx_options *o, struct fx_errbuf *eb)
+{
+    int rc = check_ring_fits_depth(o, eb);
+    if (rc == FX_OK && !fx_sampling_handler_kept()) {
+        fx_errbuf_set(eb, "another component replaced fxagent's SIGPROF handler");
+        rc = FX_ESTATE;
+    }
+    if (rc == FX_OK)
+        rc = fx_timer_probe(o, eb);
     return rc;
 }
 
@@ -110,14 +122,54 @@ void fx_sampling_enable(void)
     __atomic_store_n(&fx_sig.enabled, 1, __ATOMIC_RELEASE);
 }
 
+/* seq_cst: against the handler's in-flight count (fx_sampling_quiet). */
 void fx_sampling_disable(void)
 {
-    __atomic_store_n(&fx_sig.enabled, 0, __ATOMIC_RELEASE);
+    __atomic_store_n(&fx_sig.enabled, 0, __ATOMIC_SEQ_CST);
+}
+
+/* A handler never blocks, so it ends as soon as its thread runs again; a thread held
+ * mid-handler (a debugger) is the only way past the wait. */
+#define QUIET_WAIT_NS 2000000000
+#define QUIET_POLL_NS 100000
+
+bool fx_sampling_quiet(void)
+{
+    struct timespec poll = {0, QUIET_POLL_NS};
+    for (int64_t waited = 0; waited < QUIET_WAIT_NS; waited += QUIET_POLL_NS) {
+        if (__atomic_load_n(&fx_sig.in_flight, __ATOMIC_SEQ_CST) == 0)
+            return true;
+        nanosleep(&poll, NULL);
+    }
+    return false;
+}
+
+/* Said once: a start after it keeps the old buffers and their depth (threads.c). */
+static bool quiet_or_say(const char *what)
+{
+    if (__atomic_load_n(&fx_sig.enabled, __ATOMIC_SEQ_CST) == 0 && fx_sampling_quiet())
+        return true;
+    fx_log("a signal handler is still running after 2 s (a thread held in a debugger?): the "
+           "threads' sample buffers are %s",
+           what);
+    return false;
+}
+
+void fx_sampling_free_buffers(void)
+{
+    if (quiet_or_say("kept until a later stop"))
+        fx_threads_free_buffers();
+}
+
+void fx_sampling_build_buffers(void)
+{
+    if (quiet_or_say("not re-sized: ring= and depth= apply to new threads only"))
+        fx_threads_build_buffers();
 }
 
 int fx_sampling_start(JNIEnv *jni)
 {
-    fx_threads_resume_all();
+    fx_threads_arm_all();
     fx_threads_start_existing(jni);
     int rc = fx_engines_start(jni);
     if (rc != FX_OK)
@@ -149,4 +201,5 @@ void fx_sampling_counts(struct fx_signal_counts *out)
     out->disabled = __atomic_load_n(&fx_sig.disabled, __ATOMIC_RELAXED);
     out->rearm_failed = __atomic_load_n(&fx_sig.rearm_failed, __ATOMIC_RELAXED);
     out->probe_late = __atomic_load_n(&fx_sig.probe_late, __ATOMIC_RELAXED);
+    out->no_buffer = __atomic_load_n(&fx_sig.no_buffer, __ATOMIC_RELAXED);
 }

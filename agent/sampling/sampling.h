@@ -20,14 +20,27 @@
 /* Agent_OnLoad or a first start: refusals first (ring too small for depth, SIGPROF owned by
  * someone else, no AsyncGetCallTrace, engine=perf without perf_events), one line in eb. */
 int fx_sampling_check(struct fx_errbuf *eb);
+/* A start after a stop, before the recording takes options o: ring vs depth, engine=perf, and
+ * the SIGPROF handler still ours. One line in eb; nothing changes. */
+int fx_sampling_check_options(const struct fx_options *o, struct fx_errbuf *eb);
 /* Installs the SIGPROF handler (after the JVMTI setup). */
 int fx_sampling_install(struct fx_errbuf *eb);
 /* The handler records from now on (and reads the thread's CPU clock where the engine needs). */
 void fx_sampling_enable(void);
 /* The handler records nothing from now on. */
 void fx_sampling_disable(void);
-/* The CPU/wall sampler as an event source: start arms the engines (the threads already running
- * are registered, paused timers resume), stop disarms every thread and stops the engines. */
+/* After fx_sampling_disable: waits (at most 2 s) until no handler can still be using a thread's
+ * buffers; false if one still could. */
+bool fx_sampling_quiet(void);
+/* Stopped, engines stopped, the last records drained, the drain paused: frees every live
+ * thread's ring and frame buffer (the bulk of a stopped agent's memory). */
+void fx_sampling_free_buffers(void);
+/* A start, before fx_sampling_enable, the drain paused: every live thread gets the ring and
+ * frame buffer of the recording's ring= and depth=. */
+void fx_sampling_build_buffers(void);
+/* The CPU/wall sampler as an event source: start arms the engines with the recording's
+ * options (the threads already running are registered or armed again), stop deletes every
+ * thread's timer, closes its perf event and stops the process-wide engine. */
 int fx_sampling_start(JNIEnv *jni);
 void fx_sampling_stop(void);
 /* False if another component replaced our SIGPROF handler since it was installed. */
@@ -40,6 +53,7 @@ struct fx_signal_counts {
     uint64_t disabled;     /* signals after sampling stopped */
     uint64_t rearm_failed; /* perf events that could not be enabled again at a restart */
     uint64_t probe_late;   /* probe signals that found no request (the requester gave up) */
+    uint64_t no_buffer;    /* signals on a thread without its buffers (allocation failed) */
 };
 void fx_sampling_counts(struct fx_signal_counts *out);
 
@@ -66,6 +80,7 @@ bool fx_threads_is_own(const char *name); /* fxagent's own agent threads are nev
 
 struct fx_threads_stats {
     uint64_t registered, not_sampled, arm_failed, perf, timer, table_full, existing;
+    uint64_t no_memory; /* threads whose ring or frame buffer could not be allocated */
 };
 void fx_threads_stats(struct fx_threads_stats *out);
 /* Any thread: bytes of the sample rings allocated now (inside memory=), and how many rings. */

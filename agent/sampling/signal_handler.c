@@ -19,6 +19,10 @@
  *    armed; it stays valid until the drain frees it, which happens only after the owning thread
  *    removed its own tid (ThreadEnd) and the ring was emptied (threads.c). Only the owning
  *    thread's handler looks its tid up, so lookup and removal never race on one entry.
+ *  - Its ring, frame buffer and depth are read only after `enabled` was seen set, inside the
+ *    fx_sig.in_flight bracket; they change (freed at a stop, re-sized at a start) only while
+ *    `enabled` is clear and after in_flight was seen at 0 (threads.c, "Buffers"). Either may
+ *    be NULL (allocation failed): checked, counted, no sample.
  *  - SIGPROF is installed without SA_NODEFER, so the handler never nests on one thread: the
  *    frame buffer, the probe buffer and the ring's producer side have exactly one writer.
  *  - A probe's buffer and depth are set before its request is published (release), and are
@@ -285,9 +289,20 @@ void fx_signal_handler_on_sigprof(int sig, siginfo_t *si, void *ucontext)
         errno = saved_errno;
         return;
     }
-    if (!__atomic_load_n(&fx_sig.enabled, __ATOMIC_ACQUIRE)) {
+    /* In flight from before the enabled check until the buffers are left: a stop clears
+     * `enabled`, then waits for in_flight 0 (both seq_cst, so either this handler sees 0 or
+     * the stop sees it counted) before it may free or re-size them (threads.c). */
+    __atomic_add_fetch(&fx_sig.in_flight, 1, __ATOMIC_SEQ_CST);
+    if (!__atomic_load_n(&fx_sig.enabled, __ATOMIC_SEQ_CST)) {
+        __atomic_sub_fetch(&fx_sig.in_flight, 1, __ATOMIC_RELEASE);
         __atomic_fetch_add(&fx_sig.disabled, 1, __ATOMIC_RELAXED);
         errno = saved_errno; /* and no re-arm: sampling is over */
+        return;
+    }
+    if (t->frames == NULL || t->ring.buf == NULL) { /* its buffers could not be allocated */
+        __atomic_sub_fetch(&fx_sig.in_flight, 1, __ATOMIC_RELEASE);
+        __atomic_fetch_add(&fx_sig.no_buffer, 1, __ATOMIC_RELAXED);
+        errno = saved_errno;
         return;
     }
     int64_t cpu = __atomic_load_n(&fx_sig.read_cpu_clock, __ATOMIC_RELAXED)
@@ -297,5 +312,6 @@ void fx_signal_handler_on_sigprof(int sig, siginfo_t *si, void *ucontext)
     __atomic_store_n(&t->handled, t->handled + 1, __ATOMIC_RELAXED);
     if (timed)
         account_cost_sigsafe(t, c0);
+    __atomic_sub_fetch(&fx_sig.in_flight, 1, __ATOMIC_RELEASE);
     errno = saved_errno;
 }

@@ -9,7 +9,22 @@
  *     owning thread's handler ever looks its tid up, and that thread is now past the removal.
  *  3. The drain thread, seeing `ended` (acquire), empties the ring one last time and only then
  *     unlinks and frees the struct (fx_threads_reap). Nothing else frees a struct fx_thread.
- * At VMDeath timers are stopped but nothing is freed: threads may still be running. */
+ * At VMDeath timers are deleted but nothing is freed: threads may still be running.
+ *
+ * Buffers (a ring and a frame buffer of `depth` entries per thread) of a registered thread are
+ * freed at a stop and built again, with the new recording's ring= and depth=, at the next start
+ * (fx_threads_free_buffers, fx_threads_build_buffers). Both run on control's thread, under its
+ * lock, with the drain thread paused between two ticks (the ring's consumer), and only while no
+ * handler can touch them: sampling is disabled (fx_sig.enabled 0, seq_cst) and every timer and
+ * perf event is gone, and fx_sampling_quiet saw fx_sig.in_flight at 0 after that. A handler
+ * reads the buffers only after it counted itself in flight and then saw `enabled` set, so a
+ * handler that began before the disable is waited for, and one that begins after it returns
+ * without reading them; that is the grace period, counted rather than timed. If the wait ends
+ * with a handler still in flight (a thread stopped in a debugger mid-handler), nothing is freed
+ * or re-sized: the threads keep their old buffers, said once on stderr. The new buffers are
+ * published to handlers by the release store of `enabled` (fx_sampling_enable) after them. A
+ * thread that read the options before a start changed them but registers after it gets its
+ * buffers again at registration (buffers_gen). */
 #include "internal.h"
 
 #include <pthread.h>
@@ -24,7 +39,8 @@
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static struct fx_thread *head;
 static struct fx_threads_stats stats;
-static bool stopped; /* VMDeath or stop: no new thread is armed */
+static bool stopped;         /* VMDeath or stop: no new thread is registered */
+static uint32_t buffers_gen; /* atomic: bumped by each fx_threads_build_buffers */
 
 /* A scan of existing threads (attach, restart): tids whose ThreadEnd came while they were not
  * registered. Such a thread may still be listed, and registering it would arm a timer for a
@@ -176,6 +192,27 @@ static char *thread_name(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread)
     return name;
 }
 
+/* The frame buffer and the ring of the recording's options (the ring keeps its drop count).
+ * On failure the buffer is NULL: the handler counts the signal and takes no sample. */
+static int buffers_alloc(struct fx_thread *t)
+{
+    uint32_t depth = fx_opt()->depth;
+    if (t->frames == NULL || t->depth != depth) {
+        fx_free(t->frames);
+        t->depth = depth;
+        t->frames = fx_calloc(depth, sizeof(fx_asgct_frame));
+    }
+    size_t want = ring_size();
+    if (t->ring.buf != NULL && (t->ring.cap == want || !fx_ring_empty(&t->ring)))
+        return t->frames != NULL ? FX_OK : FX_ENOMEM; /* records wait for the drain: kept */
+    uint64_t drops = t->ring.drops, pushed = t->ring.pushed;
+    ring_free(&t->ring);
+    int rc = ring_alloc(&t->ring);
+    t->ring.drops = drops;
+    t->ring.pushed = pushed;
+    return rc == FX_OK && t->frames != NULL ? FX_OK : FX_ENOMEM;
+}
+
 /* Everything the handler will read, allocated before the thread is published. */
 static struct fx_thread *thread_new(JNIEnv *jni, jthread thread, char *name, pid_t tid, JNIEnv *env)
 {
@@ -186,10 +223,9 @@ static struct fx_thread *thread_new(JNIEnv *jni, jthread thread, char *name, pid
     t->tid = tid;
     t->env = env;
     t->perf_fd = -1;
-    t->depth = fx_opt()->depth;
+    t->buffers_gen = __atomic_load_n(&buffers_gen, __ATOMIC_ACQUIRE); /* before the options */
     t->start_ns = fx_now_ns();
-    t->frames = fx_calloc(t->depth, sizeof(fx_asgct_frame));
-    if (t->frames == NULL || ring_alloc(&t->ring) != FX_OK)
+    if (buffers_alloc(t) != FX_OK)
         goto out_free_thread;
     t->ref = (*jni)->NewGlobalRef(jni, thread);
     if (t->ref == NULL)
@@ -220,9 +256,16 @@ static bool ended_during_scan(pid_t tid)
 static int publish_and_arm(JNIEnv *jni, struct fx_thread *t, bool existing)
 {
     fx_threads_lock();
-    int rc = stopped || (existing && ended_during_scan(t->tid)) ? FX_ESTATE : table_insert(t);
+    int rc = stopped || (existing && ended_during_scan(t->tid)) ? FX_ESTATE : FX_OK;
+    if (rc == FX_OK && t->buffers_gen != buffers_gen) { /* a start changed the options since */
+        t->buffers_gen = buffers_gen;
+        rc = buffers_alloc(t);
+    }
+    if (rc == FX_OK)
+        rc = table_insert(t);
     if (rc != FX_OK) {
         stats.not_sampled += rc != FX_ESTATE;
+        stats.no_memory += rc == FX_ENOMEM;
         stats.table_full += rc == FX_EFULL;
         fx_threads_unlock();
         thread_free(jni, t);
@@ -305,29 +348,69 @@ void fx_threads_scan_begin(void)
     fx_threads_unlock();
 }
 
-void fx_threads_resume_all(void)
+/* The engine counts describe this recording's threads: a start re-counts them. */
+void fx_threads_arm_all(void)
 {
     fx_threads_lock();
-    if (!stopped) { /* a first start: no timer was paused */
+    if (!stopped) { /* a first start: nothing was disarmed (new threads arm themselves) */
         fx_threads_unlock();
         return;
     }
     stopped = false;
+    stats.perf = stats.timer = 0;
     for (struct fx_thread *t = head; t != NULL; t = t->next) {
-        if (!__atomic_load_n(&t->ended, __ATOMIC_ACQUIRE))
-            fx_timer_resume(t);
+        if (__atomic_load_n(&t->ended, __ATOMIC_ACQUIRE))
+            continue;
+        if (fx_timer_arm(t) != FX_OK)
+            stats.arm_failed++;
+        stats.perf += t->engine == FX_ENGINE_KIND_PERF;
+        stats.timer += t->engine == FX_ENGINE_KIND_TIMER;
     }
     fx_threads_unlock();
 }
 
-/* VMDeath: stop every signal source without freeing anything (threads still run). */
+/* Stop or VMDeath, from another thread: no timer and no perf event is left (a stopped agent
+ * sends no signal); nothing is freed here (threads still run). */
 void fx_threads_disarm_all(void)
 {
     fx_threads_lock();
     stopped = true;
     for (struct fx_thread *t = head; t != NULL; t = t->next) {
         if (!__atomic_load_n(&t->ended, __ATOMIC_ACQUIRE))
-            fx_timer_pause(t);
+            fx_timer_disarm(t);
+    }
+    fx_threads_unlock();
+}
+
+/* Ended threads keep theirs: the drain empties their rings and frees them with the thread. */
+void fx_threads_free_buffers(void)
+{
+    fx_threads_lock();
+    for (struct fx_thread *t = head; t != NULL; t = t->next) {
+        if (__atomic_load_n(&t->ended, __ATOMIC_ACQUIRE))
+            continue;
+        fx_free(t->frames);
+        t->frames = NULL;
+        if (fx_ring_empty(&t->ring)) { /* else its records wait for the drain */
+            uint64_t drops = t->ring.drops, pushed = t->ring.pushed;
+            ring_free(&t->ring);
+            t->ring.drops = drops;
+            t->ring.pushed = pushed;
+        }
+    }
+    fx_threads_unlock();
+}
+
+void fx_threads_build_buffers(void)
+{
+    fx_threads_lock();
+    __atomic_add_fetch(&buffers_gen, 1, __ATOMIC_RELEASE);
+    for (struct fx_thread *t = head; t != NULL; t = t->next) {
+        if (__atomic_load_n(&t->ended, __ATOMIC_ACQUIRE))
+            continue;
+        t->buffers_gen = buffers_gen;
+        if (buffers_alloc(t) != FX_OK)
+            stats.no_memory++;
     }
     fx_threads_unlock();
 }

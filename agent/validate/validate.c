@@ -321,8 +321,12 @@ static void validate_tick(JNIEnv *jni, void *arg)
 static struct fx_periodic validator = {
         .name = "fxagent validator", .period_ns = PERIOD_NS, .tick = validate_tick};
 
+/* Each start (a stop stops the validator), with that recording's depth. */
 int fx_validate_start(JNIEnv *jni)
 {
+    fx_free(va.info);
+    fx_free(va.gst);
+    fx_free(va.asg);
     va.depth = fx_opt()->depth;
     va.info = fx_calloc((size_t)va.depth + 1, sizeof(*va.info));
     va.gst = fx_calloc((size_t)va.depth + 1, sizeof(*va.gst));

@@ -14,3 +14,15 @@ foreach(_major IN LISTS FX_JDK_MAJORS)
                LABELS it production jdk${_major} TIMEOUT 600 ENV ${_fx_pr_env})
   endforeach()
 endforeach()
+
+# it.cycle.jdkN: one JVM, FXAGENT_CYCLES (default 30) start/stop cycles by fxprof with other
+# options each time, idle while stopped, resources bounded (cycle_test.sh).
+set(_fx_cycle_fxprof "fxprof-not-built")
+if(TARGET fxprof)
+  set(_fx_cycle_fxprof $<TARGET_FILE:fxprof>)
+endif()
+foreach(_major IN LISTS FX_JDK_MAJORS)
+  fx_it_test(it.cycle.jdk${_major} cycle_test.sh ARGS ${FX_JDK_HOME_${_major}} 30
+             LABELS it production jdk${_major} TIMEOUT 900
+             ENV ${_fx_pr_env} FXPROF=${_fx_cycle_fxprof})
+endforeach()

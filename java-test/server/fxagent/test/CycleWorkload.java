@@ -1,0 +1,151 @@
+// SPDX-License-Identifier: Apache-2.0
+package fxagent.test;
+
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.Paths;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicLongArray;
+
+/**
+ * The workload of the start/stop cycle test (tests/it/cycle_test.sh): a busy JVM whose
+ * threads come and go, profiled again and again.
+ *
+ * <pre>
+ *   --workers N      busy threads "cycle-worker-1".."N": each loop runs the hot method of the
+ *                    current phase for 3 units of work and its cold one for 1 (75 % / 25 %)
+ *   --phase FILE     the phase (a number) the test asks for; polled every 2 ms. Even phases run
+ *                    evenHot/evenCold, odd ones oddHot/oddCold, so a recording taken in one
+ *                    phase must hold no frame of the other
+ *   --ack FILE       written with the phase once every worker has left the previous one
+ *   --ready FILE     created once the workers run
+ *   --stop FILE      exit 0 when it appears
+ * </pre>
+ * Besides the workers, a "churn" thread starts a short-lived thread ("cycle-churn-K") every
+ * 20 ms that works about 5 ms and ends, so threads start and end all through the cycles.
+ */
+public final class CycleWorkload {
+    static final AtomicLong SINK = new AtomicLong();
+    static volatile long phase;
+    static volatile boolean stopping;
+
+    private CycleWorkload() {}
+
+    static long unit(long x) {
+        for (int i = 0; i < 200_000; i++) {
+            x = x * 6364136223846793005L + 1442695040888963407L;
+        }
+        return x;
+    }
+
+    static long evenHot(long x) {
+        return unit(unit(unit(x)));
+    }
+
+    static long evenCold(long x) {
+        return unit(x);
+    }
+
+    static long oddHot(long x) {
+        return unit(unit(unit(x)));
+    }
+
+    static long oddCold(long x) {
+        return unit(x);
+    }
+
+    static long churnWork(long x) {
+        long end = System.nanoTime() + 5_000_000L;
+        while (System.nanoTime() < end) {
+            x = unit(x);
+        }
+        return x;
+    }
+
+    static void worker(int index, AtomicLongArray seen) {
+        long x = index;
+        while (!stopping) {
+            long p = phase;
+            if ((p & 1) == 0) {
+                x = evenHot(x);
+                x = evenCold(x);
+            } else {
+                x = oddHot(x);
+                x = oddCold(x);
+            }
+            seen.set(index, p);
+        }
+        SINK.addAndGet(x);
+    }
+
+    static void churn() throws InterruptedException {
+        long k = 0;
+        while (!stopping) {
+            Thread t = new Thread(() -> SINK.addAndGet(churnWork(System.nanoTime())),
+                    "cycle-churn-" + (++k));
+            t.start();
+            Thread.sleep(20);
+        }
+    }
+
+    public static void main(String[] args) throws Exception {
+        int workers = 2;
+        Path phaseFile = null, ack = null, ready = null, stop = null;
+        for (int i = 0; i < args.length; i += 2) {
+            switch (args[i]) {
+                case "--workers": workers = Integer.parseInt(args[i + 1]); break;
+                case "--phase": phaseFile = Paths.get(args[i + 1]); break;
+                case "--ack": ack = Paths.get(args[i + 1]); break;
+                case "--ready": ready = Paths.get(args[i + 1]); break;
+                case "--stop": stop = Paths.get(args[i + 1]); break;
+                default: throw new IllegalArgumentException("unknown argument " + args[i]);
+            }
+        }
+        AtomicLongArray seen = new AtomicLongArray(workers);
+        Thread[] ws = new Thread[workers];
+        for (int i = 0; i < workers; i++) {
+            final int index = i;
+            ws[i] = new Thread(() -> worker(index, seen), "cycle-worker-" + (i + 1));
+            ws[i].start();
+        }
+        Thread ch = new Thread(() -> {
+            try {
+                churn();
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }, "cycle-churn");
+        ch.start();
+        Files.write(ready, new byte[0]);
+        long acked = -1;
+        while (!Files.exists(stop)) {
+            long want = acked;
+            try {
+                want = Long.parseLong(new String(Files.readAllBytes(phaseFile),
+                        StandardCharsets.US_ASCII).trim());
+            } catch (java.io.IOException | NumberFormatException e) {
+                // not written yet, or being replaced
+            }
+            if (want != acked) {
+                phase = want;
+                for (int i = 0; i < workers; i++) {
+                    while (seen.get(i) != want) {
+                        Thread.sleep(1);
+                    }
+                }
+                Path tmp = Paths.get(ack + ".tmp");
+                Files.write(tmp, Long.toString(want).getBytes(StandardCharsets.US_ASCII));
+                Files.move(tmp, ack, java.nio.file.StandardCopyOption.ATOMIC_MOVE);
+                acked = want;
+            }
+            Thread.sleep(2);
+        }
+        stopping = true;
+        for (Thread w : ws) {
+            w.join();
+        }
+        ch.join();
+        System.out.println("done sink=" + SINK.get());
+    }
+}

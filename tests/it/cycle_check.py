@@ -1,0 +1,105 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
+"""Checks the profiles of the start/stop cycle test (cycle_test.sh, CycleWorkload.java).
+
+usage: cycle_check.py FILE:PHASE... ; prints one line per failure, exit status = failures.
+
+Each file is one recording, taken while the workload ran PHASE. On the cycle-worker threads:
+  * no frame of the other phase's methods (evenHot/evenCold vs oddHot/oddCold): the workload
+    switched phase between the two recordings, so such a frame is a sample of the previous
+    (or next) recording;
+  * the hot method's share among hot + cold samples (truth 75 %, 3 units of work to 1) within
+    a bound that follows the sample count: 4 binomial standard deviations, at least 8 pp, for
+    recordings with at least MIN_SAMPLES such samples (fewer say nothing and are counted);
+  * no sample before the recording's start (a negative time).
+"""
+import gzip
+import json
+import math
+import sys
+
+TRUTH = 0.75
+MIN_SAMPLES = 20
+FLOOR_PP = 8.0
+
+
+def leaf_method(shared, strings, stack, cache):
+    """The innermost of the four phase methods on this stack, or None."""
+    if stack in cache:
+        return cache[stack]
+    st, fr, fn = shared["stackTable"], shared["frameTable"], shared["funcTable"]
+    s, found = stack, None
+    while s is not None and found is None:
+        name = strings[fn["name"][fr["func"][st["frame"][s]]]]
+        for m in ("evenHot", "evenCold", "oddHot", "oddCold"):
+            if name.endswith("CycleWorkload." + m) or ("CycleWorkload." + m + "(") in name:
+                found = m
+        off = st["prefixOffset"][s]
+        s = None if off == 0 else s - off
+    cache[stack] = found
+    return found
+
+
+def check(path, phase):
+    bad = []
+    p = json.load(gzip.open(path))
+    shared = p["shared"]
+    strings = shared["stringArray"]
+    mine = "even" if phase % 2 == 0 else "odd"
+    other = "odd" if mine == "even" else "even"
+    counts = {"Hot": 0, "Cold": 0, "other": 0}
+    cache = {}
+    for t in p["threads"]:
+        if not t["name"].startswith("cycle-worker-"):
+            continue
+        smp = t["samples"]
+        time = 0.0
+        for i, stack in enumerate(smp["stack"]):
+            time += smp["timeDeltas"][i]
+            if i == 0 and time < 0:
+                bad.append(f"{path}: {t['name']}: a sample at {time:.3f} ms, before the start")
+            if stack is None:
+                continue
+            m = leaf_method(shared, strings, stack, cache)
+            if m is None:
+                continue
+            if m.startswith(other):
+                counts["other"] += 1
+            else:
+                counts[m[len(mine):]] += 1
+    if counts["other"]:
+        bad.append(f"{path}: phase {phase}: {counts['other']} samples of the {other} methods "
+                   "(another recording's)")
+    n = counts["Hot"] + counts["Cold"]
+    if n >= MIN_SAMPLES:
+        share = counts["Hot"] / n
+        bound = max(FLOOR_PP / 100, 4 * math.sqrt(TRUTH * (1 - TRUTH) / n))
+        if abs(share - TRUTH) > bound:
+            bad.append(f"{path}: phase {phase}: {mine}Hot has {100 * share:.1f} % of {n} "
+                       f"samples, truth {100 * TRUTH:.0f} % +- {100 * bound:.1f} pp")
+    return bad, n, (counts["Hot"] / n if n else None)
+
+
+def main():
+    failures, small, shares = [], 0, []
+    for arg in sys.argv[1:]:
+        path, phase = arg.rsplit(":", 1)
+        bad, n, share = check(path, int(phase))
+        failures += bad
+        if n < MIN_SAMPLES:
+            small += 1
+        elif share is not None:
+            shares.append(share)
+    for f in failures:
+        print("cycle_check: FAIL: " + f)
+    if shares:
+        dev = max(abs(s - TRUTH) for s in shares)
+        mean = sum(shares) / len(shares)
+        print(f"cycle_check: {len(sys.argv) - 1} profiles, {len(shares)} with >= {MIN_SAMPLES} "
+              f"worker samples: hot share mean {100 * mean:.1f} %, largest deviation "
+              f"{100 * dev:.1f} pp; {small} with fewer")
+    return min(len(failures), 100)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,183 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# One long-lived JVM profiled again and again (issue 23): CycleWorkload (2 busy workers, a
+# short-lived thread started every 20 ms) under N start/stop cycles by fxprof, each with other
+# options: mode cpu, wall, itimer in turn, interval 1..50 ms, depth 64..4096, ring 64k..1m,
+# engine and markers now and then. Each cycle's workload phase differs from the last, and each
+# recording is checked (cycle_check.py): no frame of the other phase (no sample of one
+# recording in the next), the hot method's share 75 % within a bound. Also:
+#   * stopped means idle: over STOP_S seconds of being stopped, the agent's threads take no CPU
+#     time and no context switch (/proc/PID/task/*/schedstat, status), and the agent counted
+#     no SIGPROF since the stop (status: "0 signals since the stop"); no POSIX timer is left;
+#   * races: two fxprof clients at once (status and dump, or two dumps, while running), a stop
+#     racing a loop= dump: each gets one answer and a valid file, nothing hangs;
+#   * at the end, after the last stop: threads, file descriptors and POSIX timers back to what
+#     they were after a warm-up stop (the 10th, or a third of the cycles), RSS within
+#     FXAGENT_CYCLE_RSS_KIB (8 MiB) of it; the JVM exits 0, no hs_err.
+# usage: cycle_test.sh JDK_HOME [CYCLES]  (FXAGENT_CYCLES overrides CYCLES; the issue's full run
+#        is FXAGENT_CYCLES=1000, and FXAGENT_CYCLE_STOP_S=60 for a minute of being stopped)
+set -euo pipefail
+source "$(dirname "$0")/it_lib.sh"
+it_init "it.cycle.jdk$(fx_jdk_major "$1")" "$1" FXAGENT_SERVER_JAR
+cycles=${FXAGENT_CYCLES:-${2:-30}}
+stop_s=${FXAGENT_CYCLE_STOP_S:-3}
+rss_bound_kib=${FXAGENT_CYCLE_RSS_KIB:-8192}
+[[ -x ${FXPROF:-} ]] || it_fail "FXPROF is not set to the fxprof binary"
+run=$FXAGENT_RUN_DIR
+PID=
+
+cleanup() { [[ -n $PID ]] && kill -9 "$PID" 2>/dev/null || true; }
+trap cleanup EXIT
+
+echo 0 >phase
+"$IT_JDK/bin/java" -Xms64m -Xmx64m -XX:+AlwaysPreTouch -cp "$FXAGENT_SERVER_JAR" \
+    fxagent.test.CycleWorkload --workers 2 --phase "$run/phase" --ack "$run/ack" \
+    --ready "$run/ready" --stop "$run/stop" >jvm.out 2>jvm.err &
+PID=$!
+for ((i = 0; i < 600; i++)); do
+    [[ -f ready ]] && break
+    kill -0 "$PID" 2>/dev/null || { cat jvm.err >&2; it_fail "the workload exited early"; }
+    sleep 0.1
+done
+[[ -f ready ]] || it_fail "the workload was not ready within 60 s"
+
+fx() { timeout 120 "$FXPROF" "$@" --agent "$FXAGENT_LIB"; }
+# cmd NAME ARGS...: runs fxprof, its answer in REPLY; fails the test unless it exits 0.
+cmd() {
+    local what=$1
+    shift
+    REPLY=$(fx "$what" "$PID" "$@" 2>&1) || it_fail "fxprof $what $*: $REPLY"
+}
+set_phase() {
+    echo "$1" >phase.tmp && mv phase.tmp phase
+    local i
+    for ((i = 0; i < 3000; i++)); do
+        [[ $(cat ack 2>/dev/null) == "$1" ]] && return 0
+        sleep 0.01
+    done
+    it_fail "the workload did not switch to phase $1"
+}
+signals_since_stop() { sed -n 's/.*; \([0-9]*\) signals since the stop.*/\1/p' <<<"$REPLY"; }
+late_max=0
+count_tasks() { ls "/proc/$PID/task" | wc -l; }
+count_fds() { ls "/proc/$PID/fd" | wc -l; }
+count_timers() { grep -c '^ID:' "/proc/$PID/timers" 2>/dev/null || true; }
+rss_kib() { sed -n 's/^VmRSS:[[:space:]]*\([0-9]*\) kB/\1/p' "/proc/$PID/status"; }
+# The agent's threads: CPU ns, context switches (voluntary + not), and how many.
+agent_threads() {
+    local cpu=0 sw=0 n=0 t
+    for t in /proc/"$PID"/task/*; do
+        [[ $(cat "$t/comm" 2>/dev/null) == fxagent* ]] || continue
+        n=$((n + 1))
+        cpu=$((cpu + $(cut -d' ' -f1 "$t/schedstat")))
+        sw=$((sw + $(awk '/ctxt_switches/ {s += $2} END {print s}' "$t/status")))
+    done
+    echo "$cpu $sw $n"
+}
+
+modes=(cpu wall itimer)
+intervals=(1 2 5 10 20 50)
+depths=(64 256 1024 2048 4096)
+checks=()
+check_batch() {
+    ((${#checks[@]})) || return 0
+    python3 "$IT_DIR/cycle_check.py" "${checks[@]}" || it_fail "recordings failed cycle_check (above)"
+    local c
+    for c in "${checks[@]}"; do rm -f "${c%:*}"; done
+    checks=()
+}
+
+timers_before=$(count_timers)
+warm=$((cycles / 3 > 10 ? 10 : (cycles / 3 > 0 ? cycles / 3 : 1)))
+t_begin=$(date +%s)
+for ((c = 1; c <= cycles; c++)); do
+    set_phase "$c"
+    mode=${modes[c % 3]}
+    iv=${intervals[c % 6]}
+    depth=${depths[(c / 3) % 5]}
+    ring=64k
+    ((depth > 1024)) && ring=256k
+    ((c % 7 == 0)) && ring=1m
+    opts="depth=$depth,ring=$ring"
+    [[ $mode == cpu ]] && opts+=",engine=$( ((c % 4 == 0)) && echo timer || echo auto)"
+    ((c % 5 == 0)) && opts+=",markers=off"
+    cmd start -m "$mode" -i "${iv}ms" -o "$run/r-$c.json.gz" --options "$opts"
+    [[ $REPLY == *"interval ${iv}ms"* && $REPLY == *"$mode"* ]] || it_fail "cycle $c: start said: $REPLY"
+    # Long enough for about 20 samples of each worker at this interval.
+    sleep "$(awk -v iv="$iv" 'BEGIN {s = iv * 20 / 1000; print (s < 0.2 ? 0.2 : s)}')"
+    if ((c % 10 == 0)); then # two clients at once, while running: status and dump, or 2 dumps
+        if ((c % 20 == 0)); then
+            fx dump "$PID" -o "$run/e-$c.json.gz" >st1.out 2>&1 &
+        else
+            fx status "$PID" >st1.out 2>&1 &
+        fi
+        p1=$!
+        fx dump "$PID" -o "$run/d-$c.json.gz" >st2.out 2>&1 &
+        p2=$!
+        wait "$p1" || it_fail "cycle $c: concurrent client 1 failed: $(cat st1.out)"
+        wait "$p2" || it_fail "cycle $c: concurrent dump failed: $(cat st2.out)"
+        grep -q "running for\|sampling goes on" st1.out || it_fail "cycle $c: concurrent client 1: $(cat st1.out)"
+        for f in "$run"/[de]-"$c".json.gz; do
+            "$FXCHECK" "$f" >/dev/null || it_fail "cycle $c: the concurrent dump $f is not valid"
+            rm -f "$f"
+        done
+    fi
+    cmd stop
+    [[ $REPLY == *"r-$c.json.gz"* ]] || it_fail "cycle $c: stop said: $REPLY"
+    checks+=("$run/r-$c.json.gz:$c")
+    ((${#checks[@]} >= 50)) && check_batch
+    if ((c == warm)); then # the JVM's own RSS grows for its first ~20 s (JIT, no agent needed)
+        tasks0=$(count_tasks) fds0=$(count_fds) rss0=$(rss_kib)
+    fi
+    if ((c % 25 == 0)); then
+        # A signal sent before the stop may still be pending on a thread that has not run
+        # since; SIGPROF does not queue, so at most one per thread: no more than the threads.
+        cmd status
+        late=$(signals_since_stop)
+        ((late <= $(count_tasks))) || it_fail "cycle $c: $late signals while stopped: $REPLY"
+        late_max=$((late > late_max ? late : late_max))
+        [[ $(count_timers) -eq $timers_before ]] || it_fail "cycle $c: POSIX timers left while stopped"
+    fi
+done
+check_batch
+t_cycles=$(($(date +%s) - t_begin))
+
+# Stopped means idle: nothing of the agent runs and no signal arrives over stop_s seconds (the
+# status before it lets late signals of the last recording arrive, and its own drain pass end).
+sleep 0.5
+cmd status
+sig0=$(signals_since_stop)
+sleep 0.5
+read -r cpu0 sw0 n0 < <(agent_threads)
+sleep "$stop_s"
+read -r cpu1 sw1 n1 < <(agent_threads)
+cmd status
+sig1=$(signals_since_stop)
+echo "$IT_NAME: stopped for ${stop_s} s: $n1 agent threads, $((cpu1 - cpu0)) ns CPU, $((sw1 - sw0)) context switches, $((sig1 - sig0)) signals; at most $late_max signals of a recording arrived after its stop; $REPLY"
+((sig1 == sig0)) || it_fail "$((sig1 - sig0)) signals while stopped: $REPLY"
+((sw1 == sw0 && cpu1 == cpu0)) || it_fail "the agent's threads ran while stopped: $((cpu1 - cpu0)) ns, $((sw1 - sw0)) switches"
+[[ $(count_timers) -eq $timers_before ]] || it_fail "POSIX timers left while stopped: $(cat /proc/$PID/timers)"
+
+# A stop racing a loop= dump (a 1 s loop, stopped around its first file).
+cmd start -i 5ms --options "loop=1s"
+sleep 1
+cmd stop
+"$FXCHECK" "$(sed -n 's/.* to \(\/.*\) ([0-9]* bytes.*/\1/p' <<<"$REPLY")" >/dev/null ||
+    it_fail "the stop racing the loop wrote no valid file: $REPLY"
+
+sleep 0.5
+tasks1=$(count_tasks) fds1=$(count_fds) rss1=$(rss_kib)
+echo "$IT_NAME: $cycles cycles in $t_cycles s; after stop $warm: $tasks0 threads, $fds0 fds, RSS $rss0 KiB; at the end: $tasks1 threads, $fds1 fds, RSS $rss1 KiB ($((rss1 - rss0)) KiB)"
+# The churn thread keeps up to a few short-lived threads alive at any time.
+((tasks1 <= tasks0 + 4)) || it_fail "threads grew: $tasks0 -> $tasks1"
+((fds1 <= fds0 + 2)) || it_fail "file descriptors grew: $fds0 -> $fds1"
+((rss1 - rss0 <= rss_bound_kib)) || it_fail "RSS grew by $((rss1 - rss0)) KiB (bound $rss_bound_kib)"
+
+touch stop
+rc=0
+wait "$PID" || rc=$?
+PID=
+[[ $rc -eq 0 ]] || { cat jvm.err >&2; it_fail "the JVM exited $rc"; }
+grep -q '^done' jvm.out || it_fail "the workload printed no done line"
+it_no_hs_err
+echo "$IT_NAME: OK: $cycles cycles"
