@@ -5,11 +5,11 @@
  * Purpose: on SIGPROF, ask HotSpot for the interrupted thread's Java stack (AsyncGetCallTrace)
  * into a buffer that thread already owns, and push one struct fx_sample_rec into its ring.
  * Where ASGCT fails in Java code because the pc is where HotSpot has no frame (a dispatch stub,
- * an nmethod's prologue or epilogue), the stack is recovered from the caller's context where
- * fx_recover.h proves it (x86-64 only; docs/VALIDATION.md section 8), else the failure stays
- * and is counted; the static inline helpers of agent/fx_recover.h are part of this path.
- * When the thread's probe holds a request (probe.c: the oracle, validate mode), the trace goes
- * into the probe buffer instead, and the request's generation is published as done; a probe's
+ * an nmethod's prologue or epilogue, an I2C/C2I adapter), the stack is recovered from the caller's
+ * context where fx_recover.h proves it (x86-64 only; docs/VALIDATION.md section 8), else the
+ * failure stays and is counted; the static inline helpers of agent/fx_recover.h are part of this
+ * path. When the thread's probe holds a request (probe.c: the oracle, validate mode), the trace
+ * goes into the probe buffer instead, and the request's generation is published as done; a probe's
  * own signal (SI_QUEUE) never becomes a sample. Nothing here waits for anyone.
  *
  * Invariants (established outside signal context, relied on here):
@@ -137,9 +137,18 @@ static int recover_sigsafe(struct fx_thread *t, void *ucontext, fx_asgct_trace *
                            fx_asgct_frame *blob)
 {
     const ucontext_t *uc = ucontext;
-    struct fx_regs in = {.pc = (uintptr_t)uc->uc_mcontext.gregs[REG_RIP],
-                         .sp = (uintptr_t)uc->uc_mcontext.gregs[REG_RSP],
-                         .fp = (uintptr_t)uc->uc_mcontext.gregs[REG_RBP]};
+    const greg_t *g = uc->uc_mcontext.gregs;
+    /* The general registers in encoding order, for the adapter rule (fx_recover_adapter). */
+    const uintptr_t gpr[16] = {(uintptr_t)g[REG_RAX], (uintptr_t)g[REG_RCX], (uintptr_t)g[REG_RDX],
+                               (uintptr_t)g[REG_RBX], (uintptr_t)g[REG_RSP], (uintptr_t)g[REG_RBP],
+                               (uintptr_t)g[REG_RSI], (uintptr_t)g[REG_RDI], (uintptr_t)g[REG_R8],
+                               (uintptr_t)g[REG_R9],  (uintptr_t)g[REG_R10], (uintptr_t)g[REG_R11],
+                               (uintptr_t)g[REG_R12], (uintptr_t)g[REG_R13], (uintptr_t)g[REG_R14],
+                               (uintptr_t)g[REG_R15]};
+    struct fx_regs in = {.pc = (uintptr_t)g[REG_RIP],
+                         .sp = (uintptr_t)g[REG_RSP],
+                         .fp = (uintptr_t)g[REG_RBP],
+                         .gpr = gpr};
     struct fx_code_range r;
     if (!find_blob_sigsafe(in.pc, &r))
         return FX_REC_NOT_FOUND;
