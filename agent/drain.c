@@ -503,6 +503,7 @@ static const char *const rec_fail_labels[FX_REC_FAILS] = {
         "not recovered: stack word outside the thread's stack (or bounds unknown)",
         "not recovered: AsyncGetCallTrace failed from the caller's context",
         "not recovered: code table busy",
+        "not recovered: caller at bci 0 (a deoptimized caller looks so)",
 };
 
 /* Stack recovery (issue 20, docs/VALIDATION.md section 8): the stacks in this profile per case

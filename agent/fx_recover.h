@@ -80,7 +80,8 @@ enum fx_recover_case {
     FX_REC_STACK = -6,      /* a stack word outside the thread's stack, or bounds unknown */
     FX_REC_WALK = -7,       /* ASGCT failed from the caller's context too */
     FX_REC_TABLE_BUSY = -8, /* reserved: not used by the current publication scheme */
-    FX_REC_FAILS = 9,       /* -1..-8 */
+    FX_REC_BCI0 = -9,       /* the caller came back at bci 0: maybe a deoptimized caller */
+    FX_REC_FAILS = 10,      /* -1..-9 */
 };
 
 struct fx_regs {

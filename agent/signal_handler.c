@@ -169,6 +169,13 @@ static int recover_sigsafe(struct fx_thread *t, void *ucontext, fx_asgct_trace *
     fx_sig.asgct(&up, (jint)t->depth - 1, &cc);
     if (up.num_frames <= 0)
         return FX_REC_WALK;
+    /* A caller whose return address HotSpot patched to its deoptimization handler: pc - 1 lies
+     * in the nmethod's stub section, where no PcDesc is, and AsyncGetCallTrace then names the
+     * frame as its nmethod's root method at bci 0 without its inlined frames (forte.cpp,
+     * vframeStreamCommon::fill_from_frame for a thread in Java). A caller frame at bci 0 is
+     * refused, a real call at bci 0 with it (docs/VALIDATION.md 8.5a). */
+    if (t->frames[1].lineno == 0)
+        return FX_REC_BCI0;
     t->frames[0] = *blob;
     trace->num_frames = up.num_frames + 1;
     return rc;
