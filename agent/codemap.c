@@ -149,13 +149,15 @@ void fx_codemap_dynamic_code(const char *name, const void *address, jint length)
      * (AdapterHandlerLibrary), without it when GenerateEvents replays the code cache. */
     bool dispatch = strcmp(name, "vtable stub") == 0 || strcmp(name, "itable stub") == 0;
     bool adapter = strncmp(name, "I2C/C2I adapters", 16) == 0;
+    bool c1_barrier = strcmp(name, "g1_post_barrier_slow") == 0; /* Runtime1's name for it */
     struct fx_code_range r = {.begin = (uintptr_t)address,
                               .end = (uintptr_t)address + (uintptr_t)length,
                               .verified = FX_OFF_UNKNOWN,
                               .complete = FX_OFF_UNKNOWN,
-                              .kind = dispatch  ? FX_BLOB_DISPATCH
-                                      : adapter ? FX_BLOB_ADAPTER
-                                                : FX_BLOB_STUB};
+                              .kind = dispatch     ? FX_BLOB_DISPATCH
+                                      : adapter    ? FX_BLOB_ADAPTER
+                                      : c1_barrier ? FX_BLOB_C1_BARRIER
+                                                   : FX_BLOB_STUB};
     pthread_mutex_lock(&cm.lock);
     size_t idx = name_index(name);
     if (idx < MAX_NAMES) {

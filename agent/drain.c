@@ -492,6 +492,7 @@ static const char *const rec_case_labels[FX_REC_CASES] = {
         "recovered: pc in a compiled method's epilogue (frame released)",
         "recovered: pc in a compiled method's inline cache check (before its verified entry)",
         "recovered: pc in an I2C/C2I adapter",
+        "recovered: pc in g1_post_barrier_slow (caller at its barrier's branch)",
 };
 static const char *const rec_fail_labels[FX_REC_FAILS] = {
         NULL,

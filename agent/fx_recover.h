@@ -20,6 +20,7 @@ enum fx_blob_kind {
     FX_BLOB_STUB,         /* any other DynamicCodeGenerated blob: named, never recovered */
     FX_BLOB_NMETHOD,      /* a CompiledMethodLoad range */
     FX_BLOB_ADAPTER,      /* "I2C/C2I adapters...": one AdapterBlob, its i2c entry first */
+    FX_BLOB_C1_BARRIER,   /* "g1_post_barrier_slow": C1's G1 post barrier, rbp-framed */
 };
 
 /* One code range. For an nmethod the layout fields come from VMStructs (codemap.c); a field it
@@ -66,12 +67,13 @@ static inline const struct fx_code_range *fx_recover_find(const struct fx_code_t
  * (each a counter and, in the profile, the failure frame stays). */
 enum fx_recover_case {
     FX_REC_NONE = 0,
-    FX_REC_DISPATCH = 1, /* pc in a vtable/itable stub */
-    FX_REC_PROLOGUE = 2, /* pc between an nmethod's verified entry and its frame's completion */
-    FX_REC_EPILOGUE = 3, /* pc after the frame's release, on the straight path to ret */
-    FX_REC_ICCHECK = 4,  /* pc in an nmethod's inline cache check, before the verified entry */
-    FX_REC_ADAPTER = 5,  /* pc in an I2C/C2I adapter where the decode proves the return address */
-    FX_REC_CASES = 6,
+    FX_REC_DISPATCH = 1,   /* pc in a vtable/itable stub */
+    FX_REC_PROLOGUE = 2,   /* pc between an nmethod's verified entry and its frame's completion */
+    FX_REC_EPILOGUE = 3,   /* pc after the frame's release, on the straight path to ret */
+    FX_REC_ICCHECK = 4,    /* pc in an nmethod's inline cache check, before the verified entry */
+    FX_REC_ADAPTER = 5,    /* pc in an I2C/C2I adapter where the decode proves the return address */
+    FX_REC_C1_BARRIER = 6, /* pc in g1_post_barrier_slow; caller at its slow-case continuation */
+    FX_REC_CASES = 7,
     FX_REC_NOT_FOUND = -1,  /* pc in no known range */
     FX_REC_STUB = -2,       /* pc in another stub: named, no frame rule known */
     FX_REC_BODY = -3,       /* pc in an nmethod where no rule applies (its body) */
@@ -943,6 +945,71 @@ static inline int fx_recover_adapter(const struct fx_code_range *r, const struct
     return FX_REC_ADAPTER;
 }
 
+/* From a pc in C1's g1_post_barrier_slow (docs/VALIDATION.md 8.5c), the registers at its return:
+ * the stub begins with push rbp; mov rbp, rsp (StubAssembler::prologue) and ends with leave; ret
+ * (epilogue), and keeps rbp as its frame pointer in between. out->pc is the return address, in
+ * C1's slow-case code (fx_recover_continuation makes it the caller's pc). */
+static inline int fx_recover_c1_barrier(const struct fx_code_range *r, const struct fx_regs *in,
+                                        uintptr_t lo, uintptr_t hi, struct fx_regs *out)
+{
+    static const uint8_t head[4] = {0x55, 0x48, 0x8B, 0xEC}; /* push rbp; mov rbp, rsp */
+    if (!fx_recover_in(r, r->begin, 4) || memcmp(fx_recover_code(r->begin), head, 4) != 0 ||
+        !fx_recover_in(r, in->pc, 1))
+        return FX_REC_DECODE;
+    uintptr_t e, fp = in->fp;
+    if (in->pc == r->begin || fx_recover_code(in->pc)[0] == 0xC3) /* at entry, or at ret */
+        e = in->sp;
+    else if (in->pc == r->begin + 1) /* after push rbp */
+        e = in->sp + 8;
+    else if (in->pc >= r->begin + 4) { /* the frame: rbp + 8 is the slot, [rbp] the caller's rbp */
+        e = in->fp + 8;
+        if (!fx_recover_stack_word(lo, hi, in->fp, &fp))
+            return FX_REC_STACK;
+    } else
+        return FX_REC_DECODE; /* inside mov rbp, rsp */
+    uintptr_t ret;
+    if (!fx_recover_stack_word(lo, hi, e, &ret))
+        return FX_REC_STACK;
+    out->pc = ret;
+    out->sp = e + 8;
+    out->fp = fp;
+    return FX_REC_C1_BARRIER;
+}
+
+/* The caller's pc for a return address ret into C1's slow-case code of nmethod n
+ * (G1BarrierSetAssembler::gen_post_barrier_stub: bind entry; cmp; je continuation;
+ * store_parameter; call g1_post_barrier_slow; jmp continuation): the continuation, the
+ * instruction right after the barrier's branch into that code (G1BarrierSetC1::post_barrier:
+ * branch(notEqual, slow); branch_destination(continuation)). Checked: a jmp at ret whose target c
+ * lies before it in n, and a jcc ending at c whose target lies in (c, ret). false otherwise. */
+static inline bool fx_recover_continuation(const struct fx_code_range *n, uintptr_t ret,
+                                           uintptr_t *pc)
+{
+    if (!fx_recover_in(n, ret, 2))
+        return false;
+    const uint8_t *b = fx_recover_code(ret);
+    uintptr_t c, t;
+    if (b[0] == 0xE9 && fx_recover_in(n, ret, 5))
+        c = ret + 5 + (uintptr_t)(intptr_t)fx_recover_i32(b + 1);
+    else if (b[0] == 0xEB)
+        c = ret + 2 + (uintptr_t)(intptr_t)(int8_t)b[1];
+    else
+        return false;
+    if (c >= ret || c < n->begin + 2)
+        return false;
+    const uint8_t *j6 = fx_recover_code(c - 6), *j2 = fx_recover_code(c - 2);
+    if (c >= n->begin + 6 && j6[0] == 0x0F && (j6[1] & 0xF0) == 0x80)
+        t = c + (uintptr_t)(intptr_t)fx_recover_i32(j6 + 2);
+    else if ((j2[0] & 0xF0) == 0x70)
+        t = c + (uintptr_t)(intptr_t)(int8_t)j2[1];
+    else
+        return false;
+    if (t <= c || t >= ret)
+        return false;
+    *pc = c;
+    return true;
+}
+
 /* Signal-safe: the caller's registers when pc is in r, by the rules above. [lo, hi) is the
  * thread's stack (0, 0: unknown). blob_ok: the nmethod at r->blob is still the compilation r
  * was made from (the caller checks the compile id). */
@@ -957,6 +1024,8 @@ static inline int fx_recover_caller(const struct fx_code_range *r, const struct 
         return fx_recover_at_sp(in, lo, hi, out, FX_REC_DISPATCH);
     if (r->kind == FX_BLOB_ADAPTER)
         return fx_recover_adapter(r, in, lo, hi, out);
+    if (r->kind == FX_BLOB_C1_BARRIER)
+        return fx_recover_c1_barrier(r, in, lo, hi, out);
     if (r->kind != FX_BLOB_NMETHOD)
         return FX_REC_NOT_FOUND;
     if (!blob_ok || r->verified == FX_OFF_UNKNOWN || r->complete == FX_OFF_UNKNOWN)

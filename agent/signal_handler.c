@@ -161,6 +161,12 @@ static int recover_sigsafe(struct fx_thread *t, void *ucontext, fx_asgct_trace *
     int rc = fx_recover_caller(&r, &in, t->stack_lo, t->stack_hi, current, &caller);
     if (rc <= 0)
         return rc;
+    if (rc == FX_REC_C1_BARRIER) { /* returns into C1's slow-case code: resume at its branch */
+        struct fx_code_range n;
+        if (!find_blob_sigsafe(caller.pc, &n) || !blob_current_sigsafe(&n) ||
+            !fx_recover_continuation(&n, caller.pc, &caller.pc))
+            return FX_REC_DECODE;
+    }
     if (t->depth < 2)
         return FX_REC_WALK;
     ucontext_t cc;

@@ -556,6 +556,67 @@ START_TEST(test_adapter_refuses)
 }
 END_TEST
 
+/* C1's g1_post_barrier_slow (rbp-framed: push rbp; mov rbp, rsp; ...; leave; ret) and the
+ * continuation in C1's slow-case code it returns to. */
+START_TEST(test_c1_barrier_frame_and_continuation)
+{
+    static const uint8_t stub[] = {0x55, 0x48, 0x8B, 0xEC, 0x50, 0x51, 0x59, 0x58, 0xC9, 0xC3};
+    memcpy(code, stub, sizeof(stub));
+    struct fx_code_range r = {.begin = (uintptr_t)code,
+                              .end = (uintptr_t)code + sizeof(stub),
+                              .kind = FX_BLOB_C1_BARRIER};
+    uintptr_t e = (uintptr_t)&stack[50];
+    stack[50] = 0xCA11E4;
+    stack[49] = 0xF00; /* the caller's rbp, saved by push rbp */
+    struct fx_regs in = {.pc = r.begin, .sp = e, .fp = 0xF00}, out;
+    ck_assert_int_eq(fx_recover_caller(&r, &in, LO, HI, false, &out), FX_REC_C1_BARRIER);
+    ck_assert_uint_eq(out.pc, 0xCA11E4);
+    ck_assert_uint_eq(out.sp, e + 8);
+    ck_assert_uint_eq(out.fp, 0xF00);
+    in = (struct fx_regs){.pc = r.begin + 1, .sp = e - 8, .fp = 0xF00}; /* after push rbp */
+    ck_assert_int_eq(fx_recover_caller(&r, &in, LO, HI, false, &out), FX_REC_C1_BARRIER);
+    ck_assert_uint_eq(out.sp, e + 8);
+    ck_assert_uint_eq(out.fp, 0xF00);
+    for (unsigned pc = 4; pc <= 8; pc += (pc == 4 || pc == 6) ? 2 : 1) { /* in the frame */
+        in = (struct fx_regs){.pc = r.begin + pc, .sp = e - 24, .fp = e - 8};
+        ck_assert_int_eq(fx_recover_caller(&r, &in, LO, HI, false, &out), FX_REC_C1_BARRIER);
+        ck_assert_uint_eq(out.pc, 0xCA11E4);
+        ck_assert_uint_eq(out.sp, e + 8);
+        ck_assert_uint_eq(out.fp, 0xF00);
+    }
+    in = (struct fx_regs){.pc = r.begin + 9, .sp = e, .fp = 0xF00}; /* at ret, after leave */
+    ck_assert_int_eq(fx_recover_caller(&r, &in, LO, HI, false, &out), FX_REC_C1_BARRIER);
+    ck_assert_uint_eq(out.sp, e + 8);
+    in.pc = r.begin + 2; /* inside mov rbp, rsp */
+    ck_assert_int_eq(fx_recover_caller(&r, &in, LO, HI, false, &out), FX_REC_DECODE);
+    in = (struct fx_regs){.pc = r.begin + 6, .sp = e - 24, .fp = HI}; /* rbp off the stack */
+    ck_assert_int_eq(fx_recover_caller(&r, &in, LO, HI, false, &out), FX_REC_STACK);
+    code[0] = 0x90; /* not the prologue */
+    in = (struct fx_regs){.pc = r.begin + 6, .sp = e - 24, .fp = e - 8};
+    ck_assert_int_eq(fx_recover_caller(&r, &in, LO, HI, false, &out), FX_REC_DECODE);
+
+    /* nmethod: 0: nop nop; 2: jne T (rel32); C = 8: body nops; T = 0x20: cmp rax, 0; je C;
+     * mov [rsp], rax; call; R = 0x33: jmp C */
+    memset(code, 0x90, 0x40);
+    static const uint8_t jne[] = {0x0F, 0x85, 0x18, 0, 0, 0};
+    static const uint8_t slow[] = {0x48, 0x83, 0xF8, 0x00, 0x0F, 0x84, 0xDE, 0xFF,
+                                   0xFF, 0xFF, 0x48, 0x89, 0x04, 0x24, 0xE8, 0,
+                                   0,    0,    0,    0xE9, 0xD0, 0xFF, 0xFF, 0xFF};
+    put(2, jne, sizeof(jne));
+    put(0x20, slow, sizeof(slow));
+    struct fx_code_range n = nmethod(0x40, 0, 1);
+    uintptr_t pc = 0;
+    ck_assert(fx_recover_continuation(&n, n.begin + 0x33, &pc));
+    ck_assert_uint_eq(pc, n.begin + 8);
+    ck_assert(!fx_recover_continuation(&n, n.begin + 0x2E, &pc)); /* the call, not a jmp */
+    code[3] = 0x40; /* the jne now targets 0x48: beyond the return address */
+    ck_assert(!fx_recover_continuation(&n, n.begin + 0x33, &pc));
+    code[3] = 0x18;
+    code[2] = 0x90; /* no jcc ends at the continuation */
+    ck_assert(!fx_recover_continuation(&n, n.begin + 0x33, &pc));
+}
+END_TEST
+
 START_TEST(test_patch_sets_the_three_registers_only)
 {
     ucontext_t from, to;
@@ -586,6 +647,7 @@ static Suite *recover_suite(void)
     tcase_add_test(tc, test_adapter_jdk17);
     tcase_add_test(tc, test_adapter_jdk25);
     tcase_add_test(tc, test_adapter_refuses);
+    tcase_add_test(tc, test_c1_barrier_frame_and_continuation);
     suite_add_tcase(s, tc);
     return s;
 }
