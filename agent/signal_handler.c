@@ -5,12 +5,13 @@
  * Purpose: on SIGPROF, ask HotSpot for the interrupted thread's Java stack (AsyncGetCallTrace)
  * into a buffer that thread already owns, and push one struct fx_sample_rec into its ring.
  * Where ASGCT fails in Java code because the pc is where HotSpot has no frame (a dispatch stub,
- * an nmethod's prologue or epilogue, an I2C/C2I adapter, C1's G1 post-barrier stub), the stack is recovered from the caller's
- * context where fx_recover.h proves it (x86-64 only; docs/VALIDATION.md section 8), else the
- * failure stays and is counted; the static inline helpers of agent/fx_recover.h are part of this
- * path. When the thread's probe holds a request (probe.c: the oracle, validate mode), the trace
- * goes into the probe buffer instead, and the request's generation is published as done; a probe's
- * own signal (SI_QUEUE) never becomes a sample. Nothing here waits for anyone.
+ * an nmethod's prologue or epilogue, an I2C/C2I adapter, C1's G1 post-barrier stub), the stack is
+ * recovered from the caller's context where fx_recover.h proves it (x86-64 only; docs/VALIDATION.md
+ * section 8), else the failure stays and is counted; the static inline helpers of
+ * agent/fx_recover.h are part of this path. When the thread's probe holds a request (probe.c: the
+ * oracle, validate mode), the trace goes into the probe buffer instead, and the request's
+ * generation is published as done; a probe's own signal (SI_QUEUE) never becomes a sample. Nothing
+ * here waits for anyone.
  *
  * Invariants (established outside signal context, relied on here):
  *  - fx_sig.asgct is resolved in Agent_OnLoad, before any timer or signal source exists.
