@@ -56,7 +56,12 @@ CONFIG_TITLES = {
     "jfr-profile": "JFR profile",
     "other": "other agent",
     "fx-cpu-10ms+jfr": "fxagent cpu 10 ms + JFR profile",
+    "base-cpu-10ms": "baseline fxagent cpu 10 ms",
+    "base-cpu-1ms": "baseline fxagent cpu 1 ms",
 }
+# With --baseline-agent: the same fxagent configurations run with another build of the agent (e.g.
+# main's, to show that a change leaves the overhead as it was), in the same rounds.
+BASELINE_CONFIGS = {"base-cpu-10ms": "mode=cpu,interval=10ms", "base-cpu-1ms": "mode=cpu,interval=1ms"}
 
 
 # ---------------------------------------------------------------- running one JVM
@@ -102,7 +107,21 @@ def config_flags(ctx, cfg, base):
         return [f"-agentpath:{agent}=mode=cpu,interval=10ms,file={base}.json.gz,quiet", jfr]
     if cfg == "other":
         return shlex.split(ctx.other)
+    if cfg in BASELINE_CONFIGS:
+        return [f"-agentpath:{ctx.a.baseline_agent}={BASELINE_CONFIGS[cfg]},file={base}.json.gz,quiet"]
     raise ValueError(cfg)
+
+
+def overhead_configs(ctx):
+    """The overhead part's configurations: --configs if given, else all, plus "other" and the
+    baseline's when they are set."""
+    configs = OVERHEAD_CONFIGS + (["other"] if ctx.other else [])
+    if ctx.a.baseline_agent:
+        configs += list(BASELINE_CONFIGS)
+    if ctx.a.configs:
+        wanted = ctx.a.configs.split(",")
+        configs = [c for c in configs if c in wanted]
+    return configs
 
 
 def parse_line(text):
@@ -236,7 +255,7 @@ def scaled(args, scale):
 # ---------------------------------------------------------------- the parts
 
 def part_overhead(ctx):
-    configs = OVERHEAD_CONFIGS + (["other"] if ctx.other else [])
+    configs = overhead_configs(ctx)
     for rep in range(ctx.a.reps):
         for ji, jdk in enumerate(ctx.jdks):
             for wi, (w, args) in enumerate(WORKLOADS.items()):
@@ -460,7 +479,8 @@ def report_overhead(all_rs, L):
     if not rs:
         return
     reps = max(r["rep"] for r in rs) + 1
-    configs = [c for c in OVERHEAD_CONFIGS + ["other"] if any(r["config"] == c for r in rs)]
+    configs = [c for c in OVERHEAD_CONFIGS + ["other"] + list(BASELINE_CONFIGS)
+               if any(r["config"] == c for r in rs)]
     prof = [c for c in configs if c != "none"]
     L.append(f"### Overhead: ratios against no profiler ({reps} rounds)\n")
     L.append(load_note(rs) + "\n")
@@ -830,6 +850,8 @@ def main():
     ap.add_argument("--reps-small", type=int, default=3, help="rounds of the other parts")
     ap.add_argument("--scale", type=float, default=1.0, help="work multiplier")
     ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--baseline-agent", help="another libfxagent.so, run as base-cpu-10ms/1ms")
+    ap.add_argument("--configs", help="comma-separated subset of the overhead part's configurations")
     ap.add_argument("--keep", action="store_true", help="keep every profile and recording")
     ap.add_argument("--plots", help="directory for the PNG plots (e.g. docs/bench)")
     ap.add_argument("--header", default="", help="text put above the tables")

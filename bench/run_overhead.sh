@@ -15,8 +15,13 @@
 # (tests/it/jdks.sh); --jdk HOME (repeatable) overrides both.
 # usage: bench/run_overhead.sh [--quick] [--parts overhead,cost,scaling,accuracy] [--reps N]
 #        [--reps-small N] [--scale X] [--out DIR] [--build-dir DIR] [--jdk HOME]... [--keep]
-#        [--plots DIR | --no-plots] [--no-build] [--report-only]
+#        [--plots DIR | --no-plots] [--no-build] [--report-only] [--baseline-agent SO]
+#        [--configs A,B,...]
 # --no-build runs what --build-dir already holds (e.g. to measure a fixed agent build).
+# --baseline-agent SO adds configurations base-cpu-10ms/base-cpu-1ms: the same options with another
+# build of the agent (e.g. main's), in the same rounds; --configs A,B,... restricts the overhead
+# part to those configurations (none, fx-cpu-10ms, fx-cpu-1ms, fx-wall-10ms, jfr-profile, other,
+# base-cpu-10ms, base-cpu-1ms).
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build=$root/build-overhead
@@ -37,9 +42,10 @@ while [[ $# -gt 0 ]]; do
     --no-plots) plots=; shift ;;
     --report-only) report_only=1; shift ;;
     --no-build) build_it=0; shift ;;
-    --parts | --reps | --reps-small | --scale) py_args+=("$1" "$2"); shift 2 ;;
+    --parts | --reps | --reps-small | --scale | --baseline-agent | --configs)
+        py_args+=("$1" "$2"); shift 2 ;;
     --keep) py_args+=("$1"); shift ;;
-    *) sed -n '3,21p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2 ;;
+    *) sed -n '3,26p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2 ;;
     esac
 done
 if [[ -z "$out" ]]; then

@@ -171,6 +171,8 @@ static const char *const rec_case_labels[FX_REC_CASES] = {
         "recovered: pc in a compiled method's prologue (frame not built)",
         "recovered: pc in a compiled method's epilogue (frame released)",
         "recovered: pc in a compiled method's inline cache check (before its verified entry)",
+        "recovered: pc in an I2C/C2I adapter",
+        "recovered: pc in g1_post_barrier_slow (caller at its barrier's branch)",
 };
 static const char *const rec_fail_labels[FX_REC_FAILS] = {
         NULL,
@@ -182,6 +184,7 @@ static const char *const rec_fail_labels[FX_REC_FAILS] = {
         "not recovered: stack word outside the thread's stack (or bounds unknown)",
         "not recovered: AsyncGetCallTrace failed from the caller's context",
         "not recovered: code table busy",
+        "not recovered: caller at bci 0 (a deoptimized caller looks so)",
 };
 
 /* Stack recovery (issue 20, docs/VALIDATION.md section 8): the stacks in this profile per case

@@ -17,6 +17,7 @@
  * new load event a stale range could still match: for nmethods the handler checks the compile
  * id stored in the blob header against the range's (fx_recover.h), so a stale range is never
  * used; stubs (vtable/itable stubs, the interpreter, StubRoutines, adapters) are never freed.
+ * One stub name per adapter fingerprint: javac posts a few hundred, within MAX_NAMES.
  * Leaf module: calls vmstructs.c and the allocator only. */
 #include "internal.h"
 
@@ -143,13 +144,20 @@ void fx_codemap_dynamic_code(const char *name, const void *address, jint length)
 {
     if (name == NULL || address == NULL || length <= 0)
         return;
-    /* HotSpot posts each dispatch stub under exactly these names (vtableStubs.cpp). */
+    /* HotSpot posts each dispatch stub under exactly these names (vtableStubs.cpp), and each
+     * AdapterBlob as "I2C/C2I adapters" followed by its fingerprint at creation
+     * (AdapterHandlerLibrary), without it when GenerateEvents replays the code cache. */
     bool dispatch = strcmp(name, "vtable stub") == 0 || strcmp(name, "itable stub") == 0;
+    bool adapter = strncmp(name, "I2C/C2I adapters", 16) == 0;
+    bool c1_barrier = strcmp(name, "g1_post_barrier_slow") == 0; /* Runtime1's name for it */
     struct fx_code_range r = {.begin = (uintptr_t)address,
                               .end = (uintptr_t)address + (uintptr_t)length,
                               .verified = FX_OFF_UNKNOWN,
                               .complete = FX_OFF_UNKNOWN,
-                              .kind = dispatch ? FX_BLOB_DISPATCH : FX_BLOB_STUB};
+                              .kind = dispatch     ? FX_BLOB_DISPATCH
+                                      : adapter    ? FX_BLOB_ADAPTER
+                                      : c1_barrier ? FX_BLOB_C1_BARRIER
+                                                   : FX_BLOB_STUB};
     pthread_mutex_lock(&cm.lock);
     size_t idx = name_index(name);
     if (idx < MAX_NAMES) {

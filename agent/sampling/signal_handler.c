@@ -5,12 +5,13 @@
  * Purpose: on SIGPROF, ask HotSpot for the interrupted thread's Java stack (AsyncGetCallTrace)
  * into a buffer that thread already owns, and push one struct fx_sample_rec into its ring.
  * Where ASGCT fails in Java code because the pc is where HotSpot has no frame (a dispatch stub,
- * an nmethod's prologue or epilogue), the stack is recovered from the caller's context where
- * fx_recover.h proves it (x86-64 only; docs/VALIDATION.md section 8), else the failure stays
- * and is counted; the static inline helpers of agent/fx_recover.h are part of this path.
- * When the thread's probe holds a request (probe.c: the oracle, validate mode), the trace goes
- * into the probe buffer instead, and the request's generation is published as done; a probe's
- * own signal (SI_QUEUE) never becomes a sample. Nothing here waits for anyone.
+ * an nmethod's prologue or epilogue, an I2C/C2I adapter, C1's G1 post-barrier stub), the stack is
+ * recovered from the caller's context where fx_recover.h proves it (x86-64 only; docs/VALIDATION.md
+ * section 8), else the failure stays and is counted; the static inline helpers of
+ * agent/fx_recover.h are part of this path. When the thread's probe holds a request (probe.c: the
+ * oracle, validate mode), the trace goes into the probe buffer instead, and the request's
+ * generation is published as done; a probe's own signal (SI_QUEUE) never becomes a sample. Nothing
+ * here waits for anyone.
  *
  * Invariants (established outside signal context, relied on here):
  *  - fx_sig.asgct is resolved in Agent_OnLoad, before any timer or signal source exists.
@@ -141,9 +142,18 @@ static int recover_sigsafe(struct fx_thread *t, void *ucontext, fx_asgct_trace *
                            fx_asgct_frame *blob)
 {
     const ucontext_t *uc = ucontext;
-    struct fx_regs in = {.pc = (uintptr_t)uc->uc_mcontext.gregs[REG_RIP],
-                         .sp = (uintptr_t)uc->uc_mcontext.gregs[REG_RSP],
-                         .fp = (uintptr_t)uc->uc_mcontext.gregs[REG_RBP]};
+    const greg_t *g = uc->uc_mcontext.gregs;
+    /* The general registers in encoding order, for the adapter rule (fx_recover_adapter). */
+    const uintptr_t gpr[16] = {(uintptr_t)g[REG_RAX], (uintptr_t)g[REG_RCX], (uintptr_t)g[REG_RDX],
+                               (uintptr_t)g[REG_RBX], (uintptr_t)g[REG_RSP], (uintptr_t)g[REG_RBP],
+                               (uintptr_t)g[REG_RSI], (uintptr_t)g[REG_RDI], (uintptr_t)g[REG_R8],
+                               (uintptr_t)g[REG_R9],  (uintptr_t)g[REG_R10], (uintptr_t)g[REG_R11],
+                               (uintptr_t)g[REG_R12], (uintptr_t)g[REG_R13], (uintptr_t)g[REG_R14],
+                               (uintptr_t)g[REG_R15]};
+    struct fx_regs in = {.pc = (uintptr_t)g[REG_RIP],
+                         .sp = (uintptr_t)g[REG_RSP],
+                         .fp = (uintptr_t)g[REG_RBP],
+                         .gpr = gpr};
     struct fx_code_range r;
     if (!find_blob_sigsafe(in.pc, &r))
         return FX_REC_NOT_FOUND;
@@ -156,6 +166,12 @@ static int recover_sigsafe(struct fx_thread *t, void *ucontext, fx_asgct_trace *
     int rc = fx_recover_caller(&r, &in, t->stack_lo, t->stack_hi, current, &caller);
     if (rc <= 0)
         return rc;
+    if (rc == FX_REC_C1_BARRIER) { /* returns into C1's slow-case code: resume at its branch */
+        struct fx_code_range n;
+        if (!find_blob_sigsafe(caller.pc, &n) || !blob_current_sigsafe(&n) ||
+            !fx_recover_continuation(&n, caller.pc, &caller.pc))
+            return FX_REC_DECODE;
+    }
     if (t->depth < 2)
         return FX_REC_WALK;
     ucontext_t cc;
@@ -164,6 +180,13 @@ static int recover_sigsafe(struct fx_thread *t, void *ucontext, fx_asgct_trace *
     fx_sig.asgct(&up, (jint)t->depth - 1, &cc);
     if (up.num_frames <= 0)
         return FX_REC_WALK;
+    /* A caller whose return address HotSpot patched to its deoptimization handler: pc - 1 lies
+     * in the nmethod's stub section, where no PcDesc is, and AsyncGetCallTrace then names the
+     * frame as its nmethod's root method at bci 0 without its inlined frames (forte.cpp,
+     * vframeStreamCommon::fill_from_frame for a thread in Java). A caller frame at bci 0 is
+     * refused, a real call at bci 0 with it (docs/VALIDATION.md 8.5a). */
+    if (t->frames[1].lineno == 0)
+        return FX_REC_BCI0;
     t->frames[0] = *blob;
     trace->num_frames = up.num_frames + 1;
     return rc;

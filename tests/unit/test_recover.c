@@ -2,19 +2,21 @@
 /* agent/fx_recover.h without a JVM: the code-range lookup, the caller's registers for a pc in a
  * dispatch stub, a prologue (the shapes of C2's verified_entry, C1's build_frame and the nmethod
  * entry barrier) and an epilogue, on synthetic code bytes and a synthetic stack, and the
- * ucontext patch. Each rule must refuse what it cannot prove: a pc inside an instruction, an
- * unknown instruction, a stack word outside the bounds, code bytes past the range. */
+ * ucontext patch, and the I2C/C2I adapter decoder on two real AdapterBlobs. Each rule must refuse
+ * what it cannot prove: a pc inside an instruction, an unknown instruction, a stack word outside
+ * the bounds, code bytes past the range. */
 #include <check.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "fx_recover.h"
 
 static uint8_t code[256];
-static uintptr_t stack[64]; /* the thread's stack: [stack, stack + 64) */
+static _Alignas(16) uintptr_t stack[128]; /* the thread's stack: [stack, stack + 128) */
 #define LO ((uintptr_t)&stack[0])
-#define HI ((uintptr_t)&stack[64])
+#define HI ((uintptr_t)&stack[128])
 
 static struct fx_code_range nmethod(size_t len, uint32_t verified, uint32_t complete)
 {
@@ -325,6 +327,296 @@ START_TEST(test_nop_forms)
 }
 END_TEST
 
+/* Two real AdapterBlobs, as HotSpot generated them on this project's VM for the signature (int)
+ * of an instance method, dumped by a JVMTI DynamicCodeGenerated callback (docs/VALIDATION.md
+ * 8.5b): OpenJDK 17.0.15 (i2c 0x00, c2i unverified 0x24, c2i 0x59, patch_callers_callsite's
+ * slow path 0xa4-0x186, skip_fixup 0x187) and Temurin 25.0.3 (i2c 0x00, c2i unverified 0x31,
+ * c2i 0x52, the G1 c2i entry barrier 0x8d-0x395 with its out-of-line slow path at 0xfb,
+ * skip_fixup 0x484). Absolute targets of calls and jumps out of the blob are as dumped. */
+static const char adapter17_hex[] =
+        "488b04244c8bdc4883e4f050498bc34c8b5b40488b700849899fe0020000488bc341ffe38b5e0849ba000000"
+        "7bba7f00004903da483b5808488b180f8405000000e93aabffff48817b48000000000f8433010000e927abff"
+        "ff448b532841f7c2080000000f842c0000004c8b53084d8b52084d8b52184180ba3b010000040f8412000000"
+        "4d3bba400100000f8405000000e9eaa0ffff48817b48000000000f84e30000004c8bec488b04244883e4f09c"
+        "4883ec084881ec80000000488944247848894c2470488954246848895c246048896c2450488974244848897c"
+        "24404c894424384c894c24304c895424284c895c24204c896424184c896c24104c897424084c893c244881ec"
+        "800a0000480fae0424c5f877488bfb488bf0e851757517c5f877480fae0c244881c4800a00004c8b3c244c8b"
+        "7424084c8b6c24104c8b6424184c8b5c24204c8b5424284c8b4c24304c8b442438488b7c2440488b74244848"
+        "8b6c2450488b5c2460488b542468488b4c2470488b4424784881c4800000004883c4089d498be5584c8bec48"
+        "83ec10488904244889742408488b4b38ffe1f4f4";
+static const char adapter25_hex[] =
+        "4c8bdc584883e4f050498bc34c8b5b40488b7008493ba72006000076074989a72006000049899fd004000048"
+        "8bc341ffe3448b5608443b50080f8541c0ffff488b1848837b48000f8437040000e92ec0ffff440fb7532c41"
+        "f6c2080f842c0000004c8b53084d8b52084d8b52184180ba30010000040f84120000004d3bba380100000f84"
+        "05000000e9734cfbff4883fb000f84fa0200004c8b53084d8b52084d8b52184d8b929800000041837a24000f"
+        "8fe10200004d8b124983fa000f84c50200004d8b1241807f48000f84b70200004983fa000f84ad0200004d8b"
+        "5f384d85db0f84140000004983eb084d895f384d035f404d8913e98c0200004881ec50010000488904244889"
+        "4c24084889542410488974241848897c24204c894424284c894c24304c895424384c895c2440c5fb11442450"
+        "c5fb114c2458c5fb11542460c5fb115c2468c5fb11642470c5fb116c2478c5fb11b42480000000c5fb11bc24"
+        "88000000c57b11842490000000c57b118c2498000000c57b119424a0000000c57b119c24a8000000c57b11a4"
+        "24b0000000c57b11ac24b8000000c57b11b424c0000000c57b11bc24c800000062e1ff081144241a62e1ff08"
+        "114c241b62e1ff081154241c62e1ff08115c241d62e1ff081164241e62e1ff08116c241f62e1ff0811742420"
+        "62e1ff08117c24216261ff08114424226261ff08114c24236261ff08115424246261ff08115c24256261ff08"
+        "116424266261ff08116c24276261ff08117424286261ff08117c2429498bf7498bfa40f6c40f0f8412000000"
+        "4883ec08e88b09d2184883c408e905000000e87d09d2186261ff08107c24296261ff08107424286261ff0810"
+        "6c24276261ff08106424266261ff08105c24256261ff08105424246261ff08104c24236261ff081044242262"
+        "e1ff08107c242162e1ff081074242062e1ff08106c241f62e1ff081064241e62e1ff08105c241d62e1ff0810"
+        "54241c62e1ff08104c241b62e1ff081044241ac57b10bc24c8000000c57b10b424c0000000c57b10ac24b800"
+        "0000c57b10a424b0000000c57b109c24a8000000c57b109424a0000000c57b108c2498000000c57b10842490"
+        "000000c5fb10bc2488000000c5fb10b42480000000c5fb106c2478c5fb10642470c5fb105c2468c5fb105424"
+        "60c5fb104c2458c5fb104424504c8b5c24404c8b5424384c8b4c24304c8b442428488b7c2420488b74241848"
+        "8b542410488b4c2408488b04244881c450010000c5f8774983fa000f8505000000e96a49fbff48837b48000f"
+        "84e30000004c8bec488b04244883e4f09c4883ec084881ec80000000488944247848894c2470488954246848"
+        "895c246048896c2450488974244848897c24404c894424384c894c24304c895424284c895c24204c89642418"
+        "4c896c24104c897424084c893c244881ec800a0000480fae0424c5f877488bfb488bf0e8a46d3c19c5f87748"
+        "0fae0c244881c4800a00004c8b3c244c8b7424084c8b6c24104c8b6424184c8b5c24204c8b5424284c8b4c24"
+        "304c8b442438488b7c2440488b742448488b6c2450488b5c2460488b542468488b4c2470488b4424784881c4"
+        "800000004883c4089d498be54c8d6c2408584883ec10504889742408488b4b38ffe1f4f4f4f4f4f4";
+
+static uint8_t adapter[1280];
+
+static struct fx_code_range adapter_range(const char *hex)
+{
+    size_t n = strlen(hex) / 2;
+    ck_assert_uint_le(n, sizeof(adapter));
+    for (size_t i = 0; i < n; i++) {
+        unsigned v;
+        ck_assert_int_eq(sscanf(hex + 2 * i, "%2x", &v), 1);
+        adapter[i] = (uint8_t)v;
+    }
+    struct fx_code_range r = {.begin = (uintptr_t)adapter,
+                              .end = (uintptr_t)adapter + n,
+                              .verified = FX_OFF_UNKNOWN,
+                              .complete = FX_OFF_UNKNOWN,
+                              .kind = FX_BLOB_ADAPTER};
+    return r;
+}
+
+/* One point of an adapter: the registers as the code has them there (E: the entry's return
+ * address slot, stack[e]), and what the rule must find. */
+struct adapter_point {
+    unsigned pc, sp;   /* pc offset in the blob; sp as a stack index relative to e (in words) */
+    int rax, r11, r13; /* relative to e in words, or NO_REG */
+    bool rax_ret;      /* rax holds the return address */
+    int expect;        /* FX_REC_ADAPTER or the failure */
+};
+#define NO_REG 999
+
+static void check_adapter(const struct fx_code_range *r, const struct adapter_point *pts, size_t n,
+                          unsigned e)
+{
+    for (size_t i = 0; i < n; i++) {
+        const struct adapter_point *t = &pts[i];
+        uintptr_t gpr[16] = {0}, base = (uintptr_t)&stack[e];
+        memset(stack, 0, sizeof(stack));
+        stack[e] = 0xCA11E4;
+        if (t->rax != NO_REG)
+            gpr[0] = base + (uintptr_t)(intptr_t)(t->rax * 8);
+        if (t->rax_ret)
+            gpr[0] = 0xCA11E4;
+        if (t->r11 != NO_REG)
+            gpr[11] = base + (uintptr_t)(intptr_t)(t->r11 * 8);
+        if (t->r13 != NO_REG)
+            gpr[13] = base + (uintptr_t)(intptr_t)(t->r13 * 8);
+        if (t->pc >= 0x198 && r->end - r->begin == 416)
+            stack[e] = 0x5E7; /* JDK 17: mov [rsp + 8], rsi has overwritten the slot */
+        struct fx_regs in = {.pc = r->begin + t->pc,
+                             .sp = base + (uintptr_t)(intptr_t)((int)t->sp * 8),
+                             .fp = 0xF00,
+                             .gpr = gpr},
+                       out = {0};
+        gpr[4] = in.sp;
+        int rc = fx_recover_caller(r, &in, LO, HI, false, &out);
+        ck_assert_msg(rc == t->expect, "pc +0x%x: %d, want %d", t->pc, rc, t->expect);
+        if (rc == FX_REC_ADAPTER) {
+            ck_assert_msg(out.pc == 0xCA11E4, "pc +0x%x: return address %#lx", t->pc,
+                          (unsigned long)out.pc);
+            ck_assert_msg(out.sp == base + 8, "pc +0x%x: caller sp", t->pc);
+            ck_assert_uint_eq(out.fp, 0xF00);
+        }
+    }
+}
+
+/* sp and registers relative to E in words: -1 = E - 8, "A" = the and-ed sp (E is 8 mod 16 in
+ * these tests, so and rsp, -16 lowers it by one word). */
+START_TEST(test_adapter_jdk17)
+{
+    struct fx_code_range r = adapter_range(adapter17_hex);
+    unsigned e = 105; /* &stack[105] is 8 mod 16 */
+    ck_assert_uint_eq(((uintptr_t)&stack[e]) & 15, 8);
+    const struct adapter_point pts[] = {
+            /* i2c: mov rax,[rsp]; mov r11,rsp; and rsp,-16; push rax; mov rax,r11; ... */
+            {0x00, 0, NO_REG, NO_REG, NO_REG, false, FX_REC_ADAPTER},
+            {0x04, 0, NO_REG, NO_REG, NO_REG, true, FX_REC_ADAPTER},
+            {0x07, 0, NO_REG, 0, NO_REG, true, FX_REC_ADAPTER},
+            {0x0b, -1, NO_REG, 0, NO_REG, true, FX_REC_ADAPTER},
+            {0x0c, -2, NO_REG, 0, NO_REG, true, FX_REC_ADAPTER},
+            {0x0f, -2, 0, 0, NO_REG, false, FX_REC_ADAPTER},
+            {0x17, -2, 0, NO_REG, NO_REG, false, FX_REC_ADAPTER},
+            {0x1e, -2, 0, NO_REG, NO_REG, false, FX_REC_ADAPTER},
+            {0x21, -2, NO_REG, NO_REG, NO_REG, false, FX_REC_BODY},  /* after mov rax, rbx */
+            {0x02, 0, NO_REG, NO_REG, NO_REG, false, FX_REC_DECODE}, /* inside an instruction */
+            /* c2i unverified entry, its check, c2i entry, the clinit barrier */
+            {0x24, 0, NO_REG, NO_REG, NO_REG, false, FX_REC_ADAPTER},
+            {0x38, 0, NO_REG, NO_REG, NO_REG, false, FX_REC_ADAPTER},
+            {0x46, 0, NO_REG, NO_REG, NO_REG, false, FX_REC_ADAPTER},
+            {0x59, 0, NO_REG, NO_REG, NO_REG, false, FX_REC_ADAPTER},
+            {0x84, 0, NO_REG, NO_REG, NO_REG, false, FX_REC_ADAPTER},
+            {0x96, 0, NO_REG, NO_REG, NO_REG, false, FX_REC_ADAPTER},
+            /* patch_callers_callsite's slow path: rsp moves, r13 keeps E */
+            {0xa7, 0, NO_REG, NO_REG, 0, false, FX_REC_ADAPTER},
+            {0xb0, -3, NO_REG, NO_REG, 0, true, FX_REC_ADAPTER},
+            {0x111, -60, NO_REG, NO_REG, 0, false, FX_REC_DECODE}, /* past fxsave: refused */
+            /* skip_fixup, reached by the taken je: pop rax; mov r13,rsp; sub rsp,16; stores */
+            {0x187, 0, NO_REG, NO_REG, NO_REG, false, FX_REC_ADAPTER},
+            {0x188, 1, NO_REG, NO_REG, NO_REG, true, FX_REC_ADAPTER},
+            {0x18b, 1, NO_REG, NO_REG, 1, true, FX_REC_ADAPTER},
+            {0x18f, -1, NO_REG, NO_REG, 1, true, FX_REC_ADAPTER},
+            {0x193, -1, NO_REG, NO_REG, 1, true, FX_REC_ADAPTER},
+            {0x198, -1, NO_REG, NO_REG, 1, true, FX_REC_ADAPTER}, /* slot overwritten: rax */
+            {0x19c, -1, NO_REG, NO_REG, 1, true, FX_REC_ADAPTER},
+    };
+    check_adapter(&r, pts, sizeof(pts) / sizeof(pts[0]), e);
+}
+END_TEST
+
+START_TEST(test_adapter_jdk25)
+{
+    struct fx_code_range r = adapter_range(adapter25_hex);
+    unsigned e = 105;
+    const struct adapter_point pts[] = {
+            /* i2c: mov r11,rsp; pop rax; and rsp,-16; push rax; mov rax,r11; ...; the
+             * continuation fast path (cmp rsp,[r15+d]; jbe; mov [r15+d],rsp) */
+            {0x00, 0, NO_REG, NO_REG, NO_REG, false, FX_REC_ADAPTER},
+            {0x03, 0, NO_REG, 0, NO_REG, false, FX_REC_ADAPTER},
+            {0x04, 1, NO_REG, 0, NO_REG, true, FX_REC_ADAPTER},
+            {0x08, 0, NO_REG, 0, NO_REG, true, FX_REC_ADAPTER},
+            {0x09, -1, NO_REG, 0, NO_REG, true, FX_REC_ADAPTER},
+            {0x0c, -1, 0, 0, NO_REG, false, FX_REC_ADAPTER},
+            {0x1d, -1, 0, NO_REG, NO_REG, false, FX_REC_ADAPTER},
+            {0x24, -1, 0, NO_REG, NO_REG, false, FX_REC_ADAPTER},
+            {0x2e, -1, NO_REG, NO_REG, NO_REG, false, FX_REC_BODY},
+            /* c2i unverified (ic_check), c2i entry, clinit barrier, the entry barrier's fast
+             * path up to its out-of-line slow path, which saves registers below rsp */
+            {0x31, 0, NO_REG, NO_REG, NO_REG, false, FX_REC_ADAPTER},
+            {0x42, 0, NO_REG, NO_REG, NO_REG, false, FX_REC_ADAPTER},
+            {0x52, 0, NO_REG, NO_REG, NO_REG, false, FX_REC_ADAPTER},
+            {0x8d, 0, NO_REG, NO_REG, NO_REG, false, FX_REC_ADAPTER},
+            {0xda, 0, NO_REG, NO_REG, NO_REG, false, FX_REC_ADAPTER},
+            {0xfb, 0, NO_REG, NO_REG, NO_REG, false, FX_REC_ADAPTER},
+            {0x102, -42, NO_REG, NO_REG, NO_REG, false, FX_REC_ADAPTER},
+            {0x1b4, -42, NO_REG, NO_REG, NO_REG, false, FX_REC_DECODE}, /* past an EVEX store */
+            {0x396, 0, NO_REG, NO_REG, NO_REG, false, FX_REC_DECODE},   /* only behind it */
+            /* skip_fixup: lea r13,[rsp+8]; pop rax; sub rsp,16; push rax; mov [rsp+8],rsi */
+            {0x484, 0, NO_REG, NO_REG, NO_REG, false, FX_REC_ADAPTER},
+            {0x489, 0, NO_REG, NO_REG, 1, false, FX_REC_ADAPTER},
+            {0x48a, 1, NO_REG, NO_REG, 1, true, FX_REC_ADAPTER},
+            {0x48e, -1, NO_REG, NO_REG, 1, true, FX_REC_ADAPTER},
+            {0x48f, -2, NO_REG, NO_REG, 1, true, FX_REC_ADAPTER},
+            {0x494, -2, NO_REG, NO_REG, 1, true, FX_REC_ADAPTER},
+            {0x498, -2, NO_REG, NO_REG, 1, true, FX_REC_ADAPTER},
+    };
+    check_adapter(&r, pts, sizeof(pts) / sizeof(pts[0]), e);
+}
+END_TEST
+
+/* What the adapter rule must refuse: a blob that does not begin with an i2c entry, a call, a
+ * store over the slot through an unknown base, rsp overwritten from memory. */
+START_TEST(test_adapter_refuses)
+{
+    uintptr_t gpr[16] = {0};
+    stack[41] = 0xCA11E4;
+    struct fx_regs in = {.sp = (uintptr_t)&stack[41], .fp = 0xF00, .gpr = gpr}, out;
+    struct fx_code_range r = adapter_range("90488b0424"); /* nop first: not an i2c entry */
+    in.pc = r.begin + 5;
+    ck_assert_int_eq(fx_recover_caller(&r, &in, LO, HI, false, &out), FX_REC_DECODE);
+    r = adapter_range("488b0424e80000000090"); /* mov rax,[rsp]; call */
+    in.pc = r.begin + 9;
+    ck_assert_int_eq(fx_recover_caller(&r, &in, LO, HI, false, &out), FX_REC_DECODE);
+    in.pc = r.begin + 4; /* before the call: fine */
+    ck_assert_int_eq(fx_recover_caller(&r, &in, LO, HI, false, &out), FX_REC_ADAPTER);
+    r = adapter_range("488b04244c8bdc4d891390"); /* ...; mov [r11], r10: ret still in rax */
+    in.pc = r.begin + 10;
+    ck_assert_int_eq(fx_recover_caller(&r, &in, LO, HI, false, &out), FX_REC_ADAPTER);
+    r = adapter_range("4c8bdc4d891390"); /* mov r11,rsp; mov [r11], r10: slot lost */
+    in.pc = r.begin + 6;
+    ck_assert_int_eq(fx_recover_caller(&r, &in, LO, HI, false, &out), FX_REC_BODY);
+    r = adapter_range("488b0424488b242490"); /* ...; mov rsp, [rsp] */
+    in.pc = r.begin + 8;
+    ck_assert_int_eq(fx_recover_caller(&r, &in, LO, HI, false, &out), FX_REC_DECODE);
+    r = adapter_range("488b04244c8bdc5d90"); /* ...; pop rbp: rbp no longer the caller's */
+    in.pc = r.begin + 8;
+    ck_assert_int_eq(fx_recover_caller(&r, &in, LO, HI, false, &out), FX_REC_BODY);
+    r = adapter_range("4c8bdc48891c2490"); /* mov r11,rsp; mov [rsp], rbx over the slot */
+    in.pc = r.begin + 7;
+    ck_assert_int_eq(fx_recover_caller(&r, &in, LO, HI, false, &out), FX_REC_BODY);
+    in.sp = HI; /* the slot outside the stack */
+    in.pc = r.begin + 3;
+    ck_assert_int_eq(fx_recover_caller(&r, &in, LO, HI, false, &out), FX_REC_STACK);
+}
+END_TEST
+
+/* C1's g1_post_barrier_slow (rbp-framed: push rbp; mov rbp, rsp; ...; leave; ret) and the
+ * continuation in C1's slow-case code it returns to. */
+START_TEST(test_c1_barrier_frame_and_continuation)
+{
+    static const uint8_t stub[] = {0x55, 0x48, 0x8B, 0xEC, 0x50, 0x51, 0x59, 0x58, 0xC9, 0xC3};
+    memcpy(code, stub, sizeof(stub));
+    struct fx_code_range r = {.begin = (uintptr_t)code,
+                              .end = (uintptr_t)code + sizeof(stub),
+                              .kind = FX_BLOB_C1_BARRIER};
+    uintptr_t e = (uintptr_t)&stack[50];
+    stack[50] = 0xCA11E4;
+    stack[49] = 0xF00; /* the caller's rbp, saved by push rbp */
+    struct fx_regs in = {.pc = r.begin, .sp = e, .fp = 0xF00}, out;
+    ck_assert_int_eq(fx_recover_caller(&r, &in, LO, HI, false, &out), FX_REC_C1_BARRIER);
+    ck_assert_uint_eq(out.pc, 0xCA11E4);
+    ck_assert_uint_eq(out.sp, e + 8);
+    ck_assert_uint_eq(out.fp, 0xF00);
+    in = (struct fx_regs){.pc = r.begin + 1, .sp = e - 8, .fp = 0xF00}; /* after push rbp */
+    ck_assert_int_eq(fx_recover_caller(&r, &in, LO, HI, false, &out), FX_REC_C1_BARRIER);
+    ck_assert_uint_eq(out.sp, e + 8);
+    ck_assert_uint_eq(out.fp, 0xF00);
+    for (unsigned pc = 4; pc <= 8; pc += (pc == 4 || pc == 6) ? 2 : 1) { /* in the frame */
+        in = (struct fx_regs){.pc = r.begin + pc, .sp = e - 24, .fp = e - 8};
+        ck_assert_int_eq(fx_recover_caller(&r, &in, LO, HI, false, &out), FX_REC_C1_BARRIER);
+        ck_assert_uint_eq(out.pc, 0xCA11E4);
+        ck_assert_uint_eq(out.sp, e + 8);
+        ck_assert_uint_eq(out.fp, 0xF00);
+    }
+    in = (struct fx_regs){.pc = r.begin + 9, .sp = e, .fp = 0xF00}; /* at ret, after leave */
+    ck_assert_int_eq(fx_recover_caller(&r, &in, LO, HI, false, &out), FX_REC_C1_BARRIER);
+    ck_assert_uint_eq(out.sp, e + 8);
+    in.pc = r.begin + 2; /* inside mov rbp, rsp */
+    ck_assert_int_eq(fx_recover_caller(&r, &in, LO, HI, false, &out), FX_REC_DECODE);
+    in = (struct fx_regs){.pc = r.begin + 6, .sp = e - 24, .fp = HI}; /* rbp off the stack */
+    ck_assert_int_eq(fx_recover_caller(&r, &in, LO, HI, false, &out), FX_REC_STACK);
+    code[0] = 0x90; /* not the prologue */
+    in = (struct fx_regs){.pc = r.begin + 6, .sp = e - 24, .fp = e - 8};
+    ck_assert_int_eq(fx_recover_caller(&r, &in, LO, HI, false, &out), FX_REC_DECODE);
+
+    /* nmethod: 0: nop nop; 2: jne T (rel32); C = 8: body nops; T = 0x20: cmp rax, 0; je C;
+     * mov [rsp], rax; call; R = 0x33: jmp C */
+    memset(code, 0x90, 0x40);
+    static const uint8_t jne[] = {0x0F, 0x85, 0x18, 0, 0, 0};
+    static const uint8_t slow[] = {0x48, 0x83, 0xF8, 0x00, 0x0F, 0x84, 0xDE, 0xFF,
+                                   0xFF, 0xFF, 0x48, 0x89, 0x04, 0x24, 0xE8, 0,
+                                   0,    0,    0,    0xE9, 0xD0, 0xFF, 0xFF, 0xFF};
+    put(2, jne, sizeof(jne));
+    put(0x20, slow, sizeof(slow));
+    struct fx_code_range n = nmethod(0x40, 0, 1);
+    uintptr_t pc = 0;
+    ck_assert(fx_recover_continuation(&n, n.begin + 0x33, &pc));
+    ck_assert_uint_eq(pc, n.begin + 8);
+    ck_assert(!fx_recover_continuation(&n, n.begin + 0x2E, &pc)); /* the call, not a jmp */
+    code[3] = 0x40; /* the jne now targets 0x48: beyond the return address */
+    ck_assert(!fx_recover_continuation(&n, n.begin + 0x33, &pc));
+    code[3] = 0x18;
+    code[2] = 0x90; /* no jcc ends at the continuation */
+    ck_assert(!fx_recover_continuation(&n, n.begin + 0x33, &pc));
+}
+END_TEST
+
 START_TEST(test_patch_sets_the_three_registers_only)
 {
     ucontext_t from, to;
@@ -352,6 +644,10 @@ static Suite *recover_suite(void)
     tcase_add_test(tc, test_iccheck_jdk25_and_jdk17_shapes);
     tcase_add_test(tc, test_nop_forms);
     tcase_add_test(tc, test_patch_sets_the_three_registers_only);
+    tcase_add_test(tc, test_adapter_jdk17);
+    tcase_add_test(tc, test_adapter_jdk25);
+    tcase_add_test(tc, test_adapter_refuses);
+    tcase_add_test(tc, test_c1_barrier_frame_and_continuation);
     suite_add_tcase(s, tc);
     return s;
 }
