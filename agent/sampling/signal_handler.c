@@ -86,10 +86,8 @@ struct fx_thread *fx_signal_handler_lookup_sigsafe(int32_t tid)
 /* Signal-safe: vDSO or a plain syscall; 0 if the clock cannot be read. */
 static int64_t clock_ns_sigsafe(clockid_t c)
 {
-    struct timespec ts;
-    if (clock_gettime(c, &ts) != 0)
-        return 0;
-    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+    int64_t ns = fx_clock_ns(c); /* include/fx_clock.h: clock_gettime only */
+    return ns < 0 ? 0 : ns;
 }
 
 /* Signal-safe: how many intervals this signal stands for. A POSIX timer's overrun count comes
