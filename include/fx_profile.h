@@ -54,6 +54,13 @@ enum fx_java_subcategory {
     FX_JAVA_RECOVERED, /* the method whose prologue/epilogue the pc was in (stack recovery) */
 };
 
+enum fx_native_subcategory {
+    FX_NATIVE_OTHER = 0,
+    FX_NATIVE_LIBJVM,
+    FX_NATIVE_LIBC, /* libc, the dynamic loader, the vDSO ("libc/kernel") */
+    FX_NATIVE_JNI,  /* a JNI function (a Java_* symbol) */
+};
+
 enum fx_vm_subcategory {
     FX_VM_OTHER = 0,
     FX_VM_SAFEPOINT,
