@@ -3,8 +3,9 @@
  * handler stored after the Java frames (native_walk.c) become Native frames above the Java part
  * (leaf side), each address named once (fx_elfsym: symbol, else "lib+0xOFFSET") and cached by
  * address for the model's generation; where the walk stopped short of Java code, a
- * "[native: ...]" frame marks the gap. Owns the symbolizer, the per-address cache and the
- * "Native stacks" figures of meta.extra. Model owner only. */
+ * "[native: ...]" frame marks the gap; each library named becomes one of the profile's libs
+ * (fx_profile_lib: the UI shows it as the frames' library). Owns the symbolizer, the per-address
+ * cache and the "Native stacks" figures of meta.extra. Model owner only. */
 #include "internal.h"
 
 #include <stdio.h>
@@ -52,7 +53,7 @@ static struct {
     size_t cap, used;
     uint32_t gen;
     uint64_t stops[FX_NSTOP_COUNT], leaf_java, with_frames, frames, bad_records;
-    uint64_t resolved, by_source[4], unmapped, errors, cache_resets;
+    uint64_t resolved, by_source[4], unmapped, errors, cache_resets, lib_errors;
 } nf;
 
 static uint64_t hash(uint64_t a)
@@ -161,6 +162,14 @@ static int resolve(struct fx_profile *p, uint64_t addr, fx_frame_id *out)
         *version = '\0'; /* "clock_gettime@@GLIBC_2.17": the version is not the function */
     nf.resolved++;
     nf.by_source[f.source < 4 ? f.source : 0]++;
+    /* The resource of the frame is the library's file name: the writer makes it a lib. */
+    if (f.lib != NULL && f.lib[0] != '\0' && strncmp(f.lib, "[anon", 5) != 0) {
+        struct fx_lib_desc lib = {.name = f.lib,
+                                  .path = f.path != NULL && f.path[0] != '\0' ? f.path : f.lib,
+                                  .build_id = f.build_id};
+        if (fx_profile_lib(p, &lib) != FX_OK)
+            nf.lib_errors++;
+    }
     return native_frame(p, name, f.lib, subcategory(f.lib, name), out);
 }
 
@@ -239,6 +248,8 @@ void fx_native_frames_report(struct fx_profile *p)
     fx_profile_extra_int(p, g, "addresses no longer mapped", (int64_t)nf.unmapped);
     fx_profile_extra_int(p, g, "addresses not resolved (no memory)", (int64_t)nf.errors);
     fx_profile_extra_int(p, g, "address cache restarts (full)", (int64_t)nf.cache_resets);
+    fx_profile_extra_int(p, g, "libraries named", (int64_t)fx_profile_lib_count(p));
+    fx_profile_extra_int(p, g, "libraries not recorded (no memory)", (int64_t)nf.lib_errors);
     fx_profile_extra_int(p, g, "malformed records", (int64_t)nf.bad_records);
     fx_native_maps_report(p, g);
 }

@@ -6,7 +6,8 @@ usage: mixed_stacks_check.py --label NAME RUN_DIR   (reads jni, deflate, jni-off
   jni:      of the samples whose stack holds JniBurn.burn, at least half have a Native frame
             named fxmixed_burn_cpu or Java_fxagent_mixed_JniBurn_burn above it (leaf side);
   deflate:  at least 5 samples have a zlib frame (a zlib function, or libz.so.1...+0x...) in
-            the Native category above a Deflater.deflate* frame;
+            the Native category above a Deflater.deflate* frame, and those frames' resource is
+            a library (type 1) of the root libs array, with its path;
   both:     "Native stacks" in meta.extra counts as many samples with native frames as the
             profile holds at least;
   jni-off:  no frame in the Native category, no "Native stacks" group (cstack=no).
@@ -32,6 +33,15 @@ class Profile:
         strs, ft, fu, st = sh["stringArray"], sh["frameTable"], sh["funcTable"], sh["stackTable"]
         cats = [c["name"] for c in self.doc["meta"]["categories"]]
         self.name = [strs[fu["name"][f]] for f in ft["func"]]
+        rt = sh["resourceTable"]
+        libs = self.doc["libs"]
+        # the library of each frame: libs[resourceTable.lib] of its func's resource, or None
+        self.lib = []
+        for f in ft["func"]:
+            r = fu["resource"][f]
+            ok = r is not None and r >= 0 and rt["type"][r] == 1 and rt["lib"][r] is not None
+            lib = libs[rt["lib"][r]] if ok else None
+            self.lib.append(lib if lib and lib["name"] == strs[rt["name"][r]] else None)
         self.cat = [cats[c] if c is not None else "" for c in ft["category"]]
         self.paths = []  # root first
         for i, (frame, off) in enumerate(zip(st["frame"], st["prefixOffset"])):
@@ -82,6 +92,10 @@ def main():
         p, lambda n: n.startswith("java.util.zip.Deflater.deflate"),
         lambda n: n in ZLIB or n.startswith("libz.so.1"))]
     check(len(zl) >= 5, f"deflate: {len(zl)} samples with zlib frames under Deflater.deflate*")
+    zlib_libs = {(dfl.lib[f] or {}).get("path") for p in zl for f in p
+                 if dfl.cat[f] == "Native" and (dfl.name[f] in ZLIB or dfl.name[f].startswith("libz.so.1"))}
+    check(bool(zlib_libs) and None not in zlib_libs and all(zlib_libs),
+          f"deflate: the zlib frames' resource is a library of the root libs array: {sorted(map(str, zlib_libs))}")
 
     for name, p in (("jni", jni), ("deflate", dfl)):
         ns = p.extra("Native stacks")
