@@ -34,6 +34,12 @@ enum fx_markers {
     FX_MARKERS_OFF,
 };
 
+/* cstack=fp|no: native frames of cpu-mode samples by walking frame pointers (fp), or none. */
+enum fx_cstack {
+    FX_CSTACK_FP = 0,
+    FX_CSTACK_NO,
+};
+
 enum fx_cpu_engine {
     FX_ENGINE_AUTO = 0, /* perf_events where the kernel allows it, else timer_create */
     FX_ENGINE_PERF,
@@ -62,6 +68,7 @@ struct fx_options {
                                   appended to (fxprof creates it); NULL: none */
     bool reset;                /* reset: a dump also drops the samples it wrote */
     enum fx_markers markers;   /* markers=on|off, default on */
+    enum fx_cstack cstack;     /* cstack=fp|no, default fp */
 };
 
 /* Fills `out` with the defaults. */

@@ -54,6 +54,13 @@ enum fx_java_subcategory {
     FX_JAVA_RECOVERED, /* the method whose prologue/epilogue the pc was in (stack recovery) */
 };
 
+enum fx_native_subcategory {
+    FX_NATIVE_OTHER = 0,
+    FX_NATIVE_LIBJVM,
+    FX_NATIVE_LIBC, /* libc, the dynamic loader, the vDSO ("libc/kernel") */
+    FX_NATIVE_JNI,  /* a JNI function (a Java_* symbol) */
+};
+
 enum fx_vm_subcategory {
     FX_VM_OTHER = 0,
     FX_VM_SAFEPOINT,
@@ -82,6 +89,19 @@ struct fx_func_key {
     bool is_java;
 };
 int fx_profile_func(struct fx_profile *p, const struct fx_func_key *k, fx_func_id *out);
+
+/* A native library (issue 16), for the root `libs` array: a resource whose name equals a lib's
+ * name is written as that library (resourceTable.lib, type 1 "Library"). Strings are copied;
+ * libraries outlive resets and compaction (they are facts about the process, not samples). */
+struct fx_lib_desc {
+    const char *name;     /* file name, e.g. "libz.so.1.2.13": the resource name of its funcs */
+    const char *path;     /* full path, or the name for "[vdso]" */
+    const char *build_id; /* lowercase hex GNU build-id, "" or NULL when unknown */
+};
+/* Adds the library unless one of the same name is known (FX_OK either way). FX_EINVAL without a
+ * name, FX_ENOMEM (nothing added). */
+int fx_profile_lib(struct fx_profile *p, const struct fx_lib_desc *d);
+uint32_t fx_profile_lib_count(const struct fx_profile *p);
 
 struct fx_frame_key {
     fx_func_id func;

@@ -141,16 +141,67 @@ static void write_func_table(struct fx_json *j, const struct fx_funcs *f)
     fx_json_obj_end(j);
 }
 
-static void write_resource_table(struct fx_json *j, const struct fx_idlist *r)
+/* The library a resource names (fx_profile_lib: same name), or FX_NONE_ID (a jar, a module). */
+static uint32_t resource_lib(const struct fx_profile *p, uint32_t row)
 {
+    size_t len;
+    const char *name = fx_profile_string_at(p, (fx_str_id){p->resources.str[row]}, &len);
+    return name != NULL ? fx_profile_lib_find(p, name, len) : FX_NONE_ID;
+}
+
+/* A library resource has lib = its index and type 1 (Library); others lib null and type 0. */
+static void write_resource_table(struct fx_json *j, const struct fx_profile *p)
+{
+    const struct fx_idlist *r = &p->resources;
     fx_json_key(j, "resourceTable");
     fx_json_obj_begin(j);
-    col_const(j, "lib", r->count, true, 0);
+    fx_json_key(j, "lib");
+    fx_json_arr_begin(j);
+    for (uint32_t i = 0; i < r->count; i++) {
+        uint32_t lib = resource_lib(p, i);
+        if (lib != FX_NONE_ID)
+            fx_json_u64(j, lib);
+        else
+            fx_json_null(j);
+    }
+    fx_json_arr_end(j);
     col_u32(j, "name", r->str, r->count, false, -1);
     col_const(j, "host", r->count, true, 0);
-    col_const(j, "type", r->count, false, 0);
+    fx_json_key(j, "type");
+    fx_json_arr_begin(j);
+    for (uint32_t i = 0; i < r->count; i++)
+        fx_json_u64(j, resource_lib(p, i) != FX_NONE_ID);
+    fx_json_arr_end(j);
     kv_length(j, r->count);
     fx_json_obj_end(j);
+}
+
+#if defined(__x86_64__)
+#define FX_LIB_ARCH "x86_64"
+#elif defined(__aarch64__)
+#define FX_LIB_ARCH "aarch64"
+#else
+#define FX_LIB_ARCH ""
+#endif
+
+/* The root `libs` array (PROFILE-FORMAT.md §3): one object per fx_profile_lib. */
+static void write_libs(struct fx_json *j, const struct fx_libs *l)
+{
+    fx_json_key(j, "libs");
+    fx_json_arr_begin(j);
+    for (uint32_t i = 0; i < l->count; i++) {
+        const struct fx_lib *b = &l->rows[i];
+        fx_json_obj_begin(j);
+        kv_str(j, "arch", FX_LIB_ARCH);
+        kv_str(j, "name", b->name);
+        kv_str(j, "path", b->path);
+        kv_str(j, "debugName", b->name);
+        kv_str(j, "debugPath", b->path);
+        kv_str(j, "breakpadId", b->breakpad_id);
+        kv_str(j, "codeId", b->code_id); /* NULL: null */
+        fx_json_obj_end(j);
+    }
+    fx_json_arr_end(j);
 }
 
 static void write_empty_table(struct fx_json *j, const char *name, const char *const *cols,
@@ -190,7 +241,7 @@ static void write_shared(const struct fx_ff_ctx *w)
     write_stack_table(j, &p->stacks);
     write_frame_table(j, &p->frames);
     write_func_table(j, &p->funcs);
-    write_resource_table(j, &p->resources);
+    write_resource_table(j, p);
     write_empty_table(j, "nativeSymbols", native_symbols, 4);
     write_sources(j, &p->sources);
     write_empty_table(j, "sourceLocationTable", locations, 3);
@@ -491,7 +542,7 @@ int fx_ff_write(const struct fx_profile *p, struct fx_sink sink, struct fx_errbu
     fx_json_init(j, sink);
     fx_json_obj_begin(j);
     fx_ff_writer_meta(&w);
-    kv_empty_arr(j, "libs");
+    write_libs(j, &p->libs);
     kv_empty_arr(j, "pages");
     fx_ff_writer_counters(&w);
     kv_empty_arr(j, "profilerOverhead");

@@ -119,12 +119,28 @@ enum fx_meta_int_key {
     FX_META_INT_COUNT
 };
 
+/* Native libraries (fx_profile_lib), kept as C strings so compaction leaves them alone. */
+struct fx_lib {
+    char *name, *path, *code_id, *breakpad_id; /* code_id: the build-id, NULL when unknown */
+};
+struct fx_libs {
+    struct fx_lib *rows;
+    uint32_t count, cap;
+};
+/* profile_libs.c: the library named by the n bytes at name, or FX_NONE_ID. */
+uint32_t fx_profile_lib_find(const struct fx_profile *p, const char *name, size_t n);
+void fx_profile_libs_destroy(struct fx_libs *l);
+/* Copies s into d (empty); false when memory runs out (d then holds what was copied). */
+bool fx_profile_libs_copy(struct fx_libs *d, const struct fx_libs *s);
+size_t fx_profile_libs_memory(const struct fx_libs *l);
+
 struct fx_profile {
     struct fx_strtab strings;
     struct fx_funcs funcs;
     struct fx_frames frames;
     struct fx_stacks stacks;
     struct fx_idlist resources, sources;
+    struct fx_libs libs;
 
     struct fx_thread *threads;
     uint32_t nthreads, threads_cap, main_thread;

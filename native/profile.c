@@ -94,6 +94,7 @@ void fx_profile_free(struct fx_profile *p)
     if (!p)
         return;
     fx_profile_tables_destroy(p);
+    fx_profile_libs_destroy(&p->libs);
     for (uint32_t i = 0; i < p->nthreads; i++)
         thread_destroy(&p->threads[i]);
     fx_free(p->threads);
@@ -545,7 +546,7 @@ static size_t thread_memory(const struct fx_thread *t)
 
 size_t fx_profile_memory(const struct fx_profile *p)
 {
-    size_t n = sizeof(*p) + fx_profile_tables_memory(p);
+    size_t n = sizeof(*p) + fx_profile_tables_memory(p) + fx_profile_libs_memory(&p->libs);
     n += (size_t)p->threads_cap * sizeof(*p->threads);
     for (uint32_t i = 0; i < p->nthreads; i++)
         n += thread_memory(&p->threads[i]);

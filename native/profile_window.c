@@ -388,6 +388,7 @@ struct fx_profile *fx_profile_snapshot(const struct fx_profile *p)
     copy_counters(d, p, &ok);
     copy_extra(d, p, &ok);
     copy_meta(d, p, &ok);
+    ok = ok && fx_profile_libs_copy(&d->libs, &p->libs);
     if (!ok) {
         fx_profile_free(d);
         return NULL;

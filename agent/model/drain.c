@@ -209,6 +209,7 @@ static void drain_rings(JNIEnv *jni, struct fx_profile *p)
         return;
     dr.methods_gen = fx_profile_generation(p);
     fx_codemap_publish();
+    fx_native_maps_refresh();
     for (struct fx_thread *t = fx_threads_head(); t != NULL; t = t->next)
         drain_thread(jni, p, t);
 }
@@ -416,6 +417,7 @@ static void drain_report(JNIEnv *jni, struct fx_profile *p, const struct fx_span
     }
     report_sampling(p, &cost);
     fx_stacks_report(p, &cost.rec);
+    fx_native_frames_report(p);
     report_losses(p, drops);
 }
 

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* Private to agent/model: the helpers the drain, the window and the markers share. Arrows
  * inside the folder run one way: drain.c -> window.c, stacks.c, tracks.c, methods.c;
+ * stacks.c -> native_frames.c;
  * markers.c -> counters.c -> drain.c's figures; nothing calls back into drain.c but through
  * its figures (fx_drain_samples). */
 #ifndef FX_MODEL_INTERNAL_H
@@ -55,6 +56,15 @@ struct fx_recovery_counts {
 };
 /* meta.extra "AsyncGetCallTrace outcomes" and "Stack recovery". */
 void fx_stacks_report(struct fx_profile *p, const struct fx_recovery_counts *handlers);
+
+/* --- native_frames.c: a record's native frames (issue 16, cstack=fp) --- */
+
+/* Pushes the record's native frames (and the mark of where their walk stopped) onto *stack.
+ * FX_OK, FX_ENOMEM, FX_EFULL. */
+int fx_native_frames_push(struct fx_profile *p, const struct fx_sample_rec *r, uint32_t len,
+                          fx_stack_id *stack);
+/* meta.extra "Native stacks". */
+void fx_native_frames_report(struct fx_profile *p);
 
 /* --- window.c, for the drain --- */
 

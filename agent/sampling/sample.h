@@ -62,7 +62,8 @@ enum fx_wall_state {
 };
 
 /* One sample in a thread's ring. frames[] holds max(num_frames, 0) ASGCT frames, leaf first,
- * plus, when `recovery` is a failure with a known blob (FX_REC_NAMED), the one blob frame.
+ * plus, when `recovery` is a failure with a known blob (FX_REC_NAMED), the one blob frame;
+ * then native_frames return addresses (cstack=fp), from frames + native_at.
  * After a recovery (recovery = an FX_REC_* case > 0) frames[0] is the blob's frame and the rest
  * is ASGCT's trace from the caller's context. A blob frame has a lineno below; its method_id is
  * the nmethod's jmethodID (FX_LINE_NMETHOD) or a stub name index (FX_LINE_STUB, codemap.c). */
@@ -75,13 +76,32 @@ struct fx_sample_rec {
     int64_t cpu_ns;  /* CLOCK_THREAD_CPUTIME_ID of the sampled thread at that moment, or
                         FX_CPU_NOT_READ in cpu mode (the engine's period is the CPU time) */
     int32_t num_frames;
-    uint32_t weight;   /* 1 + timer overruns */
-    uint8_t state;     /* enum fx_wall_state */
-    uint8_t truncated; /* num_frames == depth: the root side was cut */
-    uint8_t recovery;  /* 0: not tried; 1..: the FX_REC_* case recovered; FX_REC_FAILED or
-                          FX_REC_NAMED | -reason: tried and failed */
-    uint8_t pad[5];
+    uint32_t weight;       /* 1 + timer overruns */
+    uint8_t state;         /* enum fx_wall_state */
+    uint8_t truncated;     /* num_frames == depth: the root side was cut */
+    uint8_t recovery;      /* 0: not tried; 1..: the FX_REC_* case recovered; FX_REC_FAILED or
+                              FX_REC_NAMED | -reason: tried and failed */
+    uint8_t native_frames; /* return addresses (uint64_t, leaf first) at frames + native_at */
+    uint16_t native_at;    /* the fx_asgct_frame entries stored before them */
+    uint8_t native_stop;   /* enum fx_native_stop: why the native walk ended */
+    uint8_t pad[1];
     fx_asgct_frame frames[];
+};
+_Static_assert(sizeof(struct fx_sample_rec) == 32, "the ring record header stays 32 bytes");
+
+/* Native frames (cstack=fp, native_walk.c): at most this many per sample. */
+#define FX_NATIVE_MAX 64
+/* Why a native walk ended (fx_sample_rec.native_stop; a meta.extra counter each). */
+enum fx_native_stop {
+    FX_NSTOP_OFF = 0,   /* no walk: cstack=no, wall mode, no ucontext, not x86-64 */
+    FX_NSTOP_JAVA,      /* reached code in anonymous executable memory: HotSpot's code cache */
+    FX_NSTOP_CHAIN_END, /* frame pointer 0: the thread's first frame */
+    FX_NSTOP_DEPTH,     /* FX_NATIVE_MAX frames */
+    FX_NSTOP_NO_MAP,    /* no text map published yet (or two publishes raced the walk) */
+    FX_NSTOP_NOT_TEXT,  /* an address in no executable mapping of the text map */
+    FX_NSTOP_BAD_FP,    /* frame pointer outside the stack, not above the last frame, or odd */
+    FX_NSTOP_NO_BOUNDS, /* the thread's stack bounds are unknown */
+    FX_NSTOP_COUNT
 };
 
 enum fx_engine_kind {

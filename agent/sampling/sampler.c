@@ -65,8 +65,10 @@ static int check_ring_fits_depth(const struct fx_options *o, struct fx_errbuf *e
     uint64_t cap = 64;
     while (cap < o->ring_bytes)
         cap *= 2;
+    uint64_t native = o->cstack == FX_CSTACK_FP ? FX_NATIVE_MAX * sizeof(uint64_t) : 0;
     uint64_t rec = fx_ring_record_size_sigsafe(
-            (uint32_t)(sizeof(struct fx_sample_rec) + (uint64_t)o->depth * sizeof(fx_asgct_frame)));
+            (uint32_t)(sizeof(struct fx_sample_rec) + (uint64_t)o->depth * sizeof(fx_asgct_frame) +
+                       native));
     if (rec <= cap / 2)
         return FX_OK;
     fx_errbuf_set(
@@ -169,6 +171,7 @@ void fx_sampling_build_buffers(void)
 
 int fx_sampling_start(JNIEnv *jni)
 {
+    fx_native_maps_start(); /* before any signal can walk */
     fx_threads_arm_all();
     fx_threads_start_existing(jni);
     int rc = fx_engines_start(jni);

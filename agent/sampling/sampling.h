@@ -8,11 +8,13 @@
  *    perf_events task-clock, else a CPU-clock timer);
  *  - codemap.c, vmstructs.c: the code ranges stack recovery reads (fx_recover.h);
  *  - probe.c: one thread's trace taken by its own handler on request (validate mode);
+ *  - native_maps.c: the text map native_walk.c (the signal path's native half) checks;
  *  - signal_handler.c: the handler, under its symbol allow-list. */
 #ifndef FX_SAMPLING_H
 #define FX_SAMPLING_H
 
 #include "base.h"
+#include "fx_textmap.h"
 #include "sample.h"
 
 /* --- sampler.c --- */
@@ -113,6 +115,19 @@ void fx_codemap_publish(void);
 const char *fx_codemap_stub_name(uint64_t index);
 /* Drain: "Stack recovery" meta.extra figures of the table itself. */
 void fx_codemap_report(struct fx_profile *p, const char *group);
+
+/* --- native_maps.c: the text map of the native walk (issue 16, cstack=fp) --- */
+
+/* Sampling start: the walk is on for cstack=fp outside wall mode; reads the maps first. */
+void fx_native_maps_start(void);
+/* Drain: re-reads the maps if walks met unmapped addresses (rate-limited), frees old tables. */
+void fx_native_maps_refresh(void);
+/* Any thread: the current table (NULL if none) until fx_native_maps_leave(ticket). */
+const struct fx_textmap *fx_native_maps_enter(uint32_t *ticket);
+void fx_native_maps_leave(uint32_t ticket);
+bool fx_native_maps_enabled(void);
+/* meta.extra figures of the map into group g. */
+void fx_native_maps_report(struct fx_profile *p, const char *g);
 
 /* --- probe.c: an ASGCT trace taken by a thread's own SIGPROF handler (struct fx_probe) --- */
 

@@ -6,12 +6,12 @@
  * into a buffer that thread already owns, and push one struct fx_sample_rec into its ring.
  * Where ASGCT fails in Java code because the pc is where HotSpot has no frame (a dispatch stub,
  * an nmethod's prologue or epilogue, an I2C/C2I adapter, C1's G1 post-barrier stub), the stack is
- * recovered from the caller's context where fx_recover.h proves it (x86-64 only; docs/VALIDATION.md
- * section 8), else the failure stays and is counted; the static inline helpers of
- * agent/fx_recover.h are part of this path. When the thread's probe holds a request (probe.c: the
- * oracle, validate mode), the trace goes into the probe buffer instead, and the request's
- * generation is published as done; a probe's own signal (SI_QUEUE) never becomes a sample. Nothing
- * here waits for anyone.
+ * recovered from the caller's context where the rules of recover*.c prove it (x86-64 only;
+ * docs/VALIDATION.md section 8), else the failure stays and is counted; those rules are part of
+ * this path. Native frames (cstack=fp) are walked by native_walk.c, also of this path, and stored
+ * after the Java frames. When the thread's probe holds a request (probe.c: the oracle, validate
+ * mode), the trace goes into the probe buffer instead, and the request's generation is published
+ * as done; a probe's own signal (SI_QUEUE) never becomes a sample. Nothing here waits for anyone.
  *
  * Invariants (established outside signal context, relied on here):
  *  - fx_sig.asgct is resolved in Agent_OnLoad, before any timer or signal source exists.
@@ -59,6 +59,7 @@
 
 #include "fx_ring.h"
 #include "internal.h"
+#include "native_walk.h"
 
 struct fx_sigstate fx_sig;
 
@@ -226,7 +227,11 @@ static void record_sigsafe(struct fx_thread *t, const siginfo_t *si, void *ucont
     }
 #endif
 
-    uint32_t payload = (uint32_t)(sizeof(struct fx_sample_rec) + kept * sizeof(fx_asgct_frame));
+    uint64_t native[FX_NATIVE_MAX]; /* issue 16: native frames after the Java ones */
+    uint8_t native_stop;
+    uint32_t n_native = fx_native_walk_sigsafe(t, ucontext, native, &native_stop);
+    uint32_t payload = (uint32_t)(sizeof(struct fx_sample_rec) + kept * sizeof(fx_asgct_frame) +
+                                  n_native * sizeof(uint64_t));
     struct fx_sample_rec *r = fx_ring_reserve_sigsafe(&t->ring, payload);
     if (r == NULL)
         return; /* full: fx_ring counted the drop */
@@ -237,9 +242,14 @@ static void record_sigsafe(struct fx_thread *t, const siginfo_t *si, void *ucont
     r->state = __atomic_load_n(&t->wall_state, __ATOMIC_ACQUIRE);
     r->truncated = trace.num_frames > 0 && kept == t->depth;
     r->recovery = recovery;
+    r->native_frames = (uint8_t)n_native;
+    r->native_at = (uint16_t)kept;
+    r->native_stop = native_stop;
     memset(r->pad, 0, sizeof(r->pad));
     if (kept > 0)
         memcpy(r->frames, t->frames, kept * sizeof(fx_asgct_frame));
+    if (n_native > 0)
+        memcpy(r->frames + kept, native, n_native * sizeof(uint64_t));
     fx_ring_commit_sigsafe(&t->ring);
 }
 

@@ -2,6 +2,9 @@
 # Issue 16's mixed-mode workloads (java-test/mixed), for now a smoke test per JDK:
 #   it.mixed_workloads.jdk<major>  JNI burn, Deflater level 9 and one-byte /dev/null writes each
 #                                  run for a second and prove they worked (mixed_workloads_test.sh)
+#   it.mixed_stacks.jdk<major>     native frames in cpu mode (cstack=fp): the JNI burn function
+#                                  under JniBurn.burn, zlib under Deflater.deflate*, none with
+#                                  cstack=no (mixed_stacks_test.sh, mixed_stacks_check.py)
 # Labels: it, mixed, jdk<major>. The jar and libfxmixed.so come from java-test/mixed; the JDKs
 # are FX_JDK_MAJORS (tests/CMakeLists.txt).
 set(_fx_mx_lib "${CMAKE_BINARY_DIR}/java-test/libfxmixed.so (target fxmixed not defined)")
@@ -15,4 +18,6 @@ set(_fx_mx_env
 foreach(_major IN LISTS FX_JDK_MAJORS)
   fx_it_test(it.mixed_workloads.jdk${_major} mixed_workloads_test.sh ARGS ${FX_JDK_HOME_${_major}}
              LABELS it mixed jdk${_major} TIMEOUT 120 ENV ${_fx_mx_env})
+  fx_it_test(it.mixed_stacks.jdk${_major} mixed_stacks_test.sh ARGS ${FX_JDK_HOME_${_major}}
+             LABELS it mixed jdk${_major} TIMEOUT 240 ENV ${FX_IT_ENV} ${_fx_mx_env})
 endforeach()

@@ -493,9 +493,13 @@ static void check_resources_sources(struct parsed *ps, const cJSON *shared, int 
     const char *const rcols[] = {"lib", "name", "host", "type", NULL};
     *nres = check_table(rt, rcols);
     double *rn = column(rt, "name", *nres), *ty = column(rt, "type", *nres);
-    for (int i = 0; i < *nres; i++)
-        ck_assert(is_index(rn[i], ps->nstrings) && ty[i] == 0);
-    free(rn), free(ty);
+    double *lib = column(rt, "lib", *nres);
+    int nlibs = cJSON_GetArraySize(key(ps->root, "libs"));
+    for (int i = 0; i < *nres; i++) { /* a library (type 1) names its lib, anything else none */
+        ck_assert(is_index(rn[i], ps->nstrings) && (ty[i] == 0 || ty[i] == 1));
+        ck_assert(ty[i] == 1 ? is_index(lib[i], nlibs) : isnan(lib[i]));
+    }
+    free(rn), free(ty), free(lib);
     const cJSON *so = key(shared, "sources");
     const char *const scols[] = {"id",           "filename", "startLine", "startColumn",
                                  "sourceMapURL", "content",  NULL};
@@ -981,6 +985,77 @@ START_TEST(test_ff_writer_weight_type_is_per_thread)
 }
 END_TEST
 
+/* A func in a frame of the given category with that resource, stacked on prefix. */
+static fx_stack_id lib_stack(struct fx_profile *p, fx_stack_id prefix, const char *name,
+                             const char *resource, uint8_t cat)
+{
+    fx_str_id n, r;
+    fx_func_id f;
+    fx_frame_id fr;
+    fx_stack_id s;
+    ck_assert_int_eq(fx_profile_cstring(p, name, &n), FX_OK);
+    ck_assert_int_eq(fx_profile_cstring(p, resource, &r), FX_OK);
+    struct fx_func_key k = {
+            .name = n, .resource = r, .source = FX_STR_NONE, .line = -1, .is_java = false};
+    ck_assert_int_eq(fx_profile_func(p, &k, &f), FX_OK);
+    struct fx_frame_key fk = {.func = f, .line = -1, .category = cat};
+    ck_assert_int_eq(fx_profile_frame(p, &fk, &fr), FX_OK);
+    ck_assert_int_eq(fx_profile_stack(p, prefix, fr, &s), FX_OK);
+    return s;
+}
+
+/* Issue 16: a resource named like a library is that library (resourceTable.lib, type 1) and
+ * the root libs array describes it (Breakpad id from the build-id); a jar stays type 0 with
+ * lib null; a snapshot keeps the libs. */
+START_TEST(test_ff_writer_libs_name_native_resources)
+{
+    struct fx_profile *p = fx_profile_new();
+    uint32_t t;
+    ck_assert_int_eq(fx_profile_thread_add(p, "main", 1, 0, &t), FX_OK);
+    fx_stack_id s = lib_stack(p, FX_STACK_NONE, "app.Main.run", "app.jar", FX_CAT_JAVA);
+    s = lib_stack(p, s, "deflate_slow", "libz.so.1", FX_CAT_NATIVE);
+    ck_assert_int_eq(fx_profile_sample(p, t, MS(1), s, 0, 1), FX_OK);
+    const struct fx_lib_desc z = {"libz.so.1", "/usr/lib/x86_64-linux-gnu/libz.so.1",
+                                  "0102030405060708090a0b0c0d0e0f1011121314"};
+    ck_assert_int_eq(fx_profile_lib(p, &z), FX_OK);
+    ck_assert_int_eq(fx_profile_lib(p, &z), FX_OK); /* by name: once */
+    ck_assert_int_eq(fx_profile_lib(p, &(struct fx_lib_desc){"[vdso]", NULL, ""}), FX_OK);
+    ck_assert_int_eq(fx_profile_lib(p, &(struct fx_lib_desc){NULL, "/x", ""}), FX_EINVAL);
+    ck_assert_uint_eq(fx_profile_lib_count(p), 2);
+    struct fx_profile *snap = fx_profile_snapshot(p);
+    ck_assert_ptr_nonnull(snap);
+    fx_profile_free(p);
+    size_t len;
+    char *json = write_mem(snap, &len);
+    struct parsed ps;
+    check_profile(json, len, &ps);
+    const cJSON *libs = key(ps.root, "libs");
+    ck_assert_int_eq(cJSON_GetArraySize(libs), 2);
+    const cJSON *l0 = cJSON_GetArrayItem(libs, 0), *l1 = cJSON_GetArrayItem(libs, 1);
+    ck_assert_str_eq(key(l0, "name")->valuestring, "libz.so.1");
+    ck_assert_str_eq(key(l0, "path")->valuestring, "/usr/lib/x86_64-linux-gnu/libz.so.1");
+    ck_assert_str_eq(key(l0, "debugName")->valuestring, "libz.so.1");
+    ck_assert_str_eq(key(l0, "codeId")->valuestring, "0102030405060708090a0b0c0d0e0f1011121314");
+    ck_assert_str_eq(key(l0, "breakpadId")->valuestring, "0403020106050807090A0B0C0D0E0F100");
+    ck_assert(cJSON_IsString(key(l0, "arch")));
+    ck_assert_str_eq(key(l1, "path")->valuestring, "[vdso]");
+    ck_assert(cJSON_IsNull(key(l1, "codeId")));
+    ck_assert_str_eq(key(l1, "breakpadId")->valuestring, "");
+    const cJSON *rt = key(key(ps.root, "shared"), "resourceTable");
+    ck_assert_int_eq(length_of(rt), 2);
+    double *lib = column(rt, "lib", 2), *type = column(rt, "type", 2),
+           *name = column(rt, "name", 2);
+    ck_assert_str_eq(ps.strings[(int)name[0]], "app.jar");
+    ck_assert(isnan(lib[0]) && type[0] == 0);
+    ck_assert_str_eq(ps.strings[(int)name[1]], "libz.so.1");
+    ck_assert(lib[1] == 0 && type[1] == 1);
+    free(lib), free(type), free(name);
+    parsed_free(&ps);
+    fx_free(json);
+    fx_profile_free(snap);
+}
+END_TEST
+
 /* 70 threads, thread i with i samples: the 64 busiest (6..69) are initially visible. */
 START_TEST(test_ff_writer_visible_threads_are_the_busiest_64)
 {
@@ -1402,6 +1477,7 @@ static Suite *ff_writer_suite(void)
     tcase_add_test(tc, test_ff_writer_exactly_one_main_thread_is_the_chosen_one);
     tcase_add_test(tc, test_ff_writer_empty_profile_gets_one_placeholder_thread);
     tcase_add_test(tc, test_ff_writer_weight_type_is_per_thread);
+    tcase_add_test(tc, test_ff_writer_libs_name_native_resources);
     tcase_add_test(tc, test_ff_writer_marker_of_fieldless_schema_has_only_type);
     tcase_add_test(tc, test_ff_writer_visible_threads_are_the_busiest_64);
     tcase_add_test(tc, test_ff_writer_cpu_deltas_in_microseconds_keep_the_thread_total);

@@ -32,6 +32,7 @@ enum fld {
     F_VALIDATE,
     F_RESET,
     F_MARKERS,
+    F_CSTACK,
 };
 
 static uint64_t get(const struct fx_options *o, enum fld f)
@@ -61,6 +62,8 @@ static uint64_t get(const struct fx_options *o, enum fld f)
         return o->reset;
     case F_MARKERS:
         return o->markers;
+    case F_CSTACK:
+        return o->cstack;
     }
     return UINT64_MAX;
 }
@@ -118,6 +121,9 @@ static const struct good_case good[] = {
         {"markers=on", F_MARKERS, FX_MARKERS_ON},
         {"markers=off", F_MARKERS, FX_MARKERS_OFF},
         {"interval=1ms,markers=off", F_INTERVAL, NS_MS},
+        {"cstack=fp", F_CSTACK, FX_CSTACK_FP},
+        {"cstack=no", F_CSTACK, FX_CSTACK_NO},
+        {"mode=cpu,cstack=no", F_MODE, FX_MODE_CPU},
 };
 
 struct bad_case {
@@ -221,6 +227,11 @@ static const struct bad_case bad[] = {
         {"markers=", FX_EINVAL, "markers", "'' is empty", NULL},
         {"markers", FX_EINVAL, "markers", "needs a value (markers=...)", NULL},
         {"markers=on,markers=off", FX_EINVAL, "markers", "given twice", NULL},
+        {"cstack=dwarf", FX_EINVAL, "cstack", "'dwarf' is unknown; accepted: fp or no", NULL},
+        {"cstack=", FX_EINVAL, "cstack", "'' is empty", NULL},
+        {"cstack", FX_EINVAL, "cstack", "needs a value (cstack=...)", NULL},
+        {"cstack=fp,cstack=no", FX_EINVAL, "cstack", "given twice", NULL},
+        {"cstak=fp", FX_EINVAL, "cstak", "(did you mean 'cstack'?)", NULL},
         {"marker=off", FX_EINVAL, "marker", "(did you mean 'markers'?)", NULL},
 };
 
@@ -259,6 +270,7 @@ static void check_defaults(const struct fx_options *o)
     ck_assert_ptr_null(o->reply);
     ck_assert(!o->reset);
     ck_assert_int_eq(o->markers, FX_MARKERS_ON);
+    ck_assert_int_eq(o->cstack, FX_CSTACK_FP);
 }
 
 START_TEST(test_options_good_value_sets_its_field)
@@ -662,7 +674,7 @@ START_TEST(test_options_help_lists_every_option_with_default)
     static const char *const keys[] = {
             "\n  mode=",  "\n  engine=", "\n  interval=", "\n  depth=", "\n  file=",
             "\n  loop=",  "\n  memory=", "\n  ring=",     "\n  quiet ", "\n  validate",
-            "\n  reset ", "\n  reply=",  "\n  markers="};
+            "\n  reset ", "\n  reply=",  "\n  markers=",  "\n  cstack="};
     static const char *const actions[] = {"start", "stop", "dump", "status", "help"};
     const char *help = fx_options_help();
     ck_assert_ptr_nonnull(help);

@@ -1,0 +1,255 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* Native frames of a sample in the model (issue 16, cstack=fp): the return addresses the signal
+ * handler stored after the Java frames (native_walk.c) become Native frames above the Java part
+ * (leaf side), each address named once (fx_elfsym: symbol, else "lib+0xOFFSET") and cached by
+ * address for the model's generation; where the walk stopped short of Java code, a
+ * "[native: ...]" frame marks the gap; each library named becomes one of the profile's libs
+ * (fx_profile_lib: the UI shows it as the frames' library). Owns the symbolizer, the per-address
+ * cache and the "Native stacks" figures of meta.extra. Model owner only. */
+#include "internal.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "fx_alloc.h"
+#include "fx_elfsym.h"
+#include "fx_profile.h"
+
+#define CACHE_MAX (1u << 20) /* addresses cached before the cache starts over */
+
+struct slot {
+    uint64_t addr; /* 0: empty (no code lives at address 0) */
+    fx_frame_id frame;
+};
+
+static const char *const stop_labels[FX_NSTOP_COUNT] = {
+        "walk not done (cstack=no, wall mode)",
+        "reached Java code (anonymous executable memory: the code cache)",
+        "reached the thread's first frame (frame pointer 0)",
+        "cut at 64 frames",
+        "no text map yet",
+        "an address in no executable mapping",
+        "frame pointer outside the stack (code without frame pointers)",
+        "thread stack bounds unknown",
+};
+
+/* Where the walk stopped, as the frame between the Java part and the native frames; NULL where
+ * nothing is missing between them. */
+static const char *const stop_frames[FX_NSTOP_COUNT] = {
+        NULL,
+        NULL,
+        NULL,
+        "[native: truncated at 64 frames]",
+        "[native: no text map yet]",
+        "[native: walk stopped (address in no executable mapping)]",
+        "[native: walk stopped (frame pointer outside the stack)]",
+        "[native: walk stopped (stack bounds unknown)]",
+};
+
+static struct {
+    struct fx_elfsym *sym;
+    bool sym_failed;
+    struct slot *slots; /* open addressing, cap a power of two */
+    size_t cap, used;
+    uint32_t gen;
+    uint64_t stops[FX_NSTOP_COUNT], leaf_java, with_frames, frames, bad_records;
+    uint64_t resolved, by_source[4], unmapped, errors, cache_resets, lib_errors;
+} nf;
+
+static uint64_t hash(uint64_t a)
+{
+    a ^= a >> 33;
+    a *= 0xff51afd7ed558ccdULL;
+    return a ^ (a >> 33);
+}
+
+/* The slot of addr: its entry, or the empty slot where it goes. */
+static struct slot *find(uint64_t addr)
+{
+    for (size_t i = hash(addr) & (nf.cap - 1);; i = (i + 1) & (nf.cap - 1)) {
+        if (nf.slots[i].addr == addr || nf.slots[i].addr == 0)
+            return &nf.slots[i];
+    }
+}
+
+/* Room for one more entry (at most half full); false when memory runs out. */
+static bool cache_room(struct fx_profile *p)
+{
+    if (nf.slots != NULL && nf.gen != fx_profile_generation(p)) {
+        memset(nf.slots, 0, nf.cap * sizeof(*nf.slots)); /* frame ids of an older model */
+        nf.used = 0;
+    }
+    nf.gen = fx_profile_generation(p);
+    if (nf.slots != NULL && nf.used < nf.cap / 2)
+        return true;
+    if (nf.cap >= CACHE_MAX) {
+        memset(nf.slots, 0, nf.cap * sizeof(*nf.slots));
+        nf.used = 0;
+        nf.cache_resets++;
+        return true;
+    }
+    size_t cap = nf.cap ? nf.cap * 2 : 4096;
+    struct slot *n = fx_calloc(cap, sizeof(*n)), *old = nf.slots;
+    if (n == NULL)
+        return false;
+    size_t old_cap = nf.cap;
+    nf.slots = n;
+    nf.cap = cap;
+    for (size_t i = 0; i < old_cap; i++) {
+        if (old[i].addr != 0)
+            *find(old[i].addr) = old[i];
+    }
+    fx_free(old);
+    return true;
+}
+
+static uint8_t subcategory(const char *lib, const char *name)
+{
+    if (strncmp(name, "Java_", 5) == 0)
+        return FX_NATIVE_JNI;
+    if (strncmp(lib, "libjvm.", 7) == 0)
+        return FX_NATIVE_LIBJVM;
+    if (strncmp(lib, "libc.", 5) == 0 || strncmp(lib, "ld-linux", 8) == 0 ||
+        strcmp(lib, "[vdso]") == 0 || strncmp(lib, "libpthread.", 11) == 0 ||
+        strncmp(lib, "libm.", 5) == 0)
+        return FX_NATIVE_LIBC;
+    return FX_NATIVE_OTHER;
+}
+
+/* A non-Java frame named `name`, of library `lib` (NULL: none). */
+static int native_frame(struct fx_profile *p, const char *name, const char *lib, uint8_t sub,
+                        fx_frame_id *out)
+{
+    fx_str_id n, res = FX_STR_NONE;
+    fx_func_id f;
+    int rc = fx_profile_cstring(p, name, &n);
+    if (rc == FX_OK && lib != NULL && lib[0] != '\0')
+        rc = fx_profile_cstring(p, lib, &res);
+    struct fx_func_key k = {
+            .name = n, .resource = res, .source = FX_STR_NONE, .line = -1, .is_java = false};
+    if (rc == FX_OK)
+        rc = fx_profile_func(p, &k, &f);
+    if (rc != FX_OK)
+        return rc;
+    struct fx_frame_key fk = {.func = f, .line = -1, .category = FX_CAT_NATIVE, .subcategory = sub};
+    return fx_profile_frame(p, &fk, out);
+}
+
+/* Names addr (a leaf pc, or a return address less one) in the current text map. */
+static int resolve(struct fx_profile *p, uint64_t addr, fx_frame_id *out)
+{
+    if (nf.sym == NULL && !nf.sym_failed && (nf.sym = fx_elfsym_new()) == NULL)
+        nf.sym_failed = true;
+    uint32_t ticket;
+    const struct fx_textmap *map = fx_native_maps_enter(&ticket);
+    const struct fx_textmap_entry *e = fx_textmap_lookup_sigsafe(map, (uintptr_t)addr);
+    struct fx_elfsym_frame f;
+    int rc = e != NULL && nf.sym != NULL ? fx_elfsym_resolve(nf.sym, e, (uintptr_t)addr, &f)
+                                         : FX_EINVAL;
+    fx_native_maps_leave(ticket);
+    if (rc != FX_OK) {
+        nf.unmapped += e == NULL;
+        nf.errors += e != NULL;
+        return native_frame(p,
+                            e == NULL ? "[native: address no longer mapped]"
+                                      : "[native: address not resolved]",
+                            NULL, FX_NATIVE_OTHER, out);
+    }
+    char name[512];
+    fx_elfsym_frame_name(&f, name, sizeof(name));
+    char *version = f.name != NULL ? strchr(name, '@') : NULL;
+    if (version != NULL && version != name)
+        *version = '\0'; /* "clock_gettime@@GLIBC_2.17": the version is not the function */
+    nf.resolved++;
+    nf.by_source[f.source < 4 ? f.source : 0]++;
+    /* The resource of the frame is the library's file name: the writer makes it a lib. */
+    if (f.lib != NULL && f.lib[0] != '\0' && strncmp(f.lib, "[anon", 5) != 0) {
+        struct fx_lib_desc lib = {.name = f.lib,
+                                  .path = f.path != NULL && f.path[0] != '\0' ? f.path : f.lib,
+                                  .build_id = f.build_id};
+        if (fx_profile_lib(p, &lib) != FX_OK)
+            nf.lib_errors++;
+    }
+    return native_frame(p, name, f.lib, subcategory(f.lib, name), out);
+}
+
+static int frame_of(struct fx_profile *p, uint64_t addr, fx_frame_id *out)
+{
+    if (addr == 0 || !cache_room(p))
+        return addr == 0 ? native_frame(p, "[native: address 0]", NULL, FX_NATIVE_OTHER, out)
+                         : resolve(p, addr, out);
+    struct slot *s = find(addr);
+    if (s->addr == addr) {
+        *out = s->frame;
+        return FX_OK;
+    }
+    int rc = resolve(p, addr, out);
+    if (rc == FX_OK) {
+        *s = (struct slot){.addr = addr, .frame = *out};
+        nf.used++;
+    }
+    return rc;
+}
+
+int fx_native_frames_push(struct fx_profile *p, const struct fx_sample_rec *r, uint32_t len,
+                          fx_stack_id *stack)
+{
+    if (r->native_stop == FX_NSTOP_OFF && r->native_frames == 0)
+        return FX_OK;
+    uint32_t n = r->native_frames;
+    size_t need = sizeof(*r) + (size_t)r->native_at * sizeof(fx_asgct_frame) + n * sizeof(uint64_t);
+    if (need > len || r->native_stop >= FX_NSTOP_COUNT || n > FX_NATIVE_MAX) {
+        nf.bad_records++;
+        return FX_OK;
+    }
+    nf.stops[r->native_stop]++;
+    if (n == 0) {
+        nf.leaf_java += r->native_stop == FX_NSTOP_JAVA;
+        return FX_OK;
+    }
+    nf.with_frames++;
+    nf.frames += n;
+    uint64_t pcs[FX_NATIVE_MAX];
+    memcpy(pcs, (const uint8_t *)(r->frames + r->native_at), n * sizeof(uint64_t));
+    int rc = FX_OK;
+    fx_frame_id f;
+    const char *gap = stop_frames[r->native_stop];
+    if (gap != NULL) {
+        rc = native_frame(p, gap, NULL, FX_NATIVE_OTHER, &f);
+        if (rc == FX_OK)
+            rc = fx_profile_stack(p, *stack, f, stack);
+    }
+    /* Root side first; a return address is named one byte back, inside its call. */
+    for (uint32_t i = n; i-- > 0 && rc == FX_OK;) {
+        rc = frame_of(p, i == 0 ? pcs[0] : pcs[i] - 1, &f);
+        if (rc == FX_OK)
+            rc = fx_profile_stack(p, *stack, f, stack);
+    }
+    return rc;
+}
+
+void fx_native_frames_report(struct fx_profile *p)
+{
+    const char *g = "Native stacks";
+    if (!fx_native_maps_enabled() && nf.frames == 0)
+        return;
+    fx_profile_extra_int(p, g, "samples with native frames", (int64_t)nf.with_frames);
+    fx_profile_extra_int(p, g, "native frames", (int64_t)nf.frames);
+    fx_profile_extra_int(p, g, "samples whose leaf was Java code", (int64_t)nf.leaf_java);
+    for (int i = 1; i < FX_NSTOP_COUNT; i++) {
+        char label[120];
+        snprintf(label, sizeof(label), "walk stopped: %s", stop_labels[i]);
+        fx_profile_extra_int(p, g, label, (int64_t)nf.stops[i]);
+    }
+    fx_profile_extra_int(p, g, "addresses named: symbol table", (int64_t)nf.by_source[1]);
+    fx_profile_extra_int(p, g, "addresses named: separate debug file", (int64_t)nf.by_source[2]);
+    fx_profile_extra_int(p, g, "addresses named: dynamic symbols", (int64_t)nf.by_source[3]);
+    fx_profile_extra_int(p, g, "addresses named lib+offset (no symbol)", (int64_t)nf.by_source[0]);
+    fx_profile_extra_int(p, g, "addresses no longer mapped", (int64_t)nf.unmapped);
+    fx_profile_extra_int(p, g, "addresses not resolved (no memory)", (int64_t)nf.errors);
+    fx_profile_extra_int(p, g, "address cache restarts (full)", (int64_t)nf.cache_resets);
+    fx_profile_extra_int(p, g, "libraries named", (int64_t)fx_profile_lib_count(p));
+    fx_profile_extra_int(p, g, "libraries not recorded (no memory)", (int64_t)nf.lib_errors);
+    fx_profile_extra_int(p, g, "malformed records", (int64_t)nf.bad_records);
+    fx_native_maps_report(p, g);
+}

@@ -1,0 +1,93 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* The text map the native walk checks every address against (issue 16, native_walk.c), outside
+ * signal context: read from /proc/self/maps when sampling starts and again whenever walks met
+ * addresses in no mapping (a library loaded, the code cache grown), at most every
+ * REREAD_NS, on the drain thread; published through the slot protocol of fx_textmap.h, whose
+ * writer side is held under `lock` (a start on the control thread and the drain may both
+ * refresh). Readers outside the handler (the model's symbolizer) use the same protocol.
+ * Leaf module: calls the text map, base's clock and options only. */
+#include <pthread.h>
+#include <stdio.h>
+
+#include "native_walk.h"
+
+#define REREAD_NS 100000000 /* 100 ms */
+
+static struct {
+    pthread_mutex_t lock;
+    int64_t last_read_ns;
+    uint64_t seen_misses; /* fx_native.misses at the last read */
+    uint64_t reads, read_errors, publish_busy;
+    char error[200]; /* the last read's error, "" if none */
+} nm = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+/* Under lock: reads the maps and publishes them; a failed read keeps the current table. */
+static void reread_locked(void)
+{
+    struct fx_errbuf eb = {{0}};
+    struct fx_textmap *t = NULL;
+    nm.last_read_ns = fx_now_ns();
+    nm.seen_misses = __atomic_load_n(&fx_native.misses, __ATOMIC_RELAXED);
+    if (fx_textmap_read("/proc/self/maps", &t, &eb) != FX_OK) {
+        nm.read_errors++;
+        snprintf(nm.error, sizeof(nm.error), "%s", eb.msg);
+        return;
+    }
+    nm.reads++;
+    if (fx_textmap_slot_publish(&fx_native.maps, t) != FX_OK) {
+        nm.publish_busy++; /* the previous table still has readers: next time */
+        fx_textmap_free(t);
+    }
+}
+
+void fx_native_maps_start(void)
+{
+    const struct fx_options *o = fx_opt();
+    bool on = o->cstack == FX_CSTACK_FP && o->mode != FX_MODE_WALL;
+    pthread_mutex_lock(&nm.lock);
+    if (on)
+        reread_locked();
+    pthread_mutex_unlock(&nm.lock);
+    __atomic_store_n(&fx_native.enabled, on, __ATOMIC_RELEASE);
+}
+
+void fx_native_maps_refresh(void)
+{
+    if (!__atomic_load_n(&fx_native.enabled, __ATOMIC_ACQUIRE))
+        return;
+    pthread_mutex_lock(&nm.lock);
+    fx_textmap_slot_reclaim(&fx_native.maps);
+    uint64_t misses = __atomic_load_n(&fx_native.misses, __ATOMIC_RELAXED);
+    if (misses != nm.seen_misses && fx_now_ns() - nm.last_read_ns >= REREAD_NS)
+        reread_locked();
+    pthread_mutex_unlock(&nm.lock);
+}
+
+const struct fx_textmap *fx_native_maps_enter(uint32_t *ticket)
+{
+    return fx_textmap_slot_enter_sigsafe(&fx_native.maps, ticket);
+}
+
+void fx_native_maps_leave(uint32_t ticket)
+{
+    fx_textmap_slot_leave_sigsafe(&fx_native.maps, ticket);
+}
+
+bool fx_native_maps_enabled(void)
+{
+    return __atomic_load_n(&fx_native.enabled, __ATOMIC_RELAXED) != 0;
+}
+
+void fx_native_maps_report(struct fx_profile *p, const char *g)
+{
+    pthread_mutex_lock(&nm.lock);
+    fx_profile_extra_int(p, g, "text map reads (/proc/self/maps)", (int64_t)nm.reads);
+    fx_profile_extra_int(p, g, "text map read failures", (int64_t)nm.read_errors);
+    if (nm.error[0] != '\0')
+        fx_profile_extra_str(p, g, "text map last read error", nm.error);
+    fx_profile_extra_int(p, g, "text map publishes deferred (readers of the old one)",
+                         (int64_t)nm.publish_busy);
+    fx_profile_extra_int(p, g, "addresses in no mapping (re-read the map)",
+                         (int64_t)__atomic_load_n(&fx_native.misses, __ATOMIC_RELAXED));
+    pthread_mutex_unlock(&nm.lock);
+}

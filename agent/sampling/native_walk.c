@@ -1,0 +1,103 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* THE SIGNAL PATH, native half (issue 16, cstack=fp): the frame-pointer walk of the interrupted
+ * thread's native frames, called from signal_handler.c. Same rules and same allow-list
+ * (agent/signal_allowlist.txt, unit.signal_path_allowlist checks this object too): no calls
+ * but the inline lookups of include/fx_textmap.h, atomics, no allocation, no locks.
+ *
+ * The walk (x86-64, System V frame layout: [rbp] = the caller's rbp, [rbp+8] = the return
+ * address): the interrupted pc is frame 0; each next frame comes from the frame pointer, which
+ * must lie inside the thread's stack [stack_lo, stack_hi), above the stack pointer and above the
+ * previous frame, 8-byte aligned, with both words below stack_hi; so every word read is on the
+ * thread's own live stack. Every address must lie in an executable file mapping of the
+ * published text map (native_maps.c); one in anonymous executable memory is HotSpot's code
+ * cache (compiled methods, the interpreter, stubs: the ranges codemap.c knows all lie there),
+ * where the Java frames AsyncGetCallTrace gave begin, so the walk stops. A return address is
+ * checked one byte back: the call it returns from may be a function's last instruction.
+ *
+ * What it cannot see: a function built without frame pointers (Debian's zlib and glibc) keeps
+ * rbp as a plain register, so the walk stops at the first such frame after the leaf (a bad
+ * frame pointer, or an address outside the text) or, when rbp still holds an older frame,
+ * skips the frames in between; a leaf interrupted in its prologue skips its caller. Each stop
+ * is counted by reason (the sample's native_stop) and, in the profile, marked by a frame.
+ *
+ * Invariants: fx_native.maps is only written by native_maps.c under the slot protocol of
+ * fx_textmap.h; t->stack_lo/stack_hi are set before t is published (signal_handler.c). */
+#include <ucontext.h>
+
+#include "native_walk.h"
+
+struct fx_native_state fx_native;
+
+#if defined(__x86_64__)
+/* Signal-safe: moves (pc, fp, sp) one frame up, reading two words of the thread's own stack;
+ * FX_NSTOP_OFF when it did, else why it could not. */
+static uint8_t step_sigsafe(const struct fx_thread *t, uintptr_t *pc, uintptr_t *fp, uintptr_t *sp)
+{
+    uintptr_t lo = t->stack_lo, hi = t->stack_hi, f = *fp;
+    if (lo == 0 || hi <= lo + 16)
+        return FX_NSTOP_NO_BOUNDS;
+    if (f == 0)
+        return FX_NSTOP_CHAIN_END;
+    if (f < *sp || f < lo || f > hi - 16 || (f & 7) != 0)
+        return FX_NSTOP_BAD_FP;
+    const uintptr_t *w = (const uintptr_t *)f;
+    *fp = w[0];
+    *pc = w[1];
+    *sp = f + 16; /* the next frame pointer must lie above this frame */
+    return FX_NSTOP_OFF;
+}
+
+/* Signal-safe: the walk over one table (see the file comment). */
+static uint32_t walk_sigsafe(const struct fx_thread *t, const struct fx_textmap *map,
+                             const ucontext_t *uc, uint64_t *pcs, uint8_t *stop)
+{
+    uintptr_t pc = (uintptr_t)uc->uc_mcontext.gregs[REG_RIP];
+    uintptr_t fp = (uintptr_t)uc->uc_mcontext.gregs[REG_RBP];
+    uintptr_t sp = (uintptr_t)uc->uc_mcontext.gregs[REG_RSP];
+    uint32_t n = 0;
+    for (;;) {
+        const struct fx_textmap_entry *e = fx_textmap_lookup_sigsafe(map, n == 0 ? pc : pc - 1);
+        if (e == NULL) {
+            __atomic_add_fetch(&fx_native.misses, 1, __ATOMIC_RELAXED);
+            *stop = FX_NSTOP_NOT_TEXT;
+            return n;
+        }
+        if (e->kind == FX_TEXTMAP_ANON) {
+            *stop = FX_NSTOP_JAVA;
+            return n;
+        }
+        if (n == FX_NATIVE_MAX) {
+            *stop = FX_NSTOP_DEPTH;
+            return n;
+        }
+        pcs[n++] = pc;
+        uint8_t why = step_sigsafe(t, &pc, &fp, &sp);
+        if (why != FX_NSTOP_OFF) {
+            *stop = why;
+            return n;
+        }
+    }
+}
+#endif
+
+uint32_t fx_native_walk_sigsafe(const struct fx_thread *t, const void *ucontext, uint64_t *pcs,
+                                uint8_t *stop)
+{
+    *stop = FX_NSTOP_OFF;
+#if defined(__x86_64__)
+    if (ucontext == NULL || !__atomic_load_n(&fx_native.enabled, __ATOMIC_RELAXED))
+        return 0;
+    uint32_t ticket;
+    const struct fx_textmap *map = fx_textmap_slot_enter_sigsafe(&fx_native.maps, &ticket);
+    uint32_t n = 0;
+    if (map == NULL)
+        *stop = FX_NSTOP_NO_MAP;
+    else
+        n = walk_sigsafe(t, map, ucontext, pcs, stop);
+    fx_textmap_slot_leave_sigsafe(&fx_native.maps, ticket);
+    return n;
+#else
+    (void)t, (void)ucontext, (void)pcs;
+    return 0;
+#endif
+}

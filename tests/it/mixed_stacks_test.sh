@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# Native frames in cpu mode (issue 16, cstack=fp) on one JDK, with the mixed workloads:
+#   jni      the JNI burn function (fxmixed_burn_cpu, or Java_fxagent_mixed_JniBurn_burn) is a
+#            Native frame under its Java caller JniBurn.burn in most burning samples;
+#   deflate  zlib frames (a zlib function name, or libz.so.1...+0x...) under Deflater.deflate*;
+#   cstack=no  the same JNI run has no Native frame and no "Native stacks" metadata;
+# each JVM exits 0 without hs_err, fxcheck accepts each profile, profiler-cli loads one, and the
+# checks read mixed_stacks_check.py. Fails on a build without native frames (no such frame).
+# usage: mixed_stacks_test.sh JDK_HOME   (env: FXAGENT_MIXED_JAR, FXAGENT_MIXED_LIB and it_lib's)
+set -euo pipefail
+source "$(dirname "$0")/it_lib.sh"
+it_init "it.mixed_stacks.jdk$(fx_jdk_major "$1")" "$1" FXAGENT_MIXED_JAR
+[[ -f ${FXAGENT_MIXED_LIB:-} ]] || it_fail "not built: FXAGENT_MIXED_LIB=${FXAGENT_MIXED_LIB:-}"
+# shellcheck source=tests/it/profiler_cli.sh
+source "$IT_DIR/profiler_cli.sh"
+
+# mixed NAME WORKLOAD AGENT_OPTIONS: runs the workload for 3 s under the agent into NAME.json.gz.
+mixed() {
+    local profile=$FXAGENT_RUN_DIR/$1.json.gz
+    it_run "$1" "$IT_JDK/bin/java" --enable-native-access=ALL-UNNAMED \
+        "-agentpath:$FXAGENT_LIB=mode=cpu,interval=10ms,quiet,file=$profile${3:+,$3}" \
+        -Dfxagent.mixed.lib="$FXAGENT_MIXED_LIB" -jar "$FXAGENT_MIXED_JAR" "$2" 3
+    [[ $IT_RC -eq 0 ]] || it_fail "$1: java exited $IT_RC"
+    it_no_hs_err
+    [[ -s $profile ]] || it_fail "$1: no profile at $profile"
+    "$FXCHECK" "$profile" || it_fail "fxcheck rejected $profile"
+}
+
+mixed jni jni
+mixed deflate deflate
+mixed jni-off jni cstack=no
+
+pcli_setup
+pcli_load "$FXAGENT_RUN_DIR/deflate.json.gz" || it_fail "profiler-cli could not load deflate.json.gz"
+pcli_json pcli-threads.json thread list || it_fail "profiler-cli thread list failed"
+
+python3 "$IT_DIR/mixed_stacks_check.py" --label "$IT_NAME" "$FXAGENT_RUN_DIR" ||
+    it_fail "native frames missing or misplaced (see above)"
+echo "$IT_NAME: OK"
