@@ -52,8 +52,8 @@ static void copy(char *out, size_t cap, const char *s)
     out[l] = '\0';
 }
 
-/* The main class or jar from the command line, for a JVM without hsperfdata: the first operand
- * after the launcher's options (-jar names the jar; -cp and the like take a value). */
+/* The main class, jar or source file from the command line: the first operand after the
+ * launcher's options (-jar names the jar; -cp and the like take a value); "?" if unreadable. */
 static void main_from_cmdline(pid_t pid, char *out, size_t cap)
 {
     static const char *const with_value[] = {
@@ -153,7 +153,13 @@ static int inspect(pid_t pid, struct fx_jvm *j)
     j->state = m.agent ? agent_state(pid) : "-";
     owner(pid, j);
     char cmd[1024];
-    if (fx_proc_perf_string(pid, m.perfdata, "sun.rt.javaCommand", cmd, sizeof cmd)) {
+    /* /proc's command line first: its arguments are NUL-separated, where hsperfdata's command
+     * joins them with spaces and so cuts a path that holds one (a checkout in "/tmp/ci s4"). An
+     * @argfile operand, or a command line we may not read, leaves it to hsperfdata. */
+    main_from_cmdline(pid, j->main, sizeof j->main);
+    bool from_cmdline = strcmp(j->main, "?") != 0 && j->main[0] != '@';
+    if (!from_cmdline &&
+        fx_proc_perf_string(pid, m.perfdata, "sun.rt.javaCommand", cmd, sizeof cmd)) {
         /* "MAIN ARGS...", where the source launcher's MAIN is the javac launcher and the
          * program is its first argument, the .java file */
         size_t first = strcspn(cmd, " ");
@@ -161,8 +167,6 @@ static int inspect(pid_t pid, struct fx_jvm *j)
         const char *prog = source ? cmd + first + 1 : cmd;
         copy(j->main, sizeof j->main, prog);
         j->main[strcspn(j->main, " ")] = '\0';
-    } else {
-        main_from_cmdline(pid, j->main, sizeof j->main);
     }
     if (!j->main[0])
         snprintf(j->main, sizeof j->main, "?");
