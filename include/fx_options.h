@@ -69,6 +69,8 @@ struct fx_options {
     bool reset;                /* reset: a dump also drops the samples it wrote */
     enum fx_markers markers;   /* markers=on|off, default on */
     enum fx_cstack cstack;     /* cstack=fp|no, default fp */
+    uint64_t alloc_bytes;      /* alloc=SIZE, 0 (default) = off, else 1..1g: heap sampling
+                                  interval (issue 17) */
 };
 
 /* Fills `out` with the defaults. */

@@ -41,6 +41,7 @@ enum fx_category {
     FX_CAT_GC,
     FX_CAT_JIT,
     FX_CAT_VM,
+    FX_CAT_ALLOC, /* the allocated class, leaf of an allocation's stack (issue 17) */
     FX_CAT_COUNT
 };
 
@@ -151,6 +152,23 @@ int fx_profile_sample(struct fx_profile *p, uint32_t thread, int64_t time_ns, fx
                       int64_t cpu_delta_ns, uint32_t weight);
 uint64_t fx_profile_sample_count(const struct fx_profile *p);
 
+/* --- allocations (issue 17): each thread's nativeAllocations table, balanced ---
+ * An allocation is a positive row (its stack, its estimated bytes, a unique nonzero address);
+ * its free is a second row on the allocating thread, with the same address and stack and the
+ * negated bytes, so the table balances and the front-end's retained-memory summary can pair
+ * them. The model keeps the allocations not yet freed (address -> thread, stack, bytes), so a
+ * free needs only the address, and the stack it copies follows compaction. Times clamp like
+ * samples (never earlier than the thread's previous row). */
+/* bytes > 0; an address already live is refused (FX_EINVAL). */
+int fx_profile_alloc(struct fx_profile *p, uint32_t thread, int64_t time_ns, fx_stack_id stack,
+                     int64_t bytes, uint64_t address);
+/* The free of a live allocation: FX_ENOTFOUND when the model does not hold it (never added, or
+ * dropped by fx_profile_drop_before: its free would leave negative retained bytes). */
+int fx_profile_alloc_free(struct fx_profile *p, int64_t time_ns, uint64_t address);
+/* Rows (allocations and frees) held, and allocations held that were not freed. */
+uint64_t fx_profile_alloc_count(const struct fx_profile *p);
+uint64_t fx_profile_alloc_live(const struct fx_profile *p);
+
 /* --- markers --- */
 
 enum fx_marker_phase {
@@ -249,17 +267,21 @@ size_t fx_profile_memory(const struct fx_profile *p); /* bytes held by the model
 
 /* --- the window: bounded memory, resets, copies for dumps (native/profile_window.c) --- */
 
-/* The oldest sample time of every thread, INT64_MAX without samples. */
+/* Rows are samples and allocation rows (fx_profile_alloc), which the memory bound counts alike.
+ * The oldest row time of every thread, INT64_MAX without rows. */
 int64_t fx_profile_oldest_sample(const struct fx_profile *p);
-/* The smallest time t with at least n samples older than t (time < t); past the newest sample
- * when the profile holds fewer than n; INT64_MIN for n == 0 or no samples. */
+/* The smallest time t with at least n rows older than t (time < t); past the newest row when
+ * the profile holds fewer than n; INT64_MIN for n == 0 or no rows. */
 int64_t fx_profile_cut_time(const struct fx_profile *p, uint64_t n);
 /* Drops every sample older than t_ns, every instant marker and interval marker older than t_ns
  * (start/end halves stay), and counter values older than t_ns; sample columns give memory back
- * (capacity shrinks to the smallest 16 * 2^k that holds the rest). Returns the samples dropped.
- * Threads, tables and every id stay valid. */
+ * (capacity shrinks to the smallest 16 * 2^k that holds the rest). Allocation rows older than
+ * t_ns go, with the frees (however new) of the allocations they drop, and a live allocation
+ * dropped is forgotten (its free is refused later). Returns the samples dropped. Threads, tables
+ * and every id stay valid. */
 uint64_t fx_profile_drop_before(struct fx_profile *p, int64_t t_ns);
-/* A deep, tight copy to write on another thread while the owner goes on. Threads that ended
+/* A deep, tight copy to write on another thread while the owner goes on (without the map of
+ * live allocations: a copy is written, it takes no frees). Threads that ended
  * before the oldest time the window holds (the start, or the last fx_profile_drop_before) and
  * hold no samples nor markers are left out. NULL when out of memory. */
 struct fx_profile *fx_profile_snapshot(const struct fx_profile *p);

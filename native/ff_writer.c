@@ -468,6 +468,36 @@ static void write_markers(struct fx_json *j, const struct fx_profile *p, const s
     fx_free(perm);
 }
 
+/* The balanced form of src/types/profile.ts (RawBalancedNativeAllocationsTable): times in ms
+ * from the start, weight in bytes (frees negative), the address that pairs a free with its
+ * allocation, and the allocating thread's id on every row (frees are kept on that thread). */
+static void write_allocs(struct fx_json *j, const struct fx_profile *p, const struct fx_thread *t)
+{
+    const struct fx_allocs *a = &t->allocs;
+    fx_json_key(j, "nativeAllocations");
+    fx_json_obj_begin(j);
+    fx_json_key(j, "time");
+    fx_json_arr_begin(j);
+    for (uint32_t i = 0; i < a->count; i++)
+        put_ms(j, rel_us(p, a->time_ns[i]));
+    fx_json_arr_end(j);
+    fx_json_key(j, "weight");
+    fx_json_arr_begin(j);
+    for (uint32_t i = 0; i < a->count; i++)
+        fx_json_i64(j, a->bytes[i]);
+    fx_json_arr_end(j);
+    kv_str(j, "weightType", "bytes");
+    col_u32(j, "stack", a->stack, a->count, true, 0);
+    fx_json_key(j, "memoryAddress");
+    fx_json_arr_begin(j);
+    for (uint32_t i = 0; i < a->count; i++)
+        fx_json_u64(j, a->address[i]);
+    fx_json_arr_end(j);
+    col_const(j, "threadId", a->count, false, t->tid);
+    kv_length(j, a->count);
+    fx_json_obj_end(j);
+}
+
 static void write_thread_head(const struct fx_ff_ctx *w, const char *name, bool is_main,
                               int64_t tid)
 {
@@ -500,6 +530,8 @@ static void write_thread(const struct fx_ff_ctx *w, uint32_t index)
     kv_bool(j, "showMarkersInTimeline", true);
     write_samples(j, p, t);
     write_markers(j, p, &t->markers);
+    if (t->allocs.count > 0) /* absent otherwise: the front-end then offers no memory views */
+        write_allocs(j, p, t);
     fx_json_obj_end(j);
 }
 

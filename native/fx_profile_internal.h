@@ -73,6 +73,25 @@ struct fx_markers {
     uint32_t nvalues, values_cap;
 };
 
+/* A thread's nativeAllocations (issue 17), 28 bytes a row: allocations (bytes > 0) and the
+ * frees of its own allocations (bytes < 0, same address and stack). threadId is the thread's. */
+struct fx_allocs {
+    int64_t *time_ns, *bytes;
+    uint32_t *stack;
+    uint64_t *address;
+    uint32_t count, cap;
+};
+
+/* The allocations not yet freed: address (nonzero) -> thread, stack, bytes. Open addressing
+ * with linear probing and backward-shift deletion; columns so that `stack` is one more stack
+ * column for compaction (FX_NONE_ID in empty slots). cap is 0 or a power of two. */
+struct fx_live {
+    uint64_t *address; /* 0: empty slot */
+    uint32_t *thread, *stack;
+    int64_t *bytes;
+    uint32_t count, cap;
+};
+
 struct fx_thread {
     char *name; /* raw bytes as given (the writer makes them UTF-8) */
     int64_t tid, register_ns, unregister_ns;
@@ -80,6 +99,7 @@ struct fx_thread {
     uint8_t weight_type; /* enum fx_weight_type */
     struct fx_samples samples;
     struct fx_markers markers;
+    struct fx_allocs allocs;
 };
 
 struct fx_counter {
@@ -154,6 +174,8 @@ struct fx_profile {
     struct fx_extra_group *extra;
     uint32_t nextra, extra_cap;
 
+    struct fx_live live; /* profile_allocs.c */
+
     int64_t start_ns, range_begin_ns, range_end_ns;
     int64_t kept_from_ns; /* nothing older is held: the latest start or drop_before */
     bool range_set;
@@ -213,6 +235,15 @@ unsigned fx_counter_cols(struct fx_counter *c, struct fx_col *cols);
 unsigned fx_funcs_cols(struct fx_funcs *f, struct fx_col *cols);
 unsigned fx_frames_cols(struct fx_frames *f, struct fx_col *cols);
 unsigned fx_stacks_cols(struct fx_stacks *s, struct fx_col *cols);
+unsigned fx_allocs_cols(struct fx_allocs *a, struct fx_col *cols);
+
+/* profile_allocs.c: the live map's share of destruction, memory and dropping. */
+void fx_live_destroy(struct fx_live *l);
+size_t fx_profile_allocs_memory(const struct fx_profile *p);
+/* Drops the thread's allocation rows older than t, the frees of the allocations dropped, and the
+ * live entries of those allocations. Returns the rows dropped. */
+uint32_t fx_profile_drop_allocs(struct fx_profile *p, uint32_t thread, int64_t t);
+
 /* Moves rows [from, from + n) of every column to row `to` (memmove: the ranges may overlap). */
 void fx_cols_move(const struct fx_col *cols, unsigned ncols, uint32_t to, uint32_t from,
                   uint32_t n);

@@ -424,6 +424,14 @@ static const struct opt_def opt_table[] = {
          .kind = OPT_VALUE,
          .parse = parse_reply_opt,
          .accepts = "the path of an existing file for the one-line outcome (fxprof sets it)"},
+        {.name = "alloc",
+         .kind = OPT_VALUE,
+         .parse = parse_size_opt,
+         .offset = FIELD(alloc_bytes),
+         .min = 1,
+         .max = GIB,
+         .zero_ok = true,
+         .accepts = "0 (off) or a size from 1 byte to 1g (k, m, g or bytes), e.g. 512k"},
 };
 
 #define OPT_COUNT (sizeof(opt_table) / sizeof(opt_table[0]))
@@ -452,6 +460,7 @@ static const char help_text[] =
         "  reset                   with dump: drop the samples written (default off)\n"
         "  reply=PATH              append the outcome line to this existing file (default none)\n"
         "  validate[=REPORT.json]  check AsyncGetCallTrace against GetStackTrace (default off)\n"
+        "  alloc=SIZE              sample allocations every SIZE bytes on average, live heap (default 0: off)\n"
         "DURATION: a whole number with a unit: ns, us, ms, s, m (minutes), h; e.g. 10ms\n"
         "SIZE: a whole number of bytes, or with k, m, g (powers of 1024, any case); e.g. 64m\n";
 

@@ -67,6 +67,7 @@ static void thread_destroy(struct fx_thread *t)
     struct fx_col cols[FX_MAX_COLS];
     fx_cols_free(cols, fx_samples_cols(&t->samples, cols));
     fx_cols_free(cols, fx_markers_cols(&t->markers, cols));
+    fx_cols_free(cols, fx_allocs_cols(&t->allocs, cols));
     fx_free(t->markers.values);
 }
 
@@ -95,6 +96,7 @@ void fx_profile_free(struct fx_profile *p)
         return;
     fx_profile_tables_destroy(p);
     fx_profile_libs_destroy(&p->libs);
+    fx_live_destroy(&p->live);
     for (uint32_t i = 0; i < p->nthreads; i++)
         thread_destroy(&p->threads[i]);
     fx_free(p->threads);
@@ -546,7 +548,8 @@ static size_t thread_memory(const struct fx_thread *t)
 
 size_t fx_profile_memory(const struct fx_profile *p)
 {
-    size_t n = sizeof(*p) + fx_profile_tables_memory(p) + fx_profile_libs_memory(&p->libs);
+    size_t n = sizeof(*p) + fx_profile_tables_memory(p) + fx_profile_libs_memory(&p->libs) +
+               fx_profile_allocs_memory(p);
     n += (size_t)p->threads_cap * sizeof(*p->threads);
     for (uint32_t i = 0; i < p->nthreads; i++)
         n += thread_memory(&p->threads[i]);

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* Compaction of the interned tables: only the rows that the samples and markers still held
- * reach survive, renumbered, in a fresh set of tables swapped in at the end; a failure leaves the
+/* Compaction of the interned tables: only the rows that the samples, allocations and markers
+ * still held reach survive, renumbered, in a fresh set of tables swapped in at the end; a failure leaves the
  * model as it was. Every id handed out before a compaction is void after it (the generation). */
 #include "fx_profile.h"
 
@@ -12,7 +12,7 @@
 /* Old row -> new row in the fresh tables; FX_NONE_ID: not (yet) interned there. */
 struct remap {
     uint32_t *str, *func, *frame, *stack;
-    bool *keep_stack; /* reached from a sample */
+    bool *keep_stack; /* reached from a stack column */
 };
 
 static void remap_free(struct remap *m)
@@ -41,16 +41,46 @@ static int remap_init(struct remap *m, const struct fx_profile *p)
     return FX_OK;
 }
 
-/* A sample's stack and all its prefixes; stops at a prefix already marked. */
-static void mark_samples(const struct fx_profile *p, bool *keep)
+/* Every stack column of a thread, then the model-wide ones (the live allocations' map): fn gets
+ * each column's array and length, FX_NONE_ID entries being no stack. Marking and remapping both
+ * walk this, so a table that gains a stack column (a marker's cause) is one line here. */
+typedef void (*stack_column_fn)(uint32_t *col, uint32_t n, void *arg);
+
+static void thread_stack_columns(struct fx_thread *t, stack_column_fn fn, void *arg)
 {
-    for (uint32_t t = 0; t < p->nthreads; t++) {
-        const struct fx_samples *s = &p->threads[t].samples;
-        for (uint32_t i = 0; i < s->count; i++) {
-            for (uint32_t st = s->stack[i]; st != FX_NONE_ID && !keep[st];
-                 st = p->stacks.prefix[st])
-                keep[st] = true;
-        }
+    fn(t->samples.stack, t->samples.count, arg);
+    fn(t->allocs.stack, t->allocs.count, arg);
+}
+
+static void each_stack_column(struct fx_profile *p, stack_column_fn fn, void *arg)
+{
+    for (uint32_t t = 0; t < p->nthreads; t++)
+        thread_stack_columns(&p->threads[t], fn, arg);
+    fn(p->live.stack, p->live.cap, arg);
+}
+
+struct walk {
+    const struct fx_profile *p;
+    struct remap *m;
+};
+
+/* Each stack and all its prefixes; stops at a prefix already marked. */
+static void mark_column(uint32_t *col, uint32_t n, void *arg)
+{
+    const struct walk *w = arg;
+    for (uint32_t i = 0; i < n; i++) {
+        for (uint32_t st = col[i]; st != FX_NONE_ID && !w->m->keep_stack[st];
+             st = w->p->stacks.prefix[st])
+            w->m->keep_stack[st] = true;
+    }
+}
+
+static void remap_column(uint32_t *col, uint32_t n, void *arg)
+{
+    const struct walk *w = arg;
+    for (uint32_t i = 0; i < n; i++) {
+        if (col[i] != FX_NONE_ID)
+            col[i] = w->m->stack[col[i]];
     }
 }
 
@@ -160,17 +190,6 @@ static int markers_strings(struct fx_profile *q, struct fx_profile *p, struct re
     return FX_OK;
 }
 
-static void remap_samples(struct fx_profile *p, const struct remap *m)
-{
-    for (uint32_t t = 0; t < p->nthreads; t++) {
-        struct fx_samples *s = &p->threads[t].samples;
-        for (uint32_t i = 0; i < s->count; i++) {
-            if (s->stack[i] != FX_NONE_ID)
-                s->stack[i] = m->stack[s->stack[i]];
-        }
-    }
-}
-
 /* p takes q's tables; q is left with none. */
 static void swap_tables(struct fx_profile *p, struct fx_profile *q)
 {
@@ -197,14 +216,15 @@ int fx_profile_compact(struct fx_profile *p)
     struct remap m = {0};
     struct fx_profile *q = fx_profile_new();
     int rc = q ? remap_init(&m, p) : FX_ENOMEM;
+    struct walk w = {p, &m};
     if (rc == FX_OK) {
-        mark_samples(p, m.keep_stack);
+        each_stack_column(p, mark_column, &w);
         rc = copy_stacks(q, p, &m);
     }
     if (rc == FX_OK)
         rc = markers_strings(q, p, &m, false);
     if (rc == FX_OK) {
-        remap_samples(p, &m);
+        each_stack_column(p, remap_column, &w);
         markers_strings(q, p, &m, true);
         swap_tables(p, q);
         p->generation++;

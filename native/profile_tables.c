@@ -34,6 +34,7 @@ static const struct fx_category_info categories[FX_CAT_COUNT] = {
         [FX_CAT_GC] = CAT("GC", "orange", sub_gc),
         [FX_CAT_JIT] = CAT("JIT compiler", "green", sub_jit),
         [FX_CAT_VM] = CAT("VM", "purple", sub_vm),
+        [FX_CAT_ALLOC] = CAT("Allocation", "magenta", sub_other),
 };
 
 const struct fx_category_info *fx_profile_category(unsigned i)

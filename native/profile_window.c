@@ -39,13 +39,24 @@ static uint32_t first_at_or_after(const int64_t *time, uint32_t n, int64_t t)
     return lo;
 }
 
+/* The time columns the memory bound counts rows of: samples and allocation rows, each in
+ * non-decreasing time. */
+#define ROW_TABLES 2
+static uint32_t row_times(const struct fx_thread *t, unsigned k, const int64_t **time)
+{
+    *time = k == 0 ? t->samples.time_ns : t->allocs.time_ns;
+    return k == 0 ? t->samples.count : t->allocs.count;
+}
+
 int64_t fx_profile_oldest_sample(const struct fx_profile *p)
 {
     int64_t oldest = INT64_MAX;
     for (uint32_t i = 0; i < p->nthreads; i++) {
-        const struct fx_samples *s = &p->threads[i].samples;
-        if (s->count && s->time_ns[0] < oldest)
-            oldest = s->time_ns[0];
+        for (unsigned k = 0; k < ROW_TABLES; k++) {
+            const int64_t *time;
+            if (row_times(&p->threads[i], k, &time) && time[0] < oldest)
+                oldest = time[0];
+        }
     }
     return oldest;
 }
@@ -54,9 +65,12 @@ static int64_t newest_sample(const struct fx_profile *p)
 {
     int64_t newest = INT64_MIN;
     for (uint32_t i = 0; i < p->nthreads; i++) {
-        const struct fx_samples *s = &p->threads[i].samples;
-        if (s->count && s->time_ns[s->count - 1] > newest)
-            newest = s->time_ns[s->count - 1];
+        for (unsigned k = 0; k < ROW_TABLES; k++) {
+            const int64_t *time;
+            uint32_t n = row_times(&p->threads[i], k, &time);
+            if (n && time[n - 1] > newest)
+                newest = time[n - 1];
+        }
     }
     return newest;
 }
@@ -65,8 +79,11 @@ static uint64_t count_before(const struct fx_profile *p, int64_t t)
 {
     uint64_t n = 0;
     for (uint32_t i = 0; i < p->nthreads; i++) {
-        const struct fx_samples *s = &p->threads[i].samples;
-        n += first_at_or_after(s->time_ns, s->count, t);
+        for (unsigned k = 0; k < ROW_TABLES; k++) {
+            const int64_t *time;
+            uint32_t rows = row_times(&p->threads[i], k, &time);
+            n += first_at_or_after(time, rows, t);
+        }
     }
     return n;
 }
@@ -185,6 +202,7 @@ uint64_t fx_profile_drop_before(struct fx_profile *p, int64_t t_ns)
     for (uint32_t i = 0; i < p->nthreads; i++) {
         dropped += drop_samples(&p->threads[i].samples, t_ns);
         drop_markers(p, &p->threads[i].markers, t_ns);
+        fx_profile_drop_allocs(p, i, t_ns);
     }
     for (uint32_t i = 0; i < p->ncounters; i++)
         drop_counter_values(&p->counters[i], t_ns);
@@ -284,6 +302,7 @@ static void copy_thread(struct fx_thread *d, const struct fx_thread *s, bool *ok
     DUP_TABLE(&d->samples, &s->samples, fx_samples_cols, ok);
     DUP_TABLE(&d->markers, &s->markers, fx_markers_cols, ok);
     DUP(&d->markers, &s->markers, values, s->markers.nvalues, ok);
+    DUP_TABLE(&d->allocs, &s->allocs, fx_allocs_cols, ok);
     d->markers.nvalues = d->markers.values_cap = s->markers.nvalues;
 }
 
@@ -293,7 +312,7 @@ static void copy_thread(struct fx_thread *d, const struct fx_thread *s, bool *ok
 static bool thread_is_gone(const struct fx_profile *p, const struct fx_thread *t)
 {
     return t->unregistered && t->unregister_ns < p->kept_from_ns && t->samples.count == 0 &&
-           t->markers.count == 0;
+           t->markers.count == 0 && t->allocs.count == 0;
 }
 
 uint32_t fx_profile_threads_without_samples(const struct fx_profile *p)

@@ -155,6 +155,7 @@ int fx_jvmti_events_setup(jvmtiEnv *jvmti, jvmtiEventVMInit vm_init, jvmtiEventV
     cb.CompiledMethodUnload = on_compiled_method_unload;
     cb.DynamicCodeGenerated = on_dynamic_code_generated;
     fx_markers_fill_callbacks(&cb);
+    fx_allocs_fill_callbacks(&cb);
     if (fx_jvmti_failed((*jvmti)->SetEventCallbacks(jvmti, &cb, (jint)sizeof(cb)),
                         "SetEventCallbacks"))
         return FX_EUNSUPPORTED;

@@ -76,6 +76,8 @@ static int add_sources(void)
         rc = fx_sources_add(&fx_validate_step);
     if (rc == FX_OK)
         rc = fx_sources_add(&fx_drain_source);
+    if (rc == FX_OK)
+        rc = fx_sources_add(&fx_allocs_source);
     return rc;
 }
 

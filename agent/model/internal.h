@@ -24,6 +24,9 @@ bool fx_tracks_of_every_thread(void);
 /* The model's thread index of t, adding t to the model first if it has no samples yet (markers
  * may reach a thread before its first sample). Model owner only. FX_OK or FX_ENOMEM. */
 int fx_tracks_index(struct fx_profile *p, struct fx_thread *t, uint32_t *out);
+/* The track of the registered thread with OS id tid (fx_tracks_index); FX_ENOTFOUND when no
+ * registered thread has it. */
+int fx_tracks_of_tid(struct fx_profile *p, pid_t tid, uint32_t *out);
 /* Copies the Java thread's current name into the model, if it changed since registration. */
 void fx_tracks_refresh_name(JNIEnv *jni, struct fx_profile *p, struct fx_thread *t);
 

@@ -46,6 +46,15 @@ void fx_markers_compiled_method_load(jmethodID method, jint code_size, const voi
  * dump" marker, from that preparation to now (the next dump shows it). */
 extern const struct fx_source fx_markers_source;
 
+/* --- allocs.c: allocation samples and the live heap (issue 17, alloc=SIZE) --- */
+
+/* Before SetEventCallbacks: adds SampledObjectAlloc and ObjectFree. */
+void fx_allocs_fill_callbacks(jvmtiEventCallbacks *cb);
+/* start: capabilities, the interval, the events (alloc= of the recording; none when 0); drain:
+ * samples and frees into each thread's nativeAllocations; before_dump: "Allocations" in
+ * meta.extra. */
+extern const struct fx_source fx_allocs_source;
+
 /* --- counters.c: the JVMTI callbacks' share --- */
 
 /* ClassPrepare callback (any thread): one more class loaded. */

@@ -46,3 +46,12 @@ void fx_tracks_refresh_name(JNIEnv *jni, struct fx_profile *p, struct fx_thread 
     if (info.context_class_loader != NULL)
         (*jni)->DeleteLocalRef(jni, info.context_class_loader);
 }
+
+int fx_tracks_of_tid(struct fx_profile *p, pid_t tid, uint32_t *out)
+{
+    for (struct fx_thread *t = fx_threads_head(); t != NULL; t = t->next) {
+        if (t->tid == tid && !t->finished)
+            return fx_tracks_index(p, t, out);
+    }
+    return FX_ENOTFOUND;
+}

@@ -1,0 +1,371 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* Allocation samples and the live heap (issue 17, alloc=SIZE), an event source. Producers are
+ * two JVMTI callbacks: SampledObjectAlloc (the allocating thread, after HotSpot's heap sampler
+ * picked the object) takes the thread's stack with GetStackTrace, the class's signature, tags
+ * the object with a new number and queues one record; ObjectFree (a tagged object died) queues
+ * the tag. One queue keeps them in order, so a free never comes before its allocation. The
+ * consumer, the model's owner, turns records into nativeAllocations rows: the allocated class
+ * as the leaf frame (category Allocation), the weight an unbiased estimate of the bytes the
+ * sample stands for (docs/ARCHITECTURE.md "Issue 17": size / P(sampled), with P = 1 -
+ * exp(-size / interval) for HotSpot's exponential sampler), the tag as the memory address. A
+ * free is the model's to pair (fx_profile_alloc_free); one whose allocation the model no longer
+ * holds is counted, never written. Owns: the queue, the tag counter, the consumer's counts. */
+#include "internal.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "fx_jtype.h"
+#include "fx_ring.h"
+
+#define QUEUE_BYTES  (1u << 20) /* ~700 samples of 64 frames between two 10 ms passes */
+#define ALLOC_FRAMES 512        /* frames kept per sample (depth= if smaller) */
+#define NAME_MAX_SIG 255        /* bytes of a class signature kept */
+
+enum rec_kind {
+    REC_ALLOC = 1,
+    REC_FREE = 2
+};
+
+struct rec {
+    int64_t t, size, interval;
+    uint64_t tag;
+    int32_t tid;
+    uint16_t nframes, sig_len;
+    uint8_t kind, truncated;
+    uint8_t pad[6];
+    /* REC_ALLOC: nframes jvmtiFrameInfo (leaf first), then sig_len signature bytes */
+};
+
+/* Producer side: any thread. */
+static struct {
+    pthread_mutex_t lock; /* producers only, held for a memcpy */
+    struct fx_ring ring;
+    int ready;         /* atomic: the ring exists */
+    uint64_t next_tag; /* atomic */
+    uint64_t stack_errors;
+} q = {.lock = PTHREAD_MUTEX_INITIALIZER, .next_tag = 1};
+
+/* Consumer side: the model's owner only. */
+static struct {
+    struct fx_profile *p;
+    struct fx_methods *methods;
+    uint32_t methods_gen;
+    bool have_counter;
+    uint32_t counter;
+    int64_t interval;
+    uint64_t samples, frees, frees_unheld, late, no_thread, lost, full, truncated, bad_class;
+    int64_t est_bytes, size_bytes, counted_bytes;
+} cs;
+
+static bool push(const struct rec *r, const jvmtiFrameInfo *frames, const char *sig)
+{
+    if (!__atomic_load_n(&q.ready, __ATOMIC_ACQUIRE))
+        return false;
+    uint32_t flen = r->nframes * (uint32_t)sizeof(*frames);
+    pthread_mutex_lock(&q.lock);
+    uint8_t *dst = fx_ring_reserve_sigsafe(&q.ring, (uint32_t)sizeof(*r) + flen + r->sig_len);
+    if (dst != NULL) {
+        memcpy(dst, r, sizeof(*r));
+        if (flen)
+            memcpy(dst + sizeof(*r), frames, flen);
+        if (r->sig_len)
+            memcpy(dst + sizeof(*r) + flen, sig, r->sig_len);
+        fx_ring_commit_sigsafe(&q.ring);
+    }
+    pthread_mutex_unlock(&q.lock);
+    return dst != NULL;
+}
+
+/* --- producers: JVMTI callbacks --- */
+
+static void JNICALL on_sampled_alloc(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jobject object,
+                                     jclass klass, jlong size)
+{
+    (void)jni;
+    jvmtiFrameInfo frames[ALLOC_FRAMES];
+    jint depth = fx_opt()->depth < ALLOC_FRAMES ? (jint)fx_opt()->depth : ALLOC_FRAMES, n = 0;
+    struct rec r = {.t = fx_now_ns(),
+                    .size = size,
+                    .interval = (int64_t)fx_opt()->alloc_bytes,
+                    .tid = (int32_t)syscall(SYS_gettid),
+                    .kind = REC_ALLOC};
+    if ((*jvmti)->GetStackTrace(jvmti, thread, 0, depth, frames, &n) != JVMTI_ERROR_NONE) {
+        __atomic_fetch_add(&q.stack_errors, 1, __ATOMIC_RELAXED);
+        n = 0;
+    }
+    r.nframes = (uint16_t)n;
+    r.truncated = n == depth;
+    char *sig = NULL;
+    if ((*jvmti)->GetClassSignature(jvmti, klass, &sig, NULL) == JVMTI_ERROR_NONE && sig) {
+        size_t len = strlen(sig);
+        r.sig_len = (uint16_t)(len > NAME_MAX_SIG ? NAME_MAX_SIG : len);
+    }
+    /* The tag is the allocation's address in the profile: unique, and an object's real address
+     * moves with every GC. Set before the record is queued, so its free can only follow. */
+    r.tag = __atomic_fetch_add(&q.next_tag, 1, __ATOMIC_RELAXED);
+    if ((*jvmti)->SetTag(jvmti, object, (jlong)r.tag) != JVMTI_ERROR_NONE)
+        r.tag = 0; /* counted as an allocation without a free to follow */
+    push(&r, frames, sig);
+    if (sig)
+        (*jvmti)->Deallocate(jvmti, (unsigned char *)sig);
+}
+
+/* JVMTI allows no JNI and almost no JVMTI here: a clock read and a queued record. */
+static void JNICALL on_object_free(jvmtiEnv *jvmti, jlong tag)
+{
+    (void)jvmti;
+    struct rec r = {.t = fx_now_ns(), .tag = (uint64_t)tag, .kind = REC_FREE};
+    push(&r, NULL, NULL);
+}
+
+void fx_allocs_fill_callbacks(jvmtiEventCallbacks *cb)
+{
+    cb->SampledObjectAlloc = on_sampled_alloc;
+    cb->ObjectFree = on_object_free;
+}
+
+/* --- consumer --- */
+
+/* The unbiased weight (Horvitz-Thompson): HotSpot's sampler (ThreadHeapSampler) draws the bytes
+ * to the next sample from an exponential distribution of mean `interval`, per thread, afresh
+ * after each sampled object; so an object of `size` bytes is sampled with probability
+ * 1 - exp(-size / interval) whatever came before it, and size over that probability is its
+ * expected contribution. Weighting by size alone undercounts small objects ~interval/size
+ * times; weighting every sample by the interval overcounts objects larger than it. */
+static int64_t weight_of(int64_t size, int64_t interval)
+{
+    if (size <= 0)
+        return 0;
+    if (interval <= 0)
+        return size; /* every allocation sampled */
+    double p = -expm1(-(double)size / (double)interval);
+    return p > 0 ? (int64_t)llround((double)size / p) : size;
+}
+
+static int class_frame(struct fx_profile *p, const char *sig, uint16_t len, fx_frame_id *out)
+{
+    char name[NAME_MAX_SIG + 8];
+    if (fx_jtype_name(sig, len, name, sizeof(name)) < 0) {
+        cs.bad_class++;
+        snprintf(name, sizeof(name), "[unknown class]");
+    }
+    fx_str_id s;
+    fx_func_id f;
+    int rc = fx_profile_cstring(p, name, &s);
+    struct fx_func_key k = {
+            .name = s, .resource = FX_STR_NONE, .source = FX_STR_NONE, .line = -1};
+    if (rc == FX_OK)
+        rc = fx_profile_func(p, &k, &f);
+    struct fx_frame_key fk = {.func = f, .line = -1, .category = FX_CAT_ALLOC};
+    return rc == FX_OK ? fx_profile_frame(p, &fk, out) : rc;
+}
+
+/* Root (the last frame) first, "[truncated]" below a cut stack, the class on top. */
+static int stack_of(JNIEnv *jni, struct fx_profile *p, const struct rec *r,
+                    const jvmtiFrameInfo *frames, fx_stack_id *out)
+{
+    fx_stack_id s = FX_STACK_NONE;
+    int rc = FX_OK;
+    if (r->truncated) {
+        cs.truncated++;
+        rc = fx_profile_label_stack(p, "[truncated]", FX_CAT_OTHER, &s);
+    }
+    for (int i = (int)r->nframes - 1; i >= 0 && rc == FX_OK; i--) {
+        fx_frame_id f;
+        rc = fx_methods_frame(cs.methods, jni, p, frames[i].method, (jint)frames[i].location,
+                              &f);
+        if (rc == FX_OK)
+            rc = fx_profile_stack(p, s, f, &s);
+    }
+    fx_frame_id cf;
+    if (rc == FX_OK)
+        rc = class_frame(p, (const char *)(frames + r->nframes), r->sig_len, &cf);
+    if (rc == FX_OK)
+        rc = fx_profile_stack(p, s, cf, &s);
+    *out = s;
+    return rc;
+}
+
+static void count_bytes(struct fx_profile *p, int64_t t)
+{
+    static const struct fx_counter_desc desc = {
+            .name = "Allocated (sampled)",
+            .category = "Memory",
+            .description = "Java heap bytes allocated, estimated from alloc= samples",
+            .unit = "bytes",
+            .color = "magenta"};
+    if (!cs.have_counter)
+        cs.have_counter = fx_profile_counter(p, &desc, &cs.counter) == FX_OK;
+    if (cs.have_counter && cs.counted_bytes != cs.est_bytes &&
+        fx_profile_counter_sample(p, cs.counter, t, cs.est_bytes) == FX_OK)
+        cs.counted_bytes = cs.est_bytes;
+}
+
+static void one_alloc(JNIEnv *jni, struct fx_profile *p, const struct rec *r)
+{
+    cs.samples++;
+    cs.interval = r->interval;
+    uint32_t thread;
+    if (!fx_window_admit(r->t)) {
+        cs.late++;
+        return;
+    }
+    if (fx_tracks_of_tid(p, r->tid, &thread) != FX_OK) {
+        cs.no_thread++;
+        return;
+    }
+    fx_stack_id s;
+    int rc = stack_of(jni, p, r, (const jvmtiFrameInfo *)(r + 1), &s);
+    if (rc == FX_EFULL && fx_window_full_stack(&s)) {
+        cs.full++;
+        rc = FX_OK;
+    }
+    int64_t w = weight_of(r->size, r->interval);
+    if (rc == FX_OK && r->tag != 0)
+        rc = fx_profile_alloc(p, thread, r->t, s, w, r->tag);
+    if (rc != FX_OK || r->tag == 0) {
+        cs.lost++;
+        return;
+    }
+    cs.est_bytes += w;
+    cs.size_bytes += r->size;
+}
+
+static void one_free(struct fx_profile *p, const struct rec *r)
+{
+    if (fx_profile_alloc_free(p, r->t, r->tag) == FX_OK)
+        cs.frees++;
+    else
+        cs.frees_unheld++; /* dropped, an earlier period's, or never added */
+}
+
+static void reset_for(struct fx_profile *p)
+{
+    if (cs.methods != NULL && (cs.p != p || cs.methods_gen != fx_profile_generation(p))) {
+        fx_methods_free(cs.methods); /* the ids it cached were renumbered */
+        cs.methods = NULL;
+    }
+    if (cs.p != p)
+        cs.have_counter = false;
+    cs.p = p;
+    if (cs.methods == NULL)
+        cs.methods = fx_methods_new();
+    cs.methods_gen = fx_profile_generation(p);
+}
+
+static void allocs_drain(JNIEnv *jni, struct fx_profile *p)
+{
+    if (!__atomic_load_n(&q.ready, __ATOMIC_ACQUIRE))
+        return;
+    reset_for(p);
+    if (cs.methods == NULL)
+        return; /* out of memory: the queue waits, then drops and counts */
+    const struct rec *r;
+    uint32_t len;
+    int64_t last = 0;
+    while ((r = fx_ring_peek(&q.ring, &len)) != NULL) {
+        if (r->kind == REC_ALLOC)
+            one_alloc(jni, p, r);
+        else
+            one_free(p, r);
+        last = r->t;
+        fx_ring_release(&q.ring);
+    }
+    if (last != 0)
+        count_bytes(p, last);
+}
+
+/* --- the source --- */
+
+static int enable(jvmtiEnv *jvmti, jvmtiEventMode mode)
+{
+    jvmtiError e1 = (*jvmti)->SetEventNotificationMode(jvmti, mode,
+                                                       JVMTI_EVENT_SAMPLED_OBJECT_ALLOC, NULL);
+    jvmtiError e2 = (*jvmti)->SetEventNotificationMode(jvmti, mode, JVMTI_EVENT_OBJECT_FREE, NULL);
+    return e1 == JVMTI_ERROR_NONE && e2 == JVMTI_ERROR_NONE ? FX_OK : FX_EUNSUPPORTED;
+}
+
+static bool capable(jvmtiEnv *jvmti)
+{
+    jvmtiCapabilities c;
+    memset(&c, 0, sizeof(c));
+    c.can_generate_sampled_object_alloc_events = 1;
+    c.can_tag_objects = 1;
+    c.can_generate_object_free_events = 1;
+    return (*jvmti)->AddCapabilities(jvmti, &c) == JVMTI_ERROR_NONE;
+}
+
+static int allocs_start(JNIEnv *jni)
+{
+    (void)jni;
+    jvmtiEnv *jvmti = fx_jvmti();
+    uint64_t interval = fx_opt()->alloc_bytes;
+    if (interval == 0)
+        return FX_OK;
+    if (!__atomic_load_n(&q.ready, __ATOMIC_ACQUIRE)) { /* once: producers may be inside it */
+        if (fx_ring_init(&q.ring, QUEUE_BYTES) != FX_OK) {
+            fx_log("alloc=: out of memory for the allocation queue: allocations not sampled");
+            return FX_ENOMEM;
+        }
+        __atomic_store_n(&q.ready, 1, __ATOMIC_RELEASE);
+    }
+    if (!capable(jvmti)) {
+        fx_log("alloc=: this JVM cannot sample allocations (JVMTI SampledObjectAlloc, tags)");
+        return FX_EUNSUPPORTED;
+    }
+    if (fx_jvmti_failed((*jvmti)->SetHeapSamplingInterval(jvmti, (jint)interval),
+                        "SetHeapSamplingInterval") ||
+        enable(jvmti, JVMTI_ENABLE) != FX_OK) {
+        fx_log("alloc=: the allocation events could not be enabled: allocations not sampled");
+        enable(jvmti, JVMTI_DISABLE);
+        return FX_EUNSUPPORTED;
+    }
+    return FX_OK;
+}
+
+static void allocs_stop(void)
+{
+    jvmtiEnv *jvmti = fx_jvmti();
+    if (jvmti != NULL && __atomic_load_n(&q.ready, __ATOMIC_ACQUIRE))
+        enable(jvmti, JVMTI_DISABLE);
+}
+
+static void allocs_before_dump(JNIEnv *jni, struct fx_profile *p, const struct fx_span *span)
+{
+    (void)span;
+    if (!__atomic_load_n(&q.ready, __ATOMIC_ACQUIRE))
+        return;
+    allocs_drain(jni, p);
+    const char *g = "Allocations";
+    fx_profile_extra_int(p, g, "sampling interval (alloc=), bytes", cs.interval);
+    fx_profile_extra_str(p, g, "weight",
+                         "size / (1 - exp(-size / interval)): unbiased bytes per sample");
+    fx_profile_extra_int(p, g, "samples", (int64_t)cs.samples);
+    fx_profile_extra_int(p, g, "estimated bytes allocated", cs.est_bytes);
+    fx_profile_extra_int(p, g, "bytes of the sampled objects", cs.size_bytes);
+    fx_profile_extra_int(p, g, "frees of sampled objects", (int64_t)cs.frees);
+    fx_profile_extra_int(p, g, "sampled objects alive in this profile",
+                         (int64_t)fx_profile_alloc_live(p));
+    fx_profile_extra_int(p, g, "frees whose allocation the profile does not hold",
+                         (int64_t)cs.frees_unheld);
+    fx_profile_extra_int(p, g, "lost: queue full", (int64_t)fx_ring_drops(&q.ring));
+    fx_profile_extra_int(p, g, "lost: no registered thread", (int64_t)cs.no_thread);
+    fx_profile_extra_int(p, g, "lost: model out of memory or untagged", (int64_t)cs.lost);
+    fx_profile_extra_int(p, g, "lost: earlier period", (int64_t)cs.late);
+    fx_profile_extra_int(p, g, "stacks cut at the depth ([truncated])", (int64_t)cs.truncated);
+    fx_profile_extra_int(p, g, "stacks not taken (GetStackTrace failed)",
+                         (int64_t)__atomic_load_n(&q.stack_errors, __ATOMIC_RELAXED));
+    fx_profile_extra_int(p, g, "samples with [stack table full]", (int64_t)cs.full);
+}
+
+const struct fx_source fx_allocs_source = {
+        .name = "allocations",
+        .start = allocs_start,
+        .stop = allocs_stop,
+        .drain = allocs_drain,
+        .before_dump = allocs_before_dump,
+};

@@ -1,0 +1,131 @@
+// SPDX-License-Identifier: Apache-2.0
+// The allocation workloads of issue 17 (tests/it/alloc_test.sh, bench/run_alloc_overhead.sh).
+//   split SECONDS TRUTH: one thread allocates byte arrays of three sizes from three methods in a
+//     fixed byte split (30/30/40 by design), measuring the bytes each method really allocated
+//     with com.sun.management.ThreadMXBean around each chunk; TRUTH gets one line per method
+//     ("smallSite BYTES") and the thread's whole allocation ("total BYTES").
+//   live SECONDS: heldSite and droppedSite allocate the same bytes; heldSite's arrays stay
+//     reachable to the end, droppedSite's are garbage at once; then System.gc() and a pause, so
+//     the profile's retained memory is heldSite's only.
+//   bench SECONDS: allocation-heavy loop (mixed sizes, short-lived) for the overhead benchmark.
+package fxagent.alloc;
+
+import java.io.PrintWriter;
+import java.lang.management.ManagementFactory;
+import java.util.ArrayList;
+import java.util.List;
+
+public final class AllocWorkload {
+    private static final Object[] SINK = new Object[64];
+    private static final List<byte[]> HELD = new ArrayList<>();
+    private static int next;
+
+    private static void keep(Object o) {
+        SINK[next++ & 63] = o; // escapes: the JIT cannot remove the allocation
+    }
+
+    static void smallSite(long bytes) {
+        for (long done = 0; done < bytes; done += 24) {
+            keep(new byte[8]);
+        }
+    }
+
+    static void mediumSite(long bytes) {
+        for (long done = 0; done < bytes; done += 2016) {
+            keep(new byte[2000]);
+        }
+    }
+
+    static void largeSite(long bytes) {
+        for (long done = 0; done < bytes; done += 200016) {
+            keep(new byte[200000]);
+        }
+    }
+
+    static void heldSite() {
+        HELD.add(new byte[65536]);
+    }
+
+    static void droppedSite() {
+        keep(new byte[65536]);
+    }
+
+    private static com.sun.management.ThreadMXBean mx() {
+        return (com.sun.management.ThreadMXBean) ManagementFactory.getThreadMXBean();
+    }
+
+    private static void split(long seconds, String truth) throws Exception {
+        com.sun.management.ThreadMXBean mx = mx();
+        long id = Thread.currentThread().getId();
+        long chunk = 4L << 20;
+        long[] site = new long[3];
+        long start = mx.getThreadAllocatedBytes(id);
+        long end = System.nanoTime() + seconds * 1_000_000_000L;
+        while (System.nanoTime() < end) {
+            long a = mx.getThreadAllocatedBytes(id);
+            smallSite(chunk * 3 / 10);
+            long b = mx.getThreadAllocatedBytes(id);
+            mediumSite(chunk * 3 / 10);
+            long c = mx.getThreadAllocatedBytes(id);
+            largeSite(chunk * 4 / 10);
+            long d = mx.getThreadAllocatedBytes(id);
+            site[0] += b - a;
+            site[1] += c - b;
+            site[2] += d - c;
+        }
+        long total = mx.getThreadAllocatedBytes(id) - start;
+        try (PrintWriter w = new PrintWriter(truth, "UTF-8")) {
+            w.println("smallSite " + site[0]);
+            w.println("mediumSite " + site[1]);
+            w.println("largeSite " + site[2]);
+            w.println("total " + total);
+        }
+    }
+
+    private static void live(long seconds) throws Exception {
+        long end = System.nanoTime() + seconds * 1_000_000_000L;
+        while (System.nanoTime() < end) {
+            for (int i = 0; i < 16; i++) {
+                heldSite();
+                droppedSite();
+            }
+            if (HELD.size() > 4096) {
+                break; // 256 MiB held at most
+            }
+            Thread.sleep(1);
+        }
+        java.util.Arrays.fill(SINK, null);
+        for (int i = 0; i < 3; i++) {
+            System.gc();
+            Thread.sleep(200);
+        }
+        System.out.println("held " + HELD.size() + " arrays");
+    }
+
+    private static void bench(long seconds) {
+        long end = System.nanoTime() + seconds * 1_000_000_000L;
+        long n = 0;
+        while (System.nanoTime() < end) {
+            smallSite(1 << 16);
+            mediumSite(1 << 16);
+            largeSite(1 << 18);
+            n++;
+        }
+        System.out.println("rounds " + n);
+    }
+
+    public static void main(String[] args) throws Exception {
+        String mode = args.length > 0 ? args[0] : "bench";
+        long seconds = args.length > 1 ? Long.parseLong(args[1]) : 3;
+        switch (mode) {
+            case "split":
+                split(seconds, args[2]);
+                break;
+            case "live":
+                live(seconds);
+                break;
+            default:
+                bench(seconds);
+        }
+    }
+}
