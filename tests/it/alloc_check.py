@@ -1,0 +1,197 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
+"""Checks an alloc= profile of java-test/alloc's AllocWorkload (tests/it/alloc_test.sh).
+
+  split: every thread's nativeAllocations table has the balanced shape of the front-end's
+         RawBalancedNativeAllocationsTable; the estimated bytes of smallSite/mediumSite/
+         largeSite (allocations whose stack holds the method) split as the workload's measured
+         truth within --tol-pp percentage points, and their sum is within --tol-total of the
+         bytes the thread allocated; the leaf frame of each allocation is its class in the
+         Allocation category.
+  live:  every free pairs an earlier allocation of the same table (same address, same stack,
+         negated weight); the retained bytes (allocations without a free) hold heldSite and
+         almost no droppedSite."""
+import argparse
+import gzip
+import json
+import sys
+
+COLS = ("time", "weight", "weightType", "stack", "memoryAddress", "threadId", "length")
+
+
+def load(path):
+    with gzip.open(path, "rt", encoding="utf-8") as f:
+        return json.load(f)
+
+
+def stack_funcs(shared, st):
+    s, frames, funcs, strings = (shared["stackTable"], shared["frameTable"], shared["funcTable"],
+                                 shared["stringArray"])
+    out = []
+    while st is not None:
+        f = frames["func"][s["frame"][st]]
+        out.append((strings[funcs["name"][f]], frames["category"][s["frame"][st]]))
+        off = s["prefixOffset"][st]
+        st = st - off if off else None
+    return out  # leaf first
+
+
+def tables(d):
+    for t in d["threads"]:
+        na = t.get("nativeAllocations")
+        if na is None:
+            continue
+        bad = [c for c in COLS if c not in na]
+        if bad or na["weightType"] != "bytes":
+            sys.exit(f"FAIL: thread {t['name']}: nativeAllocations lacks {bad} or weightType")
+        n = na["length"]
+        for c in ("time", "weight", "stack", "memoryAddress", "threadId"):
+            if len(na[c]) != n:
+                sys.exit(f"FAIL: thread {t['name']}: column {c} has {len(na[c])} rows, not {n}")
+        if any(tid != t["tid"] for tid in na["threadId"]):
+            sys.exit(f"FAIL: thread {t['name']}: threadId is not the thread's tid")
+        if any(b < a for a, b in zip(na["time"], na["time"][1:])):
+            sys.exit(f"FAIL: thread {t['name']}: times decrease")
+        yield t, na
+
+
+def alloc_cat(d):
+    return [c["name"] for c in d["meta"]["categories"]].index("Allocation")
+
+
+def site_of(funcs, sites):
+    for name, _ in funcs:
+        for s in sites:
+            if name.endswith("AllocWorkload." + s):
+                return s
+    return None
+
+
+def check_split(d, truth, tol_pp, tol_total):
+    sites = ("smallSite", "mediumSite", "largeSite")
+    est = dict.fromkeys(sites, 0)
+    cat = alloc_cat(d)
+    n = 0
+    for t, na in tables(d):
+        for st, w in zip(na["stack"], na["weight"]):
+            if w <= 0:
+                continue
+            funcs = stack_funcs(d["shared"], st)
+            if funcs[0][1] != cat:
+                sys.exit(f"FAIL: leaf frame {funcs[0][0]} is not in the Allocation category")
+            s = site_of(funcs, sites)
+            if s:
+                if funcs[0][0] != "byte[]":
+                    sys.exit(f"FAIL: {s} allocates byte[], the leaf says {funcs[0][0]}")
+                est[s] += w
+                n += 1
+    real_total = sum(truth[s] for s in sites)
+    est_total = sum(est.values())
+    print(f"split: {n} samples; estimated {est_total} bytes, measured {real_total} "
+          f"(thread total {truth['total']})")
+    if n < 100:
+        sys.exit(f"FAIL: only {n} allocation samples in the sites")
+    ok = True
+    for s in sites:
+        e, r = 100.0 * est[s] / est_total, 100.0 * truth[s] / real_total
+        print(f"  {s}: estimated {e:.1f} %, measured {r:.1f} %")
+        if abs(e - r) > tol_pp:
+            print(f"FAIL: {s} off by {e - r:+.1f} pp (tolerance {tol_pp})")
+            ok = False
+    ratio = est_total / truth["total"]
+    print(f"  estimated / allocated by the thread: {ratio:.3f}")
+    if abs(ratio - 1) > tol_total:
+        print(f"FAIL: total estimate off by {100 * (ratio - 1):+.1f} % (tolerance "
+              f"{100 * tol_total:.0f} %)")
+        ok = False
+    return ok
+
+
+def pair(na):
+    """The table's allocations left without a free ({address: (stack, bytes)}) and its frees,
+    failing on a free that does not mirror an earlier allocation of the same table."""
+    open_, frees = {}, 0
+    for st, w, a in zip(na["stack"], na["weight"], na["memoryAddress"]):
+        if w > 0:
+            if a in open_:
+                sys.exit(f"FAIL: address {a} allocated twice without a free")
+            open_[a] = (st, w)
+            continue
+        if a not in open_:
+            sys.exit(f"FAIL: a free of address {a} without its allocation before it")
+        ast, aw = open_.pop(a)
+        if ast != st or aw != -w:
+            sys.exit(f"FAIL: the free of {a} does not mirror its allocation")
+        frees += 1
+    return open_, frees
+
+
+def check_balanced(d, label):
+    rows = frees = 0
+    for t, na in tables(d):
+        rows += na["length"]
+        frees += pair(na)[1]
+    print(f"{label}: {rows} allocation rows, {frees} frees, all paired")
+    if rows == 0:
+        sys.exit(f"FAIL: {label} has no allocation rows")
+    return True
+
+
+def check_live(d):
+    held = dropped = held_all = dropped_all = 0
+    frees = 0
+    for t, na in tables(d):
+        open_, n = pair(na)
+        frees += n
+        for st, w in na_pairs(na):
+            s = site_of(stack_funcs(d["shared"], st), ("heldSite", "droppedSite"))
+            if s == "heldSite":
+                held_all += w
+            elif s == "droppedSite":
+                dropped_all += w
+        for a, (st, w) in open_.items():
+            s = site_of(stack_funcs(d["shared"], st), ("heldSite", "droppedSite"))
+            if s == "heldSite":
+                held += w
+            elif s == "droppedSite":
+                dropped += w
+    print(f"live: {frees} frees; allocated heldSite {held_all}, droppedSite {dropped_all}; "
+          f"retained heldSite {held}, droppedSite {dropped}")
+    if held_all == 0 or dropped_all == 0:
+        sys.exit("FAIL: no allocations sampled at heldSite or droppedSite")
+    if held < 0.9 * held_all:
+        sys.exit("FAIL: less than 90 % of heldSite's sampled bytes are retained")
+    if dropped > 0.1 * dropped_all:
+        sys.exit("FAIL: more than 10 % of droppedSite's sampled bytes are retained after GC")
+    return True
+
+
+def na_pairs(na):
+    return ((st, w) for st, w in zip(na["stack"], na["weight"]) if w > 0)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("mode", choices=("split", "live", "balanced"))
+    ap.add_argument("profile")
+    ap.add_argument("--truth")
+    ap.add_argument("--tol-pp", type=float, default=6.0)
+    ap.add_argument("--tol-total", type=float, default=0.15)
+    a = ap.parse_args()
+    d = load(a.profile)
+    if a.mode == "split":
+        truth = {}
+        with open(a.truth, encoding="utf-8") as f:
+            for line in f:
+                k, v = line.split()
+                truth[k] = int(v)
+        ok = check_split(d, truth, a.tol_pp, a.tol_total)
+    elif a.mode == "live":
+        ok = check_live(d)
+    else:
+        ok = check_balanced(d, a.profile)
+    sys.exit(0 if ok else 1)
+
+
+if __name__ == "__main__":
+    main()

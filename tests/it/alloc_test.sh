@@ -1,0 +1,103 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# Allocation and live-heap profiling (issue 17), java-test/alloc's AllocWorkload under alloc=512k:
+#   split   the estimated bytes of three sites split as the workload measured them (+-6 pp) and
+#           sum to the bytes the thread allocated (+-15 %) (alloc_check.py split); profiler-cli's
+#           native-allocations summary counts the same bytes;
+#   live    heldSite's arrays stay reachable, droppedSite's die in System.gc(): the retained
+#           bytes are heldSite's (alloc_check.py live), and profiler-cli's
+#           native-retained-allocations tree names heldSite and not droppedSite;
+#   attach  fxprof start --options alloc=512k into a JVM started without the agent, a dump, a
+#           stop: both files hold balanced tables; then -agentpath with loop=1s: every file of
+#           the series is balanced (a free whose allocation an earlier file took is left out).
+# usage: alloc_test.sh JDK_HOME split|live|attach
+set -euo pipefail
+source "$(dirname "$0")/it_lib.sh"
+mode=$2
+name="it.alloc.jdk$(fx_jdk_major "$1").$mode"
+it_init "$name" "$1" FXAGENT_ALLOC_JAR
+# shellcheck source=tests/it/profiler_cli.sh
+source "$IT_DIR/profiler_cli.sh"
+check=(python3 "$IT_DIR/alloc_check.py")
+
+run_alloc() { # LOG OPTIONS ARGS...
+    local log=$1 opts=$2
+    shift 2
+    it_run "$log" "$IT_JDK/bin/java" "-agentpath:$FXAGENT_LIB=$opts" -cp "$FXAGENT_ALLOC_JAR" \
+        fxagent.alloc.AllocWorkload "$@"
+    [[ $IT_RC -eq 0 ]] || it_fail "java exited $IT_RC"
+    it_no_hs_err
+}
+
+# The main thread's top-down tree under a summary strategy, as JSON in OUT.
+pcli_tree() { # PROFILE STRATEGY OUT
+    pcli_load "$1" || it_fail "profiler-cli could not load $1"
+    local h
+    h=$(pcli_thread_handle main) || it_fail "no thread main in $1"
+    pcli_json "$3" thread samples-top-down --thread "$h" --strategy "$2" --max-lines 1000 ||
+        it_fail "profiler-cli samples-top-down --strategy $2 failed"
+}
+
+case $mode in
+split)
+    run_alloc split alloc=512k,file="$FXAGENT_RUN_DIR/split.json.gz" split 4 truth.txt
+    "$FXCHECK" split.json.gz || it_fail "fxcheck rejected split.json.gz"
+    "${check[@]}" split split.json.gz --truth truth.txt || it_fail "the byte split is off"
+    pcli_setup
+    pcli_tree split.json.gz native-allocations tree.json
+    python3 - split.json.gz tree.json <<'PY' || it_fail "profiler-cli's bytes differ"
+import gzip, json, sys
+d = json.load(gzip.open(sys.argv[1]))
+main = [t for t in d["threads"] if t["name"] == "main"][0]
+want = sum(w for w in main["nativeAllocations"]["weight"] if w > 0)
+tree = json.load(open(sys.argv[2]))
+got = tree["regularCallTree"]["totalSamples"]
+print(f"profiler-cli native-allocations: {got} bytes, the table {want}")
+sys.exit(0 if tree.get("weightType") == "bytes" and abs(got - want) <= 1 else 1)
+PY
+    ;;
+live)
+    run_alloc live alloc=512k,file="$FXAGENT_RUN_DIR/live.json.gz" live 3
+    "$FXCHECK" live.json.gz || it_fail "fxcheck rejected live.json.gz"
+    "${check[@]}" live live.json.gz || it_fail "the retained bytes are wrong"
+    pcli_setup
+    pcli_tree live.json.gz native-retained-allocations retained.json
+    grep -q 'AllocWorkload.heldSite' retained.json || it_fail "retained tree lacks heldSite"
+    if grep -q 'AllocWorkload.droppedSite' retained.json; then
+        it_fail "the retained tree shows droppedSite after System.gc()"
+    fi
+    pcli_tree live.json.gz native-allocations allocated.json
+    grep -q 'AllocWorkload.droppedSite' allocated.json || it_fail "allocations lack droppedSite"
+    ;;
+attach)
+    [[ -x "${FXPROF:-}" ]] || it_fail "FXPROF is not set"
+    "$IT_JDK/bin/java" -cp "$FXAGENT_ALLOC_JAR" fxagent.alloc.AllocWorkload bench 12 \
+        >plain.out 2>plain.err &
+    pid=$!
+    sleep 2
+    it_run start "$FXPROF" start "$pid" --agent "$FXAGENT_LIB" --options alloc=512k \
+        -o "$FXAGENT_RUN_DIR/attach-stop.json.gz"
+    [[ $IT_RC -eq 0 ]] || { kill "$pid"; it_fail "fxprof start exited $IT_RC"; }
+    sleep 2
+    it_run dump "$FXPROF" dump "$pid" -o "$FXAGENT_RUN_DIR/attach-dump.json.gz"
+    [[ $IT_RC -eq 0 ]] || { kill "$pid"; it_fail "fxprof dump exited $IT_RC"; }
+    sleep 1
+    it_run stop "$FXPROF" stop "$pid"
+    [[ $IT_RC -eq 0 ]] || { kill "$pid"; it_fail "fxprof stop exited $IT_RC"; }
+    wait "$pid" || it_fail "the attached JVM exited with an error: $(cat plain.err)"
+    for f in attach-dump.json.gz attach-stop.json.gz; do
+        "$FXCHECK" "$f" || it_fail "fxcheck rejected $f"
+        "${check[@]}" balanced "$f" || it_fail "$f is not balanced"
+    done
+    run_alloc loop "alloc=512k,loop=1s,file=$FXAGENT_RUN_DIR/loop-%n.json.gz" bench 4
+    n=0
+    for f in loop-*.json.gz; do
+        "$FXCHECK" "$f" || it_fail "fxcheck rejected $f"
+        "${check[@]}" balanced "$f" || it_fail "$f is not balanced"
+        n=$((n + 1))
+    done
+    [[ $n -ge 3 ]] || it_fail "only $n files of loop=1s in 4 s"
+    ;;
+*) it_fail "unknown mode '$mode'" ;;
+esac
+echo "$name: OK"
