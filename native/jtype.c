@@ -9,15 +9,24 @@
 static const char *primitive(char c)
 {
     switch (c) {
-    case 'Z': return "boolean";
-    case 'B': return "byte";
-    case 'C': return "char";
-    case 'S': return "short";
-    case 'I': return "int";
-    case 'J': return "long";
-    case 'F': return "float";
-    case 'D': return "double";
-    default: return NULL;
+    case 'Z':
+        return "boolean";
+    case 'B':
+        return "byte";
+    case 'C':
+        return "char";
+    case 'S':
+        return "short";
+    case 'I':
+        return "int";
+    case 'J':
+        return "long";
+    case 'F':
+        return "float";
+    case 'D':
+        return "double";
+    default:
+        return NULL;
     }
 }
 

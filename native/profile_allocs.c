@@ -143,8 +143,7 @@ int fx_profile_alloc_free(struct fx_profile *p, int64_t time_ns, uint64_t addres
     if (i == FX_NONE_ID)
         return FX_ENOTFOUND;
     const struct fx_live *l = &p->live;
-    int rc = row_add(&p->threads[l->thread[i]].allocs, time_ns, l->stack[i], -l->bytes[i],
-                     address);
+    int rc = row_add(&p->threads[l->thread[i]].allocs, time_ns, l->stack[i], -l->bytes[i], address);
     if (rc == FX_OK)
         live_remove(&p->live, i);
     return rc;

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* Compaction of the interned tables: only the rows that the samples, allocations and markers
- * still held reach survive, renumbered, in a fresh set of tables swapped in at the end; a failure leaves the
- * model as it was. Every id handed out before a compaction is void after it (the generation). */
+ * still held reach survive, renumbered, in a fresh set of tables swapped in at the end; a failure
+ * leaves the model as it was. Every id handed out before a compaction is void after it (the
+ * generation). */
 #include "fx_profile.h"
 
 #include <string.h>

@@ -156,8 +156,7 @@ static int class_frame(struct fx_profile *p, const char *sig, uint16_t len, fx_f
     fx_str_id s;
     fx_func_id f;
     int rc = fx_profile_cstring(p, name, &s);
-    struct fx_func_key k = {
-            .name = s, .resource = FX_STR_NONE, .source = FX_STR_NONE, .line = -1};
+    struct fx_func_key k = {.name = s, .resource = FX_STR_NONE, .source = FX_STR_NONE, .line = -1};
     if (rc == FX_OK)
         rc = fx_profile_func(p, &k, &f);
     struct fx_frame_key fk = {.func = f, .line = -1, .category = FX_CAT_ALLOC};
@@ -176,8 +175,7 @@ static int stack_of(JNIEnv *jni, struct fx_profile *p, const struct rec *r,
     }
     for (int i = (int)r->nframes - 1; i >= 0 && rc == FX_OK; i--) {
         fx_frame_id f;
-        rc = fx_methods_frame(cs.methods, jni, p, frames[i].method, (jint)frames[i].location,
-                              &f);
+        rc = fx_methods_frame(cs.methods, jni, p, frames[i].method, (jint)frames[i].location, &f);
         if (rc == FX_OK)
             rc = fx_profile_stack(p, s, f, &s);
     }
@@ -283,8 +281,8 @@ static void allocs_drain(JNIEnv *jni, struct fx_profile *p)
 
 static int enable(jvmtiEnv *jvmti, jvmtiEventMode mode)
 {
-    jvmtiError e1 = (*jvmti)->SetEventNotificationMode(jvmti, mode,
-                                                       JVMTI_EVENT_SAMPLED_OBJECT_ALLOC, NULL);
+    jvmtiError e1 =
+            (*jvmti)->SetEventNotificationMode(jvmti, mode, JVMTI_EVENT_SAMPLED_OBJECT_ALLOC, NULL);
     jvmtiError e2 = (*jvmti)->SetEventNotificationMode(jvmti, mode, JVMTI_EVENT_OBJECT_FREE, NULL);
     return e1 == JVMTI_ERROR_NONE && e2 == JVMTI_ERROR_NONE ? FX_OK : FX_EUNSUPPORTED;
 }

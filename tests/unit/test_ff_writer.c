@@ -343,9 +343,9 @@ static bool utf8_valid(const unsigned char *s, size_t n)
 }
 
 static const char *const cat_names[] = {"Other", "Idle",         "Java", "Native",
-                                        "GC",    "JIT compiler", "VM"};
+                                        "GC",    "JIT compiler", "VM",   "Allocation"};
 static const char *const cat_colors[] = {"grey",   "transparent", "yellow", "lightblue",
-                                         "orange", "green",       "purple"};
+                                         "orange", "green",       "purple", "magenta"};
 static const char *const cat_subs[][8] = {
         {"Other", NULL},
         {"Other", NULL},
@@ -354,14 +354,15 @@ static const char *const cat_subs[][8] = {
         {"Other", "libjvm", "libc/kernel", "JNI library", NULL},
         {"Other", "Young", "Mixed", "Full", "Concurrent", NULL},
         {"Other", "C1", "C2", NULL},
-        {"Other", "Safepoint", "Class loading", "Stub", "Recovered stub", NULL}};
-static int nsubs[7];
+        {"Other", "Safepoint", "Class loading", "Stub", "Recovered stub", NULL},
+        {"Other", NULL}};
+static int nsubs[8];
 
 static void check_categories(const cJSON *meta)
 {
     const cJSON *cats = key(meta, "categories");
-    ck_assert_int_eq(cJSON_GetArraySize(cats), 7);
-    for (int c = 0; c < 7; c++) {
+    ck_assert_int_eq(cJSON_GetArraySize(cats), 8);
+    for (int c = 0; c < 8; c++) {
         const cJSON *cat = cJSON_GetArrayItem(cats, c);
         ck_assert_str_eq(key(cat, "name")->valuestring, cat_names[c]);
         ck_assert_str_eq(key(cat, "color")->valuestring, cat_colors[c]);
@@ -458,7 +459,7 @@ static void check_frames(struct parsed *ps, const cJSON *shared)
     for (int i = 0; i < n; i++) {
         ck_assert(addr[i] == -1 && win[i] == 0);
         ck_assert(is_index(inl[i], 256));
-        ck_assert(is_index(cat[i], 7));
+        ck_assert(is_index(cat[i], 8));
         ck_assert_msg(is_index(sub[i], nsubs[(int)cat[i]]), "frame %d: subcategory", i);
         ck_assert(is_index(ps->frame_func[i], ps->nfuncs));
         ck_assert(isnan(ps->frame_line[i]) || ps->frame_line[i] >= 0);
@@ -600,7 +601,7 @@ static void check_markers(struct parsed *ps, const cJSON *thread)
     ck_assert_int_eq(cJSON_GetArraySize(key(m, "data")), n);
     double last = -INFINITY;
     for (int i = 0; i < n; i++) {
-        ck_assert(is_index(name[i], ps->nstrings) && is_index(cat[i], 7));
+        ck_assert(is_index(name[i], ps->nstrings) && is_index(cat[i], 8));
         ck_assert(is_index(ph[i], 4) && !isnan(st[i]) && !isnan(en[i]));
         double t = ph[i] == 3 ? en[i] : st[i];
         ck_assert_msg(t >= last, "marker %d out of order", i);
