@@ -229,6 +229,11 @@ void fx_pfile_samples_destroy(struct fx_pfile_samples *s);
 
 /* ---- subcommands: argv[0] is the subcommand's name ---- */
 
+/* summary_allocs.c: the top allocating and retaining methods of the threads' nativeAllocations
+ * (all threads, or the one named), printed when `print`; NULL when the profile has none. */
+struct cJSON *fx_summary_allocations(const struct cJSON *root, const char *thread, unsigned ntop,
+                                     bool print);
+
 int fx_control_main(int argc, char **argv); /* control.c: start, stop, dump, status */
 /* The same without catching interrupts (the caller has); answer != NULL takes the agent's "ok:"
  * text instead of printing it. record -d drives start, status and stop through it. */

@@ -475,6 +475,9 @@ static int print_json(const struct summary_args *a, const struct cJSON *root,
     cJSON_AddNumberToObject(o, "threadsWithoutSamples", count_empty(ts, n));
     cJSON_AddItemToObject(o, "threads", threads);
     cJSON_AddItemToObject(o, "extra", json_extra(root, a->all));
+    cJSON *allocs = fx_summary_allocations(root, a->thread, a->top, false);
+    if (allocs)
+        cJSON_AddItemToObject(o, "allocations", allocs);
     /* cJSON escapes control characters in strings, so names cannot reach a terminal raw */
     char *text = cJSON_Print(o);
     cJSON_Delete(o);
@@ -550,6 +553,7 @@ static int report(const struct summary_args *a, const struct cJSON *root)
             for (unsigned i = 0; i < n; i++)
                 print_thread(&ts[i]);
             print_empty(ts, n);
+            cJSON_Delete(fx_summary_allocations(root, a->thread, a->top, true));
             print_extra(root, a->all);
         }
     }

@@ -6,7 +6,8 @@
 #           native-allocations summary counts the same bytes;
 #   live    heldSite's arrays stay reachable, droppedSite's die in System.gc(): the retained
 #           bytes are heldSite's (alloc_check.py live), and profiler-cli's
-#           native-retained-allocations tree names heldSite and not droppedSite;
+#           native-retained-allocations tree names heldSite and not droppedSite, and so do
+#           fxprof summary's top retaining methods;
 #   attach  fxprof start --options alloc=512k into a JVM started without the agent, a dump, a
 #           stop: both files hold balanced tables; then -agentpath with loop=1s: every file of
 #           the series is balanced (a free whose allocation an earlier file took is left out).
@@ -68,6 +69,16 @@ live)
     fi
     pcli_tree live.json.gz native-allocations allocated.json
     grep -q 'AllocWorkload.droppedSite' allocated.json || it_fail "allocations lack droppedSite"
+    # fxprof summary: heldSite tops the retaining methods, droppedSite is not among them
+    "$FXPROF" summary --json live.json.gz >summary.json || it_fail "fxprof summary failed"
+    python3 - summary.json <<'PY' || it_fail "fxprof summary's allocation lists are wrong"
+import json, sys
+a = json.load(open(sys.argv[1]))["allocations"]
+names = lambda k: [e["name"].rsplit(".", 1)[-1] for e in a[k]]
+print("summary: allocating", names("allocating"), "retaining", names("retaining"))
+sys.exit(0 if names("retaining")[0] == "heldSite" and "droppedSite" not in names("retaining")
+         and "droppedSite" in names("allocating") else 1)
+PY
     ;;
 attach)
     [[ -x "${FXPROF:-}" ]] || it_fail "FXPROF is not set"

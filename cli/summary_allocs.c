@@ -1,0 +1,145 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* fxprof summary's allocation part (issue 17): when threads carry nativeAllocations (alloc=),
+ * the methods that allocate most (estimated bytes, by the method that allocated: the frame under
+ * the allocated class) and those whose allocations are still alive at the end of the profile
+ * (allocations without a free of the same address), over the threads summed. */
+#include "fxprof.h"
+
+#include <cjson/cJSON.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fx_alloc.h"
+
+struct alloc_sum {
+    double *alloc, *kept; /* per func */
+    uint32_t nfuncs;
+    double all, retained;
+    unsigned rows;
+};
+
+static int cmp_u64(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+static double num(const cJSON *a, int i)
+{
+    const cJSON *v = cJSON_GetArrayItem(a, i);
+    return cJSON_IsNumber(v) ? v->valuedouble : -1;
+}
+
+/* The allocating method of an allocation stack: the frame under the class leaf. */
+static int32_t site_func(const struct fx_pfile_tables *t, int32_t st)
+{
+    if (st < 0 || (uint32_t)st >= t->nstacks)
+        return -1;
+    int32_t pre = t->stack_prefix[st];
+    return t->frame_func[t->stack_frame[pre >= 0 ? pre : st]];
+}
+
+static int one_thread(const cJSON *na, const struct fx_pfile_tables *t, struct alloc_sum *s)
+{
+    const cJSON *w = cJSON_GetObjectItemCaseSensitive(na, "weight");
+    const cJSON *st = cJSON_GetObjectItemCaseSensitive(na, "stack");
+    const cJSON *ad = cJSON_GetObjectItemCaseSensitive(na, "memoryAddress");
+    int n = cJSON_GetArraySize(w);
+    if (cJSON_GetArraySize(st) != n)
+        return FX_EINVAL;
+    double *freed = fx_calloc(n ? (size_t)n : 1, sizeof *freed);
+    if (!freed)
+        return FX_ENOMEM;
+    int nf = 0;
+    for (int i = 0; i < n && ad; i++)
+        if (num(w, i) < 0)
+            freed[nf++] = num(ad, i);
+    qsort(freed, (size_t)nf, sizeof *freed, cmp_u64);
+    for (int i = 0; i < n; i++) {
+        double b = num(w, i);
+        int32_t f = site_func(t, (int32_t)num(st, i));
+        if (b <= 0 || f < 0 || (uint32_t)f >= s->nfuncs)
+            continue;
+        s->rows++;
+        s->all += b;
+        s->alloc[f] += b;
+        double a = ad ? num(ad, i) : -1;
+        if (ad && !bsearch(&a, freed, (size_t)nf, sizeof *freed, cmp_u64)) {
+            s->kept[f] += b;
+            s->retained += b;
+        }
+    }
+    fx_free(freed);
+    return FX_OK;
+}
+
+static cJSON *top_list(const struct fx_pfile_tables *t, const double *v, uint32_t n, unsigned ntop,
+                       double all, bool print)
+{
+    cJSON *arr = cJSON_CreateArray();
+    bool *used = fx_calloc(n ? n : 1, sizeof *used);
+    for (unsigned k = 0; used && k < ntop; k++) {
+        int32_t best = -1;
+        for (uint32_t f = 0; f < n; f++)
+            if (!used[f] && v[f] > 0 && (best < 0 || v[f] > v[best]))
+                best = (int32_t)f;
+        if (best < 0)
+            break;
+        used[best] = true;
+        const char *name = t->strings[t->func_name[best]];
+        if (print) {
+            printf("    %5.1f%%  %12.0f  ", all > 0 ? 100.0 * v[best] / all : 0.0, v[best]);
+            fx_cli_put_escaped(stdout, name);
+            printf("\n");
+        }
+        cJSON *e = cJSON_CreateObject();
+        cJSON_AddStringToObject(e, "name", name);
+        cJSON_AddNumberToObject(e, "bytes", v[best]);
+        cJSON_AddItemToArray(arr, e);
+    }
+    fx_free(used);
+    return arr;
+}
+
+cJSON *fx_summary_allocations(const cJSON *root, const char *thread, unsigned ntop, bool print)
+{
+    struct fx_pfile_tables t = {0};
+    struct alloc_sum s = {0};
+    struct fx_errbuf eb = {{0}};
+    const cJSON *th;
+    cJSON_ArrayForEach(th, cJSON_GetObjectItemCaseSensitive(root, "threads"))
+    {
+        const cJSON *na = cJSON_GetObjectItemCaseSensitive(th, "nativeAllocations");
+        const cJSON *name = cJSON_GetObjectItemCaseSensitive(th, "name");
+        if (!na || (thread && (!cJSON_IsString(name) || strcmp(name->valuestring, thread))))
+            continue;
+        if (fx_pfile_tables(root, th, &t, &eb) != FX_OK)
+            continue;
+        if (s.nfuncs < t.nfuncs) { /* every thread shares the tables: sized once */
+            fx_free(s.alloc), fx_free(s.kept);
+            s.alloc = fx_calloc(t.nfuncs, sizeof *s.alloc);
+            s.kept = fx_calloc(t.nfuncs, sizeof *s.kept);
+            s.nfuncs = s.alloc && s.kept ? t.nfuncs : 0;
+        }
+        one_thread(na, &t, &s);
+    }
+    cJSON *o = NULL;
+    if (s.rows > 0) {
+        o = cJSON_CreateObject();
+        cJSON_AddNumberToObject(o, "allocatedBytes", s.all);
+        cJSON_AddNumberToObject(o, "retainedBytes", s.retained);
+        if (print)
+            printf("\nAllocations (alloc= samples, estimated bytes): %.0f allocated, %.0f still "
+                   "alive at the end\n  top allocating methods:\n",
+                   s.all, s.retained);
+        cJSON_AddItemToObject(o, "allocating", top_list(&t, s.alloc, s.nfuncs, ntop, s.all, print));
+        if (print)
+            printf("  top retaining methods:\n");
+        cJSON_AddItemToObject(o, "retaining",
+                              top_list(&t, s.kept, s.nfuncs, ntop, s.retained, print));
+    }
+    fx_free(s.alloc), fx_free(s.kept);
+    fx_pfile_tables_destroy(&t);
+    return o;
+}
