@@ -7,7 +7,8 @@
 //   live SECONDS: heldSite and droppedSite allocate the same bytes; heldSite's arrays stay
 //     reachable to the end, droppedSite's are garbage at once; then System.gc() and a pause, so
 //     the profile's retained memory is heldSite's only.
-//   bench SECONDS: allocation-heavy loop (mixed sizes, short-lived) for the overhead benchmark.
+//   bench SECONDS: allocation-heavy loop (mixed sizes, short-lived) for SECONDS.
+//   rounds N: the same loop, N rounds (fixed work: bench/run_alloc_overhead.sh compares CPU).
 package fxagent.alloc;
 
 import java.io.PrintWriter;
@@ -102,16 +103,20 @@ public final class AllocWorkload {
         System.out.println("held " + HELD.size() + " arrays");
     }
 
-    private static void bench(long seconds) {
+    private static void bench(long seconds, long rounds) {
         long end = System.nanoTime() + seconds * 1_000_000_000L;
         long n = 0;
-        while (System.nanoTime() < end) {
+        while (rounds > 0 ? n < rounds : System.nanoTime() < end) {
             smallSite(1 << 16);
             mediumSite(1 << 16);
             largeSite(1 << 18);
             n++;
         }
-        System.out.println("rounds " + n);
+        // The process's CPU time as the JVM sees it (the benchmark's figure: getrusage of a
+        // child misreports it in some sandboxes).
+        com.sun.management.OperatingSystemMXBean os =
+                (com.sun.management.OperatingSystemMXBean) ManagementFactory.getOperatingSystemMXBean();
+        System.out.println("rounds " + n + " cpu_ns " + os.getProcessCpuTime());
     }
 
     public static void main(String[] args) throws Exception {
@@ -124,8 +129,11 @@ public final class AllocWorkload {
             case "live":
                 live(seconds);
                 break;
+            case "rounds":
+                bench(0, seconds);
+                break;
             default:
-                bench(seconds);
+                bench(seconds, 0);
         }
     }
 }
