@@ -6,10 +6,8 @@
 //                    end: "units NAME COUNT"), 3 "sleeper-N" sleeping 5 ms at a time in
 //                    sleeperWait, one platform thread "platform-burn"; the CPU-bound ones yield
 //                    every unit so that all of them get turns on the carriers.
-//   pinned SECONDS   2 "pinner-N" virtual threads sleeping inside synchronized blocks of a
-//                    class initializer-free monitor held across a sleep in a native-free frame,
-//                    i.e. pinned on JDK < 24; and 2 "pinnedwait-N" parked in Object.wait inside
-//                    a synchronized block (pinned on every JDK) plus 2 burners.
+//   pinned SECONDS   2 "pinned-N" virtual threads sleeping inside a class initializer (pinned
+//                    on every JDK), and one burner "pinburn-0"; 3 carriers.
 //   churn COUNT      COUNT short-lived virtual threads (a little work each), 1000 at a time.
 //   mounts SECONDS   a mount-heavy loop: 64 virtual threads yielding in a tight loop; prints
 //                    "mounts N" (yields, each one unmount and one mount) and the rate.
@@ -95,25 +93,41 @@ public final class VThreadWorkload {
         System.out.println("units platform-burn " + pb.units.get());
     }
 
-    static final Object[] locks = {new Object(), new Object()};
+    // Sleeping inside a class initializer pins the virtual thread to its carrier on every JDK
+    // (JEP 491 unpinned monitors in 24, not <clinit>): the carrier is blocked, a virtual thread
+    // mounted.
+    static void pinnedSleep() {
+        try {
+            while (!stop.get())
+                Thread.sleep(5);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    static final class Pin0 {
+        static final boolean done;
+
+        static {
+            pinnedSleep();
+            done = true;
+        }
+    }
+
+    static final class Pin1 {
+        static final boolean done;
+
+        static {
+            pinnedSleep();
+            done = true;
+        }
+    }
 
     static void pinned(int seconds) throws Exception {
         List<Thread> all = new ArrayList<>();
-        for (int i = 0; i < 2; i++) {
-            final Object lock = locks[i];
-            all.add(Thread.ofVirtual().name("pinnedwait-" + i).start(() -> {
-                synchronized (lock) {
-                    while (!stop.get()) {
-                        try {
-                            lock.wait(20); // holds the carrier: Object.wait pins before JDK 24
-                        } catch (InterruptedException e) {
-                            return;
-                        }
-                    }
-                }
-            }));
-            all.add(Thread.ofVirtual().name("pinburn-" + i).start(new Burner(true)));
-        }
+        all.add(Thread.ofVirtual().name("pinned-0").start(() -> sink += Pin0.done ? 1 : 0));
+        all.add(Thread.ofVirtual().name("pinned-1").start(() -> sink += Pin1.done ? 1 : 0));
+        all.add(Thread.ofVirtual().name("pinburn-0").start(new Burner(true)));
         Thread.sleep(seconds * 1000L);
         stop.set(true);
         for (Thread t : all)
