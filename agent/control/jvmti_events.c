@@ -159,7 +159,8 @@ int fx_jvmti_events_setup(jvmtiEnv *jvmti, jvmtiEventVMInit vm_init, jvmtiEventV
     if (fx_jvmti_failed((*jvmti)->SetEventCallbacks(jvmti, &cb, (jint)sizeof(cb)),
                         "SetEventCallbacks"))
         return FX_EUNSUPPORTED;
-    fx_markers_setup(); /* no markers is no reason to refuse the start */
+    fx_markers_setup();       /* no markers is no reason to refuse the start */
+    fx_vthreads_setup(jvmti); /* JDK 21+: mount tracking (issue 22) */
     fx_codemap_setup();
     for (size_t i = 0; i < sizeof(events) / sizeof(events[0]); i++) {
         if (fx_jvmti_failed(

@@ -129,7 +129,10 @@ static void one_record(JNIEnv *jni, struct fx_profile *p, struct fx_thread *t,
     if (!fx_window_admit(r->time_ns))
         return;
     fx_stack_id stack;
-    int rc = fx_stacks_of_record(dr.methods, jni, p, r, len, &stack);
+    struct fx_vt_route vt = {.index = t->profile_index};
+    int rc = fx_model_vthreads_route(p, r, len, &vt); /* issue 22 */
+    if (rc == FX_OK)
+        rc = fx_stacks_of_record(dr.methods, jni, p, r, len, &vt, &stack);
     if (rc == FX_EFULL && fx_window_full_stack(&stack)) /* tables at their limit (window.c) */
         rc = FX_OK;
     if (rc != FX_OK) {
@@ -138,7 +141,7 @@ static void one_record(JNIEnv *jni, struct fx_profile *p, struct fx_thread *t,
     }
     int64_t cpu_delta = cpu_since_last(t, r);
     maybe_idle(p, t, r, cpu_delta);
-    if (fx_profile_sample(p, t->profile_index, r->time_ns, stack, cpu_delta, r->weight) != FX_OK) {
+    if (fx_profile_sample(p, vt.index, r->time_ns, stack, cpu_delta, r->weight) != FX_OK) {
         dr.model_errors++;
         return;
     }
@@ -210,6 +213,7 @@ static void drain_rings(JNIEnv *jni, struct fx_profile *p)
     dr.methods_gen = fx_profile_generation(p);
     fx_codemap_publish();
     fx_native_maps_refresh();
+    fx_model_vthreads_pass(jni);
     for (struct fx_thread *t = fx_threads_head(); t != NULL; t = t->next)
         drain_thread(jni, p, t);
 }
@@ -418,6 +422,7 @@ static void drain_report(JNIEnv *jni, struct fx_profile *p, const struct fx_span
     report_sampling(p, &cost);
     fx_stacks_report(p, &cost.rec);
     fx_native_frames_report(p);
+    fx_model_vthreads_report(p);
     report_losses(p, drops);
 }
 

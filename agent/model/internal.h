@@ -46,11 +46,29 @@ int fx_methods_blob_frame(struct fx_methods *m, JNIEnv *jni, struct fx_profile *
 uint64_t fx_methods_unknown(const struct fx_methods *m);
 uint64_t fx_methods_count(const struct fx_methods *m);
 
+/* --- vthreads.c: virtual threads' samples (issue 22) --- */
+
+/* Where a record goes: its track (`index`, set only when own_track) and, under `root` (a stack,
+ * FX_STACK_NONE for none), its `keep` leaf-side ASGCT frames (-1: all). */
+struct fx_vt_route {
+    uint32_t index;
+    bool own_track;
+    fx_stack_id root;
+    int32_t keep;
+};
+/* Each drain pass, before the rings: names queued by the mount callbacks. */
+void fx_model_vthreads_pass(JNIEnv *jni);
+int fx_model_vthreads_route(struct fx_profile *p, const struct fx_sample_rec *r, uint32_t len,
+                            struct fx_vt_route *out);
+/* meta.extra "Virtual threads" (nothing on a JVM without mount tracking). */
+void fx_model_vthreads_report(struct fx_profile *p);
+
 /* --- stacks.c: a ring record's stack in the model, and how stacks came out --- */
 
 /* The stack of a record (len bytes) of thread ring. FX_OK, FX_ENOMEM, FX_EFULL (tables full). */
 int fx_stacks_of_record(struct fx_methods *m, JNIEnv *jni, struct fx_profile *p,
-                        const struct fx_sample_rec *r, uint32_t len, fx_stack_id *out);
+                        const struct fx_sample_rec *r, uint32_t len,
+                        const struct fx_vt_route *under, fx_stack_id *out);
 /* Stacks cut at the depth so far. */
 uint64_t fx_stacks_truncated(void);
 /* The handlers' own recovery counts (struct fx_thread), summed over threads. */

@@ -23,7 +23,12 @@ static const char *const asgct_labels[FX_ASGCT_CODES] = {
 };
 
 static const char *const state_labels[FX_WS_COUNT] = {
-        NULL, NULL, "[state: BLOCKED]", "[state: WAITING]", "[state: TIMED_WAITING]",
+        NULL,
+        NULL,
+        "[state: BLOCKED]",
+        "[state: WAITING]",
+        "[state: TIMED_WAITING]",
+        "[state: pinned]",
 };
 
 /* Model owner only. */
@@ -53,15 +58,26 @@ static int label_frame(struct fx_profile *p, const char *label, uint8_t cat, fx_
     return fx_profile_frame(p, &fk, out);
 }
 
-static int outcome_stack(struct fx_profile *p, int32_t code, fx_stack_id *out)
+/* A label frame above `root` (FX_STACK_NONE: a root frame). */
+static int label_under(struct fx_profile *p, fx_stack_id root, const char *label, uint8_t cat,
+                       fx_stack_id *out)
+{
+    if (root.i == FX_NONE_ID)
+        return fx_profile_label_stack(p, label, cat, out);
+    fx_frame_id f;
+    int rc = label_frame(p, label, cat, &f);
+    return rc == FX_OK ? fx_profile_stack(p, root, f, out) : rc;
+}
+
+static int outcome_stack(struct fx_profile *p, fx_stack_id root, int32_t code, fx_stack_id *out)
 {
     if (code < -(FX_ASGCT_CODES - 1)) {
         st.outcome_other++;
-        return fx_profile_label_stack(p, "[AGCT: other error]", FX_CAT_OTHER, out);
+        return label_under(p, root, "[AGCT: other error]", FX_CAT_OTHER, out);
     }
     st.outcomes[-code]++;
     uint8_t cat = code == FX_ASGCT_GC_ACTIVE ? FX_CAT_GC : FX_CAT_OTHER;
-    return fx_profile_label_stack(p, asgct_labels[-code], cat, out);
+    return label_under(p, root, asgct_labels[-code], cat, out);
 }
 
 /* The frame of the blob a pc was in (a FX_LINE_STUB / FX_LINE_NMETHOD record frame): a stub by
@@ -95,19 +111,22 @@ static int blob_frame(struct fx_methods *m, JNIEnv *jni, struct fx_profile *p,
 /* Root = the last ASGCT frame, leaf = frame 0; "[truncated]" above a stack cut at the depth.
  * After a recovery frame 0 is the blob's frame (fx_sample_rec). */
 static int java_stack(struct fx_methods *m, JNIEnv *jni, struct fx_profile *p,
-                      const struct fx_sample_rec *r, fx_stack_id *out)
+                      const struct fx_sample_rec *r, const struct fx_vt_route *under,
+                      fx_stack_id *out)
 {
-    fx_stack_id s = FX_STACK_NONE;
+    fx_stack_id s = under->root;
     int rc = FX_OK;
+    /* A virtual thread's stack begins above its carrier's frames (fx_vt_route.keep). */
+    int32_t n = under->keep >= 0 && under->keep < r->num_frames ? under->keep : r->num_frames;
     bool recovered = r->recovery > 0 && r->recovery < FX_REC_CASES;
     st.java_stacks++;
     if (recovered)
         st.recovered[r->recovery]++;
-    if (r->truncated) {
+    if (r->truncated && n == r->num_frames) {
         st.truncated++;
-        rc = fx_profile_label_stack(p, "[truncated]", FX_CAT_OTHER, &s);
+        rc = label_under(p, s, "[truncated]", FX_CAT_OTHER, &s);
     }
-    for (int32_t i = r->num_frames - 1; i >= 0 && rc == FX_OK; i--) {
+    for (int32_t i = n - 1; i >= 0 && rc == FX_OK; i--) {
         fx_frame_id f;
         if (i == 0 && recovered)
             rc = blob_frame(m, jni, p, &r->frames[0], true, &f);
@@ -123,9 +142,10 @@ static int java_stack(struct fx_methods *m, JNIEnv *jni, struct fx_profile *p,
 /* An ASGCT failure: its label frame, and above it the blob the pc was in when one is known
  * (the failure stays the root: nothing is claimed about the callers). */
 static int failure_stack(struct fx_methods *m, JNIEnv *jni, struct fx_profile *p,
-                         const struct fx_sample_rec *r, uint32_t len, fx_stack_id *out)
+                         const struct fx_sample_rec *r, uint32_t len, fx_stack_id root,
+                         fx_stack_id *out)
 {
-    int rc = outcome_stack(p, r->num_frames, out);
+    int rc = outcome_stack(p, root, r->num_frames, out);
     if (r->recovery == 0 || rc != FX_OK)
         return rc;
     int reason = r->recovery & 0x3F;
@@ -141,10 +161,11 @@ static int failure_stack(struct fx_methods *m, JNIEnv *jni, struct fx_profile *p
 }
 
 int fx_stacks_of_record(struct fx_methods *m, JNIEnv *jni, struct fx_profile *p,
-                        const struct fx_sample_rec *r, uint32_t len, fx_stack_id *out)
+                        const struct fx_sample_rec *r, uint32_t len,
+                        const struct fx_vt_route *under, fx_stack_id *out)
 {
-    int rc = r->num_frames > 0 ? java_stack(m, jni, p, r, out)
-                               : failure_stack(m, jni, p, r, len, out);
+    int rc = r->num_frames > 0 ? java_stack(m, jni, p, r, under, out)
+                               : failure_stack(m, jni, p, r, len, under->root, out);
     if (rc == FX_OK)
         rc = fx_native_frames_push(p, r, len, out); /* issue 16: above the Java part */
     if (rc != FX_OK || r->state >= FX_WS_COUNT || state_labels[r->state] == NULL)

@@ -30,7 +30,7 @@ static uint8_t wall_state_of(jint s)
  * is no longer ours to signal. */
 static void wall_tick(JNIEnv *jni, void *arg)
 {
-    (void)jni, (void)arg;
+    (void)arg;
     jvmtiEnv *jvmti = fx_jvmti();
     pid_t pid = getpid();
     fx_threads_lock();
@@ -41,7 +41,8 @@ static void wall_tick(JNIEnv *jni, void *arg)
         if ((*jvmti)->GetThreadState(jvmti, t->ref, &s) != JVMTI_ERROR_NONE ||
             !(s & JVMTI_THREAD_STATE_ALIVE))
             continue;
-        __atomic_store_n(&t->wall_state, wall_state_of(s), __ATOMIC_RELEASE);
+        __atomic_store_n(&t->wall_state, fx_vthreads_wall_state(jni, t, wall_state_of(s)),
+                         __ATOMIC_RELEASE);
         syscall(SYS_tgkill, pid, t->tid, SIGPROF);
     }
     fx_threads_unlock();

@@ -86,6 +86,8 @@ void fx_engines_stop(void);
 /* The OS thread id of a JavaThread* (the java.lang.Thread eetop field), or -1. */
 pid_t fx_vmstructs_tid_of(const void *java_thread);
 bool fx_vmstructs_available(void);
+/* Offset of JavaThread::_thread_state (a 4-byte enum), or -1. */
+long fx_vmstructs_thread_state_offset(void);
 /* The JavaThread's stack [lo, hi); false if VMStructs does not say. */
 bool fx_vmstructs_stack_of(const void *java_thread, uintptr_t *lo, uintptr_t *hi);
 struct fx_nmethod_layout {

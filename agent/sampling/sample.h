@@ -58,6 +58,7 @@ enum fx_wall_state {
     FX_WS_BLOCKED,
     FX_WS_WAITING,
     FX_WS_TIMED_WAITING,
+    FX_WS_PINNED, /* a carrier blocked with a virtual thread mounted (vthreads.c) */
     FX_WS_COUNT
 };
 
@@ -84,10 +85,18 @@ struct fx_sample_rec {
     uint8_t native_frames; /* return addresses (uint64_t, leaf first) at frames + native_at */
     uint16_t native_at;    /* the fx_asgct_frame entries stored before them */
     uint8_t native_stop;   /* enum fx_native_stop: why the native walk ended */
-    uint8_t pad[1];
+    uint8_t vthread;       /* enum fx_vt_rec; FX_VT_ID: a uint64_t id after the native frames */
     fx_asgct_frame frames[];
 };
 _Static_assert(sizeof(struct fx_sample_rec) == 32, "the ring record header stays 32 bytes");
+
+/* What the carrier's slot said when the sample was taken (issue 22, vthreads.c). */
+enum fx_vt_rec {
+    FX_VT_NONE = 0, /* no virtual thread mounted (a platform thread, or a carrier's own code) */
+    FX_VT_ID,       /* mounted: its java.lang.Thread id follows the native frames */
+    FX_VT_MOUNTING, /* the mount or unmount callback was writing the slot */
+    FX_VT_UNSEEN,   /* the slot saw no mount since the thread was registered (attach) */
+};
 
 /* Native frames (cstack=fp, native_walk.c): at most this many per sample. */
 #define FX_NATIVE_MAX 64
@@ -138,6 +147,12 @@ struct fx_thread {
 
     /* Written by the wall sampler, read by the handler (atomics). */
     uint8_t wall_state;
+
+    /* Issue 22 (vthreads.c): written by this carrier's own mount and unmount callbacks, read by
+     * its own handler, which can interrupt a callback but not the reverse. vt_seq is odd while
+     * a callback writes vt_id, 0 until the first mount; vt_id 0 means none mounted. */
+    uint32_t vt_seq;
+    uint64_t vt_id;
 
     /* Written by the handler only (this thread's producer side), read relaxed by the drain. */
     uint64_t handler_ns;    /* thread CPU time in the handler, summed over the timed signals */

@@ -66,6 +66,7 @@ static int check_ring_fits_depth(const struct fx_options *o, struct fx_errbuf *e
     while (cap < o->ring_bytes)
         cap *= 2;
     uint64_t native = o->cstack == FX_CSTACK_FP ? FX_NATIVE_MAX * sizeof(uint64_t) : 0;
+    native += sizeof(uint64_t); /* a mounted virtual thread's id (issue 22) */
     uint64_t rec = fx_ring_record_size_sigsafe(
             (uint32_t)(sizeof(struct fx_sample_rec) + (uint64_t)o->depth * sizeof(fx_asgct_frame) +
                        native));
@@ -172,6 +173,7 @@ void fx_sampling_build_buffers(void)
 int fx_sampling_start(JNIEnv *jni)
 {
     fx_native_maps_start(); /* before any signal can walk */
+    fx_vthreads_start(jni);
     fx_threads_arm_all();
     fx_threads_start_existing(jni);
     int rc = fx_engines_start(jni);

@@ -148,4 +148,27 @@ struct fx_probe_stats {
 };
 void fx_probe_stats(struct fx_probe_stats *out);
 
+/* --- vthreads.c: the virtual thread each carrier runs (issue 22, JDK 21+) --- */
+
+/* With the JVMTI setup: can_support_virtual_threads and the mount/unmount extension events,
+ * if the VM has them (enabled at the next fx_vthreads_start). */
+void fx_vthreads_setup(jvmtiEnv *jvmti);
+/* A start: the fields the callbacks read, then the events on. */
+void fx_vthreads_start(JNIEnv *jni);
+/* Mount tracking runs. */
+bool fx_vthreads_on(void);
+/* A named virtual thread, queued at its first mount (its cache line's, after eviction). */
+struct fx_vthread_name {
+    uint64_t id;
+    char name[64];
+};
+/* Drain: takes up to cap queued names, oldest first. */
+size_t fx_vthreads_take_names(struct fx_vthread_name *out, size_t cap);
+struct fx_vthreads_counts {
+    uint64_t mounts, unmounts, no_carrier, names_read, names_queued, names_lost;
+};
+void fx_vthreads_counts(struct fx_vthreads_counts *out);
+/* Wall sampler: the state a sample of carrier t carries, given the carrier's own. */
+uint8_t fx_vthreads_wall_state(JNIEnv *jni, const struct fx_thread *t, uint8_t carrier_state);
+
 #endif

@@ -198,6 +198,22 @@ static void bump_sigsafe(uint64_t *c)
 }
 #endif
 
+/* Signal-safe: the virtual thread mounted on this carrier (struct fx_thread, vt_seq/vt_id).
+ * Only this thread's mount and unmount callbacks write the slot and this handler may have
+ * interrupted one of them, never the reverse, so compiler fences order the reads (a seqlock
+ * whose writer cannot run while the reader does). */
+static uint8_t vthread_sigsafe(const struct fx_thread *t, uint64_t *id)
+{
+    uint32_t seq = __atomic_load_n(&t->vt_seq, __ATOMIC_RELAXED);
+    __atomic_signal_fence(__ATOMIC_ACQUIRE);
+    *id = __atomic_load_n(&t->vt_id, __ATOMIC_RELAXED);
+    if (seq == 0)
+        return FX_VT_UNSEEN;
+    if (seq & 1)
+        return FX_VT_MOUNTING;
+    return *id != 0 ? FX_VT_ID : FX_VT_NONE;
+}
+
 /* Signal-safe: ASGCT into the thread's own buffer (recovering the stack where fx_recover.h
  * proves the caller's context), then one record into its ring. */
 static void record_sigsafe(struct fx_thread *t, const siginfo_t *si, void *ucontext, int64_t now_ns,
@@ -230,8 +246,10 @@ static void record_sigsafe(struct fx_thread *t, const siginfo_t *si, void *ucont
     uint64_t native[FX_NATIVE_MAX]; /* issue 16: native frames after the Java ones */
     uint8_t native_stop;
     uint32_t n_native = fx_native_walk_sigsafe(t, ucontext, native, &native_stop);
+    uint64_t vt_id;
+    uint8_t vt = vthread_sigsafe(t, &vt_id);
     uint32_t payload = (uint32_t)(sizeof(struct fx_sample_rec) + kept * sizeof(fx_asgct_frame) +
-                                  n_native * sizeof(uint64_t));
+                                  (n_native + (vt == FX_VT_ID)) * sizeof(uint64_t));
     struct fx_sample_rec *r = fx_ring_reserve_sigsafe(&t->ring, payload);
     if (r == NULL)
         return; /* full: fx_ring counted the drop */
@@ -245,11 +263,13 @@ static void record_sigsafe(struct fx_thread *t, const siginfo_t *si, void *ucont
     r->native_frames = (uint8_t)n_native;
     r->native_at = (uint16_t)kept;
     r->native_stop = native_stop;
-    memset(r->pad, 0, sizeof(r->pad));
+    r->vthread = vt;
     if (kept > 0)
         memcpy(r->frames, t->frames, kept * sizeof(fx_asgct_frame));
     if (n_native > 0)
         memcpy(r->frames + kept, native, n_native * sizeof(uint64_t));
+    if (vt == FX_VT_ID)
+        memcpy((uint64_t *)(void *)(r->frames + kept) + n_native, &vt_id, sizeof(vt_id));
     fx_ring_commit_sigsafe(&t->ring);
 }
 

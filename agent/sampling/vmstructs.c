@@ -28,7 +28,8 @@ static struct {
     long ga_len, ga_data; /* GrowableArray */
     const void *heaps;    /* &CodeCache::_heaps */
     long heap_block_size; /* sizeof(HeapBlock) */
-} vs = {-1, -1, -1, -1, -1, -1, -1, 0, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, NULL, -1};
+    long thread_state;    /* JavaThread::_thread_state (issue 22: is a carrier blocked) */
+} vs = {-1, -1, -1, -1, -1, -1, -1, 0, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, NULL, -1, -1};
 
 static uint64_t sym_u64(const char *name, bool *ok)
 {
@@ -94,6 +95,8 @@ static void match(const char *type, const char *field, const char *ftype, uint64
         vs.ga_len = o;
     else if (is(type, "GrowableArray<int>") && is(field, "_data"))
         vs.ga_data = o;
+    else if (is(type, "JavaThread") && is(field, "_thread_state") && width(ftype) != 2)
+        vs.thread_state = o;
 }
 
 static void load_types(void)
@@ -159,6 +162,12 @@ pid_t fx_vmstructs_tid_of(const void *java_thread)
     if (os == NULL)
         return -1;
     return *(const pid_t *)(os + vs.tid);
+}
+
+long fx_vmstructs_thread_state_offset(void)
+{
+    pthread_once(&once, load);
+    return vs.thread_state;
 }
 
 bool fx_vmstructs_stack_of(const void *java_thread, uintptr_t *lo, uintptr_t *hi)

@@ -1,0 +1,209 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* Virtual threads in the model (issue 22): where a sample of a carrier goes. A sample taken
+ * while a virtual thread was mounted (fx_sample_rec.vthread, sampling/vthreads.c) goes to that
+ * virtual thread: its own track while fewer than TRACKS_MAX virtual threads have one, else the
+ * carrier's track under a root frame "[virtual thread] NAME #ID". Either way its stack starts
+ * above Continuation.enterSpecial: the carrier's frames below the continuation are not the
+ * virtual thread's. A sample whose stack holds enterSpecial while the slot named no
+ * virtual thread is one of two known patterns, labelled and counted: the carrier was mounted
+ * before the agent attached (no mount seen yet), or a mount or unmount was in progress (the
+ * events bracket the switch a few frames early or late). Platform threads' samples never hold
+ * enterSpecial (only virtual threads run continuations) and are never given one. Names come from
+ * the sampling side's queue into a bounded direct-mapped table; an id whose name is unknown or was
+ * overwritten shows as "virtual thread #ID". Model owner only. */
+#include "internal.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#define TRACKS_MAX 32   /* virtual threads with a track of their own */
+#define NAMES      2048 /* power of two */
+
+struct vt_name {
+    uint64_t id;
+    char name[64];
+};
+
+struct vt_track {
+    uint64_t id;
+    uint32_t index;
+    int64_t last_ns; /* its last sample, for the "[idle]" gaps (drain.c) */
+};
+
+static struct {
+    jmethodID run; /* Continuation.enterSpecial (JDK 21+), where a continuation's frames begin */
+    bool looked_up;
+    struct vt_name names[NAMES];
+    struct vt_track tracks[TRACKS_MAX];
+    uint32_t n_tracks;
+    uint64_t own, labelled, before_attach, in_transition, names_overwritten, idle;
+} mv;
+
+static void look_up_run(JNIEnv *jni)
+{
+    mv.looked_up = true;
+    jclass c = (*jni)->FindClass(jni, "jdk/internal/vm/Continuation");
+    if (c != NULL) {
+        mv.run = (*jni)->GetStaticMethodID(jni, c, "enterSpecial",
+                                           "(Ljdk/internal/vm/Continuation;ZZ)V");
+        (*jni)->DeleteLocalRef(jni, c);
+    }
+    if ((*jni)->ExceptionCheck(jni))
+        (*jni)->ExceptionClear(jni);
+}
+
+static struct vt_name *name_slot(uint64_t id)
+{
+    return &mv.names[(id * 0x9E3779B97F4A7C15ull) >> 53];
+}
+
+void fx_model_vthreads_pass(JNIEnv *jni)
+{
+    if (!mv.looked_up && fx_vthreads_on())
+        look_up_run(jni);
+    struct fx_vthread_name batch[64];
+    size_t n;
+    while ((n = fx_vthreads_take_names(batch, 64)) > 0) {
+        for (size_t i = 0; i < n; i++) {
+            struct vt_name *s = name_slot(batch[i].id);
+            if (s->id != 0 && s->id != batch[i].id)
+                mv.names_overwritten++;
+            s->id = batch[i].id;
+            memcpy(s->name, batch[i].name, sizeof(s->name));
+            s->name[sizeof(s->name) - 1] = '\0';
+        }
+    }
+}
+
+static const char *name_of(uint64_t id)
+{
+    const struct vt_name *s = name_slot(id);
+    return s->id == id && s->name[0] != '\0' ? s->name : NULL;
+}
+
+/* The index of Continuation.enterSpecial in the record's frames (leaf 0), or -1. ASGCT leaves
+ * out the @Hidden frames above it (VirtualThread.run and the continuation's entry): the frame
+ * above it is the virtual thread's task. */
+static int32_t run_frame(const struct fx_sample_rec *r)
+{
+    if (mv.run == NULL)
+        return -1;
+    for (int32_t i = r->num_frames - 1; i >= 0; i--)
+        if (r->frames[i].method_id == mv.run)
+            return i;
+    return -1;
+}
+
+static int label_root(struct fx_profile *p, const char *label, fx_stack_id *root)
+{
+    return fx_profile_label_stack(p, label, FX_CAT_JAVA, root);
+}
+
+static int track_of(struct fx_profile *p, uint64_t id, int64_t t_ns, struct vt_track **out)
+{
+    for (uint32_t i = 0; i < mv.n_tracks; i++) {
+        if (mv.tracks[i].id == id) {
+            *out = &mv.tracks[i];
+            return FX_OK;
+        }
+    }
+    if (mv.n_tracks == TRACKS_MAX)
+        return FX_EFULL;
+    char label[96];
+    const char *name = name_of(id);
+    if (name != NULL)
+        snprintf(label, sizeof(label), "%s (virtual #%llu)", name, (unsigned long long)id);
+    else
+        snprintf(label, sizeof(label), "virtual thread #%llu", (unsigned long long)id);
+    struct vt_track *tr = &mv.tracks[mv.n_tracks];
+    if (fx_profile_thread_add(p, label, (int64_t)id, t_ns, &tr->index) != FX_OK)
+        return FX_ENOMEM;
+    tr->id = id;
+    tr->last_ns = -1;
+    mv.n_tracks++;
+    *out = tr;
+    return FX_OK;
+}
+
+/* "[idle]" before a virtual thread's sample when it ran nowhere for more than two intervals
+ * (cpu and itimer modes; see drain.c's file comment). */
+static void idle_gap(struct fx_profile *p, struct vt_track *tr, int64_t t_ns)
+{
+    int64_t iv = (int64_t)fx_opt()->interval_ns;
+    if (fx_opt()->mode != FX_MODE_WALL && tr->last_ns >= 0 && t_ns - tr->last_ns > 3 * iv) {
+        fx_stack_id idle;
+        if (fx_profile_label_stack(p, "[idle]", FX_CAT_IDLE, &idle) == FX_OK &&
+            fx_profile_sample(p, tr->index, tr->last_ns + iv, idle, 0, 1) == FX_OK)
+            mv.idle++;
+    }
+    tr->last_ns = t_ns;
+}
+
+int fx_model_vthreads_route(struct fx_profile *p, const struct fx_sample_rec *r, uint32_t len,
+                            struct fx_vt_route *out)
+{
+    out->root = FX_STACK_NONE;
+    out->keep = -1;
+    out->own_track = false;
+    int32_t k = run_frame(r);
+    uint32_t at = (uint32_t)sizeof(*r) + (uint32_t)(r->native_at * sizeof(fx_asgct_frame) +
+                                                    r->native_frames * sizeof(uint64_t));
+    char label[128];
+    if (r->vthread == FX_VT_ID && len >= at + sizeof(uint64_t)) {
+        uint64_t id;
+        memcpy(&id, (const char *)r + at, sizeof(id));
+        out->keep = k >= 0 ? k : -1;
+        mv.own++;
+        struct vt_track *tr = NULL;
+        int rc = track_of(p, id, r->time_ns, &tr);
+        if (rc == FX_OK) {
+            idle_gap(p, tr, r->time_ns);
+            out->index = tr->index;
+            out->own_track = true;
+            return FX_OK;
+        }
+        if (rc != FX_EFULL)
+            return rc;
+        mv.labelled++;
+        const char *name = name_of(id);
+        snprintf(label, sizeof(label), "[virtual thread] %s #%llu", name != NULL ? name : "",
+                 (unsigned long long)id);
+        return label_root(p, label, &out->root);
+    }
+    if (k < 0)
+        return FX_OK; /* a platform thread, or a carrier's own code */
+    out->keep = k;
+    if (r->vthread == FX_VT_UNSEEN) {
+        mv.before_attach++;
+        return label_root(p, "[virtual thread] (mounted before attach)", &out->root);
+    }
+    mv.in_transition++;
+    return label_root(p, "[virtual thread] (mount or unmount in progress)", &out->root);
+}
+
+void fx_model_vthreads_report(struct fx_profile *p)
+{
+    if (!fx_vthreads_on())
+        return;
+    struct fx_vthreads_counts c;
+    fx_vthreads_counts(&c);
+    const struct {
+        const char *label;
+        uint64_t value;
+    } rows[] = {
+            {"mounts", c.mounts},
+            {"unmounts", c.unmounts},
+            {"mounts on carriers not sampled", c.no_carrier},
+            {"samples given to their virtual thread", mv.own},
+            {"of which under a root frame (past the track cap)", mv.labelled},
+            {"virtual threads with a track (cap 32)", mv.n_tracks},
+            {"samples of a virtual thread mounted before attach", mv.before_attach},
+            {"samples during a mount or unmount", mv.in_transition},
+            {"idle samples inserted on virtual thread tracks", mv.idle},
+            {"names read", c.names_read},
+            {"names lost (queue full)", c.names_lost},
+            {"names overwritten in the name table (2048 slots)", mv.names_overwritten},
+    };
+    for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++)
+        fx_profile_extra_int(p, "Virtual threads", rows[i].label, (int64_t)rows[i].value);
+}

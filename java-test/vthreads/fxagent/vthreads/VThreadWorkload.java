@@ -1,0 +1,191 @@
+// SPDX-License-Identifier: Apache-2.0
+// Virtual-thread workloads of issue 22 (JDK 21+; compiled by the tests with that JDK's javac,
+// --release 21, since the other workloads are built for 11). Modes:
+//   groups SECONDS   named virtual threads burning CPU in groups: 4 "alpha-N" in alphaWork and
+//                    2 "beta-N" in betaWork (each counts its work units and prints them at the
+//                    end: "units NAME COUNT"), 3 "sleeper-N" sleeping 5 ms at a time in
+//                    sleeperWait, one platform thread "platform-burn"; the CPU-bound ones yield
+//                    every unit so that all of them get turns on the carriers.
+//   pinned SECONDS   2 "pinned-N" virtual threads sleeping inside a class initializer (pinned
+//                    on every JDK), and one burner "pinburn-0"; 3 carriers.
+//   churn COUNT      COUNT short-lived virtual threads (a little work each), 1000 at a time.
+//   mounts SECONDS   a mount-heavy loop: 64 virtual threads yielding in a tight loop; prints
+//                    "mounts N" (yields, each one unmount and one mount) and the rate.
+package fxagent.vthreads;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
+
+public final class VThreadWorkload {
+    static volatile long sink;
+    static final AtomicBoolean stop = new AtomicBoolean();
+
+    static long unit(long x) {
+        for (int i = 0; i < 2_000_000; i++) {
+            x = x * 6364136223846793005L + 1442695040888963407L;
+            x ^= x >>> 17;
+        }
+        return x;
+    }
+
+    static long alphaWork(long x) {
+        return unit(x);
+    }
+
+    static long betaWork(long x) {
+        return unit(x + 1);
+    }
+
+    static void sleeperWait() throws InterruptedException {
+        Thread.sleep(5);
+    }
+
+    static final class Burner implements Runnable {
+        final boolean alpha;
+        final AtomicLong units = new AtomicLong();
+
+        Burner(boolean alpha) {
+            this.alpha = alpha;
+        }
+
+        public void run() {
+            long x = 1;
+            while (!stop.get()) {
+                x = alpha ? alphaWork(x) : betaWork(x);
+                units.incrementAndGet();
+                Thread.yield();
+            }
+            sink += x;
+        }
+    }
+
+    static void groups(int seconds) throws Exception {
+        List<Thread> all = new ArrayList<>();
+        List<Burner> burners = new ArrayList<>();
+        List<String> names = new ArrayList<>();
+        for (int i = 0; i < 6; i++) {
+            Burner b = new Burner(i < 4);
+            String name = (i < 4 ? "alpha-" + i : "beta-" + (i - 4));
+            burners.add(b);
+            names.add(name);
+            all.add(Thread.ofVirtual().name(name).start(b));
+        }
+        for (int i = 0; i < 3; i++) {
+            all.add(Thread.ofVirtual().name("sleeper-" + i).start(() -> {
+                try {
+                    while (!stop.get())
+                        sleeperWait();
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            }));
+        }
+        Burner pb = new Burner(true);
+        all.add(Thread.ofPlatform().name("platform-burn").start(pb));
+        Thread.sleep(seconds * 1000L);
+        stop.set(true);
+        for (Thread t : all)
+            t.join();
+        for (int i = 0; i < burners.size(); i++)
+            System.out.println("units " + names.get(i) + " " + burners.get(i).units.get());
+        System.out.println("units platform-burn " + pb.units.get());
+    }
+
+    // Sleeping inside a class initializer pins the virtual thread to its carrier on every JDK
+    // (JEP 491 unpinned monitors in 24, not <clinit>): the carrier is blocked, a virtual thread
+    // mounted.
+    static void pinnedSleep() {
+        try {
+            while (!stop.get())
+                Thread.sleep(5);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    static final class Pin0 {
+        static final boolean done;
+
+        static {
+            pinnedSleep();
+            done = true;
+        }
+    }
+
+    static final class Pin1 {
+        static final boolean done;
+
+        static {
+            pinnedSleep();
+            done = true;
+        }
+    }
+
+    static void pinned(int seconds) throws Exception {
+        List<Thread> all = new ArrayList<>();
+        all.add(Thread.ofVirtual().name("pinned-0").start(() -> sink += Pin0.done ? 1 : 0));
+        all.add(Thread.ofVirtual().name("pinned-1").start(() -> sink += Pin1.done ? 1 : 0));
+        all.add(Thread.ofVirtual().name("pinburn-0").start(new Burner(true)));
+        Thread.sleep(seconds * 1000L);
+        stop.set(true);
+        for (Thread t : all)
+            t.join();
+    }
+
+    static void churn(int count) throws Exception {
+        int done = 0;
+        while (done < count) {
+            int n = Math.min(1000, count - done);
+            Thread[] batch = new Thread[n];
+            for (int i = 0; i < n; i++) {
+                final int k = done + i;
+                batch[i] = Thread.ofVirtual().name("churn-" + k).start(() -> {
+                    sink += k * 31L;
+                    Thread.yield();
+                    sink += k;
+                });
+            }
+            for (Thread t : batch)
+                t.join();
+            done += n;
+        }
+        System.out.println("churned " + done);
+    }
+
+    static void mounts(int seconds) throws Exception {
+        AtomicLong yields = new AtomicLong();
+        List<Thread> all = new ArrayList<>();
+        for (int i = 0; i < 64; i++) {
+            all.add(Thread.ofVirtual().start(() -> {
+                long n = 0;
+                while (!stop.get()) {
+                    sink += n;
+                    Thread.yield();
+                    n++;
+                }
+                yields.addAndGet(n);
+            }));
+        }
+        long t0 = System.nanoTime();
+        Thread.sleep(seconds * 1000L);
+        stop.set(true);
+        for (Thread t : all)
+            t.join();
+        double s = (System.nanoTime() - t0) / 1e9;
+        System.out.printf("mounts %d rate %.0f/s%n", yields.get(), yields.get() / s);
+    }
+
+    public static void main(String[] args) throws Exception {
+        String mode = args.length > 0 ? args[0] : "groups";
+        int n = args.length > 1 ? Integer.parseInt(args[1]) : 4;
+        switch (mode) {
+            case "groups" -> groups(n);
+            case "pinned" -> pinned(n);
+            case "churn" -> churn(n);
+            case "mounts" -> mounts(n);
+            default -> throw new IllegalArgumentException("unknown mode " + mode);
+        }
+    }
+}

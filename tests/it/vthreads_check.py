@@ -1,0 +1,126 @@
+# SPDX-License-Identifier: Apache-2.0
+"""The checks of vthreads_test.sh (issue 22), on what profiler-cli reads from the profiles.
+  dump NAME      writes NAME-threads.json (thread list) and NAME-fn-<index>.json (thread
+                 functions) for every thread with samples, from the loaded session;
+  check --label L RUN_DIR   the assertions, over those files and the workload's own counts."""
+import json
+import os
+import re
+import subprocess
+import sys
+
+failures = []
+
+
+def check(ok, msg):
+    print(("ok: " if ok else "FAIL: ") + msg)
+    if not ok:
+        failures.append(msg)
+
+
+def pcli(*args):
+    session = os.environ.get("PCLI_SESSION")
+    cmd = ["profiler-cli", *args, "--json"] + (["--session", session] if session else [])
+    return json.loads(subprocess.run(cmd, check=True, capture_output=True, text=True).stdout)
+
+
+def dump(name):
+    threads = pcli("thread", "list")["threads"]
+    with open(f"{name}-threads.json", "w", encoding="utf-8") as f:
+        json.dump(threads, f)
+    for t in threads:
+        if t["cpuMs"] == 0 and not re.match(r"(alpha|beta|pinned|ForkJoinPool)", t["name"]):
+            continue
+        fn = pcli("thread", "functions", "--thread", t["threadHandle"], "--include-idle",
+                  "--limit", "0")
+        with open(f"{name}-fn-{t['threadIndex']}.json", "w", encoding="utf-8") as f:
+            json.dump(fn["functions"], f)
+
+
+def load(run, name):
+    threads = json.load(open(os.path.join(run, f"{name}-threads.json"), encoding="utf-8"))
+    out = {}
+    for t in threads:
+        p = os.path.join(run, f"{name}-fn-{t['threadIndex']}.json")
+        if os.path.exists(p):
+            out[t["name"]] = json.load(open(p, encoding="utf-8"))
+    return out
+
+
+def total(functions, pattern):
+    return max([f["totalSamples"] for f in functions if re.search(pattern, f["name"])] or [0])
+
+
+def group(name):
+    m = re.match(r"(alpha|beta)-\d+ \(virtual #\d+\)$", name)
+    return m.group(1) if m else None
+
+
+def check_cpu(run, label):
+    th = load(run, "cpu")
+    vts = {n: f for n, f in th.items() if group(n)}
+    check(len(vts) == 6, f"{label}: cpu: 6 virtual thread tracks alpha-N/beta-N ({sorted(vts)})")
+    own = {n: total(f, r"Burner\.run$") for n, f in vts.items()}
+    wrong = sum(total(f, "betaWork" if group(n) == "alpha" else "alphaWork")
+                for n, f in vts.items())
+    elsewhere = sum(total(f, r"Burner\.run$") for n, f in th.items()
+                    if n.startswith("ForkJoinPool"))
+    all_vt = sum(own.values()) + elsewhere
+    check(all_vt >= 50, f"{label}: cpu: {all_vt} samples of the virtual threads' code")
+    if all_vt:
+        check(sum(own.values()) >= 0.95 * all_vt,
+              f"{label}: cpu: {sum(own.values())} of {all_vt} on their own track (>= 95 %)")
+        check(wrong <= 0.01 * all_vt,
+              f"{label}: cpu: {wrong} of {all_vt} on another virtual thread's track (<= 1 %)")
+    units = {}
+    for line in open(os.path.join(run, "cpu.out"), encoding="utf-8"):
+        m = re.match(r"units (\S+) (\d+)$", line.strip())
+        if m:
+            units[m.group(1)] = int(m.group(2))
+    vt_units = {k: v for k, v in units.items() if group(k + " (virtual #0)")}
+    su, so = sum(vt_units.values()), sum(own.values())
+    for n, s in own.items():
+        short = n.split(" ")[0]
+        if su and so and short in vt_units:
+            a, b = 100.0 * s / so, 100.0 * vt_units[short] / su
+            check(abs(a - b) <= 5.0,
+                  f"{label}: cpu: {short} has {a:.1f} % of the samples, {b:.1f} % of the units (5 pp)")
+    pb = th.get("platform-burn", [])
+    check(total(pb, "alphaWork") > 0, f"{label}: cpu: the platform thread keeps its own track")
+
+
+def check_wall(run, label):
+    th = load(run, "wall")
+    vts = {n: f for n, f in th.items() if group(n)}
+    running = sum(total(f, r"Burner\.run$") for f in vts.values())
+    stated = sum(total(f, r"^\[state: ") for f in vts.values())
+    check(running >= 50, f"{label}: wall: {running} samples on the burning virtual threads")
+    if running:
+        check(stated <= 0.02 * running,
+              f"{label}: wall: {stated} of {running} running virtual-thread samples carry a state label (<= 2 %)")
+
+
+def check_pinned(run, label):
+    th = load(run, "pinned")
+    pins = {n: f for n, f in th.items() if n.startswith("pinned-")}
+    check(len(pins) == 2, f"{label}: pinned: 2 tracks pinned-N ({sorted(pins)})")
+    for n, f in pins.items():
+        all_s = total(f, r"Unsafe\.park|pinnedSleep|\[state: ")
+        pinned = total(f, r"^\[state: pinned\]$")
+        check(all_s > 0 and pinned >= 0.5 * all_s,
+              f"{label}: pinned: {n}: {pinned} of {all_s} samples say [state: pinned]")
+
+
+def main():
+    if sys.argv[1] == "dump":
+        dump(sys.argv[2])
+        return 0
+    label, run = sys.argv[3], sys.argv[4]
+    check_cpu(run, label)
+    check_wall(run, label)
+    check_pinned(run, label)
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# Virtual threads (issue 22) on one JDK >= 21 (skipped, exit 77, with one line on older JDKs):
+#   cpu    6 named virtual threads in two groups (alpha-N in alphaWork, beta-N in betaWork) on
+#          2 carriers, 3 sleepers, one platform thread: >= 95 % of the samples of the virtual
+#          threads' code are on their own virtual thread's track, <= 1 % on another's (a
+#          group's method on the other group's track), each one's share of those samples
+#          within 5 pp of its share of the work units it counted itself;
+#   wall   the same workload: <= 2 % of the virtual threads' own samples carry a "[state: ...]"
+#          label (their carriers are WAITING to JVMTI while they run);
+#   pinned 2 virtual threads sleeping inside a class initializer: >= 50 % of their samples are
+#          "[state: pinned]";
+#   churn  100k short-lived virtual threads with loop=1s dumps and memory=16m: exits 0, no
+#          hs_err, fxcheck accepts every file, profiler-cli loads the last.
+# Read through profiler-cli (vthreads_check.py). Fails on a build without mount tracking (no
+# virtual thread track at all).
+# usage: vthreads_test.sh JDK_HOME   (env: FXAGENT_VTHREADS_SRC and it_lib's)
+set -euo pipefail
+source "$(dirname "$0")/it_lib.sh"
+major=$(fx_jdk_major "$1")
+if [[ ${major:-0} -lt 21 ]]; then
+    echo "SKIP: it.vthreads.jdk${major:-unknown}: virtual threads need JDK 21 or newer (JDK ${major:-unknown} at $1)"
+    exit 77
+fi
+it_init "it.vthreads.jdk$major" "$1" FXAGENT_VTHREADS_SRC
+# shellcheck source=tests/it/profiler_cli.sh
+source "$IT_DIR/profiler_cli.sh"
+pcli_available || { echo "SKIP: profiler-cli is not installed"; exit 77; }
+
+# The workload needs --release 21: built here with the JDK under test.
+"$IT_JDK/bin/javac" --release 21 -d classes "$FXAGENT_VTHREADS_SRC" || it_fail "javac failed"
+
+# run NAME CARRIERS AGENT_OPTIONS WORKLOAD_ARGS...
+run() {
+    local name=$1 carriers=$2 opts=$3
+    shift 3
+    it_run "$name" "$IT_JDK/bin/java" "-Djdk.virtualThreadScheduler.parallelism=$carriers" \
+        "-agentpath:$FXAGENT_LIB=quiet,file=$FXAGENT_RUN_DIR/$name.json.gz,$opts" \
+        -cp classes fxagent.vthreads.VThreadWorkload "$@"
+    [[ $IT_RC -eq 0 ]] || it_fail "$name: java exited $IT_RC"
+    it_no_hs_err
+    local f
+    for f in "$FXAGENT_RUN_DIR/$name"*.json.gz; do
+        "$FXCHECK" "$f" || it_fail "fxcheck rejected $f"
+    done
+}
+
+run cpu 2 mode=cpu,interval=10ms groups 6
+run wall 2 mode=wall,interval=10ms groups 4
+run pinned 3 mode=wall,interval=10ms pinned 3
+run churn 2 mode=cpu,interval=1ms,loop=1s,memory=16m churn 100000
+grep -q "^churned 100000$" churn.out || it_fail "churn: the workload did not finish its threads"
+churn_last=$(find . -maxdepth 1 -name 'churn-*.json.gz' | sort -V | tail -n 1)
+[[ -n $churn_last ]] || it_fail "churn: loop=1s wrote no profile"
+
+pcli_setup
+for name in cpu wall pinned; do
+    pcli_load "$FXAGENT_RUN_DIR/$name.json.gz" || it_fail "profiler-cli could not load $name.json.gz"
+    python3 "$IT_DIR/vthreads_check.py" dump "$name" || it_fail "profiler-cli could not read $name"
+    profiler-cli stop --all >/dev/null 2>&1 || true
+    unset PCLI_SESSION
+done
+pcli_load "$churn_last" || it_fail "profiler-cli could not load $churn_last"
+
+python3 "$IT_DIR/vthreads_check.py" check --label "$IT_NAME" "$FXAGENT_RUN_DIR" ||
+    it_fail "virtual threads not shown as they ran (see above)"
+echo "$IT_NAME: OK"

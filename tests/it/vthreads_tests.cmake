@@ -1,0 +1,12 @@
+# SPDX-License-Identifier: Apache-2.0
+# Issue 22, virtual threads: it.vthreads.jdk<major> (vthreads_test.sh, vthreads_check.py) on
+# every JDK found; JDKs before 21 skip it with one line (exit 77). The workload's source is
+# compiled by the test with the JDK under test (--release 21; the build's javac may be 17).
+# Labels: it, vthreads, jdk<major>.
+foreach(_major IN LISTS FX_JDK_MAJORS)
+  fx_it_test(it.vthreads.jdk${_major} vthreads_test.sh ARGS ${FX_JDK_HOME_${_major}}
+             LABELS it vthreads jdk${_major} TIMEOUT 400
+             ENV ${FX_IT_ENV}
+                 FXAGENT_VTHREADS_SRC=${CMAKE_SOURCE_DIR}/java-test/vthreads/fxagent/vthreads/VThreadWorkload.java
+             PROPERTIES SKIP_RETURN_CODE 77)
+endforeach()
