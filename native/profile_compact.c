@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* Compaction of the interned tables: only the rows that the samples and markers still held
- * reach survive, renumbered, in a fresh set of tables swapped in at the end; a failure leaves the
- * model as it was. Every id handed out before a compaction is void after it (the generation). */
+/* Compaction of the interned tables: only the rows that the samples and markers (names, string
+ * fields, cause stacks) still held reach survive, renumbered, in a fresh set of tables swapped in
+ * at the end; a failure leaves the model as it was. Every id handed out before a compaction is void
+ * after it (the generation). */
 #include "fx_profile.h"
 
 #include <string.h>
@@ -50,6 +51,32 @@ static void mark_samples(const struct fx_profile *p, bool *keep)
             for (uint32_t st = s->stack[i]; st != FX_NONE_ID && !keep[st];
                  st = p->stacks.prefix[st])
                 keep[st] = true;
+        }
+    }
+}
+
+/* Issue 18: markers' cause stacks (struct fx_markers.cause_stack), marked and remapped like the
+ * samples' stacks. Kept apart from mark_samples/remap_samples so the walk over "every stack column
+ * of a thread" (issue 17) can take it as one more column. */
+static void mark_marker_causes(const struct fx_profile *p, bool *keep)
+{
+    for (uint32_t t = 0; t < p->nthreads; t++) {
+        const struct fx_markers *mk = &p->threads[t].markers;
+        for (uint32_t i = 0; mk->cause_stack && i < mk->count; i++) {
+            for (uint32_t st = mk->cause_stack[i]; st != FX_NONE_ID && !keep[st];
+                 st = p->stacks.prefix[st])
+                keep[st] = true;
+        }
+    }
+}
+
+static void remap_marker_causes(struct fx_profile *p, const uint32_t *stack_map)
+{
+    for (uint32_t t = 0; t < p->nthreads; t++) {
+        struct fx_markers *mk = &p->threads[t].markers;
+        for (uint32_t i = 0; mk->cause_stack && i < mk->count; i++) {
+            if (mk->cause_stack[i] != FX_NONE_ID)
+                mk->cause_stack[i] = stack_map[mk->cause_stack[i]];
         }
     }
 }
@@ -199,12 +226,14 @@ int fx_profile_compact(struct fx_profile *p)
     int rc = q ? remap_init(&m, p) : FX_ENOMEM;
     if (rc == FX_OK) {
         mark_samples(p, m.keep_stack);
+        mark_marker_causes(p, m.keep_stack);
         rc = copy_stacks(q, p, &m);
     }
     if (rc == FX_OK)
         rc = markers_strings(q, p, &m, false);
     if (rc == FX_OK) {
         remap_samples(p, &m);
+        remap_marker_causes(p, m.stack);
         markers_strings(q, p, &m, true);
         swap_tables(p, q);
         p->generation++;

@@ -45,9 +45,11 @@ uint64_t fx_methods_count(const struct fx_methods *m);
 
 /* --- stacks.c: a ring record's stack in the model, and how stacks came out --- */
 
-/* The stack of a record (len bytes) of thread ring. FX_OK, FX_ENOMEM, FX_EFULL (tables full). */
+/* The stack of a record (len bytes) of thread ring. FX_OK, FX_ENOMEM, FX_EFULL (tables full).
+ * on_cpu: the thread used CPU since its previous sample (wall mode: a RUNNABLE thread that did
+ * not gets a "not on CPU" state frame). */
 int fx_stacks_of_record(struct fx_methods *m, JNIEnv *jni, struct fx_profile *p,
-                        const struct fx_sample_rec *r, uint32_t len, fx_stack_id *out);
+                        const struct fx_sample_rec *r, uint32_t len, bool on_cpu, fx_stack_id *out);
 /* Stacks cut at the depth so far. */
 uint64_t fx_stacks_truncated(void);
 /* The handlers' own recovery counts (struct fx_thread), summed over threads. */
