@@ -69,6 +69,7 @@ struct fx_options {
     bool reset;                /* reset: a dump also drops the samples it wrote */
     enum fx_markers markers;   /* markers=on|off, default on */
     enum fx_cstack cstack;     /* cstack=fp|no, default fp */
+    uint64_t lock_ns;          /* lock=DURATION: record lock waits of at least it; 0 = off */
 };
 
 /* Fills `out` with the defaults. */
