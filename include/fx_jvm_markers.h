@@ -67,6 +67,20 @@ struct fx_jvm_start {
 int fx_jvm_markers_start(struct fx_profile *p, uint32_t thread, int64_t t_ns,
                          const struct fx_jvm_start *s);
 
+/* Issue 18: a lock wait of at least lock=, an interval on the waiting thread (the caller sets
+ * its stack with fx_profile_marker_stack). Strings are any bytes; owner "" when unknown. */
+#define FX_JVM_LOCK_SCHEMA "JvmLockWait"
+#define FX_JVM_LOCK_NAME   "Lock wait"
+struct fx_jvm_lock {
+    const char *lock_class; /* "java.util.concurrent.locks.ReentrantLock$NonfairSync" */
+    size_t lock_class_len;
+    const char *owner; /* the owner thread's name */
+    size_t owner_len;
+    const char *kind; /* "monitor" or "park" */
+};
+int fx_jvm_markers_lock(struct fx_profile *p, uint32_t thread, int64_t start_ns, int64_t end_ns,
+                        const struct fx_jvm_lock *l);
+
 /* --- counters --- */
 
 enum fx_jvm_counter {

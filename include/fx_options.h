@@ -71,6 +71,7 @@ struct fx_options {
     enum fx_cstack cstack;     /* cstack=fp|no, default fp */
     uint64_t alloc_bytes;      /* alloc=SIZE, 0 (default) = off, else 1..1g: heap sampling
                                   interval (issue 17) */
+    uint64_t lock_ns;          /* lock=DURATION: record lock waits of at least it; 0 = off */
 };
 
 /* Fills `out` with the defaults. */

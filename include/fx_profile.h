@@ -45,6 +45,18 @@ enum fx_category {
     FX_CAT_COUNT
 };
 
+/* Issue 18, wall mode: the state of a thread that was not running (its leaf "[state: ...]"
+ * frame), appended after Other so the category's index 0 keeps its meaning. */
+enum fx_idle_subcategory {
+    FX_IDLE_OTHER = 0,
+    FX_IDLE_RUNNABLE, /* RUNNABLE but no CPU used since the previous sample: waiting for a CPU */
+    FX_IDLE_BLOCKED,  /* blocked entering a monitor (synchronized) */
+    FX_IDLE_WAITING,  /* Object.wait, Thread.join */
+    FX_IDLE_SLEEPING, /* Thread.sleep */
+    FX_IDLE_PARKED,   /* LockSupport.park: j.u.c. locks, queues, conditions */
+    FX_IDLE_NATIVE,   /* in native code (I/O, JNI) without using CPU */
+};
+
 enum fx_java_subcategory {
     FX_JAVA_OTHER = 0,
     FX_JAVA_INTERPRETED,
@@ -229,6 +241,11 @@ int fx_profile_schema(struct fx_profile *p, const struct fx_marker_schema *s, ui
 int fx_profile_marker(struct fx_profile *p, uint32_t thread, fx_str_id name, uint8_t phase,
                       uint8_t category, int64_t start_ns, int64_t end_ns, uint32_t schema,
                       const union fx_marker_value *values);
+
+/* The stack of the thread's last marker (written as data.cause = {time: its start, stack}):
+ * where the thread was during the marker, e.g. a lock wait. FX_EINVAL without a marker, for a
+ * marker without a schema (data null has no cause), or for an unknown stack. */
+int fx_profile_marker_stack(struct fx_profile *p, uint32_t thread, fx_stack_id stack);
 
 /* --- counters (drawn as graphs in the timeline) --- */
 

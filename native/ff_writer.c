@@ -369,6 +369,18 @@ static void write_marker_data(struct fx_json *j, const struct fx_profile *p,
         fx_json_key(j, s->fields[f].key);
         write_field_value(j, p, s->fields[f].format, &m->values[m->values_at[i] + f]);
     }
+    /* CauseBacktrace (the front-end's src/types/markers.ts): the stack, and when it was taken
+     * (the marker's start: a wait's stack is the waiter's at its start). */
+    if (m->cause_stack && m->cause_stack[i] != FX_NONE_ID) {
+        fx_json_key(j, "cause");
+        fx_json_obj_begin(j);
+        fx_json_key(j, "time");
+        put_ms(j,
+               m->phase[i] == FX_PHASE_END ? rel_us(p, m->end_ns[i]) : rel_us(p, m->start_ns[i]));
+        fx_json_key(j, "stack");
+        fx_json_u64(j, m->cause_stack[i]);
+        fx_json_obj_end(j);
+    }
     fx_json_obj_end(j);
 }
 

@@ -68,6 +68,8 @@ struct fx_markers {
     uint8_t *phase, *category;
     uint32_t *schema;    /* FX_NONE_ID: data null */
     uint32_t *values_at; /* first of the schema's n_fields values in `values` */
+    /* The marker's stack (data.cause), FX_NONE_ID for none; NULL until a marker has one. */
+    uint32_t *cause_stack;
     uint32_t count, cap;
     union fx_marker_value *values;
     uint32_t nvalues, values_cap;
@@ -214,9 +216,10 @@ int fx_profile_grow(uint32_t *cap, uint32_t count, const struct fx_col *cols, un
 /* The columns of each table, listed once: growing, dropping rows, copying and freeing all walk
  * these lists, so a column added to a table (the next issues' weights, addresses, stacks) is
  * handled everywhere by adding it to its list. Each fills every entry of cols (at most
- * FX_MAX_COLS) and returns how many are live: a samples' weight column, listed last, only once
- * it exists (PROFILE-FORMAT.md §7). A table's other arrays (marker values, row indexes) are its
- * owner's to handle. The cols of a const table are read only (casting the table is safe). */
+ * FX_MAX_COLS) and returns how many are live: a samples' weight column and a markers'
+ * cause_stack column, listed last, only once they exist (PROFILE-FORMAT.md §7). A table's other
+ * arrays (marker values, row indexes) are its owner's to handle. The cols of a const table are read
+ * only (casting the table is safe). */
 #define FX_MAX_COLS      8
 #define FX_COL(t, field) ((struct fx_col){(void **)&(t)->field, sizeof(*(t)->field)})
 /* Copies the FX_COL arguments into cols and is their number. */

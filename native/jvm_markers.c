@@ -182,6 +182,50 @@ int fx_jvm_markers_start(struct fx_profile *p, uint32_t thread, int64_t t_ns,
                FX_CAT_OTHER, t_ns, t_ns, &start_schema, v);
 }
 
+/* --- issue 18: lock waits --- */
+
+static const struct fx_marker_field lock_fields[] = {
+        {"duration", "Waited", FX_FMT_DURATION},
+        {"lockClass", "Lock class", FX_FMT_STRING},
+        {"owner", "Owner thread", FX_FMT_STRING},
+        {"kind", "Kind", FX_FMT_STRING},
+};
+
+static const struct fx_marker_schema lock_schema = {
+        .name = FX_JVM_LOCK_SCHEMA,
+        .tooltip_label = "Waited {marker.data.duration} for {marker.data.lockClass} "
+                         "({marker.data.kind}, owner {marker.data.owner})",
+        .table_label = "{marker.data.lockClass} ({marker.data.kind}) held by {marker.data.owner}",
+        .chart_label = "{marker.data.lockClass}",
+        .description = "A thread waited at least lock= for a lock. monitor: a synchronized block "
+                       "or method (JVMTI MonitorContendedEnter to Entered), the owner read when "
+                       "the wait began; park: Unsafe.park with a blocker (ReentrantLock, "
+                       "ReentrantReadWriteLock, Semaphore, a Condition, a queue), the owner "
+                       "being an AbstractOwnableSynchronizer's exclusive owner when the park "
+                       "began. The stack is the waiting thread's.",
+        .display = FX_DISPLAY_CHART | FX_DISPLAY_TABLE,
+        .fields = lock_fields,
+        .n_fields = sizeof(lock_fields) / sizeof(lock_fields[0]),
+};
+
+int fx_jvm_markers_lock(struct fx_profile *p, uint32_t thread, int64_t start_ns, int64_t end_ns,
+                        const struct fx_jvm_lock *l)
+{
+    union fx_marker_value v[4] = {{.d = (double)(end_ns - start_ns) / 1e6},
+                                  {.s = FX_STR_NONE},
+                                  {.s = FX_STR_NONE},
+                                  {.s = FX_STR_NONE}};
+    int rc = fx_profile_string(p, l->lock_class, l->lock_class_len, &v[1].s);
+    if (rc == FX_OK)
+        rc = fx_profile_string(p, l->owner, l->owner_len, &v[2].s);
+    if (rc == FX_OK)
+        rc = fx_profile_cstring(p, l->kind, &v[3].s);
+    if (rc != FX_OK)
+        return rc;
+    return add(p, thread, FX_JVM_LOCK_NAME, strlen(FX_JVM_LOCK_NAME), FX_PHASE_INTERVAL,
+               FX_CAT_IDLE, start_ns, end_ns, &lock_schema, v);
+}
+
 /* --- counters --- */
 
 static const struct fx_counter_desc counters[FX_JVM_COUNTER_COUNT] = {

@@ -420,6 +420,14 @@ static const struct opt_def opt_table[] = {
          .offset = FIELD(cstack),
          .choices = cstack_names,
          .accepts = "fp or no"},
+        {.name = "lock",
+         .kind = OPT_VALUE,
+         .parse = parse_duration_opt,
+         .offset = FIELD(lock_ns),
+         .min = 1,
+         .max = 3600 * NS_PER_S,
+         .zero_ok = true,
+         .accepts = "0 (off) or a whole duration up to 1h, e.g. 10ms"},
         {.name = "reply",
          .kind = OPT_VALUE,
          .parse = parse_reply_opt,
@@ -458,6 +466,7 @@ static const char help_text[] =
         "  cstack=fp|no            native frames in cpu mode by frame pointers, or none (default fp)\n"
         "  quiet                   no summary line on stderr (default off)\n"
         "  reset                   with dump: drop the samples written (default off)\n"
+        "  lock=DURATION           record lock waits (monitors, j.u.c. parks) of at least it, 0 off (default 0)\n"
         "  reply=PATH              append the outcome line to this existing file (default none)\n"
         "  validate[=REPORT.json]  check AsyncGetCallTrace against GetStackTrace (default off)\n"
         "  alloc=SIZE              sample allocations every SIZE bytes on average, live heap (default 0: off)\n"

@@ -51,9 +51,10 @@ unsigned fx_samples_cols(struct fx_samples *s, struct fx_col *cols)
 
 unsigned fx_markers_cols(struct fx_markers *m, struct fx_col *cols)
 {
-    return FX_COLS_SET(cols, FX_COL(m, name), FX_COL(m, start_ns), FX_COL(m, end_ns),
-                       FX_COL(m, phase), FX_COL(m, category), FX_COL(m, schema),
-                       FX_COL(m, values_at));
+    unsigned n = FX_COLS_SET(cols, FX_COL(m, name), FX_COL(m, start_ns), FX_COL(m, end_ns),
+                             FX_COL(m, phase), FX_COL(m, category), FX_COL(m, schema),
+                             FX_COL(m, values_at), FX_COL(m, cause_stack));
+    return m->cause_stack ? n : n - 1;
 }
 
 unsigned fx_counter_cols(struct fx_counter *c, struct fx_col *cols)
@@ -330,9 +331,31 @@ int fx_profile_marker(struct fx_profile *p, uint32_t thread, fx_str_id name, uin
     m->category[i] = category;
     m->schema[i] = schema;
     m->values_at[i] = m->nvalues;
+    if (m->cause_stack)
+        m->cause_stack[i] = FX_NONE_ID;
     if (nvalues)
         memcpy(&m->values[m->nvalues], values, nvalues * sizeof(*values));
     m->nvalues += nvalues;
+    return FX_OK;
+}
+
+int fx_profile_marker_stack(struct fx_profile *p, uint32_t thread, fx_stack_id stack)
+{
+    if (thread >= p->nthreads || stack.i >= p->stacks.count)
+        return FX_EINVAL;
+    struct fx_markers *m = &p->threads[thread].markers;
+    if (m->count == 0 || m->schema[m->count - 1] == FX_NONE_ID)
+        return FX_EINVAL; /* no marker, or data null: a cause needs a data object */
+    if (!m->cause_stack) {
+        /* The column appears with the first stack (as samples.weight does), so threads whose
+         * markers have none keep their memory. */
+        uint32_t *c = fx_reallocarray(NULL, m->cap, sizeof(*c));
+        if (!c)
+            return FX_ENOMEM;
+        memset(c, 0xff, (size_t)m->cap * sizeof(*c)); /* every row FX_NONE_ID */
+        m->cause_stack = c;
+    }
+    m->cause_stack[m->count - 1] = stack.i;
     return FX_OK;
 }
 
@@ -541,7 +564,7 @@ static size_t thread_memory(const struct fx_thread *t)
     const struct fx_samples *s = &t->samples;
     size_t per_sample = sizeof(int64_t) + 2 * sizeof(uint32_t) + (s->weight ? 4 : 0);
     const struct fx_markers *m = &t->markers;
-    size_t per_marker = 2 * sizeof(int64_t) + 3 * sizeof(uint32_t) + 2;
+    size_t per_marker = 2 * sizeof(int64_t) + 3 * sizeof(uint32_t) + 2 + (m->cause_stack ? 4 : 0);
     return (t->name ? strlen(t->name) + 1 : 0) + (size_t)s->cap * per_sample +
            (size_t)m->cap * per_marker + (size_t)m->values_cap * sizeof(*m->values);
 }

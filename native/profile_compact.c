@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* Compaction of the interned tables: only the rows that the samples, allocations and markers
- * still held reach survive, renumbered, in a fresh set of tables swapped in at the end; a failure
- * leaves the model as it was. Every id handed out before a compaction is void after it (the
- * generation). */
+ * (names, string fields, cause stacks) still held reach survive, renumbered, in a fresh set of
+ * tables swapped in at the end; a failure leaves the model as it was. Every id handed out before
+ * a compaction is void after it (the generation). */
 #include "fx_profile.h"
 
 #include <string.h>
@@ -51,6 +51,8 @@ static void thread_stack_columns(struct fx_thread *t, stack_column_fn fn, void *
 {
     fn(t->samples.stack, t->samples.count, arg);
     fn(t->allocs.stack, t->allocs.count, arg);
+    if (t->markers.cause_stack) /* issue 18: created at the first marker with a stack */
+        fn(t->markers.cause_stack, t->markers.count, arg);
 }
 
 static void each_stack_column(struct fx_profile *p, stack_column_fn fn, void *arg)

@@ -12,6 +12,9 @@
 static const char *const sub_other[] = {"Other"};
 /* "Recovered...": frames put on top of a stack by stack recovery (issue 20); the oracle of
  * tests/it/stack_shape_check.py finds them by this prefix. */
+/* Issue 18: what a thread sampled off CPU in wall mode was doing (enum fx_idle_subcategory). */
+static const char *const sub_idle[] = {"Other",    "Runnable", "Blocked (monitor)", "Waiting",
+                                       "Sleeping", "Parked",   "Native / I-O"};
 static const char *const sub_java[] = {"Other",   "Interpreted",   "JIT (C1)", "JIT (C2)",
                                        "Inlined", "Native method", "Recovered"};
 static const char *const sub_native[] = {"Other", "libjvm", "libc/kernel", "JNI library"};
@@ -28,7 +31,7 @@ static const char *const sub_vm[] = {"Other", "Safepoint", "Class loading", "Stu
 /* PROFILE-FORMAT.md §12.1; the order is the writer's ABI (enum fx_category). */
 static const struct fx_category_info categories[FX_CAT_COUNT] = {
         [FX_CAT_OTHER] = CAT("Other", "grey", sub_other),
-        [FX_CAT_IDLE] = CAT("Idle", "transparent", sub_other),
+        [FX_CAT_IDLE] = CAT("Idle", "transparent", sub_idle),
         [FX_CAT_JAVA] = CAT("Java", "yellow", sub_java),
         [FX_CAT_NATIVE] = CAT("Native", "lightblue", sub_native),
         [FX_CAT_GC] = CAT("GC", "orange", sub_gc),

@@ -123,6 +123,7 @@ static int add_capabilities(jvmtiEnv *jvmti)
     memset(&opt, 0, sizeof(opt));
     opt.can_generate_garbage_collection_events = 1;
     opt.can_suspend = 1;
+    fx_locks_add_capabilities(&opt);
     (*jvmti)->AddCapabilities(jvmti, &opt);
     return FX_OK;
 }
@@ -156,12 +157,14 @@ int fx_jvmti_events_setup(jvmtiEnv *jvmti, jvmtiEventVMInit vm_init, jvmtiEventV
     cb.DynamicCodeGenerated = on_dynamic_code_generated;
     fx_markers_fill_callbacks(&cb);
     fx_allocs_fill_callbacks(&cb);
+    fx_locks_fill_callbacks(&cb);
     if (fx_jvmti_failed((*jvmti)->SetEventCallbacks(jvmti, &cb, (jint)sizeof(cb)),
                         "SetEventCallbacks"))
         return FX_EUNSUPPORTED;
     fx_markers_setup();       /* no markers is no reason to refuse the start */
     fx_vthreads_setup(jvmti); /* JDK 21+: mount tracking (issue 22) */
     fx_codemap_setup();
+    fx_locks_setup();
     for (size_t i = 0; i < sizeof(events) / sizeof(events[0]); i++) {
         if (fx_jvmti_failed(
                     (*jvmti)->SetEventNotificationMode(jvmti, JVMTI_ENABLE, events[i], NULL),

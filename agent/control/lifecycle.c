@@ -74,6 +74,8 @@ static int add_sources(void)
         rc = fx_sources_add(&fx_output_meta_step);
     if (rc == FX_OK)
         rc = fx_sources_add(&fx_validate_step);
+    if (rc == FX_OK) /* before the sampler: its pass marks ended threads finished */
+        rc = fx_sources_add(&fx_locks_source);
     if (rc == FX_OK)
         rc = fx_sources_add(&fx_drain_source);
     if (rc == FX_OK)

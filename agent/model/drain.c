@@ -122,6 +122,17 @@ static int64_t cpu_since_last(const struct fx_thread *t, const struct fx_sample_
     return r->cpu_ns - t->last_cpu_ns;
 }
 
+/* Wall mode: did the thread run since its previous sample? At least a tenth of the wall time
+ * between them on its CPU clock (a thread in a blocking system call uses microseconds; a busy one
+ * sharing a CPU with a few others still passes). The first sample of a thread is taken as
+ * running, as before issue 18. */
+static bool on_cpu(const struct fx_thread *t, const struct fx_sample_rec *r, int64_t cpu_delta)
+{
+    if (!t->have_last || r->cpu_ns == FX_CPU_NOT_READ)
+        return true;
+    return cpu_delta * 10 >= r->time_ns - t->last_time_ns;
+}
+
 static void one_record(JNIEnv *jni, struct fx_profile *p, struct fx_thread *t,
                        const struct fx_sample_rec *r, uint32_t len)
 {
@@ -130,16 +141,17 @@ static void one_record(JNIEnv *jni, struct fx_profile *p, struct fx_thread *t,
         return;
     fx_stack_id stack;
     struct fx_vt_route vt = {.index = t->profile_index};
+    int64_t cpu_delta = cpu_since_last(t, r);
     int rc = fx_model_vthreads_route(p, r, len, &vt); /* issue 22 */
     if (rc == FX_OK)
-        rc = fx_stacks_of_record(dr.methods, jni, p, r, len, &vt, &stack);
+        rc = fx_stacks_of_record(dr.methods, jni, p, r, len, on_cpu(t, r, cpu_delta), &vt,
+                                 &stack);
     if (rc == FX_EFULL && fx_window_full_stack(&stack)) /* tables at their limit (window.c) */
         rc = FX_OK;
     if (rc != FX_OK) {
         dr.model_errors++;
         return;
     }
-    int64_t cpu_delta = cpu_since_last(t, r);
     maybe_idle(p, t, r, cpu_delta);
     if (fx_profile_sample(p, vt.index, r->time_ns, stack, cpu_delta, r->weight) != FX_OK) {
         dr.model_errors++;

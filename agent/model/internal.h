@@ -65,9 +65,11 @@ void fx_model_vthreads_report(struct fx_profile *p);
 
 /* --- stacks.c: a ring record's stack in the model, and how stacks came out --- */
 
-/* The stack of a record (len bytes) of thread ring. FX_OK, FX_ENOMEM, FX_EFULL (tables full). */
+/* The stack of a record (len bytes) of thread ring. FX_OK, FX_ENOMEM, FX_EFULL (tables full).
+ * on_cpu: the thread used CPU since its previous sample (wall mode: a RUNNABLE thread that did
+ * not gets a "not on CPU" state frame). */
 int fx_stacks_of_record(struct fx_methods *m, JNIEnv *jni, struct fx_profile *p,
-                        const struct fx_sample_rec *r, uint32_t len,
+                        const struct fx_sample_rec *r, uint32_t len, bool on_cpu,
                         const struct fx_vt_route *under, fx_stack_id *out);
 /* Stacks cut at the depth so far. */
 uint64_t fx_stacks_truncated(void);

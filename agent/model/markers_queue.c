@@ -26,7 +26,7 @@ bool fx_markers_on(void)
 /* --- the queues --- */
 
 /* Once per process: producers may be inside a ring, so a second setup (a restart) keeps it. */
-static int evq_init(struct evq *e, size_t bytes)
+int fx_evq_init(struct evq *e, size_t bytes)
 {
     if (__atomic_load_n(&e->ready, __ATOMIC_ACQUIRE))
         return FX_OK;
@@ -38,8 +38,8 @@ static int evq_init(struct evq *e, size_t bytes)
 
 /* Appends hdr + a + b as one record; false if the queue is missing or full (the ring counts
  * drops). */
-static bool evq_push(struct evq *e, const void *hdr, uint32_t hdr_len, const void *a,
-                     uint32_t a_len, const void *b, uint32_t b_len)
+bool fx_evq_push(struct evq *e, const void *hdr, uint32_t hdr_len, const void *a, uint32_t a_len,
+                 const void *b, uint32_t b_len)
 {
     if (!__atomic_load_n(&e->ready, __ATOMIC_ACQUIRE))
         return false;
@@ -69,7 +69,7 @@ uint64_t fx_mq_drops(struct evq *e)
 static void gc_event(uint32_t kind)
 {
     struct gc_rec r = {.t = fx_now_ns(), .kind = kind};
-    evq_push(&fx_mq.gc, &r, sizeof(r), NULL, 0, NULL, 0);
+    fx_evq_push(&fx_mq.gc, &r, sizeof(r), NULL, 0, NULL, 0);
 }
 
 static void JNICALL on_gc_start(jvmtiEnv *jvmti)
@@ -110,11 +110,11 @@ int fx_markers_setup(void)
 {
     if (!fx_markers_on())
         return FX_OK;
-    int rc = evq_init(&fx_mq.gc, GC_QUEUE_BYTES);
+    int rc = fx_evq_init(&fx_mq.gc, GC_QUEUE_BYTES);
     if (rc == FX_OK)
-        rc = evq_init(&fx_mq.jit, JIT_QUEUE_BYTES);
+        rc = fx_evq_init(&fx_mq.jit, JIT_QUEUE_BYTES);
     if (rc == FX_OK)
-        rc = evq_init(&fx_mq.user, USER_QUEUE_BYTES);
+        rc = fx_evq_init(&fx_mq.user, USER_QUEUE_BYTES);
     if (rc != FX_OK) {
         fx_log("out of memory for the marker queues: no markers");
         return rc;
@@ -132,7 +132,7 @@ void fx_markers_compiled_method_load(jmethodID method, jint code_size, const voi
                         .code_size = code_size,
                         .inlined = fx_jit_info_inlined(method, compile_info),
                         .tid = (int32_t)syscall(SYS_gettid)};
-    evq_push(&fx_mq.jit, &r, sizeof(r), NULL, 0, NULL, 0);
+    fx_evq_push(&fx_mq.jit, &r, sizeof(r), NULL, 0, NULL, 0);
 }
 
 /* --- producers: fxagent.Markers natives (application threads; not signal context) --- */
@@ -170,7 +170,7 @@ static void user_push(JNIEnv *env, uint8_t kind, int64_t handle, jstring name, j
             .t = fx_now_ns(), .handle = handle, .tid = (int32_t)syscall(SYS_gettid), .kind = kind};
     r.name_len = copy_string(env, name, nb, USER_NAME_MAX);
     r.text_len = copy_string(env, text, tb, USER_TEXT_MAX);
-    evq_push(&fx_mq.user, &r, sizeof(r), nb, r.name_len, tb, r.text_len);
+    fx_evq_push(&fx_mq.user, &r, sizeof(r), nb, r.name_len, tb, r.text_len);
 }
 
 static bool user_live(void)

@@ -68,6 +68,11 @@ struct fx_marker_queues {
 };
 extern struct fx_marker_queues fx_mq;
 
+/* Once per process (producers may be inside a ring, so a restart keeps it). */
+int fx_evq_init(struct evq *e, size_t bytes);
+/* Appends hdr + a + b as one record; false if the queue is missing or full (counted). */
+bool fx_evq_push(struct evq *e, const void *hdr, uint32_t hdr_len, const void *a, uint32_t a_len,
+                 const void *b, uint32_t b_len);
 /* The queue's dropped records (full), 0 if it was never set up. */
 uint64_t fx_mq_drops(struct evq *e);
 bool fx_markers_on(void);

@@ -7,6 +7,7 @@
  *  - window.c: the memory bound, periods, and requests from other threads (dump, status,
  *    restart) served between two passes;
  *  - markers.c, markers_queue.c: JVM events and fxagent.Markers calls as markers, a source;
+ *  - locks.c, locks_events.c: lock waits (lock=) as markers and a blocked-time track, a source;
  *  - counters.c, gcinfo.c, jit_info.c, methods.c, tracks.c: model-private helpers. */
 #ifndef FX_MODEL_H
 #define FX_MODEL_H
@@ -54,6 +55,16 @@ void fx_allocs_fill_callbacks(jvmtiEventCallbacks *cb);
  * samples and frees into each thread's nativeAllocations; before_dump: "Allocations" in
  * meta.extra. */
 extern const struct fx_source fx_allocs_source;
+/* --- locks.c, locks_events.c: lock waits (issue 18, lock=) --- */
+
+/* Agent_OnLoad / attach, with the optional capabilities and before SetEventCallbacks. */
+void fx_locks_add_capabilities(jvmtiCapabilities *opt);
+void fx_locks_fill_callbacks(jvmtiEventCallbacks *cb);
+/* After SetEventCallbacks: NativeMethodBind on, so Unsafe.park's binding is seen. */
+void fx_locks_setup(void);
+/* Starts with a recording that has lock=: monitor events on, Unsafe.park wrapped; stop undoes
+ * both. Drained each pass; before a dump, the "Lock waits" meta.extra. */
+extern const struct fx_source fx_locks_source;
 
 /* --- counters.c: the JVMTI callbacks' share --- */
 

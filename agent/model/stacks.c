@@ -22,13 +22,23 @@ static const char *const asgct_labels[FX_ASGCT_CODES] = {
         "[AGCT: safepoint]",
 };
 
-static const char *const state_labels[FX_WS_COUNT] = {
-        NULL,
-        NULL,
-        "[state: BLOCKED]",
-        "[state: WAITING]",
-        "[state: TIMED_WAITING]",
-        "[state: pinned]",
+/* Wall mode (issue 18): the leaf frame of a thread that was not running, in the Idle category
+ * with the state's subcategory, so the activity graph draws CPU only. A RUNNABLE thread (in
+ * Java or in native code) that used CPU since its previous sample gets no state frame: its own
+ * frames' categories (Java, Native, VM) say it ran. */
+static const struct {
+    const char *label;
+    uint8_t sub;
+} states[FX_WS_COUNT] = {
+        [FX_WS_RUNNABLE] = {"[state: RUNNABLE, not on CPU]", FX_IDLE_RUNNABLE},
+        [FX_WS_BLOCKED] = {"[state: BLOCKED]", FX_IDLE_BLOCKED},
+        [FX_WS_WAITING] = {"[state: WAITING]", FX_IDLE_WAITING},
+        [FX_WS_TIMED_WAITING] = {"[state: TIMED_WAITING]", FX_IDLE_WAITING},
+        [FX_WS_SLEEPING] = {"[state: SLEEPING]", FX_IDLE_SLEEPING},
+        [FX_WS_PARKED] = {"[state: PARKED]", FX_IDLE_PARKED},
+        [FX_WS_IN_NATIVE] = {"[state: IN_NATIVE, not on CPU]", FX_IDLE_NATIVE},
+        /* issue 22: a carrier blocked with a virtual thread mounted */
+        [FX_WS_PINNED] = {"[state: pinned]", FX_IDLE_BLOCKED},
 };
 
 /* Model owner only. */
@@ -39,7 +49,8 @@ static struct {
 } st;
 
 /* A leaf or root pseudo-frame that is not Java. */
-static int label_frame(struct fx_profile *p, const char *label, uint8_t cat, fx_frame_id *out)
+static int label_frame(struct fx_profile *p, const char *label, uint8_t cat, uint8_t sub,
+                       fx_frame_id *out)
 {
     fx_str_id name;
     fx_func_id f;
@@ -54,7 +65,7 @@ static int label_frame(struct fx_profile *p, const char *label, uint8_t cat, fx_
     rc = fx_profile_func(p, &k, &f);
     if (rc != FX_OK)
         return rc;
-    struct fx_frame_key fk = {.func = f, .line = -1, .category = cat};
+    struct fx_frame_key fk = {.func = f, .line = -1, .category = cat, .subcategory = sub};
     return fx_profile_frame(p, &fk, out);
 }
 
@@ -161,17 +172,20 @@ static int failure_stack(struct fx_methods *m, JNIEnv *jni, struct fx_profile *p
 }
 
 int fx_stacks_of_record(struct fx_methods *m, JNIEnv *jni, struct fx_profile *p,
-                        const struct fx_sample_rec *r, uint32_t len,
+                        const struct fx_sample_rec *r, uint32_t len, bool on_cpu,
                         const struct fx_vt_route *under, fx_stack_id *out)
 {
     int rc = r->num_frames > 0 ? java_stack(m, jni, p, r, under, out)
                                : failure_stack(m, jni, p, r, len, under->root, out);
     if (rc == FX_OK)
         rc = fx_native_frames_push(p, r, len, out); /* issue 16: above the Java part */
-    if (rc != FX_OK || r->state >= FX_WS_COUNT || state_labels[r->state] == NULL)
+    if (rc != FX_OK || r->state >= FX_WS_COUNT || states[r->state].label == NULL)
         return rc;
+    bool running = r->state == FX_WS_RUNNABLE || r->state == FX_WS_IN_NATIVE;
+    if (running && on_cpu)
+        return FX_OK;
     fx_frame_id f;
-    rc = label_frame(p, state_labels[r->state], FX_CAT_IDLE, &f);
+    rc = label_frame(p, states[r->state].label, FX_CAT_IDLE, states[r->state].sub, &f);
     return rc == FX_OK ? fx_profile_stack(p, *out, f, out) : rc;
 }
 

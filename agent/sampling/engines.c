@@ -19,10 +19,16 @@ static uint8_t wall_state_of(jint s)
 {
     if (s & JVMTI_THREAD_STATE_BLOCKED_ON_MONITOR_ENTER)
         return FX_WS_BLOCKED;
+    if (s & JVMTI_THREAD_STATE_SLEEPING)
+        return FX_WS_SLEEPING;
+    if (s & JVMTI_THREAD_STATE_PARKED)
+        return FX_WS_PARKED;
     if (s & JVMTI_THREAD_STATE_WAITING_WITH_TIMEOUT)
         return FX_WS_TIMED_WAITING;
     if (s & JVMTI_THREAD_STATE_WAITING)
         return FX_WS_WAITING;
+    if (s & JVMTI_THREAD_STATE_IN_NATIVE)
+        return FX_WS_IN_NATIVE;
     return FX_WS_RUNNABLE;
 }
 

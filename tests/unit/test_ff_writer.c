@@ -348,7 +348,8 @@ static const char *const cat_colors[] = {"grey",   "transparent", "yellow", "lig
                                          "orange", "green",       "purple", "magenta"};
 static const char *const cat_subs[][8] = {
         {"Other", NULL},
-        {"Other", NULL},
+        {"Other", "Runnable", "Blocked (monitor)", "Waiting", "Sleeping", "Parked", "Native / I-O",
+         NULL},
         {"Other", "Interpreted", "JIT (C1)", "JIT (C2)", "Inlined", "Native method", "Recovered",
          NULL},
         {"Other", "libjvm", "libc/kernel", "JNI library", NULL},
@@ -883,26 +884,80 @@ END_TEST
 /* A marker whose schema has no fields, in a thread where no marker holds values: its data is
  * just the type. (Found by fuzz_profile_writer: the writer computed NULL + 0 here, which UBSan
  * reports as undefined behaviour.) */
+static const struct fx_marker_schema bare_schema = {.name = "FxBare", .display = FX_DISPLAY_TABLE};
+
+/* A profile with one thread, the field-less schema and a marker name. */
+static struct fx_profile *one_thread_bare(uint32_t *t, uint32_t *schema, fx_str_id *name)
+{
+    struct fx_profile *p = fx_profile_new();
+    ck_assert_int_eq(fx_profile_thread_add(p, "main", 1, 0, t), FX_OK);
+    ck_assert_int_eq(fx_profile_schema(p, &bare_schema, schema), FX_OK);
+    ck_assert_int_eq(fx_profile_cstring(p, "tick", name), FX_OK);
+    return p;
+}
+
+/* p written and parsed into ps (json: the text, for fx_free); its first thread's markers. */
+static const cJSON *first_thread_markers(struct fx_profile *p, struct parsed *ps, char **json)
+{
+    size_t len;
+    *json = write_mem(p, &len);
+    check_profile(*json, len, ps);
+    return key(cJSON_GetArrayItem(key(ps->root, "threads"), 0), "markers");
+}
+
 START_TEST(test_ff_writer_marker_of_fieldless_schema_has_only_type)
 {
-    static const struct fx_marker_schema bare = {.name = "FxBare", .display = FX_DISPLAY_TABLE};
-    struct fx_profile *p = fx_profile_new();
     uint32_t t, schema;
     fx_str_id name;
-    ck_assert_int_eq(fx_profile_thread_add(p, "main", 1, 0, &t), FX_OK);
-    ck_assert_int_eq(fx_profile_schema(p, &bare, &schema), FX_OK);
-    ck_assert_int_eq(fx_profile_cstring(p, "tick", &name), FX_OK);
+    struct fx_profile *p = one_thread_bare(&t, &schema, &name);
     ck_assert_int_eq(
             fx_profile_marker(p, t, name, FX_PHASE_INSTANT, FX_CAT_OTHER, 10, 0, schema, NULL),
             FX_OK);
-    size_t len;
-    char *json = write_mem(p, &len);
     struct parsed ps;
-    check_profile(json, len, &ps);
-    const cJSON *markers = key(cJSON_GetArrayItem(key(ps.root, "threads"), 0), "markers");
+    char *json;
+    const cJSON *markers = first_thread_markers(p, &ps, &json);
     const cJSON *data = cJSON_GetArrayItem(key(markers, "data"), 0);
     ck_assert_int_eq(cJSON_GetArraySize(data), 1);
     ck_assert_str_eq(key(data, "type")->valuestring, "FxBare");
+    parsed_free(&ps);
+    fx_free(json);
+    fx_profile_free(p);
+}
+END_TEST
+
+/* A marker's stack is written as data.cause = {time: its start, stack} (the front-end's
+ * CauseBacktrace); a marker without one has no cause key, and data null takes none. */
+START_TEST(test_ff_writer_marker_stack_is_data_cause)
+{
+    uint32_t t, schema;
+    fx_str_id name;
+    fx_stack_id st;
+    struct fx_profile *p = one_thread_bare(&t, &schema, &name);
+    ck_assert_int_eq(fx_profile_label_stack(p, "waiter", FX_CAT_JAVA, &st), FX_OK);
+    ck_assert_int_eq(fx_profile_marker_stack(p, t, st), FX_EINVAL); /* no marker yet */
+    ck_assert_int_eq(fx_profile_marker(p, t, name, FX_PHASE_INSTANT, FX_CAT_OTHER, MS(1), 0,
+                                       FX_NONE_ID, NULL),
+                     FX_OK);
+    ck_assert_int_eq(fx_profile_marker_stack(p, t, st), FX_EINVAL); /* data null */
+    ck_assert_int_eq(fx_profile_marker(p, t, name, FX_PHASE_INTERVAL, FX_CAT_OTHER, MS(2), MS(5),
+                                       schema, NULL),
+                     FX_OK);
+    ck_assert_int_eq(fx_profile_marker_stack(p, t, (fx_stack_id){st.i + 1}), FX_EINVAL);
+    ck_assert_int_eq(fx_profile_marker_stack(p, t, st), FX_OK);
+    ck_assert_int_eq(fx_profile_marker(p, t, name, FX_PHASE_INTERVAL, FX_CAT_OTHER, MS(6), MS(7),
+                                       schema, NULL),
+                     FX_OK);
+    struct parsed ps;
+    char *json;
+    const cJSON *markers = first_thread_markers(p, &ps, &json);
+    ck_assert(cJSON_IsNull(cJSON_GetArrayItem(key(markers, "data"), 0)));
+    const cJSON *cause = key(cJSON_GetArrayItem(key(markers, "data"), 1), "cause");
+    ck_assert_ptr_nonnull(cause);
+    ck_assert_int_eq(cJSON_GetArraySize(cause), 2);
+    ck_assert_double_eq_tol(key(cause, "time")->valuedouble, 2.0, 1e-9);
+    ck_assert_int_eq(key(cause, "stack")->valueint, (int)st.i);
+    ck_assert_ptr_null(
+            cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(key(markers, "data"), 2), "cause"));
     parsed_free(&ps);
     fx_free(json);
     fx_profile_free(p);
@@ -1480,6 +1535,7 @@ static Suite *ff_writer_suite(void)
     tcase_add_test(tc, test_ff_writer_weight_type_is_per_thread);
     tcase_add_test(tc, test_ff_writer_libs_name_native_resources);
     tcase_add_test(tc, test_ff_writer_marker_of_fieldless_schema_has_only_type);
+    tcase_add_test(tc, test_ff_writer_marker_stack_is_data_cause);
     tcase_add_test(tc, test_ff_writer_visible_threads_are_the_busiest_64);
     tcase_add_test(tc, test_ff_writer_cpu_deltas_in_microseconds_keep_the_thread_total);
     tcase_add_test(tc, test_ff_writer_locale_does_not_change_numbers);

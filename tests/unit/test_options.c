@@ -33,6 +33,7 @@ enum fld {
     F_RESET,
     F_MARKERS,
     F_CSTACK,
+    F_LOCK,
 };
 
 static uint64_t get(const struct fx_options *o, enum fld f)
@@ -64,6 +65,8 @@ static uint64_t get(const struct fx_options *o, enum fld f)
         return o->markers;
     case F_CSTACK:
         return o->cstack;
+    case F_LOCK:
+        return o->lock_ns;
     }
     return UINT64_MAX;
 }
@@ -124,6 +127,10 @@ static const struct good_case good[] = {
         {"cstack=fp", F_CSTACK, FX_CSTACK_FP},
         {"cstack=no", F_CSTACK, FX_CSTACK_NO},
         {"mode=cpu,cstack=no", F_MODE, FX_MODE_CPU},
+        {"lock=0", F_LOCK, 0},
+        {"lock=10ms", F_LOCK, 10 * NS_MS},
+        {"lock=1ns", F_LOCK, 1},
+        {"lock=1h", F_LOCK, 3600 * NS_S},
 };
 
 struct bad_case {
@@ -232,6 +239,9 @@ static const struct bad_case bad[] = {
         {"cstack", FX_EINVAL, "cstack", "needs a value (cstack=...)", NULL},
         {"cstack=fp,cstack=no", FX_EINVAL, "cstack", "given twice", NULL},
         {"cstak=fp", FX_EINVAL, "cstak", "(did you mean 'cstack'?)", NULL},
+        {"lock=10", FX_EINVAL, "lock", "needs a unit", NULL},
+        {"lock=2h", FX_ERANGE, "lock", "out of range", NULL},
+        {"lock", FX_EINVAL, "lock", "needs a value (lock=...)", NULL},
         {"marker=off", FX_EINVAL, "marker", "(did you mean 'markers'?)", NULL},
 };
 
@@ -271,6 +281,7 @@ static void check_defaults(const struct fx_options *o)
     ck_assert(!o->reset);
     ck_assert_int_eq(o->markers, FX_MARKERS_ON);
     ck_assert_int_eq(o->cstack, FX_CSTACK_FP);
+    ck_assert_uint_eq(o->lock_ns, 0);
 }
 
 START_TEST(test_options_good_value_sets_its_field)

@@ -170,6 +170,32 @@ START_TEST(test_profile_compact_keeps_what_samples_and_markers_reach)
 }
 END_TEST
 
+/* A marker's cause stack keeps its stack alive through a compaction and is renumbered with
+ * it; a snapshot copies the column. */
+START_TEST(test_profile_compact_keeps_and_remaps_marker_cause_stacks)
+{
+    uint32_t t1;
+    struct fx_profile *p = half_dropped(&t1);
+    fx_stack_id cause;
+    ck_assert_int_eq(distinct_stack(p, 0, 3, &cause), FX_OK); /* period 0: no sample holds it */
+    ck_assert_int_eq(fx_profile_marker_stack(p, t1, cause), FX_OK);
+    char before[1024], after[1024];
+    stack_text(p, cause.i, before, sizeof(before));
+    ck_assert_int_eq(fx_profile_compact(p), FX_OK);
+    ck_assert_uint_eq(p->stacks.count, 5 * DEPTH + DEPTH); /* period 2's and the cause's */
+    const struct fx_markers *m = &p->threads[t1].markers;
+    ck_assert_ptr_nonnull(m->cause_stack);
+    stack_text(p, m->cause_stack[0], after, sizeof(after));
+    ck_assert_str_eq(after, before);
+    struct fx_profile *copy = fx_profile_snapshot(p);
+    ck_assert_ptr_nonnull(copy);
+    stack_text(copy, copy->threads[0].markers.cause_stack[0], after, sizeof(after));
+    ck_assert_str_eq(after, before);
+    fx_profile_free(copy);
+    fx_profile_free(p);
+}
+END_TEST
+
 START_TEST(test_profile_compact_rebuilt_index_finds_kept_rows_and_adds_new_ones)
 {
     uint32_t t1;
@@ -238,6 +264,7 @@ static Suite *suite(void)
     tcase_add_test(tc, test_profile_compact_periods_of_distinct_stacks_never_fill_the_tables);
     tcase_add_test(tc, test_profile_compact_without_it_the_same_periods_fill_the_tables);
     tcase_add_test(tc, test_profile_compact_keeps_what_samples_and_markers_reach);
+    tcase_add_test(tc, test_profile_compact_keeps_and_remaps_marker_cause_stacks);
     tcase_add_test(tc, test_profile_compact_rebuilt_index_finds_kept_rows_and_adds_new_ones);
     tcase_add_test(tc, test_profile_compact_out_of_memory_changes_nothing);
     tcase_add_test(tc, test_profile_compact_snapshot_taken_before_stays_valid);

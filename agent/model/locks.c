@@ -1,0 +1,231 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* Lock waits in the model (issue 18), the consumer of locks_events.c's queue, a source: each
+ * wait becomes a "Lock wait" interval (JvmLockWait) on the waiting thread's track with the
+ * waiting stack as its cause, and one sample, weighted by the wait in µs, on a second track of
+ * the same thread named "NAME (blocked)" (weightType tracing-ms), so the call tree of that track
+ * answers "which code waits most". Model owner only, but for start and stop (control's lock). */
+#include "locks.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "fx_alloc.h"
+#include "fx_jvm_markers.h"
+#include "fx_ring.h"
+
+struct blocked_track {
+    struct fx_thread *t; /* the waiting thread (the registry keeps ended threads until reaped) */
+    int32_t tid;
+    uint32_t index; /* its "(blocked)" track */
+};
+
+/* Owned by the model's owner. */
+static struct {
+    struct fx_methods *methods;
+    uint32_t methods_gen;
+    struct blocked_track *tracks;
+    uint32_t ntracks, tracks_cap;
+    uint64_t model_errors, no_thread, drained;
+    bool ever_started;
+} lc;
+
+static struct fx_thread *thread_of_tid(int32_t tid)
+{
+    for (struct fx_thread *t = fx_threads_head(); t != NULL; t = t->next) {
+        if (t->tid == tid) /* ended threads stay in the model, and here until reaped */
+            return t;
+    }
+    return NULL;
+}
+
+/* The thread's "(blocked)" track, added at its first wait. */
+static int blocked_track(struct fx_profile *p, struct fx_thread *t, uint32_t *out)
+{
+    for (uint32_t i = 0; i < lc.ntracks; i++) {
+        if (lc.tracks[i].t == t && lc.tracks[i].tid == t->tid) {
+            *out = lc.tracks[i].index;
+            return FX_OK;
+        }
+    }
+    if (lc.ntracks == lc.tracks_cap) {
+        uint32_t cap = lc.tracks_cap ? lc.tracks_cap * 2 : 16;
+        struct blocked_track *n = fx_reallocarray(lc.tracks, cap, sizeof(*n));
+        if (n == NULL)
+            return FX_ENOMEM;
+        lc.tracks = n;
+        lc.tracks_cap = cap;
+    }
+    char name[300];
+    snprintf(name, sizeof(name), "%s (blocked)", t->name ? t->name : "?");
+    int rc = fx_profile_thread_add(p, name, t->tid, t->start_ns, out);
+    if (rc == FX_OK)
+        rc = fx_profile_thread_set_weight_type(p, *out, FX_WEIGHT_TRACING_MS);
+    if (rc == FX_OK)
+        lc.tracks[lc.ntracks++] = (struct blocked_track){t, t->tid, *out};
+    return rc;
+}
+
+/* Leaf-first jvmtiFrameInfo as a model stack (root first); "[truncated]" on top of a cut. */
+static int wait_stack(JNIEnv *jni, struct fx_profile *p, const jvmtiFrameInfo *f, uint32_t n,
+                      bool truncated, fx_stack_id *out)
+{
+    fx_stack_id s = FX_STACK_NONE;
+    int rc = FX_OK;
+    if (truncated)
+        rc = fx_profile_label_stack(p, "[truncated]", FX_CAT_OTHER, &s);
+    for (uint32_t i = n; rc == FX_OK && i-- > 0;) {
+        fx_frame_id fr;
+        jvmtiFrameInfo fi;
+        memcpy(&fi, &f[i], sizeof(fi)); /* records are 8-byte aligned; copied all the same */
+        rc = fx_methods_frame(lc.methods, jni, p, fi.method, (jint)fi.location, &fr);
+        if (rc == FX_OK)
+            rc = fx_profile_stack(p, s, fr, &s);
+    }
+    if (rc == FX_OK && n == 0)
+        rc = fx_profile_label_stack(p, "[lock: no stack]", FX_CAT_OTHER, &s);
+    *out = s;
+    return rc;
+}
+
+/* "Ljava/lang/Object;" -> "java.lang.Object" (arrays keep their signature). */
+static size_t class_name(const char *sig, size_t len, char *out, size_t cap)
+{
+    if (len >= 2 && sig[0] == 'L' && sig[len - 1] == ';') {
+        sig++;
+        len -= 2;
+    }
+    size_t n = len < cap - 1 ? len : cap - 1;
+    for (size_t i = 0; i < n; i++)
+        out[i] = sig[i] == '/' ? '.' : sig[i];
+    out[n] = '\0';
+    return n;
+}
+
+static int one_wait(JNIEnv *jni, struct fx_profile *p, const struct lock_rec *r, uint32_t len)
+{
+    size_t fbytes = (size_t)r->nframes * sizeof(jvmtiFrameInfo);
+    if (sizeof(*r) + fbytes + r->class_len + r->owner_len > len)
+        return FX_EINVAL;
+    struct fx_thread *t = thread_of_tid(r->tid);
+    if (t == NULL) {
+        lc.no_thread++;
+        return FX_OK;
+    }
+    const char *bytes = (const char *)(r + 1) + fbytes;
+    char cls[LOCK_NAME_MAX + 1];
+    size_t cl = r->class_len ? class_name(bytes, r->class_len, cls, sizeof(cls))
+                             : (size_t)snprintf(cls, sizeof(cls), "unknown");
+    uint32_t thread, blocked;
+    fx_stack_id stack;
+    int rc = fx_tracks_index(p, t, &thread);
+    if (rc == FX_OK)
+        rc = wait_stack(jni, p, (const jvmtiFrameInfo *)(r + 1), r->nframes, r->truncated, &stack);
+    struct fx_jvm_lock l = {cls, cl, bytes + r->class_len, r->owner_len,
+                            r->kind == LOCK_MONITOR ? "monitor" : "park"};
+    if (l.owner_len == 0) {
+        l.owner = "unknown";
+        l.owner_len = 7;
+    }
+    if (rc == FX_OK)
+        rc = fx_jvm_markers_lock(p, thread, r->t0, r->t1, &l);
+    if (rc == FX_OK)
+        rc = fx_profile_marker_stack(p, thread, stack);
+    if (rc == FX_OK)
+        rc = blocked_track(p, t, &blocked);
+    int64_t us = (r->t1 - r->t0) / 1000;
+    if (rc == FX_OK)
+        rc = fx_profile_sample(p, blocked, r->t0, stack, -1,
+                               us < 1            ? 1
+                               : us > UINT32_MAX ? UINT32_MAX
+                                                 : (uint32_t)us);
+    return rc;
+}
+
+static void locks_drain(JNIEnv *jni, struct fx_profile *p)
+{
+    if (!lc.ever_started || !__atomic_load_n(&fx_lock_queue.ready, __ATOMIC_ACQUIRE))
+        return;
+    if (lc.methods != NULL && lc.methods_gen != fx_profile_generation(p)) {
+        fx_methods_free(lc.methods); /* compaction renumbered the model's ids */
+        lc.methods = NULL;
+    }
+    if (lc.methods == NULL) {
+        lc.methods = fx_methods_new();
+        lc.methods_gen = fx_profile_generation(p);
+        if (lc.methods == NULL)
+            return;
+    }
+    const void *rec;
+    uint32_t len;
+    while ((rec = fx_ring_peek(&fx_lock_queue.ring, &len)) != NULL) {
+        if (len < sizeof(struct lock_rec) || one_wait(jni, p, rec, len) != FX_OK)
+            lc.model_errors++;
+        lc.drained++;
+        fx_ring_release(&fx_lock_queue.ring);
+    }
+}
+
+static int locks_start(JNIEnv *jni)
+{
+    uint64_t min = fx_opt()->lock_ns;
+    if (min == 0)
+        return FX_OK;
+    lc.ever_started = true;
+    return fx_lock_events_start(jni, min);
+}
+
+static void locks_stop(void)
+{
+    JNIEnv *jni = NULL;
+    JavaVM *vm = fx_jvm();
+    /* Not a Java thread, or the JVM is dying (re-binding a java.base native then logs a JNI
+     * warning): the hook stays bound and passes straight through. */
+    if (fx_phase() == FX_PHASE_DEAD || vm == NULL ||
+        (*vm)->GetEnv(vm, (void **)&jni, JNI_VERSION_1_6) != JNI_OK)
+        jni = NULL;
+    if (lc.ever_started)
+        fx_lock_events_stop(jni);
+}
+
+static uint64_t get(const uint64_t *c)
+{
+    return __atomic_load_n(c, __ATOMIC_RELAXED);
+}
+
+static void locks_before_dump(JNIEnv *jni, struct fx_profile *p, const struct fx_span *span)
+{
+    (void)span;
+    if (!lc.ever_started)
+        return;
+    locks_drain(jni, p);
+    const char *g = "Lock waits";
+    const struct fx_lock_figures *f = &fx_lock_fig;
+    fx_profile_extra_int(p, g, "lock= (ns)", (int64_t)fx_opt()->lock_ns);
+    fx_profile_extra_int(p, g, "monitor: contended enters seen", (int64_t)get(&f->monitor_seen));
+    fx_profile_extra_int(p, g, "monitor: waits recorded", (int64_t)get(&f->monitor_recorded));
+    fx_profile_extra_int(p, g, "park: parks with a blocker seen", (int64_t)get(&f->park_seen));
+    fx_profile_extra_int(p, g, "park: waits recorded", (int64_t)get(&f->park_recorded));
+    fx_profile_extra_str(p, g, "park", fx_lock_park_note());
+    fx_profile_extra_int(p, g, "dropped: queue full", (int64_t)fx_mq_drops(&fx_lock_queue));
+    fx_profile_extra_int(p, g, "dropped: no wait slot", (int64_t)get(&f->slots_full));
+    fx_profile_extra_int(p, g, "dropped: thread not registered", (int64_t)lc.no_thread);
+    fx_profile_extra_int(p, g, "model errors", (int64_t)lc.model_errors);
+    fx_profile_extra_int(p, g, "owner unknown (JVMTI failed)", (int64_t)get(&f->owner_failed));
+    fx_profile_extra_int(p, g, "stack unknown (GetStackTrace failed)",
+                         (int64_t)get(&f->stack_failed));
+    uint64_t calls = get(&f->owner_calls);
+    fx_profile_extra_int(p, g, "monitor owner lookups (GetObjectMonitorUsage)", (int64_t)calls);
+    fx_profile_extra_int(p, g, "monitor owner lookup: mean ns",
+                         calls ? (int64_t)(get(&f->owner_ns) / calls) : 0);
+    uint64_t rec = get(&f->monitor_recorded) + get(&f->park_recorded);
+    fx_profile_extra_int(p, g, "recording a wait: mean ns",
+                         rec ? (int64_t)(get(&f->callback_ns) / rec) : 0);
+}
+
+const struct fx_source fx_locks_source = {
+        .name = "locks",
+        .start = locks_start,
+        .stop = locks_stop,
+        .drain = locks_drain,
+        .before_dump = locks_before_dump,
+};

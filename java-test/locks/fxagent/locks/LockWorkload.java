@@ -1,0 +1,195 @@
+// SPDX-License-Identifier: Apache-2.0
+// Lock waits of known length (issue 18, tests/it/locks_test.sh) and a contended benchmark
+// (bench/run_locks.sh).
+//   known SECONDS [DELAY_MS]  (the rounds begin DELAY_MS in, default 500)
+//                  "monitor-waiter" blocks on a MonitorLock held 300 ms by "monitor-holder", and
+//                  "rl-waiter" on a ReentrantLock held 300 ms by "rl-holder", 3 times each;
+//                  "loner" takes its own lock and never contends; for wall mode "sleeper"
+//                  sleeps, "busy" spins and "blocked" waits for a monitor "hog" never lets go
+//                  of while the run lasts. Prints "waits done" after the six waits.
+//   bench THREADS SECONDS  THREADS threads increment one counter under a synchronized block and
+//                  under a ReentrantLock in turn; prints "ops N".
+package fxagent.locks;
+
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.locks.ReentrantLock;
+
+public final class LockWorkload {
+    public static final int HOLD_MS = 300;
+
+    /** The monitor's class, so a marker's lock class names it. */
+    static final class MonitorLock {
+        long count;
+    }
+
+    static final MonitorLock MONITOR = new MonitorLock();
+    static final ReentrantLock RLOCK = new ReentrantLock();
+    static volatile boolean running = true;
+    static volatile long sink;
+
+    static void waitOnMonitor() {
+        synchronized (MONITOR) {
+            MONITOR.count++;
+        }
+    }
+
+    static void waitOnReentrantLock() {
+        RLOCK.lock();
+        try {
+            sink++;
+        } finally {
+            RLOCK.unlock();
+        }
+    }
+
+    static void sleepQuietly(long ms) {
+        try {
+            Thread.sleep(ms);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    static void await(CountDownLatch l) {
+        try {
+            l.await();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    /** One wait: the holder takes the lock, lets the waiter try, and lets go HOLD_MS later. */
+    static void monitorRound() throws InterruptedException {
+        CountDownLatch held = new CountDownLatch(1);
+        Thread holder = new Thread(() -> {
+            synchronized (MONITOR) {
+                held.countDown();
+                sleepQuietly(HOLD_MS);
+            }
+        }, "monitor-holder");
+        holder.start();
+        await(held);
+        Thread waiter = new Thread(LockWorkload::waitOnMonitor, "monitor-waiter");
+        waiter.start();
+        waiter.join();
+        holder.join();
+    }
+
+    static void reentrantRound() throws InterruptedException {
+        CountDownLatch held = new CountDownLatch(1);
+        Thread holder = new Thread(() -> {
+            RLOCK.lock();
+            try {
+                held.countDown();
+                sleepQuietly(HOLD_MS);
+            } finally {
+                RLOCK.unlock();
+            }
+        }, "rl-holder");
+        holder.start();
+        await(held);
+        Thread waiter = new Thread(LockWorkload::waitOnReentrantLock, "rl-waiter");
+        waiter.start();
+        waiter.join();
+        holder.join();
+    }
+
+    static Thread daemon(String name, Runnable r) {
+        Thread t = new Thread(r, name);
+        t.setDaemon(true);
+        t.start();
+        return t;
+    }
+
+    static void known(int seconds, long delayMs) throws InterruptedException {
+        Object own = new Object();
+        Object hogged = new Object();
+        CountDownLatch hogging = new CountDownLatch(1);
+        daemon("loner", () -> {
+            while (running) {
+                synchronized (own) {
+                    sink++;
+                }
+                sleepQuietly(1);
+            }
+        });
+        daemon("sleeper", () -> {
+            while (running)
+                sleepQuietly(50);
+        });
+        daemon("busy", () -> {
+            long x = 0;
+            while (running)
+                x += System.nanoTime() & 7;
+            sink = x;
+        });
+        daemon("hog", () -> {
+            synchronized (hogged) {
+                hogging.countDown();
+                while (running)
+                    sleepQuietly(10);
+            }
+        });
+        await(hogging);
+        daemon("blocked", () -> {
+            synchronized (hogged) {
+                sink++;
+            }
+        });
+        long end = System.nanoTime() + seconds * 1_000_000_000L;
+        sleepQuietly(delayMs); // the agent starts (attach) and its threads settle
+        for (int i = 0; i < 3; i++) {
+            monitorRound();
+            reentrantRound();
+        }
+        System.out.println("waits done");
+        while (System.nanoTime() < end)
+            sleepQuietly(20);
+        running = false;
+    }
+
+    static void bench(int threads, int seconds) throws InterruptedException {
+        long[] ops = new long[threads];
+        Thread[] ts = new Thread[threads];
+        long end = System.nanoTime() + seconds * 1_000_000_000L;
+        for (int i = 0; i < threads; i++) {
+            final int k = i;
+            ts[i] = new Thread(() -> {
+                long n = 0;
+                while (System.nanoTime() < end) {
+                    for (int j = 0; j < 100; j++) {
+                        synchronized (MONITOR) {
+                            MONITOR.count++;
+                        }
+                        RLOCK.lock();
+                        try {
+                            sink++;
+                        } finally {
+                            RLOCK.unlock();
+                        }
+                    }
+                    n += 200;
+                }
+                ops[k] = n;
+            }, "bench-" + i);
+            ts[i].start();
+        }
+        long total = 0;
+        for (int i = 0; i < threads; i++) {
+            ts[i].join();
+            total += ops[i];
+        }
+        System.out.println("ops " + total);
+    }
+
+    public static void main(String[] args) throws InterruptedException {
+        if (args.length >= 2 && args[0].equals("known")) {
+            known(Integer.parseInt(args[1]), args.length > 2 ? Long.parseLong(args[2]) : 500);
+        } else if (args.length >= 3 && args[0].equals("bench")) {
+            bench(Integer.parseInt(args[1]), Integer.parseInt(args[2]));
+        } else {
+            System.err.println("usage: LockWorkload known SECONDS [DELAY_MS] | bench THREADS SECONDS");
+            System.exit(2);
+        }
+    }
+}

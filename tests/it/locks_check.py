@@ -1,0 +1,127 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
+"""Checks the profiles of locks_test.sh (issue 18, lock=).
+
+usage: locks_check.py --label NAME RUN_DIR   (reads agentpath, attach-dump, attach-stop .json.gz)
+  each:       at least 3 "Lock wait" markers (JvmLockWait, interval) on monitor-waiter tracks:
+              kind monitor, class fxagent.locks.LockWorkload$MonitorLock, owner monitor-holder,
+              waited 150..2300 ms (300 ms held), data.cause.stack holds LockWorkload.waitOnMonitor;
+              at least 3 on rl-waiter tracks: kind park, class ReentrantLock$NonfairSync, owner
+              rl-holder, the stack holds LockWorkload.waitOnReentrantLock; none on "loner";
+              a "monitor-waiter (blocked)" track of weightType tracing-ms whose weights sum the
+              waits; meta.extra "Lock waits" counts the recorded waits;
+  agentpath:  wall-mode states: most samples of "sleeper" end in an Idle frame of subcategory
+              Sleeping, of "blocked" in Blocked (monitor); most of "busy" are not Idle;
+  pcli-markers.json (profiler-cli thread markers --search "Lock wait"): found some.
+"""
+import argparse
+import gzip
+import json
+import os
+import sys
+
+
+class Profile:
+    def __init__(self, path):
+        with gzip.open(path, "rt", encoding="utf-8") as f:
+            self.doc = json.load(f)
+        sh = self.doc["shared"]
+        strs, ft, fu, st = sh["stringArray"], sh["frameTable"], sh["funcTable"], sh["stackTable"]
+        cats = self.doc["meta"]["categories"]
+        self.name = [strs[fu["name"][f]] for f in ft["func"]]
+        self.cat = [cats[c]["name"] if c is not None else "" for c in ft["category"]]
+        self.sub = [cats[c]["subcategories"][s] if c is not None else ""
+                    for c, s in zip(ft["category"], ft["subcategory"])]
+        self.paths = []  # root first
+        for i, (frame, off) in enumerate(zip(st["frame"], st["prefixOffset"])):
+            self.paths.append((self.paths[i - off] if off else ()) + (frame,))
+
+    def threads(self, name):
+        return [t for t in self.doc["threads"] if t["name"] == name]
+
+    def lock_markers(self, name):
+        out = []
+        for t in self.threads(name):
+            m = t["markers"]
+            for i in range(m["length"]):
+                d = m["data"][i]
+                if d and d.get("type") == "JvmLockWait":
+                    out.append((m["endTime"][i] - m["startTime"][i], m["phase"][i], d))
+        return out
+
+    def stack_names(self, s):
+        return [self.name[f] for f in self.paths[s]] if s is not None else []
+
+    def extra(self, group):
+        for g in self.doc["meta"].get("extra", []):
+            if g["label"] == group:
+                return {e["label"]: e["value"] for e in g["entries"]}
+        return {}
+
+    def leaf_states(self, name):
+        """(category, subcategory) of each sample's leaf frame."""
+        out = []
+        for t in self.threads(name):
+            for s in t["samples"]["stack"]:
+                if s is not None:
+                    leaf = self.paths[s][-1]
+                    out.append((self.cat[leaf], self.sub[leaf]))
+        return out
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--label", default="locks_check")
+    ap.add_argument("run")
+    a = ap.parse_args()
+    failures = []
+
+    def check(ok, what):
+        print(f"{a.label}: {'ok' if ok else 'FAIL'}: {what}")
+        if not ok:
+            failures.append(what)
+
+    waits = [("monitor-waiter", "monitor", "fxagent.locks.LockWorkload$MonitorLock",
+              "monitor-holder", "fxagent.locks.LockWorkload.waitOnMonitor"),
+             ("rl-waiter", "park", "java.util.concurrent.locks.ReentrantLock$NonfairSync",
+              "rl-holder", "fxagent.locks.LockWorkload.waitOnReentrantLock")]
+    for f in ("agentpath", "attach-dump", "attach-stop"):
+        p = Profile(os.path.join(a.run, f + ".json.gz"))
+        for thread, kind, cls, owner, method in waits:
+            ms = p.lock_markers(thread)
+            good = [m for m in ms if m[1] == 1 and m[2]["kind"] == kind and
+                    m[2]["lockClass"] == cls and m[2]["owner"] == owner and
+                    150 <= m[0] <= 2300 and 150 <= m[2]["duration"] <= 2300 and
+                    method in p.stack_names(m[2].get("cause", {}).get("stack"))]
+            check(len(good) >= 3, f"{f}: {len(good)} of {len(ms)} lock markers on {thread} are "
+                  f"{kind} waits of ~300 ms on {cls} owned by {owner} with {method} in the stack")
+        check(not p.lock_markers("loner"), f"{f}: no lock marker on the thread that never contends")
+        bt = p.threads("monitor-waiter (blocked)")
+        ws = [w for t in bt for w in (t["samples"]["weight"] or [])]
+        check(bt and all(t["samples"]["weightType"] == "tracing-ms" for t in bt) and
+              len(ws) >= 3 and sum(ws) >= 450,
+              f"{f}: 'monitor-waiter (blocked)' tracks in tracing-ms hold the waits ({sum(ws):.0f} ms)")
+        ex = p.extra("Lock waits")
+        check(ex.get("monitor: waits recorded", 0) >= 3 and ex.get("park: waits recorded", 0) >= 3,
+              f"{f}: meta.extra 'Lock waits' counts the recorded waits: {ex}")
+
+    p = Profile(os.path.join(a.run, "agentpath.json.gz"))
+    for thread, want in (("sleeper", ("Idle", "Sleeping")), ("blocked", ("Idle", "Blocked (monitor)"))):
+        st = p.leaf_states(thread)
+        n = sum(1 for s in st if s == want)
+        check(st and n * 2 > len(st), f"agentpath: {n} of {len(st)} samples of {thread} are {want}")
+    st = p.leaf_states("busy")
+    n = sum(1 for s in st if s[0] != "Idle")
+    check(st and n * 2 > len(st), f"agentpath: {n} of {len(st)} samples of busy are running (not Idle)")
+
+    with open(os.path.join(a.run, "pcli-markers.json"), encoding="utf-8") as f:
+        pm = f.read()
+    check("JvmLockWait" in pm or "Lock wait" in pm, "profiler-cli lists the lock markers")
+    if failures:
+        print(f"{a.label}: {len(failures)} check(s) failed", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# Lock waits (issue 18, lock=) on one JDK, with LockWorkload's known waits (3 x 300 ms on a
+# MonitorLock, 3 x 300 ms on a ReentrantLock):
+#   agentpath  mode=wall,lock=50ms from the start: the six waits as markers with class, owner,
+#              kind and a stack holding the waiting method; "(blocked)" tracks; nothing for the
+#              thread that never contends; wall-mode states (sleeper Sleeping, blocked Blocked,
+#              busy running);
+#   attach     the JVM starts without the agent; jcmd starts it with lock=50ms (Unsafe.park was
+#              bound long before), a dump, then stop: the same waits in the files;
+# each profile passes fxcheck, profiler-cli loads one, the checks are locks_check.py. Fails on a
+# build without lock= (the option is refused) or without the markers.
+# usage: locks_test.sh JDK_HOME   (env: FXAGENT_LOCKS_JAR and it_lib's)
+set -euo pipefail
+source "$(dirname "$0")/it_lib.sh"
+it_init "it.locks.jdk$(fx_jdk_major "$1")" "$1" FXAGENT_LOCKS_JAR
+# shellcheck source=tests/it/profiler_cli.sh
+source "$IT_DIR/profiler_cli.sh"
+RUN=$FXAGENT_RUN_DIR
+
+it_run agentpath "$IT_JDK/bin/java" \
+    "-agentpath:$FXAGENT_LIB=mode=wall,interval=10ms,lock=50ms,quiet,file=$RUN/agentpath.json.gz" \
+    -jar "$FXAGENT_LOCKS_JAR" known 5
+[[ $IT_RC -eq 0 ]] || it_fail "agentpath: java exited $IT_RC"
+grep -q "waits done" agentpath.out || it_fail "agentpath: the workload did not finish its waits"
+"$FXCHECK" "$RUN/agentpath.json.gz" || it_fail "fxcheck rejected agentpath.json.gz"
+
+# attach: the rounds begin 3 s in; jcmd from the same JDK
+"$IT_JDK/bin/java" -XX:+IgnoreUnrecognizedVMOptions -XX:+EnableDynamicAgentLoading -jar "$FXAGENT_LOCKS_JAR" known 9 3000 \
+    >attach.out 2>attach.err &
+PID=$!
+trap 'kill -9 $PID 2>/dev/null || true' EXIT
+jcmd_agent() {
+    local line
+    timeout 120 "$IT_JDK/bin/jcmd" "$PID" JVMTI.agent_load "\"$FXAGENT_LIB\"" "\"$1\"" 2>&1 |
+        while IFS= read -r line; do echo "$IT_NAME: jcmd ${1%%,*}: $line"; done
+}
+sleep 1.5
+jcmd_agent "start,mode=cpu,lock=50ms,quiet,file=$RUN/attach-start.json.gz"
+for _ in $(seq 1 100); do
+    grep -q "waits done" attach.out && break
+    sleep 0.1
+done
+grep -q "waits done" attach.out || it_fail "attach: the workload did not finish its waits"
+jcmd_agent "dump,file=$RUN/attach-dump.json.gz"
+jcmd_agent "stop,file=$RUN/attach-stop.json.gz"
+wait "$PID" || it_fail "attach: java exited $?"
+trap - EXIT
+sed "s/^/$IT_NAME: attach stderr: /" attach.err
+it_no_hs_err
+for f in attach-dump attach-stop; do
+    [[ -s $RUN/$f.json.gz ]] || it_fail "no $f.json.gz"
+    "$FXCHECK" "$RUN/$f.json.gz" || it_fail "fxcheck rejected $f.json.gz"
+done
+
+pcli_setup
+pcli_load "$RUN/agentpath.json.gz" || it_fail "profiler-cli could not load agentpath.json.gz"
+pcli_json pcli-markers.json thread markers --search "Lock wait" ||
+    it_fail "profiler-cli could not list the markers"
+
+python3 "$IT_DIR/locks_check.py" --label "$IT_NAME" "$RUN" || it_fail "lock waits wrong (see above)"
+echo "$IT_NAME: OK"
