@@ -76,7 +76,7 @@ static int label_under(struct fx_profile *p, fx_stack_id root, const char *label
     if (root.i == FX_NONE_ID)
         return fx_profile_label_stack(p, label, cat, out);
     fx_frame_id f;
-    int rc = label_frame(p, label, cat, &f);
+    int rc = label_frame(p, label, cat, 0, &f);
     return rc == FX_OK ? fx_profile_stack(p, root, f, out) : rc;
 }
 
