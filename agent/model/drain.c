@@ -129,7 +129,7 @@ static void one_record(JNIEnv *jni, struct fx_profile *p, struct fx_thread *t,
     if (!fx_window_admit(r->time_ns))
         return;
     fx_stack_id stack;
-    int rc = fx_stacks_of_record(dr.methods, jni, p, r, len, &stack);
+    int rc = fx_stacks_of_record(dr.methods, jni, p, t, r, len, &stack);
     if (rc == FX_EFULL && fx_window_full_stack(&stack)) /* tables at their limit (window.c) */
         rc = FX_OK;
     if (rc != FX_OK) {
@@ -157,7 +157,10 @@ static void drain_thread(JNIEnv *jni, struct fx_profile *p, struct fx_thread *t)
     t->seen_drops = drops;
     const void *rec;
     uint32_t len, index;
-    if (!t->in_profile && fx_tracks_of_every_thread() && fx_tracks_index(p, t, &index) != FX_OK) {
+    /* A thread that is not a Java thread is a track from its first sample: the tids seen in
+     * /proc before their ThreadStart would leave empty tracks (vm_threads.c). */
+    if (!t->in_profile && fx_tracks_of_every_thread() && !t->native_only &&
+        fx_tracks_index(p, t, &index) != FX_OK) {
         dr.model_errors++;
         return; /* tried again at the next pass */
     }
@@ -210,6 +213,7 @@ static void drain_rings(JNIEnv *jni, struct fx_profile *p)
     dr.methods_gen = fx_profile_generation(p);
     fx_codemap_publish();
     fx_native_maps_refresh();
+    fx_vm_threads_refresh(); /* threads that are not Java threads, every 100 ms */
     for (struct fx_thread *t = fx_threads_head(); t != NULL; t = t->next)
         drain_thread(jni, p, t);
 }
@@ -418,6 +422,7 @@ static void drain_report(JNIEnv *jni, struct fx_profile *p, const struct fx_span
     report_sampling(p, &cost);
     fx_stacks_report(p, &cost.rec);
     fx_native_frames_report(p);
+    fx_vm_threads_report(p);
     report_losses(p, drops);
 }
 

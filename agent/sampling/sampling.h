@@ -129,6 +129,19 @@ bool fx_native_maps_enabled(void);
 /* meta.extra figures of the map into group g. */
 void fx_native_maps_report(struct fx_profile *p, const char *g);
 
+/* --- vm_threads.c: the threads that are not Java threads (issue 16, GC/JIT/VM/JNI-created) --- */
+
+/* A start, before the threads are armed again: the ones gone while stopped are unregistered. */
+void fx_vm_threads_prune(void);
+/* A start, after the Java threads: in cpu and itimer modes, registers and arms every thread of
+ * /proc/self/task that is not registered; a stop ends the re-scans. */
+void fx_vm_threads_start(void);
+void fx_vm_threads_stop(void);
+/* Drain: re-scans /proc/self/task every 100 ms while started (new threads in, gone ones out). */
+void fx_vm_threads_refresh(void);
+/* meta.extra: "Threads that are not Java threads". */
+void fx_vm_threads_report(struct fx_profile *p);
+
 /* --- probe.c: an ASGCT trace taken by a thread's own SIGPROF handler (struct fx_probe) --- */
 
 /* The calling thread's struct if it is registered, else NULL. */
