@@ -290,8 +290,7 @@ static int publish_and_arm(JNIEnv *jni, struct fx_thread *t, bool existing)
     __atomic_store_n(&head, t, __ATOMIC_RELEASE);
     stats.registered++;
     rc = fx_timer_arm(t);
-    if (rc != FX_OK)
-        stats.arm_failed++;
+    stats.arm_failed += rc != FX_OK && !t->native_only; /* else it ended: vm_threads.c counts */
     stats.perf += t->engine == FX_ENGINE_KIND_PERF;
     stats.timer += t->engine == FX_ENGINE_KIND_TIMER;
     fx_threads_unlock();
@@ -394,8 +393,7 @@ void fx_threads_arm_all(void)
     for (struct fx_thread *t = head; t != NULL; t = t->next) {
         if (__atomic_load_n(&t->ended, __ATOMIC_ACQUIRE))
             continue;
-        if (fx_timer_arm(t) != FX_OK)
-            stats.arm_failed++;
+        stats.arm_failed += fx_timer_arm(t) != FX_OK && !t->native_only; /* native: ended */
         stats.perf += t->engine == FX_ENGINE_KIND_PERF;
         stats.timer += t->engine == FX_ENGINE_KIND_TIMER;
     }

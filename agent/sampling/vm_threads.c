@@ -6,13 +6,16 @@
  * calls AsyncGetCallTrace), so stop, start and the buffer protocol treat them alike.
  *
  * Finding: /proc/self/task lists every thread; a tid not in the tid table (no Java thread, not
- * ours yet) is registered, named from /proc/self/task/TID/comm. In cpu and itimer modes only
- * (wall mode signals Java threads by their JVMTI state). At each start, then on the drain
- * thread every SCAN_EVERY_NS, so threads started later (GC workers start lazily) join within
- * that; a tid that left /proc and that tgkill(0) says is gone is unregistered (its timer or perf
- * event closed, then the drain frees it). A thread that ends is never unregistered while it
- * runs: its handler could hold it. A JNI thread attached to the JVM later becomes a Java thread
- * at its ThreadStart, which replaces this entry (threads.c), so no thread is sampled twice.
+ * ours yet) is registered, named from /proc/self/task/TID/comm; after a start's first scan, only
+ * when the previous scan saw it unregistered too. A Java thread is in /proc a moment before its
+ * ThreadStart and after its ThreadEnd: 200 threads started at once had 113 caught so (and not
+ * armable, exiting), which the second sighting avoids; a new thread has its own name by then. In
+ * cpu and itimer modes only (wall mode signals Java threads by their JVMTI state). At each start,
+ * then on the drain thread every SCAN_EVERY_NS, so threads started later (GC workers start lazily)
+ * join within that; a tid that left /proc and that tgkill(0) says is gone is unregistered (its
+ * timer or perf event closed, then the drain frees it). A thread that ends is never unregistered
+ * while it runs: its handler could hold it. A JNI thread attached to the JVM later becomes a Java
+ * thread at its ThreadStart, which replaces this entry (threads.c), so no thread is sampled twice.
  * At most VM_THREADS_MAX are registered; the others are counted ("left out").
  *
  * Stack bounds (the native walk reads only within them): unknown at registration; the handler
@@ -45,6 +48,7 @@
 #define VM_THREADS_MAX 256       /* registered at once */
 #define SCAN_EVERY_NS  100000000 /* 100 ms: ~30-60 us per scan (docs/BENCHMARKS.md) */
 #define TIDS_MAX       8192      /* tids read from /proc per scan; more: the rest next time */
+#define PENDING_MAX    512       /* unregistered tids remembered from one scan to the next */
 #define GC_CONCURRENT  4         /* subcategories of native/profile_tables.c */
 #define JIT_C1         1
 #define JIT_C2         2
@@ -88,7 +92,11 @@ static struct {
     int64_t next_scan_ns;
     pid_t tids[VM_THREADS_MAX]; /* registered by us and not seen gone */
     unsigned n;
+    pid_t pending[PENDING_MAX], next[PENDING_MAX]; /* unregistered at the last scan, sorted */
+    unsigned n_pending, n_next;
+    bool first; /* the start's first scan: registers at the first sighting */
     uint64_t scans, scan_ns, scan_max_ns, registered, ended, became_java, failed, bounds;
+    uint64_t not_armed;              /* registered, but no timer could be made: ended meanwhile */
     uint64_t left_out, left_out_max; /* at the last scan, and the most at once */
 } vt = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
@@ -160,6 +168,11 @@ static void add_one(pid_t tid, pid_t self)
     char name[32];
     if (tid == self || fx_signal_handler_lookup_sigsafe(tid) != NULL)
         return;
+    if (!vt.first && !bsearch(&tid, vt.pending, vt.n_pending, sizeof(pid_t), cmp_tid)) {
+        if (vt.n_next < PENDING_MAX) /* tids come sorted: so does next */
+            vt.next[vt.n_next++] = tid;
+        return;
+    }
     comm_of(tid, name, sizeof(name));
     if (fx_threads_is_own(name)) /* the agent's own threads ("fxagent drain", "fxagent running") */
         return;
@@ -174,6 +187,7 @@ static void add_one(pid_t tid, pid_t self)
     if (kind_of(tid) == 1) { /* registered, armed or not (a thread gone meanwhile) */
         vt.tids[vt.n++] = tid;
         vt.registered++;
+        vt.not_armed += rc != FX_OK;
     } else if (rc != FX_ESTATE) {
         vt.failed++;
     }
@@ -260,9 +274,12 @@ static void scan(void)
     if (n >= 0) {
         prune(live, n);
         pid_t self = (pid_t)syscall(SYS_gettid);
-        vt.left_out = 0;
+        vt.left_out = vt.n_next = 0;
         for (int i = 0; i < n; i++)
             add_one(live[i], self);
+        memcpy(vt.pending, vt.next, vt.n_next * sizeof(pid_t));
+        vt.n_pending = vt.n_next;
+        vt.first = false;
         vt.left_out_max = vt.left_out > vt.left_out_max ? vt.left_out : vt.left_out_max;
         find_bounds();
     }
@@ -285,6 +302,7 @@ void fx_vm_threads_start(void)
 {
     pthread_mutex_lock(&vt.lock);
     vt.active = fx_opt()->mode == FX_MODE_CPU || fx_opt()->mode == FX_MODE_ITIMER;
+    vt.first = true;
     if (vt.active)
         scan();
     pthread_mutex_unlock(&vt.lock);
@@ -321,6 +339,7 @@ void fx_vm_threads_report(struct fx_profile *p)
     fx_profile_extra_int(p, g, "left out at the last scan (cap 256)", (int64_t)vt.left_out);
     fx_profile_extra_int(p, g, "left out at most (cap 256)", (int64_t)vt.left_out_max);
     fx_profile_extra_int(p, g, "could not be registered", (int64_t)vt.failed);
+    fx_profile_extra_int(p, g, "registered but not armed (ended meanwhile)", (int64_t)vt.not_armed);
     fx_profile_extra_int(p, g, "stack bounds found", (int64_t)vt.bounds);
     fx_profile_extra_int(p, g, "scans of /proc/self/task", (int64_t)vt.scans);
     fx_profile_extra_int(p, g, "mean scan us", (int64_t)(vt.scan_ns / vt.scans / 1000));

@@ -64,7 +64,15 @@ JNIEXPORT jlong JNICALL Java_fxagent_mixed_JniBurn_calls(JNIEnv *env, jclass cls
 
 static pthread_t burner;
 static volatile int burner_stop; /* set by join, read by the burner */
-static volatile uint64_t burner_rounds;
+static uint64_t burner_rounds; /* atomic */
+
+/* Counts a round. Its call makes fxmixed_cthread_spin a non-leaf function: GCC 12 gives a leaf
+ * that needs no stack no frame, even with -fno-omit-frame-pointer, and a frame-pointer walk
+ * from inside it would skip its caller. */
+__attribute__((noinline)) static void count_round(void)
+{
+    __atomic_add_fetch(&burner_rounds, 1, __ATOMIC_RELAXED);
+}
 
 /* One round of arithmetic; its own frame under fxmixed_cthread_main. */
 __attribute__((noinline, visibility("default"))) uint64_t fxmixed_cthread_spin(uint64_t x)
@@ -74,6 +82,7 @@ __attribute__((noinline, visibility("default"))) uint64_t fxmixed_cthread_spin(u
         x ^= x >> 7;
         x ^= x << 17;
     }
+    count_round();
     return x;
 }
 
@@ -83,7 +92,6 @@ __attribute__((noinline, visibility("default"))) void *fxmixed_cthread_main(void
     uint64_t x = 88172645463325252u;
     while (!__atomic_load_n(&burner_stop, __ATOMIC_RELAXED)) {
         x = fxmixed_cthread_spin(x);
-        burner_rounds++;
     }
     return (void *)(uintptr_t)(x & 1);
 }
@@ -104,5 +112,5 @@ JNIEXPORT jlong JNICALL Java_fxagent_mixed_CThread_join(JNIEnv *env, jclass cls)
     (void)cls;
     __atomic_store_n(&burner_stop, 1, __ATOMIC_RELAXED);
     pthread_join(burner, NULL);
-    return (jlong)burner_rounds;
+    return (jlong)__atomic_load_n(&burner_rounds, __ATOMIC_RELAXED);
 }
