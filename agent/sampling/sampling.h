@@ -4,6 +4,7 @@
  *  - sampler.c: setup (SIGPROF ownership, AsyncGetCallTrace), the handler's install, sampling
  *    on and off, the signal path's own counters;
  *  - threads.c: the registry of sampled threads and the tid table the handler reads;
+ *  - vm_threads.c: the threads that are not Java threads (GC, JIT, VM, JNI-created), from /proc;
  *  - engines.c (process-wide: itimer, the wall sampler thread) over cpu_timer.c (per thread:
  *    perf_events task-clock, else a CPU-clock timer);
  *  - codemap.c, vmstructs.c: the code ranges stack recovery reads (fx_recover.h);
