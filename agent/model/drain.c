@@ -144,7 +144,7 @@ static void one_record(JNIEnv *jni, struct fx_profile *p, struct fx_thread *t,
     int64_t cpu_delta = cpu_since_last(t, r);
     int rc = fx_model_vthreads_route(p, r, len, &vt); /* issue 22 */
     if (rc == FX_OK)
-        rc = fx_stacks_of_record(dr.methods, jni, p, r, len, on_cpu(t, r, cpu_delta), &vt,
+        rc = fx_stacks_of_record(dr.methods, jni, p, t, r, len, on_cpu(t, r, cpu_delta), &vt,
                                  &stack);
     if (rc == FX_EFULL && fx_window_full_stack(&stack)) /* tables at their limit (window.c) */
         rc = FX_OK;
@@ -172,7 +172,10 @@ static void drain_thread(JNIEnv *jni, struct fx_profile *p, struct fx_thread *t)
     t->seen_drops = drops;
     const void *rec;
     uint32_t len, index;
-    if (!t->in_profile && fx_tracks_of_every_thread() && fx_tracks_index(p, t, &index) != FX_OK) {
+    /* A thread that is not a Java thread is a track from its first sample: the tids seen in
+     * /proc before their ThreadStart would leave empty tracks (vm_threads.c). */
+    if (!t->in_profile && fx_tracks_of_every_thread() && !t->native_only &&
+        fx_tracks_index(p, t, &index) != FX_OK) {
         dr.model_errors++;
         return; /* tried again at the next pass */
     }
@@ -226,6 +229,7 @@ static void drain_rings(JNIEnv *jni, struct fx_profile *p)
     fx_codemap_publish();
     fx_native_maps_refresh();
     fx_model_vthreads_pass(jni);
+    fx_vm_threads_refresh(); /* threads that are not Java threads, every 100 ms */
     for (struct fx_thread *t = fx_threads_head(); t != NULL; t = t->next)
         drain_thread(jni, p, t);
 }
@@ -435,6 +439,7 @@ static void drain_report(JNIEnv *jni, struct fx_profile *p, const struct fx_span
     fx_stacks_report(p, &cost.rec);
     fx_native_frames_report(p);
     fx_model_vthreads_report(p);
+    fx_vm_threads_report(p);
     report_losses(p, drops);
 }
 

@@ -65,12 +65,12 @@ void fx_model_vthreads_report(struct fx_profile *p);
 
 /* --- stacks.c: a ring record's stack in the model, and how stacks came out --- */
 
-/* The stack of a record (len bytes) of thread ring. FX_OK, FX_ENOMEM, FX_EFULL (tables full).
- * on_cpu: the thread used CPU since its previous sample (wall mode: a RUNNABLE thread that did
- * not gets a "not on CPU" state frame). */
+/* The stack of a record (len bytes) of thread t's ring. FX_OK, FX_ENOMEM, FX_EFULL (tables
+ * full). on_cpu: the thread used CPU since its previous sample (wall mode: a RUNNABLE thread that
+ * did not gets a "not on CPU" state frame). under: where a virtual thread's record goes. */
 int fx_stacks_of_record(struct fx_methods *m, JNIEnv *jni, struct fx_profile *p,
-                        const struct fx_sample_rec *r, uint32_t len, bool on_cpu,
-                        const struct fx_vt_route *under, fx_stack_id *out);
+                        const struct fx_thread *t, const struct fx_sample_rec *r, uint32_t len,
+                        bool on_cpu, const struct fx_vt_route *under, fx_stack_id *out);
 /* Stacks cut at the depth so far. */
 uint64_t fx_stacks_truncated(void);
 /* The handlers' own recovery counts (struct fx_thread), summed over threads. */
@@ -82,10 +82,12 @@ void fx_stacks_report(struct fx_profile *p, const struct fx_recovery_counts *han
 
 /* --- native_frames.c: a record's native frames (issue 16, cstack=fp) --- */
 
-/* Pushes the record's native frames (and the mark of where their walk stopped) onto *stack.
- * FX_OK, FX_ENOMEM, FX_EFULL. */
+/* Pushes the record's native frames (and the mark of where their walk stopped) onto *stack,
+ * in category `cat` and subcategory `sub` (cat 0: Native, subcategory by library; else a
+ * thread that is not a Java thread: its own category, vm_threads.c). FX_OK, FX_ENOMEM,
+ * FX_EFULL. */
 int fx_native_frames_push(struct fx_profile *p, const struct fx_sample_rec *r, uint32_t len,
-                          fx_stack_id *stack);
+                          uint8_t cat, uint8_t sub, fx_stack_id *stack);
 /* meta.extra "Native stacks". */
 void fx_native_frames_report(struct fx_profile *p);
 

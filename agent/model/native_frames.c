@@ -116,6 +116,10 @@ static uint8_t subcategory(const char *lib, const char *name)
     return FX_NATIVE_OTHER;
 }
 
+/* The category of this record's native frames: Native with subcategories by library, or the
+ * thread's own (a GC, JIT or VM thread: vm_threads.c), set by fx_native_frames_push. */
+static uint8_t frame_cat, frame_sub;
+
 /* A non-Java frame named `name`, of library `lib` (NULL: none). */
 static int native_frame(struct fx_profile *p, const char *name, const char *lib, uint8_t sub,
                         fx_frame_id *out)
@@ -131,7 +135,10 @@ static int native_frame(struct fx_profile *p, const char *name, const char *lib,
         rc = fx_profile_func(p, &k, &f);
     if (rc != FX_OK)
         return rc;
-    struct fx_frame_key fk = {.func = f, .line = -1, .category = FX_CAT_NATIVE, .subcategory = sub};
+    struct fx_frame_key fk = {.func = f,
+                              .line = -1,
+                              .category = frame_cat != 0 ? frame_cat : FX_CAT_NATIVE,
+                              .subcategory = frame_cat != 0 ? frame_sub : sub};
     return fx_profile_frame(p, &fk, out);
 }
 
@@ -178,22 +185,26 @@ static int frame_of(struct fx_profile *p, uint64_t addr, fx_frame_id *out)
     if (addr == 0 || !cache_room(p))
         return addr == 0 ? native_frame(p, "[native: address 0]", NULL, FX_NATIVE_OTHER, out)
                          : resolve(p, addr, out);
-    struct slot *s = find(addr);
-    if (s->addr == addr) {
+    /* User-space addresses stay below 2^47: the category takes the key's top 16 bits. */
+    uint64_t key = addr | (uint64_t)frame_cat << 56 | (uint64_t)frame_sub << 48;
+    struct slot *s = find(key);
+    if (s->addr == key) {
         *out = s->frame;
         return FX_OK;
     }
     int rc = resolve(p, addr, out);
     if (rc == FX_OK) {
-        *s = (struct slot){.addr = addr, .frame = *out};
+        *s = (struct slot){.addr = key, .frame = *out};
         nf.used++;
     }
     return rc;
 }
 
 int fx_native_frames_push(struct fx_profile *p, const struct fx_sample_rec *r, uint32_t len,
-                          fx_stack_id *stack)
+                          uint8_t cat, uint8_t sub, fx_stack_id *stack)
 {
+    frame_cat = cat < FX_CAT_COUNT ? cat : 0;
+    frame_sub = sub;
     if (r->native_stop == FX_NSTOP_OFF && r->native_frames == 0)
         return FX_OK;
     uint32_t n = r->native_frames;

@@ -171,14 +171,29 @@ static int failure_stack(struct fx_methods *m, JNIEnv *jni, struct fx_profile *p
     return rc == FX_OK ? fx_profile_stack(p, *out, f, out) : rc;
 }
 
-int fx_stacks_of_record(struct fx_methods *m, JNIEnv *jni, struct fx_profile *p,
-                        const struct fx_sample_rec *r, uint32_t len, bool on_cpu,
-                        const struct fx_vt_route *under, fx_stack_id *out)
+/* A thread that is not a Java thread (vm_threads.c): its native frames alone, in the thread's
+ * category; a label in it when the walk gave none (cstack=no, or the leaf in no mapping). */
+static int native_thread_stack(struct fx_profile *p, const struct fx_thread *t,
+                               const struct fx_sample_rec *r, uint32_t len, fx_stack_id *out)
 {
+    *out = FX_STACK_NONE;
+    int rc = fx_native_frames_push(p, r, len, t->category, t->subcategory, out);
+    if (rc != FX_OK || out->i != FX_NONE_ID)
+        return rc;
+    return fx_profile_label_stack(p, "[not a Java thread: no native frame]",
+                                  t->category != 0 ? t->category : FX_CAT_NATIVE, out);
+}
+
+int fx_stacks_of_record(struct fx_methods *m, JNIEnv *jni, struct fx_profile *p,
+                        const struct fx_thread *t, const struct fx_sample_rec *r, uint32_t len,
+                        bool on_cpu, const struct fx_vt_route *under, fx_stack_id *out)
+{
+    if (r->num_frames == FX_NOT_JAVA_THREAD)
+        return native_thread_stack(p, t, r, len, out);
     int rc = r->num_frames > 0 ? java_stack(m, jni, p, r, under, out)
                                : failure_stack(m, jni, p, r, len, under->root, out);
     if (rc == FX_OK)
-        rc = fx_native_frames_push(p, r, len, out); /* issue 16: above the Java part */
+        rc = fx_native_frames_push(p, r, len, 0, 0, out); /* issue 16: above the Java part */
     if (rc != FX_OK || r->state >= FX_WS_COUNT || states[r->state].label == NULL)
         return rc;
     bool running = r->state == FX_WS_RUNNABLE || r->state == FX_WS_IN_NATIVE;

@@ -41,7 +41,7 @@ static void wall_tick(JNIEnv *jni, void *arg)
     pid_t pid = getpid();
     fx_threads_lock();
     for (struct fx_thread *t = fx_threads_head(); t != NULL; t = t->next) {
-        if (__atomic_load_n(&t->ended, __ATOMIC_ACQUIRE))
+        if (__atomic_load_n(&t->ended, __ATOMIC_ACQUIRE) || t->native_only) /* no JVMTI state */
             continue;
         jint s = 0;
         if ((*jvmti)->GetThreadState(jvmti, t->ref, &s) != JVMTI_ERROR_NONE ||

@@ -75,6 +75,14 @@ void fx_threads_disarm_all(void);
 void fx_threads_free_buffers(void);
 void fx_threads_build_buffers(void);
 
+/* A thread of the process that is not a Java thread (vm_threads.c): registered without JNIEnv
+ * (native_only, no AsyncGetCallTrace) and armed like a Java thread; takes `name`. FX_ESTATE if
+ * the tid is registered already or sampling is stopped. */
+int fx_threads_start_native(pid_t tid, char *name, uint8_t category, uint8_t subcategory);
+/* A native_only thread whose tid is gone: disarmed, unregistered, ended (the drain frees it);
+ * false if the tid is not such a thread. Never for a live thread: its handler may hold it. */
+bool fx_threads_end_native(pid_t tid);
+
 /* --- engines.c: the process-wide part of the engines --- */
 
 /* itimer's setitimer, wall's sampler thread. */

@@ -166,8 +166,16 @@ struct fx_thread {
     uint64_t recovered[FX_REC_CASES];
     uint64_t rec_failed[FX_REC_FAILS];
 
-    /* The thread's stack [stack_lo, stack_hi), 0 if unknown; set before registration. */
+    /* The thread's stack [stack_lo, stack_hi), 0 if unknown; set before registration, except
+     * for a thread that is not a Java thread (vm_threads.c), whose bounds may be set later from
+     * the stack pointer its handler saw (seen_sp): hi first, then lo, each one word, so a
+     * handler sees either 0 in lo (no walk) or both. */
     uintptr_t stack_lo, stack_hi;
+    uintptr_t seen_sp; /* atomic: written by the handler while stack_lo is 0 (vm_threads.c) */
+    /* A thread of the process that is not a Java thread (GC, JIT, VM, JNI-created): found in
+     * /proc by vm_threads.c, no JNIEnv, no AsyncGetCallTrace; set before registration. */
+    bool native_only;
+    uint8_t category, subcategory; /* its frames' category (enum fx_category; 0: Native) */
 
     struct fx_probe probe; /* see struct fx_probe */
 
@@ -196,5 +204,9 @@ struct fx_thread {
 
 /* fx_sample_rec.cpu_ns when the handler did not read the thread's CPU clock. */
 #define FX_CPU_NOT_READ INT64_MIN
+
+/* fx_sample_rec.num_frames of a thread that is not a Java thread (vm_threads.c): AsyncGetCallTrace
+ * was not called, the sample is its native walk alone. */
+#define FX_NOT_JAVA_THREAD (-100)
 
 #endif

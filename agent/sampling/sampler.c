@@ -174,8 +174,10 @@ int fx_sampling_start(JNIEnv *jni)
 {
     fx_native_maps_start(); /* before any signal can walk */
     fx_vthreads_start(jni);
+    fx_vm_threads_prune();  /* not re-armed: threads that ended while stopped */
     fx_threads_arm_all();
     fx_threads_start_existing(jni);
+    fx_vm_threads_start(); /* after the Java threads: what is left is not Java */
     int rc = fx_engines_start(jni);
     if (rc != FX_OK)
         fx_log("the %s engine could not start: no samples will be taken",
@@ -185,6 +187,7 @@ int fx_sampling_start(JNIEnv *jni)
 
 void fx_sampling_stop(void)
 {
+    fx_vm_threads_stop();
     fx_threads_disarm_all();
     fx_engines_stop();
 }

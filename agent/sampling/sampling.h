@@ -4,6 +4,7 @@
  *  - sampler.c: setup (SIGPROF ownership, AsyncGetCallTrace), the handler's install, sampling
  *    on and off, the signal path's own counters;
  *  - threads.c: the registry of sampled threads and the tid table the handler reads;
+ *  - vm_threads.c: the threads that are not Java threads (GC, JIT, VM, JNI-created), from /proc;
  *  - engines.c (process-wide: itimer, the wall sampler thread) over cpu_timer.c (per thread:
  *    perf_events task-clock, else a CPU-clock timer);
  *  - codemap.c, vmstructs.c: the code ranges stack recovery reads (fx_recover.h);
@@ -128,6 +129,19 @@ void fx_native_maps_leave(uint32_t ticket);
 bool fx_native_maps_enabled(void);
 /* meta.extra figures of the map into group g. */
 void fx_native_maps_report(struct fx_profile *p, const char *g);
+
+/* --- vm_threads.c: the threads that are not Java threads (issue 16, GC/JIT/VM/JNI-created) --- */
+
+/* A start, before the threads are armed again: the ones gone while stopped are unregistered. */
+void fx_vm_threads_prune(void);
+/* A start, after the Java threads: in cpu and itimer modes, registers and arms every thread of
+ * /proc/self/task that is not registered; a stop ends the re-scans. */
+void fx_vm_threads_start(void);
+void fx_vm_threads_stop(void);
+/* Drain: re-scans /proc/self/task every 100 ms while started (new threads in, gone ones out). */
+void fx_vm_threads_refresh(void);
+/* meta.extra: "Threads that are not Java threads". */
+void fx_vm_threads_report(struct fx_profile *p);
 
 /* --- probe.c: an ASGCT trace taken by a thread's own SIGPROF handler (struct fx_probe) --- */
 

@@ -33,7 +33,8 @@
  *    not start.
  *  - A published code table (fx_sig.code_table) is immutable and is freed by the drain only after
  *    it saw fx_sig.code_readers at 0 once the table had been replaced (codemap.c).
- *  - t->stack_lo/stack_hi are set before the thread is published.
+ *  - t->stack_lo/stack_hi are set before the thread is published (a thread that is not a Java
+ *    thread may get them later, hi before lo: sample.h), and `native_only` never changes.
  *
  * Allowed calls (checked by the CTest unit.signal_path_allowlist against
  * agent/signal_allowlist.txt; nm -u of this object must list nothing else):
@@ -214,13 +215,31 @@ static uint8_t vthread_sigsafe(const struct fx_thread *t, uint64_t *id)
     return *id != 0 ? FX_VT_ID : FX_VT_NONE;
 }
 
+/* Signal-safe: a thread that is not a Java thread gets no ASGCT call; while its stack bounds are
+ * unknown, its stack pointer tells vm_threads.c which mapping is its stack. */
+static void native_only_sigsafe(struct fx_thread *t, const void *ucontext, fx_asgct_trace *trace)
+{
+    trace->num_frames = FX_NOT_JAVA_THREAD;
+#if defined(__x86_64__)
+    if (ucontext != NULL && __atomic_load_n(&t->stack_lo, __ATOMIC_RELAXED) == 0) {
+        const ucontext_t *uc = ucontext;
+        __atomic_store_n(&t->seen_sp, (uintptr_t)uc->uc_mcontext.gregs[REG_RSP], __ATOMIC_RELAXED);
+    }
+#else
+    (void)t, (void)ucontext;
+#endif
+}
+
 /* Signal-safe: ASGCT into the thread's own buffer (recovering the stack where fx_recover.h
  * proves the caller's context), then one record into its ring. */
 static void record_sigsafe(struct fx_thread *t, const siginfo_t *si, void *ucontext, int64_t now_ns,
                            int64_t cpu_ns)
 {
     fx_asgct_trace trace = {.env_id = t->env, .num_frames = 0, .frames = t->frames};
-    fx_sig.asgct(&trace, (jint)t->depth, ucontext);
+    if (t->native_only) /* no JNIEnv, no Java frames: the native walk alone (vm_threads.c) */
+        native_only_sigsafe(t, ucontext, &trace);
+    else
+        fx_sig.asgct(&trace, (jint)t->depth, ucontext);
     uint8_t recovery = 0;
     uint32_t kept = trace.num_frames > 0 ? (uint32_t)trace.num_frames : 0;
 #if defined(__x86_64__)

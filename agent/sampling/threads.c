@@ -227,8 +227,7 @@ static struct fx_thread *thread_new(JNIEnv *jni, jthread thread, char *name, pid
     t->start_ns = fx_now_ns();
     if (buffers_alloc(t) != FX_OK)
         goto out_free_thread;
-    t->ref = (*jni)->NewGlobalRef(jni, thread);
-    if (t->ref == NULL)
+    if (thread != NULL && (t->ref = (*jni)->NewGlobalRef(jni, thread)) == NULL) /* vm_threads.c */
         goto out_free_thread;
     return t;
 out_free_thread:
@@ -251,11 +250,27 @@ static bool ended_during_scan(pid_t tid)
     return ended_overflow;
 }
 
+/* Under lock: disarmed, out of the table, ended (the drain frees it). Only on the thread itself
+ * or once it is gone: then no handler can still hold it (signal_handler.c). */
+static void unpublish(struct fx_tid_slot *s)
+{
+    struct fx_thread *t = s->thread;
+    fx_timer_disarm(t);
+    __atomic_store_n(&s->tid, -1, __ATOMIC_RELEASE);
+    t->end_ns = fx_now_ns();
+    __atomic_store_n(&t->ended, 1, __ATOMIC_RELEASE);
+}
+
 /* Publishes t (table, then list) and arms its timer. Takes ownership of t. `existing`: found
- * by a scan, not registering itself in ThreadStart. */
+ * by a scan, not registering itself in ThreadStart. A Java thread registering itself replaces
+ * the entry vm_threads.c made for its tid (a JNI thread attached since, or one seen in /proc
+ * before its ThreadStart): it is the thread itself, so no handler holds the old entry. */
 static int publish_and_arm(JNIEnv *jni, struct fx_thread *t, bool existing)
 {
     fx_threads_lock();
+    struct fx_tid_slot *old = existing || t->native_only ? NULL : table_find(t->tid);
+    if (old != NULL && old->thread->native_only)
+        unpublish(old);
     int rc = stopped || (existing && ended_during_scan(t->tid)) ? FX_ESTATE : FX_OK;
     if (rc == FX_OK && t->buffers_gen != buffers_gen) { /* a start changed the options since */
         t->buffers_gen = buffers_gen;
@@ -275,8 +290,7 @@ static int publish_and_arm(JNIEnv *jni, struct fx_thread *t, bool existing)
     __atomic_store_n(&head, t, __ATOMIC_RELEASE);
     stats.registered++;
     rc = fx_timer_arm(t);
-    if (rc != FX_OK)
-        stats.arm_failed++;
+    stats.arm_failed += rc != FX_OK && !t->native_only; /* else it ended: vm_threads.c counts */
     stats.perf += t->engine == FX_ENGINE_KIND_PERF;
     stats.timer += t->engine == FX_ENGINE_KIND_TIMER;
     fx_threads_unlock();
@@ -324,19 +338,37 @@ void fx_threads_end_current(JNIEnv *jni, jthread thread)
     pid_t tid = (pid_t)syscall(SYS_gettid);
     fx_threads_lock();
     struct fx_tid_slot *s = table_find(tid);
-    if (s != NULL) {
-        struct fx_thread *t = s->thread;
-        fx_timer_disarm(t);
-        __atomic_store_n(&s->tid, -1, __ATOMIC_RELEASE);
-        t->end_ns = fx_now_ns();
-        __atomic_store_n(&t->ended, 1, __ATOMIC_RELEASE);
-    } else if (scanning) {
+    if (s != NULL)
+        unpublish(s);
+    else if (scanning) {
         if (n_ended < ENDED_MAX)
             ended_tids[n_ended++] = tid;
         else
             ended_overflow = true;
     }
     fx_threads_unlock();
+}
+
+int fx_threads_start_native(pid_t tid, char *name, uint8_t category, uint8_t subcategory)
+{
+    struct fx_thread *t = thread_new(NULL, NULL, name, tid, NULL);
+    if (t == NULL)
+        return FX_ENOMEM;
+    t->native_only = true;
+    t->category = category;
+    t->subcategory = subcategory;
+    return publish_and_arm(NULL, t, false);
+}
+
+bool fx_threads_end_native(pid_t tid)
+{
+    fx_threads_lock();
+    struct fx_tid_slot *s = table_find(tid);
+    bool ours = s != NULL && s->thread->native_only;
+    if (ours)
+        unpublish(s);
+    fx_threads_unlock();
+    return ours;
 }
 
 void fx_threads_scan_begin(void)
@@ -361,8 +393,7 @@ void fx_threads_arm_all(void)
     for (struct fx_thread *t = head; t != NULL; t = t->next) {
         if (__atomic_load_n(&t->ended, __ATOMIC_ACQUIRE))
             continue;
-        if (fx_timer_arm(t) != FX_OK)
-            stats.arm_failed++;
+        stats.arm_failed += fx_timer_arm(t) != FX_OK && !t->native_only; /* native: ended */
         stats.perf += t->engine == FX_ENGINE_KIND_PERF;
         stats.timer += t->engine == FX_ENGINE_KIND_TIMER;
     }

@@ -67,7 +67,7 @@ static void set_hint(const struct fx_thread *t, bool frameless)
 static int rank(jvmtiEnv *jvmti, struct fx_thread *t, bool any)
 {
     jint s = 0;
-    if (__atomic_load_n(&t->ended, __ATOMIC_ACQUIRE) ||
+    if (__atomic_load_n(&t->ended, __ATOMIC_ACQUIRE) || t->native_only || /* no jthread */
         (*jvmti)->GetThreadState(jvmti, t->ref, &s) != JVMTI_ERROR_NONE ||
         !(s & JVMTI_THREAD_STATE_ALIVE) || (s & JVMTI_THREAD_STATE_SUSPENDED))
         return -1;

@@ -2,8 +2,14 @@
 /* libfxmixed.so: the JNI library of the mixed-mode workloads (issue 16). fxmixed_burn_cpu is
  * the native function a profile must later show by name under JniBurn.burn; it is exported and
  * never inlined so its symbol covers the loop. The call counter lets the smoke test prove the
- * native code ran. */
+ * native code ran. CThread.start starts a pthread named "fxmixed-burner" that the JVM never
+ * sees (not attached): fxmixed_cthread_main calls fxmixed_cthread_spin until CThread.join; a
+ * profile must show it as its own track with these two C frames. */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE /* pthread_setname_np */
+#endif
 #include <jni.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <time.h>
 
@@ -11,6 +17,10 @@
 JNIEXPORT jlong JNICALL Java_fxagent_mixed_JniBurn_burn(JNIEnv *env, jclass cls, jint millis);
 JNIEXPORT jlong JNICALL Java_fxagent_mixed_JniBurn_calls(JNIEnv *env, jclass cls);
 __attribute__((visibility("default"))) uint64_t fxmixed_burn_cpu(int millis);
+JNIEXPORT jboolean JNICALL Java_fxagent_mixed_CThread_start(JNIEnv *env, jclass cls);
+JNIEXPORT jlong JNICALL Java_fxagent_mixed_CThread_join(JNIEnv *env, jclass cls);
+__attribute__((visibility("default"))) void *fxmixed_cthread_main(void *arg);
+__attribute__((visibility("default"))) uint64_t fxmixed_cthread_spin(uint64_t x);
 
 static volatile int64_t calls; /* only the workload's one thread calls in */
 
@@ -50,4 +60,57 @@ JNIEXPORT jlong JNICALL Java_fxagent_mixed_JniBurn_calls(JNIEnv *env, jclass cls
     (void)env;
     (void)cls;
     return calls;
+}
+
+static pthread_t burner;
+static volatile int burner_stop; /* set by join, read by the burner */
+static uint64_t burner_rounds; /* atomic */
+
+/* Counts a round. Its call makes fxmixed_cthread_spin a non-leaf function: GCC 12 gives a leaf
+ * that needs no stack no frame, even with -fno-omit-frame-pointer, and a frame-pointer walk
+ * from inside it would skip its caller. */
+__attribute__((noinline)) static void count_round(void)
+{
+    __atomic_add_fetch(&burner_rounds, 1, __ATOMIC_RELAXED);
+}
+
+/* One round of arithmetic; its own frame under fxmixed_cthread_main. */
+__attribute__((noinline, visibility("default"))) uint64_t fxmixed_cthread_spin(uint64_t x)
+{
+    for (int i = 0; i < 65536; i++) {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+    }
+    count_round();
+    return x;
+}
+
+__attribute__((noinline, visibility("default"))) void *fxmixed_cthread_main(void *arg)
+{
+    (void)arg;
+    uint64_t x = 88172645463325252u;
+    while (!__atomic_load_n(&burner_stop, __ATOMIC_RELAXED)) {
+        x = fxmixed_cthread_spin(x);
+    }
+    return (void *)(uintptr_t)(x & 1);
+}
+
+JNIEXPORT jboolean JNICALL Java_fxagent_mixed_CThread_start(JNIEnv *env, jclass cls)
+{
+    (void)env;
+    (void)cls;
+    if (pthread_create(&burner, NULL, fxmixed_cthread_main, NULL) != 0)
+        return JNI_FALSE;
+    pthread_setname_np(burner, "fxmixed-burner");
+    return JNI_TRUE;
+}
+
+JNIEXPORT jlong JNICALL Java_fxagent_mixed_CThread_join(JNIEnv *env, jclass cls)
+{
+    (void)env;
+    (void)cls;
+    __atomic_store_n(&burner_stop, 1, __ATOMIC_RELAXED);
+    pthread_join(burner, NULL);
+    return (jlong)__atomic_load_n(&burner_rounds, __ATOMIC_RELAXED);
 }

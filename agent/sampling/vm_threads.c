@@ -1,0 +1,348 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* The process's threads that are not Java threads (issue 16, items 4 and 5): the JVM's GC
+ * workers, C1/C2 compiler threads, VM thread, and threads a JNI library created without
+ * attaching them. Owns finding them, their category and their stack bounds; threads.c registers
+ * and arms them like Java threads (native_only: the handler walks their native stack and never
+ * calls AsyncGetCallTrace), so stop, start and the buffer protocol treat them alike.
+ *
+ * Finding: /proc/self/task lists every thread; a tid not in the tid table (no Java thread, not
+ * ours yet) is registered, named from /proc/self/task/TID/comm; after a start's first scan, only
+ * when the previous scan saw it unregistered too. A Java thread is in /proc a moment before its
+ * ThreadStart and after its ThreadEnd: 200 threads started at once had 113 caught so (and not
+ * armable, exiting), which the second sighting avoids; a new thread has its own name by then. In
+ * cpu and itimer modes only (wall mode signals Java threads by their JVMTI state). At each start,
+ * then on the drain thread every SCAN_EVERY_NS, so threads started later (GC workers start lazily)
+ * join within that; a tid that left /proc and that tgkill(0) says is gone is unregistered (its
+ * timer or perf event closed, then the drain frees it). A thread that ends is never unregistered
+ * while it runs: its handler could hold it. A JNI thread attached to the JVM later becomes a Java
+ * thread at its ThreadStart, which replaces this entry (threads.c), so no thread is sampled twice.
+ * At most VM_THREADS_MAX are registered; the others are counted ("left out").
+ *
+ * Stack bounds (the native walk reads only within them): unknown at registration; the handler
+ * stores the stack pointer it interrupted (seen_sp), and the next scan takes the mapping of
+ * /proc/self/maps that holds it as the thread's stack (hi, then lo: sample.h). Until then the
+ * walk stops after the leaf ("[native: walk stopped (stack bounds unknown)]").
+ *
+ * Category (docs/ARCHITECTURE.md, "The JVM's own threads"): chosen once from the thread's name
+ * by the prefix table `rules`; every frame of such a thread is in that category, so the
+ * activity graph colours GC and JIT time whatever library the leaf is in.
+ *
+ * Limits: a tid reused by a new thread between two scans keeps the old entry (its perf event or
+ * timer belongs to the dead thread): the new thread is not sampled. A new thread's comm may
+ * still be its creator's for a moment; the name and category are those seen at the scan.
+ * Leaf module: calls threads.c, base and libc only. */
+#include "internal.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "fx_alloc.h"
+
+#define VM_THREADS_MAX 256       /* registered at once */
+#define SCAN_EVERY_NS  100000000 /* 100 ms: ~30-60 us per scan (docs/BENCHMARKS.md) */
+#define TIDS_MAX       8192      /* tids read from /proc per scan; more: the rest next time */
+#define PENDING_MAX    512       /* unregistered tids remembered from one scan to the next */
+#define GC_CONCURRENT  4         /* subcategories of native/profile_tables.c */
+#define JIT_C1         1
+#define JIT_C2         2
+
+struct rule {
+    const char *prefix;
+    uint8_t category, subcategory;
+};
+
+/* HotSpot's thread names (comm keeps 15 bytes: "C2 CompilerThre"); first match wins. A name
+ * matching none stays in the Native category (a JNI library's thread, the launcher). */
+static const struct rule rules[] = {
+        {"G1 Conc", FX_CAT_GC, GC_CONCURRENT},
+        {"G1 Main Marker", FX_CAT_GC, GC_CONCURRENT},
+        {"G1 Refine", FX_CAT_GC, GC_CONCURRENT},
+        {"GC Thread", FX_CAT_GC, 0},
+        {"G1 ", FX_CAT_GC, 0},
+        {"ParGC", FX_CAT_GC, 0},
+        {"Parallel GC", FX_CAT_GC, 0},
+        {"Shenandoah", FX_CAT_GC, 0},
+        {"ZDirector", FX_CAT_GC, 0},
+        {"ZDriver", FX_CAT_GC, 0},
+        {"ZWorker", FX_CAT_GC, 0},
+        {"ZStat", FX_CAT_GC, 0},
+        {"ZUnmapper", FX_CAT_GC, 0},
+        {"ZUncommit", FX_CAT_GC, 0},
+        {"ZRuntimeWorker", FX_CAT_GC, 0},
+        {"C1 Compiler", FX_CAT_JIT, JIT_C1},
+        {"C2 Compiler", FX_CAT_JIT, JIT_C2},
+        {"JVMCI", FX_CAT_JIT, 0},
+        {"Compiler", FX_CAT_JIT, 0},
+        {"Sweeper", FX_CAT_JIT, 0},
+        {"VM ", FX_CAT_VM, 0}, /* "VM Thread", "VM Periodic Tas" */
+        {"Service Thread", FX_CAT_VM, 0},
+        {"Monitor Deflati", FX_CAT_VM, 0},
+};
+
+static struct {
+    pthread_mutex_t lock; /* a start (control thread) and the drain may both scan */
+    bool active;          /* cpu or itimer mode, between a start and a stop */
+    int64_t next_scan_ns;
+    pid_t tids[VM_THREADS_MAX]; /* registered by us and not seen gone */
+    unsigned n;
+    pid_t pending[PENDING_MAX], next[PENDING_MAX]; /* unregistered at the last scan, sorted */
+    unsigned n_pending, n_next;
+    bool first; /* the start's first scan: registers at the first sighting */
+    uint64_t scans, scan_ns, scan_max_ns, registered, ended, became_java, failed, bounds;
+    uint64_t not_armed;              /* registered, but no timer could be made: ended meanwhile */
+    uint64_t left_out, left_out_max; /* at the last scan, and the most at once */
+} vt = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+static void classify(const char *name, uint8_t *cat, uint8_t *sub)
+{
+    *cat = *sub = 0;
+    for (size_t i = 0; i < sizeof(rules) / sizeof(rules[0]); i++) {
+        if (strncmp(name, rules[i].prefix, strlen(rules[i].prefix)) == 0) {
+            *cat = rules[i].category;
+            *sub = rules[i].subcategory;
+            return;
+        }
+    }
+}
+
+/* The thread's comm, or "?" if it cannot be read (the thread just ended). */
+static void comm_of(pid_t tid, char *buf, size_t cap)
+{
+    char path[64];
+    snprintf(path, sizeof(path), "/proc/self/task/%d/comm", (int)tid);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    ssize_t n = fd >= 0 ? read(fd, buf, cap - 1) : -1;
+    if (fd >= 0)
+        close(fd);
+    if (n <= 0)
+        n = snprintf(buf, cap, "?");
+    buf[n] = '\0';
+    buf[strcspn(buf, "\n")] = '\0';
+}
+
+/* What the tid is registered as: 0 nothing, 1 a native_only thread, 2 a Java thread. Under the
+ * registry lock: the drain frees no struct meanwhile. */
+static int kind_of(pid_t tid)
+{
+    fx_threads_lock();
+    struct fx_thread *t = fx_signal_handler_lookup_sigsafe(tid);
+    int k = t == NULL ? 0 : t->native_only ? 1 : 2;
+    fx_threads_unlock();
+    return k;
+}
+
+static int cmp_tid(const void *a, const void *b)
+{
+    pid_t x = *(const pid_t *)a, y = *(const pid_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* Every tid of /proc/self/task, sorted, into `out` (TIDS_MAX); -1 if it cannot be read. */
+static int read_tids(pid_t *out)
+{
+    DIR *d = opendir("/proc/self/task");
+    if (d == NULL)
+        return -1;
+    int n = 0;
+    struct dirent *e;
+    while (n < TIDS_MAX && (e = readdir(d)) != NULL) {
+        long v = e->d_name[0] >= '1' && e->d_name[0] <= '9' ? strtol(e->d_name, NULL, 10) : 0;
+        if (v > 0)
+            out[n++] = (pid_t)v;
+    }
+    closedir(d);
+    qsort(out, (size_t)n, sizeof(*out), cmp_tid);
+    return n;
+}
+
+/* Under vt.lock: a tid not yet registered, named by its comm. */
+static void add_one(pid_t tid, pid_t self)
+{
+    char name[32];
+    if (tid == self || fx_signal_handler_lookup_sigsafe(tid) != NULL)
+        return;
+    if (!vt.first && !bsearch(&tid, vt.pending, vt.n_pending, sizeof(pid_t), cmp_tid)) {
+        if (vt.n_next < PENDING_MAX) /* tids come sorted: so does next */
+            vt.next[vt.n_next++] = tid;
+        return;
+    }
+    comm_of(tid, name, sizeof(name));
+    if (fx_threads_is_own(name)) /* the agent's own threads ("fxagent drain", "fxagent running") */
+        return;
+    if (vt.n == VM_THREADS_MAX) {
+        vt.left_out++;
+        return;
+    }
+    uint8_t cat, sub;
+    classify(name, &cat, &sub);
+    char *copy = fx_strdup(name);
+    int rc = copy != NULL ? fx_threads_start_native(tid, copy, cat, sub) : FX_ENOMEM;
+    if (kind_of(tid) == 1) { /* registered, armed or not (a thread gone meanwhile) */
+        vt.tids[vt.n++] = tid;
+        vt.registered++;
+        vt.not_armed += rc != FX_OK;
+    } else if (rc != FX_ESTATE) {
+        vt.failed++;
+    }
+}
+
+/* Under vt.lock: drops the tids that are gone (from /proc, and by tgkill) or are Java threads
+ * now. `live` sorted, or NULL: ask tgkill alone. */
+static void prune(const pid_t *live, int n_live)
+{
+    pid_t pid = getpid();
+    unsigned kept = 0;
+    for (unsigned i = 0; i < vt.n; i++) {
+        pid_t tid = vt.tids[i];
+        bool listed = live != NULL && bsearch(&tid, live, (size_t)n_live, sizeof(pid_t), cmp_tid);
+        bool gone = !listed && syscall(SYS_tgkill, pid, tid, 0) != 0 && errno == ESRCH;
+        if (gone) {
+            if (fx_threads_end_native(tid))
+                vt.ended++;
+            else
+                vt.became_java++; /* its ThreadStart replaced our entry, then it ended */
+            continue;
+        }
+        int k = kind_of(tid);
+        if (k != 1) {
+            vt.became_java += k == 2;
+            continue;
+        }
+        vt.tids[kept++] = tid;
+    }
+    vt.n = kept;
+}
+
+/* The mapping of /proc/self/maps holding sp: [*lo, *hi); false if none. */
+static bool mapping_of(FILE *maps, uintptr_t sp, uintptr_t *lo, uintptr_t *hi)
+{
+    char line[512];
+    rewind(maps);
+    while (fgets(line, sizeof(line), maps) != NULL) {
+        unsigned long a, b;
+        char perms[8];
+        if (sscanf(line, "%lx-%lx %7s", &a, &b, perms) == 3 && a <= sp && sp < b &&
+            perms[0] == 'r' && perms[1] == 'w') {
+            *lo = a;
+            *hi = b;
+            return true;
+        }
+        if (strchr(line, '\n') == NULL) /* a path longer than the line: skip its rest */
+            for (int c = fgetc(maps); c != EOF && c != '\n'; c = fgetc(maps))
+                ;
+    }
+    return false;
+}
+
+/* Under vt.lock: stack bounds for the threads whose handler left a stack pointer. The struct is
+ * read under the registry lock: the drain cannot free it meanwhile. */
+static void find_bounds(void)
+{
+    FILE *maps = NULL;
+    for (unsigned i = 0; i < vt.n; i++) {
+        fx_threads_lock();
+        struct fx_thread *t = fx_signal_handler_lookup_sigsafe(vt.tids[i]);
+        uintptr_t sp = t != NULL && __atomic_load_n(&t->stack_lo, __ATOMIC_RELAXED) == 0
+                               ? __atomic_load_n(&t->seen_sp, __ATOMIC_RELAXED)
+                               : 0;
+        uintptr_t lo, hi;
+        if (sp != 0 && (maps != NULL || (maps = fopen("/proc/self/maps", "re")) != NULL) &&
+            mapping_of(maps, sp, &lo, &hi)) {
+            __atomic_store_n(&t->stack_hi, hi, __ATOMIC_RELEASE);
+            __atomic_store_n(&t->stack_lo, lo, __ATOMIC_RELEASE);
+            vt.bounds++;
+        }
+        fx_threads_unlock();
+    }
+    if (maps != NULL)
+        fclose(maps);
+}
+
+/* Under vt.lock. */
+static void scan(void)
+{
+    int64_t t0 = fx_now_ns();
+    pid_t *live = fx_calloc(TIDS_MAX, sizeof(pid_t));
+    int n = live != NULL ? read_tids(live) : -1;
+    if (n >= 0) {
+        prune(live, n);
+        pid_t self = (pid_t)syscall(SYS_gettid);
+        vt.left_out = vt.n_next = 0;
+        for (int i = 0; i < n; i++)
+            add_one(live[i], self);
+        memcpy(vt.pending, vt.next, vt.n_next * sizeof(pid_t));
+        vt.n_pending = vt.n_next;
+        vt.first = false;
+        vt.left_out_max = vt.left_out > vt.left_out_max ? vt.left_out : vt.left_out_max;
+        find_bounds();
+    }
+    fx_free(live);
+    uint64_t spent = (uint64_t)(fx_now_ns() - t0);
+    vt.scans++;
+    vt.scan_ns += spent;
+    vt.scan_max_ns = spent > vt.scan_max_ns ? spent : vt.scan_max_ns;
+    vt.next_scan_ns = fx_now_ns() + SCAN_EVERY_NS;
+}
+
+void fx_vm_threads_prune(void)
+{
+    pthread_mutex_lock(&vt.lock);
+    prune(NULL, 0);
+    pthread_mutex_unlock(&vt.lock);
+}
+
+void fx_vm_threads_start(void)
+{
+    pthread_mutex_lock(&vt.lock);
+    vt.active = fx_opt()->mode == FX_MODE_CPU || fx_opt()->mode == FX_MODE_ITIMER;
+    vt.first = true;
+    if (vt.active)
+        scan();
+    pthread_mutex_unlock(&vt.lock);
+}
+
+void fx_vm_threads_stop(void)
+{
+    pthread_mutex_lock(&vt.lock);
+    vt.active = false;
+    pthread_mutex_unlock(&vt.lock);
+}
+
+void fx_vm_threads_refresh(void)
+{
+    pthread_mutex_lock(&vt.lock);
+    if (vt.active && fx_now_ns() >= vt.next_scan_ns)
+        scan();
+    pthread_mutex_unlock(&vt.lock);
+}
+
+void fx_vm_threads_report(struct fx_profile *p)
+{
+    const char *g = "Threads that are not Java threads";
+    pthread_mutex_lock(&vt.lock);
+    if (vt.scans == 0) {
+        pthread_mutex_unlock(&vt.lock);
+        return;
+    }
+    fx_profile_extra_int(p, g, "registered (GC, JIT, VM, JNI-created...)", (int64_t)vt.registered);
+    fx_profile_extra_int(p, g, "registered now", (int64_t)vt.n);
+    fx_profile_extra_int(p, g, "ended", (int64_t)vt.ended);
+    fx_profile_extra_int(p, g, "became Java threads (attached to the JVM)",
+                         (int64_t)vt.became_java);
+    fx_profile_extra_int(p, g, "left out at the last scan (cap 256)", (int64_t)vt.left_out);
+    fx_profile_extra_int(p, g, "left out at most (cap 256)", (int64_t)vt.left_out_max);
+    fx_profile_extra_int(p, g, "could not be registered", (int64_t)vt.failed);
+    fx_profile_extra_int(p, g, "registered but not armed (ended meanwhile)", (int64_t)vt.not_armed);
+    fx_profile_extra_int(p, g, "stack bounds found", (int64_t)vt.bounds);
+    fx_profile_extra_int(p, g, "scans of /proc/self/task", (int64_t)vt.scans);
+    fx_profile_extra_int(p, g, "mean scan us", (int64_t)(vt.scan_ns / vt.scans / 1000));
+    fx_profile_extra_int(p, g, "max scan us", (int64_t)(vt.scan_max_ns / 1000));
+    pthread_mutex_unlock(&vt.lock);
+}

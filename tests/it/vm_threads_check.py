@@ -1,0 +1,127 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
+"""Checks the profiles of vm_threads_test.sh (issue 16 items 4-5: threads that are not Java threads).
+
+usage: vm_threads_check.py --label NAME RUN_DIR
+Reads gc, jit, cthread .json.gz and what profiler-cli said of them (NAME.threads.json,
+NAME.t-N.samples.json, NAME.t-N.functions.json):
+  gc:      a track named like a GC thread ("GC Thread", "G1 ") whose profiler-cli category
+           breakdown has samples in "GC", and at least one such track with a libjvm function
+           named by a symbol (not "libjvm.so+0x...");
+  jit:     the same for a compiler thread ("C1 CompilerThre", "C2 CompilerThre") and the
+           "JIT compiler" category;
+  cthread: one track "fxmixed-burner", its tid no Java thread's, at least 10 samples whose stack
+           has fxmixed_cthread_spin above fxmixed_cthread_main, both in the Native category, and
+           no Java frame on that track;
+  all:     meta.extra "Threads that are not Java threads" counts at least as many registered
+           threads as there are such tracks.
+"""
+import argparse
+import glob
+import gzip
+import json
+import os
+import sys
+
+
+def load(path):
+    with open(path, encoding="utf-8") as f:
+        return json.load(f)
+
+
+class Profile:
+    def __init__(self, path):
+        with gzip.open(path, "rt", encoding="utf-8") as f:
+            self.doc = json.load(f)
+        sh = self.doc["shared"]
+        strs, ft, fu, st = sh["stringArray"], sh["frameTable"], sh["funcTable"], sh["stackTable"]
+        cats = [c["name"] for c in self.doc["meta"]["categories"]]
+        self.name = [strs[fu["name"][f]] for f in ft["func"]]
+        self.is_js = [fu["isJS"][f] for f in ft["func"]]
+        self.cat = [cats[c] if c is not None else "" for c in ft["category"]]
+        self.paths = []  # root first
+        for i, (frame, off) in enumerate(zip(st["frame"], st["prefixOffset"])):
+            self.paths.append((self.paths[i - off] if off else ()) + (frame,))
+
+    def thread(self, name):
+        return [t for t in self.doc["threads"] if t["name"] == name]
+
+    def extra(self, group):
+        for g in self.doc["meta"].get("extra", []):
+            if g["label"] == group:
+                return {e["label"]: e["value"] for e in g["entries"]}
+        return None
+
+
+def pcli_tracks(run, name, prefixes):
+    """[(track name, category breakdown dict, functions)] of profiler-cli's tracks by prefix."""
+    out = []
+    for t in load(os.path.join(run, f"{name}.threads.json"))["threads"]:
+        if not t["name"].startswith(prefixes):
+            continue
+        h = t["threadHandle"]
+        s = load(os.path.join(run, f"{name}.{h}.samples.json"))
+        cats = {c["name"]: c["samples"] for c in s["categoryBreakdown"]["categories"]}
+        fns = load(os.path.join(run, f"{name}.{h}.functions.json"))["functions"]
+        out.append((t["name"], cats, fns))
+    return out
+
+
+def named_libjvm(fns):
+    return [f["name"] for f in fns
+            if f.get("library", "").startswith("libjvm") and not f["name"].startswith("libjvm")]
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--label", default="vm_threads_check")
+    ap.add_argument("run")
+    a = ap.parse_args()
+    failures = []
+
+    def check(ok, what):
+        print(f"{a.label}: {'ok' if ok else 'FAIL'}: {what}")
+        if not ok:
+            failures.append(what)
+
+    for name, prefixes, cat in (("gc", ("GC Thread", "G1 "), "GC"),
+                                ("jit", ("C1 CompilerThre", "C2 CompilerThre"), "JIT compiler")):
+        tracks = pcli_tracks(a.run, name, prefixes)
+        in_cat = [(n, c.get(cat, 0)) for n, c, _ in tracks if c.get(cat, 0) > 0]
+        check(bool(in_cat), f"{name}: tracks {prefixes} with samples in {cat!r}: {in_cat}")
+        named = {n: named_libjvm(f)[:3] for n, _, f in tracks if named_libjvm(f)}
+        check(bool(named), f"{name}: libjvm functions named on those tracks: {named}")
+        other = [(n, sorted(c)) for n, c, _ in tracks
+                 if any(k not in (cat, "Idle") and v > 0 for k, v in c.items())]
+        check(not other, f"{name}: no sample of those tracks outside {cat!r} and Idle: {other}")
+
+    p = Profile(os.path.join(a.run, "cthread.json.gz"))
+    burner = p.thread("fxmixed-burner")
+    java_tids = {t["tid"] for t in p.doc["threads"] if t["name"] in ("main", "DestroyJavaVM")}
+    check(len(burner) == 1 and burner[0]["tid"] not in java_tids,
+          f"cthread: one track 'fxmixed-burner' with a tid of its own: "
+          f"{[t['tid'] for t in burner]}, Java {sorted(java_tids)}")
+    good = java = 0
+    for t in burner:
+        for s in t["samples"]["stack"]:
+            path = p.paths[s] if s is not None else ()
+            names = [p.name[f] for f in path]
+            java += any(p.is_js[f] or p.cat[f] == "Java" for f in path)
+            if "fxmixed_cthread_main" in names and "fxmixed_cthread_spin" in names:
+                i, j = names.index("fxmixed_cthread_main"), names.index("fxmixed_cthread_spin")
+                good += i < j and p.cat[path[i]] == "Native" and p.cat[path[j]] == "Native"
+    check(good >= 10, f"cthread: {good} samples with fxmixed_cthread_spin over fxmixed_cthread_main")
+    check(java == 0, f"cthread: {java} samples of the C thread with a Java frame")
+
+    for name in ("gc", "jit", "cthread"):
+        q = p if name == "cthread" else Profile(os.path.join(a.run, f"{name}.json.gz"))
+        ex = q.extra("Threads that are not Java threads") or {}
+        got = ex.get("registered (GC, JIT, VM, JNI-created...)", -1)
+        tracks = sum(1 for t in q.doc["threads"] if t["name"].startswith(
+            ("GC Thread", "G1 ", "C1 Compiler", "C2 Compiler", "VM Thread", "fxmixed-burner")))
+        check(got >= tracks > 0, f"{name}: meta.extra says {got} registered, {tracks} such tracks")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

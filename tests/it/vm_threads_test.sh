@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# The process's threads that are not Java threads (issue 16 items 4-5, agent/sampling/vm_threads.c)
+# in cpu mode on one JDK, with the mixed workloads:
+#   gc       allocation under -Xmx64m: GC threads ("GC Thread#N", "G1 ...") are tracks with
+#            samples in the GC category and libjvm frames named by a function;
+#   jit      javac in the JVM: C1/C2 compiler threads are tracks with samples in the JIT compiler
+#            category and named libjvm frames;
+#   cthread  a pthread of libfxmixed.so never attached to the JVM ("fxmixed-burner") is its own
+#            track, tid of no Java thread, with fxmixed_cthread_spin over fxmixed_cthread_main
+#            in the Native category and no Java frame;
+# read through profiler-cli (thread list, thread samples, thread functions) and the profile
+# itself (vm_threads_check.py). Each JVM exits 0 without hs_err, fxcheck accepts each profile.
+# Fails on a build that samples Java threads only (no such track).
+# usage: vm_threads_test.sh JDK_HOME   (env: FXAGENT_MIXED_JAR, FXAGENT_MIXED_LIB and it_lib's)
+set -euo pipefail
+source "$(dirname "$0")/it_lib.sh"
+it_init "it.vm_threads.jdk$(fx_jdk_major "$1")" "$1" FXAGENT_MIXED_JAR
+[[ -f ${FXAGENT_MIXED_LIB:-} ]] || it_fail "not built: FXAGENT_MIXED_LIB=${FXAGENT_MIXED_LIB:-}"
+# shellcheck source=tests/it/profiler_cli.sh
+source "$IT_DIR/profiler_cli.sh"
+
+# run NAME WORKLOAD SECONDS: the workload under the agent (cpu mode, 10 ms) into NAME.json.gz.
+run() {
+    local profile=$FXAGENT_RUN_DIR/$1.json.gz
+    it_run "$1" "$IT_JDK/bin/java" -Xmx64m \
+        "-agentpath:$FXAGENT_LIB=mode=cpu,interval=10ms,quiet,file=$profile" \
+        -Dfxagent.mixed.lib="$FXAGENT_MIXED_LIB" -jar "$FXAGENT_MIXED_JAR" "$2" "$3"
+    [[ $IT_RC -eq 0 ]] || it_fail "$1: java exited $IT_RC"
+    it_no_hs_err
+    [[ -s $profile ]] || it_fail "$1: no profile at $profile"
+    "$FXCHECK" "$profile" || it_fail "fxcheck rejected $profile"
+}
+
+run gc gc 4
+run jit jit 6
+run cthread cthread 3
+
+# Per profile: the track list, and the samples and functions views of every track.
+pcli_setup
+for name in gc jit cthread; do
+    pcli_load "$FXAGENT_RUN_DIR/$name.json.gz" || it_fail "profiler-cli could not load $name.json.gz"
+    pcli_json "$FXAGENT_RUN_DIR/$name.threads.json" thread list || it_fail "$name: thread list failed"
+    for handle in $(python3 -c 'import json, sys
+for t in json.load(open(sys.argv[1]))["threads"]: print(t["threadHandle"])' \
+        "$FXAGENT_RUN_DIR/$name.threads.json"); do
+        pcli_json "$FXAGENT_RUN_DIR/$name.$handle.samples.json" thread samples --thread "$handle" ||
+            it_fail "$name: thread samples $handle failed"
+        pcli_json "$FXAGENT_RUN_DIR/$name.$handle.functions.json" thread functions \
+            --thread "$handle" --limit 0 || it_fail "$name: thread functions $handle failed"
+    done
+    profiler-cli stop --all >/dev/null 2>&1 || true
+done
+
+python3 "$IT_DIR/vm_threads_check.py" --label "$IT_NAME" "$FXAGENT_RUN_DIR" ||
+    it_fail "threads that are not Java threads missing or misplaced (see above)"
+echo "$IT_NAME: OK"
