@@ -34,10 +34,12 @@ enum fx_markers {
     FX_MARKERS_OFF,
 };
 
-/* cstack=fp|no: native frames of cpu-mode samples by walking frame pointers (fp), or none. */
+/* cstack=fp|no|dwarf: native frames of cpu-mode samples by walking frame pointers (fp), none,
+ * or by the libraries' DWARF CFI with frame pointers where a library has none (dwarf). */
 enum fx_cstack {
     FX_CSTACK_FP = 0,
     FX_CSTACK_NO,
+    FX_CSTACK_DWARF,
 };
 
 enum fx_cpu_engine {
