@@ -35,7 +35,7 @@ enum fx_markers {
 };
 
 /* cstack=fp|no|dwarf: native frames of cpu-mode samples by walking frame pointers (fp), none,
- * or by the libraries' DWARF CFI with frame pointers where a library has none (dwarf). */
+ * or (the default) by frame pointers and, in libraries where they fail, DWARF CFI (dwarf). */
 enum fx_cstack {
     FX_CSTACK_FP = 0,
     FX_CSTACK_NO,
@@ -70,7 +70,7 @@ struct fx_options {
                                   appended to (fxprof creates it); NULL: none */
     bool reset;                /* reset: a dump also drops the samples it wrote */
     enum fx_markers markers;   /* markers=on|off, default on */
-    enum fx_cstack cstack;     /* cstack=fp|no, default fp */
+    enum fx_cstack cstack;     /* cstack=fp|no|dwarf, default dwarf */
 };
 
 /* Fills `out` with the defaults. */

@@ -447,7 +447,7 @@ static const char help_text[] =
         "  memory=SIZE             bound of the recording, 1m..64g (default 64m)\n"
         "  ring=SIZE               per-thread sample ring, 16k..64m (default 256k)\n"
         "  markers=on|off          GC, JIT and user markers, counters (default on)\n"
-        "  cstack=fp|dwarf|no      native frames in cpu mode by frame pointers, DWARF CFI, or none (default fp)\n"
+        "  cstack=dwarf|fp|no      native frames in cpu mode by DWARF CFI, frame pointers only, or none (default dwarf)\n"
         "  quiet                   no summary line on stderr (default off)\n"
         "  reset                   with dump: drop the samples written (default off)\n"
         "  reply=PATH              append the outcome line to this existing file (default none)\n"
@@ -472,6 +472,7 @@ void fx_options_defaults(struct fx_options *out)
             .loop_ns = 0,
             .memory_bytes = 64 * MIB,
             .ring_bytes = 256 * KIB,
+            .cstack = FX_CSTACK_DWARF, /* docs/BENCHMARKS.md "cstack=dwarf": the best that works */
     };
 }
 

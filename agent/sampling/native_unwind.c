@@ -1,15 +1,15 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* The unwind tables of cstack=dwarf (issue 16), outside signal context: one fx_cfi table per
- * library file (device and inode), built lazily on the drain thread the first time a walk
- * lands in the library without one (the handler queues the mapping in fx_native.want), then
+ * library file (device and inode), built lazily on the drain thread the first time a
+ * frame-pointer step fails in the library (the handler queues the mapping in fx_native.want), then
  * set on the text map's entries of that file before each publication (native_maps.c), which
  * is how the handler finds it. Lazy because the cost is the library's: ~0.3 ms for Debian's
  * libz, ~16 ms for libc, ~160-190 ms and 2-3 MB for libjvm (docs/BENCHMARKS.md), and most
- * programs never sample most of their libraries. A table is never freed: text maps retired
- * by the slot protocol may still point to it, and a library is rarely unloaded. A library
- * whose table cannot be built gets an empty table (no rows), so walks step it by frame
- * pointer and stop asking. Callers hold native_maps.c's lock. Leaf module: calls fx_cfi,
- * the text map, base's clock and the profile's meta.extra only. */
+ * programs never sample most of their libraries, nor need tables where frame pointers work. A table
+ * is never freed: text maps retired by the slot protocol may still point to it, and a library is
+ * rarely unloaded. A library whose table cannot be built gets an empty table (no rows), so walks
+ * step it by frame pointer and stop asking. Callers hold native_maps.c's lock. Leaf module: calls
+ * fx_cfi, the text map, base's clock and the profile's meta.extra only. */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -24,9 +24,11 @@
  * cstack=dwarf: each frame's mapping carries its library's unwind table (fx_cfi.h, built by
  * native_unwind.c off the signal path and set on the text map's entries before publication),
  * so the row of pc is a binary search and the step reads the return address at CFA-8 and rbp
- * where the row says, each word inside [sp, stack_hi). A mapping with no table yet is queued
- * for the drain (fx_native.want) and stepped by its frame pointer meanwhile, as is an address
- * no FDE covers; a rule outside the subset (a DWARF expression) stops the walk, counted.
+ * where the row says, each word inside [sp, stack_hi). A mapping with no table is stepped by
+ * its frame pointer, as is an address no FDE covers; when that step fails (rbp outside the
+ * stack, or the return address it gave in no mapping) the mapping is queued for the drain to
+ * build its table (fx_native.want), so libraries whose frame pointers work (libjvm) cost no
+ * table. A rule outside the subset (a DWARF expression) stops the walk, counted.
  *
  * Invariants: fx_native.maps is only written by native_maps.c under the slot protocol of
  * fx_textmap.h; t->stack_lo/stack_hi are set before t is published (signal_handler.c). */
@@ -79,11 +81,8 @@ static uint8_t cfi_step_sigsafe(const struct fx_thread *t, const struct fx_textm
                                 uintptr_t at, struct fx_cfi_regs *r)
 {
     const struct fx_cfi *c = e->cfi;
-    if (c == NULL) {
-        if (e->kind == FX_TEXTMAP_FILE)
-            want_sigsafe(e);
+    if (c == NULL)
         return CFI_FALLBACK;
-    }
     uint64_t va;
     if (!fx_cfi_vaddr_sigsafe(c, at - e->start + e->offset, &va))
         return CFI_FALLBACK;
@@ -117,12 +116,15 @@ static uint32_t walk_sigsafe(const struct fx_thread *t, const struct fx_textmap 
                             .fp = (uintptr_t)uc->uc_mcontext.gregs[REG_RBP],
                             .sp = (uintptr_t)uc->uc_mcontext.gregs[REG_RSP]};
     bool dwarf = __atomic_load_n(&fx_native.dwarf, __ATOMIC_RELAXED) != 0;
+    const struct fx_textmap_entry *by_fp = NULL; /* a table-less mapping last stepped by rbp */
     uint32_t n = 0;
     for (;;) {
         uintptr_t at = n == 0 ? r.pc : r.pc - 1;
         const struct fx_textmap_entry *e = fx_textmap_lookup_sigsafe(map, at);
         if (e == NULL) {
             __atomic_add_fetch(&fx_native.misses, 1, __ATOMIC_RELAXED);
+            if (by_fp != NULL)
+                want_sigsafe(by_fp); /* its rbp was no frame pointer */
             *stop = FX_NSTOP_NOT_TEXT;
             return n;
         }
@@ -136,8 +138,13 @@ static uint32_t walk_sigsafe(const struct fx_thread *t, const struct fx_textmap 
         }
         pcs[n++] = r.pc;
         uint8_t why = dwarf ? cfi_step_sigsafe(t, e, at, &r) : CFI_FALLBACK;
-        if (why == CFI_FALLBACK)
+        by_fp = NULL;
+        if (why == CFI_FALLBACK) {
             why = step_sigsafe(t, &r.pc, &r.fp, &r.sp);
+            by_fp = dwarf && e->cfi == NULL && e->kind == FX_TEXTMAP_FILE ? e : NULL;
+            if (by_fp != NULL && why == FX_NSTOP_BAD_FP)
+                want_sigsafe(by_fp);
+        }
         if (why != FX_NSTOP_OFF) {
             *stop = why;
             return n;

@@ -271,7 +271,7 @@ static void check_defaults(const struct fx_options *o)
     ck_assert_ptr_null(o->reply);
     ck_assert(!o->reset);
     ck_assert_int_eq(o->markers, FX_MARKERS_ON);
-    ck_assert_int_eq(o->cstack, FX_CSTACK_FP);
+    ck_assert_int_eq(o->cstack, FX_CSTACK_DWARF);
 }
 
 START_TEST(test_options_good_value_sets_its_field)
