@@ -2,10 +2,13 @@
 /* The native walk's own cost (issue 16, agent/sampling/native_walk.c), outside a JVM: the
  * handler's frame-pointer walk from a real ucontext of this thread (main <- libc's start
  * code), against a text map read from /proc/self/maps, N times; prints thread CPU ns per walk
- * and frames per walk. Built and run by bench/run_native_walk_cost.sh. */
+ * and frames per walk. With "dwarf" as second argument, the cstack=dwarf walk: the unwind
+ * tables (fx_cfi) of every file mapping are built first, timed, and set on the map's entries.
+ * Built and run by bench/run_native_walk_cost.sh. */
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 #include <ucontext.h>
 
@@ -28,6 +31,20 @@ int main(int argc, char **argv)
     if (fx_textmap_read("/proc/self/maps", &map, &eb) != FX_OK) {
         fprintf(stderr, "maps: %s\n", eb.msg);
         return 1;
+    }
+    if (argc > 2 && strcmp(argv[2], "dwarf") == 0) {
+        for (size_t i = 0; i < map->count; i++) {
+            struct fx_textmap_entry *e = &map->entries[i];
+            struct fx_cfi *c = NULL;
+            struct fx_cfi_stats st = {0};
+            int64_t t0 = fx_clock_ns(CLOCK_MONOTONIC);
+            if (e->kind != FX_TEXTMAP_FILE || fx_cfi_build(e->path, &c, &st, &eb) != FX_OK)
+                continue;
+            printf("table %s: %lu rows, %lu bytes, %.2f ms\n", e->path, (unsigned long)st.rows,
+                   (unsigned long)st.bytes, (double)(fx_clock_ns(CLOCK_MONOTONIC) - t0) / 1e6);
+            e->cfi = c; /* kept until exit: the walks read it */
+        }
+        fx_native.dwarf = 1;
     }
     fx_textmap_slot_publish(&fx_native.maps, map);
     fx_native.enabled = 1;

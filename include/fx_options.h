@@ -34,10 +34,12 @@ enum fx_markers {
     FX_MARKERS_OFF,
 };
 
-/* cstack=fp|no: native frames of cpu-mode samples by walking frame pointers (fp), or none. */
+/* cstack=fp|no|dwarf: native frames of cpu-mode samples by walking frame pointers (fp), none,
+ * or (the default) by frame pointers and, in libraries where they fail, DWARF CFI (dwarf). */
 enum fx_cstack {
     FX_CSTACK_FP = 0,
     FX_CSTACK_NO,
+    FX_CSTACK_DWARF,
 };
 
 enum fx_cpu_engine {
@@ -68,7 +70,7 @@ struct fx_options {
                                   appended to (fxprof creates it); NULL: none */
     bool reset;                /* reset: a dump also drops the samples it wrote */
     enum fx_markers markers;   /* markers=on|off, default on */
-    enum fx_cstack cstack;     /* cstack=fp|no, default fp */
+    enum fx_cstack cstack;     /* cstack=fp|no|dwarf, default dwarf */
     uint64_t alloc_bytes;      /* alloc=SIZE, 0 (default) = off, else 1..1g: heap sampling
                                   interval (issue 17) */
     uint64_t lock_ns;          /* lock=DURATION: record lock waits of at least it; 0 = off */

@@ -36,6 +36,8 @@
 
 #include "fx_err.h"
 
+struct fx_cfi;
+
 enum fx_textmap_kind {
     FX_TEXTMAP_FILE = 0,    /* a path: an ELF file normally (the symbolizer checks) */
     FX_TEXTMAP_DELETED = 1, /* the path was followed by " (deleted)", which is removed */
@@ -51,7 +53,10 @@ struct fx_textmap_entry {
     uint32_t dev_major;
     uint32_t dev_minor;
     enum fx_textmap_kind kind;
-    const char *path; /* "" or "[anon:NAME]" for ANON; points into the table's own block */
+    const char *path;         /* "" or "[anon:NAME]" for ANON; points into the table's own block */
+    const struct fx_cfi *cfi; /* NULL from fx_textmap_read; an owner may set it before the
+                                 table is published (cstack=dwarf: the file's unwind table,
+                                 which must outlive every table that points to it) */
 };
 
 /* One block: header, `count` entries sorted by start (no two overlap), then the paths. */

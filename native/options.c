@@ -341,7 +341,7 @@ static int parse_validate_opt(const struct opt_def *d, const char *val, struct f
 static const char *const mode_names[] = {"cpu", "itimer", "wall", NULL};
 static const char *const engine_names[] = {"auto", "perf", "timer", NULL};
 static const char *const markers_names[] = {"on", "off", NULL};
-static const char *const cstack_names[] = {"fp", "no", NULL};
+static const char *const cstack_names[] = {"fp", "no", "dwarf", NULL};
 
 /* The order is also the order of "did you mean" ties and of the bits in `seen`. */
 static const struct opt_def opt_table[] = {
@@ -419,7 +419,7 @@ static const struct opt_def opt_table[] = {
          .parse = parse_choice_opt,
          .offset = FIELD(cstack),
          .choices = cstack_names,
-         .accepts = "fp or no"},
+         .accepts = "fp, no or dwarf"},
         {.name = "lock",
          .kind = OPT_VALUE,
          .parse = parse_duration_opt,
@@ -463,7 +463,7 @@ static const char help_text[] =
         "  memory=SIZE             bound of the recording, 1m..64g (default 64m)\n"
         "  ring=SIZE               per-thread sample ring, 16k..64m (default 256k)\n"
         "  markers=on|off          GC, JIT and user markers, counters (default on)\n"
-        "  cstack=fp|no            native frames in cpu mode by frame pointers, or none (default fp)\n"
+        "  cstack=dwarf|fp|no      native frames in cpu mode by DWARF CFI, frame pointers only, or none (default dwarf)\n"
         "  quiet                   no summary line on stderr (default off)\n"
         "  reset                   with dump: drop the samples written (default off)\n"
         "  lock=DURATION           record lock waits (monitors, j.u.c. parks) of at least it, 0 off (default 0)\n"
@@ -490,6 +490,7 @@ void fx_options_defaults(struct fx_options *out)
             .loop_ns = 0,
             .memory_bytes = 64 * MIB,
             .ring_bytes = 256 * KIB,
+            .cstack = FX_CSTACK_DWARF, /* docs/BENCHMARKS.md "cstack=dwarf": the best that works */
     };
 }
 

@@ -31,6 +31,8 @@ static const char *const stop_labels[FX_NSTOP_COUNT] = {
         "an address in no executable mapping",
         "frame pointer outside the stack (code without frame pointers)",
         "thread stack bounds unknown",
+        "a CFI rule outside the unwound subset (a DWARF expression)",
+        "CFA or saved register outside the stack (CFI)",
 };
 
 /* Where the walk stopped, as the frame between the Java part and the native frames; NULL where
@@ -44,6 +46,8 @@ static const char *const stop_frames[FX_NSTOP_COUNT] = {
         "[native: walk stopped (address in no executable mapping)]",
         "[native: walk stopped (frame pointer outside the stack)]",
         "[native: walk stopped (stack bounds unknown)]",
+        "[native: walk stopped (CFI rule not unwound)]",
+        "[native: walk stopped (CFA outside the stack)]",
 };
 
 static struct {

@@ -5,7 +5,9 @@
  * REREAD_NS, on the drain thread; published through the slot protocol of fx_textmap.h, whose
  * writer side is held under `lock` (a start on the control thread and the drain may both
  * refresh). Readers outside the handler (the model's symbolizer) use the same protocol.
- * Leaf module: calls the text map, base's clock and options only. */
+ * cstack=dwarf: each refresh first builds the unwind tables walks asked for (native_unwind.c)
+ * and, if any, re-reads and publishes at once, the tables set on the new map's entries.
+ * Leaf module: calls the text map, native_unwind.c, base's clock and options only. */
 #include <pthread.h>
 #include <stdio.h>
 
@@ -34,6 +36,7 @@ static void reread_locked(void)
         return;
     }
     nm.reads++;
+    fx_native_unwind_attach(t);
     if (fx_textmap_slot_publish(&fx_native.maps, t) != FX_OK) {
         nm.publish_busy++; /* the previous table still has readers: next time */
         fx_textmap_free(t);
@@ -43,7 +46,8 @@ static void reread_locked(void)
 void fx_native_maps_start(void)
 {
     const struct fx_options *o = fx_opt();
-    bool on = o->cstack == FX_CSTACK_FP && o->mode != FX_MODE_WALL;
+    bool on = o->cstack != FX_CSTACK_NO && o->mode != FX_MODE_WALL;
+    __atomic_store_n(&fx_native.dwarf, on && o->cstack == FX_CSTACK_DWARF, __ATOMIC_RELEASE);
     pthread_mutex_lock(&nm.lock);
     if (on)
         reread_locked();
@@ -58,7 +62,11 @@ void fx_native_maps_refresh(void)
     pthread_mutex_lock(&nm.lock);
     fx_textmap_slot_reclaim(&fx_native.maps);
     uint64_t misses = __atomic_load_n(&fx_native.misses, __ATOMIC_RELAXED);
-    if (misses != nm.seen_misses && fx_now_ns() - nm.last_read_ns >= REREAD_NS)
+    uint32_t ticket;
+    const struct fx_textmap *cur = fx_textmap_slot_enter_sigsafe(&fx_native.maps, &ticket);
+    bool built = cur != NULL && fx_native_unwind_take_wants(cur);
+    fx_textmap_slot_leave_sigsafe(&fx_native.maps, ticket);
+    if (built || (misses != nm.seen_misses && fx_now_ns() - nm.last_read_ns >= REREAD_NS))
         reread_locked();
     pthread_mutex_unlock(&nm.lock);
 }
@@ -89,5 +97,6 @@ void fx_native_maps_report(struct fx_profile *p, const char *g)
                          (int64_t)nm.publish_busy);
     fx_profile_extra_int(p, g, "addresses in no mapping (re-read the map)",
                          (int64_t)__atomic_load_n(&fx_native.misses, __ATOMIC_RELAXED));
+    fx_native_unwind_report(p, g);
     pthread_mutex_unlock(&nm.lock);
 }

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* THE SIGNAL PATH, native half (issue 16, cstack=fp): the frame-pointer walk of the interrupted
- * thread's native frames, called from signal_handler.c. Same rules and same allow-list
- * (agent/signal_allowlist.txt, unit.signal_path_allowlist checks this object too): no calls
- * but the inline lookups of include/fx_textmap.h, atomics, no allocation, no locks.
+/* THE SIGNAL PATH, native half (issue 16, cstack=fp|dwarf): the walk of the interrupted
+ * thread's native frames, by frame pointers or by the libraries' DWARF CFI, called from
+ * signal_handler.c. Same rules and same allow-list (agent/signal_allowlist.txt,
+ * unit.signal_path_allowlist checks this object too): no calls but the inline lookups of
+ * include/fx_textmap.h, atomics, no allocation, no locks.
  *
  * The walk (x86-64, System V frame layout: [rbp] = the caller's rbp, [rbp+8] = the return
  * address): the interrupted pc is frame 0; each next frame comes from the frame pointer, which
@@ -19,6 +20,15 @@
  * frame pointer, or an address outside the text) or, when rbp still holds an older frame,
  * skips the frames in between; a leaf interrupted in its prologue skips its caller. Each stop
  * is counted by reason (the sample's native_stop) and, in the profile, marked by a frame.
+ *
+ * cstack=dwarf: each frame's mapping carries its library's unwind table (fx_cfi.h, built by
+ * native_unwind.c off the signal path and set on the text map's entries before publication),
+ * so the row of pc is a binary search and the step reads the return address at CFA-8 and rbp
+ * where the row says, each word inside [sp, stack_hi). A mapping with no table is stepped by
+ * its frame pointer, as is an address no FDE covers; when that step fails (rbp outside the
+ * stack, or the return address it gave in no mapping) the mapping is queued for the drain to
+ * build its table (fx_native.want), so libraries whose frame pointers work (libjvm) cost no
+ * table. A rule outside the subset (a DWARF expression) stops the walk, counted.
  *
  * Invariants: fx_native.maps is only written by native_maps.c under the slot protocol of
  * fx_textmap.h; t->stack_lo/stack_hi are set before t is published (signal_handler.c). */
@@ -47,18 +57,74 @@ static uint8_t step_sigsafe(const struct fx_thread *t, uintptr_t *pc, uintptr_t 
     return FX_NSTOP_OFF;
 }
 
+/* Signal-safe: queues mapping e for the drain to build its unwind table (native_unwind.c);
+ * a full queue is counted and the mapping asked for again by a later walk. */
+static void want_sigsafe(const struct fx_textmap_entry *e)
+{
+    for (int i = 0; i < FX_NATIVE_WANTS; i++) {
+        uintptr_t cur = __atomic_load_n(&fx_native.want[i], __ATOMIC_RELAXED);
+        if (cur == 0 && __atomic_compare_exchange_n(&fx_native.want[i], &cur, e->start, false,
+                                                    __ATOMIC_RELEASE, __ATOMIC_RELAXED))
+            return;
+        if (cur == e->start)
+            return;
+    }
+    __atomic_add_fetch(&fx_native.want_full, 1, __ATOMIC_RELAXED);
+}
+
+#define CFI_FALLBACK FX_NSTOP_COUNT /* no row for pc: take the frame-pointer step */
+
+/* Signal-safe (cstack=dwarf): moves r one frame up by the CFI row of `at` (pc, or a return
+ * address one byte back) in mapping e; FX_NSTOP_OFF when it did, CFI_FALLBACK when no row
+ * covers it, else why the walk stops. */
+static uint8_t cfi_step_sigsafe(const struct fx_thread *t, const struct fx_textmap_entry *e,
+                                uintptr_t at, struct fx_cfi_regs *r)
+{
+    const struct fx_cfi *c = e->cfi;
+    if (c == NULL)
+        return CFI_FALLBACK;
+    uint64_t va;
+    if (!fx_cfi_vaddr_sigsafe(c, at - e->start + e->offset, &va))
+        return CFI_FALLBACK;
+    const struct fx_cfi_row *row = fx_cfi_lookup_sigsafe(c, va);
+    if (row == NULL)
+        return CFI_FALLBACK;
+    uintptr_t lo = t->stack_lo, hi = t->stack_hi;
+    if (lo == 0 || hi <= lo + 16)
+        return FX_NSTOP_NO_BOUNDS;
+    if (r->sp < lo || r->sp > hi)
+        return FX_NSTOP_BAD_CFA;
+    switch (fx_cfi_step_sigsafe(row, r, hi)) {
+    case FX_CFI_STEP_OK:
+        return r->pc == 0 ? FX_NSTOP_CHAIN_END : FX_NSTOP_OFF;
+    case FX_CFI_STEP_NONE:
+        return CFI_FALLBACK;
+    case FX_CFI_STEP_UNSUPPORTED:
+        return FX_NSTOP_CFI_RULE;
+    case FX_CFI_STEP_END:
+        return FX_NSTOP_CHAIN_END;
+    default:
+        return FX_NSTOP_BAD_CFA;
+    }
+}
+
 /* Signal-safe: the walk over one table (see the file comment). */
 static uint32_t walk_sigsafe(const struct fx_thread *t, const struct fx_textmap *map,
                              const ucontext_t *uc, uint64_t *pcs, uint8_t *stop)
 {
-    uintptr_t pc = (uintptr_t)uc->uc_mcontext.gregs[REG_RIP];
-    uintptr_t fp = (uintptr_t)uc->uc_mcontext.gregs[REG_RBP];
-    uintptr_t sp = (uintptr_t)uc->uc_mcontext.gregs[REG_RSP];
+    struct fx_cfi_regs r = {.pc = (uintptr_t)uc->uc_mcontext.gregs[REG_RIP],
+                            .fp = (uintptr_t)uc->uc_mcontext.gregs[REG_RBP],
+                            .sp = (uintptr_t)uc->uc_mcontext.gregs[REG_RSP]};
+    bool dwarf = __atomic_load_n(&fx_native.dwarf, __ATOMIC_RELAXED) != 0;
+    const struct fx_textmap_entry *by_fp = NULL; /* a table-less mapping last stepped by rbp */
     uint32_t n = 0;
     for (;;) {
-        const struct fx_textmap_entry *e = fx_textmap_lookup_sigsafe(map, n == 0 ? pc : pc - 1);
+        uintptr_t at = n == 0 ? r.pc : r.pc - 1;
+        const struct fx_textmap_entry *e = fx_textmap_lookup_sigsafe(map, at);
         if (e == NULL) {
             __atomic_add_fetch(&fx_native.misses, 1, __ATOMIC_RELAXED);
+            if (by_fp != NULL)
+                want_sigsafe(by_fp); /* its rbp was no frame pointer */
             *stop = FX_NSTOP_NOT_TEXT;
             return n;
         }
@@ -70,8 +136,15 @@ static uint32_t walk_sigsafe(const struct fx_thread *t, const struct fx_textmap 
             *stop = FX_NSTOP_DEPTH;
             return n;
         }
-        pcs[n++] = pc;
-        uint8_t why = step_sigsafe(t, &pc, &fp, &sp);
+        pcs[n++] = r.pc;
+        uint8_t why = dwarf ? cfi_step_sigsafe(t, e, at, &r) : CFI_FALLBACK;
+        by_fp = NULL;
+        if (why == CFI_FALLBACK) {
+            why = step_sigsafe(t, &r.pc, &r.fp, &r.sp);
+            by_fp = dwarf && e->cfi == NULL && e->kind == FX_TEXTMAP_FILE ? e : NULL;
+            if (by_fp != NULL && why == FX_NSTOP_BAD_FP)
+                want_sigsafe(by_fp);
+        }
         if (why != FX_NSTOP_OFF) {
             *stop = why;
             return n;

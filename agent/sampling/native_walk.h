@@ -1,18 +1,26 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* Private to agent/sampling: the native half of a sample (issue 16, cstack=fp). native_walk.c is
- * on the signal path (in the allow-listed object with signal_handler.c); native_maps.c, outside
- * signal context, publishes the text map the walk checks every address against and switches
- * the walk on and off. */
+/* Private to agent/sampling: the native half of a sample (issue 16, cstack=fp|dwarf).
+ * native_walk.c is on the signal path (in the allow-listed object with signal_handler.c);
+ * native_maps.c, outside signal context, publishes the text map the walk checks every address
+ * against and switches the walk on and off; native_unwind.c builds the CFI tables it carries. */
 #ifndef FX_NATIVE_WALK_H
 #define FX_NATIVE_WALK_H
 
+#include "fx_cfi.h"
 #include "fx_textmap.h"
 #include "internal.h"
 
+#define FX_NATIVE_WANTS 8
+
 struct fx_native_state {
     struct fx_textmap_slot maps; /* the process's executable mappings (native_maps.c writes) */
-    int enabled;                 /* atomic: walk at all (cstack=fp, a CPU-time mode) */
+    int enabled;                 /* atomic: walk at all (cstack=fp|dwarf, a CPU-time mode) */
+    int dwarf;                   /* atomic: cstack=dwarf: unwind by the mappings' CFI tables */
     uint64_t misses;             /* atomic: addresses found in no mapping: the map is re-read */
+    /* atomic: start addresses of file mappings a dwarf walk met without a table, for the drain
+     * to build (native_unwind.c); 0 is a free slot */
+    uintptr_t want[FX_NATIVE_WANTS];
+    uint64_t want_full; /* atomic: a mapping not queued, every slot taken */
 };
 
 extern struct fx_native_state fx_native;
@@ -22,5 +30,13 @@ extern struct fx_native_state fx_native;
  * many and sets *stop (enum fx_native_stop) to why the walk ended. */
 uint32_t fx_native_walk_sigsafe(const struct fx_thread *t, const void *ucontext, uint64_t *pcs,
                                 uint8_t *stop);
+
+/* native_unwind.c, under native_maps.c's lock, off the signal path (cstack=dwarf). Builds the
+ * tables of the mappings walks queued (map: the current table); true when a table should be
+ * published on a new map. */
+bool fx_native_unwind_take_wants(const struct fx_textmap *map);
+/* Sets each file entry's cfi to its library's table, if built, before map is published. */
+void fx_native_unwind_attach(struct fx_textmap *map);
+void fx_native_unwind_report(struct fx_profile *p, const char *g);
 
 #endif

@@ -113,6 +113,8 @@ enum fx_native_stop {
     FX_NSTOP_NOT_TEXT,  /* an address in no executable mapping of the text map */
     FX_NSTOP_BAD_FP,    /* frame pointer outside the stack, not above the last frame, or odd */
     FX_NSTOP_NO_BOUNDS, /* the thread's stack bounds are unknown */
+    FX_NSTOP_CFI_RULE,  /* cstack=dwarf: CFI outside the subset fx_cfi.h unwinds (an expression) */
+    FX_NSTOP_BAD_CFA,   /* cstack=dwarf: the CFA or a saved word outside the stack */
     FX_NSTOP_COUNT
 };
 

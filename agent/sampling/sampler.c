@@ -65,7 +65,7 @@ static int check_ring_fits_depth(const struct fx_options *o, struct fx_errbuf *e
     uint64_t cap = 64;
     while (cap < o->ring_bytes)
         cap *= 2;
-    uint64_t native = o->cstack == FX_CSTACK_FP ? FX_NATIVE_MAX * sizeof(uint64_t) : 0;
+    uint64_t native = o->cstack != FX_CSTACK_NO ? FX_NATIVE_MAX * sizeof(uint64_t) : 0;
     native += sizeof(uint64_t); /* a mounted virtual thread's id (issue 22) */
     uint64_t rec = fx_ring_record_size_sigsafe(
             (uint32_t)(sizeof(struct fx_sample_rec) + (uint64_t)o->depth * sizeof(fx_asgct_frame) +

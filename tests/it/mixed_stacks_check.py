@@ -10,7 +10,13 @@ usage: mixed_stacks_check.py --label NAME RUN_DIR   (reads jni, deflate, jni-off
             a library (type 1) of the root libs array, with its path;
   both:     "Native stacks" in meta.extra counts as many samples with native frames as the
             profile holds at least;
-  jni-off:  no frame in the Native category, no "Native stacks" group (cstack=no).
+  jni-off:  no frame in the Native category, no "Native stacks" group (cstack=no);
+  deflate-dwarf: of the samples under Deflater.deflateBytesBytes with zlib frames, at least half
+            have Java_java_util_zip_Deflater_deflateBytesBytes right above it and the zlib frames
+            above that, with no "[native: walk stopped" frame; the "Native stacks" group names
+            an unwind table of the system's libz (frameless: its frame-pointer steps fail);
+  deflate-fp: where zlib is the system's libz.so (Debian's, no frame pointers), at least half of
+            those samples have the "[native: walk stopped" gap instead (the old walk's limit).
 """
 import argparse
 import gzip
@@ -103,6 +109,47 @@ def main():
         got = ns.get("samples with native frames", -1) if ns else -1
         check(ns is not None and got >= have,
               f"{name}: meta.extra 'Native stacks' says {got} samples with native frames, the profile has {have}")
+
+    def chains(p):
+        """(whole, gap, libs) over samples with zlib frames above Deflater.deflateBytesBytes:
+        whole = the JNI function right above it, zlib frames above that, no gap frame."""
+        whole = gap = 0
+        libs = set()
+        for s in p.stacks():
+            idx = [i for i, f in enumerate(s) if p.name[f] == "java.util.zip.Deflater.deflateBytesBytes"]
+            if not idx:
+                continue
+            above = s[idx[-1] + 1:]
+            zl = [f for f in above if p.cat[f] == "Native" and
+                  (p.name[f] in ZLIB or p.name[f].startswith("libz.so.1"))]
+            if not zl:
+                continue
+            libs |= {(p.lib[f] or {}).get("name") for f in zl}
+            if any(p.name[f].startswith("[native: walk stopped") for f in above):
+                gap += 1
+            elif (len(above) > 1 and p.name[above[0]] == "Java_java_util_zip_Deflater_deflateBytesBytes"
+                  and above.index(zl[0]) > 0):
+                whole += 1
+        return whole, gap, libs
+
+    dw = Profile(os.path.join(a.run, "deflate-dwarf.json.gz"))
+    whole, gap, dw_libs = chains(dw)
+    check(whole >= 5 and 2 * whole >= whole + gap,
+          f"deflate cstack=dwarf: {whole} samples with zlib frames under "
+          f"Java_java_util_zip_Deflater_deflateBytesBytes under Deflater.deflateBytesBytes, {gap} with a gap")
+    tables = [k for k in (dw.extra("Native stacks") or {}) if k.startswith("unwind table lib")]
+    if any(n and n.startswith("libz.so") for n in dw_libs):
+        check(any(k.startswith("unwind table libz.so") for k in tables),
+              f"deflate cstack=dwarf: the frameless system libz got an unwind table: {tables}")
+    fp = Profile(os.path.join(a.run, "deflate-fp.json.gz"))
+    whole, gap, libs = chains(fp)
+    if any(n and n.startswith("libz.so") for n in libs):
+        check(gap >= 5 and 2 * gap >= whole + gap,
+              f"deflate cstack=fp with the system's libz {sorted(libs)}: {gap} samples with the "
+              f"'[native: walk stopped' gap, {whole} without")
+    else:
+        print(f"{a.label}: n/a: deflate cstack=fp: zlib is {sorted(map(str, libs))}, not the "
+              f"system's frameless libz ({whole} whole chains, {gap} gaps)")
 
     off = Profile(os.path.join(a.run, "jni-off.json.gz"))
     native = sum(1 for s in off.stacks() if any(off.cat[f] == "Native" for f in s))

@@ -5,6 +5,10 @@
 #            Native frame under its Java caller JniBurn.burn in most burning samples;
 #   deflate  zlib frames (a zlib function name, or libz.so.1...+0x...) under Deflater.deflate*;
 #   cstack=no  the same JNI run has no Native frame and no "Native stacks" metadata;
+#   cstack=dwarf / cstack=fp  the deflate run again: by CFI, the zlib frames hang under
+#            Java_java_util_zip_Deflater_deflateBytesBytes under Deflater.deflateBytesBytes with
+#            no "[native: walk stopped" gap; by frame pointers, with Debian's frameless libz
+#            (JDK 17), the gap is there (with a bundled zlib built with frame pointers, n/a);
 # each JVM exits 0 without hs_err, fxcheck accepts each profile, profiler-cli loads one, and the
 # checks read mixed_stacks_check.py. Fails on a build without native frames (no such frame).
 # usage: mixed_stacks_test.sh JDK_HOME   (env: FXAGENT_MIXED_JAR, FXAGENT_MIXED_LIB and it_lib's)
@@ -30,6 +34,8 @@ mixed() {
 mixed jni jni
 mixed deflate deflate
 mixed jni-off jni cstack=no
+mixed deflate-dwarf deflate cstack=dwarf
+mixed deflate-fp deflate cstack=fp
 
 pcli_setup
 pcli_load "$FXAGENT_RUN_DIR/deflate.json.gz" || it_fail "profiler-cli could not load deflate.json.gz"

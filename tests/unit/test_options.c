@@ -126,6 +126,7 @@ static const struct good_case good[] = {
         {"interval=1ms,markers=off", F_INTERVAL, NS_MS},
         {"cstack=fp", F_CSTACK, FX_CSTACK_FP},
         {"cstack=no", F_CSTACK, FX_CSTACK_NO},
+        {"cstack=dwarf", F_CSTACK, FX_CSTACK_DWARF},
         {"mode=cpu,cstack=no", F_MODE, FX_MODE_CPU},
         {"lock=0", F_LOCK, 0},
         {"lock=10ms", F_LOCK, 10 * NS_MS},
@@ -234,7 +235,7 @@ static const struct bad_case bad[] = {
         {"markers=", FX_EINVAL, "markers", "'' is empty", NULL},
         {"markers", FX_EINVAL, "markers", "needs a value (markers=...)", NULL},
         {"markers=on,markers=off", FX_EINVAL, "markers", "given twice", NULL},
-        {"cstack=dwarf", FX_EINVAL, "cstack", "'dwarf' is unknown; accepted: fp or no", NULL},
+        {"cstack=lbr", FX_EINVAL, "cstack", "'lbr' is unknown; accepted: fp, no or dwarf", NULL},
         {"cstack=", FX_EINVAL, "cstack", "'' is empty", NULL},
         {"cstack", FX_EINVAL, "cstack", "needs a value (cstack=...)", NULL},
         {"cstack=fp,cstack=no", FX_EINVAL, "cstack", "given twice", NULL},
@@ -280,7 +281,7 @@ static void check_defaults(const struct fx_options *o)
     ck_assert_ptr_null(o->reply);
     ck_assert(!o->reset);
     ck_assert_int_eq(o->markers, FX_MARKERS_ON);
-    ck_assert_int_eq(o->cstack, FX_CSTACK_FP);
+    ck_assert_int_eq(o->cstack, FX_CSTACK_DWARF);
     ck_assert_uint_eq(o->lock_ns, 0);
 }
 

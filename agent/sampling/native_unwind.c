@@ -1,0 +1,126 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* The unwind tables of cstack=dwarf (issue 16), outside signal context: one fx_cfi table per
+ * library file (device and inode), built lazily on the drain thread the first time a
+ * frame-pointer step fails in the library (the handler queues the mapping in fx_native.want), then
+ * set on the text map's entries of that file before each publication (native_maps.c), which
+ * is how the handler finds it. Lazy because the cost is the library's: ~0.3 ms for Debian's
+ * libz, ~16 ms for libc, ~160-190 ms and 2-3 MB for libjvm (docs/BENCHMARKS.md), and most
+ * programs never sample most of their libraries, nor need tables where frame pointers work. A table
+ * is never freed: text maps retired by the slot protocol may still point to it, and a library is
+ * rarely unloaded. A library whose table cannot be built gets an empty table (no rows), so walks
+ * step it by frame pointer and stop asking. Callers hold native_maps.c's lock. Leaf module: calls
+ * fx_cfi, the text map, base's clock and the profile's meta.extra only. */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fx_alloc.h"
+#include "native_walk.h"
+
+struct lib {
+    uint64_t inode;
+    uint32_t dev_major, dev_minor;
+    struct fx_cfi *table; /* &empty when the build failed */
+    struct fx_cfi_stats st;
+    int64_t build_ns;
+    char name[64]; /* the file name, for the report */
+};
+
+static struct fx_cfi empty; /* count 0, no segments: every lookup misses */
+
+static struct {
+    struct lib *libs;
+    size_t n, cap;
+    uint64_t failed, wants;
+    char error[200]; /* the last failed build's reason */
+} nu;
+
+static struct lib *find(const struct fx_textmap_entry *e)
+{
+    for (size_t i = 0; i < nu.n; i++) {
+        struct lib *l = &nu.libs[i];
+        if (l->inode == e->inode && l->dev_major == e->dev_major && l->dev_minor == e->dev_minor)
+            return l;
+    }
+    return NULL;
+}
+
+static void build(const struct fx_textmap_entry *e)
+{
+    if (fx_grow(&nu.libs, &nu.cap, nu.n, 1, sizeof(*nu.libs), 16) != 0)
+        return; /* no memory: the walk keeps stepping by frame pointer and asks again */
+    struct lib *l = &nu.libs[nu.n];
+    *l = (struct lib){.inode = e->inode, .dev_major = e->dev_major, .dev_minor = e->dev_minor};
+    const char *slash = strrchr(e->path, '/');
+    snprintf(l->name, sizeof(l->name), "%s", slash != NULL ? slash + 1 : e->path);
+    struct fx_errbuf eb = {{0}};
+    int64_t t0 = fx_now_ns();
+    if (fx_cfi_build(e->path, &l->table, &l->st, &eb) != FX_OK) {
+        l->table = &empty;
+        nu.failed++;
+        snprintf(nu.error, sizeof(nu.error), "%s", eb.msg);
+    }
+    l->build_ns = fx_now_ns() - t0;
+    nu.n++;
+}
+
+bool fx_native_unwind_take_wants(const struct fx_textmap *map)
+{
+    bool republish = false;
+    for (int i = 0; i < FX_NATIVE_WANTS; i++) {
+        uintptr_t start = __atomic_exchange_n(&fx_native.want[i], 0, __ATOMIC_ACQUIRE);
+        if (start == 0)
+            continue;
+        nu.wants++;
+        const struct fx_textmap_entry *e = fx_textmap_lookup_sigsafe(map, start);
+        if (e == NULL || e->start != start || e->kind != FX_TEXTMAP_FILE)
+            continue; /* unmapped since, or a newer map: a later walk asks again */
+        if (find(e) == NULL)
+            build(e);
+        republish = true; /* also when built before but not yet on a published map */
+    }
+    return republish;
+}
+
+void fx_native_unwind_attach(struct fx_textmap *map)
+{
+    for (size_t i = 0; i < map->count; i++) {
+        struct fx_textmap_entry *e = &map->entries[i];
+        const struct lib *l = e->kind == FX_TEXTMAP_FILE ? find(e) : NULL;
+        if (l != NULL)
+            e->cfi = l->table;
+    }
+}
+
+void fx_native_unwind_report(struct fx_profile *p, const char *g)
+{
+    if (!__atomic_load_n(&fx_native.dwarf, __ATOMIC_RELAXED))
+        return;
+    uint64_t rows = 0, bytes = 0, ns = 0;
+    for (size_t i = 0; i < nu.n; i++) {
+        const struct lib *l = &nu.libs[i];
+        rows += l->st.rows, bytes += l->st.bytes, ns += (uint64_t)l->build_ns;
+        char label[120], value[120];
+        snprintf(label, sizeof(label), "unwind table %s", l->name);
+        if (l->table == &empty)
+            snprintf(value, sizeof(value), "none (%.1f ms)", (double)l->build_ns / 1e6);
+        else
+            snprintf(value, sizeof(value),
+                     "%" PRIu64 " FDEs, %" PRIu64 " rows (%" PRIu64 " outside the subset), %" PRIu64
+                     " KiB, built in %.1f ms",
+                     l->st.fdes, l->st.rows, l->st.unsupported, l->st.bytes / 1024,
+                     (double)l->build_ns / 1e6);
+        fx_profile_extra_str(p, g, label, value);
+    }
+    fx_profile_extra_int(p, g, "unwind tables built (cstack=dwarf)", (int64_t)(nu.n - nu.failed));
+    fx_profile_extra_int(p, g, "unwind tables failed", (int64_t)nu.failed);
+    if (nu.error[0] != '\0')
+        fx_profile_extra_str(p, g, "unwind table last error", nu.error);
+    fx_profile_extra_int(p, g, "unwind table rows", (int64_t)rows);
+    fx_profile_extra_int(p, g, "unwind table bytes", (int64_t)bytes);
+    fx_profile_extra_int(p, g, "unwind table build time (us)", (int64_t)(ns / 1000));
+    fx_profile_extra_int(p, g, "unwind table requests", (int64_t)nu.wants);
+    fx_profile_extra_int(p, g, "unwind table requests not queued (queue full)",
+                         (int64_t)__atomic_load_n(&fx_native.want_full, __ATOMIC_RELAXED));
+}

@@ -1,0 +1,280 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* Unwind tables (include/fx_cfi.h) built from a library's .eh_frame with elfutils' libdw: the
+ * FDE start addresses come from .eh_frame_hdr's sorted search table (what the runtime unwinder
+ * binary-searches too), and each FDE's rows from dwarf_cfi_addrframe, which runs the CIE's and
+ * FDE's instructions up to an address and says over which range the result holds; walking an
+ * FDE range by range gives every row once. Rows are reduced to the subset fx_cfi.h describes,
+ * and equal neighbours merged. Not signal-safe; the table it returns is immutable. */
+#include "fx_cfi.h"
+
+#include <dwarf.h>
+#include <elfutils/libdw.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "fx_alloc.h"
+
+#define DW_REG_RBP 6
+#define DW_REG_RSP 7
+#define DW_REG_RA  16
+
+struct builder {
+    struct fx_cfi_row *rows;
+    size_t n, cap;
+    uint64_t unsupported;
+};
+
+static int push(struct builder *b, const struct fx_cfi_row *r)
+{
+    if (b->n > 0) {
+        const struct fx_cfi_row *p = &b->rows[b->n - 1];
+        if (p->cfa == r->cfa && p->cfa_off == r->cfa_off && p->rbp == r->rbp &&
+            p->rbp_off == r->rbp_off)
+            return FX_OK; /* the same rules continue: one row covers both */
+    }
+    if (fx_grow(&b->rows, &b->cap, b->n, 1, sizeof(*b->rows), 1024) != 0)
+        return FX_ENOMEM;
+    b->rows[b->n++] = *r;
+    b->unsupported += r->cfa == FX_CFI_CFA_UNSUPPORTED;
+    return FX_OK;
+}
+
+/* A register's value as [CFA + *off]; false for any other rule. */
+static bool saved_at_cfa(Dwarf_Op *ops, size_t nops, int64_t *off)
+{
+    if (nops == 1 && ops[0].atom == DW_OP_call_frame_cfa) {
+        *off = 0;
+        return true;
+    }
+    if (nops == 2 && ops[0].atom == DW_OP_call_frame_cfa && ops[1].atom == DW_OP_plus_uconst) {
+        *off = (int64_t)ops[1].number; /* libdw stores a negative offset as its two's complement */
+        return true;
+    }
+    return false;
+}
+
+/* The subset's row for frame f, or an UNSUPPORTED row. */
+static void classify(Dwarf_Frame *f, int ra_reg, bool signal, struct fx_cfi_row *r)
+{
+    r->cfa = FX_CFI_CFA_UNSUPPORTED;
+    r->cfa_off = 0;
+    r->rbp = FX_CFI_RBP_SAME;
+    r->rbp_off = 0;
+    Dwarf_Op *ops, mem[3];
+    size_t nops;
+    if (signal || ra_reg != DW_REG_RA || dwarf_frame_cfa(f, &ops, &nops) != 0 || nops != 1)
+        return;
+    int64_t reg, off;
+    if (ops[0].atom == DW_OP_bregx) {
+        reg = (int64_t)ops[0].number;
+        off = (int64_t)ops[0].number2;
+    } else if (ops[0].atom >= DW_OP_breg0 && ops[0].atom <= DW_OP_breg31) {
+        reg = ops[0].atom - DW_OP_breg0;
+        off = (int64_t)ops[0].number;
+    } else {
+        return;
+    }
+    if ((reg != DW_REG_RSP && reg != DW_REG_RBP) || off < INT32_MIN || off > INT32_MAX)
+        return;
+    int64_t ra_off, rbp_off;
+    if (dwarf_frame_register(f, DW_REG_RA, mem, &ops, &nops) != 0)
+        return;
+    if (nops == 0 && ops != NULL) {
+        r->cfa = FX_CFI_CFA_END; /* "undefined": glibc marks clone's child and _start so */
+        return;
+    }
+    if (!saved_at_cfa(ops, nops, &ra_off) || ra_off != -8)
+        return;
+    if (dwarf_frame_register(f, DW_REG_RBP, mem, &ops, &nops) != 0)
+        return;
+    if (nops == 0 && ops == NULL) {
+        r->rbp = FX_CFI_RBP_SAME;
+    } else if (saved_at_cfa(ops, nops, &rbp_off) && rbp_off >= INT16_MIN && rbp_off <= INT16_MAX) {
+        r->rbp = FX_CFI_RBP_SAVED;
+        r->rbp_off = (int16_t)rbp_off;
+    } else {
+        return; /* undefined, in another register, or an expression */
+    }
+    r->cfa = reg == DW_REG_RSP ? FX_CFI_CFA_RSP : FX_CFI_CFA_RBP;
+    r->cfa_off = (int32_t)off;
+}
+
+/* Rows of the FDE starting at vaddr start, up to limit (the next FDE's start). */
+static int fde_rows(Dwarf_CFI *cfi, uint64_t base, uint64_t start, uint64_t limit,
+                    struct builder *b)
+{
+    uint64_t a = start;
+    while (a < limit) {
+        Dwarf_Frame *f = NULL;
+        struct fx_cfi_row r = {.pc = (uint32_t)(a - base), .cfa = FX_CFI_CFA_NONE};
+        if (dwarf_cfi_addrframe(cfi, a, &f) != 0)
+            return push(b, &r); /* a gap up to the next FDE */
+        Dwarf_Addr s, e;
+        bool signal = false;
+        int ra = dwarf_frame_info(f, &s, &e, &signal);
+        classify(f, ra, signal, &r);
+        free(f);
+        if (e <= a) {
+            r.cfa = FX_CFI_CFA_UNSUPPORTED; /* an empty range: never loop on it */
+            e = a + 1;
+        }
+        int rc = push(b, &r);
+        if (rc != FX_OK)
+            return rc;
+        a = e;
+    }
+    return FX_OK;
+}
+
+/* The sorted FDE start addresses of .eh_frame_hdr (GNU ld's encodings only). */
+static int hdr_starts(Elf *elf, uint64_t **starts, size_t *n, struct fx_errbuf *eb)
+{
+    size_t phnum;
+    if (elf_getphdrnum(elf, &phnum) != 0)
+        phnum = 0;
+    for (size_t i = 0; i < phnum; i++) {
+        GElf_Phdr ph;
+        if (gelf_getphdr(elf, (int)i, &ph) == NULL || ph.p_type != PT_GNU_EH_FRAME)
+            continue;
+        Elf_Data *d = elf_getdata_rawchunk(elf, (int64_t)ph.p_offset, ph.p_filesz, ELF_T_BYTE);
+        const uint8_t *h = d != NULL ? d->d_buf : NULL;
+        if (h == NULL || d->d_size < 12) {
+            fx_errbuf_set(eb, ".eh_frame_hdr unreadable");
+            return FX_EIO;
+        }
+        /* version 1, eh_frame_ptr pcrel|sdata4, fde_count udata4, table datarel|sdata4 */
+        if (h[0] != 1 || h[1] != 0x1b || h[2] != 0x03 || h[3] != 0x3b) {
+            fx_errbuf_set(eb, ".eh_frame_hdr encodings %02x %02x %02x %02x not GNU ld's", h[0],
+                          h[1], h[2], h[3]);
+            return FX_EUNSUPPORTED;
+        }
+        uint32_t count;
+        memcpy(&count, h + 8, 4);
+        if ((uint64_t)count * 8 > d->d_size - 12) {
+            fx_errbuf_set(eb, ".eh_frame_hdr table of %u entries overruns its segment", count);
+            return FX_EIO;
+        }
+        if ((*starts = calloc(count ? count : 1, sizeof(**starts))) == NULL)
+            return FX_ENOMEM;
+        for (uint32_t k = 0; k < count; k++) {
+            int32_t rel;
+            memcpy(&rel, h + 12 + (size_t)k * 8, 4);
+            (*starts)[k] = ph.p_vaddr + (uint64_t)(int64_t)rel;
+        }
+        *n = count;
+        return FX_OK;
+    }
+    fx_errbuf_set(eb, "no .eh_frame_hdr (PT_GNU_EH_FRAME)");
+    return FX_ENOTFOUND;
+}
+
+/* The executable PT_LOAD segments into c; false when there are none or too many. */
+static bool text_segments(Elf *elf, struct fx_cfi *c, uint64_t *lo, uint64_t *hi)
+{
+    size_t phnum;
+    if (elf_getphdrnum(elf, &phnum) != 0)
+        return false;
+    *lo = UINT64_MAX, *hi = 0;
+    for (size_t i = 0; i < phnum; i++) {
+        GElf_Phdr ph;
+        if (gelf_getphdr(elf, (int)i, &ph) == NULL || ph.p_type != PT_LOAD || !(ph.p_flags & PF_X))
+            continue;
+        if (c->nsegs == FX_CFI_MAX_SEGS)
+            return false;
+        c->segs[c->nsegs++] = (struct fx_cfi_seg){ph.p_offset, ph.p_vaddr, ph.p_filesz};
+        *lo = ph.p_vaddr < *lo ? ph.p_vaddr : *lo;
+        *hi = ph.p_vaddr + ph.p_filesz > *hi ? ph.p_vaddr + ph.p_filesz : *hi;
+    }
+    return c->nsegs > 0;
+}
+
+static int build(Elf *elf, struct fx_cfi **out, struct fx_cfi_stats *st, struct fx_errbuf *eb)
+{
+    GElf_Ehdr eh;
+    if (gelf_getehdr(elf, &eh) == NULL || eh.e_machine != EM_X86_64) {
+        fx_errbuf_set(eb, "not an x86-64 ELF file");
+        return FX_EUNSUPPORTED;
+    }
+    struct fx_cfi head = {0};
+    uint64_t lo, hi;
+    if (!text_segments(elf, &head, &lo, &hi)) {
+        fx_errbuf_set(eb, "no executable segment (or more than %d)", FX_CFI_MAX_SEGS);
+        return FX_ENOTFOUND;
+    }
+    if (hi - lo > UINT32_MAX) {
+        fx_errbuf_set(eb, "text spans more than 4 GiB");
+        return FX_EUNSUPPORTED;
+    }
+    uint64_t *starts = NULL;
+    size_t n = 0;
+    int rc = hdr_starts(elf, &starts, &n, eb);
+    if (rc != FX_OK)
+        return rc;
+    Dwarf_CFI *cfi = dwarf_getcfi_elf(elf);
+    struct builder b = {0};
+    if (cfi == NULL) {
+        fx_errbuf_set(eb, "no .eh_frame: %s", dwarf_errmsg(-1));
+        rc = FX_ENOTFOUND;
+    }
+    for (size_t i = 0; rc == FX_OK && i < n; i++) {
+        if (starts[i] < lo || starts[i] >= hi)
+            continue; /* outside the text: nothing a walk can land in */
+        uint64_t limit = i + 1 < n && starts[i + 1] < hi ? starts[i + 1] : hi;
+        rc = fde_rows(cfi, lo, starts[i], limit, &b);
+    }
+    if (cfi != NULL)
+        dwarf_cfi_end(cfi);
+    free(starts);
+    size_t bytes = sizeof(struct fx_cfi) + b.n * sizeof(struct fx_cfi_row);
+    struct fx_cfi *c = rc == FX_OK ? malloc(bytes) : NULL;
+    if (rc == FX_OK && c == NULL)
+        rc = FX_ENOMEM;
+    if (rc == FX_OK) {
+        *c = head;
+        c->base = lo;
+        c->end = (uint32_t)(hi - lo);
+        c->count = b.n;
+        if (b.n > 0)
+            memcpy(c->rows, b.rows, b.n * sizeof(*b.rows));
+        *out = c;
+        if (st != NULL)
+            *st = (struct fx_cfi_stats){n, b.n, b.unsupported, bytes};
+    }
+    free(b.rows);
+    return rc;
+}
+
+int fx_cfi_build(const char *path, struct fx_cfi **out, struct fx_cfi_stats *stats,
+                 struct fx_errbuf *eb)
+{
+    *out = NULL;
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        fx_errbuf_set(eb, "%s: %s", path, strerror(errno));
+        return FX_EIO;
+    }
+    elf_version(EV_CURRENT);
+    Elf *elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+    int rc;
+    if (elf == NULL || elf_kind(elf) != ELF_K_ELF) {
+        fx_errbuf_set(eb, "%s: not an ELF file", path);
+        rc = FX_EIO;
+    } else {
+        struct fx_errbuf inner = {{0}};
+        rc = build(elf, out, stats, &inner);
+        if (rc != FX_OK)
+            fx_errbuf_set(eb, "%s: %s", path, inner.msg);
+    }
+    elf_end(elf);
+    close(fd);
+    return rc;
+}
+
+void fx_cfi_free(struct fx_cfi *c)
+{
+    free(c);
+}
