@@ -58,7 +58,7 @@ enum fx_wall_state {
     FX_WS_BLOCKED,
     FX_WS_WAITING,
     FX_WS_TIMED_WAITING,
-    FX_WS_PINNED, /* a carrier blocked with a virtual thread mounted (vthreads.c) */
+    FX_WS_PINNED,    /* a carrier blocked with a virtual thread mounted (vthreads.c) */
     FX_WS_SLEEPING,  /* issue 18: Thread.sleep */
     FX_WS_PARKED,    /* LockSupport.park */
     FX_WS_IN_NATIVE, /* RUNNABLE in native code (JNI, I/O) */
