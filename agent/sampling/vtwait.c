@@ -32,7 +32,8 @@ static struct {
     int64_t tat_ns;       /* atomic: the rate limit's theoretical arrival time (GCRA) */
     pthread_mutex_t lock; /* the queue's producers, held for a memcpy */
     struct fx_ring ring;
-    int ready; /* atomic: the ring exists (never freed: a producer may be inside) */
+    int ready;              /* atomic: the ring exists (never freed: a producer may be inside) */
+    uint64_t coarse_res_us; /* CLOCK_MONOTONIC_COARSE's resolution, rounded up */
     struct fx_vtwait_figures f;     /* atomics */
     uint64_t park[1u << PARK_BITS]; /* atomic: tag << TIME_BITS | unmount time in µs */
 } vw = {.lock = PTHREAD_MUTEX_INITIALIZER};
@@ -49,9 +50,16 @@ void fx_vtwait_start(uint64_t min_ns)
             fx_log("no memory for the virtual thread wait queue: waits are not recorded");
             return;
         }
+        struct timespec res;
+        vw.coarse_res_us = clock_getres(CLOCK_MONOTONIC_COARSE, &res) == 0
+                                   ? (uint64_t)res.tv_nsec / 1000 + 1
+                                   : UINT64_MAX;
         vw.base_ns = fx_now_ns();
         __atomic_store_n(&vw.ready, 1, __ATOMIC_RELEASE);
     }
+    /* Unmounts before a stop are not waits of this recording (a racing callback may still
+     * store one: a wait then spans the stop, which only a restart within it can show). */
+    memset(vw.park, 0, sizeof(vw.park));
     __atomic_store_n(&vw.min_ns, min_ns, __ATOMIC_RELEASE);
 }
 
@@ -71,16 +79,17 @@ static uint64_t tag(uint64_t id)
     return ((id >> PARK_BITS) & ((1u << (TAG_BITS - 1)) - 1)) | 1u << (TAG_BITS - 1);
 }
 
-static uint64_t now_us(void)
+static uint64_t us_of(int64_t ns)
 {
-    return (uint64_t)(fx_now_ns() - vw.base_ns) / 1000 & TIME_MASK;
+    return (uint64_t)(ns - vw.base_ns) / 1000 & TIME_MASK;
 }
 
 void fx_vtwait_unmount(uint64_t id)
 {
     if (id == 0 || __atomic_load_n(&vw.min_ns, __ATOMIC_RELAXED) == 0)
         return;
-    uint64_t old = __atomic_exchange_n(slot(id), tag(id) << TIME_BITS | now_us(), __ATOMIC_RELAXED);
+    uint64_t old = __atomic_exchange_n(slot(id), tag(id) << TIME_BITS | us_of(fx_now_ns()),
+                                       __ATOMIC_RELAXED);
     if (old != 0 && old >> TIME_BITS != tag(id))
         add(&vw.f.overwritten); /* another virtual thread with the same low bits still waits */
 }
@@ -131,18 +140,23 @@ static void record(uint64_t id, int64_t t0, int64_t t1)
         add(&vw.f.recorded);
 }
 
+/* Most mounts end short waits (a yield, a brief park): the coarse clock (a few ns, one tick of
+ * resolution, never ahead of CLOCK_MONOTONIC) rules them out, and only a wait that may reach
+ * vtwait= pays for the precise clock (about 25-60 ns here). */
 void fx_vtwait_mount(uint64_t id)
 {
     uint64_t min_ns = __atomic_load_n(&vw.min_ns, __ATOMIC_ACQUIRE);
     if (min_ns == 0)
         return;
-    uint64_t *s = slot(id);
-    uint64_t v = __atomic_load_n(s, __ATOMIC_RELAXED);
+    uint64_t v = __atomic_load_n(slot(id), __ATOMIC_RELAXED);
     if (v == 0 || v >> TIME_BITS != tag(id))
         return; /* its first mount, or its unmount was overwritten (counted there) */
-    __atomic_compare_exchange_n(s, &v, 0, false, __ATOMIC_RELAXED, __ATOMIC_RELAXED);
+    uint64_t t0_us = v & TIME_MASK;
+    uint64_t coarse_us = (us_of(fx_clock_ns(CLOCK_MONOTONIC_COARSE)) - t0_us) & TIME_MASK;
+    if (coarse_us > TIME_MASK / 2 || (coarse_us + vw.coarse_res_us) * 1000 < min_ns)
+        return; /* the coarse clock still before the unmount: a short wait */
     int64_t c0 = fx_now_ns();
-    uint64_t waited_us = ((uint64_t)(c0 - vw.base_ns) / 1000 - (v & TIME_MASK)) & TIME_MASK;
+    uint64_t waited_us = (us_of(c0) - t0_us) & TIME_MASK;
     if (waited_us * 1000 < min_ns)
         return;
     add(&vw.f.long_waits);
