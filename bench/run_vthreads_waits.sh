@@ -8,13 +8,10 @@
 # workload's rate, then medians.
 # usage: bench/run_vthreads_waits.sh BUILD_DIR [JDK_HOME] [ROUNDS] [SECONDS]
 set -euo pipefail
-build=$(cd "$1" && pwd)
-jdk=${2:-/usr/lib/jvm/temurin-25-jdk-amd64}
-rounds=${3:-5}
-secs=${4:-5}
-src=$(cd "$(dirname "$0")/.." && pwd)/java-test/vthreads/fxagent/vthreads/VThreadWorkload.java
+read -r build jdk rounds secs <<<"$(cd "$1" && pwd) ${2:-/usr/lib/jvm/temurin-25-jdk-amd64} ${3:-5} ${4:-5}"
 work=$(mktemp -d /tmp/fx-vtwait.XXXX)
-"$jdk/bin/javac" --release 21 -d "$work/classes" "$src"
+"$jdk/bin/javac" --release 21 -d "$work/classes" \
+    "$(dirname "$0")/../java-test/vthreads/fxagent/vthreads/VThreadWorkload.java"
 agent="-agentpath:$build/agent/libfxagent.so=mode=cpu,interval=10ms,quiet,file=$work/p.json.gz"
 declare -A cpu
 keys=()
