@@ -74,6 +74,8 @@ struct fx_options {
     uint64_t alloc_bytes;      /* alloc=SIZE, 0 (default) = off, else 1..1g: heap sampling
                                   interval (issue 17) */
     uint64_t lock_ns;          /* lock=DURATION: record lock waits of at least it; 0 = off */
+    uint64_t vtwait_ns;        /* vtwait=DURATION: mark virtual threads' waits of at least it
+                                  (JDK 21+); 0 = off, default 10ms */
 };
 
 /* Fills `out` with the defaults. */

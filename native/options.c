@@ -440,6 +440,14 @@ static const struct opt_def opt_table[] = {
          .max = GIB,
          .zero_ok = true,
          .accepts = "0 (off) or a size from 1 byte to 1g (k, m, g or bytes), e.g. 512k"},
+        {.name = "vtwait",
+         .kind = OPT_VALUE,
+         .parse = parse_duration_opt,
+         .offset = FIELD(vtwait_ns),
+         .min = 1,
+         .max = 3600 * NS_PER_S,
+         .zero_ok = true,
+         .accepts = "0 (off) or a whole duration up to 1h, e.g. 10ms"},
 };
 
 #define OPT_COUNT (sizeof(opt_table) / sizeof(opt_table[0]))
@@ -470,6 +478,7 @@ static const char help_text[] =
         "  reply=PATH              append the outcome line to this existing file (default none)\n"
         "  validate[=REPORT.json]  check AsyncGetCallTrace against GetStackTrace (default off)\n"
         "  alloc=SIZE              sample allocations every SIZE bytes on average, live heap (default 0: off)\n"
+        "  vtwait=DURATION         mark virtual threads' waits of at least it with their stack, 0 off (default 10ms)\n"
         "DURATION: a whole number with a unit: ns, us, ms, s, m (minutes), h; e.g. 10ms\n"
         "SIZE: a whole number of bytes, or with k, m, g (powers of 1024, any case); e.g. 64m\n";
 
@@ -491,6 +500,7 @@ void fx_options_defaults(struct fx_options *out)
             .memory_bytes = 64 * MIB,
             .ring_bytes = 256 * KIB,
             .cstack = FX_CSTACK_DWARF, /* docs/BENCHMARKS.md "cstack=dwarf": the best that works */
+            .vtwait_ns = 10 * NS_PER_MS, /* docs/BENCHMARKS.md "Virtual threads": cheap enough */
     };
 }
 

@@ -229,6 +229,7 @@ static void drain_rings(JNIEnv *jni, struct fx_profile *p)
     fx_codemap_publish();
     fx_native_maps_refresh();
     fx_model_vthreads_pass(jni);
+    fx_model_vthread_waits_pass(jni, p, dr.methods);
     fx_vm_threads_refresh(); /* threads that are not Java threads, every 100 ms */
     for (struct fx_thread *t = fx_threads_head(); t != NULL; t = t->next)
         drain_thread(jni, p, t);
@@ -439,6 +440,7 @@ static void drain_report(JNIEnv *jni, struct fx_profile *p, const struct fx_span
     fx_stacks_report(p, &cost.rec);
     fx_native_frames_report(p);
     fx_model_vthreads_report(p);
+    fx_model_vthread_waits_report(p);
     fx_vm_threads_report(p);
     report_losses(p, drops);
 }

@@ -62,6 +62,17 @@ int fx_model_vthreads_route(struct fx_profile *p, const struct fx_sample_rec *r,
                             struct fx_vt_route *out);
 /* meta.extra "Virtual threads" (nothing on a JVM without mount tracking). */
 void fx_model_vthreads_report(struct fx_profile *p);
+/* The track of virtual thread `id` (added if under the cap), or FX_EFULL past the cap. */
+int fx_model_vthreads_track(struct fx_profile *p, uint64_t id, int64_t t_ns, uint32_t *index);
+/* "NAME #ID", or "virtual thread #ID" when its name is unknown; the length written. */
+size_t fx_model_vthreads_label(uint64_t id, char *buf, size_t cap);
+
+/* --- vthreads_wait.c: virtual threads' waits as markers (issue 22) --- */
+
+/* Each drain pass, after the names: the waits the mount callbacks queued. */
+void fx_model_vthread_waits_pass(JNIEnv *jni, struct fx_profile *p, struct fx_methods *m);
+/* Its rows of meta.extra "Virtual threads". */
+void fx_model_vthread_waits_report(struct fx_profile *p);
 
 /* --- stacks.c: a ring record's stack in the model, and how stacks came out --- */
 

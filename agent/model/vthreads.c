@@ -81,6 +81,14 @@ static const char *name_of(uint64_t id)
     return s->id == id && s->name[0] != '\0' ? s->name : NULL;
 }
 
+size_t fx_model_vthreads_label(uint64_t id, char *buf, size_t cap)
+{
+    const char *name = name_of(id);
+    int n = name != NULL ? snprintf(buf, cap, "%s #%llu", name, (unsigned long long)id)
+                         : snprintf(buf, cap, "virtual thread #%llu", (unsigned long long)id);
+    return n < 0 ? 0 : (size_t)n < cap ? (size_t)n : cap - 1;
+}
+
 /* The index of Continuation.enterSpecial in the record's frames (leaf 0), or -1. ASGCT leaves
  * out the @Hidden frames above it (VirtualThread.run and the continuation's entry): the frame
  * above it is the virtual thread's task. */
@@ -123,6 +131,15 @@ static int track_of(struct fx_profile *p, uint64_t id, int64_t t_ns, struct vt_t
     mv.n_tracks++;
     *out = tr;
     return FX_OK;
+}
+
+int fx_model_vthreads_track(struct fx_profile *p, uint64_t id, int64_t t_ns, uint32_t *index)
+{
+    struct vt_track *tr = NULL;
+    int rc = track_of(p, id, t_ns, &tr);
+    if (rc == FX_OK)
+        *index = tr->index;
+    return rc;
 }
 
 /* "[idle]" before a virtual thread's sample when it ran nowhere for more than two intervals

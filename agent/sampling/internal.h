@@ -111,4 +111,9 @@ struct fx_nmethod_layout {
  * VMStructs lacks a field or the blob found does not begin there. */
 bool fx_vmstructs_nmethod(uintptr_t code_addr, struct fx_nmethod_layout *out);
 
+/* --- vtwait.c: where virtual threads wait (issue 22), from vthreads.c's callbacks --- */
+
+void fx_vtwait_unmount(uint64_t id);
+void fx_vtwait_mount(uint64_t id);
+
 #endif

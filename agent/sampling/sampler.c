@@ -187,6 +187,7 @@ int fx_sampling_start(JNIEnv *jni)
 
 void fx_sampling_stop(void)
 {
+    fx_vtwait_stop();
     fx_vm_threads_stop();
     fx_threads_disarm_all();
     fx_engines_stop();

@@ -185,4 +185,32 @@ void fx_vthreads_counts(struct fx_vthreads_counts *out);
 /* Wall sampler: the state a sample of carrier t carries, given the carrier's own. */
 uint8_t fx_vthreads_wall_state(JNIEnv *jni, const struct fx_thread *t, uint8_t carrier_state);
 
+/* --- vtwait.c: virtual threads' waits of at least vtwait= (issue 22) --- */
+
+/* One wait, then nframes jvmtiFrameInfo (leaf first) of the virtual thread's stack. */
+struct fx_vtwait_rec {
+    int64_t t0, t1; /* its unmount and its next mount */
+    uint64_t id;    /* Thread.threadId() */
+    uint16_t nframes;
+    uint8_t truncated;
+    uint8_t pad[5];
+};
+struct fx_vtwait_figures {
+    uint64_t long_waits;   /* waits of at least vtwait= */
+    uint64_t recorded;     /* of which queued with a stack */
+    uint64_t rate_limited; /* of which left out by the rate limit */
+    uint64_t stack_failed; /* recorded without a stack (GetStackTrace failed) */
+    uint64_t overwritten;  /* unmounts whose time another virtual thread's overwrote */
+    uint64_t callback_ns;  /* time spent recording them */
+    uint64_t queue_full;   /* left out: the queue was full */
+};
+/* vtwait= of a starting recording (0: off; fx_vthreads_start calls it), or a stop (the mount
+ * events stay on). */
+void fx_vtwait_start(uint64_t min_ns);
+void fx_vtwait_stop(void);
+/* The drain: the oldest queued wait (len bytes) or NULL, then its release. */
+const struct fx_vtwait_rec *fx_vtwait_peek(uint32_t *len);
+void fx_vtwait_release(void);
+void fx_vtwait_figures(struct fx_vtwait_figures *out);
+
 #endif

@@ -10,6 +10,7 @@
  *  - Names: the first mount of an id seen since its cache line was last overwritten reads the
  *    thread's name (a JNI field read and a copy into our buffer) and queues it; the drain takes
  *    the queue (fx_vthreads_take_names). Unnamed virtual threads queue nothing.
+ *  - Waits: each unmount and mount also goes to vtwait.c (the waits of at least vtwait=).
  *  - Wall mode: a carrier with a mounted virtual thread is running, or pinned when the carrier's
  *    JavaThread is blocked (fx_vthreads_wall_state).
  * On JDK < 21 (no such events) everything here stays off and costs nothing.
@@ -104,6 +105,7 @@ static void mounted(JNIEnv *jni, jthread vthread)
     }
     uint64_t id = (uint64_t)(*jni)->GetLongField(jni, vthread, vt.tid_field);
     slot_write(t, id);
+    fx_vtwait_mount(id);
     uint64_t *seen = &vt.seen[(id * 0x9E3779B97F4A7C15ull) >> 50];
     if (__atomic_load_n(seen, __ATOMIC_RELAXED) != id) {
         __atomic_store_n(seen, id, __ATOMIC_RELAXED);
@@ -128,8 +130,10 @@ static void JNICALL on_unmount(jvmtiEnv *jvmti, ...)
     __atomic_fetch_add(&vt.unmounts, 1, __ATOMIC_RELAXED);
     (void)jvmti;
     struct fx_thread *t = self();
-    if (t != NULL)
+    if (t != NULL) {
+        fx_vtwait_unmount(__atomic_load_n(&t->vt_id, __ATOMIC_RELAXED));
         slot_write(t, 0);
+    }
 }
 
 /* Agent_OnLoad or attach, with the JVMTI setup: the capability if the VM has it. */
@@ -171,7 +175,10 @@ void fx_vthreads_setup(jvmtiEnv *jvmti)
 void fx_vthreads_start(JNIEnv *jni)
 {
     int on = __atomic_load_n(&vt.on, __ATOMIC_ACQUIRE);
-    if (on <= 0 || vt.tid_field != NULL)
+    if (on <= 0)
+        return;
+    fx_vtwait_start(fx_opt()->vtwait_ns);
+    if (vt.tid_field != NULL)
         return;
     jclass c = (*jni)->FindClass(jni, "java/lang/Thread");
     if (c != NULL) {

@@ -2,6 +2,8 @@
 """The checks of vthreads_test.sh (issue 22), on what profiler-cli reads from the profiles.
   dump NAME      writes NAME-threads.json (thread list) and NAME-fn-<index>.json (thread
                  functions) for every thread with samples, from the loaded session;
+  waits NAME     writes NAME-waits.json: per waiter-N/taker-N track, its "Virtual thread wait"
+                 markers (profiler-cli thread markers) and the stack of the longest one;
   check --label L RUN_DIR   the assertions, over those files and the workload's own counts."""
 import json
 import os
@@ -35,6 +37,25 @@ def dump(name):
                   "--limit", "0")
         with open(f"{name}-fn-{t['threadIndex']}.json", "w", encoding="utf-8") as f:
             json.dump(fn["functions"], f)
+
+
+def dump_waits(name):
+    out = {}
+    for t in pcli("thread", "list")["threads"]:
+        if not re.match(r"(waiter|taker)-\d+ \(virtual #\d+\)$", t["name"]):
+            continue
+        mk = pcli("thread", "markers", "--thread", t["threadHandle"], "--search",
+                  "Virtual thread wait", "--limit", "0")
+        kinds = [b for b in mk.get("byType", []) if b["markerName"] == "Virtual thread wait"]
+        row = {"count": sum(b["count"] for b in kinds),
+               "min": min([b["durationStats"]["min"] for b in kinds] or [0]), "stack": []}
+        top = [m for b in kinds for m in b.get("topMarkers", []) if m.get("hasStack")]
+        if top:
+            st = pcli("marker", "stack", "--marker", top[0]["handle"])
+            row["stack"] = [f["name"] for f in st["stack"]["frames"]]
+        out[t["name"].split(" ")[0]] = row
+    with open(f"{name}-waits.json", "w", encoding="utf-8") as f:
+        json.dump(out, f)
 
 
 def load(run, name):
@@ -111,14 +132,40 @@ def check_pinned(run, label):
               f"{label}: pinned: {n}: {pinned} of {all_s} samples say [state: pinned]")
 
 
+def check_waits(run, label):
+    rows = json.load(open(os.path.join(run, "waits-waits.json"), encoding="utf-8"))
+    counts = {}
+    for line in open(os.path.join(run, "waits.out"), encoding="utf-8"):
+        m = re.match(r"waits (\S+) (\d+)$", line.strip())
+        if m:
+            counts[m.group(1)] = int(m.group(2))
+    check(len(counts) == 6 and set(rows) == set(counts),
+          f"{label}: waits: a track with wait markers for each of {sorted(counts)} ({sorted(rows)})")
+    for name, n in sorted(counts.items()):
+        r = rows.get(name, {"count": 0, "min": 0, "stack": []})
+        # Each sleep (20 ms) or take (~60 ms) is one wait >= vtwait=10ms; the last may be cut.
+        check(0.9 * n <= r["count"] <= n + 2,
+              f"{label}: waits: {name}: {r['count']} wait markers for {n} waits it counted")
+        check(r["count"] == 0 or r["min"] >= 10.0,
+              f"{label}: waits: {name}: the shortest marker lasts {r['min']:.1f} ms (>= vtwait=10ms)")
+        want = "waiterSleep" if name.startswith("waiter") else "takerTake"
+        check(any(f.endswith("." + want) for f in r["stack"]) and
+              any(f.startswith("java.lang.VirtualThread.") for f in r["stack"]),
+              f"{label}: waits: {name}: the marker's stack is where it waited ({want}): {r['stack'][:6]}")
+
+
 def main():
     if sys.argv[1] == "dump":
         dump(sys.argv[2])
+        return 0
+    if sys.argv[1] == "waits":
+        dump_waits(sys.argv[2])
         return 0
     label, run = sys.argv[3], sys.argv[4]
     check_cpu(run, label)
     check_wall(run, label)
     check_pinned(run, label)
+    check_waits(run, label)
     return 1 if failures else 0
 
 

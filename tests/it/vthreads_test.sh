@@ -10,6 +10,10 @@
 #          label (their carriers are WAITING to JVMTI while they run);
 #   pinned 2 virtual threads sleeping inside a class initializer: >= 50 % of their samples are
 #          "[state: pinned]";
+#   waits  4 virtual threads sleeping 20 ms and 2 blocked on a queue, default vtwait=10ms: each
+#          has a track whose "Virtual thread wait" markers number its own count of waits
+#          (90 % to +2), last >= 10 ms, and carry the stack it waited in (waiterSleep or
+#          takerTake under java.lang.VirtualThread's park);
 #   churn  100k short-lived virtual threads with loop=1s dumps and memory=16m: exits 0, no
 #          hs_err, fxcheck accepts every file, profiler-cli loads the last.
 # Read through profiler-cli (vthreads_check.py). Fails on a build without mount tracking (no
@@ -48,6 +52,7 @@ run() {
 run cpu 2 mode=cpu,interval=10ms groups 6
 run wall 2 mode=wall,interval=10ms groups 4
 run pinned 3 mode=wall,interval=10ms pinned 3
+run waits 2 mode=cpu,interval=10ms waits 3
 run churn 2 mode=cpu,interval=1ms,loop=1s,memory=16m churn 100000
 grep -q "^churned 100000$" churn.out || it_fail "churn: the workload did not finish its threads"
 churn_last=$(find . -maxdepth 1 -name 'churn-*.json.gz' | sort -V | tail -n 1)
@@ -60,6 +65,10 @@ for name in cpu wall pinned; do
     profiler-cli stop --all >/dev/null 2>&1 || true
     unset PCLI_SESSION
 done
+pcli_load "$FXAGENT_RUN_DIR/waits.json.gz" || it_fail "profiler-cli could not load waits.json.gz"
+python3 "$IT_DIR/vthreads_check.py" waits waits || it_fail "profiler-cli could not read the wait markers"
+profiler-cli stop --all >/dev/null 2>&1 || true
+unset PCLI_SESSION
 pcli_load "$churn_last" || it_fail "profiler-cli could not load $churn_last"
 
 python3 "$IT_DIR/vthreads_check.py" check --label "$IT_NAME" "$FXAGENT_RUN_DIR" ||

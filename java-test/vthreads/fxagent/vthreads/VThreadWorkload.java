@@ -9,6 +9,11 @@
 //   pinned SECONDS   2 "pinned-N" virtual threads sleeping inside a class initializer (pinned
 //                    on every JDK), and one burner "pinburn-0"; 3 carriers.
 //   churn COUNT      COUNT short-lived virtual threads (a little work each), 1000 at a time.
+//   waits SECONDS    4 "waiter-N" virtual threads sleeping 20 ms at a time in waiterSleep, 2
+//                    "taker-N" blocked in takerTake on a queue a platform thread feeds every
+//                    30 ms; prints "waits NAME COUNT" per thread at the end.
+//   sleepers N SECONDS  N virtual threads sleeping 10 ms at a time (about N * 100 waits/s);
+//                    prints "waits N".
 //   mounts SECONDS   a mount-heavy loop: 64 virtual threads yielding in a tight loop; prints
 //                    "mounts N" (yields, each one unmount and one mount) and the rate.
 package fxagent.vthreads;
@@ -177,6 +182,82 @@ public final class VThreadWorkload {
         System.out.printf("mounts %d rate %.0f/s%n", yields.get(), yields.get() / s);
     }
 
+    static void waiterSleep() throws InterruptedException {
+        Thread.sleep(20);
+    }
+
+    static Object takerTake(java.util.concurrent.BlockingQueue<Object> q) throws InterruptedException {
+        return q.take();
+    }
+
+    static void waits(int seconds) throws Exception {
+        List<Thread> all = new ArrayList<>();
+        List<AtomicLong> counts = new ArrayList<>();
+        var q = new java.util.concurrent.LinkedBlockingQueue<Object>();
+        for (int i = 0; i < 6; i++) {
+            AtomicLong c = new AtomicLong();
+            counts.add(c);
+            boolean waiter = i < 4;
+            String name = waiter ? "waiter-" + i : "taker-" + (i - 4);
+            all.add(Thread.ofVirtual().name(name).start(() -> {
+                try {
+                    while (!stop.get()) {
+                        if (waiter)
+                            waiterSleep();
+                        else if (takerTake(q) == stop)
+                            break;
+                        c.incrementAndGet();
+                    }
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            }));
+        }
+        Thread feeder = Thread.ofPlatform().name("feeder").start(() -> {
+            try {
+                while (!stop.get()) {
+                    Thread.sleep(30);
+                    q.put(q);
+                }
+                q.put(stop);
+                q.put(stop);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        });
+        Thread.sleep(seconds * 1000L);
+        stop.set(true);
+        feeder.join();
+        for (Thread t : all)
+            t.join();
+        for (int i = 0; i < 6; i++)
+            System.out.println("waits " + all.get(i).getName() + " " + counts.get(i).get());
+    }
+
+    static void sleepers(int n, int seconds) throws Exception {
+        AtomicLong waits = new AtomicLong();
+        List<Thread> all = new ArrayList<>();
+        for (int i = 0; i < n; i++) {
+            all.add(Thread.ofVirtual().start(() -> {
+                long k = 0;
+                try {
+                    while (!stop.get()) {
+                        Thread.sleep(10);
+                        k++;
+                    }
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+                waits.addAndGet(k);
+            }));
+        }
+        Thread.sleep(seconds * 1000L);
+        stop.set(true);
+        for (Thread t : all)
+            t.join();
+        System.out.println("waits " + waits.get());
+    }
+
     public static void main(String[] args) throws Exception {
         String mode = args.length > 0 ? args[0] : "groups";
         int n = args.length > 1 ? Integer.parseInt(args[1]) : 4;
@@ -185,6 +266,8 @@ public final class VThreadWorkload {
             case "pinned" -> pinned(n);
             case "churn" -> churn(n);
             case "mounts" -> mounts(n);
+            case "waits" -> waits(n);
+            case "sleepers" -> sleepers(n, Integer.parseInt(args[2]));
             default -> throw new IllegalArgumentException("unknown mode " + mode);
         }
     }

@@ -1,0 +1,111 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* Virtual threads' waits in the model (issue 22 item 4), the consumer of sampling/vtwait.c's
+ * queue: each wait of at least vtwait= becomes a "Virtual thread wait" interval
+ * (JvmVirtualThreadWait) whose cause is the virtual thread's stack where it waited. It goes on
+ * the virtual thread's own track (added, like a sample would, while under the track cap), or
+ * past the cap on one shared track "virtual threads waiting (past the track cap)", where the
+ * marker names the virtual thread. Model owner only; calls vthreads.c, never the reverse. */
+#include "internal.h"
+
+#include <string.h>
+
+#include "fx_jvm_markers.h"
+
+static struct {
+    bool shared_added;
+    uint32_t shared; /* the track of waits past the cap */
+    uint64_t markers, on_shared, model_errors;
+} vw;
+
+/* The recorded frames (leaf first) as a model stack, root first. */
+static int cause_stack(JNIEnv *jni, struct fx_profile *p, struct fx_methods *m,
+                       const struct fx_vtwait_rec *r, fx_stack_id *out)
+{
+    const jvmtiFrameInfo *f = (const jvmtiFrameInfo *)(r + 1);
+    *out = FX_STACK_NONE;
+    if (r->nframes == 0)
+        return fx_profile_label_stack(p, "[virtual thread wait: no stack]", FX_CAT_OTHER, out);
+    int rc = r->truncated ? fx_profile_label_stack(p, "[truncated]", FX_CAT_OTHER, out) : FX_OK;
+    for (uint32_t i = r->nframes; rc == FX_OK && i > 0; i--) {
+        fx_frame_id fr;
+        rc = fx_methods_frame(m, jni, p, f[i - 1].method, (jint)f[i - 1].location, &fr);
+        if (rc == FX_OK)
+            rc = fx_profile_stack(p, *out, fr, out);
+    }
+    return rc;
+}
+
+static int track(struct fx_profile *p, const struct fx_vtwait_rec *r, uint32_t *index)
+{
+    int rc = fx_model_vthreads_track(p, r->id, r->t0, index);
+    if (rc != FX_EFULL)
+        return rc;
+    vw.on_shared++;
+    if (!vw.shared_added) {
+        rc = fx_profile_thread_add(p, "virtual threads waiting (past the track cap)", 0, r->t0,
+                                   &vw.shared);
+        if (rc != FX_OK)
+            return rc;
+        vw.shared_added = true;
+    }
+    *index = vw.shared;
+    return FX_OK;
+}
+
+static int one(JNIEnv *jni, struct fx_profile *p, struct fx_methods *m,
+               const struct fx_vtwait_rec *r, uint32_t len)
+{
+    if (len < sizeof(*r) + r->nframes * sizeof(jvmtiFrameInfo))
+        return FX_EINVAL;
+    uint32_t thread;
+    fx_stack_id stack;
+    char label[96];
+    size_t n = fx_model_vthreads_label(r->id, label, sizeof(label));
+    int rc = track(p, r, &thread);
+    if (rc == FX_OK)
+        rc = cause_stack(jni, p, m, r, &stack);
+    if (rc == FX_OK)
+        rc = fx_jvm_markers_vtwait(p, thread, r->t0, r->t1, label, n);
+    if (rc == FX_OK)
+        rc = fx_profile_marker_stack(p, thread, stack);
+    if (rc == FX_OK)
+        vw.markers++;
+    return rc;
+}
+
+void fx_model_vthread_waits_pass(JNIEnv *jni, struct fx_profile *p, struct fx_methods *m)
+{
+    const struct fx_vtwait_rec *r;
+    uint32_t len;
+    while ((r = fx_vtwait_peek(&len)) != NULL) {
+        if (len < sizeof(*r) || one(jni, p, m, r, len) != FX_OK)
+            vw.model_errors++;
+        fx_vtwait_release();
+    }
+}
+
+void fx_model_vthread_waits_report(struct fx_profile *p)
+{
+    if (!fx_vthreads_on())
+        return;
+    struct fx_vtwait_figures f;
+    fx_vtwait_figures(&f);
+    const struct {
+        const char *label;
+        uint64_t value;
+    } rows[] = {
+            {"vtwait= (ns)", fx_opt()->vtwait_ns},
+            {"waits of at least vtwait=", f.long_waits},
+            {"waits recorded with a stack", f.recorded},
+            {"waits left out: rate limit (1000/s)", f.rate_limited},
+            {"waits left out: queue full", f.queue_full},
+            {"waits not timed: unmount time overwritten (16384 slots)", f.overwritten},
+            {"waits without a stack (GetStackTrace failed)", f.stack_failed},
+            {"wait markers", vw.markers},
+            {"of which on the shared track (past the cap)", vw.on_shared},
+            {"wait model errors", vw.model_errors},
+            {"recording a wait: mean ns", f.recorded ? f.callback_ns / f.recorded : 0},
+    };
+    for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++)
+        fx_profile_extra_int(p, "Virtual threads", rows[i].label, (int64_t)rows[i].value);
+}
