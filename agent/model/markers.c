@@ -81,11 +81,13 @@ static int host_thread(struct fx_profile *p, uint32_t *out)
     return rc;
 }
 
-/* The track of the thread with OS id `tid`, else the host track. */
+/* The track of the Java thread with OS id `tid`, else the host track. A JVM thread sampled as a
+ * native thread (vm_threads.c) is not one: JIT events come from the hidden Service Thread, whose
+ * track has no samples and is not shown, and they are about the compiled code, not about it. */
 static int thread_of(struct fx_profile *p, int32_t tid, uint32_t *out)
 {
     for (struct fx_thread *t = fx_threads_head(); t != NULL; t = t->next) {
-        if (t->tid == tid && !t->finished)
+        if (t->tid == tid && !t->finished && !t->native_only)
             return fx_tracks_index(p, t, out);
     }
     return host_thread(p, out);
