@@ -40,6 +40,12 @@ enum fx_cstack {
     FX_CSTACK_NO,
 };
 
+/* kstack=yes|no: kernel frames of cpu-mode samples from the perf engine's callchain (yes). */
+enum fx_kstack {
+    FX_KSTACK_YES = 0,
+    FX_KSTACK_NO,
+};
+
 enum fx_cpu_engine {
     FX_ENGINE_AUTO = 0, /* perf_events where the kernel allows it, else timer_create */
     FX_ENGINE_PERF,
@@ -69,6 +75,7 @@ struct fx_options {
     bool reset;                /* reset: a dump also drops the samples it wrote */
     enum fx_markers markers;   /* markers=on|off, default on */
     enum fx_cstack cstack;     /* cstack=fp|no, default fp */
+    enum fx_kstack kstack;     /* kstack=yes|no, default yes */
 };
 
 /* Fills `out` with the defaults. */

@@ -418,6 +418,7 @@ static void drain_report(JNIEnv *jni, struct fx_profile *p, const struct fx_span
     report_sampling(p, &cost);
     fx_stacks_report(p, &cost.rec);
     fx_native_frames_report(p);
+    fx_kernel_frames_report(p);
     report_losses(p, drops);
 }
 

@@ -147,6 +147,8 @@ int fx_stacks_of_record(struct fx_methods *m, JNIEnv *jni, struct fx_profile *p,
                                : failure_stack(m, jni, p, r, len, out);
     if (rc == FX_OK)
         rc = fx_native_frames_push(p, r, len, out); /* issue 16: above the Java part */
+    if (rc == FX_OK)
+        rc = fx_kernel_frames_push(p, r, len, out); /* and the kernel's above those */
     if (rc != FX_OK || r->state >= FX_WS_COUNT || state_labels[r->state] == NULL)
         return rc;
     fx_frame_id f;

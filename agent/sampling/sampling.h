@@ -116,6 +116,13 @@ const char *fx_codemap_stub_name(uint64_t index);
 /* Drain: "Stack recovery" meta.extra figures of the table itself. */
 void fx_codemap_report(struct fx_profile *p, const char *group);
 
+/* --- kstack.c: kernel frames (issue 16, kstack=yes) --- */
+
+/* True, with one line in buf, when this recording's samples cannot carry kernel frames. */
+bool fx_kstack_why_not(char *buf, size_t cap);
+/* The perf ring figures, into meta.extra group g. */
+void fx_kstack_report(struct fx_profile *p, const char *g);
+
 /* --- native_maps.c: the text map of the native walk (issue 16, cstack=fp) --- */
 
 /* Sampling start: the walk is on for cstack=fp outside wall mode; reads the maps first. */

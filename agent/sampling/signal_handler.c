@@ -198,6 +198,27 @@ static void bump_sigsafe(uint64_t *c)
 }
 #endif
 
+/* Signal-safe: the kernel frames of the perf sample that raised this signal (kstack.c maps
+ * the ring, include/fx_perfring.h says how the record is chosen); FX_KREC_OFF with no ring. */
+static uint32_t kernel_sigsafe(struct fx_thread *t, int64_t now_ns, uint64_t *ips, uint8_t *state)
+{
+    struct perf_event_mmap_page *pg = __atomic_load_n(&t->kring, __ATOMIC_ACQUIRE);
+    *state = FX_KREC_OFF;
+    if (pg == NULL)
+        return 0;
+    return fx_perfring_take_sigsafe(pg, (const uint8_t *)pg + t->kring_data_off, t->kring_data_size,
+                                    t->kfloor_ns, now_ns, ips, FX_KERNEL_MAX, FX_KERNEL_MAX, state);
+}
+
+/* Signal-safe: the end of this thread's handler, below which a record is an older signal's:
+ * read after the handler's last system call, so an overflow it took (the thread in our own
+ * gettid or clock read) is not mistaken for the next signal's. Only with a ring. */
+static void kernel_floor_sigsafe(struct fx_thread *t)
+{
+    if (__atomic_load_n(&t->kring, __ATOMIC_RELAXED) != NULL)
+        t->kfloor_ns = clock_ns_sigsafe(CLOCK_MONOTONIC);
+}
+
 /* Signal-safe: ASGCT into the thread's own buffer (recovering the stack where fx_recover.h
  * proves the caller's context), then one record into its ring. */
 static void record_sigsafe(struct fx_thread *t, const siginfo_t *si, void *ucontext, int64_t now_ns,
@@ -230,8 +251,12 @@ static void record_sigsafe(struct fx_thread *t, const siginfo_t *si, void *ucont
     uint64_t native[FX_NATIVE_MAX]; /* issue 16: native frames after the Java ones */
     uint8_t native_stop;
     uint32_t n_native = fx_native_walk_sigsafe(t, ucontext, native, &native_stop);
+    uint64_t kernel[FX_KERNEL_MAX]; /* issue 16: the perf callchain's kernel part, after those */
+    uint8_t kstate;
+    uint64_t n_kernel = kernel_sigsafe(t, now_ns, kernel, &kstate);
     uint32_t payload = (uint32_t)(sizeof(struct fx_sample_rec) + kept * sizeof(fx_asgct_frame) +
-                                  n_native * sizeof(uint64_t));
+                                  n_native * sizeof(uint64_t) +
+                                  (kstate != FX_KREC_OFF ? (1 + n_kernel) * sizeof(uint64_t) : 0));
     struct fx_sample_rec *r = fx_ring_reserve_sigsafe(&t->ring, payload);
     if (r == NULL)
         return; /* full: fx_ring counted the drop */
@@ -245,11 +270,18 @@ static void record_sigsafe(struct fx_thread *t, const siginfo_t *si, void *ucont
     r->native_frames = (uint8_t)n_native;
     r->native_at = (uint16_t)kept;
     r->native_stop = native_stop;
-    memset(r->pad, 0, sizeof(r->pad));
+    r->kernel = kstate;
     if (kept > 0)
         memcpy(r->frames, t->frames, kept * sizeof(fx_asgct_frame));
+    uint8_t *tail = (uint8_t *)(r->frames + kept);
     if (n_native > 0)
-        memcpy(r->frames + kept, native, n_native * sizeof(uint64_t));
+        memcpy(tail, native, n_native * sizeof(uint64_t));
+    tail += n_native * sizeof(uint64_t);
+    if (kstate != FX_KREC_OFF) {
+        memcpy(tail, &n_kernel, sizeof(n_kernel));
+        if (n_kernel > 0)
+            memcpy(tail + sizeof(n_kernel), kernel, n_kernel * sizeof(uint64_t));
+    }
     fx_ring_commit_sigsafe(&t->ring);
 }
 
@@ -317,6 +349,7 @@ void fx_signal_handler_on_sigprof(int sig, siginfo_t *si, void *ucontext)
     if (from_probe) {
         if (!served)
             __atomic_fetch_add(&fx_sig.probe_late, 1, __ATOMIC_RELAXED);
+        kernel_floor_sigsafe(t);
         errno = saved_errno;
         return;
     }
@@ -343,6 +376,7 @@ void fx_signal_handler_on_sigprof(int sig, siginfo_t *si, void *ucontext)
     __atomic_store_n(&t->handled, t->handled + 1, __ATOMIC_RELAXED);
     if (timed)
         account_cost_sigsafe(t, c0);
+    kernel_floor_sigsafe(t);
     __atomic_sub_fetch(&fx_sig.in_flight, 1, __ATOMIC_RELEASE);
     errno = saved_errno;
 }
