@@ -5,6 +5,10 @@
 #   it.mixed_stacks.jdk<major>     native frames in cpu mode (cstack=fp): the JNI burn function
 #                                  under JniBurn.burn, zlib under Deflater.deflate*, none with
 #                                  cstack=no (mixed_stacks_test.sh, mixed_stacks_check.py)
+#   it.kernel_stacks.jdk<major>    kernel frames in cpu mode (kstack=yes): the write path of
+#                                  `devnull` under FileOutputStream.write*, none with kstack=no;
+#                                  skipped (77) where the profile says kernel frames cannot be
+#                                  had (kernel_stacks_test.sh, kernel_stacks_check.py)
 # Labels: it, mixed, jdk<major>. The jar and libfxmixed.so come from java-test/mixed; the JDKs
 # are FX_JDK_MAJORS (tests/CMakeLists.txt).
 set(_fx_mx_lib "${CMAKE_BINARY_DIR}/java-test/libfxmixed.so (target fxmixed not defined)")
@@ -20,4 +24,7 @@ foreach(_major IN LISTS FX_JDK_MAJORS)
              LABELS it mixed jdk${_major} TIMEOUT 120 ENV ${_fx_mx_env})
   fx_it_test(it.mixed_stacks.jdk${_major} mixed_stacks_test.sh ARGS ${FX_JDK_HOME_${_major}}
              LABELS it mixed jdk${_major} TIMEOUT 240 ENV ${FX_IT_ENV} ${_fx_mx_env})
+  fx_it_test(it.kernel_stacks.jdk${_major} kernel_stacks_test.sh ARGS ${FX_JDK_HOME_${_major}}
+             LABELS it mixed jdk${_major} TIMEOUT 240 ENV ${FX_IT_ENV} ${_fx_mx_env})
+  set_tests_properties(it.kernel_stacks.jdk${_major} PROPERTIES SKIP_RETURN_CODE 77)
 endforeach()
