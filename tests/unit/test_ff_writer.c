@@ -343,9 +343,9 @@ static bool utf8_valid(const unsigned char *s, size_t n)
 }
 
 static const char *const cat_names[] = {"Other", "Idle",         "Java", "Native",
-                                        "GC",    "JIT compiler", "VM"};
+                                        "GC",    "JIT compiler", "VM",   "Kernel"};
 static const char *const cat_colors[] = {"grey",   "transparent", "yellow", "lightblue",
-                                         "orange", "green",       "purple"};
+                                         "orange", "green",       "purple", "red"};
 static const char *const cat_subs[][8] = {
         {"Other", NULL},
         {"Other", NULL},
@@ -354,14 +354,15 @@ static const char *const cat_subs[][8] = {
         {"Other", "libjvm", "libc/kernel", "JNI library", NULL},
         {"Other", "Young", "Mixed", "Full", "Concurrent", NULL},
         {"Other", "C1", "C2", NULL},
-        {"Other", "Safepoint", "Class loading", "Stub", "Recovered stub", NULL}};
-static int nsubs[7];
+        {"Other", "Safepoint", "Class loading", "Stub", "Recovered stub", NULL},
+        {"Other", "System call", "Page fault", NULL}};
+static int nsubs[8];
 
 static void check_categories(const cJSON *meta)
 {
     const cJSON *cats = key(meta, "categories");
-    ck_assert_int_eq(cJSON_GetArraySize(cats), 7);
-    for (int c = 0; c < 7; c++) {
+    ck_assert_int_eq(cJSON_GetArraySize(cats), 8);
+    for (int c = 0; c < 8; c++) {
         const cJSON *cat = cJSON_GetArrayItem(cats, c);
         ck_assert_str_eq(key(cat, "name")->valuestring, cat_names[c]);
         ck_assert_str_eq(key(cat, "color")->valuestring, cat_colors[c]);
