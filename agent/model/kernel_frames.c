@@ -172,11 +172,42 @@ int fx_kernel_frames_push(struct fx_profile *p, const struct fx_sample_rec *r, u
     return rc;
 }
 
+/* True, with one line in buf, when this recording's samples cannot carry kernel frames. */
+static bool why_not(char *buf, size_t cap)
+{
+    const struct fx_options *o = fx_opt();
+    struct fx_kstack_facts k;
+    struct fx_threads_stats st;
+    char engine[256];
+    fx_kstack_facts(&k);
+    fx_threads_stats(&st);
+    if (o->kstack != FX_KSTACK_YES || o->cstack == FX_CSTACK_NO)
+        snprintf(buf, cap, "turned off (%s)",
+                 o->cstack == FX_CSTACK_NO ? "cstack=no" : "kstack=no");
+    else if (o->mode != FX_MODE_CPU)
+        snprintf(buf, cap, "mode=%s: kernel frames come with the perf engine of mode=cpu",
+                 o->mode == FX_MODE_WALL ? "wall" : "itimer");
+    else if (k.excluded)
+        snprintf(buf, cap,
+                 "perf_event_paranoid forced exclude_kernel: samples are taken in user "
+                 "mode only, so there is no kernel callchain");
+    else if (k.open_errno != 0)
+        snprintf(buf, cap, "perf_event_open with a callchain failed: %s", strerror(k.open_errno));
+    else if (st.perf == 0 && (st.timer > 0 || o->engine == FX_ENGINE_TIMER)) {
+        fx_engine_name(engine, sizeof(engine));
+        snprintf(buf, cap, "the timer engine is used, which has no callchain (%s)", engine);
+    } else if (k.mapped == 0 && k.map_fail > 0)
+        snprintf(buf, cap, "no perf ring could be mapped: %s", strerror(k.map_errno));
+    else
+        return false;
+    return true;
+}
+
 void fx_kernel_frames_report(struct fx_profile *p)
 {
     const char *g = "Kernel stacks";
-    char why[256];
-    bool off = fx_kstack_why_not(why, sizeof(why));
+    char why[320];
+    bool off = why_not(why, sizeof(why));
     if (!off && symbols() == NULL) /* kernel frames come, unnamed: "[kernel]" */
         snprintf(why, sizeof(why), "kernel frames not named: %s",
                  kf.ks != NULL ? kf.ks->reason : "/proc/kallsyms: out of memory");
@@ -200,5 +231,13 @@ void fx_kernel_frames_report(struct fx_profile *p)
     fx_profile_extra_int(p, g, "kernel addresses not named", (int64_t)kf.unnamed);
     fx_profile_extra_int(p, g, "kallsyms symbols", kf.ks != NULL ? (int64_t)kf.ks->count : 0);
     fx_profile_extra_int(p, g, "malformed records", (int64_t)kf.bad_records);
-    fx_kstack_report(p, g);
+    struct fx_kstack_facts k;
+    fx_kstack_facts(&k);
+    fx_profile_extra_int(p, g, "perf rings mapped", (int64_t)k.mapped);
+    fx_profile_extra_int(p, g, "perf rings not mapped (threads without kernel frames)",
+                         (int64_t)k.map_fail);
+    if (k.map_errno != 0)
+        fx_profile_extra_str(p, g, "perf ring last mmap error", strerror(k.map_errno));
+    fx_profile_extra_int(p, g, "perf rings kept from a stop with a handler in flight",
+                         (int64_t)k.kept_busy);
 }

@@ -10,14 +10,12 @@
  * since its handler cannot run in the middle of it; any other thread's ring is unmapped with
  * its other buffers, once fx_sampling_quiet saw no handler in flight (threads.c, "Buffers"),
  * or when the thread is freed. A ring still mapped at the next arm (the quiet wait timed out)
- * is kept, and that thread takes no kernel frames until it is freed. */
+ * is kept, and that thread takes no kernel frames until it is freed. The model says why a
+ * profile has no kernel frames from fx_kstack_facts and the engine's figures. */
 #include "internal.h"
 
 #include <errno.h>
 #include <linux/perf_event.h>
-#include <pthread.h>
-#include <stdio.h>
-#include <string.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -26,6 +24,7 @@
 #define DATA_PAGES 1 /* a power of two; each thread's rings count against perf_event_mlock_kb */
 
 static struct {
+    int excluded;    /* atomic: an event was opened with exclude_kernel (perf_event_paranoid) */
     int open_errno;  /* atomic: an open with a callchain failed (then never asked again) */
     uint64_t mapped; /* atomic: rings mapped */
     uint64_t
@@ -43,8 +42,12 @@ static bool wanted(void)
 
 bool fx_kstack_attr(struct perf_event_attr *a)
 {
-    if (a->exclude_kernel || !wanted())
+    if (!wanted())
         return false;
+    if (a->exclude_kernel) { /* samples in user mode only: there is no kernel callchain */
+        __atomic_store_n(&ks.excluded, 1, __ATOMIC_RELAXED);
+        return false;
+    }
     a->sample_type = PERF_SAMPLE_TIME | PERF_SAMPLE_CALLCHAIN;
     a->exclude_callchain_user = 1; /* the user part is our own walk's */
     a->sample_max_stack = FX_KERNEL_MAX;
@@ -100,44 +103,14 @@ void fx_kstack_unmap_own(struct fx_thread *t)
         fx_kstack_unmap(t);
 }
 
-bool fx_kstack_why_not(char *buf, size_t cap)
+void fx_kstack_facts(struct fx_kstack_facts *out)
 {
-    const struct fx_options *o = fx_opt();
-    char perf[160];
-    int err = __atomic_load_n(&ks.open_errno, __ATOMIC_RELAXED);
-    fx_timer_perf_error(perf, sizeof(perf));
-    if (o->kstack != FX_KSTACK_YES || o->cstack == FX_CSTACK_NO)
-        snprintf(buf, cap, "turned off (%s)",
-                 o->cstack == FX_CSTACK_NO ? "cstack=no" : "kstack=no");
-    else if (o->mode != FX_MODE_CPU)
-        snprintf(buf, cap, "mode=%s: kernel frames come with the perf engine of mode=cpu",
-                 o->mode == FX_MODE_WALL ? "wall" : "itimer");
-    else if (fx_timer_excludes_kernel())
-        snprintf(buf, cap,
-                 "perf_event_paranoid forced exclude_kernel: samples are taken in user "
-                 "mode only, so no kernel callchain");
-    else if (err != 0)
-        snprintf(buf, cap, "perf_event_open with a callchain failed: %s", strerror(err));
-    else if (o->engine == FX_ENGINE_TIMER || perf[0] != '\0')
-        snprintf(buf, cap, "the timer engine is used (no callchain)%s%s",
-                 perf[0] != '\0' ? ": " : "", perf);
-    else if (__atomic_load_n(&ks.mapped, __ATOMIC_RELAXED) == 0 &&
-             __atomic_load_n(&ks.map_fail, __ATOMIC_RELAXED) > 0)
-        snprintf(buf, cap, "the perf ring could not be mapped: %s",
-                 strerror(__atomic_load_n(&ks.map_errno, __ATOMIC_RELAXED)));
-    else
-        return false;
-    return true;
-}
-
-void fx_kstack_report(struct fx_profile *p, const char *g)
-{
-    fx_profile_extra_int(p, g, "perf rings mapped", (int64_t)ks.mapped);
-    fx_profile_extra_int(p, g, "perf rings not mapped (threads without kernel frames)",
-                         (int64_t)ks.map_fail);
-    int e = __atomic_load_n(&ks.map_errno, __ATOMIC_RELAXED);
-    if (e != 0)
-        fx_profile_extra_str(p, g, "perf ring last mmap error", strerror(e));
-    fx_profile_extra_int(p, g, "perf rings kept from a stop with a handler in flight",
-                         (int64_t)ks.kept_busy);
+    *out = (struct fx_kstack_facts){
+            .excluded = __atomic_load_n(&ks.excluded, __ATOMIC_RELAXED) != 0,
+            .open_errno = __atomic_load_n(&ks.open_errno, __ATOMIC_RELAXED),
+            .mapped = __atomic_load_n(&ks.mapped, __ATOMIC_RELAXED),
+            .map_fail = __atomic_load_n(&ks.map_fail, __ATOMIC_RELAXED),
+            .map_errno = __atomic_load_n(&ks.map_errno, __ATOMIC_RELAXED),
+            .kept_busy = __atomic_load_n(&ks.kept_busy, __ATOMIC_RELAXED),
+    };
 }

@@ -118,10 +118,16 @@ void fx_codemap_report(struct fx_profile *p, const char *group);
 
 /* --- kstack.c: kernel frames (issue 16, kstack=yes) --- */
 
-/* True, with one line in buf, when this recording's samples cannot carry kernel frames. */
-bool fx_kstack_why_not(char *buf, size_t cap);
-/* The perf ring figures, into meta.extra group g. */
-void fx_kstack_report(struct fx_profile *p, const char *g);
+/* Why kernel frames may be missing: what the perf events and their rings met. */
+struct fx_kstack_facts {
+    bool excluded;      /* an event had to exclude the kernel (perf_event_paranoid) */
+    int open_errno;     /* an open with the callchain failed (then never asked again), or 0 */
+    uint64_t mapped;    /* rings mapped */
+    uint64_t map_fail;  /* rings that could not be mapped */
+    int map_errno;      /* the last mmap failure, or 0 */
+    uint64_t kept_busy; /* arms that found the previous ring still mapped (no kernel frames) */
+};
+void fx_kstack_facts(struct fx_kstack_facts *out);
 
 /* --- native_maps.c: the text map of the native walk (issue 16, cstack=fp) --- */
 
