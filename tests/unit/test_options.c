@@ -33,6 +33,7 @@ enum fld {
     F_RESET,
     F_MARKERS,
     F_CSTACK,
+    F_KSTACK,
 };
 
 static uint64_t get(const struct fx_options *o, enum fld f)
@@ -64,6 +65,8 @@ static uint64_t get(const struct fx_options *o, enum fld f)
         return o->markers;
     case F_CSTACK:
         return o->cstack;
+    case F_KSTACK:
+        return o->kstack;
     }
     return UINT64_MAX;
 }
@@ -124,6 +127,8 @@ static const struct good_case good[] = {
         {"cstack=fp", F_CSTACK, FX_CSTACK_FP},
         {"cstack=no", F_CSTACK, FX_CSTACK_NO},
         {"mode=cpu,cstack=no", F_MODE, FX_MODE_CPU},
+        {"kstack=yes", F_KSTACK, FX_KSTACK_YES},
+        {"kstack=no", F_KSTACK, FX_KSTACK_NO},
 };
 
 struct bad_case {
@@ -232,6 +237,8 @@ static const struct bad_case bad[] = {
         {"cstack", FX_EINVAL, "cstack", "needs a value (cstack=...)", NULL},
         {"cstack=fp,cstack=no", FX_EINVAL, "cstack", "given twice", NULL},
         {"cstak=fp", FX_EINVAL, "cstak", "(did you mean 'cstack'?)", NULL},
+        {"kstack=on", FX_EINVAL, "kstack", "'on' is unknown; accepted: yes or no", NULL},
+        {"kstack=no,kstack=yes", FX_EINVAL, "kstack", "given twice", NULL},
         {"marker=off", FX_EINVAL, "marker", "(did you mean 'markers'?)", NULL},
 };
 
@@ -271,6 +278,7 @@ static void check_defaults(const struct fx_options *o)
     ck_assert(!o->reset);
     ck_assert_int_eq(o->markers, FX_MARKERS_ON);
     ck_assert_int_eq(o->cstack, FX_CSTACK_FP);
+    ck_assert_int_eq(o->kstack, FX_KSTACK_YES);
 }
 
 START_TEST(test_options_good_value_sets_its_field)
