@@ -56,6 +56,7 @@ def main():
     ap.add_argument("--out")
     a = ap.parse_args()
     out = a.out or tempfile.mkdtemp(prefix="fxbench-kstack.")
+    os.makedirs(out, exist_ok=True)
     cost = {"yes": [], "no": []}
     timed = {"yes": [], "no": []}
     tput = {"none": [], "yes": [], "no": []}

@@ -33,8 +33,12 @@ echo "load average: $(cut -d' ' -f1-3 /proc/loadavg); $(nproc) CPUs; $(uname -r)
 python3 - "$out" <<'PY'
 import re, statistics, sys
 rows = {}
+take = {}
 for line in open(sys.argv[1]):
     kv = dict(re.findall(r"(\w+)=(\S+)", line))
+    if kv["source"].startswith("perfchain"):
+        take.setdefault(kv["source"], []).append((float(kv["take_ns"]),
+                                                  int(kv["kernel_frames"]) / max(1, int(kv["signals"]))))
     rows.setdefault((kv["source"], int(kv["interval_ns"])), []).append(
         (float(kv["cpu_s"]), int(kv["signals"])))
 base = {w: statistics.median(c for c, _ in rows[("none" + w, 1000000)]) for w in ("", "-sys")}
@@ -46,6 +50,12 @@ for (src, iv), v in rows.items():
     med = statistics.median(cpu)
     per = "–" if sig == 0 else f"{(med - base[src[src.find('-'):] if '-' in src else '']) / sig * 1e6:.1f}"
     print(f"| {src} | {iv / 1e6:g} ms | {med:.3f} ({min(cpu):.3f}-{max(cpu):.3f}) | {sig:.0f} | {per} |")
+print("\n| perfchain workload | ring read in the handler, ns per signal, median (min-max) | kernel frames per signal |")
+print("| --- | ---: | ---: |")
+for src, v in take.items():
+    ns = [t for t, _ in v]
+    print(f"| {src} | {statistics.median(ns):.0f} ({min(ns):.0f}-{max(ns):.0f}) | "
+          f"{statistics.median(f for _, f in v):.1f} |")
 PY
 rm -f "$out"
 # What each call the handler may make costs (median of RUNS runs of 1,000,000 calls each).

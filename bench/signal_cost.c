@@ -32,6 +32,7 @@ static volatile sig_atomic_t signals;
 static struct perf_event_mmap_page *ring; /* perfchain: the event's ring */
 static long page;
 static volatile long kernel_frames;
+static volatile int64_t take_ns; /* wall time in the ring reads */
 
 static void on_sigprof(int sig, siginfo_t *si, void *uc)
 {
@@ -40,9 +41,10 @@ static void on_sigprof(int sig, siginfo_t *si, void *uc)
     if (ring != NULL) {
         uint64_t ips[48];
         uint8_t st;
-        kernel_frames +=
-                fx_perfring_take_sigsafe(ring, (const uint8_t *)ring + page, (uint64_t)page, 0,
-                                         fx_clock_ns(CLOCK_MONOTONIC), ips, 48, 48, &st);
+        int64_t t0 = fx_clock_ns(CLOCK_MONOTONIC);
+        kernel_frames += fx_perfring_take_sigsafe(ring, (const uint8_t *)ring + page,
+                                                  (uint64_t)page, 0, t0, ips, 48, 48, &st);
+        take_ns += fx_clock_ns(CLOCK_MONOTONIC) - t0; /* the ring read, plus one vDSO read */
     }
 }
 
@@ -162,7 +164,8 @@ int main(int argc, char **argv)
             return 1;
         x += (double)i * 0.5;
     }
-    printf("source=%s%s interval_ns=%ld cpu_s=%.4f signals=%ld kernel_frames=%ld\n", argv[1],
-           sys ? "-sys" : "", interval, cpu_s() - c0, (long)signals, (long)kernel_frames);
+    printf("source=%s%s interval_ns=%ld cpu_s=%.4f signals=%ld kernel_frames=%ld take_ns=%.0f\n",
+           argv[1], sys ? "-sys" : "", interval, cpu_s() - c0, (long)signals, (long)kernel_frames,
+           signals > 0 ? (double)take_ns / signals : 0.0);
     return 0;
 }
