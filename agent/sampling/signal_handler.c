@@ -9,7 +9,9 @@
  * recovered from the caller's context where the rules of recover*.c prove it (x86-64 only;
  * docs/VALIDATION.md section 8), else the failure stays and is counted; those rules are part of
  * this path. Native frames (cstack=fp) are walked by native_walk.c, also of this path, and stored
- * after the Java frames. When the thread's probe holds a request (probe.c: the oracle, validate
+ * after the Java frames; the kernel frames of the perf sample that raised the signal
+ * (kstack=yes) are read from the thread's perf ring (include/fx_perfring.h) and stored after
+ * those. When the thread's probe holds a request (probe.c: the oracle, validate
  * mode), the trace goes into the probe buffer instead, and the request's generation is published
  * as done; a probe's own signal (SI_QUEUE) never becomes a sample. Nothing here waits for anyone.
  *
@@ -34,6 +36,9 @@
  *  - A published code table (fx_sig.code_table) is immutable and is freed by the drain only after
  *    it saw fx_sig.code_readers at 0 once the table had been replaced (codemap.c).
  *  - t->stack_lo/stack_hi are set before the thread is published.
+ *  - t->kring (with its data offset and size) is published with a release store after the ring
+ *    is mapped and before the perf event is enabled; it is cleared and unmapped only by the
+ *    thread itself or where no handler is in flight (kstack.c). kfloor_ns is this thread's.
  *
  * Allowed calls (checked by the CTest unit.signal_path_allowlist against
  * agent/signal_allowlist.txt; nm -u of this object must list nothing else):
