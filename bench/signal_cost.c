@@ -4,9 +4,14 @@
  * per-thread perf_events task-clock (fxagent's cpu engine) or a timer_create CPU-clock timer
  * (its fallback), handled by an empty handler. The difference per signal is the kernel's (and,
  * on a VM, the hypervisor's) share of every sample, which no handler optimisation can remove.
+ * `perfchain` is `perf` asking for the kernel callchain into an mmap ring, as fxagent's kstack=yes
+ * does, with the handler reading the ring (include/fx_perfring.h); a fourth argument `sys` makes
+ * the fixed work ITERATIONS one-byte write(2)s to /dev/null instead of a CPU loop, so that the
+ * overflows land in the kernel and the callchain has frames.
  * `clocks` instead times N reads of each clock the handler may use (CLOCK_MONOTONIC is a vDSO
  * read, CLOCK_THREAD_CPUTIME_ID a system call), and N gettid system calls.
- * usage: signal_cost none|perf|timer INTERVAL_NS ITERATIONS   (prints one line of key=value)
+ * usage: signal_cost none|perf|perfchain|timer INTERVAL_NS ITERATIONS [sys]
+ *        (prints one line of key=value)
  *        signal_cost clocks N */
 #include <fcntl.h>
 #include <linux/perf_event.h>
@@ -15,18 +20,32 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "fx_clock.h"
+#include "fx_perfring.h"
 
 static volatile sig_atomic_t signals;
+static struct perf_event_mmap_page *ring; /* perfchain: the event's ring */
+static long page;
+static volatile long kernel_frames;
+static volatile int64_t take_ns; /* wall time in the ring reads */
 
 static void on_sigprof(int sig, siginfo_t *si, void *uc)
 {
     (void)sig, (void)si, (void)uc;
     signals++;
+    if (ring != NULL) {
+        uint64_t ips[48];
+        uint8_t st;
+        int64_t t0 = fx_clock_ns(CLOCK_MONOTONIC);
+        kernel_frames += fx_perfring_take_sigsafe(ring, (const uint8_t *)ring + page,
+                                                  (uint64_t)page, 0, t0, ips, 48, 48, &st);
+        take_ns += fx_clock_ns(CLOCK_MONOTONIC) - t0; /* the ring read, plus one vDSO read */
+    }
 }
 
 static double cpu_s(void)
@@ -34,7 +53,7 @@ static double cpu_s(void)
     return (double)fx_clock_ns(CLOCK_THREAD_CPUTIME_ID) / 1e9;
 }
 
-static int arm_perf(long interval_ns)
+static int arm_perf(long interval_ns, int chain)
 {
     struct perf_event_attr a;
     memset(&a, 0, sizeof(a));
@@ -44,6 +63,13 @@ static int arm_perf(long interval_ns)
     a.sample_period = (unsigned long long)interval_ns;
     a.disabled = 1;
     a.wakeup_events = 1;
+    if (chain) { /* as agent/sampling/kstack.c asks */
+        a.sample_type = PERF_SAMPLE_TIME | PERF_SAMPLE_CALLCHAIN;
+        a.exclude_callchain_user = 1;
+        a.sample_max_stack = 48;
+        a.use_clockid = 1;
+        a.clockid = CLOCK_MONOTONIC;
+    }
     int fd = (int)syscall(SYS_perf_event_open, &a, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
     if (fd < 0) {
         a.exclude_kernel = 1; /* perf_event_paranoid 2 without privileges */
@@ -51,9 +77,16 @@ static int arm_perf(long interval_ns)
     }
     struct f_owner_ex o = {F_OWNER_TID, (pid_t)syscall(SYS_gettid)};
     if (fd < 0 || fcntl(fd, F_SETFL, O_ASYNC) != 0 || fcntl(fd, F_SETSIG, SIGPROF) != 0 ||
-        fcntl(fd, F_SETOWN_EX, &o) != 0 || ioctl(fd, PERF_EVENT_IOC_REFRESH, 1 << 28) != 0)
+        fcntl(fd, F_SETOWN_EX, &o) != 0)
         return -1;
-    return 0;
+    if (chain) {
+        page = sysconf(_SC_PAGESIZE);
+        void *m = mmap(NULL, (size_t)page * 2, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+        if (m == MAP_FAILED)
+            return -1;
+        ring = m;
+    }
+    return ioctl(fd, PERF_EVENT_IOC_REFRESH, 1 << 28) != 0 ? -1 : 0;
 }
 
 static int arm_timer(long interval_ns)
@@ -98,9 +131,15 @@ int main(int argc, char **argv)
 {
     if (argc == 3 && strcmp(argv[1], "clocks") == 0)
         return time_calls(atol(argv[2]));
-    if (argc != 4) {
-        fprintf(stderr, "usage: signal_cost none|perf|timer INTERVAL_NS ITERATIONS\n");
+    if (argc != 4 && !(argc == 5 && strcmp(argv[4], "sys") == 0)) {
+        fprintf(stderr,
+                "usage: signal_cost none|perf|perfchain|timer INTERVAL_NS ITERATIONS [sys]\n");
         return 2;
+    }
+    int sys = argc == 5, devnull = sys ? open("/dev/null", O_WRONLY | O_CLOEXEC) : -1;
+    if (sys && devnull < 0) {
+        perror("signal_cost: /dev/null");
+        return 1;
     }
     long interval = atol(argv[2]), iters = atol(argv[3]);
     struct sigaction sa;
@@ -108,19 +147,25 @@ int main(int argc, char **argv)
     sa.sa_sigaction = on_sigprof;
     sa.sa_flags = SA_SIGINFO | SA_RESTART;
     sigaction(SIGPROF, &sa, NULL);
-    int rc = strcmp(argv[1], "perf") == 0    ? arm_perf(interval)
-             : strcmp(argv[1], "timer") == 0 ? arm_timer(interval)
-             : strcmp(argv[1], "none") == 0  ? 0
-                                             : -2;
+    int rc = strcmp(argv[1], "perf") == 0        ? arm_perf(interval, 0)
+             : strcmp(argv[1], "perfchain") == 0 ? arm_perf(interval, 1)
+             : strcmp(argv[1], "timer") == 0     ? arm_timer(interval)
+             : strcmp(argv[1], "none") == 0      ? 0
+                                                 : -2;
     if (rc != 0) {
         fprintf(stderr, "signal_cost: cannot arm '%s'\n", argv[1]);
         return 1;
     }
     volatile double x = 0;
     double c0 = cpu_s();
-    for (long i = 0; i < iters; i++)
+    char byte = 0;
+    for (long i = 0; i < iters; i++) {
+        if (sys && write(devnull, &byte, 1) != 1)
+            return 1;
         x += (double)i * 0.5;
-    printf("source=%s interval_ns=%ld cpu_s=%.4f signals=%ld\n", argv[1], interval, cpu_s() - c0,
-           (long)signals);
+    }
+    printf("source=%s%s interval_ns=%ld cpu_s=%.4f signals=%ld kernel_frames=%ld take_ns=%.0f\n",
+           argv[1], sys ? "-sys" : "", interval, cpu_s() - c0, (long)signals, (long)kernel_frames,
+           signals > 0 ? (double)take_ns / signals : 0.0);
     return 0;
 }

@@ -42,6 +42,12 @@ enum fx_cstack {
     FX_CSTACK_DWARF,
 };
 
+/* kstack=yes|no: kernel frames of cpu-mode samples from the perf engine's callchain (yes). */
+enum fx_kstack {
+    FX_KSTACK_YES = 0,
+    FX_KSTACK_NO,
+};
+
 enum fx_cpu_engine {
     FX_ENGINE_AUTO = 0, /* perf_events where the kernel allows it, else timer_create */
     FX_ENGINE_PERF,
@@ -76,6 +82,7 @@ struct fx_options {
     uint64_t lock_ns;          /* lock=DURATION: record lock waits of at least it; 0 = off */
     uint64_t vtwait_ns;        /* vtwait=DURATION: mark virtual threads' waits of at least it
                                   (JDK 21+); 0 = off, default 10ms */
+    enum fx_kstack kstack;     /* kstack=yes|no, default yes */
 };
 
 /* Fills `out` with the defaults. */

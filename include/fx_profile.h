@@ -41,7 +41,8 @@ enum fx_category {
     FX_CAT_GC,
     FX_CAT_JIT,
     FX_CAT_VM,
-    FX_CAT_ALLOC, /* the allocated class, leaf of an allocation's stack (issue 17) */
+    FX_CAT_ALLOC,  /* the allocated class, leaf of an allocation's stack (issue 17) */
+    FX_CAT_KERNEL, /* kernel frames of perf callchains (issue 16) */
     FX_CAT_COUNT
 };
 
@@ -80,6 +81,12 @@ enum fx_vm_subcategory {
     FX_VM_CLASS_LOADING,
     FX_VM_STUB,           /* generated code named by HotSpot ("itable stub", "Interpreter") */
     FX_VM_RECOVERED_STUB, /* a stub on top of a recovered stack */
+};
+
+enum fx_kernel_subcategory {
+    FX_KERNEL_OTHER = 0,
+    FX_KERNEL_SYSCALL,    /* under a system call entry (entry_SYSCALL_64, do_syscall_64) */
+    FX_KERNEL_PAGE_FAULT, /* under a page fault (asm_exc_page_fault, exc_page_fault) */
 };
 
 struct fx_profile;

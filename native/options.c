@@ -280,6 +280,7 @@ _Static_assert(sizeof(enum fx_mode) == sizeof(int), "mode is written as int");
 _Static_assert(sizeof(enum fx_cpu_engine) == sizeof(int), "engine is written as int");
 _Static_assert(sizeof(enum fx_markers) == sizeof(int), "markers is written as int");
 _Static_assert(sizeof(enum fx_cstack) == sizeof(int), "cstack is written as int");
+_Static_assert(sizeof(enum fx_kstack) == sizeof(int), "kstack is written as int");
 
 /* Copies a path value; empty and over-long paths are refused. */
 static int copy_path(const struct opt_def *d, const char *val, char **dst, struct fx_errbuf *eb)
@@ -342,6 +343,7 @@ static const char *const mode_names[] = {"cpu", "itimer", "wall", NULL};
 static const char *const engine_names[] = {"auto", "perf", "timer", NULL};
 static const char *const markers_names[] = {"on", "off", NULL};
 static const char *const cstack_names[] = {"fp", "no", "dwarf", NULL};
+static const char *const kstack_names[] = {"yes", "no", NULL};
 
 /* The order is also the order of "did you mean" ties and of the bits in `seen`. */
 static const struct opt_def opt_table[] = {
@@ -448,6 +450,12 @@ static const struct opt_def opt_table[] = {
          .max = 3600 * NS_PER_S,
          .zero_ok = true,
          .accepts = "0 (off) or a whole duration up to 1h, e.g. 10ms"},
+        {.name = "kstack",
+         .kind = OPT_VALUE,
+         .parse = parse_choice_opt,
+         .offset = FIELD(kstack),
+         .choices = kstack_names,
+         .accepts = "yes or no"},
 };
 
 #define OPT_COUNT (sizeof(opt_table) / sizeof(opt_table[0]))
@@ -472,6 +480,7 @@ static const char help_text[] =
         "  ring=SIZE               per-thread sample ring, 16k..64m (default 256k)\n"
         "  markers=on|off          GC, JIT and user markers, counters (default on)\n"
         "  cstack=dwarf|fp|no      native frames in cpu mode by DWARF CFI, frame pointers only, or none (default dwarf)\n"
+        "  kstack=yes|no           kernel frames in cpu mode from perf callchains (default yes)\n"
         "  quiet                   no summary line on stderr (default off)\n"
         "  reset                   with dump: drop the samples written (default off)\n"
         "  lock=DURATION           record lock waits (monitors, j.u.c. parks) of at least it, 0 off (default 0)\n"

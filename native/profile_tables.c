@@ -22,6 +22,7 @@ static const char *const sub_gc[] = {"Other", "Young", "Mixed", "Full", "Concurr
 static const char *const sub_jit[] = {"Other", "C1", "C2"};
 static const char *const sub_vm[] = {"Other", "Safepoint", "Class loading", "Stub",
                                      "Recovered stub"};
+static const char *const sub_kernel[] = {"Other", "System call", "Page fault"};
 
 #define CAT(name, color, subs)                            \
     {                                                     \
@@ -38,6 +39,7 @@ static const struct fx_category_info categories[FX_CAT_COUNT] = {
         [FX_CAT_JIT] = CAT("JIT compiler", "green", sub_jit),
         [FX_CAT_VM] = CAT("VM", "purple", sub_vm),
         [FX_CAT_ALLOC] = CAT("Allocation", "magenta", sub_other),
+        [FX_CAT_KERNEL] = CAT("Kernel", "red", sub_kernel),
 };
 
 const struct fx_category_info *fx_profile_category(unsigned i)

@@ -442,6 +442,7 @@ static void drain_report(JNIEnv *jni, struct fx_profile *p, const struct fx_span
     fx_model_vthreads_report(p);
     fx_model_vthread_waits_report(p);
     fx_vm_threads_report(p);
+    fx_kernel_frames_report(p);
     report_losses(p, drops);
 }
 

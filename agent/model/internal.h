@@ -102,6 +102,15 @@ int fx_native_frames_push(struct fx_profile *p, const struct fx_sample_rec *r, u
 /* meta.extra "Native stacks". */
 void fx_native_frames_report(struct fx_profile *p);
 
+/* --- kernel_frames.c: a record's kernel frames (issue 16, kstack=yes) --- */
+
+/* Pushes the record's kernel frames onto *stack (above its native frames). FX_OK, FX_ENOMEM,
+ * FX_EFULL. */
+int fx_kernel_frames_push(struct fx_profile *p, const struct fx_sample_rec *r, uint32_t len,
+                          fx_stack_id *stack);
+/* meta.extra "Kernel stacks": the figures, or why the profile has no kernel frames. */
+void fx_kernel_frames_report(struct fx_profile *p);
+
 /* --- window.c, for the drain --- */
 
 /* After fx_model_init's profile: the bound, the table limit, the "[stack table full]" stack. */

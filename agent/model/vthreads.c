@@ -163,8 +163,7 @@ int fx_model_vthreads_route(struct fx_profile *p, const struct fx_sample_rec *r,
     out->keep = -1;
     out->own_track = false;
     int32_t k = run_frame(r);
-    uint32_t at = (uint32_t)sizeof(*r) + (uint32_t)(r->native_at * sizeof(fx_asgct_frame) +
-                                                    r->native_frames * sizeof(uint64_t));
+    uint32_t at = (uint32_t)fx_rec_vt_at(r);
     char label[128];
     if (r->vthread == FX_VT_ID && len >= at + sizeof(uint64_t)) {
         uint64_t id;

@@ -55,7 +55,8 @@ static void armed_end(struct fx_thread *t)
     t->cpu_armed_since = -1;
 }
 
-static int perf_open(pid_t tid, uint64_t period_ns)
+/* *chain: the event carries the kernel callchain (kstack.c), so its ring is to be mapped. */
+static int perf_open(pid_t tid, uint64_t period_ns, bool *chain)
 {
     struct perf_event_attr a;
     memset(&a, 0, sizeof(a));
@@ -66,7 +67,13 @@ static int perf_open(pid_t tid, uint64_t period_ns)
     a.disabled = 1;
     a.wakeup_events = 1;
     a.exclude_kernel = (unsigned)__atomic_load_n(&perf_exclude_kernel, __ATOMIC_RELAXED);
+    *chain = fx_kstack_attr(&a);
     int fd = (int)syscall(SYS_perf_event_open, &a, tid, -1, -1, PERF_FLAG_FD_CLOEXEC);
+    if (fd < 0 && *chain) { /* without the callchain: the samples must not depend on it */
+        fx_kstack_attr_failed(&a, errno);
+        *chain = false;
+        fd = (int)syscall(SYS_perf_event_open, &a, tid, -1, -1, PERF_FLAG_FD_CLOEXEC);
+    }
     if (fd < 0 && errno == EACCES && !a.exclude_kernel) {
         /* perf_event_paranoid >= 2 without CAP_PERFMON: user-mode samples only. The kernel
          * time between signals is then not in weight x interval, so the handler must read the
@@ -86,7 +93,8 @@ static int perf_open(pid_t tid, uint64_t period_ns)
  * POLL_IN (one standard signal) and the thread silently going unsampled (REFRESH N). */
 static int perf_arm(struct fx_thread *t)
 {
-    int fd = perf_open(t->tid, fx_opt()->interval_ns);
+    bool chain;
+    int fd = perf_open(t->tid, fx_opt()->interval_ns, &chain);
     if (fd < 0) {
         int e = errno;
         pthread_mutex_lock(&perf_error_lock);
@@ -104,11 +112,14 @@ static int perf_arm(struct fx_thread *t)
         close(fd);
         return FX_EUNSUPPORTED;
     }
-    t->perf_fd = fd; /* before the first signal can arrive */
+    if (chain)
+        fx_kstack_map(t, fd); /* before the first signal can arrive */
+    t->perf_fd = fd;
     t->engine = FX_ENGINE_KIND_PERF;
     if (ioctl(fd, PERF_EVENT_IOC_ENABLE, 0) != 0) {
         t->perf_fd = -1;
         t->engine = FX_ENGINE_NONE;
+        fx_kstack_unmap_own(t);
         close(fd);
         return FX_EUNSUPPORTED;
     }
@@ -175,6 +186,7 @@ void fx_timer_disarm(struct fx_thread *t)
         timer_delete(t->timer);
     }
     t->engine = FX_ENGINE_NONE;
+    fx_kstack_unmap_own(t); /* other threads' rings wait for a quiet handler (kstack.c) */
 }
 
 /* Agent_OnLoad or a start: with engine=perf, refuse to start if perf_events cannot be used. */
@@ -182,7 +194,8 @@ int fx_timer_probe(const struct fx_options *o, struct fx_errbuf *eb)
 {
     if (o->mode != FX_MODE_CPU || o->engine != FX_ENGINE_PERF)
         return FX_OK;
-    int fd = perf_open(0, o->interval_ns);
+    bool chain;
+    int fd = perf_open(0, o->interval_ns, &chain);
     if (fd < 0) {
         fx_errbuf_set(
                 eb,

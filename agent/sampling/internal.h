@@ -61,6 +61,22 @@ bool fx_timer_excludes_kernel(void);
 /* Why perf_events could not be used ("" if it could, or was not tried). */
 void fx_timer_perf_error(char *buf, size_t cap);
 
+/* --- kstack.c: kernel frames of perf samples (issue 16, kstack=yes) --- */
+
+struct perf_event_attr;
+/* Asks a perf event for the kernel callchain when kernel frames are wanted and the event
+ * counts kernel time; true if it did. */
+bool fx_kstack_attr(struct perf_event_attr *a);
+/* The open with it failed with err: the fields are cleared for a retry; unless err is EACCES
+ * (perf_event_paranoid), no later event asks again. */
+void fx_kstack_attr_failed(struct perf_event_attr *a, int err);
+/* Maps fd's ring for t and publishes it to t's handler (before the event is enabled). */
+void fx_kstack_map(struct fx_thread *t, int fd);
+/* Unmaps t's ring: only where no handler can be reading it (see kstack.c). */
+void fx_kstack_unmap(struct fx_thread *t);
+/* Unmaps t's ring if the caller is t itself (its own handler cannot be mid-read). */
+void fx_kstack_unmap_own(struct fx_thread *t);
+
 /* --- threads.c, for the engines --- */
 
 /* A start after fx_threads_disarm_all: every live registered thread is armed with the

@@ -16,6 +16,7 @@
 #include <jni.h>
 #include <jvmti.h>
 
+#include "fx_perfring.h"
 #include "fx_recover.h"
 #include "fx_ring.h"
 
@@ -67,7 +68,8 @@ enum fx_wall_state {
 
 /* One sample in a thread's ring. frames[] holds max(num_frames, 0) ASGCT frames, leaf first,
  * plus, when `recovery` is a failure with a known blob (FX_REC_NAMED), the one blob frame;
- * then native_frames return addresses (cstack=fp), from frames + native_at.
+ * then native_frames return addresses (cstack=fp), from frames + native_at; then, when
+ * `kernel` is not FX_KREC_OFF, the kernel frames of the perf callchain (kstack=yes).
  * After a recovery (recovery = an FX_REC_* case > 0) frames[0] is the blob's frame and the rest
  * is ASGCT's trace from the caller's context. A blob frame has a lineno below; its method_id is
  * the nmethod's jmethodID (FX_LINE_NMETHOD) or a stub name index (FX_LINE_STUB, codemap.c). */
@@ -82,13 +84,15 @@ struct fx_sample_rec {
     int32_t num_frames;
     uint32_t weight;       /* 1 + timer overruns */
     uint8_t state;         /* enum fx_wall_state */
-    uint8_t truncated;     /* num_frames == depth: the root side was cut */
+    uint8_t truncated : 1; /* num_frames == depth: the root side was cut */
+    uint8_t vthread : 3;   /* enum fx_vt_rec; FX_VT_ID: a uint64_t id after the native frames */
     uint8_t recovery;      /* 0: not tried; 1..: the FX_REC_* case recovered; FX_REC_FAILED or
                               FX_REC_NAMED | -reason: tried and failed */
     uint8_t native_frames; /* return addresses (uint64_t, leaf first) at frames + native_at */
     uint16_t native_at;    /* the fx_asgct_frame entries stored before them */
     uint8_t native_stop;   /* enum fx_native_stop: why the native walk ended */
-    uint8_t vthread;       /* enum fx_vt_rec; FX_VT_ID: a uint64_t id after the native frames */
+    uint8_t kernel;        /* enum fx_perfring_state; unless FX_KREC_OFF, a uint64_t count and
+                              that many kernel addresses (leaf first) follow (fx_rec_kernel_at) */
     fx_asgct_frame frames[];
 };
 _Static_assert(sizeof(struct fx_sample_rec) == 32, "the ring record header stays 32 bytes");
@@ -100,6 +104,19 @@ enum fx_vt_rec {
     FX_VT_MOUNTING, /* the mount or unmount callback was writing the slot */
     FX_VT_UNSEEN,   /* the slot saw no mount since the thread was registered (attach) */
 };
+
+/* Where the parts after the ASGCT frames begin, in bytes from the record's start, in the order
+ * the handler writes them: native return addresses (native_frames), a mounted virtual thread's
+ * id (vthread == FX_VT_ID), the kernel frames' count and addresses (kernel != FX_KREC_OFF). */
+static inline size_t fx_rec_vt_at(const struct fx_sample_rec *r)
+{
+    return sizeof(*r) + (size_t)r->native_at * sizeof(fx_asgct_frame) +
+           (size_t)r->native_frames * sizeof(uint64_t);
+}
+static inline size_t fx_rec_kernel_at(const struct fx_sample_rec *r)
+{
+    return fx_rec_vt_at(r) + (r->vthread == FX_VT_ID ? sizeof(uint64_t) : 0);
+}
 
 /* Native frames (cstack=fp, native_walk.c): at most this many per sample. */
 #define FX_NATIVE_MAX 64
@@ -117,6 +134,10 @@ enum fx_native_stop {
     FX_NSTOP_BAD_CFA,   /* cstack=dwarf: the CFA or a saved word outside the stack */
     FX_NSTOP_COUNT
 };
+
+/* Kernel frames (kstack=yes, kstack.c): at most this many per sample (the events'
+ * sample_max_stack). */
+#define FX_KERNEL_MAX 48
 
 enum fx_engine_kind {
     FX_ENGINE_NONE = 0, /* not armed (itimer and wall need no per-thread timer) */
@@ -149,6 +170,12 @@ struct fx_thread {
     JNIEnv *env;
     uint32_t depth;
     int perf_fd; /* -1 unless the perf_events engine armed this thread (cpu_timer.c) */
+    /* The perf event's mmap ring (kstack.c), NULL when there is none; published with a release
+     * store after it is mapped, cleared before it is unmapped (only where no handler can be
+     * reading it). kfloor_ns: CLOCK_MONOTONIC at the end of this thread's last handler. */
+    struct perf_event_mmap_page *kring;
+    uint32_t kring_data_off, kring_data_size; /* the data area: offset, bytes (a power of two) */
+    int64_t kfloor_ns;
 
     /* Written by the wall sampler, read by the handler (atomics). */
     uint8_t wall_state;
@@ -187,6 +214,8 @@ struct fx_thread {
     jthread ref; /* global reference */
     enum fx_engine_kind engine;
     timer_t timer;
+    void *kring_map; /* the mapping kring points into, until kstack.c unmaps it */
+    size_t kring_len;
     int64_t cpu_armed_ns;    /* thread CPU time while its timer was armed, closed stretches */
     int64_t cpu_armed_since; /* thread CPU time when the open stretch began, or -1 */
     int64_t start_ns, end_ns;

@@ -67,6 +67,8 @@ static int check_ring_fits_depth(const struct fx_options *o, struct fx_errbuf *e
         cap *= 2;
     uint64_t native = o->cstack != FX_CSTACK_NO ? FX_NATIVE_MAX * sizeof(uint64_t) : 0;
     native += sizeof(uint64_t); /* a mounted virtual thread's id (issue 22) */
+    if (o->cstack != FX_CSTACK_NO && o->kstack == FX_KSTACK_YES && o->mode == FX_MODE_CPU)
+        native += (1 + FX_KERNEL_MAX) * sizeof(uint64_t); /* the kernel frames and their count */
     uint64_t rec = fx_ring_record_size_sigsafe(
             (uint32_t)(sizeof(struct fx_sample_rec) + (uint64_t)o->depth * sizeof(fx_asgct_frame) +
                        native));

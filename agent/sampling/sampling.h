@@ -117,6 +117,19 @@ const char *fx_codemap_stub_name(uint64_t index);
 /* Drain: "Stack recovery" meta.extra figures of the table itself. */
 void fx_codemap_report(struct fx_profile *p, const char *group);
 
+/* --- kstack.c: kernel frames (issue 16, kstack=yes) --- */
+
+/* Why kernel frames may be missing: what the perf events and their rings met. */
+struct fx_kstack_facts {
+    bool excluded;      /* an event had to exclude the kernel (perf_event_paranoid) */
+    int open_errno;     /* an open with the callchain failed (then never asked again), or 0 */
+    uint64_t mapped;    /* rings mapped */
+    uint64_t map_fail;  /* rings that could not be mapped */
+    int map_errno;      /* the last mmap failure, or 0 */
+    uint64_t kept_busy; /* arms that found the previous ring still mapped (no kernel frames) */
+};
+void fx_kstack_facts(struct fx_kstack_facts *out);
+
 /* --- native_maps.c: the text map of the native walk (issue 16, cstack=fp) --- */
 
 /* Sampling start: the walk is on for cstack=fp outside wall mode; reads the maps first. */

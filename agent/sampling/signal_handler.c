@@ -9,7 +9,9 @@
  * recovered from the caller's context where the rules of recover*.c prove it (x86-64 only;
  * docs/VALIDATION.md section 8), else the failure stays and is counted; those rules are part of
  * this path. Native frames (cstack=fp) are walked by native_walk.c, also of this path, and stored
- * after the Java frames. When the thread's probe holds a request (probe.c: the oracle, validate
+ * after the Java frames; the kernel frames of the perf sample that raised the signal
+ * (kstack=yes) are read from the thread's perf ring (include/fx_perfring.h) and stored after
+ * those. When the thread's probe holds a request (probe.c: the oracle, validate
  * mode), the trace goes into the probe buffer instead, and the request's generation is published
  * as done; a probe's own signal (SI_QUEUE) never becomes a sample. Nothing here waits for anyone.
  *
@@ -35,6 +37,9 @@
  *    it saw fx_sig.code_readers at 0 once the table had been replaced (codemap.c).
  *  - t->stack_lo/stack_hi are set before the thread is published (a thread that is not a Java
  *    thread may get them later, hi before lo: sample.h), and `native_only` never changes.
+ *  - t->kring (with its data offset and size) is published with a release store after the ring
+ *    is mapped and before the perf event is enabled; it is cleared and unmapped only by the
+ *    thread itself or where no handler is in flight (kstack.c). kfloor_ns is this thread's.
  *
  * Allowed calls (checked by the CTest unit.signal_path_allowlist against
  * agent/signal_allowlist.txt; nm -u of this object must list nothing else):
@@ -230,6 +235,27 @@ static void native_only_sigsafe(struct fx_thread *t, const void *ucontext, fx_as
 #endif
 }
 
+/* Signal-safe: the kernel frames of the perf sample that raised this signal (kstack.c maps
+ * the ring, include/fx_perfring.h says how the record is chosen); FX_KREC_OFF with no ring. */
+static uint32_t kernel_sigsafe(struct fx_thread *t, int64_t now_ns, uint64_t *ips, uint8_t *state)
+{
+    struct perf_event_mmap_page *pg = __atomic_load_n(&t->kring, __ATOMIC_ACQUIRE);
+    *state = FX_KREC_OFF;
+    if (pg == NULL)
+        return 0;
+    return fx_perfring_take_sigsafe(pg, (const uint8_t *)pg + t->kring_data_off, t->kring_data_size,
+                                    t->kfloor_ns, now_ns, ips, FX_KERNEL_MAX, FX_KERNEL_MAX, state);
+}
+
+/* Signal-safe: the end of this thread's handler, below which a record is an older signal's:
+ * read after the handler's last system call, so an overflow it took (the thread in our own
+ * gettid or clock read) is not mistaken for the next signal's. Only with a ring. */
+static void kernel_floor_sigsafe(struct fx_thread *t)
+{
+    if (__atomic_load_n(&t->kring, __ATOMIC_RELAXED) != NULL)
+        t->kfloor_ns = clock_ns_sigsafe(CLOCK_MONOTONIC);
+}
+
 /* Signal-safe: ASGCT into the thread's own buffer (recovering the stack where fx_recover.h
  * proves the caller's context), then one record into its ring. */
 static void record_sigsafe(struct fx_thread *t, const siginfo_t *si, void *ucontext, int64_t now_ns,
@@ -267,8 +293,12 @@ static void record_sigsafe(struct fx_thread *t, const siginfo_t *si, void *ucont
     uint32_t n_native = fx_native_walk_sigsafe(t, ucontext, native, &native_stop);
     uint64_t vt_id;
     uint8_t vt = vthread_sigsafe(t, &vt_id);
+    uint64_t kernel[FX_KERNEL_MAX]; /* issue 16: the perf callchain's kernel part, after those */
+    uint8_t kstate;
+    uint64_t n_kernel = kernel_sigsafe(t, now_ns, kernel, &kstate);
     uint32_t payload = (uint32_t)(sizeof(struct fx_sample_rec) + kept * sizeof(fx_asgct_frame) +
-                                  (n_native + (vt == FX_VT_ID)) * sizeof(uint64_t));
+                                  (n_native + (vt == FX_VT_ID)) * sizeof(uint64_t) +
+                                  (kstate != FX_KREC_OFF ? (1 + n_kernel) * sizeof(uint64_t) : 0));
     struct fx_sample_rec *r = fx_ring_reserve_sigsafe(&t->ring, payload);
     if (r == NULL)
         return; /* full: fx_ring counted the drop */
@@ -283,12 +313,22 @@ static void record_sigsafe(struct fx_thread *t, const siginfo_t *si, void *ucont
     r->native_at = (uint16_t)kept;
     r->native_stop = native_stop;
     r->vthread = vt;
+    r->kernel = kstate;
     if (kept > 0)
         memcpy(r->frames, t->frames, kept * sizeof(fx_asgct_frame));
+    uint8_t *tail = (uint8_t *)(r->frames + kept);
     if (n_native > 0)
-        memcpy(r->frames + kept, native, n_native * sizeof(uint64_t));
-    if (vt == FX_VT_ID)
-        memcpy((uint64_t *)(void *)(r->frames + kept) + n_native, &vt_id, sizeof(vt_id));
+        memcpy(tail, native, n_native * sizeof(uint64_t));
+    tail += n_native * sizeof(uint64_t);
+    if (vt == FX_VT_ID) {
+        memcpy(tail, &vt_id, sizeof(vt_id));
+        tail += sizeof(vt_id);
+    }
+    if (kstate != FX_KREC_OFF) {
+        memcpy(tail, &n_kernel, sizeof(n_kernel));
+        if (n_kernel > 0)
+            memcpy(tail + sizeof(n_kernel), kernel, n_kernel * sizeof(uint64_t));
+    }
     fx_ring_commit_sigsafe(&t->ring);
 }
 
@@ -356,6 +396,7 @@ void fx_signal_handler_on_sigprof(int sig, siginfo_t *si, void *ucontext)
     if (from_probe) {
         if (!served)
             __atomic_fetch_add(&fx_sig.probe_late, 1, __ATOMIC_RELAXED);
+        kernel_floor_sigsafe(t);
         errno = saved_errno;
         return;
     }
@@ -382,6 +423,7 @@ void fx_signal_handler_on_sigprof(int sig, siginfo_t *si, void *ucontext)
     __atomic_store_n(&t->handled, t->handled + 1, __ATOMIC_RELAXED);
     if (timed)
         account_cost_sigsafe(t, c0);
+    kernel_floor_sigsafe(t);
     __atomic_sub_fetch(&fx_sig.in_flight, 1, __ATOMIC_RELEASE);
     errno = saved_errno;
 }

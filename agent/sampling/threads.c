@@ -171,6 +171,7 @@ static void thread_free(JNIEnv *jni, struct fx_thread *t)
     if (t->ref != NULL && jni != NULL)
         (*jni)->DeleteGlobalRef(jni, t->ref);
     ring_free(&t->ring);
+    fx_kstack_unmap(t);
     fx_free(t->frames);
     fx_free(t->probe.frames); /* probe.c allocates it; no handler can reach t any more */
     fx_free(t->name);
@@ -422,6 +423,7 @@ void fx_threads_free_buffers(void)
             continue;
         fx_free(t->frames);
         t->frames = NULL;
+        fx_kstack_unmap(t);            /* its perf event is closed and no handler is in flight */
         if (fx_ring_empty(&t->ring)) { /* else its records wait for the drain */
             uint64_t drops = t->ring.drops, pushed = t->ring.pushed;
             ring_free(&t->ring);

@@ -9,6 +9,10 @@
 #                                  threads as tracks in their categories with named libjvm
 #                                  frames, an unattached JNI pthread with its C frames
 #                                  (vm_threads_test.sh, vm_threads_check.py)
+#   it.kernel_stacks.jdk<major>    kernel frames in cpu mode (kstack=yes): the write path of
+#                                  `devnull` under FileOutputStream.write*, none with kstack=no;
+#                                  skipped (77) where the profile says kernel frames cannot be
+#                                  had (kernel_stacks_test.sh, kernel_stacks_check.py)
 # Labels: it, mixed, jdk<major>. The jar and libfxmixed.so come from java-test/mixed; the JDKs
 # are FX_JDK_MAJORS (tests/CMakeLists.txt).
 set(_fx_mx_lib "${CMAKE_BINARY_DIR}/java-test/libfxmixed.so (target fxmixed not defined)")
@@ -26,4 +30,7 @@ foreach(_major IN LISTS FX_JDK_MAJORS)
              LABELS it mixed jdk${_major} TIMEOUT 240 ENV ${FX_IT_ENV} ${_fx_mx_env})
   fx_it_test(it.vm_threads.jdk${_major} vm_threads_test.sh ARGS ${FX_JDK_HOME_${_major}}
              LABELS it mixed jdk${_major} TIMEOUT 300 ENV ${FX_IT_ENV} ${_fx_mx_env})
+  fx_it_test(it.kernel_stacks.jdk${_major} kernel_stacks_test.sh ARGS ${FX_JDK_HOME_${_major}}
+             LABELS it mixed jdk${_major} TIMEOUT 240 ENV ${FX_IT_ENV} ${_fx_mx_env})
+  set_tests_properties(it.kernel_stacks.jdk${_major} PROPERTIES SKIP_RETURN_CODE 77)
 endforeach()

@@ -23,7 +23,8 @@ Shape oracle, for every non-idle sample of thread "mega" (fxagent.stacks.Mega):
 Recovered-stack oracle (the contract with the recovery mechanism of issue 20): every frame that
 recovery puts on top of a stack has a subcategory whose name begins with "Recovered"
 (meta.categories[cat].subcategories[sub]). For each sample with such frames:
-  - they are the top of the stack (no ordinary frame above a recovered one);
+  - they are the top of the stack (no ordinary frame above a recovered one; Kernel frames,
+    which sit above any interrupted user frame, are left out);
   - the stack under them, as a path of (function, line) from the root, equals a path that an
     ordinary sample of the same thread (no recovered frame, no failure frame) has as a proper
     prefix: the same call site, seen with a callee above it at an ordinary sample. The heavy phase
@@ -181,6 +182,11 @@ def recovered_oracle(prof, thread, check, label):
     for path, w in prof.samples(thread):
         if any(prof.name[f].startswith(FAILURE_PREFIX) for f in path):
             continue
+        # Kernel frames (kstack=yes) sit above whatever user frame was interrupted, a
+        # recovered one included (a page fault or an interrupt in a stub): not part of the
+        # Java stack this oracle checks.
+        while path and prof.cat[path[-1]] == "Kernel":
+            path = path[:-1]
         flags = [prof.recovered(f) for f in path]
         if not any(flags):
             key = prof.key(path)

@@ -342,10 +342,10 @@ static bool utf8_valid(const unsigned char *s, size_t n)
     return true;
 }
 
-static const char *const cat_names[] = {"Other", "Idle",         "Java", "Native",
-                                        "GC",    "JIT compiler", "VM",   "Allocation"};
-static const char *const cat_colors[] = {"grey",   "transparent", "yellow", "lightblue",
-                                         "orange", "green",       "purple", "magenta"};
+static const char *const cat_names[] = {"Other",        "Idle", "Java",       "Native", "GC",
+                                        "JIT compiler", "VM",   "Allocation", "Kernel"};
+static const char *const cat_colors[] = {"grey",  "transparent", "yellow",  "lightblue", "orange",
+                                         "green", "purple",      "magenta", "red"};
 static const char *const cat_subs[][8] = {
         {"Other", NULL},
         {"Other", "Runnable", "Blocked (monitor)", "Waiting", "Sleeping", "Parked", "Native / I-O",
@@ -356,13 +356,14 @@ static const char *const cat_subs[][8] = {
         {"Other", "Young", "Mixed", "Full", "Concurrent", NULL},
         {"Other", "C1", "C2", NULL},
         {"Other", "Safepoint", "Class loading", "Stub", "Recovered stub", NULL},
-        {"Other", NULL}};
-static int nsubs[8];
+        {"Other", NULL},
+        {"Other", "System call", "Page fault", NULL}};
+static int nsubs[9];
 
 static void check_categories(const cJSON *meta)
 {
     const cJSON *cats = key(meta, "categories");
-    ck_assert_int_eq(cJSON_GetArraySize(cats), 8);
+    ck_assert_int_eq(cJSON_GetArraySize(cats), 9);
     for (int c = 0; c < 8; c++) {
         const cJSON *cat = cJSON_GetArrayItem(cats, c);
         ck_assert_str_eq(key(cat, "name")->valuestring, cat_names[c]);
@@ -460,7 +461,7 @@ static void check_frames(struct parsed *ps, const cJSON *shared)
     for (int i = 0; i < n; i++) {
         ck_assert(addr[i] == -1 && win[i] == 0);
         ck_assert(is_index(inl[i], 256));
-        ck_assert(is_index(cat[i], 8));
+        ck_assert(is_index(cat[i], 9));
         ck_assert_msg(is_index(sub[i], nsubs[(int)cat[i]]), "frame %d: subcategory", i);
         ck_assert(is_index(ps->frame_func[i], ps->nfuncs));
         ck_assert(isnan(ps->frame_line[i]) || ps->frame_line[i] >= 0);
@@ -602,7 +603,7 @@ static void check_markers(struct parsed *ps, const cJSON *thread)
     ck_assert_int_eq(cJSON_GetArraySize(key(m, "data")), n);
     double last = -INFINITY;
     for (int i = 0; i < n; i++) {
-        ck_assert(is_index(name[i], ps->nstrings) && is_index(cat[i], 8));
+        ck_assert(is_index(name[i], ps->nstrings) && is_index(cat[i], 9));
         ck_assert(is_index(ph[i], 4) && !isnan(st[i]) && !isnan(en[i]));
         double t = ph[i] == 3 ? en[i] : st[i];
         ck_assert_msg(t >= last, "marker %d out of order", i);
