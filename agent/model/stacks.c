@@ -139,7 +139,7 @@ static int java_stack(struct fx_methods *m, JNIEnv *jni, struct fx_profile *p,
     }
     for (int32_t i = n - 1; i >= 0 && rc == FX_OK; i--) {
         fx_frame_id f;
-        if (i == 0 && recovered)
+        if ((i == 0 && recovered) || r->frames[i].lineno == FX_LINE_NMETHOD)
             rc = blob_frame(m, jni, p, &r->frames[0], true, &f);
         else
             rc = fx_methods_frame(m, jni, p, r->frames[i].method_id, r->frames[i].lineno, &f);
@@ -229,6 +229,7 @@ static const char *const rec_case_labels[FX_REC_CASES] = {
         "recovered: pc in a compiled method's inline cache check (before its verified entry)",
         "recovered: pc in an I2C/C2I adapter",
         "recovered: pc in g1_post_barrier_slow (caller at its barrier's branch)",
+        "recovered: not in Java, compiled frames walked from the frame anchor",
 };
 static const char *const rec_fail_labels[FX_REC_FAILS] = {
         NULL,
@@ -241,6 +242,7 @@ static const char *const rec_fail_labels[FX_REC_FAILS] = {
         "not recovered: AsyncGetCallTrace failed from the caller's context",
         "not recovered: code table busy",
         "not recovered: caller at bci 0 (a deoptimized caller looks so)",
+        "not recovered: not in Java, no last Java frame (or anchor offsets unknown)",
 };
 
 /* Stack recovery (issue 20, docs/VALIDATION.md section 8): the stacks in this profile per case
@@ -262,7 +264,7 @@ static void report_recovery(struct fx_profile *p, const struct fx_recovery_count
         tried += c->recovered[i];
     for (int i = 1; i < FX_REC_FAILS; i++)
         tried += c->failed[i];
-    fx_profile_extra_int(p, g, "handler: attempts (ASGCT -5/-6)", (int64_t)tried);
+    fx_profile_extra_int(p, g, "handler: attempts (ASGCT -3/-5/-6)", (int64_t)tried);
     uint64_t ok = 0;
     for (int i = 1; i < FX_REC_CASES; i++)
         ok += c->recovered[i];

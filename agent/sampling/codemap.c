@@ -104,6 +104,7 @@ void fx_codemap_compiled_load(jmethodID method, const void *code_addr, jint code
     if (layout) {
         r.blob = l.blob;
         r.compile_id = l.compile_id;
+        r.frame_words = l.frame_words;
     }
     pthread_mutex_lock(&cm.lock);
     if (layout && fx_sig.compile_id_off < 0)
@@ -158,6 +159,9 @@ void fx_codemap_dynamic_code(const char *name, const void *address, jint length)
                                       : adapter    ? FX_BLOB_ADAPTER
                                       : c1_barrier ? FX_BLOB_C1_BARRIER
                                                    : FX_BLOB_STUB};
+    /* A RuntimeStub's frame size (Runtime1's stubs): the not-in-Java walk crosses its frame. */
+    if (r.kind == FX_BLOB_STUB)
+        r.frame_words = fx_vmstructs_stub_frame_words(r.begin);
     pthread_mutex_lock(&cm.lock);
     size_t idx = name_index(name);
     if (idx < MAX_NAMES) {

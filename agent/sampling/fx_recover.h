@@ -34,6 +34,7 @@ struct fx_code_range {
     uint32_t verified;    /* nmethod: verified entry point, offset from begin */
     uint32_t complete;    /* nmethod: frame complete offset from begin */
     int32_t compile_id;   /* nmethod: HotSpot's compile id, checked at the blob in the handler */
+    int32_t frame_words;  /* CodeBlob::_frame_size (words, return address included); <= 0 unknown */
     uint8_t kind;         /* enum fx_blob_kind */
     uint8_t pad[3];
 };
@@ -74,7 +75,8 @@ enum fx_recover_case {
     FX_REC_ICCHECK = 4,    /* pc in an nmethod's inline cache check, before the verified entry */
     FX_REC_ADAPTER = 5,    /* pc in an I2C/C2I adapter where the decode proves the return address */
     FX_REC_C1_BARRIER = 6, /* pc in g1_post_barrier_slow; caller at its slow-case continuation */
-    FX_REC_CASES = 7,
+    FX_REC_ANCHOR = 7,     /* not in Java (-3): compiled frames walked from the frame anchor */
+    FX_REC_CASES = 8,
     FX_REC_NOT_FOUND = -1,  /* pc in no known range */
     FX_REC_STUB = -2,       /* pc in another stub: named, no frame rule known */
     FX_REC_BODY = -3,       /* pc in an nmethod where no rule applies (its body) */
@@ -84,7 +86,8 @@ enum fx_recover_case {
     FX_REC_WALK = -7,       /* ASGCT failed from the caller's context too */
     FX_REC_TABLE_BUSY = -8, /* reserved: not used by the current publication scheme */
     FX_REC_BCI0 = -9,       /* the caller came back at bci 0: maybe a deoptimized caller */
-    FX_REC_FAILS = 10,      /* -1..-9 */
+    FX_REC_NO_ANCHOR = -10, /* not in Java: no last Java frame in the anchor, or offsets unknown */
+    FX_REC_FAILS = 11,      /* -1..-10 */
 };
 
 struct fx_regs {

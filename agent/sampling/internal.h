@@ -34,6 +34,10 @@ struct fx_sigstate {
     struct fx_code_table *code_table; /* atomic: the current table, or NULL */
     uint64_t code_readers;            /* atomic: handlers between loading code_table and done */
     long compile_id_off;              /* nmethod::_compile_id, -1 unknown (set before tables) */
+    /* The not-in-Java recovery (issue 26, recover_anchor.c): the frame anchor's fields as offsets
+     * from a thread's JNIEnv (JavaThread::_jni_environment is inside the JavaThread); 0 unknown.
+     * Set once (atomic) when threads.c first scans the threads (vmstructs.c). */
+    long anchor_sp_off, anchor_pc_off;
     struct fx_tid_slot table[FX_TID_SLOTS];
 };
 
@@ -121,11 +125,18 @@ struct fx_nmethod_layout {
     int32_t compile_id;     /* unique per compilation */
     int32_t entry_bci;      /* -1 for a normal method entry, else an OSR compilation */
     long compile_id_offset; /* of _compile_id in the nmethod */
+    int32_t frame_words;    /* CodeBlob::_frame_size (words, return address included), -1 */
 };
 /* The layout of the nmethod whose code begins at code_addr (CompiledMethodLoad's code_addr),
  * found through the code heap's segment map and checked against its code begin; false if
  * VMStructs lacks a field or the blob found does not begin there. */
 bool fx_vmstructs_nmethod(uintptr_t code_addr, struct fx_nmethod_layout *out);
+/* Publishes the frame anchor's _last_Java_sp and _last_Java_pc as offsets from a JNIEnv
+ * (fx_sig.anchor_*_off) given the JNIEnv's offset in its JavaThread (issue 26); nothing if
+ * VMStructs does not say or env_offset is unknown (<= 0). */
+void fx_vmstructs_publish_anchor(intptr_t env_offset);
+/* The frame size (words) of the CodeBlob whose code begins at code_addr (a stub), or -1. */
+int32_t fx_vmstructs_stub_frame_words(uintptr_t code_addr);
 
 /* --- vtwait.c: where virtual threads wait (issue 22), from vthreads.c's callbacks --- */
 

@@ -66,6 +66,7 @@
 #include "fx_ring.h"
 #include "internal.h"
 #include "native_walk.h"
+#include "recover_anchor.h"
 
 struct fx_sigstate fx_sig;
 
@@ -123,19 +124,11 @@ static bool find_blob_sigsafe(uintptr_t pc, struct fx_code_range *out)
     return r != NULL;
 }
 
-/* Signal-safe: is the nmethod at r->blob still the compilation r was made from? The blob
- * header lies below the code the thread is executing, in the same committed code heap, so it
- * can be read; a range whose memory was reused by newer code fails this (its compile id
- * differs), and only a range that passes may name or recover anything. */
+/* Signal-safe: is the nmethod at r->blob still the compilation r was made from
+ * (recover_anchor.c)? Only a range that passes may name or recover anything. */
 static bool blob_current_sigsafe(const struct fx_code_range *r)
 {
-    long off = __atomic_load_n(&fx_sig.compile_id_off, __ATOMIC_RELAXED);
-    if (r->kind != FX_BLOB_NMETHOD || r->blob == 0 || off < 0 || r->blob >= r->begin ||
-        r->begin - r->blob > (1u << 20))
-        return false;
-    int32_t id;
-    memcpy(&id, (const void *)(r->blob + (uintptr_t)off), sizeof(id));
-    return id == r->compile_id;
+    return fx_recover_blob_current(r, __atomic_load_n(&fx_sig.compile_id_off, __ATOMIC_RELAXED));
 }
 
 /* Signal-safe: ASGCT failed in Java code (-5, -6). If the pc is in a known blob with no frame
@@ -201,6 +194,40 @@ static int recover_sigsafe(struct fx_thread *t, void *ucontext, fx_asgct_trace *
 static void bump_sigsafe(uint64_t *c)
 {
     __atomic_store_n(c, *c + 1, __ATOMIC_RELAXED);
+}
+
+/* Signal-safe: ASGCT said "not in Java" (-3): the compiled frames from the thread's frame anchor
+ * (recover_anchor.c), read in its own JavaThread (the JNIEnv lies inside it) and walked in the
+ * published code table under the reader bracket. Returns the record's recovery byte and sets
+ * trace/kept, or leaves them and returns the failure's byte. */
+static uint8_t anchor_sigsafe(struct fx_thread *t, fx_asgct_trace *trace, uint32_t *kept)
+{
+    long sp_off = __atomic_load_n(&fx_sig.anchor_sp_off, __ATOMIC_RELAXED);
+    long pc_off = __atomic_load_n(&fx_sig.anchor_pc_off, __ATOMIC_RELAXED);
+    struct fx_regs last = {0, 0, 0, NULL};
+    if (sp_off != 0 && pc_off != 0) {
+        memcpy(&last.sp, (const char *)t->env + sp_off, sizeof(last.sp));
+        memcpy(&last.pc, (const char *)t->env + pc_off, sizeof(last.pc));
+    }
+    fx_asgct_frame blob = {.lineno = 0, .method_id = NULL};
+    uint32_t n = 0;
+    __atomic_add_fetch(&fx_sig.code_readers, 1, __ATOMIC_SEQ_CST);
+    int rc = fx_recover_anchor(__atomic_load_n(&fx_sig.code_table, __ATOMIC_SEQ_CST),
+                               __atomic_load_n(&fx_sig.compile_id_off, __ATOMIC_RELAXED), &last,
+                               t->stack_lo, t->stack_hi, t->frames, t->depth, &n, &blob);
+    __atomic_sub_fetch(&fx_sig.code_readers, 1, __ATOMIC_SEQ_CST);
+    if (rc > 0) {
+        bump_sigsafe(&t->recovered[rc]);
+        trace->num_frames = (jint)n;
+        *kept = n;
+        return (uint8_t)rc;
+    }
+    bump_sigsafe(&t->rec_failed[-rc]);
+    if (blob.lineno == 0)
+        return (uint8_t)(FX_REC_FAILED | -rc);
+    t->frames[0] = blob;
+    *kept = 1;
+    return (uint8_t)(FX_REC_NAMED | -rc);
 }
 #endif
 
@@ -286,6 +313,8 @@ static void record_sigsafe(struct fx_thread *t, const siginfo_t *si, void *ucont
             }
         }
     }
+    if (ucontext != NULL && trace.num_frames == FX_ASGCT_UNKNOWN_NOT_JAVA && t->depth > 0)
+        recovery = anchor_sigsafe(t, &trace, &kept);
 #endif
 
     uint64_t native[FX_NATIVE_MAX]; /* issue 16: native frames after the Java ones */
@@ -307,7 +336,7 @@ static void record_sigsafe(struct fx_thread *t, const siginfo_t *si, void *ucont
     r->num_frames = trace.num_frames;
     r->weight = weight_sigsafe(si);
     r->state = __atomic_load_n(&t->wall_state, __ATOMIC_ACQUIRE);
-    r->truncated = trace.num_frames > 0 && kept == t->depth;
+    r->truncated = trace.num_frames > 0 && (kept == t->depth || recovery == FX_REC_ANCHOR);
     r->recovery = recovery;
     r->native_frames = (uint8_t)n_native;
     r->native_at = (uint16_t)kept;

@@ -582,6 +582,7 @@ static void scan(jvmtiEnv *jvmti, JNIEnv *jni)
     if (eetop != NULL) {
         jlong my_eetop = (*jni)->GetLongField(jni, self, eetop);
         env_offset = (intptr_t)jni - (intptr_t)my_eetop;
+        fx_vmstructs_publish_anchor(my_eetop != 0 ? env_offset : 0);
     }
     for (jint i = 0; i < n; i++) {
         start_one_existing(jvmti, jni, all[i], self, eetop, env_offset);

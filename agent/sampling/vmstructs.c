@@ -25,11 +25,14 @@ static struct {
     long compile_id, entry_bci;    /* nmethod */
     long heap_memory, heap_segmap; /* CodeHeap VirtualSpaces */
     long heap_log2_seg, vs_low, vs_high;
-    long ga_len, ga_data; /* GrowableArray */
-    const void *heaps;    /* &CodeCache::_heaps */
-    long heap_block_size; /* sizeof(HeapBlock) */
-    long thread_state;    /* JavaThread::_thread_state (issue 22: is a carrier blocked) */
-} vs = {-1, -1, -1, -1, -1, -1, -1, 0, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, NULL, -1, -1};
+    long ga_len, ga_data;          /* GrowableArray */
+    const void *heaps;             /* &CodeCache::_heaps */
+    long heap_block_size;          /* sizeof(HeapBlock) */
+    long thread_state;             /* JavaThread::_thread_state (issue 22: is a carrier blocked) */
+    long anchor, last_sp, last_pc; /* JavaThread::_anchor, JavaFrameAnchor fields */
+    long frame_size;               /* CodeBlob::_frame_size (int, in words) */
+} vs = {-1, -1, -1, -1, -1, -1, -1,   0,  -1, -1, -1, -1, -1,
+        -1, -1, -1, -1, -1, -1, NULL, -1, -1, -1, -1, -1, -1};
 
 static uint64_t sym_u64(const char *name, bool *ok)
 {
@@ -54,6 +57,19 @@ static long width(const char *type)
     if (is(type, "int") || is(type, "int32_t") || is(type, "jint"))
         return 4;
     return 0;
+}
+
+/* The fields of the not-in-Java recovery (issue 26, recover_anchor.c). */
+static void match_anchor(const char *type, const char *field, const char *ftype, long o)
+{
+    if (is(type, "JavaThread") && is(field, "_anchor"))
+        vs.anchor = o;
+    else if (is(type, "JavaFrameAnchor") && is(field, "_last_Java_sp"))
+        vs.last_sp = o;
+    else if (is(type, "JavaFrameAnchor") && is(field, "_last_Java_pc"))
+        vs.last_pc = o;
+    else if (is(type, "CodeBlob") && is(field, "_frame_size") && width(ftype) == 4)
+        vs.frame_size = o;
 }
 
 static void match(const char *type, const char *field, const char *ftype, uint64_t off)
@@ -97,6 +113,8 @@ static void match(const char *type, const char *field, const char *ftype, uint64
         vs.ga_data = o;
     else if (is(type, "JavaThread") && is(field, "_thread_state") && width(ftype) != 2)
         vs.thread_state = o;
+    else
+        match_anchor(type, field, ftype, o);
 }
 
 static void load_types(void)
@@ -231,14 +249,19 @@ static const char *blob_at(uintptr_t addr)
     return NULL;
 }
 
+/* The code heaps and a blob's code begin can be found (blob_at, code_begin_of). */
+static bool heaps_known(void)
+{
+    return vs.heaps != NULL && vs.ga_len >= 0 && vs.ga_data >= 0 && vs.heap_memory >= 0 &&
+           vs.heap_segmap >= 0 && vs.heap_log2_seg >= 0 && vs.vs_low >= 0 && vs.vs_high >= 0 &&
+           vs.heap_block_size > 0 && (vs.code_begin >= 0 || vs.code_offset >= 0);
+}
+
 bool fx_vmstructs_nmethod(uintptr_t code_addr, struct fx_nmethod_layout *out)
 {
     pthread_once(&once, load);
-    if (vs.heaps == NULL || vs.ga_len < 0 || vs.ga_data < 0 || vs.heap_memory < 0 ||
-        vs.heap_segmap < 0 || vs.heap_log2_seg < 0 || vs.vs_low < 0 || vs.vs_high < 0 ||
-        vs.heap_block_size <= 0 || (vs.code_begin < 0 && vs.code_offset < 0) ||
-        vs.frame_complete < 0 || (vs.vep < 0 && vs.vep_offset < 0) || vs.compile_id < 0 ||
-        vs.entry_bci < 0)
+    if (!heaps_known() || vs.frame_complete < 0 || (vs.vep < 0 && vs.vep_offset < 0) ||
+        vs.compile_id < 0 || vs.entry_bci < 0)
         return false;
     const char *blob = blob_at(code_addr);
     if (blob == NULL || code_begin_of(blob) != code_addr)
@@ -251,5 +274,28 @@ bool fx_vmstructs_nmethod(uintptr_t code_addr, struct fx_nmethod_layout *out)
     out->compile_id = *(const int32_t *)(blob + vs.compile_id);
     out->entry_bci = *(const int32_t *)(blob + vs.entry_bci);
     out->compile_id_offset = vs.compile_id;
+    out->frame_words = vs.frame_size >= 0 ? *(const int32_t *)(blob + vs.frame_size) : -1;
     return true;
+}
+
+void fx_vmstructs_publish_anchor(intptr_t env_offset)
+{
+    pthread_once(&once, load);
+    if (env_offset <= 0 || vs.anchor < 0 || vs.last_sp < 0 || vs.last_pc < 0)
+        return;
+    __atomic_store_n(&fx_sig.anchor_pc_off, vs.anchor + vs.last_pc - (long)env_offset,
+                     __ATOMIC_RELAXED);
+    __atomic_store_n(&fx_sig.anchor_sp_off, vs.anchor + vs.last_sp - (long)env_offset,
+                     __ATOMIC_RELAXED);
+}
+
+int32_t fx_vmstructs_stub_frame_words(uintptr_t code_addr)
+{
+    pthread_once(&once, load);
+    if (!heaps_known() || vs.frame_size < 0)
+        return -1;
+    const char *blob = blob_at(code_addr);
+    if (blob == NULL || code_begin_of(blob) != code_addr)
+        return -1;
+    return *(const int32_t *)(blob + vs.frame_size);
 }

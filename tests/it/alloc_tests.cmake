@@ -16,3 +16,9 @@ foreach(_major IN LISTS FX_JDK_MAJORS)
                    FXPROF=${_fx_al_prof})
   endforeach()
 endforeach()
+# Issue 26: the not-in-Java recovery on AllocWorkload bench (tests/it/notjava_test.sh).
+foreach(_major IN LISTS FX_JDK_MAJORS)
+  fx_it_test(it.notjava.jdk${_major} notjava_test.sh ARGS ${FX_JDK_HOME_${_major}}
+             LABELS it alloc jdk${_major} TIMEOUT 240
+             ENV ${FX_IT_ENV} FXAGENT_ALLOC_JAR=${CMAKE_BINARY_DIR}/java-test/fxagent-alloc.jar)
+endforeach()

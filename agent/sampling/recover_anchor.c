@@ -1,0 +1,78 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* The not-in-Java recovery (issue 26, docs/VALIDATION.md section 8.6): when AsyncGetCallTrace
+ * returns -3 (thread in the VM, in native code or blocked, its frame anchor not walkable:
+ * _last_Java_sp set, _last_Java_pc not), the thread's compiled Java frames are walked here from
+ * the anchor, by HotSpot's own rules, and named by their compiled methods.
+ *
+ * Why not AsyncGetCallTrace again with the last Java frame as the context: for a thread that is
+ * not _thread_in_Java, ASGCT never reads the context (forte.cpp: pd_get_top_frame with isInJava
+ * false returns false unless the anchor is walkable), and making the anchor walkable would write
+ * the JVM's state, which fxagent never does.
+ *
+ * The rules (x86-64, JDK 17 and 25 alike):
+ *  - the last Java frame is (sp, fp, pc) = (_last_Java_sp, _last_Java_fp, _last_Java_pc), and
+ *    when _last_Java_pc is 0, pc = sp[-1]: JavaFrameAnchor::make_walkable, what HotSpot itself
+ *    does before it walks such a thread (frame_x86.cpp);
+ *  - a frame in a CodeBlob with a frame size has its sender at sp + frame_size words, the
+ *    return address at sender_sp[-1] and the saved rbp at sender_sp[-2]
+ *    (frame::sender_for_compiled_frame; on x86 unextended_sp is sp for compiled frames);
+ *  - the first frame may be a stub with a frame size (C1's Runtime1 stubs, which leave the pc
+ *    unset); every frame after it must be an nmethod still of its compilation (compile id).
+ * The walk stops at the first frame that is not such an nmethod (the interpreter, the call
+ * stub, an unknown pc): the stack then has its root cut ("[truncated]"). Frames are named by
+ * the nmethod's method (FX_LINE_NMETHOD: inlined callees and the bci are not known here).
+ * Every stack word is read inside the thread's stack, every code range from the published
+ * table. Signal path: compiled with the handler's flags and under its symbol allow-list. */
+#include "recover_anchor.h"
+
+#include "recover_x86.h"
+
+bool fx_recover_blob_current(const struct fx_code_range *r, long cid_off)
+{
+    if (r->kind != FX_BLOB_NMETHOD || r->blob == 0 || cid_off < 0 || r->blob >= r->begin ||
+        r->begin - r->blob > (1u << 20))
+        return false;
+    int32_t id;
+    memcpy(&id, (const void *)(r->blob + (uintptr_t)cid_off), sizeof(id));
+    return id == r->compile_id;
+}
+
+int fx_recover_anchor(const struct fx_code_table *tab, long cid_off, const struct fx_regs *last,
+                      uintptr_t lo, uintptr_t hi, fx_asgct_frame *out, uint32_t cap, uint32_t *n,
+                      fx_asgct_frame *blob)
+{
+    *n = 0;
+    uintptr_t sp = last->sp, pc = last->pc;
+    if (sp == 0)
+        return FX_REC_NO_ANCHOR;
+    if (hi <= lo || sp <= lo || sp > hi)
+        return FX_REC_STACK;
+    if (pc == 0 && !fx_recover_stack_word(lo, hi, sp - 8, &pc))
+        return FX_REC_STACK;
+    for (uint32_t i = 0; i < cap + 1; i++) {
+        const struct fx_code_range *r = fx_recover_find(tab, pc);
+        if (r == NULL)
+            return *n > 0 ? FX_REC_ANCHOR : FX_REC_NOT_FOUND;
+        if (r->kind == FX_BLOB_NMETHOD) {
+            if (!fx_recover_blob_current(r, cid_off))
+                return *n > 0 ? FX_REC_ANCHOR : FX_REC_LAYOUT;
+            if (*n == cap)
+                return FX_REC_ANCHOR;
+            out[(*n)++] = (fx_asgct_frame){.lineno = FX_LINE_NMETHOD,
+                                           .method_id = (jmethodID)(uintptr_t)r->name};
+        } else if (i > 0 || r->kind != FX_BLOB_STUB || r->frame_words <= 0) {
+            if (*n > 0)
+                return FX_REC_ANCHOR;
+            blob->lineno = FX_LINE_STUB; /* e.g. the interpreter: named, not walked */
+            blob->method_id = (jmethodID)(uintptr_t)r->name;
+            return FX_REC_STUB;
+        }
+        if (r->frame_words <= 0 || (uintptr_t)r->frame_words > (hi - sp) / 8)
+            return *n > 0 ? FX_REC_ANCHOR : FX_REC_STACK;
+        uintptr_t sender = sp + (uintptr_t)r->frame_words * 8;
+        if (!fx_recover_stack_word(lo, hi, sender - 8, &pc))
+            return *n > 0 ? FX_REC_ANCHOR : FX_REC_STACK;
+        sp = sender;
+    }
+    return FX_REC_ANCHOR;
+}

@@ -1,0 +1,24 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* Private to agent/sampling: the not-in-Java recovery's walk (recover_anchor.c, issue 26), for
+ * the signal handler and the unit tests. */
+#ifndef FX_RECOVER_ANCHOR_H
+#define FX_RECOVER_ANCHOR_H
+
+#include "sample.h"
+
+/* Signal-safe: is the nmethod at r->blob still the compilation r was made from? The blob
+ * header lies below the code, in the same committed code heap, so it can be read; a range whose
+ * memory was reused by newer code fails this (its compile id, at cid_off, differs). */
+bool fx_recover_blob_current(const struct fx_code_range *r, long cid_off);
+
+/* Signal-safe: the compiled Java frames from a thread's last Java frame `last` (the anchor's
+ * sp, and its pc or 0), leaf first, into out[0..cap) as FX_LINE_NMETHOD frames, *n of them.
+ * tab: the published code table, held by the caller's reader bracket; cid_off: the nmethod's
+ * _compile_id offset; [lo, hi): the thread's stack. FX_REC_ANCHOR when *n > 0 (the walk ended
+ * at a frame it cannot cross: the root side is cut), else why not (< 0); on FX_REC_STUB *blob
+ * is the stub the last Java frame is in (the interpreter, say), named. */
+int fx_recover_anchor(const struct fx_code_table *tab, long cid_off, const struct fx_regs *last,
+                      uintptr_t lo, uintptr_t hi, fx_asgct_frame *out, uint32_t cap, uint32_t *n,
+                      fx_asgct_frame *blob);
+
+#endif

@@ -1,0 +1,60 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
+"""The not-in-Java recovery of issue 26, read through profiler-cli (tests/it/notjava_test.sh).
+Owns the reading of thread "main"'s top-down tree (profiler-cli thread samples-top-down --json)
+of java-test/alloc's AllocWorkload bench in cpu mode:
+  share    the samples under "[AGCT: not in Java]" are at most MAX_PCT % of the thread's samples
+           that are not "[idle]" (before the recovery: 16-18 % at 10 ms on JDK 17 and 25);
+  method   at least one sample has an AllocWorkload *Site method directly below a VM allocation
+           entry (Runtime1::new_type_array, OptoRuntime::new_array*, InterpreterRuntime::newarray,
+           ...allocate...): the allocating Java method under its recovered native frames;
+  counter  meta.extra's "recovered: not in Java, ..." counter of the profile is > 0.
+usage: notjava_check.py TOP_DOWN.json PROFILE.json.gz"""
+import gzip
+import json
+import re
+import sys
+
+MAX_PCT = 8.0
+NOT_JAVA = "[AGCT: not in Java]"
+SITE = re.compile(r"(^|\.)fxagent\.alloc\.AllocWorkload\.\w+Site$")
+VM_ALLOC = re.compile(r"^(Runtime1::new_\w+|OptoRuntime::new_\w+|InterpreterRuntime::\w*new\w*)\(")
+
+
+def main():
+    tree = json.load(open(sys.argv[1], encoding="utf-8"))["regularCallTree"]
+    with gzip.open(sys.argv[2], "rt", encoding="utf-8") as f:
+        doc = json.load(f)
+    total = tree["totalSamples"] - sum(c["totalSamples"] for c in tree["children"]
+                                       if c["name"] == "[idle]")
+    not_java, with_site = 0, 0
+    stack = [(tree, False)]
+    while stack:
+        n, under = stack.pop()
+        if n["name"] == NOT_JAVA:
+            not_java += n["totalSamples"]
+            continue
+        for c in n.get("children", []):
+            if SITE.search(n["name"]) and VM_ALLOC.search(c["name"]):
+                with_site += c["totalSamples"]
+            stack.append((c, under))
+    counter = sum(e.get("value", 0) for g in doc["meta"].get("extra") or []
+                  for e in g.get("entries", [])
+                  if str(e.get("label", "")).startswith("recovered: not in Java"))
+    pct = 100.0 * not_java / total if total else 100.0
+    print(f"notjava_check: {total} samples, {not_java} ({pct:.1f} %) under {NOT_JAVA}, "
+          f"{with_site} with an allocating site under a VM allocation entry, counter {counter}")
+    bad = 0
+    if total < 50:
+        print(f"FAIL: only {total} samples"); bad += 1
+    if pct > MAX_PCT:
+        print(f"FAIL: {pct:.1f} % of the samples are {NOT_JAVA} (at most {MAX_PCT} %)"); bad += 1
+    if with_site == 0:
+        print("FAIL: no AllocWorkload *Site frame directly under a VM allocation entry"); bad += 1
+    if counter <= 0:
+        print("FAIL: meta.extra counts no not-in-Java recovery"); bad += 1
+    return bad
+
+
+if __name__ == "__main__":
+    sys.exit(main())
