@@ -58,7 +58,7 @@ enum fx_wall_state {
     FX_WS_BLOCKED,
     FX_WS_WAITING,
     FX_WS_TIMED_WAITING,
-    FX_WS_PINNED, /* a carrier blocked with a virtual thread mounted (vthreads.c) */
+    FX_WS_PINNED,    /* a carrier blocked with a virtual thread mounted (vthreads.c) */
     FX_WS_SLEEPING,  /* issue 18: Thread.sleep */
     FX_WS_PARKED,    /* LockSupport.park */
     FX_WS_IN_NATIVE, /* RUNNABLE in native code (JNI, I/O) */
@@ -105,7 +105,7 @@ enum fx_vt_rec {
 #define FX_NATIVE_MAX 64
 /* Why a native walk ended (fx_sample_rec.native_stop; a meta.extra counter each). */
 enum fx_native_stop {
-    FX_NSTOP_OFF = 0,   /* no walk: cstack=no, wall mode, no ucontext, not x86-64 */
+    FX_NSTOP_OFF = 0,   /* no walk: cstack=no, no ucontext, not x86-64 */
     FX_NSTOP_JAVA,      /* reached code in anonymous executable memory: HotSpot's code cache */
     FX_NSTOP_CHAIN_END, /* frame pointer 0: the thread's first frame */
     FX_NSTOP_DEPTH,     /* FX_NATIVE_MAX frames */

@@ -174,7 +174,7 @@ int fx_sampling_start(JNIEnv *jni)
 {
     fx_native_maps_start(); /* before any signal can walk */
     fx_vthreads_start(jni);
-    fx_vm_threads_prune();  /* not re-armed: threads that ended while stopped */
+    fx_vm_threads_prune(); /* not re-armed: threads that ended while stopped */
     fx_threads_arm_all();
     fx_threads_start_existing(jni);
     fx_vm_threads_start(); /* after the Java threads: what is left is not Java */
