@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // Wall-mode workload (issue 16 in wall mode): threads that wait in the kernel the ways a service
-// does, while main spins in Java and counts its rounds (the throughput bench/run_wall_native.sh
-// compares). Each waiter is named for what it does:
+// does, while main spins in Java and counts its rounds, or with -Dfxagent.mixed.spin=false
+// sleeps too (then the process's CPU time is the JVM's and the profiler's own: what
+// bench/run_cstack_ab.sh compares in wall mode). Each waiter is named for what it does:
 //   waiter-pipe-read    blocked in read(2) on a pipe that never gets data (FileDispatcherImpl.read0)
 //   waiter-socket-read  blocked reading a loopback socket whose peer never writes (poll/recv)
 //   waiter-sleep        Thread.sleep (libjvm's park on a condition variable, a futex)
@@ -66,7 +67,11 @@ final class Waiters {
         started.await();
         long rounds = 0;
         long mix = 1;
-        while (System.nanoTime() < untilNanos) {
+        boolean spin = Boolean.parseBoolean(System.getProperty("fxagent.mixed.spin", "true"));
+        if (!spin) {
+            Thread.sleep(Math.max(0, (untilNanos - System.nanoTime()) / 1_000_000));
+        }
+        while (spin && System.nanoTime() < untilNanos) {
             for (int i = 0; i < 100_000; i++) {
                 mix = mix * 6364136223846793005L + 1442695040888963407L;
             }
