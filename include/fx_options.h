@@ -34,8 +34,8 @@ enum fx_markers {
     FX_MARKERS_OFF,
 };
 
-/* cstack=fp|no|dwarf: native frames of cpu-mode samples by walking frame pointers (fp), none,
- * or (the default) by frame pointers and, in libraries where they fail, DWARF CFI (dwarf). */
+/* cstack=fp|no|dwarf: native frames of samples (cpu, itimer, wall) by walking frame pointers (fp),
+ * none, or (the default) by frame pointers and, in libraries where they fail, DWARF CFI (dwarf). */
 enum fx_cstack {
     FX_CSTACK_FP = 0,
     FX_CSTACK_NO,

@@ -479,7 +479,7 @@ static const char help_text[] =
         "  memory=SIZE             bound of the recording, 1m..64g (default 64m)\n"
         "  ring=SIZE               per-thread sample ring, 16k..64m (default 256k)\n"
         "  markers=on|off          GC, JIT and user markers, counters (default on)\n"
-        "  cstack=dwarf|fp|no      native frames in cpu mode by DWARF CFI, frame pointers only, or none (default dwarf)\n"
+        "  cstack=dwarf|fp|no      native frames (every mode) by DWARF CFI, frame pointers only, or none (default dwarf)\n"
         "  kstack=yes|no           kernel frames in cpu mode from perf callchains (default yes)\n"
         "  quiet                   no summary line on stderr (default off)\n"
         "  reset                   with dump: drop the samples written (default off)\n"

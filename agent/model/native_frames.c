@@ -23,7 +23,7 @@ struct slot {
 };
 
 static const char *const stop_labels[FX_NSTOP_COUNT] = {
-        "walk not done (cstack=no, wall mode)",
+        "walk not done (cstack=no)",
         "reached Java code (anonymous executable memory: the code cache)",
         "reached the thread's first frame (frame pointer 0)",
         "cut at 64 frames",

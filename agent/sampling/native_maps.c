@@ -6,10 +6,12 @@
  * writer side is held under `lock` (a start on the control thread and the drain may both
  * refresh). Readers outside the handler (the model's symbolizer) use the same protocol.
  * cstack=dwarf: each refresh first builds the unwind tables walks asked for (native_unwind.c)
- * and, if any, re-reads and publishes at once, the tables set on the new map's entries.
+ * and, if any, re-reads and publishes at once, the tables set on the new map's entries; a wall
+ * mode start asks for the C library's table at once (want_libc_locked).
  * Leaf module: calls the text map, native_unwind.c, base's clock and options only. */
 #include <pthread.h>
 #include <stdio.h>
+#include <unistd.h>
 
 #include "native_walk.h"
 
@@ -43,14 +45,33 @@ static void reread_locked(void)
     }
 }
 
+/* Wall mode, cstack=dwarf: nearly every sample's leaf is a system call wrapper of the C library
+ * (futex, poll, read), which keeps no frame pointer; its rbp is usually the caller's caller's
+ * frame, so the frame-pointer step does not fail, asks for no table and hides libjvm's waiting
+ * frames (Parker::park under Unsafe.park). So the library holding read(2) gets its table at the
+ * first drain (~20 ms once per process, docs/BENCHMARKS.md "Wall mode with native frames"). */
+static void want_libc_locked(void)
+{
+    uint32_t ticket;
+    const struct fx_textmap *cur = fx_textmap_slot_enter_sigsafe(&fx_native.maps, &ticket);
+    const struct fx_textmap_entry *e =
+            cur != NULL ? fx_textmap_lookup_sigsafe(cur, (uintptr_t)&read) : NULL;
+    if (e != NULL && e->kind == FX_TEXTMAP_FILE && e->cfi == NULL)
+        fx_native_want_sigsafe(e);
+    fx_textmap_slot_leave_sigsafe(&fx_native.maps, ticket);
+}
+
 void fx_native_maps_start(void)
 {
     const struct fx_options *o = fx_opt();
-    bool on = o->cstack != FX_CSTACK_NO && o->mode != FX_MODE_WALL;
-    __atomic_store_n(&fx_native.dwarf, on && o->cstack == FX_CSTACK_DWARF, __ATOMIC_RELEASE);
+    bool on = o->cstack != FX_CSTACK_NO; /* every mode, wall included (issue 16) */
+    bool dwarf = on && o->cstack == FX_CSTACK_DWARF;
+    __atomic_store_n(&fx_native.dwarf, dwarf, __ATOMIC_RELEASE);
     pthread_mutex_lock(&nm.lock);
     if (on)
         reread_locked();
+    if (dwarf && o->mode == FX_MODE_WALL)
+        want_libc_locked();
     pthread_mutex_unlock(&nm.lock);
     __atomic_store_n(&fx_native.enabled, on, __ATOMIC_RELEASE);
 }

@@ -38,6 +38,19 @@
 
 struct fx_native_state fx_native;
 
+void fx_native_want_sigsafe(const struct fx_textmap_entry *e)
+{
+    for (int i = 0; i < FX_NATIVE_WANTS; i++) {
+        uintptr_t cur = __atomic_load_n(&fx_native.want[i], __ATOMIC_RELAXED);
+        if (cur == 0 && __atomic_compare_exchange_n(&fx_native.want[i], &cur, e->start, false,
+                                                    __ATOMIC_RELEASE, __ATOMIC_RELAXED))
+            return;
+        if (cur == e->start)
+            return;
+    }
+    __atomic_add_fetch(&fx_native.want_full, 1, __ATOMIC_RELAXED);
+}
+
 #if defined(__x86_64__)
 /* Signal-safe: moves (pc, fp, sp) one frame up, reading two words of the thread's own stack;
  * FX_NSTOP_OFF when it did, else why it could not. */
@@ -55,21 +68,6 @@ static uint8_t step_sigsafe(const struct fx_thread *t, uintptr_t *pc, uintptr_t 
     *pc = w[1];
     *sp = f + 16; /* the next frame pointer must lie above this frame */
     return FX_NSTOP_OFF;
-}
-
-/* Signal-safe: queues mapping e for the drain to build its unwind table (native_unwind.c);
- * a full queue is counted and the mapping asked for again by a later walk. */
-static void want_sigsafe(const struct fx_textmap_entry *e)
-{
-    for (int i = 0; i < FX_NATIVE_WANTS; i++) {
-        uintptr_t cur = __atomic_load_n(&fx_native.want[i], __ATOMIC_RELAXED);
-        if (cur == 0 && __atomic_compare_exchange_n(&fx_native.want[i], &cur, e->start, false,
-                                                    __ATOMIC_RELEASE, __ATOMIC_RELAXED))
-            return;
-        if (cur == e->start)
-            return;
-    }
-    __atomic_add_fetch(&fx_native.want_full, 1, __ATOMIC_RELAXED);
 }
 
 #define CFI_FALLBACK FX_NSTOP_COUNT /* no row for pc: take the frame-pointer step */
@@ -124,7 +122,7 @@ static uint32_t walk_sigsafe(const struct fx_thread *t, const struct fx_textmap 
         if (e == NULL) {
             __atomic_add_fetch(&fx_native.misses, 1, __ATOMIC_RELAXED);
             if (by_fp != NULL)
-                want_sigsafe(by_fp); /* its rbp was no frame pointer */
+                fx_native_want_sigsafe(by_fp); /* its rbp was no frame pointer */
             *stop = FX_NSTOP_NOT_TEXT;
             return n;
         }
@@ -143,7 +141,7 @@ static uint32_t walk_sigsafe(const struct fx_thread *t, const struct fx_textmap 
             why = step_sigsafe(t, &r.pc, &r.fp, &r.sp);
             by_fp = dwarf && e->cfi == NULL && e->kind == FX_TEXTMAP_FILE ? e : NULL;
             if (by_fp != NULL && why == FX_NSTOP_BAD_FP)
-                want_sigsafe(by_fp);
+                fx_native_want_sigsafe(by_fp);
         }
         if (why != FX_NSTOP_OFF) {
             *stop = why;

@@ -14,7 +14,7 @@
 
 struct fx_native_state {
     struct fx_textmap_slot maps; /* the process's executable mappings (native_maps.c writes) */
-    int enabled;                 /* atomic: walk at all (cstack=fp|dwarf, a CPU-time mode) */
+    int enabled;                 /* atomic: walk at all (cstack=fp|dwarf, every mode) */
     int dwarf;                   /* atomic: cstack=dwarf: unwind by the mappings' CFI tables */
     uint64_t misses;             /* atomic: addresses found in no mapping: the map is re-read */
     /* atomic: start addresses of file mappings a dwarf walk met without a table, for the drain
@@ -30,6 +30,10 @@ extern struct fx_native_state fx_native;
  * many and sets *stop (enum fx_native_stop) to why the walk ended. */
 uint32_t fx_native_walk_sigsafe(const struct fx_thread *t, const void *ucontext, uint64_t *pcs,
                                 uint8_t *stop);
+
+/* Signal-safe: queues mapping e for the drain to build its unwind table (native_unwind.c); a
+ * full queue is counted and the mapping asked for again by a later walk. */
+void fx_native_want_sigsafe(const struct fx_textmap_entry *e);
 
 /* native_unwind.c, under native_maps.c's lock, off the signal path (cstack=dwarf). Builds the
  * tables of the mappings walks queued (map: the current table); true when a table should be

@@ -122,7 +122,7 @@ static inline size_t fx_rec_kernel_at(const struct fx_sample_rec *r)
 #define FX_NATIVE_MAX 64
 /* Why a native walk ended (fx_sample_rec.native_stop; a meta.extra counter each). */
 enum fx_native_stop {
-    FX_NSTOP_OFF = 0,   /* no walk: cstack=no, wall mode, no ucontext, not x86-64 */
+    FX_NSTOP_OFF = 0,   /* no walk: cstack=no, no ucontext, not x86-64 */
     FX_NSTOP_JAVA,      /* reached code in anonymous executable memory: HotSpot's code cache */
     FX_NSTOP_CHAIN_END, /* frame pointer 0: the thread's first frame */
     FX_NSTOP_DEPTH,     /* FX_NATIVE_MAX frames */

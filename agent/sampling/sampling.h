@@ -132,7 +132,7 @@ void fx_kstack_facts(struct fx_kstack_facts *out);
 
 /* --- native_maps.c: the text map of the native walk (issue 16, cstack=fp) --- */
 
-/* Sampling start: the walk is on for cstack=fp outside wall mode; reads the maps first. */
+/* Sampling start: the walk is on unless cstack=no (every mode); reads the maps first. */
 void fx_native_maps_start(void);
 /* Drain: re-reads the maps if walks met unmapped addresses (rate-limited), frees old tables. */
 void fx_native_maps_refresh(void);

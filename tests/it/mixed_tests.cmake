@@ -13,6 +13,11 @@
 #                                  `devnull` under FileOutputStream.write*, none with kstack=no;
 #                                  skipped (77) where the profile says kernel frames cannot be
 #                                  had (kernel_stacks_test.sh, kernel_stacks_check.py)
+#   it.wall_native.jdk<major>      native frames in wall mode: waiters blocked in read(2), sleeping
+#                                  and parked show their libc and libjvm/JNI frames under their
+#                                  Java frames with the state frame as leaf, in Idle; the JNI burn
+#                                  function; none with cstack=no (wall_native_test.sh,
+#                                  wall_native_check.py)
 # Labels: it, mixed, jdk<major>. The jar and libfxmixed.so come from java-test/mixed; the JDKs
 # are FX_JDK_MAJORS (tests/CMakeLists.txt).
 set(_fx_mx_lib "${CMAKE_BINARY_DIR}/java-test/libfxmixed.so (target fxmixed not defined)")
@@ -33,4 +38,6 @@ foreach(_major IN LISTS FX_JDK_MAJORS)
   fx_it_test(it.kernel_stacks.jdk${_major} kernel_stacks_test.sh ARGS ${FX_JDK_HOME_${_major}}
              LABELS it mixed jdk${_major} TIMEOUT 240 ENV ${FX_IT_ENV} ${_fx_mx_env})
   set_tests_properties(it.kernel_stacks.jdk${_major} PROPERTIES SKIP_RETURN_CODE 77)
+  fx_it_test(it.wall_native.jdk${_major} wall_native_test.sh ARGS ${FX_JDK_HOME_${_major}}
+             LABELS it mixed jdk${_major} TIMEOUT 300 ENV ${FX_IT_ENV} ${_fx_mx_env})
 endforeach()
