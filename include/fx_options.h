@@ -34,6 +34,11 @@ enum fx_markers {
     FX_MARKERS_OFF,
 };
 
+enum fx_lockowner {
+    FX_LOCKOWNER_ON = 0,
+    FX_LOCKOWNER_OFF,
+};
+
 /* cstack=fp|no|dwarf: native frames of cpu-mode samples by walking frame pointers (fp), none,
  * or (the default) by frame pointers and, in libraries where they fail, DWARF CFI (dwarf). */
 enum fx_cstack {
@@ -74,6 +79,8 @@ struct fx_options {
     uint64_t alloc_bytes;      /* alloc=SIZE, 0 (default) = off, else 1..1g: heap sampling
                                   interval (issue 17) */
     uint64_t lock_ns;          /* lock=DURATION: record lock waits of at least it; 0 = off */
+    /* lockowner=on|off, default on: with lock=, name the owners of monitors (locks_owner.c) */
+    enum fx_lockowner lockowner;
 };
 
 /* Fills `out` with the defaults. */

@@ -280,6 +280,7 @@ _Static_assert(sizeof(enum fx_mode) == sizeof(int), "mode is written as int");
 _Static_assert(sizeof(enum fx_cpu_engine) == sizeof(int), "engine is written as int");
 _Static_assert(sizeof(enum fx_markers) == sizeof(int), "markers is written as int");
 _Static_assert(sizeof(enum fx_cstack) == sizeof(int), "cstack is written as int");
+_Static_assert(sizeof(enum fx_lockowner) == sizeof(int), "lockowner is written as int");
 
 /* Copies a path value; empty and over-long paths are refused. */
 static int copy_path(const struct opt_def *d, const char *val, char **dst, struct fx_errbuf *eb)
@@ -440,6 +441,12 @@ static const struct opt_def opt_table[] = {
          .max = GIB,
          .zero_ok = true,
          .accepts = "0 (off) or a size from 1 byte to 1g (k, m, g or bytes), e.g. 512k"},
+        {.name = "lockowner",
+         .kind = OPT_VALUE,
+         .parse = parse_choice_opt,
+         .offset = FIELD(lockowner),
+         .choices = markers_names,
+         .accepts = "on or off"},
 };
 
 #define OPT_COUNT (sizeof(opt_table) / sizeof(opt_table[0]))
@@ -470,6 +477,7 @@ static const char help_text[] =
         "  reply=PATH              append the outcome line to this existing file (default none)\n"
         "  validate[=REPORT.json]  check AsyncGetCallTrace against GetStackTrace (default off)\n"
         "  alloc=SIZE              sample allocations every SIZE bytes on average, live heap (default 0: off)\n"
+        "  lockowner=on|off        with lock=: name the owner of monitors waited for at least lock=/2 (default on)\n"
         "DURATION: a whole number with a unit: ns, us, ms, s, m (minutes), h; e.g. 10ms\n"
         "SIZE: a whole number of bytes, or with k, m, g (powers of 1024, any case); e.g. 64m\n";
 
