@@ -186,7 +186,7 @@ public final class LockWorkload {
                     n += parks ? 200 : 100;
                 }
                 ops[k] = n;
-            }, "bench-" + i);
+            }, (parks ? "bench-" : "storm-") + i);
             ts[i].start();
         }
         long total = 0;
