@@ -34,6 +34,7 @@ enum fld {
     F_MARKERS,
     F_CSTACK,
     F_LOCK,
+    F_LOCKOWNER,
 };
 
 static uint64_t get(const struct fx_options *o, enum fld f)
@@ -67,6 +68,8 @@ static uint64_t get(const struct fx_options *o, enum fld f)
         return o->cstack;
     case F_LOCK:
         return o->lock_ns;
+    case F_LOCKOWNER:
+        return o->lockowner;
     }
     return UINT64_MAX;
 }
@@ -132,6 +135,8 @@ static const struct good_case good[] = {
         {"lock=10ms", F_LOCK, 10 * NS_MS},
         {"lock=1ns", F_LOCK, 1},
         {"lock=1h", F_LOCK, 3600 * NS_S},
+        {"lock=10ms,lockowner=off", F_LOCKOWNER, FX_LOCKOWNER_OFF},
+        {"lockowner=on", F_LOCKOWNER, FX_LOCKOWNER_ON},
 };
 
 struct bad_case {
@@ -241,6 +246,7 @@ static const struct bad_case bad[] = {
         {"cstack=fp,cstack=no", FX_EINVAL, "cstack", "given twice", NULL},
         {"cstak=fp", FX_EINVAL, "cstak", "(did you mean 'cstack'?)", NULL},
         {"lock=10", FX_EINVAL, "lock", "needs a unit", NULL},
+        {"lockowner=no", FX_EINVAL, "lockowner", "'no' is unknown; accepted: on or off", NULL},
         {"lock=2h", FX_ERANGE, "lock", "out of range", NULL},
         {"lock", FX_EINVAL, "lock", "needs a value (lock=...)", NULL},
         {"marker=off", FX_EINVAL, "marker", "(did you mean 'markers'?)", NULL},
@@ -283,6 +289,7 @@ static void check_defaults(const struct fx_options *o)
     ck_assert_int_eq(o->markers, FX_MARKERS_ON);
     ck_assert_int_eq(o->cstack, FX_CSTACK_DWARF);
     ck_assert_uint_eq(o->lock_ns, 0);
+    ck_assert_int_eq(o->lockowner, FX_LOCKOWNER_ON);
 }
 
 START_TEST(test_options_good_value_sets_its_field)
