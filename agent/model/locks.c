@@ -242,6 +242,12 @@ static void locks_before_dump(JNIEnv *jni, struct fx_profile *p, const struct fx
     fx_profile_extra_int(p, g, "model errors", (int64_t)lc.model_errors);
     fx_profile_extra_int(p, g, "monitor: waits below lock=", (int64_t)get(&f->monitor_short));
     fx_profile_extra_int(p, g, "park: waits below lock=", (int64_t)get(&f->park_short));
+    uint64_t n = get(&f->enter_timed);
+    fx_profile_extra_int(p, g, "monitor enter callback: mean ns (1 in 64 timed)",
+                         n ? (int64_t)(get(&f->enter_ns) / n) : 0);
+    n = get(&f->short_timed);
+    fx_profile_extra_int(p, g, "monitor entered callback below lock=: mean ns (1 in 64 timed)",
+                         n ? (int64_t)(get(&f->short_ns) / n) : 0);
     fx_profile_extra_int(p, g, "owner unknown (JVMTI failed)", (int64_t)get(&f->owner_failed));
     fx_profile_extra_int(p, g, "stack unknown (GetStackTrace failed)",
                          (int64_t)get(&f->stack_failed));

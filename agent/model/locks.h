@@ -37,9 +37,13 @@ struct fx_lock_figures {
     uint64_t monitor_seen, monitor_recorded, park_seen, park_recorded;
     uint64_t slots_full;                /* MonitorContendedEnter with no free wait slot */
     uint64_t monitor_short, park_short; /* waits that ended below lock= */
-    uint64_t owner_failed;              /* GetObjectMonitorUsage or GetThreadInfo failed */
-    uint64_t stack_failed;              /* GetStackTrace failed: recorded without a stack */
-    uint64_t callback_ns;               /* time in the recording of a wait (stack, names, queue) */
+    uint64_t entered_calls;             /* MonitorContendedEntered callbacks */
+    /* Time in our callbacks, 1 in TIMED_ONE_IN: every MonitorContendedEnter, and the
+     * MonitorContendedEntered of a wait below lock= (the storm's price). */
+    uint64_t enter_ns, enter_timed, short_ns, short_timed;
+    uint64_t owner_failed; /* GetObjectMonitorUsage or GetThreadInfo failed */
+    uint64_t stack_failed; /* GetStackTrace failed: recorded without a stack */
+    uint64_t callback_ns;  /* time in the recording of a wait (stack, names, queue) */
 };
 
 /* locks_owner.c: monitor owners looked up and why not (atomics). */

@@ -76,20 +76,40 @@ static void record(jvmtiEnv *jvmti, JNIEnv *jni, jobject object, const char *own
 
 /* --- monitors: the wait slots and the owners are locks_owner.c's --- */
 
+/* 1 in TIMED_ONE_IN callbacks times itself (two clock reads), for meta.extra. */
+#define TIMED_ONE_IN 64
+
+static int64_t timed_start(uint64_t n)
+{
+    return n % TIMED_ONE_IN == 0 ? fx_now_ns() : 0;
+}
+
+static void timed_end(int64_t c0, uint64_t *ns, uint64_t *count)
+{
+    if (c0 != 0) {
+        lock_add(ns, (uint64_t)(fx_now_ns() - c0));
+        lock_add(count, 1);
+    }
+}
+
 static void JNICALL on_contended_enter(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jobject object)
 {
     (void)jvmti, (void)thread;
     if (__atomic_load_n(&lk.min_ns, __ATOMIC_ACQUIRE) == 0)
         return;
-    lock_add(&fx_lock_fig.monitor_seen, 1);
+    struct fx_lock_figures *f = &fx_lock_fig;
+    int64_t c0 = timed_start(__atomic_fetch_add(&f->monitor_seen, 1, __ATOMIC_RELAXED));
     if (!fx_lock_wait_begin(jni, object))
-        lock_add(&fx_lock_fig.slots_full, 1);
+        lock_add(&f->slots_full, 1);
+    timed_end(c0, &f->enter_ns, &f->enter_timed);
 }
 
 static void JNICALL on_contended_entered(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread,
                                          jobject object)
 {
     (void)thread;
+    struct fx_lock_figures *f = &fx_lock_fig;
+    int64_t c0 = timed_start(__atomic_fetch_add(&f->entered_calls, 1, __ATOMIC_RELAXED));
     int64_t t0, t1;
     char owner[LOCK_OWNER_MAX];
     uint64_t min = __atomic_load_n(&lk.min_ns, __ATOMIC_ACQUIRE);
@@ -98,7 +118,8 @@ static void JNICALL on_contended_entered(jvmtiEnv *jvmti, JNIEnv *jni, jthread t
         record(jvmti, jni, object, owner, LOCK_MONITOR, t0, t1);
         break;
     case LOCK_WAIT_SHORT:
-        lock_add(&fx_lock_fig.monitor_short, 1);
+        lock_add(&f->monitor_short, 1);
+        timed_end(c0, &f->short_ns, &f->short_timed);
         break;
     case LOCK_WAIT_NONE:
         break;
