@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* The monitor waits in flight (issue 18) and their owners: one wait slot per thread waiting
- * for a monitor (found by tid: no JVMTI thread-local storage, no __thread), and the thread
+ * for a monitor (found by pthread_self(), a register read where gettid is a system call: no
+ * JVMTI thread-local storage, no __thread), and the thread
  * "fxagent lock owners", which names the owner of a monitor only for waits that already
  * lasted half of lock=. The owner must be read while the wait lasts (at MonitorContendedEntered
  * it has let go), and HotSpot's GetObjectMonitorUsage is a VM operation (a safepoint: 0.15 ms
@@ -37,8 +38,8 @@ struct wait_slot {
     char owner[LOCK_OWNER_MAX];
 };
 
-/* The tids apart from the slots: the lookup thread's scan reads 16 KiB, not the slots. */
-static int32_t slot_tid[SLOTS]; /* atomic: 0 free */
+/* The threads apart from the slots: the lookup thread's scan reads 32 KiB, not the slots. */
+static uint64_t slot_key[SLOTS]; /* atomic: the waiting thread's pthread_self(), 0 free */
 static struct wait_slot slots[SLOTS];
 
 static struct {
@@ -71,17 +72,27 @@ static void slot_release(JNIEnv *jni, uint32_t i)
         (*jni)->DeleteGlobalRef(jni, s->object);
     s->object = NULL;
     __atomic_store_n(&s->state, SLOT_FREE, __ATOMIC_RELAXED);
-    __atomic_store_n(&slot_tid[i], 0, __ATOMIC_RELEASE);
+    __atomic_store_n(&slot_key[i], 0, __ATOMIC_RELEASE);
     __atomic_fetch_sub(&ow.waiting, 1, __ATOMIC_RELAXED);
 }
 
 /* The thread's slot in a wait (WAITING, LOOKING or DONE), or -1. A thread waits for one monitor
  * at a time; a slot of its own in ENDED is the lookup thread's to free. */
-static int slot_find(int32_t tid)
+static uint32_t hash(uint64_t key)
 {
-    for (uint32_t i = 0, h = (uint32_t)tid * 2654435761u; i < PROBES; i++) {
+    return (uint32_t)((key * 0x9E3779B97F4A7C15u) >> 40);
+}
+
+static uint64_t self_key(void)
+{
+    return (uint64_t)(uintptr_t)pthread_self();
+}
+
+static int slot_find(uint64_t key)
+{
+    for (uint32_t i = 0, h = hash(key); i < PROBES; i++) {
         uint32_t k = (h + i) % SLOTS;
-        if (__atomic_load_n(&slot_tid[k], __ATOMIC_ACQUIRE) != tid)
+        if (__atomic_load_n(&slot_key[k], __ATOMIC_ACQUIRE) != key)
             continue;
         uint32_t st = state_of(&slots[k]);
         if (st == SLOT_WAITING || st == SLOT_LOOKING || st == SLOT_DONE)
@@ -110,15 +121,15 @@ void fx_lock_thread_name(jvmtiEnv *jvmti, JNIEnv *jni, jthread t, char *buf, siz
 
 bool fx_lock_wait_begin(JNIEnv *jni, jobject object)
 {
-    int32_t tid = lock_tid();
-    int stale = slot_find(tid); /* an enter whose entered never came (lock= stopped between) */
+    uint64_t key = self_key();
+    int stale = slot_find(key); /* an enter whose entered never came (lock= stopped between) */
     if (stale >= 0 &&
         __atomic_exchange_n(&slots[stale].state, SLOT_ENDED, __ATOMIC_ACQ_REL) != SLOT_LOOKING)
         slot_release(jni, (uint32_t)stale);
-    for (uint32_t i = 0, h = (uint32_t)tid * 2654435761u; i < PROBES; i++) {
+    for (uint32_t i = 0, h = hash(key); i < PROBES; i++) {
         uint32_t k = (h + i) % SLOTS;
-        int32_t free_tid = 0;
-        if (!__atomic_compare_exchange_n(&slot_tid[k], &free_tid, tid, false, __ATOMIC_ACQ_REL,
+        uint64_t free_key = 0;
+        if (!__atomic_compare_exchange_n(&slot_key[k], &free_key, key, false, __ATOMIC_ACQ_REL,
                                          __ATOMIC_RELAXED))
             continue;
         __atomic_fetch_add(&ow.waiting, 1, __ATOMIC_RELAXED);
@@ -142,7 +153,7 @@ static void set_owner(char *owner, size_t cap, const char *why, uint64_t *counte
 enum lock_wait fx_lock_wait_end(JNIEnv *jni, uint64_t min_ns, int64_t *t0, int64_t *t1, char *owner,
                                 size_t cap)
 {
-    int k = slot_find(lock_tid());
+    int k = slot_find(self_key());
     if (k < 0)
         return LOCK_WAIT_NONE; /* its enter came before the start, or found no slot */
     struct wait_slot *s = &slots[k];
@@ -230,7 +241,7 @@ static void owners_tick(JNIEnv *jni, void *arg)
     uint32_t batch[TICK_BATCH], n = 0;
     int64_t now = fx_now_ns();
     for (uint32_t k = 0; k < SLOTS && n < TICK_BATCH; k++) {
-        if (__atomic_load_n(&slot_tid[k], __ATOMIC_ACQUIRE) == 0)
+        if (__atomic_load_n(&slot_key[k], __ATOMIC_ACQUIRE) == 0)
             continue;
         struct wait_slot *s = &slots[k];
         if (state_of(s) == SLOT_WAITING && now - s->t0 >= (int64_t)(ow.min_ns / 2) &&
