@@ -76,8 +76,7 @@ static void slot_release(JNIEnv *jni, uint32_t i)
     __atomic_fetch_sub(&ow.waiting, 1, __ATOMIC_RELAXED);
 }
 
-/* The thread's slot in a wait (WAITING, LOOKING or DONE), or -1. A thread waits for one monitor
- * at a time; a slot of its own in ENDED is the lookup thread's to free. */
+/* A pthread_t is the address of its thread's descriptor (stacks apart): the product's high bits. */
 static uint32_t hash(uint64_t key)
 {
     return (uint32_t)((key * 0x9E3779B97F4A7C15u) >> 40);
@@ -88,6 +87,8 @@ static uint64_t self_key(void)
     return (uint64_t)(uintptr_t)pthread_self();
 }
 
+/* The thread's slot in a wait (WAITING, LOOKING or DONE), or -1. A thread waits for one monitor
+ * at a time; a slot of its own in ENDED is the lookup thread's to free. */
 static int slot_find(uint64_t key)
 {
     for (uint32_t i = 0, h = hash(key); i < PROBES; i++) {
