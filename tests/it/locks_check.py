@@ -6,7 +6,8 @@ usage: locks_check.py --label NAME RUN_DIR   (reads agentpath, attach-dump, atta
                                              .json.gz)
   each:       at least 3 "Lock wait" markers (JvmLockWait, interval) on monitor-waiter tracks:
               kind monitor, class fxagent.locks.LockWorkload$MonitorLock, owner monitor-holder
-              (the attach files, started with lockowner=off: "unknown (lockowner=off)"),
+              (at least once; the others may say "unknown (budget)" after a slow lookup; the
+              attach files, started with lockowner=off: "unknown (lockowner=off)"),
               waited 150..2300 ms (300 ms held), data.cause.stack holds LockWorkload.waitOnMonitor;
               at least 3 on rl-waiter tracks: kind park, class ReentrantLock$NonfairSync, owner
               rl-holder, the stack holds LockWorkload.waitOnReentrantLock; none on "loner";
@@ -101,8 +102,13 @@ def main():
             if kind == "monitor" and not owner_on:
                 owner = "unknown (lockowner=off)"
             ms = p.lock_markers(thread)
+            # a loaded machine can make a lookup (a safepoint) take 200 ms: the budget then
+            # refuses the next ones, which the marker says; the first is always looked up
+            owners = (owner, "unknown (budget)") if kind == "monitor" and owner_on else (owner,)
+            named = [m for m in ms if m[2]["owner"] == owner]
+            check(named, f"{f}: a lock marker on {thread} names its owner {owner}")
             good = [m for m in ms if m[1] == 1 and m[2]["kind"] == kind and
-                    m[2]["lockClass"] == cls and m[2]["owner"] == owner and
+                    m[2]["lockClass"] == cls and m[2]["owner"] in owners and
                     150 <= m[0] <= 2300 and 150 <= m[2]["duration"] <= 2300 and
                     method in p.stack_names(m[2].get("cause", {}).get("stack"))]
             check(len(good) >= 3, f"{f}: {len(good)} of {len(ms)} lock markers on {thread} are "
