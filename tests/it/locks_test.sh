@@ -30,8 +30,9 @@ it_run agentpath "$IT_JDK/bin/java" \
 grep -q "waits done" agentpath.out || it_fail "agentpath: the workload did not finish its waits"
 "$FXCHECK" "$RUN/agentpath.json.gz" || it_fail "fxcheck rejected agentpath.json.gz"
 
-# attach: the rounds begin 3 s in; jcmd from the same JDK
-"$IT_JDK/bin/java" -XX:+IgnoreUnrecognizedVMOptions -XX:+EnableDynamicAgentLoading -jar "$FXAGENT_LOCKS_JAR" known 9 3000 \
+# attach: the rounds begin 5 s in (jcmd, itself a JVM, can take 3 s to attach on a loaded
+# machine); jcmd from the same JDK
+"$IT_JDK/bin/java" -XX:+IgnoreUnrecognizedVMOptions -XX:+EnableDynamicAgentLoading -jar "$FXAGENT_LOCKS_JAR" known 11 5000 \
     >attach.out 2>attach.err &
 PID=$!
 trap 'kill -9 $PID 2>/dev/null || true' EXIT
@@ -42,7 +43,7 @@ jcmd_agent() {
 }
 sleep 1.5
 jcmd_agent "start,mode=cpu,lock=50ms,lockowner=off,quiet,file=$RUN/attach-start.json.gz"
-for _ in $(seq 1 100); do
+for _ in $(seq 1 200); do
     grep -q "waits done" attach.out && break
     sleep 0.1
 done
