@@ -34,6 +34,11 @@ enum fx_markers {
     FX_MARKERS_OFF,
 };
 
+enum fx_lockowner {
+    FX_LOCKOWNER_ON = 0,
+    FX_LOCKOWNER_OFF,
+};
+
 /* cstack=fp|no|dwarf: native frames of samples (cpu, itimer, wall) by walking frame pointers (fp),
  * none, or (the default) by frame pointers and, in libraries where they fail, DWARF CFI (dwarf). */
 enum fx_cstack {
@@ -83,6 +88,8 @@ struct fx_options {
     uint64_t vtwait_ns;        /* vtwait=DURATION: mark virtual threads' waits of at least it
                                   (JDK 21+); 0 = off, default 10ms */
     enum fx_kstack kstack;     /* kstack=yes|no, default yes */
+    /* lockowner=on|off, default on: with lock=, name the owners of monitors (locks_owner.c) */
+    enum fx_lockowner lockowner;
 };
 
 /* Fills `out` with the defaults. */

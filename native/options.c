@@ -281,6 +281,7 @@ _Static_assert(sizeof(enum fx_cpu_engine) == sizeof(int), "engine is written as 
 _Static_assert(sizeof(enum fx_markers) == sizeof(int), "markers is written as int");
 _Static_assert(sizeof(enum fx_cstack) == sizeof(int), "cstack is written as int");
 _Static_assert(sizeof(enum fx_kstack) == sizeof(int), "kstack is written as int");
+_Static_assert(sizeof(enum fx_lockowner) == sizeof(int), "lockowner is written as int");
 
 /* Copies a path value; empty and over-long paths are refused. */
 static int copy_path(const struct opt_def *d, const char *val, char **dst, struct fx_errbuf *eb)
@@ -456,6 +457,12 @@ static const struct opt_def opt_table[] = {
          .offset = FIELD(kstack),
          .choices = kstack_names,
          .accepts = "yes or no"},
+        {.name = "lockowner",
+         .kind = OPT_VALUE,
+         .parse = parse_choice_opt,
+         .offset = FIELD(lockowner),
+         .choices = markers_names,
+         .accepts = "on or off"},
 };
 
 #define OPT_COUNT (sizeof(opt_table) / sizeof(opt_table[0]))
@@ -488,6 +495,7 @@ static const char help_text[] =
         "  validate[=REPORT.json]  check AsyncGetCallTrace against GetStackTrace (default off)\n"
         "  alloc=SIZE              sample allocations every SIZE bytes on average, live heap (default 0: off)\n"
         "  vtwait=DURATION         mark virtual threads' waits of at least it with their stack, 0 off (default 10ms)\n"
+        "  lockowner=on|off        with lock=: name the owner of monitors waited for at least lock=/2 (default on)\n"
         "DURATION: a whole number with a unit: ns, us, ms, s, m (minutes), h; e.g. 10ms\n"
         "SIZE: a whole number of bytes, or with k, m, g (powers of 1024, any case); e.g. 64m\n";
 

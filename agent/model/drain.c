@@ -200,6 +200,7 @@ static bool finished(struct fx_thread *t)
 {
     if (!t->finished)
         return false;
+    fx_locks_thread_reaped(t);
     add_cost(&dr.reaped, t);
     dr.reaped.armed_cpu_ns += fx_timer_armed_cpu_ns(t); /* fx_threads_reap holds the lock */
     uint64_t d = fx_ring_drops(&t->ring);

@@ -132,6 +132,10 @@ void fx_window_drain_exiting(void);
 /* The drain's periodic thread, woken by each request (it may be paused: fx_drain_pause). */
 void fx_window_owner(struct fx_periodic *p);
 
+/* --- locks.c, for the drain: a reaped thread leaves the "(blocked)" track list --- */
+
+void fx_locks_thread_reaped(struct fx_thread *t);
+
 /* --- jit_info.c: what a JIT marker says about a compiled method --- */
 
 /* CompiledMethodLoad (compiler thread): distinct methods inlined into `root` per the inlining

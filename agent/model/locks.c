@@ -17,6 +17,7 @@ struct blocked_track {
     struct fx_thread *t; /* the waiting thread (the registry keeps ended threads until reaped) */
     int32_t tid;
     uint32_t index; /* its "(blocked)" track */
+    bool unregistered;
 };
 
 /* Owned by the model's owner. */
@@ -36,6 +37,11 @@ static struct fx_thread *thread_of_tid(int32_t tid)
             return t;
     }
     return NULL;
+}
+
+static bool ended(struct fx_thread *t)
+{
+    return __atomic_load_n(&t->ended, __ATOMIC_ACQUIRE) != 0;
 }
 
 /* The thread's "(blocked)" track, added at its first wait. */
@@ -61,8 +67,31 @@ static int blocked_track(struct fx_profile *p, struct fx_thread *t, uint32_t *ou
     if (rc == FX_OK)
         rc = fx_profile_thread_set_weight_type(p, *out, FX_WEIGHT_TRACING_MS);
     if (rc == FX_OK)
-        lc.tracks[lc.ntracks++] = (struct blocked_track){t, t->tid, *out};
+        lc.tracks[lc.ntracks++] = (struct blocked_track){t, t->tid, *out, false};
     return rc;
+}
+
+/* The "(blocked)" track of a thread that ended ends with it, as its own track does (drain.c);
+ * it stays listed until the thread is reaped, for a wait still queued. */
+static void end_blocked_tracks(struct fx_profile *p)
+{
+    for (uint32_t i = 0; i < lc.ntracks; i++) {
+        struct blocked_track *b = &lc.tracks[i];
+        if (!b->unregistered && ended(b->t)) {
+            fx_profile_thread_unregister(p, b->index, b->t->end_ns);
+            b->unregistered = true;
+        }
+    }
+}
+
+void fx_locks_thread_reaped(struct fx_thread *t)
+{
+    for (uint32_t i = 0; i < lc.ntracks;) {
+        if (lc.tracks[i].t == t)
+            lc.tracks[i] = lc.tracks[--lc.ntracks];
+        else
+            i++;
+    }
 }
 
 /* Leaf-first jvmtiFrameInfo as a model stack (root first); "[truncated]" on top of a cut. */
@@ -163,6 +192,7 @@ static void locks_drain(JNIEnv *jni, struct fx_profile *p)
         lc.drained++;
         fx_ring_release(&fx_lock_queue.ring);
     }
+    end_blocked_tracks(p);
 }
 
 static int locks_start(JNIEnv *jni)
@@ -210,13 +240,31 @@ static void locks_before_dump(JNIEnv *jni, struct fx_profile *p, const struct fx
     fx_profile_extra_int(p, g, "dropped: no wait slot", (int64_t)get(&f->slots_full));
     fx_profile_extra_int(p, g, "dropped: thread not registered", (int64_t)lc.no_thread);
     fx_profile_extra_int(p, g, "model errors", (int64_t)lc.model_errors);
+    fx_profile_extra_int(p, g, "monitor: waits below lock=", (int64_t)get(&f->monitor_short));
+    fx_profile_extra_int(p, g, "park: waits below lock=", (int64_t)get(&f->park_short));
+    uint64_t n = get(&f->enter_timed);
+    fx_profile_extra_int(p, g, "monitor enter callback: mean ns (1 in 64 timed)",
+                         n ? (int64_t)(get(&f->enter_ns) / n) : 0);
+    n = get(&f->short_timed);
+    fx_profile_extra_int(p, g, "monitor entered callback below lock=: mean ns (1 in 64 timed)",
+                         n ? (int64_t)(get(&f->short_ns) / n) : 0);
     fx_profile_extra_int(p, g, "owner unknown (JVMTI failed)", (int64_t)get(&f->owner_failed));
     fx_profile_extra_int(p, g, "stack unknown (GetStackTrace failed)",
                          (int64_t)get(&f->stack_failed));
-    uint64_t calls = get(&f->owner_calls);
+    const struct fx_lock_owner_figures *o = &fx_lock_owner_fig;
+    fx_profile_extra_str(p, g, "lockowner", fx_lock_owner_lookups() ? "on" : "off");
+    uint64_t calls = get(&o->lookups);
     fx_profile_extra_int(p, g, "monitor owner lookups (GetObjectMonitorUsage)", (int64_t)calls);
     fx_profile_extra_int(p, g, "monitor owner lookup: mean ns",
-                         calls ? (int64_t)(get(&f->owner_ns) / calls) : 0);
+                         calls ? (int64_t)(get(&o->lookup_ns) / calls) : 0);
+    fx_profile_extra_int(p, g, "monitor owner lookup: max ns", (int64_t)get(&o->lookup_max_ns));
+    fx_profile_extra_int(p, g, "owner from another waiter's lookup", (int64_t)get(&o->shared));
+    fx_profile_extra_int(p, g, "owner not looked up (budget)", (int64_t)get(&o->budget));
+    fx_profile_extra_int(p, g, "owner not looked up (lockowner=off)", (int64_t)get(&o->off));
+    fx_profile_extra_int(p, g, "owner unknown (wait ended during its lookup)",
+                         (int64_t)get(&o->during_lookup));
+    fx_profile_extra_int(p, g, "owner unknown (wait ended before its lookup)",
+                         (int64_t)get(&o->before_lookup));
     uint64_t rec = get(&f->monitor_recorded) + get(&f->park_recorded);
     fx_profile_extra_int(p, g, "recording a wait: mean ns",
                          rec ? (int64_t)(get(&f->callback_ns) / rec) : 0);

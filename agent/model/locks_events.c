@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* The producers of lock waits (issue 18), on the waiting threads themselves:
- *  - monitors: MonitorContendedEnter notes the time and the owner (GetObjectMonitorUsage) in the
- *    thread's wait slot; MonitorContendedEntered, when the wait reached lock=, records it with
- *    the object's class and the thread's stack (GetStackTrace);
+ *  - monitors: MonitorContendedEnter notes the wait in the thread's wait slot,
+ * MonitorContendedEntered ends it and, when it reached lock=, records it with the object's class,
+ * the owner the lookup thread found (locks_owner.c) and the thread's stack (GetStackTrace);
  *  - parks: Unsafe.park is re-bound (RegisterNatives) to park_hook while a recording has lock=,
  *    and back to the original at its stop. The hook reads the thread's parkBlocker (and, for an
  *    AbstractOwnableSynchronizer, its exclusive owner) before it parks, times the original, and
@@ -15,8 +15,6 @@
 #include <dlfcn.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/syscall.h>
-#include <unistd.h>
 
 #include "fx_elfsym.h"
 
@@ -36,68 +34,6 @@ static struct {
     char note[160];
 } lk;
 
-/* --- monitors: one wait slot per waiting thread, found by tid --- */
-
-#define SLOTS 4096 /* threads waiting for a monitor at once; more are counted, not recorded */
-
-struct wait_slot {
-    int32_t tid; /* atomic: 0 free */
-    int64_t t0;
-    char owner[64];
-};
-static struct wait_slot slots[SLOTS];
-
-static int32_t gettid32(void)
-{
-    return (int32_t)syscall(SYS_gettid);
-}
-
-static struct wait_slot *slot_claim(int32_t tid)
-{
-    for (uint32_t i = 0, h = (uint32_t)tid * 2654435761u; i < 64; i++) {
-        struct wait_slot *s = &slots[(h + i) % SLOTS];
-        int32_t free_tid = 0;
-        if (__atomic_compare_exchange_n(&s->tid, &free_tid, tid, false, __ATOMIC_ACQ_REL,
-                                        __ATOMIC_RELAXED))
-            return s;
-    }
-    return NULL;
-}
-
-static struct wait_slot *slot_find(int32_t tid)
-{
-    for (uint32_t i = 0, h = (uint32_t)tid * 2654435761u; i < 64; i++) {
-        struct wait_slot *s = &slots[(h + i) % SLOTS];
-        if (__atomic_load_n(&s->tid, __ATOMIC_ACQUIRE) == tid)
-            return s;
-    }
-    return NULL;
-}
-
-static void add(uint64_t *counter, uint64_t n)
-{
-    __atomic_fetch_add(counter, n, __ATOMIC_RELAXED);
-}
-
-/* The thread's name into buf ("" when unknown). */
-static void thread_name(jvmtiEnv *jvmti, JNIEnv *jni, jthread t, char *buf, size_t cap)
-{
-    buf[0] = '\0';
-    jvmtiThreadInfo info;
-    memset(&info, 0, sizeof(info));
-    if (t == NULL || (*jvmti)->GetThreadInfo(jvmti, t, &info) != JVMTI_ERROR_NONE) {
-        add(&fx_lock_fig.owner_failed, 1);
-        return;
-    }
-    if (info.name != NULL) {
-        strncpy(buf, info.name, cap - 1);
-        buf[cap - 1] = '\0';
-        (*jvmti)->Deallocate(jvmti, (unsigned char *)info.name);
-    }
-    (*jni)->DeleteLocalRef(jni, info.thread_group);
-    (*jni)->DeleteLocalRef(jni, info.context_class_loader);
-}
-
 /* One wait into the queue: the current thread's stack, the class of `object`, the owner. */
 static void record(jvmtiEnv *jvmti, JNIEnv *jni, jobject object, const char *owner,
                    enum lock_kind kind, int64_t t0, int64_t t1)
@@ -107,10 +43,10 @@ static void record(jvmtiEnv *jvmti, JNIEnv *jni, jobject object, const char *own
     jint n = 0;
     uint32_t depth = fx_opt()->depth < LOCK_FRAMES_MAX ? fx_opt()->depth : LOCK_FRAMES_MAX;
     if ((*jvmti)->GetStackTrace(jvmti, NULL, 0, (jint)depth + 1, frames, &n) != JVMTI_ERROR_NONE) {
-        add(&fx_lock_fig.stack_failed, 1);
+        lock_add(&fx_lock_fig.stack_failed, 1);
         n = 0;
     }
-    struct lock_rec r = {.t0 = t0, .t1 = t1, .tid = gettid32(), .kind = (uint8_t)kind};
+    struct lock_rec r = {.t0 = t0, .t1 = t1, .tid = lock_tid(), .kind = (uint8_t)kind};
     if ((uint32_t)n > depth) {
         n = (jint)depth;
         r.truncated = 1;
@@ -134,53 +70,60 @@ static void record(jvmtiEnv *jvmti, JNIEnv *jni, jobject object, const char *own
         (*jvmti)->Deallocate(jvmti, (unsigned char *)sig);
     if (cls != NULL)
         (*jni)->DeleteLocalRef(jni, cls);
-    add(kind == LOCK_MONITOR ? &fx_lock_fig.monitor_recorded : &fx_lock_fig.park_recorded, 1);
-    add(&fx_lock_fig.callback_ns, (uint64_t)(fx_now_ns() - c0));
+    lock_add(kind == LOCK_MONITOR ? &fx_lock_fig.monitor_recorded : &fx_lock_fig.park_recorded, 1);
+    lock_add(&fx_lock_fig.callback_ns, (uint64_t)(fx_now_ns() - c0));
+}
+
+/* --- monitors: the wait slots and the owners are locks_owner.c's --- */
+
+/* 1 in TIMED_ONE_IN callbacks times itself (two clock reads), for meta.extra. */
+#define TIMED_ONE_IN 64
+
+static int64_t timed_start(uint64_t n)
+{
+    return n % TIMED_ONE_IN == 0 ? fx_now_ns() : 0;
+}
+
+static void timed_end(int64_t c0, uint64_t *ns, uint64_t *count)
+{
+    if (c0 != 0) {
+        lock_add(ns, (uint64_t)(fx_now_ns() - c0));
+        lock_add(count, 1);
+    }
 }
 
 static void JNICALL on_contended_enter(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jobject object)
 {
-    (void)thread;
+    (void)jvmti, (void)thread;
     if (__atomic_load_n(&lk.min_ns, __ATOMIC_ACQUIRE) == 0)
         return;
-    add(&fx_lock_fig.monitor_seen, 1);
-    struct wait_slot *s = slot_claim(gettid32());
-    if (s == NULL) {
-        add(&fx_lock_fig.slots_full, 1);
-        return;
-    }
-    /* The owner now: once the wait is over it has let go. GetObjectMonitorUsage is a VM
-     * operation (its price is in meta.extra and docs/BENCHMARKS.md). */
-    int64_t c0 = fx_now_ns();
-    jvmtiMonitorUsage u;
-    memset(&u, 0, sizeof(u));
-    s->owner[0] = '\0';
-    if ((*jvmti)->GetObjectMonitorUsage(jvmti, object, &u) == JVMTI_ERROR_NONE) {
-        thread_name(jvmti, jni, u.owner, s->owner, sizeof(s->owner));
-        (*jvmti)->Deallocate(jvmti, (unsigned char *)u.waiters);
-        (*jvmti)->Deallocate(jvmti, (unsigned char *)u.notify_waiters);
-        if (u.owner != NULL)
-            (*jni)->DeleteLocalRef(jni, u.owner);
-    } else {
-        add(&fx_lock_fig.owner_failed, 1);
-    }
-    add(&fx_lock_fig.owner_ns, (uint64_t)(fx_now_ns() - c0));
-    add(&fx_lock_fig.owner_calls, 1);
-    s->t0 = fx_now_ns(); /* the wait starts after our own work */
+    struct fx_lock_figures *f = &fx_lock_fig;
+    int64_t c0 = timed_start(__atomic_fetch_add(&f->monitor_seen, 1, __ATOMIC_RELAXED));
+    if (!fx_lock_wait_begin(jni, object))
+        lock_add(&f->slots_full, 1);
+    timed_end(c0, &f->enter_ns, &f->enter_timed);
 }
 
 static void JNICALL on_contended_entered(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread,
                                          jobject object)
 {
     (void)thread;
-    struct wait_slot *s = slot_find(gettid32());
-    if (s == NULL)
-        return; /* its enter came before the start, or found no slot */
-    int64_t t1 = fx_now_ns();
+    struct fx_lock_figures *f = &fx_lock_fig;
+    int64_t c0 = timed_start(__atomic_fetch_add(&f->entered_calls, 1, __ATOMIC_RELAXED));
+    int64_t t0, t1;
+    char owner[LOCK_OWNER_MAX];
     uint64_t min = __atomic_load_n(&lk.min_ns, __ATOMIC_ACQUIRE);
-    if (min != 0 && t1 - s->t0 >= (int64_t)min)
-        record(jvmti, jni, object, s->owner, LOCK_MONITOR, s->t0, t1);
-    __atomic_store_n(&s->tid, 0, __ATOMIC_RELEASE);
+    switch (fx_lock_wait_end(jni, min, &t0, &t1, owner, sizeof(owner))) {
+    case LOCK_WAIT_LONG:
+        record(jvmti, jni, object, owner, LOCK_MONITOR, t0, t1);
+        break;
+    case LOCK_WAIT_SHORT:
+        lock_add(&f->monitor_short, 1);
+        timed_end(c0, &f->short_ns, &f->short_timed);
+        break;
+    case LOCK_WAIT_NONE:
+        break;
+    }
 }
 
 /* --- parks --- */
@@ -204,12 +147,14 @@ static void JNICALL park_hook(JNIEnv *jni, jobject unsafe, jboolean absolute, jl
     int64_t t0 = fx_now_ns();
     orig(jni, unsafe, absolute, time);
     int64_t t1 = fx_now_ns();
-    add(&fx_lock_fig.park_seen, 1);
+    lock_add(&fx_lock_fig.park_seen, 1);
     if (t1 - t0 >= (int64_t)min) {
         char name[64] = "";
         if (owner != NULL)
-            thread_name(jvmti, jni, owner, name, sizeof(name));
+            fx_lock_thread_name(jvmti, jni, owner, name, sizeof(name));
         record(jvmti, jni, blocker, name, LOCK_PARK, t0, t1);
+    } else {
+        lock_add(&fx_lock_fig.park_short, 1);
     }
     (*jni)->DeleteLocalRef(jni, blocker);
     if (owner != NULL)
@@ -385,6 +330,7 @@ int fx_lock_events_start(JNIEnv *jni, uint64_t lock_ns)
         fx_log("lock: no memory for the lock queue: lock waits not recorded");
         return rc;
     }
+    fx_lock_owner_start(jni, lock_ns, fx_opt()->lockowner == FX_LOCKOWNER_ON);
     __atomic_store_n(&lk.min_ns, lock_ns, __ATOMIC_RELEASE);
     monitor_events(JVMTI_ENABLE);
     park_start(jni);
@@ -397,6 +343,7 @@ void fx_lock_events_stop(JNIEnv *jni)
 {
     __atomic_store_n(&lk.min_ns, 0, __ATOMIC_RELEASE);
     monitor_events(JVMTI_DISABLE);
+    fx_lock_owner_stop();
     if (lk.hooked && jni != NULL && bind_park(jni, (void *)lk.original))
         lk.hooked = false;
 }

@@ -6,10 +6,15 @@
 #              kind and a stack holding the waiting method; "(blocked)" tracks; nothing for the
 #              thread that never contends; wall-mode states (sleeper Sleeping, blocked Blocked,
 #              busy running);
-#   attach     the JVM starts without the agent; jcmd starts it with lock=50ms (Unsafe.park was
-#              bound long before), a dump, then stop: the same waits in the files;
+#   attach     the JVM starts without the agent; jcmd starts it with lock=50ms,lockowner=off
+#              (Unsafe.park was bound long before), a dump, then stop: the same waits in the
+#              files, their monitor owners "unknown (lockowner=off)";
+#   storm      8 threads on one monitor (LockWorkload storm 8 3 0 yield), lock=1ms: short
+#              contended enters counted, owner lookups within their budget;
 # each profile passes fxcheck, profiler-cli loads one, the checks are locks_check.py. Fails on a
-# build without lock= (the option is refused) or without the markers.
+# build without lock= (the option is refused) or without the markers, on one that looks the
+# owner up at each contended enter (no lockowner=, no "waits below lock=" counts), or leaves the
+# "(blocked)" tracks open after their threads ended.
 # usage: locks_test.sh JDK_HOME   (env: FXAGENT_LOCKS_JAR and it_lib's)
 set -euo pipefail
 source "$(dirname "$0")/it_lib.sh"
@@ -25,8 +30,9 @@ it_run agentpath "$IT_JDK/bin/java" \
 grep -q "waits done" agentpath.out || it_fail "agentpath: the workload did not finish its waits"
 "$FXCHECK" "$RUN/agentpath.json.gz" || it_fail "fxcheck rejected agentpath.json.gz"
 
-# attach: the rounds begin 3 s in; jcmd from the same JDK
-"$IT_JDK/bin/java" -XX:+IgnoreUnrecognizedVMOptions -XX:+EnableDynamicAgentLoading -jar "$FXAGENT_LOCKS_JAR" known 9 3000 \
+# attach: the rounds begin 5 s in (jcmd, itself a JVM, can take 3 s to attach on a loaded
+# machine); jcmd from the same JDK
+"$IT_JDK/bin/java" -XX:+IgnoreUnrecognizedVMOptions -XX:+EnableDynamicAgentLoading -jar "$FXAGENT_LOCKS_JAR" known 11 5000 \
     >attach.out 2>attach.err &
 PID=$!
 trap 'kill -9 $PID 2>/dev/null || true' EXIT
@@ -36,8 +42,8 @@ jcmd_agent() {
         while IFS= read -r line; do echo "$IT_NAME: jcmd ${1%%,*}: $line"; done
 }
 sleep 1.5
-jcmd_agent "start,mode=cpu,lock=50ms,quiet,file=$RUN/attach-start.json.gz"
-for _ in $(seq 1 100); do
+jcmd_agent "start,mode=cpu,lock=50ms,lockowner=off,quiet,file=$RUN/attach-start.json.gz"
+for _ in $(seq 1 200); do
     grep -q "waits done" attach.out && break
     sleep 0.1
 done
@@ -52,6 +58,12 @@ for f in attach-dump attach-stop; do
     [[ -s $RUN/$f.json.gz ]] || it_fail "no $f.json.gz"
     "$FXCHECK" "$RUN/$f.json.gz" || it_fail "fxcheck rejected $f.json.gz"
 done
+
+it_run storm "$IT_JDK/bin/java" \
+    "-agentpath:$FXAGENT_LIB=lock=1ms,quiet,file=$RUN/storm.json.gz" \
+    -jar "$FXAGENT_LOCKS_JAR" storm 8 3 0 yield
+[[ $IT_RC -eq 0 ]] || it_fail "storm: java exited $IT_RC"
+"$FXCHECK" "$RUN/storm.json.gz" || it_fail "fxcheck rejected storm.json.gz"
 
 pcli_setup
 pcli_load "$RUN/agentpath.json.gz" || it_fail "profiler-cli could not load agentpath.json.gz"

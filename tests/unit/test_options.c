@@ -35,6 +35,7 @@ enum fld {
     F_CSTACK,
     F_LOCK,
     F_KSTACK,
+    F_LOCKOWNER,
 };
 
 static uint64_t get(const struct fx_options *o, enum fld f)
@@ -70,6 +71,8 @@ static uint64_t get(const struct fx_options *o, enum fld f)
         return o->lock_ns;
     case F_KSTACK:
         return o->kstack;
+    case F_LOCKOWNER:
+        return o->lockowner;
     }
     return UINT64_MAX;
 }
@@ -137,6 +140,8 @@ static const struct good_case good[] = {
         {"lock=1h", F_LOCK, 3600 * NS_S},
         {"kstack=yes", F_KSTACK, FX_KSTACK_YES},
         {"kstack=no", F_KSTACK, FX_KSTACK_NO},
+        {"lock=10ms,lockowner=off", F_LOCKOWNER, FX_LOCKOWNER_OFF},
+        {"lockowner=on", F_LOCKOWNER, FX_LOCKOWNER_ON},
 };
 
 struct bad_case {
@@ -246,6 +251,7 @@ static const struct bad_case bad[] = {
         {"cstack=fp,cstack=no", FX_EINVAL, "cstack", "given twice", NULL},
         {"cstak=fp", FX_EINVAL, "cstak", "(did you mean 'cstack'?)", NULL},
         {"lock=10", FX_EINVAL, "lock", "needs a unit", NULL},
+        {"lockowner=no", FX_EINVAL, "lockowner", "'no' is unknown; accepted: on or off", NULL},
         {"lock=2h", FX_ERANGE, "lock", "out of range", NULL},
         {"lock", FX_EINVAL, "lock", "needs a value (lock=...)", NULL},
         {"kstack=on", FX_EINVAL, "kstack", "'on' is unknown; accepted: yes or no", NULL},
@@ -291,6 +297,7 @@ static void check_defaults(const struct fx_options *o)
     ck_assert_int_eq(o->cstack, FX_CSTACK_DWARF);
     ck_assert_uint_eq(o->lock_ns, 0);
     ck_assert_int_eq(o->kstack, FX_KSTACK_YES);
+    ck_assert_int_eq(o->lockowner, FX_LOCKOWNER_ON);
 }
 
 START_TEST(test_options_good_value_sets_its_field)

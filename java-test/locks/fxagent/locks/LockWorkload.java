@@ -9,6 +9,9 @@
 //                  of while the run lasts. Prints "waits done" after the six waits.
 //   bench THREADS SECONDS  THREADS threads increment one counter under a synchronized block and
 //                  under a ReentrantLock in turn; prints "ops N".
+//   storm THREADS SECONDS [SPIN [yield]]  the same with the synchronized block only, where it
+//                  also spins SPIN (default 200) steps (and, with "yield", yields the CPU): a
+//                  short critical section, so many contended monitor enters that block briefly.
 package fxagent.locks;
 
 import java.util.concurrent.CountDownLatch;
@@ -148,7 +151,15 @@ public final class LockWorkload {
         running = false;
     }
 
-    static void bench(int threads, int seconds) throws InterruptedException {
+    static long spinSteps(int n) {
+        long x = sink;
+        for (int i = 0; i < n; i++)
+            x = x * 31 + i;
+        return x;
+    }
+
+    static void bench(int threads, int seconds, boolean parks, int spin, boolean yield)
+            throws InterruptedException {
         long[] ops = new long[threads];
         Thread[] ts = new Thread[threads];
         long end = System.nanoTime() + seconds * 1_000_000_000L;
@@ -159,19 +170,23 @@ public final class LockWorkload {
                 while (System.nanoTime() < end) {
                     for (int j = 0; j < 100; j++) {
                         synchronized (MONITOR) {
-                            MONITOR.count++;
+                            MONITOR.count += spinSteps(spin) & 1;
+                            if (yield)
+                                Thread.yield(); // the holder is off CPU: contenders block
                         }
-                        RLOCK.lock();
-                        try {
-                            sink++;
-                        } finally {
-                            RLOCK.unlock();
+                        if (parks) {
+                            RLOCK.lock();
+                            try {
+                                sink++;
+                            } finally {
+                                RLOCK.unlock();
+                            }
                         }
                     }
-                    n += 200;
+                    n += parks ? 200 : 100;
                 }
                 ops[k] = n;
-            }, "bench-" + i);
+            }, (parks ? "bench-" : "storm-") + i);
             ts[i].start();
         }
         long total = 0;
@@ -185,10 +200,14 @@ public final class LockWorkload {
     public static void main(String[] args) throws InterruptedException {
         if (args.length >= 2 && args[0].equals("known")) {
             known(Integer.parseInt(args[1]), args.length > 2 ? Long.parseLong(args[2]) : 500);
-        } else if (args.length >= 3 && args[0].equals("bench")) {
-            bench(Integer.parseInt(args[1]), Integer.parseInt(args[2]));
+        } else if (args.length >= 3 && (args[0].equals("bench") || args[0].equals("storm"))) {
+            boolean storm = args[0].equals("storm");
+            bench(Integer.parseInt(args[1]), Integer.parseInt(args[2]), !storm,
+                    storm ? (args.length > 3 ? Integer.parseInt(args[3]) : 200) : 0,
+                    storm && args.length > 4 && args[4].equals("yield"));
         } else {
-            System.err.println("usage: LockWorkload known SECONDS [DELAY_MS] | bench THREADS SECONDS");
+            System.err.println(
+                    "usage: LockWorkload known SECONDS [DELAY_MS] | bench|storm THREADS SECONDS");
             System.exit(2);
         }
     }
