@@ -56,6 +56,8 @@ struct fx_recovery_counts {
 };
 /* meta.extra "AsyncGetCallTrace outcomes" and "Stack recovery". */
 void fx_stacks_report(struct fx_profile *p, const struct fx_recovery_counts *handlers);
+/* A new recording: the tallies start from zero. */
+void fx_stacks_reset(void);
 
 /* --- native_frames.c: a record's native frames (issue 16, cstack=fp) --- */
 
@@ -65,6 +67,8 @@ int fx_native_frames_push(struct fx_profile *p, const struct fx_sample_rec *r, u
                           fx_stack_id *stack);
 /* meta.extra "Native stacks". */
 void fx_native_frames_report(struct fx_profile *p);
+/* A new recording: the walks' tallies start from zero (the symbol cache stays). */
+void fx_native_frames_reset(void);
 
 /* --- window.c, for the drain --- */
 
@@ -101,6 +105,8 @@ int fx_jit_info_name(JNIEnv *jni, struct fx_profile *p, jmethodID id, fx_str_id 
 /* Samples every counter if `force` or if 100 ms have passed since the last sample. */
 void fx_counters_sample(JNIEnv *jni, struct fx_profile *p, int64_t now_ns, bool force);
 void fx_counters_report(struct fx_profile *p, const char *group);
+/* A new recording: the rounds and read errors start from zero. */
+void fx_counters_reset(void);
 
 /* --- gcinfo.c: which collector ran a pause, heap before/after (GC MXBeans, drain only) --- */
 

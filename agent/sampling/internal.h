@@ -74,12 +74,17 @@ void fx_threads_disarm_all(void);
  * recording's options (a start). */
 void fx_threads_free_buffers(void);
 void fx_threads_build_buffers(void);
+/* fx_sampling_new_recording's share: per-thread figures and the registry's counts (the live
+ * threads are this recording's "sampled" ones). */
+void fx_threads_new_recording(void);
 
 /* --- engines.c: the process-wide part of the engines --- */
 
 /* itimer's setitimer, wall's sampler thread. */
 int fx_engines_start(JNIEnv *jni);
 void fx_engines_stop(void);
+/* A new recording: the wall sampler's tick count starts from zero. */
+void fx_engines_new_recording(void);
 
 /* --- vmstructs.c: HotSpot's exported type table --- */
 

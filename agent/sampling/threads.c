@@ -415,6 +415,22 @@ void fx_threads_build_buffers(void)
     fx_threads_unlock();
 }
 
+/* The handler's per-thread counters are written by its thread's handler only: none runs now. */
+void fx_threads_new_recording(void)
+{
+    fx_threads_lock();
+    memset(&stats, 0, sizeof(stats));
+    for (struct fx_thread *t = head; t != NULL; t = t->next) {
+        stats.registered += !__atomic_load_n(&t->ended, __ATOMIC_ACQUIRE);
+        t->handler_ns = t->handler_timed = t->handler_max_ns = t->handled = 0;
+        memset(t->recovered, 0, sizeof(t->recovered));
+        memset(t->rec_failed, 0, sizeof(t->rec_failed));
+        __atomic_store_n(&t->ring.drops, 0, __ATOMIC_RELAXED);
+        t->cpu_armed_ns = 0;
+    }
+    fx_threads_unlock();
+}
+
 void fx_threads_reap(JNIEnv *jni, bool (*done)(struct fx_thread *t))
 {
     struct fx_thread *dead = NULL;

@@ -11,7 +11,11 @@ Each file is one recording, taken while the workload ran PHASE. On the cycle-wor
   * the hot method's share among hot + cold samples (truth 75 %, 3 units of work to 1) within
     a bound that follows the sample count: 4 binomial standard deviations, at least 8 pp, for
     recordings with at least MIN_SAMPLES such samples (fewer say nothing and are counted);
-  * no sample before the recording's start (a negative time).
+  * no sample before the recording's start (a negative time);
+  * its figures are its own (issue 23: a start after a stop resets them): the samples in the
+    file are meta.extra's "samples" plus "idle samples inserted" (when the memory bound dropped
+    none), the ASGCT outcomes add up to no more than those samples, and at most MAX_DUMPS
+    profiles were written before this one (the test's own dumps of this recording).
 """
 import gzip
 import json
@@ -21,6 +25,32 @@ import sys
 TRUTH = 0.75
 MIN_SAMPLES = 20
 FLOOR_PP = 8.0
+MAX_DUMPS = 2
+
+
+def extra_of(p):
+    return {g["label"]: {e["label"]: e["value"] for e in g["entries"]} for g in p["meta"]["extra"]}
+
+
+def check_own_figures(path, p):
+    """Failures if the profile's meta.extra counts more than this recording."""
+    bad = []
+    ex = extra_of(p)
+    smp = ex.get("Sampling", {})
+    in_file = sum(len(t["samples"]["stack"]) for t in p["threads"])
+    counted = smp.get("samples", 0) + smp.get("idle samples inserted", 0)
+    if ex.get("Memory bound", {}).get("dropped since sampling began", 0) == 0 and counted != in_file:
+        bad.append(f"{path}: meta.extra counts {counted} samples (samples + idle inserted), the "
+                   f"file holds {in_file}: figures of another recording")
+    outcomes = sum(v for v in ex.get("AsyncGetCallTrace outcomes", {}).values()
+                   if isinstance(v, int))
+    if outcomes > smp.get("samples", 0):
+        bad.append(f"{path}: {outcomes} ASGCT outcomes for {smp.get('samples', 0)} samples")
+    dumps = ex.get("Markers and counters", {}).get("profiles written before this one", 0)
+    if dumps > MAX_DUMPS:
+        bad.append(f"{path}: {dumps} profiles written before this one (this recording wrote at "
+                   f"most {MAX_DUMPS})")
+    return bad
 
 
 def leaf_method(shared, strings, stack, cache):
@@ -41,8 +71,8 @@ def leaf_method(shared, strings, stack, cache):
 
 
 def check(path, phase):
-    bad = []
     p = json.load(gzip.open(path))
+    bad = check_own_figures(path, p)
     shared = p["shared"]
     strings = shared["stringArray"]
     mine = "even" if phase % 2 == 0 else "odd"
