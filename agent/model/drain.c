@@ -304,6 +304,17 @@ void fx_drain_stop(void)
     fx_periodic_stop(&drain);
 }
 
+void fx_model_idle(void)
+{
+    if (dr.methods != NULL) {
+        dr.methods_resolved += fx_methods_count(dr.methods);
+        dr.methods_unknown += fx_methods_unknown(dr.methods);
+        fx_methods_free(dr.methods);
+        dr.methods = NULL;
+    }
+    fx_native_frames_idle();
+}
+
 uint64_t fx_drain_samples(void)
 {
     return dr.samples;

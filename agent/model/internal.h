@@ -69,6 +69,9 @@ int fx_native_frames_push(struct fx_profile *p, const struct fx_sample_rec *r, u
 void fx_native_frames_report(struct fx_profile *p);
 /* A new recording: the walks' tallies start from zero (the symbol cache stays). */
 void fx_native_frames_reset(void);
+/* Stopped: the symbol tables of the native libraries (libjvm's alone are several MiB) and the
+ * address cache are freed; the next sample with native frames reads them again. */
+void fx_native_frames_idle(void);
 
 /* --- window.c, for the drain --- */
 

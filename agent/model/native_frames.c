@@ -261,3 +261,13 @@ void fx_native_frames_reset(void)
     nf.resolved = nf.unmapped = nf.errors = nf.cache_resets = nf.lib_errors = 0;
     memset(nf.by_source, 0, sizeof(nf.by_source));
 }
+
+void fx_native_frames_idle(void)
+{
+    fx_elfsym_free(nf.sym);
+    nf.sym = NULL;
+    nf.sym_failed = false;
+    fx_free(nf.slots);
+    nf.slots = NULL;
+    nf.cap = nf.used = 0;
+}
