@@ -16,7 +16,8 @@
 #     into the JVM's life), RSS within FXAGENT_CYCLE_RSS_KIB (8 MiB) of it; the JVM exits 0, no
 #     hs_err.
 # usage: cycle_test.sh JDK_HOME [CYCLES]  (FXAGENT_CYCLES overrides CYCLES; the issue's full run
-#        is FXAGENT_CYCLES=1000, and FXAGENT_CYCLE_STOP_S=60 for a minute of being stopped)
+#        is FXAGENT_CYCLES=1000, and FXAGENT_CYCLE_STOP_S=60 for a minute of being stopped;
+#        FXAGENT_JVM_PRELOAD preloads a library into the JVM only, e.g. libasan)
 set -euo pipefail
 source "$(dirname "$0")/it_lib.sh"
 it_init "it.cycle.jdk$(fx_jdk_major "$1")" "$1" FXAGENT_SERVER_JAR
@@ -31,7 +32,10 @@ cleanup() { [[ -n $PID ]] && kill -9 "$PID" 2>/dev/null || true; }
 trap cleanup EXIT
 
 echo 0 >phase
-"$IT_JDK/bin/java" -Xms64m -Xmx64m -XX:+AlwaysPreTouch -cp "$FXAGENT_SERVER_JAR" \
+# FXAGENT_JVM_PRELOAD: a library the JVM alone preloads (libasan for an ASan agent, san.asan_cycle).
+jvm_env=()
+[[ -n ${FXAGENT_JVM_PRELOAD:-} ]] && jvm_env=(env "LD_PRELOAD=$FXAGENT_JVM_PRELOAD")
+"${jvm_env[@]}" "$IT_JDK/bin/java" -Xms64m -Xmx64m -XX:+AlwaysPreTouch -cp "$FXAGENT_SERVER_JAR" \
     fxagent.test.CycleWorkload --workers 2 --phase "$run/phase" --ack "$run/ack" \
     --ready "$run/ready" --stop "$run/stop" >jvm.out 2>jvm.err &
 PID=$!
