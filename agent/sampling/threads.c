@@ -164,6 +164,13 @@ uint64_t fx_threads_ring_bytes(uint32_t *count)
     return __atomic_load_n(&ring_total, __ATOMIC_RELAXED);
 }
 
+/* Pages of their own, like the ring (fx_pages_alloc): freed at a stop, they leave no RSS. */
+static void frames_free(struct fx_thread *t)
+{
+    fx_pages_free(t->frames, t->depth * sizeof(fx_asgct_frame));
+    t->frames = NULL;
+}
+
 static void thread_free(JNIEnv *jni, struct fx_thread *t)
 {
     if (t == NULL)
@@ -171,7 +178,7 @@ static void thread_free(JNIEnv *jni, struct fx_thread *t)
     if (t->ref != NULL && jni != NULL)
         (*jni)->DeleteGlobalRef(jni, t->ref);
     ring_free(&t->ring);
-    fx_free(t->frames);
+    frames_free(t);
     fx_free(t->probe.frames); /* probe.c allocates it; no handler can reach t any more */
     fx_free(t->name);
     fx_free(t);
@@ -198,9 +205,9 @@ static int buffers_alloc(struct fx_thread *t)
 {
     uint32_t depth = fx_opt()->depth;
     if (t->frames == NULL || t->depth != depth) {
-        fx_free(t->frames);
+        frames_free(t);
         t->depth = depth;
-        t->frames = fx_calloc(depth, sizeof(fx_asgct_frame));
+        t->frames = fx_pages_alloc(depth * sizeof(fx_asgct_frame));
     }
     size_t want = ring_size();
     if (t->ring.buf != NULL && (t->ring.cap == want || !fx_ring_empty(&t->ring)))
@@ -389,8 +396,7 @@ void fx_threads_free_buffers(void)
     for (struct fx_thread *t = head; t != NULL; t = t->next) {
         if (__atomic_load_n(&t->ended, __ATOMIC_ACQUIRE))
             continue;
-        fx_free(t->frames);
-        t->frames = NULL;
+        frames_free(t);
         if (fx_ring_empty(&t->ring)) { /* else its records wait for the drain */
             uint64_t drops = t->ring.drops, pushed = t->ring.pushed;
             ring_free(&t->ring);

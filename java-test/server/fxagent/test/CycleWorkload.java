@@ -34,9 +34,8 @@ public final class CycleWorkload {
 
     private CycleWorkload() {}
 
-    // The two phases multiply by different constants: with identical bodies, C2 may merge the
-    // two branches of worker() once both are inlined, and then name the even methods in debug
-    // information while the odd ones run (JDK 25 did, once in ~1,000,000 samples).
+    // The two phases multiply by different constants, so that no compiler can share code (and
+    // debug information) between the two branches of worker() once both are inlined.
     static final long EVEN = 6364136223846793005L, ODD = 2862933555777941757L;
 
     static long unit(long x, long k) {
