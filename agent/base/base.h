@@ -7,7 +7,8 @@
  *    the JVM's phase (live between VMInit and VMDeath, then dead);
  *  - one periodic agent thread (drain, validator, loop, wall sampler each run one);
  *  - event sources: the entry points a part plugs in with (start, stop, drain, before and after a
- *    dump), called in registration order, so the model and the writers never name a source;
+ *    dump, reset for a new recording), called in registration order, so the model and the
+ *    writers never name a source;
  *  - other copies of libfxagent.so in this process (copies.c).
  * Rule: base/ includes only include/ and system headers; it calls no other part. */
 #ifndef FX_BASE_H

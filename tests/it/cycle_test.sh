@@ -5,7 +5,8 @@
 # options: mode cpu, wall, itimer in turn, interval 1..50 ms, depth 64..4096, ring 64k..1m,
 # engine and markers now and then. Each cycle's workload phase differs from the last, and each
 # recording is checked (cycle_check.py): no frame of the other phase (no sample of one
-# recording in the next), the hot method's share 75 % within a bound. Also:
+# recording in the next), the hot method's share 75 % within a bound, and meta.extra's figures
+# are the recording's own (issue 23: a start resets them). Also:
 #   * stopped means idle: over STOP_S seconds of being stopped, the agent's threads take no CPU
 #     time and no context switch (/proc/PID/task/*/schedstat, status), and the agent counted
 #     no SIGPROF since the stop (status: "0 signals since the stop"); no POSIX timer is left;
