@@ -72,32 +72,17 @@ public final class CycleWorkload {
         return x;
     }
 
-    // Each phase runs in a loop method of its own, never inlined into worker() (the test gives
-    // -XX:CompileCommand=dontinline for them): its compiled code holds only that phase's methods,
-    // so no debug information of it can name the other phase's. With both phases inlined into
-    // one loop, AsyncGetCallTrace named the other phase's method once in ~300 recordings on
-    // JDK 25 (a sample between two of the running phase, on the same thread, 1 ms apart).
-    static long evenLoop(long x, long p, int index, AtomicLongArray seen) {
-        while (!stopping && phase == p) {
-            x = evenHot(x);
-            x = evenCold(x);
-            seen.set(index, p);
-        }
-        return x;
-    }
-
-    static long oddLoop(long x, long p, int index, AtomicLongArray seen) {
-        for (; !stopping && phase == p; seen.set(index, p)) {
-            x = oddCold(oddHot(x));
-        }
-        return x;
-    }
-
     static void worker(int index, AtomicLongArray seen) {
         long x = index;
         while (!stopping) {
             long p = phase;
-            x = (p & 1) == 0 ? evenLoop(x, p, index, seen) : oddLoop(x, p, index, seen);
+            if ((p & 1) == 0) {
+                x = evenHot(x);
+                x = evenCold(x);
+            } else {
+                x = oddCold(oddHot(x));
+            }
+            seen.set(index, p);
         }
         SINK.addAndGet(x);
     }
