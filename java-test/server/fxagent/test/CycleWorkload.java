@@ -34,40 +34,33 @@ public final class CycleWorkload {
 
     private CycleWorkload() {}
 
-    // The two phases multiply by different constants, so that no compiler can share code (and
-    // debug information) between the two branches of worker() once both are inlined.
-    static final long EVEN = 6364136223846793005L, ODD = 2862933555777941757L;
-
-    static long unit(long x, long k) {
+    static long unit(long x) {
         for (int i = 0; i < 200_000; i++) {
-            x = x * k + 1442695040888963407L;
+            x = x * 6364136223846793005L + 1442695040888963407L;
         }
         return x;
     }
 
     static long evenHot(long x) {
-        return unit(unit(unit(x, EVEN), EVEN), EVEN);
+        return unit(unit(unit(x)));
     }
 
     static long evenCold(long x) {
-        return unit(x, EVEN);
+        return unit(x);
     }
 
     static long oddHot(long x) {
-        for (int i = 0; i < 3; i++) {
-            x = unit(x, ODD);
-        }
-        return x;
+        return unit(unit(unit(x)));
     }
 
     static long oddCold(long x) {
-        return unit(x, ODD);
+        return unit(x);
     }
 
     static long churnWork(long x) {
         long end = System.nanoTime() + 5_000_000L;
         while (System.nanoTime() < end) {
-            x = unit(x, 3);
+            x = unit(x);
         }
         return x;
     }
@@ -80,7 +73,8 @@ public final class CycleWorkload {
                 x = evenHot(x);
                 x = evenCold(x);
             } else {
-                x = oddCold(oddHot(x));
+                x = oddHot(x);
+                x = oddCold(x);
             }
             seen.set(index, p);
         }
