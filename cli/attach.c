@@ -189,6 +189,15 @@ static bool socket_exists(const char *sock)
     return lstat(sock, &st) == 0;
 }
 
+/* The JVM exited (or is a zombie) since it was checked: a JVM that is shutting down never
+ * opens its socket, and waiting the whole timeout for it would only delay the answer. */
+static bool exited(const struct fx_attach_target *t)
+{
+    struct fx_attach_target now = *t;
+    struct fx_errbuf eb = {{0}};
+    return read_status(&now, &eb) != FX_OK || now.state == 'Z' || now.state == 'X';
+}
+
 static int wait_for_socket(const struct fx_attach_target *t, const char *sock, int64_t timeout_ms)
 {
     int64_t start = fx_cli_now_ms(), delay = BACKOFF_MIN_MS;
@@ -197,6 +206,8 @@ static int wait_for_socket(const struct fx_attach_target *t, const char *sock, i
         int64_t spent = fx_cli_now_ms() - start;
         if (spent >= timeout_ms)
             return FX_ENOTFOUND;
+        if (exited(t))
+            return FX_ESTATE;
         /* A SIGQUIT that arrived while the JVM was busy starting up is lost; one more at half
          * time gives it a second chance, as the JDK's own client does. */
         if (!resent && spent > timeout_ms / 2 && catches_sigquit(t)) {
@@ -228,7 +239,9 @@ static int start_listener(const struct fx_attach_target *t, const char *sock, in
         rc = FX_EIO;
     } else {
         rc = wait_for_socket(t, sock, timeout_ms);
-        if (rc != FX_OK)
+        if (rc == FX_ESTATE)
+            fx_errbuf_set(eb, "process %d exited before it opened its attach socket", (int)t->pid);
+        else if (rc != FX_OK)
             fx_errbuf_set(
                     eb,
                     "process %d did not open its attach socket %s within %lld ms (-XX:+DisableAttachMechanism?)",
@@ -420,6 +433,9 @@ int fx_attach_execute(const struct fx_attach_target *t, const char *op,
         rc = connect_socket(sock, &fd, eb);
     if (rc == FX_OK)
         rc = exchange(fd, req, len, reply_ms, r, eb);
+    if (rc != FX_OK && r->len == 0 && fd >= 0 && exited(t)) /* it died with the request */
+        fx_errbuf_set(eb, "process %d exited before it answered (the command may not have run)",
+                      (int)t->pid);
     if (fd >= 0)
         close(fd);
     if (rc != FX_OK)

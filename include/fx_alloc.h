@@ -16,6 +16,12 @@ void fx_free(void *p);
  * *cap, doubling from `first`. 0 on success; -1 (overflow or no memory) leaves both unchanged. */
 int fx_grow(void *arrayp, size_t *cap, size_t used, size_t need, size_t elem, size_t first);
 char *fx_strdup(const char *s);
+/* Zeroed memory of its own pages (mmap), freed with the same size: for large buffers that must
+ * go back to the system when freed, whichever thread frees them (malloc returns a block to the
+ * arena of the thread that allocated it, and glibc's malloc_trim leaves a thread arena's top
+ * resident: a stopped agent kept ~8 MiB of freed rings so). Counts for fx_alloc_fail_after. */
+void *fx_pages_alloc(size_t size);
+void fx_pages_free(void *p, size_t size);
 char *fx_strndup(const char *s, size_t n);
 
 /* Tests only: the nth allocation from now fails (1 = the next one); 0 turns injection off. */

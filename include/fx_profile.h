@@ -285,6 +285,8 @@ int fx_profile_set_meta_int(struct fx_profile *p, const char *key, int64_t value
 int fx_profile_extra_str(struct fx_profile *p, const char *group, const char *label,
                          const char *value);
 int fx_profile_extra_int(struct fx_profile *p, const char *group, const char *label, int64_t value);
+/* Empties meta.extra (a new recording: its figures start again). */
+void fx_profile_extra_clear(struct fx_profile *p);
 
 /* --- whole-model figures, for status lines and memory bounds --- */
 size_t fx_profile_memory(const struct fx_profile *p); /* bytes held by the model */

@@ -6,6 +6,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 /* > 0: allocations left before the failing one; 0: injection off. */
 static long fail_countdown;
@@ -100,4 +101,18 @@ char *fx_strndup(const char *s, size_t n)
     memcpy(d, s, len);
     d[len] = '\0';
     return d;
+}
+
+void *fx_pages_alloc(size_t size)
+{
+    if (size == 0 || injected_failure())
+        return NULL;
+    void *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    return p == MAP_FAILED ? NULL : p;
+}
+
+void fx_pages_free(void *p, size_t size)
+{
+    if (p != NULL)
+        munmap(p, size);
 }

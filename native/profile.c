@@ -557,6 +557,15 @@ int fx_profile_extra_int(struct fx_profile *p, const char *group, const char *la
     return set_extra(p, group, label, NULL, value);
 }
 
+void fx_profile_extra_clear(struct fx_profile *p)
+{
+    for (uint32_t i = 0; i < p->nextra; i++)
+        extra_destroy(&p->extra[i]);
+    fx_free(p->extra);
+    p->extra = NULL;
+    p->nextra = p->extra_cap = 0;
+}
+
 /* --- memory --- */
 
 static size_t thread_memory(const struct fx_thread *t)

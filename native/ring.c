@@ -19,7 +19,7 @@ int fx_ring_init(struct fx_ring *r, size_t cap)
     size_t c = RING_MIN;
     while (c < cap)
         c <<= 1;
-    uint8_t *buf = fx_calloc(c, 1);
+    uint8_t *buf = fx_pages_alloc(c); /* back to the system at destroy (fx_alloc.h) */
     if (!buf)
         return FX_ENOMEM;
     memset(r, 0, sizeof(*r));
@@ -32,6 +32,6 @@ void fx_ring_destroy(struct fx_ring *r)
 {
     if (!r)
         return;
-    fx_free(r->buf);
+    fx_pages_free(r->buf, r->cap);
     memset(r, 0, sizeof(*r));
 }

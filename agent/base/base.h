@@ -7,7 +7,8 @@
  *    the JVM's phase (live between VMInit and VMDeath, then dead);
  *  - one periodic agent thread (drain, validator, loop, wall sampler each run one);
  *  - event sources: the entry points a part plugs in with (start, stop, drain, before and after a
- *    dump), called in registration order, so the model and the writers never name a source;
+ *    dump, reset for a new recording), called in registration order, so the model and the
+ *    writers never name a source;
  *  - other copies of libfxagent.so in this process (copies.c).
  * Rule: base/ includes only include/ and system headers; it calls no other part. */
 #ifndef FX_BASE_H
@@ -120,8 +121,15 @@ struct fx_span {
     int64_t begin_ns, end_ns; /* the range a profile covers */
 };
 
-/* Any entry may be NULL. `drain`, `before_dump` and `after_dump` run on the model's owner (the
- * drain thread, or VMDeath after it stopped); `start` and `stop` under control's lock. */
+/* Any entry may be NULL. `drain`, `before_dump`, `after_dump` and `reset` run on the model's
+ * owner (the drain thread, or VMDeath after it stopped); `start` and `stop` under control's lock.
+ * `reset` is the one place a source forgets the previous recording (issue 23): a start after a
+ * stop calls it after that recording's last records were drained and its samples dropped, while
+ * sampling is off and no handler is in flight, before any engine of the new recording is armed.
+ * Every figure a source writes into meta.extra (counters, outcome tallies, drops) restarts there
+ * from zero, so each recording's profile shows only its own; meta.extra itself is emptied just
+ * before (a label the new recording does not set again is not carried over). A first start
+ * needs no reset: everything is zero. */
 struct fx_source {
     const char *name;
     int (*start)(JNIEnv *jni);
@@ -129,6 +137,7 @@ struct fx_source {
     void (*drain)(JNIEnv *jni, struct fx_profile *p);
     void (*before_dump)(JNIEnv *jni, struct fx_profile *p, const struct fx_span *span);
     void (*after_dump)(struct fx_profile *p, const char *path, unsigned long long bytes);
+    void (*reset)(struct fx_profile *p);
 };
 
 /* At setup, before any agent thread exists. FX_EFULL past the table's size. */
@@ -140,6 +149,8 @@ void fx_sources_stop(void);
 void fx_sources_drain(JNIEnv *jni, struct fx_profile *p);
 void fx_sources_before_dump(JNIEnv *jni, struct fx_profile *p, const struct fx_span *span);
 void fx_sources_after_dump(struct fx_profile *p, const char *path, unsigned long long bytes);
+/* A new recording after a stop: each source's `reset`, in registration order. */
+void fx_sources_reset(struct fx_profile *p);
 
 /* --- copies.c: other copies of libfxagent.so in this process --- */
 

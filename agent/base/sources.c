@@ -60,3 +60,11 @@ void fx_sources_after_dump(struct fx_profile *p, const char *path, unsigned long
             sources[i]->after_dump(p, path, bytes);
     }
 }
+
+void fx_sources_reset(struct fx_profile *p)
+{
+    for (unsigned i = 0; i < n_sources; i++) {
+        if (sources[i]->reset != NULL)
+            sources[i]->reset(p);
+    }
+}

@@ -111,6 +111,8 @@ static struct fx_options next_options(const struct fx_options *o, const char *te
         n.memory_bytes = o->memory_bytes;
     if (fx_option_given(text, "quiet"))
         n.quiet = true;
+    if (fx_option_given(text, "cstack"))
+        n.cstack = o->cstack;
     return n;
 }
 

@@ -166,3 +166,8 @@ void fx_counters_report(struct fx_profile *p, const char *group)
     fx_profile_extra_int(p, group, "counter rounds", (int64_t)co.rounds);
     fx_profile_extra_int(p, group, "counter read errors", (int64_t)co.read_errors);
 }
+
+void fx_counters_reset(void)
+{
+    co.rounds = co.read_errors = 0;
+}

@@ -326,6 +326,17 @@ void fx_drain_stop(void)
     fx_periodic_stop(&drain);
 }
 
+void fx_model_idle(void)
+{
+    if (dr.methods != NULL) {
+        dr.methods_resolved += fx_methods_count(dr.methods);
+        dr.methods_unknown += fx_methods_unknown(dr.methods);
+        fx_methods_free(dr.methods);
+        dr.methods = NULL;
+    }
+    fx_native_frames_idle();
+}
+
 uint64_t fx_drain_samples(void)
 {
     return dr.samples;
@@ -447,10 +458,30 @@ static void drain_report(JNIEnv *jni, struct fx_profile *p, const struct fx_span
     report_losses(p, drops);
 }
 
+/* A new recording: the sampler's figures, the stack outcomes, the native walks' and the signal
+ * path's own (per-thread handler counts and ring drops, the signal counters: sampling/ while no
+ * handler is in flight) start from zero. The method cache belongs to the tables reset_period
+ * rebuilt: dropped now, so its counts are not added to the new recording's. */
+static void drain_reset(struct fx_profile *p)
+{
+    (void)p;
+    if (dr.methods != NULL)
+        fx_methods_free(dr.methods);
+    struct fx_profile *profile = dr.profile;
+    memset(&dr, 0, sizeof(dr));
+    dr.profile = profile;
+    fx_stacks_reset();
+    fx_native_frames_reset();
+    fx_sampling_new_recording();
+    for (struct fx_thread *t = fx_threads_head(); t != NULL; t = t->next)
+        t->seen_drops = 0; /* the rings' drop counts were reset with them */
+}
+
 const struct fx_source fx_drain_source = {
         .name = "cpu/wall sampler",
         .start = sampler_start,
         .stop = sampler_stop,
         .drain = drain_rings,
         .before_dump = drain_report,
+        .reset = drain_reset,
 };

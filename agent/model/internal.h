@@ -90,6 +90,8 @@ struct fx_recovery_counts {
 };
 /* meta.extra "AsyncGetCallTrace outcomes" and "Stack recovery". */
 void fx_stacks_report(struct fx_profile *p, const struct fx_recovery_counts *handlers);
+/* A new recording: the tallies start from zero. */
+void fx_stacks_reset(void);
 
 /* --- native_frames.c: a record's native frames (issue 16, cstack=fp) --- */
 
@@ -101,6 +103,11 @@ int fx_native_frames_push(struct fx_profile *p, const struct fx_sample_rec *r, u
                           uint8_t cat, uint8_t sub, fx_stack_id *stack);
 /* meta.extra "Native stacks". */
 void fx_native_frames_report(struct fx_profile *p);
+/* A new recording: the walks' tallies start from zero (the symbol cache stays). */
+void fx_native_frames_reset(void);
+/* Stopped: the symbol tables of the native libraries (libjvm's alone are several MiB) and the
+ * address cache are freed; the next sample with native frames reads them again. */
+void fx_native_frames_idle(void);
 
 /* --- kernel_frames.c: a record's kernel frames (issue 16, kstack=yes) --- */
 
@@ -150,6 +157,8 @@ int fx_jit_info_name(JNIEnv *jni, struct fx_profile *p, jmethodID id, fx_str_id 
 /* Samples every counter if `force` or if 100 ms have passed since the last sample. */
 void fx_counters_sample(JNIEnv *jni, struct fx_profile *p, int64_t now_ns, bool force);
 void fx_counters_report(struct fx_profile *p, const char *group);
+/* A new recording: the rounds and read errors start from zero. */
+void fx_counters_reset(void);
 
 /* --- gcinfo.c: which collector ran a pause, heap before/after (GC MXBeans, drain only) --- */
 

@@ -46,6 +46,7 @@ static struct {
     uint64_t dump_samples;
     uint64_t gc_pauses, gc_attributed, gc_unmatched, jit_markers, user_markers, user_unmatched;
     uint64_t open_dropped, model_errors, over_memory, cpu_ns, dumps;
+    uint64_t mq_base[3]; /* the queues' drop counts when this recording began */
 } cs;
 
 /* --- consumer: threads --- */
@@ -347,9 +348,12 @@ static void report(struct fx_profile *p)
     fx_profile_extra_int(p, g, "user markers", (int64_t)cs.user_markers);
     fx_profile_extra_int(p, g, "user intervals still open", (int64_t)cs.n_open);
     fx_profile_extra_int(p, g, "user ends without a begin", (int64_t)cs.user_unmatched);
-    fx_profile_extra_int(p, g, "dropped: GC queue full", (int64_t)fx_mq_drops(&fx_mq.gc));
-    fx_profile_extra_int(p, g, "dropped: JIT queue full", (int64_t)fx_mq_drops(&fx_mq.jit));
-    fx_profile_extra_int(p, g, "dropped: user queue full", (int64_t)fx_mq_drops(&fx_mq.user));
+    fx_profile_extra_int(p, g, "dropped: GC queue full",
+                         (int64_t)(fx_mq_drops(&fx_mq.gc) - cs.mq_base[0]));
+    fx_profile_extra_int(p, g, "dropped: JIT queue full",
+                         (int64_t)(fx_mq_drops(&fx_mq.jit) - cs.mq_base[1]));
+    fx_profile_extra_int(p, g, "dropped: user queue full",
+                         (int64_t)(fx_mq_drops(&fx_mq.user) - cs.mq_base[2]));
     fx_profile_extra_int(p, g, "dropped: too many open user intervals", (int64_t)cs.open_dropped);
     fx_profile_extra_int(p, g, "drain cycles skipped: model at twice its memory bound",
                          (int64_t)cs.over_memory);
@@ -400,9 +404,25 @@ static void markers_after_dump(struct fx_profile *p, const char *path, unsigned 
     cs.dumps++;
 }
 
+/* A new recording: its figures from zero, and its own start marker (engine, mode, interval).
+ * User intervals still open stay open: their end may come in this recording. */
+static void markers_reset(struct fx_profile *p)
+{
+    (void)p;
+    cs.gc_pauses = cs.gc_attributed = cs.gc_unmatched = cs.jit_markers = cs.user_markers = 0;
+    cs.user_unmatched = cs.open_dropped = cs.model_errors = cs.over_memory = cs.cpu_ns = 0;
+    cs.dumps = 0;
+    cs.started_marker = false;
+    cs.mq_base[0] = fx_mq_drops(&fx_mq.gc);
+    cs.mq_base[1] = fx_mq_drops(&fx_mq.jit);
+    cs.mq_base[2] = fx_mq_drops(&fx_mq.user);
+    fx_counters_reset();
+}
+
 const struct fx_source fx_markers_source = {
         .name = "markers",
         .drain = markers_drain,
         .before_dump = markers_before_dump,
         .after_dump = markers_after_dump,
+        .reset = markers_reset,
 };

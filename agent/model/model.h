@@ -29,6 +29,10 @@ void fx_drain_stop(void);
 void fx_drain_pause(void);
 /* A start: passes every period again. */
 void fx_drain_resume(void);
+/* A stopped recording whose profile was written, the drain paused (control's thread, like the
+ * rings' free): the caches a next sample would fill again (method names, native symbols) are
+ * freed; the model itself stays for a dump of the stopped recording. */
+void fx_model_idle(void);
 /* One pass over every source (the drain thread, or VMDeath after fx_drain_stop). */
 void fx_drain_once(JNIEnv *jni);
 /* The CPU/wall sampler: starts and stops sampling/, drains the threads' rings. */

@@ -268,3 +268,21 @@ void fx_native_frames_report(struct fx_profile *p)
     fx_profile_extra_int(p, g, "malformed records", (int64_t)nf.bad_records);
     fx_native_maps_report(p, g);
 }
+
+void fx_native_frames_reset(void)
+{
+    memset(nf.stops, 0, sizeof(nf.stops));
+    nf.leaf_java = nf.with_frames = nf.frames = nf.bad_records = 0;
+    nf.resolved = nf.unmapped = nf.errors = nf.cache_resets = nf.lib_errors = 0;
+    memset(nf.by_source, 0, sizeof(nf.by_source));
+}
+
+void fx_native_frames_idle(void)
+{
+    fx_elfsym_free(nf.sym);
+    nf.sym = NULL;
+    nf.sym_failed = false;
+    fx_free(nf.slots);
+    nf.slots = NULL;
+    nf.cap = nf.used = 0;
+}

@@ -7,6 +7,7 @@
 #include "internal.h"
 
 #include <stdio.h>
+#include <string.h>
 
 static const char *const asgct_labels[FX_ASGCT_CODES] = {
         "[AGCT: no Java frames]",
@@ -281,4 +282,9 @@ void fx_stacks_report(struct fx_profile *p, const struct fx_recovery_counts *han
 {
     report_outcomes(p);
     report_recovery(p, handlers);
+}
+
+void fx_stacks_reset(void)
+{
+    memset(&st, 0, sizeof(st));
 }

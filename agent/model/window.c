@@ -219,6 +219,17 @@ static void reset_period(struct fx_profile *p, int64_t now)
     fx_profile_set_start(p, now, win.period_epoch_ms);
 }
 
+/* A start after a stop: the previous recording was drained to its last record and its samples
+ * dropped (reset_period); its figures go too, the window's own and every source's (base.h,
+ * struct fx_source `reset`), and meta.extra with them. */
+static void new_recording(struct fx_profile *p)
+{
+    fx_profile_extra_clear(p);
+    fx_sources_reset(p);
+    win.full_samples = win.late = win.compactions = 0;
+    win.dropped_total = win.dropped = win.drop_events = 0;
+}
+
 /* The steps run in their registration order (control/lifecycle.c): markers, meta, validate,
  * the sampler's figures; the window's own figures last. */
 time_t fx_window_prepare(JNIEnv *jni, struct fx_profile *p, int64_t end_ns)
@@ -274,6 +285,7 @@ static void serve(JNIEnv *jni, struct fx_profile *p, struct fx_window_request *r
         break;
     case FX_WINDOW_RESTART:
         reset_period(p, r->begin_ns);
+        new_recording(p);
         win.begin_ns = r->begin_ns;
         __atomic_store_n(&win.bound, (size_t)r->bound, __ATOMIC_RELAXED);
         fx_profile_set_table_limit(p, (size_t)r->bound / TABLE_SHARE_DIV);

@@ -63,6 +63,11 @@ uint64_t fx_engine_wall_ticks(void)
     return __atomic_load_n(&wall_ticks, __ATOMIC_RELAXED);
 }
 
+void fx_engines_new_recording(void)
+{
+    __atomic_store_n(&wall_ticks, 0, __ATOMIC_RELAXED);
+}
+
 int fx_engines_start(JNIEnv *jni)
 {
     const struct fx_options *o = fx_opt();

@@ -94,6 +94,9 @@ void fx_threads_disarm_all(void);
  * recording's options (a start). */
 void fx_threads_free_buffers(void);
 void fx_threads_build_buffers(void);
+/* fx_sampling_new_recording's share: per-thread figures and the registry's counts (the live
+ * threads are this recording's "sampled" ones). */
+void fx_threads_new_recording(void);
 
 /* A thread of the process that is not a Java thread (vm_threads.c): registered without JNIEnv
  * (native_only, no AsyncGetCallTrace) and armed like a Java thread; takes `name`. FX_ESTATE if
@@ -103,11 +106,23 @@ int fx_threads_start_native(pid_t tid, char *name, uint8_t category, uint8_t sub
  * false if the tid is not such a thread. Never for a live thread: its handler may hold it. */
 bool fx_threads_end_native(pid_t tid);
 
+/* --- threads.c, for threads_existing.c (threads that started before us) --- */
+
+bool fx_threads_known(JNIEnv *jni, jthread thread);    /* already registered */
+char *fx_threads_name_of(JNIEnv *jni, jthread thread); /* fx_malloc'd; "?" when unknown */
+/* Registers and arms a running Java thread found by the scan; takes `name`. */
+int fx_threads_register_existing(JNIEnv *jni, jthread thread, char *name, pid_t tid, JNIEnv *env,
+                                 uintptr_t stack_lo, uintptr_t stack_hi);
+void fx_threads_count_not_sampled(void);
+void fx_threads_scan_end(void);
+
 /* --- engines.c: the process-wide part of the engines --- */
 
 /* itimer's setitimer, wall's sampler thread. */
 int fx_engines_start(JNIEnv *jni);
 void fx_engines_stop(void);
+/* A new recording: the wall sampler's tick count starts from zero. */
+void fx_engines_new_recording(void);
 
 /* --- vmstructs.c: HotSpot's exported type table --- */
 

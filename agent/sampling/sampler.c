@@ -214,3 +214,14 @@ void fx_sampling_counts(struct fx_signal_counts *out)
     out->probe_late = __atomic_load_n(&fx_sig.probe_late, __ATOMIC_RELAXED);
     out->no_buffer = __atomic_load_n(&fx_sig.no_buffer, __ATOMIC_RELAXED);
 }
+
+/* The counters are the signal path's (atomics); no handler is in flight at a restart. */
+void fx_sampling_new_recording(void)
+{
+    uint64_t *counters[] = {&fx_sig.no_thread, &fx_sig.disabled, &fx_sig.rearm_failed,
+                            &fx_sig.probe_late, &fx_sig.no_buffer};
+    for (size_t i = 0; i < sizeof(counters) / sizeof(counters[0]); i++)
+        __atomic_store_n(counters[i], 0, __ATOMIC_RELAXED);
+    fx_threads_new_recording();
+    fx_engines_new_recording();
+}

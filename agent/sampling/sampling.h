@@ -59,6 +59,11 @@ struct fx_signal_counts {
     uint64_t no_buffer;    /* signals on a thread without its buffers (allocation failed) */
 };
 void fx_sampling_counts(struct fx_signal_counts *out);
+/* A start after a stop, sampling off and no handler in flight (the model's owner, serving the
+ * restart): the signal counters, every live thread's handler counts, ring drops and CPU time
+ * while armed, the registry's counts and the wall ticks start again from zero, so the next
+ * profile shows only its own recording (struct fx_source `reset`). */
+void fx_sampling_new_recording(void);
 
 /* --- threads.c: registry, tid table, thread lifecycle --- */
 

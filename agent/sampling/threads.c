@@ -164,6 +164,13 @@ uint64_t fx_threads_ring_bytes(uint32_t *count)
     return __atomic_load_n(&ring_total, __ATOMIC_RELAXED);
 }
 
+/* Pages of their own, like the ring (fx_pages_alloc): freed at a stop, they leave no RSS. */
+static void frames_free(struct fx_thread *t)
+{
+    fx_pages_free(t->frames, t->depth * sizeof(fx_asgct_frame));
+    t->frames = NULL;
+}
+
 static void thread_free(JNIEnv *jni, struct fx_thread *t)
 {
     if (t == NULL)
@@ -172,7 +179,7 @@ static void thread_free(JNIEnv *jni, struct fx_thread *t)
         (*jni)->DeleteGlobalRef(jni, t->ref);
     ring_free(&t->ring);
     fx_kstack_unmap(t);
-    fx_free(t->frames);
+    frames_free(t);
     fx_free(t->probe.frames); /* probe.c allocates it; no handler can reach t any more */
     fx_free(t->name);
     fx_free(t);
@@ -199,9 +206,9 @@ static int buffers_alloc(struct fx_thread *t)
 {
     uint32_t depth = fx_opt()->depth;
     if (t->frames == NULL || t->depth != depth) {
-        fx_free(t->frames);
+        frames_free(t);
         t->depth = depth;
-        t->frames = fx_calloc(depth, sizeof(fx_asgct_frame));
+        t->frames = fx_pages_alloc(depth * sizeof(fx_asgct_frame));
     }
     size_t want = ring_size();
     if (t->ring.buf != NULL && (t->ring.cap == want || !fx_ring_empty(&t->ring)))
@@ -421,8 +428,7 @@ void fx_threads_free_buffers(void)
     for (struct fx_thread *t = head; t != NULL; t = t->next) {
         if (__atomic_load_n(&t->ended, __ATOMIC_ACQUIRE))
             continue;
-        fx_free(t->frames);
-        t->frames = NULL;
+        frames_free(t);
         fx_kstack_unmap(t);            /* its perf event is closed and no handler is in flight */
         if (fx_ring_empty(&t->ring)) { /* else its records wait for the drain */
             uint64_t drops = t->ring.drops, pushed = t->ring.pushed;
@@ -444,6 +450,22 @@ void fx_threads_build_buffers(void)
         t->buffers_gen = buffers_gen;
         if (buffers_alloc(t) != FX_OK)
             stats.no_memory++;
+    }
+    fx_threads_unlock();
+}
+
+/* The handler's per-thread counters are written by its thread's handler only: none runs now. */
+void fx_threads_new_recording(void)
+{
+    fx_threads_lock();
+    memset(&stats, 0, sizeof(stats));
+    for (struct fx_thread *t = head; t != NULL; t = t->next) {
+        stats.registered += !__atomic_load_n(&t->ended, __ATOMIC_ACQUIRE);
+        t->handler_ns = t->handler_timed = t->handler_max_ns = t->handled = 0;
+        memset(t->recovered, 0, sizeof(t->recovered));
+        memset(t->rec_failed, 0, sizeof(t->rec_failed));
+        __atomic_store_n(&t->ring.drops, 0, __ATOMIC_RELAXED);
+        t->cpu_armed_ns = 0;
     }
     fx_threads_unlock();
 }
@@ -480,25 +502,29 @@ static bool is_registered(JNIEnv *jni, jthread thread)
     return false;
 }
 
-/* A thread that started before VMInit: ThreadStart never ran on it, so its JNIEnv and tid come
- * from HotSpot's own structures. java.lang.Thread.eetop is the JavaThread*, and a JavaThread
- * embeds its JNIEnv at a fixed offset, the same for every thread, which the calling thread
- * measures on itself. The tid comes from VMStructs (vmstructs.c). Only threads that are alive
- * (eetop != 0) are registered; at VMInit they are the JVM's long-lived service threads. */
-static int register_other(JNIEnv *jni, jthread thread, char *name, jfieldID eetop,
-                          intptr_t env_offset)
+/* --- for threads_existing.c: threads that started before us --- */
+
+bool fx_threads_known(JNIEnv *jni, jthread thread)
 {
-    jlong jt = (*jni)->GetLongField(jni, thread, eetop);
-    pid_t tid = jt != 0 ? fx_vmstructs_tid_of((const void *)(intptr_t)jt) : -1;
-    if (tid <= 0) {
-        fx_free(name);
-        return FX_ENOTFOUND;
-    }
-    struct fx_thread *t = thread_new(jni, thread, name, tid, (JNIEnv *)((intptr_t)jt + env_offset));
+    fx_threads_lock();
+    bool known = is_registered(jni, thread);
+    fx_threads_unlock();
+    return known;
+}
+
+char *fx_threads_name_of(JNIEnv *jni, jthread thread)
+{
+    return thread_name(fx_jvmti(), jni, thread);
+}
+
+int fx_threads_register_existing(JNIEnv *jni, jthread thread, char *name, pid_t tid, JNIEnv *env,
+                                 uintptr_t stack_lo, uintptr_t stack_hi)
+{
+    struct fx_thread *t = thread_new(jni, thread, name, tid, env);
     if (t == NULL)
         return FX_ENOMEM;
-    if (!fx_vmstructs_stack_of((const void *)(intptr_t)jt, &t->stack_lo, &t->stack_hi))
-        t->stack_lo = t->stack_hi = 0;
+    t->stack_lo = stack_lo;
+    t->stack_hi = stack_hi;
     int rc = publish_and_arm(jni, t, true);
     if (rc == FX_OK) {
         fx_threads_lock();
@@ -508,93 +534,15 @@ static int register_other(JNIEnv *jni, jthread thread, char *name, jfieldID eeto
     return rc;
 }
 
-/* In the live phase a listed thread may be exiting while we read its JavaThread: suspended, it
- * cannot (SuspendThread fails once it is exiting), so its JavaThread and tid stay valid until
- * it is registered, and its ThreadEnd, still to come, will find the registration. */
-static int start_other(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jfieldID eetop,
-                       intptr_t env_offset)
+void fx_threads_count_not_sampled(void)
 {
-    char *name = thread_name(jvmti, jni, thread);
-    if (name == NULL || fx_threads_is_own(name)) {
-        fx_free(name);
-        return FX_OK;
-    }
-    jvmtiError err =
-            fx_rec()->live_start ? (*jvmti)->SuspendThread(jvmti, thread) : JVMTI_ERROR_NONE;
-    if (err == JVMTI_ERROR_THREAD_NOT_ALIVE) {
-        fx_free(name);
-        return FX_OK; /* gone: nothing to sample */
-    }
-    /* Suspended by someone else (a debugger) is as good; without can_suspend the ended-tid
-     * check is the only guard. */
-    int rc = register_other(jni, thread, name, eetop, env_offset);
-    if (fx_rec()->live_start && err == JVMTI_ERROR_NONE)
-        (*jvmti)->ResumeThread(jvmti, thread);
-    return rc;
-}
-
-static jfieldID eetop_field(JNIEnv *jni)
-{
-    jclass cls = (*jni)->FindClass(jni, "java/lang/Thread");
-    if (cls == NULL) {
-        (*jni)->ExceptionClear(jni);
-        return NULL;
-    }
-    jfieldID f = (*jni)->GetFieldID(jni, cls, "eetop", "J");
-    if (f == NULL)
-        (*jni)->ExceptionClear(jni);
-    (*jni)->DeleteLocalRef(jni, cls);
-    return f;
-}
-
-static void start_one_existing(jvmtiEnv *jvmti, JNIEnv *jni, jthread th, jthread self,
-                               jfieldID eetop, intptr_t env_offset)
-{
-    if ((*jni)->IsSameObject(jni, th, self)) {
-        fx_threads_start_current(jni, th);
-        return;
-    }
     fx_threads_lock();
-    bool known = is_registered(jni, th);
+    stats.not_sampled++;
     fx_threads_unlock();
-    if (known)
-        return;
-    int rc = eetop != NULL && fx_vmstructs_available()
-                     ? start_other(jvmti, jni, th, eetop, env_offset)
-                     : FX_EUNSUPPORTED;
-    if (rc != FX_OK && rc != FX_ESTATE) {
-        fx_threads_lock();
-        stats.not_sampled++;
-        fx_threads_unlock();
-    }
 }
 
-static void scan(jvmtiEnv *jvmti, JNIEnv *jni)
+void fx_threads_scan_end(void)
 {
-    jthread self = NULL;
-    jint n = 0;
-    jthread *all = NULL;
-    if (fx_jvmti_failed((*jvmti)->GetCurrentThread(jvmti, &self), "GetCurrentThread") ||
-        fx_jvmti_failed((*jvmti)->GetAllThreads(jvmti, &n, &all), "GetAllThreads"))
-        return;
-    jfieldID eetop = eetop_field(jni);
-    intptr_t env_offset = 0;
-    if (eetop != NULL) {
-        jlong my_eetop = (*jni)->GetLongField(jni, self, eetop);
-        env_offset = (intptr_t)jni - (intptr_t)my_eetop;
-        fx_vmstructs_publish_anchor(my_eetop != 0 ? env_offset : 0);
-    }
-    for (jint i = 0; i < n; i++) {
-        start_one_existing(jvmti, jni, all[i], self, eetop, env_offset);
-        (*jni)->DeleteLocalRef(jni, all[i]);
-    }
-    (*jvmti)->Deallocate(jvmti, (unsigned char *)all);
-    (*jni)->DeleteLocalRef(jni, self);
-}
-
-void fx_threads_start_existing(JNIEnv *jni)
-{
-    scan(fx_jvmti(), jni);
     fx_threads_lock();
     scanning = false;
     fx_threads_unlock();

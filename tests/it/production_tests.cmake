@@ -26,3 +26,11 @@ foreach(_major IN LISTS FX_JDK_MAJORS)
              LABELS it production jdk${_major} TIMEOUT 900
              ENV ${_fx_pr_env} FXPROF=${_fx_cycle_fxprof})
 endforeach()
+
+# it.race.jdkN: commands that race (two clients at once, dumps at once, a stop racing a loop
+# file, a start racing System.exit), each client under a timeout (race_test.sh).
+foreach(_major IN LISTS FX_JDK_MAJORS)
+  fx_it_test(it.race.jdk${_major} race_test.sh ARGS ${FX_JDK_HOME_${_major}} 5
+             LABELS it production jdk${_major} TIMEOUT 600
+             ENV ${_fx_pr_env} FXPROF=${_fx_cycle_fxprof})
+endforeach()

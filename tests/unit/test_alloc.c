@@ -108,6 +108,27 @@ START_TEST(test_alloc_injection_covers_every_entry_point)
     ck_assert_ptr_null(fx_reallocarray(p, 2, 8));
     ck_assert_str_eq(p, "abc");
     fx_free(p);
+    fx_alloc_fail_after(1);
+    ck_assert_ptr_null(fx_pages_alloc(4096));
+}
+END_TEST
+
+/* Pages of their own: zeroed, writable, and each block its own mapping (issue 23). */
+START_TEST(test_alloc_pages_are_zeroed_and_separate)
+{
+    ck_assert_ptr_null(fx_pages_alloc(0));
+    unsigned char *a = fx_pages_alloc(65536), *b = fx_pages_alloc(100);
+    ck_assert_ptr_nonnull(a);
+    ck_assert_ptr_nonnull(b);
+    for (size_t i = 0; i < 65536; i += 997)
+        ck_assert_uint_eq(a[i], 0);
+    a[65535] = 1;
+    b[99] = 2;
+    ck_assert_uint_eq((uintptr_t)a % 4096, 0);
+    ck_assert_uint_eq((uintptr_t)b % 4096, 0);
+    fx_pages_free(a, 65536);
+    fx_pages_free(b, 100);
+    fx_pages_free(NULL, 10);
 }
 END_TEST
 
@@ -167,6 +188,7 @@ static Suite *alloc_suite(void)
     tcase_add_test(tc, test_alloc_nth_allocation_fails_once);
     tcase_add_test(tc, test_alloc_injection_covers_every_entry_point);
     tcase_add_test(tc, test_alloc_zero_turns_injection_off);
+    tcase_add_test(tc, test_alloc_pages_are_zeroed_and_separate);
     tcase_add_test(tc, test_alloc_injection_fails_exactly_once_across_threads);
     suite_add_tcase(s, tc);
     return s;

@@ -493,6 +493,13 @@ START_TEST(test_profile_meta_and_extra_setters_replace_values)
     ck_assert_uint_eq(p->extra[0].count, 2);
     ck_assert(!p->extra[0].entries[0].is_int);
     ck_assert_str_eq(p->extra[0].entries[0].s, "many");
+    /* A new recording (issue 23): no figure of the previous one is carried over. */
+    fx_profile_extra_clear(p);
+    ck_assert_uint_eq(p->nextra, 0);
+    ck_assert_int_eq(fx_profile_extra_int(p, "Samples", "ok", 3), FX_OK);
+    ck_assert_uint_eq(p->nextra, 1);
+    ck_assert_uint_eq(p->extra[0].count, 1);
+    ck_assert_int_eq(p->extra[0].entries[0].i, 3);
     fx_profile_set_main_thread(p, 5); /* no such thread: ignored */
     ck_assert_uint_eq(p->main_thread, 0);
     uint32_t a = thread(p, "a"), b = thread(p, "b");

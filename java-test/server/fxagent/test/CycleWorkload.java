@@ -21,6 +21,8 @@ import java.util.concurrent.atomic.AtomicLongArray;
  *   --ack FILE       written with the phase once every worker has left the previous one
  *   --ready FILE     created once the workers run
  *   --stop FILE      exit 0 when it appears
+ *   --exit-now       at --stop, System.exit(0) at once, workers still running (the race test's
+ *                    VM death while a command arrives)
  * </pre>
  * Besides the workers, a "churn" thread starts a short-lived thread ("cycle-churn-K") every
  * 20 ms that works about 5 ms and ends, so threads start and end all through the cycles.
@@ -92,6 +94,7 @@ public final class CycleWorkload {
     public static void main(String[] args) throws Exception {
         int workers = 2;
         Path phaseFile = null, ack = null, ready = null, stop = null;
+        boolean exitNow = false;
         for (int i = 0; i < args.length; i += 2) {
             switch (args[i]) {
                 case "--workers": workers = Integer.parseInt(args[i + 1]); break;
@@ -99,6 +102,7 @@ public final class CycleWorkload {
                 case "--ack": ack = Paths.get(args[i + 1]); break;
                 case "--ready": ready = Paths.get(args[i + 1]); break;
                 case "--stop": stop = Paths.get(args[i + 1]); break;
+                case "--exit-now": exitNow = true; i--; break;
                 default: throw new IllegalArgumentException("unknown argument " + args[i]);
             }
         }
@@ -140,6 +144,9 @@ public final class CycleWorkload {
                 acked = want;
             }
             Thread.sleep(2);
+        }
+        if (exitNow) {
+            System.exit(0);
         }
         stopping = true;
         for (Thread w : ws) {
