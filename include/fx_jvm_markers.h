@@ -82,11 +82,12 @@ int fx_jvm_markers_lock(struct fx_profile *p, uint32_t thread, int64_t start_ns,
                         const struct fx_jvm_lock *l);
 
 /* Issue 22: a virtual thread unmounted for at least vtwait=, an interval on its track (the
- * caller sets its stack). vthread: "NAME #ID", any bytes. */
+ * caller sets its stack). vthread: "NAME #ID", any bytes; kind: "sleep", "I/O", "park",
+ * "blocked" (model/vthreads_wait.c). */
 #define FX_JVM_VTWAIT_SCHEMA "JvmVirtualThreadWait"
 #define FX_JVM_VTWAIT_NAME   "Virtual thread wait"
 int fx_jvm_markers_vtwait(struct fx_profile *p, uint32_t thread, int64_t start_ns, int64_t end_ns,
-                          const char *vthread, size_t vthread_len);
+                          const char *vthread, size_t vthread_len, const char *kind);
 
 /* --- counters --- */
 

@@ -56,6 +56,7 @@ enum fx_idle_subcategory {
     FX_IDLE_SLEEPING, /* Thread.sleep */
     FX_IDLE_PARKED,   /* LockSupport.park: j.u.c. locks, queues, conditions */
     FX_IDLE_NATIVE,   /* in native code (I/O, JNI) without using CPU */
+    FX_IDLE_PINNED,   /* a virtual thread waiting while pinned to its carrier (issue 22) */
 };
 
 enum fx_java_subcategory {

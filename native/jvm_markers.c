@@ -231,26 +231,33 @@ int fx_jvm_markers_lock(struct fx_profile *p, uint32_t thread, int64_t start_ns,
 static const struct fx_marker_field vtwait_fields[] = {
         {"duration", "Waited", FX_FMT_DURATION},
         {"vthread", "Virtual thread", FX_FMT_STRING},
+        {"kind", "Kind", FX_FMT_STRING},
 };
 
 static const struct fx_marker_schema vtwait_schema = {
         .name = FX_JVM_VTWAIT_SCHEMA,
-        .tooltip_label = "{marker.data.vthread} waited {marker.data.duration}",
-        .table_label = "{marker.data.vthread} waited {marker.data.duration}",
-        .chart_label = "{marker.data.vthread}",
+        /* The kind first: the track already names the virtual thread (issue 22 review). */
+        .tooltip_label = "{marker.data.kind}: {marker.data.vthread} waited {marker.data.duration}",
+        .table_label = "{marker.data.kind}: {marker.data.vthread} waited {marker.data.duration}",
+        .chart_label = "{marker.data.kind}",
         .description = "A virtual thread was unmounted (parked, sleeping, blocked on I/O or a "
                        "lock) for at least vtwait=: from its unmount to its next mount. The "
-                       "stack is the virtual thread's where it waited, read at that mount.",
+                       "stack is the virtual thread's where it waited, read at that mount; the "
+                       "kind (sleep, I/O, park, blocked) is read from its top frames. Yields "
+                       "are not waits (the thread stayed runnable): counted, not shown.",
         .display = FX_DISPLAY_CHART | FX_DISPLAY_TABLE,
         .fields = vtwait_fields,
         .n_fields = sizeof(vtwait_fields) / sizeof(vtwait_fields[0]),
 };
 
 int fx_jvm_markers_vtwait(struct fx_profile *p, uint32_t thread, int64_t start_ns, int64_t end_ns,
-                          const char *vthread, size_t vthread_len)
+                          const char *vthread, size_t vthread_len, const char *kind)
 {
-    union fx_marker_value v[2] = {{.d = (double)(end_ns - start_ns) / 1e6}, {.s = FX_STR_NONE}};
+    union fx_marker_value v[3] = {
+            {.d = (double)(end_ns - start_ns) / 1e6}, {.s = FX_STR_NONE}, {.s = FX_STR_NONE}};
     int rc = fx_profile_string(p, vthread, vthread_len, &v[1].s);
+    if (rc == FX_OK)
+        rc = fx_profile_cstring(p, kind, &v[2].s);
     if (rc != FX_OK)
         return rc;
     return add(p, thread, FX_JVM_VTWAIT_NAME, strlen(FX_JVM_VTWAIT_NAME), FX_PHASE_INTERVAL,

@@ -14,7 +14,7 @@ static const char *const sub_other[] = {"Other"};
  * tests/it/stack_shape_check.py finds them by this prefix. */
 /* Issue 18: what a thread sampled off CPU in wall mode was doing (enum fx_idle_subcategory). */
 static const char *const sub_idle[] = {"Other",    "Runnable", "Blocked (monitor)", "Waiting",
-                                       "Sleeping", "Parked",   "Native / I-O"};
+                                       "Sleeping", "Parked",   "Native / I-O",      "Pinned"};
 static const char *const sub_java[] = {"Other",   "Interpreted",   "JIT (C1)", "JIT (C2)",
                                        "Inlined", "Native method", "Recovered"};
 static const char *const sub_native[] = {"Other", "libjvm", "libc/kernel", "JNI library"};

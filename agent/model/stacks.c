@@ -39,7 +39,7 @@ static const struct {
         [FX_WS_PARKED] = {"[state: PARKED]", FX_IDLE_PARKED},
         [FX_WS_IN_NATIVE] = {"[state: IN_NATIVE, not on CPU]", FX_IDLE_NATIVE},
         /* issue 22: a carrier blocked with a virtual thread mounted */
-        [FX_WS_PINNED] = {"[state: pinned]", FX_IDLE_BLOCKED},
+        [FX_WS_PINNED] = {"[state: pinned]", FX_IDLE_PINNED},
 };
 
 /* Model owner only. */

@@ -7,7 +7,10 @@
  * virtual thread's. A sample whose stack holds enterSpecial while the slot named no
  * virtual thread is one of two known patterns, labelled and counted: the carrier was mounted
  * before the agent attached (no mount seen yet), or a mount or unmount was in progress (the
- * events bracket the switch a few frames early or late). Platform threads' samples never hold
+ * events bracket the switch a few frames early or late). A stack taken by JVMTI (a wall-mode
+ * state sample) holds the entry frames ASGCT hides (Continuation.enter .. VirtualThread.run,
+ * Thread.runWith): they are cut too, so every stack of a virtual thread starts at its task and
+ * its call tree has one root. Platform threads' samples never hold
  * enterSpecial (only virtual threads run continuations) and are never given one. Names come from
  * the sampling side's queue into a bounded direct-mapped table; an id whose name is unknown or was
  * overwritten shows as "virtual thread #ID". Model owner only. */
@@ -32,6 +35,7 @@ struct vt_track {
 
 static struct {
     jmethodID run; /* Continuation.enterSpecial (JDK 21+), where a continuation's frames begin */
+    jmethodID entry[2]; /* VirtualThread.run(Runnable), Thread.runWith: just below the task */
     bool looked_up;
     struct vt_name names[NAMES];
     struct vt_track tracks[TRACKS_MAX];
@@ -39,17 +43,29 @@ static struct {
     uint64_t own, labelled, before_attach, in_transition, names_overwritten, idle;
 } mv;
 
-static void look_up_run(JNIEnv *jni)
+static jmethodID method(JNIEnv *jni, const char *cls, const char *name, const char *sig,
+                        bool is_static)
 {
-    mv.looked_up = true;
-    jclass c = (*jni)->FindClass(jni, "jdk/internal/vm/Continuation");
+    jmethodID m = NULL;
+    jclass c = (*jni)->FindClass(jni, cls);
     if (c != NULL) {
-        mv.run = (*jni)->GetStaticMethodID(jni, c, "enterSpecial",
-                                           "(Ljdk/internal/vm/Continuation;ZZ)V");
+        m = is_static ? (*jni)->GetStaticMethodID(jni, c, name, sig)
+                      : (*jni)->GetMethodID(jni, c, name, sig);
         (*jni)->DeleteLocalRef(jni, c);
     }
     if ((*jni)->ExceptionCheck(jni))
         (*jni)->ExceptionClear(jni);
+    return m;
+}
+
+static void look_up_run(JNIEnv *jni)
+{
+    mv.looked_up = true;
+    mv.run = method(jni, "jdk/internal/vm/Continuation", "enterSpecial",
+                    "(Ljdk/internal/vm/Continuation;ZZ)V", true);
+    mv.entry[0] = method(jni, "java/lang/VirtualThread", "run", "(Ljava/lang/Runnable;)V", false);
+    mv.entry[1] = method(jni, "java/lang/Thread", "runWith",
+                         "(Ljava/lang/Object;Ljava/lang/Runnable;)V", false);
 }
 
 static struct vt_name *name_slot(uint64_t id)
@@ -102,6 +118,19 @@ static int32_t run_frame(const struct fx_sample_rec *r)
     return -1;
 }
 
+/* How many leaf-side frames of a virtual thread's `keep` (-1: all) are its own: below the
+ * leaf-most entry frame found among the root-most ENTRY_DEPTH (JVMTI-taken stacks hold them). */
+#define ENTRY_DEPTH 8
+static int32_t cut_entry(const struct fx_sample_rec *r, int32_t keep)
+{
+    int32_t n = keep >= 0 && keep < r->num_frames ? keep : r->num_frames;
+    for (int32_t i = n - 1; i >= 0 && i >= n - ENTRY_DEPTH; i--)
+        if (r->frames[i].method_id != NULL &&
+            (r->frames[i].method_id == mv.entry[0] || r->frames[i].method_id == mv.entry[1]))
+            keep = i;
+    return keep;
+}
+
 static int label_root(struct fx_profile *p, const char *label, fx_stack_id *root)
 {
     return fx_profile_label_stack(p, label, FX_CAT_JAVA, root);
@@ -143,11 +172,13 @@ int fx_model_vthreads_track(struct fx_profile *p, uint64_t id, int64_t t_ns, uin
 }
 
 /* "[idle]" before a virtual thread's sample when it ran nowhere for more than two intervals
- * (cpu and itimer modes; see drain.c's file comment). */
+ * (see drain.c's file comment). In every mode, wall too: only its carriers are sampled, so an
+ * unmounted virtual thread has no sample, and without one its last sample would stretch over
+ * the gap as running time. */
 static void idle_gap(struct fx_profile *p, struct vt_track *tr, int64_t t_ns)
 {
     int64_t iv = (int64_t)fx_opt()->interval_ns;
-    if (fx_opt()->mode != FX_MODE_WALL && tr->last_ns >= 0 && t_ns - tr->last_ns > 3 * iv) {
+    if (tr->last_ns >= 0 && t_ns - tr->last_ns > 3 * iv) {
         fx_stack_id idle;
         if (fx_profile_label_stack(p, "[idle]", FX_CAT_IDLE, &idle) == FX_OK &&
             fx_profile_sample(p, tr->index, tr->last_ns + iv, idle, 0, 1) == FX_OK)
@@ -168,7 +199,7 @@ int fx_model_vthreads_route(struct fx_profile *p, const struct fx_sample_rec *r,
     if (r->vthread == FX_VT_ID && len >= at + sizeof(uint64_t)) {
         uint64_t id;
         memcpy(&id, (const char *)r + at, sizeof(id));
-        out->keep = k >= 0 ? k : -1;
+        out->keep = cut_entry(r, k >= 0 ? k : -1);
         mv.own++;
         struct vt_track *tr = NULL;
         int rc = track_of(p, id, r->time_ns, &tr);
@@ -188,7 +219,7 @@ int fx_model_vthreads_route(struct fx_profile *p, const struct fx_sample_rec *r,
     }
     if (k < 0)
         return FX_OK; /* a platform thread, or a carrier's own code */
-    out->keep = k;
+    out->keep = cut_entry(r, k);
     if (r->vthread == FX_VT_UNSEEN) {
         mv.before_attach++;
         return label_root(p, "[virtual thread] (mounted before attach)", &out->root);

@@ -4,9 +4,12 @@
  * (JvmVirtualThreadWait) whose cause is the virtual thread's stack where it waited. It goes on
  * the virtual thread's own track (added, like a sample would, while under the track cap), or
  * past the cap on one shared track "virtual threads waiting (past the track cap)", where the
- * marker names the virtual thread. Model owner only; calls vthreads.c, never the reverse. */
+ * marker names the virtual thread. Each wait has a kind read from its top frames (sleep, I/O,
+ * park, blocked); a yield is not a wait (the thread stayed runnable, it only waited for a
+ * carrier) and is counted, not shown. Model owner only; calls vthreads.c, never the reverse. */
 #include "internal.h"
 
+#include <stdbool.h>
 #include <string.h>
 
 #include "fx_jvm_markers.h"
@@ -14,8 +17,66 @@
 static struct {
     bool shared_added;
     uint32_t shared; /* the track of waits past the cap */
-    uint64_t markers, on_shared, model_errors;
+    uint64_t markers, on_shared, model_errors, yields;
 } vw;
+
+#define KIND_FRAMES 24 /* how deep the kind is looked for, from the leaf */
+
+enum wait_kind {
+    KIND_BLOCKED,
+    KIND_PARK,
+    KIND_IO,
+    KIND_SLEEP,
+    KIND_YIELD
+};
+
+static const char *const kind_names[] = {"blocked", "park", "I/O", "sleep", "yield"};
+
+static bool starts(const char *s, const char *prefix)
+{
+    return strncmp(s, prefix, strlen(prefix)) == 0;
+}
+
+/* One frame's kind, or -1: class is a JVM signature ("Ljava/lang/Thread;"). */
+static int frame_kind(const char *cls, const char *name)
+{
+    bool vt = strcmp(cls, "Ljava/lang/VirtualThread;") == 0;
+    bool th = strcmp(cls, "Ljava/lang/Thread;") == 0;
+    if ((vt && strcmp(name, "tryYield") == 0) || (th && strcmp(name, "yield") == 0))
+        return KIND_YIELD;
+    if ((vt || th) && starts(name, "sleep"))
+        return KIND_SLEEP;
+    if (starts(cls, "Lsun/nio/ch/") || starts(cls, "Ljava/net/") || starts(cls, "Ljava/nio/") ||
+        starts(cls, "Ljdk/internal/net/"))
+        return KIND_IO;
+    if (vt && starts(name, "park"))
+        return KIND_PARK;
+    return -1;
+}
+
+/* The strongest kind among the top frames (a sleep parks, so sleep outranks park); no park
+ * frame at all is a monitor: JDK 24+ unmounts a virtual thread blocked on one in the VM. */
+static enum wait_kind kind_of(JNIEnv *jni, const struct fx_vtwait_rec *r)
+{
+    jvmtiEnv *jvmti = fx_jvmti();
+    const jvmtiFrameInfo *f = (const jvmtiFrameInfo *)(r + 1);
+    int kind = KIND_BLOCKED;
+    for (uint32_t i = 0; jvmti != NULL && i < r->nframes && i < KIND_FRAMES; i++) {
+        char *name = NULL, *cls = NULL;
+        jclass c = NULL;
+        if ((*jvmti)->GetMethodName(jvmti, f[i].method, &name, NULL, NULL) == JVMTI_ERROR_NONE &&
+            (*jvmti)->GetMethodDeclaringClass(jvmti, f[i].method, &c) == JVMTI_ERROR_NONE &&
+            (*jvmti)->GetClassSignature(jvmti, c, &cls, NULL) == JVMTI_ERROR_NONE) {
+            int k = frame_kind(cls, name);
+            kind = k > kind ? k : kind;
+        }
+        (*jvmti)->Deallocate(jvmti, (unsigned char *)name);
+        (*jvmti)->Deallocate(jvmti, (unsigned char *)cls);
+        if (c != NULL)
+            (*jni)->DeleteLocalRef(jni, c);
+    }
+    return (enum wait_kind)kind;
+}
 
 /* The recorded frames (leaf first) as a model stack, root first. */
 static int cause_stack(JNIEnv *jni, struct fx_profile *p, struct fx_methods *m,
@@ -57,6 +118,11 @@ static int one(JNIEnv *jni, struct fx_profile *p, struct fx_methods *m,
 {
     if (len < sizeof(*r) + r->nframes * sizeof(jvmtiFrameInfo))
         return FX_EINVAL;
+    enum wait_kind kind = kind_of(jni, r);
+    if (kind == KIND_YIELD) {
+        vw.yields++;
+        return FX_OK;
+    }
     uint32_t thread;
     fx_stack_id stack;
     char label[96];
@@ -65,7 +131,7 @@ static int one(JNIEnv *jni, struct fx_profile *p, struct fx_methods *m,
     if (rc == FX_OK)
         rc = cause_stack(jni, p, m, r, &stack);
     if (rc == FX_OK)
-        rc = fx_jvm_markers_vtwait(p, thread, r->t0, r->t1, label, n);
+        rc = fx_jvm_markers_vtwait(p, thread, r->t0, r->t1, label, n, kind_names[kind]);
     if (rc == FX_OK)
         rc = fx_profile_marker_stack(p, thread, stack);
     if (rc == FX_OK)
@@ -102,6 +168,7 @@ void fx_model_vthread_waits_report(struct fx_profile *p)
             {"waits not timed: unmount time overwritten (16384 slots)", f.overwritten},
             {"waits without a stack (GetStackTrace failed)", f.stack_failed},
             {"wait markers", vw.markers},
+            {"waits left out: yields (runnable, not waiting)", vw.yields},
             {"of which on the shared track (past the cap)", vw.on_shared},
             {"wait model errors", vw.model_errors},
             {"recording a wait: mean ns", f.recorded ? f.callback_ns / f.recorded : 0},

@@ -5,6 +5,7 @@
   waits NAME     writes NAME-waits.json: per waiter-N/taker-N track, its "Virtual thread wait"
                  markers (profiler-cli thread markers) and the stack of the longest one;
   check --label L RUN_DIR   the assertions, over those files and the workload's own counts."""
+import gzip
 import json
 import os
 import re
@@ -158,6 +159,85 @@ def check_waits(run, label):
               f"{label}: waits: {name}: the marker's stack is where it waited ({want}): {r['stack'][:6]}")
 
 
+def profile(run, name):
+    return json.load(gzip.open(os.path.join(run, f"{name}.json.gz"), "rt", encoding="utf-8"))
+
+
+def vt_tracks(prof):
+    return [t for t in prof["threads"] if re.search(r" \(virtual #\d+\)$", t["name"])]
+
+
+ENTRY = re.compile(r"^(jdk\.internal\.vm\.Continuation\.|java\.lang\.VirtualThread\.run$|"
+                   r"java\.lang\.VirtualThread\$VThreadContinuation|java\.lang\.Thread\.runWith$)")
+
+
+def check_review(run, label):
+    """The UI review of issue 22: one root per virtual thread, [state: pinned] in Idle/Pinned,
+    yields not shown as waits, every wait marker with its kind."""
+    for name in ("cpu", "wall", "pinned"):
+        prof = profile(run, name)
+        sh = prof["shared"]
+        st, ft, fn, strings = sh["stackTable"], sh["frameTable"], sh["funcTable"], sh["stringArray"]
+        subs = [c["subcategories"] for c in prof["meta"]["categories"]]
+        cats = [c["name"] for c in prof["meta"]["categories"]]
+
+        def fname(s):
+            return strings[fn["name"][ft["func"][st["frame"][s]]]]
+
+        def root(s):
+            while st["prefixOffset"][s]:
+                s -= st["prefixOffset"][s]
+            return fname(s)
+        entry, pinned, pinned_ok, n, idle = 0, 0, 0, 0, 0
+        for t in vt_tracks(prof):
+            for s in t["samples"]["stack"]:
+                if s is None:
+                    continue
+                n += 1
+                idle += fname(s) == "[idle]"
+                entry += bool(ENTRY.match(root(s)))
+                if fname(s) == "[state: pinned]":
+                    pinned += 1
+                    fr = st["frame"][s]
+                    c = ft["category"][fr]
+                    pinned_ok += cats[c] == "Idle" and subs[c][ft["subcategory"][fr] or 0] == "Pinned"
+        check(n > 0 and entry == 0,
+              f"{label}: {name}: {entry} of {n} virtual-thread samples start at the continuation's "
+              f"entry, not the thread's task (one call tree root)")
+        if name == "wall":
+            # 6 burners yielding on 2 carriers are unmounted most of the time: with no sample
+            # then, the gaps would show as running time.
+            check(idle > 0, f"{label}: wall: {idle} [idle] samples on virtual-thread tracks "
+                            f"for their unmounted gaps")
+        if name == "pinned":
+            check(pinned > 0 and pinned_ok == pinned,
+                  f"{label}: pinned: {pinned_ok} of {pinned} [state: pinned] samples in Idle/Pinned")
+    for name in ("cpu", "waits"):
+        prof = profile(run, name)
+        strings = prof["shared"]["stringArray"]
+        kinds = {}
+        for t in vt_tracks(prof):
+            m = t["markers"]
+            for i in range(m["length"]):
+                if strings[m["name"][i]] == "Virtual thread wait":
+                    kinds.setdefault(t["name"].split("-")[0], []).append(
+                        (m["data"][i] or {}).get("kind"))
+        if name == "cpu":
+            # alpha/beta yield to each other on 2 carriers: those are not waits.
+            n = sum(len(v) for k, v in kinds.items() if k in ("alpha", "beta"))
+            extra = {e["label"]: e["value"] for g in prof["meta"]["extra"] for e in g["entries"]}
+            y = extra.get("waits left out: yields (runnable, not waiting)", -1)
+            check(n == 0 and y >= 0,
+                  f"{label}: cpu: {n} wait markers on the yielding alpha/beta threads ({y} yields "
+                  f"counted, not shown)")
+        else:
+            for group, want in (("waiter", "sleep"), ("taker", "park")):
+                got = kinds.get(group, [])
+                check(got and all(k == want for k in got),
+                      f"{label}: waits: {group}: every wait marker has kind {want} "
+                      f"({sorted(set(map(str, got)))})")
+
+
 def main():
     if sys.argv[1] == "dump":
         dump(sys.argv[2])
@@ -170,6 +250,7 @@ def main():
     check_wall(run, label)
     check_pinned(run, label)
     check_waits(run, label)
+    check_review(run, label)
     return 1 if failures else 0
 
 

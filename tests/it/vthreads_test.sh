@@ -14,6 +14,11 @@
 #          has a track whose "Virtual thread wait" markers number its own count of waits
 #          (90 % to +2), last >= 10 ms, and carry the stack it waited in (waiterSleep or
 #          takerTake under java.lang.VirtualThread's park);
+#   review (issue 22's UI review, read from the files): no virtual-thread sample's root is a
+#          continuation entry frame (Continuation.*, VirtualThread.run, Thread.runWith) in
+#          cpu/wall/pinned; [state: pinned] is Idle/Pinned; wall has "[idle]" samples on the
+#          virtual threads' tracks; cpu has no wait marker on the yielding alpha/beta threads
+#          (yields counted in meta.extra); each waiter's marker has kind sleep, each taker's park;
 #   churn  100k short-lived virtual threads with loop=1s dumps and memory=16m: exits 0, no
 #          hs_err, fxcheck accepts every file, profiler-cli loads the last.
 # Read through profiler-cli (vthreads_check.py). Fails on a build without mount tracking (no

@@ -346,10 +346,10 @@ static const char *const cat_names[] = {"Other",        "Idle", "Java",       "N
                                         "JIT compiler", "VM",   "Allocation", "Kernel"};
 static const char *const cat_colors[] = {"grey",  "transparent", "yellow",  "lightblue", "orange",
                                          "green", "purple",      "magenta", "red"};
-static const char *const cat_subs[][8] = {
+static const char *const cat_subs[][9] = {
         {"Other", NULL},
         {"Other", "Runnable", "Blocked (monitor)", "Waiting", "Sleeping", "Parked", "Native / I-O",
-         NULL},
+         "Pinned", NULL},
         {"Other", "Interpreted", "JIT (C1)", "JIT (C2)", "Inlined", "Native method", "Recovered",
          NULL},
         {"Other", "libjvm", "libc/kernel", "JNI library", NULL},
