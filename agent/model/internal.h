@@ -111,10 +111,12 @@ void fx_native_frames_idle(void);
 
 /* --- kernel_frames.c: a record's kernel frames (issue 16, kstack=yes) --- */
 
-/* Pushes the record's kernel frames onto *stack (above its native frames). FX_OK, FX_ENOMEM,
- * FX_EFULL. */
+/* Pushes the record's kernel frames onto *stack (above its native frames), in the Kernel
+ * category, or in `cat`/`cat_sub` when cat is not 0: a GC, JIT or VM thread's frames all take
+ * the thread's category (vm_threads.c), so its activity graph says GC even in a page fault.
+ * FX_OK, FX_ENOMEM, FX_EFULL. */
 int fx_kernel_frames_push(struct fx_profile *p, const struct fx_sample_rec *r, uint32_t len,
-                          fx_stack_id *stack);
+                          uint8_t cat, uint8_t cat_sub, fx_stack_id *stack);
 /* meta.extra "Kernel stacks": the figures, or why the profile has no kernel frames. */
 void fx_kernel_frames_report(struct fx_profile *p);
 

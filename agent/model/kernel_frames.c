@@ -111,16 +111,17 @@ static uint8_t name_chain(const struct fx_kallsyms *ks, const uint64_t *ips, uin
     return sub;
 }
 
-static int push_frame(struct fx_profile *p, fx_func_id f, uint8_t sub, fx_stack_id *stack)
+static int push_frame(struct fx_profile *p, fx_func_id f, uint8_t cat, uint8_t sub,
+                      fx_stack_id *stack)
 {
-    struct fx_frame_key fk = {.func = f, .line = -1, .category = FX_CAT_KERNEL, .subcategory = sub};
+    struct fx_frame_key fk = {.func = f, .line = -1, .category = cat, .subcategory = sub};
     fx_frame_id fr;
     int rc = fx_profile_frame(p, &fk, &fr);
     return rc == FX_OK ? fx_profile_stack(p, *stack, fr, stack) : rc;
 }
 
 int fx_kernel_frames_push(struct fx_profile *p, const struct fx_sample_rec *r, uint32_t len,
-                          fx_stack_id *stack)
+                          uint8_t cat, uint8_t cat_sub, fx_stack_id *stack)
 {
     if (r->kernel == FX_KREC_OFF)
         return FX_OK;
@@ -166,7 +167,8 @@ int fx_kernel_frames_push(struct fx_profile *p, const struct fx_sample_rec *r, u
             rc = symbol_func(p, ks, syms[i], &f);
         }
         if (rc == FX_OK)
-            rc = push_frame(p, f, sub, stack);
+            rc = cat != 0 ? push_frame(p, f, cat, cat_sub, stack)
+                          : push_frame(p, f, FX_CAT_KERNEL, sub, stack);
     }
     return rc;
 }

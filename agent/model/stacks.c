@@ -179,8 +179,8 @@ static int native_thread_stack(struct fx_profile *p, const struct fx_thread *t,
 {
     *out = FX_STACK_NONE;
     int rc = fx_native_frames_push(p, r, len, t->category, t->subcategory, out);
-    if (rc == FX_OK)
-        rc = fx_kernel_frames_push(p, r, len, out); /* and the kernel's above those */
+    if (rc == FX_OK) /* and the kernel's above those */
+        rc = fx_kernel_frames_push(p, r, len, t->category, t->subcategory, out);
     if (rc != FX_OK || out->i != FX_NONE_ID)
         return rc;
     return fx_profile_label_stack(p, "[not a Java thread: no native frame]",
@@ -198,7 +198,7 @@ int fx_stacks_of_record(struct fx_methods *m, JNIEnv *jni, struct fx_profile *p,
     if (rc == FX_OK)
         rc = fx_native_frames_push(p, r, len, 0, 0, out); /* issue 16: above the Java part */
     if (rc == FX_OK)
-        rc = fx_kernel_frames_push(p, r, len, out); /* and the kernel's above those */
+        rc = fx_kernel_frames_push(p, r, len, 0, 0, out); /* and the kernel's above those */
     if (rc != FX_OK || r->state >= FX_WS_COUNT || states[r->state].label == NULL)
         return rc;
     bool running = r->state == FX_WS_RUNNABLE || r->state == FX_WS_IN_NATIVE;
