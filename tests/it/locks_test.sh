@@ -32,7 +32,11 @@ grep -q "waits done" agentpath.out || it_fail "agentpath: the workload did not f
 
 # attach: the rounds begin 5 s in (jcmd, itself a JVM, can take 3 s to attach on a loaded
 # machine); jcmd from the same JDK
-"$IT_JDK/bin/java" -XX:+IgnoreUnrecognizedVMOptions -XX:+EnableDynamicAgentLoading -jar "$FXAGENT_LOCKS_JAR" known 11 5000 \
+# The workload stays until the file `release` exists (or 120 s): the dump and the stop must
+# find it alive however slow jcmd is.
+rm -f "$RUN/release"
+"$IT_JDK/bin/java" -XX:+IgnoreUnrecognizedVMOptions -XX:+EnableDynamicAgentLoading \
+    -Dfxagent.locks.release="$RUN/release" -jar "$FXAGENT_LOCKS_JAR" known 120 5000 \
     >attach.out 2>attach.err &
 PID=$!
 trap 'kill -9 $PID 2>/dev/null || true' EXIT
@@ -50,6 +54,7 @@ done
 grep -q "waits done" attach.out || it_fail "attach: the workload did not finish its waits"
 jcmd_agent "dump,file=$RUN/attach-dump.json.gz"
 jcmd_agent "stop,file=$RUN/attach-stop.json.gz"
+touch "$RUN/release"
 wait "$PID" || it_fail "attach: java exited $?"
 trap - EXIT
 sed "s/^/$IT_NAME: attach stderr: /" attach.err

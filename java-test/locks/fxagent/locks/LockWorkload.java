@@ -62,17 +62,30 @@ public final class LockWorkload {
     }
 
     /** One wait: the holder takes the lock, lets the waiter try, and lets go HOLD_MS later. */
+    static volatile Thread monitorWaiter;
+
+    // The holder keeps the lock HOLD_MS from the moment the waiter is seen waiting, not from
+    // when it took it: on a loaded machine a waiter started late would otherwise wait less
+    // than the test's threshold (or not at all). Seen within 10 s, else it lets go anyway.
+    static void untilWaiting(java.util.function.BooleanSupplier waiting) {
+        long give_up = System.nanoTime() + 10_000_000_000L;
+        while (!waiting.getAsBoolean() && System.nanoTime() < give_up)
+            sleepQuietly(1);
+        sleepQuietly(HOLD_MS);
+    }
+
     static void monitorRound() throws InterruptedException {
         CountDownLatch held = new CountDownLatch(1);
+        Thread waiter = new Thread(LockWorkload::waitOnMonitor, "monitor-waiter");
+        monitorWaiter = waiter;
         Thread holder = new Thread(() -> {
             synchronized (MONITOR) {
                 held.countDown();
-                sleepQuietly(HOLD_MS);
+                untilWaiting(() -> monitorWaiter.getState() == Thread.State.BLOCKED);
             }
         }, "monitor-holder");
         holder.start();
         await(held);
-        Thread waiter = new Thread(LockWorkload::waitOnMonitor, "monitor-waiter");
         waiter.start();
         waiter.join();
         holder.join();
@@ -84,7 +97,7 @@ public final class LockWorkload {
             RLOCK.lock();
             try {
                 held.countDown();
-                sleepQuietly(HOLD_MS);
+                untilWaiting(RLOCK::hasQueuedThreads);
             } finally {
                 RLOCK.unlock();
             }
@@ -146,7 +159,8 @@ public final class LockWorkload {
             reentrantRound();
         }
         System.out.println("waits done");
-        while (System.nanoTime() < end)
+        String release = System.getProperty("fxagent.locks.release");
+        while (System.nanoTime() < end && (release == null || !new java.io.File(release).exists()))
             sleepQuietly(20);
         running = false;
     }
