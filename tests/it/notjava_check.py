@@ -3,7 +3,8 @@
 """The not-in-Java recovery of issue 26, read through profiler-cli (tests/it/notjava_test.sh).
 Owns the reading of thread "main"'s top-down tree (profiler-cli thread samples-top-down --json)
 of java-test/alloc's AllocWorkload bench in cpu mode:
-  share    the samples under "[AGCT: not in Java]" are at most MAX_PCT % of the thread's samples
+  share    the samples under "[AGCT: not in Java]" whose next frame is a compiled method's runtime
+           call (Runtime1::, OptoRuntime::) are at most MAX_PCT % of the thread's samples
            that are not "[idle]" (before the recovery: 16-18 % at 10 ms on JDK 17 and 25);
   method   at least one sample has an AllocWorkload *Site method directly below a VM allocation
            entry (Runtime1::new_type_array, OptoRuntime::new_array*, InterpreterRuntime::newarray,
@@ -15,7 +16,8 @@ import json
 import re
 import sys
 
-MAX_PCT = 8.0
+MAX_PCT = 3.0  # of the samples: compiled code's runtime calls left under the label
+COMPILED_CALL = re.compile(r"^(Runtime1|OptoRuntime)::")
 NOT_JAVA = "[AGCT: not in Java]"
 SITE = re.compile(r"(^|\.)fxagent\.alloc\.AllocWorkload\.\w+Site$")
 VM_ALLOC = re.compile(r"^(Runtime1::new_\w+|OptoRuntime::new_\w+|InterpreterRuntime::\w*new\w*)\(")
@@ -27,12 +29,14 @@ def main():
         doc = json.load(f)
     total = tree["totalSamples"] - sum(c["totalSamples"] for c in tree["children"]
                                        if c["name"] == "[idle]")
-    not_java, with_site = 0, 0
+    not_java, with_site, compiled_left = 0, 0, 0
     stack = [(tree, False)]
     while stack:
         n, under = stack.pop()
         if n["name"] == NOT_JAVA:
             not_java += n["totalSamples"]
+            compiled_left += sum(c["totalSamples"] for c in n.get("children", [])
+                                 if COMPILED_CALL.search(c["name"]))
             continue
         for c in n.get("children", []):
             if SITE.search(n["name"]) and VM_ALLOC.search(c["name"]):
@@ -41,14 +45,19 @@ def main():
     counter = sum(e.get("value", 0) for g in doc["meta"].get("extra") or []
                   for e in g.get("entries", [])
                   if str(e.get("label", "")).startswith("recovered: not in Java"))
-    pct = 100.0 * not_java / total if total else 100.0
-    print(f"notjava_check: {total} samples, {not_java} ({pct:.1f} %) under {NOT_JAVA}, "
+    # What stays under the label is mostly interpreted code (InterpreterRuntime::newarray: no
+    # recovery for interpreted frames), whose share grows when the JIT is late (a loaded
+    # machine); compiled code's runtime calls are what the recovery must take.
+    pct = 100.0 * compiled_left / total if total else 100.0
+    print(f"notjava_check: {total} samples, {not_java} under {NOT_JAVA}, {compiled_left} "
+          f"({pct:.1f} %) of them in a compiled method's runtime call (Runtime1/OptoRuntime), "
           f"{with_site} with an allocating site under a VM allocation entry, counter {counter}")
     bad = 0
     if total < 50:
         print(f"FAIL: only {total} samples"); bad += 1
     if pct > MAX_PCT:
-        print(f"FAIL: {pct:.1f} % of the samples are {NOT_JAVA} (at most {MAX_PCT} %)"); bad += 1
+        print(f"FAIL: {pct:.1f} % of the samples are a compiled method's runtime call left under "
+              f"{NOT_JAVA} (at most {MAX_PCT} %)"); bad += 1
     if with_site == 0:
         print("FAIL: no AllocWorkload *Site frame directly under a VM allocation entry"); bad += 1
     if counter <= 0:
