@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* The writer's meta object (categories, marker schemas, display hints, meta.extra) and the
- * counters (§4, §8, §10.2, §12.1). Nothing here depends on the profile's size but the thread
- * scan for initialVisibleThreads, which needs no allocation. */
+ * counters (§4, §8, §10.2, §12.1). Nothing here depends on the profile's size but the scan for
+ * initialVisibleThreads (each thread's samples and markers, once), which needs no allocation. */
 #include "fx_ff_writer.h"
 
 #include <inttypes.h>
