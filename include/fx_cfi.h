@@ -55,12 +55,14 @@ struct fx_cfi_seg {
 };
 
 /* One block: header then `count` rows sorted by pc; row i covers [rows[i].pc, rows[i+1].pc),
- * the last one up to `end`. */
+ * the last one up to `end`; then `nfuncs` FDE starts (uint32, minus base, ascending), which
+ * name the function of an address that no symbol covers (fx_cfi_func_start). */
 struct fx_cfi {
     uint64_t base;  /* ELF virtual address of row pc 0 */
     uint32_t end;   /* one past the last covered address, minus base */
     uint32_t nsegs; /* executable segments in segs */
     struct fx_cfi_seg segs[FX_CFI_MAX_SEGS];
+    size_t nfuncs;
     size_t count;
     struct fx_cfi_row rows[];
 };
@@ -83,6 +85,10 @@ int fx_cfi_build(const char *path, struct fx_cfi **out, struct fx_cfi_stats *sta
                  struct fx_errbuf *eb);
 
 void fx_cfi_free(struct fx_cfi *c);
+
+/* The ELF virtual address where the function (FDE) covering vaddr starts: true and *start set,
+ * false where no FDE covers vaddr. Not for the signal path (a model owner's naming). */
+bool fx_cfi_func_start(const struct fx_cfi *c, uint64_t vaddr, uint64_t *start);
 
 /* The ELF virtual address at file offset off, if an executable segment holds it.
  * Async-signal-safe. */

@@ -228,8 +228,11 @@ static int build(Elf *elf, struct fx_cfi **out, struct fx_cfi_stats *st, struct 
     }
     if (cfi != NULL)
         dwarf_cfi_end(cfi);
-    free(starts);
-    size_t bytes = sizeof(struct fx_cfi) + b.n * sizeof(struct fx_cfi_row);
+    size_t nfuncs = 0;
+    for (size_t i = 0; i < n; i++)
+        nfuncs += starts[i] >= lo && starts[i] < hi;
+    size_t bytes =
+            sizeof(struct fx_cfi) + b.n * sizeof(struct fx_cfi_row) + nfuncs * sizeof(uint32_t);
     struct fx_cfi *c = rc == FX_OK ? malloc(bytes) : NULL;
     if (rc == FX_OK && c == NULL)
         rc = FX_ENOMEM;
@@ -240,12 +243,40 @@ static int build(Elf *elf, struct fx_cfi **out, struct fx_cfi_stats *st, struct 
         c->count = b.n;
         if (b.n > 0)
             memcpy(c->rows, b.rows, b.n * sizeof(*b.rows));
+        uint32_t *funcs = (uint32_t *)(c->rows + b.n);
+        c->nfuncs = 0;
+        for (size_t i = 0; i < n; i++) {
+            if (starts[i] >= lo && starts[i] < hi)
+                funcs[c->nfuncs++] = (uint32_t)(starts[i] - lo);
+        }
         *out = c;
         if (st != NULL)
             *st = (struct fx_cfi_stats){n, b.n, b.unsupported, bytes};
     }
     free(b.rows);
+    free(starts);
     return rc;
+}
+
+bool fx_cfi_func_start(const struct fx_cfi *c, uint64_t vaddr, uint64_t *start)
+{
+    const struct fx_cfi_row *r = fx_cfi_lookup_sigsafe(c, vaddr);
+    if (r == NULL || r->cfa == FX_CFI_CFA_NONE || c->nfuncs == 0)
+        return false;
+    const uint32_t *funcs = (const uint32_t *)(c->rows + c->count);
+    uint32_t pc = (uint32_t)(vaddr - c->base);
+    if (funcs[0] > pc)
+        return false;
+    size_t lo = 0, hi = c->nfuncs; /* the last start <= pc is in [lo, hi) */
+    while (hi - lo > 1) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (funcs[mid] <= pc)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    *start = c->base + funcs[lo];
+    return true;
 }
 
 int fx_cfi_build(const char *path, struct fx_cfi **out, struct fx_cfi_stats *stats,

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* The writer's meta object (categories, marker schemas, display hints, meta.extra) and the
- * counters (§4, §8, §10.2, §12.1). Nothing here depends on the profile's size but the thread
- * scan for initialVisibleThreads, which needs no allocation. */
+ * counters (§4, §8, §10.2, §12.1). Nothing here depends on the profile's size but the scan for
+ * initialVisibleThreads (each thread's samples and markers, once), which needs no allocation. */
 #include "fx_ff_writer.h"
 
 #include <inttypes.h>
@@ -10,6 +10,7 @@
 
 #include "fx_ff_writer_internal.h"
 #include "fx_json.h"
+#include "fx_jvm_markers.h"
 #include "fx_profile_internal.h"
 
 /* At most this many threads are listed in meta.initialVisibleThreads (the busiest). */
@@ -125,23 +126,74 @@ static void write_schemas(struct fx_json *j, const struct fx_profile *p)
     fx_json_arr_end(j);
 }
 
-/* The busiest threads by sample count (at most MAX_VISIBLE), written in index order. */
+/* Whether thread t waited on a lock or as a virtual thread: such a thread may have no sample
+ * at all (a virtual thread that only waits), its markers being all it shows. */
+static bool has_wait_markers(const struct fx_profile *p, const struct fx_thread *t)
+{
+    for (uint32_t i = 0; i < t->markers.count; i++) {
+        uint32_t s = t->markers.schema[i];
+        if (s == FX_NONE_ID || s >= p->nschemas)
+            continue;
+        const char *name = p->schemas[s]->name;
+        if (!strcmp(name, FX_JVM_LOCK_SCHEMA) || !strcmp(name, FX_JVM_VTWAIT_SCHEMA))
+            return true;
+    }
+    return false;
+}
+
+/* Whether every sample of t is in the Idle category (its leaf frame's, as the front-end
+ * colours it); a sample without a stack is not idle. */
+static bool all_idle(const struct fx_profile *p, const struct fx_thread *t)
+{
+    for (uint32_t i = 0; i < t->samples.count; i++) {
+        uint32_t s = t->samples.stack[i];
+        if (s == FX_NONE_ID || s >= p->stacks.count)
+            return false;
+        uint32_t f = p->stacks.frame[s];
+        if (f >= p->frames.count || p->frames.category[f] != FX_CAT_IDLE)
+            return false;
+    }
+    return true;
+}
+
+/* How much thread t deserves a track at first sight, 0 for none. strict: threads that only
+ * sat idle (Common-Cleaner, Finalizer, Signal Dispatcher in wall mode) get none, so they do
+ * not push the working threads off screen. */
+static uint64_t visible_score(const struct fx_profile *p, const struct fx_thread *t, bool strict)
+{
+    uint64_t score = (uint64_t)t->samples.count + t->markers.count;
+    if (has_wait_markers(p, t))
+        return score;
+    if (!t->samples.count)
+        return 0;
+    if (strict && !t->markers.count && all_idle(p, t))
+        return 0;
+    return score;
+}
+
+/* The threads that deserve a track most (visible_score, at most MAX_VISIBLE), written in index
+ * order; when the strict rule leaves none, those with samples, idle or not. */
 static void write_visible_threads(struct fx_json *j, const struct fx_profile *p)
 {
     uint32_t top[MAX_VISIBLE];
+    uint64_t score[MAX_VISIBLE];
     unsigned n = 0;
-    for (uint32_t t = 0; t < p->nthreads; t++) {
-        uint32_t c = p->threads[t].samples.count;
-        if (!c)
-            continue;
-        if (n == MAX_VISIBLE && c <= p->threads[top[n - 1]].samples.count)
-            continue;
-        unsigned k = n < MAX_VISIBLE ? n++ : n - 1; /* kept sorted by count, descending */
-        while (k > 0 && p->threads[top[k - 1]].samples.count < c) {
-            top[k] = top[k - 1];
-            k--;
+    for (int strict = 1; strict >= 0 && !n; strict--) {
+        for (uint32_t t = 0; t < p->nthreads; t++) {
+            uint64_t c = visible_score(p, &p->threads[t], strict);
+            if (!c)
+                continue;
+            if (n == MAX_VISIBLE && c <= score[n - 1])
+                continue;
+            unsigned k = n < MAX_VISIBLE ? n++ : n - 1; /* kept sorted by score, descending */
+            while (k > 0 && score[k - 1] < c) {
+                top[k] = top[k - 1];
+                score[k] = score[k - 1];
+                k--;
+            }
+            top[k] = t;
+            score[k] = c;
         }
-        top[k] = t;
     }
     if (!n)
         return;

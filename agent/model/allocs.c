@@ -188,7 +188,10 @@ static int stack_of(JNIEnv *jni, struct fx_profile *p, const struct rec *r,
     return rc;
 }
 
-static void count_bytes(struct fx_profile *p, int64_t t)
+/* A new counter starts with the level before this drain at its first record's time: the
+ * front-end leaves a counter's first sample out of "range in graph", so without it the first
+ * drain's bytes were missing there (505 MB where the call tree said 521 MB). */
+static void count_bytes(struct fx_profile *p, int64_t first, int64_t before, int64_t t)
 {
     static const struct fx_counter_desc desc = {
             .name = "Allocated (sampled)",
@@ -196,8 +199,11 @@ static void count_bytes(struct fx_profile *p, int64_t t)
             .description = "Java heap bytes allocated, estimated from alloc= samples",
             .unit = "bytes",
             .color = "magenta"};
-    if (!cs.have_counter)
+    if (!cs.have_counter) {
         cs.have_counter = fx_profile_counter(p, &desc, &cs.counter) == FX_OK;
+        if (cs.have_counter && fx_profile_counter_sample(p, cs.counter, first, before) == FX_OK)
+            cs.counted_bytes = before;
+    }
     if (cs.have_counter && cs.counted_bytes != cs.est_bytes &&
         fx_profile_counter_sample(p, cs.counter, t, cs.est_bytes) == FX_OK)
         cs.counted_bytes = cs.est_bytes;
@@ -264,8 +270,10 @@ static void allocs_drain(JNIEnv *jni, struct fx_profile *p)
         return; /* out of memory: the queue waits, then drops and counts */
     const struct rec *r;
     uint32_t len;
-    int64_t last = 0;
+    int64_t first = 0, last = 0, before = cs.est_bytes;
     while ((r = fx_ring_peek(&q.ring, &len)) != NULL) {
+        if (first == 0 || r->t < first)
+            first = r->t; /* the earliest, so that the counter's times never go back */
         if (r->kind == REC_ALLOC)
             one_alloc(jni, p, r);
         else
@@ -274,7 +282,7 @@ static void allocs_drain(JNIEnv *jni, struct fx_profile *p)
         fx_ring_release(&q.ring);
     }
     if (last != 0)
-        count_bytes(p, last);
+        count_bytes(p, first, before, last);
 }
 
 /* --- the source --- */

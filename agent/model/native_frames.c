@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "fx_alloc.h"
+#include "fx_cfi.h"
 #include "fx_elfsym.h"
 #include "fx_profile.h"
 
@@ -58,6 +59,7 @@ static struct {
     uint32_t gen;
     uint64_t stops[FX_NSTOP_COUNT], leaf_java, with_frames, frames, bad_records;
     uint64_t resolved, by_source[4], unmapped, errors, cache_resets, lib_errors;
+    uint64_t fde_named; /* addresses without a symbol named by their FDE's start */
 } nf;
 
 static uint64_t hash(uint64_t a)
@@ -157,6 +159,15 @@ static int resolve(struct fx_profile *p, uint64_t addr, fx_frame_id *out)
     struct fx_elfsym_frame f;
     int rc = e != NULL && nf.sym != NULL ? fx_elfsym_resolve(nf.sym, e, (uintptr_t)addr, &f)
                                          : FX_EINVAL;
+    uint64_t vaddr, start;
+    /* No symbol: the start of the FDE covering addr names its function, so that one function
+     * is one func ("libz.so.1+0x4a00"), not one per address. */
+    if (rc == FX_OK && f.name == NULL && e->cfi != NULL &&
+        fx_cfi_vaddr_sigsafe(e->cfi, e->offset + ((uintptr_t)addr - e->start), &vaddr) &&
+        vaddr == f.lib_off && fx_cfi_func_start(e->cfi, vaddr, &start)) {
+        f.lib_off = start;
+        nf.fde_named++;
+    }
     fx_native_maps_leave(ticket);
     if (rc != FX_OK) {
         nf.unmapped += e == NULL;
@@ -265,6 +276,8 @@ void fx_native_frames_report(struct fx_profile *p)
     fx_profile_extra_int(p, g, "address cache restarts (full)", (int64_t)nf.cache_resets);
     fx_profile_extra_int(p, g, "libraries named", (int64_t)fx_profile_lib_count(p));
     fx_profile_extra_int(p, g, "libraries not recorded (no memory)", (int64_t)nf.lib_errors);
+    fx_profile_extra_int(p, g, "addresses without a symbol named by their CFI function start",
+                         (int64_t)nf.fde_named);
     fx_profile_extra_int(p, g, "malformed records", (int64_t)nf.bad_records);
     fx_native_maps_report(p, g);
 }

@@ -67,6 +67,23 @@ def site_of(funcs, sites):
     return None
 
 
+def check_counter(d):
+    """The "Allocated (sampled)" counter starts at 0, and the sum of its counts after the first
+    (what the front-end shows as "range in graph" for the whole profile: it leaves the first
+    sample out) is the bytes of the allocation rows (what the call tree shows)."""
+    cs = [c for c in d.get("counters", []) if c["name"] == "Allocated (sampled)"]
+    if len(cs) != 1:
+        sys.exit(f"FAIL: {len(cs)} 'Allocated (sampled)' counters")
+    count = cs[0]["samples"]["count"]
+    rows = sum(w for _, na in tables(d) for w in na["weight"] if w > 0)
+    in_range = sum(count[1:])
+    print(f"counter: first {count[0]}, range in graph {in_range}, allocation rows {rows}")
+    if count[0] != 0 or in_range != rows:
+        print("FAIL: the counter's range in graph is not the allocated bytes of the rows")
+        return False
+    return True
+
+
 def check_split(d, truth, tol_pp, tol_total):
     sites = ("smallSite", "mediumSite", "largeSite")
     est = dict.fromkeys(sites, 0)
@@ -185,7 +202,7 @@ def main():
             for line in f:
                 k, v = line.split()
                 truth[k] = int(v)
-        ok = check_split(d, truth, a.tol_pp, a.tol_total)
+        ok = check_split(d, truth, a.tol_pp, a.tol_total) & check_counter(d)
     elif a.mode == "live":
         ok = check_live(d)
     else:

@@ -15,6 +15,9 @@ usage: mixed_stacks_check.py --label NAME RUN_DIR   (reads jni, deflate, jni-off
             have Java_java_util_zip_Deflater_deflateBytesBytes right above it and the zlib frames
             above that, with no "[native: walk stopped" frame; the "Native stacks" group names
             an unwind table of the system's libz (frameless: its frame-pointer steps fail);
+            its zlib frames without a symbol are named by their function's start (the FDE's):
+            at most MAX_UNNAMED distinct "libz.so...+0x..." funcs (one per address before:
+            20+ for 2 functions), and "Native stacks" counts the addresses so named;
   deflate-fp: where zlib is the system's libz.so (Debian's, no frame pointers), at least half of
             those samples have the "[native: walk stopped" gap instead (the old walk's limit).
 """
@@ -23,6 +26,8 @@ import gzip
 import json
 import os
 import sys
+
+MAX_UNNAMED = 12  # libz's static functions on deflate's path
 
 ZLIB = {"deflate", "deflate_slow", "deflate_fast", "deflate_stored", "deflate_rle",
         "deflate_huff", "longest_match", "fill_window", "compress_block", "_tr_flush_block",
@@ -141,6 +146,13 @@ def main():
     if any(n and n.startswith("libz.so") for n in dw_libs):
         check(any(k.startswith("unwind table libz.so") for k in tables),
               f"deflate cstack=dwarf: the frameless system libz got an unwind table: {tables}")
+    unnamed = {n for n in dw.name if n and n.startswith("libz.so") and "+0x" in n}
+    if unnamed:
+        named = (dw.extra("Native stacks") or {}).get(
+            "addresses without a symbol named by their CFI function start", 0)
+        check(len(unnamed) <= MAX_UNNAMED and named > 0,
+              f"deflate cstack=dwarf: {len(unnamed)} unnamed libz funcs (at most {MAX_UNNAMED}), "
+              f"{named} addresses named by their function's start: {sorted(unnamed)}")
     fp = Profile(os.path.join(a.run, "deflate-fp.json.gz"))
     whole, gap, libs = chains(fp)
     if any(n and n.startswith("libz.so") for n in libs):

@@ -9,7 +9,10 @@ of java-test/alloc's AllocWorkload bench in cpu mode:
   method   at least one sample has an AllocWorkload *Site method directly below a VM allocation
            entry (Runtime1::new_type_array, OptoRuntime::new_array*, InterpreterRuntime::newarray,
            ...allocate...): the allocating Java method under its recovered native frames;
-  counter  meta.extra's "recovered: not in Java, ..." counter of the profile is > 0.
+  counter  meta.extra's "recovered: not in Java, ..." counter of the profile is > 0;
+  idle     the profile has "[idle]" gap samples (a GC thread waits between collections), each
+           of weight 0: they end the activity graph at the gap but count for nothing in the
+           call tree (with weight 1 they were 44-48 % of main's and the GC threads' samples).
 usage: notjava_check.py TOP_DOWN.json PROFILE.json.gz"""
 import gzip
 import json
@@ -21,6 +24,21 @@ COMPILED_CALL = re.compile(r"^(Runtime1|OptoRuntime)::")
 NOT_JAVA = "[AGCT: not in Java]"
 SITE = re.compile(r"(^|\.)fxagent\.alloc\.AllocWorkload\.\w+Site$")
 VM_ALLOC = re.compile(r"^(Runtime1::new_\w+|OptoRuntime::new_\w+|InterpreterRuntime::\w*new\w*)\(")
+
+
+def idle_weights(doc):
+    """The weights of the profile's samples whose leaf is "[idle]"."""
+    sh = doc["shared"]
+    names = sh["stringArray"]
+    funcs = {i for i, n in enumerate(sh["funcTable"]["name"]) if names[n] == "[idle]"}
+    frames = {i for i, f in enumerate(sh["frameTable"]["func"]) if f in funcs}
+    stacks = {i for i, f in enumerate(sh["stackTable"]["frame"]) if f in frames}
+    out = []
+    for t in doc["threads"]:
+        s = t["samples"]
+        w = s.get("weight") or [1] * s["length"]
+        out += [w[i] for i, st in enumerate(s["stack"]) if st in stacks]
+    return out
 
 
 def main():
@@ -52,7 +70,11 @@ def main():
     print(f"notjava_check: {total} samples, {not_java} under {NOT_JAVA}, {compiled_left} "
           f"({pct:.1f} %) of them in a compiled method's runtime call (Runtime1/OptoRuntime), "
           f"{with_site} with an allocating site under a VM allocation entry, counter {counter}")
+    idle = idle_weights(doc)
+    print(f"notjava_check: {len(idle)} [idle] samples, weights {sorted(set(idle))}")
     bad = 0
+    if not idle or any(idle):
+        print("FAIL: no [idle] sample, or one that weighs more than 0"); bad += 1
     if total < 50:
         print(f"FAIL: only {total} samples"); bad += 1
     if pct > MAX_PCT:

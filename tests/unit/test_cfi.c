@@ -5,6 +5,7 @@
  * lookups at a table's edges, and bad input. */
 #include <check.h>
 #include <dlfcn.h>
+#include <link.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -64,6 +65,34 @@ START_TEST(test_cfi_libz_deflate_entry_is_rsp_plus_8_and_its_body_moves_the_cfa)
     ck_assert(fx_cfi_vaddr_sigsafe(c, va - c->segs[0].vaddr + c->segs[0].offset, &back));
     ck_assert_uint_eq(back, va);
     fx_cfi_free(c);
+}
+END_TEST
+
+/* Every address of libz's deflate and inflate (their symbol's size) is named by the function's
+ * start, the way a frame of a library without symbols gets one func per function; an address
+ * below the text has none. */
+START_TEST(test_cfi_func_start_of_every_address_of_a_function_is_its_entry)
+{
+    void *fns[2] = {(void *)deflate, (void *)inflate};
+    for (int i = 0; i < 2; i++) {
+        char path[512];
+        uint64_t va, start;
+        where(fns[i], path, sizeof(path), &va);
+        Dl_info di;
+        const ElfW(Sym) *sym = NULL;
+        ck_assert(dladdr1(fns[i], &di, (void **)&sym, RTLD_DL_SYMENT) != 0 && sym != NULL);
+        ck_assert_uint_gt(sym->st_size, 16);
+        struct fx_cfi *c = build_ok(path, NULL);
+        ck_assert_uint_gt(c->nfuncs, 10);
+        for (uint64_t k = 0; k < sym->st_size; k++) {
+            ck_assert_msg(fx_cfi_func_start(c, va + k, &start), "%s+%lu: no FDE", path,
+                          (unsigned long)k);
+            ck_assert_uint_eq(start, va);
+        }
+        ck_assert(!fx_cfi_func_start(c, c->base - 1, &start));
+        ck_assert(!fx_cfi_func_start(NULL, va, &start));
+        fx_cfi_free(c);
+    }
 }
 END_TEST
 
@@ -283,6 +312,7 @@ static Suite *cfi_suite(void)
     Suite *s = suite_create("cfi");
     TCase *tc = tcase_create("real");
     tcase_add_test(tc, test_cfi_libz_deflate_entry_is_rsp_plus_8_and_its_body_moves_the_cfa);
+    tcase_add_test(tc, test_cfi_func_start_of_every_address_of_a_function_is_its_entry);
     tcase_add_test(tc, test_cfi_unwinds_from_a_zlib_callback_through_libz_to_its_caller);
     suite_add_tcase(s, tc);
     tc = tcase_create("synthetic");

@@ -23,6 +23,7 @@
 #include "fx_alloc.h"
 #include "fx_err.h"
 #include "fx_ff_writer.h"
+#include "fx_jvm_markers.h"
 #include "fx_profile.h"
 #include "fx_sink.h"
 
@@ -1137,6 +1138,75 @@ START_TEST(test_ff_writer_visible_threads_are_the_busiest_64)
 }
 END_TEST
 
+/* The writer's initialVisibleThreads of p as a bit set of thread indexes (< 32). */
+static uint32_t visible_set(const struct fx_profile *p)
+{
+    size_t len;
+    char *json = write_mem(p, &len);
+    struct parsed ps;
+    check_profile(json, len, &ps);
+    const cJSON *vis = key(key(ps.root, "meta"), "initialVisibleThreads");
+    uint32_t set = 0;
+    for (int k = 0; k < cJSON_GetArraySize(vis); k++)
+        set |= 1u << cJSON_GetArrayItem(vis, k)->valueint;
+    parsed_free(&ps);
+    fx_free(json);
+    return set;
+}
+
+/* A thread named name (its tid: the name's first byte and length) with n samples of st. */
+static uint32_t thread_with(struct fx_profile *p, const char *name, fx_stack_id st, int n)
+{
+    uint32_t idx;
+    int64_t tid = (int64_t)name[0] * 100 + (int64_t)strlen(name);
+    ck_assert_int_eq(fx_profile_thread_add(p, name, tid, 0, &idx), FX_OK);
+    for (int i = 0; i < n; i++)
+        ck_assert_int_eq(fx_profile_sample(p, idx, T0 + i, st, 0, 1), FX_OK);
+    return idx;
+}
+
+/* A virtual thread that only waited (no sample, a JvmVirtualThreadWait) and a thread with a
+ * lock wait are shown; a thread that sat idle without a marker (Finalizer in wall mode) is
+ * not, one that sat idle with a marker is, one without sample or wait marker is not. */
+START_TEST(test_ff_writer_visible_threads_are_the_working_and_waiting_ones)
+{
+    struct fx_profile *p = fx_profile_new();
+    fx_stack_id work, idle;
+    ck_assert_int_eq(fx_profile_label_stack(p, "work", FX_CAT_OTHER, &work), FX_OK);
+    ck_assert_int_eq(fx_profile_label_stack(p, "[idle]", FX_CAT_IDLE, &idle), FX_OK);
+    uint32_t main_t = thread_with(p, "main", work, 5);
+    uint32_t finalizer = thread_with(p, "Finalizer", idle, 50);
+    uint32_t vt = thread_with(p, "vt-carrier", FX_STACK_NONE, 0);
+    ck_assert_int_eq(fx_jvm_markers_vtwait(p, vt, T0, T0 + MS(5), "vt #1", 5), FX_OK);
+    uint32_t locker = thread_with(p, "locker", idle, 3);
+    struct fx_jvm_lock l = {.lock_class = "java.lang.Object",
+                            .lock_class_len = 16,
+                            .owner = "main",
+                            .owner_len = 4,
+                            .kind = "monitor"};
+    ck_assert_int_eq(fx_jvm_markers_lock(p, locker, T0, T0 + MS(2), &l), FX_OK);
+    uint32_t marked = thread_with(p, "marked-idle", idle, 2);
+    ck_assert_int_eq(fx_profile_marker(p, marked, sid(p, "Loaded"), FX_PHASE_INSTANT, FX_CAT_GC, T0,
+                                       0, FX_NONE_ID, NULL),
+                     FX_OK);
+    uint32_t bare = thread_with(p, "bare", FX_STACK_NONE, 0);
+    ck_assert_int_eq(fx_profile_marker(p, bare, sid(p, "Loaded"), FX_PHASE_INSTANT, FX_CAT_GC, T0,
+                                       0, FX_NONE_ID, NULL),
+                     FX_OK);
+    uint32_t want = 1u << main_t | 1u << vt | 1u << locker | 1u << marked;
+    ck_assert_uint_eq(visible_set(p), want);
+    ck_assert(!(want & 1u << finalizer) && !(want & 1u << bare));
+    fx_profile_free(p);
+
+    /* Only idle threads: they are shown rather than nothing. */
+    p = fx_profile_new();
+    ck_assert_int_eq(fx_profile_label_stack(p, "[idle]", FX_CAT_IDLE, &idle), FX_OK);
+    uint32_t a = thread_with(p, "a", idle, 3), b = thread_with(p, "b", idle, 4);
+    ck_assert_uint_eq(visible_set(p), 1u << a | 1u << b);
+    fx_profile_free(p);
+}
+END_TEST
+
 /* Numbers come from fx_json's own digits: a German LC_NUMERIC (decimal comma) changes nothing. */
 START_TEST(test_ff_writer_locale_does_not_change_numbers)
 {
@@ -1538,6 +1608,7 @@ static Suite *ff_writer_suite(void)
     tcase_add_test(tc, test_ff_writer_marker_of_fieldless_schema_has_only_type);
     tcase_add_test(tc, test_ff_writer_marker_stack_is_data_cause);
     tcase_add_test(tc, test_ff_writer_visible_threads_are_the_busiest_64);
+    tcase_add_test(tc, test_ff_writer_visible_threads_are_the_working_and_waiting_ones);
     tcase_add_test(tc, test_ff_writer_cpu_deltas_in_microseconds_keep_the_thread_total);
     tcase_add_test(tc, test_ff_writer_locale_does_not_change_numbers);
     tcase_add_test(tc, test_ff_writer_sink_and_allocation_failures_are_reported);
