@@ -1177,7 +1177,7 @@ START_TEST(test_ff_writer_visible_threads_are_the_working_and_waiting_ones)
     uint32_t main_t = thread_with(p, "main", work, 5);
     uint32_t finalizer = thread_with(p, "Finalizer", idle, 50);
     uint32_t vt = thread_with(p, "vt-carrier", FX_STACK_NONE, 0);
-    ck_assert_int_eq(fx_jvm_markers_vtwait(p, vt, T0, T0 + MS(5), "vt #1", 5), FX_OK);
+    ck_assert_int_eq(fx_jvm_markers_vtwait(p, vt, T0, T0 + MS(5), "vt #1", 5, "park"), FX_OK);
     uint32_t locker = thread_with(p, "locker", idle, 3);
     struct fx_jvm_lock l = {.lock_class = "java.lang.Object",
                             .lock_class_len = 16,
