@@ -47,7 +47,8 @@ for t in sorted(glob.glob(os.path.join(sys.argv[1], "*.json.gz.time"))):
     ex = {e["label"]: e["value"] for g in doc["meta"].get("extra", []) for e in g["entries"]}
     n = sum(len(th["samples"]["stack"]) for th in doc["threads"]) if doc["threads"] else None
     rows.setdefault((jdk, cs), []).append((u + s, work, ex.get("mean CPU ns in handler per signal"),
-                                           ex.get("unwind table build time (us)", 0), n))
+                                           ex.get("unwind table build time (us, this JVM)",
+                                                  ex.get("unwind table build time (us)", 0)), n))
 print("| JDK | cstack | process CPU s | rounds | handler ns/signal | table build ms | samples | runs |")
 print("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |")
 for (jdk, cs), v in sorted(rows.items()):

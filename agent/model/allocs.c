@@ -44,9 +44,9 @@ struct rec {
 static struct {
     pthread_mutex_t lock; /* producers only, held for a memcpy */
     struct fx_ring ring;
-    int ready;         /* atomic: the ring exists */
-    uint64_t next_tag; /* atomic */
-    uint64_t stack_errors;
+    int ready;             /* atomic: the ring exists */
+    uint64_t next_tag;     /* atomic; per JVM: a tag names one object while it lives */
+    uint64_t stack_errors; /* atomic */
 } q = {.lock = PTHREAD_MUTEX_INITIALIZER, .next_tag = 1};
 
 /* Consumer side: the model's owner only. */
@@ -59,6 +59,7 @@ static struct {
     int64_t interval;
     uint64_t samples, frees, frees_unheld, late, no_thread, lost, full, truncated, bad_class;
     int64_t est_bytes, size_bytes, counted_bytes;
+    uint64_t drops_base; /* the ring's drops (per JVM) when this recording began */
 } cs;
 
 static bool push(const struct rec *r, const jvmtiFrameInfo *frames, const char *sig)
@@ -358,7 +359,8 @@ static void allocs_before_dump(JNIEnv *jni, struct fx_profile *p, const struct f
                          (int64_t)fx_profile_alloc_live(p));
     fx_profile_extra_int(p, g, "frees whose allocation the profile does not hold",
                          (int64_t)cs.frees_unheld);
-    fx_profile_extra_int(p, g, "lost: queue full", (int64_t)fx_ring_drops(&q.ring));
+    fx_profile_extra_int(p, g, "lost: queue full",
+                         (int64_t)(fx_ring_drops(&q.ring) - cs.drops_base));
     fx_profile_extra_int(p, g, "lost: no registered thread", (int64_t)cs.no_thread);
     fx_profile_extra_int(p, g, "lost: model out of memory or untagged", (int64_t)cs.lost);
     fx_profile_extra_int(p, g, "lost: earlier period", (int64_t)cs.late);
@@ -368,10 +370,25 @@ static void allocs_before_dump(JNIEnv *jni, struct fx_profile *p, const struct f
     fx_profile_extra_int(p, g, "samples with [stack table full]", (int64_t)cs.full);
 }
 
+/* A new recording (base.h, struct fx_source `reset`): its counts from zero, the estimate and its
+ * counter track too. The tags go on: an object of the last recording freed in this one is a
+ * free the profile does not hold, counted as such. The interval is the option's, set again by
+ * the next sample. Producers are off (allocs_stop), and they only add to stack_errors. */
+static void allocs_reset(struct fx_profile *p)
+{
+    (void)p;
+    cs.samples = cs.frees = cs.frees_unheld = cs.late = cs.no_thread = cs.lost = 0;
+    cs.full = cs.truncated = cs.bad_class = 0;
+    cs.est_bytes = cs.size_bytes = cs.counted_bytes = 0;
+    cs.drops_base = __atomic_load_n(&q.ready, __ATOMIC_ACQUIRE) ? fx_ring_drops(&q.ring) : 0;
+    __atomic_store_n(&q.stack_errors, 0, __ATOMIC_RELAXED);
+}
+
 const struct fx_source fx_allocs_source = {
         .name = "allocations",
         .start = allocs_start,
         .stop = allocs_stop,
         .drain = allocs_drain,
         .before_dump = allocs_before_dump,
+        .reset = allocs_reset,
 };

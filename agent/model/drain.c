@@ -476,6 +476,9 @@ static void drain_reset(struct fx_profile *p)
     fx_stacks_reset();
     fx_native_frames_reset();
     fx_sampling_new_recording();
+    fx_model_vthreads_new_recording();
+    fx_model_vthread_waits_new_recording();
+    fx_kernel_frames_new_recording();
     for (struct fx_thread *t = fx_threads_head(); t != NULL; t = t->next)
         t->seen_drops = 0; /* the rings' drop counts were reset with them */
 }

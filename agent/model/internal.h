@@ -62,6 +62,8 @@ int fx_model_vthreads_route(struct fx_profile *p, const struct fx_sample_rec *r,
                             struct fx_vt_route *out);
 /* meta.extra "Virtual threads" (nothing on a JVM without mount tracking). */
 void fx_model_vthreads_report(struct fx_profile *p);
+/* A new recording (drain.c's reset): the counts from zero; names and tracks stay. */
+void fx_model_vthreads_new_recording(void);
 /* The track of virtual thread `id` (added if under the cap), or FX_EFULL past the cap. */
 int fx_model_vthreads_track(struct fx_profile *p, uint64_t id, int64_t t_ns, uint32_t *index);
 /* "NAME #ID", or "virtual thread #ID" when its name is unknown; the length written. */
@@ -73,6 +75,7 @@ size_t fx_model_vthreads_label(uint64_t id, char *buf, size_t cap);
 void fx_model_vthread_waits_pass(JNIEnv *jni, struct fx_profile *p, struct fx_methods *m);
 /* Its rows of meta.extra "Virtual threads". */
 void fx_model_vthread_waits_report(struct fx_profile *p);
+void fx_model_vthread_waits_new_recording(void);
 
 /* --- stacks.c: a ring record's stack in the model, and how stacks came out --- */
 
@@ -119,6 +122,8 @@ int fx_kernel_frames_push(struct fx_profile *p, const struct fx_sample_rec *r, u
                           uint8_t cat, uint8_t cat_sub, fx_stack_id *stack);
 /* meta.extra "Kernel stacks": the figures, or why the profile has no kernel frames. */
 void fx_kernel_frames_report(struct fx_profile *p);
+/* A new recording: the counts from zero; the kallsyms table stays (per JVM). */
+void fx_kernel_frames_new_recording(void);
 
 /* --- window.c, for the drain --- */
 

@@ -230,7 +230,8 @@ void fx_kernel_frames_report(struct fx_profile *p)
     fx_profile_extra_int(p, g, "kernel frames dropped: overflow in our handler's rt_sigreturn",
                          (int64_t)kf.sigreturn);
     fx_profile_extra_int(p, g, "kernel addresses not named", (int64_t)kf.unnamed);
-    fx_profile_extra_int(p, g, "kallsyms symbols", kf.ks != NULL ? (int64_t)kf.ks->count : 0);
+    fx_profile_extra_int(p, g, "kallsyms symbols (this JVM)",
+                         kf.ks != NULL ? (int64_t)kf.ks->count : 0);
     fx_profile_extra_int(p, g, "malformed records", (int64_t)kf.bad_records);
     struct fx_kstack_facts k;
     fx_kstack_facts(&k);
@@ -241,4 +242,12 @@ void fx_kernel_frames_report(struct fx_profile *p)
         fx_profile_extra_str(p, g, "perf ring last mmap error", strerror(k.map_errno));
     fx_profile_extra_int(p, g, "perf rings kept from a stop with a handler in flight",
                          (int64_t)k.kept_busy);
+}
+
+/* The kallsyms table and its func ids (renumbered by generation) stay. */
+void fx_kernel_frames_new_recording(void)
+{
+    memset(kf.states, 0, sizeof(kf.states));
+    memset(kf.by_sub, 0, sizeof(kf.by_sub));
+    kf.with_frames = kf.frames = kf.unnamed = kf.bad_records = kf.sigreturn = 0;
 }

@@ -27,6 +27,7 @@ static struct {
     struct blocked_track *tracks;
     uint32_t ntracks, tracks_cap;
     uint64_t model_errors, no_thread, drained;
+    uint64_t drops_base; /* the queue's drops (per JVM) when this recording began */
     bool ever_started;
 } lc;
 
@@ -236,7 +237,8 @@ static void locks_before_dump(JNIEnv *jni, struct fx_profile *p, const struct fx
     fx_profile_extra_int(p, g, "park: parks with a blocker seen", (int64_t)get(&f->park_seen));
     fx_profile_extra_int(p, g, "park: waits recorded", (int64_t)get(&f->park_recorded));
     fx_profile_extra_str(p, g, "park", fx_lock_park_note());
-    fx_profile_extra_int(p, g, "dropped: queue full", (int64_t)fx_mq_drops(&fx_lock_queue));
+    fx_profile_extra_int(p, g, "dropped: queue full",
+                         (int64_t)(fx_mq_drops(&fx_lock_queue) - lc.drops_base));
     fx_profile_extra_int(p, g, "dropped: no wait slot", (int64_t)get(&f->slots_full));
     fx_profile_extra_int(p, g, "dropped: thread not registered", (int64_t)lc.no_thread);
     fx_profile_extra_int(p, g, "model errors", (int64_t)lc.model_errors);
@@ -270,10 +272,34 @@ static void locks_before_dump(JNIEnv *jni, struct fx_profile *p, const struct fx
                          rec ? (int64_t)(get(&f->callback_ns) / rec) : 0);
 }
 
+/* Every member a counter the hooks add to with lock_add (locks.h). */
+static void zero_counters(uint64_t *c, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        __atomic_store_n(&c[i], 0, __ATOMIC_RELAXED);
+}
+
+/* A new recording (base.h, struct fx_source `reset`): the hooks' and the consumer's counts from
+ * zero. The events are off, but Unsafe.park's hook stays bound and a JVMTI callback may still be
+ * returning: atomic stores, as the hooks' atomic adds. A wait that began before the stop and
+ * ends in this recording is counted recorded here without being seen here. The park note, the
+ * hook's binding and the blocked tracks are the JVM's, kept. */
+static void locks_reset(struct fx_profile *p)
+{
+    (void)p;
+    _Static_assert(sizeof(fx_lock_fig) % sizeof(uint64_t) == 0, "counters only");
+    _Static_assert(sizeof(fx_lock_owner_fig) % sizeof(uint64_t) == 0, "counters only");
+    zero_counters((uint64_t *)&fx_lock_fig, sizeof(fx_lock_fig) / sizeof(uint64_t));
+    zero_counters((uint64_t *)&fx_lock_owner_fig, sizeof(fx_lock_owner_fig) / sizeof(uint64_t));
+    lc.model_errors = lc.no_thread = lc.drained = 0;
+    lc.drops_base = fx_mq_drops(&fx_lock_queue);
+}
+
 const struct fx_source fx_locks_source = {
         .name = "locks",
         .start = locks_start,
         .stop = locks_stop,
         .drain = locks_drain,
         .before_dump = locks_before_dump,
+        .reset = locks_reset,
 };

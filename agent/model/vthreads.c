@@ -243,7 +243,7 @@ void fx_model_vthreads_report(struct fx_profile *p)
             {"mounts on carriers not sampled", c.no_carrier},
             {"samples given to their virtual thread", mv.own},
             {"of which under a root frame (past the track cap)", mv.labelled},
-            {"virtual threads with a track (cap 32)", mv.n_tracks},
+            {"virtual threads with a track (cap 32, this JVM)", mv.n_tracks},
             {"samples of a virtual thread mounted before attach", mv.before_attach},
             {"samples during a mount or unmount", mv.in_transition},
             {"idle samples inserted on virtual thread tracks", mv.idle},
@@ -253,4 +253,11 @@ void fx_model_vthreads_report(struct fx_profile *p)
     };
     for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++)
         fx_profile_extra_int(p, "Virtual threads", rows[i].label, (int64_t)rows[i].value);
+}
+
+/* The tracks are the profile's threads and stay, with their cap; so do the names. */
+void fx_model_vthreads_new_recording(void)
+{
+    mv.own = mv.labelled = mv.before_attach = mv.in_transition = mv.names_overwritten = 0;
+    mv.idle = 0;
 }

@@ -176,3 +176,9 @@ void fx_model_vthread_waits_report(struct fx_profile *p)
     for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++)
         fx_profile_extra_int(p, "Virtual threads", rows[i].label, (int64_t)rows[i].value);
 }
+
+/* The shared track stays (a thread of the profile). */
+void fx_model_vthread_waits_new_recording(void)
+{
+    vw.markers = vw.on_shared = vw.model_errors = vw.yields = 0;
+}

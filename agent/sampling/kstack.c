@@ -114,3 +114,12 @@ void fx_kstack_facts(struct fx_kstack_facts *out)
             .kept_busy = __atomic_load_n(&ks.kept_busy, __ATOMIC_RELAXED),
     };
 }
+
+/* No arm runs (sampling is off): the next start maps each thread's ring again and counts it.
+ * Why kernel frames are missing (excluded, open_errno, the last mmap error) is the JVM's. */
+void fx_kstack_new_recording(void)
+{
+    __atomic_store_n(&ks.mapped, 0, __ATOMIC_RELAXED);
+    __atomic_store_n(&ks.map_fail, 0, __ATOMIC_RELAXED);
+    __atomic_store_n(&ks.kept_busy, 0, __ATOMIC_RELAXED);
+}

@@ -121,3 +121,13 @@ void fx_native_maps_report(struct fx_profile *p, const char *g)
     fx_native_unwind_report(p, g);
     pthread_mutex_unlock(&nm.lock);
 }
+
+/* The map's reads and failures of this recording; the map itself, its last error and the
+ * misses (seen_misses compares against them) stay. */
+void fx_native_maps_new_recording(void)
+{
+    pthread_mutex_lock(&nm.lock);
+    nm.reads = nm.read_errors = nm.publish_busy = 0;
+    fx_native_unwind_new_recording();
+    pthread_mutex_unlock(&nm.lock);
+}

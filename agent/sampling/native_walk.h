@@ -42,5 +42,7 @@ bool fx_native_unwind_take_wants(const struct fx_textmap *map);
 /* Sets each file entry's cfi to its library's table, if built, before map is published. */
 void fx_native_unwind_attach(struct fx_textmap *map);
 void fx_native_unwind_report(struct fx_profile *p, const char *g);
+/* A new recording (under native_maps.c's lock): the requests from zero, the tables kept. */
+void fx_native_unwind_new_recording(void);
 
 #endif

@@ -224,4 +224,8 @@ void fx_sampling_new_recording(void)
         __atomic_store_n(counters[i], 0, __ATOMIC_RELAXED);
     fx_threads_new_recording();
     fx_engines_new_recording();
+    fx_kstack_new_recording();
+    fx_native_maps_new_recording();
+    fx_vm_threads_new_recording();
+    fx_vthreads_new_recording();
 }

@@ -134,6 +134,8 @@ struct fx_kstack_facts {
     uint64_t kept_busy; /* arms that found the previous ring still mapped (no kernel frames) */
 };
 void fx_kstack_facts(struct fx_kstack_facts *out);
+/* A new recording (fx_sampling_new_recording): mapped, not mapped and kept rings from zero. */
+void fx_kstack_new_recording(void);
 
 /* --- native_maps.c: the text map of the native walk (issue 16, cstack=fp) --- */
 
@@ -147,6 +149,8 @@ void fx_native_maps_leave(uint32_t ticket);
 bool fx_native_maps_enabled(void);
 /* meta.extra figures of the map into group g. */
 void fx_native_maps_report(struct fx_profile *p, const char *g);
+/* A new recording: map reads and unwind table requests from zero; the tables stay (per JVM). */
+void fx_native_maps_new_recording(void);
 
 /* --- vm_threads.c: the threads that are not Java threads (issue 16, GC/JIT/VM/JNI-created) --- */
 
@@ -160,6 +164,8 @@ void fx_vm_threads_stop(void);
 void fx_vm_threads_refresh(void);
 /* meta.extra: "Threads that are not Java threads". */
 void fx_vm_threads_report(struct fx_profile *p);
+/* A new recording: the scans' and registrations' counts from zero (the registry stays). */
+void fx_vm_threads_new_recording(void);
 
 /* --- probe.c: an ASGCT trace taken by a thread's own SIGPROF handler (struct fx_probe) --- */
 
@@ -200,6 +206,8 @@ struct fx_vthreads_counts {
     uint64_t mounts, unmounts, no_carrier, names_read, names_queued, names_lost;
 };
 void fx_vthreads_counts(struct fx_vthreads_counts *out);
+/* A new recording: the counts from zero (fx_sampling_new_recording, also vtwait's). */
+void fx_vthreads_new_recording(void);
 /* Wall sampler: the state a sample of carrier t carries, given the carrier's own. */
 uint8_t fx_vthreads_wall_state(JNIEnv *jni, const struct fx_thread *t, uint8_t carrier_state);
 
@@ -230,5 +238,6 @@ void fx_vtwait_stop(void);
 const struct fx_vtwait_rec *fx_vtwait_peek(uint32_t *len);
 void fx_vtwait_release(void);
 void fx_vtwait_figures(struct fx_vtwait_figures *out);
+void fx_vtwait_new_recording(void);
 
 #endif

@@ -346,3 +346,13 @@ void fx_vm_threads_report(struct fx_profile *p)
     fx_profile_extra_int(p, g, "max scan us", (int64_t)(vt.scan_max_ns / 1000));
     pthread_mutex_unlock(&vt.lock);
 }
+
+/* The registry (tids, pending) is the JVM's and stays; its events are the recording's. With no
+ * scan in the new recording (wall mode) the group is left out, as on a first start. */
+void fx_vm_threads_new_recording(void)
+{
+    pthread_mutex_lock(&vt.lock);
+    vt.scans = vt.scan_ns = vt.scan_max_ns = vt.registered = vt.ended = vt.became_java = 0;
+    vt.failed = vt.bounds = vt.not_armed = vt.left_out = vt.left_out_max = 0;
+    pthread_mutex_unlock(&vt.lock);
+}

@@ -232,6 +232,17 @@ void fx_vthreads_counts(struct fx_vthreads_counts *out)
     out->names_lost = __atomic_load_n(&vt.names_lost, __ATOMIC_RELAXED);
 }
 
+/* The mount events stay on while stopped (vtwait.c): atomic stores, as their adds. The name
+ * cache stays: a name already queued is the model's. */
+void fx_vthreads_new_recording(void)
+{
+    uint64_t *c[] = {&vt.mounts,     &vt.unmounts,     &vt.no_carrier,
+                     &vt.names_read, &vt.names_queued, &vt.names_lost};
+    for (size_t i = 0; i < sizeof(c) / sizeof(c[0]); i++)
+        __atomic_store_n(c[i], 0, __ATOMIC_RELAXED);
+    fx_vtwait_new_recording();
+}
+
 /* HotSpot's JavaThreadState (javaThread.hpp): _thread_blocked, stable since JDK 6. */
 #define JT_BLOCKED 10
 

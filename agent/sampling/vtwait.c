@@ -35,6 +35,7 @@ static struct {
     int ready;              /* atomic: the ring exists (never freed: a producer may be inside) */
     uint64_t coarse_res_us; /* CLOCK_MONOTONIC_COARSE's resolution, rounded up */
     struct fx_vtwait_figures f;     /* atomics */
+    uint64_t drops_base;            /* the ring's drops when this recording began */
     uint64_t park[1u << PARK_BITS]; /* atomic: tag << TIME_BITS | unmount time in µs */
 } vw = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
@@ -186,5 +187,17 @@ void fx_vtwait_figures(struct fx_vtwait_figures *out)
     uint64_t *o = (uint64_t *)out;
     for (size_t i = 0; i < sizeof(*out) / sizeof(uint64_t); i++)
         o[i] = __atomic_load_n(&in[i], __ATOMIC_RELAXED);
-    out->queue_full = __atomic_load_n(&vw.ready, __ATOMIC_ACQUIRE) ? fx_ring_drops(&vw.ring) : 0;
+    out->queue_full = __atomic_load_n(&vw.ready, __ATOMIC_ACQUIRE)
+                              ? fx_ring_drops(&vw.ring) - vw.drops_base
+                              : 0;
+}
+
+/* The figures are atomics the mount callbacks add to (they stay on while stopped); the queue's
+ * drops are the ring's since the JVM began, so this recording's count from a base. */
+void fx_vtwait_new_recording(void)
+{
+    uint64_t *c = (uint64_t *)&vw.f;
+    for (size_t i = 0; i < sizeof(vw.f) / sizeof(uint64_t); i++)
+        __atomic_store_n(&c[i], 0, __ATOMIC_RELAXED);
+    vw.drops_base = __atomic_load_n(&vw.ready, __ATOMIC_ACQUIRE) ? fx_ring_drops(&vw.ring) : 0;
 }

@@ -154,6 +154,26 @@ def check_balanced(d, label):
     return True
 
 
+def check_own(d, label):
+    """Issue 23: meta.extra "Allocations" counts this recording's samples only. Each sample the
+    consumer took is a row of the file (weight > 0) or counted lost, and each free it paired is
+    a row (weight < 0): a count left over from an earlier recording breaks the sums."""
+    ex = {g["label"]: {e["label"]: e["value"] for e in g["entries"]}
+          for g in d["meta"]["extra"]}.get("Allocations", {})
+    allocs = frees = 0
+    for _, na in tables(d):
+        allocs += sum(1 for w in na["weight"] if w > 0)
+        frees += sum(1 for w in na["weight"] if w < 0)
+    lost = sum(ex.get(k, 0) for k in ("lost: no registered thread",
+                                      "lost: model out of memory or untagged",
+                                      "lost: earlier period"))
+    print(f"{label}: meta.extra: {ex.get('samples')} samples, {lost} lost, "
+          f"{ex.get('frees of sampled objects')} frees; the file: {allocs} rows, {frees} frees")
+    if ex.get("samples") != allocs + lost or ex.get("frees of sampled objects") != frees:
+        sys.exit(f"FAIL: {label}: meta.extra's allocation counts are not this recording's own")
+    return True
+
+
 def check_live(d):
     held = dropped = held_all = dropped_all = 0
     frees = 0
@@ -189,7 +209,7 @@ def na_pairs(na):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("mode", choices=("split", "live", "balanced"))
+    ap.add_argument("mode", choices=("split", "live", "balanced", "own"))
     ap.add_argument("profile")
     ap.add_argument("--truth")
     ap.add_argument("--tol-pp", type=float, default=6.0)
@@ -205,6 +225,8 @@ def main():
         ok = check_split(d, truth, a.tol_pp, a.tol_total) & check_counter(d)
     elif a.mode == "live":
         ok = check_live(d)
+    elif a.mode == "own":
+        ok = check_own(d, a.profile)
     else:
         ok = check_balanced(d, a.profile)
     sys.exit(0 if ok else 1)

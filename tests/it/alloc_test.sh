@@ -9,7 +9,9 @@
 #           native-retained-allocations tree names heldSite and not droppedSite, and so do
 #           fxprof summary's top retaining methods;
 #   attach  fxprof start --options alloc=512k into a JVM started without the agent, a dump, a
-#           stop: both files hold balanced tables; then -agentpath with loop=1s: every file of
+#           stop, a second start and stop: the files hold balanced tables, and both recordings'
+#           meta.extra counts are their own (issue 23: the second's not the first's plus its
+#           own, alloc_check.py own); then -agentpath with loop=1s: every file of
 #           the series is balanced (a free whose allocation an earlier file took is left out).
 # usage: alloc_test.sh JDK_HOME split|live|attach
 set -euo pipefail
@@ -82,7 +84,7 @@ PY
     ;;
 attach)
     [[ -x "${FXPROF:-}" ]] || it_fail "FXPROF is not set"
-    "$IT_JDK/bin/java" -cp "$FXAGENT_ALLOC_JAR" fxagent.alloc.AllocWorkload bench 12 \
+    "$IT_JDK/bin/java" -cp "$FXAGENT_ALLOC_JAR" fxagent.alloc.AllocWorkload bench 15 \
         >plain.out 2>plain.err &
     pid=$!
     sleep 2
@@ -95,10 +97,20 @@ attach)
     sleep 1
     it_run stop "$FXPROF" stop "$pid"
     [[ $IT_RC -eq 0 ]] || { kill "$pid"; it_fail "fxprof stop exited $IT_RC"; }
+    # A second recording in the same JVM: its meta.extra counts are its own (issue 23).
+    it_run start2 "$FXPROF" start "$pid" --agent "$FXAGENT_LIB" --options alloc=512k \
+        -o "$FXAGENT_RUN_DIR/attach-again.json.gz"
+    [[ $IT_RC -eq 0 ]] || { kill "$pid"; it_fail "fxprof start (again) exited $IT_RC"; }
+    sleep 1
+    it_run stop2 "$FXPROF" stop "$pid"
+    [[ $IT_RC -eq 0 ]] || { kill "$pid"; it_fail "fxprof stop (again) exited $IT_RC"; }
     wait "$pid" || it_fail "the attached JVM exited with an error: $(cat plain.err)"
-    for f in attach-dump.json.gz attach-stop.json.gz; do
+    for f in attach-dump.json.gz attach-stop.json.gz attach-again.json.gz; do
         "$FXCHECK" "$f" || it_fail "fxcheck rejected $f"
         "${check[@]}" balanced "$f" || it_fail "$f is not balanced"
+    done
+    for f in attach-stop.json.gz attach-again.json.gz; do
+        "${check[@]}" own "$f" || it_fail "$f counts allocations of another recording"
     done
     run_alloc loop "alloc=512k,loop=1s,file=$FXAGENT_RUN_DIR/loop-%n.json.gz" bench 4
     n=0

@@ -8,7 +8,8 @@
 #              busy running);
 #   attach     the JVM starts without the agent; jcmd starts it with lock=50ms,lockowner=off
 #              (Unsafe.park was bound long before), a dump, then stop: the same waits in the
-#              files, their monitor owners "unknown (lockowner=off)";
+#              files, their monitor owners "unknown (lockowner=off)"; then a second start and
+#              stop: its meta.extra counts only its own waits (issue 23), none of the first's;
 #   storm      8 threads on one monitor (LockWorkload storm 8 3 0 yield), lock=1ms: short
 #              contended enters counted, owner lookups within their budget;
 # each profile passes fxcheck, profiler-cli loads one, the checks are locks_check.py. Fails on a
@@ -54,12 +55,17 @@ done
 grep -q "waits done" attach.out || it_fail "attach: the workload did not finish its waits"
 jcmd_agent "dump,file=$RUN/attach-dump.json.gz"
 jcmd_agent "stop,file=$RUN/attach-stop.json.gz"
+# A second recording in the same JVM, after the waits: its meta.extra counts are its own
+# (issue 23), not the first recording's waits.
+jcmd_agent "start,mode=cpu,lock=50ms,lockowner=off,quiet,file=$RUN/attach-again.json.gz"
+sleep 0.5
+jcmd_agent "stop,file=$RUN/attach-again.json.gz"
 touch "$RUN/release"
 wait "$PID" || it_fail "attach: java exited $?"
 trap - EXIT
 sed "s/^/$IT_NAME: attach stderr: /" attach.err
 it_no_hs_err
-for f in attach-dump attach-stop; do
+for f in attach-dump attach-stop attach-again; do
     [[ -s $RUN/$f.json.gz ]] || it_fail "no $f.json.gz"
     "$FXCHECK" "$RUN/$f.json.gz" || it_fail "fxcheck rejected $f.json.gz"
 done
