@@ -338,6 +338,7 @@ void fx_model_idle(void)
         dr.methods = NULL;
     }
     fx_native_frames_idle();
+    fx_kernel_frames_idle();
 }
 
 uint64_t fx_drain_samples(void)

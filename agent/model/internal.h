@@ -120,6 +120,8 @@ void fx_native_frames_idle(void);
  * FX_OK, FX_ENOMEM, FX_EFULL. */
 int fx_kernel_frames_push(struct fx_profile *p, const struct fx_sample_rec *r, uint32_t len,
                           uint8_t cat, uint8_t cat_sub, fx_stack_id *stack);
+/* Stopped (fx_model_idle): frees the kallsyms table and its caches. */
+void fx_kernel_frames_idle(void);
 /* meta.extra "Kernel stacks": the figures, or why the profile has no kernel frames. */
 void fx_kernel_frames_report(struct fx_profile *p);
 /* A new recording: the counts from zero; the kallsyms table stays (per JVM). */

@@ -204,6 +204,19 @@ static bool why_not(char *buf, size_t cap)
     return true;
 }
 
+/* Stopped: the symbol table (some MiB for a kernel's ~100k text symbols) and its func cache are
+ * freed, so a stopped agent keeps no RSS for them; the next start reads kallsyms again when a
+ * kernel frame first needs a name. */
+void fx_kernel_frames_idle(void)
+{
+    fx_free(kf.funcs);
+    kf.funcs = NULL;
+    if (kf.ks != NULL)
+        fx_kallsyms_free(kf.ks);
+    kf.ks = NULL;
+    kf.ks_tried = false;
+}
+
 void fx_kernel_frames_report(struct fx_profile *p)
 {
     const char *g = "Kernel stacks";
