@@ -33,7 +33,8 @@ def main():
                 self_samples[name] += fn["self"]
             if name == hot:
                 hot_total += fn["total"]
-        busy += t["samples"] - idle
+        # weighted: the inserted [idle] gap samples weigh 0 (their count is in "samples")
+        busy += t.get("weightedSamples", t["samples"]) - idle
     top = self_samples.most_common(3)
     print(f"{summary}: {busy} busy samples on {len(sampled)} request threads; "
           f"{hot} on the stack of {hot_total}; top self: {top}")
