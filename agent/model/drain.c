@@ -199,10 +199,17 @@ static void drain_thread(JNIEnv *jni, struct fx_profile *p, struct fx_thread *t)
     }
 }
 
+/* A thread is freed one pass after the one that finished it: the markers, drained first in
+ * each pass, may still hold an event it queued just before its end, and that event's track is
+ * found by the thread's tid (markers.c thread_of). */
 static bool finished(struct fx_thread *t)
 {
     if (!t->finished)
         return false;
+    if (!t->reap_next) {
+        t->reap_next = true;
+        return false;
+    }
     fx_locks_thread_reaped(t);
     add_cost(&dr.reaped, t);
     dr.reaped.armed_cpu_ns += fx_timer_armed_cpu_ns(t); /* fx_threads_reap holds the lock */

@@ -227,7 +227,8 @@ struct fx_thread {
     uint32_t profile_index;
     bool in_profile;
     bool have_last;
-    bool finished; /* ended, ring drained for the last time, unregistered in the model */
+    bool finished;  /* ended, ring drained for the last time, unregistered in the model */
+    bool reap_next; /* finished in an earlier drain pass: freed in this one (drain.c) */
     int64_t last_time_ns, last_cpu_ns;
     uint64_t seen_drops; /* the ring's drop count at the previous pass */
     bool batch_lost;     /* this pass's records have a gap (ring drops): no idle-gap guesses */
