@@ -4,7 +4,7 @@
  * waiting stack as its cause, and one sample, weighted by the wait in µs, on a second track of
  * the same thread named "NAME (blocked)" (weightType tracing-ms), so the call tree of that track
  * answers "which code waits most". Model owner only, but for start and stop (control's lock). */
-#include "locks.h"
+#include "locks_shared.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -272,7 +272,7 @@ static void locks_before_dump(JNIEnv *jni, struct fx_profile *p, const struct fx
                          rec ? (int64_t)(get(&f->callback_ns) / rec) : 0);
 }
 
-/* Every member a counter the hooks add to with lock_add (locks.h). */
+/* Every member a counter the hooks add to with lock_add (locks_shared.h). */
 static void zero_counters(uint64_t *c, size_t n)
 {
     for (size_t i = 0; i < n; i++)

@@ -9,8 +9,8 @@
  *    records a wait with a blocker that reached lock=. The original's address comes from the
  *    NativeMethodBind event when the agent was loaded at startup (the JVM binds Unsafe's natives
  *    after Agent_OnLoad), else, attached late, from libjvm's symbol Unsafe_Park (.symtab).
- * Records go to one queue (locks.h); nothing here touches the model. */
-#include "locks.h"
+ * Records go to one queue (locks_shared.h); nothing here touches the model. */
+#include "locks_shared.h"
 
 #include <dlfcn.h>
 #include <stdio.h>

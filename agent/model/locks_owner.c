@@ -13,7 +13,7 @@
  * they are paid for); one lookup serves all the waiters of one monitor in a tick; a wait not
  * looked up says why (its owner reads "unknown (why)", and a counter).
  * A leaf of locks_events.c: it calls only base/. */
-#include "locks.h"
+#include "locks_shared.h"
 
 #include <string.h>
 
