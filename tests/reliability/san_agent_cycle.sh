@@ -29,7 +29,7 @@ ldd "$lib" | grep libasan >/dev/null || { echo "san: FAIL: $lib is not linked wi
 echo "san: asan agent built in $((SECONDS - start)) s: $lib"
 
 rm -f "$dir"/asan.*
-export ASAN_OPTIONS="handle_segv=0:handle_sigbus=0:handle_sigfpe=0:allow_user_segv_handler=1:detect_leaks=0:halt_on_error=1:quarantine_size_mb=64:log_path=$dir/asan"
+export ASAN_OPTIONS="handle_segv=0:handle_sigbus=0:handle_sigfpe=0:allow_user_segv_handler=1:detect_leaks=0:halt_on_error=1:quarantine_size_mb=64:log_path='$dir/asan'"
 rc=0
 IFS=: read -ra homes <<<"$jdks"
 for jdk in "${homes[@]}"; do
