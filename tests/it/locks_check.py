@@ -174,7 +174,12 @@ def main():
     ex = p.extra("Lock waits")
     seen = ex.get("monitor: contended enters seen", 0)
     below = ex.get("monitor: waits below lock=", 0)
-    check(seen >= 100 and below * 2 > seen, f"storm: {seen} contended enters, {below} below lock=")
+    recorded = ex.get("monitor: waits recorded", 0)
+    # How many waits last under lock=1ms depends on the scheduler (on a loaded machine most
+    # contended waits outlast 1 ms); what must hold is that the storm was seen and that every
+    # contended enter is accounted for, recorded or below lock= (a few may still be waiting).
+    check(seen >= 100 and below > 0 and seen - 16 <= recorded + below <= seen,
+          f"storm: {seen} contended enters, {recorded} recorded + {below} below lock=")
     lookups = ex.get("monitor owner lookups (GetObjectMonitorUsage)", -1)
     secs = p.doc["meta"].get("profilingEndTime", 0) / 1000 + 2
     check(0 <= lookups <= 100 * secs, f"storm: {lookups} owner lookups in ~{secs:.0f} s (<= 100/s)")
