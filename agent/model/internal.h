@@ -24,8 +24,13 @@ bool fx_tracks_of_every_thread(void);
 /* The model's thread index of t, adding t to the model first if it has no samples yet (markers
  * may reach a thread before its first sample). Model owner only. FX_OK or FX_ENOMEM. */
 int fx_tracks_index(struct fx_profile *p, struct fx_thread *t, uint32_t *out);
-/* The track of the registered thread with OS id tid (fx_tracks_index); FX_ENOTFOUND when no
- * registered thread has it. */
+/* The registered Java thread with OS id tid that an event it queued belongs to: the live one,
+ * else one that ended since (finished, freed a drain pass later: drain.c), so an event queued
+ * just before a thread's end still finds it. Not a JVM thread sampled as a native thread
+ * (vm_threads.c): JVMTI events on those (the hidden Service Thread posts JIT events) are not
+ * about them. NULL when none. Model owner only. */
+struct fx_thread *fx_tracks_thread_of_tid(pid_t tid);
+/* Its track (fx_tracks_index); FX_ENOTFOUND when there is none. */
 int fx_tracks_of_tid(struct fx_profile *p, pid_t tid, uint32_t *out);
 /* Copies the Java thread's current name into the model, if it changed since registration. */
 void fx_tracks_refresh_name(JNIEnv *jni, struct fx_profile *p, struct fx_thread *t);

@@ -31,15 +31,6 @@ static struct {
     bool ever_started;
 } lc;
 
-static struct fx_thread *thread_of_tid(int32_t tid)
-{
-    for (struct fx_thread *t = fx_threads_head(); t != NULL; t = t->next) {
-        if (t->tid == tid) /* ended threads stay in the model, and here until reaped */
-            return t;
-    }
-    return NULL;
-}
-
 static bool ended(struct fx_thread *t)
 {
     return __atomic_load_n(&t->ended, __ATOMIC_ACQUIRE) != 0;
@@ -136,7 +127,7 @@ static int one_wait(JNIEnv *jni, struct fx_profile *p, const struct lock_rec *r,
     size_t fbytes = (size_t)r->nframes * sizeof(jvmtiFrameInfo);
     if (sizeof(*r) + fbytes + r->class_len + r->owner_len > len)
         return FX_EINVAL;
-    struct fx_thread *t = thread_of_tid(r->tid);
+    struct fx_thread *t = fx_tracks_thread_of_tid(r->tid);
     if (t == NULL) {
         lc.no_thread++;
         return FX_OK;

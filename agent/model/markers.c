@@ -82,24 +82,11 @@ static int host_thread(struct fx_profile *p, uint32_t *out)
     return rc;
 }
 
-/* The track of the Java thread with OS id `tid`, else the host track. A JVM thread sampled as a
- * native thread (vm_threads.c) is not one: JIT events come from the hidden Service Thread, whose
- * track has no samples and is not shown, and they are about the compiled code, not about it.
- * A thread that ended since it queued the event (a marker just before its end, drained after
- * the sampler's pass saw the end) still has its track: it is used when no live thread has the
- * tid. */
+/* The track of the Java thread with OS id `tid` (fx_tracks_of_tid), else the host track. */
 static int thread_of(struct fx_profile *p, int32_t tid, uint32_t *out)
 {
-    struct fx_thread *ended = NULL;
-    for (struct fx_thread *t = fx_threads_head(); t != NULL; t = t->next) {
-        if (t->tid != tid || t->native_only)
-            continue;
-        if (!t->finished)
-            return fx_tracks_index(p, t, out);
-        if (ended == NULL && t->in_profile)
-            ended = t;
-    }
-    return ended != NULL ? fx_tracks_index(p, ended, out) : host_thread(p, out);
+    int rc = fx_tracks_of_tid(p, tid, out);
+    return rc == FX_ENOTFOUND ? host_thread(p, out) : rc;
 }
 
 /* --- consumer: GC --- */

@@ -47,11 +47,22 @@ void fx_tracks_refresh_name(JNIEnv *jni, struct fx_profile *p, struct fx_thread 
         (*jni)->DeleteLocalRef(jni, info.context_class_loader);
 }
 
+struct fx_thread *fx_tracks_thread_of_tid(pid_t tid)
+{
+    struct fx_thread *ended = NULL;
+    for (struct fx_thread *t = fx_threads_head(); t != NULL; t = t->next) {
+        if (t->tid != tid || t->native_only)
+            continue;
+        if (!t->finished)
+            return t;
+        if (ended == NULL)
+            ended = t;
+    }
+    return ended;
+}
+
 int fx_tracks_of_tid(struct fx_profile *p, pid_t tid, uint32_t *out)
 {
-    for (struct fx_thread *t = fx_threads_head(); t != NULL; t = t->next) {
-        if (t->tid == tid && !t->finished)
-            return fx_tracks_index(p, t, out);
-    }
-    return FX_ENOTFOUND;
+    struct fx_thread *t = fx_tracks_thread_of_tid(tid);
+    return t != NULL ? fx_tracks_index(p, t, out) : FX_ENOTFOUND;
 }
