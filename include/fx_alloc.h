@@ -24,6 +24,14 @@ void *fx_pages_alloc(size_t size);
 void fx_pages_free(void *p, size_t size);
 char *fx_strndup(const char *s, size_t n);
 
+/* What fxagent holds now through this file: heap bytes (malloc_usable_size of each live block),
+ * live blocks, and pages of fx_pages_alloc. Memory that libraries allocate for us (libdw while
+ * a table is built, libstdc++'s demangler) is not in it. */
+struct fx_alloc_usage {
+    size_t heap_bytes, blocks, pages_bytes;
+};
+void fx_alloc_usage(struct fx_alloc_usage *u);
+
 /* Tests only: the nth allocation from now fails (1 = the next one); 0 turns injection off. */
 void fx_alloc_fail_after(long n);
 

@@ -1,8 +1,11 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* The allocator indirection. Failure injection is one atomic countdown shared by all threads:
- * when it reaches zero exactly one allocation fails, then injection is off again. */
+ * when it reaches zero exactly one allocation fails, then injection is off again. Usage is
+ * counted here too (bytes as malloc_usable_size reports them, blocks, pages): the RSS of a JVM
+ * moves by megabytes with its own work, so only this tells what the agent itself holds. */
 #include "fx_alloc.h"
 
+#include <malloc.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,6 +13,34 @@
 
 /* > 0: allocations left before the failing one; 0: injection off. */
 static long fail_countdown;
+
+static struct {
+    size_t heap_bytes, blocks, pages_bytes;
+} use;
+
+static void *counted(void *p)
+{
+    if (p != NULL) {
+        __atomic_add_fetch(&use.heap_bytes, malloc_usable_size(p), __ATOMIC_RELAXED);
+        __atomic_add_fetch(&use.blocks, 1, __ATOMIC_RELAXED);
+    }
+    return p;
+}
+
+static void uncounted(void *p)
+{
+    if (p != NULL) {
+        __atomic_sub_fetch(&use.heap_bytes, malloc_usable_size(p), __ATOMIC_RELAXED);
+        __atomic_sub_fetch(&use.blocks, 1, __ATOMIC_RELAXED);
+    }
+}
+
+void fx_alloc_usage(struct fx_alloc_usage *u)
+{
+    u->heap_bytes = __atomic_load_n(&use.heap_bytes, __ATOMIC_RELAXED);
+    u->blocks = __atomic_load_n(&use.blocks, __ATOMIC_RELAXED);
+    u->pages_bytes = __atomic_load_n(&use.pages_bytes, __ATOMIC_RELAXED);
+}
 
 void fx_alloc_fail_after(long n)
 {
@@ -33,7 +64,7 @@ void *fx_malloc(size_t size)
 {
     if (injected_failure())
         return NULL;
-    return malloc(size ? size : 1);
+    return counted(malloc(size ? size : 1));
 }
 
 void *fx_calloc(size_t n, size_t size)
@@ -43,7 +74,7 @@ void *fx_calloc(size_t n, size_t size)
         return NULL;
     if (injected_failure())
         return NULL;
-    return calloc(total ? total : 1, 1);
+    return counted(calloc(total ? total : 1, 1));
 }
 
 void *fx_reallocarray(void *p, size_t n, size_t size)
@@ -55,11 +86,19 @@ void *fx_reallocarray(void *p, size_t n, size_t size)
         return NULL;
     /* realloc(p, 0) may free p and return NULL, which callers would read as failure with p
      * still live; asking for one byte keeps the contract "NULL means p untouched". */
-    return realloc(p, total ? total : 1);
+    size_t old = p != NULL ? malloc_usable_size(p) : 0;
+    void *q = realloc(p, total ? total : 1);
+    if (q == NULL)
+        return NULL;
+    __atomic_sub_fetch(&use.heap_bytes, old, __ATOMIC_RELAXED);
+    if (p != NULL)
+        __atomic_sub_fetch(&use.blocks, 1, __ATOMIC_RELAXED);
+    return counted(q);
 }
 
 void fx_free(void *p)
 {
+    uncounted(p);
     free(p);
 }
 
@@ -108,11 +147,14 @@ void *fx_pages_alloc(size_t size)
     if (size == 0 || injected_failure())
         return NULL;
     void *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    return p == MAP_FAILED ? NULL : p;
+    if (p == MAP_FAILED)
+        return NULL;
+    __atomic_add_fetch(&use.pages_bytes, size, __ATOMIC_RELAXED);
+    return p;
 }
 
 void fx_pages_free(void *p, size_t size)
 {
-    if (p != NULL)
-        munmap(p, size);
+    if (p != NULL && munmap(p, size) == 0)
+        __atomic_sub_fetch(&use.pages_bytes, size, __ATOMIC_RELAXED);
 }

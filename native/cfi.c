@@ -117,7 +117,7 @@ static int fde_rows(Dwarf_CFI *cfi, uint64_t base, uint64_t start, uint64_t limi
         bool signal = false;
         int ra = dwarf_frame_info(f, &s, &e, &signal);
         classify(f, ra, signal, &r);
-        free(f);
+        free(f); /* libdw's, from malloc */
         if (e <= a) {
             r.cfa = FX_CFI_CFA_UNSUPPORTED; /* an empty range: never loop on it */
             e = a + 1;
@@ -158,7 +158,7 @@ static int hdr_starts(Elf *elf, uint64_t **starts, size_t *n, struct fx_errbuf *
             fx_errbuf_set(eb, ".eh_frame_hdr table of %u entries overruns its segment", count);
             return FX_EIO;
         }
-        if ((*starts = calloc(count ? count : 1, sizeof(**starts))) == NULL)
+        if ((*starts = fx_calloc(count ? count : 1, sizeof(**starts))) == NULL)
             return FX_ENOMEM;
         for (uint32_t k = 0; k < count; k++) {
             int32_t rel;
@@ -233,7 +233,7 @@ static int build(Elf *elf, struct fx_cfi **out, struct fx_cfi_stats *st, struct 
         nfuncs += starts[i] >= lo && starts[i] < hi;
     size_t bytes =
             sizeof(struct fx_cfi) + b.n * sizeof(struct fx_cfi_row) + nfuncs * sizeof(uint32_t);
-    struct fx_cfi *c = rc == FX_OK ? malloc(bytes) : NULL;
+    struct fx_cfi *c = rc == FX_OK ? fx_malloc(bytes) : NULL;
     if (rc == FX_OK && c == NULL)
         rc = FX_ENOMEM;
     if (rc == FX_OK) {
@@ -253,8 +253,8 @@ static int build(Elf *elf, struct fx_cfi **out, struct fx_cfi_stats *st, struct 
         if (st != NULL)
             *st = (struct fx_cfi_stats){n, b.n, b.unsupported, bytes};
     }
-    free(b.rows);
-    free(starts);
+    fx_free(b.rows);
+    fx_free(starts);
     return rc;
 }
 
@@ -307,5 +307,5 @@ int fx_cfi_build(const char *path, struct fx_cfi **out, struct fx_cfi_stats *sta
 
 void fx_cfi_free(struct fx_cfi *c)
 {
-    free(c);
+    fx_free(c);
 }

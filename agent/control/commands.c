@@ -6,6 +6,8 @@
  * signal path takes none, and ThreadStart/ThreadEnd only take the thread registry's. */
 #include "control.h"
 
+#include "fx_alloc.h"
+
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -246,19 +248,22 @@ static int cmd_status(struct fx_outcome *out)
         fmt_duration(loop, sizeof(loop), fx_opt()->loop_ns);
     fx_engine_name(engine, sizeof(engine));
     fx_output_last_file(last, sizeof(last));
-    char idle[64] = ""; /* a stopped agent sends itself no signal: this says so */
+    struct fx_alloc_usage use;
+    fx_alloc_usage(&use); /* what the agent holds, whatever the JVM's RSS does */
+    char idle[64] = "";   /* a stopped agent sends itself no signal: this says so */
     if (s == FX_ST_STOPPED)
         snprintf(idle, sizeof(idle), "; %llu signals since the stop",
                  (unsigned long long)fx_lifecycle_signals_since_stop());
     return fx_outcome_set(
             out, FX_RC_OK,
-            "%s for %.1f s: %s, interval %s, %llu samples taken (%llu in memory), %u threads, %llu ring drops, memory %.1f of %.1f MiB (tables %.1f MiB, rings %.1f MiB), %llu dropped by the bound, loop %s, file %s%s%s%s",
+            "%s for %.1f s: %s, interval %s, %llu samples taken (%llu in memory), %u threads, %llu ring drops, memory %.1f of %.1f MiB (tables %.1f MiB, rings %.1f MiB), %llu dropped by the bound, loop %s, agent heap %zu KiB in %zu blocks and %zu KiB of pages, file %s%s%s%s",
             fx_lifecycle_state_name(s), (double)(until - fx_rec()->sampling_begin_ns) / 1e9, engine,
             iv, (unsigned long long)st->samples, (unsigned long long)st->held, st->threads,
             (unsigned long long)st->drops, (double)st->memory / 1048576.0,
             (double)st->bound / 1048576.0, (double)st->tables / 1048576.0,
             (double)st->ring_bytes / 1048576.0, (unsigned long long)st->dropped, loop,
-            fx_opt()->file, last[0] ? ", last written " : "", last, idle);
+            use.heap_bytes / 1024, use.blocks, use.pages_bytes / 1024, fx_opt()->file,
+            last[0] ? ", last written " : "", last, idle);
 }
 
 /* --- entry point --- */

@@ -175,6 +175,43 @@ START_TEST(test_alloc_injection_fails_exactly_once_across_threads)
 }
 END_TEST
 
+/* The usage count follows every entry point and returns to where it was when all is freed. */
+START_TEST(test_alloc_usage_counts_live_blocks_and_pages)
+{
+    struct fx_alloc_usage u0, u1, u2;
+    fx_alloc_usage(&u0);
+    char *a = fx_malloc(1000);
+    int *b = fx_calloc(100, sizeof(int));
+    char *c = fx_strdup("usage");
+    void *pg = fx_pages_alloc(8192);
+    ck_assert_ptr_nonnull(a);
+    ck_assert_ptr_nonnull(b);
+    ck_assert_ptr_nonnull(c);
+    ck_assert_ptr_nonnull(pg);
+    fx_alloc_usage(&u1);
+    ck_assert_uint_eq(u1.blocks, u0.blocks + 3);
+    ck_assert_uint_ge(u1.heap_bytes, u0.heap_bytes + 1000 + 400 + 6);
+    ck_assert_uint_eq(u1.pages_bytes, u0.pages_bytes + 8192);
+    a = fx_reallocarray(a, 100, 100); /* grows: the old size leaves, the new one counts */
+    ck_assert_ptr_nonnull(a);
+    fx_alloc_usage(&u2);
+    ck_assert_uint_eq(u2.blocks, u1.blocks);
+    ck_assert_uint_ge(u2.heap_bytes, u1.heap_bytes + 10000 - 1000 - 64);
+    ck_assert_ptr_null(fx_reallocarray(a, SIZE_MAX, 2)); /* refused: nothing changes */
+    fx_alloc_usage(&u2);
+    ck_assert_uint_eq(u2.blocks, u1.blocks);
+    fx_free(a);
+    fx_free(b);
+    fx_free(c);
+    fx_free(NULL);
+    fx_pages_free(pg, 8192);
+    fx_alloc_usage(&u2);
+    ck_assert_uint_eq(u2.blocks, u0.blocks);
+    ck_assert_uint_eq(u2.heap_bytes, u0.heap_bytes);
+    ck_assert_uint_eq(u2.pages_bytes, u0.pages_bytes);
+}
+END_TEST
+
 static Suite *alloc_suite(void)
 {
     Suite *s = suite_create("alloc");
@@ -183,6 +220,7 @@ static Suite *alloc_suite(void)
     tcase_add_test(tc, test_alloc_reallocarray_overflow_keeps_block);
     tcase_add_test(tc, test_alloc_strdup_and_strndup_copy);
     tcase_add_test(tc, test_alloc_grow_doubles_and_failure_keeps_the_array);
+    tcase_add_test(tc, test_alloc_usage_counts_live_blocks_and_pages);
     suite_add_tcase(s, tc);
     tc = tcase_create("injection");
     tcase_add_test(tc, test_alloc_nth_allocation_fails_once);
