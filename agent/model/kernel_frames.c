@@ -123,8 +123,10 @@ static int push_frame(struct fx_profile *p, fx_func_id f, uint8_t cat, uint8_t s
 int fx_kernel_frames_push(struct fx_profile *p, const struct fx_sample_rec *r, uint32_t len,
                           uint8_t cat, uint8_t cat_sub, fx_stack_id *stack)
 {
-    if (r->kernel == FX_KREC_OFF)
+    if (r->kernel == FX_KREC_OFF) {
+        kf.states[FX_KREC_OFF]++;
         return FX_OK;
+    }
     size_t at = fx_rec_kernel_at(r);
     uint64_t n = 0;
     if (r->kernel >= FX_KREC_COUNT || at + sizeof(n) > len) {
@@ -249,6 +251,10 @@ void fx_kernel_frames_report(struct fx_profile *p)
     struct fx_kstack_facts k;
     fx_kstack_facts(&k);
     fx_profile_extra_int(p, g, "perf rings mapped", (int64_t)k.mapped);
+    fx_profile_extra_int(p, g, "threads given a ring once seen running (2 samples within 1 s)",
+                         (int64_t)k.lazy_armed);
+    fx_profile_extra_int(p, g, "samples taken before their thread had a ring (no kernel frames)",
+                         (int64_t)kf.states[FX_KREC_OFF]);
     fx_profile_extra_int(p, g, "perf rings not mapped (threads without kernel frames)",
                          (int64_t)k.map_fail);
     if (k.map_errno != 0)

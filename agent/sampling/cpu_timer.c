@@ -55,8 +55,9 @@ static void armed_end(struct fx_thread *t)
     t->cpu_armed_since = -1;
 }
 
-/* *chain: the event carries the kernel callchain (kstack.c), so its ring is to be mapped. */
-static int perf_open(pid_t tid, uint64_t period_ns, bool *chain)
+/* want_chain: ask for the kernel callchain if kernel frames are wanted (kstack.c); *chain: the
+ * event carries it, so its ring is to be mapped. */
+static int perf_open(pid_t tid, uint64_t period_ns, bool want_chain, bool *chain)
 {
     struct perf_event_attr a;
     memset(&a, 0, sizeof(a));
@@ -67,7 +68,7 @@ static int perf_open(pid_t tid, uint64_t period_ns, bool *chain)
     a.disabled = 1;
     a.wakeup_events = 1;
     a.exclude_kernel = (unsigned)__atomic_load_n(&perf_exclude_kernel, __ATOMIC_RELAXED);
-    *chain = fx_kstack_attr(&a);
+    *chain = want_chain && fx_kstack_attr(&a);
     int fd = (int)syscall(SYS_perf_event_open, &a, tid, -1, -1, PERF_FLAG_FD_CLOEXEC);
     if (fd < 0 && *chain) { /* without the callchain: the samples must not depend on it */
         fx_kstack_attr_failed(&a, errno);
@@ -91,39 +92,79 @@ static int perf_open(pid_t tid, uint64_t period_ns, bool *chain)
  * was set, so it never disables the event and the handler never re-arms it. A limit would cost
  * a system call per sample (REFRESH 1), or risk its final POLL_HUP merging with a pending
  * POLL_IN (one standard signal) and the thread silently going unsampled (REFRESH N). */
+static void perf_failed(const char *what, int e)
+{
+    pthread_mutex_lock(&perf_error_lock);
+    snprintf(perf_error, sizeof(perf_error), "%s: %s", what, strerror(e));
+    pthread_mutex_unlock(&perf_error_lock);
+}
+
+/* Signals of fd's overflows go to thread tid, as SIGPROF. */
+static int perf_own(int fd, pid_t tid)
+{
+    struct f_owner_ex owner = {.type = F_OWNER_TID, .pid = tid};
+    if (fcntl(fd, F_SETFL, O_ASYNC) != 0 || fcntl(fd, F_SETSIG, SIGPROF) != 0 ||
+        fcntl(fd, F_SETOWN_EX, &owner) != 0) {
+        perf_failed("fcntl on a perf event", errno);
+        return FX_EUNSUPPORTED;
+    }
+    return FX_OK;
+}
+
+/* Armed without the kernel callchain: the ring comes once the thread runs (kstack.c). */
 static int perf_arm(struct fx_thread *t)
 {
     bool chain;
-    int fd = perf_open(t->tid, fx_opt()->interval_ns, &chain);
+    int fd = perf_open(t->tid, fx_opt()->interval_ns, false, &chain);
     if (fd < 0) {
-        int e = errno;
-        pthread_mutex_lock(&perf_error_lock);
-        snprintf(perf_error, sizeof(perf_error), "perf_event_open: %s", strerror(e));
-        pthread_mutex_unlock(&perf_error_lock);
+        perf_failed("perf_event_open", errno);
         return FX_EUNSUPPORTED;
     }
-    struct f_owner_ex owner = {.type = F_OWNER_TID, .pid = t->tid};
-    if (fcntl(fd, F_SETFL, O_ASYNC) != 0 || fcntl(fd, F_SETSIG, SIGPROF) != 0 ||
-        fcntl(fd, F_SETOWN_EX, &owner) != 0) {
-        int e = errno;
-        pthread_mutex_lock(&perf_error_lock);
-        snprintf(perf_error, sizeof(perf_error), "fcntl on a perf event: %s", strerror(e));
-        pthread_mutex_unlock(&perf_error_lock);
+    if (perf_own(fd, t->tid) != FX_OK) {
         close(fd);
         return FX_EUNSUPPORTED;
     }
-    if (chain)
-        fx_kstack_map(t, fd); /* before the first signal can arrive */
+    t->kstack_tried = false;
+    t->kstack_mark = __atomic_load_n(&t->handled, __ATOMIC_RELAXED);
+    t->kstack_mark_ns = fx_now_ns();
     t->perf_fd = fd;
     t->engine = FX_ENGINE_KIND_PERF;
     if (ioctl(fd, PERF_EVENT_IOC_ENABLE, 0) != 0) {
         t->perf_fd = -1;
         t->engine = FX_ENGINE_NONE;
-        fx_kstack_unmap_own(t);
         close(fd);
         return FX_EUNSUPPORTED;
     }
     return FX_OK;
+}
+
+/* The new event is set up and its ring published before it is enabled, and the old one is
+ * disabled after: at most a signal of each lands around the swap, never a gap in the count.
+ * A signal of either may find no record of its own in the ring: counted as such (kernel_frames.c).
+ * A ring that was published stays mapped until the thread is freed or its buffers are. */
+void fx_timer_kstack_upgrade(struct fx_thread *t)
+{
+    t->kstack_tried = true;
+    if (t->engine != FX_ENGINE_KIND_PERF || t->kring_map != NULL)
+        return;
+    bool chain;
+    int fd = perf_open(t->tid, fx_opt()->interval_ns, true, &chain);
+    if (fd < 0)
+        return; /* the thread keeps its event; a refused callchain is counted by kstack.c */
+    if (!chain || perf_own(fd, t->tid) != FX_OK) {
+        close(fd);
+        return;
+    }
+    fx_kstack_map(t, fd);
+    if (t->kring_map == NULL || ioctl(fd, PERF_EVENT_IOC_ENABLE, 0) != 0) {
+        __atomic_store_n(&t->kring, NULL, __ATOMIC_RELEASE); /* mapped until freed */
+        close(fd);
+        return;
+    }
+    int old = t->perf_fd;
+    t->perf_fd = fd;
+    ioctl(old, PERF_EVENT_IOC_DISABLE, 0);
+    close(old);
 }
 
 static int timer_arm(struct fx_thread *t)
@@ -195,7 +236,7 @@ int fx_timer_probe(const struct fx_options *o, struct fx_errbuf *eb)
     if (o->mode != FX_MODE_CPU || o->engine != FX_ENGINE_PERF)
         return FX_OK;
     bool chain;
-    int fd = perf_open(0, o->interval_ns, &chain);
+    int fd = perf_open(0, o->interval_ns, true, &chain);
     if (fd < 0) {
         fx_errbuf_set(
                 eb,

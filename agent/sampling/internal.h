@@ -80,6 +80,14 @@ void fx_kstack_map(struct fx_thread *t, int fd);
 void fx_kstack_unmap(struct fx_thread *t);
 /* Unmaps t's ring if the caller is t itself (its own handler cannot be mid-read). */
 void fx_kstack_unmap_own(struct fx_thread *t);
+/* Kernel frames are wanted by this recording's options (and perf has not refused them). */
+bool fx_kstack_wanted(void);
+/* Lazy arming: t, perf-armed without the callchain, was sampled twice within a second (or
+ * starts a new second of counting); true when it is due for an event with the callchain. */
+bool fx_kstack_due(struct fx_thread *t, int64_t now_ns);
+/* Replaces t's perf event with one carrying the kernel callchain, its ring mapped (cpu_timer.c;
+ * under the registry lock, t neither ended nor disarmed). Tried once per arm. */
+void fx_timer_kstack_upgrade(struct fx_thread *t);
 
 /* --- threads.c, for the engines --- */
 

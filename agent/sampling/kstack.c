@@ -2,8 +2,9 @@
 /* Kernel frames, outside signal context (issue 16, kstack=yes): what a perf event must ask for
  * to carry the kernel part of the callchain (PERF_SAMPLE_CALLCHAIN with exclude_callchain_user,
  * the time on CLOCK_MONOTONIC to match a record to its signal), each perf-armed thread's mmap
- * ring (one metadata page and one data page, mapped when the thread is armed, unmapped where no
- * handler can be reading it), and why kernel frames cannot be had. The handler reads the ring
+ * ring (one metadata page and one data page, mapped once the thread is seen running: see
+ * fx_kstack_due; unmapped where no handler can be reading it), and why kernel frames cannot be
+ * had. The handler reads the ring
  * with include/fx_perfring.h (signal_handler.c). A leaf: cpu_timer.c and threads.c call it.
  *
  * Unmapping: a thread's own disarm (ThreadEnd, or a stop on that very thread) unmaps at once,
@@ -30,10 +31,11 @@ static struct {
     uint64_t
             map_fail; /* atomic: rings that could not be mapped (the thread has no kernel frames) */
     int map_errno;    /* atomic: the last mmap failure */
-    uint64_t kept_busy; /* atomic: arms that found the previous ring still mapped */
+    uint64_t kept_busy;  /* atomic: arms that found the previous ring still mapped */
+    uint64_t lazy_armed; /* atomic: threads found due for their ring (fx_kstack_due) */
 } ks;
 
-static bool wanted(void)
+bool fx_kstack_wanted(void)
 {
     const struct fx_options *o = fx_opt();
     return o->mode == FX_MODE_CPU && o->kstack == FX_KSTACK_YES && o->cstack != FX_CSTACK_NO &&
@@ -42,7 +44,7 @@ static bool wanted(void)
 
 bool fx_kstack_attr(struct perf_event_attr *a)
 {
-    if (!wanted())
+    if (!fx_kstack_wanted())
         return false;
     if (a->exclude_kernel) { /* samples in user mode only: there is no kernel callchain */
         __atomic_store_n(&ks.excluded, 1, __ATOMIC_RELAXED);
@@ -65,6 +67,27 @@ void fx_kstack_attr_failed(struct perf_event_attr *a, int err)
     a->sample_max_stack = 0;
     a->use_clockid = 0;
     a->clockid = 0;
+}
+
+/* A thread gets its ring only once it runs: every perf event with a mapped ring costs the kernel
+ * about 1 µs at each context switch of its thread (it updates the ring's metadata page), which
+ * on 500 threads waking 50 times a second each was +2.8 percentage points of process CPU
+ * (docs/BENCHMARKS.md, "Kernel frames"). Two samples within a second: the thread burns at
+ * least 2 % of a CPU at 10 ms; an idle pool thread gets a sample every few tens of seconds. */
+bool fx_kstack_due(struct fx_thread *t, int64_t now_ns)
+{
+    if (t->kstack_tried || t->kring_map != NULL)
+        return false;
+    uint64_t n = __atomic_load_n(&t->handled, __ATOMIC_RELAXED);
+    if (n < t->kstack_mark || now_ns - t->kstack_mark_ns > 1000000000) {
+        t->kstack_mark = n; /* a new second (or a new recording's counters) */
+        t->kstack_mark_ns = now_ns;
+        return false;
+    }
+    if (n - t->kstack_mark < 2)
+        return false;
+    __atomic_add_fetch(&ks.lazy_armed, 1, __ATOMIC_RELAXED);
+    return true;
 }
 
 void fx_kstack_map(struct fx_thread *t, int fd)
@@ -112,6 +135,7 @@ void fx_kstack_facts(struct fx_kstack_facts *out)
             .map_fail = __atomic_load_n(&ks.map_fail, __ATOMIC_RELAXED),
             .map_errno = __atomic_load_n(&ks.map_errno, __ATOMIC_RELAXED),
             .kept_busy = __atomic_load_n(&ks.kept_busy, __ATOMIC_RELAXED),
+            .lazy_armed = __atomic_load_n(&ks.lazy_armed, __ATOMIC_RELAXED),
     };
 }
 
@@ -122,4 +146,5 @@ void fx_kstack_new_recording(void)
     __atomic_store_n(&ks.mapped, 0, __ATOMIC_RELAXED);
     __atomic_store_n(&ks.map_fail, 0, __ATOMIC_RELAXED);
     __atomic_store_n(&ks.kept_busy, 0, __ATOMIC_RELAXED);
+    __atomic_store_n(&ks.lazy_armed, 0, __ATOMIC_RELAXED);
 }

@@ -216,6 +216,11 @@ struct fx_thread {
     timer_t timer;
     void *kring_map; /* the mapping kring points into, until kstack.c unmaps it */
     size_t kring_len;
+    /* kstack.c's lazy arming: `handled` and the time when the current second began, and
+     * whether this arm already tried the event with the callchain. */
+    uint64_t kstack_mark;
+    int64_t kstack_mark_ns;
+    bool kstack_tried;
     int64_t cpu_armed_ns;    /* thread CPU time while its timer was armed, closed stretches */
     int64_t cpu_armed_since; /* thread CPU time when the open stretch began, or -1 */
     int64_t start_ns, end_ns;

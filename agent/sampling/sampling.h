@@ -126,12 +126,13 @@ void fx_codemap_report(struct fx_profile *p, const char *group);
 
 /* Why kernel frames may be missing: what the perf events and their rings met. */
 struct fx_kstack_facts {
-    bool excluded;      /* an event had to exclude the kernel (perf_event_paranoid) */
-    int open_errno;     /* an open with the callchain failed (then never asked again), or 0 */
-    uint64_t mapped;    /* rings mapped */
-    uint64_t map_fail;  /* rings that could not be mapped */
-    int map_errno;      /* the last mmap failure, or 0 */
-    uint64_t kept_busy; /* arms that found the previous ring still mapped (no kernel frames) */
+    bool excluded;       /* an event had to exclude the kernel (perf_event_paranoid) */
+    int open_errno;      /* an open with the callchain failed (then never asked again), or 0 */
+    uint64_t mapped;     /* rings mapped */
+    uint64_t map_fail;   /* rings that could not be mapped */
+    int map_errno;       /* the last mmap failure, or 0 */
+    uint64_t kept_busy;  /* arms that found the previous ring still mapped (no kernel frames) */
+    uint64_t lazy_armed; /* threads given their ring once seen running (fx_kstack_due) */
 };
 void fx_kstack_facts(struct fx_kstack_facts *out);
 /* A new recording (fx_sampling_new_recording): mapped, not mapped and kept rings from zero. */
@@ -162,6 +163,8 @@ void fx_vm_threads_start(void);
 void fx_vm_threads_stop(void);
 /* Drain: re-scans /proc/self/task every 100 ms while started (new threads in, gone ones out). */
 void fx_vm_threads_refresh(void);
+/* Drain: threads seen running get the perf event with the kernel callchain (kstack.c). */
+void fx_threads_kstack_pass(void);
 /* meta.extra: "Threads that are not Java threads". */
 void fx_vm_threads_report(struct fx_profile *p);
 /* A new recording: the scans' and registrations' counts from zero (the registry stays). */

@@ -421,6 +421,22 @@ void fx_threads_disarm_all(void)
     fx_threads_unlock();
 }
 
+/* Under the lock, as ThreadEnd and a stop disarm under it: a thread's perf event is swapped
+ * for one with the callchain only while neither can run. */
+void fx_threads_kstack_pass(void)
+{
+    if (fx_opt()->mode != FX_MODE_CPU || !fx_kstack_wanted())
+        return;
+    int64_t now = fx_now_ns();
+    fx_threads_lock();
+    for (struct fx_thread *t = stopped ? NULL : head; t != NULL; t = t->next) {
+        if (t->engine == FX_ENGINE_KIND_PERF && !__atomic_load_n(&t->ended, __ATOMIC_ACQUIRE) &&
+            fx_kstack_due(t, now))
+            fx_timer_kstack_upgrade(t);
+    }
+    fx_threads_unlock();
+}
+
 /* Ended threads keep theirs: the drain empties their rings and frees them with the thread. */
 void fx_threads_free_buffers(void)
 {

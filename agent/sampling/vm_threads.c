@@ -11,12 +11,13 @@
  * ThreadStart and after its ThreadEnd: 200 threads started at once had 113 caught so (and not
  * armable, exiting), which the second sighting avoids; a new thread has its own name by then. In
  * cpu and itimer modes only (wall mode signals Java threads by their JVMTI state). At each start,
- * then on the drain thread every SCAN_EVERY_NS, so threads started later (GC workers start lazily)
- * join within that; a tid that left /proc and that tgkill(0) says is gone is unregistered (its
- * timer or perf event closed, then the drain frees it). A thread that ends is never unregistered
- * while it runs: its handler could hold it. A JNI thread attached to the JVM later becomes a Java
- * thread at its ThreadStart, which replaces this entry (threads.c), so no thread is sampled twice.
- * At most VM_THREADS_MAX are registered; the others are counted ("left out").
+ * then on the drain thread every SCAN_EVERY_NS (longer where a scan is slow: SCAN_BUDGET), so
+ * threads started later (GC workers start lazily) join within that; a tid that left /proc and that
+ * tgkill(0) says is gone is unregistered (its timer or perf event closed, then the drain frees it).
+ * A thread that ends is never unregistered while it runs: its handler could hold it. A JNI thread
+ * attached to the JVM later becomes a Java thread at its ThreadStart, which replaces this entry
+ * (threads.c), so no thread is sampled twice. At most VM_THREADS_MAX are registered; the others are
+ * counted ("left out").
  *
  * Stack bounds (the native walk reads only within them): unknown at registration; the handler
  * stores the stack pointer it interrupted (seen_sp), and the next scan takes the mapping of
@@ -45,13 +46,15 @@
 
 #include "fx_alloc.h"
 
-#define VM_THREADS_MAX 256       /* registered at once */
-#define SCAN_EVERY_NS  100000000 /* 100 ms: ~30-60 us per scan (docs/BENCHMARKS.md) */
-#define TIDS_MAX       8192      /* tids read from /proc per scan; more: the rest next time */
-#define PENDING_MAX    512       /* unregistered tids remembered from one scan to the next */
-#define GC_CONCURRENT  4         /* subcategories of native/profile_tables.c */
-#define JIT_C1         1
-#define JIT_C2         2
+#define VM_THREADS_MAX   256       /* registered at once */
+#define SCAN_EVERY_NS    100000000 /* 100 ms: ~30-60 us per scan (docs/BENCHMARKS.md) */
+#define SCAN_BUDGET      500       /* scans take at most 1/500 of a core (0.2 %) */
+#define SCAN_WAIT_MAX_NS 2000000000
+#define TIDS_MAX         8192 /* tids read from /proc per scan; more: the rest next time */
+#define PENDING_MAX      512  /* unregistered tids remembered from one scan to the next */
+#define GC_CONCURRENT    4    /* subcategories of native/profile_tables.c */
+#define JIT_C1           1
+#define JIT_C2           2
 
 struct rule {
     const char *prefix;
@@ -98,6 +101,7 @@ static struct {
     uint64_t scans, scan_ns, scan_max_ns, registered, ended, became_java, failed, bounds;
     uint64_t not_armed;              /* registered, but no timer could be made: ended meanwhile */
     uint64_t left_out, left_out_max; /* at the last scan, and the most at once */
+    uint64_t scan_wait_max_ns;       /* the longest wait between two scans (adaptive) */
 } vt = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
 static void classify(const char *name, uint8_t *cat, uint8_t *sub)
@@ -288,7 +292,13 @@ static void scan(void)
     vt.scans++;
     vt.scan_ns += spent;
     vt.scan_max_ns = spent > vt.scan_max_ns ? spent : vt.scan_max_ns;
-    vt.next_scan_ns = fx_now_ns() + SCAN_EVERY_NS;
+    /* /proc/self/task costs ~2.7 us a thread: 1.4 ms a scan with 500 threads, 1.4 % of a core
+     * at one scan per 100 ms. The next scan waits SCAN_BUDGET times what this one took, so
+     * scanning stays within 1/SCAN_BUDGET of a core; new JVM threads are seen that much later. */
+    uint64_t wait = spent * SCAN_BUDGET > SCAN_EVERY_NS ? spent * SCAN_BUDGET : SCAN_EVERY_NS;
+    wait = wait < SCAN_WAIT_MAX_NS ? wait : SCAN_WAIT_MAX_NS; /* one slow scan (lock contention) */
+    vt.scan_wait_max_ns = wait > vt.scan_wait_max_ns ? wait : vt.scan_wait_max_ns;
+    vt.next_scan_ns = fx_now_ns() + (int64_t)wait;
 }
 
 void fx_vm_threads_prune(void)
@@ -344,6 +354,9 @@ void fx_vm_threads_report(struct fx_profile *p)
     fx_profile_extra_int(p, g, "scans of /proc/self/task", (int64_t)vt.scans);
     fx_profile_extra_int(p, g, "mean scan us", (int64_t)(vt.scan_ns / vt.scans / 1000));
     fx_profile_extra_int(p, g, "max scan us", (int64_t)(vt.scan_max_ns / 1000));
+    fx_profile_extra_int(
+            p, g, "longest time between scans (ms; 100, or 500 x the scan's time, at most 2000)",
+            (int64_t)(vt.scan_wait_max_ns / 1000000));
     pthread_mutex_unlock(&vt.lock);
 }
 
@@ -352,7 +365,8 @@ void fx_vm_threads_report(struct fx_profile *p)
 void fx_vm_threads_new_recording(void)
 {
     pthread_mutex_lock(&vt.lock);
-    vt.scans = vt.scan_ns = vt.scan_max_ns = vt.registered = vt.ended = vt.became_java = 0;
+    vt.scans = vt.scan_ns = vt.scan_max_ns = vt.scan_wait_max_ns = vt.registered = vt.ended =
+            vt.became_java = 0;
     vt.failed = vt.bounds = vt.not_armed = vt.left_out = vt.left_out_max = 0;
     pthread_mutex_unlock(&vt.lock);
 }
