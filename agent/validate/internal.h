@@ -41,7 +41,7 @@ enum outcome {
     OUT_NONE, /* nothing compared (an ASGCT status, or a skip) */
     OUT_EXACT,
     OUT_BELOW_TOP,
-    OUT_TRANSITION, /* stopped in a virtual thread's mount or unmount: not comparable (4.4) */
+    OUT_TRANSITION, /* stopped in a virtual thread's mount or unmount: not comparable (4.7) */
     OUT_MISMATCH,
 };
 

@@ -213,7 +213,7 @@ static void skip_by_code(int32_t num_frames, jint gst_count)
         fx_va_inc(&va.code_no_java);
 }
 
-/* docs/VALIDATION.md 4.4: a thread stopped in a virtual thread's mount or unmount (a
+/* docs/VALIDATION.md 4.7: a thread stopped in a virtual thread's mount or unmount (a
  * VirtualThread.notifyJvmti* method among the top frames of either stack), where JVMTI hides
  * the transition's frames or still shows the other side of the switch. */
 #define TRANSITION_TOP 3

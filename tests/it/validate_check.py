@@ -7,7 +7,7 @@ or has a mismatch that is not one of the HotSpot patterns documented in docs/VAL
 (sections 4.1 to 4.3; the report names them in "known_pattern"). Every mismatch is printed, so
 a test log shows all of them. With --profile, the profile's meta.extra must hold the same
 figures in its "validate" group. With --vthreads N (issue 22), at least N comparisons must have
-covered a carrier carrying a virtual thread; outside mount transitions (section 4.4, their own
+covered a carrier carrying a virtual thread; outside mount transitions (section 4.7, their own
 class) at least --vt-right of them must have every ASGCT frame right (exact, or exact but for
 the frames still frozen in the heap, section 4.1), and the mount events' slot must have named
 the virtual thread the check found in --vt-slot of the checks or more.
