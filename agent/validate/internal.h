@@ -158,16 +158,7 @@ jmethodID fx_stackcmp_enter_special(JNIEnv *env, jvmtiEnv *jvmti);
 jint fx_stackcmp_join_carrier(struct fx_stack *vt, jmethodID entry, const fx_asgct_frame *carrier,
                               jint n, int max);
 
-/* --- validate.c, for vthread.c --- */
-
-/* Counts one comparison of t's stacks (ASGCT num_frames; gst_count frames in va.gst, already in
- * ASGCT's encoding) and lists it if it is a mismatch. */
-enum outcome fx_va_classify(jvmtiEnv *jvmti, JNIEnv *jni, const struct fx_thread *t,
-                            int32_t num_frames, jint gst_count, enum pattern *pattern);
-/* The thread's JVMTI stack again (into va.info) is gst's n frames: it did not move. */
-bool fx_va_still(jvmtiEnv *jvmti, jthread thread, const fx_asgct_frame *gst, jint n);
-
-/* --- vthread.c: a carrier carrying a virtual thread (JDK 21+) --- */
+/* --- vthread.c: a carrier carrying a virtual thread (JDK 21+); a leaf validate.c calls --- */
 
 /* The validator thread's first tick: Thread.cont, or why there is no route. */
 void fx_va_vt_start(JNIEnv *jni, jvmtiEnv *jvmti);
@@ -178,9 +169,6 @@ void fx_va_vt_learn(JNIEnv *jni, jthread carrier);
  * or NULL. A carrier suspended while it carries one goes on running it until it unmounts
  * (HotSpot marks it and stops it there): only the virtual thread's own suspension stops it. */
 jobject fx_va_vt_mounted(JNIEnv *jni, jthread carrier, jobject *cont);
-/* The step on t (suspended) carrying vt: vt suspended too, its JVMTI stack joined to the
- * carrier's against ASGCT's, counted in va.vt and the overall figures. */
-void fx_va_vt_check(jvmtiEnv *jvmti, JNIEnv *jni, struct fx_thread *t, jobject vt, jobject cont);
 /* A java.lang.VirtualThread.notifyJvmti* method: JVMTI's mount and unmount transitions. */
 bool fx_va_vt_transition(jmethodID m);
 /* docs/VALIDATION.md 4.1: ASGCT has a's frames above enterSpecial, then jumps to g's

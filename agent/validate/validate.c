@@ -3,8 +3,9 @@
  * (round robin, RUNNABLE ones and carriers carrying a virtual thread first), takes its JVMTI
  * stack, then its ASGCT stack through a probe (the thread's own SIGPROF handler, which runs
  * although the thread is suspended), resumes it and compares the two; a carrier carrying a
- * virtual thread is vthread.c's. Invariant: every thread this file or vthread.c suspends is
- * resumed before the step ends, on every path, and no step outlives fx_validate_stop. */
+ * virtual thread is compared with that thread's stack (check_carrying, the route to it in
+ * vthread.c). Invariant: every thread this file suspends is resumed before the step ends, on
+ * every path, and no step outlives fx_validate_stop. */
 #include "internal.h"
 
 #include <pthread.h>
@@ -227,8 +228,8 @@ static bool in_transition(const struct fx_stack *a, const struct fx_stack *g)
     return false;
 }
 
-enum outcome fx_va_classify(jvmtiEnv *jvmti, JNIEnv *jni, const struct fx_thread *t,
-                            int32_t num_frames, jint gst_count, enum pattern *pattern)
+static enum outcome classify(jvmtiEnv *jvmti, JNIEnv *jni, const struct fx_thread *t,
+                             int32_t num_frames, jint gst_count, enum pattern *pattern)
 {
     struct fx_stack a = {.count = num_frames, .frames = va.asg};
     struct fx_stack g = {.count = gst_count, .frames = va.gst};
@@ -283,7 +284,8 @@ static void account_suspension(int64_t ns)
         va.suspended_max_ns = ns;
 }
 
-bool fx_va_still(jvmtiEnv *jvmti, jthread thread, const fx_asgct_frame *gst, jint n)
+/* The thread's JVMTI stack again (into va.info) is gst's n frames: it did not move. */
+static bool still(jvmtiEnv *jvmti, jthread thread, const fx_asgct_frame *gst, jint n)
 {
     jint again = 0;
     if ((*jvmti)->GetStackTrace(jvmti, thread, 0, (jint)va.depth + 1, va.info, &again) !=
@@ -312,7 +314,7 @@ static void check_stopped(jvmtiEnv *jvmti, JNIEnv *jni, struct fx_thread *t, int
     if (err == JVMTI_ERROR_NONE) {
         fx_stackcmp_from_jvmti(va.info, n, va.gst);
         rc = fx_probe_run(t, PROBE_WAIT_NS, va.asg, &num_frames);
-        moved = rc == FX_OK && !fx_va_still(jvmti, t->ref, va.gst, n);
+        moved = rc == FX_OK && !still(jvmti, t->ref, va.gst, n);
     }
     if ((*jvmti)->ResumeThread(jvmti, t->ref) != JVMTI_ERROR_NONE)
         fx_va_inc(&va.resume_failed);
@@ -326,7 +328,89 @@ static void check_stopped(jvmtiEnv *jvmti, JNIEnv *jni, struct fx_thread *t, int
     else if (moved)
         fx_va_inc(&va.skipped[SKIP_MOVED]);
     else
-        fx_va_classify(jvmti, jni, t, num_frames, n, &pattern);
+        classify(jvmti, jni, t, num_frames, n, &pattern);
+}
+
+/* The slot the carrier's mount and unmount callbacks write, against the route's answer. */
+static void check_slot(JNIEnv *jni, const struct fx_thread *t, jobject vt)
+{
+    struct va_vt *v = &va.vt;
+    uint32_t seq = __atomic_load_n(&t->vt_seq, __ATOMIC_ACQUIRE);
+    uint64_t id = __atomic_load_n(&t->vt_id, __ATOMIC_RELAXED);
+    if ((seq & 1u) || id == 0)
+        fx_va_inc(&v->slot_none);
+    else
+        fx_va_inc(id == (uint64_t)(*jni)->GetLongField(jni, vt, v->tid) ? &v->slot_same
+                                                                        : &v->slot_other);
+}
+
+static void count(enum outcome out, enum pattern pattern)
+{
+    struct va_vt *v = &va.vt;
+    uint64_t *c[] = {[OUT_EXACT] = &v->exact,
+                     [OUT_BELOW_TOP] = &v->below_top,
+                     [OUT_TRANSITION] = &v->transitions,
+                     [OUT_MISMATCH] = &v->mismatches};
+    if (out == OUT_NONE) {
+        fx_va_inc(&v->by_code);
+        return;
+    }
+    fx_va_inc(&v->compared);
+    fx_va_inc(c[out]);
+    if (out == OUT_MISMATCH)
+        fx_va_inc(&v->patterns[pattern]);
+}
+
+/* vt suspended and still mounted: both JVMTI stacks, ASGCT's, vt's JVMTI stack again. Returns
+ * the skip, or VT_SKIP_COUNT when there is something to compare (*n frames in va.gst). */
+static enum vt_skip take(jvmtiEnv *jvmti, JNIEnv *jni, struct fx_thread *t, jobject vt, jint *n,
+                         jint *nc, int32_t *num_frames)
+{
+    jvmtiError err = (*jvmti)->GetStackTrace(jvmti, vt, 0, (jint)va.depth + 1, va.info, n);
+    if (err != JVMTI_ERROR_NONE)
+        return VT_SKIP_STACK_FAILED;
+    fx_stackcmp_from_jvmti(va.info, *n, va.gst);
+    err = (*jvmti)->GetStackTrace(jvmti, t->ref, 0, (jint)va.depth + 1, va.info, nc);
+    if (err != JVMTI_ERROR_NONE)
+        return VT_SKIP_STACK_FAILED;
+    fx_stackcmp_from_jvmti(va.info, *nc, va.vt.carrier);
+    if (fx_probe_run(t, PROBE_WAIT_NS, va.asg, num_frames) != FX_OK)
+        return VT_SKIP_PROBE;
+    if (!still(jvmti, vt, va.gst, *n))
+        return VT_SKIP_MOVED;
+    check_slot(jni, t, vt);
+    return VT_SKIP_COUNT;
+}
+
+/* The step on t (suspended) carrying vt (vthread.c found it): vt suspended too, its JVMTI stack
+ * joined to the carrier's against ASGCT's, counted in va.vt and the overall figures. */
+static void check_carrying(jvmtiEnv *jvmti, JNIEnv *jni, struct fx_thread *t, jobject vt,
+                           jobject cont)
+{
+    struct va_vt *v = &va.vt;
+    if ((*jvmti)->SuspendThread(jvmti, vt) != JVMTI_ERROR_NONE) {
+        fx_va_inc(&v->skipped[VT_SKIP_SUSPEND_FAILED]); /* "already suspended" too: not ours */
+        return;
+    }
+    /* Stopped if still mounted: the marked carrier stops at its next unmount, never mounts it
+     * again. Its continuation is its own, so the same one on the carrier is the same thread. */
+    jobject now = (*jni)->GetObjectField(jni, t->ref, v->cont);
+    enum vt_skip skip = VT_SKIP_UNMOUNTED;
+    jint n = 0, nc = 0;
+    int32_t num_frames = 0;
+    if (now != NULL && (*jni)->IsSameObject(jni, now, cont))
+        skip = take(jvmti, jni, t, vt, &n, &nc, &num_frames);
+    if ((*jvmti)->ResumeThread(jvmti, vt) != JVMTI_ERROR_NONE)
+        fx_va_inc(&va.resume_failed);
+    if (skip != VT_SKIP_COUNT) {
+        fx_va_inc(&v->skipped[skip]);
+        return;
+    }
+    struct fx_stack g = {.count = n, .frames = va.gst};
+    fx_stackcmp_join_carrier(&g, va.enter_special, v->carrier, nc, (int)va.depth + 1);
+    enum pattern pattern = PATTERN_NONE;
+    enum outcome out = classify(jvmti, jni, t, num_frames, g.count, &pattern);
+    count(out, pattern);
 }
 
 /* Under the registry lock, so t can be neither unregistered nor freed meanwhile. The probe is
@@ -352,7 +436,7 @@ static void check_thread(jvmtiEnv *jvmti, JNIEnv *jni, struct fx_thread *t)
         jobject cont = NULL;
         jobject vt = fx_va_vt_mounted(jni, t->ref, &cont);
         if (vt != NULL) {
-            fx_va_vt_check(jvmti, jni, t, vt, cont);
+            check_carrying(jvmti, jni, t, vt, cont);
             if ((*jvmti)->ResumeThread(jvmti, t->ref) != JVMTI_ERROR_NONE)
                 fx_va_inc(&va.resume_failed);
             account_suspension(fx_now_ns() - t0);

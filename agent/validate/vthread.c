@@ -8,10 +8,9 @@
  * reference of the oracle (docs/VALIDATION.md section 1). The virtual thread is found from the
  * suspended carrier through fields of java.lang and jdk.internal.vm (struct va_vt), looked up
  * once, at the first continuation seen, so that nothing here loads or initializes a class.
- * Each such comparison is counted in va.vt besides the overall figures, and so is what the
- * mount events' slot (sampling/vthreads.c) said the carrier carried. Invariant: the virtual
- * thread this file suspends is resumed before fx_va_vt_check returns; nothing allocates while
- * a thread is held (the caller pushed a local frame for the references). */
+ * The step itself is validate.c's (check_carrying); this file is the leaf it calls: the route,
+ * and the two virtual-thread shapes the classification names (transitions, frozen frames).
+ * It calls stackcmp.c only. */
 #include "internal.h"
 
 #include <string.h>
@@ -156,83 +155,4 @@ bool fx_va_vt_not_thawed(const struct fx_stack *a, const struct fx_stack *g, jme
             return false;
     }
     return true;
-}
-
-/* The slot the carrier's mount and unmount callbacks write, against the route's answer. */
-static void check_slot(JNIEnv *jni, const struct fx_thread *t, jobject vt)
-{
-    struct va_vt *v = &va.vt;
-    uint32_t seq = __atomic_load_n(&t->vt_seq, __ATOMIC_ACQUIRE);
-    uint64_t id = __atomic_load_n(&t->vt_id, __ATOMIC_RELAXED);
-    if ((seq & 1u) || id == 0)
-        fx_va_inc(&v->slot_none);
-    else
-        fx_va_inc(id == (uint64_t)(*jni)->GetLongField(jni, vt, v->tid) ? &v->slot_same
-                                                                        : &v->slot_other);
-}
-
-static void count(enum outcome out, enum pattern pattern)
-{
-    struct va_vt *v = &va.vt;
-    uint64_t *c[] = {[OUT_EXACT] = &v->exact,
-                     [OUT_BELOW_TOP] = &v->below_top,
-                     [OUT_TRANSITION] = &v->transitions,
-                     [OUT_MISMATCH] = &v->mismatches};
-    if (out == OUT_NONE) {
-        fx_va_inc(&v->by_code);
-        return;
-    }
-    fx_va_inc(&v->compared);
-    fx_va_inc(c[out]);
-    if (out == OUT_MISMATCH)
-        fx_va_inc(&v->patterns[pattern]);
-}
-
-/* vt suspended and still mounted: both JVMTI stacks, ASGCT's, vt's JVMTI stack again. Returns
- * the skip, or VT_SKIP_COUNT when there is something to compare (*n frames in va.gst). */
-static enum vt_skip take(jvmtiEnv *jvmti, JNIEnv *jni, struct fx_thread *t, jobject vt, jint *n,
-                         jint *nc, int32_t *num_frames)
-{
-    jvmtiError err = (*jvmti)->GetStackTrace(jvmti, vt, 0, (jint)va.depth + 1, va.info, n);
-    if (err != JVMTI_ERROR_NONE)
-        return VT_SKIP_STACK_FAILED;
-    fx_stackcmp_from_jvmti(va.info, *n, va.gst);
-    err = (*jvmti)->GetStackTrace(jvmti, t->ref, 0, (jint)va.depth + 1, va.info, nc);
-    if (err != JVMTI_ERROR_NONE)
-        return VT_SKIP_STACK_FAILED;
-    fx_stackcmp_from_jvmti(va.info, *nc, va.vt.carrier);
-    if (fx_probe_run(t, PROBE_WAIT_NS, va.asg, num_frames) != FX_OK)
-        return VT_SKIP_PROBE;
-    if (!fx_va_still(jvmti, vt, va.gst, *n))
-        return VT_SKIP_MOVED;
-    check_slot(jni, t, vt);
-    return VT_SKIP_COUNT;
-}
-
-void fx_va_vt_check(jvmtiEnv *jvmti, JNIEnv *jni, struct fx_thread *t, jobject vt, jobject cont)
-{
-    struct va_vt *v = &va.vt;
-    if ((*jvmti)->SuspendThread(jvmti, vt) != JVMTI_ERROR_NONE) {
-        fx_va_inc(&v->skipped[VT_SKIP_SUSPEND_FAILED]); /* "already suspended" too: not ours */
-        return;
-    }
-    /* Stopped if still mounted: the marked carrier stops at its next unmount, never mounts it
-     * again. Its continuation is its own, so the same one on the carrier is the same thread. */
-    jobject now = (*jni)->GetObjectField(jni, t->ref, v->cont);
-    enum vt_skip skip = VT_SKIP_UNMOUNTED;
-    jint n = 0, nc = 0;
-    int32_t num_frames = 0;
-    if (now != NULL && (*jni)->IsSameObject(jni, now, cont))
-        skip = take(jvmti, jni, t, vt, &n, &nc, &num_frames);
-    if ((*jvmti)->ResumeThread(jvmti, vt) != JVMTI_ERROR_NONE)
-        fx_va_inc(&va.resume_failed);
-    if (skip != VT_SKIP_COUNT) {
-        fx_va_inc(&v->skipped[skip]);
-        return;
-    }
-    struct fx_stack g = {.count = n, .frames = va.gst};
-    fx_stackcmp_join_carrier(&g, va.enter_special, v->carrier, nc, (int)va.depth + 1);
-    enum pattern pattern = PATTERN_NONE;
-    enum outcome out = fx_va_classify(jvmti, jni, t, num_frames, g.count, &pattern);
-    count(out, pattern);
 }
