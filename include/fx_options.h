@@ -90,7 +90,11 @@ struct fx_options {
     enum fx_kstack kstack;     /* kstack=yes|no, default yes */
     /* lockowner=on|off, default on: with lock=, name the owners of monitors (locks_owner.c) */
     enum fx_lockowner lockowner;
+    /* vtracks=N, default 32, 0..FX_VTRACKS_MAX: virtual threads with a track of their own
+       (issue 22, model/vthreads.c); the others under a root frame on their carrier's track */
+    uint32_t vtracks;
 };
+#define FX_VTRACKS_MAX 1024
 
 /* Fills `out` with the defaults. */
 void fx_options_defaults(struct fx_options *out);

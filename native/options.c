@@ -463,6 +463,13 @@ static const struct opt_def opt_table[] = {
          .offset = FIELD(lockowner),
          .choices = markers_names,
          .accepts = "on or off"},
+        {.name = "vtracks",
+         .kind = OPT_VALUE,
+         .parse = parse_u32_opt,
+         .offset = FIELD(vtracks),
+         .min = 0,
+         .max = FX_VTRACKS_MAX,
+         .accepts = "a whole number from 0 to 1024, e.g. 32"},
 };
 
 #define OPT_COUNT (sizeof(opt_table) / sizeof(opt_table[0]))
@@ -496,6 +503,7 @@ static const char help_text[] =
         "  alloc=SIZE              sample allocations every SIZE bytes on average, live heap (default 0: off)\n"
         "  vtwait=DURATION         mark virtual threads' waits of at least it with their stack, 0 off (default 10ms)\n"
         "  lockowner=on|off        with lock=: name the owner of monitors waited for at least lock=/2 (default on)\n"
+        "  vtracks=N               virtual threads with a track of their own, 0..1024; the others under a root frame (default 32)\n"
         "DURATION: a whole number with a unit: ns, us, ms, s, m (minutes), h; e.g. 10ms\n"
         "SIZE: a whole number of bytes, or with k, m, g (powers of 1024, any case); e.g. 64m\n";
 
@@ -518,6 +526,7 @@ void fx_options_defaults(struct fx_options *out)
             .ring_bytes = 256 * KIB,
             .cstack = FX_CSTACK_DWARF, /* docs/BENCHMARKS.md "cstack=dwarf": the best that works */
             .vtwait_ns = 10 * NS_PER_MS, /* docs/BENCHMARKS.md "Virtual threads": cheap enough */
+            .vtracks = 32,
     };
 }
 

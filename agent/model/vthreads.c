@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* Virtual threads in the model (issue 22): where a sample of a carrier goes. A sample taken
  * while a virtual thread was mounted (fx_sample_rec.vthread, sampling/vthreads.c) goes to that
- * virtual thread: its own track while fewer than TRACKS_MAX virtual threads have one, else the
+ * virtual thread: its own track while fewer than vtracks= (default 32) have one, else the
  * carrier's track under a root frame "[virtual thread] NAME #ID". Either way its stack starts
  * above Continuation.enterSpecial: the carrier's frames below the continuation are not the
  * virtual thread's. A sample whose stack holds enterSpecial while the slot named no
@@ -19,8 +19,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#define TRACKS_MAX 32   /* virtual threads with a track of their own */
-#define NAMES      2048 /* power of two */
+#define NAMES 2048 /* power of two */
 
 struct vt_name {
     uint64_t id;
@@ -38,7 +37,7 @@ static struct {
     jmethodID entry[2]; /* VirtualThread.run(Runnable), Thread.runWith: just below the task */
     bool looked_up;
     struct vt_name names[NAMES];
-    struct vt_track tracks[TRACKS_MAX];
+    struct vt_track tracks[FX_VTRACKS_MAX]; /* the first vtracks= of them used */
     uint32_t n_tracks;
     uint64_t own, labelled, before_attach, in_transition, names_overwritten, idle;
 } mv;
@@ -144,7 +143,7 @@ static int track_of(struct fx_profile *p, uint64_t id, int64_t t_ns, struct vt_t
             return FX_OK;
         }
     }
-    if (mv.n_tracks == TRACKS_MAX)
+    if (mv.n_tracks >= fx_opt()->vtracks) /* a recording's own vtracks=; tracks made stay */
         return FX_EFULL;
     char label[96];
     const char *name = name_of(id);
@@ -243,7 +242,8 @@ void fx_model_vthreads_report(struct fx_profile *p)
             {"mounts on carriers not sampled", c.no_carrier},
             {"samples given to their virtual thread", mv.own},
             {"of which under a root frame (past the track cap)", mv.labelled},
-            {"virtual threads with a track (cap 32, this JVM)", mv.n_tracks},
+            {"virtual threads with a track (this JVM)", mv.n_tracks},
+            {"track cap (vtracks=)", fx_opt()->vtracks},
             {"samples of a virtual thread mounted before attach", mv.before_attach},
             {"samples during a mount or unmount", mv.in_transition},
             {"idle samples inserted on virtual thread tracks", mv.idle},

@@ -47,7 +47,7 @@ static void wall_tick(JNIEnv *jni, void *arg)
         if ((*jvmti)->GetThreadState(jvmti, t->ref, &s) != JVMTI_ERROR_NONE ||
             !(s & JVMTI_THREAD_STATE_ALIVE))
             continue;
-        __atomic_store_n(&t->wall_state, fx_vthreads_wall_state(jni, t, wall_state_of(s)),
+        __atomic_store_n(&t->wall_state, fx_vthreads_wall_state(jni, t, s, wall_state_of(s)),
                          __ATOMIC_RELEASE);
         syscall(SYS_tgkill, pid, t->tid, SIGPROF);
     }

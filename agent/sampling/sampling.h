@@ -211,8 +211,10 @@ struct fx_vthreads_counts {
 void fx_vthreads_counts(struct fx_vthreads_counts *out);
 /* A new recording: the counts from zero (fx_sampling_new_recording, also vtwait's). */
 void fx_vthreads_new_recording(void);
-/* Wall sampler: the state a sample of carrier t carries, given the carrier's own. */
-uint8_t fx_vthreads_wall_state(JNIEnv *jni, const struct fx_thread *t, uint8_t carrier_state);
+/* Wall sampler: the state a sample of carrier t carries, given the carrier's own (jvmti_state,
+ * and carrier_state mapped from it). */
+uint8_t fx_vthreads_wall_state(JNIEnv *jni, const struct fx_thread *t, jint jvmti_state,
+                               uint8_t carrier_state);
 
 /* --- vtwait.c: virtual threads' waits of at least vtwait= (issue 22) --- */
 

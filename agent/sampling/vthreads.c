@@ -12,7 +12,8 @@
  *    the queue (fx_vthreads_take_names). Unnamed virtual threads queue nothing.
  *  - Waits: each unmount and mount also goes to vtwait.c (the waits of at least vtwait=).
  *  - Wall mode: a carrier with a mounted virtual thread is running, or pinned when the carrier's
- *    JavaThread is blocked (fx_vthreads_wall_state).
+ *    JavaThread is blocked (fx_vthreads_wall_state); so is one whose JVMTI state says it
+ *    carries one while its slot saw no mount yet (mounted before the agent attached).
  * On JDK < 21 (no such events) everything here stays off and costs nothing.
  * It calls only base/; threads.c and the handler do not call it. */
 #include "internal.h"
@@ -246,9 +247,25 @@ void fx_vthreads_new_recording(void)
 /* HotSpot's JavaThreadState (javaThread.hpp): _thread_blocked, stable since JDK 6. */
 #define JT_BLOCKED 10
 
-uint8_t fx_vthreads_wall_state(JNIEnv *jni, const struct fx_thread *t, uint8_t carrier_state)
+/* HotSpot 21+ (JvmtiEnvBase::get_thread_state) reports a thread carrying a virtual thread as
+ * WAITING indefinitely with none of the bits a platform thread's wait has (parked, sleeping,
+ * Object.wait, monitor): the only state a carrier mounted before the agent attached (its slot
+ * saw no mount yet) can be told by. */
+#define WAIT_REASONS                                                                               \
+    (JVMTI_THREAD_STATE_PARKED | JVMTI_THREAD_STATE_SLEEPING | JVMTI_THREAD_STATE_IN_OBJECT_WAIT | \
+     JVMTI_THREAD_STATE_BLOCKED_ON_MONITOR_ENTER | JVMTI_THREAD_STATE_WAITING_WITH_TIMEOUT)
+static bool carrying_by_state(jint s)
 {
-    if (__atomic_load_n(&t->vt_id, __ATOMIC_RELAXED) == 0)
+    return (s & JVMTI_THREAD_STATE_WAITING) && (s & JVMTI_THREAD_STATE_WAITING_INDEFINITELY) &&
+           !(s & WAIT_REASONS);
+}
+
+uint8_t fx_vthreads_wall_state(JNIEnv *jni, const struct fx_thread *t, jint jvmti_state,
+                               uint8_t carrier_state)
+{
+    if (__atomic_load_n(&t->vt_id, __ATOMIC_RELAXED) == 0 &&
+        !(__atomic_load_n(&vt.on, __ATOMIC_ACQUIRE) > 0 &&
+          __atomic_load_n(&t->vt_seq, __ATOMIC_RELAXED) == 0 && carrying_by_state(jvmti_state)))
         return carrier_state;
     /* HotSpot reports a carrier as WAITING while it carries a virtual thread, whatever that
      * thread does: the carrier's JavaThread says whether it runs or is blocked. */

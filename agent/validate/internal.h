@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* Private to agent/validate: the validator's state (validate.c writes it, validate_report.c
- * reads it), and the stack comparison the validator and the oracle share (stackcmp.c). */
+/* Private to agent/validate: the validator's state (validate.c and vthread.c write it,
+ * validate_report.c reads it), the stack comparison the validator and the oracle share
+ * (stackcmp.c), and the step on a carrier that carries a virtual thread (vthread.c). */
 #ifndef FX_VALIDATE_INTERNAL_H
 #define FX_VALIDATE_INTERNAL_H
 
@@ -21,7 +22,8 @@ enum skip {
     SKIP_STACK_FAILED,
     SKIP_PROBE_TIMEOUT,
     SKIP_PROBE_FAILED,
-    SKIP_VTHREAD,
+    SKIP_VTHREAD, /* ASGCT holds a continuation the step did not find mounted */
+    SKIP_MOVED,   /* the thread's JVMTI stack changed while it was held: it was not stopped */
     SKIP_COUNT
 };
 
@@ -30,7 +32,47 @@ enum pattern {
     PATTERN_NONE = 0,
     PATTERN_TOP_COMPILED,   /* the top compiled frame decoded at another debug-info point */
     PATTERN_LOST_RECURSIVE, /* ASGCT lacks one frame of a recursion (seen on JDK 17) */
+    PATTERN_NOT_THAWED,     /* ASGCT jumps from a virtual thread's thawed top to enterSpecial */
     PATTERN_COUNT
+};
+
+/* What one comparison found (classify). */
+enum outcome {
+    OUT_NONE, /* nothing compared (an ASGCT status, or a skip) */
+    OUT_EXACT,
+    OUT_BELOW_TOP,
+    OUT_TRANSITION, /* stopped in a virtual thread's mount or unmount: not comparable (4.7) */
+    OUT_MISMATCH,
+};
+
+/* Why a step on a carrier carrying a virtual thread compared nothing (vthread.c). */
+enum vt_skip {
+    VT_SKIP_SUSPEND_FAILED, /* SuspendThread of the virtual thread failed */
+    VT_SKIP_UNMOUNTED,      /* it unmounted before it was suspended */
+    VT_SKIP_STACK_FAILED,   /* a GetStackTrace failed */
+    VT_SKIP_PROBE,          /* the probe failed or did not answer */
+    VT_SKIP_MOVED,          /* its JVMTI stack changed while it was held */
+    VT_SKIP_COUNT           /* also: nothing skipped */
+};
+
+#define VT_TRANSITION_MAX 8 /* java.lang.VirtualThread.notifyJvmti* methods remembered */
+
+/* Virtual threads in validate mode (vthread.c). The route from a carrier to the virtual thread
+ * it carries: Thread.cont (the carrier's innermost continuation) -> Continuation.target (for a
+ * virtual thread, the Runnable VirtualThread's VThreadContinuation wraps the task in) -> that
+ * Runnable's captured vthread field. Fields of the validator thread only; counters atomic. */
+struct va_vt {
+    jfieldID cont, target, vthread, tid;
+    jclass wrapper; /* global ref: the Runnable's class, checked before its field is read */
+    jmethodID transition[VT_TRANSITION_MAX];
+    uint32_t n_transition, failed_lookups;
+    bool thread_looked_up, route; /* route: every id above found */
+    const char *why_not;          /* while !route: the lookup that failed, or NULL */
+    fx_asgct_frame *carrier;      /* depth + 1: the carrier's frames */
+    uint64_t found, compared, exact, below_top, transitions, mismatches, skipped[VT_SKIP_COUNT];
+    uint64_t by_code; /* an ASGCT status instead of frames (also in the overall skips by code) */
+    uint64_t patterns[PATTERN_COUNT];
+    uint64_t slot_same, slot_other, slot_none; /* the mount events' slot against the route */
 };
 
 struct mismatch {
@@ -55,19 +97,25 @@ struct fx_va_state {
     fx_asgct_frame *gst, *asg;
     jmethodID enter_special;
     bool looked_up; /* enter_special was looked up (on the validator thread) */
-    uint64_t steps, compared, exact, below_top, mismatches, skipped[SKIP_COUNT];
+    uint64_t steps, compared, exact, below_top, transitions, mismatches, skipped[SKIP_COUNT];
     uint64_t patterns[PATTERN_COUNT]; /* [0]: mismatches of no known pattern */
     uint64_t code_skipped[FX_ASGCT_CODES], code_other, code_no_java, resume_failed;
     struct hint frameless[HINT_SLOTS];
     int64_t suspended_ns, suspended_max_ns;
     struct mismatch listed[MAX_LISTED], top_listed[MAX_TOP_LISTED];
     uint32_t n_listed, n_top_listed;
+    struct va_vt vt;
 };
 extern struct fx_va_state va; /* validate.c */
 
 static inline uint64_t fx_va_get(const uint64_t *c)
 {
     return __atomic_load_n(c, __ATOMIC_RELAXED);
+}
+
+static inline void fx_va_inc(uint64_t *c)
+{
+    __atomic_fetch_add(c, 1, __ATOMIC_RELAXED);
 }
 
 /* --- stackcmp.c: ASGCT and JVMTI stacks in one encoding, compared; names for reports --- */
@@ -104,5 +152,27 @@ void fx_stackcmp_frame_name(jvmtiEnv *jvmti, JNIEnv *env, const fx_asgct_frame *
                             size_t cap);
 /* jdk.internal.vm.Continuation.enterSpecial (JDK 19+), cached; NULL before. */
 jmethodID fx_stackcmp_enter_special(JNIEnv *env, jvmtiEnv *jvmti);
+/* What ASGCT walks into below a virtual thread's JVMTI stack vt: enterSpecial (entry; not when
+ * the carrier's stack already starts with it) and the carrier's n frames, up to max frames in
+ * all (docs/VALIDATION.md section 1). Returns the frames appended. */
+jint fx_stackcmp_join_carrier(struct fx_stack *vt, jmethodID entry, const fx_asgct_frame *carrier,
+                              jint n, int max);
+
+/* --- vthread.c: a carrier carrying a virtual thread (JDK 21+); a leaf validate.c calls --- */
+
+/* The validator thread's first tick: Thread.cont, or why there is no route. */
+void fx_va_vt_start(JNIEnv *jni, jvmtiEnv *jvmti);
+/* Before t is suspended (JNI may allocate): the rest of the route, learnt from the first
+ * continuation found on a carrier. */
+void fx_va_vt_learn(JNIEnv *jni, jthread carrier);
+/* With the carrier suspended: the virtual thread it carries (a local ref) and its continuation,
+ * or NULL. A carrier suspended while it carries one goes on running it until it unmounts
+ * (HotSpot marks it and stops it there): only the virtual thread's own suspension stops it. */
+jobject fx_va_vt_mounted(JNIEnv *jni, jthread carrier, jobject *cont);
+/* A java.lang.VirtualThread.notifyJvmti* method: JVMTI's mount and unmount transitions. */
+bool fx_va_vt_transition(jmethodID m);
+/* docs/VALIDATION.md 4.1: ASGCT has a's frames above enterSpecial, then jumps to g's
+ * enterSpecial and agrees to the bottom, leaving out the frames still frozen in the heap. */
+bool fx_va_vt_not_thawed(const struct fx_stack *a, const struct fx_stack *g, jmethodID entry);
 
 #endif

@@ -194,34 +194,23 @@ static jobject current_carrier(JNIEnv *env)
 }
 
 /* JVMTI gives a virtual thread's own frames only, down to Continuation.enter; ASGCT walks on
- * into the carrier's frames, so the reference goes on with the carrier's JVMTI stack. Between
- * the two lies the native frame Continuation.enterSpecial, which ASGCT shows and the carrier's
- * JVMTI stack leaves out (JDK 21-25); the reference adds it. Returns the frames appended. */
+ * into the carrier's frames, so the reference goes on with what fx_stackcmp_join_carrier
+ * appends. Returns the frames appended. */
 static jint add_carrier_frames(JNIEnv *env, jvmtiEnv *jvmti, struct fx_stack *jv, int max)
 {
     jobject carrier = current_carrier(env);
     if (carrier == NULL) {
         return 0;
     }
-    jint before = jv->count;
-    jmethodID entry = fx_stackcmp_enter_special(env, jvmti);
-    jint n = 0;
-    if (entry != NULL && jv->count < max) {
-        jv->frames[jv->count++] =
-                (fx_asgct_frame){.lineno = FX_ASGCT_NATIVE_LINE, .method_id = entry};
+    jint n = 0, added = 0;
+    fx_asgct_frame *frames = fx_calloc((size_t)max, sizeof *frames);
+    if (frames != NULL &&
+        fx_stackcmp_take_jvmti(jvmti, carrier, frames, max, &n) == JVMTI_ERROR_NONE) {
+        added = fx_stackcmp_join_carrier(jv, fx_stackcmp_enter_special(env, jvmti), frames, n, max);
     }
-    if (fx_stackcmp_take_jvmti(jvmti, carrier, jv->frames + jv->count, max - jv->count, &n) ==
-        JVMTI_ERROR_NONE) {
-        if (n > 0 && entry != NULL && jv->frames[jv->count].method_id == entry) {
-            /* A JDK whose carrier stack starts at enterSpecial: drop the added copy. */
-            memmove(&jv->frames[jv->count - 1], &jv->frames[jv->count],
-                    (size_t)n * sizeof *jv->frames);
-            jv->count--;
-        }
-        jv->count += n;
-    }
+    fx_free(frames);
     (*env)->DeleteLocalRef(env, carrier);
-    return jv->count - before;
+    return added;
 }
 
 /* A growable message; on allocation failure it keeps what it has and stops growing. */

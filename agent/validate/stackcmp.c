@@ -151,3 +151,17 @@ jmethodID fx_stackcmp_enter_special(JNIEnv *env, jvmtiEnv *jvmti)
     __atomic_store_n(&looked, 1, __ATOMIC_RELEASE);
     return id;
 }
+
+/* The carrier's JVMTI stack leaves enterSpecial out on JDK 21-25; a JDK whose carrier stack
+ * starts with it gets no second copy. */
+jint fx_stackcmp_join_carrier(struct fx_stack *vt, jmethodID entry, const fx_asgct_frame *carrier,
+                              jint n, int max)
+{
+    jint before = vt->count;
+    if (entry != NULL && !(n > 0 && carrier[0].method_id == entry) && vt->count < max)
+        vt->frames[vt->count++] =
+                (fx_asgct_frame){.lineno = FX_ASGCT_NATIVE_LINE, .method_id = entry};
+    for (jint i = 0; i < n && vt->count < max; i++)
+        vt->frames[vt->count++] = carrier[i];
+    return vt->count - before;
+}

@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* Validate mode: an agent thread that, every PERIOD_NS, suspends one registered Java thread
- * (round robin, RUNNABLE ones first), takes its JVMTI stack, then its ASGCT stack through a
- * probe (the thread's own SIGPROF handler, which runs although the thread is suspended),
- * resumes it and compares the two. Invariant: every thread this file suspends is resumed before
- * the step ends, on every path, and no step outlives fx_validate_stop. */
+ * (round robin, RUNNABLE ones and carriers carrying a virtual thread first), takes its JVMTI
+ * stack, then its ASGCT stack through a probe (the thread's own SIGPROF handler, which runs
+ * although the thread is suspended), resumes it and compares the two; a carrier carrying a
+ * virtual thread is compared with that thread's stack (check_carrying, the route to it in
+ * vthread.c). Invariant: every thread this file suspends is resumed before the step ends, on
+ * every path, and no step outlives fx_validate_stop. */
 #include "internal.h"
 
 #include <pthread.h>
@@ -20,11 +22,6 @@
 #define ANY_STATE_EVERY 8 /* every 8th step ignores the RUNNABLE preference */
 
 struct fx_va_state va;
-
-static void inc(uint64_t *c)
-{
-    __atomic_fetch_add(c, 1, __ATOMIC_RELAXED);
-}
 
 int fx_validate_check(struct fx_errbuf *eb)
 {
@@ -73,7 +70,10 @@ static int rank(jvmtiEnv *jvmti, struct fx_thread *t, bool any)
         return -1;
     if (any || hinted_frameless(t))
         return 1;
-    return (s & JVMTI_THREAD_STATE_RUNNABLE) ? 3 : 2;
+    /* A carrier carrying a virtual thread is WAITING to JVMTI, whatever that thread does; the
+     * mount events' slot says it carries one, which is worth a check as much as RUNNABLE. */
+    bool carrying = __atomic_load_n(&t->vt_id, __ATOMIC_RELAXED) != 0;
+    return (s & JVMTI_THREAD_STATE_RUNNABLE) || carrying ? 3 : 2;
 }
 
 /* Under the registry lock. Round robin from the cursor over the next SCAN_MAX threads: the
@@ -179,6 +179,8 @@ static enum pattern known_pattern(const struct fx_stack *a, const struct fx_stac
 {
     if (g->count > depth)
         return PATTERN_NONE;
+    if (fx_va_vt_not_thawed(a, g, va.enter_special))
+        return PATTERN_NOT_THAWED;
     if (top_compiled_frame(a, g))
         return PATTERN_TOP_COMPILED;
     return lost_recursive_frame(a, g) ? PATTERN_LOST_RECURSIVE : PATTERN_NONE;
@@ -205,45 +207,67 @@ static void list_mismatch(struct mismatch *list, uint32_t *n, uint32_t cap, jvmt
 static void skip_by_code(int32_t num_frames, jint gst_count)
 {
     if (num_frames > -FX_ASGCT_CODES)
-        inc(&va.code_skipped[-num_frames]);
+        fx_va_inc(&va.code_skipped[-num_frames]);
     else
-        inc(&va.code_other);
+        fx_va_inc(&va.code_other);
     if (gst_count == 0)
-        inc(&va.code_no_java);
+        fx_va_inc(&va.code_no_java);
 }
 
-static void classify(jvmtiEnv *jvmti, JNIEnv *jni, const struct fx_thread *t, int32_t num_frames,
-                     jint gst_count)
+/* docs/VALIDATION.md 4.7: a thread stopped in a virtual thread's mount or unmount (a
+ * VirtualThread.notifyJvmti* method among the top frames of either stack), where JVMTI hides
+ * the transition's frames or still shows the other side of the switch. */
+#define TRANSITION_TOP 3
+static bool in_transition(const struct fx_stack *a, const struct fx_stack *g)
+{
+    for (jint i = 0; i < TRANSITION_TOP; i++) {
+        if ((i < a->count && fx_va_vt_transition(a->frames[i].method_id)) ||
+            (i < g->count && fx_va_vt_transition(g->frames[i].method_id)))
+            return true;
+    }
+    return false;
+}
+
+static enum outcome classify(jvmtiEnv *jvmti, JNIEnv *jni, const struct fx_thread *t,
+                             int32_t num_frames, jint gst_count, enum pattern *pattern)
 {
     struct fx_stack a = {.count = num_frames, .frames = va.asg};
     struct fx_stack g = {.count = gst_count, .frames = va.gst};
+    *pattern = PATTERN_NONE;
     set_hint(t, gst_count == 0);
     if (num_frames <= 0) {
         skip_by_code(num_frames, gst_count);
-        return;
+        return OUT_NONE;
     }
-    fx_stackcmp_from_jvmti(va.info, gst_count, va.gst);
-    /* JVMTI on a carrier gives the carrier's frames only, ASGCT the virtual thread's on top. */
+    /* JVMTI on a carrier gives the carrier's frames only, ASGCT the virtual thread's on top:
+     * a virtual thread the step did not find (vthread.c finds it when it can). */
     if (va.enter_special != NULL && contains(&a, va.enter_special) &&
         !contains(&g, va.enter_special)) {
-        inc(&va.skipped[SKIP_VTHREAD]);
-        return;
+        fx_va_inc(&va.skipped[SKIP_VTHREAD]);
+        return OUT_NONE;
     }
-    inc(&va.compared);
+    fx_va_inc(&va.compared);
     struct fx_stack_verdict v = fx_stackcmp_compare(&a, &g, (int)va.depth);
     if (v.first_diff < 0) {
-        inc(&va.exact);
-    } else if (agrees_below_top(&a, &g, (int)va.depth)) {
-        inc(&va.below_top);
+        fx_va_inc(&va.exact);
+        return OUT_EXACT;
+    }
+    if (in_transition(&a, &g)) {
+        fx_va_inc(&va.transitions);
+        return OUT_TRANSITION;
+    }
+    if (agrees_below_top(&a, &g, (int)va.depth)) {
+        fx_va_inc(&va.below_top);
         list_mismatch(va.top_listed, &va.n_top_listed, MAX_TOP_LISTED, jvmti, jni, t, &a, &g, 0,
                       PATTERN_NONE);
-    } else {
-        enum pattern known = known_pattern(&a, &g, (int)va.depth);
-        inc(&va.mismatches);
-        inc(&va.patterns[known]);
-        list_mismatch(va.listed, &va.n_listed, MAX_LISTED, jvmti, jni, t, &a, &g, v.first_diff,
-                      known);
+        return OUT_BELOW_TOP;
     }
+    enum pattern known = known_pattern(&a, &g, (int)va.depth);
+    fx_va_inc(&va.mismatches);
+    fx_va_inc(&va.patterns[known]);
+    list_mismatch(va.listed, &va.n_listed, MAX_LISTED, jvmti, jni, t, &a, &g, v.first_diff, known);
+    *pattern = known;
+    return OUT_MISMATCH;
 }
 
 /* --- one step --- */
@@ -260,38 +284,170 @@ static void account_suspension(int64_t ns)
         va.suspended_max_ns = ns;
 }
 
+/* The thread's JVMTI stack again (into va.info) is gst's n frames: it did not move. */
+static bool still(jvmtiEnv *jvmti, jthread thread, const fx_asgct_frame *gst, jint n)
+{
+    jint again = 0;
+    if ((*jvmti)->GetStackTrace(jvmti, thread, 0, (jint)va.depth + 1, va.info, &again) !=
+                JVMTI_ERROR_NONE ||
+        again != n)
+        return false;
+    for (jint i = 0; i < n; i++) {
+        fx_asgct_frame f;
+        fx_stackcmp_from_jvmti(&va.info[i], 1, &f);
+        if (!fx_stackcmp_same_frame(&f, &gst[i]))
+            return false;
+    }
+    return true;
+}
+
+/* t suspended, carrying no virtual thread: its JVMTI stack, ASGCT's through the probe, and its
+ * JVMTI stack once more, which tells a thread that was not stopped (a carrier whose virtual
+ * thread unmounted after the suspension, on its way to where HotSpot stops it). */
+static void check_stopped(jvmtiEnv *jvmti, JNIEnv *jni, struct fx_thread *t, int64_t t0)
+{
+    jint n = 0;
+    int32_t num_frames = 0;
+    int rc = FX_OK;
+    bool moved = false;
+    jvmtiError err = (*jvmti)->GetStackTrace(jvmti, t->ref, 0, (jint)va.depth + 1, va.info, &n);
+    if (err == JVMTI_ERROR_NONE) {
+        fx_stackcmp_from_jvmti(va.info, n, va.gst);
+        rc = fx_probe_run(t, PROBE_WAIT_NS, va.asg, &num_frames);
+        moved = rc == FX_OK && !still(jvmti, t->ref, va.gst, n);
+    }
+    if ((*jvmti)->ResumeThread(jvmti, t->ref) != JVMTI_ERROR_NONE)
+        fx_va_inc(&va.resume_failed);
+    account_suspension(fx_now_ns() - t0);
+    enum pattern pattern;
+    if (err != JVMTI_ERROR_NONE)
+        fx_va_inc(&va.skipped[err == JVMTI_ERROR_THREAD_NOT_ALIVE ? SKIP_NOT_ALIVE
+                                                                  : SKIP_STACK_FAILED]);
+    else if (rc != FX_OK)
+        fx_va_inc(&va.skipped[rc == FX_ESTATE ? SKIP_PROBE_TIMEOUT : SKIP_PROBE_FAILED]);
+    else if (moved)
+        fx_va_inc(&va.skipped[SKIP_MOVED]);
+    else
+        classify(jvmti, jni, t, num_frames, n, &pattern);
+}
+
+/* The slot the carrier's mount and unmount callbacks write, against the route's answer. */
+static void check_slot(JNIEnv *jni, const struct fx_thread *t, jobject vt)
+{
+    struct va_vt *v = &va.vt;
+    uint32_t seq = __atomic_load_n(&t->vt_seq, __ATOMIC_ACQUIRE);
+    uint64_t id = __atomic_load_n(&t->vt_id, __ATOMIC_RELAXED);
+    if ((seq & 1u) || id == 0)
+        fx_va_inc(&v->slot_none);
+    else
+        fx_va_inc(id == (uint64_t)(*jni)->GetLongField(jni, vt, v->tid) ? &v->slot_same
+                                                                        : &v->slot_other);
+}
+
+static void count(enum outcome out, enum pattern pattern)
+{
+    struct va_vt *v = &va.vt;
+    uint64_t *c[] = {[OUT_EXACT] = &v->exact,
+                     [OUT_BELOW_TOP] = &v->below_top,
+                     [OUT_TRANSITION] = &v->transitions,
+                     [OUT_MISMATCH] = &v->mismatches};
+    if (out == OUT_NONE) {
+        fx_va_inc(&v->by_code);
+        return;
+    }
+    fx_va_inc(&v->compared);
+    fx_va_inc(c[out]);
+    if (out == OUT_MISMATCH)
+        fx_va_inc(&v->patterns[pattern]);
+}
+
+/* vt suspended and still mounted: both JVMTI stacks, ASGCT's, vt's JVMTI stack again. Returns
+ * the skip, or VT_SKIP_COUNT when there is something to compare (*n frames in va.gst). */
+static enum vt_skip take(jvmtiEnv *jvmti, JNIEnv *jni, struct fx_thread *t, jobject vt, jint *n,
+                         jint *nc, int32_t *num_frames)
+{
+    jvmtiError err = (*jvmti)->GetStackTrace(jvmti, vt, 0, (jint)va.depth + 1, va.info, n);
+    if (err != JVMTI_ERROR_NONE)
+        return VT_SKIP_STACK_FAILED;
+    fx_stackcmp_from_jvmti(va.info, *n, va.gst);
+    err = (*jvmti)->GetStackTrace(jvmti, t->ref, 0, (jint)va.depth + 1, va.info, nc);
+    if (err != JVMTI_ERROR_NONE)
+        return VT_SKIP_STACK_FAILED;
+    fx_stackcmp_from_jvmti(va.info, *nc, va.vt.carrier);
+    if (fx_probe_run(t, PROBE_WAIT_NS, va.asg, num_frames) != FX_OK)
+        return VT_SKIP_PROBE;
+    if (!still(jvmti, vt, va.gst, *n))
+        return VT_SKIP_MOVED;
+    check_slot(jni, t, vt);
+    return VT_SKIP_COUNT;
+}
+
+/* The step on t (suspended) carrying vt (vthread.c found it): vt suspended too, its JVMTI stack
+ * joined to the carrier's against ASGCT's, counted in va.vt and the overall figures. */
+static void check_carrying(jvmtiEnv *jvmti, JNIEnv *jni, struct fx_thread *t, jobject vt,
+                           jobject cont)
+{
+    struct va_vt *v = &va.vt;
+    if ((*jvmti)->SuspendThread(jvmti, vt) != JVMTI_ERROR_NONE) {
+        fx_va_inc(&v->skipped[VT_SKIP_SUSPEND_FAILED]); /* "already suspended" too: not ours */
+        return;
+    }
+    /* Stopped if still mounted: the marked carrier stops at its next unmount, never mounts it
+     * again. Its continuation is its own, so the same one on the carrier is the same thread. */
+    jobject now = (*jni)->GetObjectField(jni, t->ref, v->cont);
+    enum vt_skip skip = VT_SKIP_UNMOUNTED;
+    jint n = 0, nc = 0;
+    int32_t num_frames = 0;
+    if (now != NULL && (*jni)->IsSameObject(jni, now, cont))
+        skip = take(jvmti, jni, t, vt, &n, &nc, &num_frames);
+    if ((*jvmti)->ResumeThread(jvmti, vt) != JVMTI_ERROR_NONE)
+        fx_va_inc(&va.resume_failed);
+    if (skip != VT_SKIP_COUNT) {
+        fx_va_inc(&v->skipped[skip]);
+        return;
+    }
+    struct fx_stack g = {.count = n, .frames = va.gst};
+    fx_stackcmp_join_carrier(&g, va.enter_special, v->carrier, nc, (int)va.depth + 1);
+    enum pattern pattern = PATTERN_NONE;
+    enum outcome out = classify(jvmti, jni, t, num_frames, g.count, &pattern);
+    count(out, pattern);
+}
+
 /* Under the registry lock, so t can be neither unregistered nor freed meanwhile. The probe is
- * taken (and its buffer allocated) before the suspension: nothing allocates while t is held. */
+ * taken (and its buffer allocated) before the suspension, and room for the local references:
+ * nothing allocates while t is held. */
 static void check_thread(jvmtiEnv *jvmti, JNIEnv *jni, struct fx_thread *t)
 {
     int rc = fx_probe_begin(t, va.depth);
     if (rc != FX_OK) {
-        inc(&va.skipped[rc == FX_ESTATE ? SKIP_PROBE_BUSY : SKIP_PROBE_FAILED]);
+        fx_va_inc(&va.skipped[rc == FX_ESTATE ? SKIP_PROBE_BUSY : SKIP_PROBE_FAILED]);
         return;
     }
-    jvmtiError err = (*jvmti)->SuspendThread(jvmti, t->ref);
-    if (err != JVMTI_ERROR_NONE) {
+    if ((*jni)->PushLocalFrame(jni, 16) != JNI_OK) {
+        (*jni)->ExceptionClear(jni);
         fx_probe_end(t);
-        inc(&va.skipped[suspend_error(
-                err)]); /* including "already suspended": not ours to resume */
+        fx_va_inc(&va.skipped[SKIP_PROBE_FAILED]);
         return;
     }
-    int64_t t0 = fx_now_ns();
-    jint n = 0;
-    int32_t num_frames = 0;
-    err = (*jvmti)->GetStackTrace(jvmti, t->ref, 0, (jint)va.depth + 1, va.info, &n);
-    if (err == JVMTI_ERROR_NONE)
-        rc = fx_probe_run(t, PROBE_WAIT_NS, va.asg, &num_frames);
-    if ((*jvmti)->ResumeThread(jvmti, t->ref) != JVMTI_ERROR_NONE)
-        inc(&va.resume_failed);
-    account_suspension(fx_now_ns() - t0);
+    fx_va_vt_learn(jni, t->ref);
+    jvmtiError err = (*jvmti)->SuspendThread(jvmti, t->ref);
+    if (err == JVMTI_ERROR_NONE) {
+        int64_t t0 = fx_now_ns();
+        jobject cont = NULL;
+        jobject vt = fx_va_vt_mounted(jni, t->ref, &cont);
+        if (vt != NULL) {
+            check_carrying(jvmti, jni, t, vt, cont);
+            if ((*jvmti)->ResumeThread(jvmti, t->ref) != JVMTI_ERROR_NONE)
+                fx_va_inc(&va.resume_failed);
+            account_suspension(fx_now_ns() - t0);
+        } else {
+            check_stopped(jvmti, jni, t, t0);
+        }
+    } else { /* including "already suspended": not ours to resume */
+        fx_va_inc(&va.skipped[suspend_error(err)]);
+    }
+    (*jni)->PopLocalFrame(jni, NULL);
     fx_probe_end(t);
-    if (err != JVMTI_ERROR_NONE)
-        inc(&va.skipped[err == JVMTI_ERROR_THREAD_NOT_ALIVE ? SKIP_NOT_ALIVE : SKIP_STACK_FAILED]);
-    else if (rc != FX_OK)
-        inc(&va.skipped[rc == FX_ESTATE ? SKIP_PROBE_TIMEOUT : SKIP_PROBE_FAILED]);
-    else
-        classify(jvmti, jni, t, num_frames, n);
 }
 
 static void step(jvmtiEnv *jvmti, JNIEnv *jni)
@@ -299,11 +455,11 @@ static void step(jvmtiEnv *jvmti, JNIEnv *jni)
     fx_threads_lock();
     struct fx_thread *t = pick(jvmti, va.steps % ANY_STATE_EVERY == 0);
     if (t == NULL)
-        inc(&va.skipped[SKIP_NO_THREAD]);
+        fx_va_inc(&va.skipped[SKIP_NO_THREAD]);
     else
         check_thread(jvmti, jni, t);
     fx_threads_unlock();
-    inc(&va.steps);
+    fx_va_inc(&va.steps);
 }
 
 /* --- the thread --- */
@@ -312,8 +468,10 @@ static void validate_tick(JNIEnv *jni, void *arg)
 {
     (void)arg;
     jvmtiEnv *jvmti = fx_jvmti();
-    if (va.enter_special == NULL && !va.looked_up)
+    if (va.enter_special == NULL && !va.looked_up) {
         va.enter_special = fx_stackcmp_enter_special(jni, jvmti);
+        fx_va_vt_start(jni, jvmti);
+    }
     va.looked_up = true;
     step(jvmti, jni);
 }
@@ -327,11 +485,13 @@ int fx_validate_start(JNIEnv *jni)
     fx_free(va.info);
     fx_free(va.gst);
     fx_free(va.asg);
+    fx_free(va.vt.carrier);
     va.depth = fx_opt()->depth;
     va.info = fx_calloc((size_t)va.depth + 1, sizeof(*va.info));
     va.gst = fx_calloc((size_t)va.depth + 1, sizeof(*va.gst));
     va.asg = fx_calloc(va.depth, sizeof(*va.asg));
-    if (va.info == NULL || va.gst == NULL || va.asg == NULL)
+    va.vt.carrier = fx_calloc((size_t)va.depth + 1, sizeof(*va.vt.carrier));
+    if (va.info == NULL || va.gst == NULL || va.asg == NULL || va.vt.carrier == NULL)
         return FX_ENOMEM;
     return fx_periodic_start(jni, &validator);
 }

@@ -13,15 +13,22 @@
 static const char *const skip_keys[SKIP_COUNT] = {
         "no_thread_to_check", "probe_busy",      "suspend_failed", "thread_ended",
         "stack_trace_failed", "probe_no_answer", "probe_failed",   "virtual_thread_mounted",
+        "thread_moved",
 };
 
-static const char *const pattern_keys[PATTERN_COUNT] = {NULL, "top_compiled_frame",
-                                                        "lost_recursive_frame"};
+static const char *const pattern_keys[PATTERN_COUNT] = {
+        NULL, "top_compiled_frame", "lost_recursive_frame", "virtual_thread_frames_not_thawed"};
+
+static const char *const vt_skip_keys[VT_SKIP_COUNT] = {
+        "suspend_failed", "unmounted_before_suspended", "stack_trace_failed", "probe_failed",
+        "thread_moved"};
 
 /* A consistent-enough copy of the counters (a dump reads them while the validator runs). */
 struct summary {
     char *vm_version, *vm_vendor, *vm_name;
-    uint64_t compared, exact, below_top, mismatches, known, skipped_code, skipped_other;
+    uint64_t compared, exact, below_top, transitions, mismatches, known, skipped_code,
+            skipped_other;
+    uint64_t vt_compared, vt_exact, vt_transitions;
     double exact_rate, agree_rate, known_rate; /* of compared; -1 when nothing was compared */
 };
 
@@ -34,17 +41,23 @@ static void summarize(struct summary *s)
     s->compared = fx_va_get(&va.compared);
     s->exact = fx_va_get(&va.exact);
     s->below_top = fx_va_get(&va.below_top);
+    s->transitions = fx_va_get(&va.transitions);
     s->mismatches = fx_va_get(&va.mismatches);
+    s->vt_compared = fx_va_get(&va.vt.compared);
+    s->vt_exact = fx_va_get(&va.vt.exact);
+    s->vt_transitions = fx_va_get(&va.vt.transitions);
     s->known = s->mismatches - fx_va_get(&va.patterns[PATTERN_NONE]);
     s->skipped_code = fx_va_get(&va.code_other);
     for (int i = 0; i < FX_ASGCT_CODES; i++)
         s->skipped_code += fx_va_get(&va.code_skipped[i]);
     for (int i = SKIP_NO_THREAD + 1; i < SKIP_COUNT; i++) /* a step with no thread skips none */
         s->skipped_other += fx_va_get(&va.skipped[i]);
+    for (int i = 0; i < VT_SKIP_COUNT; i++)
+        s->skipped_other += fx_va_get(&va.vt.skipped[i]);
     s->exact_rate = s->compared ? (double)s->exact / (double)s->compared : -1;
     s->agree_rate = s->compared ? (double)(s->exact + s->below_top) / (double)s->compared : -1;
-    s->known_rate =
-            s->compared ? (double)(s->exact + s->below_top + s->known) / (double)s->compared : -1;
+    uint64_t explained = s->exact + s->below_top + s->known + s->transitions;
+    s->known_rate = s->compared ? (double)explained / (double)s->compared : -1;
 }
 
 static void summary_free(struct summary *s)
@@ -163,6 +176,76 @@ static void json_costs(struct fx_json *j)
     fx_json_double(j, (double)va.suspended_max_ns / 1e6, 3);
 }
 
+static void json_patterns(struct fx_json *j, const uint64_t *patterns)
+{
+    fx_json_key(j, "mismatches_by_pattern");
+    fx_json_obj_begin(j);
+    for (int i = 1; i < PATTERN_COUNT; i++)
+        json_u64(j, pattern_keys[i], patterns[i]);
+    json_u64(j, "unexplained", patterns[PATTERN_NONE]);
+    fx_json_obj_end(j);
+}
+
+/* compared, then how each comparison ended: exact, below_top, mount_transitions, mismatches. */
+static void json_classes(struct fx_json *j, const uint64_t counts[5])
+{
+    static const char *const keys[] = {"compared", "exact", "below_top", "mount_transitions",
+                                       "mismatches"};
+    for (int i = 0; i < 5; i++)
+        json_u64(j, keys[i], counts[i]);
+}
+
+static void json_slot(struct fx_json *j, const struct va_vt *v)
+{
+    fx_json_key(j, "mount_events_slot");
+    fx_json_obj_begin(j);
+    fx_json_key(j, "mount_events_on");
+    fx_json_bool(j, fx_vthreads_on());
+    json_u64(j, "same_virtual_thread", v->slot_same);
+    json_u64(j, "other_virtual_thread", v->slot_other);
+    json_u64(j, "none", v->slot_none);
+    fx_json_obj_end(j);
+}
+
+/* Comparisons on carriers that carried a virtual thread (vthread.c), also in the totals. */
+static void json_vthreads(struct fx_json *j)
+{
+    const struct va_vt *v = &va.vt;
+    fx_json_key(j, "virtual_threads");
+    fx_json_obj_begin(j);
+    fx_json_key(j, "route");
+    if (v->route)
+        fx_json_str(j, "Thread.cont -> Continuation.target -> val$vthread");
+    else
+        fx_json_null(j);
+    fx_json_key(j, "route_missing");
+    if (v->why_not != NULL)
+        fx_json_str(j, v->why_not);
+    else
+        fx_json_null(j);
+    json_u64(j, "carriers_found_carrying", v->found);
+    const uint64_t classes[] = {v->compared, v->exact, v->below_top, v->transitions, v->mismatches};
+    json_classes(j, classes);
+    json_patterns(j, v->patterns);
+    json_rate(j, "exact_rate", v->compared ? (double)v->exact / (double)v->compared : -1);
+    /* Every frame ASGCT gave is right; those still frozen in the heap are JVMTI's only (4.1). */
+    uint64_t right = v->exact + v->patterns[PATTERN_NOT_THAWED];
+    json_u64(j, "asgct_frames_all_right", right);
+    json_rate(j, "asgct_frames_all_right_rate",
+              v->compared ? (double)right / (double)v->compared : -1);
+    uint64_t outside = v->compared - v->transitions;
+    json_rate(j, "exact_rate_outside_transitions",
+              outside ? (double)v->exact / (double)outside : -1);
+    fx_json_key(j, "skipped");
+    fx_json_obj_begin(j);
+    for (int i = 0; i < VT_SKIP_COUNT; i++)
+        json_u64(j, vt_skip_keys[i], v->skipped[i]);
+    fx_json_obj_end(j);
+    json_u64(j, "skipped_by_asgct_code", v->by_code);
+    json_slot(j, v);
+    fx_json_obj_end(j);
+}
+
 /* After fx_validate_stop: the validator's fields are no longer written. */
 static void json_body(struct fx_json *j, const struct summary *s)
 {
@@ -171,17 +254,10 @@ static void json_body(struct fx_json *j, const struct summary *s)
     json_jvm(j, s);
     json_settings(j);
     json_u64(j, "steps", va.steps);
-    json_u64(j, "compared", s->compared);
-    json_u64(j, "exact", s->exact);
-    json_u64(j, "below_top", s->below_top);
-    json_u64(j, "mismatches", s->mismatches);
+    const uint64_t classes[] = {s->compared, s->exact, s->below_top, s->transitions, s->mismatches};
+    json_classes(j, classes);
     json_u64(j, "mismatches_known_pattern", s->known);
-    fx_json_key(j, "mismatches_by_pattern");
-    fx_json_obj_begin(j);
-    for (int i = 1; i < PATTERN_COUNT; i++)
-        json_u64(j, pattern_keys[i], va.patterns[i]);
-    json_u64(j, "unexplained", va.patterns[PATTERN_NONE]);
-    fx_json_obj_end(j);
+    json_patterns(j, va.patterns);
     json_rate(j, "exact_rate", s->exact_rate);
     json_rate(j, "agreement_below_top_rate", s->agree_rate);
     json_rate(j, "agreement_with_known_pattern_rate", s->known_rate);
@@ -190,6 +266,7 @@ static void json_body(struct fx_json *j, const struct summary *s)
     json_skips(j);
     json_costs(j);
     json_mismatches(j);
+    json_vthreads(j);
     fx_json_obj_end(j);
 }
 
@@ -244,6 +321,11 @@ static void validate_extra(JNIEnv *jni, struct fx_profile *p, const struct fx_sp
     fx_profile_extra_int(p, g, "agreeing below the top frame", (int64_t)s.below_top);
     fx_profile_extra_int(p, g, "mismatches", (int64_t)s.mismatches);
     fx_profile_extra_int(p, g, "mismatches of known HotSpot patterns", (int64_t)s.known);
+    fx_profile_extra_int(p, g, "stopped in a virtual thread's mount or unmount",
+                         (int64_t)s.transitions);
+    fx_profile_extra_int(p, g, "compared on carriers carrying a virtual thread",
+                         (int64_t)s.vt_compared);
+    fx_profile_extra_int(p, g, "of which exact", (int64_t)s.vt_exact);
     rate_text(s.exact_rate, buf, sizeof(buf));
     fx_profile_extra_str(p, g, "exact rate", buf);
     rate_text(s.agree_rate, buf, sizeof(buf));
@@ -274,13 +356,15 @@ static void say(const struct summary *s, const char *written)
     rate_text(s->exact_rate, exact, sizeof(exact));
     rate_text(s->agree_rate, agree, sizeof(agree));
     fx_log("validate: %llu stacks compared on %s: %llu exact (%s), %llu agreeing below the "
-           "top frame (agreement %s), %llu mismatches (%llu of known HotSpot patterns); "
-           "%llu skipped by ASGCT code, %llu for other reasons%s%s",
+           "top frame (agreement %s), %llu in a virtual thread's mount or unmount, %llu "
+           "mismatches (%llu of known HotSpot patterns); %llu on carriers carrying a virtual "
+           "thread (%llu exact); %llu skipped by ASGCT code, %llu for other reasons%s%s",
            (unsigned long long)s->compared, s->vm_version ? s->vm_version : "?",
            (unsigned long long)s->exact, exact, (unsigned long long)s->below_top, agree,
-           (unsigned long long)s->mismatches, (unsigned long long)s->known,
-           (unsigned long long)s->skipped_code, (unsigned long long)s->skipped_other,
-           written[0] ? "; report " : "", written);
+           (unsigned long long)s->transitions, (unsigned long long)s->mismatches,
+           (unsigned long long)s->known, (unsigned long long)s->vt_compared,
+           (unsigned long long)s->vt_exact, (unsigned long long)s->skipped_code,
+           (unsigned long long)s->skipped_other, written[0] ? "; report " : "", written);
 }
 
 void fx_validate_report(void)

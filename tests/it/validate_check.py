@@ -4,9 +4,13 @@
 
 Fails (exit 1) if the report does not parse, has fewer than --min-compared stacks compared,
 or has a mismatch that is not one of the HotSpot patterns documented in docs/VALIDATION.md
-(sections 4.2 and 4.3; the report names them in "known_pattern"). Every mismatch is printed, so
+(sections 4.1 to 4.3; the report names them in "known_pattern"). Every mismatch is printed, so
 a test log shows all of them. With --profile, the profile's meta.extra must hold the same
-figures in its "validate" group.
+figures in its "validate" group. With --vthreads N (issue 22), at least N comparisons must have
+covered a carrier carrying a virtual thread; outside mount transitions (section 4.7, their own
+class) at least --vt-right of them must have every ASGCT frame right (exact, or exact but for
+the frames still frozen in the heap, section 4.1), and the mount events' slot must have named
+the virtual thread the check found in --vt-slot of the checks or more.
 """
 import argparse
 import gzip
@@ -52,13 +56,25 @@ def lost_recursive_frame(a, g):
     return k > 0 and a[k:] == g[k + 1:] and g[k - 1] == g[k]
 
 
+ENTER = "jdk.internal.vm.Continuation.enterSpecial@native"
+
+
+def not_thawed(a, g):
+    """docs/VALIDATION.md 4.1: ASGCT jumps from the thawed top to enterSpecial, then agrees."""
+    if ENTER not in a or ENTER not in g:
+        return False
+    e, m = a.index(ENTER), g.index(ENTER)
+    return e >= 1 and m > e and a[:e] == g[:e] and a[e:] == g[m:]
+
+
 def recheck_pattern(label, m):
     """The agent's classification, redone here from the frame names when both stacks are whole
     (names cannot tell overloads apart, so this is the looser of the two checks)."""
     a, g = m["asgct"], m["jvmti"]
     if len(a) != m["asgct_num_frames"] or len(g) != m["jvmti_frames"]:
         return
-    mine = ("top_compiled_frame" if top_compiled_frame(a, g)
+    mine = ("virtual_thread_frames_not_thawed" if not_thawed(a, g)
+            else "top_compiled_frame" if top_compiled_frame(a, g)
             else "lost_recursive_frame" if lost_recursive_frame(a, g) else None)
     if m["known_pattern"] is not None and mine != m["known_pattern"]:
         fail(label, f"the agent calls a mismatch on {m['thread']} '{m['known_pattern']}', "
@@ -93,12 +109,45 @@ def check_profile(label, path, r):
                  f"{entries.get(label_in_profile)}, report {key} = {r[key]}")
 
 
+def check_vthreads(label, r, least, exact_min, slot_min):
+    v = r.get("virtual_threads")
+    if v is None:
+        fail(label, "the report has no virtual_threads section")
+    slot = v["mount_events_slot"]
+    print(f"{label}: virtual threads: route {v['route']} (missing: {v['route_missing']}), "
+          f"{v['carriers_found_carrying']} carriers found carrying one, {v['compared']} compared: "
+          f"{v['exact']} exact, {v['below_top']} below the top frame, {v['mount_transitions']} in "
+          f"a mount transition, {v['mismatches']} mismatches "
+          f"({json.dumps(v['mismatches_by_pattern'])}); skipped {json.dumps(v['skipped'])}; "
+          f"mount events' slot {json.dumps(slot)}")
+    if least is None:
+        return
+    if v["compared"] < least:
+        fail(label, f"{v['compared']} comparisons on carriers carrying a virtual thread, "
+             f"expected at least {least}")
+    outside = v["compared"] - v["mount_transitions"]
+    rate = v["asgct_frames_all_right"] / outside if outside else 0.0
+    print(f"{label}: virtual threads: outside mount transitions, every ASGCT frame right in "
+          f"{100.0 * rate:.2f} % ({v['exact']} exact, "
+          f"{v['mismatches_by_pattern']['virtual_thread_frames_not_thawed']} but for frozen "
+          f"frames); exact rate {100.0 * v['exact_rate']:.2f} % of all")
+    if rate < exact_min:
+        fail(label, f"virtual threads: {rate:.4f} with every ASGCT frame right < {exact_min}")
+    named = slot["same_virtual_thread"] + slot["other_virtual_thread"] + slot["none"]
+    if slot["mount_events_on"] and named and slot["same_virtual_thread"] < slot_min * named:
+        fail(label, f"the mount events' slot named the virtual thread found in "
+             f"{slot['same_virtual_thread']} of {named} checks (< {slot_min})")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("report")
     ap.add_argument("--label", default="validate")
     ap.add_argument("--min-compared", type=int, default=50)
     ap.add_argument("--profile")
+    ap.add_argument("--vthreads", type=int)
+    ap.add_argument("--vt-right", type=float, default=0.99)
+    ap.add_argument("--vt-slot", type=float, default=0.99)
     args = ap.parse_args()
     label = args.label
     try:
@@ -107,11 +156,13 @@ def main():
     except (OSError, ValueError) as e:
         fail(label, f"the report {args.report} does not parse: {e}")
     compared, exact, below = r["compared"], r["exact"], r["below_top"]
+    transitions = r.get("mount_transitions", 0)
     known, unexplained = r["mismatches_known_pattern"], r["mismatches_by_pattern"]["unexplained"]
     jvm = r["jvm"]
     print(f"{label}: JVM {jvm['java.vm.name']} {jvm['java.vm.version']} ({jvm['java.vm.vendor']})")
     print(f"{label}: {r['steps']} steps, {compared} stacks compared, {exact} exact, {below} "
-          f"agreeing below the top frame, {r['mismatches']} mismatches "
+          f"agreeing below the top frame, {transitions} in a virtual thread's mount or "
+          f"unmount, {r['mismatches']} mismatches "
           f"({json.dumps(r['mismatches_by_pattern'])}), {r['skipped_by_code']} skipped by ASGCT "
           f"code ({json.dumps({k: v for k, v in r['skipped_by_code_detail'].items() if v})}), "
           f"{r['skipped_other_total']} skipped otherwise "
@@ -119,16 +170,19 @@ def main():
     if compared:
         print(f"{label}: exact rate {100.0 * exact / compared:.2f} %, agreement below the top "
               f"frame {100.0 * (exact + below) / compared:.2f} %, with the documented HotSpot "
-              f"patterns {100.0 * (exact + below + known) / compared:.2f} %")
+              f"patterns and mount transitions "
+              f"{100.0 * (exact + below + known + transitions) / compared:.2f} %")
     show_mismatches(label, r)
     if compared < args.min_compared:
         fail(label, f"{compared} stacks compared, expected at least {args.min_compared}")
-    if exact + below + r["mismatches"] != compared:
-        fail(label, "exact + below_top + mismatches != compared")
+    if exact + below + transitions + r["mismatches"] != compared:
+        fail(label, "exact + below_top + mount_transitions + mismatches != compared")
     if unexplained:
         fail(label, f"{unexplained} mismatches of no documented pattern (listed above)")
     for m in r["mismatch_list"]:
         recheck_pattern(label, m)
+    if "virtual_threads" in r or args.vthreads is not None:
+        check_vthreads(label, r, args.vthreads, args.vt_right, args.vt_slot)
     if args.profile:
         check_profile(label, args.profile, r)
     print(f"{label}: every stack agreed below the top frame or differed only in a documented "

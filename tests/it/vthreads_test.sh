@@ -26,32 +26,18 @@
 # usage: vthreads_test.sh JDK_HOME   (env: FXAGENT_VTHREADS_SRC and it_lib's)
 set -euo pipefail
 source "$(dirname "$0")/it_lib.sh"
-major=$(fx_jdk_major "$1")
-if [[ ${major:-0} -lt 21 ]]; then
-    echo "SKIP: it.vthreads.jdk${major:-unknown}: virtual threads need JDK 21 or newer (JDK ${major:-unknown} at $1)"
-    exit 77
-fi
-it_init "it.vthreads.jdk$major" "$1" FXAGENT_VTHREADS_SRC
+# shellcheck source=tests/it/vthreads_lib.sh
+source "$(dirname "$0")/vthreads_lib.sh"
+vt_init it.vthreads "$1"
 # shellcheck source=tests/it/profiler_cli.sh
 source "$IT_DIR/profiler_cli.sh"
 pcli_available || { echo "SKIP: profiler-cli is not installed"; exit 77; }
-
-# The workload needs --release 21: built here with the JDK under test.
-"$IT_JDK/bin/javac" --release 21 -d classes "$FXAGENT_VTHREADS_SRC" || it_fail "javac failed"
 
 # run NAME CARRIERS AGENT_OPTIONS WORKLOAD_ARGS...
 run() {
     local name=$1 carriers=$2 opts=$3
     shift 3
-    it_run "$name" "$IT_JDK/bin/java" "-Djdk.virtualThreadScheduler.parallelism=$carriers" \
-        "-agentpath:$FXAGENT_LIB=quiet,file=$FXAGENT_RUN_DIR/$name.json.gz,$opts" \
-        -cp classes fxagent.vthreads.VThreadWorkload "$@"
-    [[ $IT_RC -eq 0 ]] || it_fail "$name: java exited $IT_RC"
-    it_no_hs_err
-    local f
-    for f in "$FXAGENT_RUN_DIR/$name"*.json.gz; do
-        "$FXCHECK" "$f" || it_fail "fxcheck rejected $f"
-    done
+    vt_java "$name" "$carriers" "quiet,file=$FXAGENT_RUN_DIR/$name.json.gz,$opts" "$@"
 }
 
 run cpu 2 mode=cpu,interval=10ms groups 6

@@ -16,3 +16,23 @@ foreach(_major IN LISTS FX_JDK_MAJORS)
                  FXAGENT_VTHREADS_SRC=${CMAKE_SOURCE_DIR}/java-test/vthreads/fxagent/vthreads/VThreadWorkload.java
              PROPERTIES SKIP_RETURN_CODE 77)
 endforeach()
+
+# it.vthreads_validate.jdk<major> (vthreads_validate_test.sh): validate mode on carriers carrying
+# a virtual thread; it.vthreads_attach.jdk<major> (vthreads_attach_test.sh): fxprof start into a
+# JVM whose virtual threads already run. Registered on every JDK found: before 21 each one exits
+# 77 with one line, so ctest shows it skipped. Labels: it, vthreads, jdk<major>.
+set(_fx_vt_prof "fxprof-not-built")
+if(TARGET fxprof)
+  set(_fx_vt_prof $<TARGET_FILE:fxprof>)
+endif()
+foreach(_major IN LISTS FX_JDK_MAJORS)
+  foreach(_what validate attach)
+    fx_it_test(it.vthreads_${_what}.jdk${_major} vthreads_${_what}_test.sh
+               ARGS ${FX_JDK_HOME_${_major}}
+               LABELS it vthreads jdk${_major} TIMEOUT 300
+               ENV ${FX_IT_ENV}
+                   FXAGENT_VTHREADS_SRC=${CMAKE_SOURCE_DIR}/java-test/vthreads/fxagent/vthreads/VThreadWorkload.java
+                   FXPROF=${_fx_vt_prof}
+               PROPERTIES SKIP_RETURN_CODE 77)
+  endforeach()
+endforeach()

@@ -36,6 +36,7 @@ enum fld {
     F_LOCK,
     F_KSTACK,
     F_LOCKOWNER,
+    F_VTRACKS,
 };
 
 static uint64_t get(const struct fx_options *o, enum fld f)
@@ -73,6 +74,8 @@ static uint64_t get(const struct fx_options *o, enum fld f)
         return o->kstack;
     case F_LOCKOWNER:
         return o->lockowner;
+    case F_VTRACKS:
+        return o->vtracks;
     }
     return UINT64_MAX;
 }
@@ -142,6 +145,9 @@ static const struct good_case good[] = {
         {"kstack=no", F_KSTACK, FX_KSTACK_NO},
         {"lock=10ms,lockowner=off", F_LOCKOWNER, FX_LOCKOWNER_OFF},
         {"lockowner=on", F_LOCKOWNER, FX_LOCKOWNER_ON},
+        {"vtracks=0", F_VTRACKS, 0},
+        {"vtracks=5", F_VTRACKS, 5},
+        {"vtracks=1024", F_VTRACKS, 1024},
 };
 
 struct bad_case {
@@ -257,6 +263,10 @@ static const struct bad_case bad[] = {
         {"kstack=on", FX_EINVAL, "kstack", "'on' is unknown; accepted: yes or no", NULL},
         {"kstack=no,kstack=yes", FX_EINVAL, "kstack", "given twice", NULL},
         {"marker=off", FX_EINVAL, "marker", "(did you mean 'markers'?)", NULL},
+        {"vtracks=1025", FX_ERANGE, "vtracks", "out of range", NULL},
+        {"vtracks=-1", FX_EINVAL, "vtracks", "'-1'", NULL},
+        {"vtracks=8k", FX_EINVAL, "vtracks", "'8k'", NULL},
+        {"vtracks", FX_EINVAL, "vtracks", "needs a value (vtracks=...)", NULL},
 };
 
 /* The contract every error message keeps. */
@@ -298,6 +308,7 @@ static void check_defaults(const struct fx_options *o)
     ck_assert_uint_eq(o->lock_ns, 0);
     ck_assert_int_eq(o->kstack, FX_KSTACK_YES);
     ck_assert_int_eq(o->lockowner, FX_LOCKOWNER_ON);
+    ck_assert_uint_eq(o->vtracks, 32);
 }
 
 START_TEST(test_options_good_value_sets_its_field)

@@ -16,6 +16,9 @@
 //                    prints "waits N".
 //   mounts SECONDS   a mount-heavy loop: 64 virtual threads yielding in a tight loop; prints
 //                    "mounts N" (yields, each one unmount and one mount) and the rate.
+//   attach SECONDS   for an agent attached mid-run: "hog-0", a virtual thread spinning in hogSpin
+//                    that never yields (mounted once, before any attach), and 3 burners
+//                    "alpha-0", "alpha-1", "beta-0" as in groups; prints "ready" once all run.
 package fxagent.vthreads;
 
 import java.util.ArrayList;
@@ -182,6 +185,30 @@ public final class VThreadWorkload {
         System.out.printf("mounts %d rate %.0f/s%n", yields.get(), yields.get() / s);
     }
 
+    static long hogSpin(long x) {
+        return unit(x);
+    }
+
+    static void attach(int seconds) throws Exception {
+        List<Thread> all = new ArrayList<>();
+        all.add(Thread.ofVirtual().name("hog-0").start(() -> {
+            long x = 3;
+            while (!stop.get())
+                x = hogSpin(x);
+            sink += x;
+        }));
+        String[] names = {"alpha-0", "alpha-1", "beta-0"};
+        for (String name : names)
+            all.add(Thread.ofVirtual().name(name).start(new Burner(name.startsWith("alpha"))));
+        Thread.sleep(300);
+        System.out.println("ready");
+        System.out.flush();
+        Thread.sleep(seconds * 1000L);
+        stop.set(true);
+        for (Thread t : all)
+            t.join();
+    }
+
     static void waiterSleep() throws InterruptedException {
         Thread.sleep(20);
     }
@@ -266,6 +293,7 @@ public final class VThreadWorkload {
             case "pinned" -> pinned(n);
             case "churn" -> churn(n);
             case "mounts" -> mounts(n);
+            case "attach" -> attach(n);
             case "waits" -> waits(n);
             case "sleepers" -> sleepers(n, Integer.parseInt(args[2]));
             default -> throw new IllegalArgumentException("unknown mode " + mode);

@@ -1,0 +1,139 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# fxprof start into a JVM whose virtual threads already run (issue 22, item 5), on one JDK >= 21
+# (skipped, exit 77, with one line on older JDKs). VThreadWorkload attach, 3 carriers, no agent
+# at launch: "hog-0" spins in hogSpin and never unmounts (mounted before the agent came), the
+# burners alpha-0, alpha-1, beta-0 yield after every unit (mounted again after it).
+#   cpu   fxprof start --options vtracks=2, stop: >= 95 % of the burners' samples go to their
+#         own virtual thread (2 tracks, the third under its root frame "[virtual thread] NAME
+#         #ID" on a carrier: vtracks=2); every hogSpin sample is on a carrier's track under
+#         "[virtual thread] (mounted before attach)", none on a virtual thread's track, and
+#         meta.extra "Virtual threads" counts the samples under that root;
+#   wall  fxprof start -m wall, stop: hogSpin's samples still under that root, <= 2 % of them
+#         with a waiting "[state: ...]" label (its carrier is WAITING to JVMTI while it runs).
+# Fails on a build without vtracks= (fxprof start refused) and on one that labels the hog's
+# carrier WAITING in wall mode.
+# usage: vthreads_attach_test.sh JDK_HOME   (env: FXAGENT_VTHREADS_SRC, FXPROF and it_lib's)
+set -euo pipefail
+source "$(dirname "$0")/it_lib.sh"
+# shellcheck source=tests/it/vthreads_lib.sh
+source "$(dirname "$0")/vthreads_lib.sh"
+vt_init it.vthreads_attach "$1"
+[[ -x "${FXPROF:-}" ]] || it_fail "FXPROF is not set to the fxprof binary"
+
+"$IT_JDK/bin/java" -Djdk.virtualThreadScheduler.parallelism=3 -cp classes \
+    fxagent.vthreads.VThreadWorkload attach 16 >plain.out 2>plain.err &
+pid=$!
+trap 'kill -9 "$pid" 2>/dev/null || true' EXIT
+for ((i = 0; i < 600; i++)); do
+    grep -q '^ready$' plain.out 2>/dev/null && break
+    kill -0 "$pid" 2>/dev/null || it_fail "the workload exited early: $(cat plain.err)"
+    sleep 0.1
+done
+grep -q '^ready$' plain.out || it_fail "the workload was not ready within 60 s"
+sleep 1
+
+# step NAME FXPROF_ARGS...: one fxprof command into the workload
+step() {
+    local name=$1
+    shift
+    it_run "$name" "$FXPROF" "$@"
+    [[ $IT_RC -eq 0 ]] || it_fail "fxprof $1 exited $IT_RC"
+}
+step start start "$pid" --agent "$FXAGENT_LIB" --options vtracks=2 -o "$FXAGENT_RUN_DIR/cpu.json.gz"
+sleep 3
+step stop stop "$pid"
+step start2 start "$pid" --agent "$FXAGENT_LIB" -m wall -o "$FXAGENT_RUN_DIR/wall.json.gz"
+sleep 3
+step stop2 stop "$pid"
+rc=0
+wait "$pid" || rc=$?
+trap - EXIT
+sed "s/^/$IT_NAME: workload: /" plain.out plain.err
+[[ $rc -eq 0 ]] || it_fail "the workload exited $rc"
+it_no_hs_err
+for f in cpu wall; do
+    "$FXCHECK" "$FXAGENT_RUN_DIR/$f.json.gz" || it_fail "fxcheck rejected $f.json.gz"
+done
+
+python3 - "$IT_NAME" "$FXAGENT_RUN_DIR" <<'PY' || it_fail "samples not given as expected (see above)"
+import gzip, json, re, sys
+
+label, run = sys.argv[1:]
+BEFORE = "[virtual thread] (mounted before attach)"
+failures = []
+
+
+def check(ok, msg):
+    print(f"{label}: {'ok' if ok else 'FAIL'}: {msg}")
+    if not ok:
+        failures.append(msg)
+
+
+def samples(name):
+    """(track name, [function names, leaf first]) per sample."""
+    p = json.load(gzip.open(f"{run}/{name}.json.gz", "rt", encoding="utf-8"))
+    sh = p["shared"]
+    st, ft, fn, strings = sh["stackTable"], sh["frameTable"], sh["funcTable"], sh["stringArray"]
+    out = []
+    for t in p["threads"]:
+        for s in t["samples"]["stack"]:
+            names = []
+            while s is not None:
+                names.append(strings[fn["name"][ft["func"][st["frame"][s]]]])
+                off = st["prefixOffset"][s]
+                s = s - off if off else None
+            out.append((t["name"], names))
+    extra = {e["label"]: e["value"] for g in p["meta"].get("extra", [])
+             if g["label"] == "Virtual threads" for e in g["entries"]}
+    return out, extra
+
+
+def vt_track(track):
+    return re.search(r" \(virtual #\d+\)$", track) is not None
+
+
+def burner_own(track, names):
+    """The burner's own virtual thread: its track, or its root frame past vtracks=."""
+    group = "alpha" if any(n.endswith(".alphaWork") for n in names) else "beta"
+    m = re.match(r"(alpha|beta)-\d+ \(virtual #\d+\)$", track)
+    if m:
+        return m.group(1) == group
+    m = re.match(r"\[virtual thread\] (alpha|beta)-\d+ #\d+$", names[-1])
+    return bool(m) and m.group(1) == group
+
+
+cpu, extra = samples("cpu")
+hog = [(t, n) for t, n in cpu if any(x.endswith(".hogSpin") for x in n)]
+burn = [(t, n) for t, n in cpu if any(x.endswith("$Burner.run") for x in n)]
+tracks = sorted({t for t, _ in cpu if vt_track(t)})
+check(len(tracks) == 2, f"cpu: vtracks=2 gave 2 virtual thread tracks: {tracks}")
+check(len(burn) >= 15, f"cpu: {len(burn)} samples of the burners")
+own = sum(burner_own(t, n) for t, n in burn)
+check(own >= 0.95 * len(burn), f"cpu: {own} of {len(burn)} burner samples on their own "
+      "virtual thread (>= 95 %)")
+rooted = [n[-1] for t, n in burn if not vt_track(t)]
+check(any(re.match(r"\[virtual thread\] (alpha|beta)-\d+ #\d+$", r) for r in rooted),
+      f"cpu: the burner past vtracks=2 is under its root frame ({sorted(set(rooted))[:4]})")
+check(len(hog) >= 15, f"cpu: {len(hog)} samples of hog-0")
+check(not any(vt_track(t) for t, _ in hog), "cpu: no hogSpin sample on a virtual thread's track")
+before = sum(n[-1] == BEFORE for _, n in hog)
+check(before == len(hog), f"cpu: {before} of {len(hog)} hogSpin samples under '{BEFORE}'")
+in_file = sum(n[-1] == BEFORE for _, n in cpu)
+counted = extra.get("samples of a virtual thread mounted before attach")
+check(counted == in_file, f"cpu: meta.extra counts {counted} samples mounted before attach, "
+      f"the file has {in_file}")
+
+wall, _ = samples("wall")
+hog = [(t, n) for t, n in wall if any(x.endswith(".hogSpin") for x in n)]
+check(len(hog) >= 15, f"wall: {len(hog)} samples of hog-0")
+before = sum(n[-1] == BEFORE for _, n in hog)
+check(before == len(hog), f"wall: {before} of {len(hog)} hogSpin samples under '{BEFORE}'")
+waiting = [n[0] for _, n in hog
+           if n[0].startswith("[state: ") and not n[0].startswith("[state: RUNNABLE")]
+check(len(waiting) <= 0.02 * max(len(hog), 1),
+      f"wall: {len(waiting)} of {len(hog)} hogSpin samples carry a waiting label "
+      f"({sorted(set(waiting))}; <= 2 %)")
+sys.exit(1 if failures else 0)
+PY
+echo "$IT_NAME: OK"

@@ -1,0 +1,35 @@
+# SPDX-License-Identifier: Apache-2.0
+# shellcheck shell=bash
+# Shared steps of the virtual-thread tests (vthreads_test.sh, vthreads_validate_test.sh,
+# vthreads_attach_test.sh). Source it after it_lib.sh.
+#   vt_init TEST JDK_HOME       before JDK 21: one SKIP line and exit 77; else it_init (as
+#                               TEST.jdk<major>) and the workload (FXAGENT_VTHREADS_SRC)
+#                               compiled into classes/ by the JDK under test (--release 21; the
+#                               build's javac may be 17)
+#   vt_java NAME CARRIERS AGENT_OPTIONS WORKLOAD_ARGS...
+#                               the workload under the agent: it must exit 0 without hs_err, and
+#                               fxcheck must accept each NAME*.json.gz it wrote
+
+vt_init() {
+    local major
+    major=$(fx_jdk_major "$2")
+    if [[ ${major:-0} -lt 21 ]]; then
+        echo "SKIP: $1.jdk${major:-unknown}: virtual threads need JDK 21 or newer (JDK ${major:-unknown} at $2)"
+        exit 77
+    fi
+    it_init "$1.jdk$major" "$2" FXAGENT_VTHREADS_SRC
+    "$IT_JDK/bin/javac" --release 21 -d classes "$FXAGENT_VTHREADS_SRC" || it_fail "javac failed"
+}
+
+vt_java() {
+    local name=$1 carriers=$2 opts=$3 f
+    shift 3
+    it_run "$name" "$IT_JDK/bin/java" "-Djdk.virtualThreadScheduler.parallelism=$carriers" \
+        "-agentpath:$FXAGENT_LIB=$opts" -cp classes fxagent.vthreads.VThreadWorkload "$@"
+    [[ $IT_RC -eq 0 ]] || it_fail "$name: java exited $IT_RC"
+    it_no_hs_err
+    for f in "$FXAGENT_RUN_DIR/$name"*.json.gz; do
+        [[ -e $f ]] || continue
+        "$FXCHECK" "$f" || it_fail "fxcheck rejected $f"
+    done
+}
