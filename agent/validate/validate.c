@@ -130,6 +130,18 @@ static bool agrees_below_top(const struct fx_stack *a, const struct fx_stack *g,
     return true;
 }
 
+/* A stub's frame (FX_LINE_STUB, from a recovery) holds a stub index, not a jmethodID. */
+static void frame_name(jvmtiEnv *jvmti, JNIEnv *jni, const fx_asgct_frame *f, char *buf, size_t cap)
+{
+    const char *stub = f->lineno == FX_LINE_STUB
+                               ? fx_codemap_stub_name((uint64_t)(uintptr_t)f->method_id)
+                               : NULL;
+    if (f->lineno == FX_LINE_STUB)
+        snprintf(buf, cap, "[stub %s]", stub != NULL ? stub : "?");
+    else
+        fx_stackcmp_frame_name(jvmti, jni, f, buf, cap);
+}
+
 static char **name_frames(jvmtiEnv *jvmti, JNIEnv *jni, const struct fx_stack *s, uint32_t *n)
 {
     uint32_t want = s->count > 0 ? (uint32_t)s->count : 0;
@@ -138,7 +150,7 @@ static char **name_frames(jvmtiEnv *jvmti, JNIEnv *jni, const struct fx_stack *s
     *n = 0;
     for (uint32_t i = 0; names != NULL && i < want; i++) {
         char buf[NAME_MAX_LEN];
-        fx_stackcmp_frame_name(jvmti, jni, &s->frames[i], buf, sizeof(buf));
+        frame_name(jvmti, jni, &s->frames[i], buf, sizeof(buf));
         if ((names[i] = fx_strdup(buf)) == NULL)
             break;
         *n = i + 1;
@@ -212,21 +224,66 @@ static void skip_by_code(int32_t num_frames, jint gst_count)
         inc(&va.code_no_java);
 }
 
+/* A recovered stack (recovery: its FX_REC_* case) compared with JVMTI's by the recovery's rules
+ * (stackcmp.c) into its class's counters; disagreements listed with both stacks. */
+static void tally(jvmtiEnv *jvmti, JNIEnv *jni, const struct fx_thread *t, const struct fx_stack *a,
+                  const struct fx_stack *g, uint8_t recovery, uint64_t *agreed, uint64_t *disagreed,
+                  uint64_t *deeper, struct mismatch *list, uint32_t *n)
+{
+    enum fx_rv_verdict v = fx_stackcmp_recovered(a, g, recovery, (int)va.depth);
+    if (v == FX_RV_DEEPER) {
+        inc(deeper);
+    } else if (v == FX_RV_AGREED) {
+        inc(agreed);
+    } else {
+        inc(disagreed);
+        list_mismatch(list, n, MAX_REC_LISTED, jvmti, jni, t, a, g, -1, PATTERN_NONE);
+    }
+}
+
+/* The anchor walk done beside ASGCT (fx_probe_shadow), n frames or rc < 0 why not. */
+static void classify_shadow(jvmtiEnv *jvmti, JNIEnv *jni, const struct fx_thread *t, int32_t code,
+                            int32_t rc, int32_t n, const struct fx_stack *g)
+{
+    enum shadow_by by = code > 0                                 ? SHADOW_BY_FRAMES
+                        : code == FX_ASGCT_NOT_WALKABLE_NOT_JAVA ? SHADOW_BY_NOT_WALKABLE
+                                                                 : SHADOW_BY_OTHER;
+    if (rc < 0 && -rc < FX_REC_FAILS)
+        inc(&va.shadow_not[-rc]);
+    if (rc != FX_REC_ANCHOR || n <= 0)
+        return;
+    struct fx_stack a = {.count = n, .frames = va.shadow};
+    tally(jvmti, jni, t, &a, g, FX_REC_ANCHOR, &va.shadow_agreed[by], &va.shadow_disagreed[by],
+          &va.shadow_deeper, va.shadow_listed, &va.n_shadow_listed);
+}
+
+/* num_frames: the probe's trace (recovered when recovery is an FX_REC_* case), code: ASGCT's. */
 static void classify(jvmtiEnv *jvmti, JNIEnv *jni, const struct fx_thread *t, int32_t num_frames,
+                     int32_t code, uint8_t recovery, int32_t shadow_rc, int32_t shadow_n,
                      jint gst_count)
 {
     struct fx_stack a = {.count = num_frames, .frames = va.asg};
     struct fx_stack g = {.count = gst_count, .frames = va.gst};
+    bool recovered = recovery > 0 && recovery < FX_REC_CASES && num_frames > 0;
     set_hint(t, gst_count == 0);
-    if (num_frames <= 0) {
-        skip_by_code(num_frames, gst_count);
-        return;
-    }
+    if (code <= 0) /* ASGCT's own answer is a skip, recovered or not */
+        skip_by_code(code, gst_count);
+    uint8_t why = recovery & (uint8_t) ~(FX_REC_FAILED | FX_REC_NAMED); /* sample.h's byte */
+    if (recovery >= FX_REC_FAILED && why < FX_REC_FAILS)
+        inc(&va.rec_not[why]);
     fx_stackcmp_from_jvmti(va.info, gst_count, va.gst);
+    classify_shadow(jvmti, jni, t, code, shadow_rc, shadow_n, &g);
+    if (num_frames <= 0 || (code <= 0 && !recovered))
+        return;
     /* JVMTI on a carrier gives the carrier's frames only, ASGCT the virtual thread's on top. */
     if (va.enter_special != NULL && contains(&a, va.enter_special) &&
         !contains(&g, va.enter_special)) {
         inc(&va.skipped[SKIP_VTHREAD]);
+        return;
+    }
+    if (recovered) {
+        tally(jvmti, jni, t, &a, &g, recovery, &va.rec_agreed[recovery],
+              &va.rec_disagreed[recovery], &va.rec_deeper, va.rec_listed, &va.n_rec_listed);
         return;
     }
     inc(&va.compared);
@@ -264,7 +321,7 @@ static void account_suspension(int64_t ns)
  * taken (and its buffer allocated) before the suspension: nothing allocates while t is held. */
 static void check_thread(jvmtiEnv *jvmti, JNIEnv *jni, struct fx_thread *t)
 {
-    int rc = fx_probe_begin(t, va.depth);
+    int rc = fx_probe_begin(t, va.depth, true);
     if (rc != FX_OK) {
         inc(&va.skipped[rc == FX_ESTATE ? SKIP_PROBE_BUSY : SKIP_PROBE_FAILED]);
         return;
@@ -278,10 +335,15 @@ static void check_thread(jvmtiEnv *jvmti, JNIEnv *jni, struct fx_thread *t)
     }
     int64_t t0 = fx_now_ns();
     jint n = 0;
-    int32_t num_frames = 0;
+    int32_t num_frames = 0, code = 0, shadow_rc = 0, shadow_n = 0;
+    uint8_t recovery = 0;
     err = (*jvmti)->GetStackTrace(jvmti, t->ref, 0, (jint)va.depth + 1, va.info, &n);
     if (err == JVMTI_ERROR_NONE)
         rc = fx_probe_run(t, PROBE_WAIT_NS, va.asg, &num_frames);
+    if (err == JVMTI_ERROR_NONE && rc == FX_OK) {
+        fx_probe_recovery(t, &code, &recovery);
+        shadow_rc = fx_probe_shadow(t, va.shadow, &shadow_n);
+    }
     if ((*jvmti)->ResumeThread(jvmti, t->ref) != JVMTI_ERROR_NONE)
         inc(&va.resume_failed);
     account_suspension(fx_now_ns() - t0);
@@ -291,7 +353,7 @@ static void check_thread(jvmtiEnv *jvmti, JNIEnv *jni, struct fx_thread *t)
     else if (rc != FX_OK)
         inc(&va.skipped[rc == FX_ESTATE ? SKIP_PROBE_TIMEOUT : SKIP_PROBE_FAILED]);
     else
-        classify(jvmti, jni, t, num_frames, n);
+        classify(jvmti, jni, t, num_frames, code, recovery, shadow_rc, shadow_n, n);
 }
 
 static void step(jvmtiEnv *jvmti, JNIEnv *jni)
@@ -327,11 +389,13 @@ int fx_validate_start(JNIEnv *jni)
     fx_free(va.info);
     fx_free(va.gst);
     fx_free(va.asg);
+    fx_free(va.shadow);
     va.depth = fx_opt()->depth;
     va.info = fx_calloc((size_t)va.depth + 1, sizeof(*va.info));
     va.gst = fx_calloc((size_t)va.depth + 1, sizeof(*va.gst));
     va.asg = fx_calloc(va.depth, sizeof(*va.asg));
-    if (va.info == NULL || va.gst == NULL || va.asg == NULL)
+    va.shadow = fx_calloc(va.depth, sizeof(*va.shadow));
+    if (va.info == NULL || va.gst == NULL || va.asg == NULL || va.shadow == NULL)
         return FX_ENOMEM;
     return fx_periodic_start(jni, &validator);
 }
