@@ -71,6 +71,11 @@ struct fx_textmap {
  * executable mappings that overlap) or FX_ENOMEM. Not signal-safe. */
 int fx_textmap_read(const char *maps_path, struct fx_textmap **out, struct fx_errbuf *eb);
 
+/* The same for the private read-write mappings ("rw?p": thread stacks, heaps): the stack table
+ * in which a thread's stack pointer finds its stack (agent/sampling/vm_threads.c). Only the
+ * selection differs; the entries' cfi stay NULL. Not signal-safe. */
+int fx_textmap_read_rw(const char *maps_path, struct fx_textmap **out, struct fx_errbuf *eb);
+
 /* Frees a table; NULL is a no-op. Only once no reader can hold it (see the slot above). */
 void fx_textmap_free(struct fx_textmap *t);
 

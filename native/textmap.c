@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* The text map (include/fx_textmap.h): parses a maps file into rows, keeps the executable ones,
- * sorts them and copies them with their paths into one immutable block; and the writer side of
- * the publication slot. Lines of /proc/PID/maps look like
- *   7f1c2a000000-7f1c2a021000 r-xp 00002000 fe:00 1234   /usr/lib/libz.so.1.2.13
- * and the path (which may hold spaces) is everything after the inode's padding. */
+/* The text map (include/fx_textmap.h): parses a maps file into rows, keeps the executable ones
+ * (or, for the stack table, the private read-write ones), sorts them and copies them with their
+ * paths into one immutable block; and the writer side of the publication slot. Lines of
+ * /proc/PID/maps look like 7f1c2a000000-7f1c2a021000 r-xp 00002000 fe:00 1234
+ * /usr/lib/libz.so.1.2.13 and the path (which may hold spaces) is everything after the inode's
+ * padding. */
 #include "fx_textmap.h"
 
 #include <inttypes.h>
@@ -64,8 +65,10 @@ static enum fx_textmap_kind classify(const char **path, size_t *len)
     return FX_TEXTMAP_FILE;
 }
 
-/* One line into r and its path; *exec says whether the mapping is executable. */
-static bool parse_line(const char *line, struct row *r, const char **path, size_t *plen, bool *exec)
+/* One line into r and its path; *keep says whether the mapping is executable (rw false) or
+ * private and read-write (rw true). */
+static bool parse_line(const char *line, struct row *r, const char **path, size_t *plen, bool rw,
+                       bool *keep)
 {
     uintmax_t start, end, offset, inode;
     unsigned maj, min;
@@ -80,7 +83,7 @@ static bool parse_line(const char *line, struct row *r, const char **path, size_
         p++;
     *path = p;
     *plen = strlen(p);
-    *exec = perms[2] == 'x';
+    *keep = rw ? perms[0] == 'r' && perms[1] == 'w' && perms[3] == 'p' : perms[2] == 'x';
     r->e = (struct fx_textmap_entry){.start = (uintptr_t)start,
                                      .end = (uintptr_t)end,
                                      .offset = offset,
@@ -91,7 +94,7 @@ static bool parse_line(const char *line, struct row *r, const char **path, size_
     return true;
 }
 
-static int read_rows(struct fx_lines *in, struct builder *b, struct fx_errbuf *eb)
+static int read_rows(struct fx_lines *in, struct builder *b, bool rw, struct fx_errbuf *eb)
 {
     char *line;
     size_t len;
@@ -100,13 +103,13 @@ static int read_rows(struct fx_lines *in, struct builder *b, struct fx_errbuf *e
         struct row r;
         const char *path;
         size_t plen;
-        bool exec;
-        if (!parse_line(line, &r, &path, &plen, &exec)) {
+        bool keep;
+        if (!parse_line(line, &r, &path, &plen, rw, &keep)) {
             fx_errbuf_set(eb, "%s:%zu: not a maps line (start-end perms offset dev inode path)",
                           in->path, in->lineno);
             return FX_EINVAL;
         }
-        if (!exec)
+        if (!keep)
             continue;
         if (push_path(b, path, plen, &r.path_at) != FX_OK || push_row(b, &r) != FX_OK) {
             fx_errbuf_set(eb, "%s:%zu: out of memory", in->path, in->lineno);
@@ -128,7 +131,7 @@ static int check_overlaps(const struct builder *b, const char *src, struct fx_er
         const struct fx_textmap_entry *p = &b->rows[i - 1].e, *e = &b->rows[i].e;
         if (e->start < p->end) {
             fx_errbuf_set(eb,
-                          "%s: executable mappings overlap: %" PRIxPTR "-%" PRIxPTR " and %" PRIxPTR
+                          "%s: mappings overlap: %" PRIxPTR "-%" PRIxPTR " and %" PRIxPTR
                           "-%" PRIxPTR,
                           src, p->start, p->end, e->start, e->end);
             return FX_EINVAL;
@@ -157,7 +160,7 @@ static struct fx_textmap *freeze(const struct builder *b)
     return t;
 }
 
-int fx_textmap_read(const char *maps_path, struct fx_textmap **out, struct fx_errbuf *eb)
+static int read_table(const char *maps_path, bool rw, struct fx_textmap **out, struct fx_errbuf *eb)
 {
     *out = NULL;
     struct fx_lines in;
@@ -165,7 +168,7 @@ int fx_textmap_read(const char *maps_path, struct fx_textmap **out, struct fx_er
     if (rc != FX_OK)
         return rc;
     struct builder b = {0};
-    rc = read_rows(&in, &b, eb);
+    rc = read_rows(&in, &b, rw, eb);
     fx_lines_close(&in);
     if (rc == FX_OK) {
         if (b.nrows > 1) /* qsort's base may not be NULL, even for no elements */
@@ -179,6 +182,16 @@ int fx_textmap_read(const char *maps_path, struct fx_textmap **out, struct fx_er
     fx_free(b.rows);
     fx_free(b.paths);
     return rc;
+}
+
+int fx_textmap_read(const char *maps_path, struct fx_textmap **out, struct fx_errbuf *eb)
+{
+    return read_table(maps_path, false, out, eb);
+}
+
+int fx_textmap_read_rw(const char *maps_path, struct fx_textmap **out, struct fx_errbuf *eb)
+{
+    return read_table(maps_path, true, out, eb);
 }
 
 void fx_textmap_free(struct fx_textmap *t)

@@ -187,9 +187,15 @@ static bool why_not(char *buf, size_t cap)
     if (o->kstack != FX_KSTACK_YES || o->cstack == FX_CSTACK_NO)
         snprintf(buf, cap, "turned off (%s)",
                  o->cstack == FX_CSTACK_NO ? "cstack=no" : "kstack=no");
+    else if (o->mode == FX_MODE_WALL) /* docs/ARCHITECTURE.md, "Kernel frames" */
+        snprintf(buf, cap,
+                 "mode=wall: its signals come from the sampler's tgkill, which carries no "
+                 "callchain, and a thread blocked in a system call takes no perf sample; kernel "
+                 "frames come with the perf engine of mode=cpu");
     else if (o->mode != FX_MODE_CPU)
-        snprintf(buf, cap, "mode=%s: kernel frames come with the perf engine of mode=cpu",
-                 o->mode == FX_MODE_WALL ? "wall" : "itimer");
+        snprintf(buf, cap,
+                 "mode=itimer: setitimer's signal carries no callchain; kernel frames "
+                 "come with the perf engine of mode=cpu");
     else if (k.excluded)
         snprintf(buf, cap,
                  "perf_event_paranoid forced exclude_kernel: samples are taken in user "

@@ -30,8 +30,14 @@
  * build its table (fx_native.want), so libraries whose frame pointers work (libjvm) cost no
  * table. A rule outside the subset (a DWARF expression) stops the walk, counted.
  *
- * Invariants: fx_native.maps is only written by native_maps.c under the slot protocol of
- * fx_textmap.h; t->stack_lo/stack_hi are set before t is published (signal_handler.c). */
+ * Stack bounds: a Java thread's are set before it is published (signal_handler.c); a thread that
+ * is not one (vm_threads.c) gets its own once a scan has seen its stack pointer, and until then
+ * its walk takes the read-write mapping holding its stack pointer from the stack table
+ * (fx_native.stacks), which vm_threads.c published after the thread existed and before it armed
+ * it: so that mapping is the thread's live stack (or a larger merged one, as /proc shows it).
+ *
+ * Invariants: fx_native.maps is only written by native_maps.c, fx_native.stacks only by
+ * vm_threads.c, under the slot protocol of fx_textmap.h. */
 #include <ucontext.h>
 
 #include "native_walk.h"
@@ -52,11 +58,36 @@ void fx_native_want_sigsafe(const struct fx_textmap_entry *e)
 }
 
 #if defined(__x86_64__)
+struct bounds {
+    uintptr_t lo, hi; /* the thread's stack [lo, hi); lo 0: unknown */
+};
+
+/* Signal-safe: the stack bounds of t's walk (see the file comment): its own, else, for a thread
+ * that is not a Java thread, the stack table's mapping holding sp; lo 0 if neither. */
+static struct bounds bounds_sigsafe(const struct fx_thread *t, uintptr_t sp)
+{
+    struct bounds b = {.lo = __atomic_load_n(&t->stack_lo, __ATOMIC_ACQUIRE)};
+    b.hi = b.lo != 0 ? __atomic_load_n(&t->stack_hi, __ATOMIC_RELAXED) : 0;
+    if (b.lo != 0 || !t->native_only)
+        return b;
+    uint32_t ticket;
+    const struct fx_textmap *st = fx_textmap_slot_enter_sigsafe(&fx_native.stacks, &ticket);
+    const struct fx_textmap_entry *e = fx_textmap_lookup_sigsafe(st, sp);
+    if (e != NULL) {
+        b.lo = e->start;
+        b.hi = e->end;
+    }
+    fx_textmap_slot_leave_sigsafe(&fx_native.stacks, ticket);
+    __atomic_add_fetch(e != NULL ? &fx_native.stack_found : &fx_native.stack_not_found, 1,
+                       __ATOMIC_RELAXED);
+    return b;
+}
+
 /* Signal-safe: moves (pc, fp, sp) one frame up, reading two words of the thread's own stack;
  * FX_NSTOP_OFF when it did, else why it could not. */
-static uint8_t step_sigsafe(const struct fx_thread *t, uintptr_t *pc, uintptr_t *fp, uintptr_t *sp)
+static uint8_t step_sigsafe(const struct bounds *b, uintptr_t *pc, uintptr_t *fp, uintptr_t *sp)
 {
-    uintptr_t lo = t->stack_lo, hi = t->stack_hi, f = *fp;
+    uintptr_t lo = b->lo, hi = b->hi, f = *fp;
     if (lo == 0 || hi <= lo + 16)
         return FX_NSTOP_NO_BOUNDS;
     if (f == 0)
@@ -75,7 +106,7 @@ static uint8_t step_sigsafe(const struct fx_thread *t, uintptr_t *pc, uintptr_t 
 /* Signal-safe (cstack=dwarf): moves r one frame up by the CFI row of `at` (pc, or a return
  * address one byte back) in mapping e; FX_NSTOP_OFF when it did, CFI_FALLBACK when no row
  * covers it, else why the walk stops. */
-static uint8_t cfi_step_sigsafe(const struct fx_thread *t, const struct fx_textmap_entry *e,
+static uint8_t cfi_step_sigsafe(const struct bounds *b, const struct fx_textmap_entry *e,
                                 uintptr_t at, struct fx_cfi_regs *r)
 {
     const struct fx_cfi *c = e->cfi;
@@ -87,7 +118,7 @@ static uint8_t cfi_step_sigsafe(const struct fx_thread *t, const struct fx_textm
     const struct fx_cfi_row *row = fx_cfi_lookup_sigsafe(c, va);
     if (row == NULL)
         return CFI_FALLBACK;
-    uintptr_t lo = t->stack_lo, hi = t->stack_hi;
+    uintptr_t lo = b->lo, hi = b->hi;
     if (lo == 0 || hi <= lo + 16)
         return FX_NSTOP_NO_BOUNDS;
     if (r->sp < lo || r->sp > hi)
@@ -114,6 +145,7 @@ static uint32_t walk_sigsafe(const struct fx_thread *t, const struct fx_textmap 
                             .fp = (uintptr_t)uc->uc_mcontext.gregs[REG_RBP],
                             .sp = (uintptr_t)uc->uc_mcontext.gregs[REG_RSP]};
     bool dwarf = __atomic_load_n(&fx_native.dwarf, __ATOMIC_RELAXED) != 0;
+    struct bounds b = bounds_sigsafe(t, r.sp);
     const struct fx_textmap_entry *by_fp = NULL; /* a table-less mapping last stepped by rbp */
     uint32_t n = 0;
     for (;;) {
@@ -135,10 +167,10 @@ static uint32_t walk_sigsafe(const struct fx_thread *t, const struct fx_textmap 
             return n;
         }
         pcs[n++] = r.pc;
-        uint8_t why = dwarf ? cfi_step_sigsafe(t, e, at, &r) : CFI_FALLBACK;
+        uint8_t why = dwarf ? cfi_step_sigsafe(&b, e, at, &r) : CFI_FALLBACK;
         by_fp = NULL;
         if (why == CFI_FALLBACK) {
-            why = step_sigsafe(t, &r.pc, &r.fp, &r.sp);
+            why = step_sigsafe(&b, &r.pc, &r.fp, &r.sp);
             by_fp = dwarf && e->cfi == NULL && e->kind == FX_TEXTMAP_FILE ? e : NULL;
             if (by_fp != NULL && why == FX_NSTOP_BAD_FP)
                 fx_native_want_sigsafe(by_fp);

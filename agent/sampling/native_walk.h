@@ -21,6 +21,11 @@ struct fx_native_state {
      * to build (native_unwind.c); 0 is a free slot */
     uintptr_t want[FX_NATIVE_WANTS];
     uint64_t want_full; /* atomic: a mapping not queued, every slot taken */
+    /* The private read-write mappings (vm_threads.c writes, read only after it registered a
+     * thread): where a thread that is not a Java thread finds its stack by its stack pointer
+     * while its own bounds are unset, i.e. at its first samples. */
+    struct fx_textmap_slot stacks;
+    uint64_t stack_found, stack_not_found; /* atomic: those lookups, by outcome */
 };
 
 extern struct fx_native_state fx_native;

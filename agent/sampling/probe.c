@@ -34,24 +34,30 @@ struct fx_thread *fx_probe_self(void)
     return fx_signal_handler_lookup_sigsafe((int32_t)syscall(SYS_gettid));
 }
 
-int fx_probe_begin(struct fx_thread *t, uint32_t depth)
+int fx_probe_begin(struct fx_thread *t, uint32_t depth, bool recover)
 {
     struct fx_probe *p = &t->probe;
     int expect = OWNER_FREE;
     if (!__atomic_compare_exchange_n(&p->owner, &expect, OWNER_HELD, false, __ATOMIC_ACQUIRE,
                                      __ATOMIC_RELAXED))
         return expect == OWNER_RETIRED ? FX_EUNSUPPORTED : FX_ESTATE;
-    if (p->cap < depth) {
-        fx_asgct_frame *f = fx_calloc(depth, sizeof *f);
-        if (f == NULL) {
+    if (p->cap < depth || (recover && p->shadow == NULL)) {
+        uint32_t cap = p->cap < depth ? depth : p->cap;
+        fx_asgct_frame *f = fx_calloc(cap, sizeof *f), *sh = fx_calloc(cap, sizeof *sh);
+        if (f == NULL || sh == NULL) {
+            fx_free(f);
+            fx_free(sh);
             __atomic_store_n(&p->owner, OWNER_FREE, __ATOMIC_RELEASE);
             return FX_ENOMEM;
         }
         fx_free(p->frames);
+        fx_free(p->shadow);
         p->frames = f;
-        p->cap = depth;
+        p->shadow = sh;
+        p->cap = cap;
     }
     p->want = depth;
+    p->recover = recover;
     return FX_OK;
 }
 
@@ -141,6 +147,24 @@ int fx_probe_run(struct fx_thread *t, int64_t wait_ns, fx_asgct_frame *out, int3
     if (n > 0)
         memcpy(out, p->frames, (size_t)(n < (int32_t)p->want ? n : (int32_t)p->want) * sizeof *out);
     return FX_OK;
+}
+
+void fx_probe_recovery(const struct fx_thread *t, int32_t *asgct_code, uint8_t *recovery)
+{
+    *asgct_code = __atomic_load_n(&t->probe.asgct_code, __ATOMIC_RELAXED);
+    *recovery = __atomic_load_n(&t->probe.recovery, __ATOMIC_RELAXED);
+}
+
+int32_t fx_probe_shadow(const struct fx_thread *t, fx_asgct_frame *out, int32_t *n)
+{
+    const struct fx_probe *p = &t->probe;
+    int32_t rc = __atomic_load_n(&p->shadow_rc, __ATOMIC_RELAXED);
+    *n = rc > 0 ? __atomic_load_n(&p->shadow_n, __ATOMIC_RELAXED) : 0;
+    if (*n > (int32_t)p->want)
+        *n = (int32_t)p->want;
+    if (*n > 0)
+        memcpy(out, p->shadow, (size_t)*n * sizeof *out);
+    return rc;
 }
 
 void fx_probe_stats(struct fx_probe_stats *out)

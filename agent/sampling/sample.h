@@ -151,10 +151,16 @@ enum fx_engine_kind {
  * handler claims it by CAS to 0, writes, and stores it in `done` (release). A requester that
  * gives up clears `request` by CAS first, so a late handler cannot write into a reused buffer. */
 struct fx_probe {
-    int owner;              /* atomic: 0 free, 1 held by a requester, 2 retired (probe.c) */
-    uint32_t request;       /* atomic: generation asked for, 0 none */
-    uint32_t done;          /* atomic: last generation served */
-    int32_t num_frames;     /* ASGCT's num_frames for `done` */
+    int owner;          /* atomic: 0 free, 1 held by a requester, 2 retired (probe.c) */
+    uint32_t request;   /* atomic: generation asked for, 0 none */
+    uint32_t done;      /* atomic: last generation served */
+    int32_t num_frames; /* ASGCT's num_frames for `done`, or the recovered stack's count */
+    int32_t asgct_code; /* ASGCT's own num_frames for `done`, before any recovery */
+    uint8_t recovery;   /* the recovery byte for `done` (sample.h's record), 0: none */
+    bool recover;       /* requester: recover failed traces like a sample (validate) */
+    /* `recover`, ASGCT not -3: the anchor walk (recover_anchor.c) done anyway, for validate */
+    fx_asgct_frame *shadow; /* cap entries, allocated by the requester */
+    int32_t shadow_rc, shadow_n;
     uint32_t want;          /* depth asked for, <= cap */
     uint32_t cap;           /* entries in frames (requester only) */
     uint32_t gen;           /* requester only: last generation used */

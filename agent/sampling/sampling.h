@@ -174,13 +174,20 @@ void fx_vm_threads_new_recording(void);
 
 /* The calling thread's struct if it is registered, else NULL. */
 struct fx_thread *fx_probe_self(void);
-/* Takes t's probe and makes its buffer hold `depth` frames. FX_ESTATE: another requester has
- * it; FX_EUNSUPPORTED: it is retired (see fx_probe_end); FX_ENOMEM. Never blocks. */
-int fx_probe_begin(struct fx_thread *t, uint32_t depth);
+/* Takes t's probe and makes its buffer hold `depth` frames; with `recover`, a failed trace is
+ * recovered as a sample's would be (fx_recover.h). FX_ESTATE: another requester has it;
+ * FX_EUNSUPPORTED: it is retired (see fx_probe_end); FX_ENOMEM. Never blocks. */
+int fx_probe_begin(struct fx_thread *t, uint32_t depth, bool recover);
 /* With the probe taken: signals t (SIGPROF, SI_QUEUE, FX_PROBE_SIGVAL), waits at most wait_ns
  * for its handler, copies the trace to out (depth entries). FX_OK; FX_ESTATE if it timed out
  * or the SIGPROF handler is not fxagent's; FX_EUNSUPPORTED if the signal could not be sent. */
 int fx_probe_run(struct fx_thread *t, int64_t wait_ns, fx_asgct_frame *out, int32_t *num_frames);
+/* After a run that returned FX_OK, with the probe still taken: ASGCT's own num_frames and the
+ * recovery byte (sample.h: 0 none, an FX_REC_* case when *num_frames is the recovered count). */
+void fx_probe_recovery(const struct fx_thread *t, int32_t *asgct_code, uint8_t *recovery);
+/* The same, with `recover` and ASGCT not -3: the anchor walk's case or failure (FX_REC_ANCHOR,
+ * or < 0; 0 not done) and its frames into out (depth entries), *n of them. */
+int32_t fx_probe_shadow(const struct fx_thread *t, fx_asgct_frame *out, int32_t *n);
 /* Gives the probe back, unless a handler claimed the last request and never finished it: the
  * probe then stays retired, as its buffer may still be written. */
 void fx_probe_end(struct fx_thread *t);

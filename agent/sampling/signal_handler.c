@@ -137,7 +137,7 @@ static bool blob_current_sigsafe(const struct fx_code_range *r)
  * the blob's frame. Returns the FX_REC_* case, or a failure (< 0); *blob is the blob's frame
  * when the blob is known and current (lineno 0 otherwise). */
 static int recover_sigsafe(struct fx_thread *t, void *ucontext, fx_asgct_trace *trace,
-                           fx_asgct_frame *blob)
+                           uint32_t depth, fx_asgct_frame *blob)
 {
     const ucontext_t *uc = ucontext;
     const greg_t *g = uc->uc_mcontext.gregs;
@@ -170,12 +170,12 @@ static int recover_sigsafe(struct fx_thread *t, void *ucontext, fx_asgct_trace *
             !fx_recover_continuation(&n, caller.pc, &caller.pc))
             return FX_REC_DECODE;
     }
-    if (t->depth < 2)
+    if (depth < 2)
         return FX_REC_WALK;
     ucontext_t cc;
     fx_recover_patch(&cc, uc, &caller);
-    fx_asgct_trace up = {.env_id = t->env, .num_frames = 0, .frames = t->frames + 1};
-    fx_sig.asgct(&up, (jint)t->depth - 1, &cc);
+    fx_asgct_trace up = {.env_id = t->env, .num_frames = 0, .frames = trace->frames + 1};
+    fx_sig.asgct(&up, (jint)depth - 1, &cc);
     if (up.num_frames <= 0)
         return FX_REC_WALK;
     /* A caller whose return address HotSpot patched to its deoptimization handler: pc - 1 lies
@@ -183,24 +183,26 @@ static int recover_sigsafe(struct fx_thread *t, void *ucontext, fx_asgct_trace *
      * frame as its nmethod's root method at bci 0 without its inlined frames (forte.cpp,
      * vframeStreamCommon::fill_from_frame for a thread in Java). A caller frame at bci 0 is
      * refused, a real call at bci 0 with it (docs/VALIDATION.md 8.5a). */
-    if (t->frames[1].lineno == 0)
+    if (trace->frames[1].lineno == 0)
         return FX_REC_BCI0;
-    t->frames[0] = *blob;
+    trace->frames[0] = *blob;
     trace->num_frames = up.num_frames + 1;
     return rc;
 }
 
-/* Signal-safe: one more in a counter only this thread's handler writes. */
-static void bump_sigsafe(uint64_t *c)
+/* Signal-safe: one more in a counter only this thread's handler writes; none for a probe. */
+static void bump_sigsafe(uint64_t *c, bool count)
 {
-    __atomic_store_n(c, *c + 1, __ATOMIC_RELAXED);
+    if (count)
+        __atomic_store_n(c, *c + 1, __ATOMIC_RELAXED);
 }
 
 /* Signal-safe: ASGCT said "not in Java" (-3): the compiled frames from the thread's frame anchor
  * (recover_anchor.c), read in its own JavaThread (the JNIEnv lies inside it) and walked in the
- * published code table under the reader bracket. Returns the record's recovery byte and sets
- * trace/kept, or leaves them and returns the failure's byte. */
-static uint8_t anchor_sigsafe(struct fx_thread *t, fx_asgct_trace *trace, uint32_t *kept)
+ * published code table under the reader bracket, into trace (depth frames). Returns the FX_REC_*
+ * case or the failure (< 0), *blob as recover_sigsafe's. */
+static int anchor_sigsafe(struct fx_thread *t, fx_asgct_trace *trace, uint32_t depth,
+                          fx_asgct_frame *blob)
 {
     long sp_off = __atomic_load_n(&fx_sig.anchor_sp_off, __ATOMIC_RELAXED);
     long pc_off = __atomic_load_n(&fx_sig.anchor_pc_off, __ATOMIC_RELAXED);
@@ -209,23 +211,44 @@ static uint8_t anchor_sigsafe(struct fx_thread *t, fx_asgct_trace *trace, uint32
         memcpy(&last.sp, (const char *)t->env + sp_off, sizeof(last.sp));
         memcpy(&last.pc, (const char *)t->env + pc_off, sizeof(last.pc));
     }
-    fx_asgct_frame blob = {.lineno = 0, .method_id = NULL};
     uint32_t n = 0;
     __atomic_add_fetch(&fx_sig.code_readers, 1, __ATOMIC_SEQ_CST);
     int rc = fx_recover_anchor(__atomic_load_n(&fx_sig.code_table, __ATOMIC_SEQ_CST),
                                __atomic_load_n(&fx_sig.compile_id_off, __ATOMIC_RELAXED), &last,
-                               t->stack_lo, t->stack_hi, t->frames, t->depth, &n, &blob);
+                               t->stack_lo, t->stack_hi, trace->frames, depth, &n, blob);
     __atomic_sub_fetch(&fx_sig.code_readers, 1, __ATOMIC_SEQ_CST);
-    if (rc > 0) {
-        bump_sigsafe(&t->recovered[rc]);
+    if (rc > 0)
         trace->num_frames = (jint)n;
-        *kept = n;
+    return rc;
+}
+
+/* Signal-safe: after AsyncGetCallTrace failed into trace (depth frames at trace->frames), the
+ * recoveries of fx_recover.h; returns the record's recovery byte (0: none tried) and sets
+ * *kept, the frames to keep. A sample counts the outcome in t's figures (count); a probe
+ * (validate mode) does not. */
+static uint8_t recover_any_sigsafe(struct fx_thread *t, void *ucontext, fx_asgct_trace *trace,
+                                   uint32_t depth, uint32_t *kept, bool count)
+{
+    fx_asgct_frame blob = {.lineno = 0, .method_id = NULL};
+    int rc;
+    if (ucontext == NULL || depth == 0)
+        return 0;
+    if (trace->num_frames == FX_ASGCT_UNKNOWN_NOT_JAVA)
+        rc = anchor_sigsafe(t, trace, depth, &blob);
+    else if (trace->num_frames == FX_ASGCT_UNKNOWN_JAVA ||
+             trace->num_frames == FX_ASGCT_NOT_WALKABLE_JAVA)
+        rc = recover_sigsafe(t, ucontext, trace, depth, &blob);
+    else
+        return 0;
+    if (rc > 0) {
+        bump_sigsafe(&t->recovered[rc], count);
+        *kept = (uint32_t)trace->num_frames;
         return (uint8_t)rc;
     }
-    bump_sigsafe(&t->rec_failed[-rc]);
+    bump_sigsafe(&t->rec_failed[-rc], count);
     if (blob.lineno == 0)
         return (uint8_t)(FX_REC_FAILED | -rc);
-    t->frames[0] = blob;
+    trace->frames[0] = blob;
     *kept = 1;
     return (uint8_t)(FX_REC_NAMED | -rc);
 }
@@ -296,25 +319,7 @@ static void record_sigsafe(struct fx_thread *t, const siginfo_t *si, void *ucont
     uint8_t recovery = 0;
     uint32_t kept = trace.num_frames > 0 ? (uint32_t)trace.num_frames : 0;
 #if defined(__x86_64__)
-    if (ucontext != NULL && (trace.num_frames == FX_ASGCT_UNKNOWN_JAVA ||
-                             trace.num_frames == FX_ASGCT_NOT_WALKABLE_JAVA)) {
-        fx_asgct_frame blob = {.lineno = 0, .method_id = NULL};
-        int rc = recover_sigsafe(t, ucontext, &trace, &blob);
-        if (rc > 0) {
-            recovery = (uint8_t)rc;
-            kept = (uint32_t)trace.num_frames;
-            bump_sigsafe(&t->recovered[rc]);
-        } else {
-            bump_sigsafe(&t->rec_failed[-rc]);
-            recovery = (uint8_t)((blob.lineno != 0 ? FX_REC_NAMED : FX_REC_FAILED) | -rc);
-            if (blob.lineno != 0) {
-                t->frames[0] = blob;
-                kept = 1;
-            }
-        }
-    }
-    if (ucontext != NULL && trace.num_frames == FX_ASGCT_UNKNOWN_NOT_JAVA && t->depth > 0)
-        recovery = anchor_sigsafe(t, &trace, &kept);
+    recovery = recover_any_sigsafe(t, ucontext, &trace, t->depth, &kept, true);
 #endif
 
     uint64_t native[FX_NATIVE_MAX]; /* issue 16: native frames after the Java ones */
@@ -378,6 +383,23 @@ static bool probe_sigsafe(struct fx_thread *t, void *ucontext)
         return false;
     fx_asgct_trace trace = {.env_id = t->env, .num_frames = 0, .frames = p->frames};
     fx_sig.asgct(&trace, (jint)p->want, ucontext);
+    uint8_t recovery = 0;
+    __atomic_store_n(&p->asgct_code, trace.num_frames, __ATOMIC_RELAXED);
+    int32_t shadow_rc = 0, shadow_n = 0;
+#if defined(__x86_64__)
+    uint32_t kept = 0;
+    fx_asgct_frame blob = {.lineno = 0, .method_id = NULL};
+    fx_asgct_trace shadow = {.env_id = t->env, .num_frames = 0, .frames = p->shadow};
+    if (p->recover && p->shadow != NULL && trace.num_frames != FX_ASGCT_UNKNOWN_NOT_JAVA) {
+        shadow_rc = anchor_sigsafe(t, &shadow, p->want, &blob); /* validate checks the walk */
+        shadow_n = shadow.num_frames;
+    }
+    if (p->recover) /* validate mode: recovered stacks are compared too */
+        recovery = recover_any_sigsafe(t, ucontext, &trace, p->want, &kept, false);
+#endif
+    __atomic_store_n(&p->shadow_rc, shadow_rc, __ATOMIC_RELAXED);
+    __atomic_store_n(&p->shadow_n, shadow_n, __ATOMIC_RELAXED);
+    __atomic_store_n(&p->recovery, recovery, __ATOMIC_RELAXED);
     __atomic_store_n(&p->num_frames, trace.num_frames, __ATOMIC_RELAXED);
     __atomic_store_n(&p->done, gen, __ATOMIC_RELEASE);
     return true;

@@ -181,6 +181,7 @@ static void thread_free(JNIEnv *jni, struct fx_thread *t)
     fx_kstack_unmap(t);
     frames_free(t);
     fx_free(t->probe.frames); /* probe.c allocates it; no handler can reach t any more */
+    fx_free(t->probe.shadow);
     fx_free(t->name);
     fx_free(t);
 }

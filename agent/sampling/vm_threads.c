@@ -19,10 +19,19 @@
  * (threads.c), so no thread is sampled twice. At most VM_THREADS_MAX are registered; the others are
  * counted ("left out").
  *
- * Stack bounds (the native walk reads only within them): unknown at registration; the handler
- * stores the stack pointer it interrupted (seen_sp), and the next scan takes the mapping of
- * /proc/self/maps that holds it as the thread's stack (hi, then lo: sample.h). Until then the
- * walk stops after the leaf ("[native: walk stopped (stack bounds unknown)]").
+ * Stack bounds (the native walk reads only within them): unknown at registration, when nothing
+ * says where the thread's stack pointer is. So before a scan registers a thread it reads the
+ * process's private read-write mappings (the stack table, fx_textmap_read_rw) and publishes them
+ * (fx_native.stacks); the thread was listed in /proc before that read, so its stack is mapped in
+ * the table, and any later table is newer still: its handler finds the mapping holding its stack
+ * pointer there from its first sample on (native_walk.c). A scan whose table cannot be published
+ * (the previous one still has readers) registers nobody new: they wait for the next scan
+ * (counted); an unreadable maps file publishes no table (the walks stop after the leaf, counted
+ * as "stack bounds unknown"). The handler also stores the stack pointer it interrupted
+ * (seen_sp), and the next scan sets the mapping of the table holding it as the thread's own
+ * bounds (hi, then lo: sample.h), so later samples need no lookup. The table is read only when a
+ * scan has a thread to register: 2-3 reads per run of it.vm_threads' workloads, whose scans
+ * took 84-121 us on average, as before (docs/ARCHITECTURE.md, "The JVM's own threads").
  *
  * Category (docs/ARCHITECTURE.md, "The JVM's own threads"): chosen once from the thread's name
  * by the prefix table `rules`; every frame of such a thread is in that category, so the
@@ -31,7 +40,7 @@
  * Limits: a tid reused by a new thread between two scans keeps the old entry (its perf event or
  * timer belongs to the dead thread): the new thread is not sampled. A new thread's comm may
  * still be its creator's for a moment; the name and category are those seen at the scan.
- * Leaf module: calls threads.c, base and libc only. */
+ * Leaf module: calls threads.c, the stack table's slot (native_walk.h), base and libc only. */
 #include "internal.h"
 
 #include <dirent.h>
@@ -45,6 +54,7 @@
 #include <unistd.h>
 
 #include "fx_alloc.h"
+#include "native_walk.h"
 
 #define VM_THREADS_MAX   256       /* registered at once */
 #define SCAN_EVERY_NS    100000000 /* 100 ms: ~30-60 us per scan (docs/BENCHMARKS.md) */
@@ -98,10 +108,13 @@ static struct {
     pid_t pending[PENDING_MAX], next[PENDING_MAX]; /* unregistered at the last scan, sorted */
     unsigned n_pending, n_next;
     bool first; /* the start's first scan: registers at the first sighting */
+    bool table; /* this scan published a stack table: it may register threads */
     uint64_t scans, scan_ns, scan_max_ns, registered, ended, became_java, failed, bounds;
-    uint64_t not_armed;              /* registered, but no timer could be made: ended meanwhile */
-    uint64_t left_out, left_out_max; /* at the last scan, and the most at once */
-    uint64_t scan_wait_max_ns;       /* the longest wait between two scans (adaptive) */
+    uint64_t not_armed; /* registered, but no timer could be made: ended meanwhile */
+    uint64_t table_reads, table_errors, table_busy; /* the stack table: read, failed, deferred */
+    char table_error[200];                          /* its last read's error */
+    uint64_t left_out, left_out_max;                /* at the last scan, and the most at once */
+    uint64_t scan_wait_max_ns; /* the longest wait between two scans (adaptive) */
 } vt = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
 static void classify(const char *name, uint8_t *cat, uint8_t *sub)
@@ -166,6 +179,28 @@ static int read_tids(pid_t *out)
     return n;
 }
 
+/* Under vt.lock: reads and publishes the stack table (see the file comment); false if it could not
+ * be published (the one before still has readers). An unreadable maps file publishes none. */
+static bool publish_stacks(void)
+{
+    struct fx_errbuf eb = {{0}};
+    struct fx_textmap *st = NULL;
+    if (fx_textmap_slot_reclaim(&fx_native.stacks)) {
+        vt.table_busy++;
+        return false;
+    }
+    if (fx_textmap_read_rw("/proc/self/maps", &st, &eb) != FX_OK) {
+        vt.table_errors++;
+        snprintf(vt.table_error, sizeof(vt.table_error), "%s", eb.msg);
+    }
+    vt.table_reads += st != NULL;
+    if (fx_textmap_slot_publish(&fx_native.stacks, st) == FX_OK) /* reclaimed: cannot be full */
+        return true;
+    fx_textmap_free(st);
+    vt.table_busy++;
+    return false;
+}
+
 /* Under vt.lock: a tid not yet registered, named by its comm. */
 static void add_one(pid_t tid, pid_t self)
 {
@@ -182,6 +217,11 @@ static void add_one(pid_t tid, pid_t self)
         return;
     if (vt.n == VM_THREADS_MAX) {
         vt.left_out++;
+        return;
+    }
+    if (!vt.table && !(vt.table = publish_stacks())) {
+        if (vt.n_next < PENDING_MAX) /* the next scan registers it */
+            vt.next[vt.n_next++] = tid;
         return;
     }
     uint8_t cat, sub;
@@ -224,49 +264,28 @@ static void prune(const pid_t *live, int n_live)
     vt.n = kept;
 }
 
-/* The mapping of /proc/self/maps holding sp: [*lo, *hi); false if none. */
-static bool mapping_of(FILE *maps, uintptr_t sp, uintptr_t *lo, uintptr_t *hi)
-{
-    char line[512];
-    rewind(maps);
-    while (fgets(line, sizeof(line), maps) != NULL) {
-        unsigned long a, b;
-        char perms[8];
-        if (sscanf(line, "%lx-%lx %7s", &a, &b, perms) == 3 && a <= sp && sp < b &&
-            perms[0] == 'r' && perms[1] == 'w') {
-            *lo = a;
-            *hi = b;
-            return true;
-        }
-        if (strchr(line, '\n') == NULL) /* a path longer than the line: skip its rest */
-            for (int c = fgetc(maps); c != EOF && c != '\n'; c = fgetc(maps))
-                ;
-    }
-    return false;
-}
-
-/* Under vt.lock: stack bounds for the threads whose handler left a stack pointer. The struct is
- * read under the registry lock: the drain cannot free it meanwhile. */
+/* Under vt.lock: own stack bounds for the threads whose handler left a stack pointer, from the
+ * stack table (read after each was registered, so it holds their stacks). The struct is read
+ * under the registry lock: the drain cannot free it meanwhile. */
 static void find_bounds(void)
 {
-    FILE *maps = NULL;
-    for (unsigned i = 0; i < vt.n; i++) {
+    uint32_t ticket;
+    const struct fx_textmap *st = fx_textmap_slot_enter_sigsafe(&fx_native.stacks, &ticket);
+    for (unsigned i = 0; st != NULL && i < vt.n; i++) {
         fx_threads_lock();
         struct fx_thread *t = fx_signal_handler_lookup_sigsafe(vt.tids[i]);
         uintptr_t sp = t != NULL && __atomic_load_n(&t->stack_lo, __ATOMIC_RELAXED) == 0
                                ? __atomic_load_n(&t->seen_sp, __ATOMIC_RELAXED)
                                : 0;
-        uintptr_t lo, hi;
-        if (sp != 0 && (maps != NULL || (maps = fopen("/proc/self/maps", "re")) != NULL) &&
-            mapping_of(maps, sp, &lo, &hi)) {
-            __atomic_store_n(&t->stack_hi, hi, __ATOMIC_RELEASE);
-            __atomic_store_n(&t->stack_lo, lo, __ATOMIC_RELEASE);
+        const struct fx_textmap_entry *e = sp != 0 ? fx_textmap_lookup_sigsafe(st, sp) : NULL;
+        if (e != NULL) {
+            __atomic_store_n(&t->stack_hi, e->end, __ATOMIC_RELEASE);
+            __atomic_store_n(&t->stack_lo, e->start, __ATOMIC_RELEASE);
             vt.bounds++;
         }
         fx_threads_unlock();
     }
-    if (maps != NULL)
-        fclose(maps);
+    fx_textmap_slot_leave_sigsafe(&fx_native.stacks, ticket);
 }
 
 /* Under vt.lock. */
@@ -279,6 +298,7 @@ static void scan(void)
         prune(live, n);
         pid_t self = (pid_t)syscall(SYS_gettid);
         vt.left_out = vt.n_next = 0;
+        vt.table = false; /* after read_tids: a table read from here on holds their stacks */
         for (int i = 0; i < n; i++)
             add_one(live[i], self);
         memcpy(vt.pending, vt.next, vt.n_next * sizeof(pid_t));
@@ -351,6 +371,18 @@ void fx_vm_threads_report(struct fx_profile *p)
     fx_profile_extra_int(p, g, "could not be registered", (int64_t)vt.failed);
     fx_profile_extra_int(p, g, "registered but not armed (ended meanwhile)", (int64_t)vt.not_armed);
     fx_profile_extra_int(p, g, "stack bounds found", (int64_t)vt.bounds);
+    fx_profile_extra_int(p, g, "stack table reads (/proc/self/maps, read-write mappings)",
+                         (int64_t)vt.table_reads);
+    fx_profile_extra_int(p, g, "stack table read failures", (int64_t)vt.table_errors);
+    if (vt.table_error[0] != '\0')
+        fx_profile_extra_str(p, g, "stack table last read error", vt.table_error);
+    fx_profile_extra_int(p, g, "registrations deferred (stack table still read)",
+                         (int64_t)vt.table_busy);
+    fx_profile_extra_int(p, g,
+                         "samples whose stack was found in the stack table (before own bounds)",
+                         (int64_t)__atomic_load_n(&fx_native.stack_found, __ATOMIC_RELAXED));
+    fx_profile_extra_int(p, g, "samples whose stack pointer is in no stack table mapping",
+                         (int64_t)__atomic_load_n(&fx_native.stack_not_found, __ATOMIC_RELAXED));
     fx_profile_extra_int(p, g, "scans of /proc/self/task", (int64_t)vt.scans);
     fx_profile_extra_int(p, g, "mean scan us", (int64_t)(vt.scan_ns / vt.scans / 1000));
     fx_profile_extra_int(p, g, "max scan us", (int64_t)(vt.scan_max_ns / 1000));
@@ -368,5 +400,9 @@ void fx_vm_threads_new_recording(void)
     vt.scans = vt.scan_ns = vt.scan_max_ns = vt.scan_wait_max_ns = vt.registered = vt.ended =
             vt.became_java = 0;
     vt.failed = vt.bounds = vt.not_armed = vt.left_out = vt.left_out_max = 0;
+    vt.table_reads = vt.table_errors = vt.table_busy = 0;
+    vt.table_error[0] = '\0';
+    __atomic_store_n(&fx_native.stack_found, 0, __ATOMIC_RELAXED);
+    __atomic_store_n(&fx_native.stack_not_found, 0, __ATOMIC_RELAXED);
     pthread_mutex_unlock(&vt.lock);
 }

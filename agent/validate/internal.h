@@ -12,6 +12,7 @@
 #define MAX_LISTED     100       /* mismatches kept with both stacks */
 #define MAX_TOP_LISTED 20        /* examples of stacks agreeing below the top frame */
 #define HINT_SLOTS     256       /* threads remembered as having no Java frame (power of two) */
+#define MAX_REC_LISTED 20        /* recovered stacks disagreeing, kept with both stacks */
 
 /* Why a step compared nothing, other than an ASGCT status code. */
 enum skip {
@@ -83,6 +84,14 @@ struct mismatch {
     enum pattern pattern;
 };
 
+/* What ASGCT said where the anchor walk was done beside it. */
+enum shadow_by {
+    SHADOW_BY_FRAMES,       /* a stack: the walk is checked where ASGCT works too */
+    SHADOW_BY_NOT_WALKABLE, /* -4 ticks_not_walkable_not_Java: the walk gives what ASGCT did not */
+    SHADOW_BY_OTHER,        /* another status */
+    SHADOW_BY_COUNT
+};
+
 /* A thread whose last check found no Java frame (the JVM's service threads): picked last. */
 struct hint {
     const struct fx_thread *t;
@@ -105,6 +114,20 @@ struct fx_va_state {
     struct mismatch listed[MAX_LISTED], top_listed[MAX_TOP_LISTED];
     uint32_t n_listed, n_top_listed;
     struct va_vt vt;
+    /* Stacks ASGCT failed and the probe recovered (fx_recover.h), by FX_REC_* case: their own
+     * class, outside compared/exact/mismatches (ASGCT's own code is still a skip by code). */
+    uint64_t rec_agreed[FX_REC_CASES], rec_disagreed[FX_REC_CASES], rec_deeper;
+    uint64_t rec_not[FX_REC_FAILS]; /* the probe tried to recover and could not, by reason */
+    struct mismatch rec_listed[MAX_REC_LISTED];
+    uint32_t n_rec_listed;
+    /* The anchor walk done beside ASGCT (fx_probe_shadow), by what ASGCT said (enum shadow_by),
+     * compared like a recovered FX_REC_ANCHOR stack: the walk's rules checked on stopped
+     * threads, which ASGCT almost never answers -3 for (docs/VALIDATION.md 5.1). */
+    fx_asgct_frame *shadow;
+    uint64_t shadow_agreed[SHADOW_BY_COUNT], shadow_disagreed[SHADOW_BY_COUNT], shadow_deeper;
+    uint64_t shadow_not[FX_REC_FAILS]; /* the walk gave nothing, by reason */
+    struct mismatch shadow_listed[MAX_REC_LISTED];
+    uint32_t n_shadow_listed;
 };
 extern struct fx_va_state va; /* validate.c */
 
@@ -145,6 +168,14 @@ bool fx_stackcmp_same_frame(const fx_asgct_frame *a, const fx_asgct_frame *b);
 /* ASGCT must hold exactly min(JVMTI count, depth) frames, each equal to JVMTI's. */
 struct fx_stack_verdict fx_stackcmp_compare(const struct fx_stack *asgct,
                                             const struct fx_stack *jvmti, int depth);
+/* A recovered stack (recovery: the FX_REC_* case) against JVMTI's: see stackcmp.c. */
+enum fx_rv_verdict {
+    FX_RV_AGREED,
+    FX_RV_DISAGREED,
+    FX_RV_DEEPER /* JVMTI's stack is deeper than depth: the match could not be placed */
+};
+enum fx_rv_verdict fx_stackcmp_recovered(const struct fx_stack *asgct, const struct fx_stack *jvmti,
+                                         uint8_t recovery, int depth);
 /* HotSpot's name of an ASGCT status ("ticks_GC_active"), "frames" if positive. */
 const char *fx_stackcmp_status_name(jint code);
 /* "pkg.Class.method@bci" or "...@native"; an unnamable method is "<jmethodID 0x...>". */

@@ -128,10 +128,10 @@ static enum asgct_path take_probe(struct fx_thread *self, fx_asgct_frame *frames
                                   int32_t *num_frames)
 {
     const struct timespec pause = {0, BUSY_PAUSE_NS};
-    int rc = fx_probe_begin(self, (uint32_t)depth);
+    int rc = fx_probe_begin(self, (uint32_t)depth, false);
     for (int i = 0; rc == FX_ESTATE && i < BUSY_TRIES; i++) {
         nanosleep(&pause, NULL);
-        rc = fx_probe_begin(self, (uint32_t)depth);
+        rc = fx_probe_begin(self, (uint32_t)depth, false);
     }
     if (rc != FX_OK) {
         return rc == FX_ESTATE ? PATH_BUSY : PATH_NO_PROBE;

@@ -61,6 +61,55 @@ struct fx_stack_verdict fx_stackcmp_compare(const struct fx_stack *asgct,
     return v;
 }
 
+/* The anchor recovery's frames (FX_REC_ANCHOR): one per compiled frame, named by the nmethod's
+ * root method, leaf first, root side cut. Each must be found in JVMTI's stack below the last
+ * one's match: the frames JVMTI has between them are those the nmethods inlined (or, above the
+ * first, the native or VM frames the thread is in), which the recovery cannot see. */
+static enum fx_rv_verdict compare_anchor(const struct fx_stack *a, const struct fx_stack *g,
+                                         int depth)
+{
+    jint j = 0;
+    for (jint i = 0; i < a->count; i++) {
+        while (j < g->count && g->frames[j].method_id != a->frames[i].method_id)
+            j++;
+        if (j == g->count)
+            return g->count > depth ? FX_RV_DEEPER : FX_RV_DISAGREED;
+        j++;
+    }
+    return FX_RV_AGREED;
+}
+
+/* A blob recovery (FX_REC_DISPATCH..FX_REC_C1_BARRIER): frames[0] is the blob, the rest
+ * ASGCT's from the caller's context, which must be JVMTI's bottom frames exactly; above them
+ * JVMTI has the blob's own frames: none for a stub, the nmethod's method as the frame right
+ * above (with its inlined callees over it) for an nmethod. */
+static enum fx_rv_verdict compare_blob(const struct fx_stack *a, const struct fx_stack *g,
+                                       int depth)
+{
+    if (g->count > depth)
+        return FX_RV_DEEPER;
+    jint up = a->count - 1, above = g->count - up;
+    if (up < 1 || above < 0)
+        return FX_RV_DISAGREED;
+    for (jint k = 0; k < up; k++) {
+        if (!fx_stackcmp_same_frame(&a->frames[1 + k], &g->frames[above + k]))
+            return FX_RV_DISAGREED;
+    }
+    if (a->frames[0].lineno == FX_LINE_STUB)
+        return above == 0 ? FX_RV_AGREED : FX_RV_DISAGREED;
+    return above >= 1 && g->frames[above - 1].method_id == a->frames[0].method_id ? FX_RV_AGREED
+                                                                                  : FX_RV_DISAGREED;
+}
+
+enum fx_rv_verdict fx_stackcmp_recovered(const struct fx_stack *asgct, const struct fx_stack *jvmti,
+                                         uint8_t recovery, int depth)
+{
+    if (asgct->count <= 0)
+        return FX_RV_DISAGREED;
+    return recovery == FX_REC_ANCHOR ? compare_anchor(asgct, jvmti, depth)
+                                     : compare_blob(asgct, jvmti, depth);
+}
+
 /* HotSpot's names (forte.cpp), which bug reports and the JDK sources use. */
 const char *fx_stackcmp_status_name(jint code)
 {

@@ -4,8 +4,10 @@
  * stack, then its ASGCT stack through a probe (the thread's own SIGPROF handler, which runs
  * although the thread is suspended), resumes it and compares the two; a carrier carrying a
  * virtual thread is compared with that thread's stack (check_carrying, the route to it in
- * vthread.c). Invariant: every thread this file suspends is resumed before the step ends, on
- * every path, and no step outlives fx_validate_stop. */
+ * vthread.c). A trace ASGCT failed and the probe recovered, and the anchor walk the probe does
+ * beside ASGCT, are compared by the recovery's rules, in classes of their own (tally).
+ * Invariant: every thread this file suspends is resumed before the step ends, on every path,
+ * and no step outlives fx_validate_stop. */
 #include "internal.h"
 
 #include <pthread.h>
@@ -130,6 +132,18 @@ static bool agrees_below_top(const struct fx_stack *a, const struct fx_stack *g,
     return true;
 }
 
+/* A stub's frame (FX_LINE_STUB, from a recovery) holds a stub index, not a jmethodID. */
+static void frame_name(jvmtiEnv *jvmti, JNIEnv *jni, const fx_asgct_frame *f, char *buf, size_t cap)
+{
+    const char *stub = f->lineno == FX_LINE_STUB
+                               ? fx_codemap_stub_name((uint64_t)(uintptr_t)f->method_id)
+                               : NULL;
+    if (f->lineno == FX_LINE_STUB)
+        snprintf(buf, cap, "[stub %s]", stub != NULL ? stub : "?");
+    else
+        fx_stackcmp_frame_name(jvmti, jni, f, buf, cap);
+}
+
 static char **name_frames(jvmtiEnv *jvmti, JNIEnv *jni, const struct fx_stack *s, uint32_t *n)
 {
     uint32_t want = s->count > 0 ? (uint32_t)s->count : 0;
@@ -138,7 +152,7 @@ static char **name_frames(jvmtiEnv *jvmti, JNIEnv *jni, const struct fx_stack *s
     *n = 0;
     for (uint32_t i = 0; names != NULL && i < want; i++) {
         char buf[NAME_MAX_LEN];
-        fx_stackcmp_frame_name(jvmti, jni, &s->frames[i], buf, sizeof(buf));
+        frame_name(jvmti, jni, &s->frames[i], buf, sizeof(buf));
         if ((names[i] = fx_strdup(buf)) == NULL)
             break;
         *n = i + 1;
@@ -228,22 +242,80 @@ static bool in_transition(const struct fx_stack *a, const struct fx_stack *g)
     return false;
 }
 
-static enum outcome classify(jvmtiEnv *jvmti, JNIEnv *jni, const struct fx_thread *t,
-                             int32_t num_frames, jint gst_count, enum pattern *pattern)
+/* One answer of the probe, read while the thread is held. */
+struct answer {
+    int32_t num_frames; /* the trace in va.asg: recovered when recovery is an FX_REC_* case */
+    int32_t code;       /* ASGCT's own num_frames */
+    int32_t shadow_rc;  /* the anchor walk beside ASGCT (fx_probe_shadow), shadow_n frames */
+    int32_t shadow_n;
+    uint8_t recovery; /* sample.h's recovery byte */
+};
+
+/* A recovered stack (recovery: its FX_REC_* case) compared with JVMTI's by the recovery's rules
+ * (stackcmp.c) into its class's counters; disagreements listed with both stacks. */
+static void tally(jvmtiEnv *jvmti, JNIEnv *jni, const struct fx_thread *t, const struct fx_stack *a,
+                  const struct fx_stack *g, uint8_t recovery, uint64_t *agreed, uint64_t *disagreed,
+                  uint64_t *deeper, struct mismatch *list, uint32_t *n)
 {
-    struct fx_stack a = {.count = num_frames, .frames = va.asg};
+    enum fx_rv_verdict v = fx_stackcmp_recovered(a, g, recovery, (int)va.depth);
+    if (v == FX_RV_DEEPER) {
+        fx_va_inc(deeper);
+    } else if (v == FX_RV_AGREED) {
+        fx_va_inc(agreed);
+    } else {
+        fx_va_inc(disagreed);
+        list_mismatch(list, n, MAX_REC_LISTED, jvmti, jni, t, a, g, -1, PATTERN_NONE);
+    }
+}
+
+/* The anchor walk done beside ASGCT: shadow_n frames in va.shadow, or shadow_rc < 0 why not. */
+static void classify_shadow(jvmtiEnv *jvmti, JNIEnv *jni, const struct fx_thread *t,
+                            const struct answer *ans, const struct fx_stack *g)
+{
+    int32_t code = ans->code, rc = ans->shadow_rc;
+    enum shadow_by by = code > 0                                 ? SHADOW_BY_FRAMES
+                        : code == FX_ASGCT_NOT_WALKABLE_NOT_JAVA ? SHADOW_BY_NOT_WALKABLE
+                                                                 : SHADOW_BY_OTHER;
+    if (rc < 0 && -rc < FX_REC_FAILS)
+        fx_va_inc(&va.shadow_not[-rc]);
+    if (rc != FX_REC_ANCHOR || ans->shadow_n <= 0)
+        return;
+    struct fx_stack a = {.count = ans->shadow_n, .frames = va.shadow};
+    tally(jvmti, jni, t, &a, g, FX_REC_ANCHOR, &va.shadow_agreed[by], &va.shadow_disagreed[by],
+          &va.shadow_deeper, va.shadow_listed, &va.n_shadow_listed);
+}
+
+/* One comparison of t's stacks (gst_count frames in va.gst, already in ASGCT's encoding),
+ * counted and, if it is a mismatch, listed. A recovered trace is a class of its own (the
+ * recovered counters) and, as ASGCT failed, OUT_NONE; the anchor walk beside ASGCT is counted
+ * whatever ASGCT said. */
+static enum outcome classify(jvmtiEnv *jvmti, JNIEnv *jni, const struct fx_thread *t,
+                             const struct answer *ans, jint gst_count, enum pattern *pattern)
+{
+    struct fx_stack a = {.count = ans->num_frames, .frames = va.asg};
     struct fx_stack g = {.count = gst_count, .frames = va.gst};
+    uint8_t recovery = ans->recovery;
+    bool recovered = recovery > 0 && recovery < FX_REC_CASES && a.count > 0;
     *pattern = PATTERN_NONE;
     set_hint(t, gst_count == 0);
-    if (num_frames <= 0) {
-        skip_by_code(num_frames, gst_count);
+    if (ans->code <= 0) /* ASGCT's own answer is a skip, recovered or not */
+        skip_by_code(ans->code, gst_count);
+    uint8_t why = recovery & (uint8_t) ~(FX_REC_FAILED | FX_REC_NAMED); /* sample.h's byte */
+    if (recovery >= FX_REC_FAILED && why < FX_REC_FAILS)
+        fx_va_inc(&va.rec_not[why]);
+    classify_shadow(jvmti, jni, t, ans, &g);
+    if (a.count <= 0 || (ans->code <= 0 && !recovered))
         return OUT_NONE;
-    }
     /* JVMTI on a carrier gives the carrier's frames only, ASGCT the virtual thread's on top:
      * a virtual thread the step did not find (vthread.c finds it when it can). */
     if (va.enter_special != NULL && contains(&a, va.enter_special) &&
         !contains(&g, va.enter_special)) {
         fx_va_inc(&va.skipped[SKIP_VTHREAD]);
+        return OUT_NONE;
+    }
+    if (recovered) {
+        tally(jvmti, jni, t, &a, &g, recovery, &va.rec_agreed[recovery],
+              &va.rec_disagreed[recovery], &va.rec_deeper, va.rec_listed, &va.n_rec_listed);
         return OUT_NONE;
     }
     fx_va_inc(&va.compared);
@@ -301,19 +373,32 @@ static bool still(jvmtiEnv *jvmti, jthread thread, const fx_asgct_frame *gst, ji
     return true;
 }
 
+/* The probe on t (held): the trace into va.asg and, while t is still held, what ASGCT itself
+ * said, the recovery and the anchor walk beside it (into va.shadow). */
+static int run_probe(struct fx_thread *t, struct answer *ans)
+{
+    *ans = (struct answer){0};
+    int rc = fx_probe_run(t, PROBE_WAIT_NS, va.asg, &ans->num_frames);
+    if (rc == FX_OK) {
+        fx_probe_recovery(t, &ans->code, &ans->recovery);
+        ans->shadow_rc = fx_probe_shadow(t, va.shadow, &ans->shadow_n);
+    }
+    return rc;
+}
+
 /* t suspended, carrying no virtual thread: its JVMTI stack, ASGCT's through the probe, and its
  * JVMTI stack once more, which tells a thread that was not stopped (a carrier whose virtual
  * thread unmounted after the suspension, on its way to where HotSpot stops it). */
 static void check_stopped(jvmtiEnv *jvmti, JNIEnv *jni, struct fx_thread *t, int64_t t0)
 {
     jint n = 0;
-    int32_t num_frames = 0;
+    struct answer ans = {0};
     int rc = FX_OK;
     bool moved = false;
     jvmtiError err = (*jvmti)->GetStackTrace(jvmti, t->ref, 0, (jint)va.depth + 1, va.info, &n);
     if (err == JVMTI_ERROR_NONE) {
         fx_stackcmp_from_jvmti(va.info, n, va.gst);
-        rc = fx_probe_run(t, PROBE_WAIT_NS, va.asg, &num_frames);
+        rc = run_probe(t, &ans);
         moved = rc == FX_OK && !still(jvmti, t->ref, va.gst, n);
     }
     if ((*jvmti)->ResumeThread(jvmti, t->ref) != JVMTI_ERROR_NONE)
@@ -328,7 +413,7 @@ static void check_stopped(jvmtiEnv *jvmti, JNIEnv *jni, struct fx_thread *t, int
     else if (moved)
         fx_va_inc(&va.skipped[SKIP_MOVED]);
     else
-        classify(jvmti, jni, t, num_frames, n, &pattern);
+        classify(jvmti, jni, t, &ans, n, &pattern);
 }
 
 /* The slot the carrier's mount and unmount callbacks write, against the route's answer. */
@@ -364,7 +449,7 @@ static void count(enum outcome out, enum pattern pattern)
 /* vt suspended and still mounted: both JVMTI stacks, ASGCT's, vt's JVMTI stack again. Returns
  * the skip, or VT_SKIP_COUNT when there is something to compare (*n frames in va.gst). */
 static enum vt_skip take(jvmtiEnv *jvmti, JNIEnv *jni, struct fx_thread *t, jobject vt, jint *n,
-                         jint *nc, int32_t *num_frames)
+                         jint *nc, struct answer *ans)
 {
     jvmtiError err = (*jvmti)->GetStackTrace(jvmti, vt, 0, (jint)va.depth + 1, va.info, n);
     if (err != JVMTI_ERROR_NONE)
@@ -374,7 +459,7 @@ static enum vt_skip take(jvmtiEnv *jvmti, JNIEnv *jni, struct fx_thread *t, jobj
     if (err != JVMTI_ERROR_NONE)
         return VT_SKIP_STACK_FAILED;
     fx_stackcmp_from_jvmti(va.info, *nc, va.vt.carrier);
-    if (fx_probe_run(t, PROBE_WAIT_NS, va.asg, num_frames) != FX_OK)
+    if (run_probe(t, ans) != FX_OK)
         return VT_SKIP_PROBE;
     if (!still(jvmti, vt, va.gst, *n))
         return VT_SKIP_MOVED;
@@ -397,9 +482,9 @@ static void check_carrying(jvmtiEnv *jvmti, JNIEnv *jni, struct fx_thread *t, jo
     jobject now = (*jni)->GetObjectField(jni, t->ref, v->cont);
     enum vt_skip skip = VT_SKIP_UNMOUNTED;
     jint n = 0, nc = 0;
-    int32_t num_frames = 0;
+    struct answer ans = {0};
     if (now != NULL && (*jni)->IsSameObject(jni, now, cont))
-        skip = take(jvmti, jni, t, vt, &n, &nc, &num_frames);
+        skip = take(jvmti, jni, t, vt, &n, &nc, &ans);
     if ((*jvmti)->ResumeThread(jvmti, vt) != JVMTI_ERROR_NONE)
         fx_va_inc(&va.resume_failed);
     if (skip != VT_SKIP_COUNT) {
@@ -409,7 +494,7 @@ static void check_carrying(jvmtiEnv *jvmti, JNIEnv *jni, struct fx_thread *t, jo
     struct fx_stack g = {.count = n, .frames = va.gst};
     fx_stackcmp_join_carrier(&g, va.enter_special, v->carrier, nc, (int)va.depth + 1);
     enum pattern pattern = PATTERN_NONE;
-    enum outcome out = classify(jvmti, jni, t, num_frames, g.count, &pattern);
+    enum outcome out = classify(jvmti, jni, t, &ans, g.count, &pattern);
     count(out, pattern);
 }
 
@@ -418,7 +503,7 @@ static void check_carrying(jvmtiEnv *jvmti, JNIEnv *jni, struct fx_thread *t, jo
  * nothing allocates while t is held. */
 static void check_thread(jvmtiEnv *jvmti, JNIEnv *jni, struct fx_thread *t)
 {
-    int rc = fx_probe_begin(t, va.depth);
+    int rc = fx_probe_begin(t, va.depth, true);
     if (rc != FX_OK) {
         fx_va_inc(&va.skipped[rc == FX_ESTATE ? SKIP_PROBE_BUSY : SKIP_PROBE_FAILED]);
         return;
@@ -486,12 +571,15 @@ int fx_validate_start(JNIEnv *jni)
     fx_free(va.gst);
     fx_free(va.asg);
     fx_free(va.vt.carrier);
+    fx_free(va.shadow);
     va.depth = fx_opt()->depth;
     va.info = fx_calloc((size_t)va.depth + 1, sizeof(*va.info));
     va.gst = fx_calloc((size_t)va.depth + 1, sizeof(*va.gst));
     va.asg = fx_calloc(va.depth, sizeof(*va.asg));
     va.vt.carrier = fx_calloc((size_t)va.depth + 1, sizeof(*va.vt.carrier));
-    if (va.info == NULL || va.gst == NULL || va.asg == NULL || va.vt.carrier == NULL)
+    va.shadow = fx_calloc(va.depth, sizeof(*va.shadow));
+    if (va.info == NULL || va.gst == NULL || va.asg == NULL || va.vt.carrier == NULL ||
+        va.shadow == NULL)
         return FX_ENOMEM;
     return fx_periodic_start(jni, &validator);
 }

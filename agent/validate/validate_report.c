@@ -23,13 +23,31 @@ static const char *const vt_skip_keys[VT_SKIP_COUNT] = {
         "suspend_failed", "unmounted_before_suspended", "stack_trace_failed", "probe_failed",
         "thread_moved"};
 
+/* FX_REC_* cases (fx_recover.h) as report keys. */
+static const char *const rec_keys[FX_REC_CASES] = {
+        NULL,       "dispatch_stub", "prologue",        "epilogue",
+        "ic_check", "adapter",       "c1_post_barrier", "not_in_java_anchor",
+};
+
+/* -FX_REC_* failures (fx_recover.h) as report keys. */
+static const char *const rec_fail_keys[FX_REC_FAILS] = {
+        NULL,         "pc_in_no_known_range", "other_stub", "nmethod_body",
+        "layout",     "instruction_unknown",  "stack",      "asgct_failed_from_caller",
+        "table_busy", "caller_at_bci0",       "no_anchor",
+};
+
+static const char *const shadow_keys[SHADOW_BY_COUNT] = {"asgct_frames", "asgct_not_walkable",
+                                                         "asgct_other"};
+
 /* A consistent-enough copy of the counters (a dump reads them while the validator runs). */
 struct summary {
     char *vm_version, *vm_vendor, *vm_name;
     uint64_t compared, exact, below_top, transitions, mismatches, known, skipped_code,
             skipped_other;
     uint64_t vt_compared, vt_exact, vt_transitions;
-    double exact_rate, agree_rate, known_rate; /* of compared; -1 when nothing was compared */
+    uint64_t rec_agreed, rec_disagreed, rec_deeper; /* recovered stacks, all cases */
+    uint64_t sh_agreed, sh_disagreed;               /* the anchor walk beside ASGCT */
+    double exact_rate, agree_rate, known_rate;      /* of compared; -1 when nothing was compared */
 };
 
 static void summarize(struct summary *s)
@@ -54,6 +72,15 @@ static void summarize(struct summary *s)
         s->skipped_other += fx_va_get(&va.skipped[i]);
     for (int i = 0; i < VT_SKIP_COUNT; i++)
         s->skipped_other += fx_va_get(&va.vt.skipped[i]);
+    for (int i = 1; i < FX_REC_CASES; i++) {
+        s->rec_agreed += fx_va_get(&va.rec_agreed[i]);
+        s->rec_disagreed += fx_va_get(&va.rec_disagreed[i]);
+    }
+    s->rec_deeper = fx_va_get(&va.rec_deeper);
+    for (int i = 0; i < SHADOW_BY_COUNT; i++) {
+        s->sh_agreed += fx_va_get(&va.shadow_agreed[i]);
+        s->sh_disagreed += fx_va_get(&va.shadow_disagreed[i]);
+    }
     s->exact_rate = s->compared ? (double)s->exact / (double)s->compared : -1;
     s->agree_rate = s->compared ? (double)(s->exact + s->below_top) / (double)s->compared : -1;
     uint64_t explained = s->exact + s->below_top + s->known + s->transitions;
@@ -113,6 +140,65 @@ static void json_list(struct fx_json *j, const char *key, const struct mismatch 
         fx_json_obj_end(j);
     }
     fx_json_arr_end(j);
+}
+
+static void json_reasons(struct fx_json *j, const char *key, const uint64_t *by_reason)
+{
+    fx_json_key(j, key);
+    fx_json_obj_begin(j);
+    for (int i = 1; i < FX_REC_FAILS; i++)
+        json_u64(j, rec_fail_keys[i], by_reason[i]);
+    fx_json_obj_end(j);
+}
+
+/* The recovered stacks' class: ASGCT failed, the probe recovered (fx_recover.h), compared by
+ * the recovery's rules (stackcmp.c). */
+static void json_recovered(struct fx_json *j, const struct summary *s)
+{
+    fx_json_key(j, "recovered");
+    fx_json_obj_begin(j);
+    json_u64(j, "compared", s->rec_agreed + s->rec_disagreed);
+    json_u64(j, "agreed", s->rec_agreed);
+    json_u64(j, "disagreed", s->rec_disagreed);
+    json_u64(j, "deeper_than_depth_not_placed", s->rec_deeper);
+    fx_json_key(j, "by_case");
+    fx_json_obj_begin(j);
+    for (int i = 1; i < FX_REC_CASES; i++) {
+        fx_json_key(j, rec_keys[i]);
+        fx_json_obj_begin(j);
+        json_u64(j, "agreed", va.rec_agreed[i]);
+        json_u64(j, "disagreed", va.rec_disagreed[i]);
+        fx_json_obj_end(j);
+    }
+    fx_json_obj_end(j);
+    json_reasons(j, "not_recovered_by_reason", va.rec_not);
+    json_list(j, "disagreement_list", va.rec_listed, va.n_rec_listed);
+    fx_json_obj_end(j);
+}
+
+/* The anchor walk (recover_anchor.c) done beside ASGCT on each stopped thread and compared like
+ * a recovered stack, by what ASGCT said there. */
+static void json_anchor_walk(struct fx_json *j, const struct summary *s)
+{
+    fx_json_key(j, "anchor_walk_beside_asgct");
+    fx_json_obj_begin(j);
+    json_u64(j, "compared", s->sh_agreed + s->sh_disagreed);
+    json_u64(j, "agreed", s->sh_agreed);
+    json_u64(j, "disagreed", s->sh_disagreed);
+    json_u64(j, "deeper_than_depth_not_placed", va.shadow_deeper);
+    fx_json_key(j, "by_asgct_answer");
+    fx_json_obj_begin(j);
+    for (int i = 0; i < SHADOW_BY_COUNT; i++) {
+        fx_json_key(j, shadow_keys[i]);
+        fx_json_obj_begin(j);
+        json_u64(j, "agreed", va.shadow_agreed[i]);
+        json_u64(j, "disagreed", va.shadow_disagreed[i]);
+        fx_json_obj_end(j);
+    }
+    fx_json_obj_end(j);
+    json_reasons(j, "not_walked_by_reason", va.shadow_not);
+    json_list(j, "disagreement_list", va.shadow_listed, va.n_shadow_listed);
+    fx_json_obj_end(j);
 }
 
 static void json_mismatches(struct fx_json *j)
@@ -264,6 +350,8 @@ static void json_body(struct fx_json *j, const struct summary *s)
     json_u64(j, "skipped_by_code", s->skipped_code);
     json_u64(j, "skipped_other_total", s->skipped_other);
     json_skips(j);
+    json_recovered(j, s);
+    json_anchor_walk(j, s);
     json_costs(j);
     json_mismatches(j);
     json_vthreads(j);
@@ -332,6 +420,14 @@ static void validate_extra(JNIEnv *jni, struct fx_profile *p, const struct fx_sp
     fx_profile_extra_str(p, g, "agreement below the top frame", buf);
     fx_profile_extra_int(p, g, "skipped by ASGCT code", (int64_t)s.skipped_code);
     fx_profile_extra_int(p, g, "skipped for other reasons", (int64_t)s.skipped_other);
+    fx_profile_extra_int(p, g, "recovered stacks compared (ASGCT failed, recovery's rules)",
+                         (int64_t)(s.rec_agreed + s.rec_disagreed));
+    fx_profile_extra_int(p, g, "recovered stacks agreeing", (int64_t)s.rec_agreed);
+    fx_profile_extra_int(p, g, "recovered stacks disagreeing", (int64_t)s.rec_disagreed);
+    fx_profile_extra_int(p, g, "recovered stacks deeper than depth (not placed)",
+                         (int64_t)s.rec_deeper);
+    fx_profile_extra_int(p, g, "anchor walks beside ASGCT agreeing", (int64_t)s.sh_agreed);
+    fx_profile_extra_int(p, g, "anchor walks beside ASGCT disagreeing", (int64_t)s.sh_disagreed);
     summary_free(&s);
 }
 
@@ -358,13 +454,17 @@ static void say(const struct summary *s, const char *written)
     fx_log("validate: %llu stacks compared on %s: %llu exact (%s), %llu agreeing below the "
            "top frame (agreement %s), %llu in a virtual thread's mount or unmount, %llu "
            "mismatches (%llu of known HotSpot patterns); %llu on carriers carrying a virtual "
-           "thread (%llu exact); %llu skipped by ASGCT code, %llu for other reasons%s%s",
+           "thread (%llu exact); %llu skipped by ASGCT code, %llu for other reasons; recovered "
+           "stacks: %llu agreeing, %llu disagreeing; anchor walks beside ASGCT: %llu agreeing, "
+           "%llu disagreeing%s%s",
            (unsigned long long)s->compared, s->vm_version ? s->vm_version : "?",
            (unsigned long long)s->exact, exact, (unsigned long long)s->below_top, agree,
            (unsigned long long)s->transitions, (unsigned long long)s->mismatches,
            (unsigned long long)s->known, (unsigned long long)s->vt_compared,
            (unsigned long long)s->vt_exact, (unsigned long long)s->skipped_code,
-           (unsigned long long)s->skipped_other, written[0] ? "; report " : "", written);
+           (unsigned long long)s->skipped_other, (unsigned long long)s->rec_agreed,
+           (unsigned long long)s->rec_disagreed, (unsigned long long)s->sh_agreed,
+           (unsigned long long)s->sh_disagreed, written[0] ? "; report " : "", written);
 }
 
 void fx_validate_report(void)
@@ -381,6 +481,8 @@ void fx_validate_report(void)
         say(&s, written);
     free_list(va.listed, &va.n_listed);
     free_list(va.top_listed, &va.n_top_listed);
+    free_list(va.rec_listed, &va.n_rec_listed);
+    free_list(va.shadow_listed, &va.n_shadow_listed);
     summary_free(&s);
 }
 

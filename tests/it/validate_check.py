@@ -10,7 +10,11 @@ figures in its "validate" group. With --vthreads N (issue 22), at least N compar
 covered a carrier carrying a virtual thread; outside mount transitions (section 4.7, their own
 class) at least --vt-right of them must have every ASGCT frame right (exact, or exact but for
 the frames still frozen in the heap, section 4.1), and the mount events' slot must have named
-the virtual thread the check found in --vt-slot of the checks or more.
+the virtual thread the check found in --vt-slot of the checks or more. Recovered stacks (ASGCT
+failed, the probe recovered them, docs/VALIDATION.md 5.1) are a class of their own: the report
+must have it, every one must agree by the recovery's rules (each disagreement is printed), and
+with --min-recovered at least that many must have been compared. The same for the anchor walk
+done beside ASGCT on every stopped thread ("anchor_walk_beside_asgct"), with --min-anchor-walks.
 """
 import argparse
 import gzip
@@ -94,6 +98,27 @@ def show_mismatches(label, r):
         print(f"{label}: {r['mismatches_not_listed']} more mismatches not listed in the report")
 
 
+def check_recovered(label, r, minimum, key="recovered", cases_key="by_case"):
+    rec = r.get(key)
+    if rec is None:
+        fail(label, f"the report has no '{key}' class (recovered stacks are not compared)")
+    cases = {k: v for k, v in rec[cases_key].items() if v["agreed"] or v["disagreed"]}
+    print(f"{label}: {key}: {rec['compared']} compared, {rec['agreed']} agreed, "
+          f"{rec['disagreed']} disagreed, {rec['deeper_than_depth_not_placed']} deeper than "
+          f"depth ({json.dumps(cases)})")
+    for n, m in enumerate(rec["disagreement_list"]):
+        print(f"{label}: {key} disagreement {n + 1} on {m['thread']}: recovered "
+              f"{m['asgct_num_frames']} frames, GetStackTrace {m['jvmti_frames']}")
+        for line in rows(m):
+            print(f"{label}: {line}")
+    if rec["agreed"] + rec["disagreed"] != rec["compared"]:
+        fail(label, f"{key}: agreed + disagreed != compared")
+    if rec["disagreed"]:
+        fail(label, f"{key}: {rec['disagreed']} stacks disagree with GetStackTrace (above)")
+    if rec["compared"] < minimum:
+        fail(label, f"{key}: {rec['compared']} stacks compared, expected at least {minimum}")
+
+
 def check_profile(label, path, r):
     with gzip.open(path, "rt", encoding="utf-8") as f:
         profile = json.load(f)
@@ -107,6 +132,12 @@ def check_profile(label, path, r):
         if entries.get(label_in_profile) != r[key]:
             fail(label, f"meta.extra validate '{label_in_profile}' = "
                  f"{entries.get(label_in_profile)}, report {key} = {r[key]}")
+    for key, label_in_profile in (("agreed", "recovered stacks agreeing"),
+                                  ("disagreed", "recovered stacks disagreeing")):
+        if entries.get(label_in_profile) != r["recovered"][key]:
+            fail(label, f"meta.extra validate '{label_in_profile}' = "
+                 f"{entries.get(label_in_profile)}, report recovered {key} = "
+                 f"{r['recovered'][key]}")
 
 
 def check_vthreads(label, r, least, exact_min, slot_min):
@@ -144,6 +175,8 @@ def main():
     ap.add_argument("report")
     ap.add_argument("--label", default="validate")
     ap.add_argument("--min-compared", type=int, default=50)
+    ap.add_argument("--min-recovered", type=int, default=0)
+    ap.add_argument("--min-anchor-walks", type=int, default=0)
     ap.add_argument("--profile")
     ap.add_argument("--vthreads", type=int)
     ap.add_argument("--vt-right", type=float, default=0.99)
@@ -181,6 +214,8 @@ def main():
         fail(label, f"{unexplained} mismatches of no documented pattern (listed above)")
     for m in r["mismatch_list"]:
         recheck_pattern(label, m)
+    check_recovered(label, r, args.min_recovered)
+    check_recovered(label, r, args.min_anchor_walks, "anchor_walk_beside_asgct", "by_asgct_answer")
     if "virtual_threads" in r or args.vthreads is not None:
         check_vthreads(label, r, args.vthreads, args.vt_right, args.vt_slot)
     if args.profile:

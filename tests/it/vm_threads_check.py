@@ -14,7 +14,10 @@ NAME.t-N.samples.json, NAME.t-N.functions.json):
            has fxmixed_cthread_spin above fxmixed_cthread_main, both in the Native category, and
            no Java frame on that track;
   all:     meta.extra "Threads that are not Java threads" counts at least as many registered
-           threads as there are such tracks.
+           threads as there are such tracks; no sample of any track has the frame "[native: walk
+           stopped (stack bounds unknown)]" and meta.extra "Native stacks" counts no such stop
+           (the first sample of each such thread had it before the stack table), while some
+           samples found their stack in the stack table.
 """
 import argparse
 import glob
@@ -120,6 +123,20 @@ def main():
         tracks = sum(1 for t in q.doc["threads"] if t["name"].startswith(
             ("GC Thread", "G1 ", "C1 Compiler", "C2 Compiler", "VM Thread", "fxmixed-burner")))
         check(got >= tracks > 0, f"{name}: meta.extra says {got} registered, {tracks} such tracks")
+    unknown = "[native: walk stopped (stack bounds unknown)]"
+    for name in ("gc", "jit", "cthread"):
+        q = p if name == "cthread" else Profile(os.path.join(a.run, f"{name}.json.gz"))
+        stopped = total = 0
+        for t in q.doc["threads"]:
+            for s in t["samples"]["stack"]:
+                total += 1
+                stopped += s is not None and any(q.name[f] == unknown for f in q.paths[s])
+        check(stopped == 0, f"{name}: {stopped} of {total} samples end in {unknown!r}")
+        stops = (q.extra("Native stacks") or {}).get("walk stopped: thread stack bounds unknown", -1)
+        check(stops == 0, f"{name}: meta.extra counts {stops} walks stopped for unknown bounds")
+        ex = q.extra("Threads that are not Java threads") or {}
+        found = ex.get("samples whose stack was found in the stack table (before own bounds)", -1)
+        check(found > 0, f"{name}: {found} samples found their stack in the stack table")
     return 1 if failures else 0
 
 

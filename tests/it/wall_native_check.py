@@ -10,9 +10,12 @@ thread's state frame, right above a frame of the C library (library libc.so*), w
 JVM or JNI frame below that and its Java method below that; and at least half of the samples are
 in the Idle category. jni: at least half of the JniBurn.burn samples have fxmixed_burn_cpu (or
 its JNI entry) above JniBurn.burn. wait-off (cstack=no): at least half of each waiter's samples
-have its state frame right above its Java method, and no path holds a library frame.
+have its state frame right above its Java method, and no path holds a library frame. wait: the
+profile's meta.extra "Kernel stacks" says why wall mode has no kernel frames (no callchain).
 """
 import argparse
+import gzip
+import json
 import os
 import re
 import sys
@@ -102,6 +105,12 @@ def main():
         check(total >= 20 and 2 * good >= total and libs == 0,
               f"wait-off {t} (cstack=no): {good} of {total} samples are '{state}' <- {java}, "
               f"{libs} with a library frame")
+    with gzip.open(os.path.join(a.run, "wait.json.gz"), "rt", encoding="utf-8") as f:
+        groups = {g["label"]: g for g in json.load(f)["meta"].get("extra", [])}
+    why = {e["label"]: e["value"] for e in groups.get("Kernel stacks", {}).get("entries", [])}
+    why = why.get("kernel frames unavailable", "")
+    check(why.startswith("mode=wall") and "no callchain" in why,
+          f"wait: meta.extra 'Kernel stacks' says why wall mode has no kernel frames: {why!r}")
     return 1 if failures else 0
 
 

@@ -223,6 +223,89 @@ START_TEST(test_textmap_real_self_maps_finds_own_code)
 }
 END_TEST
 
+/* The stack table (vm_threads.c): private read-write mappings only, and a new thread's stack
+ * pointer lies in the entry pthread says is its stack, read after the thread was started. */
+START_TEST(test_textmap_rw_keeps_private_writable_mappings)
+{
+    char path[64];
+    unit_tmpfile_str(path, "1000-2000 r-xp 0 00:00 0 /lib/a\n"
+                           "2000-3000 rw-p 0 00:00 0 \n"
+                           "3000-4000 rw-s 0 00:00 7 /dev/shm/x\n"
+                           "4000-5000 r--p 0 00:00 0 /lib/a\n"
+                           "6000-7000 rwxp 0 00:00 0 [stack]\n");
+    struct fx_textmap *t = NULL;
+    struct fx_errbuf eb = {{0}};
+    ck_assert_int_eq(fx_textmap_read_rw(path, &t, &eb), FX_OK);
+    unlink(path);
+    ck_assert_uint_eq(t->count, 2);
+    ck_assert_uint_eq(t->entries[0].start, 0x2000);
+    ck_assert_uint_eq(t->entries[1].start, 0x6000);
+    ck_assert_int_eq(t->entries[1].kind, FX_TEXTMAP_SPECIAL);
+    ck_assert_ptr_null(fx_textmap_lookup_sigsafe(t, 0x3800));
+    fx_textmap_free(t);
+}
+END_TEST
+
+struct stack_probe {
+    uintptr_t sp, lo, hi;
+    pthread_mutex_t m;
+    pthread_cond_t c;
+    int stage; /* 1: sp and bounds set, 2: the test has read the table */
+};
+
+static void *stack_thread(void *arg)
+{
+    struct stack_probe *p = arg;
+    volatile char here = 0;
+    pthread_attr_t a;
+    void *lo = NULL;
+    size_t size = 0;
+    if (pthread_getattr_np(pthread_self(), &a) == 0) { /* no ck_assert off the test's thread */
+        if (pthread_attr_getstack(&a, &lo, &size) != 0)
+            lo = NULL;
+        pthread_attr_destroy(&a);
+    }
+    pthread_mutex_lock(&p->m);
+    p->sp = (uintptr_t)&here;
+    p->lo = (uintptr_t)lo;
+    p->hi = (uintptr_t)lo + size;
+    p->stage = 1;
+    pthread_cond_broadcast(&p->c);
+    while (p->stage != 2)
+        pthread_cond_wait(&p->c, &p->m);
+    pthread_mutex_unlock(&p->m);
+    return NULL;
+}
+
+START_TEST(test_textmap_rw_finds_a_new_threads_stack_by_its_sp)
+{
+    struct stack_probe p = {.m = PTHREAD_MUTEX_INITIALIZER, .c = PTHREAD_COND_INITIALIZER};
+    pthread_t th;
+    ck_assert_int_eq(pthread_create(&th, NULL, stack_thread, &p), 0);
+    pthread_mutex_lock(&p.m);
+    while (p.stage != 1)
+        pthread_cond_wait(&p.c, &p.m);
+    pthread_mutex_unlock(&p.m);
+    ck_assert_uint_ne(p.lo, 0);
+    struct fx_textmap *t = NULL;
+    struct fx_errbuf eb = {{0}};
+    ck_assert_msg(fx_textmap_read_rw("/proc/self/maps", &t, &eb) == FX_OK, "%s", eb.msg);
+    const struct fx_textmap_entry *e = fx_textmap_lookup_sigsafe(t, p.sp);
+    ck_assert_ptr_nonnull(e);
+    /* the mapping may be larger (glibc's guard is apart, a neighbour may merge), never smaller
+     * than the part of the stack the thread can use */
+    ck_assert_uint_le(e->start, p.sp);
+    ck_assert_uint_ge(e->end, p.hi);
+    ck_assert_uint_le(e->start, p.hi - 1);
+    fx_textmap_free(t);
+    pthread_mutex_lock(&p.m);
+    p.stage = 2;
+    pthread_cond_broadcast(&p.c);
+    pthread_mutex_unlock(&p.m);
+    ck_assert_int_eq(pthread_join(th, NULL), 0);
+}
+END_TEST
+
 static struct fx_textmap *one_entry(uintptr_t start)
 {
     char text[128];
@@ -334,6 +417,8 @@ static Suite *textmap_suite(void)
     tcase_add_test(tc, test_textmap_empty_file_is_an_empty_table);
     tcase_add_test(tc, test_textmap_huge_table_every_lookup_right);
     tcase_add_test(tc, test_textmap_real_self_maps_finds_own_code);
+    tcase_add_test(tc, test_textmap_rw_keeps_private_writable_mappings);
+    tcase_add_test(tc, test_textmap_rw_finds_a_new_threads_stack_by_its_sp);
     suite_add_tcase(s, tc);
     tc = tcase_create("failure");
     tcase_set_timeout(tc, 120);
