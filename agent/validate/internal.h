@@ -118,6 +118,9 @@ struct fx_va_state {
      * class, outside compared/exact/mismatches (ASGCT's own code is still a skip by code). */
     uint64_t rec_agreed[FX_REC_CASES], rec_disagreed[FX_REC_CASES], rec_deeper;
     uint64_t rec_not[FX_REC_FAILS]; /* the probe tried to recover and could not, by reason */
+    /* Recovered stacks and anchor walks of a thread stopped in a virtual thread's mount or
+     * unmount (docs/VALIDATION.md 4.7): JVMTI hides the transition's frames, not comparable. */
+    uint64_t rec_transitions, shadow_transitions;
     struct mismatch rec_listed[MAX_REC_LISTED];
     uint32_t n_rec_listed;
     /* The anchor walk done beside ASGCT (fx_probe_shadow), by what ASGCT said (enum shadow_by),

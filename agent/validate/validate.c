@@ -281,6 +281,10 @@ static void classify_shadow(jvmtiEnv *jvmti, JNIEnv *jni, const struct fx_thread
     if (rc != FX_REC_ANCHOR || ans->shadow_n <= 0)
         return;
     struct fx_stack a = {.count = ans->shadow_n, .frames = va.shadow};
+    if (in_transition(&a, g)) {
+        fx_va_inc(&va.shadow_transitions);
+        return;
+    }
     tally(jvmti, jni, t, &a, g, FX_REC_ANCHOR, &va.shadow_agreed[by], &va.shadow_disagreed[by],
           &va.shadow_deeper, va.shadow_listed, &va.n_shadow_listed);
 }
@@ -314,8 +318,11 @@ static enum outcome classify(jvmtiEnv *jvmti, JNIEnv *jni, const struct fx_threa
         return OUT_NONE;
     }
     if (recovered) {
-        tally(jvmti, jni, t, &a, &g, recovery, &va.rec_agreed[recovery],
-              &va.rec_disagreed[recovery], &va.rec_deeper, va.rec_listed, &va.n_rec_listed);
+        if (in_transition(&a, &g)) /* 4.7: JVMTI hides the transition's frames */
+            fx_va_inc(&va.rec_transitions);
+        else
+            tally(jvmti, jni, t, &a, &g, recovery, &va.rec_agreed[recovery],
+                  &va.rec_disagreed[recovery], &va.rec_deeper, va.rec_listed, &va.n_rec_listed);
         return OUT_NONE;
     }
     fx_va_inc(&va.compared);

@@ -161,6 +161,7 @@ static void json_recovered(struct fx_json *j, const struct summary *s)
     json_u64(j, "agreed", s->rec_agreed);
     json_u64(j, "disagreed", s->rec_disagreed);
     json_u64(j, "deeper_than_depth_not_placed", s->rec_deeper);
+    json_u64(j, "mount_transitions", va.rec_transitions);
     fx_json_key(j, "by_case");
     fx_json_obj_begin(j);
     for (int i = 1; i < FX_REC_CASES; i++) {
@@ -186,6 +187,7 @@ static void json_anchor_walk(struct fx_json *j, const struct summary *s)
     json_u64(j, "agreed", s->sh_agreed);
     json_u64(j, "disagreed", s->sh_disagreed);
     json_u64(j, "deeper_than_depth_not_placed", va.shadow_deeper);
+    json_u64(j, "mount_transitions", va.shadow_transitions);
     fx_json_key(j, "by_asgct_answer");
     fx_json_obj_begin(j);
     for (int i = 0; i < SHADOW_BY_COUNT; i++) {

@@ -105,7 +105,8 @@ def check_recovered(label, r, minimum, key="recovered", cases_key="by_case"):
     cases = {k: v for k, v in rec[cases_key].items() if v["agreed"] or v["disagreed"]}
     print(f"{label}: {key}: {rec['compared']} compared, {rec['agreed']} agreed, "
           f"{rec['disagreed']} disagreed, {rec['deeper_than_depth_not_placed']} deeper than "
-          f"depth ({json.dumps(cases)})")
+          f"depth, {rec['mount_transitions']} in a virtual thread's mount or unmount "
+          f"({json.dumps(cases)})")
     for n, m in enumerate(rec["disagreement_list"]):
         print(f"{label}: {key} disagreement {n + 1} on {m['thread']}: recovered "
               f"{m['asgct_num_frames']} frames, GetStackTrace {m['jvmti_frames']}")
