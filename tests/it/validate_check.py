@@ -9,14 +9,13 @@ a test log shows all of them. With --profile, the profile's meta.extra must hold
 figures in its "validate" group.
 """
 import argparse
-import gzip
 import json
-import sys
+
+from profile_lib import Checker, load_json, load_profile
 
 
 def fail(label, msg):
-    print(f"{label}: FAIL: {msg}")
-    sys.exit(1)
+    Checker(label).fatal(msg)
 
 
 def rows(m):
@@ -79,8 +78,7 @@ def show_mismatches(label, r):
 
 
 def check_profile(label, path, r):
-    with gzip.open(path, "rt", encoding="utf-8") as f:
-        profile = json.load(f)
+    profile = load_profile(path)
     groups = [e for e in profile["meta"].get("extra", []) if e.get("label") == "validate"]
     if len(groups) != 1:
         fail(label, f"{path}: no single 'validate' group in meta.extra")
@@ -102,8 +100,7 @@ def main():
     args = ap.parse_args()
     label = args.label
     try:
-        with open(args.report, encoding="utf-8") as f:
-            r = json.load(f)
+        r = load_json(args.report)
     except (OSError, ValueError) as e:
         fail(label, f"the report {args.report} does not parse: {e}")
     compared, exact, below = r["compared"], r["exact"], r["below_top"]

@@ -17,40 +17,10 @@ NAME.t-N.samples.json, NAME.t-N.functions.json):
            threads as there are such tracks.
 """
 import argparse
-import glob
-import gzip
-import json
 import os
 import sys
 
-
-def load(path):
-    with open(path, encoding="utf-8") as f:
-        return json.load(f)
-
-
-class Profile:
-    def __init__(self, path):
-        with gzip.open(path, "rt", encoding="utf-8") as f:
-            self.doc = json.load(f)
-        sh = self.doc["shared"]
-        strs, ft, fu, st = sh["stringArray"], sh["frameTable"], sh["funcTable"], sh["stackTable"]
-        cats = [c["name"] for c in self.doc["meta"]["categories"]]
-        self.name = [strs[fu["name"][f]] for f in ft["func"]]
-        self.is_js = [fu["isJS"][f] for f in ft["func"]]
-        self.cat = [cats[c] if c is not None else "" for c in ft["category"]]
-        self.paths = []  # root first
-        for i, (frame, off) in enumerate(zip(st["frame"], st["prefixOffset"])):
-            self.paths.append((self.paths[i - off] if off else ()) + (frame,))
-
-    def thread(self, name):
-        return [t for t in self.doc["threads"] if t["name"] == name]
-
-    def extra(self, group):
-        for g in self.doc["meta"].get("extra", []):
-            if g["label"] == group:
-                return {e["label"]: e["value"] for e in g["entries"]}
-        return None
+from profile_lib import Checker, Profile, load_json as load
 
 
 def pcli_tracks(run, name, prefixes):
@@ -77,12 +47,8 @@ def main():
     ap.add_argument("--label", default="vm_threads_check")
     ap.add_argument("run")
     a = ap.parse_args()
-    failures = []
-
-    def check(ok, what):
-        print(f"{a.label}: {'ok' if ok else 'FAIL'}: {what}")
-        if not ok:
-            failures.append(what)
+    ck = Checker(a.label, verbose=True)
+    check = ck.check
 
     for name, prefixes, cat in (("gc", ("GC Thread", "G1 "), "GC"),
                                 ("jit", ("C1 CompilerThre", "C2 CompilerThre"), "JIT compiler")):
@@ -96,7 +62,7 @@ def main():
         check(not other, f"{name}: no sample of those tracks outside {cat!r} and Idle: {other}")
 
     p = Profile(os.path.join(a.run, "cthread.json.gz"))
-    burner = p.thread("fxmixed-burner")
+    burner = p.threads("fxmixed-burner")
     java_tids = {t["tid"] for t in p.doc["threads"] if t["name"] in ("main", "DestroyJavaVM")}
     check(len(burner) == 1 and burner[0]["tid"] not in java_tids,
           f"cthread: one track 'fxmixed-burner' with a tid of its own: "
@@ -120,7 +86,7 @@ def main():
         tracks = sum(1 for t in q.doc["threads"] if t["name"].startswith(
             ("GC Thread", "G1 ", "C1 Compiler", "C2 Compiler", "VM Thread", "fxmixed-burner")))
         check(got >= tracks > 0, f"{name}: meta.extra says {got} registered, {tracks} such tracks")
-    return 1 if failures else 0
+    return ck.exit_code()
 
 
 if __name__ == "__main__":

@@ -17,7 +17,7 @@ import os
 import re
 import sys
 
-from pcli_shares import check as share_check, failures, idle_samples, load
+from profile_lib import Checker, idle_samples, load_json as load
 
 # thread: (state frame, JVM/JNI frame under the C library's, the Java method under that)
 WAITERS = {
@@ -62,9 +62,8 @@ def main():
     ap.add_argument("run")
     a = ap.parse_args()
 
-    def check(ok, what):
-        if share_check(ok, f"{a.label}: {what}"):
-            print(f"{a.label}: ok: {what}")
+    ck = Checker(a.label, verbose=True)
+    check = ck.check
 
     def view(profile, thread, v):
         return load(os.path.join(a.run, f"pcli-{profile}-{thread}-{v}.json"))
@@ -102,7 +101,7 @@ def main():
         check(total >= 20 and 2 * good >= total and libs == 0,
               f"wait-off {t} (cstack=no): {good} of {total} samples are '{state}' <- {java}, "
               f"{libs} with a library frame")
-    return 1 if failures else 0
+    return ck.exit_code()
 
 
 if __name__ == "__main__":
