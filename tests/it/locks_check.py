@@ -32,10 +32,12 @@ import sys
 from profile_lib import Checker, Profile
 
 
-def lock_markers(p, name):
-    """(duration, phase, data) of the JvmLockWait markers of the threads named name."""
+def lock_markers(p, name=None, threads=None):
+    """(duration, phase, data) of the JvmLockWait markers of the threads named name (or of
+    threads, a list)."""
     return [(m["end"] - m["start"], m["phase"], m["data"])
-            for t in p.threads(name) for m in p.markers(t, data_type="JvmLockWait")]
+            for t in (p.threads(name) if threads is None else threads)
+            for m in p.markers(t, data_type="JvmLockWait")]
 
 
 def leaf_states(p, name):
@@ -121,7 +123,7 @@ def main():
     for f in ("attach-stop", "attach-again"):
         p = Profile(os.path.join(a.run, f + ".json.gz"))
         ex = p.extra("Lock waits") or {}
-        markers = sum(len(lock_markers(p, n)) for n in {t["name"] for t in p.doc["threads"]})
+        markers = len(lock_markers(p))
         recorded = ex.get("monitor: waits recorded", 0) + ex.get("park: waits recorded", 0)
         dropped = sum(ex.get(k, 0) for k in ("dropped: queue full", "dropped: thread not registered",
                                              "model errors"))
@@ -146,10 +148,9 @@ def main():
                "unknown (lookup too slow)": "owner unknown (wait ended during its lookup)",
                "unknown (not looked up yet)": "owner unknown (wait ended before its lookup)"}
     got = {}
-    for t in p.doc["threads"]:
-        if t["name"].startswith("storm-"):
-            for _, _, d in lock_markers(p, t["name"]):
-                got[d["owner"]] = got.get(d["owner"], 0) + 1
+    for _, _, d in lock_markers(p, threads=[t for t in p.threads()
+                                            if t["name"].startswith("storm-")]):
+        got[d["owner"]] = got.get(d["owner"], 0) + 1
     bad = [o for o in got if not (o.startswith("storm-") or o in reasons or o == "unknown")]
     check(got and not bad and all(got.get(r, 0) <= ex.get(c, -1) for r, c in reasons.items()),
           f"storm: the recorded waits' owners are storm threads or counted reasons: {got}")

@@ -51,7 +51,7 @@ def unreached_stacks(doc):
 
 def check_tables(path, k, doc):
     rebuilt = memory_extra(doc, "tables rebuilt at period resets")
-    full = memory_extra(doc, "samples with [stack table full]")
+    full = memory_extra(doc, "samples with [stack table full]") or 0  # a loss at 0 has no row
     unreached = unreached_stacks(doc)
     print(f"{path}: tables rebuilt {rebuilt} times, {unreached} stacks no sample reaches")
     if rebuilt is None or rebuilt < k - 1:

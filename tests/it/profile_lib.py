@@ -8,6 +8,7 @@ and one harness of counted failures with one exit status.
                                         category and subcategory names, line, isJS, library;
                                         per stack its frames root first (paths) or leaf first;
                                         threads and markers by name, meta.extra by group
+  thread_name(thread)                   a thread's name without the track name's " (tid N)"
   extra_groups(doc), extra_entries(doc) meta.extra as {group: {label: value}} or (group, entry)
   counter_values(counter)               a counter's absolute values
   fx_total, pcli_total, idle_samples,   a method's samples in fxcheck --summary-json and in
@@ -47,6 +48,15 @@ def extra_entries(doc):
     for g in doc["meta"].get("extra") or []:
         for e in g.get("entries", []):
             yield g.get("label", ""), e
+
+
+# A track name the writer told apart from another thread's of the same name (ff_writer_names.c)
+TRACK_SUFFIX = re.compile(r" \(tid -?\d+(, #\d+)?\)$")
+
+
+def thread_name(thread):
+    """A thread's own name: its track name without the " (tid N)" that tells repeats apart."""
+    return TRACK_SUFFIX.sub("", thread["name"])
 
 
 def counter_values(counter):
@@ -117,7 +127,8 @@ class Profile:
         return self.names(stack)[::-1]
 
     def threads(self, name=None):
-        return [t for t in self.doc["threads"] if name is None or t["name"] == name]
+        """The threads named name (their track names told apart or not), or all."""
+        return [t for t in self.doc["threads"] if name is None or thread_name(t) == name]
 
     def stacks(self, thread=None):
         """Every sample's path (root first), of the threads named thread or of all."""

@@ -59,11 +59,11 @@ FAILURE_PREFIX = "[AGCT:"
 PSEUDO = re.compile(r"^\[(AGCT:|truncated|stack table full|unknown method|stale)", re.I)
 
 
-def recovered(prof, f):
+def is_recovered(prof, f):
     return prof.sub[f].startswith("Recovered")
 
 
-def key(prof, path):
+def path_key(prof, path):
     return tuple((prof.name[f], prof.line[f]) for f in path)
 
 
@@ -101,7 +101,7 @@ def stats(prof, thread, caller_re):
             r["no_stack"][fail] += w
         elif not prof.is_js[path[-1]] and "stub" in prof.name[path[-1]].lower():
             r["stub_leaf"] += w
-        if any(recovered(prof, f) for f in path):
+        if any(is_recovered(prof, f) for f in path):
             r["recovered"] += w
             r["recovered_tops"][prof.name[path[-1]]] += w
         if caller is None:
@@ -155,9 +155,9 @@ def recovered_oracle(prof, thread, check, label):
         # Java stack this oracle checks.
         while path and prof.cat[path[-1]] == "Kernel":
             path = path[:-1]
-        flags = [recovered(prof, f) for f in path]
+        flags = [is_recovered(prof, f) for f in path]
         if not any(flags):
-            key = key(prof, path)
+            key = path_key(prof, path)
             for k in range(1, len(key)):
                 seen.add(key[:k])
             continue
@@ -171,7 +171,7 @@ def recovered_oracle(prof, thread, check, label):
         if any(flags[:k]):
             bad_order[top] += w
             continue
-        base = key(prof, path[:k])
+        base = path_key(prof, path[:k])
         if base and base in seen:
             matched += w
         else:
@@ -198,7 +198,7 @@ def recovered_oracle(prof, thread, check, label):
 def counters_oracle(prof, check, label):
     doc = prof.doc
     total = sum(w for t in doc["threads"] for path, w in samples(prof, t)
-                if any(recovered(prof, f) for f in path))
+                if any(is_recovered(prof, f) for f in path))
     entries = {e["label"]: e["value"] for _, e in extra_entries(doc)
                if isinstance(e.get("value"), int) and e.get("label", "").lower()
                .startswith("recovered")}
