@@ -25,11 +25,10 @@ usage: locks_check.py --label NAME RUN_DIR   (reads agentpath, attach-dump, atta
               Sleeping, of "blocked" in Blocked (monitor); most of "busy" are not Idle;
   pcli-markers.json (profiler-cli thread markers --search "Lock wait"): found some.
 """
-import argparse
 import os
 import sys
 
-from profile_lib import Checker, Profile
+from profile_lib import Profile, run_dir_args
 
 
 def lock_markers(p, name=None, threads=None):
@@ -46,11 +45,7 @@ def leaf_states(p, name):
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--label", default="locks_check")
-    ap.add_argument("run")
-    a = ap.parse_args()
-    ck = Checker(a.label, verbose=True)
+    run, ck = run_dir_args("locks_check")
     check = ck.check
 
     waits = [("monitor-waiter", "monitor", "fxagent.locks.LockWorkload$MonitorLock",
@@ -58,7 +53,7 @@ def main():
              ("rl-waiter", "park", "java.util.concurrent.locks.ReentrantLock$NonfairSync",
               "rl-holder", "fxagent.locks.LockWorkload.waitOnReentrantLock")]
     for f in ("agentpath", "attach-dump", "attach-stop"):
-        p = Profile(os.path.join(a.run, f + ".json.gz"))
+        p = Profile(os.path.join(run, f + ".json.gz"))
         owner_on = not f.startswith("attach")
         for thread, kind, cls, owner, method in waits:
             if kind == "monitor" and not owner_on:
@@ -121,7 +116,7 @@ def main():
     # a marker of the file or counted dropped; the second recording (attach-again, after the
     # workload's waits) would otherwise count the first's six.
     for f in ("attach-stop", "attach-again"):
-        p = Profile(os.path.join(a.run, f + ".json.gz"))
+        p = Profile(os.path.join(run, f + ".json.gz"))
         ex = p.extra("Lock waits") or {}
         markers = len(lock_markers(p))
         recorded = ex.get("monitor: waits recorded", 0) + ex.get("park: waits recorded", 0)
@@ -131,7 +126,7 @@ def main():
               f"{f}: meta.extra counts its own waits: {recorded} recorded, for {markers} lock "
               f"markers in the file and {dropped} dropped")
 
-    p = Profile(os.path.join(a.run, "storm.json.gz"))
+    p = Profile(os.path.join(run, "storm.json.gz"))
     ex = p.extra("Lock waits") or {}
     seen = ex.get("monitor: contended enters seen", 0)
     below = ex.get("monitor: waits below lock=", 0)
@@ -155,7 +150,7 @@ def main():
     check(got and not bad and all(got.get(r, 0) <= ex.get(c, -1) for r, c in reasons.items()),
           f"storm: the recorded waits' owners are storm threads or counted reasons: {got}")
 
-    p = Profile(os.path.join(a.run, "agentpath.json.gz"))
+    p = Profile(os.path.join(run, "agentpath.json.gz"))
     for thread, want in (("sleeper", ("Idle", "Sleeping")), ("blocked", ("Idle", "Blocked (monitor)"))):
         st = leaf_states(p, thread)
         n = sum(1 for s in st if s == want)
@@ -164,11 +159,11 @@ def main():
     n = sum(1 for s in st if s[0] != "Idle")
     check(st and n * 2 > len(st), f"agentpath: {n} of {len(st)} samples of busy are running (not Idle)")
 
-    with open(os.path.join(a.run, "pcli-markers.json"), encoding="utf-8") as f:
+    with open(os.path.join(run, "pcli-markers.json"), encoding="utf-8") as f:
         pm = f.read()
     check("JvmLockWait" in pm or "Lock wait" in pm, "profiler-cli lists the lock markers")
     if ck.failures:
-        print(f"{a.label}: {len(ck.failures)} check(s) failed", file=sys.stderr)
+        print(f"{ck.label}: {len(ck.failures)} check(s) failed", file=sys.stderr)
     return ck.exit_code()
 
 

@@ -21,11 +21,10 @@ usage: mixed_stacks_check.py --label NAME RUN_DIR   (reads jni, deflate, jni-off
   deflate-fp: where zlib is the system's libz.so (Debian's, no frame pointers), at least half of
             those samples have the "[native: walk stopped" gap instead (the old walk's limit).
 """
-import argparse
 import os
 import sys
 
-from profile_lib import Checker, Profile
+from profile_lib import Profile, run_dir_args
 
 MAX_UNNAMED = 12  # libz's static functions on deflate's path
 
@@ -45,14 +44,10 @@ def native_above(p, path, java_pred, native_pred):
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--label", default="mixed_stacks_check")
-    ap.add_argument("run")
-    a = ap.parse_args()
-    ck = Checker(a.label, verbose=True)
+    run, ck = run_dir_args("mixed_stacks_check")
     check = ck.check
 
-    jni = Profile(os.path.join(a.run, "jni.json.gz"))
+    jni = Profile(os.path.join(run, "jni.json.gz"))
     burn = [p for p in jni.stacks() if any(jni.name[f] == "fxagent.mixed.JniBurn.burn" for f in p)]
     named = [p for p in burn if native_above(
         jni, p, lambda n: n == "fxagent.mixed.JniBurn.burn",
@@ -60,7 +55,7 @@ def main():
     check(len(burn) >= 10 and 2 * len(named) >= len(burn),
           f"jni: {len(named)} of {len(burn)} JniBurn.burn samples show the C burn function above it")
 
-    dfl = Profile(os.path.join(a.run, "deflate.json.gz"))
+    dfl = Profile(os.path.join(run, "deflate.json.gz"))
     zl = [p for p in dfl.stacks() if native_above(
         dfl, p, lambda n: n.startswith("java.util.zip.Deflater.deflate"),
         lambda n: n in ZLIB or n.startswith("libz.so.1"))]
@@ -99,7 +94,7 @@ def main():
                 whole += 1
         return whole, gap, libs
 
-    dw = Profile(os.path.join(a.run, "deflate-dwarf.json.gz"))
+    dw = Profile(os.path.join(run, "deflate-dwarf.json.gz"))
     whole, gap, dw_libs = chains(dw)
     check(whole >= 5 and 2 * whole >= whole + gap,
           f"deflate cstack=dwarf: {whole} samples with zlib frames under "
@@ -115,17 +110,17 @@ def main():
         check(len(unnamed) <= MAX_UNNAMED and named > 0,
               f"deflate cstack=dwarf: {len(unnamed)} unnamed libz funcs (at most {MAX_UNNAMED}), "
               f"{named} addresses named by their function's start: {sorted(unnamed)}")
-    fp = Profile(os.path.join(a.run, "deflate-fp.json.gz"))
+    fp = Profile(os.path.join(run, "deflate-fp.json.gz"))
     whole, gap, libs = chains(fp)
     if any(n and n.startswith("libz.so") for n in libs):
         check(gap >= 5 and 2 * gap >= whole + gap,
               f"deflate cstack=fp with the system's libz {sorted(libs)}: {gap} samples with the "
               f"'[native: walk stopped' gap, {whole} without")
     else:
-        print(f"{a.label}: n/a: deflate cstack=fp: zlib is {sorted(map(str, libs))}, not the "
+        print(f"{ck.label}: n/a: deflate cstack=fp: zlib is {sorted(map(str, libs))}, not the "
               f"system's frameless libz ({whole} whole chains, {gap} gaps)")
 
-    off = Profile(os.path.join(a.run, "jni-off.json.gz"))
+    off = Profile(os.path.join(run, "jni-off.json.gz"))
     native = sum(1 for s in off.stacks() if any(off.cat[f] == "Native" for f in s))
     check(native == 0 and off.extra("Native stacks") is None and sum(1 for _ in off.stacks()) > 0,
           f"jni-off (cstack=no): {native} samples with Native frames, no 'Native stacks' group")

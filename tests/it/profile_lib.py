@@ -13,10 +13,12 @@ and one harness of counted failures with one exit status.
   counter_values(counter)               a counter's absolute values
   fx_total, pcli_total, idle_samples,   a method's samples in fxcheck --summary-json and in
   workload_split                        profiler-cli's replies; the split a workload printed
+  run_dir_args(default_label)           [--label NAME] RUN_DIR: the directory, a verbose Checker
   Checker(label, verbose)               check(ok, msg) / fail(msg) / fatal(msg) count failures,
                                         print each ("LABEL: FAIL: msg"), write(path, result),
                                         exit_code(): the number of failures, capped at 100
 """
+import argparse
 import gzip
 import json
 import os
@@ -111,7 +113,8 @@ class Profile:
                 r = fu["resource"][f]
                 ok = r is not None and r >= 0 and rt["type"][r] == 1 and rt["lib"][r] is not None
                 lib = libs[rt["lib"][r]] if ok else None
-                self._lib.append(lib if lib and lib["name"] == self.strings[rt["name"][r]] else None)
+                named = lib and lib["name"] == self.strings[rt["name"][r]]
+                self._lib.append(lib if named else None)
         return self._lib
 
     def path(self, stack):
@@ -193,11 +196,22 @@ def workload_split(run, name, regex):
     return [float(x) for x in m.groups()] if m else None
 
 
+def run_dir_args(default_label):
+    """The arguments of a checker of one run directory: [--label NAME] RUN_DIR. Returns the
+    directory and a verbose Checker labelled NAME."""
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--label", default=default_label)
+    ap.add_argument("run")
+    a = ap.parse_args()
+    return a.run, Checker(a.label, verbose=True)
+
+
 class Checker:
     """Counted failures: each failed check prints "LABEL: FAIL: msg" (verbose: each passed one
     "LABEL: ok: msg" too); the exit status is the number of failures, capped at 100."""
 
     def __init__(self, label="", verbose=False):
+        self.label = label
         self.prefix = f"{label}: " if label else ""
         self.verbose = verbose
         self.failures = []

@@ -16,11 +16,10 @@ NAME.t-N.samples.json, NAME.t-N.functions.json):
   all:     meta.extra "Threads that are not Java threads" counts at least as many registered
            threads as there are such tracks.
 """
-import argparse
 import os
 import sys
 
-from profile_lib import Checker, Profile, load_json as load
+from profile_lib import Profile, load_json as load, run_dir_args
 
 
 def pcli_tracks(run, name, prefixes):
@@ -43,16 +42,12 @@ def named_libjvm(fns):
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--label", default="vm_threads_check")
-    ap.add_argument("run")
-    a = ap.parse_args()
-    ck = Checker(a.label, verbose=True)
+    run, ck = run_dir_args("vm_threads_check")
     check = ck.check
 
     for name, prefixes, cat in (("gc", ("GC Thread", "G1 "), "GC"),
                                 ("jit", ("C1 CompilerThre", "C2 CompilerThre"), "JIT compiler")):
-        tracks = pcli_tracks(a.run, name, prefixes)
+        tracks = pcli_tracks(run, name, prefixes)
         in_cat = [(n, c.get(cat, 0)) for n, c, _ in tracks if c.get(cat, 0) > 0]
         check(bool(in_cat), f"{name}: tracks {prefixes} with samples in {cat!r}: {in_cat}")
         named = {n: named_libjvm(f)[:3] for n, _, f in tracks if named_libjvm(f)}
@@ -61,7 +56,7 @@ def main():
                  if any(k not in (cat, "Idle") and v > 0 for k, v in c.items())]
         check(not other, f"{name}: no sample of those tracks outside {cat!r} and Idle: {other}")
 
-    p = Profile(os.path.join(a.run, "cthread.json.gz"))
+    p = Profile(os.path.join(run, "cthread.json.gz"))
     burner = p.threads("fxmixed-burner")
     java_tids = {t["tid"] for t in p.doc["threads"] if t["name"] in ("main", "DestroyJavaVM")}
     check(len(burner) == 1 and burner[0]["tid"] not in java_tids,
@@ -80,7 +75,7 @@ def main():
     check(java == 0, f"cthread: {java} samples of the C thread with a Java frame")
 
     for name in ("gc", "jit", "cthread"):
-        q = p if name == "cthread" else Profile(os.path.join(a.run, f"{name}.json.gz"))
+        q = p if name == "cthread" else Profile(os.path.join(run, f"{name}.json.gz"))
         ex = q.extra("Threads that are not Java threads") or {}
         got = ex.get("registered (GC, JIT, VM, JNI-created...)", -1)
         tracks = sum(1 for t in q.doc["threads"] if t["name"].startswith(

@@ -12,12 +12,11 @@ in the Idle category. jni: at least half of the JniBurn.burn samples have fxmixe
 its JNI entry) above JniBurn.burn. wait-off (cstack=no): at least half of each waiter's samples
 have its state frame right above its Java method, and no path holds a library frame.
 """
-import argparse
 import os
 import re
 import sys
 
-from profile_lib import Checker, idle_samples, load_json as load
+from profile_lib import idle_samples, load_json as load, run_dir_args
 
 # thread: (state frame, JVM/JNI frame under the C library's, the Java method under that)
 WAITERS = {
@@ -57,16 +56,11 @@ def mixed_path(p, state, native, java):
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--label", default="wall_native_check")
-    ap.add_argument("run")
-    a = ap.parse_args()
-
-    ck = Checker(a.label, verbose=True)
+    run, ck = run_dir_args("wall_native_check")
     check = ck.check
 
     def view(profile, thread, v):
-        return load(os.path.join(a.run, f"pcli-{profile}-{thread}-{v}.json"))
+        return load(os.path.join(run, f"pcli-{profile}-{thread}-{v}.json"))
 
     for t, (state, native, java) in WAITERS.items():
         tree = view("wait", t, "top-down")["regularCallTree"]
