@@ -286,6 +286,21 @@ int fx_profile_set_meta_int(struct fx_profile *p, const char *key, int64_t value
 int fx_profile_extra_str(struct fx_profile *p, const char *group, const char *label,
                          const char *value);
 int fx_profile_extra_int(struct fx_profile *p, const char *group, const char *label, int64_t value);
+/* When the Firefox writer shows an integer entry. NONZERO: a figure worth a row only when it is
+ * not 0 (how often a rare path ran), so "Profile Info" lists what happened, not every path that
+ * did not. LOSS: a drop or failure count, a row when it is not 0; a group whose every such count
+ * is 0 shows one row "losses": "none" instead (PROFILE-FORMAT.md, meta.extra). */
+enum fx_extra_show {
+    FX_EXTRA_ALWAYS,
+    FX_EXTRA_NONZERO,
+    FX_EXTRA_LOSS
+};
+int fx_profile_extra_count(struct fx_profile *p, const char *group, const char *label,
+                           int64_t value, enum fx_extra_show show);
+int fx_profile_extra_detail(struct fx_profile *p, const char *group, const char *label,
+                            int64_t value);
+int fx_profile_extra_loss(struct fx_profile *p, const char *group, const char *label,
+                          int64_t value);
 /* Empties meta.extra (a new recording: its figures start again). */
 void fx_profile_extra_clear(struct fx_profile *p);
 
@@ -310,10 +325,18 @@ uint64_t fx_profile_drop_before(struct fx_profile *p, int64_t t_ns);
 /* A deep, tight copy to write on another thread while the owner goes on (without the map of
  * live allocations: a copy is written, it takes no frees). Threads that ended
  * before the oldest time the window holds (the start, or the last fx_profile_drop_before) and
- * hold no samples nor markers are left out. NULL when out of memory. */
+ * hold no samples nor markers are left out, and so are those fx_profile_threads_aliased counts.
+ * NULL when out of memory. */
 struct fx_profile *fx_profile_snapshot(const struct fx_profile *p);
 /* Threads a snapshot keeps that hold no sample (empty tracks). */
 uint32_t fx_profile_threads_without_samples(const struct fx_profile *p);
+/* Threads a snapshot leaves out as the main thread's OS thread under another name (no sample,
+ * marker or allocation, the tid of main, which has some): DestroyJavaVM after main(). */
+uint32_t fx_profile_threads_aliased(const struct fx_profile *p);
+/* Whether a snapshot leaves thread i out (ended before the window and empty, or counted by
+ * fx_profile_threads_aliased); the Firefox writer leaves it out too (a dump at VM death writes
+ * the model itself, not a snapshot). */
+bool fx_profile_thread_left_out(const struct fx_profile *p, uint32_t i);
 /* Once the interned tables (strings, funcs, frames, stacks, resources, sources) hold `bytes`
  * or more, a get-or-create that would add a row fails with FX_EFULL; existing keys are still
  * found. Tables grow by doubling, so they may reach about twice the limit. 0: no limit. */

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* The Firefox Profiler processed-format writer: walks the model's columns and streams them
  * through the JSON emitter, in the v66 shape of PROFILE-FORMAT.md §3-§13 (key order as in its
- * §13 example). Only fixed-size scratch is allocated (the emitter, one marker permutation), so
- * memory during a dump stays flat whatever the profile's size. meta and counters are in
+ * §13 example). Only fixed-size scratch is allocated (the emitter, one marker permutation) and 4
+ * bytes a thread for its track name (ff_writer_names.c), so memory during a dump stays flat
+ * whatever the profile's samples. meta and counters are in
  * ff_writer_meta.c, files in ff_writer_file.c. */
 #include "fx_ff_writer.h"
 
@@ -510,11 +511,14 @@ static void write_allocs(struct fx_json *j, const struct fx_profile *p, const st
     fx_json_obj_end(j);
 }
 
-static void write_thread_head(const struct fx_ff_ctx *w, const char *name, bool is_main,
-                              int64_t tid)
+/* index: a thread of the profile; UINT32_MAX: the placeholder of an empty profile. */
+static void write_thread_head(const struct fx_ff_ctx *w, uint32_t index, bool is_main, int64_t tid)
 {
     struct fx_json *j = w->j;
-    kv_str(j, "name", name);
+    if (index == UINT32_MAX)
+        kv_str(j, "name", fx_ff_writer_process_name(w->p));
+    else
+        fx_ff_writer_track_name(w, index);
     kv_bool(j, "isMainThread", is_main);
     kv_str(j, "processType", "default");
     kv_str(j, "processName", fx_ff_writer_process_name(w->p));
@@ -531,7 +535,7 @@ static void write_thread(const struct fx_ff_ctx *w, uint32_t index)
     const struct fx_profile *p = w->p;
     const struct fx_thread *t = &p->threads[index];
     fx_json_obj_begin(j);
-    write_thread_head(w, t->name, index == w->main_thread, t->tid);
+    write_thread_head(w, index, w->index[index] == w->main_thread, t->tid);
     int64_t reg = rel_us(p, t->register_ns);
     kv_ms(j, "registerTime", reg > 0 ? reg : 0); /* threads older than t0 start with it */
     if (t->unregistered)
@@ -554,7 +558,7 @@ static void write_placeholder_thread(const struct fx_ff_ctx *w)
     static const struct fx_thread no_thread;
     struct fx_json *j = w->j;
     fx_json_obj_begin(j);
-    write_thread_head(w, fx_ff_writer_process_name(w->p), true, 0);
+    write_thread_head(w, UINT32_MAX, true, 0);
     kv_i64(j, "registerTime", 0);
     kv_null(j, "unregisterTime");
     kv_empty_arr(j, "pausedRanges");
@@ -568,9 +572,11 @@ static void write_threads(const struct fx_ff_ctx *w)
 {
     fx_json_key(w->j, "threads");
     fx_json_arr_begin(w->j);
-    for (uint32_t i = 0; i < w->p->nthreads; i++)
-        write_thread(w, i);
-    if (!w->p->nthreads)
+    for (uint32_t i = 0; i < w->p->nthreads; i++) {
+        if (w->index[i] != UINT32_MAX)
+            write_thread(w, i);
+    }
+    if (!w->nwritten)
         write_placeholder_thread(w);
     fx_json_arr_end(w->j);
 }
@@ -582,7 +588,12 @@ int fx_ff_write(const struct fx_profile *p, struct fx_sink sink, struct fx_errbu
         fx_errbuf_set(eb, "writing the profile: out of memory for the JSON buffer");
         return FX_ENOMEM;
     }
-    struct fx_ff_ctx w = {j, p, p->main_thread < p->nthreads ? p->main_thread : 0};
+    struct fx_ff_ctx w = {j, p, 0, NULL, NULL, 0};
+    if (fx_ff_writer_threads_prepare(&w) != FX_OK) {
+        fx_free(j);
+        fx_errbuf_set(eb, "writing the profile: out of memory for the thread list");
+        return FX_ENOMEM;
+    }
     fx_json_init(j, sink);
     fx_json_obj_begin(j);
     fx_ff_writer_meta(&w);
@@ -595,6 +606,7 @@ int fx_ff_write(const struct fx_profile *p, struct fx_sink sink, struct fx_errbu
     fx_json_obj_end(j);
     int rc = fx_json_finish(j);
     fx_free(j);
+    fx_free(w.index);
     if (rc != FX_OK)
         fx_errbuf_set(eb, "writing the profile: %s", fx_strerror(rc));
     return rc;

@@ -173,8 +173,9 @@ static uint64_t visible_score(const struct fx_profile *p, const struct fx_thread
 
 /* The threads that deserve a track most (visible_score, at most MAX_VISIBLE), written in index
  * order; when the strict rule leaves none, those with samples, idle or not. */
-static void write_visible_threads(struct fx_json *j, const struct fx_profile *p)
+static void write_visible_threads(struct fx_json *j, const struct fx_ff_ctx *w)
 {
+    const struct fx_profile *p = w->p;
     uint32_t top[MAX_VISIBLE];
     uint64_t score[MAX_VISIBLE];
     unsigned n = 0;
@@ -202,10 +203,47 @@ static void write_visible_threads(struct fx_json *j, const struct fx_profile *p)
     for (uint32_t t = 0; t < p->nthreads; t++) {
         for (unsigned k = 0; k < n; k++) {
             if (top[k] == t)
-                fx_json_u64(j, t);
+                fx_json_u64(j, w->index[t]);
         }
     }
     fx_json_arr_end(j);
+}
+
+static void write_extra_entry(struct fx_json *j, const char *label, const char *s, int64_t i)
+{
+    fx_json_obj_begin(j);
+    kv_str(j, "label", label);
+    kv_str(j, "format", s ? "string" : "integer");
+    if (s)
+        kv_str(j, "value", s);
+    else
+        kv_i64(j, "value", i);
+    fx_json_obj_end(j);
+}
+
+/* A detail or a loss count at 0 is no row: "Profile Info" lists what happened. A group whose
+ * loss counts are all 0 says so in one row (an empty list would not tell "none" from "not
+ * counted"). */
+static void write_extra_group(struct fx_json *j, const struct fx_extra_group *eg)
+{
+    bool losses = false, lost = false;
+    fx_json_obj_begin(j);
+    kv_str(j, "label", eg->label);
+    fx_json_key(j, "entries");
+    fx_json_arr_begin(j);
+    for (uint32_t e = 0; e < eg->count; e++) {
+        const struct fx_extra_entry *en = &eg->entries[e];
+        bool loss = en->is_int && en->show == FX_EXTRA_LOSS;
+        losses |= loss;
+        lost |= loss && en->i != 0;
+        if (en->is_int && en->show != FX_EXTRA_ALWAYS && en->i == 0)
+            continue;
+        write_extra_entry(j, en->label, en->is_int ? NULL : en->s, en->i);
+    }
+    if (losses && !lost)
+        write_extra_entry(j, "losses", "none", 0);
+    fx_json_arr_end(j);
+    fx_json_obj_end(j);
 }
 
 static void write_extra(struct fx_json *j, const struct fx_profile *p)
@@ -214,26 +252,8 @@ static void write_extra(struct fx_json *j, const struct fx_profile *p)
         return;
     fx_json_key(j, "extra");
     fx_json_arr_begin(j);
-    for (uint32_t g = 0; g < p->nextra; g++) {
-        const struct fx_extra_group *eg = &p->extra[g];
-        fx_json_obj_begin(j);
-        kv_str(j, "label", eg->label);
-        fx_json_key(j, "entries");
-        fx_json_arr_begin(j);
-        for (uint32_t e = 0; e < eg->count; e++) {
-            const struct fx_extra_entry *en = &eg->entries[e];
-            fx_json_obj_begin(j);
-            kv_str(j, "label", en->label);
-            kv_str(j, "format", en->is_int ? "integer" : "string");
-            if (en->is_int)
-                kv_i64(j, "value", en->i);
-            else
-                kv_str(j, "value", en->s);
-            fx_json_obj_end(j);
-        }
-        fx_json_arr_end(j);
-        fx_json_obj_end(j);
-    }
+    for (uint32_t g = 0; g < p->nextra; g++)
+        write_extra_group(j, &p->extra[g]);
     fx_json_arr_end(j);
 }
 
@@ -285,7 +305,7 @@ void fx_ff_writer_meta(const struct fx_ff_ctx *w)
     fx_json_obj_end(j);
     kv_bool(j, "usesOnlyOneStackType", true);
     kv_bool(j, "sourceCodeIsNotOnSearchfox", true);
-    write_visible_threads(j, p);
+    write_visible_threads(j, w);
     fx_json_key(j, "initialSelectedThreads");
     fx_json_arr_begin(j);
     fx_json_u64(j, w->main_thread);

@@ -13,7 +13,11 @@
 struct fx_ff_ctx {
     struct fx_json *j;
     const struct fx_profile *p;
-    uint32_t main_thread; /* the one isMainThread (0 for the placeholder of an empty profile) */
+    uint32_t main_thread; /* the one isMainThread, as a file index (0: the placeholder's) */
+    /* Per thread of p (ff_writer_names.c): its index in the file's threads (UINT32_MAX: left
+     * out, fx_profile_thread_left_out), and how its track name is told apart. */
+    uint32_t *index, *repeat;
+    uint32_t nwritten;
 };
 
 /* meta (§4), counters (§8): native/ff_writer_meta.c. */
@@ -22,6 +26,11 @@ void fx_ff_writer_counters(const struct fx_ff_ctx *w);
 /* The process's pid as a string (§6: a number breaks URL state). */
 void fx_ff_writer_pid(struct fx_json *j, const struct fx_profile *p);
 const char *fx_ff_writer_process_name(const struct fx_profile *p);
+/* The threads written and their track names (§7): fx_ff_writer_threads_prepare fills w->index,
+ * w->repeat (one block, freed with fx_free(w->index); FX_ENOMEM), w->nwritten and w->main_thread;
+ * fx_ff_writer_track_name writes thread index's "name" key. */
+int fx_ff_writer_threads_prepare(struct fx_ff_ctx *w);
+void fx_ff_writer_track_name(const struct fx_ff_ctx *w, uint32_t index);
 
 /* --- small emitters --- */
 

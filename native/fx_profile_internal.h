@@ -113,6 +113,7 @@ struct fx_counter {
 struct fx_extra_entry {
     char *label;
     bool is_int;
+    uint8_t show; /* enum fx_extra_show */
     int64_t i;
     char *s;
 };

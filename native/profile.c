@@ -521,7 +521,7 @@ static struct fx_extra_entry *extra_add(struct fx_profile *p, struct fx_extra_gr
 }
 
 static int set_extra(struct fx_profile *p, const char *group, const char *label, const char *s,
-                     int64_t i)
+                     int64_t i, enum fx_extra_show show)
 {
     if (!group || !label)
         return FX_EINVAL;
@@ -543,18 +543,36 @@ static int set_extra(struct fx_profile *p, const char *group, const char *label,
     e->s = copy;
     e->is_int = !s;
     e->i = i;
+    e->show = (uint8_t)show;
     return FX_OK;
 }
 
 int fx_profile_extra_str(struct fx_profile *p, const char *group, const char *label,
                          const char *value)
 {
-    return value ? set_extra(p, group, label, value, 0) : FX_EINVAL;
+    return value ? set_extra(p, group, label, value, 0, FX_EXTRA_ALWAYS) : FX_EINVAL;
 }
 
 int fx_profile_extra_int(struct fx_profile *p, const char *group, const char *label, int64_t value)
 {
-    return set_extra(p, group, label, NULL, value);
+    return set_extra(p, group, label, NULL, value, FX_EXTRA_ALWAYS);
+}
+
+int fx_profile_extra_count(struct fx_profile *p, const char *group, const char *label,
+                           int64_t value, enum fx_extra_show show)
+{
+    return show <= FX_EXTRA_LOSS ? set_extra(p, group, label, NULL, value, show) : FX_EINVAL;
+}
+
+int fx_profile_extra_detail(struct fx_profile *p, const char *group, const char *label,
+                            int64_t value)
+{
+    return set_extra(p, group, label, NULL, value, FX_EXTRA_NONZERO);
+}
+
+int fx_profile_extra_loss(struct fx_profile *p, const char *group, const char *label, int64_t value)
+{
+    return set_extra(p, group, label, NULL, value, FX_EXTRA_LOSS);
 }
 
 void fx_profile_extra_clear(struct fx_profile *p)

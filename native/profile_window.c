@@ -309,17 +309,45 @@ static void copy_thread(struct fx_thread *d, const struct fx_thread *s, bool *ok
 /* A thread that ended before what the window still holds, with nothing left in it, is not part
  * of this profile. A thread that lived in the window stays, even empty: a track with no sample
  * says the thread did not run (cpu and itimer modes, docs/PRODUCTION.md). */
+static bool shows_nothing(const struct fx_thread *t)
+{
+    return t->samples.count == 0 && t->markers.count == 0 && t->allocs.count == 0;
+}
+
 static bool thread_is_gone(const struct fx_profile *p, const struct fx_thread *t)
 {
-    return t->unregistered && t->unregister_ns < p->kept_from_ns && t->samples.count == 0 &&
-           t->markers.count == 0 && t->allocs.count == 0;
+    return t->unregistered && t->unregister_ns < p->kept_from_ns && shows_nothing(t);
+}
+
+/* A thread with nothing to show on the main thread's OS thread (its tid), while main shows
+ * something: the same thread under another JVM name, whose empty track says nothing new. The
+ * launcher's main thread becomes "DestroyJavaVM" once main() returns, and waits there for the
+ * other threads (empty in cpu mode). Only main is compared: O(1) a thread at each dump. */
+static bool thread_is_alias(const struct fx_profile *p, uint32_t i)
+{
+    uint32_t m = p->main_thread;
+    return m < p->nthreads && m != i && p->threads[m].tid == p->threads[i].tid &&
+           shows_nothing(&p->threads[i]) && !shows_nothing(&p->threads[m]);
+}
+
+bool fx_profile_thread_left_out(const struct fx_profile *p, uint32_t i)
+{
+    return i >= p->nthreads || thread_is_gone(p, &p->threads[i]) || thread_is_alias(p, i);
 }
 
 uint32_t fx_profile_threads_without_samples(const struct fx_profile *p)
 {
     uint32_t n = 0;
     for (uint32_t i = 0; i < p->nthreads; i++)
-        n += p->threads[i].samples.count == 0 && !thread_is_gone(p, &p->threads[i]);
+        n += p->threads[i].samples.count == 0 && !fx_profile_thread_left_out(p, i);
+    return n;
+}
+
+uint32_t fx_profile_threads_aliased(const struct fx_profile *p)
+{
+    uint32_t n = 0;
+    for (uint32_t i = 0; i < p->nthreads; i++)
+        n += !thread_is_gone(p, &p->threads[i]) && thread_is_alias(p, i);
     return n;
 }
 
@@ -329,7 +357,7 @@ static void copy_threads(struct fx_profile *d, const struct fx_profile *s, bool 
     *ok = *ok && d->threads;
     d->threads_cap = d->threads ? (s->nthreads ? s->nthreads : 1) : 0;
     for (uint32_t i = 0; *ok && i < s->nthreads; i++) {
-        if (thread_is_gone(s, &s->threads[i]))
+        if (fx_profile_thread_left_out(s, i))
             continue;
         if (i == s->main_thread)
             d->main_thread = d->nthreads;
@@ -369,7 +397,7 @@ static void copy_extra(struct fx_profile *d, const struct fx_profile *s, bool *o
         for (uint32_t e = 0; *ok && e < sg->count; e++) {
             const struct fx_extra_entry *se = &sg->entries[e];
             struct fx_extra_entry *de = &dg->entries[dg->count++];
-            *de = (struct fx_extra_entry){.is_int = se->is_int, .i = se->i};
+            *de = (struct fx_extra_entry){.is_int = se->is_int, .show = se->show, .i = se->i};
             de->label = dup_str(se->label, ok);
             de->s = dup_str(se->s, ok);
         }

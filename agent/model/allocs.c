@@ -357,17 +357,17 @@ static void allocs_before_dump(JNIEnv *jni, struct fx_profile *p, const struct f
     fx_profile_extra_int(p, g, "frees of sampled objects", (int64_t)cs.frees);
     fx_profile_extra_int(p, g, "sampled objects alive in this profile",
                          (int64_t)fx_profile_alloc_live(p));
-    fx_profile_extra_int(p, g, "frees whose allocation the profile does not hold",
-                         (int64_t)cs.frees_unheld);
-    fx_profile_extra_int(p, g, "lost: queue full",
-                         (int64_t)(fx_ring_drops(&q.ring) - cs.drops_base));
-    fx_profile_extra_int(p, g, "lost: no registered thread", (int64_t)cs.no_thread);
-    fx_profile_extra_int(p, g, "lost: model out of memory or untagged", (int64_t)cs.lost);
-    fx_profile_extra_int(p, g, "lost: earlier period", (int64_t)cs.late);
-    fx_profile_extra_int(p, g, "stacks cut at the depth ([truncated])", (int64_t)cs.truncated);
-    fx_profile_extra_int(p, g, "stacks not taken (GetStackTrace failed)",
-                         (int64_t)__atomic_load_n(&q.stack_errors, __ATOMIC_RELAXED));
-    fx_profile_extra_int(p, g, "samples with [stack table full]", (int64_t)cs.full);
+    fx_profile_extra_detail(p, g, "frees whose allocation the profile does not hold",
+                            (int64_t)cs.frees_unheld);
+    fx_profile_extra_loss(p, g, "lost: queue full",
+                          (int64_t)(fx_ring_drops(&q.ring) - cs.drops_base));
+    fx_profile_extra_loss(p, g, "lost: no registered thread", (int64_t)cs.no_thread);
+    fx_profile_extra_loss(p, g, "lost: model out of memory or untagged", (int64_t)cs.lost);
+    fx_profile_extra_loss(p, g, "lost: earlier period", (int64_t)cs.late);
+    fx_profile_extra_loss(p, g, "stacks cut at the depth ([truncated])", (int64_t)cs.truncated);
+    fx_profile_extra_loss(p, g, "stacks not taken (GetStackTrace failed)",
+                          (int64_t)__atomic_load_n(&q.stack_errors, __ATOMIC_RELAXED));
+    fx_profile_extra_loss(p, g, "samples with [stack table full]", (int64_t)cs.full);
 }
 
 /* A new recording (base.h, struct fx_source `reset`): its counts from zero, the estimate and its

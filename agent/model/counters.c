@@ -164,7 +164,7 @@ void fx_counters_sample(JNIEnv *jni, struct fx_profile *p, int64_t now_ns, bool 
 void fx_counters_report(struct fx_profile *p, const char *group)
 {
     fx_profile_extra_int(p, group, "counter rounds", (int64_t)co.rounds);
-    fx_profile_extra_int(p, group, "counter read errors", (int64_t)co.read_errors);
+    fx_profile_extra_loss(p, group, "counter read errors", (int64_t)co.read_errors);
 }
 
 void fx_counters_reset(void)

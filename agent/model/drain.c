@@ -400,6 +400,8 @@ static void report_sampling(struct fx_profile *p, const struct handler_cost *c)
     if (fx_tracks_of_every_thread()) /* tracks.c; in wall mode no thread is a track unsampled */
         fx_profile_extra_int(p, g, "threads without samples (empty tracks)",
                              (int64_t)fx_profile_threads_without_samples(p));
+    fx_profile_extra_detail(p, g, "threads left out: empty, on main's OS thread (DestroyJavaVM)",
+                            (int64_t)fx_profile_threads_aliased(p));
     fx_profile_extra_int(p, g, "signals handled", (int64_t)c->handled);
     /* Thread CPU time, less the timing's own clock reads; measured on 1 signal in 16. */
     fx_profile_extra_int(p, g, "mean CPU ns in handler per signal",
@@ -422,23 +424,24 @@ static void report_losses(struct fx_profile *p, uint64_t drops)
     struct fx_signal_counts sig;
     fx_threads_stats(&st);
     fx_sampling_counts(&sig);
-    fx_profile_extra_int(p, g, "ring drops (all threads)", (int64_t)drops);
-    fx_profile_extra_int(p, g, "truncated stacks", (int64_t)fx_stacks_truncated());
-    fx_profile_extra_int(
+    fx_profile_extra_loss(p, g, "ring drops (all threads)", (int64_t)drops);
+    fx_profile_extra_loss(p, g, "truncated stacks", (int64_t)fx_stacks_truncated());
+    fx_profile_extra_loss(
             p, g, "unknown method frames",
             (int64_t)(dr.methods_unknown + (dr.methods ? fx_methods_unknown(dr.methods) : 0)));
-    fx_profile_extra_int(p, g, "model errors", (int64_t)dr.model_errors);
-    fx_profile_extra_int(p, g, "signals on unregistered threads", (int64_t)sig.no_thread);
-    fx_profile_extra_int(p, g, "signals after sampling stopped", (int64_t)sig.disabled);
-    fx_profile_extra_int(p, g, "perf events that could not be re-armed", (int64_t)sig.rearm_failed);
-    fx_profile_extra_int(p, g, "signals on threads without buffers (out of memory)",
-                         (int64_t)sig.no_buffer);
-    fx_profile_extra_int(p, g, "threads whose buffers could not be allocated",
-                         (int64_t)st.no_memory);
-    fx_profile_extra_int(p, g, "threads not sampled", (int64_t)st.not_sampled);
-    fx_profile_extra_int(p, g, "threads whose timer failed", (int64_t)st.arm_failed);
+    fx_profile_extra_loss(p, g, "model errors", (int64_t)dr.model_errors);
+    fx_profile_extra_loss(p, g, "signals on unregistered threads", (int64_t)sig.no_thread);
+    fx_profile_extra_detail(p, g, "signals after sampling stopped", (int64_t)sig.disabled);
+    fx_profile_extra_loss(p, g, "perf events that could not be re-armed",
+                          (int64_t)sig.rearm_failed);
+    fx_profile_extra_loss(p, g, "signals on threads without buffers (out of memory)",
+                          (int64_t)sig.no_buffer);
+    fx_profile_extra_loss(p, g, "threads whose buffers could not be allocated",
+                          (int64_t)st.no_memory);
+    fx_profile_extra_loss(p, g, "threads not sampled", (int64_t)st.not_sampled);
+    fx_profile_extra_loss(p, g, "threads whose timer failed", (int64_t)st.arm_failed);
     fx_profile_extra_int(p, g, "threads sampled", (int64_t)st.registered);
-    fx_profile_extra_int(p, g, "threads found running before VMInit", (int64_t)st.existing);
+    fx_profile_extra_detail(p, g, "threads found running before VMInit", (int64_t)st.existing);
 }
 
 /* Before a dump: the sampler's meta.extra ("Sampling", the stack outcomes, "Losses"). */

@@ -241,19 +241,21 @@ void fx_kernel_frames_report(struct fx_profile *p)
         return;
     fx_profile_extra_int(p, g, "samples with kernel frames", (int64_t)kf.with_frames);
     fx_profile_extra_int(p, g, "kernel frames", (int64_t)kf.frames);
-    fx_profile_extra_int(p, g, "samples in a system call", (int64_t)kf.by_sub[FX_KERNEL_SYSCALL]);
-    fx_profile_extra_int(p, g, "samples in a page fault", (int64_t)kf.by_sub[FX_KERNEL_PAGE_FAULT]);
+    fx_profile_extra_detail(p, g, "samples in a system call",
+                            (int64_t)kf.by_sub[FX_KERNEL_SYSCALL]);
+    fx_profile_extra_detail(p, g, "samples in a page fault",
+                            (int64_t)kf.by_sub[FX_KERNEL_PAGE_FAULT]);
     for (int i = 1; i < FX_KREC_COUNT; i++) {
         char label[120];
         snprintf(label, sizeof(label), "perf record: %s", state_labels[i]);
-        fx_profile_extra_int(p, g, label, (int64_t)kf.states[i]);
+        fx_profile_extra_detail(p, g, label, (int64_t)kf.states[i]);
     }
-    fx_profile_extra_int(p, g, "kernel frames dropped: overflow in our handler's rt_sigreturn",
-                         (int64_t)kf.sigreturn);
-    fx_profile_extra_int(p, g, "kernel addresses not named", (int64_t)kf.unnamed);
+    fx_profile_extra_loss(p, g, "kernel frames dropped: overflow in our handler's rt_sigreturn",
+                          (int64_t)kf.sigreturn);
+    fx_profile_extra_detail(p, g, "kernel addresses not named", (int64_t)kf.unnamed);
     fx_profile_extra_int(p, g, "kallsyms symbols (this JVM)",
                          kf.ks != NULL ? (int64_t)kf.ks->count : 0);
-    fx_profile_extra_int(p, g, "malformed records", (int64_t)kf.bad_records);
+    fx_profile_extra_loss(p, g, "malformed records", (int64_t)kf.bad_records);
     struct fx_kstack_facts k;
     fx_kstack_facts(&k);
     fx_profile_extra_int(p, g, "perf rings mapped", (int64_t)k.mapped);
@@ -261,12 +263,12 @@ void fx_kernel_frames_report(struct fx_profile *p)
                          (int64_t)k.lazy_armed);
     fx_profile_extra_int(p, g, "samples taken before their thread had a ring (no kernel frames)",
                          (int64_t)kf.states[FX_KREC_OFF]);
-    fx_profile_extra_int(p, g, "perf rings not mapped (threads without kernel frames)",
-                         (int64_t)k.map_fail);
+    fx_profile_extra_loss(p, g, "perf rings not mapped (threads without kernel frames)",
+                          (int64_t)k.map_fail);
     if (k.map_errno != 0)
         fx_profile_extra_str(p, g, "perf ring last mmap error", strerror(k.map_errno));
-    fx_profile_extra_int(p, g, "perf rings kept from a stop with a handler in flight",
-                         (int64_t)k.kept_busy);
+    fx_profile_extra_detail(p, g, "perf rings kept from a stop with a handler in flight",
+                            (int64_t)k.kept_busy);
 }
 
 /* The kallsyms table and its func ids (renumbered by generation) stay. */

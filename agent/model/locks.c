@@ -228,11 +228,11 @@ static void locks_before_dump(JNIEnv *jni, struct fx_profile *p, const struct fx
     fx_profile_extra_int(p, g, "park: parks with a blocker seen", (int64_t)get(&f->park_seen));
     fx_profile_extra_int(p, g, "park: waits recorded", (int64_t)get(&f->park_recorded));
     fx_profile_extra_str(p, g, "park", fx_lock_park_note());
-    fx_profile_extra_int(p, g, "dropped: queue full",
-                         (int64_t)(fx_mq_drops(&fx_lock_queue) - lc.drops_base));
-    fx_profile_extra_int(p, g, "dropped: no wait slot", (int64_t)get(&f->slots_full));
-    fx_profile_extra_int(p, g, "dropped: thread not registered", (int64_t)lc.no_thread);
-    fx_profile_extra_int(p, g, "model errors", (int64_t)lc.model_errors);
+    fx_profile_extra_loss(p, g, "dropped: queue full",
+                          (int64_t)(fx_mq_drops(&fx_lock_queue) - lc.drops_base));
+    fx_profile_extra_loss(p, g, "dropped: no wait slot", (int64_t)get(&f->slots_full));
+    fx_profile_extra_loss(p, g, "dropped: thread not registered", (int64_t)lc.no_thread);
+    fx_profile_extra_loss(p, g, "model errors", (int64_t)lc.model_errors);
     fx_profile_extra_int(p, g, "monitor: waits below lock=", (int64_t)get(&f->monitor_short));
     fx_profile_extra_int(p, g, "park: waits below lock=", (int64_t)get(&f->park_short));
     uint64_t n = get(&f->enter_timed);
@@ -241,9 +241,9 @@ static void locks_before_dump(JNIEnv *jni, struct fx_profile *p, const struct fx
     n = get(&f->short_timed);
     fx_profile_extra_int(p, g, "monitor entered callback below lock=: mean ns (1 in 64 timed)",
                          n ? (int64_t)(get(&f->short_ns) / n) : 0);
-    fx_profile_extra_int(p, g, "owner unknown (JVMTI failed)", (int64_t)get(&f->owner_failed));
-    fx_profile_extra_int(p, g, "stack unknown (GetStackTrace failed)",
-                         (int64_t)get(&f->stack_failed));
+    fx_profile_extra_loss(p, g, "owner unknown (JVMTI failed)", (int64_t)get(&f->owner_failed));
+    fx_profile_extra_loss(p, g, "stack unknown (GetStackTrace failed)",
+                          (int64_t)get(&f->stack_failed));
     const struct fx_lock_owner_figures *o = &fx_lock_owner_fig;
     fx_profile_extra_str(p, g, "lockowner", fx_lock_owner_lookups() ? "on" : "off");
     uint64_t calls = get(&o->lookups);
@@ -251,7 +251,7 @@ static void locks_before_dump(JNIEnv *jni, struct fx_profile *p, const struct fx
     fx_profile_extra_int(p, g, "monitor owner lookup: mean ns",
                          calls ? (int64_t)(get(&o->lookup_ns) / calls) : 0);
     fx_profile_extra_int(p, g, "monitor owner lookup: max ns", (int64_t)get(&o->lookup_max_ns));
-    fx_profile_extra_int(p, g, "owner from another waiter's lookup", (int64_t)get(&o->shared));
+    fx_profile_extra_detail(p, g, "owner from another waiter's lookup", (int64_t)get(&o->shared));
     fx_profile_extra_int(p, g, "owner not looked up (budget)", (int64_t)get(&o->budget));
     fx_profile_extra_int(p, g, "owner not looked up (lockowner=off)", (int64_t)get(&o->off));
     fx_profile_extra_int(p, g, "owner unknown (wait ended during its lookup)",

@@ -338,22 +338,22 @@ static void report(struct fx_profile *p)
     const char *g = "Markers and counters";
     fx_profile_extra_int(p, g, "GC pauses", (int64_t)cs.gc_pauses);
     fx_profile_extra_int(p, g, "GC pauses matched to a collector", (int64_t)cs.gc_attributed);
-    fx_profile_extra_int(p, g, "GC events without their pair", (int64_t)cs.gc_unmatched);
+    fx_profile_extra_detail(p, g, "GC events without their pair", (int64_t)cs.gc_unmatched);
     fx_profile_extra_int(p, g, "JIT markers", (int64_t)cs.jit_markers);
     fx_profile_extra_int(p, g, "user markers", (int64_t)cs.user_markers);
-    fx_profile_extra_int(p, g, "user intervals still open", (int64_t)cs.n_open);
-    fx_profile_extra_int(p, g, "user ends without a begin", (int64_t)cs.user_unmatched);
-    fx_profile_extra_int(p, g, "dropped: GC queue full",
-                         (int64_t)(fx_mq_drops(&fx_mq.gc) - cs.mq_base[0]));
-    fx_profile_extra_int(p, g, "dropped: JIT queue full",
-                         (int64_t)(fx_mq_drops(&fx_mq.jit) - cs.mq_base[1]));
-    fx_profile_extra_int(p, g, "dropped: user queue full",
-                         (int64_t)(fx_mq_drops(&fx_mq.user) - cs.mq_base[2]));
-    fx_profile_extra_int(p, g, "dropped: too many open user intervals", (int64_t)cs.open_dropped);
-    fx_profile_extra_int(p, g, "drain cycles skipped: model at twice its memory bound",
-                         (int64_t)cs.over_memory);
-    fx_profile_extra_int(p, g, "model errors", (int64_t)cs.model_errors);
-    fx_profile_extra_int(p, g, "profiles written before this one", (int64_t)cs.dumps);
+    fx_profile_extra_detail(p, g, "user intervals still open", (int64_t)cs.n_open);
+    fx_profile_extra_detail(p, g, "user ends without a begin", (int64_t)cs.user_unmatched);
+    fx_profile_extra_loss(p, g, "dropped: GC queue full",
+                          (int64_t)(fx_mq_drops(&fx_mq.gc) - cs.mq_base[0]));
+    fx_profile_extra_loss(p, g, "dropped: JIT queue full",
+                          (int64_t)(fx_mq_drops(&fx_mq.jit) - cs.mq_base[1]));
+    fx_profile_extra_loss(p, g, "dropped: user queue full",
+                          (int64_t)(fx_mq_drops(&fx_mq.user) - cs.mq_base[2]));
+    fx_profile_extra_loss(p, g, "dropped: too many open user intervals", (int64_t)cs.open_dropped);
+    fx_profile_extra_loss(p, g, "drain cycles skipped: model at twice its memory bound",
+                          (int64_t)cs.over_memory);
+    fx_profile_extra_loss(p, g, "model errors", (int64_t)cs.model_errors);
+    fx_profile_extra_detail(p, g, "profiles written before this one", (int64_t)cs.dumps);
     char buf[64];
     snprintf(buf, sizeof(buf), "%.3f ms", (double)cs.cpu_ns / 1e6);
     fx_profile_extra_str(p, g, "drain CPU time for markers and counters", buf);

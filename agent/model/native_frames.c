@@ -261,24 +261,25 @@ void fx_native_frames_report(struct fx_profile *p)
         return;
     fx_profile_extra_int(p, g, "samples with native frames", (int64_t)nf.with_frames);
     fx_profile_extra_int(p, g, "native frames", (int64_t)nf.frames);
-    fx_profile_extra_int(p, g, "samples whose leaf was Java code", (int64_t)nf.leaf_java);
+    fx_profile_extra_detail(p, g, "samples whose leaf was Java code", (int64_t)nf.leaf_java);
     for (int i = 1; i < FX_NSTOP_COUNT; i++) {
         char label[120];
         snprintf(label, sizeof(label), "walk stopped: %s", stop_labels[i]);
-        fx_profile_extra_int(p, g, label, (int64_t)nf.stops[i]);
+        fx_profile_extra_detail(p, g, label, (int64_t)nf.stops[i]);
     }
-    fx_profile_extra_int(p, g, "addresses named: symbol table", (int64_t)nf.by_source[1]);
-    fx_profile_extra_int(p, g, "addresses named: separate debug file", (int64_t)nf.by_source[2]);
-    fx_profile_extra_int(p, g, "addresses named: dynamic symbols", (int64_t)nf.by_source[3]);
-    fx_profile_extra_int(p, g, "addresses named lib+offset (no symbol)", (int64_t)nf.by_source[0]);
-    fx_profile_extra_int(p, g, "addresses no longer mapped", (int64_t)nf.unmapped);
-    fx_profile_extra_int(p, g, "addresses not resolved (no memory)", (int64_t)nf.errors);
-    fx_profile_extra_int(p, g, "address cache restarts (full)", (int64_t)nf.cache_resets);
+    fx_profile_extra_detail(p, g, "addresses named: symbol table", (int64_t)nf.by_source[1]);
+    fx_profile_extra_detail(p, g, "addresses named: separate debug file", (int64_t)nf.by_source[2]);
+    fx_profile_extra_detail(p, g, "addresses named: dynamic symbols", (int64_t)nf.by_source[3]);
+    fx_profile_extra_detail(p, g, "addresses named lib+offset (no symbol)",
+                            (int64_t)nf.by_source[0]);
+    fx_profile_extra_detail(p, g, "addresses no longer mapped", (int64_t)nf.unmapped);
+    fx_profile_extra_loss(p, g, "addresses not resolved (no memory)", (int64_t)nf.errors);
+    fx_profile_extra_detail(p, g, "address cache restarts (full)", (int64_t)nf.cache_resets);
     fx_profile_extra_int(p, g, "libraries named", (int64_t)fx_profile_lib_count(p));
-    fx_profile_extra_int(p, g, "libraries not recorded (no memory)", (int64_t)nf.lib_errors);
-    fx_profile_extra_int(p, g, "addresses without a symbol named by their CFI function start",
-                         (int64_t)nf.fde_named);
-    fx_profile_extra_int(p, g, "malformed records", (int64_t)nf.bad_records);
+    fx_profile_extra_loss(p, g, "libraries not recorded (no memory)", (int64_t)nf.lib_errors);
+    fx_profile_extra_detail(p, g, "addresses without a symbol named by their CFI function start",
+                            (int64_t)nf.fde_named);
+    fx_profile_extra_loss(p, g, "malformed records", (int64_t)nf.bad_records);
     fx_native_maps_report(p, g);
 }
 

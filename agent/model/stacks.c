@@ -216,7 +216,7 @@ static void report_outcomes(struct fx_profile *p)
     for (int i = 0; i < FX_ASGCT_CODES; i++) {
         char label[80];
         snprintf(label, sizeof(label), "%d %s", -i, asgct_labels[i]);
-        fx_profile_extra_int(p, g, label, (int64_t)st.outcomes[i]);
+        fx_profile_extra_detail(p, g, label, (int64_t)st.outcomes[i]);
     }
     if (st.outcome_other)
         fx_profile_extra_int(p, g, "other codes", (int64_t)st.outcome_other);
@@ -255,21 +255,22 @@ static void report_recovery(struct fx_profile *p, const struct fx_recovery_count
     uint64_t total = 0, tried = 0;
     for (int i = 1; i < FX_REC_CASES; i++) {
         total += st.recovered[i];
-        fx_profile_extra_int(p, g, rec_case_labels[i], (int64_t)st.recovered[i]);
+        fx_profile_extra_detail(p, g, rec_case_labels[i], (int64_t)st.recovered[i]);
     }
     fx_profile_extra_int(p, g, "recovered stacks", (int64_t)total);
     for (int i = 1; i < FX_REC_FAILS; i++)
-        fx_profile_extra_int(p, g, rec_fail_labels[i], (int64_t)st.rec_failed[i]);
-    fx_profile_extra_int(p, g, "failures named by their blob", (int64_t)st.rec_named);
+        fx_profile_extra_detail(p, g, rec_fail_labels[i], (int64_t)st.rec_failed[i]);
+    fx_profile_extra_detail(p, g, "failures named by their blob", (int64_t)st.rec_named);
     for (int i = 1; i < FX_REC_CASES; i++)
         tried += c->recovered[i];
     for (int i = 1; i < FX_REC_FAILS; i++)
         tried += c->failed[i];
-    fx_profile_extra_int(p, g, "handler: attempts (ASGCT -3/-5/-6)", (int64_t)tried);
+    fx_profile_extra_detail(p, g, "handler: attempts (ASGCT -3/-5/-6)", (int64_t)tried);
     uint64_t ok = 0;
     for (int i = 1; i < FX_REC_CASES; i++)
         ok += c->recovered[i];
-    fx_profile_extra_int(p, g, "handler: stacks recovered (incl. samples later lost)", (int64_t)ok);
+    fx_profile_extra_detail(p, g, "handler: stacks recovered (incl. samples later lost)",
+                            (int64_t)ok);
     fx_codemap_report(p, g);
 }
 

@@ -236,23 +236,27 @@ void fx_model_vthreads_report(struct fx_profile *p)
     const struct {
         const char *label;
         uint64_t value;
+        enum fx_extra_show show;
     } rows[] = {
-            {"mounts", c.mounts},
-            {"unmounts", c.unmounts},
-            {"mounts on carriers not sampled", c.no_carrier},
-            {"samples given to their virtual thread", mv.own},
-            {"of which under a root frame (past the track cap)", mv.labelled},
-            {"virtual threads with a track (this JVM)", mv.n_tracks},
-            {"track cap (vtracks=)", fx_opt()->vtracks},
-            {"samples of a virtual thread mounted before attach", mv.before_attach},
-            {"samples during a mount or unmount", mv.in_transition},
-            {"idle samples inserted on virtual thread tracks", mv.idle},
-            {"names read", c.names_read},
-            {"names lost (queue full)", c.names_lost},
-            {"names overwritten in the name table (2048 slots)", mv.names_overwritten},
+            {"mounts", c.mounts, FX_EXTRA_ALWAYS},
+            {"unmounts", c.unmounts, FX_EXTRA_ALWAYS},
+            {"mounts on carriers not sampled", c.no_carrier, FX_EXTRA_NONZERO},
+            {"samples given to their virtual thread", mv.own, FX_EXTRA_ALWAYS},
+            {"of which under a root frame (past the track cap)", mv.labelled, FX_EXTRA_NONZERO},
+            {"virtual threads with a track (this JVM)", mv.n_tracks, FX_EXTRA_ALWAYS},
+            {"track cap (vtracks=)", fx_opt()->vtracks, FX_EXTRA_ALWAYS},
+            {"samples of a virtual thread mounted before attach", mv.before_attach,
+             FX_EXTRA_NONZERO},
+            {"samples during a mount or unmount", mv.in_transition, FX_EXTRA_NONZERO},
+            {"idle samples inserted on virtual thread tracks", mv.idle, FX_EXTRA_NONZERO},
+            {"names read", c.names_read, FX_EXTRA_ALWAYS},
+            {"names lost (queue full)", c.names_lost, FX_EXTRA_LOSS},
+            {"names overwritten in the name table (2048 slots)", mv.names_overwritten,
+             FX_EXTRA_NONZERO},
     };
     for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++)
-        fx_profile_extra_int(p, "Virtual threads", rows[i].label, (int64_t)rows[i].value);
+        fx_profile_extra_count(p, "Virtual threads", rows[i].label, (int64_t)rows[i].value,
+                               rows[i].show);
 }
 
 /* The tracks are the profile's threads and stay, with their cap; so do the names. */

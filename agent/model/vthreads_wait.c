@@ -159,22 +159,26 @@ void fx_model_vthread_waits_report(struct fx_profile *p)
     const struct {
         const char *label;
         uint64_t value;
+        enum fx_extra_show show;
     } rows[] = {
-            {"vtwait= (ns)", fx_opt()->vtwait_ns},
-            {"waits of at least vtwait=", f.long_waits},
-            {"waits recorded with a stack", f.recorded},
-            {"waits left out: rate limit (1000/s)", f.rate_limited},
-            {"waits left out: queue full", f.queue_full},
-            {"waits not timed: unmount time overwritten (16384 slots)", f.overwritten},
-            {"waits without a stack (GetStackTrace failed)", f.stack_failed},
-            {"wait markers", vw.markers},
-            {"waits left out: yields (runnable, not waiting)", vw.yields},
-            {"of which on the shared track (past the cap)", vw.on_shared},
-            {"wait model errors", vw.model_errors},
-            {"recording a wait: mean ns", f.recorded ? f.callback_ns / f.recorded : 0},
+            {"vtwait= (ns)", fx_opt()->vtwait_ns, FX_EXTRA_ALWAYS},
+            {"waits of at least vtwait=", f.long_waits, FX_EXTRA_ALWAYS},
+            {"waits recorded with a stack", f.recorded, FX_EXTRA_ALWAYS},
+            {"waits left out: rate limit (1000/s)", f.rate_limited, FX_EXTRA_LOSS},
+            {"waits left out: queue full", f.queue_full, FX_EXTRA_LOSS},
+            {"waits not timed: unmount time overwritten (16384 slots)", f.overwritten,
+             FX_EXTRA_LOSS},
+            {"waits without a stack (GetStackTrace failed)", f.stack_failed, FX_EXTRA_LOSS},
+            {"wait markers", vw.markers, FX_EXTRA_ALWAYS},
+            {"waits left out: yields (runnable, not waiting)", vw.yields, FX_EXTRA_ALWAYS},
+            {"of which on the shared track (past the cap)", vw.on_shared, FX_EXTRA_NONZERO},
+            {"wait model errors", vw.model_errors, FX_EXTRA_LOSS},
+            {"recording a wait: mean ns", f.recorded ? f.callback_ns / f.recorded : 0,
+             FX_EXTRA_ALWAYS},
     };
     for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++)
-        fx_profile_extra_int(p, "Virtual threads", rows[i].label, (int64_t)rows[i].value);
+        fx_profile_extra_count(p, "Virtual threads", rows[i].label, (int64_t)rows[i].value,
+                               rows[i].show);
 }
 
 /* The shared track stays (a thread of the profile). */

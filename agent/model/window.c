@@ -176,18 +176,18 @@ static void report(struct fx_profile *p)
     const char *g = "Memory bound";
     size_t bound = __atomic_load_n(&win.bound, __ATOMIC_RELAXED);
     report_memory(p, bound);
-    fx_profile_extra_int(p, g, "dropped (memory bound): samples, oldest first",
-                         (int64_t)win.dropped);
+    fx_profile_extra_loss(p, g, "dropped (memory bound): samples, oldest first",
+                          (int64_t)win.dropped);
     if (win.dropped > 0) {
         extra_time(p, "dropped (memory bound): from", win.drop_from);
         extra_time(p, "dropped (memory bound): to", win.drop_to);
     }
-    fx_profile_extra_int(p, g, "dropped since sampling began", (int64_t)win.dropped_total);
-    fx_profile_extra_int(p, g, "samples with [stack table full] (tables at their limit)",
-                         (int64_t)win.full_samples);
+    fx_profile_extra_loss(p, g, "dropped since sampling began", (int64_t)win.dropped_total);
+    fx_profile_extra_loss(p, g, "samples with [stack table full] (tables at their limit)",
+                          (int64_t)win.full_samples);
     fx_profile_extra_int(p, g, "tables rebuilt at period resets (only what is kept)",
                          (int64_t)win.compactions);
-    fx_profile_extra_int(p, g, "late samples of an earlier period, not added", (int64_t)win.late);
+    fx_profile_extra_loss(p, g, "late samples of an earlier period, not added", (int64_t)win.late);
 }
 
 /* --- the owner's side of a request --- */

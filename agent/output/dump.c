@@ -107,7 +107,8 @@ static int write_file(const struct fx_profile *p, const char *pattern, bool seri
     if (rc == FX_OK)
         rc = fx_ff_write_file(p, out->requested, 0, &out->file, eb);
     out->samples = fx_profile_sample_count(p);
-    out->threads = fx_profile_thread_count(p);
+    for (uint32_t i = 0; i < fx_profile_thread_count(p); i++) /* the file's tracks */
+        out->threads += !fx_profile_thread_left_out(p, i);
     out->ms = (double)(fx_now_ns() - t0) / 1e6;
     return rc;
 }

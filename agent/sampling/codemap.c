@@ -287,15 +287,16 @@ void fx_codemap_report(struct fx_profile *p, const char *g)
     pthread_mutex_lock(&cm.lock);
     fx_profile_extra_int(p, g, "code ranges known", (int64_t)cm.n_live);
     fx_profile_extra_int(p, g, "compiled method loads", (int64_t)cm.loads);
-    fx_profile_extra_int(p, g, "compiled method unloads", (int64_t)cm.unloads);
-    fx_profile_extra_int(p, g, "compiled methods without a layout (VMStructs)",
-                         (int64_t)cm.no_layout);
-    fx_profile_extra_int(p, g, "OSR compilations (no prologue rule)", (int64_t)cm.osr);
+    fx_profile_extra_detail(p, g, "compiled method unloads", (int64_t)cm.unloads);
+    fx_profile_extra_detail(p, g, "compiled methods without a layout (VMStructs)",
+                            (int64_t)cm.no_layout);
+    fx_profile_extra_detail(p, g, "OSR compilations (no prologue rule)", (int64_t)cm.osr);
     fx_profile_extra_int(p, g, "stubs (DynamicCodeGenerated)", (int64_t)cm.stubs);
-    fx_profile_extra_int(p, g, "ranges replaced by overlapping newer code", (int64_t)cm.replaced);
+    fx_profile_extra_detail(p, g, "ranges replaced by overlapping newer code",
+                            (int64_t)cm.replaced);
     fx_profile_extra_int(p, g, "tables published", (int64_t)cm.publishes);
-    fx_profile_extra_int(p, g, "cycles a replaced table waited for readers", (int64_t)cm.busy);
-    fx_profile_extra_int(p, g, "code events lost (no memory, name list full)",
-                         (int64_t)(cm.log_dropped + cm.names_full));
+    fx_profile_extra_detail(p, g, "cycles a replaced table waited for readers", (int64_t)cm.busy);
+    fx_profile_extra_loss(p, g, "code events lost (no memory, name list full)",
+                          (int64_t)(cm.log_dropped + cm.names_full));
     pthread_mutex_unlock(&cm.lock);
 }

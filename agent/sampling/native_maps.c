@@ -111,13 +111,13 @@ void fx_native_maps_report(struct fx_profile *p, const char *g)
 {
     pthread_mutex_lock(&nm.lock);
     fx_profile_extra_int(p, g, "text map reads (/proc/self/maps)", (int64_t)nm.reads);
-    fx_profile_extra_int(p, g, "text map read failures", (int64_t)nm.read_errors);
+    fx_profile_extra_loss(p, g, "text map read failures", (int64_t)nm.read_errors);
     if (nm.error[0] != '\0')
         fx_profile_extra_str(p, g, "text map last read error", nm.error);
-    fx_profile_extra_int(p, g, "text map publishes deferred (readers of the old one)",
-                         (int64_t)nm.publish_busy);
-    fx_profile_extra_int(p, g, "addresses in no mapping (re-read the map)",
-                         (int64_t)__atomic_load_n(&fx_native.misses, __ATOMIC_RELAXED));
+    fx_profile_extra_detail(p, g, "text map publishes deferred (readers of the old one)",
+                            (int64_t)nm.publish_busy);
+    fx_profile_extra_detail(p, g, "addresses in no mapping (re-read the map)",
+                            (int64_t)__atomic_load_n(&fx_native.misses, __ATOMIC_RELAXED));
     fx_native_unwind_report(p, g);
     pthread_mutex_unlock(&nm.lock);
 }

@@ -115,15 +115,15 @@ void fx_native_unwind_report(struct fx_profile *p, const char *g)
     }
     fx_profile_extra_int(p, g, "unwind tables built (cstack=dwarf, this JVM)",
                          (int64_t)(nu.n - nu.failed));
-    fx_profile_extra_int(p, g, "unwind tables failed (this JVM)", (int64_t)nu.failed);
+    fx_profile_extra_loss(p, g, "unwind tables failed (this JVM)", (int64_t)nu.failed);
     if (nu.error[0] != '\0')
         fx_profile_extra_str(p, g, "unwind table last error (this JVM)", nu.error);
     fx_profile_extra_int(p, g, "unwind table rows (this JVM)", (int64_t)rows);
     fx_profile_extra_int(p, g, "unwind table bytes (this JVM)", (int64_t)bytes);
     fx_profile_extra_int(p, g, "unwind table build time (us, this JVM)", (int64_t)(ns / 1000));
     fx_profile_extra_int(p, g, "unwind table requests", (int64_t)nu.wants);
-    fx_profile_extra_int(p, g, "unwind table requests not queued (queue full)",
-                         (int64_t)__atomic_load_n(&fx_native.want_full, __ATOMIC_RELAXED));
+    fx_profile_extra_loss(p, g, "unwind table requests not queued (queue full)",
+                          (int64_t)__atomic_load_n(&fx_native.want_full, __ATOMIC_RELAXED));
 }
 
 /* The tables are the JVM's, built once and kept (their figures say "(this JVM)"); the requests

@@ -364,12 +364,13 @@ void fx_vm_threads_report(struct fx_profile *p)
     fx_profile_extra_int(p, g, "registered (GC, JIT, VM, JNI-created...)", (int64_t)vt.registered);
     fx_profile_extra_int(p, g, "registered now", (int64_t)vt.n);
     fx_profile_extra_int(p, g, "ended", (int64_t)vt.ended);
-    fx_profile_extra_int(p, g, "became Java threads (attached to the JVM)",
-                         (int64_t)vt.became_java);
-    fx_profile_extra_int(p, g, "left out at the last scan (cap 256)", (int64_t)vt.left_out);
-    fx_profile_extra_int(p, g, "left out at most (cap 256)", (int64_t)vt.left_out_max);
-    fx_profile_extra_int(p, g, "could not be registered", (int64_t)vt.failed);
-    fx_profile_extra_int(p, g, "registered but not armed (ended meanwhile)", (int64_t)vt.not_armed);
+    fx_profile_extra_detail(p, g, "became Java threads (attached to the JVM)",
+                            (int64_t)vt.became_java);
+    fx_profile_extra_loss(p, g, "left out at the last scan (cap 256)", (int64_t)vt.left_out);
+    fx_profile_extra_loss(p, g, "left out at most (cap 256)", (int64_t)vt.left_out_max);
+    fx_profile_extra_loss(p, g, "could not be registered", (int64_t)vt.failed);
+    fx_profile_extra_detail(p, g, "registered but not armed (ended meanwhile)",
+                            (int64_t)vt.not_armed);
     fx_profile_extra_int(p, g, "stack bounds found", (int64_t)vt.bounds);
     fx_profile_extra_int(p, g, "stack table reads (/proc/self/maps, read-write mappings)",
                          (int64_t)vt.table_reads);

@@ -12,28 +12,17 @@
          negated weight); the retained bytes (allocations without a free) hold heldSite and
          almost no droppedSite."""
 import argparse
-import gzip
-import json
 import sys
 
+from profile_lib import Checker, Profile, extra_groups, load_profile
+
+CK = Checker()
 COLS = ("time", "weight", "weightType", "stack", "memoryAddress", "threadId", "length")
 
 
-def load(path):
-    with gzip.open(path, "rt", encoding="utf-8") as f:
-        return json.load(f)
-
-
-def stack_funcs(shared, st):
-    s, frames, funcs, strings = (shared["stackTable"], shared["frameTable"], shared["funcTable"],
-                                 shared["stringArray"])
-    out = []
-    while st is not None:
-        f = frames["func"][s["frame"][st]]
-        out.append((strings[funcs["name"][f]], frames["category"][s["frame"][st]]))
-        off = s["prefixOffset"][st]
-        st = st - off if off else None
-    return out  # leaf first
+def stack_funcs(p, st):
+    """(function name, category name) of each frame of a stack, leaf first."""
+    return [(p.name[f], p.cat[f]) for f in reversed(p.path(st))]
 
 
 def tables(d):
@@ -43,20 +32,16 @@ def tables(d):
             continue
         bad = [c for c in COLS if c not in na]
         if bad or na["weightType"] != "bytes":
-            sys.exit(f"FAIL: thread {t['name']}: nativeAllocations lacks {bad} or weightType")
+            CK.fatal(f"thread {t['name']}: nativeAllocations lacks {bad} or weightType")
         n = na["length"]
         for c in ("time", "weight", "stack", "memoryAddress", "threadId"):
             if len(na[c]) != n:
-                sys.exit(f"FAIL: thread {t['name']}: column {c} has {len(na[c])} rows, not {n}")
+                CK.fatal(f"thread {t['name']}: column {c} has {len(na[c])} rows, not {n}")
         if any(tid != t["tid"] for tid in na["threadId"]):
-            sys.exit(f"FAIL: thread {t['name']}: threadId is not the thread's tid")
+            CK.fatal(f"thread {t['name']}: threadId is not the thread's tid")
         if any(b < a for a, b in zip(na["time"], na["time"][1:])):
-            sys.exit(f"FAIL: thread {t['name']}: times decrease")
+            CK.fatal(f"thread {t['name']}: times decrease")
         yield t, na
-
-
-def alloc_cat(d):
-    return [c["name"] for c in d["meta"]["categories"]].index("Allocation")
 
 
 def site_of(funcs, sites):
@@ -73,33 +58,31 @@ def check_counter(d):
     sample out) is the bytes of the allocation rows (what the call tree shows)."""
     cs = [c for c in d.get("counters", []) if c["name"] == "Allocated (sampled)"]
     if len(cs) != 1:
-        sys.exit(f"FAIL: {len(cs)} 'Allocated (sampled)' counters")
+        CK.fatal(f"{len(cs)} 'Allocated (sampled)' counters")
     count = cs[0]["samples"]["count"]
     rows = sum(w for _, na in tables(d) for w in na["weight"] if w > 0)
     in_range = sum(count[1:])
     print(f"counter: first {count[0]}, range in graph {in_range}, allocation rows {rows}")
     if count[0] != 0 or in_range != rows:
-        print("FAIL: the counter's range in graph is not the allocated bytes of the rows")
-        return False
-    return True
+        CK.fail("the counter's range in graph is not the allocated bytes of the rows")
 
 
 def check_split(d, truth, tol_pp, tol_total):
     sites = ("smallSite", "mediumSite", "largeSite")
     est = dict.fromkeys(sites, 0)
-    cat = alloc_cat(d)
+    p = Profile(d)
     n = 0
     for t, na in tables(d):
         for st, w in zip(na["stack"], na["weight"]):
             if w <= 0:
                 continue
-            funcs = stack_funcs(d["shared"], st)
-            if funcs[0][1] != cat:
-                sys.exit(f"FAIL: leaf frame {funcs[0][0]} is not in the Allocation category")
+            funcs = stack_funcs(p, st)
+            if funcs[0][1] != "Allocation":
+                CK.fatal(f"leaf frame {funcs[0][0]} is not in the Allocation category")
             s = site_of(funcs, sites)
             if s:
                 if funcs[0][0] != "byte[]":
-                    sys.exit(f"FAIL: {s} allocates byte[], the leaf says {funcs[0][0]}")
+                    CK.fatal(f"{s} allocates byte[], the leaf says {funcs[0][0]}")
                 est[s] += w
                 n += 1
     real_total = sum(truth[s] for s in sites)
@@ -107,21 +90,17 @@ def check_split(d, truth, tol_pp, tol_total):
     print(f"split: {n} samples; estimated {est_total} bytes, measured {real_total} "
           f"(thread total {truth['total']})")
     if n < 100:
-        sys.exit(f"FAIL: only {n} allocation samples in the sites")
-    ok = True
+        CK.fatal(f"only {n} allocation samples in the sites")
     for s in sites:
         e, r = 100.0 * est[s] / est_total, 100.0 * truth[s] / real_total
         print(f"  {s}: estimated {e:.1f} %, measured {r:.1f} %")
         if abs(e - r) > tol_pp:
-            print(f"FAIL: {s} off by {e - r:+.1f} pp (tolerance {tol_pp})")
-            ok = False
+            CK.fail(f"{s} off by {e - r:+.1f} pp (tolerance {tol_pp})")
     ratio = est_total / truth["total"]
     print(f"  estimated / allocated by the thread: {ratio:.3f}")
     if abs(ratio - 1) > tol_total:
-        print(f"FAIL: total estimate off by {100 * (ratio - 1):+.1f} % (tolerance "
-              f"{100 * tol_total:.0f} %)")
-        ok = False
-    return ok
+        CK.fail(f"total estimate off by {100 * (ratio - 1):+.1f} % (tolerance "
+                f"{100 * tol_total:.0f} %)")
 
 
 def pair(na):
@@ -131,14 +110,14 @@ def pair(na):
     for st, w, a in zip(na["stack"], na["weight"], na["memoryAddress"]):
         if w > 0:
             if a in open_:
-                sys.exit(f"FAIL: address {a} allocated twice without a free")
+                CK.fatal(f"address {a} allocated twice without a free")
             open_[a] = (st, w)
             continue
         if a not in open_:
-            sys.exit(f"FAIL: a free of address {a} without its allocation before it")
+            CK.fatal(f"a free of address {a} without its allocation before it")
         ast, aw = open_.pop(a)
         if ast != st or aw != -w:
-            sys.exit(f"FAIL: the free of {a} does not mirror its allocation")
+            CK.fatal(f"the free of {a} does not mirror its allocation")
         frees += 1
     return open_, frees
 
@@ -150,16 +129,14 @@ def check_balanced(d, label):
         frees += pair(na)[1]
     print(f"{label}: {rows} allocation rows, {frees} frees, all paired")
     if rows == 0:
-        sys.exit(f"FAIL: {label} has no allocation rows")
-    return True
+        CK.fatal(f"{label} has no allocation rows")
 
 
 def check_own(d, label):
     """Issue 23: meta.extra "Allocations" counts this recording's samples only. Each sample the
     consumer took is a row of the file (weight > 0) or counted lost, and each free it paired is
     a row (weight < 0): a count left over from an earlier recording breaks the sums."""
-    ex = {g["label"]: {e["label"]: e["value"] for e in g["entries"]}
-          for g in d["meta"]["extra"]}.get("Allocations", {})
+    ex = extra_groups(d).get("Allocations", {})
     allocs = frees = 0
     for _, na in tables(d):
         allocs += sum(1 for w in na["weight"] if w > 0)
@@ -170,24 +147,24 @@ def check_own(d, label):
     print(f"{label}: meta.extra: {ex.get('samples')} samples, {lost} lost, "
           f"{ex.get('frees of sampled objects')} frees; the file: {allocs} rows, {frees} frees")
     if ex.get("samples") != allocs + lost or ex.get("frees of sampled objects") != frees:
-        sys.exit(f"FAIL: {label}: meta.extra's allocation counts are not this recording's own")
-    return True
+        CK.fatal(f"{label}: meta.extra's allocation counts are not this recording's own")
 
 
 def check_live(d):
+    p = Profile(d)
     held = dropped = held_all = dropped_all = 0
     frees = 0
     for t, na in tables(d):
         open_, n = pair(na)
         frees += n
         for st, w in na_pairs(na):
-            s = site_of(stack_funcs(d["shared"], st), ("heldSite", "droppedSite"))
+            s = site_of(stack_funcs(p, st), ("heldSite", "droppedSite"))
             if s == "heldSite":
                 held_all += w
             elif s == "droppedSite":
                 dropped_all += w
         for a, (st, w) in open_.items():
-            s = site_of(stack_funcs(d["shared"], st), ("heldSite", "droppedSite"))
+            s = site_of(stack_funcs(p, st), ("heldSite", "droppedSite"))
             if s == "heldSite":
                 held += w
             elif s == "droppedSite":
@@ -195,12 +172,11 @@ def check_live(d):
     print(f"live: {frees} frees; allocated heldSite {held_all}, droppedSite {dropped_all}; "
           f"retained heldSite {held}, droppedSite {dropped}")
     if held_all == 0 or dropped_all == 0:
-        sys.exit("FAIL: no allocations sampled at heldSite or droppedSite")
+        CK.fatal("no allocations sampled at heldSite or droppedSite")
     if held < 0.9 * held_all:
-        sys.exit("FAIL: less than 90 % of heldSite's sampled bytes are retained")
+        CK.fatal("less than 90 % of heldSite's sampled bytes are retained")
     if dropped > 0.1 * dropped_all:
-        sys.exit("FAIL: more than 10 % of droppedSite's sampled bytes are retained after GC")
-    return True
+        CK.fatal("more than 10 % of droppedSite's sampled bytes are retained after GC")
 
 
 def na_pairs(na):
@@ -215,22 +191,23 @@ def main():
     ap.add_argument("--tol-pp", type=float, default=6.0)
     ap.add_argument("--tol-total", type=float, default=0.15)
     a = ap.parse_args()
-    d = load(a.profile)
+    d = load_profile(a.profile)
     if a.mode == "split":
         truth = {}
         with open(a.truth, encoding="utf-8") as f:
             for line in f:
                 k, v = line.split()
                 truth[k] = int(v)
-        ok = check_split(d, truth, a.tol_pp, a.tol_total) & check_counter(d)
+        check_split(d, truth, a.tol_pp, a.tol_total)
+        check_counter(d)
     elif a.mode == "live":
-        ok = check_live(d)
+        check_live(d)
     elif a.mode == "own":
-        ok = check_own(d, a.profile)
+        check_own(d, a.profile)
     else:
-        ok = check_balanced(d, a.profile)
-    sys.exit(0 if ok else 1)
+        check_balanced(d, a.profile)
+    return CK.exit_code()
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

@@ -8,18 +8,19 @@ which the tests ensure (attach_lib.sh).
 usage: attach_check.py SUMMARY.json HOT_METHOD
 """
 import collections
-import json
 import sys
+
+from profile_lib import Checker, load_json
 
 
 def main():
     summary, hot = sys.argv[1], sys.argv[2]
-    with open(summary, encoding="utf-8") as f:
-        doc = json.load(f)
+    ck = Checker(summary)
+    doc = load_json(summary)
     workers = [t for t in doc["threads"] if t["name"].startswith("request-worker-")]
     sampled = [t for t in workers if t["samples"] > 0]
     if not sampled:
-        sys.exit(f"{summary}: no request-worker thread has samples "
+        ck.fatal(f"no request-worker thread has samples "
                  f"(threads: {[t['name'] for t in doc['threads']]})")
     busy = hot_total = 0
     self_samples = collections.Counter()
@@ -38,9 +39,10 @@ def main():
     top = self_samples.most_common(3)
     print(f"{summary}: {busy} busy samples on {len(sampled)} request threads; "
           f"{hot} on the stack of {hot_total}; top self: {top}")
-    if busy <= 0 or hot_total * 2 < busy:
-        sys.exit(f"{summary}: {hot} is on {hot_total} of {busy} busy samples (< 50 %)")
+    ck.check(busy > 0 and hot_total * 2 >= busy,
+             f"{hot} is on {hot_total} of {busy} busy samples (< 50 %)")
+    return ck.exit_code()
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

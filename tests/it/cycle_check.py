@@ -20,66 +20,57 @@ Each file is one recording, taken while the workload ran PHASE. On the cycle-wor
     none), the ASGCT outcomes add up to no more than those samples, and at most MAX_DUMPS
     profiles were written before this one (the test's own dumps of this recording).
 """
-import gzip
-import json
 import math
 import sys
+
+from profile_lib import Checker, Profile, extra_groups
 
 TRUTH = 0.75
 MIN_SAMPLES = 20
 FLOOR_PP = 8.0
 MAX_DUMPS = 2
-MAX_ISOLATED = 1  # per recording: see check()
+MAX_ISOLATED = 1  # per recording: see check_recording()
 ISOLATED = [0]
-
-
-def extra_of(p):
-    return {g["label"]: {e["label"]: e["value"] for e in g["entries"]} for g in p["meta"]["extra"]}
+CK = Checker("cycle_check")
 
 
 def check_own_figures(path, p):
-    """Failures if the profile's meta.extra counts more than this recording."""
-    bad = []
-    ex = extra_of(p)
+    """Fails if the profile's meta.extra counts more than this recording."""
+    ex = extra_groups(p)
     smp = ex.get("Sampling", {})
     in_file = sum(len(t["samples"]["stack"]) for t in p["threads"])
     counted = smp.get("samples", 0) + smp.get("idle samples inserted", 0)
     if ex.get("Memory bound", {}).get("dropped since sampling began", 0) == 0 and counted != in_file:
-        bad.append(f"{path}: meta.extra counts {counted} samples (samples + idle inserted), the "
+        CK.fail(f"{path}: meta.extra counts {counted} samples (samples + idle inserted), the "
                    f"file holds {in_file}: figures of another recording")
     outcomes = sum(v for v in ex.get("AsyncGetCallTrace outcomes", {}).values()
                    if isinstance(v, int))
     if outcomes > smp.get("samples", 0):
-        bad.append(f"{path}: {outcomes} ASGCT outcomes for {smp.get('samples', 0)} samples")
+        CK.fail(f"{path}: {outcomes} ASGCT outcomes for {smp.get('samples', 0)} samples")
     dumps = ex.get("Markers and counters", {}).get("profiles written before this one", 0)
     if dumps > MAX_DUMPS:
-        bad.append(f"{path}: {dumps} profiles written before this one (this recording wrote at "
+        CK.fail(f"{path}: {dumps} profiles written before this one (this recording wrote at "
                    f"most {MAX_DUMPS})")
-    return bad
 
 
-def leaf_method(shared, strings, stack, cache):
+def leaf_method(prof, stack, cache):
     """The innermost of the four phase methods on this stack, or None."""
-    if stack in cache:
-        return cache[stack]
-    st, fr, fn = shared["stackTable"], shared["frameTable"], shared["funcTable"]
-    s, found = stack, None
-    while s is not None and found is None:
-        name = strings[fn["name"][fr["func"][st["frame"][s]]]]
-        for m in ("evenHot", "evenCold", "oddHot", "oddCold"):
-            if name.endswith("CycleWorkload." + m) or ("CycleWorkload." + m + "(") in name:
-                found = m
-        off = st["prefixOffset"][s]
-        s = None if off == 0 else s - off
-    cache[stack] = found
-    return found
+    if stack not in cache:
+        found = None
+        for name in prof.leaf_first(stack):
+            for m in ("evenHot", "evenCold", "oddHot", "oddCold"):
+                if name.endswith("CycleWorkload." + m) or ("CycleWorkload." + m + "(") in name:
+                    found = m
+            if found:
+                break
+        cache[stack] = found
+    return cache[stack]
 
 
-def check(path, phase):
-    p = json.load(gzip.open(path))
-    bad = check_own_figures(path, p)
-    shared = p["shared"]
-    strings = shared["stringArray"]
+def check_recording(path, phase):
+    prof = Profile(path)
+    p = prof.doc
+    check_own_figures(path, p)
     mine = "even" if phase % 2 == 0 else "odd"
     other = "odd" if mine == "even" else "even"
     counts = {"Hot": 0, "Cold": 0, "other": 0}
@@ -94,10 +85,10 @@ def check(path, phase):
         for i, stack in enumerate(smp["stack"]):
             time += smp["timeDeltas"][i]
             if i == 0 and time < 0:
-                bad.append(f"{path}: {t['name']}: a sample at {time:.3f} ms, before the start")
+                CK.fail(f"{path}: {t['name']}: a sample at {time:.3f} ms, before the start")
             if stack is None:
                 continue
-            m = leaf_method(shared, strings, stack, cache)
+            m = leaf_method(prof, stack, cache)
             if m is None:
                 continue
             seq.append(m)
@@ -115,30 +106,27 @@ def check(path, phase):
                 counts["other"] += 1
     ISOLATED[0] += isolated
     if counts["other"] or isolated > MAX_ISOLATED:
-        bad.append(f"{path}: phase {phase}: {counts['other'] + isolated} samples of the {other} "
+        CK.fail(f"{path}: phase {phase}: {counts['other'] + isolated} samples of the {other} "
                    f"methods (another recording's; {isolated} isolated ones)")
     n = counts["Hot"] + counts["Cold"]
     if n >= MIN_SAMPLES:
         share = counts["Hot"] / n
         bound = max(FLOOR_PP / 100, 4 * math.sqrt(TRUTH * (1 - TRUTH) / n))
         if abs(share - TRUTH) > bound:
-            bad.append(f"{path}: phase {phase}: {mine}Hot has {100 * share:.1f} % of {n} "
+            CK.fail(f"{path}: phase {phase}: {mine}Hot has {100 * share:.1f} % of {n} "
                        f"samples, truth {100 * TRUTH:.0f} % +- {100 * bound:.1f} pp")
-    return bad, n, (counts["Hot"] / n if n else None)
+    return n, (counts["Hot"] / n if n else None)
 
 
 def main():
-    failures, small, shares = [], 0, []
+    small, shares = 0, []
     for arg in sys.argv[1:]:
         path, phase = arg.rsplit(":", 1)
-        bad, n, share = check(path, int(phase))
-        failures += bad
+        n, share = check_recording(path, int(phase))
         if n < MIN_SAMPLES:
             small += 1
         elif share is not None:
             shares.append(share)
-    for f in failures:
-        print("cycle_check: FAIL: " + f)
     if shares:
         dev = max(abs(s - TRUTH) for s in shares)
         mean = sum(shares) / len(shares)
@@ -146,7 +134,7 @@ def main():
               f"worker samples: hot share mean {100 * mean:.1f} %, largest deviation "
               f"{100 * dev:.1f} pp; {small} with fewer; {ISOLATED[0]} isolated samples of "
               "the other phase (ASGCT naming an inlined neighbour)")
-    return min(len(failures), 100)
+    return CK.exit_code()
 
 
 if __name__ == "__main__":

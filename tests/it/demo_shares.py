@@ -26,7 +26,7 @@ import os
 import re
 import sys
 
-from pcli_shares import (check, failures, finish, fx_total, idle_samples, load, pcli_total,
+from profile_lib import (Checker, fx_total, idle_samples, load_json as load, pcli_total,
                          workload_split)
 
 TRUTH = {"alpha": 50.0, "beta": 30.0, "gamma": 20.0}
@@ -61,6 +61,8 @@ def main():
     ap.add_argument("--label", default="demo")
     a = ap.parse_args()
     run, label = a.run, a.label
+    ck = Checker()
+    check = ck.check
 
     summary = load(os.path.join(run, "fxcheck-summary.json"))
     pthreads = load(os.path.join(run, "pcli-threads.json"))["threads"]
@@ -75,8 +77,8 @@ def main():
         pfound = [t for t in pthreads if t.get("name") == name]
         check(len(pfound) == 1, f"profiler-cli: {len(pfound)} threads named {name!r}; threads: "
               f"{[t.get('name') for t in pthreads]}")
-    if failures:
-        return finish(run, "shares.json", {})
+    if ck.failures:
+        return ck.write(os.path.join(run, "shares.json"), {})
 
     pfun = {n: load(os.path.join(run, f"pcli-functions-{n}.json")) for n in THREADS}
     psam = {n: load(os.path.join(run, f"pcli-samples-{n}.json")) for n in THREADS}
@@ -156,7 +158,7 @@ def main():
         check(share >= MIN_MAIN_WAITING,
               f"wall mode: main waits in {100 * share:.1f}% of its {n_main:g} samples, need >= "
               f"{100 * MIN_MAIN_WAITING:.0f}%; top funcs: {top(main_t['funcs'])}")
-    return finish(run, "shares.json", result)
+    return ck.write(os.path.join(run, "shares.json"), result)
 
 
 def top(funcs, n=6):

@@ -31,7 +31,7 @@ import os
 import re
 import sys
 
-from pcli_shares import (check, failures, finish, fx_total, idle_samples, load, pcli_total,
+from profile_lib import (Checker, fx_total, idle_samples, load_json as load, pcli_total,
                          workload_split)
 
 NODNS_TOLERANCE_PP = 10.0
@@ -56,6 +56,8 @@ def main():
     ap.add_argument("--label", default="inline_split")
     a = ap.parse_args()
     run, label = a.run, a.label
+    ck = Checker()
+    check = ck.check
     result = {"config": a.config}
 
     h_cpu = truth(run)
@@ -63,8 +65,8 @@ def main():
     threads = [t for t in load(os.path.join(run, "fxcheck-summary.json"))["threads"]
                if t.get("name") == THREAD]
     check(len(threads) == 1, f"fxcheck: {len(threads)} threads named {THREAD!r}")
-    if failures:
-        return finish(run, "split.json", result)
+    if ck.failures:
+        return ck.write(os.path.join(run, "split.json"), result)
     t = threads[0]
     pfun = load(os.path.join(run, "pcli-functions.json"))["functions"]
     psam = load(os.path.join(run, "pcli-samples.json"))
@@ -98,7 +100,7 @@ def main():
               f"{DEFECT_MIN_GAP_PP:g} points of its CPU share {h_cpu:.1f}%: the HotSpot defect of "
               f"docs/VALIDATION.md section 4.5 no longer shows on this JDK (or the workload no "
               f"longer triggers it); update section 4.5 and this expectation")
-    return finish(run, "split.json", result)
+    return ck.write(os.path.join(run, "split.json"), result)
 
 
 if __name__ == "__main__":

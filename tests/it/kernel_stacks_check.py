@@ -19,44 +19,15 @@ usage: kernel_stacks_check.py --why PROFILE.json.gz
   devnull-off:  (kstack=no) no Kernel frame, and "Kernel stacks" says it was turned off.
 """
 import argparse
-import gzip
-import json
 import os
 import sys
+
+from profile_lib import Checker, Profile, load_json
 
 WRITE_PATH = {"ksys_write", "vfs_write", "write_null", "__x64_sys_write", "x64_sys_call",
               "do_syscall_64", "entry_SYSCALL_64", "entry_SYSCALL_64_after_hwframe",
               "__do_sys_write", "__se_sys_write"}
 FOS = "java.io.FileOutputStream.write"
-
-
-class Profile:
-    def __init__(self, path):
-        with gzip.open(path, "rt", encoding="utf-8") as f:
-            self.doc = json.load(f)
-        sh = self.doc["shared"]
-        strs, ft, fu, st = sh["stringArray"], sh["frameTable"], sh["funcTable"], sh["stackTable"]
-        self.cats = self.doc["meta"]["categories"]
-        names = [c["name"] for c in self.cats]
-        self.name = [strs[fu["name"][f]] for f in ft["func"]]
-        self.cat = [names[c] if c is not None else "" for c in ft["category"]]
-        self.sub = [self.cats[c]["subcategories"][s] if c is not None and s is not None else ""
-                    for c, s in zip(ft["category"], ft["subcategory"])]
-        self.paths = []  # root first
-        for i, (frame, off) in enumerate(zip(st["frame"], st["prefixOffset"])):
-            self.paths.append((self.paths[i - off] if off else ()) + (frame,))
-
-    def stacks(self, thread=None):
-        for t in self.doc["threads"]:
-            if thread is None or t["name"] == thread:
-                for s in t["samples"]["stack"]:
-                    yield self.paths[s] if s is not None else ()
-
-    def extra(self, group):
-        for g in self.doc["meta"].get("extra", []):
-            if g["label"] == group:
-                return {e["label"]: e["value"] for e in g["entries"]}
-        return None
 
 
 def write_path_sample(p, path):
@@ -96,12 +67,8 @@ def main():
             return 1
         print(ks.get("kernel frames unavailable", ""))
         return 0
-    failures = []
-
-    def check(ok, what):
-        print(f"{a.label}: {'ok' if ok else 'FAIL'}: {what}")
-        if not ok:
-            failures.append(what)
+    ck = Checker(a.label, verbose=True)
+    check = ck.check
 
     p = Profile(os.path.join(a.path, "devnull.json.gz"))
     kc = p.cats[8] if len(p.cats) > 8 else {}
@@ -122,12 +89,11 @@ def main():
     check(got >= have > 0, f"devnull: 'Kernel stacks' says {got} samples with kernel frames, "
           f"the profile has {have}")
 
-    with open(os.path.join(a.path, "pcli-samples.json"), encoding="utf-8") as f:
-        cb = json.load(f).get("categoryBreakdown", {}).get("categories", [])
+    cb = load_json(os.path.join(a.path, "pcli-samples.json")).get(
+        "categoryBreakdown", {}).get("categories", [])
     kern = sum(c.get("samples", 0) for c in cb if c.get("name") == "Kernel")
     check(kern > 0, f"profiler-cli: devnull-writer has {kern} samples in the Kernel category")
-    with open(os.path.join(a.path, "pcli-top-down.json"), encoding="utf-8") as f:
-        tree = json.load(f).get("regularCallTree", {})
+    tree = load_json(os.path.join(a.path, "pcli-top-down.json")).get("regularCallTree", {})
     check(tree_has(tree, False),
           f"profiler-cli: the call tree has a write-path kernel function under {FOS}*")
 
@@ -136,7 +102,7 @@ def main():
     why = (off.extra("Kernel stacks") or {}).get("kernel frames unavailable", "")
     check(kframes == 0 and "kstack=no" in why,
           f"devnull-off (kstack=no): {kframes} samples with Kernel frames; says: {why!r}")
-    return 1 if failures else 0
+    return ck.exit_code()
 
 
 if __name__ == "__main__":

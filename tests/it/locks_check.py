@@ -25,84 +25,40 @@ usage: locks_check.py --label NAME RUN_DIR   (reads agentpath, attach-dump, atta
               Sleeping, of "blocked" in Blocked (monitor); most of "busy" are not Idle;
   pcli-markers.json (profiler-cli thread markers --search "Lock wait"): found some.
 """
-import argparse
-import gzip
-import json
 import os
 import sys
 
+from profile_lib import Profile, run_dir_args
 
-class Profile:
-    def __init__(self, path):
-        with gzip.open(path, "rt", encoding="utf-8") as f:
-            self.doc = json.load(f)
-        sh = self.doc["shared"]
-        strs, ft, fu, st = sh["stringArray"], sh["frameTable"], sh["funcTable"], sh["stackTable"]
-        cats = self.doc["meta"]["categories"]
-        self.name = [strs[fu["name"][f]] for f in ft["func"]]
-        self.cat = [cats[c]["name"] if c is not None else "" for c in ft["category"]]
-        self.sub = [cats[c]["subcategories"][s] if c is not None else ""
-                    for c, s in zip(ft["category"], ft["subcategory"])]
-        self.paths = []  # root first
-        for i, (frame, off) in enumerate(zip(st["frame"], st["prefixOffset"])):
-            self.paths.append((self.paths[i - off] if off else ()) + (frame,))
 
-    def threads(self, name):
-        return [t for t in self.doc["threads"] if t["name"] == name]
+def lock_markers(p, name=None, threads=None):
+    """(duration, phase, data) of the JvmLockWait markers of the threads named name (or of
+    threads, a list)."""
+    return [(m["end"] - m["start"], m["phase"], m["data"])
+            for t in (p.threads(name) if threads is None else threads)
+            for m in p.markers(t, data_type="JvmLockWait")]
 
-    def lock_markers(self, name):
-        out = []
-        for t in self.threads(name):
-            m = t["markers"]
-            for i in range(m["length"]):
-                d = m["data"][i]
-                if d and d.get("type") == "JvmLockWait":
-                    out.append((m["endTime"][i] - m["startTime"][i], m["phase"][i], d))
-        return out
 
-    def stack_names(self, s):
-        return [self.name[f] for f in self.paths[s]] if s is not None else []
-
-    def extra(self, group):
-        for g in self.doc["meta"].get("extra", []):
-            if g["label"] == group:
-                return {e["label"]: e["value"] for e in g["entries"]}
-        return {}
-
-    def leaf_states(self, name):
-        """(category, subcategory) of each sample's leaf frame."""
-        out = []
-        for t in self.threads(name):
-            for s in t["samples"]["stack"]:
-                if s is not None:
-                    leaf = self.paths[s][-1]
-                    out.append((self.cat[leaf], self.sub[leaf]))
-        return out
+def leaf_states(p, name):
+    """(category, subcategory) of each sample's leaf frame."""
+    return [(p.cat[path[-1]], p.sub[path[-1]]) for path in p.stacks(name) if path]
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--label", default="locks_check")
-    ap.add_argument("run")
-    a = ap.parse_args()
-    failures = []
-
-    def check(ok, what):
-        print(f"{a.label}: {'ok' if ok else 'FAIL'}: {what}")
-        if not ok:
-            failures.append(what)
+    run, ck = run_dir_args("locks_check")
+    check = ck.check
 
     waits = [("monitor-waiter", "monitor", "fxagent.locks.LockWorkload$MonitorLock",
               "monitor-holder", "fxagent.locks.LockWorkload.waitOnMonitor"),
              ("rl-waiter", "park", "java.util.concurrent.locks.ReentrantLock$NonfairSync",
               "rl-holder", "fxagent.locks.LockWorkload.waitOnReentrantLock")]
     for f in ("agentpath", "attach-dump", "attach-stop"):
-        p = Profile(os.path.join(a.run, f + ".json.gz"))
+        p = Profile(os.path.join(run, f + ".json.gz"))
         owner_on = not f.startswith("attach")
         for thread, kind, cls, owner, method in waits:
             if kind == "monitor" and not owner_on:
                 owner = "unknown (lockowner=off)"
-            ms = p.lock_markers(thread)
+            ms = lock_markers(p, thread)
             # a loaded machine can make one lookup (a safepoint) take 200-400 ms: longer than
             # the rest of the wait, and than the budget's 100 ms burst, so the next ones are
             # refused; such markers say why, and meta.extra counts them
@@ -111,7 +67,7 @@ def main():
                        "unknown (not looked up yet)": "owner unknown (wait ended before its lookup)"}
             owners = (owner, *reasons) if kind == "monitor" and owner_on else (owner,)
             named = [m for m in ms if m[2]["owner"] == owner]
-            ex = p.extra("Lock waits")
+            ex = p.extra("Lock waits") or {}
             spent = (ex.get("monitor owner lookups (GetObjectMonitorUsage)", 0) *
                      ex.get("monitor owner lookup: mean ns", 0))
             counted = all(sum(1 for m in ms if m[2]["owner"] == r) <= ex.get(c, 0)
@@ -123,10 +79,10 @@ def main():
             good = [m for m in ms if m[1] == 1 and m[2]["kind"] == kind and
                     m[2]["lockClass"] == cls and m[2]["owner"] in owners and
                     150 <= m[0] <= 2300 and 150 <= m[2]["duration"] <= 2300 and
-                    method in p.stack_names(m[2].get("cause", {}).get("stack"))]
+                    method in p.names(m[2].get("cause", {}).get("stack"))]
             check(len(good) >= 3, f"{f}: {len(good)} of {len(ms)} lock markers on {thread} are "
                   f"{kind} waits of ~300 ms on {cls} owned by {owner} with {method} in the stack")
-        check(not p.lock_markers("loner"), f"{f}: no lock marker on the thread that never contends")
+        check(not lock_markers(p, "loner"), f"{f}: no lock marker on the thread that never contends")
         bt = p.threads("monitor-waiter (blocked)")
         ws = [w for t in bt for w in (t["samples"]["weight"] or [])]
         check(bt and all(t["samples"]["weightType"] == "tracing-ms" for t in bt) and
@@ -135,7 +91,7 @@ def main():
         check(bt and all(t.get("unregisterTime") is not None for t in bt),
               f"{f}: the 'monitor-waiter (blocked)' tracks end with their threads: "
               f"{[t.get('unregisterTime') for t in bt]}")
-        ex = p.extra("Lock waits")
+        ex = p.extra("Lock waits") or {}
         check(ex.get("monitor: waits recorded", 0) >= 3 and ex.get("park: waits recorded", 0) >= 3,
               f"{f}: meta.extra 'Lock waits' counts the recorded waits: {ex}")
         done = ex.get("monitor: waits recorded", 0) + ex.get("monitor: waits below lock=", -99)
@@ -160,9 +116,9 @@ def main():
     # a marker of the file or counted dropped; the second recording (attach-again, after the
     # workload's waits) would otherwise count the first's six.
     for f in ("attach-stop", "attach-again"):
-        p = Profile(os.path.join(a.run, f + ".json.gz"))
-        ex = p.extra("Lock waits")
-        markers = sum(len(p.lock_markers(n)) for n in {t["name"] for t in p.doc["threads"]})
+        p = Profile(os.path.join(run, f + ".json.gz"))
+        ex = p.extra("Lock waits") or {}
+        markers = len(lock_markers(p))
         recorded = ex.get("monitor: waits recorded", 0) + ex.get("park: waits recorded", 0)
         dropped = sum(ex.get(k, 0) for k in ("dropped: queue full", "dropped: thread not registered",
                                              "model errors"))
@@ -170,8 +126,8 @@ def main():
               f"{f}: meta.extra counts its own waits: {recorded} recorded, for {markers} lock "
               f"markers in the file and {dropped} dropped")
 
-    p = Profile(os.path.join(a.run, "storm.json.gz"))
-    ex = p.extra("Lock waits")
+    p = Profile(os.path.join(run, "storm.json.gz"))
+    ex = p.extra("Lock waits") or {}
     seen = ex.get("monitor: contended enters seen", 0)
     below = ex.get("monitor: waits below lock=", 0)
     recorded = ex.get("monitor: waits recorded", 0)
@@ -187,30 +143,28 @@ def main():
                "unknown (lookup too slow)": "owner unknown (wait ended during its lookup)",
                "unknown (not looked up yet)": "owner unknown (wait ended before its lookup)"}
     got = {}
-    for t in p.doc["threads"]:
-        if t["name"].startswith("storm-"):
-            for _, _, d in p.lock_markers(t["name"]):
-                got[d["owner"]] = got.get(d["owner"], 0) + 1
+    for _, _, d in lock_markers(p, threads=[t for t in p.threads()
+                                            if t["name"].startswith("storm-")]):
+        got[d["owner"]] = got.get(d["owner"], 0) + 1
     bad = [o for o in got if not (o.startswith("storm-") or o in reasons or o == "unknown")]
     check(got and not bad and all(got.get(r, 0) <= ex.get(c, -1) for r, c in reasons.items()),
           f"storm: the recorded waits' owners are storm threads or counted reasons: {got}")
 
-    p = Profile(os.path.join(a.run, "agentpath.json.gz"))
+    p = Profile(os.path.join(run, "agentpath.json.gz"))
     for thread, want in (("sleeper", ("Idle", "Sleeping")), ("blocked", ("Idle", "Blocked (monitor)"))):
-        st = p.leaf_states(thread)
+        st = leaf_states(p, thread)
         n = sum(1 for s in st if s == want)
         check(st and n * 2 > len(st), f"agentpath: {n} of {len(st)} samples of {thread} are {want}")
-    st = p.leaf_states("busy")
+    st = leaf_states(p, "busy")
     n = sum(1 for s in st if s[0] != "Idle")
     check(st and n * 2 > len(st), f"agentpath: {n} of {len(st)} samples of busy are running (not Idle)")
 
-    with open(os.path.join(a.run, "pcli-markers.json"), encoding="utf-8") as f:
+    with open(os.path.join(run, "pcli-markers.json"), encoding="utf-8") as f:
         pm = f.read()
     check("JvmLockWait" in pm or "Lock wait" in pm, "profiler-cli lists the lock markers")
-    if failures:
-        print(f"{a.label}: {len(failures)} check(s) failed", file=sys.stderr)
-        return 1
-    return 0
+    if ck.failures:
+        print(f"{ck.label}: {len(ck.failures)} check(s) failed", file=sys.stderr)
+    return ck.exit_code()
 
 
 if __name__ == "__main__":

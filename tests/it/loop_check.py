@@ -9,15 +9,12 @@ stacks its own samples reach, not every stack of the earlier periods.
 
 usage: loop_check.py FILE1.json.gz FILE2.json.gz ...   (in sequence order)
 """
-import gzip
 import itertools
 import sys
 
+from profile_lib import Checker, extra_entries, load_profile
 
-def load(path):
-    import json
-    with gzip.open(path, "rt", encoding="utf-8") as f:
-        return json.load(f)
+CK = Checker()
 
 
 def sample_range(doc):
@@ -33,11 +30,9 @@ def sample_range(doc):
 
 
 def memory_extra(doc, label):
-    for g in doc["meta"].get("extra", []):
-        if g["label"] == "Memory bound":
-            for e in g["entries"]:
-                if e["label"].startswith(label):
-                    return e["value"]
+    for group, e in extra_entries(doc):
+        if group == "Memory bound" and e["label"].startswith(label):
+            return e["value"]
     return None
 
 
@@ -56,23 +51,23 @@ def unreached_stacks(doc):
 
 def check_tables(path, k, doc):
     rebuilt = memory_extra(doc, "tables rebuilt at period resets")
-    full = memory_extra(doc, "samples with [stack table full]")
+    full = memory_extra(doc, "samples with [stack table full]") or 0  # a loss at 0 has no row
     unreached = unreached_stacks(doc)
     print(f"{path}: tables rebuilt {rebuilt} times, {unreached} stacks no sample reaches")
     if rebuilt is None or rebuilt < k - 1:
-        sys.exit(f"{path}: file {k} of a loop reports {rebuilt} table rebuilds (want >= {k - 1})")
+        CK.fatal(f"{path}: file {k} of a loop reports {rebuilt} table rebuilds (want >= {k - 1})")
     if full != 0:
-        sys.exit(f"{path}: {full} samples with [stack table full]")
+        CK.fatal(f"{path}: {full} samples with [stack table full]")
     # After a rebuild only the "[stack table full]" pseudo-stack is interned without a sample.
     if k > 1 and unreached > 2:
-        sys.exit(f"{path}: {unreached} stacks that no sample reaches: earlier periods' stacks "
+        CK.fatal(f"{path}: {unreached} stacks that no sample reaches: earlier periods' stacks "
                  "were kept")
 
 
 def main():
     prev_last, prev_name = None, None
     for k, path in enumerate(sys.argv[1:], start=1):
-        doc = load(path)
+        doc = load_profile(path)
         check_tables(path, k, doc)
         meta = doc["meta"]
         t0 = meta["startTime"]
@@ -81,18 +76,19 @@ def main():
             print(f"{path}: no samples (the end came right after the last period)")
             continue
         if first is None:
-            sys.exit(f"{path}: no samples")
+            CK.fatal(f"{path}: no samples")
         begin = meta.get("profilingStartTime", 0)
         end = meta.get("profilingEndTime", last)
         print(f"{path}: samples {t0 + first:.1f} .. {t0 + last:.1f} (epoch ms), "
               f"range {begin:.1f} .. {end:.1f} ms after its start")
         if first < begin - 1 or last > end + 1:
-            sys.exit(f"{path}: samples {first:.1f}..{last:.1f} outside its range {begin}..{end}")
+            CK.fatal(f"{path}: samples {first:.1f}..{last:.1f} outside its range {begin}..{end}")
         if prev_last is not None and t0 + first < prev_last - 1:
-            sys.exit(f"{path}: its first sample ({t0 + first:.1f}) is before the last of "
+            CK.fatal(f"{path}: its first sample ({t0 + first:.1f}) is before the last of "
                      f"{prev_name} ({prev_last:.1f}): the periods overlap")
         prev_last, prev_name = t0 + last, path
+    return CK.exit_code()
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

@@ -21,11 +21,10 @@ usage: mixed_stacks_check.py --label NAME RUN_DIR   (reads jni, deflate, jni-off
   deflate-fp: where zlib is the system's libz.so (Debian's, no frame pointers), at least half of
             those samples have the "[native: walk stopped" gap instead (the old walk's limit).
 """
-import argparse
-import gzip
-import json
 import os
 import sys
+
+from profile_lib import Profile, run_dir_args
 
 MAX_UNNAMED = 12  # libz's static functions on deflate's path
 
@@ -36,71 +35,29 @@ ZLIB = {"deflate", "deflate_slow", "deflate_fast", "deflate_stored", "deflate_rl
         "flush_pending", "deflateParams", "deflateReset"}
 
 
-class Profile:
-    def __init__(self, path):
-        with gzip.open(path, "rt", encoding="utf-8") as f:
-            self.doc = json.load(f)
-        sh = self.doc["shared"]
-        strs, ft, fu, st = sh["stringArray"], sh["frameTable"], sh["funcTable"], sh["stackTable"]
-        cats = [c["name"] for c in self.doc["meta"]["categories"]]
-        self.name = [strs[fu["name"][f]] for f in ft["func"]]
-        rt = sh["resourceTable"]
-        libs = self.doc["libs"]
-        # the library of each frame: libs[resourceTable.lib] of its func's resource, or None
-        self.lib = []
-        for f in ft["func"]:
-            r = fu["resource"][f]
-            ok = r is not None and r >= 0 and rt["type"][r] == 1 and rt["lib"][r] is not None
-            lib = libs[rt["lib"][r]] if ok else None
-            self.lib.append(lib if lib and lib["name"] == strs[rt["name"][r]] else None)
-        self.cat = [cats[c] if c is not None else "" for c in ft["category"]]
-        self.paths = []  # root first
-        for i, (frame, off) in enumerate(zip(st["frame"], st["prefixOffset"])):
-            self.paths.append((self.paths[i - off] if off else ()) + (frame,))
-
-    def stacks(self):
-        for t in self.doc["threads"]:
-            for s in t["samples"]["stack"]:
-                yield self.paths[s] if s is not None else ()
-
-    def extra(self, group):
-        for g in self.doc["meta"].get("extra", []):
-            if g["label"] == group:
-                return {e["label"]: e["value"] for e in g["entries"]}
-        return None
-
-    def native_above(self, path, java_pred, native_pred):
-        """A Native frame matching native_pred above (leaf side of) a frame matching java_pred."""
-        for i, f in enumerate(path):
-            if java_pred(self.name[f]):
-                return any(self.cat[g] == "Native" and native_pred(self.name[g])
-                           for g in path[i + 1:])
-        return False
+def native_above(p, path, java_pred, native_pred):
+    """A Native frame matching native_pred above (leaf side of) a frame matching java_pred."""
+    for i, f in enumerate(path):
+        if java_pred(p.name[f]):
+            return any(p.cat[g] == "Native" and native_pred(p.name[g]) for g in path[i + 1:])
+    return False
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--label", default="mixed_stacks_check")
-    ap.add_argument("run")
-    a = ap.parse_args()
-    failures = []
+    run, ck = run_dir_args("mixed_stacks_check")
+    check = ck.check
 
-    def check(ok, what):
-        print(f"{a.label}: {'ok' if ok else 'FAIL'}: {what}")
-        if not ok:
-            failures.append(what)
-
-    jni = Profile(os.path.join(a.run, "jni.json.gz"))
+    jni = Profile(os.path.join(run, "jni.json.gz"))
     burn = [p for p in jni.stacks() if any(jni.name[f] == "fxagent.mixed.JniBurn.burn" for f in p)]
-    named = [p for p in burn if jni.native_above(
-        p, lambda n: n == "fxagent.mixed.JniBurn.burn",
+    named = [p for p in burn if native_above(
+        jni, p, lambda n: n == "fxagent.mixed.JniBurn.burn",
         lambda n: n in ("fxmixed_burn_cpu", "Java_fxagent_mixed_JniBurn_burn"))]
     check(len(burn) >= 10 and 2 * len(named) >= len(burn),
           f"jni: {len(named)} of {len(burn)} JniBurn.burn samples show the C burn function above it")
 
-    dfl = Profile(os.path.join(a.run, "deflate.json.gz"))
-    zl = [p for p in dfl.stacks() if dfl.native_above(
-        p, lambda n: n.startswith("java.util.zip.Deflater.deflate"),
+    dfl = Profile(os.path.join(run, "deflate.json.gz"))
+    zl = [p for p in dfl.stacks() if native_above(
+        dfl, p, lambda n: n.startswith("java.util.zip.Deflater.deflate"),
         lambda n: n in ZLIB or n.startswith("libz.so.1"))]
     check(len(zl) >= 5, f"deflate: {len(zl)} samples with zlib frames under Deflater.deflate*")
     zlib_libs = {(dfl.lib[f] or {}).get("path") for p in zl for f in p
@@ -137,7 +94,7 @@ def main():
                 whole += 1
         return whole, gap, libs
 
-    dw = Profile(os.path.join(a.run, "deflate-dwarf.json.gz"))
+    dw = Profile(os.path.join(run, "deflate-dwarf.json.gz"))
     whole, gap, dw_libs = chains(dw)
     check(whole >= 5 and 2 * whole >= whole + gap,
           f"deflate cstack=dwarf: {whole} samples with zlib frames under "
@@ -153,21 +110,21 @@ def main():
         check(len(unnamed) <= MAX_UNNAMED and named > 0,
               f"deflate cstack=dwarf: {len(unnamed)} unnamed libz funcs (at most {MAX_UNNAMED}), "
               f"{named} addresses named by their function's start: {sorted(unnamed)}")
-    fp = Profile(os.path.join(a.run, "deflate-fp.json.gz"))
+    fp = Profile(os.path.join(run, "deflate-fp.json.gz"))
     whole, gap, libs = chains(fp)
     if any(n and n.startswith("libz.so") for n in libs):
         check(gap >= 5 and 2 * gap >= whole + gap,
               f"deflate cstack=fp with the system's libz {sorted(libs)}: {gap} samples with the "
               f"'[native: walk stopped' gap, {whole} without")
     else:
-        print(f"{a.label}: n/a: deflate cstack=fp: zlib is {sorted(map(str, libs))}, not the "
+        print(f"{ck.label}: n/a: deflate cstack=fp: zlib is {sorted(map(str, libs))}, not the "
               f"system's frameless libz ({whole} whole chains, {gap} gaps)")
 
-    off = Profile(os.path.join(a.run, "jni-off.json.gz"))
+    off = Profile(os.path.join(run, "jni-off.json.gz"))
     native = sum(1 for s in off.stacks() if any(off.cat[f] == "Native" for f in s))
     check(native == 0 and off.extra("Native stacks") is None and sum(1 for _ in off.stacks()) > 0,
           f"jni-off (cstack=no): {native} samples with Native frames, no 'Native stacks' group")
-    return 1 if failures else 0
+    return ck.exit_code()
 
 
 if __name__ == "__main__":

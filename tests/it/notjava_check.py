@@ -14,10 +14,10 @@ of java-test/alloc's AllocWorkload bench in cpu mode:
            of weight 0: they end the activity graph at the gap but count for nothing in the
            call tree (with weight 1 they were 44-48 % of main's and the GC threads' samples).
 usage: notjava_check.py TOP_DOWN.json PROFILE.json.gz"""
-import gzip
-import json
 import re
 import sys
+
+from profile_lib import Checker, Profile, extra_entries, load_json
 
 MAX_PCT = 3.0  # of the samples: compiled code's runtime calls left under the label
 COMPILED_CALL = re.compile(r"^(Runtime1|OptoRuntime)::")
@@ -26,15 +26,12 @@ SITE = re.compile(r"(^|\.)fxagent\.alloc\.AllocWorkload\.\w+Site$")
 VM_ALLOC = re.compile(r"^(Runtime1::new_\w+|OptoRuntime::new_\w+|InterpreterRuntime::\w*new\w*)\(")
 
 
-def idle_weights(doc):
+def idle_weights(prof):
     """The weights of the profile's samples whose leaf is "[idle]"."""
-    sh = doc["shared"]
-    names = sh["stringArray"]
-    funcs = {i for i, n in enumerate(sh["funcTable"]["name"]) if names[n] == "[idle]"}
-    frames = {i for i, f in enumerate(sh["frameTable"]["func"]) if f in funcs}
-    stacks = {i for i, f in enumerate(sh["stackTable"]["frame"]) if f in frames}
+    frames = {f for f, n in enumerate(prof.name) if n == "[idle]"}
+    stacks = {i for i, f in enumerate(prof.doc["shared"]["stackTable"]["frame"]) if f in frames}
     out = []
-    for t in doc["threads"]:
+    for t in prof.threads():
         s = t["samples"]
         w = s.get("weight") or [1] * s["length"]
         out += [w[i] for i, st in enumerate(s["stack"]) if st in stacks]
@@ -42,9 +39,8 @@ def idle_weights(doc):
 
 
 def main():
-    tree = json.load(open(sys.argv[1], encoding="utf-8"))["regularCallTree"]
-    with gzip.open(sys.argv[2], "rt", encoding="utf-8") as f:
-        doc = json.load(f)
+    tree = load_json(sys.argv[1])["regularCallTree"]
+    prof = Profile(sys.argv[2])
     total = tree["totalSamples"] - sum(c["totalSamples"] for c in tree["children"]
                                        if c["name"] == "[idle]")
     not_java, with_site, compiled_left = 0, 0, 0
@@ -60,8 +56,7 @@ def main():
             if SITE.search(n["name"]) and VM_ALLOC.search(c["name"]):
                 with_site += c["totalSamples"]
             stack.append((c, under))
-    counter = sum(e.get("value", 0) for g in doc["meta"].get("extra") or []
-                  for e in g.get("entries", [])
+    counter = sum(e.get("value", 0) for _, e in extra_entries(prof.doc)
                   if str(e.get("label", "")).startswith("recovered: not in Java"))
     # What stays under the label is mostly interpreted code (InterpreterRuntime::newarray: no
     # recovery for interpreted frames), whose share grows when the JIT is late (a loaded
@@ -70,21 +65,16 @@ def main():
     print(f"notjava_check: {total} samples, {not_java} under {NOT_JAVA}, {compiled_left} "
           f"({pct:.1f} %) of them in a compiled method's runtime call (Runtime1/OptoRuntime), "
           f"{with_site} with an allocating site under a VM allocation entry, counter {counter}")
-    idle = idle_weights(doc)
+    idle = idle_weights(prof)
     print(f"notjava_check: {len(idle)} [idle] samples, weights {sorted(set(idle))}")
-    bad = 0
-    if not idle or any(idle):
-        print("FAIL: no [idle] sample, or one that weighs more than 0"); bad += 1
-    if total < 50:
-        print(f"FAIL: only {total} samples"); bad += 1
-    if pct > MAX_PCT:
-        print(f"FAIL: {pct:.1f} % of the samples are a compiled method's runtime call left under "
-              f"{NOT_JAVA} (at most {MAX_PCT} %)"); bad += 1
-    if with_site == 0:
-        print("FAIL: no AllocWorkload *Site frame directly under a VM allocation entry"); bad += 1
-    if counter <= 0:
-        print("FAIL: meta.extra counts no not-in-Java recovery"); bad += 1
-    return bad
+    ck = Checker()
+    ck.check(idle and not any(idle), "no [idle] sample, or one that weighs more than 0")
+    ck.check(total >= 50, f"only {total} samples")
+    ck.check(pct <= MAX_PCT, f"{pct:.1f} % of the samples are a compiled method's runtime call "
+             f"left under {NOT_JAVA} (at most {MAX_PCT} %)")
+    ck.check(with_site != 0, "no AllocWorkload *Site frame directly under a VM allocation entry")
+    ck.check(counter > 0, "meta.extra counts no not-in-Java recovery")
+    return ck.exit_code()
 
 
 if __name__ == "__main__":

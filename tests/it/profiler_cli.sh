@@ -17,7 +17,7 @@
 #                            for the one thread named NAME, writes each VIEW (functions,
 #                            samples, top-down) with idle samples included to FILE with "%s"
 #                            replaced by VIEW (what the share checks read through
-#                            tests/it/pcli_shares.py); on failure says which and returns 1
+#                            tests/it/profile_lib.py); on failure says which and returns 1
 #
 # Why the retries: `load` waits a fixed 500 ms for the daemon's socket; on a busy 2-core machine
 # that window is missed now and then although the daemon goes on to load the file

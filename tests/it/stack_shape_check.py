@@ -41,13 +41,12 @@ With --pcli-functions (profiler-cli thread functions --include-idle --limit 0 --
 thread), the real consumer's totals of Mega.loop and of each failure frame must equal ours.
 """
 import argparse
-import gzip
 import json
 import re
 import sys
 from collections import Counter
 
-from pcli_shares import pcli_total
+from profile_lib import Checker, Profile, extra_entries, load_json, pcli_total
 
 MAX_NO_STACK_PCT = 5.0
 MIN_CALLER_PCT = 95.0
@@ -60,57 +59,26 @@ FAILURE_PREFIX = "[AGCT:"
 PSEUDO = re.compile(r"^\[(AGCT:|truncated|stack table full|unknown method|stale)", re.I)
 
 
-def load(path):
-    opener = gzip.open if path.endswith(".gz") else open
-    with opener(path, "rt", encoding="utf-8") as f:
-        return json.load(f)
+def is_recovered(prof, f):
+    return prof.sub[f].startswith("Recovered")
 
 
-class Profile:
-    """Decoded frames of one profile: per stack index, the root-first list of frame ids."""
-
-    def __init__(self, doc):
-        sh = doc["shared"]
-        self.doc = doc
-        st, ft, fu = sh["stackTable"], sh["frameTable"], sh["funcTable"]
-        strings = sh["stringArray"]
-        cats = doc["meta"]["categories"]
-        self.name = [strings[fu["name"][f]] for f in ft["func"]]
-        self.is_js = [bool(fu["isJS"][f]) for f in ft["func"]]
-        self.line = list(ft["line"])
-        self.cat = [cats[c]["name"] if c is not None else None for c in ft["category"]]
-        self.sub = []
-        for c, s in zip(ft["category"], ft["subcategory"]):
-            subs = cats[c]["subcategories"] if c is not None else []
-            self.sub.append(subs[s] if s is not None and 0 <= s < len(subs) else "")
-        self.paths = []
-        for i, (frame, off) in enumerate(zip(st["frame"], st["prefixOffset"])):
-            self.paths.append((self.paths[i - off] if off else ()) + (frame,))
-
-    def recovered(self, f):
-        return self.sub[f].startswith("Recovered")
-
-    def key(self, path):
-        return tuple((self.name[f], self.line[f]) for f in path)
-
-    def samples(self, thread):
-        """(path, weight) of the thread's non-idle samples."""
-        s = thread["samples"]
-        w = s.get("weight") or [1] * s["length"]
-        for stack, weight in zip(s["stack"], w):
-            if stack is None:
-                yield (), weight
-                continue
-            path = self.paths[stack]
-            if path and self.cat[path[-1]] == "Idle":
-                continue
-            yield path, weight
+def path_key(prof, path):
+    return tuple((prof.name[f], prof.line[f]) for f in path)
 
 
-def extra_entries(doc):
-    for g in doc["meta"].get("extra") or []:
-        for e in g.get("entries", []):
-            yield g.get("label", ""), e
+def samples(prof, thread):
+    """(path, weight) of the thread's non-idle samples."""
+    s = thread["samples"]
+    w = s.get("weight") or [1] * s["length"]
+    for stack, weight in zip(s["stack"], w):
+        if stack is None:
+            yield (), weight
+            continue
+        path = prof.paths[stack]
+        if path and prof.cat[path[-1]] == "Idle":
+            continue
+        yield path, weight
 
 
 def extra_int(doc, label):
@@ -125,7 +93,7 @@ def stats(prof, thread, caller_re):
     caller = re.compile(caller_re) if caller_re else None
     r = {"samples": 0, "no_stack": Counter(), "caller": 0, "recovered": 0, "stub_leaf": 0,
          "recovered_tops": Counter(), "leaf_bad": Counter(), "leaf_kinds": Counter()}
-    for path, w in prof.samples(thread):
+    for path, w in samples(prof, thread):
         r["samples"] += w
         fail = next((prof.name[f] for f in path if prof.name[f].startswith(FAILURE_PREFIX)),
                     None) if path else "[no stack index]"
@@ -133,7 +101,7 @@ def stats(prof, thread, caller_re):
             r["no_stack"][fail] += w
         elif not prof.is_js[path[-1]] and "stub" in prof.name[path[-1]].lower():
             r["stub_leaf"] += w
-        if any(prof.recovered(f) for f in path):
+        if any(is_recovered(prof, f) for f in path):
             r["recovered"] += w
             r["recovered_tops"][prof.name[path[-1]]] += w
         if caller is None:
@@ -179,7 +147,7 @@ def recovered_oracle(prof, thread, check, label):
     """The recovered stacks of one thread against its ordinary samples' call sites."""
     seen = set()  # proper prefixes of ordinary samples' paths
     recovered = []
-    for path, w in prof.samples(thread):
+    for path, w in samples(prof, thread):
         if any(prof.name[f].startswith(FAILURE_PREFIX) for f in path):
             continue
         # Kernel frames (kstack=yes) sit above whatever user frame was interrupted, a
@@ -187,9 +155,9 @@ def recovered_oracle(prof, thread, check, label):
         # Java stack this oracle checks.
         while path and prof.cat[path[-1]] == "Kernel":
             path = path[:-1]
-        flags = [prof.recovered(f) for f in path]
+        flags = [is_recovered(prof, f) for f in path]
         if not any(flags):
-            key = prof.key(path)
+            key = path_key(prof, path)
             for k in range(1, len(key)):
                 seen.add(key[:k])
             continue
@@ -203,7 +171,7 @@ def recovered_oracle(prof, thread, check, label):
         if any(flags[:k]):
             bad_order[top] += w
             continue
-        base = prof.key(path[:k])
+        base = path_key(prof, path[:k])
         if base and base in seen:
             matched += w
         else:
@@ -229,8 +197,8 @@ def recovered_oracle(prof, thread, check, label):
 
 def counters_oracle(prof, check, label):
     doc = prof.doc
-    total = sum(w for t in doc["threads"] for path, w in prof.samples(t)
-                if any(prof.recovered(f) for f in path))
+    total = sum(w for t in doc["threads"] for path, w in samples(prof, t)
+                if any(is_recovered(prof, f) for f in path))
     entries = {e["label"]: e["value"] for _, e in extra_entries(doc)
                if isinstance(e.get("value"), int) and e.get("label", "").lower()
                .startswith("recovered")}
@@ -251,7 +219,7 @@ def counters_oracle(prof, check, label):
 
 
 def pcli_crosscheck(prof, thread, r, path, check, label):
-    funcs = load(path)["functions"]
+    funcs = load_json(path)["functions"]
     c = pcli_total(funcs, CALLER)
     check(c == r["caller"], f"profiler-cli counts {c:g} samples with Mega.loop, we count "
           f"{r['caller']:g}")
@@ -273,19 +241,14 @@ def main():
     ap.add_argument("--label", default="stack_shape")
     a = ap.parse_args()
     label = a.label
-    prof = Profile(load(a.profile))
+    prof = Profile(a.profile)
     threads = [t for t in prof.doc["threads"] if t.get("name") == a.thread]
-    failures = []
-
-    def check(ok, msg):
-        if not ok:
-            failures.append(msg)
-            print(f"{label}: FAIL: {msg}")
-        return ok
+    ck = Checker(label)
+    check = ck.check
 
     if len(threads) != 1:
-        print(f"{label}: FAIL: {len(threads)} threads named {a.thread!r}")
-        return 1
+        ck.fail(f"{len(threads)} threads named {a.thread!r}")
+        return ck.exit_code()
     thread = threads[0]
     caller = a.caller if a.caller is not None else (None if a.stats_only else CALLER)
     r = stats(prof, thread, caller)
@@ -313,12 +276,10 @@ def main():
         result["counters"] = counters_oracle(prof, check, label)
         if a.pcli_functions:
             pcli_crosscheck(prof, thread, r, a.pcli_functions, check, label)
-    result["failures"] = failures
     if a.out:
-        with open(a.out, "w", encoding="utf-8") as f:
-            json.dump(result, f, indent=1)
-    print(f"{label}: {'OK' if not failures else f'{len(failures)} check(s) failed'}")
-    return min(len(failures), 100)
+        ck.write(a.out, result)
+    print(f"{label}: {'OK' if not ck.failures else f'{len(ck.failures)} check(s) failed'}")
+    return ck.exit_code()
 
 
 if __name__ == "__main__":

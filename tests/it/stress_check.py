@@ -18,42 +18,38 @@ Each FUNC argument ("a|b" accepts either name) must be on the stack (total > 0) 
     every signal handled became a sample.
 Prints the sample count, the thread count and, per FUNC, the samples it is on.
 """
-import gzip
-import json
 import re
 import sys
 
-# meta.extra "Losses" entries that must be 0: each is a sample lost after a timer fired or a
-# thread that could not be sampled (agent/model/drain.c report_losses).
+from profile_lib import Checker, extra_groups, load_json, load_profile
+
+# meta.extra "Losses" entries that must be 0 (or absent, as every loss count at 0 is): each is a
+# sample lost after a timer fired or a thread that could not be sampled (agent/model/drain.c
+# report_losses).
 LOSS_LABELS = ["ring drops (all threads)", "model errors", "signals on unregistered threads",
                "perf events that could not be re-armed", "threads whose timer failed"]
 
 
-def load_profile(summary_path):
-    path = summary_path[:-len(".summary.json")]
-    opener = gzip.open if path.endswith(".gz") else open
-    with opener(path, "rt", encoding="utf-8") as f:
-        return json.load(f)
+def profile_of(summary_path):
+    return load_profile(summary_path[:-len(".summary.json")])
 
 
-def extra_of(profile):
-    return {(g["label"], e["label"]): e["value"]
-            for g in profile["meta"].get("extra", []) for e in g["entries"]}
-
-
-def check_losses(profile, bad):
-    ex = extra_of(profile)
+def check_losses(profile, ck):
+    ex = extra_groups(profile)
+    losses, sampling = ex.get("Losses", {}), ex.get("Sampling", {})
     for label in LOSS_LABELS:
-        v = ex.get(("Losses", label))
+        # a loss count at 0 has no row (PROFILE-FORMAT.md, meta.extra): absent is 0 when the
+        # group is there
+        v = losses.get(label, 0 if losses else None)
         print(f"loss '{label}': {v}")
         if v != 0:
-            bad.append(f"loss counter '{label}' is {v}, want 0")
+            ck.fail(f"loss counter '{label}' is {v}, want 0")
     for label in ["signals after sampling stopped", "threads not sampled"]:
-        print(f"counted, not failed: '{label}': {ex.get(('Losses', label))}")
-    handled, samples = ex.get(("Sampling", "signals handled")), ex.get(("Sampling", "samples"))
+        print(f"counted, not failed: '{label}': {losses.get(label)}")
+    handled, samples = sampling.get("signals handled"), sampling.get("samples")
     print(f"signals handled: {handled}, samples in the model: {samples}")
     if handled is None or handled != samples:
-        bad.append(f"{handled} signals handled but {samples} samples: records lost on the way")
+        ck.fail(f"{handled} signals handled but {samples} samples: records lost on the way")
 
 
 def read_cpu(cpu_file, prefix):
@@ -66,13 +62,13 @@ def read_cpu(cpu_file, prefix):
     return cpu
 
 
-def check_cpu_covered(threads, profile, prefix, cpu_file, bad):
+def check_cpu_covered(threads, profile, prefix, cpu_file, ck):
     cpu = read_cpu(cpu_file, prefix)
     if not cpu:
-        bad.append(f"no 'cpu {prefix}*' lines in {cpu_file}")
+        ck.fail(f"no 'cpu {prefix}*' lines in {cpu_file}")
         return
     interval_ns = float(profile["meta"]["interval"]) * 1e6
-    engine = str(extra_of(profile).get(("Sampling", "engine"), ""))
+    engine = str(extra_groups(profile).get("Sampling", {}).get("engine", ""))
     perf = "perf_events" in engine and "timer_create" not in engine
     bar = 3 * interval_ns + (0 if perf else 20e6)
     weight = {}
@@ -97,21 +93,20 @@ def check_cpu_covered(threads, profile, prefix, cpu_file, bad):
     print(f"sample weight {got} for {want:.0f} intervals of CPU in run() "
           f"({100 * got / want if want else 0:.1f}%)")
     if not over:
-        bad.append(f"no '{prefix}*' thread ran {bar / 1e6:.1f} ms of CPU: nothing was checked")
+        ck.fail(f"no '{prefix}*' thread ran {bar / 1e6:.1f} ms of CPU: nothing was checked")
     for n in missed:
-        bad.append(f"{n} ran {cpu[n][0] / 1e6:.2f} ms of CPU under the timer but has no sample")
+        ck.fail(f"{n} ran {cpu[n][0] / 1e6:.2f} ms of CPU under the timer but has no sample")
     if got * 2 < want:
-        bad.append(f"sample weight {got} is under half of the {want:.0f} intervals of CPU used")
+        ck.fail(f"sample weight {got} is under half of the {want:.0f} intervals of CPU used")
 
 
 def main():
     args = sys.argv[2:]
-    with open(sys.argv[1], encoding="utf-8") as f:
-        doc = json.load(f)
+    doc = load_json(sys.argv[1])
     threads = doc["threads"]
     total = sum(t["samples"] for t in threads)
     print(f"{total} samples in {len(threads)} threads")
-    bad = []
+    ck = Checker()
     i = 0
     while i < len(args):
         if args[i] == "--threads":
@@ -119,15 +114,15 @@ def main():
             got = sum(1 for t in threads if t["name"].startswith(prefix) and t["samples"] > 0)
             print(f"threads '{prefix}*' with samples: {got} (need {want})")
             if got < want:
-                bad.append(f"{got} threads '{prefix}*' with samples, need {want}")
+                ck.fail(f"{got} threads '{prefix}*' with samples, need {want}")
             i += 3
             continue
         if args[i] == "--cpu-covered":
-            check_cpu_covered(threads, load_profile(sys.argv[1]), args[i + 1], args[i + 2], bad)
+            check_cpu_covered(threads, profile_of(sys.argv[1]), args[i + 1], args[i + 2], ck)
             i += 3
             continue
         if args[i] == "--no-losses":
-            check_losses(load_profile(sys.argv[1]), bad)
+            check_losses(profile_of(sys.argv[1]), ck)
             i += 1
             continue
         names = args[i].split("|")
@@ -135,11 +130,10 @@ def main():
               for n in names}
         print(f"on the stack of: {on}")
         if not any(on.values()):
-            bad.append(f"none of {names} has samples")
+            ck.fail(f"none of {names} has samples")
         i += 1
-    if bad:
-        sys.exit("; ".join(bad))
+    return ck.exit_code()
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

@@ -17,14 +17,13 @@ with --min-recovered at least that many must have been compared. The same for th
 done beside ASGCT on every stopped thread ("anchor_walk_beside_asgct"), with --min-anchor-walks.
 """
 import argparse
-import gzip
 import json
-import sys
+
+from profile_lib import Checker, load_json, load_profile
 
 
 def fail(label, msg):
-    print(f"{label}: FAIL: {msg}")
-    sys.exit(1)
+    Checker(label).fatal(msg)
 
 
 def rows(m):
@@ -121,8 +120,7 @@ def check_recovered(label, r, minimum, key="recovered", cases_key="by_case"):
 
 
 def check_profile(label, path, r):
-    with gzip.open(path, "rt", encoding="utf-8") as f:
-        profile = json.load(f)
+    profile = load_profile(path)
     groups = [e for e in profile["meta"].get("extra", []) if e.get("label") == "validate"]
     if len(groups) != 1:
         fail(label, f"{path}: no single 'validate' group in meta.extra")
@@ -185,8 +183,7 @@ def main():
     args = ap.parse_args()
     label = args.label
     try:
-        with open(args.report, encoding="utf-8") as f:
-            r = json.load(f)
+        r = load_json(args.report)
     except (OSError, ValueError) as e:
         fail(label, f"the report {args.report} does not parse: {e}")
     compared, exact, below = r["compared"], r["exact"], r["below_top"]

@@ -19,41 +19,10 @@ NAME.t-N.samples.json, NAME.t-N.functions.json):
            (the first sample of each such thread had it before the stack table), while some
            samples found their stack in the stack table.
 """
-import argparse
-import glob
-import gzip
-import json
 import os
 import sys
 
-
-def load(path):
-    with open(path, encoding="utf-8") as f:
-        return json.load(f)
-
-
-class Profile:
-    def __init__(self, path):
-        with gzip.open(path, "rt", encoding="utf-8") as f:
-            self.doc = json.load(f)
-        sh = self.doc["shared"]
-        strs, ft, fu, st = sh["stringArray"], sh["frameTable"], sh["funcTable"], sh["stackTable"]
-        cats = [c["name"] for c in self.doc["meta"]["categories"]]
-        self.name = [strs[fu["name"][f]] for f in ft["func"]]
-        self.is_js = [fu["isJS"][f] for f in ft["func"]]
-        self.cat = [cats[c] if c is not None else "" for c in ft["category"]]
-        self.paths = []  # root first
-        for i, (frame, off) in enumerate(zip(st["frame"], st["prefixOffset"])):
-            self.paths.append((self.paths[i - off] if off else ()) + (frame,))
-
-    def thread(self, name):
-        return [t for t in self.doc["threads"] if t["name"] == name]
-
-    def extra(self, group):
-        for g in self.doc["meta"].get("extra", []):
-            if g["label"] == group:
-                return {e["label"]: e["value"] for e in g["entries"]}
-        return None
+from profile_lib import Profile, load_json as load, run_dir_args
 
 
 def pcli_tracks(run, name, prefixes):
@@ -76,20 +45,12 @@ def named_libjvm(fns):
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--label", default="vm_threads_check")
-    ap.add_argument("run")
-    a = ap.parse_args()
-    failures = []
-
-    def check(ok, what):
-        print(f"{a.label}: {'ok' if ok else 'FAIL'}: {what}")
-        if not ok:
-            failures.append(what)
+    run, ck = run_dir_args("vm_threads_check")
+    check = ck.check
 
     for name, prefixes, cat in (("gc", ("GC Thread", "G1 "), "GC"),
                                 ("jit", ("C1 CompilerThre", "C2 CompilerThre"), "JIT compiler")):
-        tracks = pcli_tracks(a.run, name, prefixes)
+        tracks = pcli_tracks(run, name, prefixes)
         in_cat = [(n, c.get(cat, 0)) for n, c, _ in tracks if c.get(cat, 0) > 0]
         check(bool(in_cat), f"{name}: tracks {prefixes} with samples in {cat!r}: {in_cat}")
         named = {n: named_libjvm(f)[:3] for n, _, f in tracks if named_libjvm(f)}
@@ -98,8 +59,8 @@ def main():
                  if any(k not in (cat, "Idle") and v > 0 for k, v in c.items())]
         check(not other, f"{name}: no sample of those tracks outside {cat!r} and Idle: {other}")
 
-    p = Profile(os.path.join(a.run, "cthread.json.gz"))
-    burner = p.thread("fxmixed-burner")
+    p = Profile(os.path.join(run, "cthread.json.gz"))
+    burner = p.threads("fxmixed-burner")
     java_tids = {t["tid"] for t in p.doc["threads"] if t["name"] in ("main", "DestroyJavaVM")}
     check(len(burner) == 1 and burner[0]["tid"] not in java_tids,
           f"cthread: one track 'fxmixed-burner' with a tid of its own: "
@@ -117,7 +78,7 @@ def main():
     check(java == 0, f"cthread: {java} samples of the C thread with a Java frame")
 
     for name in ("gc", "jit", "cthread"):
-        q = p if name == "cthread" else Profile(os.path.join(a.run, f"{name}.json.gz"))
+        q = p if name == "cthread" else Profile(os.path.join(run, f"{name}.json.gz"))
         ex = q.extra("Threads that are not Java threads") or {}
         got = ex.get("registered (GC, JIT, VM, JNI-created...)", -1)
         tracks = sum(1 for t in q.doc["threads"] if t["name"].startswith(
@@ -125,19 +86,19 @@ def main():
         check(got >= tracks > 0, f"{name}: meta.extra says {got} registered, {tracks} such tracks")
     unknown = "[native: walk stopped (stack bounds unknown)]"
     for name in ("gc", "jit", "cthread"):
-        q = p if name == "cthread" else Profile(os.path.join(a.run, f"{name}.json.gz"))
+        q = p if name == "cthread" else Profile(os.path.join(run, f"{name}.json.gz"))
         stopped = total = 0
         for t in q.doc["threads"]:
             for s in t["samples"]["stack"]:
                 total += 1
                 stopped += s is not None and any(q.name[f] == unknown for f in q.paths[s])
         check(stopped == 0, f"{name}: {stopped} of {total} samples end in {unknown!r}")
-        stops = (q.extra("Native stacks") or {}).get("walk stopped: thread stack bounds unknown", -1)
+        stops = (q.extra("Native stacks") or {}).get("walk stopped: thread stack bounds unknown", 0)
         check(stops == 0, f"{name}: meta.extra counts {stops} walks stopped for unknown bounds")
         ex = q.extra("Threads that are not Java threads") or {}
         found = ex.get("samples whose stack was found in the stack table (before own bounds)", -1)
         check(found > 0, f"{name}: {found} samples found their stack in the stack table")
-    return 1 if failures else 0
+    return ck.exit_code()
 
 
 if __name__ == "__main__":

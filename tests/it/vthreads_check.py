@@ -5,20 +5,16 @@
   waits NAME     writes NAME-waits.json: per waiter-N/taker-N track, its "Virtual thread wait"
                  markers (profiler-cli thread markers) and the stack of the longest one;
   check --label L RUN_DIR   the assertions, over those files and the workload's own counts."""
-import gzip
 import json
 import os
 import re
 import subprocess
 import sys
 
-failures = []
+from profile_lib import Checker, Profile, extra_entries, load_json
 
-
-def check(ok, msg):
-    print(("ok: " if ok else "FAIL: ") + msg)
-    if not ok:
-        failures.append(msg)
+CK = Checker(verbose=True)
+check = CK.check
 
 
 def pcli(*args):
@@ -60,12 +56,12 @@ def dump_waits(name):
 
 
 def load(run, name):
-    threads = json.load(open(os.path.join(run, f"{name}-threads.json"), encoding="utf-8"))
+    threads = load_json(os.path.join(run, f"{name}-threads.json"))
     out = {}
     for t in threads:
         p = os.path.join(run, f"{name}-fn-{t['threadIndex']}.json")
         if os.path.exists(p):
-            out[t["name"]] = json.load(open(p, encoding="utf-8"))
+            out[t["name"]] = load_json(p)
     return out
 
 
@@ -138,7 +134,7 @@ def check_pinned(run, label):
 
 
 def check_waits(run, label):
-    rows = json.load(open(os.path.join(run, "waits-waits.json"), encoding="utf-8"))
+    rows = load_json(os.path.join(run, "waits-waits.json"))
     counts = {}
     for line in open(os.path.join(run, "waits.out"), encoding="utf-8"):
         m = re.match(r"waits (\S+) (\d+)$", line.strip())
@@ -160,11 +156,11 @@ def check_waits(run, label):
 
 
 def profile(run, name):
-    return json.load(gzip.open(os.path.join(run, f"{name}.json.gz"), "rt", encoding="utf-8"))
+    return Profile(os.path.join(run, f"{name}.json.gz"))
 
 
 def vt_tracks(prof):
-    return [t for t in prof["threads"] if re.search(r" \(virtual #\d+\)$", t["name"])]
+    return [t for t in prof.threads() if re.search(r" \(virtual #\d+\)$", t["name"])]
 
 
 ENTRY = re.compile(r"^(jdk\.internal\.vm\.Continuation\.|java\.lang\.VirtualThread\.run$|"
@@ -176,31 +172,19 @@ def check_review(run, label):
     yields not shown as waits, every wait marker with its kind."""
     for name in ("cpu", "wall", "pinned"):
         prof = profile(run, name)
-        sh = prof["shared"]
-        st, ft, fn, strings = sh["stackTable"], sh["frameTable"], sh["funcTable"], sh["stringArray"]
-        subs = [c["subcategories"] for c in prof["meta"]["categories"]]
-        cats = [c["name"] for c in prof["meta"]["categories"]]
-
-        def fname(s):
-            return strings[fn["name"][ft["func"][st["frame"][s]]]]
-
-        def root(s):
-            while st["prefixOffset"][s]:
-                s -= st["prefixOffset"][s]
-            return fname(s)
         entry, pinned, pinned_ok, n, idle = 0, 0, 0, 0, 0
         for t in vt_tracks(prof):
             for s in t["samples"]["stack"]:
                 if s is None:
                     continue
                 n += 1
-                idle += fname(s) == "[idle]"
-                entry += bool(ENTRY.match(root(s)))
-                if fname(s) == "[state: pinned]":
+                path = prof.path(s)
+                leaf = path[-1]
+                idle += prof.name[leaf] == "[idle]"
+                entry += bool(ENTRY.match(prof.name[path[0]]))
+                if prof.name[leaf] == "[state: pinned]":
                     pinned += 1
-                    fr = st["frame"][s]
-                    c = ft["category"][fr]
-                    pinned_ok += cats[c] == "Idle" and subs[c][ft["subcategory"][fr] or 0] == "Pinned"
+                    pinned_ok += prof.cat[leaf] == "Idle" and prof.sub[leaf] == "Pinned"
         check(n > 0 and entry == 0,
               f"{label}: {name}: {entry} of {n} virtual-thread samples start at the continuation's "
               f"entry, not the thread's task (one call tree root)")
@@ -214,18 +198,14 @@ def check_review(run, label):
                   f"{label}: pinned: {pinned_ok} of {pinned} [state: pinned] samples in Idle/Pinned")
     for name in ("cpu", "waits"):
         prof = profile(run, name)
-        strings = prof["shared"]["stringArray"]
         kinds = {}
         for t in vt_tracks(prof):
-            m = t["markers"]
-            for i in range(m["length"]):
-                if strings[m["name"][i]] == "Virtual thread wait":
-                    kinds.setdefault(t["name"].split("-")[0], []).append(
-                        (m["data"][i] or {}).get("kind"))
+            for m in prof.markers(t, "Virtual thread wait"):
+                kinds.setdefault(t["name"].split("-")[0], []).append((m["data"] or {}).get("kind"))
         if name == "cpu":
             # alpha/beta yield to each other on 2 carriers: those are not waits.
             n = sum(len(v) for k, v in kinds.items() if k in ("alpha", "beta"))
-            extra = {e["label"]: e["value"] for g in prof["meta"]["extra"] for e in g["entries"]}
+            extra = {e["label"]: e["value"] for _, e in extra_entries(prof.doc)}
             y = extra.get("waits left out: yields (runnable, not waiting)", -1)
             check(n == 0 and y >= 0,
                   f"{label}: cpu: {n} wait markers on the yielding alpha/beta threads ({y} yields "
@@ -251,7 +231,7 @@ def main():
     check_pinned(run, label)
     check_waits(run, label)
     check_review(run, label)
-    return 1 if failures else 0
+    return CK.exit_code()
 
 
 if __name__ == "__main__":

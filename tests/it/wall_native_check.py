@@ -13,14 +13,11 @@ its JNI entry) above JniBurn.burn. wait-off (cstack=no): at least half of each w
 have its state frame right above its Java method, and no path holds a library frame. wait: the
 profile's meta.extra "Kernel stacks" says why wall mode has no kernel frames (no callchain).
 """
-import argparse
-import gzip
-import json
 import os
 import re
 import sys
 
-from pcli_shares import check as share_check, failures, idle_samples, load
+from profile_lib import Profile, idle_samples, load_json as load, run_dir_args
 
 # thread: (state frame, JVM/JNI frame under the C library's, the Java method under that)
 WAITERS = {
@@ -60,17 +57,11 @@ def mixed_path(p, state, native, java):
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--label", default="wall_native_check")
-    ap.add_argument("run")
-    a = ap.parse_args()
-
-    def check(ok, what):
-        if share_check(ok, f"{a.label}: {what}"):
-            print(f"{a.label}: ok: {what}")
+    run, ck = run_dir_args("wall_native_check")
+    check = ck.check
 
     def view(profile, thread, v):
-        return load(os.path.join(a.run, f"pcli-{profile}-{thread}-{v}.json"))
+        return load(os.path.join(run, f"pcli-{profile}-{thread}-{v}.json"))
 
     for t, (state, native, java) in WAITERS.items():
         tree = view("wait", t, "top-down")["regularCallTree"]
@@ -105,13 +96,11 @@ def main():
         check(total >= 20 and 2 * good >= total and libs == 0,
               f"wait-off {t} (cstack=no): {good} of {total} samples are '{state}' <- {java}, "
               f"{libs} with a library frame")
-    with gzip.open(os.path.join(a.run, "wait.json.gz"), "rt", encoding="utf-8") as f:
-        groups = {g["label"]: g for g in json.load(f)["meta"].get("extra", [])}
-    why = {e["label"]: e["value"] for e in groups.get("Kernel stacks", {}).get("entries", [])}
-    why = why.get("kernel frames unavailable", "")
+    why = (Profile(os.path.join(run, "wait.json.gz")).extra("Kernel stacks") or {}).get(
+        "kernel frames unavailable", "")
     check(why.startswith("mode=wall") and "no callchain" in why,
           f"wait: meta.extra 'Kernel stacks' says why wall mode has no kernel frames: {why!r}")
-    return 1 if failures else 0
+    return ck.exit_code()
 
 
 if __name__ == "__main__":

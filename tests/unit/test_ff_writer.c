@@ -1208,6 +1208,123 @@ START_TEST(test_ff_writer_visible_threads_are_the_working_and_waiting_ones)
 END_TEST
 
 /* Numbers come from fx_json's own digits: a German LC_NUMERIC (decimal comma) changes nothing. */
+/* Threads whose name repeats are told apart by their tid (and their order when the tid repeats
+ * too); a unique name is written as it is. */
+START_TEST(test_ff_writer_repeated_thread_names_get_their_tid)
+{
+    static const struct {
+        const char *name;
+        int64_t tid;
+        const char *track;
+    } rows[] = {{"pool-1-thread-1", 10, "pool-1-thread-1 (tid 10)"},
+                {"main", 1, "main"},
+                {"pool-1-thread-1", 11, "pool-1-thread-1 (tid 11)"},
+                {"x", 5, "x (tid 5, #1)"},
+                {"pool", 10, "pool"},
+                {"x", 5, "x (tid 5, #2)"}};
+    struct fx_profile *p = fx_profile_new();
+    for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+        uint32_t idx;
+        ck_assert_int_eq(fx_profile_thread_add(p, rows[i].name, rows[i].tid, 0, &idx), FX_OK);
+    }
+    size_t len;
+    char *json = write_mem(p, &len);
+    struct parsed ps;
+    check_profile(json, len, &ps);
+    const cJSON *threads = key(ps.root, "threads");
+    ck_assert_int_eq(cJSON_GetArraySize(threads), 6);
+    for (int i = 0; i < 6; i++)
+        ck_assert_str_eq(key(cJSON_GetArrayItem(threads, i), "name")->valuestring, rows[i].track);
+    parsed_free(&ps);
+    fx_free(json);
+    fx_profile_free(p);
+}
+END_TEST
+
+/* A dump at VM death writes the model itself: DestroyJavaVM, empty on main's tid, is left out
+ * there too, and the indexes of main and of the visible threads are those of the file. */
+START_TEST(test_ff_writer_leaves_out_empty_alias_of_main)
+{
+    struct fx_profile *p = fx_profile_new();
+    fx_stack_id work;
+    ck_assert_int_eq(fx_profile_label_stack(p, "work", FX_CAT_OTHER, &work), FX_OK);
+    uint32_t djvm, main, other;
+    ck_assert_int_eq(fx_profile_thread_add(p, "DestroyJavaVM", 7, 0, &djvm), FX_OK);
+    ck_assert_int_eq(fx_profile_thread_add(p, "main", 7, 0, &main), FX_OK);
+    ck_assert_int_eq(fx_profile_thread_add(p, "other", 8, 0, &other), FX_OK);
+    fx_profile_set_main_thread(p, main);
+    for (int i = 0; i < 3; i++) {
+        ck_assert_int_eq(fx_profile_sample(p, main, T0 + i, work, 0, 1), FX_OK);
+        ck_assert_int_eq(fx_profile_sample(p, other, T0 + i, work, 0, 1), FX_OK);
+    }
+    size_t len;
+    char *json = write_mem(p, &len);
+    struct parsed ps;
+    check_profile(json, len, &ps);
+    const cJSON *threads = key(ps.root, "threads"), *meta = key(ps.root, "meta");
+    ck_assert_int_eq(cJSON_GetArraySize(threads), 2);
+    ck_assert_str_eq(key(cJSON_GetArrayItem(threads, 0), "name")->valuestring, "main");
+    ck_assert(cJSON_IsTrue(key(cJSON_GetArrayItem(threads, 0), "isMainThread")));
+    ck_assert_int_eq(cJSON_GetArrayItem(key(meta, "initialSelectedThreads"), 0)->valueint, 0);
+    const cJSON *vis = key(meta, "initialVisibleThreads");
+    ck_assert_int_eq(cJSON_GetArraySize(vis), 2);
+    ck_assert_int_eq(cJSON_GetArrayItem(vis, 0)->valueint, 0);
+    ck_assert_int_eq(cJSON_GetArrayItem(vis, 1)->valueint, 1);
+    parsed_free(&ps);
+    fx_free(json);
+    fx_profile_free(p);
+}
+END_TEST
+
+/* meta.extra: a figure at 0 is a row, a detail at 0 is none; a group whose loss counts are all 0
+ * has one row "losses": "none" instead of them, and none when one of them is not 0. */
+START_TEST(test_ff_writer_extra_leaves_out_zero_details_and_losses)
+{
+    struct fx_profile *p = fx_profile_new();
+    uint32_t idx;
+    ck_assert_int_eq(fx_profile_thread_add(p, "main", 1, 0, &idx), FX_OK);
+    ck_assert_int_eq(fx_profile_extra_int(p, "G", "figure", 0), FX_OK);
+    ck_assert_int_eq(fx_profile_extra_detail(p, "G", "rare", 0), FX_OK);
+    ck_assert_int_eq(fx_profile_extra_detail(p, "G", "seen", 3), FX_OK);
+    ck_assert_int_eq(fx_profile_extra_loss(p, "G", "dropped", 0), FX_OK);
+    ck_assert_int_eq(fx_profile_extra_loss(p, "H", "dropped", 0), FX_OK);
+    ck_assert_int_eq(fx_profile_extra_loss(p, "H", "failed", 2), FX_OK);
+    ck_assert_int_eq(fx_profile_extra_str(p, "I", "engine", "timer"), FX_OK);
+    ck_assert_int_eq(fx_profile_extra_count(p, "I", "x", 1, (enum fx_extra_show)7), FX_EINVAL);
+    size_t len;
+    char *json = write_mem(p, &len);
+    struct parsed ps;
+    check_profile(json, len, &ps);
+    const cJSON *extra = key(key(ps.root, "meta"), "extra");
+    static const char *const want[3][4] = {{"G", "figure=0", "seen=3", "losses=none"},
+                                           {"H", "failed=2", NULL, NULL},
+                                           {"I", "engine=timer", NULL, NULL}};
+    ck_assert_int_eq(cJSON_GetArraySize(extra), 3);
+    for (int g = 0; g < 3; g++) {
+        const cJSON *grp = cJSON_GetArrayItem(extra, g), *e;
+        ck_assert_str_eq(key(grp, "label")->valuestring, want[g][0]);
+        int n = 0;
+        cJSON_ArrayForEach(e, key(grp, "entries"))
+        {
+            char row[64];
+            const cJSON *v = key(e, "value");
+            if (cJSON_IsString(v))
+                snprintf(row, sizeof(row), "%s=%s", key(e, "label")->valuestring, v->valuestring);
+            else
+                snprintf(row, sizeof(row), "%s=%d", key(e, "label")->valuestring, v->valueint);
+            ck_assert_int_lt(n + 1, 4);
+            ck_assert_ptr_nonnull(want[g][n + 1]);
+            ck_assert_str_eq(row, want[g][n + 1]);
+            n++;
+        }
+        ck_assert(n == 3 || want[g][n + 1] == NULL);
+    }
+    parsed_free(&ps);
+    fx_free(json);
+    fx_profile_free(p);
+}
+END_TEST
+
 START_TEST(test_ff_writer_locale_does_not_change_numbers)
 {
     struct synth *s = synth_new();
@@ -1609,6 +1726,9 @@ static Suite *ff_writer_suite(void)
     tcase_add_test(tc, test_ff_writer_marker_stack_is_data_cause);
     tcase_add_test(tc, test_ff_writer_visible_threads_are_the_busiest_64);
     tcase_add_test(tc, test_ff_writer_visible_threads_are_the_working_and_waiting_ones);
+    tcase_add_test(tc, test_ff_writer_repeated_thread_names_get_their_tid);
+    tcase_add_test(tc, test_ff_writer_leaves_out_empty_alias_of_main);
+    tcase_add_test(tc, test_ff_writer_extra_leaves_out_zero_details_and_losses);
     tcase_add_test(tc, test_ff_writer_cpu_deltas_in_microseconds_keep_the_thread_total);
     tcase_add_test(tc, test_ff_writer_locale_does_not_change_numbers);
     tcase_add_test(tc, test_ff_writer_sink_and_allocation_failures_are_reported);

@@ -327,6 +327,35 @@ START_TEST(test_profile_window_snapshot_keeps_empty_threads_of_the_window)
 }
 END_TEST
 
+/* DestroyJavaVM (main's OS thread once main() returned) with nothing to show has no track: main's
+ * track is that thread. With a sample it keeps its track; an empty thread of its own tid too. */
+START_TEST(test_profile_window_snapshot_leaves_out_empty_alias_of_main)
+{
+    struct fx_profile *p = fx_profile_new();
+    fx_stack_id a = label(p, "a");
+    uint32_t main = thread(p, "main", 7), djvm = thread(p, "DestroyJavaVM", 7);
+    uint32_t sleeper = thread(p, "sleeper", 8);
+    fx_profile_set_main_thread(p, main);
+    samples(p, main, a, 10, 1, 5, 1);
+    ck_assert_uint_eq(fx_profile_threads_aliased(p), 1);
+    ck_assert_uint_eq(fx_profile_threads_without_samples(p), 1); /* sleeper */
+    struct fx_profile *copy = fx_profile_snapshot(p);
+    ck_assert_ptr_nonnull(copy);
+    ck_assert_uint_eq(fx_profile_thread_count(copy), 2);
+    ck_assert_str_eq(copy->threads[0].name, "main");
+    ck_assert_str_eq(copy->threads[1].name, "sleeper");
+    ck_assert_uint_eq(copy->main_thread, 0);
+    fx_profile_free(copy);
+    samples(p, djvm, a, 20, 1, 1, 1);
+    ck_assert_uint_eq(fx_profile_threads_aliased(p), 0);
+    copy = fx_profile_snapshot(p);
+    ck_assert_uint_eq(fx_profile_thread_count(copy), 3);
+    (void)sleeper;
+    fx_profile_free(copy);
+    fx_profile_free(p);
+}
+END_TEST
+
 START_TEST(test_profile_window_snapshot_out_of_memory_returns_null)
 {
     struct fx_profile *p = rich_profile();
@@ -380,6 +409,7 @@ static Suite *profile_window_suite(void)
     tcase_add_test(tc, test_profile_window_snapshot_writes_the_same_json);
     tcase_add_test(tc, test_profile_window_snapshot_leaves_out_ended_empty_threads);
     tcase_add_test(tc, test_profile_window_snapshot_keeps_empty_threads_of_the_window);
+    tcase_add_test(tc, test_profile_window_snapshot_leaves_out_empty_alias_of_main);
     tcase_add_test(tc, test_profile_window_snapshot_out_of_memory_returns_null);
     tcase_add_test(tc, test_profile_window_table_limit_refuses_new_rows_and_finds_old_ones);
     suite_add_tcase(s, tc);
