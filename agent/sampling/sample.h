@@ -161,10 +161,8 @@ struct fx_probe {
     /* `recover`, ASGCT not -3: the anchor walk (recover_anchor.c) done anyway, for validate */
     fx_asgct_frame *shadow; /* cap entries, allocated by the requester */
     int32_t shadow_rc, shadow_n;
-    uint32_t want;          /* depth asked for, <= cap */
-    uint32_t cap;           /* entries in frames (requester only) */
-    uint32_t gen;           /* requester only: last generation used */
-    fx_asgct_frame *frames; /* allocated by the requester outside signal context, freed with t */
+    uint32_t want, cap, gen; /* depth asked for (<= cap); entries in frames; last generation */
+    fx_asgct_frame *frames;  /* allocated by the requester outside signal context, freed with t */
 };
 
 struct fx_thread {
@@ -222,10 +220,8 @@ struct fx_thread {
     timer_t timer;
     void *kring_map; /* the mapping kring points into, until kstack.c unmaps it */
     size_t kring_len;
-    /* kstack.c's lazy arming: `handled` and the time when the current second began, and
-     * whether this arm already tried the event with the callchain. */
-    uint64_t kstack_mark;
-    int64_t kstack_mark_ns;
+    uint64_t kstack_mark;   /* kstack.c's lazy arming: `handled` when this second began, */
+    int64_t kstack_mark_ns; /* the second's start, and whether this arm tried the callchain */
     bool kstack_tried;
     int64_t cpu_armed_ns;    /* thread CPU time while its timer was armed, closed stretches */
     int64_t cpu_armed_since; /* thread CPU time when the open stretch began, or -1 */
@@ -236,8 +232,7 @@ struct fx_thread {
 
     /* Owned by the drain thread. */
     uint32_t profile_index;
-    bool in_profile;
-    bool have_last;
+    bool in_profile, have_last;
     bool finished;  /* ended, ring drained for the last time, unregistered in the model */
     bool reap_next; /* finished in an earlier drain pass: freed in this one (drain.c) */
     int64_t last_time_ns, last_cpu_ns;

@@ -30,8 +30,7 @@ int fx_sampling_check_options(const struct fx_options *o, struct fx_errbuf *eb);
 int fx_sampling_install(struct fx_errbuf *eb);
 /* The handler records from now on (and reads the thread's CPU clock where the engine needs). */
 void fx_sampling_enable(void);
-/* The handler records nothing from now on. */
-void fx_sampling_disable(void);
+void fx_sampling_disable(void); /* the handler records nothing from now on */
 /* After fx_sampling_disable: waits (at most 2 s) until no handler can still be using a thread's
  * buffers; false if one still could. */
 bool fx_sampling_quiet(void);
@@ -124,8 +123,7 @@ void fx_codemap_report(struct fx_profile *p, const char *group);
 
 /* --- kstack.c: kernel frames (issue 16, kstack=yes) --- */
 
-/* Why kernel frames may be missing: what the perf events and their rings met. */
-struct fx_kstack_facts {
+struct fx_kstack_facts { /* why kernel frames may be missing: what perf events and rings met */
     bool excluded;       /* an event had to exclude the kernel (perf_event_paranoid) */
     int open_errno;      /* an open with the callchain failed (then never asked again), or 0 */
     uint64_t mapped;     /* rings mapped */
@@ -148,8 +146,7 @@ void fx_native_maps_refresh(void);
 const struct fx_textmap *fx_native_maps_enter(uint32_t *ticket);
 void fx_native_maps_leave(uint32_t ticket);
 bool fx_native_maps_enabled(void);
-/* meta.extra figures of the map into group g. */
-void fx_native_maps_report(struct fx_profile *p, const char *g);
+void fx_native_maps_report(struct fx_profile *p, const char *g); /* meta.extra, group g */
 /* A new recording: map reads and unwind table requests from zero; the tables stay (per JVM). */
 void fx_native_maps_new_recording(void);
 
@@ -157,14 +154,12 @@ void fx_native_maps_new_recording(void);
 
 /* A start, before the threads are armed again: the ones gone while stopped are unregistered. */
 void fx_vm_threads_prune(void);
-/* A start, after the Java threads: in cpu and itimer modes, registers and arms every thread of
- * /proc/self/task that is not registered; a stop ends the re-scans. */
+/* A start, after the Java threads (cpu, itimer): registers and arms the other threads of
+ * /proc/self/task; a stop ends the re-scans. */
 void fx_vm_threads_start(void);
 void fx_vm_threads_stop(void);
-/* Drain: re-scans /proc/self/task every 100 ms while started (new threads in, gone ones out). */
-void fx_vm_threads_refresh(void);
-/* Drain: threads seen running get the perf event with the kernel callchain (kstack.c). */
-void fx_threads_kstack_pass(void);
+void fx_vm_threads_refresh(void);  /* drain: re-scans /proc/self/task (>= 100 ms apart) */
+void fx_threads_kstack_pass(void); /* drain: the callchain for threads seen running (kstack.c) */
 /* meta.extra: "Threads that are not Java threads". */
 void fx_vm_threads_report(struct fx_profile *p);
 /* A new recording: the scans' and registrations' counts from zero (the registry stays). */
