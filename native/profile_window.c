@@ -208,6 +208,8 @@ uint64_t fx_profile_drop_before(struct fx_profile *p, int64_t t_ns)
         drop_counter_values(&p->counters[i], t_ns);
     if (t_ns > p->kept_from_ns)
         p->kept_from_ns = t_ns;
+    for (uint32_t i = 0; i < p->nthreads; i++)
+        fx_profile_thread_vacate_if_done(p, i);
     return dropped;
 }
 
@@ -306,20 +308,14 @@ static void copy_thread(struct fx_thread *d, const struct fx_thread *s, bool *ok
     d->markers.nvalues = d->markers.values_cap = s->markers.nvalues;
 }
 
-/* A thread that ended before what the window still holds, with nothing left in it, is not part
- * of this profile. A thread that lived in the window stays, even empty: a track with no sample
- * says the thread did not run (cpu and itimer modes, docs/PRODUCTION.md). */
-static bool thread_is_gone(const struct fx_profile *p, const struct fx_thread *t)
-{
-    return t->unregistered && t->unregister_ns < p->kept_from_ns && t->samples.count == 0 &&
-           t->markers.count == 0 && t->allocs.count == 0;
-}
-
+/* A thread that lived in the window stays in a snapshot, even empty: a track with no sample says
+ * the thread did not run (cpu and itimer modes, docs/PRODUCTION.md); one that is gone
+ * (fx_profile_thread_gone) is not part of this profile. */
 uint32_t fx_profile_threads_without_samples(const struct fx_profile *p)
 {
     uint32_t n = 0;
     for (uint32_t i = 0; i < p->nthreads; i++)
-        n += p->threads[i].samples.count == 0 && !thread_is_gone(p, &p->threads[i]);
+        n += p->threads[i].samples.count == 0 && !fx_profile_thread_gone(p, &p->threads[i]);
     return n;
 }
 
@@ -329,7 +325,7 @@ static void copy_threads(struct fx_profile *d, const struct fx_profile *s, bool 
     *ok = *ok && d->threads;
     d->threads_cap = d->threads ? (s->nthreads ? s->nthreads : 1) : 0;
     for (uint32_t i = 0; *ok && i < s->nthreads; i++) {
-        if (thread_is_gone(s, &s->threads[i]))
+        if (fx_profile_thread_gone(s, &s->threads[i]))
             continue;
         if (i == s->main_thread)
             d->main_thread = d->nthreads;
