@@ -568,9 +568,14 @@ static void write_threads(const struct fx_ff_ctx *w)
 {
     fx_json_key(w->j, "threads");
     fx_json_arr_begin(w->j);
-    for (uint32_t i = 0; i < w->p->nthreads; i++)
+    uint32_t written = 0;
+    for (uint32_t i = 0; i < w->p->nthreads; i++) {
+        if (w->p->threads[i].vacant)
+            continue;
         write_thread(w, i);
-    if (!w->p->nthreads)
+        written++;
+    }
+    if (!written)
         write_placeholder_thread(w);
     fx_json_arr_end(w->j);
 }
@@ -582,7 +587,10 @@ int fx_ff_write(const struct fx_profile *p, struct fx_sink sink, struct fx_errbu
         fx_errbuf_set(eb, "writing the profile: out of memory for the JSON buffer");
         return FX_ENOMEM;
     }
-    struct fx_ff_ctx w = {j, p, p->main_thread < p->nthreads ? p->main_thread : 0};
+    uint32_t main = p->main_thread < p->nthreads ? p->main_thread : 0;
+    for (uint32_t i = 0; main < p->nthreads && p->threads[main].vacant && i < p->nthreads; i++)
+        main = i; /* a vacant main slot: the first thread written is the main one */
+    struct fx_ff_ctx w = {j, p, main};
     fx_json_init(j, sink);
     fx_json_obj_begin(j);
     fx_ff_writer_meta(&w);

@@ -202,7 +202,7 @@ static void write_visible_threads(struct fx_json *j, const struct fx_profile *p)
     for (uint32_t t = 0; t < p->nthreads; t++) {
         for (unsigned k = 0; k < n; k++) {
             if (top[k] == t)
-                fx_json_u64(j, t);
+                fx_json_u64(j, fx_profile_thread_written_index(p, t));
         }
     }
     fx_json_arr_end(j);
@@ -288,7 +288,7 @@ void fx_ff_writer_meta(const struct fx_ff_ctx *w)
     write_visible_threads(j, p);
     fx_json_key(j, "initialSelectedThreads");
     fx_json_arr_begin(j);
-    fx_json_u64(j, w->main_thread);
+    fx_json_u64(j, fx_profile_thread_written_index(p, w->main_thread));
     fx_json_arr_end(j);
     kv_bool(j, "keepProfileThreadOrder", true);
     fx_json_key(j, "extensions");
@@ -372,7 +372,7 @@ void fx_ff_writer_counters(const struct fx_ff_ctx *w)
         kv_str(j, "description", c->description);
         fx_json_key(j, "pid");
         fx_ff_writer_pid(j, w->p);
-        kv_i64(j, "mainThreadIndex", w->main_thread);
+        kv_i64(j, "mainThreadIndex", fx_profile_thread_written_index(w->p, w->main_thread));
         write_counter_samples(j, w->p, c);
         write_counter_display(j, c);
         fx_json_obj_end(j);

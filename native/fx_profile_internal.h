@@ -268,6 +268,16 @@ static inline bool fx_profile_thread_ok(const struct fx_profile *p, uint32_t i)
     return i < p->nthreads && !p->threads[i].vacant;
 }
 
+/* The writer leaves vacant slots out (VM death writes the model itself, not a snapshot): thread
+ * t's index in the file is its index less the vacant slots before it. */
+static inline uint32_t fx_profile_thread_written_index(const struct fx_profile *p, uint32_t t)
+{
+    uint32_t k = t;
+    for (uint32_t i = 0; p->nvacant > 0 && i < t && i < p->nthreads; i++)
+        k -= p->threads[i].vacant;
+    return k;
+}
+
 /* A thread that ended before what the window still holds, with nothing left in it: not part of
  * the profile (a snapshot leaves it out); once no holder is left either, its slot is vacated. */
 static inline bool fx_profile_thread_gone(const struct fx_profile *p, const struct fx_thread *t)
