@@ -93,7 +93,7 @@ agent_kib() {
         awk '{print $1 + $2}'
 }
 # The model's threads (status: "N threads (T tracks held by the model)"), from the REPLY of
-# agent_kib's status. A thread's track is freed once the thread ended and the window no longer
+# the last `cmd status` of this shell. A thread's track is freed once the thread ended and the window no longer
 # holds it: before, the model kept one for every thread that ever lived (~35 per cycle here).
 tracks_held() { sed -n 's/.* threads (\([0-9]*\) tracks held by the model).*/\1/p' <<<"$REPLY"; }
 # glibc keeps the pages of freed memory until something trims: the agent trims at each stop,
@@ -191,7 +191,9 @@ for ((c = 1; c <= cycles; c++)); do
     ((${#checks[@]} >= 50)) && check_batch
     if ((c == warm)); then
         tasks0=$(count_tasks) fds0=$(count_fds) rss0=$(rss_settled_kib) anon0=$(anon_kib)
-        heap0=$(agent_kib) tracks0=$(tracks_held)
+        heap0=$(agent_kib)
+        cmd status # in this shell: tracks_held reads its REPLY
+        tracks0=$(tracks_held)
     fi
     if ((c % 25 == 0)); then
         # A signal sent before the stop may still be pending on a thread that has not run
@@ -231,7 +233,9 @@ cmd stop
 
 sleep 0.5
 tasks1=$(count_tasks) fds1=$(count_fds) rss1=$(rss_settled_kib) anon1=$(anon_kib)
-heap1=$(agent_kib) tracks1=$(tracks_held)
+heap1=$(agent_kib)
+cmd status
+tracks1=$(tracks_held)
 echo "$IT_NAME: anonymous RSS: $anon_pre KiB before the first start, $anon0 after stop $warm, $anon1 at the end; the agent's heap and pages: $heap0 KiB after stop $warm, $heap1 KiB at the end"
 echo "$IT_NAME: $cycles cycles in $t_cycles s; RSS before the first start $rss_pre KiB; after stop $warm: $tasks0 threads, $fds0 fds, RSS $rss0 KiB; at the end: $tasks1 threads, $fds1 fds, RSS $rss1 KiB ($((rss1 - rss0)) KiB since stop $warm, $((rss1 - rss_pre)) KiB since before the first start)"
 # The churn thread keeps up to a few short-lived threads alive at any time.
@@ -240,6 +244,7 @@ echo "$IT_NAME: $cycles cycles in $t_cycles s; RSS before the first start $rss_p
 # The model's threads: the live ones and those of the last recording, not one per thread that
 # ever lived (issue 23: 30 cycles left ~1,000 before, 1,000 cycles ~35,000).
 echo "$IT_NAME: tracks held by the model: $tracks0 after stop $warm, $tracks1 at the end"
+[[ -n $tracks0 && -n $tracks1 ]] || it_fail "status did not say the model's tracks: $REPLY"
 ((tracks1 <= tracks0 + 40)) || it_fail "the model's tracks grew: $tracks0 -> $tracks1"
 # What the agent holds, from its own count (fx_alloc.h): what a stop leaves and what cycles add.
 # This is the leak check: the JVM's RSS moves by megabytes with its own work (below).
