@@ -148,9 +148,20 @@ int fx_profile_thread_add(struct fx_profile *p, const char *name, int64_t tid, i
                           uint32_t *out_index);
 int fx_profile_thread_set_name(struct fx_profile *p, uint32_t thread, const char *name);
 void fx_profile_thread_unregister(struct fx_profile *p, uint32_t thread, int64_t t_ns);
+/* A thread's index stays valid while someone holds it: fx_profile_thread_add gives the caller
+ * one hold, fx_profile_thread_hold one more (another writer that keeps the index). Once every
+ * holder released it, the thread ended (unregister) and it is gone from the window (ended before
+ * the oldest time held, no sample, marker or allocation row left: fx_profile_drop_before), its
+ * memory is freed and a later fx_profile_thread_add may take its index. A released index must
+ * not be used again (calls taking it fail with FX_EINVAL once its slot is vacant). */
+void fx_profile_thread_hold(struct fx_profile *p, uint32_t thread);
+void fx_profile_thread_release(struct fx_profile *p, uint32_t thread);
 /* The thread that becomes the process track (exactly one; default: the first added). */
 void fx_profile_set_main_thread(struct fx_profile *p, uint32_t thread);
+/* The thread table's length: thread indexes in use, vacant slots included. */
 uint32_t fx_profile_thread_count(const struct fx_profile *p);
+/* Threads in the table that are not vacant (held, or holding rows the window keeps). */
+uint32_t fx_profile_threads_held(const struct fx_profile *p);
 
 /* What a thread's sample weights count (samples.weightType, PROFILE-FORMAT.md §7): the call
  * tree sums them in that unit. FX_WEIGHT_TRACING_MS: each weight is a duration in µs (written

@@ -98,7 +98,11 @@ struct fx_thread {
     char *name; /* raw bytes as given (the writer makes them UTF-8) */
     int64_t tid, register_ns, unregister_ns;
     bool unregistered;
+    /* A vacant slot: its thread was released and gone, its memory freed; the next
+     * fx_profile_thread_add takes the slot (fx_profile_thread_release). */
+    bool vacant;
     uint8_t weight_type; /* enum fx_weight_type */
+    uint32_t holds;      /* fx_profile_thread_add's one, plus fx_profile_thread_hold's */
     struct fx_samples samples;
     struct fx_markers markers;
     struct fx_allocs allocs;
@@ -167,6 +171,7 @@ struct fx_profile {
 
     struct fx_thread *threads;
     uint32_t nthreads, threads_cap, main_thread;
+    uint32_t nvacant; /* slots of released threads, taken again by fx_profile_thread_add */
 
     const struct fx_marker_schema **schemas;
     uint32_t nschemas, schemas_cap;
@@ -257,6 +262,24 @@ void fx_cols_free(const struct fx_col *cols, unsigned ncols);
 /* A row's key, as fx_profile_func / fx_profile_frame take it (for re-interning elsewhere). */
 struct fx_func_key fx_profile_func_key_at(const struct fx_funcs *f, uint32_t row);
 struct fx_frame_key fx_profile_frame_key_at(const struct fx_frames *f, uint32_t row);
+
+/* Row i is a thread (in range and not a vacant slot): what every call taking an index checks. */
+static inline bool fx_profile_thread_ok(const struct fx_profile *p, uint32_t i)
+{
+    return i < p->nthreads && !p->threads[i].vacant;
+}
+
+/* A thread that ended before what the window still holds, with nothing left in it: not part of
+ * the profile (a snapshot leaves it out); once no holder is left either, its slot is vacated. */
+static inline bool fx_profile_thread_gone(const struct fx_profile *p, const struct fx_thread *t)
+{
+    return t->unregistered && t->unregister_ns < p->kept_from_ns && t->samples.count == 0 &&
+           t->markers.count == 0 && t->allocs.count == 0;
+}
+
+/* profile.c: frees thread i's memory and makes its slot vacant if no holder is left and it is
+ * gone (profile_window.c calls it for every thread after a drop). */
+void fx_profile_thread_vacate_if_done(struct fx_profile *p, uint32_t i);
 
 /* The tables' share of destruction and memory accounting (native/profile_tables.c). */
 void fx_profile_tables_destroy(struct fx_profile *p);

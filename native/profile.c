@@ -122,6 +122,22 @@ static int grow_array(void **arr, uint32_t *cap, uint32_t count, size_t size)
 
 /* --- threads --- */
 
+/* The first vacant slot, or a new one at the end. */
+static int thread_slot(struct fx_profile *p, uint32_t *out)
+{
+    for (uint32_t i = 0; p->nvacant > 0 && i < p->nthreads; i++) {
+        if (p->threads[i].vacant) {
+            p->nvacant--;
+            *out = i;
+            return FX_OK;
+        }
+    }
+    int rc = grow_array((void **)&p->threads, &p->threads_cap, p->nthreads, sizeof(*p->threads));
+    if (rc == FX_OK)
+        *out = p->nthreads++;
+    return rc;
+}
+
 int fx_profile_thread_add(struct fx_profile *p, const char *name, int64_t tid, int64_t register_ns,
                           uint32_t *out_index)
 {
@@ -130,23 +146,55 @@ int fx_profile_thread_add(struct fx_profile *p, const char *name, int64_t tid, i
     char *copy = fx_strdup(name);
     if (!copy)
         return FX_ENOMEM;
-    int rc = grow_array((void **)&p->threads, &p->threads_cap, p->nthreads, sizeof(*p->threads));
+    uint32_t i;
+    int rc = thread_slot(p, &i);
     if (rc != FX_OK) {
         fx_free(copy);
         return rc;
     }
-    struct fx_thread *t = &p->threads[p->nthreads];
+    struct fx_thread *t = &p->threads[i];
     memset(t, 0, sizeof(*t));
     t->name = copy;
     t->tid = tid;
     t->register_ns = register_ns;
-    *out_index = p->nthreads++;
+    t->holds = 1;
+    *out_index = i;
     return FX_OK;
+}
+
+void fx_profile_thread_hold(struct fx_profile *p, uint32_t thread)
+{
+    if (fx_profile_thread_ok(p, thread))
+        p->threads[thread].holds++;
+}
+
+void fx_profile_thread_release(struct fx_profile *p, uint32_t thread)
+{
+    if (!fx_profile_thread_ok(p, thread) || p->threads[thread].holds == 0)
+        return;
+    p->threads[thread].holds--;
+    fx_profile_thread_vacate_if_done(p, thread);
+}
+
+/* Nothing of it is in the profile any more and nobody will add to it: its memory goes now (a
+ * server that starts a thread per task would otherwise keep one entry per task, forever). */
+void fx_profile_thread_vacate_if_done(struct fx_profile *p, uint32_t i)
+{
+    struct fx_thread *t = &p->threads[i];
+    if (t->vacant || t->holds > 0 || !fx_profile_thread_gone(p, t))
+        return;
+    thread_destroy(t);
+    memset(t, 0, sizeof(*t));
+    t->vacant = t->unregistered = true;
+    t->unregister_ns = INT64_MIN; /* gone for every snapshot (fx_profile_thread_gone) */
+    p->nvacant++;
+    if (p->main_thread == i)
+        p->main_thread = 0; /* the default: the first thread a snapshot keeps */
 }
 
 int fx_profile_thread_set_name(struct fx_profile *p, uint32_t thread, const char *name)
 {
-    if (thread >= p->nthreads || !name)
+    if (!fx_profile_thread_ok(p, thread) || !name)
         return FX_EINVAL;
     char *copy = fx_strdup(name);
     if (!copy)
@@ -158,7 +206,7 @@ int fx_profile_thread_set_name(struct fx_profile *p, uint32_t thread, const char
 
 void fx_profile_thread_unregister(struct fx_profile *p, uint32_t thread, int64_t t_ns)
 {
-    if (thread >= p->nthreads)
+    if (!fx_profile_thread_ok(p, thread))
         return;
     p->threads[thread].unregistered = true;
     p->threads[thread].unregister_ns = t_ns;
@@ -167,7 +215,7 @@ void fx_profile_thread_unregister(struct fx_profile *p, uint32_t thread, int64_t
 int fx_profile_thread_set_weight_type(struct fx_profile *p, uint32_t thread,
                                       enum fx_weight_type type)
 {
-    if (thread >= p->nthreads || (unsigned)type >= FX_WEIGHT_TYPE_COUNT)
+    if (!fx_profile_thread_ok(p, thread) || (unsigned)type >= FX_WEIGHT_TYPE_COUNT)
         return FX_EINVAL;
     p->threads[thread].weight_type = (uint8_t)type;
     return FX_OK;
@@ -175,13 +223,18 @@ int fx_profile_thread_set_weight_type(struct fx_profile *p, uint32_t thread,
 
 void fx_profile_set_main_thread(struct fx_profile *p, uint32_t thread)
 {
-    if (thread < p->nthreads)
+    if (fx_profile_thread_ok(p, thread))
         p->main_thread = thread;
 }
 
 uint32_t fx_profile_thread_count(const struct fx_profile *p)
 {
     return p->nthreads;
+}
+
+uint32_t fx_profile_threads_held(const struct fx_profile *p)
+{
+    return p->nthreads - p->nvacant;
 }
 
 /* --- samples --- */
@@ -213,7 +266,7 @@ static uint32_t cpu_column(int64_t cpu_delta_ns)
 int fx_profile_sample(struct fx_profile *p, uint32_t thread, int64_t time_ns, fx_stack_id stack,
                       int64_t cpu_delta_ns, uint32_t weight)
 {
-    if (thread >= p->nthreads || (stack.i != FX_NONE_ID && stack.i >= p->stacks.count))
+    if (!fx_profile_thread_ok(p, thread) || (stack.i != FX_NONE_ID && stack.i >= p->stacks.count))
         return FX_EINVAL;
     struct fx_samples *s = &p->threads[thread].samples;
     int rc = samples_reserve(s, weight != 1);
@@ -315,7 +368,7 @@ int fx_profile_marker(struct fx_profile *p, uint32_t thread, fx_str_id name, uin
         if (s->n_fields && (!values || !values_ok(p, s, values)))
             return FX_EINVAL;
     }
-    if (thread >= p->nthreads || name.i >= p->strings.count || phase > FX_PHASE_END ||
+    if (!fx_profile_thread_ok(p, thread) || name.i >= p->strings.count || phase > FX_PHASE_END ||
         category >= FX_CAT_COUNT)
         return FX_EINVAL;
     struct fx_markers *m = &p->threads[thread].markers;
@@ -341,7 +394,7 @@ int fx_profile_marker(struct fx_profile *p, uint32_t thread, fx_str_id name, uin
 
 int fx_profile_marker_stack(struct fx_profile *p, uint32_t thread, fx_stack_id stack)
 {
-    if (thread >= p->nthreads || stack.i >= p->stacks.count)
+    if (!fx_profile_thread_ok(p, thread) || stack.i >= p->stacks.count)
         return FX_EINVAL;
     struct fx_markers *m = &p->threads[thread].markers;
     if (m->count == 0 || m->schema[m->count - 1] == FX_NONE_ID)

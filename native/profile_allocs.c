@@ -126,8 +126,8 @@ static int row_add(struct fx_allocs *a, int64_t t, uint32_t stack, int64_t bytes
 int fx_profile_alloc(struct fx_profile *p, uint32_t thread, int64_t time_ns, fx_stack_id stack,
                      int64_t bytes, uint64_t address)
 {
-    if (thread >= p->nthreads || stack.i >= p->stacks.count || bytes <= 0 || address == 0 ||
-        live_find(&p->live, address) != FX_NONE_ID)
+    if (!fx_profile_thread_ok(p, thread) || stack.i >= p->stacks.count || bytes <= 0 ||
+        address == 0 || live_find(&p->live, address) != FX_NONE_ID)
         return FX_EINVAL;
     int rc = live_reserve(&p->live);
     if (rc == FX_OK)

@@ -208,6 +208,8 @@ uint64_t fx_profile_drop_before(struct fx_profile *p, int64_t t_ns)
         drop_counter_values(&p->counters[i], t_ns);
     if (t_ns > p->kept_from_ns)
         p->kept_from_ns = t_ns;
+    for (uint32_t i = 0; i < p->nthreads; i++)
+        fx_profile_thread_vacate_if_done(p, i);
     return dropped;
 }
 
@@ -306,17 +308,12 @@ static void copy_thread(struct fx_thread *d, const struct fx_thread *s, bool *ok
     d->markers.nvalues = d->markers.values_cap = s->markers.nvalues;
 }
 
-/* A thread that ended before what the window still holds, with nothing left in it, is not part
- * of this profile. A thread that lived in the window stays, even empty: a track with no sample
- * says the thread did not run (cpu and itimer modes, docs/PRODUCTION.md). */
+/* A thread that lived in the window stays, even empty: a track with no sample says the thread
+ * did not run (cpu and itimer modes, docs/PRODUCTION.md). A vacant slot, or a thread that is
+ * gone (fx_profile_thread_gone), is not part of this profile. */
 static bool shows_nothing(const struct fx_thread *t)
 {
     return t->samples.count == 0 && t->markers.count == 0 && t->allocs.count == 0;
-}
-
-static bool thread_is_gone(const struct fx_profile *p, const struct fx_thread *t)
-{
-    return t->unregistered && t->unregister_ns < p->kept_from_ns && shows_nothing(t);
 }
 
 /* A thread with nothing to show on the main thread's OS thread (its tid), while main shows
@@ -332,7 +329,8 @@ static bool thread_is_alias(const struct fx_profile *p, uint32_t i)
 
 bool fx_profile_thread_left_out(const struct fx_profile *p, uint32_t i)
 {
-    return i >= p->nthreads || thread_is_gone(p, &p->threads[i]) || thread_is_alias(p, i);
+    return !fx_profile_thread_ok(p, i) || fx_profile_thread_gone(p, &p->threads[i]) ||
+           thread_is_alias(p, i);
 }
 
 uint32_t fx_profile_threads_without_samples(const struct fx_profile *p)
@@ -347,7 +345,8 @@ uint32_t fx_profile_threads_aliased(const struct fx_profile *p)
 {
     uint32_t n = 0;
     for (uint32_t i = 0; i < p->nthreads; i++)
-        n += !thread_is_gone(p, &p->threads[i]) && thread_is_alias(p, i);
+        n += fx_profile_thread_ok(p, i) && !fx_profile_thread_gone(p, &p->threads[i]) &&
+             thread_is_alias(p, i);
     return n;
 }
 

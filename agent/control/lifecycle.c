@@ -150,7 +150,7 @@ static void JNICALL on_vm_init(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread)
 static JNIEnv *jni_of(JavaVM *vm)
 {
     JNIEnv *jni = NULL;
-    if ((*vm)->GetEnv(vm, (void **)&jni, JNI_VERSION_1_6) != JNI_OK)
+    if (vm == NULL || (*vm)->GetEnv(vm, (void **)&jni, JNI_VERSION_1_6) != JNI_OK)
         return NULL;
     return jni;
 }
@@ -239,7 +239,7 @@ void fx_lifecycle_stopped_idle(void)
 {
     fx_drain_pause(); /* the snapshot's pass is over */
     fx_sampling_free_buffers();
-    fx_model_idle();
+    fx_model_idle(jni_of(fx_jvm()));
     malloc_trim(0); /* the rings are large blocks: give their pages back */
     signals_at_stop = signals_counted();
 }

@@ -57,6 +57,7 @@ static struct {
     uint64_t covered_ns;        /* cpu mode: weight x interval of each sample's own recording */
     struct handler_cost reaped; /* of reaped threads */
     uint64_t drops;             /* of reaped threads */
+    bool idle; /* fx_model_idle until the next recording: a pass (status) builds no cache again */
 } dr;
 
 int fx_model_init(void)
@@ -201,7 +202,9 @@ static void drain_thread(JNIEnv *jni, struct fx_profile *p, struct fx_thread *t)
 
 /* A thread is freed one pass after the one that finished it: the markers, drained first in
  * each pass, may still hold an event it queued just before its end, and that event's track is
- * found by the thread's tid (markers.c thread_of). */
+ * found by the thread's tid (markers.c thread_of). Its tracks are released then: nothing adds
+ * to them any more, and once the window no longer holds them the model frees them (a thread per
+ * task kept an entry per task, forever: issue 23). */
 static bool finished(struct fx_thread *t)
 {
     if (!t->finished)
@@ -210,7 +213,8 @@ static bool finished(struct fx_thread *t)
         t->reap_next = true;
         return false;
     }
-    fx_locks_thread_reaped(t);
+    fx_locks_thread_reaped(dr.profile, t);
+    fx_tracks_release(dr.profile, t);
     add_cost(&dr.reaped, t);
     dr.reaped.armed_cpu_ns += fx_timer_armed_cpu_ns(t); /* fx_threads_reap holds the lock */
     uint64_t d = fx_ring_drops(&t->ring);
@@ -234,8 +238,8 @@ static void drain_rings(JNIEnv *jni, struct fx_profile *p)
         fx_methods_free(dr.methods);
         dr.methods = NULL;
     }
-    if (dr.methods == NULL && (dr.methods = fx_methods_new()) == NULL)
-        return;
+    if (dr.methods == NULL && (dr.idle || (dr.methods = fx_methods_new()) == NULL))
+        return; /* stopped: the rings hold nothing of a recording (a start finds them late) */
     dr.methods_gen = fx_profile_generation(p);
     fx_codemap_publish();
     fx_native_maps_refresh();
@@ -337,8 +341,19 @@ void fx_drain_stop(void)
     fx_periodic_stop(&drain);
 }
 
-void fx_model_idle(void)
+/* The stop's pass drained the markers after every thread that ended had queued its last event
+ * (sampling was off before it began): its finished threads need no second pass. */
+static bool finished_at_stop(struct fx_thread *t)
 {
+    if (t->finished)
+        t->reap_next = true;
+    return finished(t);
+}
+
+void fx_model_idle(JNIEnv *jni)
+{
+    if (dr.profile != NULL && jni != NULL)
+        fx_threads_reap(jni, finished_at_stop);
     if (dr.methods != NULL) {
         dr.methods_resolved += fx_methods_count(dr.methods);
         dr.methods_unknown += fx_methods_unknown(dr.methods);
@@ -347,6 +362,7 @@ void fx_model_idle(void)
     }
     fx_native_frames_idle();
     fx_kernel_frames_idle();
+    dr.idle = true;
 }
 
 uint64_t fx_drain_samples(void)

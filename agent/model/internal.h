@@ -32,6 +32,9 @@ int fx_tracks_index(struct fx_profile *p, struct fx_thread *t, uint32_t *out);
 struct fx_thread *fx_tracks_thread_of_tid(pid_t tid);
 /* Its track (fx_tracks_index); FX_ENOTFOUND when there is none. */
 int fx_tracks_of_tid(struct fx_profile *p, pid_t tid, uint32_t *out);
+/* A reaped thread: its track is released (fx_profile_thread_release), so the model frees it
+ * once the window no longer holds it. */
+void fx_tracks_release(struct fx_profile *p, struct fx_thread *t);
 /* Copies the Java thread's current name into the model, if it changed since registration. */
 void fx_tracks_refresh_name(JNIEnv *jni, struct fx_profile *p, struct fx_thread *t);
 
@@ -153,9 +156,10 @@ void fx_window_drain_exiting(void);
 /* The drain's periodic thread, woken by each request (it may be paused: fx_drain_pause). */
 void fx_window_owner(struct fx_periodic *p);
 
-/* --- locks.c, for the drain: a reaped thread leaves the "(blocked)" track list --- */
+/* --- locks.c, for the drain: a reaped thread leaves the "(blocked)" track list, and its track
+ * is released (fx_profile_thread_release) --- */
 
-void fx_locks_thread_reaped(struct fx_thread *t);
+void fx_locks_thread_reaped(struct fx_profile *p, struct fx_thread *t);
 
 /* --- jit_info.c: what a JIT marker says about a compiled method --- */
 

@@ -76,13 +76,15 @@ static void end_blocked_tracks(struct fx_profile *p)
     }
 }
 
-void fx_locks_thread_reaped(struct fx_thread *t)
+void fx_locks_thread_reaped(struct fx_profile *p, struct fx_thread *t)
 {
     for (uint32_t i = 0; i < lc.ntracks;) {
-        if (lc.tracks[i].t == t)
+        if (lc.tracks[i].t == t) {
+            fx_profile_thread_release(p, lc.tracks[i].index);
             lc.tracks[i] = lc.tracks[--lc.ntracks];
-        else
+        } else {
             i++;
+        }
     }
 }
 

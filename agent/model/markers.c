@@ -75,6 +75,8 @@ static int host_thread(struct fx_profile *p, uint32_t *out)
         if (!__atomic_load_n(&t->ended, __ATOMIC_ACQUIRE) && strcmp(t->name, "main") == 0)
             rc = fx_tracks_index(p, t, &cs.host);
     }
+    if (rc == FX_OK) /* kept after main ends: its slot must not go to another thread */
+        fx_profile_thread_hold(p, cs.host);
     if (rc != FX_OK)
         rc = fx_profile_thread_add(p, "[JVM]", getpid(), fx_rec()->sampling_begin_ns, &cs.host);
     cs.have_host = rc == FX_OK;
@@ -180,7 +182,9 @@ static void jit_drain(JNIEnv *jni, struct fx_profile *p)
 
 /* --- consumer: user markers --- */
 
-static int open_add(const struct user_rec *r, uint32_t thread)
+/* An open interval holds its thread's track (fx_profile_thread_hold) until its end is written
+ * there, however long after the thread's end that is. */
+static int open_add(struct fx_profile *p, const struct user_rec *r, uint32_t thread)
 {
     if (cs.n_open == OPEN_MAX)
         return FX_EFULL;
@@ -202,6 +206,7 @@ static int open_add(const struct user_rec *r, uint32_t thread)
                                                   .name_len = r->name_len,
                                                   .text_len = r->text_len,
                                                   .bytes = bytes};
+    fx_profile_thread_hold(p, thread);
     return FX_OK;
 }
 
@@ -228,6 +233,7 @@ static int user_end(struct fx_profile *p, const struct user_rec *r)
     uint8_t phase = o.start_written ? FX_PHASE_END : FX_PHASE_INTERVAL;
     int rc = fx_jvm_markers_user(p, o.thread, phase, o.start_ns, r->t, o.bytes, o.name_len,
                                  o.bytes + o.name_len, o.text_len);
+    fx_profile_thread_release(p, o.thread);
     fx_free(o.bytes);
     cs.user_markers += rc == FX_OK;
     return rc;
@@ -244,7 +250,7 @@ static int user_record(struct fx_profile *p, const struct user_rec *r, uint32_t 
     if (rc != FX_OK)
         return rc;
     if (r->kind == USER_BEGIN) {
-        rc = open_add(r, thread);
+        rc = open_add(p, r, thread);
         cs.open_dropped += rc != FX_OK;
         return FX_OK;
     }

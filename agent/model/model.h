@@ -30,9 +30,11 @@ void fx_drain_pause(void);
 /* A start: passes every period again. */
 void fx_drain_resume(void);
 /* A stopped recording whose profile was written, the drain paused (control's thread, like the
- * rings' free): the caches a next sample would fill again (method names, native symbols) are
- * freed; the model itself stays for a dump of the stopped recording. */
-void fx_model_idle(void);
+ * rings' free): the threads that ended in it are freed with their rings (jni: for their global
+ * references; NULL leaves them to the next pass) and their tracks released, the caches a next
+ * sample would fill again (method names, native symbols) are freed; the model itself stays for
+ * a dump of the stopped recording. */
+void fx_model_idle(JNIEnv *jni);
 /* One pass over every source (the drain thread, or VMDeath after fx_drain_stop). */
 void fx_drain_once(JNIEnv *jni);
 /* The CPU/wall sampler: starts and stops sampling/, drains the threads' rings. */
@@ -94,6 +96,7 @@ struct fx_window_status {
     uint64_t samples, held, drops, dropped, full_samples, ring_bytes;
     size_t memory, tables, bound;
     uint32_t threads; /* registered and not ended */
+    uint32_t tracks;  /* the model's threads held (fx_profile_threads_held) */
     int64_t period_ns;
 };
 

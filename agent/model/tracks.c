@@ -30,6 +30,13 @@ int fx_tracks_index(struct fx_profile *p, struct fx_thread *t, uint32_t *out)
     return FX_OK;
 }
 
+void fx_tracks_release(struct fx_profile *p, struct fx_thread *t)
+{
+    if (t->in_profile && p != NULL)
+        fx_profile_thread_release(p, t->profile_index);
+    t->in_profile = false;
+}
+
 void fx_tracks_refresh_name(JNIEnv *jni, struct fx_profile *p, struct fx_thread *t)
 {
     jvmtiEnv *jvmti = fx_jvmti();

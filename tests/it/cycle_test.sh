@@ -12,8 +12,9 @@
 #     no SIGPROF since the stop (status: "0 signals since the stop"); no POSIX timer is left;
 #   * races: two fxprof clients at once (status and dump, or two dumps, while running), a stop
 #     racing a loop= dump: each gets one answer and a valid file, nothing hangs;
-#   * at the end, after the last stop: threads, file descriptors and POSIX timers back to what
-#     they were after a warm-up stop (the 10th, or a third of the cycles); the agent's own heap
+#   * at the end, after the last stop: threads, file descriptors, POSIX timers and the model's
+#     tracks (status) back to what they were after a warm-up stop (the 10th, or a third of the
+#     cycles); the agent's own heap
 #     and pages (status, counted by fx_alloc) within FXAGENT_CYCLE_HEAP_KIB (256 KiB) of it
 #     and below FXAGENT_CYCLE_HEAP_STOPPED_KIB (4 MiB); RSS, read after the JVM's own
 #     System.trim_native_heap, within FXAGENT_CYCLE_RSS_KIB (8 MiB) of it and within
@@ -91,6 +92,10 @@ agent_kib() {
     sed -n 's/.*agent heap \([0-9]*\) KiB in [0-9]* blocks and \([0-9]*\) KiB of pages.*/\1 \2/p' <<<"$REPLY" |
         awk '{print $1 + $2}'
 }
+# The model's threads (status: "N threads (T tracks held by the model)"), from the REPLY of
+# the last `cmd status` of this shell. A thread's track is freed once the thread ended and the window no longer
+# holds it: before, the model kept one for every thread that ever lived (~35 per cycle here).
+tracks_held() { sed -n 's/.* threads (\([0-9]*\) tracks held by the model).*/\1/p' <<<"$REPLY"; }
 # glibc keeps the pages of freed memory until something trims: the agent trims at each stop,
 # but a C2 compilation after it (its arena chunks are malloc'd, ~5 MiB, then freed) leaves them
 # resident, and the RSS read 0.5 s later was 5 MiB higher or lower by chance (it.cycle.jdk25
@@ -187,6 +192,8 @@ for ((c = 1; c <= cycles; c++)); do
     if ((c == warm)); then
         tasks0=$(count_tasks) fds0=$(count_fds) rss0=$(rss_settled_kib) anon0=$(anon_kib)
         heap0=$(agent_kib)
+        cmd status # in this shell: tracks_held reads its REPLY
+        tracks0=$(tracks_held)
     fi
     if ((c % 25 == 0)); then
         # A signal sent before the stop may still be pending on a thread that has not run
@@ -227,11 +234,18 @@ cmd stop
 sleep 0.5
 tasks1=$(count_tasks) fds1=$(count_fds) rss1=$(rss_settled_kib) anon1=$(anon_kib)
 heap1=$(agent_kib)
+cmd status
+tracks1=$(tracks_held)
 echo "$IT_NAME: anonymous RSS: $anon_pre KiB before the first start, $anon0 after stop $warm, $anon1 at the end; the agent's heap and pages: $heap0 KiB after stop $warm, $heap1 KiB at the end"
 echo "$IT_NAME: $cycles cycles in $t_cycles s; RSS before the first start $rss_pre KiB; after stop $warm: $tasks0 threads, $fds0 fds, RSS $rss0 KiB; at the end: $tasks1 threads, $fds1 fds, RSS $rss1 KiB ($((rss1 - rss0)) KiB since stop $warm, $((rss1 - rss_pre)) KiB since before the first start)"
 # The churn thread keeps up to a few short-lived threads alive at any time.
 ((tasks1 <= tasks0 + 4)) || it_fail "threads grew: $tasks0 -> $tasks1"
 ((fds1 <= fds0 + 2)) || it_fail "file descriptors grew: $fds0 -> $fds1"
+# The model's threads: the live ones and those of the last recording, not one per thread that
+# ever lived (issue 23: 30 cycles left ~1,000 before, 1,000 cycles ~35,000).
+echo "$IT_NAME: tracks held by the model: $tracks0 after stop $warm, $tracks1 at the end"
+[[ -n $tracks0 && -n $tracks1 ]] || it_fail "status did not say the model's tracks: $REPLY"
+((tracks1 <= tracks0 + 40)) || it_fail "the model's tracks grew: $tracks0 -> $tracks1"
 # What the agent holds, from its own count (fx_alloc.h): what a stop leaves and what cycles add.
 # This is the leak check: the JVM's RSS moves by megabytes with its own work (below).
 ((heap1 - heap0 <= heap_growth_kib)) ||

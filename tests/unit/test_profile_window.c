@@ -356,6 +356,88 @@ START_TEST(test_profile_window_snapshot_leaves_out_empty_alias_of_main)
 }
 END_TEST
 
+/* Issue 23: a JVM profiled again and again, starting a thread every few ms. Each thread's track
+ * is released when the agent frees the thread; once a reset (or the memory bound) drops what it
+ * held, its memory goes and a new thread takes its index. Before, the model kept an entry per
+ * thread that ever lived: 1,000 recordings of 50 threads left 50,000. */
+START_TEST(test_profile_window_released_threads_go_with_the_window)
+{
+    struct fx_profile *p = fx_profile_new();
+    fx_stack_id a = label(p, "a");
+    uint32_t live = thread(p, "live", 1);
+    size_t first_memory = 0;
+    for (int rec = 0; rec < 1000; rec++) {
+        int64_t t0 = (int64_t)rec * 1000;
+        fx_profile_set_start(p, t0, 0);
+        samples(p, live, a, t0 + 1, 1, 5, 1);
+        for (int k = 0; k < 50; k++) {
+            uint32_t t = thread(p, "short-lived thread", 100 + k);
+            samples(p, t, a, t0 + 10 + k, 1, 2, 1);
+            fx_profile_thread_unregister(p, t, t0 + 12 + k);
+            fx_profile_thread_release(p, t); /* its rows keep it until they are dropped */
+            ck_assert(!p->threads[t].vacant);
+        }
+        struct fx_profile *copy = fx_profile_snapshot(p);
+        ck_assert_ptr_nonnull(copy);
+        ck_assert_uint_eq(fx_profile_thread_count(copy), 51); /* this recording's threads */
+        fx_profile_free(copy);
+        fx_profile_drop_before(p, INT64_MAX); /* the next start (window.c's reset) */
+        if (rec == 0)
+            first_memory = fx_profile_memory(p);
+    }
+    ck_assert_uint_le(fx_profile_thread_count(p), 51);
+    ck_assert_uint_le(fx_profile_memory(p), first_memory);
+    ck_assert(!p->threads[live].vacant); /* still held by its owner */
+    ck_assert_str_eq(p->threads[live].name, "live");
+    fx_profile_free(p);
+}
+END_TEST
+
+/* A released thread that lived in the window stays in snapshots, empty or not, until the window
+ * moves past it; a second holder keeps it past that; a vacant index is refused, not written. */
+START_TEST(test_profile_window_release_keeps_what_the_window_holds)
+{
+    struct fx_profile *p = fx_profile_new();
+    fx_stack_id a = label(p, "a");
+    fx_profile_set_start(p, 100, 0);
+    uint32_t empty = thread(p, "empty", 1), held = thread(p, "held", 2);
+    uint32_t main = thread(p, "main", 3);
+    fx_profile_set_main_thread(p, main);
+    fx_profile_thread_hold(p, held); /* e.g. the markers' host, or an open user interval */
+    fx_profile_thread_unregister(p, empty, 150);
+    fx_profile_thread_unregister(p, held, 150);
+    fx_profile_thread_unregister(p, main, 150);
+    fx_profile_thread_release(p, empty);
+    fx_profile_thread_release(p, held);
+    fx_profile_thread_release(p, main);
+    struct fx_profile *copy = fx_profile_snapshot(p);
+    ck_assert_uint_eq(fx_profile_thread_count(copy), 3); /* all three lived in the window */
+    fx_profile_free(copy);
+    fx_profile_drop_before(p, 200);
+    ck_assert(p->threads[empty].vacant);
+    ck_assert(p->threads[main].vacant);
+    ck_assert(!p->threads[held].vacant);
+    ck_assert_int_eq(fx_profile_sample(p, empty, 210, a, 0, 1), FX_EINVAL);
+    ck_assert_int_eq(fx_profile_sample(p, held, 210, a, 0, 1), FX_OK);
+    uint32_t next = thread(p, "next", 4);
+    ck_assert(next == empty || next == main); /* a vacant index is taken again */
+    ck_assert_uint_eq(fx_profile_thread_count(p), 3);
+    copy = fx_profile_snapshot(p);
+    ck_assert_uint_eq(fx_profile_thread_count(copy), 2);
+    for (uint32_t i = 0; i < copy->nthreads; i++)
+        ck_assert_str_ne(copy->threads[i].name, "main"); /* freed, not written */
+    /* VM death writes the model itself: its vacant slot is left out, as the snapshot leaves it
+     * (a thread without a name was written, which fxcheck refused). */
+    size_t la, lb;
+    char *ja = json_of(p, &la), *jb = json_of(copy, &lb);
+    ck_assert_uint_eq(la, lb);
+    ck_assert(memcmp(ja, jb, la) == 0);
+    free(ja), free(jb);
+    fx_profile_free(copy);
+    fx_profile_free(p);
+}
+END_TEST
+
 START_TEST(test_profile_window_snapshot_out_of_memory_returns_null)
 {
     struct fx_profile *p = rich_profile();
@@ -411,6 +493,8 @@ static Suite *profile_window_suite(void)
     tcase_add_test(tc, test_profile_window_snapshot_keeps_empty_threads_of_the_window);
     tcase_add_test(tc, test_profile_window_snapshot_leaves_out_empty_alias_of_main);
     tcase_add_test(tc, test_profile_window_snapshot_out_of_memory_returns_null);
+    tcase_add_test(tc, test_profile_window_released_threads_go_with_the_window);
+    tcase_add_test(tc, test_profile_window_release_keeps_what_the_window_holds);
     tcase_add_test(tc, test_profile_window_table_limit_refuses_new_rows_and_finds_old_ones);
     suite_add_tcase(s, tc);
     return s;
