@@ -164,6 +164,10 @@ def check_vthreads(label, r, least, exact_min, slot_min):
     if rate < exact_min:
         fail(label, f"virtual threads: {rate:.4f} with every ASGCT frame right < {exact_min}")
     named = slot["same_virtual_thread"] + slot["other_virtual_thread"] + slot["none"]
+    # A check stopped in a mount transition can find the slot not yet written: the mount
+    # callback runs after the switch (VALIDATION 4.7). Under load 2 of 141 checks did so, both
+    # counted as mount transitions; those are allowed to read "none".
+    named -= min(slot["none"], v["mount_transitions"])
     if slot["mount_events_on"] and named and slot["same_virtual_thread"] < slot_min * named:
         fail(label, f"the mount events' slot named the virtual thread found in "
              f"{slot['same_virtual_thread']} of {named} checks (< {slot_min})")
