@@ -26,6 +26,9 @@ PY
 
 # serve FILE LOG: starts fxprof open in the background; sets SERVER_PID and LINK.
 serve() {
+    # The background job opens its own redirections: the log exists before the first read only
+    # if it is made here (CI read it first once: "sed: can't read gz.out").
+    : >"$2.out"
     "$FXPROF" open "$1" --no-browser --timeout 120s "${@:3}" >"$2.out" 2>"$2.err" &
     SERVER_PID=$!
     for _ in $(seq 1 300); do
