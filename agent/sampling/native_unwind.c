@@ -29,6 +29,8 @@ struct lib {
 
 static struct fx_cfi empty; /* count 0, no segments: every lookup misses */
 
+static uint64_t table_bytes; /* atomic: what the tables hold, for status (native_unwind.c) */
+
 static struct {
     struct lib *libs;
     size_t n, cap;
@@ -62,7 +64,13 @@ static void build(const struct fx_textmap_entry *e)
         snprintf(nu.error, sizeof(nu.error), "%s", eb.msg);
     }
     l->build_ns = fx_now_ns() - t0;
+    __atomic_add_fetch(&table_bytes, l->table != &empty ? l->st.bytes : 0, __ATOMIC_RELAXED);
     nu.n++;
+}
+
+uint64_t fx_native_unwind_bytes(void)
+{
+    return __atomic_load_n(&table_bytes, __ATOMIC_RELAXED);
 }
 
 bool fx_native_unwind_take_wants(const struct fx_textmap *map)

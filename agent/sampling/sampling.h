@@ -116,8 +116,7 @@ void fx_codemap_compiled_unload(jmethodID method, const void *code_addr);
 void fx_codemap_dynamic_code(const char *name, const void *address, jint length);
 /* Drain: publishes pending changes, frees replaced tables no handler can hold. */
 void fx_codemap_publish(void);
-/* Drain: the name of a stub (FX_LINE_STUB frame), or NULL. */
-const char *fx_codemap_stub_name(uint64_t index);
+const char *fx_codemap_stub_name(uint64_t index); /* drain: a stub's name, or NULL */
 /* Drain: "Stack recovery" meta.extra figures of the table itself. */
 void fx_codemap_report(struct fx_profile *p, const char *group);
 
@@ -149,6 +148,7 @@ bool fx_native_maps_enabled(void);
 void fx_native_maps_report(struct fx_profile *p, const char *g); /* meta.extra, group g */
 /* A new recording: map reads and unwind table requests from zero; the tables stay (per JVM). */
 void fx_native_maps_new_recording(void);
+uint64_t fx_native_unwind_bytes(void); /* any thread: the unwind tables' bytes (this JVM) */
 
 /* --- vm_threads.c: the threads that are not Java threads (issue 16, GC/JIT/VM/JNI-created) --- */
 
