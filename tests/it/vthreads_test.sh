@@ -5,7 +5,7 @@
 #          2 carriers, 3 sleepers, one platform thread: >= 95 % of the samples of the virtual
 #          threads' code are on their own virtual thread's track, <= 1 % on another's (a
 #          group's method on the other group's track), each one's share of those samples
-#          within 5 pp of its share of the work units it counted itself;
+#          within 5 pp (or 4 binomial standard deviations) of its share of the work it counted
 #   wall   the same workload: <= 2 % of the virtual threads' own samples carry a "[state: ...]"
 #          label (their carriers are WAITING to JVMTI while they run);
 #   pinned 2 virtual threads sleeping inside a class initializer: >= 50 % of their samples are

@@ -2,10 +2,13 @@
 // Virtual-thread workloads of issue 22 (JDK 21+; compiled by the tests with that JDK's javac,
 // --release 21, since the other workloads are built for 11). Modes:
 //   groups SECONDS   named virtual threads burning CPU in groups: 4 "alpha-N" in alphaWork and
-//                    2 "beta-N" in betaWork (each counts its work units and prints them at the
-//                    end: "units NAME COUNT"), 3 "sleeper-N" sleeping 5 ms at a time in
-//                    sleeperWait, one platform thread "platform-burn"; the CPU-bound ones yield
-//                    every unit so that all of them get turns on the carriers.
+//                    2 "beta-N" in betaWork (each counts its work in thousands of loop turns
+//                    and prints it at the end: "units NAME COUNT"), 3 "sleeper-N" sleeping 5 ms
+//                    at a time in sleeperWait, one platform thread "platform-burn"; the
+//                    CPU-bound ones yield after every unit so that all of them get turns on the
+//                    carriers. A unit's length varies (1 to 3 million turns, per-thread
+//                    pseudo-random): equal units in a fixed round-robin lock in phase with a
+//                    fixed sampling interval and give some threads 3x the samples of others.
 //   pinned SECONDS   2 "pinned-N" virtual threads sleeping inside a class initializer (pinned
 //                    on every JDK), and one burner "pinburn-0"; 3 carriers.
 //   churn COUNT      COUNT short-lived virtual threads (a little work each), 1000 at a time.
@@ -31,19 +34,23 @@ public final class VThreadWorkload {
     static final AtomicBoolean stop = new AtomicBoolean();
 
     static long unit(long x) {
-        for (int i = 0; i < 2_000_000; i++) {
+        return unit(x, 2_000_000);
+    }
+
+    static long unit(long x, int turns) {
+        for (int i = 0; i < turns; i++) {
             x = x * 6364136223846793005L + 1442695040888963407L;
             x ^= x >>> 17;
         }
         return x;
     }
 
-    static long alphaWork(long x) {
-        return unit(x);
+    static long alphaWork(long x, int turns) {
+        return unit(x, turns);
     }
 
-    static long betaWork(long x) {
-        return unit(x + 1);
+    static long betaWork(long x, int turns) {
+        return unit(x + 1, turns);
     }
 
     static void sleeperWait() throws InterruptedException {
@@ -60,9 +67,14 @@ public final class VThreadWorkload {
 
         public void run() {
             long x = 1;
+            long r = System.identityHashCode(this) | 1L;
             while (!stop.get()) {
-                x = alpha ? alphaWork(x) : betaWork(x);
-                units.incrementAndGet();
+                r ^= r << 13;
+                r ^= r >>> 7;
+                r ^= r << 17;
+                int turns = 1_000_000 + (int) Long.remainderUnsigned(r, 2_000_001);
+                x = alpha ? alphaWork(x, turns) : betaWork(x, turns);
+                units.addAndGet(turns / 1000);
                 Thread.yield();
             }
             sink += x;
