@@ -124,7 +124,12 @@ static int by_addr(const void *a, const void *b)
 
 static int freeze(struct builder *b, struct fx_kallsyms *k)
 {
-    if (b->nraws > 1) /* qsort's base may not be NULL, even for no elements */
+    /* /proc/kallsyms lists the kernel's text in address order: checking costs one pass, the
+     * sort of 120,000 symbols ~15 ms of every recording that meets a kernel frame. */
+    bool sorted = true;
+    for (size_t i = 1; sorted && i < b->nraws; i++)
+        sorted = by_addr(&b->raws[i - 1], &b->raws[i]) < 0;
+    if (!sorted) /* qsort's base may not be NULL, even for no elements: nraws > 1 here */
         qsort(b->raws, b->nraws, sizeof(*b->raws), by_addr);
     k->syms = fx_reallocarray(NULL, b->nraws ? b->nraws : 1, sizeof(*k->syms));
     if (!k->syms)
