@@ -19,22 +19,8 @@ import subprocess
 import sys
 import tempfile
 
-WORKLOADS = {
-    "CpuSingle": ["rounds=120"],
-    "DeepStack": ["depth=200", "descents=8000"],
-    "ManyThreads": ["threads=500", "busy=4", "rounds=200"],
-    "Server": ["threads=16", "requests=60000"],
-}
-
-
-def scaled(args, scale):
-    out = []
-    for a in args:
-        k, v = a.split("=", 1)
-        if k in ("rounds", "requests", "descents"):
-            v = str(max(1, int(round(int(v) * scale))))
-        out.append(f"{k}={v}")
-    return out
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from overhead import WORKLOADS, scaled  # noqa: E402  (the same work sizes as overhead.py)
 
 
 def run(home, agent_flag, workload, args):
