@@ -292,6 +292,7 @@ static void json_slot(struct fx_json *j, const struct va_vt *v)
     json_u64(j, "same_virtual_thread", v->slot_same);
     json_u64(j, "other_virtual_thread", v->slot_other);
     json_u64(j, "none", v->slot_none);
+    json_u64(j, "skipped_mount_transition", v->slot_transition);
     fx_json_obj_end(j);
 }
 
