@@ -2,8 +2,9 @@
 /* Lock waits in the model (issue 18), the consumer of locks_events.c's queue, a source: each
  * wait becomes a "Lock wait" interval (JvmLockWait) on the waiting thread's track with the
  * waiting stack as its cause, and one sample, weighted by the wait in µs, on a second track of
- * the same thread named "NAME (blocked)" (weightType tracing-ms), so the call tree of that track
- * answers "which code waits most". Model owner only, but for start and stop (control's lock). */
+ * the same thread named "NAME: lock waits" (weightType tracing-ms), so the call tree of that
+ * track answers "which code waits most". Model owner only, but for start and stop (control's
+ * lock). */
 #include "locks_shared.h"
 
 #include <stdio.h>
@@ -13,10 +14,10 @@
 #include "fx_jvm_markers.h"
 #include "fx_ring.h"
 
-struct blocked_track {
+struct waits_track {
     struct fx_thread *t; /* the waiting thread (the registry keeps ended threads until reaped) */
     int32_t tid;
-    uint32_t index; /* its "(blocked)" track */
+    uint32_t index; /* its lock waits track */
     bool unregistered;
 };
 
@@ -24,7 +25,7 @@ struct blocked_track {
 static struct {
     struct fx_methods *methods;
     uint32_t methods_gen;
-    struct blocked_track *tracks;
+    struct waits_track *tracks;
     uint32_t ntracks, tracks_cap;
     uint64_t model_errors, no_thread, drained;
     uint64_t drops_base; /* the queue's drops (per JVM) when this recording began */
@@ -36,8 +37,8 @@ static bool ended(struct fx_thread *t)
     return __atomic_load_n(&t->ended, __ATOMIC_ACQUIRE) != 0;
 }
 
-/* The thread's "(blocked)" track, added at its first wait. */
-static int blocked_track(struct fx_profile *p, struct fx_thread *t, uint32_t *out)
+/* The thread's lock waits track, added at its first wait. */
+static int waits_track(struct fx_profile *p, struct fx_thread *t, uint32_t *out)
 {
     for (uint32_t i = 0; i < lc.ntracks; i++) {
         if (lc.tracks[i].t == t && lc.tracks[i].tid == t->tid) {
@@ -47,28 +48,28 @@ static int blocked_track(struct fx_profile *p, struct fx_thread *t, uint32_t *ou
     }
     if (lc.ntracks == lc.tracks_cap) {
         uint32_t cap = lc.tracks_cap ? lc.tracks_cap * 2 : 16;
-        struct blocked_track *n = fx_reallocarray(lc.tracks, cap, sizeof(*n));
+        struct waits_track *n = fx_reallocarray(lc.tracks, cap, sizeof(*n));
         if (n == NULL)
             return FX_ENOMEM;
         lc.tracks = n;
         lc.tracks_cap = cap;
     }
     char name[300];
-    snprintf(name, sizeof(name), "%s (blocked)", t->name ? t->name : "?");
+    snprintf(name, sizeof(name), "%s: lock waits", t->name ? t->name : "?");
     int rc = fx_profile_thread_add(p, name, t->tid, t->start_ns, out);
     if (rc == FX_OK)
         rc = fx_profile_thread_set_weight_type(p, *out, FX_WEIGHT_TRACING_MS);
     if (rc == FX_OK)
-        lc.tracks[lc.ntracks++] = (struct blocked_track){t, t->tid, *out, false};
+        lc.tracks[lc.ntracks++] = (struct waits_track){t, t->tid, *out, false};
     return rc;
 }
 
-/* The "(blocked)" track of a thread that ended ends with it, as its own track does (drain.c);
+/* The lock waits track of a thread that ended ends with it, as its own track does (drain.c);
  * it stays listed until the thread is reaped, for a wait still queued. */
-static void end_blocked_tracks(struct fx_profile *p)
+static void end_waits_tracks(struct fx_profile *p)
 {
     for (uint32_t i = 0; i < lc.ntracks; i++) {
-        struct blocked_track *b = &lc.tracks[i];
+        struct waits_track *b = &lc.tracks[i];
         if (!b->unregistered && ended(b->t)) {
             fx_profile_thread_unregister(p, b->index, b->t->end_ns);
             b->unregistered = true;
@@ -138,7 +139,7 @@ static int one_wait(JNIEnv *jni, struct fx_profile *p, const struct lock_rec *r,
     char cls[LOCK_NAME_MAX + 1];
     size_t cl = r->class_len ? class_name(bytes, r->class_len, cls, sizeof(cls))
                              : (size_t)snprintf(cls, sizeof(cls), "unknown");
-    uint32_t thread, blocked;
+    uint32_t thread, waits;
     fx_stack_id stack;
     int rc = fx_tracks_index(p, t, &thread);
     if (rc == FX_OK)
@@ -154,10 +155,10 @@ static int one_wait(JNIEnv *jni, struct fx_profile *p, const struct lock_rec *r,
     if (rc == FX_OK)
         rc = fx_profile_marker_stack(p, thread, stack);
     if (rc == FX_OK)
-        rc = blocked_track(p, t, &blocked);
+        rc = waits_track(p, t, &waits);
     int64_t us = (r->t1 - r->t0) / 1000;
     if (rc == FX_OK)
-        rc = fx_profile_sample(p, blocked, r->t0, stack, -1,
+        rc = fx_profile_sample(p, waits, r->t0, stack, -1,
                                us < 1            ? 1
                                : us > UINT32_MAX ? UINT32_MAX
                                                  : (uint32_t)us);
@@ -186,7 +187,7 @@ static void locks_drain(JNIEnv *jni, struct fx_profile *p)
         lc.drained++;
         fx_ring_release(&fx_lock_queue.ring);
     }
-    end_blocked_tracks(p);
+    end_waits_tracks(p);
 }
 
 static int locks_start(JNIEnv *jni)
@@ -276,7 +277,7 @@ static void zero_counters(uint64_t *c, size_t n)
  * zero. The events are off, but Unsafe.park's hook stays bound and a JVMTI callback may still be
  * returning: atomic stores, as the hooks' atomic adds. A wait that began before the stop and
  * ends in this recording is counted recorded here without being seen here. The park note, the
- * hook's binding and the blocked tracks are the JVM's, kept. */
+ * hook's binding and the lock waits tracks are the JVM's, kept. */
 static void locks_reset(struct fx_profile *p)
 {
     (void)p;

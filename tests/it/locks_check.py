@@ -12,7 +12,7 @@ usage: locks_check.py --label NAME RUN_DIR   (reads agentpath, attach-dump, atta
               waited 150..2300 ms (300 ms held), data.cause.stack holds LockWorkload.waitOnMonitor;
               at least 3 on rl-waiter tracks: kind park, class ReentrantLock$NonfairSync, owner
               rl-holder, the stack holds LockWorkload.waitOnReentrantLock; none on "loner";
-              a "monitor-waiter (blocked)" track of weightType tracing-ms whose weights sum the
+              a "monitor-waiter: lock waits" track of weightType tracing-ms whose weights sum the
               waits, and each such track ends (unregisterTime) as its thread did; meta.extra
               "Lock waits" counts the recorded waits, the waits below lock= (seen = recorded +
               below + the few still waiting), the owner lookups (none with lockowner=off) and
@@ -83,13 +83,13 @@ def main():
             check(len(good) >= 3, f"{f}: {len(good)} of {len(ms)} lock markers on {thread} are "
                   f"{kind} waits of ~300 ms on {cls} owned by {owner} with {method} in the stack")
         check(not lock_markers(p, "loner"), f"{f}: no lock marker on the thread that never contends")
-        bt = p.threads("monitor-waiter (blocked)")
+        bt = p.threads("monitor-waiter: lock waits")
         ws = [w for t in bt for w in (t["samples"]["weight"] or [])]
         check(bt and all(t["samples"]["weightType"] == "tracing-ms" for t in bt) and
               len(ws) >= 3 and sum(ws) >= 450,
-              f"{f}: 'monitor-waiter (blocked)' tracks in tracing-ms hold the waits ({sum(ws):.0f} ms)")
+              f"{f}: 'monitor-waiter: lock waits' tracks in tracing-ms hold the waits ({sum(ws):.0f} ms)")
         check(bt and all(t.get("unregisterTime") is not None for t in bt),
-              f"{f}: the 'monitor-waiter (blocked)' tracks end with their threads: "
+              f"{f}: the 'monitor-waiter: lock waits' tracks end with their threads: "
               f"{[t.get('unregisterTime') for t in bt]}")
         ex = p.extra("Lock waits") or {}
         check(ex.get("monitor: waits recorded", 0) >= 3 and ex.get("park: waits recorded", 0) >= 3,
