@@ -217,6 +217,13 @@ static uint64_t get(const uint64_t *c)
     return __atomic_load_n(c, __ATOMIC_RELAXED);
 }
 
+static uint64_t mean(uint64_t total, uint64_t n)
+{
+    return n ? total / n : 0;
+}
+
+/* The figures of paths that may not run in a recording (FX_EXTRA_NONZERO) have a row only when
+ * they are not 0, and the group counts the rows so left out. */
 static void locks_before_dump(JNIEnv *jni, struct fx_profile *p, const struct fx_span *span)
 {
     (void)span;
@@ -225,45 +232,50 @@ static void locks_before_dump(JNIEnv *jni, struct fx_profile *p, const struct fx
     locks_drain(jni, p);
     const char *g = "Lock waits";
     const struct fx_lock_figures *f = &fx_lock_fig;
-    fx_profile_extra_int(p, g, "lock= (ns)", (int64_t)fx_opt()->lock_ns);
-    fx_profile_extra_int(p, g, "monitor: contended enters seen", (int64_t)get(&f->monitor_seen));
-    fx_profile_extra_int(p, g, "monitor: waits recorded", (int64_t)get(&f->monitor_recorded));
-    fx_profile_extra_int(p, g, "park: parks with a blocker seen", (int64_t)get(&f->park_seen));
-    fx_profile_extra_int(p, g, "park: waits recorded", (int64_t)get(&f->park_recorded));
-    fx_profile_extra_str(p, g, "park", fx_lock_park_note());
-    fx_profile_extra_loss(p, g, "dropped: queue full",
-                          (int64_t)(fx_mq_drops(&fx_lock_queue) - lc.drops_base));
-    fx_profile_extra_loss(p, g, "dropped: no wait slot", (int64_t)get(&f->slots_full));
-    fx_profile_extra_loss(p, g, "dropped: thread not registered", (int64_t)lc.no_thread);
-    fx_profile_extra_loss(p, g, "model errors", (int64_t)lc.model_errors);
-    fx_profile_extra_int(p, g, "monitor: waits below lock=", (int64_t)get(&f->monitor_short));
-    fx_profile_extra_int(p, g, "park: waits below lock=", (int64_t)get(&f->park_short));
-    uint64_t n = get(&f->enter_timed);
-    fx_profile_extra_int(p, g, "monitor enter callback: mean ns (1 in 64 timed)",
-                         n ? (int64_t)(get(&f->enter_ns) / n) : 0);
-    n = get(&f->short_timed);
-    fx_profile_extra_int(p, g, "monitor entered callback below lock=: mean ns (1 in 64 timed)",
-                         n ? (int64_t)(get(&f->short_ns) / n) : 0);
-    fx_profile_extra_loss(p, g, "owner unknown (JVMTI failed)", (int64_t)get(&f->owner_failed));
-    fx_profile_extra_loss(p, g, "stack unknown (GetStackTrace failed)",
-                          (int64_t)get(&f->stack_failed));
     const struct fx_lock_owner_figures *o = &fx_lock_owner_fig;
+    uint64_t calls = get(&o->lookups), rec = get(&f->monitor_recorded) + get(&f->park_recorded);
+    const struct {
+        const char *label;
+        uint64_t value;
+        enum fx_extra_show show;
+    } rows[] = {
+            {"lock= (ns)", fx_opt()->lock_ns, FX_EXTRA_ALWAYS},
+            {"monitor: contended enters seen", get(&f->monitor_seen), FX_EXTRA_ALWAYS},
+            {"monitor: waits recorded", get(&f->monitor_recorded), FX_EXTRA_ALWAYS},
+            {"park: parks with a blocker seen", get(&f->park_seen), FX_EXTRA_ALWAYS},
+            {"park: waits recorded", get(&f->park_recorded), FX_EXTRA_ALWAYS},
+            {"dropped: queue full", fx_mq_drops(&fx_lock_queue) - lc.drops_base, FX_EXTRA_LOSS},
+            {"dropped: no wait slot", get(&f->slots_full), FX_EXTRA_LOSS},
+            {"dropped: thread not registered", lc.no_thread, FX_EXTRA_LOSS},
+            {"model errors", lc.model_errors, FX_EXTRA_LOSS},
+            {"owner unknown (JVMTI failed)", get(&f->owner_failed), FX_EXTRA_LOSS},
+            {"stack unknown (GetStackTrace failed)", get(&f->stack_failed), FX_EXTRA_LOSS},
+            {"monitor: waits below lock=", get(&f->monitor_short), FX_EXTRA_NONZERO},
+            {"park: waits below lock=", get(&f->park_short), FX_EXTRA_NONZERO},
+            {"monitor enter callback: mean ns (1 in 64 timed)",
+             mean(get(&f->enter_ns), get(&f->enter_timed)), FX_EXTRA_NONZERO},
+            {"monitor entered callback below lock=: mean ns (1 in 64 timed)",
+             mean(get(&f->short_ns), get(&f->short_timed)), FX_EXTRA_NONZERO},
+            {"monitor owner lookups (GetObjectMonitorUsage)", calls, FX_EXTRA_NONZERO},
+            {"monitor owner lookup: mean ns", mean(get(&o->lookup_ns), calls), FX_EXTRA_NONZERO},
+            {"monitor owner lookup: max ns", get(&o->lookup_max_ns), FX_EXTRA_NONZERO},
+            {"owner from another waiter's lookup", get(&o->shared), FX_EXTRA_NONZERO},
+            {"owner not looked up (budget)", get(&o->budget), FX_EXTRA_NONZERO},
+            {"owner not looked up (lockowner=off)", get(&o->off), FX_EXTRA_NONZERO},
+            {"owner unknown (wait ended during its lookup)", get(&o->during_lookup),
+             FX_EXTRA_NONZERO},
+            {"owner unknown (wait ended before its lookup)", get(&o->before_lookup),
+             FX_EXTRA_NONZERO},
+            {"recording a wait: mean ns", mean(get(&f->callback_ns), rec), FX_EXTRA_NONZERO},
+    };
+    fx_profile_extra_str(p, g, "park", fx_lock_park_note());
     fx_profile_extra_str(p, g, "lockowner", fx_lock_owner_lookups() ? "on" : "off");
-    uint64_t calls = get(&o->lookups);
-    fx_profile_extra_int(p, g, "monitor owner lookups (GetObjectMonitorUsage)", (int64_t)calls);
-    fx_profile_extra_int(p, g, "monitor owner lookup: mean ns",
-                         calls ? (int64_t)(get(&o->lookup_ns) / calls) : 0);
-    fx_profile_extra_int(p, g, "monitor owner lookup: max ns", (int64_t)get(&o->lookup_max_ns));
-    fx_profile_extra_detail(p, g, "owner from another waiter's lookup", (int64_t)get(&o->shared));
-    fx_profile_extra_int(p, g, "owner not looked up (budget)", (int64_t)get(&o->budget));
-    fx_profile_extra_int(p, g, "owner not looked up (lockowner=off)", (int64_t)get(&o->off));
-    fx_profile_extra_int(p, g, "owner unknown (wait ended during its lookup)",
-                         (int64_t)get(&o->during_lookup));
-    fx_profile_extra_int(p, g, "owner unknown (wait ended before its lookup)",
-                         (int64_t)get(&o->before_lookup));
-    uint64_t rec = get(&f->monitor_recorded) + get(&f->park_recorded);
-    fx_profile_extra_int(p, g, "recording a wait: mean ns",
-                         rec ? (int64_t)(get(&f->callback_ns) / rec) : 0);
+    int64_t zeros = 0;
+    for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+        fx_profile_extra_count(p, g, rows[i].label, (int64_t)rows[i].value, rows[i].show);
+        zeros += rows[i].show == FX_EXTRA_NONZERO && rows[i].value == 0;
+    }
+    fx_profile_extra_detail(p, g, "figures at 0 (rows left out)", zeros);
 }
 
 /* Every member a counter the hooks add to with lock_add (locks_shared.h). */

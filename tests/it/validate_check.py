@@ -154,6 +154,8 @@ def check_vthreads(label, r, least, exact_min, slot_min):
           f"mount events' slot {json.dumps(slot)}")
     # Every comparison on a carrier read the slot once, but those in a mount transition (4.7):
     # the agent leaves those out and counts them.
+    if "skipped_mount_transition" not in slot:
+        fail(label, "the report does not count the slot checks skipped in mount transitions")
     checks = slot["same_virtual_thread"] + slot["other_virtual_thread"] + slot["none"]
     if checks + slot["skipped_mount_transition"] != v["compared"] + v["skipped_by_asgct_code"]:
         fail(label, f"the mount events' slot was read {checks} times and skipped "
