@@ -156,7 +156,7 @@ void fx_window_drain_exiting(void);
 /* The drain's periodic thread, woken by each request (it may be paused: fx_drain_pause). */
 void fx_window_owner(struct fx_periodic *p);
 
-/* --- locks.c, for the drain: a reaped thread leaves the "(blocked)" track list, and its track
+/* --- locks.c, for the drain: a reaped thread leaves the lock waits track list, and its track
  * is released (fx_profile_thread_release) --- */
 
 void fx_locks_thread_reaped(struct fx_profile *p, struct fx_thread *t);

@@ -2,8 +2,9 @@
 /* Lock waits in the model (issue 18), the consumer of locks_events.c's queue, a source: each
  * wait becomes a "Lock wait" interval (JvmLockWait) on the waiting thread's track with the
  * waiting stack as its cause, and one sample, weighted by the wait in µs, on a second track of
- * the same thread named "NAME (blocked)" (weightType tracing-ms), so the call tree of that track
- * answers "which code waits most". Model owner only, but for start and stop (control's lock). */
+ * the same thread named "NAME: lock waits" (weightType tracing-ms), so the call tree of that
+ * track answers "which code waits most". Model owner only, but for start and stop (control's
+ * lock). */
 #include "locks_shared.h"
 
 #include <stdio.h>
@@ -13,10 +14,10 @@
 #include "fx_jvm_markers.h"
 #include "fx_ring.h"
 
-struct blocked_track {
+struct waits_track {
     struct fx_thread *t; /* the waiting thread (the registry keeps ended threads until reaped) */
     int32_t tid;
-    uint32_t index; /* its "(blocked)" track */
+    uint32_t index; /* its lock waits track */
     bool unregistered;
 };
 
@@ -24,7 +25,7 @@ struct blocked_track {
 static struct {
     struct fx_methods *methods;
     uint32_t methods_gen;
-    struct blocked_track *tracks;
+    struct waits_track *tracks;
     uint32_t ntracks, tracks_cap;
     uint64_t model_errors, no_thread, drained;
     uint64_t drops_base; /* the queue's drops (per JVM) when this recording began */
@@ -36,8 +37,8 @@ static bool ended(struct fx_thread *t)
     return __atomic_load_n(&t->ended, __ATOMIC_ACQUIRE) != 0;
 }
 
-/* The thread's "(blocked)" track, added at its first wait. */
-static int blocked_track(struct fx_profile *p, struct fx_thread *t, uint32_t *out)
+/* The thread's lock waits track, added at its first wait. */
+static int waits_track(struct fx_profile *p, struct fx_thread *t, uint32_t *out)
 {
     for (uint32_t i = 0; i < lc.ntracks; i++) {
         if (lc.tracks[i].t == t && lc.tracks[i].tid == t->tid) {
@@ -47,28 +48,28 @@ static int blocked_track(struct fx_profile *p, struct fx_thread *t, uint32_t *ou
     }
     if (lc.ntracks == lc.tracks_cap) {
         uint32_t cap = lc.tracks_cap ? lc.tracks_cap * 2 : 16;
-        struct blocked_track *n = fx_reallocarray(lc.tracks, cap, sizeof(*n));
+        struct waits_track *n = fx_reallocarray(lc.tracks, cap, sizeof(*n));
         if (n == NULL)
             return FX_ENOMEM;
         lc.tracks = n;
         lc.tracks_cap = cap;
     }
     char name[300];
-    snprintf(name, sizeof(name), "%s (blocked)", t->name ? t->name : "?");
+    snprintf(name, sizeof(name), "%s: lock waits", t->name ? t->name : "?");
     int rc = fx_profile_thread_add(p, name, t->tid, t->start_ns, out);
     if (rc == FX_OK)
         rc = fx_profile_thread_set_weight_type(p, *out, FX_WEIGHT_TRACING_MS);
     if (rc == FX_OK)
-        lc.tracks[lc.ntracks++] = (struct blocked_track){t, t->tid, *out, false};
+        lc.tracks[lc.ntracks++] = (struct waits_track){t, t->tid, *out, false};
     return rc;
 }
 
-/* The "(blocked)" track of a thread that ended ends with it, as its own track does (drain.c);
+/* The lock waits track of a thread that ended ends with it, as its own track does (drain.c);
  * it stays listed until the thread is reaped, for a wait still queued. */
-static void end_blocked_tracks(struct fx_profile *p)
+static void end_waits_tracks(struct fx_profile *p)
 {
     for (uint32_t i = 0; i < lc.ntracks; i++) {
-        struct blocked_track *b = &lc.tracks[i];
+        struct waits_track *b = &lc.tracks[i];
         if (!b->unregistered && ended(b->t)) {
             fx_profile_thread_unregister(p, b->index, b->t->end_ns);
             b->unregistered = true;
@@ -138,7 +139,7 @@ static int one_wait(JNIEnv *jni, struct fx_profile *p, const struct lock_rec *r,
     char cls[LOCK_NAME_MAX + 1];
     size_t cl = r->class_len ? class_name(bytes, r->class_len, cls, sizeof(cls))
                              : (size_t)snprintf(cls, sizeof(cls), "unknown");
-    uint32_t thread, blocked;
+    uint32_t thread, waits;
     fx_stack_id stack;
     int rc = fx_tracks_index(p, t, &thread);
     if (rc == FX_OK)
@@ -154,10 +155,10 @@ static int one_wait(JNIEnv *jni, struct fx_profile *p, const struct lock_rec *r,
     if (rc == FX_OK)
         rc = fx_profile_marker_stack(p, thread, stack);
     if (rc == FX_OK)
-        rc = blocked_track(p, t, &blocked);
+        rc = waits_track(p, t, &waits);
     int64_t us = (r->t1 - r->t0) / 1000;
     if (rc == FX_OK)
-        rc = fx_profile_sample(p, blocked, r->t0, stack, -1,
+        rc = fx_profile_sample(p, waits, r->t0, stack, -1,
                                us < 1            ? 1
                                : us > UINT32_MAX ? UINT32_MAX
                                                  : (uint32_t)us);
@@ -186,7 +187,7 @@ static void locks_drain(JNIEnv *jni, struct fx_profile *p)
         lc.drained++;
         fx_ring_release(&fx_lock_queue.ring);
     }
-    end_blocked_tracks(p);
+    end_waits_tracks(p);
 }
 
 static int locks_start(JNIEnv *jni)
@@ -216,6 +217,13 @@ static uint64_t get(const uint64_t *c)
     return __atomic_load_n(c, __ATOMIC_RELAXED);
 }
 
+static uint64_t mean(uint64_t total, uint64_t n)
+{
+    return n ? total / n : 0;
+}
+
+/* The figures of paths that may not run in a recording (FX_EXTRA_NONZERO) have a row only when
+ * they are not 0, and the group counts the rows so left out. */
 static void locks_before_dump(JNIEnv *jni, struct fx_profile *p, const struct fx_span *span)
 {
     (void)span;
@@ -224,45 +232,50 @@ static void locks_before_dump(JNIEnv *jni, struct fx_profile *p, const struct fx
     locks_drain(jni, p);
     const char *g = "Lock waits";
     const struct fx_lock_figures *f = &fx_lock_fig;
-    fx_profile_extra_int(p, g, "lock= (ns)", (int64_t)fx_opt()->lock_ns);
-    fx_profile_extra_int(p, g, "monitor: contended enters seen", (int64_t)get(&f->monitor_seen));
-    fx_profile_extra_int(p, g, "monitor: waits recorded", (int64_t)get(&f->monitor_recorded));
-    fx_profile_extra_int(p, g, "park: parks with a blocker seen", (int64_t)get(&f->park_seen));
-    fx_profile_extra_int(p, g, "park: waits recorded", (int64_t)get(&f->park_recorded));
-    fx_profile_extra_str(p, g, "park", fx_lock_park_note());
-    fx_profile_extra_loss(p, g, "dropped: queue full",
-                          (int64_t)(fx_mq_drops(&fx_lock_queue) - lc.drops_base));
-    fx_profile_extra_loss(p, g, "dropped: no wait slot", (int64_t)get(&f->slots_full));
-    fx_profile_extra_loss(p, g, "dropped: thread not registered", (int64_t)lc.no_thread);
-    fx_profile_extra_loss(p, g, "model errors", (int64_t)lc.model_errors);
-    fx_profile_extra_int(p, g, "monitor: waits below lock=", (int64_t)get(&f->monitor_short));
-    fx_profile_extra_int(p, g, "park: waits below lock=", (int64_t)get(&f->park_short));
-    uint64_t n = get(&f->enter_timed);
-    fx_profile_extra_int(p, g, "monitor enter callback: mean ns (1 in 64 timed)",
-                         n ? (int64_t)(get(&f->enter_ns) / n) : 0);
-    n = get(&f->short_timed);
-    fx_profile_extra_int(p, g, "monitor entered callback below lock=: mean ns (1 in 64 timed)",
-                         n ? (int64_t)(get(&f->short_ns) / n) : 0);
-    fx_profile_extra_loss(p, g, "owner unknown (JVMTI failed)", (int64_t)get(&f->owner_failed));
-    fx_profile_extra_loss(p, g, "stack unknown (GetStackTrace failed)",
-                          (int64_t)get(&f->stack_failed));
     const struct fx_lock_owner_figures *o = &fx_lock_owner_fig;
+    uint64_t calls = get(&o->lookups), rec = get(&f->monitor_recorded) + get(&f->park_recorded);
+    const struct {
+        const char *label;
+        uint64_t value;
+        enum fx_extra_show show;
+    } rows[] = {
+            {"lock= (ns)", fx_opt()->lock_ns, FX_EXTRA_ALWAYS},
+            {"monitor: contended enters seen", get(&f->monitor_seen), FX_EXTRA_ALWAYS},
+            {"monitor: waits recorded", get(&f->monitor_recorded), FX_EXTRA_ALWAYS},
+            {"park: parks with a blocker seen", get(&f->park_seen), FX_EXTRA_ALWAYS},
+            {"park: waits recorded", get(&f->park_recorded), FX_EXTRA_ALWAYS},
+            {"dropped: queue full", fx_mq_drops(&fx_lock_queue) - lc.drops_base, FX_EXTRA_LOSS},
+            {"dropped: no wait slot", get(&f->slots_full), FX_EXTRA_LOSS},
+            {"dropped: thread not registered", lc.no_thread, FX_EXTRA_LOSS},
+            {"model errors", lc.model_errors, FX_EXTRA_LOSS},
+            {"owner unknown (JVMTI failed)", get(&f->owner_failed), FX_EXTRA_LOSS},
+            {"stack unknown (GetStackTrace failed)", get(&f->stack_failed), FX_EXTRA_LOSS},
+            {"monitor: waits below lock=", get(&f->monitor_short), FX_EXTRA_NONZERO},
+            {"park: waits below lock=", get(&f->park_short), FX_EXTRA_NONZERO},
+            {"monitor enter callback: mean ns (1 in 64 timed)",
+             mean(get(&f->enter_ns), get(&f->enter_timed)), FX_EXTRA_NONZERO},
+            {"monitor entered callback below lock=: mean ns (1 in 64 timed)",
+             mean(get(&f->short_ns), get(&f->short_timed)), FX_EXTRA_NONZERO},
+            {"monitor owner lookups (GetObjectMonitorUsage)", calls, FX_EXTRA_NONZERO},
+            {"monitor owner lookup: mean ns", mean(get(&o->lookup_ns), calls), FX_EXTRA_NONZERO},
+            {"monitor owner lookup: max ns", get(&o->lookup_max_ns), FX_EXTRA_NONZERO},
+            {"owner from another waiter's lookup", get(&o->shared), FX_EXTRA_NONZERO},
+            {"owner not looked up (budget)", get(&o->budget), FX_EXTRA_NONZERO},
+            {"owner not looked up (lockowner=off)", get(&o->off), FX_EXTRA_NONZERO},
+            {"owner unknown (wait ended during its lookup)", get(&o->during_lookup),
+             FX_EXTRA_NONZERO},
+            {"owner unknown (wait ended before its lookup)", get(&o->before_lookup),
+             FX_EXTRA_NONZERO},
+            {"recording a wait: mean ns", mean(get(&f->callback_ns), rec), FX_EXTRA_NONZERO},
+    };
+    fx_profile_extra_str(p, g, "park", fx_lock_park_note());
     fx_profile_extra_str(p, g, "lockowner", fx_lock_owner_lookups() ? "on" : "off");
-    uint64_t calls = get(&o->lookups);
-    fx_profile_extra_int(p, g, "monitor owner lookups (GetObjectMonitorUsage)", (int64_t)calls);
-    fx_profile_extra_int(p, g, "monitor owner lookup: mean ns",
-                         calls ? (int64_t)(get(&o->lookup_ns) / calls) : 0);
-    fx_profile_extra_int(p, g, "monitor owner lookup: max ns", (int64_t)get(&o->lookup_max_ns));
-    fx_profile_extra_detail(p, g, "owner from another waiter's lookup", (int64_t)get(&o->shared));
-    fx_profile_extra_int(p, g, "owner not looked up (budget)", (int64_t)get(&o->budget));
-    fx_profile_extra_int(p, g, "owner not looked up (lockowner=off)", (int64_t)get(&o->off));
-    fx_profile_extra_int(p, g, "owner unknown (wait ended during its lookup)",
-                         (int64_t)get(&o->during_lookup));
-    fx_profile_extra_int(p, g, "owner unknown (wait ended before its lookup)",
-                         (int64_t)get(&o->before_lookup));
-    uint64_t rec = get(&f->monitor_recorded) + get(&f->park_recorded);
-    fx_profile_extra_int(p, g, "recording a wait: mean ns",
-                         rec ? (int64_t)(get(&f->callback_ns) / rec) : 0);
+    int64_t zeros = 0;
+    for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+        fx_profile_extra_count(p, g, rows[i].label, (int64_t)rows[i].value, rows[i].show);
+        zeros += rows[i].show == FX_EXTRA_NONZERO && rows[i].value == 0;
+    }
+    fx_profile_extra_detail(p, g, "figures at 0 (rows left out)", zeros);
 }
 
 /* Every member a counter the hooks add to with lock_add (locks_shared.h). */
@@ -276,7 +289,7 @@ static void zero_counters(uint64_t *c, size_t n)
  * zero. The events are off, but Unsafe.park's hook stays bound and a JVMTI callback may still be
  * returning: atomic stores, as the hooks' atomic adds. A wait that began before the stop and
  * ends in this recording is counted recorded here without being seen here. The park note, the
- * hook's binding and the blocked tracks are the JVM's, kept. */
+ * hook's binding and the lock waits tracks are the JVM's, kept. */
 static void locks_reset(struct fx_profile *p)
 {
     (void)p;

@@ -74,6 +74,7 @@ struct va_vt {
     uint64_t by_code; /* an ASGCT status instead of frames (also in the overall skips by code) */
     uint64_t patterns[PATTERN_COUNT];
     uint64_t slot_same, slot_other, slot_none; /* the mount events' slot against the route */
+    uint64_t slot_transition; /* not read against it: the comparison was a mount transition */
 };
 
 struct mismatch {
@@ -203,8 +204,13 @@ void fx_va_vt_learn(JNIEnv *jni, jthread carrier);
  * or NULL. A carrier suspended while it carries one goes on running it until it unmounts
  * (HotSpot marks it and stops it there): only the virtual thread's own suspension stops it. */
 jobject fx_va_vt_mounted(JNIEnv *jni, jthread carrier, jobject *cont);
-/* A java.lang.VirtualThread.notifyJvmti* method: JVMTI's mount and unmount transitions. */
-bool fx_va_vt_transition(jmethodID m);
+/* With the carrier t and vt held: the counter of what the mount events' slot names (the
+ * same virtual thread as the route, another, or none), for the caller to add to. */
+uint64_t *fx_va_vt_slot(JNIEnv *jni, const struct fx_thread *t, jobject vt);
+/* docs/VALIDATION.md 4.7: a thread stopped in a virtual thread's mount or unmount (a
+ * VirtualThread.notifyJvmti* method among the top frames of either stack), where JVMTI hides
+ * the transition's frames or still shows the other side of the switch. */
+bool fx_va_vt_in_transition(const struct fx_stack *a, const struct fx_stack *g);
 /* docs/VALIDATION.md 4.1: ASGCT has a's frames above enterSpecial, then jumps to g's
  * enterSpecial and agrees to the bottom, leaving out the frames still frozen in the heap. */
 bool fx_va_vt_not_thawed(const struct fx_stack *a, const struct fx_stack *g, jmethodID entry);

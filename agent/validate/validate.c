@@ -228,20 +228,6 @@ static void skip_by_code(int32_t num_frames, jint gst_count)
         fx_va_inc(&va.code_no_java);
 }
 
-/* docs/VALIDATION.md 4.7: a thread stopped in a virtual thread's mount or unmount (a
- * VirtualThread.notifyJvmti* method among the top frames of either stack), where JVMTI hides
- * the transition's frames or still shows the other side of the switch. */
-#define TRANSITION_TOP 3
-static bool in_transition(const struct fx_stack *a, const struct fx_stack *g)
-{
-    for (jint i = 0; i < TRANSITION_TOP; i++) {
-        if ((i < a->count && fx_va_vt_transition(a->frames[i].method_id)) ||
-            (i < g->count && fx_va_vt_transition(g->frames[i].method_id)))
-            return true;
-    }
-    return false;
-}
-
 /* One answer of the probe, read while the thread is held. */
 struct answer {
     int32_t num_frames; /* the trace in va.asg: recovered when recovery is an FX_REC_* case */
@@ -281,7 +267,7 @@ static void classify_shadow(jvmtiEnv *jvmti, JNIEnv *jni, const struct fx_thread
     if (rc != FX_REC_ANCHOR || ans->shadow_n <= 0)
         return;
     struct fx_stack a = {.count = ans->shadow_n, .frames = va.shadow};
-    if (in_transition(&a, g)) {
+    if (fx_va_vt_in_transition(&a, g)) {
         fx_va_inc(&va.shadow_transitions);
         return;
     }
@@ -318,7 +304,7 @@ static enum outcome classify(jvmtiEnv *jvmti, JNIEnv *jni, const struct fx_threa
         return OUT_NONE;
     }
     if (recovered) {
-        if (in_transition(&a, &g)) /* 4.7: JVMTI hides the transition's frames */
+        if (fx_va_vt_in_transition(&a, &g)) /* 4.7: JVMTI hides the transition's frames */
             fx_va_inc(&va.rec_transitions);
         else
             tally(jvmti, jni, t, &a, &g, recovery, &va.rec_agreed[recovery],
@@ -331,7 +317,7 @@ static enum outcome classify(jvmtiEnv *jvmti, JNIEnv *jni, const struct fx_threa
         fx_va_inc(&va.exact);
         return OUT_EXACT;
     }
-    if (in_transition(&a, &g)) {
+    if (fx_va_vt_in_transition(&a, &g)) {
         fx_va_inc(&va.transitions);
         return OUT_TRANSITION;
     }
@@ -423,19 +409,6 @@ static void check_stopped(jvmtiEnv *jvmti, JNIEnv *jni, struct fx_thread *t, int
         classify(jvmti, jni, t, &ans, n, &pattern);
 }
 
-/* The slot the carrier's mount and unmount callbacks write, against the route's answer. */
-static void check_slot(JNIEnv *jni, const struct fx_thread *t, jobject vt)
-{
-    struct va_vt *v = &va.vt;
-    uint32_t seq = __atomic_load_n(&t->vt_seq, __ATOMIC_ACQUIRE);
-    uint64_t id = __atomic_load_n(&t->vt_id, __ATOMIC_RELAXED);
-    if ((seq & 1u) || id == 0)
-        fx_va_inc(&v->slot_none);
-    else
-        fx_va_inc(id == (uint64_t)(*jni)->GetLongField(jni, vt, v->tid) ? &v->slot_same
-                                                                        : &v->slot_other);
-}
-
 static void count(enum outcome out, enum pattern pattern)
 {
     struct va_vt *v = &va.vt;
@@ -453,10 +426,11 @@ static void count(enum outcome out, enum pattern pattern)
         fx_va_inc(&v->patterns[pattern]);
 }
 
-/* vt suspended and still mounted: both JVMTI stacks, ASGCT's, vt's JVMTI stack again. Returns
- * the skip, or VT_SKIP_COUNT when there is something to compare (*n frames in va.gst). */
+/* vt suspended and still mounted: both JVMTI stacks, ASGCT's, vt's JVMTI stack again, and what
+ * the mount events' slot says (*slot: its counter). Returns the skip, or VT_SKIP_COUNT when
+ * there is something to compare (*n frames in va.gst). */
 static enum vt_skip take(jvmtiEnv *jvmti, JNIEnv *jni, struct fx_thread *t, jobject vt, jint *n,
-                         jint *nc, struct answer *ans)
+                         jint *nc, struct answer *ans, uint64_t **slot)
 {
     jvmtiError err = (*jvmti)->GetStackTrace(jvmti, vt, 0, (jint)va.depth + 1, va.info, n);
     if (err != JVMTI_ERROR_NONE)
@@ -470,7 +444,7 @@ static enum vt_skip take(jvmtiEnv *jvmti, JNIEnv *jni, struct fx_thread *t, jobj
         return VT_SKIP_PROBE;
     if (!still(jvmti, vt, va.gst, *n))
         return VT_SKIP_MOVED;
-    check_slot(jni, t, vt);
+    *slot = fx_va_vt_slot(jni, t, vt);
     return VT_SKIP_COUNT;
 }
 
@@ -490,8 +464,9 @@ static void check_carrying(jvmtiEnv *jvmti, JNIEnv *jni, struct fx_thread *t, jo
     enum vt_skip skip = VT_SKIP_UNMOUNTED;
     jint n = 0, nc = 0;
     struct answer ans = {0};
+    uint64_t *slot = NULL;
     if (now != NULL && (*jni)->IsSameObject(jni, now, cont))
-        skip = take(jvmti, jni, t, vt, &n, &nc, &ans);
+        skip = take(jvmti, jni, t, vt, &n, &nc, &ans, &slot);
     if ((*jvmti)->ResumeThread(jvmti, vt) != JVMTI_ERROR_NONE)
         fx_va_inc(&va.resume_failed);
     if (skip != VT_SKIP_COUNT) {
@@ -503,6 +478,9 @@ static void check_carrying(jvmtiEnv *jvmti, JNIEnv *jni, struct fx_thread *t, jo
     enum pattern pattern = PATTERN_NONE;
     enum outcome out = classify(jvmti, jni, t, &ans, g.count, &pattern);
     count(out, pattern);
+    /* 4.7: stopped mid-switch, the slot is not comparable: the mount callback that writes it
+     * runs after the switch, the unmount one before it. */
+    fx_va_inc(out == OUT_TRANSITION ? &v->slot_transition : slot);
 }
 
 /* Under the registry lock, so t can be neither unregistered nor freed meanwhile. The probe is

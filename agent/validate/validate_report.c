@@ -151,56 +151,61 @@ static void json_reasons(struct fx_json *j, const char *key, const uint64_t *by_
     fx_json_obj_end(j);
 }
 
-/* The recovered stacks' class: ASGCT failed, the probe recovered (fx_recover.h), compared by
- * the recovery's rules (stackcmp.c). */
-static void json_recovered(struct fx_json *j, const struct summary *s)
+/* A class of stacks compared by the recovery's rules (stackcmp.c), by case or by what ASGCT said
+ * (keys[first..n-1], each with its agreed and disagreed counts). */
+struct rv_class {
+    const char *key, *cases_key, *reasons_key;
+    const char *const *keys;
+    int first, n;
+    const uint64_t *agreed, *disagreed, *reasons;
+    uint64_t deeper, transitions;
+    const struct mismatch *list;
+    uint32_t n_listed;
+};
+
+static void json_class(struct fx_json *j, const struct rv_class *c)
 {
-    fx_json_key(j, "recovered");
+    uint64_t agreed = 0, disagreed = 0;
+    for (int i = c->first; i < c->n; i++) {
+        agreed += c->agreed[i];
+        disagreed += c->disagreed[i];
+    }
+    fx_json_key(j, c->key);
     fx_json_obj_begin(j);
-    json_u64(j, "compared", s->rec_agreed + s->rec_disagreed);
-    json_u64(j, "agreed", s->rec_agreed);
-    json_u64(j, "disagreed", s->rec_disagreed);
-    json_u64(j, "deeper_than_depth_not_placed", s->rec_deeper);
-    json_u64(j, "mount_transitions", va.rec_transitions);
-    fx_json_key(j, "by_case");
+    json_u64(j, "compared", agreed + disagreed);
+    json_u64(j, "agreed", agreed);
+    json_u64(j, "disagreed", disagreed);
+    json_u64(j, "deeper_than_depth_not_placed", c->deeper);
+    json_u64(j, "mount_transitions", c->transitions);
+    fx_json_key(j, c->cases_key);
     fx_json_obj_begin(j);
-    for (int i = 1; i < FX_REC_CASES; i++) {
-        fx_json_key(j, rec_keys[i]);
+    for (int i = c->first; i < c->n; i++) {
+        fx_json_key(j, c->keys[i]);
         fx_json_obj_begin(j);
-        json_u64(j, "agreed", va.rec_agreed[i]);
-        json_u64(j, "disagreed", va.rec_disagreed[i]);
+        json_u64(j, "agreed", c->agreed[i]);
+        json_u64(j, "disagreed", c->disagreed[i]);
         fx_json_obj_end(j);
     }
     fx_json_obj_end(j);
-    json_reasons(j, "not_recovered_by_reason", va.rec_not);
-    json_list(j, "disagreement_list", va.rec_listed, va.n_rec_listed);
+    json_reasons(j, c->reasons_key, c->reasons);
+    json_list(j, "disagreement_list", c->list, c->n_listed);
     fx_json_obj_end(j);
 }
 
-/* The anchor walk (recover_anchor.c) done beside ASGCT on each stopped thread and compared like
- * a recovered stack, by what ASGCT said there. */
-static void json_anchor_walk(struct fx_json *j, const struct summary *s)
+/* The recovered stacks (ASGCT failed, the probe recovered: fx_recover.h) by FX_REC_* case, and
+ * the anchor walk (recover_anchor.c) done beside ASGCT on each stopped thread, by what ASGCT
+ * said there; each in the order of struct rv_class's fields. */
+static void json_recovered(struct fx_json *j)
 {
-    fx_json_key(j, "anchor_walk_beside_asgct");
-    fx_json_obj_begin(j);
-    json_u64(j, "compared", s->sh_agreed + s->sh_disagreed);
-    json_u64(j, "agreed", s->sh_agreed);
-    json_u64(j, "disagreed", s->sh_disagreed);
-    json_u64(j, "deeper_than_depth_not_placed", va.shadow_deeper);
-    json_u64(j, "mount_transitions", va.shadow_transitions);
-    fx_json_key(j, "by_asgct_answer");
-    fx_json_obj_begin(j);
-    for (int i = 0; i < SHADOW_BY_COUNT; i++) {
-        fx_json_key(j, shadow_keys[i]);
-        fx_json_obj_begin(j);
-        json_u64(j, "agreed", va.shadow_agreed[i]);
-        json_u64(j, "disagreed", va.shadow_disagreed[i]);
-        fx_json_obj_end(j);
-    }
-    fx_json_obj_end(j);
-    json_reasons(j, "not_walked_by_reason", va.shadow_not);
-    json_list(j, "disagreement_list", va.shadow_listed, va.n_shadow_listed);
-    fx_json_obj_end(j);
+    const struct rv_class classes[] = {
+            {"recovered", "by_case", "not_recovered_by_reason", rec_keys, 1, FX_REC_CASES,
+             va.rec_agreed, va.rec_disagreed, va.rec_not, va.rec_deeper, va.rec_transitions,
+             va.rec_listed, va.n_rec_listed},
+            {"anchor_walk_beside_asgct", "by_asgct_answer", "not_walked_by_reason", shadow_keys, 0,
+             SHADOW_BY_COUNT, va.shadow_agreed, va.shadow_disagreed, va.shadow_not,
+             va.shadow_deeper, va.shadow_transitions, va.shadow_listed, va.n_shadow_listed}};
+    for (size_t i = 0; i < sizeof(classes) / sizeof(classes[0]); i++)
+        json_class(j, &classes[i]);
 }
 
 static void json_mismatches(struct fx_json *j)
@@ -292,6 +297,7 @@ static void json_slot(struct fx_json *j, const struct va_vt *v)
     json_u64(j, "same_virtual_thread", v->slot_same);
     json_u64(j, "other_virtual_thread", v->slot_other);
     json_u64(j, "none", v->slot_none);
+    json_u64(j, "skipped_mount_transition", v->slot_transition);
     fx_json_obj_end(j);
 }
 
@@ -352,8 +358,7 @@ static void json_body(struct fx_json *j, const struct summary *s)
     json_u64(j, "skipped_by_code", s->skipped_code);
     json_u64(j, "skipped_other_total", s->skipped_other);
     json_skips(j);
-    json_recovered(j, s);
-    json_anchor_walk(j, s);
+    json_recovered(j);
     json_costs(j);
     json_mismatches(j);
     json_vthreads(j);

@@ -9,8 +9,8 @@
  * suspended carrier through fields of java.lang and jdk.internal.vm (struct va_vt), looked up
  * once, at the first continuation seen, so that nothing here loads or initializes a class.
  * The step itself is validate.c's (check_carrying); this file is the leaf it calls: the route,
- * and the two virtual-thread shapes the classification names (transitions, frozen frames).
- * It calls stackcmp.c only. */
+ * the mount events' slot read against it, and the two virtual-thread shapes the classification
+ * names (transitions, frozen frames). It calls stackcmp.c only. */
 #include "internal.h"
 
 #include <string.h>
@@ -122,10 +122,32 @@ jobject fx_va_vt_mounted(JNIEnv *jni, jthread carrier, jobject *cont)
     return vt;
 }
 
-bool fx_va_vt_transition(jmethodID m)
+uint64_t *fx_va_vt_slot(JNIEnv *jni, const struct fx_thread *t, jobject vt)
+{
+    struct va_vt *v = &va.vt;
+    uint32_t seq = __atomic_load_n(&t->vt_seq, __ATOMIC_ACQUIRE);
+    uint64_t id = __atomic_load_n(&t->vt_id, __ATOMIC_RELAXED);
+    if ((seq & 1u) || id == 0)
+        return &v->slot_none;
+    return id == (uint64_t)(*jni)->GetLongField(jni, vt, v->tid) ? &v->slot_same : &v->slot_other;
+}
+
+/* JVMTI's mount and unmount transitions. */
+static bool is_transition(jmethodID m)
 {
     for (uint32_t i = 0; m != NULL && i < va.vt.n_transition; i++) {
         if (va.vt.transition[i] == m)
+            return true;
+    }
+    return false;
+}
+
+#define TRANSITION_TOP 3 /* frames of each stack searched for a notifyJvmti* method */
+bool fx_va_vt_in_transition(const struct fx_stack *a, const struct fx_stack *g)
+{
+    for (jint i = 0; i < TRANSITION_TOP; i++) {
+        if ((i < a->count && is_transition(a->frames[i].method_id)) ||
+            (i < g->count && is_transition(g->frames[i].method_id)))
             return true;
     }
     return false;

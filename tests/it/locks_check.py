@@ -12,11 +12,12 @@ usage: locks_check.py --label NAME RUN_DIR   (reads agentpath, attach-dump, atta
               waited 150..2300 ms (300 ms held), data.cause.stack holds LockWorkload.waitOnMonitor;
               at least 3 on rl-waiter tracks: kind park, class ReentrantLock$NonfairSync, owner
               rl-holder, the stack holds LockWorkload.waitOnReentrantLock; none on "loner";
-              a "monitor-waiter (blocked)" track of weightType tracing-ms whose weights sum the
+              a "monitor-waiter: lock waits" track of weightType tracing-ms whose weights sum the
               waits, and each such track ends (unregisterTime) as its thread did; meta.extra
               "Lock waits" counts the recorded waits, the waits below lock= (seen = recorded +
               below + the few still waiting), the owner lookups (none with lockowner=off) and
-              the waits whose owner was not looked up because of lockowner=off;
+              the waits whose owner was not looked up because of lockowner=off; no row of a
+              rare path at 0, and the group counts the rows it left out;
   storm:      8 threads on one monitor, lock=1ms: many contended enters, most below lock=; the
               owner lookups stay within the budget (100 a second); each recorded monitor wait
               names a storm thread, or says why not, and no reason is given more often than
@@ -39,6 +40,30 @@ def lock_markers(p, name=None, threads=None):
             for m in p.markers(t, data_type="JvmLockWait")]
 
 
+# The figures of "Lock waits" that have a row only when they are not 0 (agent/model/locks.c);
+# the group counts the rows it left out in ZEROS.
+DETAILS = ("monitor: waits below lock=", "park: waits below lock=",
+           "monitor enter callback: mean ns (1 in 64 timed)",
+           "monitor entered callback below lock=: mean ns (1 in 64 timed)",
+           "monitor owner lookups (GetObjectMonitorUsage)", "monitor owner lookup: mean ns",
+           "monitor owner lookup: max ns", "owner from another waiter's lookup",
+           "owner not looked up (budget)", "owner not looked up (lockowner=off)",
+           "owner unknown (wait ended during its lookup)",
+           "owner unknown (wait ended before its lookup)", "recording a wait: mean ns")
+ZEROS = "figures at 0 (rows left out)"
+
+
+def lock_extra(p, check, f):
+    """meta.extra "Lock waits" with the detail rows left out at 0 put back as 0, after checking
+    that none is there at 0 and that the group counts exactly those left out."""
+    ex = dict(p.extra("Lock waits") or {})
+    gone = [k for k in DETAILS if k not in ex]
+    check(len(gone) == ex.get(ZEROS, 0) and all(ex[k] != 0 for k in DETAILS if k in ex),
+          f"{f}: meta.extra 'Lock waits' leaves out the details at 0 and counts them: "
+          f"{ex.get(ZEROS, 0)} counted, {gone} left out, shown: {ex}")
+    return {**{k: 0 for k in gone}, **ex}
+
+
 def leaf_states(p, name):
     """(category, subcategory) of each sample's leaf frame."""
     return [(p.cat[path[-1]], p.sub[path[-1]]) for path in p.stacks(name) if path]
@@ -55,6 +80,7 @@ def main():
     for f in ("agentpath", "attach-dump", "attach-stop"):
         p = Profile(os.path.join(run, f + ".json.gz"))
         owner_on = not f.startswith("attach")
+        ex = lock_extra(p, check, f)
         for thread, kind, cls, owner, method in waits:
             if kind == "monitor" and not owner_on:
                 owner = "unknown (lockowner=off)"
@@ -67,7 +93,6 @@ def main():
                        "unknown (not looked up yet)": "owner unknown (wait ended before its lookup)"}
             owners = (owner, *reasons) if kind == "monitor" and owner_on else (owner,)
             named = [m for m in ms if m[2]["owner"] == owner]
-            ex = p.extra("Lock waits") or {}
             spent = (ex.get("monitor owner lookups (GetObjectMonitorUsage)", 0) *
                      ex.get("monitor owner lookup: mean ns", 0))
             counted = all(sum(1 for m in ms if m[2]["owner"] == r) <= ex.get(c, 0)
@@ -83,15 +108,14 @@ def main():
             check(len(good) >= 3, f"{f}: {len(good)} of {len(ms)} lock markers on {thread} are "
                   f"{kind} waits of ~300 ms on {cls} owned by {owner} with {method} in the stack")
         check(not lock_markers(p, "loner"), f"{f}: no lock marker on the thread that never contends")
-        bt = p.threads("monitor-waiter (blocked)")
+        bt = p.threads("monitor-waiter: lock waits")
         ws = [w for t in bt for w in (t["samples"]["weight"] or [])]
         check(bt and all(t["samples"]["weightType"] == "tracing-ms" for t in bt) and
               len(ws) >= 3 and sum(ws) >= 450,
-              f"{f}: 'monitor-waiter (blocked)' tracks in tracing-ms hold the waits ({sum(ws):.0f} ms)")
+              f"{f}: 'monitor-waiter: lock waits' tracks in tracing-ms hold the waits ({sum(ws):.0f} ms)")
         check(bt and all(t.get("unregisterTime") is not None for t in bt),
-              f"{f}: the 'monitor-waiter (blocked)' tracks end with their threads: "
+              f"{f}: the 'monitor-waiter: lock waits' tracks end with their threads: "
               f"{[t.get('unregisterTime') for t in bt]}")
-        ex = p.extra("Lock waits") or {}
         check(ex.get("monitor: waits recorded", 0) >= 3 and ex.get("park: waits recorded", 0) >= 3,
               f"{f}: meta.extra 'Lock waits' counts the recorded waits: {ex}")
         done = ex.get("monitor: waits recorded", 0) + ex.get("monitor: waits below lock=", -99)
@@ -117,7 +141,7 @@ def main():
     # workload's waits) would otherwise count the first's six.
     for f in ("attach-stop", "attach-again"):
         p = Profile(os.path.join(run, f + ".json.gz"))
-        ex = p.extra("Lock waits") or {}
+        ex = lock_extra(p, check, f)
         markers = len(lock_markers(p))
         recorded = ex.get("monitor: waits recorded", 0) + ex.get("park: waits recorded", 0)
         dropped = sum(ex.get(k, 0) for k in ("dropped: queue full", "dropped: thread not registered",
@@ -127,7 +151,7 @@ def main():
               f"markers in the file and {dropped} dropped")
 
     p = Profile(os.path.join(run, "storm.json.gz"))
-    ex = p.extra("Lock waits") or {}
+    ex = lock_extra(p, check, "storm")
     seen = ex.get("monitor: contended enters seen", 0)
     below = ex.get("monitor: waits below lock=", 0)
     recorded = ex.get("monitor: waits recorded", 0)

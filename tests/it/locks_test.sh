@@ -3,7 +3,7 @@
 # Lock waits (issue 18, lock=) on one JDK, with LockWorkload's known waits (3 x 300 ms on a
 # MonitorLock, 3 x 300 ms on a ReentrantLock):
 #   agentpath  mode=wall,lock=50ms from the start: the six waits as markers with class, owner,
-#              kind and a stack holding the waiting method; "(blocked)" tracks; nothing for the
+#              kind and a stack holding the waiting method; "NAME: lock waits" tracks; nothing for the
 #              thread that never contends; wall-mode states (sleeper Sleeping, blocked Blocked,
 #              busy running);
 #   attach     the JVM starts without the agent; jcmd starts it with lock=50ms,lockowner=off
@@ -15,7 +15,7 @@
 # each profile passes fxcheck, profiler-cli loads one, the checks are locks_check.py. Fails on a
 # build without lock= (the option is refused) or without the markers, on one that looks the
 # owner up at each contended enter (no lockowner=, no "waits below lock=" counts), or leaves the
-# "(blocked)" tracks open after their threads ended.
+# lock waits tracks open after their threads ended.
 # usage: locks_test.sh JDK_HOME   (env: FXAGENT_LOCKS_JAR and it_lib's)
 set -euo pipefail
 source "$(dirname "$0")/it_lib.sh"

@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: Apache-2.0
 # Issue 18's lock waits (lock=) and wall-mode thread states:
-#   it.locks.jdk<major>  known monitor and ReentrantLock waits as markers with stacks, blocked
+#   it.locks.jdk<major>  known monitor and ReentrantLock waits as markers with stacks, lock waits
 #                        tracks, states, at -agentpath and by attach with a dump
 #                        (locks_test.sh, locks_check.py)
 # Labels: it, locks, jdk<major>. The jar comes from java-test/locks.

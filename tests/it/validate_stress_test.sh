@@ -9,22 +9,10 @@
 # usage: validate_stress_test.sh JDK_HOME [SECONDS]
 set -euo pipefail
 source "$(dirname "$0")/it_lib.sh"
+# shellcheck source=tests/it/validate_lib.sh
+source "$(dirname "$0")/validate_lib.sh"
 seconds=${2:-12}
-name="it.validate_stress.jdk$(fx_jdk_major "$1")"
-it_init "$name" "$1"
-[[ -f "${FXAGENT_VALIDATE_JAR:-}" ]] || it_fail "FXAGENT_VALIDATE_JAR not built: ${FXAGENT_VALIDATE_JAR:-unset}"
-
-report=$FXAGENT_RUN_DIR/validate.json
-profile=$FXAGENT_RUN_DIR/profile.json.gz
-cmd=(timeout --kill-after=10 $((seconds + 120)) "$IT_JDK/bin/java"
-    "-agentpath:$FXAGENT_LIB=validate=$report,file=$profile"
-    -cp "$FXAGENT_VALIDATE_JAR" fxagent.test.AllocStress "$seconds" 8)
-it_run stress "${cmd[@]}"
-[[ $IT_RC -ne 124 && $IT_RC -ne 137 ]] || it_fail "the JVM did not finish within $((seconds + 120)) s"
-[[ $IT_RC -eq 0 ]] || it_fail "java exited $IT_RC"
-it_no_hs_err
-grep -q "^AllocStress: 8 threads" stress.out || it_fail "AllocStress did not finish its work"
-"$FXCHECK" "$profile" || it_fail "fxcheck rejected the profile recorded alongside validation"
-python3 "$IT_DIR/validate_check.py" "$report" --label "$name" --min-compared 50 \
-    --profile "$profile" || it_fail "the validate report does not pass (see above)"
-echo "$name: OK"
+va_init it.validate_stress "$1"
+va_java stress $((seconds + 120)) "AllocStress: 8 threads" fxagent.test.AllocStress "$seconds" 8
+va_check --min-compared 50
+echo "$IT_NAME: OK"
