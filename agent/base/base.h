@@ -60,6 +60,11 @@ int fx_run_thread(JNIEnv *jni, const char *name, jvmtiStartFunction fn, void *ar
 char *fx_property(const char *key);
 /* Clears a pending exception; true if there was one (the call before it failed). */
 bool fx_jni_failed(JNIEnv *jni);
+/* The method NAME (signature SIG, or any when NULL) of the boot class CLS, or NULL. JNI's
+ * FindClass initializes the class: only for classes already initialized (by the JVM, or by the
+ * application once it used them); java.lang.VirtualThread's initializer builds the default
+ * scheduler and reads the jdk.virtualThreadScheduler.* properties the application may still set. */
+jmethodID fx_jvm_method(JNIEnv *jni, const char *cls, const char *name, const char *sig);
 
 /* --- recording.c: the options and times of the current recording, and the JVM's phase --- */
 

@@ -4,6 +4,8 @@
  * uses: agent threads, system properties, pending JNI exceptions. */
 #include "base.h"
 
+#include <string.h>
+
 #include "fx_alloc.h"
 
 static JavaVM *the_vm;
@@ -79,4 +81,27 @@ bool fx_jni_failed(JNIEnv *jni)
         return false;
     (*jni)->ExceptionClear(jni);
     return true;
+}
+
+jmethodID fx_jvm_method(JNIEnv *jni, const char *cls, const char *name, const char *sig)
+{
+    jvmtiEnv *env = fx_jvmti();
+    jclass c = env != NULL ? (*jni)->FindClass(jni, cls) : NULL;
+    if (fx_jni_failed(jni) || c == NULL)
+        return NULL;
+    jint n = 0;
+    jmethodID *methods = NULL, found = NULL;
+    if ((*env)->GetClassMethods(env, c, &n, &methods) == JVMTI_ERROR_NONE) {
+        for (jint i = 0; i < n && found == NULL; i++) {
+            char *mname = NULL, *msig = NULL;
+            if ((*env)->GetMethodName(env, methods[i], &mname, &msig, NULL) == JVMTI_ERROR_NONE &&
+                strcmp(mname, name) == 0 && (sig == NULL || strcmp(msig, sig) == 0))
+                found = methods[i];
+            (*env)->Deallocate(env, (unsigned char *)mname);
+            (*env)->Deallocate(env, (unsigned char *)msig);
+        }
+        (*env)->Deallocate(env, (unsigned char *)methods);
+    }
+    (*jni)->DeleteLocalRef(jni, c);
+    return found;
 }

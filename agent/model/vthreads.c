@@ -42,29 +42,15 @@ static struct {
     uint64_t own, labelled, before_attach, in_transition, names_overwritten, idle;
 } mv;
 
-static jmethodID method(JNIEnv *jni, const char *cls, const char *name, const char *sig,
-                        bool is_static)
-{
-    jmethodID m = NULL;
-    jclass c = (*jni)->FindClass(jni, cls);
-    if (c != NULL) {
-        m = is_static ? (*jni)->GetStaticMethodID(jni, c, name, sig)
-                      : (*jni)->GetMethodID(jni, c, name, sig);
-        (*jni)->DeleteLocalRef(jni, c);
-    }
-    if ((*jni)->ExceptionCheck(jni))
-        (*jni)->ExceptionClear(jni);
-    return m;
-}
-
+/* Continuation and Thread are initialized by the JVM's start; VirtualThread only once the
+ * application makes a virtual thread (its name reaching the queue says one exists): looking it
+ * up earlier would run its static initializer in every JVM (see fx_jvm_method). */
 static void look_up_run(JNIEnv *jni)
 {
     mv.looked_up = true;
-    mv.run = method(jni, "jdk/internal/vm/Continuation", "enterSpecial",
-                    "(Ljdk/internal/vm/Continuation;ZZ)V", true);
-    mv.entry[0] = method(jni, "java/lang/VirtualThread", "run", "(Ljava/lang/Runnable;)V", false);
-    mv.entry[1] = method(jni, "java/lang/Thread", "runWith",
-                         "(Ljava/lang/Object;Ljava/lang/Runnable;)V", false);
+    mv.run = fx_jvm_method(jni, "jdk/internal/vm/Continuation", "enterSpecial", NULL);
+    mv.entry[1] = fx_jvm_method(jni, "java/lang/Thread", "runWith",
+                                "(Ljava/lang/Object;Ljava/lang/Runnable;)V");
 }
 
 static struct vt_name *name_slot(uint64_t id)
@@ -79,6 +65,9 @@ void fx_model_vthreads_pass(JNIEnv *jni)
     struct fx_vthread_name batch[64];
     size_t n;
     while ((n = fx_vthreads_take_names(batch, 64)) > 0) {
+        if (mv.entry[0] == NULL)
+            mv.entry[0] =
+                    fx_jvm_method(jni, "java/lang/VirtualThread", "run", "(Ljava/lang/Runnable;)V");
         for (size_t i = 0; i < n; i++) {
             struct vt_name *s = name_slot(batch[i].id);
             if (s->id != 0 && s->id != batch[i].id)

@@ -176,26 +176,8 @@ jmethodID fx_stackcmp_enter_special(JNIEnv *env, jvmtiEnv *jvmti)
     static int looked; /* atomic */
     if (__atomic_load_n(&looked, __ATOMIC_ACQUIRE))
         return __atomic_load_n(&cached, __ATOMIC_RELAXED);
-    jmethodID id = NULL;
-    jclass cont = (*env)->FindClass(env, "jdk/internal/vm/Continuation");
-    if (cont == NULL) {
-        (*env)->ExceptionClear(env);
-    } else {
-        jint n = 0;
-        jmethodID *methods = NULL;
-        if ((*jvmti)->GetClassMethods(jvmti, cont, &n, &methods) == JVMTI_ERROR_NONE) {
-            for (jint i = 0; i < n && id == NULL; i++) {
-                char *name = NULL;
-                if ((*jvmti)->GetMethodName(jvmti, methods[i], &name, NULL, NULL) ==
-                            JVMTI_ERROR_NONE &&
-                    strcmp(name, "enterSpecial") == 0)
-                    id = methods[i];
-                (*jvmti)->Deallocate(jvmti, (unsigned char *)name);
-            }
-            (*jvmti)->Deallocate(jvmti, (unsigned char *)methods);
-        }
-        (*env)->DeleteLocalRef(env, cont);
-    }
+    (void)jvmti;
+    jmethodID id = fx_jvm_method(env, "jdk/internal/vm/Continuation", "enterSpecial", NULL);
     __atomic_store_n(&cached, id, __ATOMIC_RELAXED);
     __atomic_store_n(&looked, 1, __ATOMIC_RELEASE);
     return id;

@@ -26,4 +26,8 @@ foreach(_major IN LISTS FX_JDK_MAJORS)
              LABELS it jdk${_major} TIMEOUT 60 ENV ${_fx_it_env})
   fx_it_test(it.repeat.jdk${_major} repeat_test.sh ARGS ${_home} 5
              LABELS it jdk${_major} TIMEOUT 300 ENV ${_fx_it_env})
+  # The agent initializes no class itself (tests/it/class_init_test.sh).
+  fx_it_test(it.class_init.jdk${_major} class_init_test.sh ARGS ${_home}
+             LABELS it jdk${_major} TIMEOUT 120
+             ENV ${_fx_it_env} FXAGENT_BENCH_JAR=${CMAKE_BINARY_DIR}/java-test/fxagent-bench.jar)
 endforeach()
