@@ -1,13 +1,14 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* What a per-thread perf event costs a thread that mostly sleeps (issue 16, ManyThreads): N
  * threads each wake ITER times (20 ms sleeps), each with no event, a task-clock event (fxagent's
- * cpu engine), or a task-clock event with the kernel callchain and its mmap ring (kstack=yes
- * once the thread has a ring). No signal fires (the threads do not run 10 ms of CPU): the cost is
- * the kernel's at each context switch, which is why fxagent gives a thread its ring only once
- * it is seen running (fx_kstack_due). Prints the process CPU time.
- * usage: switch_cost none|perf|ring THREADS ITER */
+ * cpu engine), a task-clock event with the kernel callchain and its mmap ring (kstack=yes once
+ * the thread has a ring), or a timer_create thread-CPU-clock timer (engine=timer). No signal fires
+ * (the threads do not run 10 ms of CPU): the cost is the kernel's at each context switch, which is
+ * why fxagent gives a thread its ring only once it is seen running (fx_kstack_due). Prints the
+ * process CPU time. usage: switch_cost none|perf|ring|timer THREADS ITER */
 #include <linux/perf_event.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,7 +20,8 @@
 enum kind {
     NONE,
     PERF,
-    RING
+    RING,
+    TIMER
 };
 static enum kind kind;
 static int iterations;
@@ -28,6 +30,21 @@ static void arm(void)
 {
     if (kind == NONE)
         return;
+    if (kind == TIMER) {
+        struct sigevent ev;
+        memset(&ev, 0, sizeof(ev));
+        ev.sigev_notify = SIGEV_THREAD_ID;
+        ev.sigev_signo = SIGPROF; /* ignored by main: a sleeping thread never reaches 10 ms */
+        ev._sigev_un._tid = (pid_t)syscall(SYS_gettid);
+        timer_t t;
+        struct itimerspec its = {{0, 10000000}, {0, 10000000}};
+        if (timer_create(CLOCK_THREAD_CPUTIME_ID, &ev, &t) != 0 ||
+            timer_settime(t, 0, &its, NULL)) {
+            perror("switch_cost: timer_create");
+            exit(1);
+        }
+        return;
+    }
     struct perf_event_attr a;
     memset(&a, 0, sizeof(a));
     a.size = sizeof(a);
@@ -65,10 +82,14 @@ static void *sleeper(void *unused)
 int main(int argc, char **argv)
 {
     if (argc != 4) {
-        fprintf(stderr, "usage: switch_cost none|perf|ring THREADS ITER\n");
+        fprintf(stderr, "usage: switch_cost none|perf|ring|timer THREADS ITER\n");
         return 2;
     }
-    kind = strcmp(argv[1], "ring") == 0 ? RING : strcmp(argv[1], "perf") == 0 ? PERF : NONE;
+    kind = strcmp(argv[1], "ring") == 0    ? RING
+           : strcmp(argv[1], "perf") == 0  ? PERF
+           : strcmp(argv[1], "timer") == 0 ? TIMER
+                                           : NONE;
+    signal(SIGPROF, SIG_IGN);
     int n = atoi(argv[2]);
     iterations = atoi(argv[3]);
     if (n < 1 || n > 4096 || iterations < 1) {

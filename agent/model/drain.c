@@ -246,7 +246,7 @@ static void drain_rings(JNIEnv *jni, struct fx_profile *p)
     fx_model_vthreads_pass(jni);
     fx_model_vthread_waits_pass(jni, p, dr.methods);
     fx_vm_threads_refresh();  /* threads that are not Java threads, every 100 ms */
-    fx_threads_kstack_pass(); /* kernel callchains for the threads seen running */
+    fx_threads_kstack_pass(); /* perf events and kernel callchains for threads seen running */
     for (struct fx_thread *t = fx_threads_head(); t != NULL; t = t->next)
         drain_thread(jni, p, t);
 }

@@ -202,6 +202,10 @@ static bool why_not(char *buf, size_t cap)
                  "mode only, so there is no kernel callchain");
     else if (k.open_errno != 0)
         snprintf(buf, cap, "perf_event_open with a callchain failed: %s", strerror(k.open_errno));
+    else if (st.perf == 0 && st.timer > 0 && o->engine == FX_ENGINE_AUTO)
+        snprintf(buf, cap,
+                 "no thread ran long enough for its perf event (two samples within a second; "
+                 "threads start on timer_create, which has no callchain)");
     else if (st.perf == 0 && (st.timer > 0 || o->engine == FX_ENGINE_TIMER)) {
         fx_engine_name(engine, sizeof(engine));
         snprintf(buf, cap, "the timer engine is used, which has no callchain (%s)", engine);

@@ -1,7 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* The per-thread engine of cpu mode: perf_events task-clock (a per-task hrtimer, precise below
  * the scheduler tick), else timer_create on the thread's CPU clock (fires on ticks only; each
- * signal carries its overrun count as the sample weight). The registry (threads.c) arms and
+ * signal carries its overrun count as the sample weight). With engine=auto a thread starts on
+ * the timer and gets its perf event once it is seen running (two samples within a second,
+ * fx_kstack_due): a perf event costs its thread ~2.7 us at every context switch, a timer ~0.3
+ * (bench/run_switch_cost.sh), and most threads of a server sleep. The registry (threads.c) arms and
  * disarms a thread with it (every start arms with that recording's options, every stop deletes);
  * the process-wide engines are in engines.c. Arming happens outside signal context; the handler
  * only re-arms perf events. */
@@ -20,6 +23,7 @@
 #include <unistd.h>
 
 static int perf_state;          /* atomic: 0 untried, 1 works, -1 unavailable (auto falls back) */
+static uint64_t timer_first;    /* atomic: threads armed with a timer first (engine=auto) */
 static int perf_exclude_kernel; /* atomic: 1 after EACCES without it (perf_event_paranoid) */
 static char perf_error[160];    /* under perf_error_lock: threads arm concurrently */
 static pthread_mutex_t perf_error_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -111,6 +115,14 @@ static int perf_own(int fd, pid_t tid)
     return FX_OK;
 }
 
+/* The start of fx_kstack_due's count: t's samples from now on. */
+static void due_from_now(struct fx_thread *t)
+{
+    t->kstack_tried = false;
+    t->kstack_mark = __atomic_load_n(&t->handled, __ATOMIC_RELAXED);
+    t->kstack_mark_ns = fx_now_ns();
+}
+
 /* Armed without the kernel callchain: the ring comes once the thread runs (kstack.c). */
 static int perf_arm(struct fx_thread *t)
 {
@@ -124,9 +136,7 @@ static int perf_arm(struct fx_thread *t)
         close(fd);
         return FX_EUNSUPPORTED;
     }
-    t->kstack_tried = false;
-    t->kstack_mark = __atomic_load_n(&t->handled, __ATOMIC_RELAXED);
-    t->kstack_mark_ns = fx_now_ns();
+    due_from_now(t);
     t->perf_fd = fd;
     t->engine = FX_ENGINE_KIND_PERF;
     if (ioctl(fd, PERF_EVENT_IOC_ENABLE, 0) != 0) {
@@ -187,8 +197,71 @@ static int timer_arm(struct fx_thread *t)
     return FX_OK;
 }
 
+/* engine=auto once or before perf_events worked: the timer first (see the file comment). */
+static int timer_first_arm(struct fx_thread *t)
+{
+    int rc = timer_arm(t);
+    if (rc == FX_OK) {
+        due_from_now(t);
+        t->perf_later = true;
+        __atomic_add_fetch(&timer_first, 1, __ATOMIC_RELAXED);
+    }
+    return rc;
+}
+
+void fx_timer_perf_upgrade(struct fx_thread *t)
+{
+    t->kstack_tried = true;
+    t->perf_later = false;
+    bool chain;
+    int fd = perf_open(t->tid, fx_opt()->interval_ns, fx_kstack_wanted(), &chain);
+    if (fd < 0) { /* the thread keeps its timer; so do the threads after it */
+        perf_failed("perf_event_open", errno);
+        __atomic_store_n(&perf_state, -1, __ATOMIC_RELAXED);
+        return;
+    }
+    __atomic_store_n(&perf_state, 1, __ATOMIC_RELAXED);
+    if (perf_own(fd, t->tid) != FX_OK) {
+        close(fd);
+        return;
+    }
+    if (chain)
+        fx_kstack_map(t, fd);
+    if (chain && t->kring_map == NULL) { /* no ring: the event without the callchain */
+        close(fd);
+        if ((fd = perf_open(t->tid, fx_opt()->interval_ns, false, &chain)) < 0 ||
+            perf_own(fd, t->tid) != FX_OK) {
+            if (fd >= 0)
+                close(fd);
+            return;
+        }
+    }
+    if (ioctl(fd, PERF_EVENT_IOC_ENABLE, 0) != 0) {
+        __atomic_store_n(&t->kring, NULL, __ATOMIC_RELEASE); /* mapped until freed */
+        close(fd);
+        return;
+    }
+    /* Enabled before the timer goes: at most one signal of each around the swap, no gap. */
+    t->perf_fd = fd;
+    t->engine = FX_ENGINE_KIND_PERF;
+    timer_delete(t->timer);
+}
+
+void fx_timer_new_recording(void)
+{
+    __atomic_store_n(&timer_first, 0, __ATOMIC_RELAXED);
+}
+
+uint64_t fx_timer_first_count(void)
+{
+    return __atomic_load_n(&timer_first, __ATOMIC_RELAXED);
+}
+
 static int arm_engine(struct fx_thread *t)
 {
+    t->perf_later = false;
+    if (fx_opt()->engine == FX_ENGINE_AUTO && __atomic_load_n(&perf_state, __ATOMIC_RELAXED) >= 0)
+        return timer_first_arm(t);
     if (fx_opt()->engine != FX_ENGINE_TIMER &&
         __atomic_load_n(&perf_state, __ATOMIC_RELAXED) >= 0) {
         int rc = perf_arm(t);

@@ -114,7 +114,12 @@ void fx_engine_name(char *buf, size_t cap)
     }
     fx_threads_stats(&st);
     fx_timer_perf_error(why, sizeof(why));
-    if (st.timer == 0)
+    if (fx_timer_first_count() > 0 && why[0] == '\0')
+        snprintf(buf, cap,
+                 "cpu: timer_create on each thread's CPU clock, perf_events task-clock once the "
+                 "thread is seen running (%llu threads so far; %llu on the timer)",
+                 (unsigned long long)st.perf, (unsigned long long)st.timer);
+    else if (st.timer == 0)
         snprintf(buf, cap, "cpu: perf_events task-clock per thread");
     else if (st.perf > 0)
         snprintf(buf, cap, "cpu: mixed, %llu threads perf_events, %llu timer_create",

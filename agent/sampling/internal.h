@@ -82,12 +82,18 @@ void fx_kstack_unmap(struct fx_thread *t);
 void fx_kstack_unmap_own(struct fx_thread *t);
 /* Kernel frames are wanted by this recording's options (and perf has not refused them). */
 bool fx_kstack_wanted(void);
-/* Lazy arming: t, perf-armed without the callchain, was sampled twice within a second (or
- * starts a new second of counting); true when it is due for an event with the callchain. */
+/* Lazy arming: t was sampled twice within a second (or starts a new second of counting): true
+ * when it is due for its perf event (timer-armed first) or its callchain and ring. */
 bool fx_kstack_due(struct fx_thread *t, int64_t now_ns);
 /* Replaces t's perf event with one carrying the kernel callchain, its ring mapped (cpu_timer.c;
  * under the registry lock, t neither ended nor disarmed). Tried once per arm. */
 void fx_timer_kstack_upgrade(struct fx_thread *t);
+/* engine=auto: replaces t's timer_create timer by a perf event (with the callchain and its ring
+ * when kernel frames are wanted) once t runs; under the registry lock, tried once per arm. */
+void fx_timer_perf_upgrade(struct fx_thread *t);
+/* Threads armed with a timer first (engine=auto; the registry's stats count those moved). */
+uint64_t fx_timer_first_count(void);
+void fx_timer_new_recording(void); /* that count from zero (no arm runs) */
 
 /* --- threads.c, for the engines --- */
 

@@ -32,7 +32,7 @@ static struct {
             map_fail; /* atomic: rings that could not be mapped (the thread has no kernel frames) */
     int map_errno;    /* atomic: the last mmap failure */
     uint64_t kept_busy;  /* atomic: arms that found the previous ring still mapped */
-    uint64_t lazy_armed; /* atomic: threads found due for their ring (fx_kstack_due) */
+    uint64_t lazy_armed; /* atomic: rings mapped for threads found due (fx_kstack_due) */
 } ks;
 
 bool fx_kstack_wanted(void)
@@ -84,10 +84,7 @@ bool fx_kstack_due(struct fx_thread *t, int64_t now_ns)
         t->kstack_mark_ns = now_ns;
         return false;
     }
-    if (n - t->kstack_mark < 2)
-        return false;
-    __atomic_add_fetch(&ks.lazy_armed, 1, __ATOMIC_RELAXED);
-    return true;
+    return n - t->kstack_mark >= 2;
 }
 
 void fx_kstack_map(struct fx_thread *t, int fd)
@@ -104,6 +101,7 @@ void fx_kstack_map(struct fx_thread *t, int fd)
         __atomic_add_fetch(&ks.map_fail, 1, __ATOMIC_RELAXED);
         return;
     }
+    __atomic_add_fetch(&ks.lazy_armed, 1, __ATOMIC_RELAXED);
     t->kring_map = m;
     t->kring_len = len;
     t->kring_data_off = (uint32_t)page;

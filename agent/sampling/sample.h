@@ -221,10 +221,10 @@ struct fx_thread {
     void *kring_map; /* the mapping kring points into, until kstack.c unmaps it */
     size_t kring_len;
     uint64_t kstack_mark;   /* kstack.c's lazy arming: `handled` when this second began, */
-    int64_t kstack_mark_ns; /* the second's start, and whether this arm tried the callchain */
-    bool kstack_tried;
-    int64_t cpu_armed_ns;    /* thread CPU time while its timer was armed, closed stretches */
-    int64_t cpu_armed_since; /* thread CPU time when the open stretch began, or -1 */
+    int64_t kstack_mark_ns; /* the second's start; whether this arm tried the callchain; a timer */
+    bool kstack_tried, perf_later; /* armed first (engine=auto) that becomes perf once it runs */
+    int64_t cpu_armed_ns;          /* thread CPU time while its timer was armed, closed stretches */
+    int64_t cpu_armed_since;       /* thread CPU time when the open stretch began, or -1 */
     int64_t start_ns, end_ns;
     uint32_t buffers_gen; /* the options its buffers were sized by (threads.c) */
     int ended;            /* atomic: disarmed and unregistered, the producer is gone */

@@ -159,7 +159,7 @@ void fx_vm_threads_prune(void);
 void fx_vm_threads_start(void);
 void fx_vm_threads_stop(void);
 void fx_vm_threads_refresh(void);  /* drain: re-scans /proc/self/task (>= 100 ms apart) */
-void fx_threads_kstack_pass(void); /* drain: the callchain for threads seen running (kstack.c) */
+void fx_threads_kstack_pass(void); /* drain: perf, callchain for threads seen running */
 /* meta.extra: "Threads that are not Java threads". */
 void fx_vm_threads_report(struct fx_profile *p);
 /* A new recording: the scans' and registrations' counts from zero (the registry stays). */

@@ -426,13 +426,19 @@ void fx_threads_disarm_all(void)
  * for one with the callchain only while neither can run. */
 void fx_threads_kstack_pass(void)
 {
-    if (fx_opt()->mode != FX_MODE_CPU || !fx_kstack_wanted())
+    if (fx_opt()->mode != FX_MODE_CPU)
         return;
+    bool kstack = fx_kstack_wanted();
     int64_t now = fx_now_ns();
     fx_threads_lock();
     for (struct fx_thread *t = stopped ? NULL : head; t != NULL; t = t->next) {
-        if (t->engine == FX_ENGINE_KIND_PERF && !__atomic_load_n(&t->ended, __ATOMIC_ACQUIRE) &&
-            fx_kstack_due(t, now))
+        if (__atomic_load_n(&t->ended, __ATOMIC_ACQUIRE))
+            continue;
+        if (t->engine == FX_ENGINE_KIND_TIMER && t->perf_later && fx_kstack_due(t, now)) {
+            fx_timer_perf_upgrade(t);
+            if (t->engine == FX_ENGINE_KIND_PERF)
+                stats.perf++, stats.timer--;
+        } else if (kstack && t->engine == FX_ENGINE_KIND_PERF && fx_kstack_due(t, now))
             fx_timer_kstack_upgrade(t);
     }
     fx_threads_unlock();
