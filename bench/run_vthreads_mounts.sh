@@ -62,7 +62,7 @@ for v in "${variants[@]}"; do
     read -r -a ms <<<"${rate[$v]}"
     for i in "${!cs[@]}"; do
         per[$v]+="$(awk -v c="${cs[$i]}" -v m="${ms[$i]}" -v s="$secs" \
-            'BEGIN {printf "%.3f", m > 0 ? c / (m * s) * 1e6 : 0}') "
+            'BEGIN {printf "%.3f", (m > 0 ? c / (m * s) * 1e6 : 0)}') "
     done
 done
 for v in "${variants[@]}"; do
