@@ -19,6 +19,9 @@
 #          cpu/wall/pinned; [state: pinned] is Idle/Pinned; wall has "[idle]" samples on the
 #          virtual threads' tracks; cpu has no wait marker on the yielding alpha/beta threads
 #          (yields counted in meta.extra); each waiter's marker has kind sleep, each taker's park;
+#   field, fieldpin  cpu and pinned again with vtwait=0: on JDK 24+ mounts are tracked by the
+#          carrier's JavaThread::_monitor_owner_id (no mount events; meta.extra "mounts tracked
+#          by" says which way), with the same checks as cpu and pinned;
 #   churn  100k short-lived virtual threads with loop=1s dumps and memory=16m: exits 0, no
 #          hs_err, fxcheck accepts every file, profiler-cli loads the last.
 # Read through profiler-cli (vthreads_check.py). Fails on a build without mount tracking (no
@@ -43,6 +46,8 @@ run() {
 run cpu 2 mode=cpu,interval=10ms groups 6
 run wall 2 mode=wall,interval=10ms groups 4
 run pinned 3 mode=wall,interval=10ms pinned 3
+run field 2 mode=cpu,interval=10ms,vtwait=0 groups 6
+run fieldpin 3 mode=wall,interval=10ms,vtwait=0 pinned 3
 run waits 2 mode=cpu,interval=10ms waits 3
 run churn 2 mode=cpu,interval=1ms,loop=1s,memory=16m churn 100000
 grep -q "^churned 100000$" churn.out || it_fail "churn: the workload did not finish its threads"
@@ -50,7 +55,7 @@ churn_last=$(find . -maxdepth 1 -name 'churn-*.json.gz' | sort -V | tail -n 1)
 [[ -n $churn_last ]] || it_fail "churn: loop=1s wrote no profile"
 
 pcli_setup
-for name in cpu wall pinned; do
+for name in cpu wall pinned field fieldpin; do
     pcli_load "$FXAGENT_RUN_DIR/$name.json.gz" || it_fail "profiler-cli could not load $name.json.gz"
     python3 "$IT_DIR/vthreads_check.py" dump "$name" || it_fail "profiler-cli could not read $name"
     profiler-cli stop --all >/dev/null 2>&1 || true
@@ -62,6 +67,6 @@ profiler-cli stop --all >/dev/null 2>&1 || true
 unset PCLI_SESSION
 pcli_load "$churn_last" || it_fail "profiler-cli could not load $churn_last"
 
-python3 "$IT_DIR/vthreads_check.py" check --label "$IT_NAME" "$FXAGENT_RUN_DIR" ||
+VT_JDK_MAJOR=$(fx_jdk_major "$IT_JDK") python3 "$IT_DIR/vthreads_check.py" check --label "$IT_NAME" "$FXAGENT_RUN_DIR" ||
     it_fail "virtual threads not shown as they ran (see above)"
 echo "$IT_NAME: OK"
