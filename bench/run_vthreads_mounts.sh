@@ -10,6 +10,7 @@
 #                                        can_support_virtual_threads, with the mount events on
 #                                        and callbacks that only count (built here with cc);
 #   cpu0, wall0                          fxagent cpu / wall with vtwait=0 (no wait markers);
+#   cpuw, wallw                          fxagent cpu / wall with vtwait=10ms (the mount events);
 #   base                                 BASE_LIB (env: another libfxagent.so, e.g. main's copied
 #                                        aside) mode=cpu,interval=10ms.
 # usage: bench/run_vthreads_mounts.sh BUILD_DIR [JDK_HOME] [ROUNDS] [SECONDS]
@@ -37,6 +38,8 @@ for ((r = 1; r <= rounds; r++)); do
         wall) opt=("-agentpath:$lib=mode=wall,interval=10ms,quiet,file=$work/w.json.gz") ;;
         cpu0) opt=("-agentpath:$lib=mode=cpu,interval=10ms,vtwait=0,quiet,file=$work/c.json.gz") ;;
         wall0) opt=("-agentpath:$lib=mode=wall,interval=10ms,vtwait=0,quiet,file=$work/w.json.gz") ;;
+        cpuw) opt=("-agentpath:$lib=mode=cpu,interval=10ms,vtwait=10ms,quiet,file=$work/c.json.gz") ;;
+        wallw) opt=("-agentpath:$lib=mode=wall,interval=10ms,vtwait=10ms,quiet,file=$work/w.json.gz") ;;
         base) opt=("-agentpath:${BASE_LIB:?BASE_LIB}=mode=cpu,interval=10ms,quiet,file=$work/b.json.gz") ;;
         probe-*) opt=("-agentpath:$work/probe.so=${v#probe-}") ;;
         jfr) opt=("-XX:StartFlightRecording=settings=profile,filename=$work/r.jfr") ;;
