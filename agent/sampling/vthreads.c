@@ -6,9 +6,9 @@
  *    carrier runs (Thread.setCurrentThread, at each mount and unmount); VMStructs exports its
  *    offset and the handler reads it in its own JavaThread (signal_handler.c, fx_sig.vt_owner_off).
  *    Names come from the standard VirtualThreadStart event, once per virtual thread, in a JVMTI
- *    environment of our own (so the main one does not hold can_support_virtual_threads); ids
- *    started before the agent have no name. The mount events cost ~0.2 us per mount and unmount
- *    pair on a yield loop (docs/BENCHMARKS.md), which this way does not pay.
+ *    environment of our own (the main one's callbacks table is sized by the headers we build
+ *    against, which may predate it). The mount events cost ~0.25 us per mount and unmount pair
+ *    on a yield loop (docs/BENCHMARKS.md), which this way does not pay.
  *  - "mount events", else (JDK 21-23, an attach, vtwait= on, validate mode):
  *    the capability can_support_virtual_threads and HotSpot's extension events
  *    com.sun.hotspot.events.VirtualThreadMount / VirtualThreadUnmount (GetExtensionEvents,
@@ -174,18 +174,14 @@ static bool add_capability(jvmtiEnv *jvmti)
     return (*jvmti)->AddCapabilities(jvmti, &want) == JVMTI_ERROR_NONE;
 }
 
-/* Agent_OnLoad or attach, with the JVMTI setup: the events' indexes if the VM has them. The
- * capability is added at the first start that takes the mount events (fx_vthreads_start). */
+/* Agent_OnLoad or attach, with the JVMTI setup: the capability (JVMTI calls on virtual threads
+ * work with it: lock=, alloc=, validate; it costs a mount nothing measurable on top of what any
+ * JVMTI environment costs, docs/BENCHMARKS.md) and the events' indexes, if the VM has them. */
 void fx_vthreads_setup(jvmtiEnv *jvmti)
 {
     jvmtiPhase phase = JVMTI_PHASE_LIVE;
     vt.at_launch =
             (*jvmti)->GetPhase(jvmti, &phase) == JVMTI_ERROR_NONE && phase == JVMTI_PHASE_ONLOAD;
-    jvmtiCapabilities pot;
-    memset(&pot, 0, sizeof(pot));
-    if ((*jvmti)->GetPotentialCapabilities(jvmti, &pot) != JVMTI_ERROR_NONE ||
-        !(((unsigned char *)&pot)[CAP_VT_BYTE] & CAP_VT_BIT))
-        return;
     jint n = 0;
     jvmtiExtensionEventInfo *ev = NULL;
     if ((*jvmti)->GetExtensionEvents(jvmti, &n, &ev) != JVMTI_ERROR_NONE)
@@ -203,7 +199,7 @@ void fx_vthreads_setup(jvmtiEnv *jvmti)
         (*jvmti)->Deallocate(jvmti, (unsigned char *)ev[i].short_description);
     }
     (*jvmti)->Deallocate(jvmti, (unsigned char *)ev);
-    if (mount < 0 || unmount < 0)
+    if (mount < 0 || unmount < 0 || !(vt.cap = add_capability(jvmti)))
         return;
     /* Field ids first (fx_vthreads_start), then the callbacks: see there. */
     __atomic_store_n(&vt.on, mount * 1000 + unmount + 1, __ATOMIC_RELEASE);
@@ -257,7 +253,7 @@ static bool mount_events(bool on)
     jvmtiEnv *jvmti = fx_jvmti();
     int ix = __atomic_load_n(&vt.on, __ATOMIC_ACQUIRE);
     int mount = (ix - 1) / 1000, unmount = (ix - 1) % 1000;
-    if (on && !vt.cap && !(vt.cap = add_capability(jvmti)))
+    if (on && !vt.cap)
         return false;
     /* An extension event needs its callback and, like any event, to be enabled by its index. */
     jvmtiEventMode mode = on ? JVMTI_ENABLE : JVMTI_DISABLE;
