@@ -501,7 +501,7 @@ static const char help_text[] =
         "  reply=PATH              append the outcome line to this existing file (default none)\n"
         "  validate[=REPORT.json]  check AsyncGetCallTrace against GetStackTrace (default off)\n"
         "  alloc=SIZE              sample allocations every SIZE bytes on average, live heap (default 0: off)\n"
-        "  vtwait=DURATION         mark virtual threads' waits of at least it with their stack, 0 off (default 10ms)\n"
+        "  vtwait=DURATION         mark virtual threads' waits of at least it with their stack, 0 off (default 0)\n"
         "  lockowner=on|off        with lock=: name the owner of monitors waited for at least lock=/2 (default on)\n"
         "  vtracks=N               virtual threads with a track of their own, 0..1024; the others under a root frame (default 32)\n"
         "DURATION: a whole number with a unit: ns, us, ms, s, m (minutes), h; e.g. 10ms\n"
@@ -525,7 +525,7 @@ void fx_options_defaults(struct fx_options *out)
             .memory_bytes = 64 * MIB,
             .ring_bytes = 256 * KIB,
             .cstack = FX_CSTACK_DWARF, /* docs/BENCHMARKS.md "cstack=dwarf": the best that works */
-            .vtwait_ns = 10 * NS_PER_MS, /* docs/BENCHMARKS.md "Virtual threads": cheap enough */
+            .vtwait_ns = 0, /* opt-in: it needs the mount events (docs/BENCHMARKS.md, issue 22) */
             .vtracks = 32,
     };
 }

@@ -243,6 +243,9 @@ void fx_model_vthreads_report(struct fx_profile *p)
             {"names overwritten in the name table (2048 slots)", mv.names_overwritten,
              FX_EXTRA_NONZERO},
     };
+    fx_profile_extra_str(p, "Virtual threads", "mounts tracked by", c.route);
+    if (c.why != NULL)
+        fx_profile_extra_str(p, "Virtual threads", "not by the JavaThread field because", c.why);
     for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++)
         fx_profile_extra_count(p, "Virtual threads", rows[i].label, (int64_t)rows[i].value,
                                rows[i].show);

@@ -38,6 +38,10 @@ struct fx_sigstate {
      * from a thread's JNIEnv (JavaThread::_jni_environment is inside the JavaThread); 0 unknown.
      * Set once (atomic) when threads.c first scans the threads (vmstructs.c). */
     long anchor_sp_off, anchor_pc_off;
+    /* Issue 22, mount tracking without events (vthreads.c): JavaThread::_monitor_owner_id as an
+     * offset from a thread's JNIEnv, non-zero while that is the way (else the mount events'
+     * slot in struct fx_thread is); a start sets or clears it. */
+    long vt_owner_off;
     struct fx_tid_slot table[FX_TID_SLOTS];
 };
 
@@ -166,6 +170,12 @@ bool fx_vmstructs_nmethod(uintptr_t code_addr, struct fx_nmethod_layout *out);
 void fx_vmstructs_publish_anchor(intptr_t env_offset);
 /* The frame size (words) of the CodeBlob whose code begins at code_addr (a stub), or -1. */
 int32_t fx_vmstructs_stub_frame_words(uintptr_t code_addr);
+/* JavaThread::_monitor_owner_id (JDK 24+: the java.lang.Thread id of what the thread runs, the
+ * mounted virtual thread's while one is) as an offset from a JNIEnv at env_offset in its
+ * JavaThread; 0 if VMStructs does not export it or it does not check out. */
+long fx_vmstructs_owner_id_env_offset(long env_offset);
+/* The same from the JavaThread itself, or -1. */
+long fx_vmstructs_owner_id_offset(void);
 
 /* --- vtwait.c: where virtual threads wait (issue 22), from vthreads.c's callbacks --- */
 

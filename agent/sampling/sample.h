@@ -184,11 +184,11 @@ struct fx_thread {
     /* Written by the wall sampler, read by the handler (atomics). */
     uint8_t wall_state;
 
-    /* Issue 22 (vthreads.c): written by this carrier's own mount and unmount callbacks, read by
-     * its own handler, which can interrupt a callback but not the reverse. vt_seq is odd while
-     * a callback writes vt_id, 0 until the first mount; vt_id 0 means none mounted. */
+    /* Issue 22 (vthreads.c): written by this carrier's own mount/unmount callbacks, read by its
+     * handler, which can interrupt them, not the reverse; vt_seq odd while vt_id changes, 0 until
+     * a mount; vt_id 0: none. java_tid: its Thread.tid (0 unknown), set before registration. */
     uint32_t vt_seq;
-    uint64_t vt_id;
+    uint64_t vt_id, java_tid;
 
     /* Written by the handler only (this thread's producer side), read relaxed by the drain. */
     uint64_t handler_ns;    /* thread CPU time in the handler, summed over the timed signals */

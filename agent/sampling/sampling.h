@@ -193,10 +193,9 @@ void fx_probe_stats(struct fx_probe_stats *out);
 
 /* --- vthreads.c: the virtual thread each carrier runs (issue 22, JDK 21+) --- */
 
-/* With the JVMTI setup: can_support_virtual_threads and the mount/unmount extension events,
- * if the VM has them (enabled at the next fx_vthreads_start). */
+/* With the JVMTI setup: the mount events' indexes, if the VM has them (vthreads.c). */
 void fx_vthreads_setup(jvmtiEnv *jvmti);
-/* A start: the fields the callbacks read, then the events on. */
+/* A start: the fields the callbacks read, then the way this recording tracks mounts. */
 void fx_vthreads_start(JNIEnv *jni);
 /* Mount tracking runs. */
 bool fx_vthreads_on(void);
@@ -209,6 +208,7 @@ struct fx_vthread_name {
 size_t fx_vthreads_take_names(struct fx_vthread_name *out, size_t cap);
 struct fx_vthreads_counts {
     uint64_t mounts, unmounts, no_carrier, names_read, names_queued, names_lost;
+    const char *route, *why; /* how mounts are tracked; why not by the JavaThread field */
 };
 void fx_vthreads_counts(struct fx_vthreads_counts *out);
 /* A new recording: the counts from zero (fx_sampling_new_recording, also vtwait's). */

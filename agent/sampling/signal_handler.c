@@ -254,12 +254,28 @@ static uint8_t recover_any_sigsafe(struct fx_thread *t, void *ucontext, fx_asgct
 }
 #endif
 
-/* Signal-safe: the virtual thread mounted on this carrier (struct fx_thread, vt_seq/vt_id).
- * Only this thread's mount and unmount callbacks write the slot and this handler may have
- * interrupted one of them, never the reverse, so compiler fences order the reads (a seqlock
- * whose writer cannot run while the reader does). */
+/* Signal-safe: the virtual thread mounted on this carrier. With fx_sig.vt_owner_off (JDK 24+,
+ * no mount events): JavaThread::_monitor_owner_id, which HotSpot sets to the mounted virtual
+ * thread's id at each mount and back to the carrier's own at each unmount, read with one aligned
+ * load in this thread's own JavaThread (its JNIEnv lies inside it; vmstructs.c checked the offset
+ * against the JavaThread's size). Else the slot the mount events write (struct fx_thread,
+ * vt_seq/vt_id): only this thread's mount and unmount callbacks write it and this handler may
+ * have interrupted one of them, never the reverse, so compiler fences order the reads (a
+ * seqlock whose writer cannot run while the reader does). */
 static uint8_t vthread_sigsafe(const struct fx_thread *t, uint64_t *id)
 {
+    long off = __atomic_load_n(&fx_sig.vt_owner_off, __ATOMIC_RELAXED);
+    if (off != 0) {
+        *id = 0;
+        if (t->env == NULL || t->java_tid == 0)
+            return FX_VT_NONE;
+        int64_t owner = __atomic_load_n((const int64_t *)(const void *)((const char *)t->env + off),
+                                        __ATOMIC_RELAXED);
+        if (owner <= 0 || (uint64_t)owner == t->java_tid)
+            return FX_VT_NONE;
+        *id = (uint64_t)owner;
+        return FX_VT_ID;
+    }
     uint32_t seq = __atomic_load_n(&t->vt_seq, __ATOMIC_RELAXED);
     __atomic_signal_fence(__ATOMIC_ACQUIRE);
     *id = __atomic_load_n(&t->vt_id, __ATOMIC_RELAXED);

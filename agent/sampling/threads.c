@@ -222,6 +222,27 @@ static int buffers_alloc(struct fx_thread *t)
     return rc == FX_OK && t->frames != NULL ? FX_OK : FX_ENOMEM;
 }
 
+/* java.lang.Thread.tid of a thread (0 unknown): the handler tells a carrier's own code from a
+ * mounted virtual thread's by it (signal_handler.c, vthread_sigsafe). */
+static int64_t java_tid_of(JNIEnv *jni, jthread thread)
+{
+    static jfieldID tid_field; /* atomic: looked up once, the same on every thread */
+    jfieldID f = __atomic_load_n(&tid_field, __ATOMIC_RELAXED);
+    if (f == NULL) {
+        jclass c = (*jni)->FindClass(jni, "java/lang/Thread");
+        if (c != NULL) {
+            f = (*jni)->GetFieldID(jni, c, "tid", "J");
+            (*jni)->DeleteLocalRef(jni, c);
+        }
+        if ((*jni)->ExceptionCheck(jni))
+            (*jni)->ExceptionClear(jni);
+        if (f == NULL)
+            return 0;
+        __atomic_store_n(&tid_field, f, __ATOMIC_RELAXED);
+    }
+    return (int64_t)(*jni)->GetLongField(jni, thread, f);
+}
+
 /* Everything the handler will read, allocated before the thread is published. */
 static struct fx_thread *thread_new(JNIEnv *jni, jthread thread, char *name, pid_t tid, JNIEnv *env)
 {
@@ -238,6 +259,7 @@ static struct fx_thread *thread_new(JNIEnv *jni, jthread thread, char *name, pid
         goto out_free_thread;
     if (thread != NULL && (t->ref = (*jni)->NewGlobalRef(jni, thread)) == NULL) /* vm_threads.c */
         goto out_free_thread;
+    t->java_tid = thread != NULL ? (uint64_t)java_tid_of(jni, thread) : 0;
     return t;
 out_free_thread:
     thread_free(jni, t);

@@ -4,7 +4,9 @@
  *  - Thread::_osthread and OSThread::_thread_id: the kernel tid of a thread fxagent did not see
  *    start; JavaThread::_stack_base/_stack_size: its stack;
  *  - the code heaps' segment maps and the CodeBlob/nmethod fields that give an nmethod's
- *    verified entry, frame-complete offset, compile id and OSR bci (stack recovery, issue 20).
+ *    verified entry, frame-complete offset, compile id and OSR bci (stack recovery, issue 20);
+ *  - JavaThread::_monitor_owner_id (JDK 24+): the java.lang.Thread id of the thread the carrier
+ *    runs, its own or the mounted virtual thread's (issue 22: mount tracking without events).
  * Nothing here is written. Every read is of a live JVM structure outside signal context; a
  * missing symbol or field only disables the one use that needs it. */
 #include "internal.h"
@@ -31,8 +33,10 @@ static struct {
     long thread_state;             /* JavaThread::_thread_state (issue 22: is a carrier blocked) */
     long anchor, last_sp, last_pc; /* JavaThread::_anchor, JavaFrameAnchor fields */
     long frame_size;               /* CodeBlob::_frame_size (int, in words) */
-} vs = {-1, -1, -1, -1, -1, -1, -1,   0,  -1, -1, -1, -1, -1,
-        -1, -1, -1, -1, -1, -1, NULL, -1, -1, -1, -1, -1, -1};
+    long owner_id;                 /* JavaThread::_monitor_owner_id (int64_t, JDK 24+) */
+    long java_thread_size;         /* sizeof(JavaThread), from the types table */
+} vs = {-1, -1, -1, -1, -1, -1,   -1, 0,  -1, -1, -1, -1, -1, -1,
+        -1, -1, -1, -1, -1, NULL, -1, -1, -1, -1, -1, -1, -1, -1};
 
 static uint64_t sym_u64(const char *name, bool *ok)
 {
@@ -70,6 +74,9 @@ static void match_anchor(const char *type, const char *field, const char *ftype,
         vs.last_pc = o;
     else if (is(type, "CodeBlob") && is(field, "_frame_size") && width(ftype) == 4)
         vs.frame_size = o;
+    else if (is(type, "JavaThread") && is(field, "_monitor_owner_id") &&
+             (is(ftype, "int64_t") || is(ftype, "jlong")))
+        vs.owner_id = o;
 }
 
 static void match(const char *type, const char *field, const char *ftype, uint64_t off)
@@ -132,6 +139,8 @@ static void load_types(void)
             break;
         if (is(type, "HeapBlock"))
             vs.heap_block_size = (long)*(const uint64_t *)(e + size_off);
+        else if (is(type, "JavaThread"))
+            vs.java_thread_size = (long)*(const uint64_t *)(e + size_off);
     }
 }
 
@@ -298,4 +307,22 @@ int32_t fx_vmstructs_stub_frame_words(uintptr_t code_addr)
     if (blob == NULL || code_begin_of(blob) != code_addr)
         return -1;
     return *(const int32_t *)(blob + vs.frame_size);
+}
+
+/* Checked here, not in the handler: the field lies inside the JavaThread the types table sizes,
+ * 8-byte aligned (one load, never torn); the handler reads it at this offset from its own
+ * JNIEnv, in its own live JavaThread. */
+long fx_vmstructs_owner_id_env_offset(long env)
+{
+    pthread_once(&once, load);
+    if (env <= 0 || vs.owner_id <= 0 || vs.owner_id % 8 != 0 || vs.java_thread_size <= 0 ||
+        vs.owner_id + 8 > vs.java_thread_size || env >= vs.java_thread_size)
+        return 0;
+    return vs.owner_id - env;
+}
+
+long fx_vmstructs_owner_id_offset(void)
+{
+    pthread_once(&once, load);
+    return vs.owner_id;
 }

@@ -1,6 +1,16 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* Virtual threads (issue 22), the sampling side: which virtual thread each carrier runs.
- *  - JVMTI 21+: the capability can_support_virtual_threads and HotSpot's extension events
+/* Virtual threads (issue 22), the sampling side: which virtual thread each carrier runs, one of
+ * two ways chosen at each start (the profile's meta.extra "Virtual threads" says which):
+ *  - "JavaThread field" (JDK 24+, agent loaded at launch, vtwait=0, not validate mode): no mount
+ *    events. HotSpot keeps in JavaThread::_monitor_owner_id the java.lang.Thread id of what the
+ *    carrier runs (Thread.setCurrentThread, at each mount and unmount); VMStructs exports its
+ *    offset and the handler reads it in its own JavaThread (signal_handler.c, fx_sig.vt_owner_off).
+ *    Names come from the standard VirtualThreadStart event, once per virtual thread, in a JVMTI
+ *    environment of our own (the main one's callbacks table is sized by the headers we build
+ *    against, which may predate it). The mount events cost ~0.25 us per mount and unmount pair
+ *    on a yield loop (docs/BENCHMARKS.md), which this way does not pay.
+ *  - "mount events", else (JDK 21-23, an attach, vtwait= on, validate mode):
+ *    the capability can_support_virtual_threads and HotSpot's extension events
  *    com.sun.hotspot.events.VirtualThreadMount / VirtualThreadUnmount (GetExtensionEvents,
  *    SetExtensionEventCallback; a non-NULL callback enables them). HotSpot posts Mount after
  *    VirtualThreadStart and Unmount before VirtualThreadEnd, so the two events cover a virtual
@@ -15,6 +25,7 @@
  *    JavaThread is blocked (fx_vthreads_wall_state); so is one whose JVMTI state says it
  *    carries one while its slot saw no mount yet (mounted before the agent attached).
  * On JDK < 21 (no such events) everything here stays off and costs nothing.
+ * Not read by the handler: the field's offset is published in fx_sig.vt_owner_off.
  * It calls only base/; threads.c and the handler do not call it. */
 #include "internal.h"
 
@@ -24,27 +35,40 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#define MOUNT_EVENT   "com.sun.hotspot.events.VirtualThreadMount"
-#define UNMOUNT_EVENT "com.sun.hotspot.events.VirtualThreadUnmount"
-#define SEEN_SLOTS    16384 /* power of two: ids whose name was read (a cache, not a set) */
-#define NAME_QUEUE    1024
+#define MOUNT_EVENT    "com.sun.hotspot.events.VirtualThreadMount"
+#define UNMOUNT_EVENT  "com.sun.hotspot.events.VirtualThreadUnmount"
+#define SEEN_SLOTS     16384 /* power of two: ids whose name was read (a cache, not a set) */
+#define VT_START_EVENT 87    /* JVMTI_EVENT_VIRTUAL_THREAD_START (JDK 21+ headers only) */
+#define NAME_QUEUE     1024
 
 /* jvmtiCapabilities.can_support_virtual_threads (JDK 21+) is bit 4 of byte 5; the headers the
  * agent builds against may be JDK 17's, where that bit is still padding. */
 #define CAP_VT_BYTE 5
 #define CAP_VT_BIT  0x10
 
+enum route {
+    ROUTE_OFF,
+    ROUTE_FIELD,
+    ROUTE_EVENTS
+};
+static const char *const route_names[] = {"off", "JavaThread field", "mount events"};
+
 static struct {
-    int on; /* atomic: the events are enabled */
+    int on; /* atomic: the events exist (their indexes), set by fx_vthreads_setup */
+    bool at_launch, cap, events_on;
+    enum route route;    /* this recording's */
+    const char *why;     /* why not the JavaThread field, NULL if it is */
+    jvmtiEnv *names_env; /* our own environment for VirtualThreadStart (the field's names) */
     jfieldID tid_field, name_field, eetop;
     long thread_state_off;                         /* JavaThread::_thread_state, -1 unknown */
+    long owner_off;                                /* JavaThread::_monitor_owner_id, -1 */
     uint64_t mounts, unmounts, no_carrier;         /* atomic */
     uint64_t names_read, names_queued, names_lost; /* atomic */
     uint64_t seen[SEEN_SLOTS];                     /* atomic: direct-mapped */
     pthread_mutex_t lock;                          /* the queue; held for a copy only */
     uint32_t n;
     struct fx_vthread_name q[NAME_QUEUE];
-} vt = {.thread_state_off = -1, .lock = PTHREAD_MUTEX_INITIALIZER};
+} vt = {.thread_state_off = -1, .owner_off = -1, .lock = PTHREAD_MUTEX_INITIALIZER};
 
 /* The kernel tid, cached: a gettid system call per mount would cost ~1 us at 100k mounts/s.
  * Not read in signal context (the handler keeps to its tid table). */
@@ -137,18 +161,27 @@ static void JNICALL on_unmount(jvmtiEnv *jvmti, ...)
     }
 }
 
-/* Agent_OnLoad or attach, with the JVMTI setup: the capability if the VM has it. */
-void fx_vthreads_setup(jvmtiEnv *jvmti)
+/* The capability on an environment; false if the VM lacks it or refuses. */
+static bool add_capability(jvmtiEnv *jvmti)
 {
     jvmtiCapabilities pot, want;
     memset(&pot, 0, sizeof(pot));
     memset(&want, 0, sizeof(want));
     if ((*jvmti)->GetPotentialCapabilities(jvmti, &pot) != JVMTI_ERROR_NONE ||
         !(((unsigned char *)&pot)[CAP_VT_BYTE] & CAP_VT_BIT))
-        return;
+        return false;
     ((unsigned char *)&want)[CAP_VT_BYTE] |= CAP_VT_BIT;
-    if ((*jvmti)->AddCapabilities(jvmti, &want) != JVMTI_ERROR_NONE)
-        return;
+    return (*jvmti)->AddCapabilities(jvmti, &want) == JVMTI_ERROR_NONE;
+}
+
+/* Agent_OnLoad or attach, with the JVMTI setup: the capability (JVMTI calls on virtual threads
+ * work with it: lock=, alloc=, validate; it costs a mount nothing measurable on top of what any
+ * JVMTI environment costs, docs/BENCHMARKS.md) and the events' indexes, if the VM has them. */
+void fx_vthreads_setup(jvmtiEnv *jvmti)
+{
+    jvmtiPhase phase = JVMTI_PHASE_LIVE;
+    vt.at_launch =
+            (*jvmti)->GetPhase(jvmti, &phase) == JVMTI_ERROR_NONE && phase == JVMTI_PHASE_ONLOAD;
     jint n = 0;
     jvmtiExtensionEventInfo *ev = NULL;
     if ((*jvmti)->GetExtensionEvents(jvmti, &n, &ev) != JVMTI_ERROR_NONE)
@@ -166,45 +199,138 @@ void fx_vthreads_setup(jvmtiEnv *jvmti)
         (*jvmti)->Deallocate(jvmti, (unsigned char *)ev[i].short_description);
     }
     (*jvmti)->Deallocate(jvmti, (unsigned char *)ev);
-    if (mount < 0 || unmount < 0)
+    if (mount < 0 || unmount < 0 || !(vt.cap = add_capability(jvmti)))
         return;
     /* Field ids first (fx_vthreads_start), then the callbacks: see there. */
     __atomic_store_n(&vt.on, mount * 1000 + unmount + 1, __ATOMIC_RELEASE);
 }
 
-/* A start (VMInit, attach, restart), with JNI: the fields the callbacks read, then the events. */
+/* VirtualThreadStart (our own environment, the JavaThread field's way): the thread's name, once.
+ * It runs on the new virtual thread, mounted. */
+static void JNICALL on_vthread_start(jvmtiEnv *jvmti, JNIEnv *jni, jthread vthread)
+{
+    (void)jvmti;
+    if (jni == NULL || vthread == NULL)
+        return;
+    uint64_t id = (uint64_t)(*jni)->GetLongField(jni, vthread, vt.tid_field);
+    __atomic_store_n(&vt.seen[(id * 0x9E3779B97F4A7C15ull) >> 50], id, __ATOMIC_RELAXED);
+    queue_name(jni, vthread, id);
+}
+
+/* Our own JVMTI environment for the names (the capability lives there, not in the main one);
+ * once per JVM. false if the VM has no such event or refuses. The callbacks table is indexed
+ * from VMInit (50) and this event is 87: a table of our own, as the headers we build against
+ * may predate it. */
+typedef void(JNICALL *event_fn)(void);
+static event_fn names_cb[VT_START_EVENT - JVMTI_EVENT_VM_INIT + 1];
+
+static bool names_env(void)
+{
+    if (vt.names_env != NULL)
+        return true;
+    JavaVM *vm = fx_jvm();
+    jvmtiEnv *env = NULL;
+    if (vm == NULL || (*vm)->GetEnv(vm, (void **)&env, JVMTI_VERSION_1_2) != JNI_OK || env == NULL)
+        return false;
+    names_cb[VT_START_EVENT - JVMTI_EVENT_VM_INIT] = (event_fn)on_vthread_start;
+    if (!add_capability(env) ||
+        (*env)->SetEventCallbacks(env, (const jvmtiEventCallbacks *)(const void *)names_cb,
+                                  (jint)sizeof(names_cb)) != JVMTI_ERROR_NONE ||
+        (*env)->SetEventNotificationMode(env, JVMTI_ENABLE, (jvmtiEvent)VT_START_EVENT, NULL) !=
+                JVMTI_ERROR_NONE) {
+        (*env)->DisposeEnvironment(env);
+        return false;
+    }
+    vt.names_env = env;
+    return true;
+}
+
+/* The mount events on (the capability first, once) or off. */
+static bool mount_events(bool on)
+{
+    if (on == vt.events_on)
+        return true;
+    jvmtiEnv *jvmti = fx_jvmti();
+    int ix = __atomic_load_n(&vt.on, __ATOMIC_ACQUIRE);
+    int mount = (ix - 1) / 1000, unmount = (ix - 1) % 1000;
+    if (on && !vt.cap)
+        return false;
+    /* An extension event needs its callback and, like any event, to be enabled by its index. */
+    jvmtiEventMode mode = on ? JVMTI_ENABLE : JVMTI_DISABLE;
+    if ((on && ((*jvmti)->SetExtensionEventCallback(jvmti, mount, (jvmtiExtensionEvent)on_mount) !=
+                        JVMTI_ERROR_NONE ||
+                (*jvmti)->SetExtensionEventCallback(
+                        jvmti, unmount, (jvmtiExtensionEvent)on_unmount) != JVMTI_ERROR_NONE)) ||
+        (*jvmti)->SetEventNotificationMode(jvmti, mode, (jvmtiEvent)mount, NULL) !=
+                JVMTI_ERROR_NONE ||
+        (*jvmti)->SetEventNotificationMode(jvmti, mode, (jvmtiEvent)unmount, NULL) !=
+                JVMTI_ERROR_NONE)
+        return false;
+    vt.events_on = on;
+    return true;
+}
+
+/* Why this start cannot take the JavaThread field (NULL if it can); jni is the caller's. */
+static const char *field_refused(JNIEnv *jni, long *off)
+{
+    *off = 0;
+    if (!vt.at_launch)
+        return "agent attached (threads mounted before have no name but at a mount)";
+    if (fx_opt()->vtwait_ns > 0)
+        return "vtwait= on (waits are timed by the mount events)";
+    if (fx_opt()->validate)
+        return "validate mode";
+    jthread self = NULL;
+    jvmtiEnv *jvmti = fx_jvmti();
+    if (vt.eetop == NULL || (*jvmti)->GetCurrentThread(jvmti, &self) != JVMTI_ERROR_NONE)
+        return "no java.lang.Thread.eetop";
+    jlong jt = (*jni)->GetLongField(jni, self, vt.eetop);
+    (*jni)->DeleteLocalRef(jni, self);
+    *off = jt != 0 ? fx_vmstructs_owner_id_env_offset((long)((intptr_t)jni - (intptr_t)jt)) : 0;
+    if (*off == 0)
+        return "JavaThread::_monitor_owner_id not in VMStructs (JDK < 24)";
+    if (!names_env())
+        return "no VirtualThreadStart event for the names";
+    return NULL;
+}
+
+/* A start (VMInit, attach, restart), with JNI: the fields the callbacks read, then the way. */
 void fx_vthreads_start(JNIEnv *jni)
 {
     int on = __atomic_load_n(&vt.on, __ATOMIC_ACQUIRE);
     if (on <= 0)
         return;
     fx_vtwait_start(fx_opt()->vtwait_ns);
-    if (vt.tid_field != NULL)
-        return;
-    jclass c = (*jni)->FindClass(jni, "java/lang/Thread");
-    if (c != NULL) {
-        vt.tid_field = (*jni)->GetFieldID(jni, c, "tid", "J");
-        vt.name_field = (*jni)->GetFieldID(jni, c, "name", "Ljava/lang/String;");
-        vt.eetop = (*jni)->GetFieldID(jni, c, "eetop", "J");
-        (*jni)->DeleteLocalRef(jni, c);
+    if (vt.tid_field == NULL) {
+        jclass c = (*jni)->FindClass(jni, "java/lang/Thread");
+        if (c != NULL) {
+            vt.tid_field = (*jni)->GetFieldID(jni, c, "tid", "J");
+            vt.name_field = (*jni)->GetFieldID(jni, c, "name", "Ljava/lang/String;");
+            vt.eetop = (*jni)->GetFieldID(jni, c, "eetop", "J");
+            (*jni)->DeleteLocalRef(jni, c);
+        }
+        if ((*jni)->ExceptionCheck(jni))
+            (*jni)->ExceptionClear(jni);
+        vt.thread_state_off = fx_vmstructs_thread_state_offset();
+        vt.owner_off = fx_vmstructs_owner_id_offset();
     }
-    if ((*jni)->ExceptionCheck(jni))
-        (*jni)->ExceptionClear(jni);
-    vt.thread_state_off = fx_vmstructs_thread_state_offset();
     if (vt.tid_field == NULL)
         return;
-    jvmtiEnv *jvmti = fx_jvmti();
-    int mount = (on - 1) / 1000, unmount = (on - 1) % 1000;
-    /* An extension event needs its callback and, like any event, to be enabled by its index. */
-    if ((*jvmti)->SetExtensionEventCallback(jvmti, mount, (jvmtiExtensionEvent)on_mount) !=
-                JVMTI_ERROR_NONE ||
-        (*jvmti)->SetExtensionEventCallback(jvmti, unmount, (jvmtiExtensionEvent)on_unmount) !=
-                JVMTI_ERROR_NONE ||
-        (*jvmti)->SetEventNotificationMode(jvmti, JVMTI_ENABLE, (jvmtiEvent)mount, NULL) !=
-                JVMTI_ERROR_NONE ||
-        (*jvmti)->SetEventNotificationMode(jvmti, JVMTI_ENABLE, (jvmtiEvent)unmount, NULL) !=
-                JVMTI_ERROR_NONE)
+    long off = 0;
+    vt.why = field_refused(jni, &off);
+    if (vt.why == NULL && mount_events(false)) {
+        vt.route = ROUTE_FIELD;
+        __atomic_store_n(&fx_sig.vt_owner_off, off, __ATOMIC_RELEASE);
+        return;
+    }
+    __atomic_store_n(&fx_sig.vt_owner_off, 0L, __ATOMIC_RELEASE);
+    vt.route = ROUTE_EVENTS;
+    if (vt.why == NULL)
+        vt.why = "the mount events could not be turned off";
+    if (!mount_events(true)) {
+        vt.route = ROUTE_OFF;
         fx_log("virtual thread mount events could not be enabled: samples name carriers only");
+    }
 }
 
 bool fx_vthreads_on(void)
@@ -231,6 +357,8 @@ void fx_vthreads_counts(struct fx_vthreads_counts *out)
     out->names_read = __atomic_load_n(&vt.names_read, __ATOMIC_RELAXED);
     out->names_queued = __atomic_load_n(&vt.names_queued, __ATOMIC_RELAXED);
     out->names_lost = __atomic_load_n(&vt.names_lost, __ATOMIC_RELAXED);
+    out->route = route_names[vt.route];
+    out->why = vt.route == ROUTE_FIELD ? NULL : vt.why;
 }
 
 /* The mount events stay on while stopped (vtwait.c): atomic stores, as their adds. The name
@@ -260,19 +388,36 @@ static bool carrying_by_state(jint s)
            !(s & WAIT_REASONS);
 }
 
+/* The carrier's JavaThread (java.lang.Thread.eetop), 0 if it has none or is unknown. */
+static jlong java_thread(JNIEnv *jni, const struct fx_thread *t)
+{
+    return vt.eetop != NULL && t->ref != NULL ? (*jni)->GetLongField(jni, t->ref, vt.eetop) : 0;
+}
+
+/* Carries a virtual thread now: by the JavaThread field (its way), else by the events' slot or,
+ * mounted before the agent attached (the slot saw no mount yet), by its JVMTI state. */
+static bool carrying(jlong jt, const struct fx_thread *t, jint jvmti_state)
+{
+    if (__atomic_load_n(&fx_sig.vt_owner_off, __ATOMIC_ACQUIRE) != 0) {
+        int64_t owner = 0;
+        if (jt != 0 && vt.owner_off > 0)
+            memcpy(&owner, (const char *)(intptr_t)jt + vt.owner_off, sizeof(owner));
+        return owner > 0 && t->java_tid != 0 && (uint64_t)owner != t->java_tid;
+    }
+    return __atomic_load_n(&t->vt_id, __ATOMIC_RELAXED) != 0 ||
+           (__atomic_load_n(&vt.on, __ATOMIC_ACQUIRE) > 0 &&
+            __atomic_load_n(&t->vt_seq, __ATOMIC_RELAXED) == 0 && carrying_by_state(jvmti_state));
+}
+
 uint8_t fx_vthreads_wall_state(JNIEnv *jni, const struct fx_thread *t, jint jvmti_state,
                                uint8_t carrier_state)
 {
-    if (__atomic_load_n(&t->vt_id, __ATOMIC_RELAXED) == 0 &&
-        !(__atomic_load_n(&vt.on, __ATOMIC_ACQUIRE) > 0 &&
-          __atomic_load_n(&t->vt_seq, __ATOMIC_RELAXED) == 0 && carrying_by_state(jvmti_state)))
+    jlong jt = java_thread(jni, t);
+    if (!carrying(jt, t, jvmti_state))
         return carrier_state;
     /* HotSpot reports a carrier as WAITING while it carries a virtual thread, whatever that
      * thread does: the carrier's JavaThread says whether it runs or is blocked. */
-    jlong jt = vt.eetop != NULL && vt.thread_state_off >= 0
-                       ? (*jni)->GetLongField(jni, t->ref, vt.eetop)
-                       : 0;
-    if (jt == 0)
+    if (jt == 0 || vt.thread_state_off < 0)
         return FX_WS_RUNNABLE;
     int32_t st;
     memcpy(&st, (const char *)(intptr_t)jt + vt.thread_state_off, sizeof(st));

@@ -75,9 +75,10 @@ def group(name):
     return m.group(1) if m else None
 
 
-def check_cpu(run, label):
-    th = load(run, "cpu")
+def check_cpu(run, label, name="cpu"):
+    th = load(run, name)
     vts = {n: f for n, f in th.items() if group(n)}
+    label = f"{label}: {name}" if name != "cpu" else label
     check(len(vts) == 6, f"{label}: cpu: 6 virtual thread tracks alpha-N/beta-N ({sorted(vts)})")
     own = {n: total(f, r"Burner\.run$") for n, f in vts.items()}
     wrong = sum(total(f, "betaWork" if group(n) == "alpha" else "alphaWork")
@@ -92,7 +93,7 @@ def check_cpu(run, label):
         check(wrong <= 0.01 * all_vt,
               f"{label}: cpu: {wrong} of {all_vt} on another virtual thread's track (<= 1 %)")
     units = {}
-    for line in open(os.path.join(run, "cpu.out"), encoding="utf-8"):
+    for line in open(os.path.join(run, f"{name}.out"), encoding="utf-8"):
         m = re.match(r"units (\S+) (\d+)$", line.strip())
         if m:
             units[m.group(1)] = int(m.group(2))
@@ -127,8 +128,9 @@ def check_wall(run, label):
               f"label (<= 2 %; {preempted} runnable but not on CPU)")
 
 
-def check_pinned(run, label):
-    th = load(run, "pinned")
+def check_pinned(run, label, name="pinned"):
+    th = load(run, name)
+    label = f"{label}: {name}" if name != "pinned" else label
     pins = {n: f for n, f in th.items() if n.startswith("pinned-")}
     check(len(pins) == 2, f"{label}: pinned: 2 tracks pinned-N ({sorted(pins)})")
     for n, f in pins.items():
@@ -223,6 +225,20 @@ def check_review(run, label):
                       f"({sorted(set(map(str, got)))})")
 
 
+def check_route(run, label):
+    """vtwait=0 on JDK 24+ tracks mounts by the carrier's JavaThread field (no mount events);
+    the default vtwait=10ms by the mount events; earlier JDKs by the events, saying why."""
+    major = int(os.environ.get("VT_JDK_MAJOR", "0"))
+    for name, want in (("field", "JavaThread field" if major >= 24 else "mount events"),
+                       ("fieldpin", "JavaThread field" if major >= 24 else "mount events"),
+                       ("cpu", "mount events")):
+        extra = {e["label"]: e["value"] for g, e in extra_entries(profile(run, name).doc)
+                 if g == "Virtual threads"}
+        got = extra.get("mounts tracked by")
+        check(got == want, f"{label}: {name}: mounts tracked by {got!r} (want {want!r}; "
+              f"{extra.get('not by the JavaThread field because')!r})")
+
+
 def main():
     if sys.argv[1] == "dump":
         dump(sys.argv[2])
@@ -232,8 +248,11 @@ def main():
         return 0
     label, run = sys.argv[3], sys.argv[4]
     check_cpu(run, label)
+    check_cpu(run, label, "field")
+    check_route(run, label)
     check_wall(run, label)
     check_pinned(run, label)
+    check_pinned(run, label, "fieldpin")
     check_waits(run, label)
     check_review(run, label)
     return CK.exit_code()

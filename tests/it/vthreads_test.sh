@@ -10,7 +10,7 @@
 #          label (their carriers are WAITING to JVMTI while they run);
 #   pinned 2 virtual threads sleeping inside a class initializer: >= 50 % of their samples are
 #          "[state: pinned]";
-#   waits  4 virtual threads sleeping 20 ms and 2 blocked on a queue, default vtwait=10ms: each
+#   waits  4 virtual threads sleeping 20 ms and 2 blocked on a queue, vtwait=10ms: each
 #          has a track whose "Virtual thread wait" markers number its own count of waits
 #          (90 % to +2), last >= 10 ms, and carry the stack it waited in (waiterSleep or
 #          takerTake under java.lang.VirtualThread's park);
@@ -19,6 +19,10 @@
 #          cpu/wall/pinned; [state: pinned] is Idle/Pinned; wall has "[idle]" samples on the
 #          virtual threads' tracks; cpu has no wait marker on the yielding alpha/beta threads
 #          (yields counted in meta.extra); each waiter's marker has kind sleep, each taker's park;
+#   field, fieldpin  cpu and pinned again with vtwait=0: on JDK 24+ mounts are tracked by the
+#          carrier's JavaThread::_monitor_owner_id (no mount events; meta.extra "mounts tracked
+#          by" says which way), with the same checks as cpu and pinned (cpu, wall,
+#          pinned and waits set vtwait=10ms: they check the mount events' way);
 #   churn  100k short-lived virtual threads with loop=1s dumps and memory=16m: exits 0, no
 #          hs_err, fxcheck accepts every file, profiler-cli loads the last.
 # Read through profiler-cli (vthreads_check.py). Fails on a build without mount tracking (no
@@ -40,17 +44,19 @@ run() {
     vt_java "$name" "$carriers" "quiet,file=$FXAGENT_RUN_DIR/$name.json.gz,$opts" "$@"
 }
 
-run cpu 2 mode=cpu,interval=10ms groups 6
-run wall 2 mode=wall,interval=10ms groups 4
-run pinned 3 mode=wall,interval=10ms pinned 3
-run waits 2 mode=cpu,interval=10ms waits 3
+run cpu 2 mode=cpu,interval=10ms,vtwait=10ms groups 6
+run wall 2 mode=wall,interval=10ms,vtwait=10ms groups 4
+run pinned 3 mode=wall,interval=10ms,vtwait=10ms pinned 3
+run field 2 mode=cpu,interval=10ms,vtwait=0 groups 6
+run fieldpin 3 mode=wall,interval=10ms,vtwait=0 pinned 3
+run waits 2 mode=cpu,interval=10ms,vtwait=10ms waits 3
 run churn 2 mode=cpu,interval=1ms,loop=1s,memory=16m churn 100000
 grep -q "^churned 100000$" churn.out || it_fail "churn: the workload did not finish its threads"
 churn_last=$(find . -maxdepth 1 -name 'churn-*.json.gz' | sort -V | tail -n 1)
 [[ -n $churn_last ]] || it_fail "churn: loop=1s wrote no profile"
 
 pcli_setup
-for name in cpu wall pinned; do
+for name in cpu wall pinned field fieldpin; do
     pcli_load "$FXAGENT_RUN_DIR/$name.json.gz" || it_fail "profiler-cli could not load $name.json.gz"
     python3 "$IT_DIR/vthreads_check.py" dump "$name" || it_fail "profiler-cli could not read $name"
     profiler-cli stop --all >/dev/null 2>&1 || true
@@ -62,6 +68,6 @@ profiler-cli stop --all >/dev/null 2>&1 || true
 unset PCLI_SESSION
 pcli_load "$churn_last" || it_fail "profiler-cli could not load $churn_last"
 
-python3 "$IT_DIR/vthreads_check.py" check --label "$IT_NAME" "$FXAGENT_RUN_DIR" ||
+VT_JDK_MAJOR=$(fx_jdk_major "$IT_JDK") python3 "$IT_DIR/vthreads_check.py" check --label "$IT_NAME" "$FXAGENT_RUN_DIR" ||
     it_fail "virtual threads not shown as they ran (see above)"
 echo "$IT_NAME: OK"
