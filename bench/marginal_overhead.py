@@ -11,7 +11,9 @@ overhead.py's "fixed cost removed" subtracts an empty JVM's run, which does not 
 a real recording meets once (kernel frames make the dump read /proc/kallsyms: ~0.05 s of CPU),
 so it overstates short runs' overhead; the slope does not.
 usage: bench/marginal_overhead.py --agent SO [--baseline-agent SO] --jar fxagent-bench.jar
-           --jdk MAJOR=HOME... [--reps N] [--scales A,B] [--workloads A,B] [--opts OPTS]"""
+           --jdk MAJOR=HOME... [--reps N] [--scales A,B] [--workloads A,B] [--opts OPTS]
+           [--other NAME=JVMFLAGS]  (e.g. async-profiler: "ap=-agentpath:.../libasyncProfiler.so=
+           start,event=cpu,interval=10ms,file=/dev/null"; flags split on spaces)"""
 import argparse
 import os
 import statistics
@@ -44,6 +46,7 @@ def main():
     ap.add_argument("--scales", default="1,3")
     ap.add_argument("--workloads", default="CpuSingle,DeepStack,ManyThreads")
     ap.add_argument("--opts", default="mode=cpu,interval=10ms,quiet")
+    ap.add_argument("--other", action="append", default=[], help="NAME=JVMFLAGS")
     A = ap.parse_args()
     s1, s2 = (float(x) for x in A.scales.split(","))
     out = tempfile.mkdtemp(prefix="fxmarginal.")
@@ -51,6 +54,9 @@ def main():
     configs["fxagent"] = [f"-agentpath:{A.agent}={A.opts},file={out}/fx.json.gz"]
     if A.baseline_agent:
         configs["baseline"] = [f"-agentpath:{A.baseline_agent}={A.opts},file={out}/base.json.gz"]
+    for other in A.other:
+        name, flags = other.split("=", 1)
+        configs[name] = flags.split()
     cpu = {}
     for rep in range(A.reps):
         for jdk in A.jdk:
