@@ -34,7 +34,7 @@ cycles=${FXAGENT_CYCLES:-${2:-30}}
 stop_s=${FXAGENT_CYCLE_STOP_S:-3}
 rss_bound_kib=${FXAGENT_CYCLE_RSS_KIB:-8192}
 rss_first_kib=${FXAGENT_CYCLE_FIRST_KIB:-16384}
-malloc_bound_kib=${FXAGENT_CYCLE_MALLOC_KIB:-768}
+malloc_bound_kib=${FXAGENT_CYCLE_MALLOC_KIB:-512}
 heap_growth_kib=${FXAGENT_CYCLE_HEAP_KIB:-256}
 heap_stopped_kib=${FXAGENT_CYCLE_HEAP_STOPPED_KIB:-4096}
 [[ -x ${FXPROF:-} ]] || it_fail "FXPROF is not set to the fxprof binary"
