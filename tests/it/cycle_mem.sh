@@ -71,12 +71,11 @@ mem_nmt_moves() {
                if (!n) printf "none" }' "$1" "$2"
 }
 
-# The mappings whose anonymous memory grew most between two copies of /proc/PID/smaps (by
-# address range): which part of the address space the rest is in (glibc's arenas are 64 MiB
-# mappings, thread stacks have the stack size, [heap] is the main arena).
+# The mappings whose anonymous memory grew most between two copies of /proc/PID/smaps, by
+# start address (a glibc arena's mapping grows at its end): where the rest is (glibc's thread
+# arenas are 64 MiB-aligned mappings, [heap] is its main arena).
 mem_smaps_moves() {
-    awk '/^[0-9a-f]+-[0-9a-f]+ / { key = $1; name[key] = ($6 == "" ? "anon" : $6)
- }
+    awk '/^[0-9a-f]+-[0-9a-f]+ / { key = $1; sub(/-.*/, "", key); name[key] = ($6 == "" ? "anon" : $6) }
          /^Anonymous:/ { if (FNR == NR) a[key] = $2; else b[key] = $2 }
          END { for (k in b) if (b[k] - a[k] >= 256) print b[k] - a[k], k, name[k] }' "$1" "$2" |
         sort -rn | head -n 6 | awk '{ printf "%s%s %s +%d", (n++ ? ", " : ""), $2, $3, $1 } END { if (!n) printf "none" }'
