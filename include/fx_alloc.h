@@ -4,6 +4,7 @@
 #ifndef FX_ALLOC_H
 #define FX_ALLOC_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 void *fx_malloc(size_t size);
@@ -31,6 +32,12 @@ struct fx_alloc_usage {
     size_t heap_bytes, blocks, pages_bytes;
 };
 void fx_alloc_usage(struct fx_alloc_usage *u);
+
+/* What glibc's malloc holds for the whole process (every arena, the JVM's and the libraries'
+ * blocks too): bytes in use and bytes taken from the system (mallinfo2). With the JVM's own
+ * count (NMT) and fx_alloc_usage, it tells malloc'd memory nobody counts (it.cycle's leak check).
+ * False where the C library does not say (not glibc, or a sanitizer's allocator in front). */
+bool fx_alloc_process_malloc(size_t *in_use, size_t *from_system);
 
 /* Tests only: the nth allocation from now fails (1 = the next one); 0 turns injection off. */
 void fx_alloc_fail_after(long n);

@@ -42,6 +42,19 @@ void fx_alloc_usage(struct fx_alloc_usage *u)
     u->pages_bytes = __atomic_load_n(&use.pages_bytes, __ATOMIC_RELAXED);
 }
 
+bool fx_alloc_process_malloc(size_t *in_use, size_t *from_system)
+{
+#if defined(__GLIBC__) && (__GLIBC__ > 2 || __GLIBC_MINOR__ >= 33)
+    struct mallinfo2 mi = mallinfo2(); /* sums every arena, under each arena's lock */
+    *in_use = mi.uordblks + mi.hblkhd;
+    *from_system = mi.arena + mi.hblkhd;
+    return mi.arena != 0; /* 0: another allocator (ASan's) serves malloc, glibc's is unused */
+#else
+    *in_use = *from_system = 0;
+    return false;
+#endif
+}
+
 void fx_alloc_fail_after(long n)
 {
     __atomic_store_n(&fail_countdown, n > 0 ? n : 0, __ATOMIC_SEQ_CST);

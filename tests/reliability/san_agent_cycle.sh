@@ -38,6 +38,7 @@ for jdk in "${homes[@]}"; do
     FXAGENT_JVM_PRELOAD=$libasan FXAGENT_LIB=$lib FXCHECK=$fxcheck FXAGENT_SERVER_JAR=$jar \
         FXPROF=$fxprof FXAGENT_RUN_DIR=$dir/run-$major FXAGENT_CYCLES=$cycles \
         FXAGENT_CYCLE_STOP_S=1 FXAGENT_CYCLE_RSS_KIB=4194304 FXAGENT_CYCLE_FIRST_KIB=4194304 \
+        FXAGENT_CYCLE_MALLOC_KIB=4194304 \
         bash "$root/tests/it/cycle_test.sh" "$jdk" || rc=1
 done
 if compgen -G "$dir/asan.*" >/dev/null; then
