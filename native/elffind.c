@@ -40,7 +40,7 @@ int fx_elf_symbol_vaddr(const char *path, const char *name, uint64_t *vaddr)
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
         return FX_EIO;
-    Elf *e = elf_begin(fd, ELF_C_READ, NULL);
+    Elf *e = elf_begin(fd, ELF_C_READ_MMAP, NULL); /* no copy of the file in the heap */
     int rc = e != NULL ? find_in(e, name, vaddr) : FX_EINVAL;
     if (e != NULL)
         elf_end(e);

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include <check.h>
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -176,6 +177,51 @@ START_TEST(test_alloc_injection_fails_exactly_once_across_threads)
 END_TEST
 
 /* The usage count follows every entry point and returns to where it was when all is freed. */
+/* A block of 256 KiB or more is a mapping of its own, never glibc's heap: glibc's dynamic mmap
+ * threshold rises when a big block is freed (as libelf's are), and after that a thread arena
+ * would hold the block, and keep its pages resident once it is freed. */
+START_TEST(test_alloc_large_blocks_are_own_mappings)
+{
+    free(malloc((size_t)8 << 20)); /* raises glibc's threshold, as libelf's blocks do */
+    struct fx_alloc_usage u0, u1;
+    fx_alloc_usage(&u0);
+    size_t used0 = 0, sys0 = 0, used1 = 0, sys1 = 0;
+    bool glibc = fx_alloc_process_malloc(&used0, &sys0);
+    size_t mib = (size_t)1 << 20;
+    unsigned char *p = fx_malloc(mib);
+    ck_assert_ptr_nonnull(p);
+    memset(p, 0x5a, mib);
+    if (glibc && fx_alloc_process_malloc(&used1, &sys1))
+        ck_assert_msg(used1 < used0 + mib / 2, "1 MiB came from malloc: in use %zu -> %zu", used0,
+                      used1);
+    fx_alloc_usage(&u1);
+    ck_assert_uint_ge(u1.heap_bytes - u0.heap_bytes, mib);
+    ck_assert_uint_eq(u1.blocks - u0.blocks, 1);
+    p = fx_reallocarray(p, 3, mib); /* larger: the bytes move with it */
+    ck_assert_ptr_nonnull(p);
+    ck_assert_int_eq(p[mib - 1], 0x5a);
+    ck_assert_int_eq(p[3 * mib - 1], 0);
+    p = fx_reallocarray(p, 1, 64); /* back into malloc's range */
+    ck_assert_ptr_nonnull(p);
+    ck_assert_int_eq(p[63], 0x5a);
+    char *z = fx_calloc(mib, 1);
+    ck_assert_ptr_nonnull(z);
+    ck_assert_int_eq(z[mib - 1], 0);
+    char *small = fx_reallocarray(NULL, 1, 100);
+    ck_assert_ptr_nonnull(small);
+    memset(small, 'x', 100);
+    small = fx_reallocarray(small, 1, mib); /* from malloc's range into a mapping */
+    ck_assert_ptr_nonnull(small);
+    ck_assert_int_eq(small[99], 'x');
+    fx_free(small);
+    fx_free(z);
+    fx_free(p);
+    fx_alloc_usage(&u1);
+    ck_assert_uint_eq(u1.heap_bytes, u0.heap_bytes);
+    ck_assert_uint_eq(u1.blocks, u0.blocks);
+}
+END_TEST
+
 START_TEST(test_alloc_usage_counts_live_blocks_and_pages)
 {
     struct fx_alloc_usage u0, u1, u2;
@@ -221,6 +267,7 @@ static Suite *alloc_suite(void)
     tcase_add_test(tc, test_alloc_strdup_and_strndup_copy);
     tcase_add_test(tc, test_alloc_grow_doubles_and_failure_keeps_the_array);
     tcase_add_test(tc, test_alloc_usage_counts_live_blocks_and_pages);
+    tcase_add_test(tc, test_alloc_large_blocks_are_own_mappings);
     suite_add_tcase(s, tc);
     tc = tcase_create("injection");
     tcase_add_test(tc, test_alloc_nth_allocation_fails_once);
