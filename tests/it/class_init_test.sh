@@ -8,8 +8,8 @@
 # ~40 ms of CPU) in every JVM, before the application could set jdk.virtualThreadScheduler.*.
 # (At a GC, the GC markers read the collector and cause through java.lang.management, which
 # initializes that stack once: documented in docs/ARCHITECTURE.md, and why this run has no GC.)
-# The controls: the log shows class initialization at all (-Xlog works on this JDK), and -Xlog:gc
-# shows no collection.
+# The control: the log shows class initialization at all (-Xlog works on this JDK); a GC, if one
+# happens, ends what is counted (-Xlog:gc gives its time).
 # usage: class_init_test.sh JDK_HOME
 set -euo pipefail
 source "$(dirname "$0")/it_lib.sh"
@@ -21,10 +21,14 @@ for mode in cpu wall; do
         "-agentpath:$FXAGENT_LIB=mode=$mode,interval=10ms,quiet,file=$mode.json.gz" \
         -cp "$FXAGENT_BENCH_JAR" fxagent.bench.CpuSingle rounds=150
     [[ $IT_RC -eq 0 ]] || it_fail "$mode: java exited $IT_RC"
-    ! grep -q 'Pause' "$mode.gc.log" || it_fail "$mode: the workload collected garbage (see $mode.gc.log)"
     n=$(grep -c 'Initializing' "$mode.init.log" || true)
     [[ $n -gt 100 ]] || it_fail "$mode: -Xlog:class+init logged $n initializations (expected > 100)"
-    ours=$(grep 'Initializing' "$mode.init.log" | grep 'by thread "fxagent' || true)
+    # A GC (unlikely with this heap, but a metadata threshold can start one) lets the GC markers
+    # initialize java.lang.management: only what came before the first pause counts.
+    gc_s=$(sed -n 's/^\[\([0-9.]*\)s\].*Pause.*/\1/p' "$mode.gc.log" | head -n 1)
+    [[ -z $gc_s ]] || echo "$IT_NAME: $mode: a GC at ${gc_s}s: initializations after it not counted"
+    ours=$(grep 'Initializing' "$mode.init.log" | grep 'by thread "fxagent' |
+        awk -v gc="${gc_s:-1e9}" '{ t = substr($1, 2) + 0 } t < gc + 0' || true)
     if [[ -n $ours ]]; then
         echo "$ours" | head -n 20 >&2
         it_fail "$mode: $(echo "$ours" | wc -l) classes initialized by an agent thread (above)"
