@@ -310,6 +310,16 @@ int fx_profile_extra_count(struct fx_profile *p, const char *group, const char *
                            int64_t value, enum fx_extra_show show);
 int fx_profile_extra_detail(struct fx_profile *p, const char *group, const char *label,
                             int64_t value);
+/* A group's figures as one table: each row fx_profile_extra_count'ed in order (one that cannot
+ * be set for want of memory is missing). Returns how many NONZERO rows are 0 (left out of
+ * "Profile Info"). */
+struct fx_extra_row {
+    const char *label;
+    uint64_t value;
+    enum fx_extra_show show;
+};
+int fx_profile_extra_rows(struct fx_profile *p, const char *group, const struct fx_extra_row *rows,
+                          size_t n);
 int fx_profile_extra_loss(struct fx_profile *p, const char *group, const char *label,
                           int64_t value);
 /* Empties meta.extra (a new recording: its figures start again). */

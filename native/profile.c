@@ -617,6 +617,17 @@ int fx_profile_extra_count(struct fx_profile *p, const char *group, const char *
     return show <= FX_EXTRA_LOSS ? set_extra(p, group, label, NULL, value, show) : FX_EINVAL;
 }
 
+int fx_profile_extra_rows(struct fx_profile *p, const char *group, const struct fx_extra_row *rows,
+                          size_t n)
+{
+    int zeros = 0; /* a row that cannot be set (no memory) is missing, not the rows after it */
+    for (size_t i = 0; i < n; i++) {
+        fx_profile_extra_count(p, group, rows[i].label, (int64_t)rows[i].value, rows[i].show);
+        zeros += rows[i].show == FX_EXTRA_NONZERO && rows[i].value == 0;
+    }
+    return zeros;
+}
+
 int fx_profile_extra_detail(struct fx_profile *p, const char *group, const char *label,
                             int64_t value)
 {

@@ -234,11 +234,7 @@ static void locks_before_dump(JNIEnv *jni, struct fx_profile *p, const struct fx
     const struct fx_lock_figures *f = &fx_lock_fig;
     const struct fx_lock_owner_figures *o = &fx_lock_owner_fig;
     uint64_t calls = get(&o->lookups), rec = get(&f->monitor_recorded) + get(&f->park_recorded);
-    const struct {
-        const char *label;
-        uint64_t value;
-        enum fx_extra_show show;
-    } rows[] = {
+    const struct fx_extra_row rows[] = {
             {"lock= (ns)", fx_opt()->lock_ns, FX_EXTRA_ALWAYS},
             {"monitor: contended enters seen", get(&f->monitor_seen), FX_EXTRA_ALWAYS},
             {"monitor: waits recorded", get(&f->monitor_recorded), FX_EXTRA_ALWAYS},
@@ -270,11 +266,7 @@ static void locks_before_dump(JNIEnv *jni, struct fx_profile *p, const struct fx
     };
     fx_profile_extra_str(p, g, "park", fx_lock_park_note());
     fx_profile_extra_str(p, g, "lockowner", fx_lock_owner_lookups() ? "on" : "off");
-    int64_t zeros = 0;
-    for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
-        fx_profile_extra_count(p, g, rows[i].label, (int64_t)rows[i].value, rows[i].show);
-        zeros += rows[i].show == FX_EXTRA_NONZERO && rows[i].value == 0;
-    }
+    int zeros = fx_profile_extra_rows(p, g, rows, sizeof(rows) / sizeof(rows[0]));
     fx_profile_extra_detail(p, g, "figures at 0 (rows left out)", zeros);
 }
 

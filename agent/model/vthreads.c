@@ -222,11 +222,7 @@ void fx_model_vthreads_report(struct fx_profile *p)
         return;
     struct fx_vthreads_counts c;
     fx_vthreads_counts(&c);
-    const struct {
-        const char *label;
-        uint64_t value;
-        enum fx_extra_show show;
-    } rows[] = {
+    const struct fx_extra_row rows[] = {
             {"mounts", c.mounts, FX_EXTRA_ALWAYS},
             {"unmounts", c.unmounts, FX_EXTRA_ALWAYS},
             {"mounts on carriers not sampled", c.no_carrier, FX_EXTRA_NONZERO},
@@ -246,9 +242,7 @@ void fx_model_vthreads_report(struct fx_profile *p)
     fx_profile_extra_str(p, "Virtual threads", "mounts tracked by", c.route);
     if (c.why != NULL)
         fx_profile_extra_str(p, "Virtual threads", "not by the JavaThread field because", c.why);
-    for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++)
-        fx_profile_extra_count(p, "Virtual threads", rows[i].label, (int64_t)rows[i].value,
-                               rows[i].show);
+    fx_profile_extra_rows(p, "Virtual threads", rows, sizeof(rows) / sizeof(rows[0]));
 }
 
 /* The tracks are the profile's threads and stay, with their cap; so do the names. */

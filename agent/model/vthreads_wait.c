@@ -156,11 +156,7 @@ void fx_model_vthread_waits_report(struct fx_profile *p)
         return;
     struct fx_vtwait_figures f;
     fx_vtwait_figures(&f);
-    const struct {
-        const char *label;
-        uint64_t value;
-        enum fx_extra_show show;
-    } rows[] = {
+    const struct fx_extra_row rows[] = {
             {"vtwait= (ns)", fx_opt()->vtwait_ns, FX_EXTRA_ALWAYS},
             {"waits of at least vtwait=", f.long_waits, FX_EXTRA_ALWAYS},
             {"waits recorded with a stack", f.recorded, FX_EXTRA_ALWAYS},
@@ -176,9 +172,7 @@ void fx_model_vthread_waits_report(struct fx_profile *p)
             {"recording a wait: mean ns", f.recorded ? f.callback_ns / f.recorded : 0,
              FX_EXTRA_ALWAYS},
     };
-    for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++)
-        fx_profile_extra_count(p, "Virtual threads", rows[i].label, (int64_t)rows[i].value,
-                               rows[i].show);
+    fx_profile_extra_rows(p, "Virtual threads", rows, sizeof(rows) / sizeof(rows[0]));
 }
 
 /* The shared track stays (a thread of the profile). */

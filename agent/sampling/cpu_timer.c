@@ -23,7 +23,6 @@
 #include <unistd.h>
 
 static int perf_state;          /* atomic: 0 untried, 1 works, -1 unavailable (auto falls back) */
-static uint64_t timer_first;    /* atomic: threads armed with a timer first (engine=auto) */
 static int perf_exclude_kernel; /* atomic: 1 after EACCES without it (perf_event_paranoid) */
 static char perf_error[160];    /* under perf_error_lock: threads arm concurrently */
 static pthread_mutex_t perf_error_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -123,28 +122,56 @@ static void due_from_now(struct fx_thread *t)
     t->kstack_mark_ns = fx_now_ns();
 }
 
-/* Armed without the kernel callchain: the ring comes once the thread runs (kstack.c). */
-static int perf_arm(struct fx_thread *t)
+/* An enabled event without the callchain, its signals to t, or -1 (nothing left open). */
+static int plain_event(struct fx_thread *t)
 {
     bool chain;
     int fd = perf_open(t->tid, fx_opt()->interval_ns, false, &chain);
     if (fd < 0) {
         perf_failed("perf_event_open", errno);
-        return FX_EUNSUPPORTED;
+        return -1;
     }
-    if (perf_own(fd, t->tid) != FX_OK) {
+    if (perf_own(fd, t->tid) != FX_OK || ioctl(fd, PERF_EVENT_IOC_ENABLE, 0) != 0) {
         close(fd);
-        return FX_EUNSUPPORTED;
+        return -1;
     }
+    return fd;
+}
+
+/* An enabled event with the kernel callchain and a ring newly mapped for it, or -1 (nothing left
+ * open; a refused callchain is counted by kstack.c; a ring that was published stays mapped until
+ * the thread is freed). Only for a thread without a ring: one kept from an earlier arm (its quiet
+ * wait timed out) would be another event's. */
+static int chain_event(struct fx_thread *t)
+{
+    if (t->kring_map != NULL)
+        return -1;
+    bool chain;
+    int fd = perf_open(t->tid, fx_opt()->interval_ns, true, &chain);
+    if (fd < 0)
+        return -1;
+    if (!chain || perf_own(fd, t->tid) != FX_OK) {
+        close(fd);
+        return -1;
+    }
+    fx_kstack_map(t, fd);
+    if (t->kring_map == NULL || ioctl(fd, PERF_EVENT_IOC_ENABLE, 0) != 0) {
+        __atomic_store_n(&t->kring, NULL, __ATOMIC_RELEASE);
+        close(fd);
+        return -1;
+    }
+    return fd;
+}
+
+/* Armed without the kernel callchain: the ring comes once the thread runs (kstack.c). */
+static int perf_arm(struct fx_thread *t)
+{
+    int fd = plain_event(t);
+    if (fd < 0)
+        return FX_EUNSUPPORTED;
     due_from_now(t);
     t->perf_fd = fd;
     t->engine = FX_ENGINE_KIND_PERF;
-    if (ioctl(fd, PERF_EVENT_IOC_ENABLE, 0) != 0) {
-        t->perf_fd = -1;
-        t->engine = FX_ENGINE_NONE;
-        close(fd);
-        return FX_EUNSUPPORTED;
-    }
     return FX_OK;
 }
 
@@ -155,22 +182,9 @@ static int perf_arm(struct fx_thread *t)
 void fx_timer_kstack_upgrade(struct fx_thread *t)
 {
     t->kstack_tried = true;
-    if (t->engine != FX_ENGINE_KIND_PERF || t->kring_map != NULL)
-        return;
-    bool chain;
-    int fd = perf_open(t->tid, fx_opt()->interval_ns, true, &chain);
+    int fd = t->engine == FX_ENGINE_KIND_PERF ? chain_event(t) : -1;
     if (fd < 0)
-        return; /* the thread keeps its event; a refused callchain is counted by kstack.c */
-    if (!chain || perf_own(fd, t->tid) != FX_OK) {
-        close(fd);
-        return;
-    }
-    fx_kstack_map(t, fd);
-    if (t->kring_map == NULL || ioctl(fd, PERF_EVENT_IOC_ENABLE, 0) != 0) {
-        __atomic_store_n(&t->kring, NULL, __ATOMIC_RELEASE); /* mapped until freed */
-        close(fd);
-        return;
-    }
+        return; /* the thread keeps its event */
     int old = t->perf_fd;
     t->perf_fd = fd;
     ioctl(old, PERF_EVENT_IOC_DISABLE, 0);
@@ -197,71 +211,34 @@ static int timer_arm(struct fx_thread *t)
     return FX_OK;
 }
 
-/* engine=auto once or before perf_events worked: the timer first (see the file comment). */
-static int timer_first_arm(struct fx_thread *t)
-{
-    int rc = timer_arm(t);
-    if (rc == FX_OK) {
-        due_from_now(t);
-        t->perf_later = true;
-        __atomic_add_fetch(&timer_first, 1, __ATOMIC_RELAXED);
-    }
-    return rc;
-}
-
 void fx_timer_perf_upgrade(struct fx_thread *t)
 {
     t->kstack_tried = true;
     t->perf_later = false;
-    bool chain;
-    int fd = perf_open(t->tid, fx_opt()->interval_ns, fx_kstack_wanted(), &chain);
-    if (fd < 0) { /* the thread keeps its timer; so do the threads after it */
-        perf_failed("perf_event_open", errno);
+    int fd = fx_kstack_wanted() ? chain_event(t) : -1;
+    if (fd < 0 && (fd = plain_event(t)) < 0) { /* the thread keeps its timer, and the next */
         __atomic_store_n(&perf_state, -1, __ATOMIC_RELAXED);
         return;
     }
     __atomic_store_n(&perf_state, 1, __ATOMIC_RELAXED);
-    if (perf_own(fd, t->tid) != FX_OK) {
-        close(fd);
-        return;
-    }
-    if (chain)
-        fx_kstack_map(t, fd);
-    if (chain && t->kring_map == NULL) { /* no ring: the event without the callchain */
-        close(fd);
-        if ((fd = perf_open(t->tid, fx_opt()->interval_ns, false, &chain)) < 0 ||
-            perf_own(fd, t->tid) != FX_OK) {
-            if (fd >= 0)
-                close(fd);
-            return;
-        }
-    }
-    if (ioctl(fd, PERF_EVENT_IOC_ENABLE, 0) != 0) {
-        __atomic_store_n(&t->kring, NULL, __ATOMIC_RELEASE); /* mapped until freed */
-        close(fd);
-        return;
-    }
     /* Enabled before the timer goes: at most one signal of each around the swap, no gap. */
     t->perf_fd = fd;
     t->engine = FX_ENGINE_KIND_PERF;
     timer_delete(t->timer);
 }
 
-void fx_timer_new_recording(void)
-{
-    __atomic_store_n(&timer_first, 0, __ATOMIC_RELAXED);
-}
-
-uint64_t fx_timer_first_count(void)
-{
-    return __atomic_load_n(&timer_first, __ATOMIC_RELAXED);
-}
-
 static int arm_engine(struct fx_thread *t)
 {
     t->perf_later = false;
-    if (fx_opt()->engine == FX_ENGINE_AUTO && __atomic_load_n(&perf_state, __ATOMIC_RELAXED) >= 0)
-        return timer_first_arm(t);
+    if (fx_opt()->engine == FX_ENGINE_AUTO &&
+        __atomic_load_n(&perf_state, __ATOMIC_RELAXED) >= 0) { /* the timer first: file comment */
+        int rc = timer_arm(t);
+        if (rc == FX_OK) {
+            due_from_now(t);
+            t->perf_later = true;
+        }
+        return rc;
+    }
     if (fx_opt()->engine != FX_ENGINE_TIMER &&
         __atomic_load_n(&perf_state, __ATOMIC_RELAXED) >= 0) {
         int rc = perf_arm(t);

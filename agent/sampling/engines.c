@@ -114,7 +114,7 @@ void fx_engine_name(char *buf, size_t cap)
     }
     fx_threads_stats(&st);
     fx_timer_perf_error(why, sizeof(why));
-    if (fx_timer_first_count() > 0 && why[0] == '\0')
+    if (fx_opt()->engine == FX_ENGINE_AUTO && why[0] == '\0' && st.timer + st.perf > 0)
         snprintf(buf, cap,
                  "cpu: timer_create on each thread's CPU clock, perf_events task-clock once the "
                  "thread is seen running (%llu threads so far; %llu on the timer)",

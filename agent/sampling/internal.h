@@ -95,9 +95,6 @@ void fx_timer_kstack_upgrade(struct fx_thread *t);
 /* engine=auto: replaces t's timer_create timer by a perf event (with the callchain and its ring
  * when kernel frames are wanted) once t runs; under the registry lock, tried once per arm. */
 void fx_timer_perf_upgrade(struct fx_thread *t);
-/* Threads armed with a timer first (engine=auto; the registry's stats count those moved). */
-uint64_t fx_timer_first_count(void);
-void fx_timer_new_recording(void); /* that count from zero (no arm runs) */
 
 /* --- threads.c, for the engines --- */
 

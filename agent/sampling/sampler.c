@@ -225,7 +225,6 @@ void fx_sampling_new_recording(void)
     fx_threads_new_recording();
     fx_engines_new_recording();
     fx_kstack_new_recording();
-    fx_timer_new_recording();
     fx_native_maps_new_recording();
     fx_vm_threads_new_recording();
     fx_vthreads_new_recording();
