@@ -10,6 +10,12 @@
 #                                        can_support_virtual_threads, with the mount events on
 #                                        and callbacks that only count (built here with cc);
 #   cpu0, wall0                          fxagent cpu / wall with vtwait=0 (no wait markers);
+#   cpu0t, cpu0p                         cpu0 with engine=timer / engine=perf (auto gives a
+#                                        carrier its perf event once it is seen running);
+#   cpu0x                                cpu0 with HotSpot's JVMTI mount transitions off
+#                                        (-XX:-DoJVMTIVirtualThreadTransitions, experimental);
+#   ap                                   async-profiler event=cpu,interval=10ms (ASPROF_LIB: its
+#                                        libasyncProfiler.so, built aside);
 #   cpuw, wallw                          fxagent cpu / wall with vtwait=10ms (the mount events);
 #   base                                 BASE_LIB (env: another libfxagent.so, e.g. main's copied
 #                                        aside) mode=cpu,interval=10ms.
@@ -38,6 +44,11 @@ for ((r = 1; r <= rounds; r++)); do
         wall) opt=("-agentpath:$lib=mode=wall,interval=10ms,quiet,file=$work/w.json.gz") ;;
         cpu0) opt=("-agentpath:$lib=mode=cpu,interval=10ms,vtwait=0,quiet,file=$work/c.json.gz") ;;
         wall0) opt=("-agentpath:$lib=mode=wall,interval=10ms,vtwait=0,quiet,file=$work/w.json.gz") ;;
+        cpu0t) opt=("-agentpath:$lib=mode=cpu,interval=10ms,vtwait=0,engine=timer,quiet,file=$work/c.json.gz") ;;
+        cpu0p) opt=("-agentpath:$lib=mode=cpu,interval=10ms,vtwait=0,engine=perf,quiet,file=$work/c.json.gz") ;;
+        cpu0x) opt=(-XX:+UnlockExperimentalVMOptions -XX:-DoJVMTIVirtualThreadTransitions
+            "-agentpath:$lib=mode=cpu,interval=10ms,vtwait=0,quiet,file=$work/c.json.gz") ;;
+        ap) opt=("-agentpath:${ASPROF_LIB:?ASPROF_LIB}=start,event=cpu,interval=10ms,file=$work/ap.jfr") ;;
         cpuw) opt=("-agentpath:$lib=mode=cpu,interval=10ms,vtwait=10ms,quiet,file=$work/c.json.gz") ;;
         wallw) opt=("-agentpath:$lib=mode=wall,interval=10ms,vtwait=10ms,quiet,file=$work/w.json.gz") ;;
         base) opt=("-agentpath:${BASE_LIB:?BASE_LIB}=mode=cpu,interval=10ms,quiet,file=$work/b.json.gz") ;;

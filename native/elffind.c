@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* One function symbol's address by name in an ELF file's .symtab (issue 18: the original
- * Unsafe.park of a JVM the agent attached to late, HotSpot's local symbol Unsafe_Park). A single
- * read of the file's symbol table, off every hot path. */
+/* One function or data symbol's address by name in an ELF file's .symtab (issue 18: the original
+ * Unsafe.park of a JVM the agent attached to late, HotSpot's local symbol Unsafe_Park; issue 22:
+ * the flag DoJVMTIVirtualThreadTransitions). A single read of the file's symbol table, off every
+ * hot path. */
 #include <fcntl.h>
 #include <gelf.h>
 #include <string.h>
@@ -20,7 +21,8 @@ static int find_in(Elf *e, const char *name, uint64_t *vaddr)
         size_t n = d ? sh.sh_size / sh.sh_entsize : 0;
         for (size_t i = 0; i < n; i++) {
             GElf_Sym s;
-            if (gelf_getsym(d, (int)i, &s) == NULL || GELF_ST_TYPE(s.st_info) != STT_FUNC ||
+            if (gelf_getsym(d, (int)i, &s) == NULL ||
+                (GELF_ST_TYPE(s.st_info) != STT_FUNC && GELF_ST_TYPE(s.st_info) != STT_OBJECT) ||
                 s.st_value == 0)
                 continue;
             const char *sn = elf_strptr(e, sh.sh_link, s.st_name);

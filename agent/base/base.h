@@ -65,6 +65,9 @@ bool fx_jni_failed(JNIEnv *jni);
  * application once it used them); java.lang.VirtualThread's initializer builds the default
  * scheduler and reads the jdk.virtualThreadScheduler.* properties the application may still set. */
 jmethodID fx_jvm_method(JNIEnv *jni, const char *cls, const char *name, const char *sig);
+/* The address of NAME in libjvm's own symbol table (HotSpot's internal functions and flags,
+ * which dlsym does not see; reads the file), or NULL (stripped, or no such symbol). */
+void *fx_jvm_symbol(const char *name);
 
 /* --- recording.c: the options and times of the current recording, and the JVM's phase --- */
 

@@ -4,9 +4,11 @@
  * uses: agent threads, system properties, pending JNI exceptions. */
 #include "base.h"
 
+#include <dlfcn.h>
 #include <string.h>
 
 #include "fx_alloc.h"
+#include "fx_elfsym.h"
 
 static JavaVM *the_vm;
 static jvmtiEnv *the_jvmti;
@@ -104,4 +106,17 @@ jmethodID fx_jvm_method(JNIEnv *jni, const char *cls, const char *name, const ch
     }
     (*jni)->DeleteLocalRef(jni, c);
     return found;
+}
+
+/* libjvm is a shared object whose first segment is at 0: a .symtab value is an offset from its
+ * load base. dladdr of an exported JNI function names the library and gives that base. */
+void *fx_jvm_symbol(const char *name)
+{
+    Dl_info di;
+    void *anchor = dlsym(RTLD_DEFAULT, "JNI_GetCreatedJavaVMs");
+    uint64_t off = 0;
+    if (anchor == NULL || dladdr(anchor, &di) == 0 || di.dli_fname == NULL ||
+        fx_elf_symbol_vaddr(di.dli_fname, name, &off) != FX_OK)
+        return NULL;
+    return (char *)di.dli_fbase + off;
 }

@@ -12,11 +12,8 @@
  * Records go to one queue (locks_shared.h); nothing here touches the model. */
 #include "locks_shared.h"
 
-#include <dlfcn.h>
 #include <stdio.h>
 #include <string.h>
-
-#include "fx_elfsym.h"
 
 struct evq fx_lock_queue = {.lock = PTHREAD_MUTEX_INITIALIZER};
 struct fx_lock_figures fx_lock_fig;
@@ -225,17 +222,10 @@ static park_fn park_from_early_binds(JNIEnv *jni)
     return NULL;
 }
 
-/* Attached late: HotSpot's Unsafe_Park is a local symbol of libjvm's .symtab, at its offset
- * from the library's load base (libjvm is a shared object whose first segment is at 0). */
+/* Attached late: HotSpot's Unsafe_Park is a local symbol of libjvm's .symtab. */
 static park_fn park_from_symbol(void)
 {
-    Dl_info di;
-    void *anchor = dlsym(RTLD_DEFAULT, "JNI_GetCreatedJavaVMs");
-    uint64_t off = 0;
-    if (anchor == NULL || dladdr(anchor, &di) == 0 || di.dli_fname == NULL ||
-        fx_elf_symbol_vaddr(di.dli_fname, "Unsafe_Park", &off) != FX_OK)
-        return NULL;
-    return (park_fn)(void *)((char *)di.dli_fbase + off);
+    return (park_fn)fx_jvm_symbol("Unsafe_Park");
 }
 
 static jclass global_class(JNIEnv *jni, const char *name)

@@ -242,6 +242,9 @@ void fx_model_vthreads_report(struct fx_profile *p)
     fx_profile_extra_str(p, "Virtual threads", "mounts tracked by", c.route);
     if (c.why != NULL)
         fx_profile_extra_str(p, "Virtual threads", "not by the JavaThread field because", c.why);
+    if (c.transitions != NULL)
+        fx_profile_extra_str(p, "Virtual threads", "HotSpot's JVMTI mount transitions",
+                             c.transitions);
     fx_profile_extra_rows(p, "Virtual threads", rows, sizeof(rows) / sizeof(rows[0]));
 }
 

@@ -208,7 +208,7 @@ struct fx_vthread_name {
 size_t fx_vthreads_take_names(struct fx_vthread_name *out, size_t cap);
 struct fx_vthreads_counts {
     uint64_t mounts, unmounts, no_carrier, names_read, names_queued, names_lost;
-    const char *route, *why; /* how mounts are tracked; why not by the JavaThread field */
+    const char *route, *why, *transitions; /* how; why not the field; HotSpot's flag */
 };
 void fx_vthreads_counts(struct fx_vthreads_counts *out);
 /* A new recording: the counts from zero (fx_sampling_new_recording, also vtwait's). */

@@ -52,13 +52,19 @@ enum route {
     ROUTE_EVENTS
 };
 static const char *const route_names[] = {"off", "JavaThread field", "mount events"};
+static const char TRANSITIONS_ON[] =
+        "on: every mount and unmount calls into the VM while a JVMTI agent is loaded "
+        "(-XX:+UnlockExperimentalVMOptions -XX:-DoJVMTIVirtualThreadTransitions: off)";
+static const char TRANSITIONS_OFF[] =
+        "off (-XX:-DoJVMTIVirtualThreadTransitions): no virtual-thread events, names unknown";
 
 static struct {
     int on; /* atomic: the events exist (their indexes), set by fx_vthreads_setup */
     bool at_launch, cap, events_on;
-    enum route route;    /* this recording's */
-    const char *why;     /* why not the JavaThread field, NULL if it is */
-    jvmtiEnv *names_env; /* our own environment for VirtualThreadStart (the field's names) */
+    enum route route;        /* this recording's */
+    const char *why;         /* why not the JavaThread field, NULL if it is */
+    const char *transitions; /* HotSpot's DoJVMTIVirtualThreadTransitions, as the profile says */
+    jvmtiEnv *names_env;     /* our own environment for VirtualThreadStart (the field's names) */
     jfieldID tid_field, name_field, eetop;
     long thread_state_off;                         /* JavaThread::_thread_state, -1 unknown */
     long owner_off;                                /* JavaThread::_monitor_owner_id, -1 */
@@ -294,6 +300,19 @@ static const char *field_refused(JNIEnv *jni, long *off)
     return NULL;
 }
 
+/* While any JVMTI environment exists, HotSpot (JDK 21+) makes every mount and unmount call into
+ * the VM for JVMTI's sake (JvmtiVTMSTransitionDisabler), whatever the agent asks for: that is
+ * nearly all of the per-mount cost of a JVMTI profiler (docs/BENCHMARKS.md, issue 22). The
+ * experimental -XX:-DoJVMTIVirtualThreadTransitions turns it off, and with it every
+ * virtual-thread event: the JavaThread field still works, names do not come. */
+static const char *transitions_flag(void)
+{
+    const bool *flag = fx_jvm_symbol("DoJVMTIVirtualThreadTransitions");
+    if (flag == NULL)
+        return "unknown (DoJVMTIVirtualThreadTransitions not in libjvm's symbols)";
+    return *flag ? TRANSITIONS_ON : TRANSITIONS_OFF;
+}
+
 /* A start (VMInit, attach, restart), with JNI: the fields the callbacks read, then the way. */
 void fx_vthreads_start(JNIEnv *jni)
 {
@@ -313,6 +332,7 @@ void fx_vthreads_start(JNIEnv *jni)
             (*jni)->ExceptionClear(jni);
         vt.thread_state_off = fx_vmstructs_thread_state_offset();
         vt.owner_off = fx_vmstructs_owner_id_offset();
+        vt.transitions = transitions_flag();
     }
     if (vt.tid_field == NULL)
         return;
@@ -324,6 +344,13 @@ void fx_vthreads_start(JNIEnv *jni)
         return;
     }
     __atomic_store_n(&fx_sig.vt_owner_off, 0L, __ATOMIC_RELEASE);
+    if (vt.transitions == TRANSITIONS_OFF) {
+        vt.route = ROUTE_OFF; /* HotSpot would post no mount event */
+        fx_log("virtual threads not tracked (%s): HotSpot posts no mount events with "
+               "-XX:-DoJVMTIVirtualThreadTransitions; samples name carriers only",
+               vt.why);
+        return;
+    }
     vt.route = ROUTE_EVENTS;
     if (vt.why == NULL)
         vt.why = "the mount events could not be turned off";
@@ -359,6 +386,7 @@ void fx_vthreads_counts(struct fx_vthreads_counts *out)
     out->names_lost = __atomic_load_n(&vt.names_lost, __ATOMIC_RELAXED);
     out->route = route_names[vt.route];
     out->why = vt.route == ROUTE_FIELD ? NULL : vt.why;
+    out->transitions = vt.transitions;
 }
 
 /* The mount events stay on while stopped (vtwait.c): atomic stores, as their adds. The name

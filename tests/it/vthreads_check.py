@@ -239,6 +239,32 @@ def check_route(run, label):
               f"{extra.get('not by the JavaThread field because')!r})")
 
 
+def check_transitions(run, label):
+    """HotSpot's JVMTI mount transitions: "on" by default, "off" with the experimental flag, and
+    then (JDK 24+) the JavaThread field still gives each burner's samples to a virtual thread."""
+    major = int(os.environ.get("VT_JDK_MAJOR", "0"))
+    for name, want in (("field", "on"), ("cpu", "on"), ("notrans", "off")):
+        got = (profile(run, name).extra("Virtual threads") or {}).get(
+            "HotSpot's JVMTI mount transitions", "")
+        check(got.startswith(want + (":" if want == "on" else " ")),
+              f"{label}: {name}: HotSpot's JVMTI mount transitions {got!r} (want {want!r})")
+    if major < 24:
+        return
+    prof = profile(run, "notrans")
+    on_vt = on_carrier = 0
+    for t in prof.threads():
+        n = sum(1 for s in t["samples"]["stack"]
+                if any(x.endswith("Burner.run") for x in prof.names(s)))
+        if re.match(r"virtual thread #\d+$", t["name"]):
+            on_vt += n
+        elif t["name"].startswith("ForkJoinPool"):
+            on_carrier += n
+    total_ = on_vt + on_carrier
+    check(total_ >= 30, f"{label}: notrans: {total_} samples of the burners")
+    check(on_vt >= 0.95 * total_,
+          f"{label}: notrans: {on_vt} of {total_} burner samples on virtual-thread tracks (>= 95 %)")
+
+
 def main():
     if sys.argv[1] == "dump":
         dump(sys.argv[2])
@@ -255,6 +281,7 @@ def main():
     check_pinned(run, label, "fieldpin")
     check_waits(run, label)
     check_review(run, label)
+    check_transitions(run, label)
     return CK.exit_code()
 
 

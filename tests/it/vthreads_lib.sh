@@ -8,7 +8,8 @@
 #                               build's javac may be 17)
 #   vt_java NAME CARRIERS AGENT_OPTIONS WORKLOAD_ARGS...
 #                               the workload under the agent: it must exit 0 without hs_err, and
-#                               fxcheck must accept each NAME*.json.gz it wrote
+#                               fxcheck must accept each NAME*.json.gz it wrote; the JVM also
+#                               takes the options in the array VT_JVM_OPTS (empty by default)
 
 vt_init() {
     local major
@@ -18,6 +19,7 @@ vt_init() {
         exit 77
     fi
     it_init "$1.jdk$major" "$2" FXAGENT_VTHREADS_SRC
+    VT_JVM_OPTS=()
     "$IT_JDK/bin/javac" --release 21 -d classes "$FXAGENT_VTHREADS_SRC" || it_fail "javac failed"
 }
 
@@ -25,7 +27,7 @@ vt_java() {
     local name=$1 carriers=$2 opts=$3 f
     shift 3
     it_run "$name" "$IT_JDK/bin/java" "-Djdk.virtualThreadScheduler.parallelism=$carriers" \
-        "-agentpath:$FXAGENT_LIB=$opts" -cp classes fxagent.vthreads.VThreadWorkload "$@"
+        "${VT_JVM_OPTS[@]}" "-agentpath:$FXAGENT_LIB=$opts" -cp classes fxagent.vthreads.VThreadWorkload "$@"
     [[ $IT_RC -eq 0 ]] || it_fail "$name: java exited $IT_RC"
     it_no_hs_err
     for f in "$FXAGENT_RUN_DIR/$name"*.json.gz; do

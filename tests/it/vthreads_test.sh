@@ -23,6 +23,11 @@
 #          carrier's JavaThread::_monitor_owner_id (no mount events; meta.extra "mounts tracked
 #          by" says which way), with the same checks as cpu and pinned (cpu, wall,
 #          pinned and waits set vtwait=10ms: they check the mount events' way);
+#   notrans  cpu with vtwait=0 and HotSpot's JVMTI mount transitions off
+#          (-XX:-DoJVMTIVirtualThreadTransitions, which removes nearly all of a JVMTI agent's
+#          per-mount cost): meta.extra says "off", and on JDK 24+ mounts are still tracked by the
+#          JavaThread field: >= 95 % of the burners' samples on virtual-thread tracks (unnamed:
+#          no VirtualThreadStart event), none on the carriers'; the runs with the flag say "on";
 #   churn  100k short-lived virtual threads with loop=1s dumps and memory=16m: exits 0, no
 #          hs_err, fxcheck accepts every file, profiler-cli loads the last.
 # Read through profiler-cli (vthreads_check.py). Fails on a build without mount tracking (no
@@ -50,6 +55,9 @@ run pinned 3 mode=wall,interval=10ms,vtwait=10ms pinned 3
 run field 2 mode=cpu,interval=10ms,vtwait=0 groups 6
 run fieldpin 3 mode=wall,interval=10ms,vtwait=0 pinned 3
 run waits 2 mode=cpu,interval=10ms,vtwait=10ms waits 3
+VT_JVM_OPTS=(-XX:+UnlockExperimentalVMOptions -XX:-DoJVMTIVirtualThreadTransitions)
+run notrans 2 mode=cpu,interval=10ms,vtwait=0 groups 4
+VT_JVM_OPTS=()
 run churn 2 mode=cpu,interval=1ms,loop=1s,memory=16m churn 100000
 grep -q "^churned 100000$" churn.out || it_fail "churn: the workload did not finish its threads"
 churn_last=$(find . -maxdepth 1 -name 'churn-*.json.gz' | sort -V | tail -n 1)
