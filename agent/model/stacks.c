@@ -40,6 +40,8 @@ static const struct {
         [FX_WS_IN_NATIVE] = {"[state: IN_NATIVE, not on CPU]", FX_IDLE_NATIVE},
         /* issue 22: a carrier blocked with a virtual thread mounted */
         [FX_WS_PINNED] = {"[state: pinned]", FX_IDLE_PINNED},
+        /* issue 22: one in native code (a blocking read, a JNI call), not on CPU */
+        [FX_WS_PINNED_NATIVE] = {"[state: pinned, in native, not on CPU]", FX_IDLE_PINNED},
 };
 
 /* Model owner only. */
@@ -201,7 +203,8 @@ int fx_stacks_of_record(struct fx_methods *m, JNIEnv *jni, struct fx_profile *p,
         rc = fx_kernel_frames_push(p, r, len, 0, 0, out); /* and the kernel's above those */
     if (rc != FX_OK || r->state >= FX_WS_COUNT || states[r->state].label == NULL)
         return rc;
-    bool running = r->state == FX_WS_RUNNABLE || r->state == FX_WS_IN_NATIVE;
+    bool running = r->state == FX_WS_RUNNABLE || r->state == FX_WS_IN_NATIVE ||
+                   r->state == FX_WS_PINNED_NATIVE;
     if (running && on_cpu)
         return FX_OK;
     fx_frame_id f;

@@ -59,10 +59,11 @@ enum fx_wall_state {
     FX_WS_BLOCKED,
     FX_WS_WAITING,
     FX_WS_TIMED_WAITING,
-    FX_WS_PINNED,    /* a carrier blocked with a virtual thread mounted (vthreads.c) */
-    FX_WS_SLEEPING,  /* issue 18: Thread.sleep */
-    FX_WS_PARKED,    /* LockSupport.park */
-    FX_WS_IN_NATIVE, /* RUNNABLE in native code (JNI, I/O) */
+    FX_WS_PINNED,        /* a carrier blocked with a virtual thread mounted (vthreads.c) */
+    FX_WS_SLEEPING,      /* issue 18: Thread.sleep */
+    FX_WS_PARKED,        /* LockSupport.park */
+    FX_WS_IN_NATIVE,     /* RUNNABLE in native code (JNI, I/O) */
+    FX_WS_PINNED_NATIVE, /* a carrier in native code with a virtual thread mounted (vthreads.c) */
     FX_WS_COUNT
 };
 
@@ -135,8 +136,7 @@ enum fx_native_stop {
     FX_NSTOP_COUNT
 };
 
-/* Kernel frames (kstack=yes, kstack.c): at most this many per sample (the events'
- * sample_max_stack). */
+/* Kernel frames (kstack=yes, kstack.c): at most this many per sample (sample_max_stack). */
 #define FX_KERNEL_MAX 48
 
 enum fx_engine_kind {

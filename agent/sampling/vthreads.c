@@ -400,8 +400,10 @@ void fx_vthreads_new_recording(void)
     fx_vtwait_new_recording();
 }
 
-/* HotSpot's JavaThreadState (javaThread.hpp): _thread_blocked, stable since JDK 6. */
-#define JT_BLOCKED 10
+/* HotSpot's JavaThreadState (javaThread.hpp): _thread_in_native, _thread_blocked, stable
+ * since JDK 6. */
+#define JT_IN_NATIVE 4
+#define JT_BLOCKED   10
 
 /* HotSpot 21+ (JvmtiEnvBase::get_thread_state) reports a thread carrying a virtual thread as
  * WAITING indefinitely with none of the bits a platform thread's wait has (parked, sleeping,
@@ -449,5 +451,8 @@ uint8_t fx_vthreads_wall_state(JNIEnv *jni, const struct fx_thread *t, jint jvmt
         return FX_WS_RUNNABLE;
     int32_t st;
     memcpy(&st, (const char *)(intptr_t)jt + vt.thread_state_off, sizeof(st));
-    return st == JT_BLOCKED ? FX_WS_PINNED : FX_WS_RUNNABLE;
+    if (st == JT_BLOCKED)
+        return FX_WS_PINNED;
+    /* In native code it cannot unmount either: pinned if it is not on CPU (the drain's test). */
+    return st == JT_IN_NATIVE ? FX_WS_PINNED_NATIVE : FX_WS_RUNNABLE;
 }

@@ -9,7 +9,8 @@
 #   wall   the same workload: <= 2 % of the virtual threads' own samples carry a "[state: ...]"
 #          label (their carriers are WAITING to JVMTI while they run);
 #   pinned 2 virtual threads sleeping inside a class initializer: >= 50 % of their samples are
-#          "[state: pinned]";
+#          "[state: pinned]"; one reading a pipe (a child process's output) in native code:
+#          >= 50 % "[state: pinned, in native, not on CPU]";
 #   waits  4 virtual threads sleeping 20 ms and 2 blocked on a queue, vtwait=10ms: each
 #          has a track whose "Virtual thread wait" markers number its own count of waits
 #          (90 % to +2), last >= 10 ms, and carry the stack it waited in (waiterSleep or
@@ -51,9 +52,9 @@ run() {
 
 run cpu 2 mode=cpu,interval=10ms,vtwait=10ms groups 6
 run wall 2 mode=wall,interval=10ms,vtwait=10ms groups 4
-run pinned 3 mode=wall,interval=10ms,vtwait=10ms pinned 3
+run pinned 4 mode=wall,interval=10ms,vtwait=10ms pinned 3
 run field 2 mode=cpu,interval=10ms,vtwait=0 groups 6
-run fieldpin 3 mode=wall,interval=10ms,vtwait=0 pinned 3
+run fieldpin 4 mode=wall,interval=10ms,vtwait=0 pinned 3
 run waits 2 mode=cpu,interval=10ms,vtwait=10ms waits 3
 VT_JVM_OPTS=(-XX:+UnlockExperimentalVMOptions -XX:-DoJVMTIVirtualThreadTransitions)
 run notrans 2 mode=cpu,interval=10ms,vtwait=0 groups 4

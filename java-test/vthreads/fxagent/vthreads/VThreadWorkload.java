@@ -10,7 +10,8 @@
 //                    pseudo-random): equal units in a fixed round-robin lock in phase with a
 //                    fixed sampling interval and give some threads 3x the samples of others.
 //   pinned SECONDS   2 "pinned-N" virtual threads sleeping inside a class initializer (pinned
-//                    on every JDK), and one burner "pinburn-0"; 3 carriers.
+//                    on every JDK), "pinnative-0" reading a child's pipe in native code
+//                    (pinned too), and one burner "pinburn-0"; 4 carriers.
 //   churn COUNT      COUNT short-lived virtual threads (a little work each), 1000 at a time.
 //   waits SECONDS    4 "waiter-N" virtual threads sleeping 20 ms at a time in waiterSleep, 2
 //                    "taker-N" blocked in takerTake on a queue a platform thread feeds every
@@ -143,8 +144,26 @@ public final class VThreadWorkload {
         }
     }
 
+    // A blocking read of a pipe (a child process's output) inside a native method pins the
+    // virtual thread too: its carrier waits in the read system call, in native code.
+    static void pinnedRead() {
+        try {
+            while (!stop.get()) {
+                Process p = new ProcessBuilder("sleep", "1").start();
+                try (var in = p.getInputStream()) {
+                    while (in.read() >= 0) {
+                    }
+                }
+                p.waitFor();
+            }
+        } catch (Exception e) {
+            throw new RuntimeException(e);
+        }
+    }
+
     static void pinned(int seconds) throws Exception {
         List<Thread> all = new ArrayList<>();
+        all.add(Thread.ofVirtual().name("pinnative-0").start(VThreadWorkload::pinnedRead));
         all.add(Thread.ofVirtual().name("pinned-0").start(() -> sink += Pin0.done ? 1 : 0));
         all.add(Thread.ofVirtual().name("pinned-1").start(() -> sink += Pin1.done ? 1 : 0));
         all.add(Thread.ofVirtual().name("pinburn-0").start(new Burner(true)));
