@@ -1,22 +1,22 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* Virtual threads in the model (issue 22): where a sample of a carrier goes. A sample taken
- * while a virtual thread was mounted (fx_sample_rec.vthread, sampling/vthreads.c) goes to that
- * virtual thread: its own track while fewer than vtracks= (default 32) have one, else the
- * carrier's track under a root frame "[virtual thread] NAME #ID". Either way its stack starts
- * above Continuation.enterSpecial: the carrier's frames below the continuation are not the
- * virtual thread's. A sample whose stack holds enterSpecial while the slot named no
- * virtual thread is one of two known patterns, labelled and counted: the carrier was mounted
- * before the agent attached (no mount seen yet), or a mount or unmount was in progress (the
- * events bracket the switch a few frames early or late). A stack taken by JVMTI (a wall-mode
- * state sample) holds the entry frames ASGCT hides (Continuation.enter .. VirtualThread.run,
- * Thread.runWith): they are cut too, so every stack of a virtual thread starts at its task and
- * its call tree has one root. ASGCT jumps from a remounted virtual thread's thawed top to
+/* Virtual threads in the model (issue 22): where a sample of a carrier goes. A sample taken while a
+ * virtual thread was mounted (fx_sample_rec.vthread, sampling/vthreads.c) goes to that virtual
+ * thread: its own track while fewer than vtracks= (default 32) have one, else the carrier's track
+ * under a root frame "[virtual thread] NAME #ID". Either way its stack starts above
+ * Continuation.enterSpecial: the carrier's frames below the continuation are not the virtual
+ * thread's. A sample whose stack holds enterSpecial while the slot named no virtual thread is one
+ * of two known patterns, labelled and counted: the carrier was mounted before the agent attached
+ * (no mount seen yet), or a mount or unmount was in progress (the events bracket the switch a few
+ * frames early or late). The continuation's entry frames (Continuation.enter .. VirtualThread.run,
+ * Thread.runWith), in a whole ASGCT stack above enterSpecial and in a JVMTI-taken one (a wall-mode
+ * state sample) at its root, are cut too, so a virtual thread's whole stacks start at its task.
+ * ASGCT jumps from a remounted virtual thread's thawed top to
  * enterSpecial over the frames still frozen in its heap stack chunk (docs/VALIDATION.md 4.1): a
  * frame above enterSpecial that is not Continuation.enter, its only callee in a whole stack, is
- * that jump, and the route asks stacks.c to mark it (fx_vt_route.frozen). Platform threads'
- * samples never hold enterSpecial (only virtual threads run continuations) and are never given
- * one. Names come from the sampling side's queue into a bounded direct-mapped table; an id
- * whose name is unknown or was overwritten shows as "virtual thread #ID". Model owner only. */
+ * that jump, and the route asks stacks.c to mark it (fx_vt_route.frozen). Platform threads' samples
+ * never hold enterSpecial (only virtual threads run continuations) and are never given one. Names
+ * come from the sampling side's queue into a bounded direct-mapped table; an id whose name is
+ * unknown or was overwritten shows as "virtual thread #ID". Model owner only. */
 #include "internal.h"
 
 #include <stdio.h>
@@ -99,9 +99,9 @@ size_t fx_model_vthreads_label(uint64_t id, char *buf, size_t cap)
     return n < 0 ? 0 : (size_t)n < cap ? (size_t)n : cap - 1;
 }
 
-/* The index of Continuation.enterSpecial in the record's frames (leaf 0), or -1. ASGCT leaves
- * out the @Hidden frames above it (VirtualThread.run and the continuation's entry): the frame
- * above it is the virtual thread's task. */
+/* The index of Continuation.enterSpecial in the record's frames (leaf 0), or -1. Above it:
+ * Continuation.enter and the other entry frames in a whole stack, else the thawed bottom frame
+ * (frozen_at). */
 static int32_t run_frame(const struct fx_sample_rec *r)
 {
     if (mv.run == NULL)
@@ -113,7 +113,7 @@ static int32_t run_frame(const struct fx_sample_rec *r)
 }
 
 /* How many leaf-side frames of a virtual thread's `keep` (-1: all) are its own: below the
- * leaf-most entry frame found among the root-most ENTRY_DEPTH (JVMTI-taken stacks hold them). */
+ * leaf-most entry frame found among the root-most ENTRY_DEPTH. */
 #define ENTRY_DEPTH 8
 static int32_t cut_entry(const struct fx_sample_rec *r, int32_t keep)
 {

@@ -22,7 +22,7 @@ source "$IT_DIR/profiler_cli.sh"
 pcli_available || { echo "SKIP: profiler-cli is not installed"; exit 77; }
 
 names=(cpu wall capped)
-opts=(mode=cpu,interval=10ms mode=wall,interval=10ms mode=cpu,interval=10ms,vtracks=0)
+opts=("mode=cpu,interval=10ms" "mode=wall,interval=10ms" "mode=cpu,interval=10ms,vtracks=0")
 for i in "${!names[@]}"; do
     vt_java "${names[$i]}" 4 "quiet,file=$FXAGENT_RUN_DIR/${names[$i]}.json.gz,${opts[$i]}" frozen 3
     grep -Eq '^remounts frozen-1 [1-9]' "${names[$i]}.out" ||
