@@ -144,13 +144,14 @@ static void one_record(JNIEnv *jni, struct fx_profile *p, struct fx_thread *t,
     if (!fx_window_admit(r->time_ns))
         return;
     fx_stack_id stack;
-    struct fx_vt_route vt = {.index = t->profile_index};
+    struct fx_vt_route vt = {.index = t->profile_index, .keep = -1, .frozen = -1};
     int64_t cpu_delta = cpu_since_last(t, r);
     int rc = fx_model_vthreads_route(p, r, len, &vt); /* issue 22 */
     if (rc == FX_OK)
         rc = fx_stacks_of_record(dr.methods, jni, p, t, r, len, on_cpu(t, r, cpu_delta), &vt,
                                  &stack);
-    if (rc == FX_EFULL && fx_window_full_stack(&stack)) /* tables at their limit (window.c) */
+    bool full = rc == FX_EFULL && fx_window_full_stack(&stack); /* tables at their limit */
+    if (full)
         rc = FX_OK;
     if (rc != FX_OK) {
         dr.model_errors++;
@@ -162,6 +163,8 @@ static void one_record(JNIEnv *jni, struct fx_profile *p, struct fx_thread *t,
         return;
     }
     account(t, r, cpu_delta);
+    if (vt.frozen >= 0 && !full) /* the sample shows the frozen-callers frame (stacks.c) */
+        fx_model_vthreads_frozen_shown();
 }
 
 /* Empties one ring. `was_ended` was read before draining, so an empty ring is then final.

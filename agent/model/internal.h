@@ -57,17 +57,22 @@ uint64_t fx_methods_count(const struct fx_methods *m);
 /* --- vthreads.c: virtual threads' samples (issue 22) --- */
 
 /* Where a record goes: its track (`index`, set only when own_track) and, under `root` (a stack,
- * FX_STACK_NONE for none), its `keep` leaf-side ASGCT frames (-1: all). */
+ * FX_STACK_NONE for none), its `keep` leaf-side ASGCT frames (-1: all). `frozen`: the index of
+ * enterSpecial when ASGCT jumped to it over callers still frozen (docs/VALIDATION.md 4.1), whose
+ * callee frame is kept: stacks.c puts the "[virtual thread: callers still frozen, ...]" frame
+ * under that callee; -1 none. */
 struct fx_vt_route {
     uint32_t index;
     bool own_track;
     fx_stack_id root;
-    int32_t keep;
+    int32_t keep, frozen;
 };
 /* Each drain pass, before the rings: names queued by the mount callbacks. */
 void fx_model_vthreads_pass(JNIEnv *jni);
 int fx_model_vthreads_route(struct fx_profile *p, const struct fx_sample_rec *r, uint32_t len,
                             struct fx_vt_route *out);
+/* A sample with the frozen-callers frame (fx_vt_route.frozen) is in the profile: counted. */
+void fx_model_vthreads_frozen_shown(void);
 /* meta.extra "Virtual threads" (nothing on a JVM without mount tracking). */
 void fx_model_vthreads_report(struct fx_profile *p);
 /* A new recording (drain.c's reset): the counts from zero; names and tracks stay. */

@@ -44,6 +44,10 @@ static const struct {
         [FX_WS_PINNED_NATIVE] = {"[state: pinned, in native, not on CPU]", FX_IDLE_PINNED},
 };
 
+/* The frames ASGCT left out between a remounted virtual thread's thawed top and enterSpecial
+ * (docs/VALIDATION.md 4.1): how many and which is not known, so one named frame says so. */
+#define FROZEN_LABEL "[virtual thread: callers still frozen, not walked by AGCT]"
+
 /* Model owner only. */
 static struct {
     uint64_t outcomes[FX_ASGCT_CODES], outcome_other, java_stacks;
@@ -122,8 +126,10 @@ static int blob_frame(struct fx_methods *m, JNIEnv *jni, struct fx_profile *p,
     return fx_profile_frame(p, &fk, out);
 }
 
-/* Root = the last ASGCT frame, leaf = frame 0; "[truncated]" above a stack cut at the depth.
- * After a recovery frame 0 is the blob's frame (fx_sample_rec). */
+/* Root = the last ASGCT frame, leaf = frame 0; "[truncated]" above a stack cut at the depth;
+ * FROZEN_LABEL under the callee of a virtual thread's enterSpecial when ASGCT jumped over its
+ * frozen callers (fx_vt_route.frozen). After a recovery frame 0 is the blob's frame
+ * (fx_sample_rec). */
 static int java_stack(struct fx_methods *m, JNIEnv *jni, struct fx_profile *p,
                       const struct fx_sample_rec *r, const struct fx_vt_route *under,
                       fx_stack_id *out)
@@ -142,6 +148,9 @@ static int java_stack(struct fx_methods *m, JNIEnv *jni, struct fx_profile *p,
     }
     for (int32_t i = n - 1; i >= 0 && rc == FX_OK; i--) {
         fx_frame_id f;
+        if (i == under->frozen - 1 &&
+            (rc = label_under(p, s, FROZEN_LABEL, FX_CAT_OTHER, &s)) != FX_OK)
+            break;
         if ((i == 0 && recovered) || r->frames[i].lineno == FX_LINE_NMETHOD)
             rc = blob_frame(m, jni, p, &r->frames[0], true, &f);
         else

@@ -1,19 +1,22 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* Virtual threads in the model (issue 22): where a sample of a carrier goes. A sample taken
- * while a virtual thread was mounted (fx_sample_rec.vthread, sampling/vthreads.c) goes to that
- * virtual thread: its own track while fewer than vtracks= (default 32) have one, else the
- * carrier's track under a root frame "[virtual thread] NAME #ID". Either way its stack starts
- * above Continuation.enterSpecial: the carrier's frames below the continuation are not the
- * virtual thread's. A sample whose stack holds enterSpecial while the slot named no
- * virtual thread is one of two known patterns, labelled and counted: the carrier was mounted
- * before the agent attached (no mount seen yet), or a mount or unmount was in progress (the
- * events bracket the switch a few frames early or late). A stack taken by JVMTI (a wall-mode
- * state sample) holds the entry frames ASGCT hides (Continuation.enter .. VirtualThread.run,
- * Thread.runWith): they are cut too, so every stack of a virtual thread starts at its task and
- * its call tree has one root. Platform threads' samples never hold
- * enterSpecial (only virtual threads run continuations) and are never given one. Names come from
- * the sampling side's queue into a bounded direct-mapped table; an id whose name is unknown or was
- * overwritten shows as "virtual thread #ID". Model owner only. */
+/* Virtual threads in the model (issue 22): where a sample of a carrier goes. A sample taken while a
+ * virtual thread was mounted (fx_sample_rec.vthread, sampling/vthreads.c) goes to that virtual
+ * thread: its own track while fewer than vtracks= (default 32) have one, else the carrier's track
+ * under a root frame "[virtual thread] NAME #ID". Either way its stack starts above
+ * Continuation.enterSpecial: the carrier's frames below the continuation are not the virtual
+ * thread's. A sample whose stack holds enterSpecial while the slot named no virtual thread is one
+ * of two known patterns, labelled and counted: the carrier was mounted before the agent attached
+ * (no mount seen yet), or a mount or unmount was in progress (the events bracket the switch a few
+ * frames early or late). The continuation's entry frames (Continuation.enter .. VirtualThread.run,
+ * Thread.runWith), in a whole ASGCT stack above enterSpecial and in a JVMTI-taken one (a wall-mode
+ * state sample) at its root, are cut too, so a virtual thread's whole stacks start at its task.
+ * ASGCT jumps from a remounted virtual thread's thawed top to
+ * enterSpecial over the frames still frozen in its heap stack chunk (docs/VALIDATION.md 4.1): a
+ * frame above enterSpecial that is not Continuation.enter, its only callee in a whole stack, is
+ * that jump, and the route asks stacks.c to mark it (fx_vt_route.frozen). Platform threads' samples
+ * never hold enterSpecial (only virtual threads run continuations) and are never given one. Names
+ * come from the sampling side's queue into a bounded direct-mapped table; an id whose name is
+ * unknown or was overwritten shows as "virtual thread #ID". Model owner only. */
 #include "internal.h"
 
 #include <stdio.h>
@@ -33,13 +36,15 @@ struct vt_track {
 };
 
 static struct {
-    jmethodID run; /* Continuation.enterSpecial (JDK 21+), where a continuation's frames begin */
+    jmethodID run;   /* Continuation.enterSpecial (JDK 21+), where a continuation's frames begin */
+    jmethodID enter; /* Continuation.enter: enterSpecial's callee in a whole stack */
     jmethodID entry[2]; /* VirtualThread.run(Runnable), Thread.runWith: just below the task */
     bool looked_up;
     struct vt_name names[NAMES];
     struct vt_track tracks[FX_VTRACKS_MAX]; /* the first vtracks= of them used */
     uint32_t n_tracks;
     uint64_t own, labelled, before_attach, in_transition, names_overwritten, idle;
+    uint64_t frozen; /* samples shown with the frozen-callers frame (drain.c counts them) */
 } mv;
 
 /* Continuation and Thread are initialized by the JVM's start; VirtualThread only once the
@@ -49,6 +54,7 @@ static void look_up_run(JNIEnv *jni)
 {
     mv.looked_up = true;
     mv.run = fx_jvm_method(jni, "jdk/internal/vm/Continuation", "enterSpecial", NULL);
+    mv.enter = fx_jvm_method(jni, "jdk/internal/vm/Continuation", "enter", NULL);
     mv.entry[1] = fx_jvm_method(jni, "java/lang/Thread", "runWith",
                                 "(Ljava/lang/Object;Ljava/lang/Runnable;)V");
 }
@@ -93,9 +99,9 @@ size_t fx_model_vthreads_label(uint64_t id, char *buf, size_t cap)
     return n < 0 ? 0 : (size_t)n < cap ? (size_t)n : cap - 1;
 }
 
-/* The index of Continuation.enterSpecial in the record's frames (leaf 0), or -1. ASGCT leaves
- * out the @Hidden frames above it (VirtualThread.run and the continuation's entry): the frame
- * above it is the virtual thread's task. */
+/* The index of Continuation.enterSpecial in the record's frames (leaf 0), or -1. Above it:
+ * Continuation.enter and the other entry frames in a whole stack, else the thawed bottom frame
+ * (frozen_at). */
 static int32_t run_frame(const struct fx_sample_rec *r)
 {
     if (mv.run == NULL)
@@ -107,7 +113,7 @@ static int32_t run_frame(const struct fx_sample_rec *r)
 }
 
 /* How many leaf-side frames of a virtual thread's `keep` (-1: all) are its own: below the
- * leaf-most entry frame found among the root-most ENTRY_DEPTH (JVMTI-taken stacks hold them). */
+ * leaf-most entry frame found among the root-most ENTRY_DEPTH. */
 #define ENTRY_DEPTH 8
 static int32_t cut_entry(const struct fx_sample_rec *r, int32_t keep)
 {
@@ -117,6 +123,26 @@ static int32_t cut_entry(const struct fx_sample_rec *r, int32_t keep)
             (r->frames[i].method_id == mv.entry[0] || r->frames[i].method_id == mv.entry[1]))
             keep = i;
     return keep;
+}
+
+/* k (enterSpecial's index) when the frame above it, kept (keep), is a Java method other than
+ * Continuation.enter: the callers between were not walked (file comment); else -1. A stub there
+ * (a recovered top, e.g. enterSpecial's own call into the thaw stub) proves nothing. Without
+ * enter's id (an unknown JDK) nothing is claimed. */
+static int32_t frozen_at(const struct fx_sample_rec *r, int32_t k, int32_t keep)
+{
+    if (mv.enter == NULL || k < 1 || (keep >= 0 && keep < k))
+        return -1;
+    const fx_asgct_frame *callee = &r->frames[k - 1];
+    bool stub = callee->lineno == FX_LINE_STUB ||
+                (k == 1 && r->recovery > 0 && r->recovery < FX_REC_CASES &&
+                 callee->lineno != FX_LINE_NMETHOD);
+    return stub || callee->method_id == NULL || callee->method_id == mv.enter ? -1 : k;
+}
+
+void fx_model_vthreads_frozen_shown(void)
+{
+    mv.frozen++;
 }
 
 static int label_root(struct fx_profile *p, const char *label, fx_stack_id *root)
@@ -181,6 +207,7 @@ int fx_model_vthreads_route(struct fx_profile *p, const struct fx_sample_rec *r,
     out->root = FX_STACK_NONE;
     out->keep = -1;
     out->own_track = false;
+    out->frozen = -1;
     int32_t k = run_frame(r);
     uint32_t at = (uint32_t)fx_rec_vt_at(r);
     char label[128];
@@ -188,6 +215,7 @@ int fx_model_vthreads_route(struct fx_profile *p, const struct fx_sample_rec *r,
         uint64_t id;
         memcpy(&id, (const char *)r + at, sizeof(id));
         out->keep = cut_entry(r, k >= 0 ? k : -1);
+        out->frozen = frozen_at(r, k, out->keep);
         mv.own++;
         struct vt_track *tr = NULL;
         int rc = track_of(p, id, r->time_ns, &tr);
@@ -208,6 +236,7 @@ int fx_model_vthreads_route(struct fx_profile *p, const struct fx_sample_rec *r,
     if (k < 0)
         return FX_OK; /* a platform thread, or a carrier's own code */
     out->keep = cut_entry(r, k);
+    out->frozen = frozen_at(r, k, out->keep);
     if (r->vthread == FX_VT_UNSEEN) {
         mv.before_attach++;
         return label_root(p, "[virtual thread] (mounted before attach)", &out->root);
@@ -234,6 +263,8 @@ void fx_model_vthreads_report(struct fx_profile *p)
              FX_EXTRA_NONZERO},
             {"samples during a mount or unmount", mv.in_transition, FX_EXTRA_NONZERO},
             {"idle samples inserted on virtual thread tracks", mv.idle, FX_EXTRA_NONZERO},
+            {"samples whose callers were still frozen (not walked by AGCT)", mv.frozen,
+             FX_EXTRA_ALWAYS},
             {"names read", c.names_read, FX_EXTRA_ALWAYS},
             {"names lost (queue full)", c.names_lost, FX_EXTRA_LOSS},
             {"names overwritten in the name table (2048 slots)", mv.names_overwritten,
@@ -252,5 +283,5 @@ void fx_model_vthreads_report(struct fx_profile *p)
 void fx_model_vthreads_new_recording(void)
 {
     mv.own = mv.labelled = mv.before_attach = mv.in_transition = mv.names_overwritten = 0;
-    mv.idle = 0;
+    mv.idle = mv.frozen = 0;
 }

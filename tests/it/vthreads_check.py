@@ -4,7 +4,11 @@
                  functions) for every thread with samples, from the loaded session;
   waits NAME     writes NAME-waits.json: per waiter-N/taker-N track, its "Virtual thread wait"
                  markers (profiler-cli thread markers) and the stack of the longest one;
-  check --label L RUN_DIR   the assertions, over those files and the workload's own counts."""
+  check --label L RUN_DIR   the assertions, over those files and the workload's own counts;
+  dump_frozen NAME   writes NAME-fn.json: profiler-cli's functions of the frozen-0 track and
+                 the carriers' (vthreads_frozen_test.sh);
+  frozen --label L RUN_DIR NAME...   vthreads_frozen_test.sh's assertions (check_frozen) on
+                 each NAME.json.gz of VThreadWorkload frozen and its NAME-fn.json."""
 import json
 import math
 import os
@@ -167,6 +171,67 @@ def check_waits(run, label):
               f"{label}: waits: {name}: the marker's stack is where it waited ({want}): {r['stack'][:6]}")
 
 
+FROZEN = "[virtual thread: callers still frozen, not walked by AGCT]"
+FROZEN_ROW = "samples whose callers were still frozen (not walked by AGCT)"
+
+
+def dump_frozen(name):
+    """profiler-cli's functions of frozen-0's track, or of the carriers past the track cap."""
+    out = []
+    for t in pcli("thread", "list")["threads"]:
+        if re.match(r"(frozen-0 \(virtual #\d+\)|ForkJoinPool)", t["name"]):
+            out += pcli("thread", "functions", "--thread", t["threadHandle"], "--include-idle",
+                        "--limit", "0")["functions"]
+    with open(f"{name}-fn.json", "w", encoding="utf-8") as f:
+        json.dump(out, f)
+
+
+def check_frozen(run, label, name):
+    """docs/VALIDATION.md 4.1 marked: the samples of a remounted virtual thread (frozen-N,
+    burning in frozenBurn under a 400-deep recursion after a sleep) carry FROZEN at the root of
+    the virtual thread's stack (its track's root, or the frame under "[virtual thread] NAME #ID"
+    past the track cap: where enterSpecial was), directly below the thawed top frozenDescend;
+    those of one never unmounted (steady-N in steadyBurn) none; meta.extra counts exactly the
+    samples with it; profiler-cli shows it."""
+    prof = profile(run, name)
+    label = f"{label}: {name}"
+    burn = {"frozen": [0, 0], "steady": [0, 0]}  # [samples, with FROZEN]
+    marked, misplaced, not_top = 0, 0, 0
+    for t in prof.threads():
+        for s in t["samples"]["stack"]:
+            names = prof.names(s)
+            at = names.index(FROZEN) if FROZEN in names else -1
+            if at >= 0:
+                marked += 1
+                under_root = at == 1 and names[0].startswith("[virtual thread] frozen-")
+                own_root = at == 0 and re.match(r"frozen-\d+ \(virtual #\d+\)$", t["name"])
+                misplaced += not (under_root or own_root)
+            for g in burn:
+                if any(n.endswith(f".{g}Burn") for n in names):
+                    burn[g][0] += 1
+                    burn[g][1] += at >= 0
+                    not_top += at >= 0 and not names[at + 1].endswith(".frozenDescend")
+    fz, st = burn["frozen"], burn["steady"]
+    check(fz[0] >= 50 and fz[1] >= 0.8 * fz[0],
+          f"{label}: {fz[1]} of {fz[0]} frozenBurn samples (remounted virtual threads) carry "
+          f"{FROZEN} (>= 80 %)")
+    check(st[0] >= 50 and st[1] == 0,
+          f"{label}: {st[1]} of {st[0]} steadyBurn samples (never unmounted) carry it (none)")
+    check(marked > 0 and misplaced == 0,
+          f"{label}: {misplaced} of {marked} samples with it have it elsewhere than at the "
+          f"root of a frozen-N virtual thread's stack")
+    check(not_top == 0, f"{label}: {not_top} frozenBurn samples with it have another frame "
+                        f"than the thawed top frozenDescend directly above it")
+    extra = prof.extra("Virtual threads") or {}
+    check(extra.get(FROZEN_ROW) == marked,
+          f"{label}: meta.extra \"{FROZEN_ROW}\" is {extra.get(FROZEN_ROW)!r}, "
+          f"{marked} samples with the frame")
+    fn = load_json(os.path.join(run, f"{name}-fn.json"))
+    shown = sum(f["totalSamples"] for f in fn if f["name"] == FROZEN)
+    check(shown > 0, f"{label}: profiler-cli shows the frame in {shown} samples of the "
+                     f"frozen-0 track or the carriers")
+
+
 def profile(run, name):
     return Profile(os.path.join(run, f"{name}.json.gz"))
 
@@ -277,6 +342,13 @@ def main():
     if sys.argv[1] == "waits":
         dump_waits(sys.argv[2])
         return 0
+    if sys.argv[1] == "dump_frozen":
+        dump_frozen(sys.argv[2])
+        return 0
+    if sys.argv[1] == "frozen":
+        for name in sys.argv[5:]:
+            check_frozen(sys.argv[4], sys.argv[3], name)
+        return CK.exit_code()
     label, run = sys.argv[3], sys.argv[4]
     check_cpu(run, label)
     check_cpu(run, label, "field")

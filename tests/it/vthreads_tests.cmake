@@ -19,14 +19,16 @@ endforeach()
 
 # it.vthreads_validate.jdk<major> (vthreads_validate_test.sh): validate mode on carriers carrying
 # a virtual thread; it.vthreads_attach.jdk<major> (vthreads_attach_test.sh): fxprof start into a
-# JVM whose virtual threads already run. Registered on every JDK found: before 21 each one exits
+# JVM whose virtual threads already run; it.vthreads_frozen.jdk<major> (vthreads_frozen_test.sh):
+# the frame that marks a remounted virtual thread's callers still frozen (VALIDATION.md 4.1).
+# Registered on every JDK found: before 21 each one exits
 # 77 with one line, so ctest shows it skipped. Labels: it, vthreads, jdk<major>.
 set(_fx_vt_prof "fxprof-not-built")
 if(TARGET fxprof)
   set(_fx_vt_prof $<TARGET_FILE:fxprof>)
 endif()
 foreach(_major IN LISTS FX_JDK_MAJORS)
-  foreach(_what validate attach)
+  foreach(_what validate attach frozen)
     fx_it_test(it.vthreads_${_what}.jdk${_major} vthreads_${_what}_test.sh
                ARGS ${FX_JDK_HOME_${_major}}
                LABELS it vthreads jdk${_major} TIMEOUT 300

@@ -23,6 +23,13 @@
 //   attach SECONDS   for an agent attached mid-run: "hog-0", a virtual thread spinning in hogSpin
 //                    that never yields (mounted once, before any attach), and 3 burners
 //                    "alpha-0", "alpha-1", "beta-0" as in groups; prints "ready" once all run.
+//   frozen SECONDS   docs/VALIDATION.md 4.1 (4 carriers): 2 "frozen-N" virtual threads recurse
+//                    FROZEN_DEPTH levels in frozenDescend, then at the bottom sleep 1 ms and burn
+//                    in frozenBurn, again and again: each remount thaws only the top frames,
+//                    so AsyncGetCallTrace jumps from frozenDescend to enterSpecial; 2
+//                    "steady-N" recurse as deep in steadyDescend and burn in steadyBurn without
+//                    ever unmounting (their whole stack stays on the carrier). Prints
+//                    "remounts NAME COUNT" per frozen thread at the end.
 package fxagent.vthreads;
 
 import java.util.ArrayList;
@@ -240,6 +247,64 @@ public final class VThreadWorkload {
             t.join();
     }
 
+    // Deep enough that a remount thaws only the top of the stack: HotSpot thaws a chunk whole
+    // below 500 words (continuationFreezeThaw.cpp), and one level is a few words.
+    static final int FROZEN_DEPTH = 400;
+
+    static long frozenBurn(long x) {
+        return unit(x, 300_000);
+    }
+
+    static long steadyBurn(long x) {
+        return unit(x, 300_000);
+    }
+
+    static long frozenDescend(int n, AtomicLong remounts) throws InterruptedException {
+        if (n > 0)
+            return frozenDescend(n - 1, remounts) + 1;
+        long x = 5;
+        while (!stop.get()) {
+            Thread.sleep(1); // unmounts; the next mount thaws this frame, not its callers
+            remounts.incrementAndGet();
+            for (int i = 0; i < 20; i++)
+                x = frozenBurn(x);
+        }
+        return x;
+    }
+
+    static long steadyDescend(int n) {
+        if (n > 0)
+            return steadyDescend(n - 1) + 1;
+        long x = 7;
+        while (!stop.get())
+            x = steadyBurn(x);
+        return x;
+    }
+
+    static void frozen(int seconds) throws Exception {
+        List<Thread> all = new ArrayList<>();
+        List<AtomicLong> remounts = new ArrayList<>();
+        for (int i = 0; i < 2; i++) {
+            AtomicLong c = new AtomicLong();
+            remounts.add(c);
+            all.add(Thread.ofVirtual().name("frozen-" + i).start(() -> {
+                try {
+                    sink += frozenDescend(FROZEN_DEPTH, c);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            }));
+            all.add(Thread.ofVirtual().name("steady-" + i)
+                    .start(() -> sink += steadyDescend(FROZEN_DEPTH)));
+        }
+        Thread.sleep(seconds * 1000L);
+        stop.set(true);
+        for (Thread t : all)
+            t.join();
+        for (int i = 0; i < 2; i++)
+            System.out.println("remounts frozen-" + i + " " + remounts.get(i).get());
+    }
+
     static void waiterSleep() throws InterruptedException {
         Thread.sleep(20);
     }
@@ -325,6 +390,7 @@ public final class VThreadWorkload {
             case "churn" -> churn(n);
             case "mounts" -> mounts(n);
             case "attach" -> attach(n);
+            case "frozen" -> frozen(n);
             case "waits" -> waits(n);
             case "sleepers" -> sleepers(n, Integer.parseInt(args[2]));
             default -> throw new IllegalArgumentException("unknown mode " + mode);
