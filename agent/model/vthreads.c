@@ -188,14 +188,15 @@ int fx_model_vthreads_track(struct fx_profile *p, uint64_t id, int64_t t_ns, uin
 /* "[idle]" before a virtual thread's sample when it ran nowhere for more than two intervals
  * (see drain.c's file comment). In every mode, wall too: only its carriers are sampled, so an
  * unmounted virtual thread has no sample, and without one its last sample would stretch over
- * the gap as running time. */
+ * the gap as running time. Weight 0, as the drain's: it ends a duration, it is no sample taken,
+ * so the call tree's counts and the shares stay the sampler's. */
 static void idle_gap(struct fx_profile *p, struct vt_track *tr, int64_t t_ns)
 {
     int64_t iv = (int64_t)fx_opt()->interval_ns;
     if (tr->last_ns >= 0 && t_ns - tr->last_ns > 3 * iv) {
         fx_stack_id idle;
         if (fx_profile_label_stack(p, "[idle]", FX_CAT_IDLE, &idle) == FX_OK &&
-            fx_profile_sample(p, tr->index, tr->last_ns + iv, idle, 0, 1) == FX_OK)
+            fx_profile_sample(p, tr->index, tr->last_ns + iv, idle, 0, 0) == FX_OK)
             mv.idle++;
     }
     tr->last_ns = t_ns;

@@ -71,14 +71,22 @@ def check_user(ck, user_markers):
               "user markers have type JvmUserMarker")
 
 
-def check_counters_pcli(ck, run):
+def check_counters_pcli(ck, run, profile):
+    """profiler-cli loads each counter with every sample written. The rate is the difference of
+    two rounds and a forced round within half a period of the last is skipped, so it has one or
+    two values fewer than the others; rounds can be far apart when the drain is busy (a loaded
+    CI machine: one round in 1.6 s, the drain reading symbol tables), so only >= 1 is asked of it."""
+    written = {c["name"]: len(counter_values(c)) for c in profile["counters"]}
     listed = {c["name"]: c for c in load(run, "pcli-counters.json")["counters"]}
     ck.check(set(COUNTERS) <= set(listed), f"profiler-cli lists every counter ({sorted(listed)})")
     for i in range(len(COUNTERS)):
         info = load(run, f"pcli-counter-{i}.json")
         name = info.get("name")
-        ck.check(name in COUNTERS and info.get("sampleCount", 0) >= 3,
-                  f"profiler-cli counter c-{i} {name!r}: {info.get('sampleCount')} samples (>= 3)")
+        least = 1 if name == "Samples per second" else 3
+        got = info.get("sampleCount", 0)
+        ck.check(name in COUNTERS and got == written.get(name) and got >= least,
+                  f"profiler-cli counter c-{i} {name!r}: {got} samples (written "
+                  f"{written.get(name)}, >= {least})")
         if COUNTERS.get(name) == "bytes":
             ck.check(info.get("unit") == "bytes", f"{name} is in bytes")
 
@@ -141,7 +149,7 @@ def main():
     check_gc(ck, load(a.run, "pcli-main-markers.json")["flatMarkers"], a.gcs)
     check_jit(ck, load(a.run, "pcli-jit-hot.json")["flatMarkers"])
     check_user(ck, load(a.run, "pcli-user-markers.json")["flatMarkers"])
-    check_counters_pcli(ck, a.run)
+    check_counters_pcli(ck, a.run, profile)
     check_counters_json(ck, profile)
     check_threads(ck, profile, a.threads)
     check_extra(ck, profile)
