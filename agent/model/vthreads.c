@@ -8,7 +8,8 @@
  * of two known patterns, labelled and counted: the carrier was mounted before the agent attached
  * (no mount seen yet), or a mount or unmount was in progress (the events bracket the switch a few
  * frames early or late). The continuation's entry frames (Continuation.enter .. VirtualThread.run,
- * Thread.runWith), in a whole ASGCT stack above enterSpecial and in a JVMTI-taken one (a wall-mode
+ * Thread.runWith; VThreadContinuation$1.run, under a sample in the JVMTI start or end
+ * notification), in a whole ASGCT stack above enterSpecial and in a JVMTI-taken one (a wall-mode
  * state sample) at its root, are cut too, so a virtual thread's whole stacks start at its task.
  * ASGCT jumps from a remounted virtual thread's thawed top to
  * enterSpecial over the frames still frozen in its heap stack chunk (docs/VALIDATION.md 4.1): a
@@ -38,7 +39,9 @@ struct vt_track {
 static struct {
     jmethodID run;   /* Continuation.enterSpecial (JDK 21+), where a continuation's frames begin */
     jmethodID enter; /* Continuation.enter: enterSpecial's callee in a whole stack */
-    jmethodID entry[2]; /* VirtualThread.run(Runnable), Thread.runWith: just below the task */
+    /* VirtualThread.run(Runnable), Thread.runWith: just below the task; VThreadContinuation$1.run
+     * (JDK 23+): below notifyJvmtiStart/End, which run outside VirtualThread.run */
+    jmethodID entry[3];
     bool looked_up;
     struct vt_name names[NAMES];
     struct vt_track tracks[FX_VTRACKS_MAX]; /* the first vtracks= of them used */
@@ -71,9 +74,12 @@ void fx_model_vthreads_pass(JNIEnv *jni)
     struct fx_vthread_name batch[64];
     size_t n;
     while ((n = fx_vthreads_take_names(batch, 64)) > 0) {
-        if (mv.entry[0] == NULL)
+        if (mv.entry[0] == NULL) {
             mv.entry[0] =
                     fx_jvm_method(jni, "java/lang/VirtualThread", "run", "(Ljava/lang/Runnable;)V");
+            mv.entry[2] = fx_jvm_method(jni, "java/lang/VirtualThread$VThreadContinuation$1",
+                                        "run", "()V");
+        }
         for (size_t i = 0; i < n; i++) {
             struct vt_name *s = name_slot(batch[i].id);
             if (s->id != 0 && s->id != batch[i].id)
@@ -120,7 +126,8 @@ static int32_t cut_entry(const struct fx_sample_rec *r, int32_t keep)
     int32_t n = keep >= 0 && keep < r->num_frames ? keep : r->num_frames;
     for (int32_t i = n - 1; i >= 0 && i >= n - ENTRY_DEPTH; i--)
         if (r->frames[i].method_id != NULL &&
-            (r->frames[i].method_id == mv.entry[0] || r->frames[i].method_id == mv.entry[1]))
+            (r->frames[i].method_id == mv.entry[0] || r->frames[i].method_id == mv.entry[1] ||
+             r->frames[i].method_id == mv.entry[2]))
             keep = i;
     return keep;
 }
