@@ -8,7 +8,8 @@
 #   while running: start (2), an option dump cannot take (1) and an unknown word (1) are
 #     refused and the JVM goes on; a dump to an unwritable folder lands in the fallback folder
 #     ($TMPDIR of the JVM) and the reply says "could not write X (reason); wrote Y instead";
-#   stop writes the final file; status says stopped; stop again is refused (2);
+#   stop writes the final file; status says stopped; stop again is refused (2), and so is a
+#     dump (2: the recording was freed once written, the reply names its file);
 #   start again (a new recording), dump,reset, stop;
 #   the JVM keeps serving and exits 0 with no hs_err file.
 # usage: attach_test.sh JDK_HOME
@@ -59,6 +60,8 @@ n=$(check_profile "$stopped")
 ((n >= counts[2])) || it_fail "the stop's file has $n samples, fewer than dump 3's ${counts[2]}"
 expect_ok status "stopped"
 expect_error 2 stop "not running"
+# Written at stop, the recording was freed: a dump has nothing to write (issue 23).
+expect_error 2 dump "nothing to dump: the recording was written at stop to $stopped; start again to record"
 
 expect_ok start "started again"
 wait_samples 1
