@@ -22,6 +22,7 @@ static int state; /* enum fx_state; atomic so fx_commands_active reads it withou
 static int64_t stopped_ns;
 static uint64_t signals_at_stop; /* SIGPROFs counted by the handler when the stop was done */
 static char written_to[4096];    /* the stopped recording's file, once written (or "") */
+static bool written_by_stop;
 
 static void set_state(enum fx_state s)
 {
@@ -247,17 +248,19 @@ void fx_lifecycle_stopped_idle(void)
     signals_at_stop = signals_counted();
 }
 
-void fx_lifecycle_written(const char *path)
+void fx_lifecycle_written(const char *path, bool by_stop)
 {
     struct fx_window_request r = {.kind = FX_WINDOW_FORGET};
     if (fx_window_request(&r) != FX_OK)
         return; /* the drain is gone (VM death): nothing to free, nothing more to dump */
     snprintf(written_to, sizeof(written_to), "%s", path != NULL && path[0] ? path : "its file");
+    written_by_stop = by_stop;
     malloc_trim(0);
 }
 
-const char *fx_lifecycle_written_to(void)
+const char *fx_lifecycle_written_to(bool *by_stop)
 {
+    *by_stop = written_by_stop;
     return fx_lifecycle_state() == FX_ST_STOPPED && written_to[0] ? written_to : NULL;
 }
 
