@@ -22,6 +22,7 @@
 
 #include "fx_alloc.h"
 #include "fx_demangle.h"
+#include "fx_sort.h"
 
 #define OVERLAYFS_MAGIC 0x794c7630 /* linux/magic.h: maps shows the lower file's device */
 
@@ -214,8 +215,8 @@ static int by_addr(const void *a, const void *b)
 
 static void sort_unique(struct lib *l)
 {
-    if (l->nsyms > 1) /* qsort's base may not be NULL, even for no elements */
-        qsort(l->syms, l->nsyms, sizeof(*l->syms), by_addr);
+    if (l->nsyms > 1) /* nothing to sort below 2 */
+        fx_sort(l->syms, l->nsyms, sizeof(*l->syms), by_addr);
     size_t kept = 0;
     for (size_t i = 0; i < l->nsyms; i++) {
         if (kept == 0 || l->syms[kept - 1].addr != l->syms[i].addr)

@@ -15,6 +15,7 @@
 #include "fx_json.h"
 #include "fx_profile.h"
 #include "fx_profile_internal.h"
+#include "fx_sort.h"
 
 /* --- columns --- */
 
@@ -419,7 +420,7 @@ static struct order *marker_order(const struct fx_markers *m)
         return NULL;
     for (i = 0; i < m->count; i++)
         o[i] = (struct order){marker_time(m, i), i};
-    qsort(o, m->count, sizeof(*o), order_cmp);
+    fx_sort(o, m->count, sizeof(*o), order_cmp);
     return o;
 }
 

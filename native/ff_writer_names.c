@@ -13,6 +13,7 @@
 
 #include "fx_alloc.h"
 #include "fx_ff_writer_internal.h"
+#include "fx_sort.h"
 
 struct name_row {
     const char *name;
@@ -69,7 +70,7 @@ int fx_ff_writer_threads_prepare(struct fx_ff_ctx *w)
                              ? w->index[p->main_thread]
                              : 0;
     uint32_t n = w->nwritten;
-    qsort(rows, n, sizeof(*rows), by_name_tid);
+    fx_sort(rows, n, sizeof(*rows), by_name_tid);
     for (uint32_t i = 0; i < n;) {
         uint32_t k = i + 1;
         while (k < n && strcmp(rows[k].name, rows[i].name) == 0)

@@ -12,6 +12,7 @@
 
 #include "fx_alloc.h"
 #include "fx_lines.h"
+#include "fx_sort.h"
 
 struct raw {
     uint64_t addr;
@@ -129,8 +130,8 @@ static int freeze(struct builder *b, struct fx_kallsyms *k)
     bool sorted = true;
     for (size_t i = 1; sorted && i < b->nraws; i++)
         sorted = by_addr(&b->raws[i - 1], &b->raws[i]) < 0;
-    if (!sorted) /* qsort's base may not be NULL, even for no elements: nraws > 1 here */
-        qsort(b->raws, b->nraws, sizeof(*b->raws), by_addr);
+    if (!sorted) /* nraws > 1 here */
+        fx_sort(b->raws, b->nraws, sizeof(*b->raws), by_addr);
     k->syms = fx_reallocarray(NULL, b->nraws ? b->nraws : 1, sizeof(*k->syms));
     if (!k->syms)
         return FX_ENOMEM;

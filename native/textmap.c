@@ -15,6 +15,7 @@
 
 #include "fx_alloc.h"
 #include "fx_lines.h"
+#include "fx_sort.h"
 
 #define DELETED_SUFFIX " (deleted)"
 
@@ -171,8 +172,8 @@ static int read_table(const char *maps_path, bool rw, struct fx_textmap **out, s
     rc = read_rows(&in, &b, rw, eb);
     fx_lines_close(&in);
     if (rc == FX_OK) {
-        if (b.nrows > 1) /* qsort's base may not be NULL, even for no elements */
-            qsort(b.rows, b.nrows, sizeof(*b.rows), by_start);
+        if (b.nrows > 1) /* nothing to sort below 2 */
+            fx_sort(b.rows, b.nrows, sizeof(*b.rows), by_start);
         rc = check_overlaps(&b, maps_path, eb);
     }
     if (rc == FX_OK && !(*out = freeze(&b))) {

@@ -209,6 +209,8 @@ static int cmd_stop(const struct fx_options *o, struct fx_outcome *out)
     int rc =
             fx_output_snapshot(target(o), fx_opt()->loop_ns != 0 && !o->file_set, false, &res, &eb);
     fx_lifecycle_stopped_idle();
+    if (rc == FX_OK) /* else the model stays, for a dump to retry */
+        fx_lifecycle_written(res.file.path, true);
     return write_outcome(out, "stopped", rc, &res, &eb);
 }
 
@@ -217,11 +219,20 @@ static int cmd_dump(const struct fx_options *o, struct fx_outcome *out)
     enum fx_state s = fx_lifecycle_state();
     if (s != FX_ST_RUNNING && s != FX_ST_STOPPED)
         return fx_outcome_set(out, FX_RC_STATE, "nothing to dump (%s)", fx_lifecycle_state_name(s));
+    bool by_stop;
+    const char *written = fx_lifecycle_written_to(&by_stop);
+    if (written != NULL) /* its model was freed once written */
+        return fx_outcome_set(out, FX_RC_STATE,
+                              "nothing to dump: the recording was written %s %s; start again to "
+                              "record",
+                              by_stop ? "at stop to" : "after its stop to", written);
     bool reset = o->reset && s == FX_ST_RUNNING;
     struct fx_dump_result res;
     struct fx_errbuf eb = {{0}};
     int rc =
             fx_output_snapshot(target(o), fx_opt()->loop_ns != 0 && !o->file_set, reset, &res, &eb);
+    if (rc == FX_OK && s == FX_ST_STOPPED) /* the retry of a stop's failed write */
+        fx_lifecycle_written(res.file.path, false);
     return write_outcome(out,
                          s == FX_ST_STOPPED ? "dumped the stopped recording"
                          : reset            ? "dumped and reset (sampling goes on)"

@@ -33,8 +33,15 @@ int fx_lifecycle_restart(JNIEnv *jni, struct fx_errbuf *eb);
 /* RUNNING -> STOPPED: every signal source deleted, no handler in flight, the drain paused (it
  * serves requests only); the records in flight go to the next request's pass. */
 void fx_lifecycle_stop(void);
-/* After the stop's profile was written: the threads' buffers freed (see sampling.h). */
+/* After the stop's profile was written: the threads' buffers and the event queues freed (see
+ * sampling.h, model.h). */
 void fx_lifecycle_stopped_idle(void);
+/* STOPPED: the recording was written to `path` (by its stop, or by a dump retrying a stop whose
+ * write failed): the model's samples and figures are freed; a dump is refused from here. */
+void fx_lifecycle_written(const char *path, bool by_stop);
+/* That file while stopped and written, else NULL (running, or the model kept for a dump);
+ * *by_stop: whether the stop wrote it. */
+const char *fx_lifecycle_written_to(bool *by_stop);
 /* SIGPROFs the handler saw since fx_lifecycle_stopped_idle (0 for an idle stopped agent). */
 uint64_t fx_lifecycle_signals_since_stop(void);
 /* When the last stop happened. */

@@ -161,7 +161,6 @@ int fx_jvmti_events_setup(jvmtiEnv *jvmti, jvmtiEventVMInit vm_init, jvmtiEventV
     if (fx_jvmti_failed((*jvmti)->SetEventCallbacks(jvmti, &cb, (jint)sizeof(cb)),
                         "SetEventCallbacks"))
         return FX_EUNSUPPORTED;
-    fx_markers_setup();       /* no markers is no reason to refuse the start */
     fx_vthreads_setup(jvmti); /* JDK 21+: mount tracking (issue 22) */
     fx_codemap_setup();
     fx_locks_setup();

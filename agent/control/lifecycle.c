@@ -21,9 +21,13 @@ static pthread_mutex_t lock = PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP;
 static int state; /* enum fx_state; atomic so fx_commands_active reads it without the lock */
 static int64_t stopped_ns;
 static uint64_t signals_at_stop; /* SIGPROFs counted by the handler when the stop was done */
+static char written_to[4096];    /* the stopped recording's file, once written (or "") */
+static bool written_by_stop;
 
 static void set_state(enum fx_state s)
 {
+    if (s == FX_ST_RUNNING)
+        written_to[0] = '\0';
     __atomic_store_n(&state, (int)s, __ATOMIC_RELEASE);
 }
 
@@ -242,6 +246,22 @@ void fx_lifecycle_stopped_idle(void)
     fx_model_idle(jni_of(fx_jvm()));
     malloc_trim(0); /* the rings are large blocks: give their pages back */
     signals_at_stop = signals_counted();
+}
+
+void fx_lifecycle_written(const char *path, bool by_stop)
+{
+    struct fx_window_request r = {.kind = FX_WINDOW_FORGET};
+    if (fx_window_request(&r) != FX_OK)
+        return; /* the drain is gone (VM death): nothing to free, nothing more to dump */
+    snprintf(written_to, sizeof(written_to), "%s", path != NULL && path[0] ? path : "its file");
+    written_by_stop = by_stop;
+    malloc_trim(0);
+}
+
+const char *fx_lifecycle_written_to(bool *by_stop)
+{
+    *by_stop = written_by_stop;
+    return fx_lifecycle_state() == FX_ST_STOPPED && written_to[0] ? written_to : NULL;
 }
 
 uint64_t fx_lifecycle_signals_since_stop(void)

@@ -11,6 +11,7 @@
  * free is the model's to pair (fx_profile_alloc_free); one whose allocation the model no longer
  * holds is counted, never written. Owns: the queue, the tag counter, the consumer's counts. */
 #include "internal.h"
+#include "markers_queue.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -42,12 +43,10 @@ struct rec {
 
 /* Producer side: any thread. */
 static struct {
-    pthread_mutex_t lock; /* producers only, held for a memcpy */
-    struct fx_ring ring;
-    int ready;             /* atomic: the ring exists */
+    struct evq e;          /* made at a start with alloc=, freed at the stop (markers_queue.h) */
     uint64_t next_tag;     /* atomic; per JVM: a tag names one object while it lives */
     uint64_t stack_errors; /* atomic */
-} q = {.lock = PTHREAD_MUTEX_INITIALIZER, .next_tag = 1};
+} q = {.e = {.lock = PTHREAD_MUTEX_INITIALIZER}, .next_tag = 1};
 
 /* Consumer side: the model's owner only. */
 static struct {
@@ -64,21 +63,8 @@ static struct {
 
 static bool push(const struct rec *r, const jvmtiFrameInfo *frames, const char *sig)
 {
-    if (!__atomic_load_n(&q.ready, __ATOMIC_ACQUIRE))
-        return false;
-    uint32_t flen = r->nframes * (uint32_t)sizeof(*frames);
-    pthread_mutex_lock(&q.lock);
-    uint8_t *dst = fx_ring_reserve_sigsafe(&q.ring, (uint32_t)sizeof(*r) + flen + r->sig_len);
-    if (dst != NULL) {
-        memcpy(dst, r, sizeof(*r));
-        if (flen)
-            memcpy(dst + sizeof(*r), frames, flen);
-        if (r->sig_len)
-            memcpy(dst + sizeof(*r) + flen, sig, r->sig_len);
-        fx_ring_commit_sigsafe(&q.ring);
-    }
-    pthread_mutex_unlock(&q.lock);
-    return dst != NULL;
+    return fx_evq_push(&q.e, r, (uint32_t)sizeof(*r), frames,
+                       r->nframes * (uint32_t)sizeof(*frames), sig, r->sig_len);
 }
 
 /* --- producers: JVMTI callbacks --- */
@@ -264,7 +250,7 @@ static void reset_for(struct fx_profile *p)
 
 static void allocs_drain(JNIEnv *jni, struct fx_profile *p)
 {
-    if (!__atomic_load_n(&q.ready, __ATOMIC_ACQUIRE))
+    if (!__atomic_load_n(&q.e.ready, __ATOMIC_ACQUIRE))
         return;
     reset_for(p);
     if (cs.methods == NULL)
@@ -272,7 +258,7 @@ static void allocs_drain(JNIEnv *jni, struct fx_profile *p)
     const struct rec *r;
     uint32_t len;
     int64_t first = 0, last = 0, before = cs.est_bytes;
-    while ((r = fx_ring_peek(&q.ring, &len)) != NULL) {
+    while ((r = fx_ring_peek(&q.e.ring, &len)) != NULL) {
         if (first == 0 || r->t < first)
             first = r->t; /* the earliest, so that the counter's times never go back */
         if (r->kind == REC_ALLOC)
@@ -280,7 +266,7 @@ static void allocs_drain(JNIEnv *jni, struct fx_profile *p)
         else
             one_free(p, r);
         last = r->t;
-        fx_ring_release(&q.ring);
+        fx_ring_release(&q.e.ring);
     }
     if (last != 0)
         count_bytes(p, first, before, last);
@@ -313,12 +299,9 @@ static int allocs_start(JNIEnv *jni)
     uint64_t interval = fx_opt()->alloc_bytes;
     if (interval == 0)
         return FX_OK;
-    if (!__atomic_load_n(&q.ready, __ATOMIC_ACQUIRE)) { /* once: producers may be inside it */
-        if (fx_ring_init(&q.ring, QUEUE_BYTES) != FX_OK) {
-            fx_log("alloc=: out of memory for the allocation queue: allocations not sampled");
-            return FX_ENOMEM;
-        }
-        __atomic_store_n(&q.ready, 1, __ATOMIC_RELEASE);
+    if (fx_evq_init(&q.e, QUEUE_BYTES) != FX_OK) { /* freed at the last stop */
+        fx_log("alloc=: out of memory for the allocation queue: allocations not sampled");
+        return FX_ENOMEM;
     }
     if (!capable(jvmti)) {
         fx_log("alloc=: this JVM cannot sample allocations (JVMTI SampledObjectAlloc, tags)");
@@ -337,14 +320,20 @@ static int allocs_start(JNIEnv *jni)
 static void allocs_stop(void)
 {
     jvmtiEnv *jvmti = fx_jvmti();
-    if (jvmti != NULL && __atomic_load_n(&q.ready, __ATOMIC_ACQUIRE))
+    if (jvmti != NULL && __atomic_load_n(&q.e.ready, __ATOMIC_ACQUIRE))
         enable(jvmti, JVMTI_DISABLE);
+}
+
+/* Stopped, the stop's pass drained it, the consumer paused, the events off. */
+void fx_allocs_free_queue(void)
+{
+    fx_evq_free(&q.e);
 }
 
 static void allocs_before_dump(JNIEnv *jni, struct fx_profile *p, const struct fx_span *span)
 {
     (void)span;
-    if (!__atomic_load_n(&q.ready, __ATOMIC_ACQUIRE))
+    if (!__atomic_load_n(&q.e.ready, __ATOMIC_ACQUIRE))
         return;
     allocs_drain(jni, p);
     const char *g = "Allocations";
@@ -360,7 +349,7 @@ static void allocs_before_dump(JNIEnv *jni, struct fx_profile *p, const struct f
     fx_profile_extra_detail(p, g, "frees whose allocation the profile does not hold",
                             (int64_t)cs.frees_unheld);
     fx_profile_extra_loss(p, g, "lost: queue full",
-                          (int64_t)(fx_ring_drops(&q.ring) - cs.drops_base));
+                          (int64_t)(fx_ring_drops(&q.e.ring) - cs.drops_base));
     fx_profile_extra_loss(p, g, "lost: no registered thread", (int64_t)cs.no_thread);
     fx_profile_extra_loss(p, g, "lost: model out of memory or untagged", (int64_t)cs.lost);
     fx_profile_extra_loss(p, g, "lost: earlier period", (int64_t)cs.late);
@@ -380,7 +369,7 @@ static void allocs_reset(struct fx_profile *p)
     cs.samples = cs.frees = cs.frees_unheld = cs.late = cs.no_thread = cs.lost = 0;
     cs.full = cs.truncated = cs.bad_class = 0;
     cs.est_bytes = cs.size_bytes = cs.counted_bytes = 0;
-    cs.drops_base = __atomic_load_n(&q.ready, __ATOMIC_ACQUIRE) ? fx_ring_drops(&q.ring) : 0;
+    cs.drops_base = __atomic_load_n(&q.e.ready, __ATOMIC_ACQUIRE) ? fx_ring_drops(&q.e.ring) : 0;
     __atomic_store_n(&q.stack_errors, 0, __ATOMIC_RELAXED);
 }
 

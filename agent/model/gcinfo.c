@@ -195,6 +195,19 @@ static jlong read_counts(JNIEnv *jni, jlong now[MAX_BEANS])
     return credit;
 }
 
+/* A start after a stop (the drain paused): GC events were off while stopped, so the
+ * collections since are no pause of ours. Read after the events are on again: a collection in
+ * between is then one matched too many, which the batch's wait for counts settles (owing 0). */
+void fx_gcinfo_resync(JNIEnv *jni)
+{
+    if (!gi.inited || gi.failed || jni == NULL || (*jni)->PushLocalFrame(jni, 16) != JNI_OK)
+        return;
+    jlong now[MAX_BEANS];
+    read_counts(jni, now);
+    memcpy(gi.matched, now, sizeof(now[0]) * gi.n);
+    (*jni)->PopLocalFrame(jni, NULL);
+}
+
 /* The beans are looked up at the first pause, not before: java.lang.management costs ~30 ms of
  * class loading, which a program without GCs need not pay. Meanwhile more collections may have
  * happened than the drain has seen pauses, so each bean keeps a count of collections already

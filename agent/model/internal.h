@@ -166,6 +166,11 @@ void fx_window_owner(struct fx_periodic *p);
 
 void fx_locks_thread_reaped(struct fx_profile *p, struct fx_thread *t);
 
+/* --- markers_queue.c, allocs.c: a stopped agent frees its event queues (fx_model_idle) --- */
+
+void fx_model_queues_free(void);
+void fx_allocs_free_queue(void);
+
 /* --- jit_info.c: what a JIT marker says about a compiled method --- */
 
 /* CompiledMethodLoad (compiler thread): distinct methods inlined into `root` per the inlining
@@ -190,5 +195,7 @@ void fx_counters_reset(void);
  * Returns false, leaving gc[] alone, when the counts have not caught up with the pauses yet
  * and `final` is false. */
 bool fx_gcinfo_attribute(JNIEnv *jni, struct fx_jvm_gc *gc, unsigned n, bool final);
+/* A start after a stop, GC events on again: the collections while stopped count as matched. */
+void fx_gcinfo_resync(JNIEnv *jni);
 
 #endif

@@ -413,6 +413,7 @@ static void markers_reset(struct fx_profile *p)
     cs.gc_pauses = cs.gc_attributed = cs.gc_unmatched = cs.jit_markers = cs.user_markers = 0;
     cs.user_unmatched = cs.open_dropped = cs.model_errors = cs.over_memory = cs.cpu_ns = 0;
     cs.dumps = 0;
+    cs.gc_start_ns = 0; /* a pause open at the stop ended while GC events were off */
     cs.started_marker = false;
     cs.mq_base[0] = fx_mq_drops(&fx_mq.gc);
     cs.mq_base[1] = fx_mq_drops(&fx_mq.jit);
@@ -420,8 +421,23 @@ static void markers_reset(struct fx_profile *p)
     fx_counters_reset();
 }
 
+static int markers_start(JNIEnv *jni)
+{
+    int rc = fx_markers_setup(); /* no markers is no reason to refuse the start */
+    if (rc == FX_OK && fx_markers_on())
+        fx_gcinfo_resync(jni);
+    return rc;
+}
+
+static void markers_stop(void)
+{
+    fx_markers_stop_events();
+}
+
 const struct fx_source fx_markers_source = {
         .name = "markers",
+        .start = markers_start,
+        .stop = markers_stop,
         .drain = markers_drain,
         .before_dump = markers_before_dump,
         .after_dump = markers_after_dump,

@@ -5,6 +5,7 @@
  * queue (markers_queue.h); a full queue drops the record and counts it. markers.c turns the
  * records into markers. */
 #include "markers_queue.h"
+#include "locks_shared.h"
 
 #include <string.h>
 #include <sys/syscall.h>
@@ -25,33 +26,52 @@ bool fx_markers_on(void)
 
 /* --- the queues --- */
 
-/* Once per process: producers may be inside a ring, so a second setup (a restart) keeps it. */
+/* At each start that needs it (the consumer is paused or not yet started). The queue's lock
+ * is held, so a producer sees either no queue or a whole one. */
 int fx_evq_init(struct evq *e, size_t bytes)
 {
-    if (__atomic_load_n(&e->ready, __ATOMIC_ACQUIRE))
-        return FX_OK;
-    int rc = fx_ring_init(&e->ring, bytes);
-    if (rc == FX_OK)
-        __atomic_store_n(&e->ready, 1, __ATOMIC_RELEASE);
+    int rc = FX_OK;
+    pthread_mutex_lock(&e->lock);
+    if (!__atomic_load_n(&e->ready, __ATOMIC_ACQUIRE)) {
+        rc = fx_ring_init(&e->ring, bytes);
+        if (rc == FX_OK)
+            __atomic_store_n(&e->ready, 1, __ATOMIC_RELEASE);
+    }
+    pthread_mutex_unlock(&e->lock);
     return rc;
 }
 
+/* At a stop, once its file was written (the consumer is paused): producers check `ready`
+ * under the same lock before they write, so none is inside when the pages go. */
+void fx_evq_free(struct evq *e)
+{
+    pthread_mutex_lock(&e->lock);
+    if (__atomic_load_n(&e->ready, __ATOMIC_ACQUIRE)) {
+        __atomic_store_n(&e->ready, 0, __ATOMIC_RELEASE);
+        fx_ring_destroy(&e->ring);
+    }
+    pthread_mutex_unlock(&e->lock);
+}
+
 /* Appends hdr + a + b as one record; false if the queue is missing or full (the ring counts
- * drops). */
+ * drops). `ready` is read again under the lock: the queue may have been freed meanwhile. */
 bool fx_evq_push(struct evq *e, const void *hdr, uint32_t hdr_len, const void *a, uint32_t a_len,
                  const void *b, uint32_t b_len)
 {
     if (!__atomic_load_n(&e->ready, __ATOMIC_ACQUIRE))
         return false;
     pthread_mutex_lock(&e->lock);
-    uint8_t *dst = fx_ring_reserve_sigsafe(&e->ring, hdr_len + a_len + b_len);
-    if (dst != NULL) {
-        memcpy(dst, hdr, hdr_len);
-        if (a_len)
-            memcpy(dst + hdr_len, a, a_len);
-        if (b_len)
-            memcpy(dst + hdr_len + a_len, b, b_len);
-        fx_ring_commit_sigsafe(&e->ring);
+    uint8_t *dst = NULL;
+    if (__atomic_load_n(&e->ready, __ATOMIC_ACQUIRE)) {
+        dst = fx_ring_reserve_sigsafe(&e->ring, hdr_len + a_len + b_len);
+        if (dst != NULL) {
+            memcpy(dst, hdr, hdr_len);
+            if (a_len)
+                memcpy(dst + hdr_len, a, a_len);
+            if (b_len)
+                memcpy(dst + hdr_len + a_len, b, b_len);
+            fx_ring_commit_sigsafe(&e->ring);
+        }
     }
     pthread_mutex_unlock(&e->lock);
     return dst != NULL;
@@ -90,22 +110,25 @@ void fx_markers_fill_callbacks(jvmtiEventCallbacks *cb)
     cb->GarbageCollectionFinish = on_gc_finish;
 }
 
-static void enable_gc_events(jvmtiEnv *jvmti)
+/* GC events only while a recording with markers runs: a stopped agent gets no callback. */
+static void gc_events(jvmtiEnv *jvmti, jvmtiEventMode mode)
 {
     jvmtiCapabilities have;
     memset(&have, 0, sizeof(have));
-    if ((*jvmti)->GetCapabilities(jvmti, &have) != JVMTI_ERROR_NONE ||
+    if (jvmti == NULL || (*jvmti)->GetCapabilities(jvmti, &have) != JVMTI_ERROR_NONE ||
         !have.can_generate_garbage_collection_events) {
-        fx_log("this JVM gives no garbage collection events: no GC markers");
+        if (mode == JVMTI_ENABLE)
+            fx_log("this JVM gives no garbage collection events: no GC markers");
         return;
     }
     static const jvmtiEvent gc[] = {JVMTI_EVENT_GARBAGE_COLLECTION_START,
                                     JVMTI_EVENT_GARBAGE_COLLECTION_FINISH};
     for (size_t i = 0; i < 2; i++)
-        fx_jvmti_failed((*jvmti)->SetEventNotificationMode(jvmti, JVMTI_ENABLE, gc[i], NULL),
+        fx_jvmti_failed((*jvmti)->SetEventNotificationMode(jvmti, mode, gc[i], NULL),
                         "SetEventNotificationMode(GC)");
 }
 
+/* Each start with markers: the queues (freed at the stop before) and the GC events. */
 int fx_markers_setup(void)
 {
     if (!fx_markers_on())
@@ -119,8 +142,25 @@ int fx_markers_setup(void)
         fx_log("out of memory for the marker queues: no markers");
         return rc;
     }
-    enable_gc_events(fx_jvmti());
+    gc_events(fx_jvmti(), JVMTI_ENABLE);
     return FX_OK;
+}
+
+/* A stop: no GC event while stopped (the queues stay until the stop's file is written). */
+void fx_markers_stop_events(void)
+{
+    gc_events(fx_jvmti(), JVMTI_DISABLE);
+}
+
+/* Stopped, the stop's pass over (it drained them), the consumer paused: every event queue's
+ * pages go back, the markers', lock='s and alloc='s; the next start that needs one makes it. */
+void fx_model_queues_free(void)
+{
+    fx_evq_free(&fx_mq.gc);
+    fx_evq_free(&fx_mq.jit);
+    fx_evq_free(&fx_mq.user);
+    fx_evq_free(&fx_lock_queue);
+    fx_allocs_free_queue();
 }
 
 void fx_markers_compiled_method_load(jmethodID method, jint code_size, const void *compile_info)

@@ -22,7 +22,7 @@
 struct evq {
     pthread_mutex_t lock; /* producers only */
     struct fx_ring ring;
-    int ready; /* atomic: the ring exists */
+    int ready; /* atomic, written under lock: the ring exists */
 };
 
 enum gc_kind {
@@ -68,13 +68,18 @@ struct fx_marker_queues {
 };
 extern struct fx_marker_queues fx_mq;
 
-/* Once per process (producers may be inside a ring, so a restart keeps it). */
+/* At a start (no-op if it exists); fx_evq_free at a stop, once its file is written. Both take
+ * the queue's lock, under which producers check `ready`: none is inside when it goes. */
 int fx_evq_init(struct evq *e, size_t bytes);
+void fx_evq_free(struct evq *e);
 /* Appends hdr + a + b as one record; false if the queue is missing or full (counted). */
 bool fx_evq_push(struct evq *e, const void *hdr, uint32_t hdr_len, const void *a, uint32_t a_len,
                  const void *b, uint32_t b_len);
 /* The queue's dropped records (full), 0 if it was never set up. */
 uint64_t fx_mq_drops(struct evq *e);
 bool fx_markers_on(void);
+/* A start with markers: the queues and the GC events; a stop: the GC events off. */
+int fx_markers_setup(void);
+void fx_markers_stop_events(void);
 
 #endif

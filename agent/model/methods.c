@@ -11,6 +11,7 @@
 
 #include "fx_alloc.h"
 #include "fx_profile.h"
+#include "fx_sort.h"
 
 struct line_entry {
     int32_t bci;
@@ -95,8 +96,10 @@ static int grow(struct fx_methods *m)
 
 static int cmp_line(const void *a, const void *b)
 {
-    const struct line_entry *x = a, *y = b;
-    return (x->bci > y->bci) - (x->bci < y->bci);
+    const struct line_entry *x = a, *y = b; /* fx_sort is not stable: ties by line */
+    if (x->bci != y->bci)
+        return (x->bci > y->bci) - (x->bci < y->bci);
+    return (x->line > y->line) - (x->line < y->line);
 }
 
 /* Copies JVMTI's line table (absent for native and some generated methods: then none). */
@@ -116,7 +119,7 @@ static void load_lines(jvmtiEnv *jvmti, struct method *me, int32_t *first_line)
                 *first_line = tab[i].line_number;
         }
         me->n_lines = (uint32_t)n;
-        qsort(me->lines, me->n_lines, sizeof(*me->lines), cmp_line);
+        fx_sort(me->lines, me->n_lines, sizeof(*me->lines), cmp_line);
     }
     (*jvmti)->Deallocate(jvmti, (unsigned char *)tab);
 }

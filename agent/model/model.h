@@ -44,8 +44,6 @@ extern const struct fx_source fx_drain_source;
 
 /* Before SetEventCallbacks: adds the GC callbacks. */
 void fx_markers_fill_callbacks(jvmtiEventCallbacks *cb);
-/* Agent_OnLoad, after SetEventCallbacks: allocates the queues, enables the GC events. */
-int fx_markers_setup(void);
 /* The CompiledMethodLoad callback's share (compiler thread). */
 void fx_markers_compiled_method_load(jmethodID method, jint code_size, const void *compile_info);
 /* Drained each pass; before a dump: pending events, open user intervals, a last counter sample,
@@ -90,6 +88,7 @@ enum fx_window_kind {
     FX_WINDOW_STATUS,     /* figures for the status line */
     FX_WINDOW_RESTART,    /* a new recording after a stop: samples dropped, t0 = begin_ns */
     FX_WINDOW_AFTER_DUMP, /* tell the sources a file was written */
+    FX_WINDOW_FORGET,     /* a stopped recording was written: its samples and figures go */
 };
 
 struct fx_window_status {

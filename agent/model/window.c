@@ -296,6 +296,11 @@ static void serve(JNIEnv *jni, struct fx_profile *p, struct fx_window_request *r
         fx_sources_after_dump(p, r->path, r->bytes);
         r->rc = FX_OK;
         break;
+    case FX_WINDOW_FORGET: /* what a restart would drop, dropped at the stop already */
+        reset_period(p, fx_now_ns());
+        fx_profile_extra_clear(p);
+        r->rc = FX_OK;
+        break;
     }
 }
 

@@ -26,6 +26,7 @@
 #include <string.h>
 
 #include "fx_alloc.h"
+#include "fx_sort.h"
 
 #define MAX_RETIRED 64 /* replaced tables not yet freed; beyond this, publishing waits */
 #define MAX_NAMES   4096
@@ -205,7 +206,7 @@ static bool fold(struct logrec *log, size_t n_log)
     for (size_t i = 0; i < cm.n_live; i++)
         all[i] = (struct logrec){.op = OP_ADD, .seq = 0, .r = cm.live[i]};
     memcpy(all + cm.n_live, log, n_log * sizeof(*log));
-    qsort(all, n, sizeof(*all), by_begin_then_seq);
+    fx_sort(all, n, sizeof(*all), by_begin_then_seq);
     size_t k = 0;
     uint64_t kept_seq = 0;
     for (size_t i = 0; i < n;) {

@@ -162,6 +162,7 @@ static bool quiet_or_say(const char *what)
 
 void fx_sampling_free_buffers(void)
 {
+    fx_vtwait_free(); /* no signal writes there: the mount callbacks check it under its lock */
     if (quiet_or_say("kept until a later stop"))
         fx_threads_free_buffers();
 }

@@ -35,7 +35,7 @@ void fx_sampling_disable(void); /* the handler records nothing from now on */
  * buffers; false if one still could. */
 bool fx_sampling_quiet(void);
 /* Stopped, engines stopped, the last records drained, the drain paused: frees every live
- * thread's ring and frame buffer (the bulk of a stopped agent's memory). */
+ * thread's ring and frame buffer, and the virtual threads' wait queue (vtwait=). */
 void fx_sampling_free_buffers(void);
 /* A start, before fx_sampling_enable, the drain paused: every live thread gets the ring and
  * frame buffer of the recording's ring= and depth=. */

@@ -54,6 +54,7 @@
 #include <unistd.h>
 
 #include "fx_alloc.h"
+#include "fx_sort.h"
 #include "native_walk.h"
 
 #define VM_THREADS_MAX   256       /* registered at once */
@@ -175,7 +176,7 @@ static int read_tids(pid_t *out)
             out[n++] = (pid_t)v;
     }
     closedir(d);
-    qsort(out, (size_t)n, sizeof(*out), cmp_tid);
+    fx_sort(out, (size_t)n, sizeof(*out), cmp_tid);
     return n;
 }
 

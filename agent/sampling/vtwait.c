@@ -13,6 +13,7 @@
 
 #include <pthread.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #define PARK_BITS  14 /* the table has 1 << PARK_BITS words (128 KiB) */
 #define TAG_BITS   24
@@ -32,12 +33,14 @@ static struct {
     int64_t tat_ns;       /* atomic: the rate limit's theoretical arrival time (GCRA) */
     pthread_mutex_t lock; /* the queue's producers, held for a memcpy */
     struct fx_ring ring;
-    int ready;              /* atomic: the ring exists (never freed: a producer may be inside) */
-    uint64_t coarse_res_us; /* CLOCK_MONOTONIC_COARSE's resolution, rounded up */
-    struct fx_vtwait_figures f;     /* atomics */
-    uint64_t drops_base;            /* the ring's drops when this recording began */
-    uint64_t park[1u << PARK_BITS]; /* atomic: tag << TIME_BITS | unmount time in µs */
+    int ready;                  /* atomic, written under lock: the ring exists */
+    uint64_t coarse_res_us;     /* CLOCK_MONOTONIC_COARSE's resolution, rounded up */
+    struct fx_vtwait_figures f; /* atomics */
+    uint64_t drops_base;        /* the ring's drops when this recording began */
 } vw = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+/* atomic: tag << TIME_BITS | unmount time in µs; pages of its own, given back at a stop */
+static uint64_t park[1u << PARK_BITS] __attribute__((aligned(4096)));
 
 static void add(uint64_t *c)
 {
@@ -46,21 +49,29 @@ static void add(uint64_t *c)
 
 void fx_vtwait_start(uint64_t min_ns)
 {
+    /* Made at each start that needs it (the consumer is paused or not started yet), freed at
+     * the stop (fx_vtwait_free); the lock is the one producers check `ready` under. */
     if (min_ns > 0 && !__atomic_load_n(&vw.ready, __ATOMIC_ACQUIRE)) {
-        if (fx_ring_init(&vw.ring, QUEUE) != FX_OK) {
+        pthread_mutex_lock(&vw.lock);
+        int rc = fx_ring_init(&vw.ring, QUEUE);
+        if (rc == FX_OK) {
+            struct timespec res;
+            vw.coarse_res_us = clock_getres(CLOCK_MONOTONIC_COARSE, &res) == 0
+                                       ? (uint64_t)res.tv_nsec / 1000 + 1
+                                       : UINT64_MAX;
+            if (vw.base_ns == 0) /* once: a racing unmount's time stays comparable */
+                vw.base_ns = fx_now_ns();
+            __atomic_store_n(&vw.ready, 1, __ATOMIC_RELEASE);
+        }
+        pthread_mutex_unlock(&vw.lock);
+        if (rc != FX_OK) {
             fx_log("no memory for the virtual thread wait queue: waits are not recorded");
             return;
         }
-        struct timespec res;
-        vw.coarse_res_us = clock_getres(CLOCK_MONOTONIC_COARSE, &res) == 0
-                                   ? (uint64_t)res.tv_nsec / 1000 + 1
-                                   : UINT64_MAX;
-        vw.base_ns = fx_now_ns();
-        __atomic_store_n(&vw.ready, 1, __ATOMIC_RELEASE);
     }
     /* Unmounts before a stop are not waits of this recording (a racing callback may still
      * store one: a wait then spans the stop, which only a restart within it can show). */
-    memset(vw.park, 0, sizeof(vw.park));
+    memset(park, 0, sizeof(park));
     __atomic_store_n(&vw.min_ns, min_ns, __ATOMIC_RELEASE);
 }
 
@@ -69,9 +80,23 @@ void fx_vtwait_stop(void)
     __atomic_store_n(&vw.min_ns, 0, __ATOMIC_RELEASE);
 }
 
+/* Stopped, the stop's pass drained the queue, the consumer paused: the queue's pages and the
+ * unmount table's go back (a late unmount's store there only faults a zero page in again; the
+ * next start clears the table). */
+void fx_vtwait_free(void)
+{
+    pthread_mutex_lock(&vw.lock);
+    if (__atomic_load_n(&vw.ready, __ATOMIC_ACQUIRE)) {
+        __atomic_store_n(&vw.ready, 0, __ATOMIC_RELEASE);
+        fx_ring_destroy(&vw.ring);
+    }
+    pthread_mutex_unlock(&vw.lock);
+    madvise(park, sizeof(park), MADV_DONTNEED);
+}
+
 static uint64_t *slot(uint64_t id)
 {
-    return &vw.park[id & ((1u << PARK_BITS) - 1)];
+    return &park[id & ((1u << PARK_BITS) - 1)];
 }
 
 static uint64_t tag(uint64_t id)
@@ -130,7 +155,9 @@ static void record(uint64_t id, int64_t t0, int64_t t1)
     r.nframes = (uint16_t)n;
     uint32_t fb = (uint32_t)n * sizeof(frames[0]);
     pthread_mutex_lock(&vw.lock);
-    uint8_t *dst = fx_ring_reserve_sigsafe(&vw.ring, sizeof(r) + fb);
+    uint8_t *dst = NULL; /* ready again under the lock: a stop may have freed the queue */
+    if (__atomic_load_n(&vw.ready, __ATOMIC_ACQUIRE))
+        dst = fx_ring_reserve_sigsafe(&vw.ring, sizeof(r) + fb);
     if (dst != NULL) {
         memcpy(dst, &r, sizeof(r));
         memcpy(dst + sizeof(r), frames, fb);

@@ -8,8 +8,10 @@
 #   while running: start (2), an option dump cannot take (1) and an unknown word (1) are
 #     refused and the JVM goes on; a dump to an unwritable folder lands in the fallback folder
 #     ($TMPDIR of the JVM) and the reply says "could not write X (reason); wrote Y instead";
-#   stop writes the final file; status says stopped; stop again is refused (2);
-#   start again (a new recording), dump,reset, stop;
+#   stop writes the final file; status says stopped; stop again is refused (2), and so is a
+#     dump (2: the recording was freed once written, the reply names its file);
+#   start again (a new recording), dump,reset, a stop whose write fails (3: the recording is
+#     kept), a dump that writes it (then refused again, 2);
 #   the JVM keeps serving and exits 0 with no hs_err file.
 # usage: attach_test.sh JDK_HOME
 set -euo pipefail
@@ -59,15 +61,23 @@ n=$(check_profile "$stopped")
 ((n >= counts[2])) || it_fail "the stop's file has $n samples, fewer than dump 3's ${counts[2]}"
 expect_ok status "stopped"
 expect_error 2 stop "not running"
+# Written at stop, the recording was freed: a dump has nothing to write (issue 23).
+expect_error 2 dump "nothing to dump: the recording was written at stop to $stopped; start again to record"
 
 expect_ok start "started again"
 wait_samples 1
 sleep 2
 expect_ok "dump,reset" "reset"
 check_profile "$(reply_path)" >/dev/null
-expect_ok stop "stopped"
+# A stop whose write fails everywhere (the target's folder missing, the fallback folder a file)
+# keeps the recording: a dump writes it then, and once written it is freed (issue 23).
+mv "$run/fallback" "$run/fallback.dir" && : >"$run/fallback"
+expect_error 3 "stop,file=$run/missing/y.json.gz" "stopped, but no profile was written"
+rm -f "$run/fallback" && mv "$run/fallback.dir" "$run/fallback"
+expect_ok "dump,file=$run/after-failed-stop.json.gz" "dumped the stopped recording"
 # Right after the reset this file may hold only a few samples: valid is enough.
 "$FXCHECK" "$(reply_path)" || it_fail "fxcheck rejected $(reply_path)"
+expect_error 2 dump "nothing to dump: the recording was written after its stop to $run/after-failed-stop.json.gz"
 
 srv_alive "after stop"
 sleep 1

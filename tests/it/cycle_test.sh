@@ -12,11 +12,16 @@
 #     no SIGPROF since the stop (status: "0 signals since the stop"); no POSIX timer is left;
 #   * races: two fxprof clients at once (status and dump, or two dumps, while running), a stop
 #     racing a loop= dump: each gets one answer and a valid file, nothing hangs;
+#   * a stop frees the recording once written: a dump while stopped is refused (the agent's
+#     return code 2, fxprof's exit code 1; one line: "nothing to dump: the recording was
+#     written at stop to FILE; start again to record");
 #   * at the end, after the last stop: threads, file descriptors, POSIX timers and the model's
 #     tracks (status) back to what they were after a warm-up stop (the 10th, or a third of the
 #     cycles); the agent's own heap
 #     and pages (status, counted by fx_alloc) within FXAGENT_CYCLE_HEAP_KIB (256 KiB) of it
-#     and below FXAGENT_CYCLE_HEAP_STOPPED_KIB (4 MiB); the RSS split (cycle_mem.sh: the JVM's
+#     and below FXAGENT_CYCLE_HEAP_STOPPED_KIB (4 MiB); what the stopped agent keeps (that
+#     count less the unwind tables: no event queue, no model) at most FXAGENT_CYCLE_HELD_KIB
+#     (384 KiB); the RSS split (cycle_mem.sh: the JVM's
 #     NMT, the agent's count, malloc neither counts, the rest), each reading after the JVM's
 #     own System.trim_native_heap: malloc in use that neither NMT nor the agent counts within
 #     FXAGENT_CYCLE_MALLOC_KIB of the warm-up stop's, the anonymous RSS that neither holds
@@ -37,6 +42,7 @@ rss_first_kib=${FXAGENT_CYCLE_FIRST_KIB:-16384}
 malloc_bound_kib=${FXAGENT_CYCLE_MALLOC_KIB:-512}
 heap_growth_kib=${FXAGENT_CYCLE_HEAP_KIB:-256}
 heap_stopped_kib=${FXAGENT_CYCLE_HEAP_STOPPED_KIB:-4096}
+held_kib=${FXAGENT_CYCLE_HELD_KIB:-384}
 [[ -x ${FXPROF:-} ]] || it_fail "FXPROF is not set to the fxprof binary"
 run=$FXAGENT_RUN_DIR
 PID="" CTL=""
@@ -94,6 +100,22 @@ set_phase() {
         sleep 0.01
     done
     it_fail "the workload did not switch to phase $1"
+}
+# A dump while stopped: refused with one line that names the stop's file, by fxprof (its exit
+# code 1: the agent refused) and by jcmd (the agent's own return code, 2: the state).
+dump_refused() {
+    local out rc=0 want="nothing to dump: the recording was written at stop to "
+    out=$(fx dump "$PID" -o "$run/refused-$1.json.gz" 2>&1) || rc=$?
+    ((rc == 1)) || it_fail "cycle $1: fxprof dump while stopped exited $rc (not 1): $out"
+    [[ $(wc -l <<<"$out") -eq 1 && $out == *"$want"*"r-$1.json.gz; start again"* ]] ||
+        it_fail "cycle $1: fxprof dump while stopped said: $out"
+    : >"$run/refused.reply"
+    out=$(timeout 120 "$IT_JDK/bin/jcmd" "$PID" JVMTI.agent_load "\"$FXAGENT_LIB\"" \
+        "\"dump,file=$run/refused-$1.json.gz,reply=$run/refused.reply\"" 2>&1) || true
+    [[ $out == *"return code: 2"* ]] || it_fail "cycle $1: jcmd dump while stopped: $out"
+    [[ $(wc -l <"$run/refused.reply") -eq 1 ]] && grep -q "^error: $want" "$run/refused.reply" ||
+        it_fail "cycle $1: jcmd dump while stopped replied: $(cat "$run/refused.reply")"
+    [[ ! -e $run/refused-$1.json.gz ]] || it_fail "cycle $1: a refused dump wrote a file"
 }
 signals_since_stop() { sed -n 's/.*; \([0-9]*\) signals since the stop.*/\1/p' <<<"$REPLY"; }
 late_max=0
@@ -179,6 +201,7 @@ for ((c = 1; c <= cycles; c++)); do
     cmd stop
     [[ $REPLY == *"r-$c.json.gz"* ]] || it_fail "cycle $c: stop said: $REPLY"
     checks+=("$run/r-$c.json.gz:$c")
+    ((c == 1 || c % 25 == 0)) && dump_refused "$c"
     ((${#checks[@]} >= 50)) && check_batch
     if ((c == warm)); then
         tasks0=$(count_tasks) fds0=$(count_fds)
@@ -245,6 +268,11 @@ echo "$IT_NAME: tracks held by the model: $tracks0 after stop $warm, $tracks1 at
     it_fail "the agent's heap grew by $((heap1 - heap0)) KiB since stop $warm (bound $heap_growth_kib)"
 ((heap1 <= heap_stopped_kib)) ||
     it_fail "a stopped agent holds $heap1 KiB of heap and pages (bound $heap_stopped_kib)"
+# Issue 23: a stop frees the event queues and, once written, the model: what stays is the
+# JVM's (the code map, JIT names, the registry's live threads) and the unwind tables.
+echo "$IT_NAME: the stopped agent keeps $heap1 KiB less its unwind tables (${MEM[end_unwind]} KiB; bound $held_kib)"
+((heap1 <= held_kib)) ||
+    it_fail "a stopped agent keeps $heap1 KiB of heap and pages less unwind tables (bound $held_kib)"
 # The RSS split (cycle_mem.sh), each reading after the JVM's trim. A leak of the agent that
 # bypasses its count shows in malloc that neither counts (bytes, touched or not) or in the
 # anonymous RSS that neither holds (pages); the JVM's own growth (JDK 17: +8.3 MiB of RSS over
