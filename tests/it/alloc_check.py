@@ -122,13 +122,15 @@ def pair(na):
     return open_, frees
 
 
-def check_balanced(d, label):
+def check_balanced(d, label, may_be_empty=False):
+    """may_be_empty: the last file of a loop= series holds only what came after the last
+    period, possibly no allocation (a loaded run: 208 ms after the workload had finished)."""
     rows = frees = 0
     for t, na in tables(d):
         rows += na["length"]
         frees += pair(na)[1]
     print(f"{label}: {rows} allocation rows, {frees} frees, all paired")
-    if rows == 0:
+    if rows == 0 and not may_be_empty:
         CK.fatal(f"{label} has no allocation rows")
 
 
@@ -185,7 +187,7 @@ def na_pairs(na):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("mode", choices=("split", "live", "balanced", "own"))
+    ap.add_argument("mode", choices=("split", "live", "balanced", "balanced_last", "own"))
     ap.add_argument("profile")
     ap.add_argument("--truth")
     ap.add_argument("--tol-pp", type=float, default=6.0)
@@ -205,7 +207,7 @@ def main():
     elif a.mode == "own":
         check_own(d, a.profile)
     else:
-        check_balanced(d, a.profile)
+        check_balanced(d, a.profile, may_be_empty=a.mode == "balanced_last")
     return CK.exit_code()
 
 

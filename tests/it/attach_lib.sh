@@ -46,7 +46,7 @@ srv_start() {
     local cmd=("$IT_JDK/bin/java" -XX:CompileCommand=quiet
         "-XX:CompileCommand=dontinline,fxagent.test.ServerWorkload::hotChecksum"
         "$@" -cp "$FXAGENT_SERVER_JAR" fxagent.test.ServerWorkload
-        --threads 2 --rate 100 --work-us 2000 --seconds 240
+        --threads 2 --rate 100 --work-us 2000 --seconds 900
         --ready-file "$FXAGENT_RUN_DIR/ready" --stop-file "$FXAGENT_RUN_DIR/stop")
     echo "$IT_NAME: TMPDIR=$FXAGENT_RUN_DIR/fallback ${cmd[*]}"
     TMPDIR=$FXAGENT_RUN_DIR/fallback "${cmd[@]}" >"$log.out" 2>"$log.err" &
