@@ -77,8 +77,8 @@ void fx_model_vthreads_pass(JNIEnv *jni)
         if (mv.entry[0] == NULL) {
             mv.entry[0] =
                     fx_jvm_method(jni, "java/lang/VirtualThread", "run", "(Ljava/lang/Runnable;)V");
-            mv.entry[2] = fx_jvm_method(jni, "java/lang/VirtualThread$VThreadContinuation$1",
-                                        "run", "()V");
+            mv.entry[2] = fx_jvm_method(jni, "java/lang/VirtualThread$VThreadContinuation$1", "run",
+                                        "()V");
         }
         for (size_t i = 0; i < n; i++) {
             struct vt_name *s = name_slot(batch[i].id);

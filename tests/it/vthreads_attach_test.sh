@@ -21,8 +21,9 @@ source "$(dirname "$0")/vthreads_lib.sh"
 vt_init it.vthreads_attach "$1"
 [[ -x "${FXPROF:-}" ]] || it_fail "FXPROF is not set to the fxprof binary"
 
+rm -f "$FXAGENT_RUN_DIR/stop"
 "$IT_JDK/bin/java" -Djdk.virtualThreadScheduler.parallelism=3 -cp classes \
-    fxagent.vthreads.VThreadWorkload attach 16 >plain.out 2>plain.err &
+    fxagent.vthreads.VThreadWorkload attach 120 "$FXAGENT_RUN_DIR/stop" >plain.out 2>plain.err &
 pid=$!
 trap 'kill -9 "$pid" 2>/dev/null || true' EXIT
 for ((i = 0; i < 600; i++)); do
@@ -46,6 +47,7 @@ step stop stop "$pid"
 step start2 start "$pid" --agent "$FXAGENT_LIB" -m wall -o "$FXAGENT_RUN_DIR/wall.json.gz"
 sleep 3
 step stop2 stop "$pid"
+touch "$FXAGENT_RUN_DIR/stop" # the workload ends (it ran 16 s before: a loaded machine outlived that)
 rc=0
 wait "$pid" || rc=$?
 trap - EXIT

@@ -20,9 +20,11 @@
 //                    prints "waits N".
 //   mounts SECONDS   a mount-heavy loop: 64 virtual threads yielding in a tight loop; prints
 //                    "mounts N" (yields, each one unmount and one mount) and the rate.
-//   attach SECONDS   for an agent attached mid-run: "hog-0", a virtual thread spinning in hogSpin
+//   attach SECONDS [STOP_FILE]
+//                    for an agent attached mid-run: "hog-0", a virtual thread spinning in hogSpin
 //                    that never yields (mounted once, before any attach), and 3 burners
-//                    "alpha-0", "alpha-1", "beta-0" as in groups; prints "ready" once all run.
+//                    "alpha-0", "alpha-1", "beta-0" as in groups; prints "ready" once all run;
+//                    ends after SECONDS or once STOP_FILE exists.
 //   frozen SECONDS   docs/VALIDATION.md 4.1 (4 carriers): 2 "frozen-N" virtual threads recurse
 //                    FROZEN_DEPTH levels in frozenDescend, then at the bottom sleep 1 ms and burn
 //                    in frozenBurn, again and again: each remount thaws only the top frames,
@@ -227,7 +229,7 @@ public final class VThreadWorkload {
         return unit(x);
     }
 
-    static void attach(int seconds) throws Exception {
+    static void attach(int seconds, String stopFile) throws Exception {
         List<Thread> all = new ArrayList<>();
         all.add(Thread.ofVirtual().name("hog-0").start(() -> {
             long x = 3;
@@ -241,7 +243,10 @@ public final class VThreadWorkload {
         Thread.sleep(300);
         System.out.println("ready");
         System.out.flush();
-        Thread.sleep(seconds * 1000L);
+        long end = System.nanoTime() + seconds * 1_000_000_000L;
+        java.io.File f = stopFile != null ? new java.io.File(stopFile) : null;
+        while (System.nanoTime() < end && (f == null || !f.exists()))
+            Thread.sleep(50);
         stop.set(true);
         for (Thread t : all)
             t.join();
@@ -389,7 +394,7 @@ public final class VThreadWorkload {
             case "pinned" -> pinned(n);
             case "churn" -> churn(n);
             case "mounts" -> mounts(n);
-            case "attach" -> attach(n);
+            case "attach" -> attach(n, args.length > 2 ? args[2] : null);
             case "frozen" -> frozen(n);
             case "waits" -> waits(n);
             case "sleepers" -> sleepers(n, Integer.parseInt(args[2]));
