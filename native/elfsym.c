@@ -215,8 +215,7 @@ static int by_addr(const void *a, const void *b)
 
 static void sort_unique(struct lib *l)
 {
-    if (l->nsyms > 1) /* nothing to sort below 2 */
-        fx_sort(l->syms, l->nsyms, sizeof(*l->syms), by_addr);
+    fx_sort(l->syms, l->nsyms, sizeof(*l->syms), by_addr);
     size_t kept = 0;
     for (size_t i = 0; i < l->nsyms; i++) {
         if (kept == 0 || l->syms[kept - 1].addr != l->syms[i].addr)

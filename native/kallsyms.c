@@ -130,7 +130,7 @@ static int freeze(struct builder *b, struct fx_kallsyms *k)
     bool sorted = true;
     for (size_t i = 1; sorted && i < b->nraws; i++)
         sorted = by_addr(&b->raws[i - 1], &b->raws[i]) < 0;
-    if (!sorted) /* nraws > 1 here */
+    if (!sorted)
         fx_sort(b->raws, b->nraws, sizeof(*b->raws), by_addr);
     k->syms = fx_reallocarray(NULL, b->nraws ? b->nraws : 1, sizeof(*k->syms));
     if (!k->syms)

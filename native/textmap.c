@@ -172,8 +172,7 @@ static int read_table(const char *maps_path, bool rw, struct fx_textmap **out, s
     rc = read_rows(&in, &b, rw, eb);
     fx_lines_close(&in);
     if (rc == FX_OK) {
-        if (b.nrows > 1) /* nothing to sort below 2 */
-            fx_sort(b.rows, b.nrows, sizeof(*b.rows), by_start);
+        fx_sort(b.rows, b.nrows, sizeof(*b.rows), by_start);
         rc = check_overlaps(&b, maps_path, eb);
     }
     if (rc == FX_OK && !(*out = freeze(&b))) {

@@ -429,15 +429,10 @@ static int markers_start(JNIEnv *jni)
     return rc;
 }
 
-static void markers_stop(void)
-{
-    fx_markers_stop_events();
-}
-
 const struct fx_source fx_markers_source = {
         .name = "markers",
         .start = markers_start,
-        .stop = markers_stop,
+        .stop = fx_markers_stop_events,
         .drain = markers_drain,
         .before_dump = markers_before_dump,
         .after_dump = markers_after_dump,

@@ -125,10 +125,10 @@ static int32_t cut_entry(const struct fx_sample_rec *r, int32_t keep)
 {
     int32_t n = keep >= 0 && keep < r->num_frames ? keep : r->num_frames;
     for (int32_t i = n - 1; i >= 0 && i >= n - ENTRY_DEPTH; i--)
-        if (r->frames[i].method_id != NULL &&
-            (r->frames[i].method_id == mv.entry[0] || r->frames[i].method_id == mv.entry[1] ||
-             r->frames[i].method_id == mv.entry[2]))
-            keep = i;
+        for (size_t e = 0;
+             r->frames[i].method_id != NULL && e < sizeof(mv.entry) / sizeof(mv.entry[0]); e++)
+            if (r->frames[i].method_id == mv.entry[e])
+                keep = i;
     return keep;
 }
 
