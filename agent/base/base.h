@@ -146,6 +146,9 @@ struct fx_source {
     void (*before_dump)(JNIEnv *jni, struct fx_profile *p, const struct fx_span *span);
     void (*after_dump)(struct fx_profile *p, const char *path, unsigned long long bytes);
     void (*reset)(struct fx_profile *p);
+    /* Stopped, the stop's file written or its pass over, the drain paused: gives back what only
+     * a recording needs (event queues); the next start makes it again. */
+    void (*idle)(void);
 };
 
 /* At setup, before any agent thread exists. FX_EFULL past the table's size. */
@@ -159,6 +162,8 @@ void fx_sources_before_dump(JNIEnv *jni, struct fx_profile *p, const struct fx_s
 void fx_sources_after_dump(struct fx_profile *p, const char *path, unsigned long long bytes);
 /* A new recording after a stop: each source's `reset`, in registration order. */
 void fx_sources_reset(struct fx_profile *p);
+/* A stopped agent, idle: each source's `idle`. */
+void fx_sources_idle(void);
 
 /* --- copies.c: other copies of libfxagent.so in this process --- */
 

@@ -68,3 +68,11 @@ void fx_sources_reset(struct fx_profile *p)
             sources[i]->reset(p);
     }
 }
+
+void fx_sources_idle(void)
+{
+    for (unsigned i = 0; i < n_sources; i++) {
+        if (sources[i]->idle != NULL)
+            sources[i]->idle();
+    }
+}

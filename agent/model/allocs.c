@@ -43,10 +43,10 @@ struct rec {
 
 /* Producer side: any thread. */
 static struct {
-    struct evq e;          /* made at a start with alloc=, freed at the stop (markers_queue.h) */
+    struct fx_evq e;       /* made at a start with alloc=, freed stopped and idle (fx_evq.h) */
     uint64_t next_tag;     /* atomic; per JVM: a tag names one object while it lives */
     uint64_t stack_errors; /* atomic */
-} q = {.e = {.lock = PTHREAD_MUTEX_INITIALIZER}, .next_tag = 1};
+} q = {.e = FX_EVQ_INITIALIZER, .next_tag = 1};
 
 /* Consumer side: the model's owner only. */
 static struct {
@@ -250,7 +250,7 @@ static void reset_for(struct fx_profile *p)
 
 static void allocs_drain(JNIEnv *jni, struct fx_profile *p)
 {
-    if (!__atomic_load_n(&q.e.ready, __ATOMIC_ACQUIRE))
+    if (!fx_evq_ready(&q.e))
         return;
     reset_for(p);
     if (cs.methods == NULL)
@@ -258,7 +258,7 @@ static void allocs_drain(JNIEnv *jni, struct fx_profile *p)
     const struct rec *r;
     uint32_t len;
     int64_t first = 0, last = 0, before = cs.est_bytes;
-    while ((r = fx_ring_peek(&q.e.ring, &len)) != NULL) {
+    while ((r = fx_evq_peek(&q.e, &len)) != NULL) {
         if (first == 0 || r->t < first)
             first = r->t; /* the earliest, so that the counter's times never go back */
         if (r->kind == REC_ALLOC)
@@ -266,7 +266,7 @@ static void allocs_drain(JNIEnv *jni, struct fx_profile *p)
         else
             one_free(p, r);
         last = r->t;
-        fx_ring_release(&q.e.ring);
+        fx_evq_release(&q.e);
     }
     if (last != 0)
         count_bytes(p, first, before, last);
@@ -320,12 +320,12 @@ static int allocs_start(JNIEnv *jni)
 static void allocs_stop(void)
 {
     jvmtiEnv *jvmti = fx_jvmti();
-    if (jvmti != NULL && __atomic_load_n(&q.e.ready, __ATOMIC_ACQUIRE))
+    if (jvmti != NULL && fx_evq_ready(&q.e))
         enable(jvmti, JVMTI_DISABLE);
 }
 
 /* Stopped, the stop's pass drained it, the consumer paused, the events off. */
-void fx_allocs_free_queue(void)
+static void allocs_idle(void)
 {
     fx_evq_free(&q.e);
 }
@@ -333,7 +333,7 @@ void fx_allocs_free_queue(void)
 static void allocs_before_dump(JNIEnv *jni, struct fx_profile *p, const struct fx_span *span)
 {
     (void)span;
-    if (!__atomic_load_n(&q.e.ready, __ATOMIC_ACQUIRE))
+    if (!fx_evq_ready(&q.e))
         return;
     allocs_drain(jni, p);
     const char *g = "Allocations";
@@ -348,8 +348,7 @@ static void allocs_before_dump(JNIEnv *jni, struct fx_profile *p, const struct f
                          (int64_t)fx_profile_alloc_live(p));
     fx_profile_extra_detail(p, g, "frees whose allocation the profile does not hold",
                             (int64_t)cs.frees_unheld);
-    fx_profile_extra_loss(p, g, "lost: queue full",
-                          (int64_t)(fx_ring_drops(&q.e.ring) - cs.drops_base));
+    fx_profile_extra_loss(p, g, "lost: queue full", (int64_t)(fx_evq_drops(&q.e) - cs.drops_base));
     fx_profile_extra_loss(p, g, "lost: no registered thread", (int64_t)cs.no_thread);
     fx_profile_extra_loss(p, g, "lost: model out of memory or untagged", (int64_t)cs.lost);
     fx_profile_extra_loss(p, g, "lost: earlier period", (int64_t)cs.late);
@@ -369,7 +368,7 @@ static void allocs_reset(struct fx_profile *p)
     cs.samples = cs.frees = cs.frees_unheld = cs.late = cs.no_thread = cs.lost = 0;
     cs.full = cs.truncated = cs.bad_class = 0;
     cs.est_bytes = cs.size_bytes = cs.counted_bytes = 0;
-    cs.drops_base = __atomic_load_n(&q.e.ready, __ATOMIC_ACQUIRE) ? fx_ring_drops(&q.e.ring) : 0;
+    cs.drops_base = fx_evq_drops(&q.e);
     __atomic_store_n(&q.stack_errors, 0, __ATOMIC_RELAXED);
 }
 
@@ -380,4 +379,5 @@ const struct fx_source fx_allocs_source = {
         .drain = allocs_drain,
         .before_dump = allocs_before_dump,
         .reset = allocs_reset,
+        .idle = allocs_idle,
 };

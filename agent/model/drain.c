@@ -365,7 +365,6 @@ void fx_model_idle(JNIEnv *jni)
     }
     fx_native_frames_idle();
     fx_kernel_frames_idle();
-    fx_model_queues_free();
     dr.idle = true;
 }
 

@@ -166,11 +166,6 @@ void fx_window_owner(struct fx_periodic *p);
 
 void fx_locks_thread_reaped(struct fx_profile *p, struct fx_thread *t);
 
-/* --- markers_queue.c, allocs.c: a stopped agent frees its event queues (fx_model_idle) --- */
-
-void fx_model_queues_free(void);
-void fx_allocs_free_queue(void);
-
 /* --- jit_info.c: what a JIT marker says about a compiled method --- */
 
 /* CompiledMethodLoad (compiler thread): distinct methods inlined into `root` per the inlining

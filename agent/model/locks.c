@@ -167,7 +167,7 @@ static int one_wait(JNIEnv *jni, struct fx_profile *p, const struct lock_rec *r,
 
 static void locks_drain(JNIEnv *jni, struct fx_profile *p)
 {
-    if (!lc.ever_started || !__atomic_load_n(&fx_lock_queue.ready, __ATOMIC_ACQUIRE))
+    if (!lc.ever_started || !fx_evq_ready(&fx_lock_queue))
         return;
     if (lc.methods != NULL && lc.methods_gen != fx_profile_generation(p)) {
         fx_methods_free(lc.methods); /* compaction renumbered the model's ids */
@@ -181,11 +181,11 @@ static void locks_drain(JNIEnv *jni, struct fx_profile *p)
     }
     const void *rec;
     uint32_t len;
-    while ((rec = fx_ring_peek(&fx_lock_queue.ring, &len)) != NULL) {
+    while ((rec = fx_evq_peek(&fx_lock_queue, &len)) != NULL) {
         if (len < sizeof(struct lock_rec) || one_wait(jni, p, rec, len) != FX_OK)
             lc.model_errors++;
         lc.drained++;
-        fx_ring_release(&fx_lock_queue.ring);
+        fx_evq_release(&fx_lock_queue);
     }
     end_waits_tracks(p);
 }
@@ -240,7 +240,7 @@ static void locks_before_dump(JNIEnv *jni, struct fx_profile *p, const struct fx
             {"monitor: waits recorded", get(&f->monitor_recorded), FX_EXTRA_ALWAYS},
             {"park: parks with a blocker seen", get(&f->park_seen), FX_EXTRA_ALWAYS},
             {"park: waits recorded", get(&f->park_recorded), FX_EXTRA_ALWAYS},
-            {"dropped: queue full", fx_mq_drops(&fx_lock_queue) - lc.drops_base, FX_EXTRA_LOSS},
+            {"dropped: queue full", fx_evq_drops(&fx_lock_queue) - lc.drops_base, FX_EXTRA_LOSS},
             {"dropped: no wait slot", get(&f->slots_full), FX_EXTRA_LOSS},
             {"dropped: thread not registered", lc.no_thread, FX_EXTRA_LOSS},
             {"model errors", lc.model_errors, FX_EXTRA_LOSS},
@@ -290,7 +290,14 @@ static void locks_reset(struct fx_profile *p)
     zero_counters((uint64_t *)&fx_lock_fig, sizeof(fx_lock_fig) / sizeof(uint64_t));
     zero_counters((uint64_t *)&fx_lock_owner_fig, sizeof(fx_lock_owner_fig) / sizeof(uint64_t));
     lc.model_errors = lc.no_thread = lc.drained = 0;
-    lc.drops_base = fx_mq_drops(&fx_lock_queue);
+    lc.drops_base = fx_evq_drops(&fx_lock_queue);
+}
+
+/* Stopped, the stop's pass drained the queue, the consumer paused, the events off: its pages
+ * go back; the next start with lock= makes it again. */
+static void locks_idle(void)
+{
+    fx_evq_free(&fx_lock_queue);
 }
 
 const struct fx_source fx_locks_source = {
@@ -300,4 +307,5 @@ const struct fx_source fx_locks_source = {
         .drain = locks_drain,
         .before_dump = locks_before_dump,
         .reset = locks_reset,
+        .idle = locks_idle,
 };

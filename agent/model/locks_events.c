@@ -15,7 +15,7 @@
 #include <stdio.h>
 #include <string.h>
 
-struct evq fx_lock_queue = {.lock = PTHREAD_MUTEX_INITIALIZER};
+struct fx_evq fx_lock_queue = FX_EVQ_INITIALIZER;
 struct fx_lock_figures fx_lock_fig;
 
 typedef void(JNICALL *park_fn)(JNIEnv *, jobject, jboolean, jlong);

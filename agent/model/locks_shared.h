@@ -66,7 +66,7 @@ static inline int32_t lock_tid(void)
     return (int32_t)syscall(SYS_gettid);
 }
 
-extern struct evq fx_lock_queue;
+extern struct fx_evq fx_lock_queue;
 extern struct fx_lock_figures fx_lock_fig;
 
 extern struct fx_lock_owner_figures fx_lock_owner_fig;

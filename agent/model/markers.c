@@ -139,10 +139,10 @@ static void gc_drain(struct fx_profile *p, JNIEnv *jni, bool final)
 {
     const void *rec;
     uint32_t len;
-    while ((rec = fx_ring_peek(&fx_mq.gc.ring, &len)) != NULL) {
+    while ((rec = fx_evq_peek(&fx_mq.gc, &len)) != NULL) {
         if (len >= sizeof(struct gc_rec))
             gc_record(p, jni, rec);
-        fx_ring_release(&fx_mq.gc.ring);
+        fx_evq_release(&fx_mq.gc);
     }
     if (cs.n_gc_pending > 0)
         gc_emit(p, jni, final);
@@ -169,14 +169,14 @@ static void jit_drain(JNIEnv *jni, struct fx_profile *p)
 {
     const void *rec;
     uint32_t len;
-    while ((rec = fx_ring_peek(&fx_mq.jit.ring, &len)) != NULL) {
+    while ((rec = fx_evq_peek(&fx_mq.jit, &len)) != NULL) {
         if (len >= sizeof(struct jit_rec)) {
             if (jit_record(jni, p, rec) == FX_OK)
                 cs.jit_markers++;
             else
                 cs.model_errors++;
         }
-        fx_ring_release(&fx_mq.jit.ring);
+        fx_evq_release(&fx_mq.jit);
     }
 }
 
@@ -264,13 +264,13 @@ static void user_drain(struct fx_profile *p)
 {
     const void *rec;
     uint32_t len;
-    while ((rec = fx_ring_peek(&fx_mq.user.ring, &len)) != NULL) {
+    while ((rec = fx_evq_peek(&fx_mq.user, &len)) != NULL) {
         if (len >= sizeof(struct user_rec)) {
             const struct user_rec *r = rec;
             if (user_record(p, r, len) != FX_OK)
                 cs.model_errors++;
         }
-        fx_ring_release(&fx_mq.user.ring);
+        fx_evq_release(&fx_mq.user);
     }
 }
 
@@ -350,11 +350,11 @@ static void report(struct fx_profile *p)
     fx_profile_extra_detail(p, g, "user intervals still open", (int64_t)cs.n_open);
     fx_profile_extra_detail(p, g, "user ends without a begin", (int64_t)cs.user_unmatched);
     fx_profile_extra_loss(p, g, "dropped: GC queue full",
-                          (int64_t)(fx_mq_drops(&fx_mq.gc) - cs.mq_base[0]));
+                          (int64_t)(fx_evq_drops(&fx_mq.gc) - cs.mq_base[0]));
     fx_profile_extra_loss(p, g, "dropped: JIT queue full",
-                          (int64_t)(fx_mq_drops(&fx_mq.jit) - cs.mq_base[1]));
+                          (int64_t)(fx_evq_drops(&fx_mq.jit) - cs.mq_base[1]));
     fx_profile_extra_loss(p, g, "dropped: user queue full",
-                          (int64_t)(fx_mq_drops(&fx_mq.user) - cs.mq_base[2]));
+                          (int64_t)(fx_evq_drops(&fx_mq.user) - cs.mq_base[2]));
     fx_profile_extra_loss(p, g, "dropped: too many open user intervals", (int64_t)cs.open_dropped);
     fx_profile_extra_loss(p, g, "drain cycles skipped: model at twice its memory bound",
                           (int64_t)cs.over_memory);
@@ -415,9 +415,9 @@ static void markers_reset(struct fx_profile *p)
     cs.dumps = 0;
     cs.gc_start_ns = 0; /* a pause open at the stop ended while GC events were off */
     cs.started_marker = false;
-    cs.mq_base[0] = fx_mq_drops(&fx_mq.gc);
-    cs.mq_base[1] = fx_mq_drops(&fx_mq.jit);
-    cs.mq_base[2] = fx_mq_drops(&fx_mq.user);
+    cs.mq_base[0] = fx_evq_drops(&fx_mq.gc);
+    cs.mq_base[1] = fx_evq_drops(&fx_mq.jit);
+    cs.mq_base[2] = fx_evq_drops(&fx_mq.user);
     fx_counters_reset();
 }
 
@@ -437,4 +437,5 @@ const struct fx_source fx_markers_source = {
         .before_dump = markers_before_dump,
         .after_dump = markers_after_dump,
         .reset = markers_reset,
+        .idle = fx_markers_free_queues,
 };

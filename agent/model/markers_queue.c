@@ -5,81 +5,20 @@
  * queue (markers_queue.h); a full queue drops the record and counts it. markers.c turns the
  * records into markers. */
 #include "markers_queue.h"
-#include "locks_shared.h"
 
 #include <string.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "fx_ring.h"
-
 struct fx_marker_queues fx_mq = {
-        .gc = {.lock = PTHREAD_MUTEX_INITIALIZER},
-        .jit = {.lock = PTHREAD_MUTEX_INITIALIZER},
-        .user = {.lock = PTHREAD_MUTEX_INITIALIZER},
+        .gc = FX_EVQ_INITIALIZER,
+        .jit = FX_EVQ_INITIALIZER,
+        .user = FX_EVQ_INITIALIZER,
 };
 
 bool fx_markers_on(void)
 {
     return fx_opt()->markers != FX_MARKERS_OFF;
-}
-
-/* --- the queues --- */
-
-/* At each start that needs it (the consumer is paused or not yet started). The queue's lock
- * is held, so a producer sees either no queue or a whole one. */
-int fx_evq_init(struct evq *e, size_t bytes)
-{
-    int rc = FX_OK;
-    pthread_mutex_lock(&e->lock);
-    if (!__atomic_load_n(&e->ready, __ATOMIC_ACQUIRE)) {
-        rc = fx_ring_init(&e->ring, bytes);
-        if (rc == FX_OK)
-            __atomic_store_n(&e->ready, 1, __ATOMIC_RELEASE);
-    }
-    pthread_mutex_unlock(&e->lock);
-    return rc;
-}
-
-/* At a stop, once its file was written (the consumer is paused): producers check `ready`
- * under the same lock before they write, so none is inside when the pages go. */
-void fx_evq_free(struct evq *e)
-{
-    pthread_mutex_lock(&e->lock);
-    if (__atomic_load_n(&e->ready, __ATOMIC_ACQUIRE)) {
-        __atomic_store_n(&e->ready, 0, __ATOMIC_RELEASE);
-        fx_ring_destroy(&e->ring);
-    }
-    pthread_mutex_unlock(&e->lock);
-}
-
-/* Appends hdr + a + b as one record; false if the queue is missing or full (the ring counts
- * drops). `ready` is read again under the lock: the queue may have been freed meanwhile. */
-bool fx_evq_push(struct evq *e, const void *hdr, uint32_t hdr_len, const void *a, uint32_t a_len,
-                 const void *b, uint32_t b_len)
-{
-    if (!__atomic_load_n(&e->ready, __ATOMIC_ACQUIRE))
-        return false;
-    pthread_mutex_lock(&e->lock);
-    uint8_t *dst = NULL;
-    if (__atomic_load_n(&e->ready, __ATOMIC_ACQUIRE)) {
-        dst = fx_ring_reserve_sigsafe(&e->ring, hdr_len + a_len + b_len);
-        if (dst != NULL) {
-            memcpy(dst, hdr, hdr_len);
-            if (a_len)
-                memcpy(dst + hdr_len, a, a_len);
-            if (b_len)
-                memcpy(dst + hdr_len + a_len, b, b_len);
-            fx_ring_commit_sigsafe(&e->ring);
-        }
-    }
-    pthread_mutex_unlock(&e->lock);
-    return dst != NULL;
-}
-
-uint64_t fx_mq_drops(struct evq *e)
-{
-    return __atomic_load_n(&e->ready, __ATOMIC_ACQUIRE) ? fx_ring_drops(&e->ring) : 0;
 }
 
 /* --- producers: JVMTI callbacks --- */
@@ -152,20 +91,18 @@ void fx_markers_stop_events(void)
     gc_events(fx_jvmti(), JVMTI_DISABLE);
 }
 
-/* Stopped, the stop's pass over (it drained them), the consumer paused: every event queue's
- * pages go back, the markers', lock='s and alloc='s; the next start that needs one makes it. */
-void fx_model_queues_free(void)
+/* Stopped, the stop's pass over (it drained them), the consumer paused: the queues' pages go
+ * back; the next start with markers makes them again. */
+void fx_markers_free_queues(void)
 {
     fx_evq_free(&fx_mq.gc);
     fx_evq_free(&fx_mq.jit);
     fx_evq_free(&fx_mq.user);
-    fx_evq_free(&fx_lock_queue);
-    fx_allocs_free_queue();
 }
 
 void fx_markers_compiled_method_load(jmethodID method, jint code_size, const void *compile_info)
 {
-    if (!__atomic_load_n(&fx_mq.jit.ready, __ATOMIC_ACQUIRE))
+    if (!fx_evq_ready(&fx_mq.jit))
         return;
     struct jit_rec r = {.t = fx_now_ns(),
                         .method = method,
@@ -215,7 +152,7 @@ static void user_push(JNIEnv *env, uint8_t kind, int64_t handle, jstring name, j
 
 static bool user_live(void)
 {
-    return __atomic_load_n(&fx_mq.user.ready, __ATOMIC_ACQUIRE) && fx_phase() == FX_PHASE_LIVE;
+    return fx_evq_ready(&fx_mq.user) && fx_phase() == FX_PHASE_LIVE;
 }
 
 JNIEXPORT jboolean JNICALL Java_fxagent_Markers_enabled0(JNIEnv *env, jclass cls)

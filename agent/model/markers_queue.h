@@ -1,13 +1,12 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* Private to agent/model: the marker queues between their producers (markers_queue.c: JVMTI
  * callbacks, compiler threads, the fxagent.Markers natives) and their consumer, the model's
- * owner (markers.c). A queue is a byte ring whose producers share a mutex held only for a
- * memcpy and whose consumer needs no lock. */
+ * owner (markers.c). Each is an fx_evq (fx_evq.h): made at a start with markers, freed when
+ * the agent is stopped and idle. */
 #ifndef FX_MARKERS_QUEUE_H
 #define FX_MARKERS_QUEUE_H
 
-#include <pthread.h>
-
+#include "fx_evq.h"
 #include "internal.h"
 
 #define GC_QUEUE_BYTES   (16u * 1024)
@@ -18,12 +17,6 @@
 #define OPEN_MAX         4096 /* user intervals begun and not yet ended */
 #define GC_PENDING_MAX   64   /* pauses waiting for the MXBean counts */
 #define GC_WAIT_CYCLES   3    /* drain cycles a pause waits for them */
-
-struct evq {
-    pthread_mutex_t lock; /* producers only */
-    struct fx_ring ring;
-    int ready; /* atomic, written under lock: the ring exists */
-};
 
 enum gc_kind {
     GC_START = 1,
@@ -63,23 +56,16 @@ struct user_rec {
 
 /* Producer side: shared by every thread, atomics and the queues' locks. */
 struct fx_marker_queues {
-    struct evq gc, jit, user;
+    struct fx_evq gc, jit, user;
     int64_t next_handle; /* atomic */
 };
 extern struct fx_marker_queues fx_mq;
 
-/* At a start (no-op if it exists); fx_evq_free at a stop, once its file is written. Both take
- * the queue's lock, under which producers check `ready`: none is inside when it goes. */
-int fx_evq_init(struct evq *e, size_t bytes);
-void fx_evq_free(struct evq *e);
-/* Appends hdr + a + b as one record; false if the queue is missing or full (counted). */
-bool fx_evq_push(struct evq *e, const void *hdr, uint32_t hdr_len, const void *a, uint32_t a_len,
-                 const void *b, uint32_t b_len);
-/* The queue's dropped records (full), 0 if it was never set up. */
-uint64_t fx_mq_drops(struct evq *e);
 bool fx_markers_on(void);
-/* A start with markers: the queues and the GC events; a stop: the GC events off. */
+/* A start with markers: the queues and the GC events; a stop: the GC events off; stopped and
+ * idle: the queues freed. */
 int fx_markers_setup(void);
 void fx_markers_stop_events(void);
+void fx_markers_free_queues(void);
 
 #endif

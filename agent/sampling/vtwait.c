@@ -11,9 +11,10 @@
  * out is counted. It calls only base/; vthreads.c calls it, nothing else here does. */
 #include "internal.h"
 
-#include <pthread.h>
 #include <string.h>
 #include <sys/mman.h>
+
+#include "fx_evq.h"
 
 #define PARK_BITS  14 /* the table has 1 << PARK_BITS words (128 KiB) */
 #define TAG_BITS   24
@@ -30,14 +31,12 @@
 static struct {
     uint64_t min_ns; /* atomic: vtwait= while a recording runs, else 0 */
     int64_t base_ns;
-    int64_t tat_ns;       /* atomic: the rate limit's theoretical arrival time (GCRA) */
-    pthread_mutex_t lock; /* the queue's producers, held for a memcpy */
-    struct fx_ring ring;
-    int ready;                  /* atomic, written under lock: the ring exists */
+    int64_t tat_ns;             /* atomic: the rate limit's theoretical arrival time (GCRA) */
+    struct fx_evq q;            /* the recorded waits; made at a start, freed stopped */
     uint64_t coarse_res_us;     /* CLOCK_MONOTONIC_COARSE's resolution, rounded up */
     struct fx_vtwait_figures f; /* atomics */
-    uint64_t drops_base;        /* the ring's drops when this recording began */
-} vw = {.lock = PTHREAD_MUTEX_INITIALIZER};
+    uint64_t drops_base;        /* the queue's drops when this recording began */
+} vw = {.q = FX_EVQ_INITIALIZER};
 
 /* atomic: tag << TIME_BITS | unmount time in µs; pages of its own, given back at a stop */
 static uint64_t park[1u << PARK_BITS] __attribute__((aligned(4096)));
@@ -50,24 +49,18 @@ static void add(uint64_t *c)
 void fx_vtwait_start(uint64_t min_ns)
 {
     /* Made at each start that needs it (the consumer is paused or not started yet), freed at
-     * the stop (fx_vtwait_free); the lock is the one producers check `ready` under. */
-    if (min_ns > 0 && !__atomic_load_n(&vw.ready, __ATOMIC_ACQUIRE)) {
-        pthread_mutex_lock(&vw.lock);
-        int rc = fx_ring_init(&vw.ring, QUEUE);
-        if (rc == FX_OK) {
-            struct timespec res;
-            vw.coarse_res_us = clock_getres(CLOCK_MONOTONIC_COARSE, &res) == 0
-                                       ? (uint64_t)res.tv_nsec / 1000 + 1
-                                       : UINT64_MAX;
-            if (vw.base_ns == 0) /* once: a racing unmount's time stays comparable */
-                vw.base_ns = fx_now_ns();
-            __atomic_store_n(&vw.ready, 1, __ATOMIC_RELEASE);
-        }
-        pthread_mutex_unlock(&vw.lock);
-        if (rc != FX_OK) {
+     * the stop (fx_vtwait_free). Mounts read neither field below until min_ns is set. */
+    if (min_ns > 0) {
+        if (fx_evq_init(&vw.q, QUEUE) != FX_OK) {
             fx_log("no memory for the virtual thread wait queue: waits are not recorded");
             return;
         }
+        struct timespec res;
+        vw.coarse_res_us = clock_getres(CLOCK_MONOTONIC_COARSE, &res) == 0
+                                   ? (uint64_t)res.tv_nsec / 1000 + 1
+                                   : UINT64_MAX;
+        if (vw.base_ns == 0) /* once: a racing unmount's time stays comparable */
+            vw.base_ns = fx_now_ns();
     }
     /* Unmounts before a stop are not waits of this recording (a racing callback may still
      * store one: a wait then spans the stop, which only a restart within it can show). */
@@ -85,12 +78,7 @@ void fx_vtwait_stop(void)
  * next start clears the table). */
 void fx_vtwait_free(void)
 {
-    pthread_mutex_lock(&vw.lock);
-    if (__atomic_load_n(&vw.ready, __ATOMIC_ACQUIRE)) {
-        __atomic_store_n(&vw.ready, 0, __ATOMIC_RELEASE);
-        fx_ring_destroy(&vw.ring);
-    }
-    pthread_mutex_unlock(&vw.lock);
+    fx_evq_free(&vw.q);
     madvise(park, sizeof(park), MADV_DONTNEED);
 }
 
@@ -153,18 +141,8 @@ static void record(uint64_t id, int64_t t0, int64_t t1)
         r.truncated = 1;
     }
     r.nframes = (uint16_t)n;
-    uint32_t fb = (uint32_t)n * sizeof(frames[0]);
-    pthread_mutex_lock(&vw.lock);
-    uint8_t *dst = NULL; /* ready again under the lock: a stop may have freed the queue */
-    if (__atomic_load_n(&vw.ready, __ATOMIC_ACQUIRE))
-        dst = fx_ring_reserve_sigsafe(&vw.ring, sizeof(r) + fb);
-    if (dst != NULL) {
-        memcpy(dst, &r, sizeof(r));
-        memcpy(dst + sizeof(r), frames, fb);
-        fx_ring_commit_sigsafe(&vw.ring);
-    }
-    pthread_mutex_unlock(&vw.lock);
-    if (dst != NULL) /* else the ring counted the drop */
+    /* false: a stop freed the queue meanwhile, or it was full (the ring counted the drop) */
+    if (fx_evq_push(&vw.q, &r, sizeof(r), frames, (uint32_t)n * sizeof(frames[0]), NULL, 0))
         add(&vw.f.recorded);
 }
 
@@ -198,14 +176,12 @@ void fx_vtwait_mount(uint64_t id)
 
 const struct fx_vtwait_rec *fx_vtwait_peek(uint32_t *len)
 {
-    if (!__atomic_load_n(&vw.ready, __ATOMIC_ACQUIRE))
-        return NULL;
-    return fx_ring_peek(&vw.ring, len);
+    return fx_evq_peek(&vw.q, len);
 }
 
 void fx_vtwait_release(void)
 {
-    fx_ring_release(&vw.ring);
+    fx_evq_release(&vw.q);
 }
 
 void fx_vtwait_figures(struct fx_vtwait_figures *out)
@@ -214,17 +190,16 @@ void fx_vtwait_figures(struct fx_vtwait_figures *out)
     uint64_t *o = (uint64_t *)out;
     for (size_t i = 0; i < sizeof(*out) / sizeof(uint64_t); i++)
         o[i] = __atomic_load_n(&in[i], __ATOMIC_RELAXED);
-    out->queue_full = __atomic_load_n(&vw.ready, __ATOMIC_ACQUIRE)
-                              ? fx_ring_drops(&vw.ring) - vw.drops_base
-                              : 0;
+    out->queue_full = fx_evq_ready(&vw.q) ? fx_evq_drops(&vw.q) - vw.drops_base : 0;
 }
 
-/* The figures are atomics the mount callbacks add to (they stay on while stopped); the queue's
- * drops are the ring's since the JVM began, so this recording's count from a base. */
+/* The figures are atomics the mount callbacks add to (they stay on while stopped); the queue
+ * counts its drops since it was made, and a recording may begin without a new queue (loop=),
+ * so this recording's count from a base. */
 void fx_vtwait_new_recording(void)
 {
     uint64_t *c = (uint64_t *)&vw.f;
     for (size_t i = 0; i < sizeof(vw.f) / sizeof(uint64_t); i++)
         __atomic_store_n(&c[i], 0, __ATOMIC_RELAXED);
-    vw.drops_base = __atomic_load_n(&vw.ready, __ATOMIC_ACQUIRE) ? fx_ring_drops(&vw.ring) : 0;
+    vw.drops_base = fx_evq_drops(&vw.q);
 }
