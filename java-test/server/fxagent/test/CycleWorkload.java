@@ -14,7 +14,11 @@ import java.util.concurrent.atomic.AtomicLongArray;
  *
  * <pre>
  *   --workers N      busy threads "cycle-worker-1".."N": each loop runs the hot method of the
- *                    current phase for 3 units of work and its cold one for 1 (75 % / 25 %)
+ *                    current phase for 3 units of work and its cold one for 1 (75 % / 25 %);
+ *                    a loop's unit length is drawn anew (0.5x to 1.5x, per-thread
+ *                    pseudo-random), so the loop has no fixed period: a loop of a fixed ~1 ms
+ *                    locked in phase with the 4 ms tick on which a thread's CPU timer fires
+ *                    and gave evenHot 83-87 % of a 1 ms recording now and then
  *   --phase FILE     the phase (a number) the test asks for; polled every 2 ms. Even phases run
  *                    evenHot/evenCold, odd ones oddHot/oddCold, so a recording taken in one
  *                    phase must hold no frame of the other
@@ -35,26 +39,30 @@ public final class CycleWorkload {
     private CycleWorkload() {}
 
     static long unit(long x) {
-        for (int i = 0; i < 200_000; i++) {
+        return unit(x, 200_000);
+    }
+
+    static long unit(long x, int turns) {
+        for (int i = 0; i < turns; i++) {
             x = x * 6364136223846793005L + 1442695040888963407L;
         }
         return x;
     }
 
-    static long evenHot(long x) {
-        return unit(unit(unit(x)));
+    static long evenHot(long x, int turns) {
+        return unit(unit(unit(x, turns), turns), turns);
     }
 
-    static long evenCold(long x) {
-        return unit(x);
+    static long evenCold(long x, int turns) {
+        return unit(x, turns);
     }
 
-    static long oddHot(long x) {
-        return unit(unit(unit(x)));
+    static long oddHot(long x, int turns) {
+        return unit(unit(unit(x, turns), turns), turns);
     }
 
-    static long oddCold(long x) {
-        return unit(x);
+    static long oddCold(long x, int turns) {
+        return unit(x, turns);
     }
 
     static long churnWork(long x) {
@@ -67,14 +75,19 @@ public final class CycleWorkload {
 
     static void worker(int index, AtomicLongArray seen) {
         long x = index;
+        long r = 0x9E3779B97F4A7C15L * (index + 1);
         while (!stopping) {
             long p = phase;
+            r ^= r << 13;
+            r ^= r >>> 7;
+            r ^= r << 17;
+            int turns = 100_000 + (int) Long.remainderUnsigned(r, 200_001);
             if ((p & 1) == 0) {
-                x = evenHot(x);
-                x = evenCold(x);
+                x = evenHot(x, turns);
+                x = evenCold(x, turns);
             } else {
-                x = oddHot(x);
-                x = oddCold(x);
+                x = oddHot(x, turns);
+                x = oddCold(x, turns);
             }
             seen.set(index, p);
         }
