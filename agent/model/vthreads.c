@@ -121,14 +121,20 @@ static int32_t run_frame(const struct fx_sample_rec *r)
 /* How many leaf-side frames of a virtual thread's `keep` (-1: all) are its own: below the
  * leaf-most entry frame found among the root-most ENTRY_DEPTH. */
 #define ENTRY_DEPTH 8
+static bool is_entry(jmethodID m)
+{
+    for (size_t e = 0; m != NULL && e < sizeof(mv.entry) / sizeof(mv.entry[0]); e++)
+        if (m == mv.entry[e])
+            return true;
+    return false;
+}
+
 static int32_t cut_entry(const struct fx_sample_rec *r, int32_t keep)
 {
     int32_t n = keep >= 0 && keep < r->num_frames ? keep : r->num_frames;
     for (int32_t i = n - 1; i >= 0 && i >= n - ENTRY_DEPTH; i--)
-        for (size_t e = 0;
-             r->frames[i].method_id != NULL && e < sizeof(mv.entry) / sizeof(mv.entry[0]); e++)
-            if (r->frames[i].method_id == mv.entry[e])
-                keep = i;
+        if (is_entry(r->frames[i].method_id))
+            keep = i;
     return keep;
 }
 
