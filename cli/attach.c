@@ -20,11 +20,13 @@
 
 #include "fx_alloc.h"
 
-#define SIGQUIT_BIT    (1ull << (SIGQUIT - 1))
-#define REPLY_MAX      (256u << 20) /* a thread dump of a huge JVM still fits */
-#define OP_NAME_MAX    16           /* AttachOperation::name_length_max */
-#define BACKOFF_MIN_MS 20
-#define BACKOFF_MAX_MS 400
+#define SIGQUIT_BIT      (1ull << (SIGQUIT - 1))
+#define REPLY_MAX        (256u << 20) /* a thread dump of a huge JVM still fits */
+#define OP_NAME_MAX      16           /* AttachOperation::name_length_max */
+#define BACKOFF_MIN_MS   20
+#define BACKOFF_MAX_MS   400
+#define STARTING_POLL_MS 50
+#define FORK_MS          1000 /* how long a shell's child is given to exec */
 
 static void status_field(struct fx_attach_target *t, const char *line, bool *have_ns)
 {
@@ -89,7 +91,10 @@ static void find_tmpdir(struct fx_attach_target *t)
                    (theirs.st_dev == ours.st_dev && theirs.st_ino == ours.st_ino);
 }
 
-int fx_attach_target_open(pid_t pid, struct fx_attach_target *t, struct fx_errbuf *eb)
+/* fx_attach_target_open's checks once; *starting says whether the process may still become an
+ * attachable JVM (fx_proc_starting), whatever the answer. */
+static int open_once(pid_t pid, struct fx_attach_target *t, enum fx_proc_start *starting,
+                     struct fx_errbuf *eb)
 {
     memset(t, 0, sizeof *t);
     t->pid = pid;
@@ -128,6 +133,7 @@ int fx_attach_target_open(pid_t pid, struct fx_attach_target *t, struct fx_errbu
     if (rc != FX_OK)
         return rc;
     if (!m.libjvm) {
+        *starting = fx_proc_starting(pid, &m);
         fx_errbuf_set(eb, "process %d (%s) is not a HotSpot JVM: no libjvm.so is mapped", (int)pid,
                       t->name);
         return FX_EINVAL;
@@ -150,7 +156,38 @@ int fx_attach_target_open(pid_t pid, struct fx_attach_target *t, struct fx_errbu
     }
     snprintf(t->perfdata, sizeof t->perfdata, "%s", m.perfdata);
     find_tmpdir(t);
+    *starting = fx_proc_starting(pid, &m);
     return FX_OK;
+}
+
+/* A JVM a script launched a moment ago cannot be attached to yet (no libjvm.so, no SIGQUIT
+ * handler, not in the live phase where agents may load): wait for it, bounded, and say so. */
+int fx_attach_target_open(pid_t pid, struct fx_attach_target *t, struct fx_errbuf *eb)
+{
+    int64_t begin = fx_cli_now_ms(), until = begin + FX_PROC_STARTING_MS;
+    bool said = false;
+    for (;;) {
+        enum fx_proc_start starting = FX_PROC_READY;
+        int rc = open_once(pid, t, &starting, eb);
+        /* a fork execs within milliseconds; one that does not is a subshell, never a JVM */
+        if (starting == FX_PROC_READY ||
+            (starting == FX_PROC_FORKED && fx_cli_now_ms() - begin >= FORK_MS))
+            return rc;
+        if (fx_cli_interrupted() || fx_cli_now_ms() >= until) {
+            if (rc == FX_OK || starting == FX_PROC_STARTING)
+                fx_errbuf_set(eb, "process %d (%s) is still starting after %d s: not signalled",
+                              (int)pid, t->name, FX_PROC_STARTING_MS / 1000);
+            return rc == FX_OK ? FX_ESTATE : rc;
+        }
+        if (starting == FX_PROC_STARTING && !said) {
+            fprintf(stderr, "fxprof: process %d (", (int)pid);
+            fx_cli_put_escaped(stderr, t->name);
+            fprintf(stderr, ") is still starting: waiting up to %d s for it\n",
+                    FX_PROC_STARTING_MS / 1000);
+            said = true;
+        }
+        fx_cli_sleep_ms(STARTING_POLL_MS);
+    }
 }
 
 /* ---- starting the attach listener ---- */
@@ -224,10 +261,9 @@ static int start_listener(const struct fx_attach_target *t, const char *sock, in
                           struct fx_errbuf *eb)
 {
     if (!catches_sigquit(t)) {
-        fx_errbuf_set(
-                eb,
-                "process %d (%s) does not handle SIGQUIT (started with -Xrs, or still starting): not signalled",
-                (int)t->pid, t->name);
+        fx_errbuf_set(eb,
+                      "process %d (%s) does not handle SIGQUIT (started with -Xrs): not signalled",
+                      (int)t->pid, t->name);
         return FX_ESTATE;
     }
     char trigger[128];

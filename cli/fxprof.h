@@ -113,6 +113,7 @@ bool fx_attach_load_code(const struct fx_attach_reply *r, int *code);
 struct fx_proc_maps {
     bool libjvm;        /* an executable mapping of a file named libjvm.so */
     bool agent;         /* an executable mapping of fxagent (see fx_proc_read_maps) */
+    bool launcher;      /* an executable mapping of libjli.so: the java launcher, JVM to be */
     char perfdata[256]; /* the hsperfdata file as the JVM sees it, "" if none is mapped */
 };
 
@@ -126,6 +127,19 @@ bool fx_proc_attach_disabled(pid_t pid, const char *perfdata, const char **sourc
 /* The string counter `name` of the JVM's hsperfdata (e.g. sun.rt.javaCommand,
  * java.property.java.version) into out; false when there is no such file or counter. */
 bool fx_proc_perf_string(pid_t pid, const char *perfdata, const char *name, char *out, size_t cap);
+
+/* Whether pid is still becoming an attachable JVM (m: its maps): FORKED, a shell's child not
+ * yet exec'd; STARTING, the java launcher before libjvm.so, or a JVM whose hsperfdata is not yet
+ * accessible (HotSpot opens it on entering the live phase, where agents may load), or without
+ * hsperfdata one younger than FX_PROC_STARTING_MS without a Notification Thread (JDK 14+
+ * starts it right after); else READY (a -Xrs JVM too: it is refused, not waited for). */
+#define FX_PROC_STARTING_MS 10000
+enum fx_proc_start {
+    FX_PROC_READY,
+    FX_PROC_FORKED,
+    FX_PROC_STARTING
+};
+enum fx_proc_start fx_proc_starting(pid_t pid, const struct fx_proc_maps *m);
 
 /* ---- list.c: the local HotSpot JVMs, from /proc and hsperfdata; reads only ---- */
 

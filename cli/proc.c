@@ -5,6 +5,7 @@
  * option variables). A leaf: reads files, sends nothing, calls nothing else of fxprof. */
 #include "fxprof.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <fnmatch.h>
@@ -102,6 +103,8 @@ int fx_proc_read_maps(pid_t pid, const char *lib, struct fx_proc_maps *out, stru
             out->libjvm = true;
         if (strchr(m.perms, 'x') && is_agent(&m, lib, have_lib ? &lib_st : NULL))
             out->agent = true;
+        if (strchr(m.perms, 'x') && !strcmp(base_name(m.path), "libjli.so"))
+            out->launcher = true;
         if (!m.deleted && !out->perfdata[0] && strstr(m.path, "/hsperfdata_") &&
             strlen(m.path) < sizeof out->perfdata)
             strcpy(out->perfdata, m.path);
@@ -276,4 +279,126 @@ bool fx_proc_attach_disabled(pid_t pid, const char *perfdata, const char **sourc
     }
     *source = "its command line or JAVA_TOOL_OPTIONS/JDK_JAVA_OPTIONS/_JAVA_OPTIONS say so";
     return options_disabled(pid) == 1;
+}
+
+/* ---- a JVM still starting ---- */
+
+/* /proc/PID/exe's target into out ("" when unreadable: another user's process). */
+static void exe_of(pid_t pid, char *out, size_t cap)
+{
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%d/exe", (int)pid);
+    ssize_t n = readlink(path, out, cap - 1);
+    out[n > 0 ? n : 0] = '\0';
+}
+
+/* From /proc/PID/stat: the parent's pid, the name (comm) and the start time in clock ticks
+ * since boot; false when the process is gone. */
+static bool stat_of(pid_t pid, pid_t *ppid, char *comm, size_t cap, unsigned long long *start)
+{
+    char path[64], line[1024];
+    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+    FILE *f = fopen(path, "re");
+    bool ok = f && fgets(line, sizeof line, f);
+    if (f)
+        fclose(f);
+    char *open = ok ? strchr(line, '(') : NULL, *close = ok ? strrchr(line, ')') : NULL;
+    int p;
+    /* after the name: state, ppid, 17 fields, starttime (field 22) */
+    if (!open || !close || close < open ||
+        sscanf(close + 1,
+               " %*c %d %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %llu",
+               &p, start) != 2)
+        return false;
+    snprintf(comm, cap, "%.*s", (int)(close - open - 1), open + 1);
+    *ppid = (pid_t)p;
+    return true;
+}
+
+/* How long ago pid started, in ms; -1 when unknown. */
+static int64_t age_ms(pid_t pid)
+{
+    char comm[32];
+    pid_t ppid;
+    unsigned long long start;
+    double up;
+    FILE *f = fopen("/proc/uptime", "re");
+    bool ok = f && fscanf(f, "%lf", &up) == 1;
+    if (f)
+        fclose(f);
+    long hz = sysconf(_SC_CLK_TCK);
+    if (!ok || hz <= 0 || !stat_of(pid, &ppid, comm, sizeof comm, &start))
+        return -1;
+    return (int64_t)(up * 1000) - (int64_t)(start * 1000 / (unsigned long long)hz);
+}
+
+/* A child a shell forked for `java ... &` is the shell until it execs: same file, same name. */
+static bool unexeced_fork(pid_t pid)
+{
+    char exe[PATH_MAX], pexe[PATH_MAX], comm[32], pcomm[32];
+    pid_t ppid, pp;
+    unsigned long long start;
+    if (!stat_of(pid, &ppid, comm, sizeof comm, &start) || ppid <= 1 ||
+        !stat_of(ppid, &pp, pcomm, sizeof pcomm, &start))
+        return false;
+    exe_of(pid, exe, sizeof exe);
+    exe_of(ppid, pexe, sizeof pexe);
+    return exe[0] && !strcmp(exe, pexe) && !strcmp(comm, pcomm);
+}
+
+/* 1: the hsperfdata's prologue says accessible, 0: not yet (or not even its magic), -1: none. */
+static int perf_accessible(pid_t pid, const char *perfdata)
+{
+    char path[PATH_MAX + 32];
+    unsigned char d[8];
+    snprintf(path, sizeof path, "/proc/%d/root%s", (int)pid, perfdata);
+    int fd = perfdata[0] ? open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW) : -1;
+    if (fd < 0)
+        return -1;
+    ssize_t n = pread(fd, d, sizeof d, 0);
+    close(fd);
+    return n == (ssize_t)sizeof d && u32(d, false) == PERF_MAGIC && d[7];
+}
+
+/* Whether one of pid's threads is named `name` (HotSpot names its threads from JDK 9 on). */
+static bool has_thread(pid_t pid, const char *name)
+{
+    char path[96], comm[32];
+    snprintf(path, sizeof path, "/proc/%d/task", (int)pid);
+    DIR *d = opendir(path);
+    struct dirent *e;
+    bool found = false;
+    while (d && !found && (e = readdir(d)) != NULL) {
+        snprintf(path, sizeof path, "/proc/%d/task/%.16s/comm", (int)pid, e->d_name);
+        FILE *f = e->d_name[0] != '.' ? fopen(path, "re") : NULL;
+        if (f && fgets(comm, sizeof comm, f)) {
+            comm[strcspn(comm, "\n")] = '\0';
+            found = !strcmp(comm, name);
+        }
+        if (f)
+            fclose(f);
+    }
+    if (d)
+        closedir(d);
+    return found;
+}
+
+enum fx_proc_start fx_proc_starting(pid_t pid, const struct fx_proc_maps *m)
+{
+    if (!m->libjvm) {
+        char exe[PATH_MAX];
+        exe_of(pid, exe, sizeof exe);
+        if (m->launcher || !strcmp(base_name(exe), "java"))
+            return FX_PROC_STARTING;
+        return unexeced_fork(pid) ? FX_PROC_FORKED : FX_PROC_READY;
+    }
+    int accessible = perf_accessible(pid, m->perfdata);
+    if (accessible >= 0)
+        return accessible ? FX_PROC_READY : FX_PROC_STARTING;
+    /* No hsperfdata (-XX:-UsePerfData): JDK 14+ starts its Notification Thread right after the
+     * live phase begins (seen on 17 and 25); older JDKs have none, so age decides. */
+    int64_t age = age_ms(pid);
+    return has_thread(pid, "Notification Th") || age < 0 || age >= FX_PROC_STARTING_MS
+                   ? FX_PROC_READY
+                   : FX_PROC_STARTING;
 }
