@@ -109,13 +109,26 @@ int fx_cli_parse_pid(const char *s, pid_t *out, struct fx_errbuf *eb)
 
 int fx_cli_parse_timeout(const char *what, const char *s, int64_t *ms, struct fx_errbuf *eb)
 {
+    static const char digits[] = "0123456789";
     uint64_t ns;
-    int rc = fx_options_parse_duration(s, &ns);
+    char ms_text[32];
+    const char *text = s;
+    /* A bare number is seconds, as asprof -d and sleep(1) read it: 3, 1.5, 0.25 (to the ms). */
+    size_t whole = strspn(s, digits), frac = s[whole] == '.' ? strspn(s + whole + 1, digits) : 0;
+    if (whole > 0 && whole < 16 &&
+        (!s[whole] || (frac >= 1 && frac <= 3 && !s[whole + 1 + frac]))) {
+        snprintf(ms_text, sizeof ms_text, "%.*s%.*s%.*sms", (int)whole, s, (int)frac, s + whole + 1,
+                 (int)(3 - frac), "000");
+        text = ms_text;
+    }
+    int rc = fx_options_parse_duration(text, &ns);
     if (rc == FX_OK && (ns < 1000000 || ns / 1000000 > INT64_MAX / 2))
         rc = FX_ERANGE;
     if (rc != FX_OK) {
-        fx_errbuf_set(eb, "%s: '%s' is not a duration of at least 1ms (use e.g. 500ms, 30s, 10m)",
-                      what, s);
+        fx_errbuf_set(
+                eb,
+                "%s: '%s' is not a duration of at least 1ms (seconds, e.g. 30 or 1.5, or with a unit: 500ms, 30s, 10m)",
+                what, s);
         return rc;
     }
     *ms = (int64_t)(ns / 1000000);

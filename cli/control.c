@@ -69,10 +69,12 @@ static int usage(const char *cmd)
                                     : "Stops sampling and writes the profile.");
     printf("  --options LIST            more agent options, e.g. depth=512,memory=128m\n"
            "  --agent PATH              libfxagent.so to load (default: next to fxprof)\n"
-           "  --timeout DURATION        how long to wait for the agent's answer (default 60s)\n"
+           "  --timeout DURATION        how long to wait for the agent's answer: seconds (60) or\n"
+           "                            with a unit (500ms, 60s, 2m); default 60s\n"
            "Works on HotSpot JDK 8 to 25 without jcmd; the caller must be the JVM's user or root.\n"
+           "A JVM still starting (just launched) is waited for, up to 10 s, and a line says so.\n"
            "A process that is not a HotSpot JVM, cannot be inspected, is stopped, or was started\n"
-           "with -XX:+DisableAttachMechanism is refused and never signalled.\n");
+           "with -XX:+DisableAttachMechanism or -Xrs is refused and never signalled.\n");
     return FX_CLI_OK;
 }
 

@@ -48,7 +48,9 @@ static int usage(void)
            "list) for DURATION, writes the profile and stops sampling, like asprof -d. Ctrl-C\n"
            "ends -d early and still writes what was taken. On a terminal -d redraws one progress\n"
            "line on stderr.\n"
-           "  -d, --duration DURATION  profile a running JVM for DURATION (e.g. 30s, 5m)\n"
+           "  -d, --duration DURATION  profile a running JVM for DURATION: seconds (30, 1.5) or\n"
+           "                           with a unit (500ms, 30s, 5m); a JVM still starting is\n"
+           "                           waited for, up to 10 s\n"
            "  --open                   afterwards, serve the profile to profiler.firefox.com\n"
            "                           until Ctrl-C (fxprof open)\n"
            "  -o, --output FILE        profile to write, .json.gz or .json; %%p pid, %%t time\n"
@@ -68,7 +70,7 @@ static int usage(void)
            "those of fxprof start and stop: 0 written, 1 failed, 2 bad command line (also a NAME\n"
            "that matches no JVM or several), 4 written elsewhere, 130 interrupted during the stop\n"
            "example: fxprof record -o app.json.gz -i 1ms -- java -jar app.jar\n"
-           "         fxprof record -d 30s -o app.json.gz app.jar\n");
+           "         fxprof record -d 30 -o app.json.gz app.jar\n");
     return FX_CLI_OK;
 }
 

@@ -142,7 +142,10 @@ int fx_record_timed(const struct fx_timed *t)
         return rc;
     fprintf(stderr, "fxprof: recording pid %d (", (int)pid);
     fx_cli_put_escaped(stderr, main);
-    fprintf(stderr, ") for %lld s: ", (long long)(t->duration_ms / 1000));
+    if (t->duration_ms % 1000)
+        fprintf(stderr, ") for %lld ms: ", (long long)t->duration_ms);
+    else
+        fprintf(stderr, ") for %lld s: ", (long long)(t->duration_ms / 1000));
     fx_cli_put_escaped(stderr, answer);
     fputc('\n', stderr);
     wait_duration(t, pid, pidstr);
