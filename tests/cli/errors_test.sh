@@ -56,6 +56,12 @@ cli_expect_error opennotprofile "notjson.txt is neither gzip nor JSON" \
     "$FXPROF" open notjson.txt --no-browser
 cli_expect_error openbadport "--port '70000' is not a port" "$FXPROF" open x.json --port 70000
 cli_expect_error badtimeout "--timeout: '0' is not a duration" "$FXPROF" dump 1 --timeout 0
+# A bare number is seconds (to the ms), like asprof -d and sleep; anything else needs a unit.
+cli_expect_error recbadd "record: -d: '3x' is not a duration of at least 1ms \(seconds, e.g. 30 or 1.5, or with a unit" \
+    "$FXPROF" record -d 3x 1
+cli_expect_error finetimeout "--timeout: '1.2345' is not a duration" "$FXPROF" dump 1 --timeout 1.2345
+cli_expect_error baretimeout "^fxprof: no process with pid $pid_max\$" \
+    "$FXPROF" attach-raw --timeout 1.5 "$pid_max" properties
 
 fx_jdks_discover >/dev/null
 jdk=${FX_JDK_HOMES[0]:-}

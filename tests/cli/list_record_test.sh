@@ -8,7 +8,9 @@
 #   (script(1));
 #   record -d NAME: a unique name records; a name two JVMs match, or none, exits 2 and lists the
 #   candidates, and neither JVM gets the agent; a non-JVM pid exits 1 ("not a HotSpot JVM");
-#   Ctrl-C during record -d 60s stops early, writes the profile and exits 0.
+#   Ctrl-C during record -d 60s stops early, writes the profile and exits 0;
+#   record -d 3 PID (a bare number is seconds, as in asprof -d 3) the moment java was launched:
+#   fxprof waits for the JVM to start (one line says so) and records 3 s.
 set -euo pipefail
 source "$(dirname "$0")/cli_lib.sh"
 cli_init it.fxprof_list_record
@@ -97,6 +99,24 @@ for k in "${!FX_JDK_HOMES[@]}"; do
         grep -q $'\rfxprof: recording pid '"$pid"': [0-9]* s of 3 s' "tty$major.log" ||
             cli_fail "no progress line on a terminal: $(cat -v "tty$major.log")"
     fi
+
+    # A script that launches java and attaches at once: the JVM is waited for, with one line,
+    # and "-d 3" is 3 s (profilingStartTime to profilingEndTime; a unit-less 3 ms or 3 min would
+    # be far off).
+    "$jdk/bin/java" -Xshare:auto "$CLI_DIR/Sleeper.java" 300 >"now$major.jvm.out" 2>&1 &
+    now=$!
+    PIDS+=("$now")
+    cli_run "now$major" "$FXPROF" record "${A[@]}" -d 3 -o "now$major.json.gz" "$now"
+    [[ $CLI_RC -eq 0 ]] || cli_fail "record -d 3 right after java was launched exited $CLI_RC"
+    [[ $(grep -c "^fxprof: process $now (java) is still starting: waiting up to 10 s for it$" "now$major.err") -eq 1 ]] ||
+        cli_fail "record -d 3 at launch: the wait for the starting JVM is not said once"
+    span=$(python3 -c 'import gzip, json, sys
+m = json.load(gzip.open(sys.argv[1]))["meta"]
+print(round(m["profilingEndTime"] - m["profilingStartTime"]))' "now$major.json.gz")
+    echo "$CLI_NAME: record -d 3 at launch on JDK $major: $span ms recorded"
+    ((span >= 2900 && span <= 30000)) || cli_fail "record -d 3 recorded $span ms, expected 3 s"
+    kill "$now"
+    wait "$now" 2>/dev/null || true
 
     # Ctrl-C during -d: stops early and writes.
     "$FXPROF" record "${A[@]}" -d 60s -o "int$major.json.gz" "$uniq" >int.out 2>int.err &

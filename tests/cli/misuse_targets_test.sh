@@ -6,7 +6,10 @@
 # SIGQUIT?" check alone would let the attach's SIGQUIT through) and logs every signal it gets:
 #   a plain non-JVM; one whose maps cannot be read (PR_SET_DUMPABLE 0; run as nobody when we are
 #   root, since root may read any maps); one that maps a file named libjvm.so as data;
-#   a zombie; a pid that does not exist; PID 1; a negative pid; another user's process.
+#   a zombie; a pid that does not exist; PID 1; a negative pid; another user's process;
+#   one attached to the moment it was launched (refused at once, not after the wait a JVM
+#   still starting gets); one that looks like a java launcher (named java) but never maps
+#   libjvm.so: waited for 10 s, one line saying so, then refused, unsignalled.
 set -euo pipefail
 source "$(dirname "$0")/cli_lib.sh"
 cli_init it.fxprof_misuse_targets
@@ -104,6 +107,36 @@ if ((${#as_other[@]})); then
     expect_refused otheruser 1 "not allowed to signal process $TPID" "${as_other[@]}" "$FX" dump "$TPID"
     untouched rootowned
 fi
+
+# Attached to at once, as a script that launches java does: a non-JVM is refused at once (a
+# shell's child is given 1 s to exec), with one line.
+"$bin/fxprof_sigrec" "$PWD/logs/young" &
+TPID=$! TNAME=young
+pids+=("$TPID")
+SECONDS=0
+expect_refused young 1 "process $TPID \((fxprof_sigrec|bash)\) is not a HotSpot JVM" "$FX" start "$TPID"
+((SECONDS <= 5)) || cli_fail "young: refused after $SECONDS s, expected at once"
+
+# A process named java that never maps libjvm.so: taken for a JVM still starting, waited for
+# (bounded: 10 s, one line says so), then refused with one line; never signalled.
+cp "$bin/fxprof_sigrec" "$bin/java"
+"$bin/java" "$PWD/logs/fakejava" &
+TPID=$! TNAME=fakejava
+pids+=("$TPID")
+for _ in $(seq 1 100); do
+    [[ -f logs/fakejava.ready ]] && break
+    sleep 0.05
+done
+SECONDS=0
+cli_run fakejava "$FX" start "$TPID"
+untouched fakejava
+[[ $CLI_RC -eq 1 ]] || cli_fail "fakejava: exit $CLI_RC, expected 1"
+((SECONDS >= 9 && SECONDS <= 20)) || cli_fail "fakejava: refused after $SECONDS s, expected after the 10 s bound"
+[[ $(wc -l <fakejava.err) -eq 2 ]] || cli_fail "fakejava: stderr has $(wc -l <fakejava.err) lines, expected two"
+grep -qx "fxprof: process $TPID (java) is still starting: waiting up to 10 s for it" fakejava.err ||
+    cli_fail "fakejava: the wait is not said"
+grep -qx "fxprof: process $TPID (java) is still starting after 10 s: not signalled" fakejava.err ||
+    cli_fail "fakejava: the refusal is not said"
 
 TNAME=
 # A zombie: the child of a process that never waits for it.
