@@ -10,7 +10,8 @@
 #   candidates, and neither JVM gets the agent; a non-JVM pid exits 1 ("not a HotSpot JVM");
 #   Ctrl-C during record -d 60s stops early, writes the profile and exits 0;
 #   record -d 3 PID (a bare number is seconds, as in asprof -d 3) the moment java was launched:
-#   fxprof waits for the JVM to start (one line says so) and records 3 s.
+#   fxprof waits for the JVM to start (one line says so) and records 3 s; start at launch of a
+#   JVM without hsperfdata (-XX:-UsePerfData) waits too, then stop writes.
 set -euo pipefail
 source "$(dirname "$0")/cli_lib.sh"
 cli_init it.fxprof_list_record
@@ -115,6 +116,17 @@ m = json.load(gzip.open(sys.argv[1]))["meta"]
 print(round(m["profilingEndTime"] - m["profilingStartTime"]))' "now$major.json.gz")
     echo "$CLI_NAME: record -d 3 at launch on JDK $major: $span ms recorded"
     ((span >= 2900 && span <= 30000)) || cli_fail "record -d 3 recorded $span ms, expected 3 s"
+    kill "$now"
+    wait "$now" 2>/dev/null || true
+    # The same without hsperfdata (-XX:-UsePerfData): fxprof start at launch, then stop.
+    "$jdk/bin/java" -Xshare:auto -XX:-UsePerfData "$CLI_DIR/Sleeper.java" 300 >"noperf$major.jvm.out" 2>&1 &
+    now=$!
+    PIDS+=("$now")
+    cli_run "noperf$major" "$FXPROF" start "${A[@]}" "$now"
+    [[ $CLI_RC -eq 0 ]] || cli_fail "start right after java -XX:-UsePerfData was launched exited $CLI_RC"
+    grep -q "^fxprof: process $now (java) is still starting: waiting up to 10 s for it$" "noperf$major.err" ||
+        cli_fail "start at launch without hsperfdata: the wait is not said"
+    "$FXPROF" stop "$now" -o "noperf$major.json.gz" >/dev/null || cli_fail "stop after a start at launch failed"
     kill "$now"
     wait "$now" 2>/dev/null || true
 
