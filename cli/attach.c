@@ -173,12 +173,15 @@ int fx_attach_target_open(pid_t pid, struct fx_attach_target *t, struct fx_errbu
         if (starting == FX_PROC_READY ||
             (starting == FX_PROC_FORKED && fx_cli_now_ms() - begin >= FORK_MS))
             return rc;
-        if (fx_cli_interrupted() || fx_cli_now_ms() >= until) {
-            if (rc == FX_OK || starting == FX_PROC_STARTING)
-                fx_errbuf_set(eb, "process %d (%s) is still starting after %d s: not signalled",
-                              (int)pid, t->name, FX_PROC_STARTING_MS / 1000);
+        bool stop = fx_cli_interrupted(), late = fx_cli_now_ms() >= until;
+        if (stop)
+            fx_errbuf_set(eb, "interrupted while process %d (%s) was starting: not signalled",
+                          (int)pid, t->name);
+        else if (late && (rc == FX_OK || starting == FX_PROC_STARTING))
+            fx_errbuf_set(eb, "process %d (%s) is still starting after %d s: not signalled",
+                          (int)pid, t->name, FX_PROC_STARTING_MS / 1000);
+        if (stop || late)
             return rc == FX_OK ? FX_ESTATE : rc;
-        }
         if (starting == FX_PROC_STARTING && !said) {
             fprintf(stderr, "fxprof: process %d (", (int)pid);
             fx_cli_put_escaped(stderr, t->name);
