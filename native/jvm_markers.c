@@ -247,8 +247,8 @@ static const struct fx_marker_schema vtwait_schema = {
                        "'Waiting for a carrier' interval (kind carrier) follows until its next "
                        "mount; other waits end at that mount. The stack is the virtual "
                        "thread's where it waited, read at that mount; the kind (sleep, I/O, "
-                       "park, blocked) is read from its top frames. Yields are not waits (the "
-                       "thread stayed runnable): counted, not shown.",
+                       "park, blocked) is read from its top frames. A yield is no wait (the "
+                       "thread stayed runnable): only its 'Waiting for a carrier' is shown.",
         .display = FX_DISPLAY_CHART | FX_DISPLAY_TABLE,
         .fields = vtwait_fields,
         .n_fields = sizeof(vtwait_fields) / sizeof(vtwait_fields[0]),

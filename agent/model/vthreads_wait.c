@@ -6,7 +6,7 @@
  * past the cap on one shared track "virtual threads waiting (past the track cap)", where the
  * marker names the virtual thread. Each wait has a kind read from its top frames (sleep, I/O,
  * park, blocked); a yield is not a wait (the thread stayed runnable, it only waited for a
- * carrier) and is counted, not shown.
+ * carrier): counted, and shown as a "Waiting for a carrier" interval only.
  * Where a wait ends (issue 30 item 5): a timed park (a sleep, a parkNanos: VirtualThread.parkNanos
  * among its top frames) with VirtualThread.timeout known (JDK 24+) ended when its timer made it
  * runnable, its unmount + timeout, if the mount came later: from there to the mount it waited
@@ -134,13 +134,12 @@ static int one(JNIEnv *jni, struct fx_profile *p, struct fx_methods *m,
         return FX_EINVAL;
     bool timed;
     enum wait_kind kind = kind_of(jni, r, &timed);
-    if (kind == KIND_YIELD) {
-        vw.yields++;
-        return FX_OK;
-    }
-    /* The wake: its timer's, for a timed park that the mount came after (file comment). */
+    /* The wake: its timer's, for a timed park that the mount came after (file comment); a
+     * yield's unmount, since it stayed runnable: all of it was a wait for a carrier. */
     int64_t woke = r->t1;
-    if (timed && r->timeout_ns > 0 && r->t0 + r->timeout_ns < r->t1)
+    if (kind == KIND_YIELD)
+        woke = r->t0;
+    else if (timed && r->timeout_ns > 0 && r->t0 + r->timeout_ns < r->t1)
         woke = r->t0 + r->timeout_ns;
     else if (!timed || r->timeout_ns < 0)
         vw.untimed++;
@@ -149,14 +148,17 @@ static int one(JNIEnv *jni, struct fx_profile *p, struct fx_methods *m,
     char label[96];
     size_t n = fx_model_vthreads_label(r->id, label, sizeof(label));
     int rc = track(p, r, &thread);
-    if (rc == FX_OK)
+    if (rc == FX_OK && kind == KIND_YIELD)
+        vw.yields++;
+    else if (rc == FX_OK) {
         rc = cause_stack(jni, p, m, r, &stack);
-    if (rc == FX_OK)
-        rc = fx_jvm_markers_vtwait(p, thread, r->t0, woke, label, n, kind_names[kind]);
-    if (rc == FX_OK)
-        rc = fx_profile_marker_stack(p, thread, stack);
-    if (rc == FX_OK)
-        vw.markers++;
+        if (rc == FX_OK)
+            rc = fx_jvm_markers_vtwait(p, thread, r->t0, woke, label, n, kind_names[kind]);
+        if (rc == FX_OK)
+            rc = fx_profile_marker_stack(p, thread, stack);
+        if (rc == FX_OK)
+            vw.markers++;
+    }
     if (rc == FX_OK && woke < r->t1) {
         rc = fx_jvm_markers_vtcarrier(p, thread, woke, r->t1, label, n);
         if (rc == FX_OK) {

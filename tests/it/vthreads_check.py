@@ -289,6 +289,11 @@ def check_review(run, label):
             check(n == 0 and y >= 0,
                   f"{label}: cpu: {n} wait markers on the yielding alpha/beta threads ({y} yields "
                   f"counted, not shown)")
+            # A yield of at least vtwait= shows only as waiting for a carrier (issue 30).
+            c = sum(len(prof.markers(t, "Waiting for a carrier")) for t in vt_tracks(prof)
+                    if t["name"].split("-")[0] in ("alpha", "beta"))
+            check(c == y, f"{label}: cpu: {c} 'Waiting for a carrier' markers on alpha/beta for "
+                          f"{y} yields counted")
         else:
             for group, want in (("waiter", "sleep"), ("taker", "park")):
                 got = kinds.get(group, [])
