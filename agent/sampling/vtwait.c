@@ -136,7 +136,8 @@ static bool take_token(int64_t now)
 static int64_t timeout_of(JNIEnv *jni, jthread vthread)
 {
     int state = __atomic_load_n(&timeout_state, __ATOMIC_ACQUIRE);
-    if (state == 0 && jni != NULL && vthread != NULL) {
+    /* Never with an exception pending: the NoSuchFieldError check below would clear it. */
+    if (state == 0 && jni != NULL && vthread != NULL && !(*jni)->ExceptionCheck(jni)) {
         jclass c = (*jni)->GetObjectClass(jni, vthread);
         jfieldID f = c != NULL ? (*jni)->GetFieldID(jni, c, "timeout", "J") : NULL;
         if ((*jni)->ExceptionCheck(jni)) /* NoSuchFieldError */
