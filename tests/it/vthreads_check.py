@@ -378,6 +378,41 @@ def check_sleepsum(run, label):
           f"{label}: sleepsum: {named} 'Virtual thread' markers name a sleepy-N #ID on the carriers")
 
 
+def check_churn(run, label):
+    """Issue 30 item 11 with thousands of virtual threads: 100k short-lived ones (churn, loop=1s,
+    vtracks=32): every carrier sample past the cap is under one root per name ("[virtual thread]
+    churn-*", or "[virtual thread]" unnamed), none under a root of its own, and the "Virtual
+    thread" markers number what meta.extra counts."""
+    for f in sorted((x for x in os.listdir(run) if re.match(r"churn-\d+\.json\.gz$", x)),
+                    key=lambda x: int(re.findall(r"\d+", x)[0])):
+        prof = profile(run, f[:-len(".json.gz")])
+        extra = prof.extra("Virtual threads") or {}
+        roots, marked = {}, set()
+        for t in prof.threads():
+            if not t["name"].startswith("ForkJoinPool"):
+                continue
+            for s in t["samples"]["stack"]:
+                # the root, or under a "[truncated]" root (a stack cut before its bottom)
+                top = [prof.name[x] for x in prof.path(s)[:2]] if s is not None else []
+                r = next((x for x in top if x.startswith("[virtual thread]")), None)
+                if r is not None:
+                    roots[r] = roots.get(r, 0) + 1
+            marked.update(str((m["data"] or {}).get("vthread")) for m in prof.markers(t, "Virtual thread"))
+        past = extra.get("of which under a root frame (past the track cap)", 0)
+        grouped = roots.get("[virtual thread]", 0) + roots.get("[virtual thread] churn-*", 0)
+        check(not [r for r in roots if re.search(r"#\d+$", r)],
+              f"{label}: {f}: no carrier root names one virtual thread ({sorted(roots)[:4]})")
+        # The count is the route's: a sample whose walk failed ([AGCT: ...]) or was recovered
+        # in part ([truncated] over the carrier's frames, mid-mount) keeps its own root.
+        check(grouped <= past and past - grouped <= max(2, 0.2 * past),
+              f"{label}: {f}: {grouped} carrier samples under the per-name roots, {past} past the "
+              f"cap (at most 2 or 20 % fewer)")
+        n_marks = extra.get("'Virtual thread' markers on carriers (past the cap)", 0)
+        check((grouped == 0 or len(marked) > 0) and len(marked) <= n_marks,
+              f"{label}: {f}: {len(marked)} virtual threads named in {n_marks} 'Virtual thread' "
+              f"markers for {grouped} samples")
+
+
 def check_route(run, label):
     """vtwait=0 on JDK 24+ tracks mounts by the carrier's JavaThread field (no mount events);
     the default vtwait=10ms by the mount events; earlier JDKs by the events, saying why."""
@@ -441,6 +476,7 @@ def main():
     check_pinned(run, label, "fieldpin")
     check_waits(run, label)
     check_sleepsum(run, label)
+    check_churn(run, label)
     check_review(run, label)
     check_transitions(run, label)
     return CK.exit_code()

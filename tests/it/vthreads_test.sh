@@ -36,7 +36,9 @@
 #          JavaThread field: >= 95 % of the burners' samples on virtual-thread tracks (unnamed:
 #          no VirtualThreadStart event), none on the carriers'; the runs with the flag say "on";
 #   churn  100k short-lived virtual threads with loop=1s dumps and memory=16m: exits 0, no
-#          hs_err, fxcheck accepts every file, profiler-cli loads the last.
+#          hs_err, fxcheck accepts every file, profiler-cli loads the last; past vtracks=32
+#          their carrier samples are under "[virtual thread] churn-*" or "[virtual thread]"
+#          (unnamed), no root of one virtual thread, and "Virtual thread" markers name them.
 # Read through profiler-cli (vthreads_check.py). Fails on a build without mount tracking (no
 # virtual thread track at all).
 # usage: vthreads_test.sh JDK_HOME   (env: FXAGENT_VTHREADS_SRC and it_lib's)
