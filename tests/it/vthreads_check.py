@@ -288,7 +288,7 @@ def check_review(run, label):
             y = extra.get("waits left out: yields (runnable, not waiting)", -1)
             check(n == 0 and y >= 0,
                   f"{label}: cpu: {n} wait markers on the yielding alpha/beta threads ({y} yields "
-                  f"counted, not shown)")
+                  f"counted, no wait marker)")
             # A yield of at least vtwait= shows only as waiting for a carrier (issue 30).
             c = sum(len(prof.markers(t, "Waiting for a carrier")) for t in vt_tracks(prof)
                     if t["name"].split("-")[0] in ("alpha", "beta"))
