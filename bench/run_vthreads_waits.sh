@@ -3,25 +3,27 @@
 # Issue 22 item 4: what recording virtual threads' waits (vtwait=) costs. Two workloads:
 # "mounts" (64 virtual threads yielding: every unmount is timed, no wait reaches 10 ms) and
 # "sleepers" (2000 virtual threads sleeping 10 ms at a time: ~150k waits/s, all >= vtwait=, so
-# the rate limit decides). Each under fxagent mode=cpu,interval=10ms with vtwait=0 and with the
-# default vtwait=10ms, and bare; interleaved ROUNDS times; prints process CPU (user+sys) and the
-# workload's rate, then medians.
+# the rate limit decides). Each under fxagent interval=10ms: mode=cpu with vtwait=0 (its default)
+# and vtwait=10ms, mode=wall with vtwait=0 and with its default (1ms, issue 30 item 5), and bare;
+# interleaved ROUNDS times; prints process CPU (user+sys) and the workload's rate, then medians.
 # usage: bench/run_vthreads_waits.sh BUILD_DIR [JDK_HOME] [ROUNDS] [SECONDS]
 set -euo pipefail
 read -r build jdk rounds secs <<<"$(cd "$1" && pwd) ${2:-/usr/lib/jvm/temurin-25-jdk-amd64} ${3:-5} ${4:-5}"
 work=$(mktemp -d /tmp/fx-vtwait.XXXX)
 "$jdk/bin/javac" --release 21 -d "$work/classes" \
     "$(dirname "$0")/../java-test/vthreads/fxagent/vthreads/VThreadWorkload.java"
-agent="-agentpath:$build/agent/libfxagent.so=mode=cpu,interval=10ms,quiet,file=$work/p.json.gz"
+agent="-agentpath:$build/agent/libfxagent.so=interval=10ms,quiet,file=$work/p.json.gz"
 declare -A cpu
 keys=()
 for ((r = 1; r <= rounds; r++)); do
     for wl in mounts sleepers; do
-        for v in bare vtwait0 vtwait10ms; do
+        for v in bare vtwait0 vtwait10ms wall-vtwait0 wall-default; do
             case $v in
             bare) opt=() ;;
-            vtwait0) opt=("$agent,vtwait=0") ;;
-            vtwait10ms) opt=("$agent") ;;
+            vtwait0) opt=("$agent,mode=cpu,vtwait=0") ;;
+            vtwait10ms) opt=("$agent,mode=cpu,vtwait=10ms") ;;
+            wall-vtwait0) opt=("$agent,mode=wall,vtwait=0") ;;
+            wall-default) opt=("$agent,mode=wall") ;;
             esac
             case $wl in
             mounts) args=(mounts "$secs") ;;

@@ -88,6 +88,17 @@ int fx_jvm_markers_lock(struct fx_profile *p, uint32_t thread, int64_t start_ns,
 #define FX_JVM_VTWAIT_NAME   "Virtual thread wait"
 int fx_jvm_markers_vtwait(struct fx_profile *p, uint32_t thread, int64_t start_ns, int64_t end_ns,
                           const char *vthread, size_t vthread_len, const char *kind);
+/* Issue 30 item 5: the same virtual thread runnable again (its wait's timer fired) until its next
+ * mount, waiting for a carrier; same schema, kind "carrier", no stack. */
+#define FX_JVM_VTCARRIER_NAME "Waiting for a carrier"
+int fx_jvm_markers_vtcarrier(struct fx_profile *p, uint32_t thread, int64_t start_ns,
+                             int64_t end_ns, const char *vthread, size_t vthread_len);
+/* Issue 30 item 11: on a carrier's track, which virtual thread past the track cap it ran (its
+ * samples are under a root frame per name). vthread: "NAME #ID". */
+#define FX_JVM_VTMOUNTED_SCHEMA "JvmVirtualThreadMounted"
+#define FX_JVM_VTMOUNTED_NAME   "Virtual thread"
+int fx_jvm_markers_vtmounted(struct fx_profile *p, uint32_t thread, int64_t start_ns,
+                             int64_t end_ns, const char *vthread, size_t vthread_len);
 
 /* --- counters --- */
 

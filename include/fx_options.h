@@ -86,7 +86,8 @@ struct fx_options {
                                   interval (issue 17) */
     uint64_t lock_ns;          /* lock=DURATION: record lock waits of at least it; 0 = off */
     uint64_t vtwait_ns;        /* vtwait=DURATION: mark virtual threads' waits of at least it
-                                  (JDK 21+); 0 = off, default 10ms */
+                                  (JDK 21+); 0 = off, default 0, in mode=wall
+                                  FX_VTWAIT_WALL_DEFAULT_NS */
     enum fx_kstack kstack;     /* kstack=yes|no, default yes */
     /* lockowner=on|off, default on: with lock=, name the owners of monitors (locks_owner.c) */
     enum fx_lockowner lockowner;
@@ -95,6 +96,9 @@ struct fx_options {
     uint32_t vtracks;
 };
 #define FX_VTRACKS_MAX 1024
+/* vtwait= when mode=wall is given without it (issue 30 item 5): the waits of virtual threads are
+ * shown by default there; 1 ms, so that short sleeps show too (the rate limit bounds the cost). */
+#define FX_VTWAIT_WALL_DEFAULT_NS 1000000ull
 
 /* Fills `out` with the defaults. */
 void fx_options_defaults(struct fx_options *out);

@@ -241,17 +241,23 @@ static const struct fx_marker_schema vtwait_schema = {
         .table_label = "{marker.data.kind}: {marker.data.vthread} waited {marker.data.duration}",
         .chart_label = "{marker.data.kind}",
         .description = "A virtual thread was unmounted (parked, sleeping, blocked on I/O or a "
-                       "lock) for at least vtwait=: from its unmount to its next mount. The "
-                       "stack is the virtual thread's where it waited, read at that mount; the "
-                       "kind (sleep, I/O, park, blocked) is read from its top frames. Yields "
-                       "are not waits (the thread stayed runnable): counted, not shown.",
+                       "lock) for at least vtwait=: from its unmount to when it could run again. "
+                       "A sleep or timed park ends when its timeout made the thread runnable "
+                       "(JDK 24+; at most there if an unpark woke it earlier), and a "
+                       "'Waiting for a carrier' interval (kind carrier) follows until its next "
+                       "mount; other waits end at that mount. The stack is the virtual "
+                       "thread's where it waited, read at that mount; the kind (sleep, I/O, "
+                       "park, blocked) is read from its top frames. A yield is no wait (the "
+                       "thread stayed runnable): only its 'Waiting for a carrier' is shown.",
         .display = FX_DISPLAY_CHART | FX_DISPLAY_TABLE,
         .fields = vtwait_fields,
         .n_fields = sizeof(vtwait_fields) / sizeof(vtwait_fields[0]),
 };
 
-int fx_jvm_markers_vtwait(struct fx_profile *p, uint32_t thread, int64_t start_ns, int64_t end_ns,
-                          const char *vthread, size_t vthread_len, const char *kind)
+/* A virtual thread's interval of the vtwait schema, named name (a wait, or the carrier wait). */
+static int vt_interval(struct fx_profile *p, uint32_t thread, const char *name,
+                       enum fx_category cat, int64_t start_ns, int64_t end_ns, const char *vthread,
+                       size_t vthread_len, const char *kind)
 {
     union fx_marker_value v[3] = {
             {.d = (double)(end_ns - start_ns) / 1e6}, {.s = FX_STR_NONE}, {.s = FX_STR_NONE}};
@@ -260,8 +266,51 @@ int fx_jvm_markers_vtwait(struct fx_profile *p, uint32_t thread, int64_t start_n
         rc = fx_profile_cstring(p, kind, &v[2].s);
     if (rc != FX_OK)
         return rc;
-    return add(p, thread, FX_JVM_VTWAIT_NAME, strlen(FX_JVM_VTWAIT_NAME), FX_PHASE_INTERVAL,
-               FX_CAT_IDLE, start_ns, end_ns, &vtwait_schema, v);
+    return add(p, thread, name, strlen(name), FX_PHASE_INTERVAL, cat, start_ns, end_ns,
+               &vtwait_schema, v);
+}
+
+int fx_jvm_markers_vtwait(struct fx_profile *p, uint32_t thread, int64_t start_ns, int64_t end_ns,
+                          const char *vthread, size_t vthread_len, const char *kind)
+{
+    return vt_interval(p, thread, FX_JVM_VTWAIT_NAME, FX_CAT_IDLE, start_ns, end_ns, vthread,
+                       vthread_len, kind);
+}
+
+int fx_jvm_markers_vtcarrier(struct fx_profile *p, uint32_t thread, int64_t start_ns,
+                             int64_t end_ns, const char *vthread, size_t vthread_len)
+{
+    return vt_interval(p, thread, FX_JVM_VTCARRIER_NAME, FX_CAT_OTHER, start_ns, end_ns, vthread,
+                       vthread_len, "carrier");
+}
+
+static const struct fx_marker_field vtmounted_fields[] = {
+        {"vthread", "Virtual thread", FX_FMT_STRING},
+};
+
+static const struct fx_marker_schema vtmounted_schema = {
+        .name = FX_JVM_VTMOUNTED_SCHEMA,
+        .tooltip_label = "{marker.data.vthread}",
+        .table_label = "{marker.data.vthread}",
+        .chart_label = "{marker.data.vthread}",
+        .description = "The virtual thread this carrier ran, past the track cap (vtracks=): its "
+                       "samples are under one root frame per name (trailing digits as *), so "
+                       "this interval, from its first sample to one interval after its last, "
+                       "says which one it was.",
+        .display = FX_DISPLAY_CHART | FX_DISPLAY_TABLE,
+        .fields = vtmounted_fields,
+        .n_fields = sizeof(vtmounted_fields) / sizeof(vtmounted_fields[0]),
+};
+
+int fx_jvm_markers_vtmounted(struct fx_profile *p, uint32_t thread, int64_t start_ns,
+                             int64_t end_ns, const char *vthread, size_t vthread_len)
+{
+    union fx_marker_value v[1] = {{.s = FX_STR_NONE}};
+    int rc = fx_profile_string(p, vthread, vthread_len, &v[0].s);
+    if (rc != FX_OK)
+        return rc;
+    return add(p, thread, FX_JVM_VTMOUNTED_NAME, strlen(FX_JVM_VTMOUNTED_NAME), FX_PHASE_INTERVAL,
+               FX_CAT_JAVA, start_ns, end_ns, &vtmounted_schema, v);
 }
 
 /* --- counters --- */

@@ -501,7 +501,7 @@ static const char help_text[] =
         "  reply=PATH              append the outcome line to this existing file (default none)\n"
         "  validate[=REPORT.json]  check AsyncGetCallTrace against GetStackTrace (default off)\n"
         "  alloc=SIZE              sample allocations every SIZE bytes on average, live heap (default 0: off)\n"
-        "  vtwait=DURATION         mark virtual threads' waits of at least it with their stack, 0 off (default 0)\n"
+        "  vtwait=DURATION         mark virtual threads' waits of at least it with their stack, 0 off (default 0; 1ms in mode=wall)\n"
         "  lockowner=on|off        with lock=: name the owner of monitors waited for at least lock=/2 (default on)\n"
         "  vtracks=N               virtual threads with a track of their own, 0..1024; the others under a root frame (default 32)\n"
         "DURATION: a whole number with a unit: ns, us, ms, s, m (minutes), h; e.g. 10ms\n"
@@ -525,7 +525,8 @@ void fx_options_defaults(struct fx_options *out)
             .memory_bytes = 64 * MIB,
             .ring_bytes = 256 * KIB,
             .cstack = FX_CSTACK_DWARF, /* docs/BENCHMARKS.md "cstack=dwarf": the best that works */
-            .vtwait_ns = 0, /* opt-in: it needs the mount events (docs/BENCHMARKS.md, issue 22) */
+            .vtwait_ns = 0, /* opt-in in cpu mode: it needs the mount events (docs/BENCHMARKS.md,
+                               issue 22); mode=wall's default is derived_defaults' */
             .vtracks = 32,
     };
 }
@@ -720,6 +721,17 @@ static int parse_item(char *item, unsigned index, struct parse_state *st, struct
     return unknown_option(item, eb);
 }
 
+/* Defaults that depend on another option, once the list is read. mode=wall shows where virtual
+ * threads wait (issue 30 item 5): only carriers are sampled, so without vtwait= an unmounted
+ * virtual thread has no sample at all; cpu mode keeps it opt-in (it needs the mount events). */
+static void derived_defaults(const struct parse_state *st, struct fx_options *o)
+{
+    for (size_t i = 0; i < OPT_COUNT; i++)
+        if (strcmp(opt_table[i].name, "vtwait") == 0 && !(st->seen & (1u << i)) &&
+            o->mode == FX_MODE_WALL)
+            o->vtwait_ns = FX_VTWAIT_WALL_DEFAULT_NS;
+}
+
 static int parse_list(char *list, struct fx_options *o, struct fx_errbuf *eb)
 {
     struct parse_state st = {0};
@@ -729,6 +741,8 @@ static int parse_list(char *list, struct fx_options *o, struct fx_errbuf *eb)
         if (comma)
             *comma = '\0';
         int rc = parse_item(item, index, &st, o, eb);
+        if (rc == FX_OK && !comma)
+            derived_defaults(&st, o);
         if (rc != FX_OK || !comma)
             return rc;
         item = comma + 1;

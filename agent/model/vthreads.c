@@ -2,7 +2,8 @@
 /* Virtual threads in the model (issue 22): where a sample of a carrier goes. A sample taken while a
  * virtual thread was mounted (fx_sample_rec.vthread, sampling/vthreads.c) goes to that virtual
  * thread: its own track while fewer than vtracks= (default 32) have one, else the carrier's track
- * under a root frame "[virtual thread] NAME #ID". Either way its stack starts above
+ * under a root frame "[virtual thread] NAME*" (one per name's prefix, issue 30), the virtual thread
+ * named in an interval marker on that track. Either way its stack starts above
  * Continuation.enterSpecial: the carrier's frames below the continuation are not the virtual
  * thread's. A sample whose stack holds enterSpecial while the slot named no virtual thread is one
  * of two known patterns, labelled and counted: the carrier was mounted before the agent attached
@@ -30,6 +31,15 @@ struct vt_name {
     char name[64];
 };
 
+/* A carrier's current run of samples of one virtual thread past the cap (mounted_marker). */
+struct vt_run {
+    uint32_t index; /* the carrier's track */
+    uint64_t id;
+    int64_t first_ns, last_ns;
+};
+
+#define RUNS 256 /* carriers followed at once; more: counted, not marked */
+
 struct vt_track {
     uint64_t id;
     uint32_t index;
@@ -48,6 +58,9 @@ static struct {
     uint32_t n_tracks;
     uint64_t own, labelled, before_attach, in_transition, names_overwritten, idle;
     uint64_t frozen; /* samples shown with the frozen-callers frame (drain.c counts them) */
+    struct vt_run runs[RUNS];
+    uint32_t n_runs;
+    uint64_t run_markers, runs_unmarked;
 } mv;
 
 /* Continuation and Thread are initialized by the JVM's start; VirtualThread only once the
@@ -215,6 +228,65 @@ static void idle_gap(struct fx_profile *p, struct vt_track *tr, int64_t t_ns)
     tr->last_ns = t_ns;
 }
 
+/* The marker of a carrier's run of samples of one virtual thread past the cap: from its first
+ * sample to one interval after its last, naming it. */
+static void run_flush(struct fx_profile *p, struct vt_run *run)
+{
+    if (run->id == 0)
+        return;
+    char label[96];
+    size_t n = fx_model_vthreads_label(run->id, label, sizeof(label));
+    if (fx_jvm_markers_vtmounted(p, run->index, run->first_ns,
+                                 run->last_ns + (int64_t)fx_opt()->interval_ns, label, n) == FX_OK)
+        mv.run_markers++;
+    else
+        mv.runs_unmarked++;
+    run->id = 0;
+}
+
+/* Identity past the cap (issue 30 item 11): the samples of one carrier that follow each other
+ * within three intervals with the same virtual thread are one "Virtual thread" marker, written
+ * when another virtual thread's sample comes or at the recording's report. */
+static void mounted_marker(struct fx_profile *p, uint32_t carrier, uint64_t id, int64_t t_ns)
+{
+    struct vt_run *run = NULL;
+    for (uint32_t i = 0; i < mv.n_runs && run == NULL; i++)
+        if (mv.runs[i].index == carrier)
+            run = &mv.runs[i];
+    if (run == NULL && mv.n_runs < RUNS) {
+        run = &mv.runs[mv.n_runs++];
+        *run = (struct vt_run){.index = carrier};
+    }
+    if (run == NULL) {
+        mv.runs_unmarked++;
+        return;
+    }
+    if (run->id == id && t_ns - run->last_ns <= 3 * (int64_t)fx_opt()->interval_ns) {
+        run->last_ns = t_ns;
+        return;
+    }
+    run_flush(p, run);
+    run->id = id;
+    run->first_ns = run->last_ns = t_ns;
+}
+
+/* The root past the track cap (issue 30 item 11): one per kind of virtual thread, not one per
+ * virtual thread, so that a carrier's call tree stays readable with thousands of them (Tomcat's
+ * "http-nio-8080-virt-0", "-1", ... share "[virtual thread] http-nio-8080-virt-*"): a name's
+ * trailing digits become '*'; unnamed ones share "[virtual thread]". Which virtual thread ran is
+ * in the track's "Virtual thread" markers (mounted_marker). */
+static void group_label(const char *name, char *buf, size_t cap)
+{
+    if (name == NULL || name[0] == '\0') {
+        snprintf(buf, cap, "[virtual thread]");
+        return;
+    }
+    size_t n = strlen(name), k = n;
+    while (k > 0 && name[k - 1] >= '0' && name[k - 1] <= '9')
+        k--;
+    snprintf(buf, cap, "[virtual thread] %.*s%s", (int)k, name, k < n ? "*" : "");
+}
+
 int fx_model_vthreads_route(struct fx_profile *p, const struct fx_sample_rec *r, uint32_t len,
                             struct fx_vt_route *out)
 {
@@ -242,9 +314,8 @@ int fx_model_vthreads_route(struct fx_profile *p, const struct fx_sample_rec *r,
         if (rc != FX_EFULL)
             return rc;
         mv.labelled++;
-        const char *name = name_of(id);
-        snprintf(label, sizeof(label), "[virtual thread] %s #%llu", name != NULL ? name : "",
-                 (unsigned long long)id);
+        mounted_marker(p, out->index, id, r->time_ns);
+        group_label(name_of(id), label, sizeof(label));
         return label_root(p, label, &out->root);
     }
     if (k < 0)
@@ -263,6 +334,8 @@ void fx_model_vthreads_report(struct fx_profile *p)
 {
     if (!fx_vthreads_on())
         return;
+    for (uint32_t i = 0; i < mv.n_runs; i++)
+        run_flush(p, &mv.runs[i]);
     struct fx_vthreads_counts c;
     fx_vthreads_counts(&c);
     const struct fx_extra_row rows[] = {
@@ -271,6 +344,9 @@ void fx_model_vthreads_report(struct fx_profile *p)
             {"mounts on carriers not sampled", c.no_carrier, FX_EXTRA_NONZERO},
             {"samples given to their virtual thread", mv.own, FX_EXTRA_ALWAYS},
             {"of which under a root frame (past the track cap)", mv.labelled, FX_EXTRA_NONZERO},
+            {"'Virtual thread' markers on carriers (past the cap)", mv.run_markers,
+             FX_EXTRA_NONZERO},
+            {"runs past the cap not marked", mv.runs_unmarked, FX_EXTRA_LOSS},
             {"virtual threads with a track (this JVM)", mv.n_tracks, FX_EXTRA_ALWAYS},
             {"track cap (vtracks=)", fx_opt()->vtracks, FX_EXTRA_ALWAYS},
             {"samples of a virtual thread mounted before attach", mv.before_attach,
@@ -298,4 +374,7 @@ void fx_model_vthreads_new_recording(void)
 {
     mv.own = mv.labelled = mv.before_attach = mv.in_transition = mv.names_overwritten = 0;
     mv.idle = mv.frozen = 0;
+    mv.run_markers = mv.runs_unmarked = 0;
+    for (uint32_t i = 0; i < mv.n_runs; i++) /* the report flushed them; a run stays in its own */
+        mv.runs[i].id = 0;
 }

@@ -6,7 +6,15 @@
  * past the cap on one shared track "virtual threads waiting (past the track cap)", where the
  * marker names the virtual thread. Each wait has a kind read from its top frames (sleep, I/O,
  * park, blocked); a yield is not a wait (the thread stayed runnable, it only waited for a
- * carrier) and is counted, not shown. Model owner only; calls vthreads.c, never the reverse. */
+ * carrier): counted, and shown as a "Waiting for a carrier" interval only.
+ * Where a wait ends (issue 30 item 5): a timed park (a sleep, a parkNanos: VirtualThread.parkNanos
+ * among its top frames) with VirtualThread.timeout known (JDK 24+) ended when its timer made it
+ * runnable, its unmount + timeout, if the mount came later: from there to the mount it waited
+ * for a carrier, a "Waiting for a carrier" interval of its own (same schema, kind "carrier")
+ * after the wait marker. Other waits (an untimed park, I/O, a monitor; JDK 21-23) have no wake
+ * time the agent can read: they end at the mount, the carrier wait included, and are counted
+ * so. A timed park woken early by an unpark ends at most at its timeout (an upper bound).
+ * Model owner only; calls vthreads.c, never the reverse. */
 #include "internal.h"
 
 #include <stdbool.h>
@@ -18,6 +26,8 @@ static struct {
     bool shared_added;
     uint32_t shared; /* the track of waits past the cap */
     uint64_t markers, on_shared, model_errors, yields;
+    uint64_t carrier_waits, untimed; /* issue 30 item 5 */
+    int64_t carrier_ns;
 } vw;
 
 #define KIND_FRAMES 24 /* how deep the kind is looked for, from the leaf */
@@ -37,11 +47,14 @@ static bool starts(const char *s, const char *prefix)
     return strncmp(s, prefix, strlen(prefix)) == 0;
 }
 
-/* One frame's kind, or -1: class is a JVM signature ("Ljava/lang/Thread;"). */
-static int frame_kind(const char *cls, const char *name)
+/* One frame's kind, or -1: class is a JVM signature ("Ljava/lang/Thread;"). *timed is set at
+ * VirtualThread.parkNanos, the park that VirtualThread.timeout times. */
+static int frame_kind(const char *cls, const char *name, bool *timed)
 {
     bool vt = strcmp(cls, "Ljava/lang/VirtualThread;") == 0;
     bool th = strcmp(cls, "Ljava/lang/Thread;") == 0;
+    if (vt && strcmp(name, "parkNanos") == 0)
+        *timed = true;
     if ((vt && strcmp(name, "tryYield") == 0) || (th && strcmp(name, "yield") == 0))
         return KIND_YIELD;
     if ((vt || th) && starts(name, "sleep"))
@@ -56,8 +69,9 @@ static int frame_kind(const char *cls, const char *name)
 
 /* The strongest kind among the top frames (a sleep parks, so sleep outranks park); no park
  * frame at all is a monitor: JDK 24+ unmounts a virtual thread blocked on one in the VM. */
-static enum wait_kind kind_of(JNIEnv *jni, const struct fx_vtwait_rec *r)
+static enum wait_kind kind_of(JNIEnv *jni, const struct fx_vtwait_rec *r, bool *timed)
 {
+    *timed = false;
     jvmtiEnv *jvmti = fx_jvmti();
     const jvmtiFrameInfo *f = (const jvmtiFrameInfo *)(r + 1);
     int kind = KIND_BLOCKED;
@@ -67,7 +81,7 @@ static enum wait_kind kind_of(JNIEnv *jni, const struct fx_vtwait_rec *r)
         if ((*jvmti)->GetMethodName(jvmti, f[i].method, &name, NULL, NULL) == JVMTI_ERROR_NONE &&
             (*jvmti)->GetMethodDeclaringClass(jvmti, f[i].method, &c) == JVMTI_ERROR_NONE &&
             (*jvmti)->GetClassSignature(jvmti, c, &cls, NULL) == JVMTI_ERROR_NONE) {
-            int k = frame_kind(cls, name);
+            int k = frame_kind(cls, name, timed);
             kind = k > kind ? k : kind;
         }
         (*jvmti)->Deallocate(jvmti, (unsigned char *)name);
@@ -118,24 +132,40 @@ static int one(JNIEnv *jni, struct fx_profile *p, struct fx_methods *m,
 {
     if (len < sizeof(*r) + r->nframes * sizeof(jvmtiFrameInfo))
         return FX_EINVAL;
-    enum wait_kind kind = kind_of(jni, r);
-    if (kind == KIND_YIELD) {
-        vw.yields++;
-        return FX_OK;
-    }
+    bool timed;
+    enum wait_kind kind = kind_of(jni, r, &timed);
+    /* The wake: its timer's, for a timed park that the mount came after (file comment); a
+     * yield's unmount, since it stayed runnable: all of it was a wait for a carrier. */
+    int64_t woke = r->t1;
+    if (kind == KIND_YIELD)
+        woke = r->t0;
+    else if (timed && r->timeout_ns > 0 && r->t0 + r->timeout_ns < r->t1)
+        woke = r->t0 + r->timeout_ns;
+    else if (!timed || r->timeout_ns < 0)
+        vw.untimed++;
     uint32_t thread;
     fx_stack_id stack;
     char label[96];
     size_t n = fx_model_vthreads_label(r->id, label, sizeof(label));
     int rc = track(p, r, &thread);
-    if (rc == FX_OK)
+    if (rc == FX_OK && kind == KIND_YIELD)
+        vw.yields++;
+    else if (rc == FX_OK) {
         rc = cause_stack(jni, p, m, r, &stack);
-    if (rc == FX_OK)
-        rc = fx_jvm_markers_vtwait(p, thread, r->t0, r->t1, label, n, kind_names[kind]);
-    if (rc == FX_OK)
-        rc = fx_profile_marker_stack(p, thread, stack);
-    if (rc == FX_OK)
-        vw.markers++;
+        if (rc == FX_OK)
+            rc = fx_jvm_markers_vtwait(p, thread, r->t0, woke, label, n, kind_names[kind]);
+        if (rc == FX_OK)
+            rc = fx_profile_marker_stack(p, thread, stack);
+        if (rc == FX_OK)
+            vw.markers++;
+    }
+    if (rc == FX_OK && woke < r->t1) {
+        rc = fx_jvm_markers_vtcarrier(p, thread, woke, r->t1, label, n);
+        if (rc == FX_OK) {
+            vw.carrier_waits++;
+            vw.carrier_ns += r->t1 - woke;
+        }
+    }
     return rc;
 }
 
@@ -167,6 +197,11 @@ void fx_model_vthread_waits_report(struct fx_profile *p)
             {"waits without a stack (GetStackTrace failed)", f.stack_failed, FX_EXTRA_LOSS},
             {"wait markers", vw.markers, FX_EXTRA_ALWAYS},
             {"waits left out: yields (runnable, not waiting)", vw.yields, FX_EXTRA_ALWAYS},
+            {"waits ended at the mount (no wake time: untimed, or no timeout field)", vw.untimed,
+             FX_EXTRA_ALWAYS},
+            {"waiting for a carrier: markers", vw.carrier_waits, FX_EXTRA_ALWAYS},
+            {"waiting for a carrier: total ms", (uint64_t)(vw.carrier_ns / 1000000),
+             FX_EXTRA_ALWAYS},
             {"of which on the shared track (past the cap)", vw.on_shared, FX_EXTRA_NONZERO},
             {"wait model errors", vw.model_errors, FX_EXTRA_LOSS},
             {"recording a wait: mean ns", f.recorded ? f.callback_ns / f.recorded : 0,
@@ -179,4 +214,6 @@ void fx_model_vthread_waits_report(struct fx_profile *p)
 void fx_model_vthread_waits_new_recording(void)
 {
     vw.markers = vw.on_shared = vw.model_errors = vw.yields = 0;
+    vw.carrier_waits = vw.untimed = 0;
+    vw.carrier_ns = 0;
 }

@@ -177,7 +177,7 @@ long fx_vmstructs_owner_id_offset(void);
 /* --- vtwait.c: where virtual threads wait (issue 22), from vthreads.c's callbacks --- */
 
 void fx_vtwait_unmount(uint64_t id);
-void fx_vtwait_mount(uint64_t id);
+void fx_vtwait_mount(JNIEnv *jni, jthread vthread, uint64_t id);
 /* Stopped, its pass over: the wait queue and the unmount table's pages go back. */
 void fx_vtwait_free(void);
 

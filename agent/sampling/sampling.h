@@ -219,11 +219,11 @@ uint8_t fx_vthreads_wall_state(JNIEnv *jni, const struct fx_thread *t, jint jvmt
                                uint8_t carrier_state);
 
 /* --- vtwait.c: virtual threads' waits of at least vtwait= (issue 22) --- */
-
 /* One wait, then nframes jvmtiFrameInfo (leaf first) of the virtual thread's stack. */
 struct fx_vtwait_rec {
-    int64_t t0, t1; /* its unmount and its next mount */
-    uint64_t id;    /* Thread.threadId() */
+    int64_t t0, t1;     /* its unmount and its next mount */
+    uint64_t id;        /* Thread.threadId() */
+    int64_t timeout_ns; /* VirtualThread.timeout at the mount (a timed park's), -1: no field */
     uint16_t nframes;
     uint8_t truncated;
     uint8_t pad[5];

@@ -136,7 +136,7 @@ static void mounted(JNIEnv *jni, jthread vthread)
     }
     uint64_t id = (uint64_t)(*jni)->GetLongField(jni, vthread, vt.tid_field);
     slot_write(t, id);
-    fx_vtwait_mount(id);
+    fx_vtwait_mount(jni, vthread, id);
     uint64_t *seen = &vt.seen[(id * 0x9E3779B97F4A7C15ull) >> 50];
     if (__atomic_load_n(seen, __ATOMIC_RELAXED) != id) {
         __atomic_store_n(seen, id, __ATOMIC_RELAXED);

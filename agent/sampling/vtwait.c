@@ -7,6 +7,10 @@
  *    the rate limit) is recorded with the virtual thread's stack. The stack is taken then, not
  *    at the unmount: the mount event comes after the continuation resumed, at the frame where it
  *    yielded, so it is the stack the thread waited in, and only waits that qualify pay for it.
+ *    With it goes VirtualThread.timeout (JDK 24+; -1 where the field does not exist): a timed
+ *    park's (a sleep's) nanoseconds, set at each parkNanos and still this park's at the mount,
+ *    which tells the model when its timer made the thread runnable (issue 30 item 5: the rest,
+ *    to the mount, is the wait for a carrier; model/vthreads_wait.c).
  * A recorded wait goes to one queue the model drains (model/vthreads_wait.c). Every wait left
  * out is counted. It calls only base/; vthreads.c calls it, nothing else here does. */
 #include "internal.h"
@@ -40,6 +44,11 @@ static struct {
 
 /* atomic: tag << TIME_BITS | unmount time in µs; pages of its own, given back at a stop */
 static uint64_t park[1u << PARK_BITS] __attribute__((aligned(4096)));
+
+/* VirtualThread.timeout ("J"), looked up at the first recorded wait; atomic: 0 not yet, 1 found,
+ * -1 absent (JDK 21-23: the parkNanos of those keeps its deadline in a local). */
+static jfieldID timeout_field;
+static int timeout_state;
 
 static void add(uint64_t *c)
 {
@@ -122,9 +131,31 @@ static bool take_token(int64_t now)
     }
 }
 
+/* vthread's VirtualThread.timeout, or -1 without the field. The class is final (JDK 21+), so
+ * the object's class is the one that declares it. Two carriers racing here find the same id. */
+static int64_t timeout_of(JNIEnv *jni, jthread vthread)
+{
+    int state = __atomic_load_n(&timeout_state, __ATOMIC_ACQUIRE);
+    /* Never with an exception pending: the NoSuchFieldError check below would clear it. */
+    if (state == 0 && jni != NULL && vthread != NULL && !(*jni)->ExceptionCheck(jni)) {
+        jclass c = (*jni)->GetObjectClass(jni, vthread);
+        jfieldID f = c != NULL ? (*jni)->GetFieldID(jni, c, "timeout", "J") : NULL;
+        if ((*jni)->ExceptionCheck(jni)) /* NoSuchFieldError */
+            (*jni)->ExceptionClear(jni);
+        if (c != NULL)
+            (*jni)->DeleteLocalRef(jni, c);
+        timeout_field = f;
+        state = f != NULL ? 1 : -1;
+        __atomic_store_n(&timeout_state, state, __ATOMIC_RELEASE);
+    }
+    if (state != 1 || jni == NULL || vthread == NULL)
+        return -1;
+    return (int64_t)(*jni)->GetLongField(jni, vthread, timeout_field);
+}
+
 /* At the mount event the virtual thread is the current thread: GetStackTrace(NULL) walks its
  * frames in place, back to the one it yielded in. */
-static void record(uint64_t id, int64_t t0, int64_t t1)
+static void record(JNIEnv *jni, jthread vthread, uint64_t id, int64_t t0, int64_t t1)
 {
     jvmtiEnv *jvmti = fx_jvmti();
     jvmtiFrameInfo frames[FRAMES_MAX];
@@ -135,7 +166,7 @@ static void record(uint64_t id, int64_t t0, int64_t t1)
         add(&vw.f.stack_failed);
         n = 0;
     }
-    struct fx_vtwait_rec r = {.t0 = t0, .t1 = t1, .id = id};
+    struct fx_vtwait_rec r = {.t0 = t0, .t1 = t1, .id = id, .timeout_ns = timeout_of(jni, vthread)};
     if ((uint32_t)n > depth) {
         n = (jint)depth;
         r.truncated = 1;
@@ -149,7 +180,7 @@ static void record(uint64_t id, int64_t t0, int64_t t1)
 /* Most mounts end short waits (a yield, a brief park): the coarse clock (a few ns, one tick of
  * resolution, never ahead of CLOCK_MONOTONIC) rules them out, and only a wait that may reach
  * vtwait= pays for the precise clock (about 25-60 ns here). */
-void fx_vtwait_mount(uint64_t id)
+void fx_vtwait_mount(JNIEnv *jni, jthread vthread, uint64_t id)
 {
     uint64_t min_ns = __atomic_load_n(&vw.min_ns, __ATOMIC_ACQUIRE);
     if (min_ns == 0)
@@ -170,7 +201,7 @@ void fx_vtwait_mount(uint64_t id)
         add(&vw.f.rate_limited);
         return;
     }
-    record(id, c0 - (int64_t)waited_us * 1000, c0);
+    record(jni, vthread, id, c0 - (int64_t)waited_us * 1000, c0);
     __atomic_fetch_add(&vw.f.callback_ns, (uint64_t)(fx_now_ns() - c0), __ATOMIC_RELAXED);
 }
 

@@ -189,7 +189,7 @@ def dump_frozen(name):
 def check_frozen(run, label, name):
     """docs/VALIDATION.md 4.1 marked: the samples of a remounted virtual thread (frozen-N,
     burning in frozenBurn under a 400-deep recursion after a sleep) carry FROZEN at the root of
-    the virtual thread's stack (its track's root, or the frame under "[virtual thread] NAME #ID"
+    the virtual thread's stack (its track's root, or the frame under "[virtual thread] NAME*"
     past the track cap: where enterSpecial was), directly below the thawed top frozenDescend;
     those of one never unmounted (steady-N in steadyBurn) none; meta.extra counts exactly the
     samples with it; profiler-cli shows it."""
@@ -288,13 +288,129 @@ def check_review(run, label):
             y = extra.get("waits left out: yields (runnable, not waiting)", -1)
             check(n == 0 and y >= 0,
                   f"{label}: cpu: {n} wait markers on the yielding alpha/beta threads ({y} yields "
-                  f"counted, not shown)")
+                  f"counted, no wait marker)")
+            # A yield of at least vtwait= shows only as waiting for a carrier (issue 30).
+            c = sum(len(prof.markers(t, "Waiting for a carrier")) for t in vt_tracks(prof)
+                    if t["name"].split("-")[0] in ("alpha", "beta"))
+            check(c == y, f"{label}: cpu: {c} 'Waiting for a carrier' markers on alpha/beta for "
+                          f"{y} yields counted")
         else:
             for group, want in (("waiter", "sleep"), ("taker", "park")):
                 got = kinds.get(group, [])
                 check(got and all(k == want for k in got),
                       f"{label}: waits: {group}: every wait marker has kind {want} "
                       f"({sorted(set(map(str, got)))})")
+
+
+def check_sleepsum(run, label):
+    """Issue 30 items 5 and 11, VThreadWorkload sleepsum in mode=wall without vtwait= (its default
+    there), 2 carriers, vtracks=8: the sleep markers add up to the sleeps' own time (count * 20 ms,
+    within 10 %), the time to the next mount is in "Waiting for a carrier" markers, each right
+    after its sleep; past the cap, the carriers' samples are under one root per name and the
+    virtual thread is named in "Virtual thread" markers."""
+    major = int(os.environ.get("VT_JDK_MAJOR", "0"))
+    out = {}
+    for line in open(os.path.join(run, "sleepsum.out"), encoding="utf-8"):
+        parts = line.split()
+        if len(parts) == 2 and parts[1].isdigit():
+            out[parts[0]] = int(parts[1])
+    sleeps, each = out.get("sleeps", 0), out.get("sleep_ms", 0)
+    prof = profile(run, "sleepsum")
+    extra = prof.extra("Virtual threads") or {}
+    check(extra.get("vtwait= (ns)") == 1000000,
+          f"{label}: sleepsum: mode=wall without vtwait= records waits of 1 ms "
+          f"(vtwait= (ns) {extra.get('vtwait= (ns)')})")
+    sleep_ms, n_sleep, ends = 0.0, 0, {}
+    carrier_ms, n_carrier, after = 0.0, 0, 0
+    for t in prof.threads():
+        for m in prof.markers(t, "Virtual thread wait"):
+            d = m["data"] or {}
+            if d.get("kind") == "sleep" and str(d.get("vthread", "")).startswith("sleepy-"):
+                n_sleep += 1
+                sleep_ms += m["end"] - m["start"]
+                ends[(d["vthread"], round(m["end"], 3))] = True
+        for m in prof.markers(t, "Waiting for a carrier"):
+            d = m["data"] or {}
+            n_carrier += 1
+            carrier_ms += m["end"] - m["start"]
+            after += (d.get("vthread"), round(m["start"], 3)) in ends
+    check(sleeps > 100 and each == 20, f"{label}: sleepsum: the workload slept {sleeps} times")
+    check(0.9 * sleeps <= n_sleep <= sleeps + 24,
+          f"{label}: sleepsum: {n_sleep} sleep markers for {sleeps} sleeps")
+    if major < 24:
+        # No VirtualThread.timeout before JDK 24: a sleep ends at the mount, counted so.
+        check(extra.get("waits ended at the mount (no wake time: untimed, or no timeout field)",
+                        0) >= n_sleep,
+              f"{label}: sleepsum: JDK {major}: every sleep counted as ending at the mount")
+        return
+    want = sleeps * each
+    check(n_sleep > 0 and abs(sleep_ms - want) <= 0.1 * want,
+          f"{label}: sleepsum: sleep markers add up to {sleep_ms:.0f} ms for {sleeps} sleeps of "
+          f"{each} ms ({want} ms, within 10 %)")
+    check(n_sleep > 0 and abs(sleep_ms / n_sleep - each) <= 0.1 * each,
+          f"{label}: sleepsum: a sleep marker lasts {sleep_ms / max(n_sleep, 1):.2f} ms on average "
+          f"({each} ms, within 10 %)")
+    # 24 threads wanting 3 ms of CPU every 23 ms need 3.1 carriers: woken sleepers queue.
+    check(n_carrier > 0 and carrier_ms > 0,
+          f"{label}: sleepsum: {n_carrier} 'Waiting for a carrier' markers, {carrier_ms:.0f} ms")
+    check(after == n_carrier, f"{label}: sleepsum: {after} of {n_carrier} carrier waits start where "
+                              f"a sleep marker of the same virtual thread ends")
+    check(extra.get("waiting for a carrier: markers") == n_carrier,
+          f"{label}: sleepsum: meta.extra counts {extra.get('waiting for a carrier: markers')} "
+          f"carrier waits, the profile has {n_carrier}")
+    roots, named = {}, 0
+    for t in prof.threads():
+        if not t["name"].startswith("ForkJoinPool"):
+            continue
+        for s in t["samples"]["stack"]:
+            if s is not None:
+                r = prof.name[prof.path(s)[0]]
+                roots[r] = roots.get(r, 0) + 1
+        named += sum(1 for m in prof.markers(t, "Virtual thread")
+                     if re.match(r"sleepy-\d+ #\d+$", str((m["data"] or {}).get("vthread"))))
+    per_id = [r for r in roots if re.search(r"#\d+$", r)]
+    past = extra.get("of which under a root frame (past the track cap)", 0)
+    check(not per_id, f"{label}: sleepsum: carrier roots naming one virtual thread: {per_id[:4]}")
+    check(past > 0 and roots.get("[virtual thread] sleepy-*", 0) == past,
+          f"{label}: sleepsum: {roots.get('[virtual thread] sleepy-*', 0)} carrier samples under "
+          f"'[virtual thread] sleepy-*', {past} past the cap ({sorted(roots)[:6]})")
+    check(named > 0 and named == extra.get("'Virtual thread' markers on carriers (past the cap)"),
+          f"{label}: sleepsum: {named} 'Virtual thread' markers name a sleepy-N #ID on the carriers")
+
+
+def check_churn(run, label):
+    """Issue 30 item 11 with thousands of virtual threads: 100k short-lived ones (churn, loop=1s,
+    vtracks=32): every carrier sample past the cap is under one root per name ("[virtual thread]
+    churn-*", or "[virtual thread]" unnamed), none under a root of its own, and the "Virtual
+    thread" markers number what meta.extra counts."""
+    for f in sorted((x for x in os.listdir(run) if re.match(r"churn-\d+\.json\.gz$", x)),
+                    key=lambda x: int(re.findall(r"\d+", x)[0])):
+        prof = profile(run, f[:-len(".json.gz")])
+        extra = prof.extra("Virtual threads") or {}
+        roots, marked = {}, set()
+        for t in prof.threads():
+            if not t["name"].startswith("ForkJoinPool"):
+                continue
+            for s in t["samples"]["stack"]:
+                # the root, or under a "[truncated]" root (a stack cut before its bottom)
+                top = [prof.name[x] for x in prof.path(s)[:2]] if s is not None else []
+                r = next((x for x in top if x.startswith("[virtual thread]")), None)
+                if r is not None:
+                    roots[r] = roots.get(r, 0) + 1
+            marked.update(str((m["data"] or {}).get("vthread")) for m in prof.markers(t, "Virtual thread"))
+        past = extra.get("of which under a root frame (past the track cap)", 0)
+        grouped = roots.get("[virtual thread]", 0) + roots.get("[virtual thread] churn-*", 0)
+        check(not [r for r in roots if re.search(r"#\d+$", r)],
+              f"{label}: {f}: no carrier root names one virtual thread ({sorted(roots)[:4]})")
+        # The count is the route's: a sample whose walk failed ([AGCT: ...]) or was recovered
+        # in part ([truncated] over the carrier's frames, mid-mount) keeps its own root.
+        check(grouped <= past and past - grouped <= max(2, 0.2 * past),
+              f"{label}: {f}: {grouped} carrier samples under the per-name roots, {past} past the "
+              f"cap (at most 2 or 20 % fewer)")
+        n_marks = extra.get("'Virtual thread' markers on carriers (past the cap)", 0)
+        check((grouped == 0 or len(marked) > 0) and len(marked) <= n_marks,
+              f"{label}: {f}: {len(marked)} virtual threads named in {n_marks} 'Virtual thread' "
+              f"markers for {grouped} samples")
 
 
 def check_route(run, label):
@@ -359,6 +475,8 @@ def main():
     check_pinned(run, label)
     check_pinned(run, label, "fieldpin")
     check_waits(run, label)
+    check_sleepsum(run, label)
+    check_churn(run, label)
     check_review(run, label)
     check_transitions(run, label)
     return CK.exit_code()

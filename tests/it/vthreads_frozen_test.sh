@@ -5,7 +5,7 @@
 # carriers: frozen-N sleep 1 ms at the bottom of a 400-deep recursion and burn in frozenBurn
 # after each remount (AsyncGetCallTrace jumps from the thawed top to enterSpecial), steady-N
 # burn in steadyBurn as deep without ever unmounting. Three runs: cpu, wall, cpu with
-# vtracks=0 (every virtual thread under its "[virtual thread] NAME #ID" root on a carrier).
+# vtracks=0 (every virtual thread under its "[virtual thread] NAME*" root on a carrier).
 # Each: >= 80 % of frozenBurn's samples carry "[virtual thread: callers still frozen, not walked
 # by AGCT]" at the root of the virtual thread's stack, directly under frozenDescend; none of
 # steadyBurn's; meta.extra "Virtual threads" counts exactly the samples with it; profiler-cli

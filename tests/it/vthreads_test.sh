@@ -20,6 +20,12 @@
 #          cpu/wall/pinned; [state: pinned] is Idle/Pinned; wall has "[idle]" samples on the
 #          virtual threads' tracks; cpu has no wait marker on the yielding alpha/beta threads
 #          (yields counted in meta.extra); each waiter's marker has kind sleep, each taker's park;
+#   sleepsum 24 virtual threads spinning 3 ms and sleeping 20 ms on 2 carriers, mode=wall without
+#          vtwait= (1 ms there by default), vtracks=8 (issue 30 items 5 and 11): the sleep
+#          markers add up to the workload's sleeps * 20 ms within 10 % (JDK 24+: before, no
+#          wake time, counted), "Waiting for a carrier" markers exist and each starts where its
+#          sleep ends; the carriers' samples past the cap are all under "[virtual thread]
+#          sleepy-*" (no root per virtual thread) and "Virtual thread" markers name them;
 #   field, fieldpin  cpu and pinned again with vtwait=0: on JDK 24+ mounts are tracked by the
 #          carrier's JavaThread::_monitor_owner_id (no mount events; meta.extra "mounts tracked
 #          by" says which way), with the same checks as cpu and pinned (cpu, wall,
@@ -30,7 +36,9 @@
 #          JavaThread field: >= 95 % of the burners' samples on virtual-thread tracks (unnamed:
 #          no VirtualThreadStart event), none on the carriers'; the runs with the flag say "on";
 #   churn  100k short-lived virtual threads with loop=1s dumps and memory=16m: exits 0, no
-#          hs_err, fxcheck accepts every file, profiler-cli loads the last.
+#          hs_err, fxcheck accepts every file, profiler-cli loads the last; past vtracks=32
+#          their carrier samples are under "[virtual thread] churn-*" or "[virtual thread]"
+#          (unnamed), no root of one virtual thread, and "Virtual thread" markers name them.
 # Read through profiler-cli (vthreads_check.py). Fails on a build without mount tracking (no
 # virtual thread track at all).
 # usage: vthreads_test.sh JDK_HOME   (env: FXAGENT_VTHREADS_SRC and it_lib's)
@@ -56,6 +64,7 @@ run pinned 4 mode=wall,interval=10ms,vtwait=10ms pinned 3
 run field 2 mode=cpu,interval=10ms,vtwait=0 groups 6
 run fieldpin 4 mode=wall,interval=10ms,vtwait=0 pinned 3
 run waits 2 mode=cpu,interval=10ms,vtwait=10ms waits 3
+run sleepsum 2 mode=wall,interval=10ms,vtracks=8 sleepsum 3
 VT_JVM_OPTS=(-XX:+UnlockExperimentalVMOptions -XX:-DoJVMTIVirtualThreadTransitions)
 run notrans 2 mode=cpu,interval=10ms,vtwait=0 groups 4
 VT_JVM_OPTS=()

@@ -1178,6 +1178,9 @@ START_TEST(test_ff_writer_visible_threads_are_the_working_and_waiting_ones)
     uint32_t finalizer = thread_with(p, "Finalizer", idle, 50);
     uint32_t vt = thread_with(p, "vt-carrier", FX_STACK_NONE, 0);
     ck_assert_int_eq(fx_jvm_markers_vtwait(p, vt, T0, T0 + MS(5), "vt #1", 5, "park"), FX_OK);
+    /* issue 30: one that only waited for a carrier (its wait's marker on another track) */
+    uint32_t vt2 = thread_with(p, "vt-2", FX_STACK_NONE, 0);
+    ck_assert_int_eq(fx_jvm_markers_vtcarrier(p, vt2, T0, T0 + MS(1), "vt #2", 5), FX_OK);
     uint32_t locker = thread_with(p, "locker", idle, 3);
     struct fx_jvm_lock l = {.lock_class = "java.lang.Object",
                             .lock_class_len = 16,
@@ -1193,7 +1196,7 @@ START_TEST(test_ff_writer_visible_threads_are_the_working_and_waiting_ones)
     ck_assert_int_eq(fx_profile_marker(p, bare, sid(p, "Loaded"), FX_PHASE_INSTANT, FX_CAT_GC, T0,
                                        0, FX_NONE_ID, NULL),
                      FX_OK);
-    uint32_t want = 1u << main_t | 1u << vt | 1u << locker | 1u << marked;
+    uint32_t want = 1u << main_t | 1u << vt | 1u << vt2 | 1u << locker | 1u << marked;
     ck_assert_uint_eq(visible_set(p), want);
     ck_assert(!(want & 1u << finalizer) && !(want & 1u << bare));
     fx_profile_free(p);

@@ -37,6 +37,7 @@ enum fld {
     F_KSTACK,
     F_LOCKOWNER,
     F_VTRACKS,
+    F_VTWAIT,
 };
 
 static uint64_t get(const struct fx_options *o, enum fld f)
@@ -76,6 +77,8 @@ static uint64_t get(const struct fx_options *o, enum fld f)
         return o->lockowner;
     case F_VTRACKS:
         return o->vtracks;
+    case F_VTWAIT:
+        return o->vtwait_ns;
     }
     return UINT64_MAX;
 }
@@ -148,6 +151,13 @@ static const struct good_case good[] = {
         {"vtracks=0", F_VTRACKS, 0},
         {"vtracks=5", F_VTRACKS, 5},
         {"vtracks=1024", F_VTRACKS, 1024},
+        /* issue 30 item 5: waits of virtual threads shown by default in wall mode only */
+        {"mode=wall", F_VTWAIT, FX_VTWAIT_WALL_DEFAULT_NS},
+        {"vtwait=0,mode=wall", F_VTWAIT, 0},
+        {"mode=wall,vtwait=20ms", F_VTWAIT, 20 * NS_MS},
+        {"mode=cpu", F_VTWAIT, 0},
+        {"mode=itimer", F_VTWAIT, 0},
+        {"vtwait=5ms", F_VTWAIT, 5 * NS_MS},
 };
 
 struct bad_case {
@@ -309,6 +319,7 @@ static void check_defaults(const struct fx_options *o)
     ck_assert_int_eq(o->kstack, FX_KSTACK_YES);
     ck_assert_int_eq(o->lockowner, FX_LOCKOWNER_ON);
     ck_assert_uint_eq(o->vtracks, 32);
+    ck_assert_uint_eq(o->vtwait_ns, 0);
 }
 
 START_TEST(test_options_good_value_sets_its_field)

@@ -18,6 +18,10 @@
 //                    30 ms; prints "waits NAME COUNT" per thread at the end.
 //   sleepers N SECONDS  N virtual threads sleeping 10 ms at a time (about N * 100 waits/s);
 //                    prints "waits N".
+//   sleepsum SECONDS 24 "sleepy-N" virtual threads on (the test's) 2 carriers, each spinning
+//                    3 ms in sleepySpin then sleeping 20 ms in sleepySleep, again and again: 24
+//                    want 3.1 carriers, so woken sleepers queue for one (issue 30 item 5);
+//                    prints "sleeps COUNT" (sleeps done, all threads) and "sleep_ms 20".
 //   mounts SECONDS   a mount-heavy loop: 64 virtual threads yielding in a tight loop; prints
 //                    "mounts N" (yields, each one unmount and one mount) and the rate.
 //   attach SECONDS [STOP_FILE]
@@ -386,6 +390,43 @@ public final class VThreadWorkload {
         System.out.println("waits " + waits.get());
     }
 
+    static long sleepySpin(long nanos) {
+        long end = System.nanoTime() + nanos, x = 1;
+        while (System.nanoTime() < end)
+            for (int i = 0; i < 1000; i++)
+                x = x * 6364136223846793005L + 1442695040888963407L;
+        return x;
+    }
+
+    static void sleepySleep() throws InterruptedException {
+        Thread.sleep(20);
+    }
+
+    static void sleepsum(int seconds) throws Exception {
+        AtomicLong sleeps = new AtomicLong(), sink = new AtomicLong();
+        List<Thread> all = new ArrayList<>();
+        for (int i = 0; i < 24; i++) {
+            all.add(Thread.ofVirtual().name("sleepy-" + i).start(() -> {
+                try {
+                    while (!stop.get()) {
+                        sink.addAndGet(sleepySpin(3_000_000));
+                        sleepySleep();
+                        sleeps.incrementAndGet();
+                    }
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            }));
+        }
+        Thread.sleep(seconds * 1000L);
+        stop.set(true);
+        for (Thread t : all)
+            t.join();
+        System.out.println("sleeps " + sleeps.get());
+        System.out.println("sleep_ms 20");
+        System.out.println("sink " + (sink.get() & 1));
+    }
+
     public static void main(String[] args) throws Exception {
         String mode = args.length > 0 ? args[0] : "groups";
         int n = args.length > 1 ? Integer.parseInt(args[1]) : 4;
@@ -398,6 +439,7 @@ public final class VThreadWorkload {
             case "frozen" -> frozen(n);
             case "waits" -> waits(n);
             case "sleepers" -> sleepers(n, Integer.parseInt(args[2]));
+            case "sleepsum" -> sleepsum(n);
             default -> throw new IllegalArgumentException("unknown mode " + mode);
         }
     }
