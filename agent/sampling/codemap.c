@@ -17,8 +17,9 @@
  * new load event a stale range could still match: for nmethods the handler checks the compile
  * id stored in the blob header against the range's (fx_recover.h), so a stale range is never
  * used; stubs (vtable/itable stubs, the interpreter, StubRoutines, adapters) are never freed.
- * One stub name per adapter fingerprint: javac posts a few hundred, within MAX_NAMES.
- * Leaf module: calls vmstructs.c and the allocator only. */
+ * Stubs are named as users read them: an adapter's fingerprint is cut off (fx_jvm_names_stub_len),
+ * so every I2C/C2I adapter is one "I2C/C2I adapters" function, not hundreds told apart by hex.
+ * Leaf module: calls vmstructs.c, the allocator and fx_jvm_names only. */
 #include "internal.h"
 
 #include <pthread.h>
@@ -26,6 +27,7 @@
 #include <string.h>
 
 #include "fx_alloc.h"
+#include "fx_jvm_names.h"
 #include "fx_sort.h"
 
 #define MAX_RETIRED 64 /* replaced tables not yet freed; beyond this, publishing waits */
@@ -163,6 +165,13 @@ void fx_codemap_dynamic_code(const char *name, const void *address, jint length)
     /* A RuntimeStub's frame size (Runtime1's stubs): the not-in-Java walk crosses its frame. */
     if (r.kind == FX_BLOB_STUB)
         r.frame_words = fx_vmstructs_stub_frame_words(r.begin);
+    char shown[256];
+    size_t len = fx_jvm_names_stub_len(name);
+    if (len < strlen(name) && len < sizeof(shown)) {
+        memcpy(shown, name, len);
+        shown[len] = '\0';
+        name = shown;
+    }
     pthread_mutex_lock(&cm.lock);
     size_t idx = name_index(name);
     if (idx < MAX_NAMES) {

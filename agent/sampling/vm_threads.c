@@ -6,7 +6,8 @@
  * calls AsyncGetCallTrace), so stop, start and the buffer protocol treat them alike.
  *
  * Finding: /proc/self/task lists every thread; a tid not in the tid table (no Java thread, not
- * ours yet) is registered, named from /proc/self/task/TID/comm; after a start's first scan, only
+ * ours yet) is registered, named from /proc/self/task/TID/comm (written out in full
+ * where the JVM's name is known: native/jvm_names.c); after a start's first scan, only
  * when the previous scan saw it unregistered too. A Java thread is in /proc a moment before its
  * ThreadStart and after its ThreadEnd: 200 threads started at once had 113 caught so (and not
  * armable, exiting), which the second sighting avoids; a new thread has its own name by then. In
@@ -54,6 +55,7 @@
 #include <unistd.h>
 
 #include "fx_alloc.h"
+#include "fx_jvm_names.h"
 #include "fx_sort.h"
 #include "native_walk.h"
 
@@ -115,7 +117,8 @@ static struct {
     uint64_t table_reads, table_errors, table_busy; /* the stack table: read, failed, deferred */
     char table_error[200];                          /* its last read's error */
     uint64_t left_out, left_out_max;                /* at the last scan, and the most at once */
-    uint64_t scan_wait_max_ns; /* the longest wait between two scans (adaptive) */
+    uint64_t scan_wait_max_ns;      /* the longest wait between two scans (adaptive) */
+    uint64_t names_full, names_cut; /* comms written out in full, and kept with "…" */
 } vt = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
 static void classify(const char *name, uint8_t *cat, uint8_t *sub)
@@ -202,10 +205,26 @@ static bool publish_stacks(void)
     return false;
 }
 
-/* Under vt.lock: a tid not yet registered, named by its comm. */
-static void add_one(pid_t tid, pid_t self)
+/* How many of the live tids that are not Java threads have this comm (the name of a numbered
+ * family's thread, fx_jvm_names_thread). Only for such a thread: one more /proc read a thread. */
+static unsigned same_comm(const char *comm, const pid_t *live, int n_live)
 {
-    char name[32];
+    unsigned k = 0;
+    char other[32];
+    for (int i = 0; i < n_live; i++) {
+        if (kind_of(live[i]) == 2)
+            continue;
+        comm_of(live[i], other, sizeof(other));
+        k += strcmp(other, comm) == 0;
+    }
+    return k;
+}
+
+/* Under vt.lock: a tid not yet registered, named by its comm, written out in full where HotSpot's
+ * name is known (fx_jvm_names_thread). */
+static void add_one(pid_t tid, pid_t self, const pid_t *live, int n_live)
+{
+    char name[32], full[64];
     if (tid == self || fx_signal_handler_lookup_sigsafe(tid) != NULL)
         return;
     if (!vt.first && !bsearch(&tid, vt.pending, vt.n_pending, sizeof(pid_t), cmp_tid)) {
@@ -227,7 +246,11 @@ static void add_one(pid_t tid, pid_t self)
     }
     uint8_t cat, sub;
     classify(name, &cat, &sub);
-    char *copy = fx_strdup(name);
+    unsigned same = fx_jvm_names_numbered(name) ? same_comm(name, live, n_live) : 0;
+    enum fx_thread_name_kind kind = fx_jvm_names_thread(name, same, full, sizeof(full));
+    vt.names_full += kind == FX_THREAD_NAME_FULL || kind == FX_THREAD_NAME_NUMBERED;
+    vt.names_cut += kind == FX_THREAD_NAME_CUT;
+    char *copy = fx_strdup(full);
     int rc = copy != NULL ? fx_threads_start_native(tid, copy, cat, sub) : FX_ENOMEM;
     if (kind_of(tid) == 1) { /* registered, armed or not (a thread gone meanwhile) */
         vt.tids[vt.n++] = tid;
@@ -301,7 +324,7 @@ static void scan(void)
         vt.left_out = vt.n_next = 0;
         vt.table = false; /* after read_tids: a table read from here on holds their stacks */
         for (int i = 0; i < n; i++)
-            add_one(live[i], self);
+            add_one(live[i], self, live, n);
         memcpy(vt.pending, vt.next, vt.n_next * sizeof(pid_t));
         vt.n_pending = vt.n_next;
         vt.first = false;
@@ -372,6 +395,10 @@ void fx_vm_threads_report(struct fx_profile *p)
     fx_profile_extra_loss(p, g, "could not be registered", (int64_t)vt.failed);
     fx_profile_extra_detail(p, g, "registered but not armed (ended meanwhile)",
                             (int64_t)vt.not_armed);
+    fx_profile_extra_int(p, g, "names written out in full (the kernel keeps 15 characters)",
+                         (int64_t)vt.names_full);
+    fx_profile_extra_detail(p, g, "names kept as the kernel cut them (ending in \xe2\x80\xa6)",
+                            (int64_t)vt.names_cut);
     fx_profile_extra_int(p, g, "stack bounds found", (int64_t)vt.bounds);
     fx_profile_extra_int(p, g, "stack table reads (/proc/self/maps, read-write mappings)",
                          (int64_t)vt.table_reads);
@@ -402,7 +429,7 @@ void fx_vm_threads_new_recording(void)
     vt.scans = vt.scan_ns = vt.scan_max_ns = vt.scan_wait_max_ns = vt.registered = vt.ended =
             vt.became_java = 0;
     vt.failed = vt.bounds = vt.not_armed = vt.left_out = vt.left_out_max = 0;
-    vt.table_reads = vt.table_errors = vt.table_busy = 0;
+    vt.table_reads = vt.table_errors = vt.table_busy = vt.names_full = vt.names_cut = 0;
     vt.table_error[0] = '\0';
     __atomic_store_n(&fx_native.stack_found, 0, __ATOMIC_RELAXED);
     __atomic_store_n(&fx_native.stack_not_found, 0, __ATOMIC_RELAXED);

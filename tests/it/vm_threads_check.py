@@ -17,9 +17,11 @@ NAME.t-N.samples.json, NAME.t-N.functions.json):
            threads as there are such tracks; no sample of any track has the frame "[native: walk
            stopped (stack bounds unknown)]" and meta.extra "Native stacks" counts no such stop
            (the first sample of each such thread had it before the stack table), while some
-           samples found their stack in the stack table.
+           samples found their stack in the stack table; no track under a comm the kernel
+           cut ("C2 CompilerThre"): compiler threads are "C2 CompilerThread0" (or say "…").
 """
 import os
+import re
 import sys
 
 from profile_lib import Profile, load_json as load, run_dir_args
@@ -42,6 +44,26 @@ def pcli_tracks(run, name, prefixes):
 def named_libjvm(fns):
     return [f["name"] for f in fns
             if f.get("library", "").startswith("libjvm") and not f["name"].startswith("libjvm")]
+
+
+def check_full_names(run, check):
+    """JVM threads under their full names (issue 30 item 11, native/jvm_names.c): no track is
+    named by a comm the kernel cut ("C2 CompilerThre", "VM Periodic Tas", "Monitor Deflati"); a
+    compiler thread is "C1/C2 CompilerThread" + its number, or its comm marked cut ("…")."""
+    cut = ("C1 CompilerThre", "C2 CompilerThre", "VM Periodic Tas", "Monitor Deflati")
+    full = re.compile(r"^C[12] CompilerThread[0-9]+$|^C[12] CompilerThre\u2026$")
+    for name in ("gc", "jit"):
+        names = [t["name"] for t in Profile(os.path.join(run, f"{name}.json.gz")).doc["threads"]]
+        bare = [n for n in names if n in cut]
+        check(not bare, f"{name}: tracks named by a cut comm: {bare}")
+        comp = [n for n in names if n.startswith(("C1 Compiler", "C2 Compiler"))]
+        odd = [n for n in comp if not full.match(n)]
+        check(bool(comp) and not odd if name == "jit" else not odd,
+              f"{name}: compiler threads {comp} under their full names (not {odd})")
+        ex = Profile(os.path.join(run, f"{name}.json.gz")).extra(
+            "Threads that are not Java threads") or {}
+        n_full = ex.get("names written out in full (the kernel keeps 15 characters)", -1)
+        check(n_full >= 1, f"{name}: meta.extra counts {n_full} names written out in full")
 
 
 def main():
@@ -84,6 +106,7 @@ def main():
         tracks = sum(1 for t in q.doc["threads"] if t["name"].startswith(
             ("GC Thread", "G1 ", "C1 Compiler", "C2 Compiler", "VM Thread", "fxmixed-burner")))
         check(got >= tracks > 0, f"{name}: meta.extra says {got} registered, {tracks} such tracks")
+    check_full_names(run, check)
     unknown = "[native: walk stopped (stack bounds unknown)]"
     for name in ("gc", "jit", "cthread"):
         q = p if name == "cthread" else Profile(os.path.join(run, f"{name}.json.gz"))
