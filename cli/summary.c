@@ -507,7 +507,7 @@ static int report(const struct summary_args *a, const struct cJSON *root)
               : n == 0 && a->thread ? no_such_thread(root, a->thread)
                                     : FX_CLI_OK;
     if (ret == FX_CLI_OK) {
-        by_cpu = true;
+        by_cpu = a->view == FX_VIEW_CPU; /* lock waits: by ms waited */
         for (unsigned i = 0; i < n; i++)
             by_cpu &= ts[i].has_cpu;
         qsort(ts, n, sizeof *ts, busiest);
