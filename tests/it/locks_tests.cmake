@@ -11,7 +11,7 @@ foreach(_major IN LISTS FX_JDK_MAJORS)
 endforeach()
 
 # Issue 30's known answers through every output:
-#   it.views.jdk<major>  LockWorkload views (CPU, 6 known lock waits, 64 MiB allocated in one
+#   it.views.jdk<major>  LockWorkload views (CPU, 6 known lock waits, 32 MiB allocated in one
 #                        method) at -agentpath with lock= and alloc=: the Firefox profile,
 #                        fxprof summary (text, --json), collapsed --view and pprof read by go
 #                        tool pprof give the same figures per view, and the known ones

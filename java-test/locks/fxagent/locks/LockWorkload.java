@@ -10,8 +10,9 @@
 //   bench THREADS SECONDS  THREADS threads increment one counter under a synchronized block and
 //                  under a ReentrantLock in turn; prints "ops N".
 //   views SECONDS  known figures in every view (issue 30, tests/it/views_test.sh): "views-busy"
-//                  spins SECONDS (CPU), main waits 3 x 300 ms on the MonitorLock and 3 x 300 ms
-//                  on the ReentrantLock (as known does), then allocates 64 MiB in byte[4096]
+//                  and "views-busy-2" spin SECONDS (CPU), main waits 3 x 300 ms on the
+//                  MonitorLock and 3 x 300 ms on the ReentrantLock (as known does), then
+//                  allocates 32 MiB in byte[4096]
 //                  in allocate(); prints "allocated bytes N" and, last, the process's own CPU
 //                  time at main's start and at its end, "process cpu ns START END"
 //                  (OperatingSystemMXBean): the JVM's startup before main is not the agent's;
@@ -200,15 +201,23 @@ public final class LockWorkload {
             busyCpu[0] = java.lang.management.ManagementFactory.getThreadMXBean()
                     .getCurrentThreadCpuTime();
         }, "views-busy");
+        // a second spinner: on a loaded machine the threads the agent samples must outweigh
+        // those it does not (GC, its own) for the profile's CPU to be the JVM's within 20 %
+        Thread busy2 = new Thread(() -> {
+            while (System.nanoTime() < end)
+                sink += spinSteps(10_000);
+        }, "views-busy-2");
         busy.start();
+        busy2.start();
         sleepQuietly(200);
         for (int i = 0; i < 3; i++) {
             monitorRound();
             reentrantRound();
         }
         System.out.println("waits done");
-        System.out.println("allocated bytes " + allocate(64L << 20));
+        System.out.println("allocated bytes " + allocate(32L << 20));
         busy.join();
+        busy2.join();
         running = false;
         System.out.println("views-busy cpu ns " + busyCpu[0]);
         System.out.println("process cpu ns " + cpu0 + " " + processCpuNs());
