@@ -250,10 +250,12 @@ enum fx_pfile_view fx_pfile_track_view(const struct cJSON *thread);
 /* The totals every output repeats, by the rule the agent's "Samples in this file" uses
  * (fx_profile_totals): samples: the mode's view's weight, [idle] apart (idle); waits: the lock
  * view's samples with a stack, wait_ms their weight; allocations and alloc_bytes: the positive
- * nativeAllocations rows (and the bytes-weighted tracks' samples); live: those without a free. */
+ * nativeAllocations rows (and the bytes-weighted tracks' samples); live: those without a free;
+ * virtual-thread waits: the markers of schema JvmVirtualThreadWait, their data.duration. */
 struct fx_pfile_totals {
     double samples, idle, without_stack;
     double waits, wait_ms;
+    double vt_waits, vt_wait_ms; /* "Virtual thread wait" markers (vtwait=) and their ms */
     double allocations, alloc_bytes, live, live_bytes;
 };
 int fx_pfile_totals(const struct cJSON *root, struct fx_pfile_totals *t, struct fx_errbuf *eb);

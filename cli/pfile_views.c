@@ -111,6 +111,23 @@ static void track_totals(const struct fx_pfile_tables *tb, const struct fx_pfile
     }
 }
 
+/* Virtual-thread waits are markers, not samples (vtwait=, agent/model/vthreads_wait.c). */
+static void vt_waits(const cJSON *thread, struct fx_pfile_totals *t)
+{
+    const cJSON *data = cJSON_GetObjectItemCaseSensitive(
+            cJSON_GetObjectItemCaseSensitive(thread, "markers"), "data");
+    const cJSON *d;
+    cJSON_ArrayForEach(d, data)
+    {
+        const cJSON *type = cJSON_GetObjectItemCaseSensitive(d, "type");
+        const cJSON *ms = cJSON_GetObjectItemCaseSensitive(d, "duration");
+        if (!cJSON_IsString(type) || strcmp(type->valuestring, "JvmVirtualThreadWait"))
+            continue;
+        t->vt_waits++;
+        t->vt_wait_ms += cJSON_IsNumber(ms) ? ms->valuedouble : 0;
+    }
+}
+
 int fx_pfile_totals(const cJSON *root, struct fx_pfile_totals *t, struct fx_errbuf *eb)
 {
     struct fx_pfile_tables tb = {0};
@@ -126,6 +143,7 @@ int fx_pfile_totals(const cJSON *root, struct fx_pfile_totals *t, struct fx_errb
         if (rc != FX_OK)
             break;
         track_totals(&tb, &sm, fx_pfile_track_view(th), t);
+        vt_waits(th, t);
         fx_pfile_samples_destroy(&sm);
         rc = fx_pfile_allocations(th, tb.nstacks, add_alloc, t);
         if (rc != FX_OK) {

@@ -25,6 +25,8 @@ void fx_summary_print_totals(const cJSON *root, const struct fx_pfile_totals *t)
         printf("; %.0f [idle] samples besides (threads off the CPU), in no view", t->idle);
     if (t->waits > 0 || t->wait_ms > 0)
         printf("; lock waits: %.0f waits, %.1f ms", t->waits, t->wait_ms);
+    if (t->vt_waits > 0)
+        printf("; virtual-thread waits: %.0f, %.1f ms", t->vt_waits, t->vt_wait_ms);
     if (t->allocations > 0)
         printf("; allocations: %.0f samples, %.0f bytes (estimated); live at the end: %.0f bytes",
                t->allocations, t->alloc_bytes, t->live_bytes);
@@ -55,6 +57,9 @@ cJSON *fx_summary_json_totals(const cJSON *root, const struct fx_pfile_totals *t
     o = view(views, "lock", "ms");
     cJSON_AddNumberToObject(o, "waits", t->waits);
     cJSON_AddNumberToObject(o, "ms", round(t->wait_ms * 1000) / 1000);
+    o = view(views, "vtwait", "ms");
+    cJSON_AddNumberToObject(o, "waits", t->vt_waits);
+    cJSON_AddNumberToObject(o, "ms", round(t->vt_wait_ms * 1000) / 1000);
     o = view(views, "alloc", "bytes");
     cJSON_AddNumberToObject(o, "samples", t->allocations);
     cJSON_AddNumberToObject(o, "bytes", t->alloc_bytes);
