@@ -29,4 +29,13 @@ static inline int fx_cli_one_file(const char *cmd, int argc, char *const argv[],
     return FX_CLI_OK;
 }
 
+/* --view VIEW (summary, convert): cpu (or wall, itimer), lock, alloc or live. */
+static inline int fx_cli_view(const char *cmd, const char *arg, int *view)
+{
+    *view = fx_pfile_view_parse(arg);
+    if (*view >= 0)
+        return FX_CLI_OK;
+    return fx_cli_usage(cmd, "--view '%s': the views are cpu (or wall), lock, alloc and live", arg);
+}
+
 #endif

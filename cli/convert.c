@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* fxprof convert FILE --to collapsed|pprof: a processed profile as input for other tools.
- * collapsed: "root;...;leaf COUNT", one line per distinct stack, sorted (FlameGraph,
- * speedscope, inferno). pprof: gzipped profile.proto (go tool pprof, Pyroscope, Parca, Grafana)
- * through native/pprof.c, one sample per thread and stack, labelled with the thread's name.
- * "[idle]" samples are left out unless --idle (they are not CPU), and the count left out is
- * said. The output is written beside its target and renamed, so OUT never holds half a file. */
-#include "fxprof.h"
+ * collapsed: "root;...;leaf VALUE", one line per distinct stack, sorted (FlameGraph,
+ * speedscope, inferno), in one view (--view: the recording's samples by default, lock waits in
+ * µs, allocated or live bytes). pprof (convert_pprof.c): every view, each in its own sample
+ * types. "[idle]" samples are left out unless --idle (they are not CPU), and the count left out
+ * is said. The output is written beside its target and renamed, so OUT never holds half a file. */
+#include "convert.h"
 
 #include <cjson/cJSON.h>
 #include <errno.h>
@@ -26,11 +26,6 @@
 
 #define NO_STACK "[no stack]"
 
-struct convert_args {
-    const char *file, *to, *out;
-    bool idle;
-};
-
 /* Where the bytes go: a temporary beside OUT (renamed at the end), or stdout. */
 struct output {
     FILE *f;
@@ -40,16 +35,25 @@ struct output {
 
 static int usage(void)
 {
-    printf("usage: fxprof convert FILE --to collapsed|pprof [-o OUT] [--idle]\n"
+    printf("usage: fxprof convert FILE --to collapsed|pprof [-o OUT] [--view VIEW] [--idle]\n"
            "Converts a profile (.json or .json.gz) for other tools:\n"
-           "  collapsed   'root;...;leaf COUNT' per stack (FlameGraph, speedscope, inferno)\n"
-           "  pprof       gzipped profile.proto (go tool pprof, Pyroscope, Parca, Grafana): sample\n"
-           "              types samples/count and cpu (or wall)/nanoseconds, alloc_space/bytes\n"
-           "              when the profile has allocation samples; functions with files and\n"
-           "              lines; the thread's name as the label 'thread'\n"
+           "  collapsed   'root;...;leaf VALUE' per stack (FlameGraph, speedscope, inferno), one\n"
+           "              view: --view cpu (or wall: the recording's samples, the default), lock\n"
+           "              (lock waits, VALUE in microseconds waited), alloc (allocated bytes,\n"
+           "              estimated) or live (bytes alive at the end)\n"
+           "  pprof       gzipped profile.proto (go tool pprof, Pyroscope, Parca, Grafana) with\n"
+           "              every view, each its own sample types, never added to another's:\n"
+           "              samples/count + cpu (or wall)/nanoseconds (the default type),\n"
+           "              contentions/count + delay/nanoseconds (lock waits), alloc_objects/count\n"
+           "              + alloc_space/bytes (allocation samples, each standing for ~alloc=\n"
+           "              bytes, and their estimated bytes), inuse_objects/count +\n"
+           "              inuse_space/bytes (those not freed in the file); pick one with\n"
+           "              go tool pprof -sample_index=delay (or alloc_space, inuse_space);\n"
+           "              functions with files and lines; the track's name as the label 'thread'\n"
            "  -o, --output OUT   the file to write; - for stdout (default: FILE with its .json or\n"
            "                     .json.gz replaced by .collapsed or .pb.gz)\n"
-           "  --idle             keep the agent's [idle] samples (left out by default: not CPU)\n"
+           "  --idle             keep the agent's [idle] samples in the samples (left out by\n"
+           "                     default: not CPU)\n"
            "exit codes: 0 written, 1 failed (not a profile, cannot write), 2 bad command line\n"
            "example: fxprof convert app.json.gz --to pprof && go tool pprof -top app.pb.gz\n");
     return FX_CLI_OK;
@@ -57,11 +61,10 @@ static int usage(void)
 
 static int parse_args(int argc, char **argv, struct convert_args *a)
 {
-    static const struct option longs[] = {{"to", required_argument, NULL, 't'},
-                                          {"output", required_argument, NULL, 'o'},
-                                          {"idle", no_argument, NULL, 'i'},
-                                          {"help", no_argument, NULL, 'h'},
-                                          {NULL, 0, NULL, 0}};
+    static const struct option longs[] = {
+            {"to", required_argument, NULL, 't'}, {"output", required_argument, NULL, 'o'},
+            {"idle", no_argument, NULL, 'i'},     {"view", required_argument, NULL, 'v'},
+            {"help", no_argument, NULL, 'h'},     {NULL, 0, NULL, 0}};
     int o;
     optind = 0;
     while ((o = getopt_long(argc, argv, ":o:h", longs, NULL)) != -1) {
@@ -74,6 +77,10 @@ static int parse_args(int argc, char **argv, struct convert_args *a)
             break;
         case 'i':
             a->idle = true;
+            break;
+        case 'v':
+            if (fx_cli_view("convert", optarg, &a->view) != FX_CLI_OK)
+                return FX_CLI_USAGE;
             break;
         default:
             return fx_cli_opt_rest("convert", o, argv);
@@ -147,30 +154,37 @@ static int output_close(struct output *o, bool ok)
     return ok ? fx_cli_fail("convert: cannot write %s: %s", o->target, strerror(err)) : FX_CLI_OK;
 }
 
-static int file_write(void *ctx, const void *buf, size_t len)
-{
-    return fwrite(buf, 1, len, ctx) == len ? FX_OK : FX_EIO;
-}
-
 /* ---- walking the profile ---- */
 
-/* What each thread contributes, per stack; stack -1 (index 0 of w) is "no stack". */
-struct walk {
-    const cJSON *root;
-    const struct convert_args *a;
-    struct fx_pfile_tables t;
-    double *w; /* [nstacks + 1] */
-    uint32_t wcap;
-    double idle;   /* [idle] samples left out */
-    bool bytes;    /* this thread's weights are bytes */
-    bool no_bytes; /* collapsed: one kind of value per file, so allocation threads are left out */
-    double bytes_left_out;
-    const char *thread;
-};
+static void add_alloc(int32_t stack, double bytes, bool live, void *ctx)
+{
+    double *v = (double *)ctx + (size_t)(stack + 1) * V_COUNT;
+    v[V_ALLOC_OBJECTS] += 1;
+    v[V_ALLOC_SPACE] += bytes;
+    v[V_INUSE_OBJECTS] += live;
+    v[V_INUSE_SPACE] += live ? bytes : 0;
+}
 
-typedef int (*stack_fn)(struct walk *k, int32_t stack, double weight, void *ctx);
+/* One sample's values in its view's types; a lock waits sample without a stack (a wait's end,
+ * weight 0) is no wait. */
+static void add_sample(struct walk *k, enum fx_pfile_view view, int32_t st, double w)
+{
+    double *v = k->v + (size_t)(st + 1) * V_COUNT;
+    if (view == FX_VIEW_LOCK) {
+        v[V_CONTENTIONS] += st >= 0;
+        v[V_DELAY] += w * 1e6; /* tracing-ms */
+    } else if (view == FX_VIEW_ALLOC) {
+        v[V_ALLOC_OBJECTS] += w > 0;
+        v[V_ALLOC_SPACE] += w;
+    } else if (!k->a->idle && fx_pfile_is_idle(&k->t, st)) {
+        k->idle += w;
+    } else {
+        v[V_SAMPLES] += w;
+        v[V_TIME] += w * k->interval_ns;
+    }
+}
 
-static int thread_weights(struct walk *k, const cJSON *th, struct fx_errbuf *eb)
+static int track_values(struct walk *k, const cJSON *th, struct fx_errbuf *eb)
 {
     struct fx_pfile_samples sm;
     int rc = fx_pfile_tables(k->root, th, &k->t, eb);
@@ -178,46 +192,43 @@ static int thread_weights(struct walk *k, const cJSON *th, struct fx_errbuf *eb)
         rc = fx_pfile_samples(th, k->t.nstacks, &sm, eb);
     if (rc != FX_OK)
         return rc;
-    if (k->wcap < k->t.nstacks + 1) {
-        fx_free(k->w);
-        k->w = fx_calloc(k->t.nstacks + 1, sizeof *k->w);
-        k->wcap = k->w ? k->t.nstacks + 1 : 0;
+    if (k->rows < k->t.nstacks + 1) {
+        fx_free(k->v);
+        k->v = fx_calloc((size_t)(k->t.nstacks + 1) * V_COUNT, sizeof *k->v);
+        k->rows = k->v ? k->t.nstacks + 1 : 0;
     }
-    if (!k->w) {
+    if (!k->v) {
         fx_pfile_samples_destroy(&sm);
         fx_errbuf_set(eb, "out of memory");
         return FX_ENOMEM;
     }
-    memset(k->w, 0, (k->t.nstacks + 1) * sizeof *k->w);
-    for (uint32_t i = 0; i < sm.n; i++) {
-        double w = sm.weight ? sm.weight[i] : 1;
-        if (!k->a->idle && fx_pfile_is_idle(&k->t, sm.stack[i]))
-            k->idle += w;
-        else
-            k->w[sm.stack[i] + 1] += w;
-    }
-    k->bytes = sm.bytes;
+    memset(k->v, 0, (size_t)(k->t.nstacks + 1) * V_COUNT * sizeof *k->v);
+    enum fx_pfile_view view = fx_pfile_track_view(th);
+    for (uint32_t i = 0; i < sm.n; i++)
+        add_sample(k, view, sm.stack[i], sm.weight ? sm.weight[i] : 1);
     fx_pfile_samples_destroy(&sm);
-    return FX_OK;
+    rc = fx_pfile_allocations(th, k->t.nstacks, add_alloc, k->v);
+    if (rc != FX_OK)
+        fx_errbuf_set(eb, "profile: a nativeAllocations table is malformed");
+    return rc;
 }
 
-/* Calls fn for every (thread, stack) with a weight, thread by thread. */
-static int walk(struct walk *k, stack_fn fn, void *ctx, struct fx_errbuf *eb)
+int convert_walk(struct walk *k, stack_fn fn, void *ctx, struct fx_errbuf *eb)
 {
     const cJSON *th;
     cJSON_ArrayForEach(th, cJSON_GetObjectItemCaseSensitive(k->root, "threads"))
     {
         const cJSON *name = cJSON_GetObjectItemCaseSensitive(th, "name");
         k->thread = cJSON_IsString(name) ? name->valuestring : "(unnamed)";
-        int rc = thread_weights(k, th, eb);
-        if (rc == FX_OK && k->bytes && k->no_bytes) {
-            for (uint32_t s = 0; s <= k->t.nstacks; s++)
-                k->bytes_left_out += k->w[s] > 0;
-            continue;
+        int rc = track_values(k, th, eb);
+        for (uint32_t s = 0; rc == FX_OK && s <= k->t.nstacks; s++) {
+            const double *v = k->v + (size_t)s * V_COUNT;
+            bool any = false;
+            for (unsigned i = 0; i < V_COUNT; i++)
+                any |= v[i] != 0;
+            if (any)
+                rc = fn(k, (int32_t)s - 1, v, ctx);
         }
-        for (uint32_t s = 0; rc == FX_OK && s <= k->t.nstacks; s++)
-            if (k->w[s] > 0)
-                rc = fn(k, (int32_t)s - 1, k->w[s], ctx);
         if (rc != FX_OK)
             return rc;
     }
@@ -260,9 +271,27 @@ static int append(struct collapsed *c, const char *s, bool sep)
     return FX_OK;
 }
 
-static int collapsed_stack(struct walk *k, int32_t st, double w, void *ctx)
+/* The value collapsed writes for each view: lock waits in µs (FlameGraph wants whole numbers). */
+static double view_value(int view, const double *v)
+{
+    switch (view) {
+    case FX_VIEW_LOCK:
+        return v[V_DELAY] / 1e3;
+    case FX_VIEW_ALLOC:
+        return v[V_ALLOC_SPACE];
+    case FX_VIEW_LIVE:
+        return v[V_INUSE_SPACE];
+    default:
+        return v[V_SAMPLES];
+    }
+}
+
+static int collapsed_stack(struct walk *k, int32_t st, const double *v, void *ctx)
 {
     struct collapsed *c = ctx;
+    double w = view_value(k->a->view, v);
+    if (w <= 0)
+        return FX_OK;
     uint32_t depth = 0, id;
     for (int32_t s = st; s >= 0; s = k->t.stack_prefix[s])
         depth++;
@@ -309,8 +338,7 @@ static int by_line(const void *x, const void *y)
 static int write_collapsed(struct walk *k, struct output *o, struct fx_errbuf *eb)
 {
     struct collapsed c = {0};
-    k->no_bytes = true;
-    int rc = walk(k, collapsed_stack, &c, eb);
+    int rc = convert_walk(k, collapsed_stack, &c, eb);
     uint32_t *order = rc == FX_OK ? fx_calloc(c.lines.count + 1, sizeof *order) : NULL;
     if (rc == FX_OK && !order)
         rc = FX_ENOMEM;
@@ -333,143 +361,23 @@ static int write_collapsed(struct walk *k, struct output *o, struct fx_errbuf *e
     return rc;
 }
 
-/* ---- pprof ---- */
-
-struct pprof_state {
-    struct fx_pprof *p;
-    const void *tables[5]; /* the table set whose functions and locations are emitted */
-    uint64_t base_func, base_loc, next_base;
-    bool *func_done, *loc_done;
-    uint64_t *locs;
-    uint32_t locscap;
-    int64_t interval_ns;
-    bool has_bytes;
-};
-
-#define NO_STACK_ID 1 /* function and location 1: "[no stack]" */
-
-/* A new table set (older files have one per thread) gets fresh ids above the last set's. */
-static int pprof_tables(struct pprof_state *ps, const struct fx_pfile_tables *t)
+/* collapsed holds one view: say which, and which others the file has. */
+static void say_other_views(const cJSON *root, int view)
 {
-    if (!memcmp(ps->tables, t->src, sizeof ps->tables))
-        return FX_OK;
-    memcpy(ps->tables, t->src, sizeof ps->tables);
-    fx_free(ps->func_done), fx_free(ps->loc_done);
-    ps->func_done = fx_calloc(t->nfuncs + 1, 1);
-    ps->loc_done = fx_calloc(t->nframes + 1, 1);
-    ps->base_func = ps->next_base;
-    ps->base_loc = ps->next_base + t->nfuncs;
-    ps->next_base += (uint64_t)t->nfuncs + t->nframes;
-    return ps->func_done && ps->loc_done ? FX_OK : FX_ENOMEM;
-}
-
-static int pprof_location(struct pprof_state *ps, const struct fx_pfile_tables *t, int32_t frame,
-                          uint64_t *id)
-{
-    int32_t f = t->frame_func[frame];
-    int rc = FX_OK;
-    *id = ps->base_loc + (uint64_t)frame + 1;
-    if (!ps->func_done[f]) {
-        int32_t file = t->func_file[f];
-        rc = fx_pprof_function(ps->p, ps->base_func + (uint64_t)f + 1, t->strings[t->func_name[f]],
-                               file >= 0 ? t->strings[file] : NULL, t->func_line[f]);
-        ps->func_done[f] = true;
+    struct fx_pfile_totals t;
+    struct fx_errbuf eb = {{0}};
+    if (fx_pfile_totals(root, &t, &eb) != FX_OK)
+        return;
+    const double has[FX_VIEW_COUNT] = {t.samples, t.waits, t.allocations, t.live};
+    char others[160] = "";
+    for (int v = 0; v < FX_VIEW_COUNT; v++) {
+        size_t n = strlen(others);
+        if (v != view && has[v] > 0)
+            snprintf(others + n, sizeof others - n, " --view %s", fx_pfile_view_name(v));
     }
-    if (rc == FX_OK && !ps->loc_done[frame]) {
-        rc = fx_pprof_location(ps->p, *id, ps->base_func + (uint64_t)f + 1, t->frame_line[frame]);
-        ps->loc_done[frame] = true;
-    }
-    return rc;
-}
-
-static int pprof_stack(struct walk *k, int32_t st, double w, void *ctx)
-{
-    struct pprof_state *ps = ctx;
-    int rc = pprof_tables(ps, &k->t);
-    uint32_t n = 0;
-    for (int32_t s = st; s >= 0; s = k->t.stack_prefix[s])
-        n++;
-    if (rc == FX_OK && n + 1 > ps->locscap) {
-        fx_free(ps->locs);
-        ps->locs = fx_calloc(n + 1, sizeof *ps->locs);
-        ps->locscap = ps->locs ? n + 1 : 0;
-        rc = ps->locs ? FX_OK : FX_ENOMEM;
-    }
-    n = 0;
-    if (st < 0)
-        ps->locs[n++] = NO_STACK_ID;
-    for (int32_t s = st; rc == FX_OK && s >= 0; s = k->t.stack_prefix[s])
-        rc = pprof_location(ps, &k->t, k->t.stack_frame[s], &ps->locs[n++]);
-    int64_t v[3] = {0, 0, 0};
-    if (k->bytes) {
-        v[2] = llround(w); /* an allocation sample: its bytes, not time */
-    } else {
-        v[0] = llround(w);
-        v[1] = llround(w * (double)ps->interval_ns);
-    }
-    return rc == FX_OK ? fx_pprof_sample(ps->p, ps->locs, n, v, "thread", k->thread) : rc;
-}
-
-static bool any_bytes(const cJSON *root)
-{
-    const cJSON *th;
-    cJSON_ArrayForEach(th, cJSON_GetObjectItemCaseSensitive(root, "threads"))
-    {
-        const cJSON *wt = cJSON_GetObjectItemCaseSensitive(
-                cJSON_GetObjectItemCaseSensitive(th, "samples"), "weightType");
-        if (cJSON_IsString(wt) && !strcmp(wt->valuestring, "bytes"))
-            return true;
-    }
-    return false;
-}
-
-static double meta_number(const cJSON *root, const char *key, double dflt)
-{
-    const cJSON *v =
-            cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(root, "meta"), key);
-    return cJSON_IsNumber(v) ? v->valuedouble : dflt;
-}
-
-static int write_pprof(struct walk *k, struct output *o, struct fx_errbuf *eb)
-{
-    struct pprof_state ps = {.next_base = NO_STACK_ID};
-    const char *mode = fx_pfile_mode(k->root);
-    ps.interval_ns = llround(meta_number(k->root, "interval", 10) * 1e6);
-    ps.has_bytes = any_bytes(k->root);
-    ps.p = fx_pprof_new();
-    struct fx_gzip *gz = fx_gzip_new((struct fx_sink){.write = file_write, .ctx = o->f}, 6);
-    int rc = ps.p && gz ? FX_OK : FX_ENOMEM;
-    if (rc == FX_OK)
-        rc = fx_pprof_sample_type(ps.p, "samples", "count");
-    if (rc == FX_OK)
-        rc = fx_pprof_sample_type(ps.p, strcmp(mode, "wall") ? "cpu" : "wall", "nanoseconds");
-    if (rc == FX_OK && ps.has_bytes)
-        rc = fx_pprof_sample_type(ps.p, "alloc_space", "bytes");
-    if (rc == FX_OK)
-        rc = fx_pprof_function(ps.p, NO_STACK_ID, NO_STACK, NULL, 0);
-    if (rc == FX_OK)
-        rc = fx_pprof_location(ps.p, NO_STACK_ID, NO_STACK_ID, 0);
-    if (rc == FX_OK)
-        rc = walk(k, pprof_stack, &ps, eb);
-    char comment[160];
-    snprintf(comment, sizeof comment, "fxprof convert, mode %s; %.0f [idle] samples left out%s",
-             mode, k->idle, k->a->idle ? " (--idle: none)" : "");
-    double start = meta_number(k->root, "startTime", 0);
-    double t0 = meta_number(k->root, "profilingStartTime", 0);
-    double t1 = meta_number(k->root, "profilingEndTime", t0);
-    if (rc == FX_OK)
-        rc = fx_pprof_finish(ps.p, llround((start + t0) * 1e6), llround((t1 - t0) * 1e6), 1,
-                             ps.interval_ns, comment, fx_gzip_sink(gz));
-    if (rc == FX_OK)
-        rc = fx_gzip_finish(gz);
-    if (rc == FX_ENOMEM)
-        fx_errbuf_set(eb, "out of memory");
-    else if (rc != FX_OK && !eb->msg[0])
-        fx_errbuf_set(eb, "writing the output failed: %s", strerror(errno));
-    fx_gzip_free(gz);
-    fx_pprof_free(ps.p);
-    fx_free(ps.func_done), fx_free(ps.loc_done), fx_free(ps.locs);
-    return rc;
+    if (others[0])
+        fprintf(stderr, "fxprof: convert: view %s written; the file has other views too:%s\n",
+                fx_pfile_view_name(view), others);
 }
 
 int fx_convert_main(int argc, char **argv)
@@ -494,25 +402,26 @@ int fx_convert_main(int argc, char **argv)
         cJSON_Delete(root);
         return rc;
     }
-    struct walk k = {.root = root, .a = &a};
-    int err = !strcmp(a.to, "pprof") ? write_pprof(&k, &o, &eb) : write_collapsed(&k, &o, &eb);
+    const cJSON *iv = cJSON_GetObjectItemCaseSensitive(
+            cJSON_GetObjectItemCaseSensitive(root, "meta"), "interval");
+    struct walk k = {
+            .root = root, .a = &a, .interval_ns = cJSON_IsNumber(iv) ? iv->valuedouble * 1e6 : 1e7};
+    int err = !strcmp(a.to, "pprof") ? convert_pprof(&k, o.f, &eb) : write_collapsed(&k, &o, &eb);
     if (err == FX_OK && ferror(o.f))
         fx_errbuf_set(&eb, "writing the output failed"), err = FX_EIO;
     rc = output_close(&o, err == FX_OK);
     if (err != FX_OK)
         rc = fx_cli_fail("convert: %s: %s", a.file, eb.msg);
-    if (rc == FX_CLI_OK && k.idle > 0)
+    if (rc == FX_CLI_OK && k.idle > 0 && (a.view == FX_VIEW_CPU || !strcmp(a.to, "pprof")))
         fprintf(stderr,
                 "fxprof: convert: %.0f [idle] samples left out (not CPU; --idle keeps them)\n",
                 k.idle);
-    if (rc == FX_CLI_OK && k.bytes_left_out > 0)
-        fprintf(stderr,
-                "fxprof: convert: %.0f allocation stacks left out (collapsed holds one kind of value; --to pprof keeps them)\n",
-                k.bytes_left_out);
+    if (rc == FX_CLI_OK && strcmp(a.to, "pprof"))
+        say_other_views(root, a.view);
     if (rc == FX_CLI_OK && o.target)
         fprintf(stderr, "fxprof: wrote %s (%s)\n", o.target, a.to);
     fx_pfile_tables_destroy(&k.t);
-    fx_free(k.w);
+    fx_free(k.v);
     cJSON_Delete(root);
     return rc;
 }

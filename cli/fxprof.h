@@ -241,12 +241,57 @@ int fx_pfile_samples(const struct cJSON *thread, uint32_t nstacks, struct fx_pfi
                      struct fx_errbuf *eb);
 void fx_pfile_samples_destroy(struct fx_pfile_samples *s);
 
+/* The views a profile holds (issue 30), each in its own unit: a track's samples belong to one
+ * view by their weightType: "samples" (or none) the recording's mode, cpu or wall (samples, each
+ * one interval); "tracing-ms" lock waits (waits and their time; a sample without a stack, such as
+ * the one that ends a wait, is no wait and weighs 0); "bytes" allocations. The threads'
+ * nativeAllocations are allocations too (samples and estimated bytes), and those without a free
+ * in the file the live heap. */
+enum fx_pfile_view {
+    FX_VIEW_CPU, /* the mode's samples: cpu, itimer or wall */
+    FX_VIEW_LOCK,
+    FX_VIEW_ALLOC,
+    FX_VIEW_LIVE,
+    FX_VIEW_COUNT
+};
+/* "cpu" (also for itimer and wall recordings: the mode's view), "lock", "alloc", "live". */
+const char *fx_pfile_view_name(enum fx_pfile_view v);
+/* The view of a --view argument ("wall" and "itimer" are the mode's view too); -1 if none. */
+int fx_pfile_view_parse(const char *s);
+/* The view a track's samples belong to (never FX_VIEW_LIVE). */
+enum fx_pfile_view fx_pfile_track_view(const struct cJSON *thread);
+
+/* The totals every output repeats, by the rule the agent's "Samples in this file" uses
+ * (fx_profile_totals): samples: the mode's view's weight, [idle] apart (idle); waits: the lock
+ * view's samples with a stack, wait_ms their weight; allocations and alloc_bytes: the positive
+ * nativeAllocations rows (and the bytes-weighted tracks' samples); live: those without a free;
+ * virtual-thread waits: the markers of schema JvmVirtualThreadWait, their data.duration. */
+struct fx_pfile_totals {
+    double samples, idle, without_stack;
+    double waits, wait_ms;
+    double vt_waits, vt_wait_ms; /* "Virtual thread wait" markers (vtwait=) and their ms */
+    double allocations, alloc_bytes, live, live_bytes;
+};
+int fx_pfile_totals(const struct cJSON *root, struct fx_pfile_totals *t, struct fx_errbuf *eb);
+/* Calls fn for each live (not freed in the file) or every (all) allocation row of a
+ * nativeAllocations table: its stack (-1: none) and bytes. */
+typedef void (*fx_pfile_alloc_fn)(int32_t stack, double bytes, bool live, void *ctx);
+int fx_pfile_allocations(const struct cJSON *thread, uint32_t nstacks, fx_pfile_alloc_fn fn,
+                         void *ctx);
+
 /* ---- subcommands: argv[0] is the subcommand's name ---- */
 
 /* summary_allocs.c: the top allocating and retaining methods of the threads' nativeAllocations
  * (all threads, or the one named), printed when `print`; NULL when the profile has none. */
 struct cJSON *fx_summary_allocations(const struct cJSON *root, const char *thread, unsigned ntop,
                                      bool print);
+
+/* summary_extra.c: the views' totals (the first line's figures; --json's "views", each with
+ * its unit) and the agent's counters, meta.extra (zero ones only when all). */
+void fx_summary_print_totals(const struct cJSON *root, const struct fx_pfile_totals *t);
+struct cJSON *fx_summary_json_totals(const struct cJSON *root, const struct fx_pfile_totals *t);
+void fx_summary_print_extra(const struct cJSON *root, bool all);
+struct cJSON *fx_summary_json_extra(const struct cJSON *root, bool all);
 
 int fx_control_main(int argc, char **argv); /* control.c: start, stop, dump, status */
 /* The same without catching interrupts (the caller has); answer != NULL takes the agent's "ok:"

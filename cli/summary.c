@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* fxprof summary: the hottest methods of each thread, busiest thread first. "Self" counts the
- * samples whose leaf is the method; "total" counts the samples with the method anywhere on the
- * stack, once per sample however deep the recursion, as the profiler's call tree does. */
+/* fxprof summary: the hottest methods of each thread, busiest thread first, in one view (issue
+ * 30): the recording's mode (cpu or wall samples) by default, or lock waits (ms), allocations
+ * or the live heap (bytes) with --view. "Self" counts the weight whose leaf is the method;
+ * "total" the weight with the method anywhere on the stack, once per sample however deep the
+ * recursion, as the profiler's call tree does. The first line gives every view's total. */
 #include "fxprof.h"
 
 #include <cjson/cJSON.h>
@@ -19,6 +21,7 @@
 struct summary_args {
     const char *file, *thread;
     unsigned top;
+    int view; /* enum fx_pfile_view */
     bool json, all;
 };
 
@@ -31,7 +34,8 @@ struct thread_sum {
     const char *name;
     char tid[32];
     unsigned index;
-    double samples, nostack, idle, cpu_ms; /* samples: all but the idle ones */
+    double samples, nostack, idle, cpu_ms; /* samples: all but the idle ones (lock view: ms) */
+    double waits;                          /* lock view: the samples with a stack */
     bool has_cpu;
     struct entry *self, *total; /* the top entries, sorted */
     unsigned nself, ntotal;
@@ -46,9 +50,15 @@ struct scratch {
 
 static int usage(void)
 {
-    printf("usage: fxprof summary FILE [--top N] [--thread NAME] [--json] [--all]\n"
-           "Prints, per thread (busiest first), the top N methods by self and by total samples\n"
-           "with their share of the thread's busy samples, and the profile's counters (meta.extra).\n"
+    printf("usage: fxprof summary FILE [--top N] [--thread NAME] [--view VIEW] [--json] [--all]\n"
+           "Prints each view's total on the first line (the recording's CPU or wall samples, as\n"
+           "the agent's exit line and Profile Info's \"Samples in this file\" count them; [idle],\n"
+           "lock waits and allocations apart), then, per thread (busiest first), the top N\n"
+           "methods by self and by total in one view, with their share of the thread's total, and\n"
+           "the profile's counters (meta.extra).\n"
+           "  --view VIEW     cpu (or wall: the recording's mode, samples; the default), lock (lock\n"
+           "                  waits: waits and ms waited), alloc or live (allocated bytes, bytes\n"
+           "                  still alive at the end: the top allocating and retaining methods)\n"
            "The agent's [idle] samples (a thread off the CPU) are not in the shares: their count\n"
            "is given on the thread's line. Threads without any sample (in cpu and itimer mode the\n"
            "agent writes every thread: these did not run) are counted on the first line and named\n"
@@ -65,10 +75,13 @@ static int usage(void)
 
 static int parse_args(int argc, char **argv, struct summary_args *a)
 {
-    static const struct option longs[] = {
-            {"top", required_argument, NULL, 'n'}, {"thread", required_argument, NULL, 't'},
-            {"json", no_argument, NULL, 'j'},      {"all", no_argument, NULL, 'a'},
-            {"help", no_argument, NULL, 'h'},      {NULL, 0, NULL, 0}};
+    static const struct option longs[] = {{"top", required_argument, NULL, 'n'},
+                                          {"thread", required_argument, NULL, 't'},
+                                          {"json", no_argument, NULL, 'j'},
+                                          {"all", no_argument, NULL, 'a'},
+                                          {"view", required_argument, NULL, 'v'},
+                                          {"help", no_argument, NULL, 'h'},
+                                          {NULL, 0, NULL, 0}};
     char *end;
     int o;
     optind = 0;
@@ -88,6 +101,10 @@ static int parse_args(int argc, char **argv, struct summary_args *a)
             break;
         case 'a':
             a->all = true;
+            break;
+        case 'v':
+            if (fx_cli_view("summary", optarg, &a->view) != FX_CLI_OK)
+                return FX_CLI_USAGE;
             break;
         default:
             return fx_cli_opt_rest("summary", o, argv);
@@ -138,6 +155,7 @@ static void aggregate(const struct fx_pfile_tables *t, const struct fx_pfile_sam
             continue;
         }
         ts->samples += w;
+        ts->waits += sm->stack[i] >= 0;
         if (sm->stack[i] < 0)
             ts->nostack += w;
         else
@@ -239,7 +257,8 @@ static int summarise(const struct cJSON *root, const cJSON *th, unsigned ntop,
 
 /* ---- output ---- */
 
-static bool by_cpu; /* set once for the sort: every thread has CPU figures */
+static bool by_cpu;  /* set once for the sort: every thread has CPU figures */
+static bool lock_ms; /* the lock view: weights are milliseconds */
 
 static int busiest(const void *a, const void *b)
 {
@@ -261,7 +280,8 @@ static void print_list(const char *title, const struct entry *e, unsigned n, dou
 {
     printf("  %s:\n", title);
     for (unsigned i = 0; i < n; i++) {
-        printf("    %5.1f%%  %9.0f  ", all > 0 ? 100.0 * e[i].value / all : 0.0, e[i].value);
+        printf(lock_ms ? "    %5.1f%%  %9.1f ms  " : "    %5.1f%%  %9.0f  ",
+               all > 0 ? 100.0 * e[i].value / all : 0.0, e[i].value);
         put(e[i].name);
         printf("\n");
     }
@@ -309,10 +329,13 @@ static void print_thread(const struct thread_sum *ts)
     put(ts->name);
     printf("\" (tid ");
     put(ts->tid);
-    printf("): %.0f samples", ts->samples);
-    if (ts->has_cpu)
+    if (lock_ms)
+        printf("): %.0f lock waits, %.1f ms waited", ts->waits, ts->samples);
+    else
+        printf("): %.0f samples", ts->samples);
+    if (ts->has_cpu && !lock_ms)
         printf(", CPU %.1f ms", ts->cpu_ms);
-    if (ts->nostack > 0)
+    if (ts->nostack > 0 && !lock_ms)
         printf(", %.0f without a stack", ts->nostack);
     if (ts->idle > 0)
         printf("; and %.0f [idle] (off the CPU, not in the shares)", ts->idle);
@@ -321,80 +344,27 @@ static void print_thread(const struct thread_sum *ts)
     print_list("total", ts->total, ts->ntotal, ts->samples);
 }
 
-static void print_value(const cJSON *v)
-{
-    if (cJSON_IsString(v)) {
-        put(v->valuestring);
-    } else if (cJSON_IsNumber(v)) {
-        printf("%.15g", v->valuedouble);
-    } else {
-        char *s = cJSON_PrintUnformatted(v);
-        put(s ? s : "?");
-        cJSON_free(s);
-    }
-}
+static const char *const view_titles[FX_VIEW_COUNT] = {
+        "the recording's samples", "lock waits (ms waited)", "allocations (estimated bytes)",
+        "the live heap (bytes alive at the end)"};
 
-/* meta.extra: [{label, entries: [{label, format, value}]}], where the agent puts its ASGCT
- * outcome counts and drops. */
-static bool is_zero(const cJSON *v)
+static void print_header(const struct summary_args *a, const struct cJSON *root,
+                         const struct thread_sum *ts, unsigned n, unsigned nthreads,
+                         const struct fx_pfile_totals *tot)
 {
-    return cJSON_IsNumber(v) && v->valuedouble == 0;
-}
-
-static void print_extra(const struct cJSON *root, bool all)
-{
-    const cJSON *extra = cJSON_GetObjectItemCaseSensitive(
-            cJSON_GetObjectItemCaseSensitive(root, "meta"), "extra");
-    if (!cJSON_IsArray(extra) || !extra->child)
-        return;
-    printf("\nProfile info (meta.extra):\n");
-    const cJSON *group, *e;
-    unsigned hidden = 0;
-    cJSON_ArrayForEach(group, extra)
-    {
-        const cJSON *gl = cJSON_GetObjectItemCaseSensitive(group, "label");
-        cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(group, "entries"))
-        {
-            const cJSON *el = cJSON_GetObjectItemCaseSensitive(e, "label");
-            if (!all && is_zero(cJSON_GetObjectItemCaseSensitive(e, "value"))) {
-                hidden++;
-                continue;
-            }
-            printf("  ");
-            put(cJSON_IsString(gl) ? gl->valuestring : "?");
-            printf(": ");
-            put(cJSON_IsString(el) ? el->valuestring : "?");
-            printf(": ");
-            print_value(cJSON_GetObjectItemCaseSensitive(e, "value"));
-            printf("\n");
-        }
-    }
-    if (hidden)
-        printf("  (%u counters that are zero not shown; --all shows them)\n", hidden);
-}
-
-static void print_header(const char *file, const struct cJSON *root, const struct thread_sum *ts,
-                         unsigned n, unsigned nthreads)
-{
-    const cJSON *meta = cJSON_GetObjectItemCaseSensitive(root, "meta");
-    const cJSON *product = cJSON_GetObjectItemCaseSensitive(meta, "product");
-    const cJSON *interval = cJSON_GetObjectItemCaseSensitive(meta, "interval");
-    double all = 0, idle = 0;
-    for (unsigned i = 0; i < n; i++)
-        all += ts[i].samples, idle += ts[i].idle;
-    put(file);
+    const cJSON *product = cJSON_GetObjectItemCaseSensitive(
+            cJSON_GetObjectItemCaseSensitive(root, "meta"), "product");
+    put(a->file);
     printf(": ");
     put(cJSON_IsString(product) ? product->valuestring : "(no product)");
-    printf(", %u thread%s", nthreads, nthreads == 1 ? "" : "s");
+    printf(", %u track%s", nthreads, nthreads == 1 ? "" : "s");
     unsigned empty = count_empty(ts, n);
-    if (empty)
+    if (empty && a->view == FX_VIEW_CPU)
         printf(" (%u without samples)", empty);
-    printf(", %.0f samples", all);
-    if (cJSON_IsNumber(interval))
-        printf(", interval %g ms", interval->valuedouble);
-    if (idle > 0)
-        printf("; %.0f [idle] samples besides (threads off the CPU), not in any share", idle);
-    printf("\n");
+    printf(", ");
+    fx_summary_print_totals(root, tot);
+    printf("View: %s%s\n", view_titles[a->view],
+           a->view == FX_VIEW_CPU ? "; --view lock, alloc or live for the others" : "");
 }
 
 /* ---- --json: the same figures, for scripts ---- */
@@ -428,53 +398,36 @@ static cJSON *json_thread(const struct thread_sum *ts)
     return o;
 }
 
-/* meta.extra flattened to {group, label, value}, zero counters left out unless --all. */
-static cJSON *json_extra(const struct cJSON *root, bool all)
-{
-    cJSON *arr = cJSON_CreateArray();
-    const cJSON *group, *e;
-    cJSON_ArrayForEach(group, cJSON_GetObjectItemCaseSensitive(
-                                      cJSON_GetObjectItemCaseSensitive(root, "meta"), "extra"))
-    {
-        const cJSON *gl = cJSON_GetObjectItemCaseSensitive(group, "label");
-        cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(group, "entries"))
-        {
-            const cJSON *el = cJSON_GetObjectItemCaseSensitive(e, "label");
-            const cJSON *v = cJSON_GetObjectItemCaseSensitive(e, "value");
-            if (!all && is_zero(v))
-                continue;
-            cJSON *o = cJSON_CreateObject();
-            cJSON_AddItemToArray(arr, o);
-            cJSON_AddStringToObject(o, "group", cJSON_IsString(gl) ? gl->valuestring : "?");
-            cJSON_AddStringToObject(o, "label", cJSON_IsString(el) ? el->valuestring : "?");
-            cJSON_AddItemToObject(o, "value", v ? cJSON_Duplicate(v, true) : cJSON_CreateNull());
-        }
-    }
-    return arr;
-}
-
 static int print_json(const struct summary_args *a, const struct cJSON *root,
-                      const struct thread_sum *ts, unsigned n)
+                      const struct thread_sum *ts, unsigned n, const struct fx_pfile_totals *tot)
 {
     const cJSON *meta = cJSON_GetObjectItemCaseSensitive(root, "meta");
     const cJSON *product = cJSON_GetObjectItemCaseSensitive(meta, "product");
     const cJSON *interval = cJSON_GetObjectItemCaseSensitive(meta, "interval");
     cJSON *o = cJSON_CreateObject(), *threads = cJSON_CreateArray();
-    double all = 0, idle = 0;
     for (unsigned i = 0; i < n; i++) {
-        all += ts[i].samples, idle += ts[i].idle;
-        cJSON_AddItemToArray(threads, json_thread(&ts[i]));
+        cJSON *t = json_thread(&ts[i]);
+        if (lock_ms)
+            cJSON_AddNumberToObject(t, "waits", ts[i].waits);
+        cJSON_AddItemToArray(threads, t);
     }
     cJSON_AddStringToObject(o, "file", a->file);
     cJSON_AddStringToObject(o, "product", cJSON_IsString(product) ? product->valuestring : "");
     cJSON_AddStringToObject(o, "mode", fx_pfile_mode(root));
     if (cJSON_IsNumber(interval))
         cJSON_AddNumberToObject(o, "intervalMs", interval->valuedouble);
-    cJSON_AddNumberToObject(o, "samples", all);
-    cJSON_AddNumberToObject(o, "idle", idle);
+    /* the recording's samples, whatever the view: the exit line's and Profile Info's figure */
+    cJSON_AddNumberToObject(o, "samples", tot->samples);
+    cJSON_AddNumberToObject(o, "idle", tot->idle);
+    cJSON_AddStringToObject(o, "view", fx_pfile_view_name(a->view));
+    cJSON_AddStringToObject(o, "unit",
+                            a->view == FX_VIEW_CPU    ? "samples"
+                            : a->view == FX_VIEW_LOCK ? "ms"
+                                                      : "bytes");
+    cJSON_AddItemToObject(o, "views", fx_summary_json_totals(root, tot));
     cJSON_AddNumberToObject(o, "threadsWithoutSamples", count_empty(ts, n));
     cJSON_AddItemToObject(o, "threads", threads);
-    cJSON_AddItemToObject(o, "extra", json_extra(root, a->all));
+    cJSON_AddItemToObject(o, "extra", fx_summary_json_extra(root, a->all));
     cJSON *allocs = fx_summary_allocations(root, a->thread, a->top, false);
     if (allocs)
         cJSON_AddItemToObject(o, "allocations", allocs);
@@ -503,6 +456,9 @@ static int collect(const struct cJSON *root, const struct summary_args *a, struc
         struct thread_sum *cur = &ts[*n];
         thread_ids(th, index++, cur);
         if (a->thread && strcmp(cur->name, a->thread))
+            continue;
+        /* alloc and live: the nativeAllocations part (summary_allocs.c) lists them */
+        if (a->view != (int)fx_pfile_track_view(th) || a->view >= FX_VIEW_ALLOC)
             continue;
         rc = summarise(root, th, a->top, &t, &s, cur, eb);
         if (rc != FX_OK)
@@ -536,25 +492,34 @@ static int report(const struct summary_args *a, const struct cJSON *root)
     if (!ts)
         return fx_cli_fail("summary: out of memory");
     struct fx_errbuf eb = {{0}};
-    unsigned n = 0;
-    int rc = collect(root, a, ts, &n, &eb);
+    struct fx_pfile_totals tot;
+    unsigned n = 0, nview = 0;
+    int rc = fx_pfile_totals(root, &tot, &eb);
+    if (rc == FX_OK)
+        rc = collect(root, a, ts, &n, &eb);
+    const cJSON *th;
+    cJSON_ArrayForEach(th, cJSON_GetObjectItemCaseSensitive(root, "threads"))
+    {
+        nview += a->view >= FX_VIEW_ALLOC || a->view == (int)fx_pfile_track_view(th);
+    }
+    lock_ms = a->view == FX_VIEW_LOCK;
     int ret = rc != FX_OK           ? fx_cli_fail("summary: %s: %s", a->file, eb.msg)
               : n == 0 && a->thread ? no_such_thread(root, a->thread)
                                     : FX_CLI_OK;
     if (ret == FX_CLI_OK) {
-        by_cpu = true;
+        by_cpu = a->view == FX_VIEW_CPU; /* lock waits: by ms waited */
         for (unsigned i = 0; i < n; i++)
             by_cpu &= ts[i].has_cpu;
         qsort(ts, n, sizeof *ts, busiest);
         if (a->json) {
-            ret = print_json(a, root, ts, n);
+            ret = print_json(a, root, ts, n, &tot);
         } else {
-            print_header(a->file, root, ts, n, nthreads);
+            print_header(a, root, ts, n, nview, &tot);
             for (unsigned i = 0; i < n; i++)
                 print_thread(&ts[i]);
             print_empty(ts, n);
             cJSON_Delete(fx_summary_allocations(root, a->thread, a->top, true));
-            print_extra(root, a->all);
+            fx_summary_print_extra(root, a->all);
         }
     }
     for (unsigned i = 0; i < nthreads; i++)

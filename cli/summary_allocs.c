@@ -19,18 +19,6 @@ struct alloc_sum {
     unsigned rows;
 };
 
-static int cmp_u64(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
-static double num(const cJSON *a, int i)
-{
-    const cJSON *v = cJSON_GetArrayItem(a, i);
-    return cJSON_IsNumber(v) ? v->valuedouble : -1;
-}
-
 /* The allocating method of an allocation stack: the frame under the class leaf. */
 static int32_t site_func(const struct fx_pfile_tables *t, int32_t st)
 {
@@ -40,38 +28,24 @@ static int32_t site_func(const struct fx_pfile_tables *t, int32_t st)
     return t->frame_func[t->stack_frame[pre >= 0 ? pre : st]];
 }
 
-static int one_thread(const cJSON *na, const struct fx_pfile_tables *t, struct alloc_sum *s)
+struct one_ctx {
+    const struct fx_pfile_tables *t;
+    struct alloc_sum *s;
+};
+
+static void one_alloc(int32_t stack, double b, bool live, void *ctx)
 {
-    const cJSON *w = cJSON_GetObjectItemCaseSensitive(na, "weight");
-    const cJSON *st = cJSON_GetObjectItemCaseSensitive(na, "stack");
-    const cJSON *ad = cJSON_GetObjectItemCaseSensitive(na, "memoryAddress");
-    int n = cJSON_GetArraySize(w);
-    if (cJSON_GetArraySize(st) != n)
-        return FX_EINVAL;
-    double *freed = fx_calloc(n ? (size_t)n : 1, sizeof *freed);
-    if (!freed)
-        return FX_ENOMEM;
-    int nf = 0;
-    for (int i = 0; i < n && ad; i++)
-        if (num(w, i) < 0)
-            freed[nf++] = num(ad, i);
-    qsort(freed, (size_t)nf, sizeof *freed, cmp_u64);
-    for (int i = 0; i < n; i++) {
-        double b = num(w, i);
-        int32_t f = site_func(t, (int32_t)num(st, i));
-        if (b <= 0 || f < 0 || (uint32_t)f >= s->nfuncs)
-            continue;
-        s->rows++;
-        s->all += b;
-        s->alloc[f] += b;
-        double a = ad ? num(ad, i) : -1;
-        if (ad && !bsearch(&a, freed, (size_t)nf, sizeof *freed, cmp_u64)) {
-            s->kept[f] += b;
-            s->retained += b;
-        }
+    struct one_ctx *c = ctx;
+    int32_t f = site_func(c->t, stack);
+    if (f < 0 || (uint32_t)f >= c->s->nfuncs)
+        return;
+    c->s->rows++;
+    c->s->all += b;
+    c->s->alloc[f] += b;
+    if (live) {
+        c->s->kept[f] += b;
+        c->s->retained += b;
     }
-    fx_free(freed);
-    return FX_OK;
 }
 
 static cJSON *top_list(const struct fx_pfile_tables *t, const double *v, uint32_t n, unsigned ntop,
@@ -122,7 +96,8 @@ cJSON *fx_summary_allocations(const cJSON *root, const char *thread, unsigned nt
             s.kept = fx_calloc(t.nfuncs, sizeof *s.kept);
             s.nfuncs = s.alloc && s.kept ? t.nfuncs : 0;
         }
-        one_thread(na, &t, &s);
+        struct one_ctx c = {&t, &s};
+        fx_pfile_allocations(th, t.nstacks, one_alloc, &c);
     }
     cJSON *o = NULL;
     if (s.rows > 0) {

@@ -12,7 +12,7 @@
 
 #include "fx_sink.h"
 
-#define FX_PPROF_MAX_TYPES 4
+#define FX_PPROF_MAX_TYPES 8
 
 struct fx_pprof;
 
@@ -30,6 +30,9 @@ int fx_pprof_location(struct fx_pprof *p, uint64_t id, uint64_t function_id, int
  * (key NULL: none). */
 int fx_pprof_sample(struct fx_pprof *p, const uint64_t *locations, size_t n, const int64_t *values,
                     const char *label_key, const char *label_value);
+/* The sample type readers show when not told (-sample_index): its index, -1 (the default) for
+ * theirs, which is the last type. */
+int fx_pprof_default_type(struct fx_pprof *p, int index);
 /* Encodes the profile into `out`. period_type is the index of a sample type (its type and unit
  * become the period's), or -1 for none; comment (NULL: none) is shown by `pprof -comments`. */
 int fx_pprof_finish(struct fx_pprof *p, int64_t time_nanos, int64_t duration_nanos, int period_type,

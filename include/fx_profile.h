@@ -358,6 +358,19 @@ uint32_t fx_profile_threads_aliased(const struct fx_profile *p);
  * fx_profile_threads_aliased); the Firefox writer leaves it out too (a dump at VM death writes
  * the model itself, not a snapshot). */
 bool fx_profile_thread_left_out(const struct fx_profile *p, uint32_t i);
+/* The figures every output repeats (issue 30: the exit line, Profile Info's "Samples in this
+ * file" and fxprof summary give the same), over the threads the writer writes, each view apart:
+ * cpu: the weight of the samples of the sampled tracks (weightType samples), "[idle]" left out
+ * (a thread off the CPU: counted in idle); waits: the samples with a stack of the tracing-ms
+ * tracks (lock waits; a sample without a stack, e.g. a wait's end, is no wait), wait_us their
+ * weights; allocations: the nativeAllocations rows with bytes > 0, alloc_bytes their bytes. */
+struct fx_profile_totals {
+    uint64_t cpu, cpu_rows, idle;
+    uint64_t waits, wait_us;
+    uint64_t allocations;
+    int64_t alloc_bytes;
+};
+void fx_profile_totals(const struct fx_profile *p, struct fx_profile_totals *out);
 /* Once the interned tables (strings, funcs, frames, stacks, resources, sources) hold `bytes`
  * or more, a get-or-create that would add a row fails with FX_EFULL; existing keys are still
  * found. Tables grow by doubling, so they may reach about twice the limit. 0: no limit. */

@@ -25,6 +25,7 @@ enum {
     PROFILE_PERIOD_TYPE = 11,
     PROFILE_PERIOD = 12,
     PROFILE_COMMENT = 13,
+    PROFILE_DEFAULT_SAMPLE_TYPE = 14,
     VALUE_TYPE_TYPE = 1,
     VALUE_TYPE_UNIT = 2,
     SAMPLE_LOCATION_ID = 1,
@@ -51,6 +52,7 @@ enum {
 struct fx_pprof {
     int err;
     unsigned ntypes;
+    int default_type; /* index + 1; 0: none */
     int64_t type[FX_PPROF_MAX_TYPES], unit[FX_PPROF_MAX_TYPES];
     bool sampled;
     struct fx_strtab strings;
@@ -154,6 +156,15 @@ int fx_pprof_sample_type(struct fx_pprof *p, const char *type, const char *unit)
     return p->err;
 }
 
+int fx_pprof_default_type(struct fx_pprof *p, int index)
+{
+    if (p->err == FX_OK && (index < -1 || index >= (int)p->ntypes))
+        p->err = FX_EINVAL;
+    if (p->err == FX_OK)
+        p->default_type = index + 1;
+    return p->err;
+}
+
 int fx_pprof_function(struct fx_pprof *p, uint64_t id, const char *name, const char *file,
                       int64_t start_line)
 {
@@ -220,6 +231,9 @@ int fx_pprof_finish(struct fx_pprof *p, int64_t time_nanos, int64_t duration_nan
     field_int(p, m, PROFILE_PERIOD, period);
     field_int(p, m, PROFILE_TIME_NANOS, time_nanos);
     field_int(p, m, PROFILE_DURATION_NANOS, duration_nanos);
+    /* a string index, as the type's own name (profile.proto: default_sample_type) */
+    if (p->default_type > 0)
+        field_int(p, m, PROFILE_DEFAULT_SAMPLE_TYPE, p->type[p->default_type - 1]);
     if (comment_id) {
         tag(p, m, PROFILE_COMMENT, WIRE_VARINT);
         varint(p, m, (uint64_t)comment_id);

@@ -350,6 +350,52 @@ uint32_t fx_profile_threads_aliased(const struct fx_profile *p)
     return n;
 }
 
+/* An "[idle]" sample: a root stack whose function is "[idle]" (drain.c, vthreads.c), as
+ * fxprof's fx_pfile_is_idle reads it back. */
+static bool is_idle_stack(const struct fx_profile *p, uint32_t s)
+{
+    if (s >= p->stacks.count || p->stacks.prefix[s] != FX_NONE_ID)
+        return false;
+    uint32_t f = p->stacks.frame[s];
+    if (f >= p->frames.count || p->frames.func[f] >= p->funcs.count)
+        return false;
+    size_t len;
+    const char *name = fx_strtab_get(&p->strings, p->funcs.name[p->frames.func[f]], &len);
+    return name && len == 6 && !memcmp(name, "[idle]", 6);
+}
+
+static void thread_totals(const struct fx_profile *p, const struct fx_thread *t,
+                          struct fx_profile_totals *o)
+{
+    const struct fx_samples *s = &t->samples;
+    for (uint32_t i = 0; i < s->count; i++) {
+        uint64_t w = s->weight ? s->weight[i] : 1;
+        if (t->weight_type == FX_WEIGHT_TRACING_MS) {
+            o->waits += s->stack[i] != FX_NONE_ID;
+            o->wait_us += w;
+        } else if (t->weight_type == FX_WEIGHT_SAMPLES) {
+            bool idle = s->stack[i] != FX_NONE_ID && is_idle_stack(p, s->stack[i]);
+            o->idle += idle ? w : 0;
+            o->cpu += idle ? 0 : w;
+            o->cpu_rows += !idle;
+        }
+    }
+    for (uint32_t i = 0; i < t->allocs.count; i++) {
+        if (t->allocs.bytes[i] > 0) {
+            o->allocations++;
+            o->alloc_bytes += t->allocs.bytes[i];
+        }
+    }
+}
+
+void fx_profile_totals(const struct fx_profile *p, struct fx_profile_totals *out)
+{
+    memset(out, 0, sizeof(*out));
+    for (uint32_t i = 0; i < p->nthreads; i++)
+        if (!fx_profile_thread_left_out(p, i))
+            thread_totals(p, &p->threads[i], out);
+}
+
 static void copy_threads(struct fx_profile *d, const struct fx_profile *s, bool *ok)
 {
     d->threads = fx_calloc(s->nthreads ? s->nthreads : 1, sizeof(*d->threads));

@@ -413,7 +413,7 @@ static void report_sampling(struct fx_profile *p, const struct handler_cost *c)
                          : "interval effective (mean thread CPU time between signals)",
                  (double)dr.cpu_sum_ns / (double)dr.cpu_gaps);
     fx_profile_extra_str(p, g, "engine note", fx_engine_note());
-    fx_profile_extra_int(p, g, "samples", (int64_t)dr.samples);
+    fx_profile_extra_int(p, g, "samples taken (rows drained from the rings)", (int64_t)dr.samples);
     fx_profile_extra_int(p, g, "sample weight total", (int64_t)dr.weight_sum);
     fx_profile_extra_int(p, g, "idle samples inserted", (int64_t)dr.idle_inserted);
     if (fx_tracks_of_every_thread()) /* tracks.c; in wall mode no thread is a track unsampled */

@@ -190,6 +190,27 @@ static void report(struct fx_profile *p)
     fx_profile_extra_loss(p, g, "late samples of an earlier period, not added", (int64_t)win.late);
 }
 
+/* The file's own totals, one per view (issue 30), as the last group: taken from the model
+ * after every other step has run, from the same rule (fx_profile_totals) as the exit line and
+ * fxprof summary, so the three give the same figures. Labels are read by fxprof and the tests. */
+static void report_totals(struct fx_profile *p)
+{
+    const char *g = "Samples in this file";
+    struct fx_profile_totals t;
+    fx_profile_totals(p, &t);
+    bool wall = fx_opt()->mode == FX_MODE_WALL;
+    const struct fx_extra_row rows[] = {
+            {wall ? "wall samples (weight; [idle] apart)" : "CPU samples (weight; [idle] apart)",
+             t.cpu, FX_EXTRA_ALWAYS},
+            {"[idle] samples (off the CPU, in no view's total)", t.idle, FX_EXTRA_NONZERO},
+            {"lock waits", t.waits, FX_EXTRA_NONZERO},
+            {"lock wait time, us", t.wait_us, FX_EXTRA_NONZERO},
+            {"allocation samples", t.allocations, FX_EXTRA_NONZERO},
+            {"allocated bytes (estimated)", (uint64_t)t.alloc_bytes, FX_EXTRA_NONZERO},
+    };
+    fx_profile_extra_rows(p, g, rows, sizeof(rows) / sizeof(rows[0]));
+}
+
 /* --- the owner's side of a request --- */
 
 /* The next period starts with the tables it needs (the markers' strings), not with every stack
@@ -238,6 +259,7 @@ time_t fx_window_prepare(JNIEnv *jni, struct fx_profile *p, int64_t end_ns)
     struct fx_span span = {win.begin_ns > since ? win.begin_ns : since, end_ns};
     fx_sources_before_dump(jni, p, &span);
     report(p);
+    report_totals(p);
     return win.period_time;
 }
 

@@ -106,7 +106,8 @@ static int write_file(const struct fx_profile *p, const char *pattern, bool seri
             file_name(pattern, series, when, &out->seq, out->requested, sizeof(out->requested), eb);
     if (rc == FX_OK)
         rc = fx_ff_write_file(p, out->requested, 0, &out->file, eb);
-    out->samples = fx_profile_sample_count(p);
+    fx_profile_totals(p, &out->totals);
+    out->wall = fx_opt()->mode == FX_MODE_WALL;
     for (uint32_t i = 0; i < fx_profile_thread_count(p); i++) /* the file's tracks */
         out->threads += !fx_profile_thread_left_out(p, i);
     out->ms = (double)(fx_now_ns() - t0) / 1e6;
@@ -118,19 +119,31 @@ static int write_file(const struct fx_profile *p, const char *pattern, bool seri
  * written (docs/PRODUCTION.md). */
 void fx_output_describe(const struct fx_dump_result *r, char *line, size_t cap)
 {
-    char copy[48] = "";
+    char copy[48] = "", views[160] = "";
+    const struct fx_profile_totals *t = &r->totals;
     if (r->copy_ms > 0)
         snprintf(copy, sizeof(copy), "; copied in %.0f ms", r->copy_ms);
+    /* the other views apart, as Profile Info's "Samples in this file" lists them */
+    size_t n = 0;
+    if (t->idle > 0)
+        n += (size_t)snprintf(views + n, sizeof(views) - n, "%s%llu [idle]", n ? ", " : "",
+                              (unsigned long long)t->idle);
+    if (t->waits > 0 && n < sizeof(views))
+        n += (size_t)snprintf(views + n, sizeof(views) - n, "%s%llu lock waits", n ? ", " : "",
+                              (unsigned long long)t->waits);
+    if (t->allocations > 0 && n < sizeof(views))
+        n += (size_t)snprintf(views + n, sizeof(views) - n, "%s%llu allocation samples",
+                              n ? ", " : "", (unsigned long long)t->allocations);
+    char what[220];
+    snprintf(what, sizeof(what), "%llu %s samples%s%s%s of %u threads", (unsigned long long)t->cpu,
+             r->wall ? "wall" : "CPU", n ? " (and " : "", views, n ? ")" : "", r->threads);
     if (r->file.fell_back)
-        snprintf(
-                line, cap,
-                "could not write %s (%s); wrote %s instead (%llu samples of %u threads, %llu bytes in %.0f ms%s)",
-                r->requested, r->file.reason, r->file.path, (unsigned long long)r->samples,
-                r->threads, r->file.bytes, r->ms, copy);
+        snprintf(line, cap,
+                 "could not write %s (%s); wrote %s instead (%s, %llu bytes in %.0f ms%s)",
+                 r->requested, r->file.reason, r->file.path, what, r->file.bytes, r->ms, copy);
     else
-        snprintf(line, cap, "wrote %llu samples of %u threads to %s (%llu bytes in %.0f ms%s)",
-                 (unsigned long long)r->samples, r->threads, r->file.path, r->file.bytes, r->ms,
-                 copy);
+        snprintf(line, cap, "wrote %s to %s (%llu bytes in %.0f ms%s)", what, r->file.path,
+                 r->file.bytes, r->ms, copy);
 }
 
 static void say_written(const struct fx_dump_result *r)

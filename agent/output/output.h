@@ -11,10 +11,11 @@
 #include "model.h"
 
 struct fx_dump_result {
-    char requested[4096];          /* the expanded file name asked for */
-    struct fx_ff_file_result file; /* where it went (the fallback folder if it could not) */
-    unsigned seq;                  /* its %n */
-    uint64_t samples;
+    char requested[4096];            /* the expanded file name asked for */
+    struct fx_ff_file_result file;   /* where it went (the fallback folder if it could not) */
+    unsigned seq;                    /* its %n */
+    struct fx_profile_totals totals; /* the file's, as its "Samples in this file" says */
+    bool wall;                       /* the mode's samples are wall samples */
     uint32_t threads;
     double ms;      /* time to write it */
     double copy_ms; /* a snapshot's: the drain's pause to copy the model; 0 if none */
@@ -34,7 +35,9 @@ int fx_output_snapshot(const char *pattern, bool series, bool reset, struct fx_d
                        struct fx_errbuf *eb);
 /* The last file a snapshot wrote ("" if none). */
 void fx_output_last_file(char *buf, size_t cap);
-/* "wrote N samples of M threads to PATH (...)", or "could not write X (reason); wrote Y
+/* "wrote N CPU samples of M threads to PATH (...)" (wall samples in wall mode; N as Profile
+ * Info's "Samples in this file" counts them: weight, [idle] apart; then the [idle] samples, lock
+ * waits and allocation samples when there are any), or "could not write X (reason); wrote Y
  * instead (...)" when it went to the fallback folder. */
 void fx_output_describe(const struct fx_dump_result *r, char *line, size_t cap);
 /* VMDeath, the drain stopped: the recording's last file, from the model itself. */

@@ -3,12 +3,17 @@
 # fxprof convert on a profile built here with known stacks, lines, files and weights:
 #   --to collapsed: the exact expected lines (merged across threads and frames of the same
 #   names, sorted, ';' and line breaks in a name made '_', [idle] left out unless --idle, a
-#   sample without a stack as "[no stack]", the allocation thread left out and said);
+#   sample without a stack as "[no stack]"), in the recording's view by default, the other
+#   views said; --view lock (µs waited), alloc and live (bytes) give theirs (issue 30);
 #   --to pprof: read back by the real reader, `go tool pprof` (Debian's golang-go): -raw must
-#   list exactly the expected samples (locations leaf first with function, file and line,
-#   values samples/count, cpu/nanoseconds = weight x interval, alloc_space/bytes, the thread
-#   label), and -top the expected flat counts; the default output names; -o - on a pipe; bad
-#   input and misuse are one line and leave no file behind.
+#   list exactly the expected samples (locations leaf first with function, file and line, one
+#   value per view's sample type: samples/count, cpu/nanoseconds = weight x interval,
+#   contentions/count, delay/nanoseconds (a lock track's sample without a stack, a wait's end,
+#   is no wait), alloc_objects/count, alloc_space/bytes, inuse_objects/count, inuse_space/bytes
+#   (nativeAllocations without a free), the thread label), -top the expected flat counts, cpu
+#   the default type (lock waits and bytes not in it) and -sample_index=delay the lock view;
+#   the default output names; -o - on a pipe; bad input and misuse are one line and leave no
+#   file behind.
 set -euo pipefail
 source "$(dirname "$0")/cli_lib.sh"
 cli_init it.fxprof_convert
@@ -38,7 +43,16 @@ profile = {
     {"name": "worker", "samples": {"stack": [1, 3, 3, 2], "weight": [2, 1, 1, 3],
                                    "weightType": "samples", "length": 4}},
     {"name": "alloc", "samples": {"stack": [2], "weight": [4096], "weightType": "bytes",
-                                  "length": 1}}]}
+                                  "length": 1}},
+    # two lock waits (1.5 ms at main;hot@22, 0.25 ms at main;hot@22;fib) and a wait's end
+    {"name": "main: lock waits", "samples": {"stack": [1, 2, None], "weight": [1.5, 0.25, 0],
+                                             "weightType": "tracing-ms", "length": 3}},
+    # 1000 bytes at main;hot@22;fib, freed; 2000 at main;hot@25, alive at the end
+    {"name": "allocator", "samples": {"stack": [], "weight": None, "weightType": "samples",
+                                      "length": 0},
+     "nativeAllocations": {"time": [1, 2, 3], "weight": [1000, 2000, -1000], "stack": [2, 5, 2],
+                           "memoryAddress": [7, 8, 7], "threadId": [9, 9, 9],
+                           "weightType": "bytes", "length": 3}}]}
 open("conv.json", "w").write(json.dumps(profile))
 PY
 gzip -c conv.json >conv2.json.gz
@@ -54,7 +68,20 @@ cli_run col "$FXPROF" convert conv.json --to collapsed -o -
 [[ $CLI_RC -eq 0 ]] || cli_fail "convert --to collapsed -o - exited $CLI_RC"
 diff -u expected.collapsed col.out || cli_fail "collapsed output differs from the expected lines"
 grep -q '2 \[idle\] samples left out' col.err || cli_fail "the [idle] samples left out are not said"
-grep -q '1 allocation stacks left out' col.err || cli_fail "the allocation thread left out is not said"
+grep -q 'view cpu written; the file has other views too: --view lock --view alloc --view live' col.err ||
+    cli_fail "the other views are not said"
+# the other views, each in its unit: µs waited, bytes allocated (the bytes track's and
+# nativeAllocations'), bytes alive at the end
+cli_run collock "$FXPROF" convert conv.json --to collapsed -o - --view lock
+printf 'App.main;App.hot 1500\nApp.main;App.hot;App.fib 250\n' | diff -u - collock.out ||
+    cli_fail "--view lock: not the µs waited per stack"
+cli_run colalloc "$FXPROF" convert conv.json --to collapsed -o - --view alloc
+printf 'App.main;App.hot 2000\nApp.main;App.hot;App.fib 5096\n' | diff -u - colalloc.out ||
+    cli_fail "--view alloc: not the bytes per stack"
+cli_run collive "$FXPROF" convert conv.json --to collapsed -o - --view live
+printf 'App.main;App.hot 2000\n' | diff -u - collive.out || cli_fail "--view live: not the live bytes"
+cli_expect_error badview "--view 'heap': the views are cpu \\(or wall\\), lock, alloc and live" \
+    "$FXPROF" convert conv.json --to collapsed --view heap
 
 cli_run colidle "$FXPROF" convert conv2.json.gz --to collapsed --idle
 [[ $CLI_RC -eq 0 ]] || cli_fail "convert --idle exited $CLI_RC"
@@ -84,7 +111,9 @@ import re, sys
 text = open(sys.argv[1]).read()
 head, rest = text.split("\nSamples:\n", 1)
 types, rest = rest.split("\n", 1)
-assert types.split() == ["samples/count", "cpu/nanoseconds", "alloc_space/bytes"], types
+assert types.split() == ["samples/count", "cpu/nanoseconds[dflt]", "contentions/count",
+                         "delay/nanoseconds", "alloc_objects/count", "alloc_space/bytes",
+                         "inuse_objects/count", "inuse_space/bytes"], types
 assert "PeriodType: cpu nanoseconds" in head and "Period: 2000000" in head, head
 assert "2 [idle] samples left out" in head, "comment"
 samples_part, loc_part = rest.split("\nLocations\n", 1)
@@ -95,12 +124,12 @@ for m in re.finditer(r"^\s+(\d+): 0x0 M=\d+ (.+?) (\S*):(\d+) s=(\d+)$", loc_par
 got = []
 lines = samples_part.splitlines()
 for i, line in enumerate(lines):
-    m = re.match(r"\s+(\d+)\s+(\d+)\s+(\d+): ([\d ]+)$", line)
+    m = re.match(r"\s+((?:\d+\s+){7}\d+): ([\d ]+)$", line)
     if not m:
         continue
     thread = re.search(r"thread:\[(.*)\]", lines[i + 1]).group(1)
-    stack = tuple(locs[int(x)] for x in m.group(4).split())
-    got.append((thread, stack, int(m.group(1)), int(m.group(2)), int(m.group(3))))
+    stack = tuple(locs[int(x)] for x in m.group(2).split())
+    got.append((thread, stack, *map(int, m.group(1).split())))
 F = "com/ex/App.java"
 main = ("App.main", F, 12, 10)
 hot22, hot25 = ("App.hot", F, 22, 20), ("App.hot", F, 25, 20)
@@ -108,16 +137,21 @@ fib = ("App.fib", F, 31, 30)
 weird = ("na;me\nx", "", 0, 0)
 nostack = ("[no stack]", "", 0, 0)
 ms = 2000000
-want = [("main", (hot22, main), 3, 3 * ms, 0), ("main", (fib, hot22, main), 2, 2 * ms, 0),
-        ("main", (hot25, main), 1, ms, 0), ("main", (weird, main), 1, ms, 0),
-        ("main", (nostack,), 1, ms, 0),
-        ("worker", (hot22, main), 2, 2 * ms, 0), ("worker", (fib, hot22, main), 3, 3 * ms, 0),
-        ("alloc", (fib, hot22, main), 0, 0, 4096)]
+z = (0, 0, 0, 0, 0, 0)
+want = [("main", (hot22, main), 3, 3 * ms, *z), ("main", (fib, hot22, main), 2, 2 * ms, *z),
+        ("main", (hot25, main), 1, ms, *z), ("main", (weird, main), 1, ms, *z),
+        ("main", (nostack,), 1, ms, *z),
+        ("worker", (hot22, main), 2, 2 * ms, *z), ("worker", (fib, hot22, main), 3, 3 * ms, *z),
+        ("alloc", (fib, hot22, main), 0, 0, 0, 0, 1, 4096, 0, 0),
+        ("main: lock waits", (hot22, main), 0, 0, 1, 1500000, 0, 0, 0, 0),
+        ("main: lock waits", (fib, hot22, main), 0, 0, 1, 250000, 0, 0, 0, 0),
+        ("allocator", (fib, hot22, main), 0, 0, 0, 0, 1, 1000, 0, 0),
+        ("allocator", (hot25, main), 0, 0, 0, 0, 1, 2000, 1, 2000)]
 if sorted(got, key=repr) != sorted(want, key=repr):
     print("got: ", *sorted(got, key=repr), sep="\n  ")
     print("want:", *sorted(want, key=repr), sep="\n  ")
     sys.exit(1)
-print("  -raw: the 8 expected samples, with files, lines and thread labels")
+print("  -raw: the 12 expected samples, with files, lines and thread labels")
 PY
 cli_run top "$GO" tool pprof -top -sample_index=samples conv.pb.gz
 [[ $CLI_RC -eq 0 ]] || cli_fail "go tool pprof -top failed"
@@ -133,6 +167,13 @@ for name, v in want.items():
     assert flat.get(name) == v, f"{name}: flat/cum {flat.get(name)}, expected {v}"
 print("  -top: flat and cum counts as expected")
 PY
+# cpu is the default type: 26 ms of CPU (13 samples x 2 ms), nothing of the waits or bytes
+cli_run topcpu "$GO" tool pprof -top conv.pb.gz
+grep -q '^Type: cpu$' topcpu.out || cli_fail "the default sample type is not cpu: $(head -5 topcpu.out)"
+grep -Eq 'Total samples = 26ms' topcpu.out || cli_fail "cpu total is not 26ms: $(head -5 topcpu.out)"
+cli_run topdelay "$GO" tool pprof -top -sample_index=delay conv.pb.gz
+grep -q '^Type: delay$' topdelay.out || cli_fail "-sample_index=delay: $(head -5 topdelay.out)"
+grep -Eq 'Total samples = 1750us' topdelay.out || cli_fail "delay total is not 1750us: $(head -5 topdelay.out)"
 
 # ---- misuse ----
 cli_expect_error noto "convert: --to collapsed or --to pprof is required" "$FXPROF" convert conv.json

@@ -81,6 +81,12 @@ python3 - json.out <<'PY' || cli_fail "summary --json is wrong"
 import json, sys
 d = json.load(open(sys.argv[1]))
 assert d["samples"] == 13 and d["idle"] == 1 and d["mode"] == "cpu", d
+# issue 30: the view shown and every view's total, each with its unit
+assert d["view"] == "cpu" and d["unit"] == "samples", d
+v = d["views"]
+assert v["cpu"] == {"unit": "samples", "counts": "CPU samples", "samples": 13, "withoutStack": 1,
+                    "ms": 13 * d["intervalMs"]}, v["cpu"]
+assert v["lock"] == {"unit": "ms", "waits": 0, "ms": 0} and v["alloc"]["unit"] == "bytes", v
 w = [t for t in d["threads"] if t["name"] == "worker-1"][0]
 assert w["samples"] == 3 and w["idle"] == 1 and w["withoutStack"] == 1, w
 assert w["self"][0] == {"name": "com.example.App.warm", "samples": 2, "percent": 66.7}, w["self"]
@@ -88,6 +94,24 @@ m = d["threads"][0]
 assert m["name"] == "main" and m["self"][0]["percent"] == 40, m
 assert [e["label"] for e in d["extra"]] == ["[AGCT: GC active]"], d["extra"]
 PY
+# virtual-thread waits are markers (vtwait=): counted with their ms, other markers not
+python3 - "$p" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1], encoding="utf-8"))
+d["threads"][0]["markers"] = {"data": [{"type": "JvmVirtualThreadWait", "duration": 20.5},
+                                       {"type": "JvmVirtualThreadWait", "duration": 1.5},
+                                       {"type": "GCMajor", "duration": 9}], "length": 3}
+json.dump(d, open("vt.json", "w"))
+PY
+cli_run vt "$FXPROF" summary --json vt.json
+python3 -c 'import json,sys; v=json.load(open("vt.out"))["views"]["vtwait"]; sys.exit(v != {"unit": "ms", "waits": 2, "ms": 22})' ||
+    cli_fail "virtual-thread waits: $(cat vt.out | head -c 300)"
+cli_run vttext "$FXPROF" summary vt.json
+head -n 1 vttext.out | grep -q '; virtual-thread waits: 2, 22.0 ms' || cli_fail "vt waits on the first line: $(head -n 1 vttext.out)"
+grep -q '^View: the recording.s samples' text.out || cli_fail "the view shown is not named"
+head -n 1 text.out | grep -q ', 13 CPU samples (each one interval of ' || cli_fail "the first line: $(head -n 1 text.out)"
+cli_expect_error badview "--view 'heap': the views are cpu \\(or wall\\), lock, alloc and live" \
+    "$FXPROF" summary "$p" --view heap
 cli_run version "$FXPROF" --version
 [[ $CLI_RC -eq 0 ]] && grep -Eq '^fxprof [0-9]+\.[0-9]+\.[0-9]+ ' version.out || cli_fail "fxprof --version"
 cli_expect_error nothread "no thread named 'nope' \(threads: 'worker-1', 'main'\)" \

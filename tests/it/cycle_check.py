@@ -25,6 +25,8 @@ import sys
 
 from profile_lib import Checker, Profile, extra_groups
 
+TAKEN = "samples taken (rows drained from the rings)"  # meta.extra "Sampling" (drain.c)
+
 TRUTH = 0.75
 MIN_SAMPLES = 20
 FLOOR_PP = 8.0
@@ -39,13 +41,13 @@ def check_own_figures(path, p):
     ex = extra_groups(p)
     smp = ex.get("Sampling", {})
     in_file = sum(len(t["samples"]["stack"]) for t in p["threads"])
-    counted = smp.get("samples", 0) + smp.get("idle samples inserted", 0)
+    counted = smp.get(TAKEN, 0) + smp.get("idle samples inserted", 0)
     if ex.get("Memory bound", {}).get("dropped since sampling began", 0) == 0 and counted != in_file:
         CK.fail(f"{path}: meta.extra counts {counted} samples (samples + idle inserted), the "
                    f"file holds {in_file}: figures of another recording")
     outcomes = sum(v for v in ex.get("AsyncGetCallTrace outcomes", {}).values()
                    if isinstance(v, int))
-    if outcomes > smp.get("samples", 0):
+    if outcomes > smp.get(TAKEN, 0):
         CK.fail(f"{path}: {outcomes} ASGCT outcomes for {smp.get('samples', 0)} samples")
     dumps = ex.get("Markers and counters", {}).get("profiles written before this one", 0)
     if dumps > MAX_DUMPS:

@@ -28,6 +28,13 @@ it_init() {
     [[ -f "$FXAGENT_LIB" ]] || it_fail "agent not built: $FXAGENT_LIB"
     [[ -f "${!jar}" ]] || it_fail "jar not built: ${!jar}"
     [[ -x "$IT_JDK/bin/java" ]] || it_fail "no $IT_JDK/bin/java"
+    # Every profile a test hands to fxcheck is also held to issue 30's one total: the agent's
+    # exit line, Profile Info and fxprof summary agree (fxcheck_totals.sh, totals_check.py).
+    if [[ -z ${IT_FXCHECK_REAL:-} ]]; then
+        export IT_FXCHECK_REAL=$FXCHECK IT_DIR
+        export IT_FXPROF=${FXPROF:-$(dirname "$FXAGENT_LIB")/../cli/fxprof}
+        export FXCHECK=$IT_DIR/fxcheck_totals.sh
+    fi
     IT_MAJOR=$(fx_jdk_major "$IT_JDK")
     echo "$IT_NAME: JDK ${IT_MAJOR:-unknown} at $IT_JDK: used"
     "$IT_JDK/bin/java" -version 2>&1 | sed "s/^/$IT_NAME: /"

@@ -84,7 +84,7 @@ one_wins() {
     ((RCS[0] + RCS[1] > 0 && RCS[0] * RCS[1] == 0)) || it_fail "$5: exit codes ${RCS[*]}"
 }
 valid() { "$FXCHECK" "$1" >/dev/null || it_fail "$2: $1 is not a valid profile"; }
-samples_of() { sed -n 's/.*wrote \([0-9]*\) samples.*/\1/p' "$1"; }
+samples_of() { sed -n 's/.*wrote \([0-9]*\) \(CPU\|wall\) samples.*/\1/p' "$1"; }
 
 # --- 1. two clients at once ---
 start_jvm a

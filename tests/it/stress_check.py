@@ -46,7 +46,7 @@ def check_losses(profile, ck):
             ck.fail(f"loss counter '{label}' is {v}, want 0")
     for label in ["signals after sampling stopped", "threads not sampled"]:
         print(f"counted, not failed: '{label}': {losses.get(label)}")
-    handled, samples = sampling.get("signals handled"), sampling.get("samples")
+    handled, samples = sampling.get("signals handled"), sampling.get("samples taken (rows drained from the rings)")
     print(f"signals handled: {handled}, samples in the model: {samples}")
     if handled is None or handled != samples:
         ck.fail(f"{handled} signals handled but {samples} samples: records lost on the way")

@@ -5,7 +5,7 @@
  *   gzip multi-member-gzip utf8 json version missing type column-length index-range
  *   null-convention category prefix-order time-order cpu-delta marker-phase marker-schema
  *   marker-cause reserved-type unique-string pid main-thread threads-empty visible-threads
- *   weight value
+ *   weight value totals
  * With --summary-json it also prints per-thread sample and per-func self/total counts computed
  * from the stack table, so integration tests can cross-check profiler-cli. */
 #include "fxcheck.h"
@@ -347,6 +347,8 @@ int main(int argc, char **argv)
         ck_shared(&c);
         ck_threads(&c);
         ck_counters(&c);
+        if (c.problems == 0) /* the tables are sound: safe to walk */
+            ck_totals(&c);
     }
     int rc = 1;
     if (c.problems == 0) {

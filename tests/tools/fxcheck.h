@@ -122,5 +122,7 @@ double *ck_times(struct ck *c, const char *path, const cJSON *table, long n);
 /* Summary (fxcheck_summary.c), only for a file without problems. */
 unsigned long long ck_sample_total(const struct ck *c);
 int ck_summary_print(const struct ck *c);
+/* Rule totals: Profile Info's "Samples in this file" against the file (issue 30). */
+void ck_totals(struct ck *c);
 
 #endif

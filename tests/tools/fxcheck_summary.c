@@ -6,6 +6,7 @@
  * a func counted once per sample however often it recurs. Runs only on a file that passed. */
 #include "fxcheck.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -217,4 +218,101 @@ int ck_summary_print(const struct ck *c)
     cJSON_Delete(root);
     tables_free(&t);
     return rc;
+}
+
+/* Rule "totals" (issue 30): Profile Info's "Samples in this file" (agent/model/window.c) must
+ * give what the file holds, counted here on their own: the mode's samples (weightType samples,
+ * weight, "[idle]" root stacks apart), lock waits (tracing-ms samples with a stack; weights in
+ * ms, written with µs precision), allocation rows with bytes > 0. A file without the group (an
+ * older agent, fxsynth) has nothing to check. */
+struct totals {
+    double cpu, idle, waits, wait_us, allocations, alloc_bytes;
+};
+
+static bool is_idle(const struct tables *t, long s)
+{
+    return s >= 0 && s < t->n_stacks && t->stack_prefix[s] < 0 &&
+           !strcmp(t->func_name[t->frame_func[t->stack_frame[s]]], "[idle]");
+}
+
+static void count_thread(const struct tables *t, const cJSON *th, struct totals *o)
+{
+    const cJSON *samples = cJSON_GetObjectItemCaseSensitive(th, "samples");
+    const cJSON *wtype = cJSON_GetObjectItemCaseSensitive(samples, "weightType");
+    const char *type = cJSON_IsString(wtype) ? wtype->valuestring : "samples";
+    const cJSON *weight = cJSON_GetObjectItemCaseSensitive(samples, "weight");
+    const cJSON *w = cJSON_IsArray(weight) ? weight->child : NULL;
+    const cJSON *stack = cJSON_GetObjectItemCaseSensitive(samples, "stack");
+    for (const cJSON *e = stack->child; e; e = e->next, w = w ? w->next : NULL) {
+        double wt = w && cJSON_IsNumber(w) ? w->valuedouble : 1;
+        long s = cJSON_IsNumber(e) ? (long)e->valuedouble : -1;
+        if (!strcmp(type, "tracing-ms")) {
+            o->waits += s >= 0;
+            o->wait_us += wt * 1000;
+        } else if (!strcmp(type, "samples")) {
+            *(is_idle(t, s) ? &o->idle : &o->cpu) += wt;
+        }
+    }
+    const cJSON *na = cJSON_GetObjectItemCaseSensitive(th, "nativeAllocations");
+    const cJSON *bytes = cJSON_GetObjectItemCaseSensitive(na, "weight");
+    for (const cJSON *b = cJSON_IsArray(bytes) ? bytes->child : NULL; b; b = b->next)
+        if (cJSON_IsNumber(b) && b->valuedouble > 0) {
+            o->allocations++;
+            o->alloc_bytes += b->valuedouble;
+        }
+}
+
+/* The group's entry whose label starts with `prefix`; 0 when absent (a zero is not written). */
+static double entry(const cJSON *group, const char *prefix)
+{
+    const cJSON *e;
+    cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(group, "entries"))
+    {
+        const cJSON *l = cJSON_GetObjectItemCaseSensitive(e, "label");
+        const cJSON *v = cJSON_GetObjectItemCaseSensitive(e, "value");
+        if (cJSON_IsString(l) && !strncmp(l->valuestring, prefix, strlen(prefix)))
+            return cJSON_IsNumber(v) ? v->valuedouble : -1;
+    }
+    return 0;
+}
+
+void ck_totals(struct ck *c)
+{
+    const cJSON *g, *group = NULL;
+    cJSON_ArrayForEach(g, cJSON_GetObjectItemCaseSensitive(c->meta, "extra"))
+    {
+        const cJSON *l = cJSON_GetObjectItemCaseSensitive(g, "label");
+        if (cJSON_IsString(l) && !strcmp(l->valuestring, "Samples in this file"))
+            group = g;
+    }
+    if (!group)
+        return;
+    struct tables t;
+    struct totals o = {0};
+    tables_load(c, &t);
+    const cJSON *th;
+    cJSON_ArrayForEach(th, cJSON_GetObjectItemCaseSensitive(c->root, "threads"))
+    {
+        count_thread(&t, th, &o);
+    }
+    tables_free(&t);
+    double cpu = entry(group, "CPU samples") + entry(group, "wall samples");
+    const struct {
+        const char *label;
+        double said, counted, tolerance;
+    } rows[] = {
+            {"CPU or wall samples", cpu, o.cpu, 0},
+            {"[idle] samples", entry(group, "[idle] samples"), o.idle, 0},
+            {"lock waits", entry(group, "lock waits"), o.waits, 0},
+            /* each weight is written in ms with 3 decimals: 0.5 µs of rounding per wait */
+            {"lock wait time, us", entry(group, "lock wait time, us"), o.wait_us,
+             0.5 * o.waits + 1},
+            {"allocation samples", entry(group, "allocation samples"), o.allocations, 0},
+            {"allocated bytes (estimated)", entry(group, "allocated bytes"), o.alloc_bytes, 0},
+    };
+    for (size_t i = 0; i < sizeof rows / sizeof *rows; i++)
+        if (fabs(rows[i].said - rows[i].counted) > rows[i].tolerance)
+            ck_fail(c, "meta.extra", "totals",
+                    "Samples in this file: %s says %.0f, the file holds %.0f", rows[i].label,
+                    rows[i].said, rows[i].counted);
 }

@@ -107,6 +107,9 @@ CASES = [
     ("no-threads.json", "threads-empty", no_threads, None),
     ("visible-thread-missing.json", "visible-threads", setitem(("meta", "initialVisibleThreads"), [0, 2]), None),
     ("weight-length.json", "weight", setitem(MAIN + ("samples", "weight"), [1, 1]), None),
+    # Profile Info's total (issue 30) says 7 CPU samples; the file holds 6
+    ("totals.json", "totals", setitem(("meta", "extra"), [{"label": "Samples in this file", "entries": [
+        {"label": "CPU samples (weight; [idle] apart)", "format": "integer", "value": 7}]}]), None),
     ("nan.json", "json", setitem(MAIN + ("samples", "threadCPUDelta", 1), float("nan")), None),
 ]
 

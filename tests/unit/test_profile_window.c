@@ -478,6 +478,38 @@ START_TEST(test_profile_window_table_limit_refuses_new_rows_and_finds_old_ones)
 }
 END_TEST
 
+/* Issue 30's one total: the mode's samples by weight with "[idle]" apart (as fxprof reads it:
+ * a root "[idle]" stack; a deeper one is code), lock waits (tracing-ms: samples with a stack, a
+ * wait's end without one is none) and their µs, allocation rows with bytes > 0. */
+START_TEST(test_profile_window_totals_count_each_view_apart)
+{
+    struct fx_profile *p = fx_profile_new();
+    uint32_t main = thread(p, "main", 1), locks = thread(p, "main: lock waits", 1);
+    fx_stack_id hot = label(p, "App.hot"), idle = label(p, "[idle]"), deep = FX_STACK_NONE;
+    fx_frame_id idle_frame = {p->stacks.frame[idle.i]};
+    ck_assert_int_eq(fx_profile_stack(p, hot, idle_frame, &deep), FX_OK);
+    samples(p, main, hot, 10, 1, 3, 2);  /* 3 samples weighing 2 */
+    samples(p, main, idle, 20, 1, 4, 1); /* [idle] */
+    samples(p, main, deep, 30, 1, 1, 1); /* App.hot;[idle]: code, not idle */
+    ck_assert_int_eq(fx_profile_sample(p, main, 40, FX_STACK_NONE, -1, 1), FX_OK);
+    ck_assert_int_eq(fx_profile_thread_set_weight_type(p, locks, FX_WEIGHT_TRACING_MS), FX_OK);
+    ck_assert_int_eq(fx_profile_sample(p, locks, 10, hot, -1, 1500), FX_OK);
+    ck_assert_int_eq(fx_profile_sample(p, locks, 12, FX_STACK_NONE, -1, 0), FX_OK); /* its end */
+    ck_assert_int_eq(fx_profile_alloc(p, main, 50, hot, 4096, 7), FX_OK);
+    ck_assert_int_eq(fx_profile_alloc_free(p, 60, 7), FX_OK);
+    struct fx_profile_totals t;
+    fx_profile_totals(p, &t);
+    ck_assert_uint_eq(t.cpu, 3 * 2 + 1 + 1);
+    ck_assert_uint_eq(t.cpu_rows, 5);
+    ck_assert_uint_eq(t.idle, 4);
+    ck_assert_uint_eq(t.waits, 1);
+    ck_assert_uint_eq(t.wait_us, 1500);
+    ck_assert_uint_eq(t.allocations, 1);
+    ck_assert_int_eq(t.alloc_bytes, 4096);
+    fx_profile_free(p);
+}
+END_TEST
+
 static Suite *profile_window_suite(void)
 {
     Suite *s = suite_create("profile_window");
@@ -496,6 +528,7 @@ static Suite *profile_window_suite(void)
     tcase_add_test(tc, test_profile_window_released_threads_go_with_the_window);
     tcase_add_test(tc, test_profile_window_release_keeps_what_the_window_holds);
     tcase_add_test(tc, test_profile_window_table_limit_refuses_new_rows_and_finds_old_ones);
+    tcase_add_test(tc, test_profile_window_totals_count_each_view_apart);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -9,6 +9,14 @@
 //                  of while the run lasts. Prints "waits done" after the six waits.
 //   bench THREADS SECONDS  THREADS threads increment one counter under a synchronized block and
 //                  under a ReentrantLock in turn; prints "ops N".
+//   views SECONDS  known figures in every view (issue 30, tests/it/views_test.sh): "views-busy"
+//                  and "views-busy-2" spin SECONDS (CPU), main waits 3 x 300 ms on the
+//                  MonitorLock and 3 x 300 ms on the ReentrantLock (as known does), then
+//                  allocates 32 MiB in byte[4096]
+//                  in allocate(); prints "allocated bytes N" and, last, the process's own CPU
+//                  time at main's start and at its end, "process cpu ns START END"
+//                  (OperatingSystemMXBean): the JVM's startup before main is not the agent's;
+//                  before it "views-busy cpu ns N", the spinning thread's own (ThreadMXBean).
 //   storm THREADS SECONDS [SPIN [yield]]  the same with the synchronized block only, where it
 //                  also spins SPIN (default 200) steps (and, with "yield", yields the CPU): a
 //                  short critical section, so many contended monitor enters that block briefly.
@@ -165,6 +173,56 @@ public final class LockWorkload {
         running = false;
     }
 
+    static byte[] kept;
+
+    /** Allocates at least `bytes` in byte[4096] (4112 bytes each with their header). */
+    static long allocate(long bytes) {
+        long n = 0;
+        while (n < bytes) {
+            kept = new byte[4096];
+            n += 4096 + 16;
+        }
+        return n;
+    }
+
+    static long processCpuNs() {
+        java.lang.management.OperatingSystemMXBean os =
+                java.lang.management.ManagementFactory.getOperatingSystemMXBean();
+        return ((com.sun.management.OperatingSystemMXBean) os).getProcessCpuTime();
+    }
+
+    static void views(int seconds) throws InterruptedException {
+        long cpu0 = processCpuNs();
+        long end = System.nanoTime() + seconds * 1_000_000_000L;
+        long[] busyCpu = new long[1];
+        Thread busy = new Thread(() -> {
+            while (System.nanoTime() < end)
+                sink += spinSteps(10_000);
+            busyCpu[0] = java.lang.management.ManagementFactory.getThreadMXBean()
+                    .getCurrentThreadCpuTime();
+        }, "views-busy");
+        // a second spinner: on a loaded machine the threads the agent samples must outweigh
+        // those it does not (GC, its own) for the profile's CPU to be the JVM's within 20 %
+        Thread busy2 = new Thread(() -> {
+            while (System.nanoTime() < end)
+                sink += spinSteps(10_000);
+        }, "views-busy-2");
+        busy.start();
+        busy2.start();
+        sleepQuietly(200);
+        for (int i = 0; i < 3; i++) {
+            monitorRound();
+            reentrantRound();
+        }
+        System.out.println("waits done");
+        System.out.println("allocated bytes " + allocate(32L << 20));
+        busy.join();
+        busy2.join();
+        running = false;
+        System.out.println("views-busy cpu ns " + busyCpu[0]);
+        System.out.println("process cpu ns " + cpu0 + " " + processCpuNs());
+    }
+
     static long spinSteps(int n) {
         long x = sink;
         for (int i = 0; i < n; i++)
@@ -214,6 +272,8 @@ public final class LockWorkload {
     public static void main(String[] args) throws InterruptedException {
         if (args.length >= 2 && args[0].equals("known")) {
             known(Integer.parseInt(args[1]), args.length > 2 ? Long.parseLong(args[2]) : 500);
+        } else if (args.length >= 2 && args[0].equals("views")) {
+            views(Integer.parseInt(args[1]));
         } else if (args.length >= 3 && (args[0].equals("bench") || args[0].equals("storm"))) {
             boolean storm = args[0].equals("storm");
             bench(Integer.parseInt(args[1]), Integer.parseInt(args[2]), !storm,
@@ -221,7 +281,7 @@ public final class LockWorkload {
                     storm && args.length > 4 && args[4].equals("yield"));
         } else {
             System.err.println(
-                    "usage: LockWorkload known SECONDS [DELAY_MS] | bench|storm THREADS SECONDS");
+                    "usage: LockWorkload known SECONDS [DELAY_MS] | views SECONDS | bench|storm THREADS SECONDS");
             System.exit(2);
         }
     }

@@ -1,0 +1,80 @@
+# SPDX-License-Identifier: Apache-2.0
+"""One total in every output (issue 30), for a profile fxcheck passed (fxcheck_totals.sh): the
+agent's exit line for the file ("wrote N CPU samples ... to FILE", or "... wrote FILE instead
+(N CPU samples ...", the last such line in any text file of the run dir), Profile Info's
+"Samples in this file" and fxprof summary --json (samples, idle, views) give the same figures.
+A file without that group (an older agent, a synthetic profile) has nothing to check; a file
+no exit line names (written by a dump whose reply was not kept) is checked without it.
+usage: totals_check.py FXPROF PROFILE RUN_DIR   (exit 1 with one line per disagreement)"""
+import json
+import os
+import re
+import subprocess
+import sys
+
+from profile_lib import extra_groups, load_profile
+
+EXIT = re.compile(r"wrote (\d+) (?:CPU|wall) samples\b.*? to (/\S+) \(")
+FALLBACK = re.compile(r"wrote (/\S+) instead \((\d+) (?:CPU|wall) samples\b")
+
+
+def exit_line_count(run_dir, path):
+    """N of the last exit line naming path, or None."""
+    found = None
+    for root, _, files in os.walk(run_dir):
+        for name in sorted(files):
+            f = os.path.join(root, name)
+            if name.endswith((".gz", ".jar", ".so", ".class", ".pb", ".json")) or \
+                    os.path.getsize(f) > (8 << 20):
+                continue
+            try:
+                text = open(f, encoding="utf-8", errors="replace").read()
+            except OSError:
+                continue
+            for m in EXIT.finditer(text):
+                if os.path.realpath(m.group(2)) == path:
+                    found = int(m.group(1))
+            for m in FALLBACK.finditer(text):
+                if os.path.realpath(m.group(1)) == path:
+                    found = int(m.group(2))
+    return found
+
+
+def main():
+    fxprof, profile, run_dir = sys.argv[1:4]
+    doc = load_profile(profile)
+    info = extra_groups(doc).get("Samples in this file")
+    if info is None:
+        return 0
+
+    def said(prefix):
+        return next((v for k, v in info.items() if k.startswith(prefix)), 0)
+    cpu = said("CPU samples") or said("wall samples")
+    fails = []
+    out = subprocess.run([fxprof, "summary", "--json", profile], capture_output=True, text=True)
+    if out.returncode != 0:
+        fails.append(f"fxprof summary --json failed: {out.stderr.strip()}")
+    else:
+        s = json.loads(out.stdout)
+        v = s["views"]
+        pairs = [("samples", s["samples"], cpu), ("idle", s["idle"], said("[idle] samples")),
+                 ("lock waits", v["lock"]["waits"], said("lock waits")),
+                 ("allocation samples", v["alloc"]["samples"], said("allocation samples"))]
+        pairs += [("lock wait time, us", round(v["lock"]["ms"] * 1000), said("lock wait time, us"))]
+        for label, got, want in pairs:
+            tol = 0.5 * said("lock waits") + 1 if label == "lock wait time, us" else 0
+            if abs(got - want) > tol:
+                fails.append(f"summary --json {label} {got}, Profile Info {want}")
+    n = exit_line_count(run_dir, os.path.realpath(profile))
+    if n is not None and n != cpu:
+        fails.append(f"the exit line says {n} samples, Profile Info {cpu}")
+    for f in fails:
+        print(f"FAIL: totals: {profile}: {f}")
+    if not fails:
+        print(f"totals: {os.path.basename(profile)}: {cpu:.0f} samples in Profile Info, summary"
+              + (f" and the exit line" if n is not None else " (no exit line names it)"))
+    return 1 if fails else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
