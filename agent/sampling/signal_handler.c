@@ -202,7 +202,7 @@ static void bump_sigsafe(uint64_t *c, bool count)
  * published code table under the reader bracket, into trace (depth frames). Returns the FX_REC_*
  * case or the failure (< 0), *blob as recover_sigsafe's. */
 static int anchor_sigsafe(struct fx_thread *t, fx_asgct_trace *trace, uint32_t depth,
-                          fx_asgct_frame *blob)
+                          fx_asgct_frame *blob, uint8_t *stop)
 {
     long sp_off = __atomic_load_n(&fx_sig.anchor_sp_off, __ATOMIC_RELAXED);
     long pc_off = __atomic_load_n(&fx_sig.anchor_pc_off, __ATOMIC_RELAXED);
@@ -215,11 +215,31 @@ static int anchor_sigsafe(struct fx_thread *t, fx_asgct_trace *trace, uint32_t d
     __atomic_add_fetch(&fx_sig.code_readers, 1, __ATOMIC_SEQ_CST);
     int rc = fx_recover_anchor(__atomic_load_n(&fx_sig.code_table, __ATOMIC_SEQ_CST),
                                __atomic_load_n(&fx_sig.compile_id_off, __ATOMIC_RELAXED), &last,
-                               t->stack_lo, t->stack_hi, trace->frames, depth, &n, blob);
+                               t->stack_lo, t->stack_hi, trace->frames, depth, &n, blob, stop);
     __atomic_sub_fetch(&fx_sig.code_readers, 1, __ATOMIC_SEQ_CST);
     if (rc > 0)
         trace->num_frames = (jint)n;
     return rc;
+}
+
+/* Signal-safe: the code each physical Java frame of an ASGCT-walked stack runs in (issue 32:
+ * interpreted, compiled and at which tier), from the interrupted registers, under the code
+ * table's reader bracket (recover_anchor.c); the drain matches the words to the frames. */
+static uint32_t types_sigsafe(const struct fx_thread *t, const void *ucontext, uint64_t *out)
+{
+    const ucontext_t *uc = ucontext;
+    if (uc == NULL || t->stack_lo == 0)
+        return 0;
+    struct fx_regs top = {.pc = (uintptr_t)uc->uc_mcontext.gregs[REG_RIP],
+                          .sp = (uintptr_t)uc->uc_mcontext.gregs[REG_RSP],
+                          .fp = (uintptr_t)uc->uc_mcontext.gregs[REG_RBP],
+                          .gpr = NULL};
+    __atomic_add_fetch(&fx_sig.code_readers, 1, __ATOMIC_SEQ_CST);
+    uint32_t n = fx_recover_types(__atomic_load_n(&fx_sig.code_table, __ATOMIC_SEQ_CST),
+                                  __atomic_load_n(&fx_sig.compile_id_off, __ATOMIC_RELAXED), &top,
+                                  t->stack_lo, t->stack_hi, out, FX_TYPES_MAX);
+    __atomic_sub_fetch(&fx_sig.code_readers, 1, __ATOMIC_SEQ_CST);
+    return n;
 }
 
 /* Signal-safe: after AsyncGetCallTrace failed into trace (depth frames at trace->frames), the
@@ -227,14 +247,14 @@ static int anchor_sigsafe(struct fx_thread *t, fx_asgct_trace *trace, uint32_t d
  * *kept, the frames to keep. A sample counts the outcome in t's figures (count); a probe
  * (validate mode) does not. */
 static uint8_t recover_any_sigsafe(struct fx_thread *t, void *ucontext, fx_asgct_trace *trace,
-                                   uint32_t depth, uint32_t *kept, bool count)
+                                   uint32_t depth, uint32_t *kept, bool count, uint8_t *stop)
 {
     fx_asgct_frame blob = {.lineno = 0, .method_id = NULL};
     int rc;
     if (ucontext == NULL || depth == 0)
         return 0;
     if (trace->num_frames == FX_ASGCT_UNKNOWN_NOT_JAVA)
-        rc = anchor_sigsafe(t, trace, depth, &blob);
+        rc = anchor_sigsafe(t, trace, depth, &blob, stop);
     else if (trace->num_frames == FX_ASGCT_UNKNOWN_JAVA ||
              trace->num_frames == FX_ASGCT_NOT_WALKABLE_JAVA)
         rc = recover_sigsafe(t, ucontext, trace, depth, &blob);
@@ -332,10 +352,10 @@ static void record_sigsafe(struct fx_thread *t, const siginfo_t *si, void *ucont
         native_only_sigsafe(t, ucontext, &trace);
     else
         fx_sig.asgct(&trace, (jint)t->depth, ucontext);
-    uint8_t recovery = 0;
+    uint8_t recovery = 0, walk_stop = FX_WSTOP_NONE;
     uint32_t kept = trace.num_frames > 0 ? (uint32_t)trace.num_frames : 0;
 #if defined(__x86_64__)
-    recovery = recover_any_sigsafe(t, ucontext, &trace, t->depth, &kept, true);
+    recovery = recover_any_sigsafe(t, ucontext, &trace, t->depth, &kept, true, &walk_stop);
 #endif
 
     uint64_t native[FX_NATIVE_MAX]; /* issue 16: native frames after the Java ones */
@@ -346,9 +366,16 @@ static void record_sigsafe(struct fx_thread *t, const siginfo_t *si, void *ucont
     uint64_t kernel[FX_KERNEL_MAX]; /* issue 16: the perf callchain's kernel part, after those */
     uint8_t kstate;
     uint64_t n_kernel = kernel_sigsafe(t, now_ns, kernel, &kstate);
+    uint64_t types[FX_TYPES_MAX]; /* issue 32: what code each Java frame runs in, after those */
+    uint64_t n_types = 0;
+#if defined(__x86_64__)
+    if (recovery == 0 && kept > 0)
+        n_types = types_sigsafe(t, ucontext, types);
+#endif
     uint32_t payload = (uint32_t)(sizeof(struct fx_sample_rec) + kept * sizeof(fx_asgct_frame) +
                                   (n_native + (vt == FX_VT_ID)) * sizeof(uint64_t) +
-                                  (kstate != FX_KREC_OFF ? (1 + n_kernel) * sizeof(uint64_t) : 0));
+                                  (kstate != FX_KREC_OFF ? (1 + n_kernel) * sizeof(uint64_t) : 0) +
+                                  (n_types > 0 ? (1 + n_types) * sizeof(uint64_t) : 0));
     struct fx_sample_rec *r = fx_ring_reserve_sigsafe(&t->ring, payload);
     if (r == NULL)
         return; /* full: fx_ring counted the drop */
@@ -357,7 +384,9 @@ static void record_sigsafe(struct fx_thread *t, const siginfo_t *si, void *ucont
     r->num_frames = trace.num_frames;
     r->weight = weight_sigsafe(si);
     r->state = __atomic_load_n(&t->wall_state, __ATOMIC_ACQUIRE);
-    r->truncated = trace.num_frames > 0 && (kept == t->depth || recovery == FX_REC_ANCHOR);
+    r->truncated = trace.num_frames > 0 && kept == t->depth;
+    r->walk_stop = walk_stop;
+    r->types = n_types > 0;
     r->recovery = recovery;
     r->native_frames = (uint8_t)n_native;
     r->native_at = (uint16_t)kept;
@@ -378,6 +407,11 @@ static void record_sigsafe(struct fx_thread *t, const siginfo_t *si, void *ucont
         memcpy(tail, &n_kernel, sizeof(n_kernel));
         if (n_kernel > 0)
             memcpy(tail + sizeof(n_kernel), kernel, n_kernel * sizeof(uint64_t));
+        tail += (1 + n_kernel) * sizeof(uint64_t);
+    }
+    if (n_types > 0) {
+        memcpy(tail, &n_types, sizeof(n_types));
+        memcpy(tail + sizeof(n_types), types, n_types * sizeof(uint64_t));
     }
     fx_ring_commit_sigsafe(&t->ring);
 }
@@ -404,14 +438,16 @@ static bool probe_sigsafe(struct fx_thread *t, void *ucontext)
     int32_t shadow_rc = 0, shadow_n = 0;
 #if defined(__x86_64__)
     uint32_t kept = 0;
+    uint8_t probe_stop = FX_WSTOP_NONE;
     fx_asgct_frame blob = {.lineno = 0, .method_id = NULL};
     fx_asgct_trace shadow = {.env_id = t->env, .num_frames = 0, .frames = p->shadow};
     if (p->recover && p->shadow != NULL && trace.num_frames != FX_ASGCT_UNKNOWN_NOT_JAVA) {
-        shadow_rc = anchor_sigsafe(t, &shadow, p->want, &blob); /* validate checks the walk */
+        uint8_t shadow_stop;
+        shadow_rc = anchor_sigsafe(t, &shadow, p->want, &blob, &shadow_stop); /* validate */
         shadow_n = shadow.num_frames;
     }
     if (p->recover) /* validate mode: recovered stacks are compared too */
-        recovery = recover_any_sigsafe(t, ucontext, &trace, p->want, &kept, false);
+        recovery = recover_any_sigsafe(t, ucontext, &trace, p->want, &kept, false, &probe_stop);
 #endif
     __atomic_store_n(&p->shadow_rc, shadow_rc, __ATOMIC_RELAXED);
     __atomic_store_n(&p->shadow_n, shadow_n, __ATOMIC_RELAXED);

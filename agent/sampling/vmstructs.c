@@ -35,8 +35,10 @@ static struct {
     long frame_size;               /* CodeBlob::_frame_size (int, in words) */
     long owner_id;                 /* JavaThread::_monitor_owner_id (int64_t, JDK 24+) */
     long java_thread_size;         /* sizeof(JavaThread), from the types table */
-} vs = {-1, -1, -1, -1, -1, -1,   -1, 0,  -1, -1, -1, -1, -1, -1,
-        -1, -1, -1, -1, -1, NULL, -1, -1, -1, -1, -1, -1, -1, -1};
+    long comp_level, level_size;   /* nmethod::_comp_level: int (JDK 17), CompLevel (s1) later */
+    const char *level_type;        /* its type's name, sized from the types table */
+} vs = {-1, -1, -1, -1,   -1, -1, -1, 0,  -1, -1, -1, -1, -1, -1, -1,  -1,
+        -1, -1, -1, NULL, -1, -1, -1, -1, -1, -1, -1, -1, -1, 0,  NULL};
 
 static uint64_t sym_u64(const char *name, bool *ok)
 {
@@ -120,7 +122,10 @@ static void match(const char *type, const char *field, const char *ftype, uint64
         vs.ga_data = o;
     else if (is(type, "JavaThread") && is(field, "_thread_state") && width(ftype) != 2)
         vs.thread_state = o;
-    else
+    else if (is(type, "nmethod") && is(field, "_comp_level") && ftype != NULL) {
+        vs.comp_level = o; /* its width comes from the types table (load_types) */
+        vs.level_type = ftype;
+    } else
         match_anchor(type, field, ftype, o);
 }
 
@@ -141,6 +146,8 @@ static void load_types(void)
             vs.heap_block_size = (long)*(const uint64_t *)(e + size_off);
         else if (is(type, "JavaThread"))
             vs.java_thread_size = (long)*(const uint64_t *)(e + size_off);
+        if (vs.level_type != NULL && is(type, vs.level_type))
+            vs.level_size = (long)*(const uint64_t *)(e + size_off);
     }
 }
 
@@ -284,6 +291,11 @@ bool fx_vmstructs_nmethod(uintptr_t code_addr, struct fx_nmethod_layout *out)
     out->entry_bci = *(const int32_t *)(blob + vs.entry_bci);
     out->compile_id_offset = vs.compile_id;
     out->frame_words = vs.frame_size >= 0 ? *(const int32_t *)(blob + vs.frame_size) : -1;
+    out->level = -1;
+    if (vs.comp_level >= 0 && vs.level_size == 1)
+        out->level = *(const int8_t *)(blob + vs.comp_level);
+    else if (vs.comp_level >= 0 && (vs.level_size == 2 || vs.level_size == 4))
+        out->level = (int32_t)read_width(blob + vs.comp_level, vs.level_size);
     return true;
 }
 
