@@ -14,9 +14,16 @@ public final class FrameTypes {
 
     private FrameTypes() {}
 
-    /** Small and hot (a few bytecodes, two slow divisions): inlined into caller by both compilers. */
+    /** Not final: the divisions below stay divisions (no multiply by a constant's inverse). */
+    static int divisor = 1000003;
+
+    /**
+     * Small and hot (a few bytecodes, two int divisions, which both compilers emit inline; a long
+     * division is a runtime call in C1): inlined into caller by both compilers.
+     */
     static long tiny(long x) {
-        return x / 1000003L + x % 9973L;
+        int v = (int) x;
+        return x + v / divisor + v % (divisor - 17);
     }
 
     /** Kept out of line by the test's CompileCommand; the loop is most of the CPU. */
@@ -31,7 +38,7 @@ public final class FrameTypes {
     static long caller(long x) {
         long s = x;
         for (int i = 0; i < 100; i++) {
-            s += tiny(s + i);
+            s += tiny(s + i) + tiny(s - i);
             s ^= notInlined(s);
         }
         return s;

@@ -1,0 +1,145 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
+"""Known answers for frame types (issue 32 item 1, tests/it/frame_types_test.sh): reads the run
+directory's xint/c1/tiered profiles (.json.gz) and their `fxprof convert --annotate` outputs
+(.collapsed) and checks, on the thread types-worker unless said otherwise:
+  every run  in the second half of the run, >= 80 % of the worker's Java frames typed (subcategory not Other); an Inlined frame
+             has inlineDepth >= 1 and every other frame 0; the collapsed file's frames with a
+             suffix weigh exactly what the profile's frames of that type weigh (notInlined's)
+  xint       no frame of any thread C1, C2 or Inlined; notInlined Interpreted; depth=5: >= 90 %
+             of the worker's stacks have "[truncated]" at the root above exactly 5 Java frames,
+             the others fewer than 5 and no "[truncated]"
+  c1         no frame of any thread C2; notInlined C1 in >= 80 % of its frames
+  tiered     notInlined (dontinline) never Inlined, C2 in >= 50 % of its frames; tiny Inlined in
+             >= 50 % of its typed frames, each at depth 1 under a compiled caller
+  c1, tiered no "[truncated]" anywhere (nothing reaches depth=64)"""
+import collections
+import itertools
+import os
+import re
+
+from profile_lib import Profile, run_dir_args
+
+WORKER = "types-worker"
+JIT = ("JIT (C1)", "JIT (C2)", "Inlined")
+SUFFIX = {"Interpreted": "_[0]", "JIT (C1)": "_[1]", "JIT (C2)": "_[j]", "Inlined": "_[i]"}
+
+
+def short(name):
+    return name.split("(")[0].rsplit(".", 1)[-1]
+
+
+def samples(p, thread, late=False):
+    """(path, weight) of the thread's samples; late: only its second half in time, the steady
+    state (a compiled method's frames are typed once its load event reached the code table,
+    which on a loaded machine can take a good part of a short run)."""
+    for t in p.threads(thread):
+        s = t["samples"]
+        w = s.get("weight") or [1] * len(s["stack"])
+        times = s.get("time") or list(itertools.accumulate(s.get("timeDeltas") or []))
+        times = times or [0] * len(s["stack"])
+        half = (times[0] + times[-1]) / 2 if late and times else None
+        for st, wt, tm in zip(s["stack"], w, times):
+            if half is None or tm >= half:
+                yield p.path(st), wt
+
+
+def check_run(cfg, run, c):
+    p = Profile(os.path.join(run, cfg + ".json.gz"))
+    depth = p.doc["shared"]["frameTable"].get("inlineDepth")
+    java = [f for f in range(len(p.name)) if p.cat[f] == "Java" and p.sub[f] != "Native method"]
+    per = collections.defaultdict(collections.Counter)  # short name -> sub -> weight
+    total = typed = 0
+    worker_samples = 0
+    for path, w in samples(p, WORKER, late=True):
+        jf = [f for f in path if f in java_set(java)]
+        if jf:
+            worker_samples += w
+        for f in jf:
+            per[short(p.name[f])][p.sub[f]] += w
+            total += w
+            typed += w if p.sub[f] in SUFFIX else 0
+    c.check(total > 100, f"{cfg}: the worker has Java frames ({total})")
+    c.check(typed >= 0.8 * total, f"{cfg}: {typed} of {total} worker Java frames typed (>= 80 %)")
+    bad_depth = [f for f in java if depth and ((p.sub[f] == "Inlined") != (depth[f] >= 1))]
+    c.check(not bad_depth, f"{cfg}: inlineDepth >= 1 exactly on Inlined frames ({len(bad_depth)} not)")
+    anywhere = collections.Counter(p.sub[f] for path in p.stacks() for f in path if p.cat[f] == "Java")
+    ni, tiny = per["notInlined"], per["tiny"]
+    print(f"{c.prefix}{cfg}: late half: notInlined {dict(ni)}; tiny {dict(tiny)}; all threads, "
+          f"whole run: {dict(anywhere)}; meta.extra: {p.extra('Frame types')}")
+    trunc = sum(1 for path in p.stacks() for f in path if p.name[f] == "[truncated]")
+    if cfg == "xint":
+        c.check(not any(anywhere[s] for s in JIT), f"xint: no C1, C2 or Inlined frame ({dict(anywhere)})")
+        c.check(ni["Interpreted"] > 0 and ni["Interpreted"] == sum(ni.values()) - ni["Other"],
+                "xint: notInlined typed Interpreted only")
+        js = {f for f in range(len(p.name)) if p.cat[f] == "Java"}  # native methods too
+        cut = [path for path, w in samples(p, WORKER) if path and p.name[path[0]] == "[truncated]"]
+        whole = [path for path, w in samples(p, WORKER)
+                 if path and p.name[path[0]] != "[truncated]" and any(f in js for f in path)]
+        wrong = [path for path in cut if sum(f in js for f in path) != 5]
+        deep = [path for path in whole if sum(f in js for f in path) >= 5]
+        c.check(len(cut) >= 0.9 * (len(cut) + len(whole)) and not wrong and not deep,
+                f"xint: depth=5: {len(cut)} worker stacks '[truncated]' above 5 Java frames "
+                f"({len(wrong)} with another count), {len(whole)} whole ({len(deep)} of 5 or more)")
+    else:
+        c.check(trunc == 0, f"{cfg}: no '[truncated]' below depth=64 ({trunc})")
+    if cfg == "c1":
+        c.check(anywhere["JIT (C2)"] == 0, f"c1: no C2 frame in any thread ({anywhere['JIT (C2)']})")
+        c.check(ni["JIT (C1)"] >= 0.8 * sum(ni.values()), "c1: notInlined C1 in >= 80 % of its frames")
+    if cfg == "tiered":
+        c.check(ni["Inlined"] == 0, f"tiered: dontinline notInlined never Inlined ({ni['Inlined']})")
+        c.check(ni["JIT (C2)"] >= 0.5 * sum(ni.values()), "tiered: notInlined C2 in >= 50 % of its frames")
+        tiny_typed = sum(tiny.values()) - tiny["Other"]
+        c.check(tiny["Inlined"] >= 5 and tiny["Inlined"] >= 0.5 * tiny_typed,
+                f"tiered: tiny Inlined in >= 50 % of its {tiny_typed} typed frames ({tiny['Inlined']})")
+        under = collections.Counter()
+        for path, w in samples(p, WORKER):
+            for i, f in enumerate(path):
+                if short(p.name[f]) == "tiny" and p.sub[f] == "Inlined" and i > 0:
+                    par = path[i - 1]
+                    under[(short(p.name[par]), p.sub[par], depth[f])] += w
+        ok = all(k[0] == "caller" and k[1] in ("JIT (C1)", "JIT (C2)") and k[2] == 1 for k in under)
+        c.check(under and ok, f"tiered: Inlined tiny at depth 1 under a compiled caller ({dict(under)})")
+    whole = collections.Counter()  # the collapsed file holds the whole run
+    for path, w in samples(p, WORKER):
+        for f in path:
+            if f in java_set(java) and short(p.name[f]) == "notInlined":
+                whole[p.sub[f]] += w
+    check_collapsed(cfg, run, whole, c)
+
+
+_JS = {}
+
+
+def java_set(java):
+    key = id(java)
+    if key not in _JS:
+        _JS.clear()
+        _JS[key] = set(java)
+    return _JS[key]
+
+
+def check_collapsed(cfg, run, ni, c):
+    """The annotated collapsed file: notInlined's suffixed frames weigh what the profile says."""
+    got = collections.Counter()
+    with open(os.path.join(run, cfg + ".collapsed"), encoding="utf-8") as f:
+        for line in f:
+            stack, _, count = line.rstrip("\n").rpartition(" ")
+            for fr in stack.split(";"):
+                m = re.fullmatch(r".*\.notInlined(_\[[01ji]\])?", fr)
+                if m:
+                    got[m.group(1) or ""] += int(count)
+    want = collections.Counter({SUFFIX[s]: w for s, w in ni.items() if s in SUFFIX})
+    c.check(+got - collections.Counter({"": got[""]}) == +want,
+            f"{cfg}: collapsed --annotate notInlined suffixes {dict(got)} match the profile {dict(want)}")
+
+
+def main():
+    run, c = run_dir_args("frame_types")
+    for cfg in ("xint", "c1", "tiered"):
+        check_run(cfg, run, c)
+    return c.exit_code()
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

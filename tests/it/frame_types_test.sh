@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# Frame types by known answers (issue 32 item 1) and honest stack ends (issue 30 item 3):
+# java-test/frametypes (thread types-worker: work -> caller -> tiny, notInlined) three times,
+# each JVM ~3 s in cpu mode:
+#   xint     -Xint, depth=5: every typed Java frame Interpreted; the worker's stacks are deeper
+#            than 5, so each has "[truncated]" under exactly 5 Java frames, and no other stack
+#            has it
+#   c1       -XX:TieredStopAtLevel=1: compiled frames only C1's, none C2's
+#   tiered   the default with -XX:CompileCommand=dontinline for notInlined: notInlined never
+#            Inlined and C2 in most samples, tiny Inlined (into caller) in most; no
+#            "[truncated]" anywhere (nothing reaches the depth)
+# Each: the JVM exits 0 without hs_err, fxcheck accepts the profile, the worker's Java frames
+# are mostly typed, and `fxprof convert --to collapsed --annotate` gives the same types as
+# suffixes (frame_types_check.py).
+# usage: frame_types_test.sh JDK_HOME [SECONDS]
+set -euo pipefail
+source "$(dirname "$0")/it_lib.sh"
+seconds=${2:-3}
+name="it.frame_types.jdk$(fx_jdk_major "$1")"
+it_init "$name" "$1" FXAGENT_FRAMETYPES_JAR
+[[ -x "${FXPROF:-}" ]] || it_fail "fxprof not built: ${FXPROF:-FXPROF not set}"
+
+for config in xint c1 tiered; do
+    case $config in
+    xint) flags=(-Xint) opts=depth=5 ;;
+    c1) flags=(-XX:TieredStopAtLevel=1) opts=depth=64 ;;
+    tiered) flags=() opts=depth=64 ;;
+    esac
+    profile=$FXAGENT_RUN_DIR/$config.json.gz
+    # shellcheck disable=SC2054 # the commas belong to the JVM options
+    it_run "$config" "$IT_JDK/bin/java" "${flags[@]}" -XX:CompileCommand=quiet \
+        -XX:CompileCommand=dontinline,fxagent.test.FrameTypes::notInlined \
+        "-agentpath:$FXAGENT_LIB=mode=cpu,interval=1ms,$opts,file=$profile" \
+        -cp "$FXAGENT_FRAMETYPES_JAR" fxagent.test.FrameTypes "$seconds"
+    [[ $IT_RC -eq 0 ]] || it_fail "$config: java exited $IT_RC"
+    it_no_hs_err
+    [[ -s $profile ]] || it_fail "$config: no profile at $profile"
+    "$FXCHECK" "$profile" || it_fail "$config: fxcheck rejected $profile"
+    "$FXPROF" convert "$profile" --to collapsed --annotate -o "$config.collapsed" ||
+        it_fail "$config: fxprof convert --annotate failed"
+done
+python3 "$IT_DIR/frame_types_check.py" --label "$name" "$FXAGENT_RUN_DIR" ||
+    it_fail "frame types are not the known answers (see above)"
+echo "$name: OK"
