@@ -14,7 +14,7 @@
  * never guessed. A frame of a native method keeps its own subcategory. */
 #include "internal.h"
 
-#include "fx_alloc.h"
+#include "fx_clock.h"
 
 /* The frame types' count (a uint64_t) and words, after the kernel part, when `types` is set;
  * len: the record's length. 0 when the record holds no such part or it does not fit. */
@@ -36,6 +36,7 @@ static size_t fx_rec_types_at(const struct fx_sample_rec *r, size_t len)
 /* Model owner only. */
 static struct {
     uint64_t typed[FX_JAVA_RECOVERED + 1], untyped, self_inline, mismatch, samples;
+    uint64_t words, ns; /* type words read (8 bytes each in the ring, +8 per sample); time */
 } ft;
 
 static uint8_t compiled_sub(unsigned tier)
@@ -58,7 +59,9 @@ void fx_frame_types_of(const struct fx_sample_rec *r, uint32_t len, int32_t n,
         nw = 0;
     const uint8_t *words = (const uint8_t *)r + at + sizeof(uint64_t);
     int32_t i = 0;
+    int64_t t0 = fx_clock_ns(CLOCK_MONOTONIC);
     ft.samples += nw > 0;
+    ft.words += nw;
     for (uint64_t k = 0; k < nw && i < n; k++) {
         uint64_t w;
         memcpy(&w, words + k * sizeof(w), sizeof(w));
@@ -92,6 +95,8 @@ void fx_frame_types_of(const struct fx_sample_rec *r, uint32_t len, int32_t n,
         else
             ft.typed[out[x].sub]++;
     }
+    int64_t t1 = fx_clock_ns(CLOCK_MONOTONIC);
+    ft.ns += t0 > 0 && t1 > t0 ? (uint64_t)(t1 - t0) : 0;
 }
 
 void fx_frame_types_report(struct fx_profile *p)
@@ -109,6 +114,10 @@ void fx_frame_types_report(struct fx_profile *p)
                             (int64_t)ft.self_inline);
     fx_profile_extra_detail(p, g, "walks stopped: compiled method not among the frames",
                             (int64_t)ft.mismatch);
+    /* the price (docs/BENCHMARKS.md "Frame types"): ring bytes and the drain's matching time */
+    fx_profile_extra_detail(p, g, "ring bytes of type words (8 per frame, 8 per sample)",
+                            (int64_t)(8 * (ft.words + ft.samples)));
+    fx_profile_extra_detail(p, g, "drain time matching types (us)", (int64_t)(ft.ns / 1000));
 }
 
 void fx_frame_types_reset(void)
