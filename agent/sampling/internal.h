@@ -38,6 +38,7 @@ struct fx_sigstate {
      * from a thread's JNIEnv (JavaThread::_jni_environment is inside the JavaThread); 0 unknown.
      * Set once (atomic) when threads.c first scans the threads (vmstructs.c). */
     long anchor_sp_off, anchor_pc_off;
+    long anchor_fp_off; /* _last_Java_fp the same way (frame types from the anchor), 0 unknown */
     /* Issue 22, mount tracking without events (vthreads.c): JavaThread::_monitor_owner_id as an
      * offset from a thread's JNIEnv, non-zero while that is the way (else the mount events'
      * slot in struct fx_thread is); a start sets or clears it. */

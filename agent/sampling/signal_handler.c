@@ -223,8 +223,11 @@ static int anchor_sigsafe(struct fx_thread *t, fx_asgct_trace *trace, uint32_t d
 }
 
 /* Signal-safe: the code each physical Java frame of an ASGCT-walked stack runs in (issue 32:
- * interpreted, compiled and at which tier), from the interrupted registers, under the code
- * table's reader bracket (recover_anchor.c); the drain matches the words to the frames. */
+ * interpreted, compiled and at which tier), under the code table's reader bracket
+ * (recover_anchor.c); the drain matches the words to the frames. From the interrupted registers
+ * when the pc is in Java code; else (the thread in native code or the VM, where ASGCT began at
+ * the last Java frame) from the frame anchor in its own JavaThread, as anchor_sigsafe reads it:
+ * (sp, pc or sp[-1], fp), the last Java frame HotSpot itself walks from. */
 static uint32_t types_sigsafe(const struct fx_thread *t, const void *ucontext, uint64_t *out)
 {
     const ucontext_t *uc = ucontext;
@@ -235,9 +238,19 @@ static uint32_t types_sigsafe(const struct fx_thread *t, const void *ucontext, u
                           .fp = (uintptr_t)uc->uc_mcontext.gregs[REG_RBP],
                           .gpr = NULL};
     __atomic_add_fetch(&fx_sig.code_readers, 1, __ATOMIC_SEQ_CST);
-    uint32_t n = fx_recover_types(__atomic_load_n(&fx_sig.code_table, __ATOMIC_SEQ_CST),
-                                  __atomic_load_n(&fx_sig.compile_id_off, __ATOMIC_RELAXED), &top,
-                                  t->stack_lo, t->stack_hi, out, FX_TYPES_MAX);
+    const struct fx_code_table *tab = __atomic_load_n(&fx_sig.code_table, __ATOMIC_SEQ_CST);
+    long sp_off = __atomic_load_n(&fx_sig.anchor_sp_off, __ATOMIC_RELAXED);
+    long pc_off = __atomic_load_n(&fx_sig.anchor_pc_off, __ATOMIC_RELAXED);
+    long fp_off = __atomic_load_n(&fx_sig.anchor_fp_off, __ATOMIC_RELAXED);
+    if (fx_recover_find(tab, top.pc) == NULL && sp_off != 0 && pc_off != 0 && fp_off != 0) {
+        memcpy(&top.sp, (const char *)t->env + sp_off, sizeof(top.sp));
+        memcpy(&top.pc, (const char *)t->env + pc_off, sizeof(top.pc));
+        memcpy(&top.fp, (const char *)t->env + fp_off, sizeof(top.fp));
+        if (top.pc == 0 && top.sp >= t->stack_lo + 8 && top.sp <= t->stack_hi && !(top.sp & 7))
+            memcpy(&top.pc, (const void *)(top.sp - 8), sizeof(top.pc));
+    }
+    uint32_t n = fx_recover_types(tab, __atomic_load_n(&fx_sig.compile_id_off, __ATOMIC_RELAXED),
+                                  &top, t->stack_lo, t->stack_hi, out, FX_TYPES_MAX);
     __atomic_sub_fetch(&fx_sig.code_readers, 1, __ATOMIC_SEQ_CST);
     return n;
 }

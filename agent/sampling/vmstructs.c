@@ -32,13 +32,14 @@ static struct {
     long heap_block_size;          /* sizeof(HeapBlock) */
     long thread_state;             /* JavaThread::_thread_state (issue 22: is a carrier blocked) */
     long anchor, last_sp, last_pc; /* JavaThread::_anchor, JavaFrameAnchor fields */
+    long last_fp;                  /* JavaFrameAnchor::_last_Java_fp (x86: frame types) */
     long frame_size;               /* CodeBlob::_frame_size (int, in words) */
     long owner_id;                 /* JavaThread::_monitor_owner_id (int64_t, JDK 24+) */
     long java_thread_size;         /* sizeof(JavaThread), from the types table */
     long comp_level, level_size;   /* nmethod::_comp_level: int (JDK 17), CompLevel (s1) later */
     const char *level_type;        /* its type's name, sized from the types table */
-} vs = {-1, -1, -1, -1,   -1, -1, -1, 0,  -1, -1, -1, -1, -1, -1, -1,  -1,
-        -1, -1, -1, NULL, -1, -1, -1, -1, -1, -1, -1, -1, -1, 0,  NULL};
+} vs = {-1, -1, -1, -1,   -1, -1, -1, 0,  -1, -1, -1, -1, -1, -1, -1, -1,
+        -1, -1, -1, NULL, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, 0,  NULL};
 
 static uint64_t sym_u64(const char *name, bool *ok)
 {
@@ -74,6 +75,8 @@ static void match_anchor(const char *type, const char *field, const char *ftype,
         vs.last_sp = o;
     else if (is(type, "JavaFrameAnchor") && is(field, "_last_Java_pc"))
         vs.last_pc = o;
+    else if (is(type, "JavaFrameAnchor") && is(field, "_last_Java_fp"))
+        vs.last_fp = o;
     else if (is(type, "CodeBlob") && is(field, "_frame_size") && width(ftype) == 4)
         vs.frame_size = o;
     else if (is(type, "JavaThread") && is(field, "_monitor_owner_id") &&
@@ -308,6 +311,9 @@ void fx_vmstructs_publish_anchor(intptr_t env_offset)
                      __ATOMIC_RELAXED);
     __atomic_store_n(&fx_sig.anchor_sp_off, vs.anchor + vs.last_sp - (long)env_offset,
                      __ATOMIC_RELAXED);
+    if (vs.last_fp >= 0)
+        __atomic_store_n(&fx_sig.anchor_fp_off, vs.anchor + vs.last_fp - (long)env_offset,
+                         __ATOMIC_RELAXED);
 }
 
 int32_t fx_vmstructs_stub_frame_words(uintptr_t code_addr)

@@ -9,7 +9,9 @@ directory's xint/c1/tiered profiles (.json.gz) and their `fxprof convert --annot
   xint       no frame of any thread C1, C2 or Inlined; notInlined Interpreted; depth=5: >= 90 %
              of the worker's stacks have "[truncated]" at the root above exactly 5 Java frames,
              the others fewer than 5 and no "[truncated]"
-  c1         no frame of any thread C2; notInlined C1 in >= 80 % of its frames
+  c1         no frame of any thread C2; notInlined C1 in >= 80 % of its frames; (wall mode)
+             thread main's Java frames, waiting in Thread.join, typed from the frame anchor:
+             >= 80 % of them (native methods aside) Interpreted, none compiled
   tiered     notInlined (dontinline) never Inlined, C2 in >= 50 % of its frames; tiny Inlined in
              >= 50 % of its typed frames, each at depth 1 under a compiled caller
   c1, tiered no "[truncated]" anywhere (nothing reaches depth=64)"""
@@ -86,6 +88,13 @@ def check_run(cfg, run, c):
     if cfg == "c1":
         c.check(anywhere["JIT (C2)"] == 0, f"c1: no C2 frame in any thread ({anywhere['JIT (C2)']})")
         c.check(ni["JIT (C1)"] >= 0.8 * sum(ni.values()), "c1: notInlined C1 in >= 80 % of its frames")
+        main = collections.Counter()
+        for path, w in samples(p, "main", late=True):
+            for f in path:
+                if f in java_set(java):
+                    main[p.sub[f]] += w
+        c.check(main["Interpreted"] >= 0.8 * sum(main.values()) and not any(main[s] for s in JIT),
+                f"c1 (wall): main's Java frames from the anchor Interpreted ({dict(main)})")
     if cfg == "tiered":
         c.check(ni["Inlined"] == 0, f"tiered: dontinline notInlined never Inlined ({ni['Inlined']})")
         c.check(ni["JIT (C2)"] >= 0.5 * sum(ni.values()), "tiered: notInlined C2 in >= 50 % of its frames")

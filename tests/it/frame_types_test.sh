@@ -2,11 +2,13 @@
 # SPDX-License-Identifier: Apache-2.0
 # Frame types by known answers (issue 32 item 1) and honest stack ends (issue 30 item 3):
 # java-test/frametypes (thread types-worker: work -> caller -> tiny, notInlined) three times,
-# each JVM ~3 s in cpu mode:
+# each JVM ~3 s:
 #   xint     -Xint, depth=5: every typed Java frame Interpreted; the worker's stacks are deeper
 #            than 5, so each has "[truncated]" under exactly 5 Java frames, and no other stack
 #            has it
-#   c1       -XX:TieredStopAtLevel=1: compiled frames only C1's, none C2's
+#   c1       -XX:TieredStopAtLevel=1, mode=wall (interval=2ms): compiled frames only C1's, none
+#            C2's; thread main, waiting in Thread.join, typed from its frame anchor: its Java
+#            frames Interpreted
 #   tiered   the default with -XX:CompileCommand=dontinline for notInlined: notInlined never
 #            Inlined and C2 in most samples, tiny Inlined (into caller) in most; no
 #            "[truncated]" anywhere (nothing reaches the depth)
@@ -23,15 +25,15 @@ it_init "$name" "$1" FXAGENT_FRAMETYPES_JAR
 
 for config in xint c1 tiered; do
     case $config in
-    xint) flags=(-Xint) opts=depth=5 ;;
-    c1) flags=(-XX:TieredStopAtLevel=1) opts=depth=64 ;;
-    tiered) flags=() opts=depth=64 ;;
+    xint) flags=(-Xint) opts=mode=cpu,interval=1ms,depth=5 ;;
+    c1) flags=(-XX:TieredStopAtLevel=1) opts=mode=wall,interval=2ms,depth=64 ;;
+    tiered) flags=() opts=mode=cpu,interval=1ms,depth=64 ;;
     esac
     profile=$FXAGENT_RUN_DIR/$config.json.gz
     # shellcheck disable=SC2054 # the commas belong to the JVM options
     it_run "$config" "$IT_JDK/bin/java" "${flags[@]}" -XX:CompileCommand=quiet \
         -XX:CompileCommand=dontinline,fxagent.test.FrameTypes::notInlined \
-        "-agentpath:$FXAGENT_LIB=mode=cpu,interval=1ms,$opts,file=$profile" \
+        "-agentpath:$FXAGENT_LIB=$opts,file=$profile" \
         -cp "$FXAGENT_FRAMETYPES_JAR" fxagent.test.FrameTypes "$seconds"
     [[ $IT_RC -eq 0 ]] || it_fail "$config: java exited $IT_RC"
     it_no_hs_err
