@@ -78,8 +78,8 @@ void fx_frame_types_of(const struct fx_sample_rec *r, uint32_t len, int32_t n,
         int32_t j = i;
         while (j < n && r->frames[j].method_id != root)
             j++;
-        if (j == n) {
-            ft.mismatch++;
+        if (j == n) { /* unless its root was cut off at the depth */
+            ft.mismatch += !r->truncated;
             break;
         }
         out[j].sub = compiled_sub(tag & 7);

@@ -363,13 +363,18 @@ static void record_sigsafe(struct fx_thread *t, const siginfo_t *si, void *ucont
     fx_asgct_trace trace = {.env_id = t->env, .num_frames = 0, .frames = t->frames};
     if (t->native_only) /* no JNIEnv, no Java frames: the native walk alone (vm_threads.c) */
         native_only_sigsafe(t, ucontext, &trace);
-    else
-        fx_sig.asgct(&trace, (jint)t->depth, ucontext);
+    else /* the buffer holds depth + 1 frames (threads.c): a deeper stack fills it */
+        fx_sig.asgct(&trace, (jint)t->depth + 1, ucontext);
     uint8_t recovery = 0, walk_stop = FX_WSTOP_NONE;
     uint32_t kept = trace.num_frames > 0 ? (uint32_t)trace.num_frames : 0;
 #if defined(__x86_64__)
-    recovery = recover_any_sigsafe(t, ucontext, &trace, t->depth, &kept, true, &walk_stop);
+    recovery = recover_any_sigsafe(t, ucontext, &trace, t->depth + 1, &kept, true, &walk_stop);
 #endif
+    bool cut = trace.num_frames > 0 && kept > t->depth; /* deeper than depth=: cut there */
+    if (cut) {
+        kept = t->depth;
+        trace.num_frames = (jint)kept;
+    }
 
     uint64_t native[FX_NATIVE_MAX]; /* issue 16: native frames after the Java ones */
     uint8_t native_stop;
@@ -397,7 +402,7 @@ static void record_sigsafe(struct fx_thread *t, const siginfo_t *si, void *ucont
     r->num_frames = trace.num_frames;
     r->weight = weight_sigsafe(si);
     r->state = __atomic_load_n(&t->wall_state, __ATOMIC_ACQUIRE);
-    r->truncated = trace.num_frames > 0 && kept == t->depth;
+    r->truncated = cut;
     r->walk_stop = walk_stop;
     r->types = n_types > 0;
     r->recovery = recovery;

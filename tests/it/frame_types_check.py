@@ -6,9 +6,11 @@ directory's xint/c1/tiered profiles (.json.gz) and their `fxprof convert --annot
   every run  in the second half of the run, >= 80 % of the worker's Java frames typed (subcategory not Other); an Inlined frame
              has inlineDepth >= 1 and every other frame 0; the collapsed file's frames with a
              suffix weigh exactly what the profile's frames of that type weigh (notInlined's)
-  xint       no frame of any thread C1, C2 or Inlined; notInlined Interpreted; depth=5: >= 90 %
-             of the worker's stacks have "[truncated]" at the root above exactly 5 Java frames,
-             the others fewer than 5 and no "[truncated]"
+  xint       no frame of any thread C1, C2 or Inlined; notInlined Interpreted; depth= the
+             worker's depth at caller (caller_depth of the tiered run): a worker stack ending in
+             caller is whole, exactly that deep; one ending deeper has "[truncated]" at its root
+             above exactly that many Java frames (issue 30: only a stack deeper is cut)
+usage: frame_types_check.py [--label NAME] RUN_DIR | --caller-depth PROFILE
   c1         no frame of any thread C2; notInlined C1 in >= 80 % of its frames; (wall mode)
              thread main's Java frames, waiting in Thread.join, typed from the frame anchor:
              >= 80 % of them (native methods aside) Interpreted, none compiled
@@ -19,6 +21,7 @@ import collections
 import itertools
 import os
 import re
+import sys
 
 from profile_lib import Profile, run_dir_args
 
@@ -75,14 +78,22 @@ def check_run(cfg, run, c):
         c.check(ni["Interpreted"] > 0 and ni["Interpreted"] == sum(ni.values()) - ni["Other"],
                 "xint: notInlined typed Interpreted only")
         js = {f for f in range(len(p.name)) if p.cat[f] == "Java"}  # native methods too
-        cut = [path for path, w in samples(p, WORKER) if path and p.name[path[0]] == "[truncated]"]
-        whole = [path for path, w in samples(p, WORKER)
-                 if path and p.name[path[0]] != "[truncated]" and any(f in js for f in path)]
-        wrong = [path for path in cut if sum(f in js for f in path) != 5]
-        deep = [path for path in whole if sum(f in js for f in path) >= 5]
-        c.check(len(cut) >= 0.9 * (len(cut) + len(whole)) and not wrong and not deep,
-                f"xint: depth=5: {len(cut)} worker stacks '[truncated]' above 5 Java frames "
-                f"({len(wrong)} with another count), {len(whole)} whole ({len(deep)} of 5 or more)")
+        depth_opt = caller_depth(Profile(os.path.join(run, "tiered.json.gz")))
+        by_leaf = collections.Counter()
+        for path, w in samples(p, WORKER):
+            jf = [f for f in path if f in js]
+            if not jf:
+                continue
+            leaf = short(p.name[jf[-1]])
+            cut = p.name[path[0]] == "[truncated]"
+            if leaf == "caller" or cut:
+                by_leaf[(leaf, cut, len(jf))] += w
+        # a stack ending in caller is exactly depth= deep: whole; one a frame deeper is cut to it
+        ok = all((leaf == "caller" and not cut) or (leaf != "caller" and cut) for leaf, cut, _ in by_leaf)
+        ok = ok and all(n == depth_opt for _, _, n in by_leaf)
+        c.check(ok and any(k[0] == "caller" for k in by_leaf) and any(k[1] for k in by_leaf),
+                f"xint: depth={depth_opt}: caller-leaf stacks whole, deeper ones '[truncated]' "
+                f"above {depth_opt} frames ({dict(by_leaf)})")
     else:
         c.check(trunc == 0, f"{cfg}: no '[truncated]' below depth=64 ({trunc})")
     if cfg == "c1":
@@ -143,7 +154,23 @@ def check_collapsed(cfg, run, ni, c):
             f"{cfg}: collapsed --annotate notInlined suffixes {dict(got)} match the profile {dict(want)}")
 
 
+def caller_depth(p):
+    """The most common number of Java frames from the worker's root to caller, inclusive."""
+    n = collections.Counter()
+    for path, w in samples(p, WORKER):
+        jf = [f for f in path if p.cat[f] == "Java"]
+        for i, f in enumerate(jf):
+            if short(p.name[f]) == "caller":
+                n[i + 1] += w
+                break
+    return n.most_common(1)[0][0] if n else 0
+
+
 def main():
+    if len(sys.argv) == 3 and sys.argv[1] == "--caller-depth":
+        d = caller_depth(Profile(sys.argv[2]))
+        print(d)
+        return 0 if d > 0 else 1
     run, c = run_dir_args("frame_types")
     for cfg in ("xint", "c1", "tiered"):
         check_run(cfg, run, c)

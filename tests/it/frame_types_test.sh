@@ -3,9 +3,9 @@
 # Frame types by known answers (issue 32 item 1) and honest stack ends (issue 30 item 3):
 # java-test/frametypes (thread types-worker: work -> caller -> tiny, notInlined) three times,
 # each JVM ~3 s:
-#   xint     -Xint, depth=5: every typed Java frame Interpreted; the worker's stacks are deeper
-#            than 5, so each has "[truncated]" under exactly 5 Java frames, and no other stack
-#            has it
+#   xint     -Xint, depth= the worker's depth at caller: every typed Java frame Interpreted; a
+#            worker stack whose leaf is caller is whole, one whose leaf is notInlined or tiny has
+#            "[truncated]" above exactly depth= Java frames
 #   c1       -XX:TieredStopAtLevel=1, mode=wall (interval=2ms): compiled frames only C1's, none
 #            C2's; thread main, waiting in Thread.join, typed from its frame anchor: its Java
 #            frames Interpreted
@@ -23,9 +23,16 @@ name="it.frame_types.jdk$(fx_jdk_major "$1")"
 it_init "$name" "$1" FXAGENT_FRAMETYPES_JAR
 [[ -x "${FXPROF:-}" ]] || it_fail "fxprof not built: ${FXPROF:-FXPROF not set}"
 
-for config in xint c1 tiered; do
+# xint's depth= is the worker's depth at caller, read from the tiered run (JDK 17: 5, JDK 25: 6:
+# Thread.runWith), so that a stack ending in caller is exactly as deep as depth= (not cut) and
+# one ending in notInlined or tiny is one deeper (cut, "[truncated]").
+for config in tiered c1 xint; do
     case $config in
-    xint) flags=(-Xint) opts=mode=cpu,interval=1ms,depth=5 ;;
+    xint)
+        caller_depth=$(python3 "$IT_DIR/frame_types_check.py" --caller-depth "$FXAGENT_RUN_DIR/tiered.json.gz") ||
+            it_fail "no depth of caller in the tiered profile"
+        flags=(-Xint) opts=mode=cpu,interval=1ms,depth=$caller_depth
+        ;;
     c1) flags=(-XX:TieredStopAtLevel=1) opts=mode=wall,interval=2ms,depth=64 ;;
     tiered) flags=() opts=mode=cpu,interval=1ms,depth=64 ;;
     esac
