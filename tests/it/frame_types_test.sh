@@ -14,7 +14,7 @@
 #            "[truncated]" anywhere (nothing reaches the depth)
 # Each: the JVM exits 0 without hs_err, fxcheck accepts the profile, the worker's Java frames
 # are mostly typed, and `fxprof convert --to collapsed --annotate` gives the same types as
-# suffixes (frame_types_check.py).
+# suffixes (frame_types_check.py); --annotate with --to pprof is refused with one line.
 # usage: frame_types_test.sh JDK_HOME [SECONDS]
 set -euo pipefail
 source "$(dirname "$0")/it_lib.sh"
@@ -49,6 +49,12 @@ for config in tiered c1 xint; do
     "$FXPROF" convert "$profile" --to collapsed --annotate -o "$config.collapsed" ||
         it_fail "$config: fxprof convert --annotate failed"
 done
+# --annotate is for collapsed only: refused with one line (exit 2), nothing written
+rc=0
+"$FXPROF" convert "$FXAGENT_RUN_DIR/tiered.json.gz" --to pprof --annotate -o refused.pb.gz \
+    2>refused.err || rc=$?
+[[ $rc -eq 2 && ! -e refused.pb.gz && $(wc -l <refused.err) -eq 1 ]] ||
+    it_fail "convert --to pprof --annotate: exit $rc, $(cat refused.err)"
 python3 "$IT_DIR/frame_types_check.py" --label "$name" "$FXAGENT_RUN_DIR" ||
     it_fail "frame types are not the known answers (see above)"
 echo "$name: OK"
