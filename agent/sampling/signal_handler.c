@@ -242,7 +242,8 @@ static uint32_t types_sigsafe(const struct fx_thread *t, const void *ucontext, u
     long sp_off = __atomic_load_n(&fx_sig.anchor_sp_off, __ATOMIC_RELAXED);
     long pc_off = __atomic_load_n(&fx_sig.anchor_pc_off, __ATOMIC_RELAXED);
     long fp_off = __atomic_load_n(&fx_sig.anchor_fp_off, __ATOMIC_RELAXED);
-    if (fx_recover_find(tab, top.pc) == NULL && sp_off != 0 && pc_off != 0 && fp_off != 0) {
+    if (fx_recover_find(tab, top.pc) == NULL && t->env != NULL && sp_off != 0 && pc_off != 0 &&
+        fp_off != 0) {
         memcpy(&top.sp, (const char *)t->env + sp_off, sizeof(top.sp));
         memcpy(&top.pc, (const char *)t->env + pc_off, sizeof(top.pc));
         memcpy(&top.fp, (const char *)t->env + fp_off, sizeof(top.fp));
