@@ -36,6 +36,7 @@ struct output {
 static int usage(void)
 {
     printf("usage: fxprof convert FILE --to collapsed|pprof [-o OUT] [--view VIEW] [--idle]\n"
+           "                     [--annotate]\n"
            "Converts a profile (.json or .json.gz) for other tools:\n"
            "  collapsed   'root;...;leaf VALUE' per stack (FlameGraph, speedscope, inferno), one\n"
            "              view: --view cpu (or wall: the recording's samples, the default), lock\n"
@@ -54,6 +55,9 @@ static int usage(void)
            "                     .json.gz replaced by .collapsed or .pb.gz)\n"
            "  --idle             keep the agent's [idle] samples in the samples (left out by\n"
            "                     default: not CPU)\n"
+           "  --annotate         collapsed: frame types as async-profiler's suffixes: _[0]\n"
+           "                     interpreted, _[1] C1, _[j] C2, _[i] inlined, _[k] kernel;\n"
+           "                     a Java frame whose type is not known gets none\n"
            "exit codes: 0 written, 1 failed (not a profile, cannot write), 2 bad command line\n"
            "example: fxprof convert app.json.gz --to pprof && go tool pprof -top app.pb.gz\n");
     return FX_CLI_OK;
@@ -64,6 +68,7 @@ static int parse_args(int argc, char **argv, struct convert_args *a)
     static const struct option longs[] = {
             {"to", required_argument, NULL, 't'}, {"output", required_argument, NULL, 'o'},
             {"idle", no_argument, NULL, 'i'},     {"view", required_argument, NULL, 'v'},
+            {"annotate", no_argument, NULL, 'a'},
             {"help", no_argument, NULL, 'h'},     {NULL, 0, NULL, 0}};
     int o;
     optind = 0;
@@ -82,6 +87,9 @@ static int parse_args(int argc, char **argv, struct convert_args *a)
             if (fx_cli_view("convert", optarg, &a->view) != FX_CLI_OK)
                 return FX_CLI_USAGE;
             break;
+        case 'a':
+            a->annotate = true;
+            break;
         default:
             return fx_cli_opt_rest("convert", o, argv);
         }
@@ -93,6 +101,8 @@ static int parse_args(int argc, char **argv, struct convert_args *a)
         return fx_cli_usage("convert", "--to collapsed or --to pprof is required");
     if (strcmp(a->to, "collapsed") && strcmp(a->to, "pprof"))
         return fx_cli_usage("convert", "--to '%s': the formats are collapsed and pprof", a->to);
+    if (a->annotate && strcmp(a->to, "collapsed"))
+        return fx_cli_usage("convert", "--annotate: only --to collapsed has frame type suffixes");
     if (a->out && !strcmp(a->out, "-") && !strcmp(a->to, "pprof") && isatty(STDOUT_FILENO))
         return fx_cli_usage("convert",
                             "-o -: stdout is a terminal; redirect it to a file or a pipe");
@@ -242,7 +252,12 @@ static const char *frame_name(const struct fx_pfile_tables *t, int32_t st)
 
 /* ---- collapsed ---- */
 
+#define FX_ANNOTATE_CATS 32
+#define FX_ANNOTATE_SUBS 16
+
 struct collapsed {
+    /* --annotate: per (category, subcategory) of meta.categories, the suffix or NULL */
+    const char *suffix[FX_ANNOTATE_CATS][FX_ANNOTATE_SUBS];
     struct fx_strtab lines;
     double *count;
     uint32_t cap;
@@ -270,6 +285,47 @@ static int append(struct collapsed *c, const char *s, bool sep)
         c->buf[c->buflen++] = strchr(";\n\r", s[i]) ? '_' : s[i];
     return FX_OK;
 }
+
+/* async-profiler's frame type suffixes by the profile's own category and subcategory names
+ * (PROFILE-FORMAT.md §12.1): Java's Interpreted, JIT (C1), JIT (C2), Inlined; every Kernel frame.
+ */
+static void annotate_suffixes(struct collapsed *c, const cJSON *root)
+{
+    static const char *const java[][2] = {{"Interpreted", "_[0]"},
+                                          {"JIT (C1)", "_[1]"},
+                                          {"JIT (C2)", "_[j]"},
+                                          {"Inlined", "_[i]"}};
+    const cJSON *cats = cJSON_GetObjectItemCaseSensitive(
+            cJSON_GetObjectItemCaseSensitive(root, "meta"), "categories");
+    int ci = 0;
+    for (const cJSON *cat = cJSON_IsArray(cats) ? cats->child : NULL; cat && ci < FX_ANNOTATE_CATS;
+         cat = cat->next, ci++) {
+        const cJSON *name = cJSON_GetObjectItemCaseSensitive(cat, "name");
+        const cJSON *subs = cJSON_GetObjectItemCaseSensitive(cat, "subcategories");
+        bool is_java = cJSON_IsString(name) && !strcmp(name->valuestring, "Java");
+        bool kernel = cJSON_IsString(name) && !strcmp(name->valuestring, "Kernel");
+        int si = 0;
+        for (const cJSON *sub = cJSON_IsArray(subs) ? subs->child : NULL;
+             sub && si < FX_ANNOTATE_SUBS; sub = sub->next, si++) {
+            c->suffix[ci][si] = kernel ? "_[k]" : NULL;
+            for (size_t j = 0; is_java && cJSON_IsString(sub) && j < 4; j++)
+                if (!strcmp(sub->valuestring, java[j][0]))
+                    c->suffix[ci][si] = java[j][1];
+        }
+    }
+}
+
+static const char *frame_suffix(const struct collapsed *c, const struct fx_pfile_tables *t,
+                                int32_t st)
+{
+    int32_t f = t->stack_frame[st];
+    int32_t cat = t->frame_category ? t->frame_category[f] : -1;
+    int32_t sub = t->frame_subcategory ? t->frame_subcategory[f] : -1;
+    if (cat < 0 || cat >= FX_ANNOTATE_CATS || sub < 0 || sub >= FX_ANNOTATE_SUBS)
+        return NULL;
+    return c->suffix[cat][sub];
+}
+
 
 /* The value collapsed writes for each view: lock waits in µs (FlameGraph wants whole numbers). */
 static double view_value(int view, const double *v)
@@ -307,8 +363,12 @@ static int collapsed_stack(struct walk *k, int32_t st, const double *v, void *ct
         c->path[--i] = s;
     c->buflen = 0;
     int rc = st < 0 ? append(c, NO_STACK, false) : FX_OK;
-    for (i = 0; rc == FX_OK && i < depth; i++)
+    for (i = 0; rc == FX_OK && i < depth; i++) {
         rc = append(c, frame_name(&k->t, c->path[i]), i > 0);
+        const char *sfx = k->a->annotate ? frame_suffix(c, &k->t, c->path[i]) : NULL;
+        if (rc == FX_OK && sfx)
+            rc = append(c, sfx, false);
+    }
     if (rc == FX_OK)
         rc = fx_strtab_intern(&c->lines, c->buf, c->buflen, &id);
     if (rc == FX_OK && id >= c->cap) {
@@ -338,6 +398,8 @@ static int by_line(const void *x, const void *y)
 static int write_collapsed(struct walk *k, struct output *o, struct fx_errbuf *eb)
 {
     struct collapsed c = {0};
+    if (k->a->annotate)
+        annotate_suffixes(&c, k->root);
     int rc = convert_walk(k, collapsed_stack, &c, eb);
     uint32_t *order = rc == FX_OK ? fx_calloc(c.lines.count + 1, sizeof *order) : NULL;
     if (rc == FX_OK && !order)

@@ -28,7 +28,7 @@ enum convert_value {
 struct convert_args {
     const char *file, *to, *out;
     int view; /* collapsed: enum fx_pfile_view */
-    bool idle;
+    bool idle, annotate;
 };
 
 struct walk {

@@ -213,6 +213,7 @@ struct fx_pfile_tables {
     /* Optional columns (0 or -1 where the file has none): the line a frame executes, a
      * function's first line and its source file (a string index, -1: none). */
     int32_t *frame_line, *func_line, *func_file;
+    int32_t *frame_category, *frame_subcategory; /* indexes into meta.categories, -1: none */
     const char **strings;
     const struct cJSON *src[5]; /* the tables these came from, to reuse them across threads */
 };

@@ -357,6 +357,10 @@ static int build(const cJSON *const src[5], struct fx_pfile_tables *t, struct fx
     if (rc == FX_OK)
         rc = optional(fr, "line", t->nframes, 0, &t->frame_line, eb);
     if (rc == FX_OK)
+        rc = optional(fr, "category", t->nframes, -1, &t->frame_category, eb);
+    if (rc == FX_OK)
+        rc = optional(fr, "subcategory", t->nframes, -1, &t->frame_subcategory, eb);
+    if (rc == FX_OK)
         rc = optional(fn, "lineNumber", t->nfuncs, 0, &t->func_line, eb);
     if (rc == FX_OK)
         rc = func_files(src[4], fn, t, eb);
@@ -397,6 +401,8 @@ void fx_pfile_tables_destroy(struct fx_pfile_tables *t)
     fx_free(t->frame_func);
     fx_free(t->func_name);
     fx_free(t->frame_line);
+    fx_free(t->frame_category);
+    fx_free(t->frame_subcategory);
     fx_free(t->func_line);
     fx_free(t->func_file);
     fx_free(t->strings);

@@ -42,7 +42,7 @@ static void JNICALL on_compiled_method_load(jvmtiEnv *jvmti, jmethodID method, j
                                             const void *compile_info)
 {
     (void)jvmti, (void)map_length, (void)map;
-    fx_codemap_compiled_load(method, code_addr, code_size);
+    fx_codemap_compiled_load(method, code_addr, code_size, compile_info);
     if (__atomic_load_n(&replay_tid, __ATOMIC_RELAXED) != (pid_t)syscall(SYS_gettid))
         fx_markers_compiled_method_load(method, code_size, compile_info);
 }

@@ -47,6 +47,10 @@ void fx_methods_free(struct fx_methods *m);
  * Returns FX_OK or FX_ENOMEM. */
 int fx_methods_frame(struct fx_methods *m, JNIEnv *jni, struct fx_profile *p, jmethodID id,
                      jint bci, fx_frame_id *frame);
+/* The same in a Java subcategory (enum fx_java_sub, issue 32) at an inline depth (0: not
+ * inlined); a native method keeps "Native method". */
+int fx_methods_frame_typed(struct fx_methods *m, JNIEnv *jni, struct fx_profile *p, jmethodID id,
+                           jint bci, uint8_t sub, uint8_t inline_depth, fx_frame_id *frame);
 /* The frame of the compiled method a pc was in without a bci (a prologue or epilogue, or a
  * failure named by its blob): line -1, subcategory Recovered if it tops a recovered stack. */
 int fx_methods_blob_frame(struct fx_methods *m, JNIEnv *jni, struct fx_profile *p, jmethodID id,
@@ -108,6 +112,20 @@ struct fx_recovery_counts {
 void fx_stacks_report(struct fx_profile *p, const struct fx_recovery_counts *handlers);
 /* A new recording: the tallies start from zero. */
 void fx_stacks_reset(void);
+
+/* --- frame_types.c: the code each Java frame ran in (issue 32) --- */
+
+struct fx_frame_type {
+    uint8_t sub;          /* enum fx_java_sub: Interpreted, C1, C2, Inlined, or Other: untyped */
+    uint8_t inline_depth; /* Inlined: levels below the compiled frame it was inlined into */
+};
+/* out[0..n): the type of each of the record's first n ASGCT frames (leaf first), from the
+ * record's type words (len: the record's bytes); untyped frames get FX_JAVA_OTHER. */
+void fx_frame_types_of(const struct fx_sample_rec *r, uint32_t len, int32_t n,
+                       struct fx_frame_type *out);
+/* meta.extra "Frame types"; and a new recording's start from zero. */
+void fx_frame_types_report(struct fx_profile *p);
+void fx_frame_types_reset(void);
 
 /* --- native_frames.c: a record's native frames (issue 16, cstack=fp) --- */
 

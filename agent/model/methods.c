@@ -246,6 +246,12 @@ static struct method *lookup_or_add(struct fx_methods *m, jvmtiEnv *jvmti, JNIEn
 int fx_methods_frame(struct fx_methods *m, JNIEnv *jni, struct fx_profile *p, jmethodID id,
                      jint bci, fx_frame_id *frame)
 {
+    return fx_methods_frame_typed(m, jni, p, id, bci, FX_JAVA_OTHER, 0, frame);
+}
+
+int fx_methods_frame_typed(struct fx_methods *m, JNIEnv *jni, struct fx_profile *p, jmethodID id,
+                           jint bci, uint8_t sub, uint8_t inline_depth, fx_frame_id *frame)
+{
     struct method *me = id != NULL ? lookup_or_add(m, fx_jvmti(), jni, p, id) : NULL;
     if (me == NULL || !me->known)
         return unknown_frame(m, p, frame);
@@ -254,7 +260,8 @@ int fx_methods_frame(struct fx_methods *m, JNIEnv *jni, struct fx_profile *p, jm
             .func = me->func,
             .line = native ? -1 : line_of(me, bci),
             .category = FX_CAT_JAVA,
-            .subcategory = native ? FX_JAVA_NATIVE_METHOD : FX_JAVA_OTHER,
+            .subcategory = native ? FX_JAVA_NATIVE_METHOD : sub,
+            .inline_depth = native ? 0 : inline_depth,
     };
     return fx_profile_frame(p, &k, frame);
 }

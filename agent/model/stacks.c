@@ -9,6 +9,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "fx_alloc.h"
+
 static const char *const asgct_labels[FX_ASGCT_CODES] = {
         "[AGCT: no Java frames]",
         "[AGCT: no class load events]",
@@ -52,8 +54,34 @@ static const struct {
 static struct {
     uint64_t outcomes[FX_ASGCT_CODES], outcome_other, java_stacks;
     uint64_t recovered[FX_REC_CASES], rec_failed[FX_REC_FAILS], rec_named;
-    uint64_t truncated;
+    uint64_t truncated, walk_stops[8];
+    struct fx_frame_type *types; /* the types of the record in hand (frame_types.c) */
+    int32_t types_cap;
 } st;
+
+/* The root frame of a recovered walk that ended before the depth (fx_sample_rec.walk_stop): its
+ * callers are not known, and this says why, where "[truncated]" would claim the depth cut it. */
+static const char *const walk_stop_labels[8] = {
+        NULL,
+        "[walk stopped: interpreted frame]",
+        "[walk stopped: stub or call stub]",
+        "[walk stopped: unknown code]",
+        "[walk stopped: replaced compiled method]",
+        "[walk stopped: stack word outside the stack]",
+};
+
+/* Room for n frame types; false without memory (the frames then stay untyped). */
+static bool types_room(int32_t n)
+{
+    if (n <= st.types_cap)
+        return true;
+    struct fx_frame_type *t = fx_reallocarray(st.types, (size_t)n, sizeof(*t));
+    if (t == NULL)
+        return false;
+    st.types = t;
+    st.types_cap = n;
+    return true;
+}
 
 /* A leaf or root pseudo-frame that is not Java. */
 static int label_frame(struct fx_profile *p, const char *label, uint8_t cat, uint8_t sub,
@@ -131,7 +159,7 @@ static int blob_frame(struct fx_methods *m, JNIEnv *jni, struct fx_profile *p,
  * frozen callers (fx_vt_route.frozen). After a recovery frame 0 is the blob's frame
  * (fx_sample_rec). */
 static int java_stack(struct fx_methods *m, JNIEnv *jni, struct fx_profile *p,
-                      const struct fx_sample_rec *r, const struct fx_vt_route *under,
+                      const struct fx_sample_rec *r, uint32_t len, const struct fx_vt_route *under,
                       fx_stack_id *out)
 {
     fx_stack_id s = under->root;
@@ -145,14 +173,24 @@ static int java_stack(struct fx_methods *m, JNIEnv *jni, struct fx_profile *p,
     if (r->truncated && n == r->num_frames) {
         st.truncated++;
         rc = label_under(p, s, "[truncated]", FX_CAT_OTHER, &s);
+    } else if (recovered && r->walk_stop != FX_WSTOP_NONE && n == r->num_frames &&
+               walk_stop_labels[r->walk_stop] != NULL) {
+        st.walk_stops[r->walk_stop]++;
+        rc = label_under(p, s, walk_stop_labels[r->walk_stop], FX_CAT_OTHER, &s);
     }
+    bool typed = !recovered && types_room(r->num_frames);
+    if (typed)
+        fx_frame_types_of(r, len, r->num_frames, st.types);
     for (int32_t i = n - 1; i >= 0 && rc == FX_OK; i--) {
         fx_frame_id f;
         if (i == under->frozen - 1 &&
             (rc = label_under(p, s, FROZEN_LABEL, FX_CAT_OTHER, &s)) != FX_OK)
             break;
         if ((i == 0 && recovered) || r->frames[i].lineno == FX_LINE_NMETHOD)
-            rc = blob_frame(m, jni, p, &r->frames[0], true, &f);
+            rc = blob_frame(m, jni, p, &r->frames[i], true, &f);
+        else if (typed)
+            rc = fx_methods_frame_typed(m, jni, p, r->frames[i].method_id, r->frames[i].lineno,
+                                        st.types[i].sub, st.types[i].inline_depth, &f);
         else
             rc = fx_methods_frame(m, jni, p, r->frames[i].method_id, r->frames[i].lineno, &f);
         if (rc == FX_OK)
@@ -204,7 +242,7 @@ int fx_stacks_of_record(struct fx_methods *m, JNIEnv *jni, struct fx_profile *p,
 {
     if (r->num_frames == FX_NOT_JAVA_THREAD)
         return native_thread_stack(p, t, r, len, out);
-    int rc = r->num_frames > 0 ? java_stack(m, jni, p, r, under, out)
+    int rc = r->num_frames > 0 ? java_stack(m, jni, p, r, len, under, out)
                                : failure_stack(m, jni, p, r, len, under->root, out);
     if (rc == FX_OK)
         rc = fx_native_frames_push(p, r, len, 0, 0, out); /* issue 16: above the Java part */
@@ -273,6 +311,9 @@ static void report_recovery(struct fx_profile *p, const struct fx_recovery_count
     for (int i = 1; i < FX_REC_FAILS; i++)
         fx_profile_extra_detail(p, g, rec_fail_labels[i], (int64_t)st.rec_failed[i]);
     fx_profile_extra_detail(p, g, "failures named by their blob", (int64_t)st.rec_named);
+    for (int i = 1; i < 8; i++)
+        if (walk_stop_labels[i] != NULL)
+            fx_profile_extra_detail(p, g, walk_stop_labels[i], (int64_t)st.walk_stops[i]);
     for (int i = 1; i < FX_REC_CASES; i++)
         tried += c->recovered[i];
     for (int i = 1; i < FX_REC_FAILS; i++)
@@ -295,9 +336,15 @@ void fx_stacks_report(struct fx_profile *p, const struct fx_recovery_counts *han
 {
     report_outcomes(p);
     report_recovery(p, handlers);
+    fx_frame_types_report(p);
 }
 
 void fx_stacks_reset(void)
 {
+    struct fx_frame_type *types = st.types; /* the buffer outlives recordings */
+    int32_t cap = st.types_cap;
     memset(&st, 0, sizeof(st));
+    st.types = types;
+    st.types_cap = cap;
+    fx_frame_types_reset();
 }

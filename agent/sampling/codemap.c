@@ -26,6 +26,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <jvmticmlr.h>
+
 #include "fx_alloc.h"
 #include "fx_jvm_names.h"
 #include "fx_sort.h"
@@ -83,7 +85,27 @@ static void log_push(enum op op, const struct fx_code_range *r)
     cm.log[cm.n_log++] = (struct logrec){.op = op, .seq = ++cm.seq, .r = *r};
 }
 
-void fx_codemap_compiled_load(jmethodID method, const void *code_addr, jint code_size)
+/* Frame types (issue 32) match a compiled frame to its method by the jmethodID alone: right
+ * unless the method was inlined into itself (recursion), where an inlined copy could be taken
+ * for the root. True for such a method, and when there are no inlining records to tell. */
+static bool self_inlined(jmethodID root, const void *compile_info)
+{
+    bool seen = false;
+    for (const jvmtiCompiledMethodLoadRecordHeader *h = compile_info; h != NULL; h = h->next) {
+        if (h->kind != JVMTI_CMLR_INLINE_INFO)
+            continue;
+        seen = true;
+        const jvmtiCompiledMethodLoadInlineRecord *r = (const void *)h;
+        for (jint i = 0; i < r->numpcs; i++)
+            for (jint k = 0; k + 1 < r->pcinfo[i].numstackframes; k++)
+                if (r->pcinfo[i].methods[k] == root)
+                    return true;
+    }
+    return !seen;
+}
+
+void fx_codemap_compiled_load(jmethodID method, const void *code_addr, jint code_size,
+                              const void *compile_info)
 {
     if (code_addr == NULL || code_size <= 0)
         return;
@@ -108,7 +130,9 @@ void fx_codemap_compiled_load(jmethodID method, const void *code_addr, jint code
         r.blob = l.blob;
         r.compile_id = l.compile_id;
         r.frame_words = l.frame_words;
+        r.level = l.level >= 1 && l.level <= 4 ? (uint8_t)l.level : 0;
     }
+    r.flags = self_inlined(method, compile_info) ? FX_RANGE_SELF_INLINE : 0;
     pthread_mutex_lock(&cm.lock);
     if (layout && fx_sig.compile_id_off < 0)
         __atomic_store_n(&fx_sig.compile_id_off, l.compile_id_offset, __ATOMIC_RELAXED);
@@ -162,6 +186,9 @@ void fx_codemap_dynamic_code(const char *name, const void *address, jint length)
                                       : adapter    ? FX_BLOB_ADAPTER
                                       : c1_barrier ? FX_BLOB_C1_BARRIER
                                                    : FX_BLOB_STUB};
+    /* The template interpreter is posted as one blob of this name (TemplateInterpreter): a pc
+     * in it is an interpreted frame's (frame types, recover_anchor.c). */
+    r.flags = strcmp(name, "Interpreter") == 0 ? FX_RANGE_INTERPRETER : 0;
     /* A RuntimeStub's frame size (Runtime1's stubs): the not-in-Java walk crosses its frame. */
     if (r.kind == FX_BLOB_STUB)
         r.frame_words = fx_vmstructs_stub_frame_words(r.begin);

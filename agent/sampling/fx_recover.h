@@ -36,8 +36,12 @@ struct fx_code_range {
     int32_t compile_id;   /* nmethod: HotSpot's compile id, checked at the blob in the handler */
     int32_t frame_words;  /* CodeBlob::_frame_size (words, return address included); <= 0 unknown */
     uint8_t kind;         /* enum fx_blob_kind */
-    uint8_t pad[3];
+    uint8_t level;        /* nmethod: nmethod::_comp_level (1-3 C1, 4 C2), 0 unknown */
+    uint8_t flags;        /* FX_RANGE_* */
+    uint8_t pad;
 };
+#define FX_RANGE_INTERPRETER 0x01 /* stub: HotSpot's "Interpreter" (the template interpreter) */
+#define FX_RANGE_SELF_INLINE 0x02 /* nmethod: its method is inlined into itself, or no records */
 
 /* Immutable once published (codemap.c): sorted by begin, no two ranges overlap. */
 struct fx_code_table {
@@ -89,6 +93,26 @@ enum fx_recover_case {
     FX_REC_NO_ANCHOR = -10, /* not in Java: no last Java frame in the anchor, or offsets unknown */
     FX_REC_FAILS = 11,      /* -1..-10 */
 };
+
+/* Why a recovered walk from the frame anchor (FX_REC_ANCHOR) ended, when not at the depth:
+ * the root side of such a stack is cut, and the profile names the reason (stacks.c). */
+enum fx_walk_stop {
+    FX_WSTOP_NONE = 0,    /* not a recovered walk, or it ended at the depth ([truncated]) */
+    FX_WSTOP_INTERPRETED, /* at an interpreted frame (the walk crosses compiled frames only) */
+    FX_WSTOP_STUB,        /* at a stub: the call stub below the Java part, or other code */
+    FX_WSTOP_UNKNOWN,     /* at a pc in no known code range */
+    FX_WSTOP_STALE,       /* at a compiled method whose code was replaced */
+    FX_WSTOP_STACK,       /* at a stack word outside the thread's stack */
+};
+
+/* Frame types (issue 32): one word per physical Java frame, leaf first, from the code each
+ * runs in (recover_anchor.c, fx_recover_types). Top byte: FX_TYPE_INTERPRETED, or
+ * FX_TYPE_COMPILED | tier (bits 0-2: nmethod::_comp_level, 0 unknown) | 8 when the method may
+ * be inlined into itself (the inlined frames cannot be told from the root by method alone);
+ * below it, a compiled frame's jmethodID. At most FX_TYPES_MAX per sample. */
+#define FX_TYPE_INTERPRETED 0x20u
+#define FX_TYPE_COMPILED    0x40u
+#define FX_TYPES_MAX        64
 
 struct fx_regs {
     uintptr_t pc, sp, fp;

@@ -38,6 +38,7 @@ struct fx_sigstate {
      * from a thread's JNIEnv (JavaThread::_jni_environment is inside the JavaThread); 0 unknown.
      * Set once (atomic) when threads.c first scans the threads (vmstructs.c). */
     long anchor_sp_off, anchor_pc_off;
+    long anchor_fp_off; /* _last_Java_fp the same way (frame types from the anchor), 0 unknown */
     /* Issue 22, mount tracking without events (vthreads.c): JavaThread::_monitor_owner_id as an
      * offset from a thread's JNIEnv, non-zero while that is the way (else the mount events'
      * slot in struct fx_thread is); a start sets or clears it. */
@@ -156,6 +157,7 @@ struct fx_nmethod_layout {
     int32_t entry_bci;      /* -1 for a normal method entry, else an OSR compilation */
     long compile_id_offset; /* of _compile_id in the nmethod */
     int32_t frame_words;    /* CodeBlob::_frame_size (words, return address included), -1 */
+    int32_t level;          /* nmethod::_comp_level (1-3 C1, 4 C2), -1 unknown */
 };
 /* The layout of the nmethod whose code begins at code_addr (CompiledMethodLoad's code_addr),
  * found through the code heap's segment map and checked against its code begin; false if

@@ -19,7 +19,8 @@
  *  - the first frame may be a stub with a frame size (C1's Runtime1 stubs, which leave the pc
  *    unset); every frame after it must be an nmethod still of its compilation (compile id).
  * The walk stops at the first frame that is not such an nmethod (the interpreter, the call
- * stub, an unknown pc): the stack then has its root cut ("[truncated]"). Frames are named by
+ * stub, an unknown pc): the stack then has its root cut, under a frame that names why
+ * (fx_sample_rec.walk_stop; "[truncated]" only where it reached the depth). Frames are named by
  * the nmethod's method (FX_LINE_NMETHOD: inlined callees and the bci are not known here).
  * Every stack word is read inside the thread's stack, every code range from the published
  * table. Signal path: compiled with the handler's flags and under its symbol allow-list. */
@@ -37,11 +38,19 @@ bool fx_recover_blob_current(const struct fx_code_range *r, long cid_off)
     return id == r->compile_id;
 }
 
+/* Signal-safe: a walk that ended before the depth, and why (fx_sample_rec.walk_stop). */
+static int anchor_stop(uint8_t *stop, uint8_t why)
+{
+    *stop = why;
+    return FX_REC_ANCHOR;
+}
+
 int fx_recover_anchor(const struct fx_code_table *tab, long cid_off, const struct fx_regs *last,
                       uintptr_t lo, uintptr_t hi, fx_asgct_frame *out, uint32_t cap, uint32_t *n,
-                      fx_asgct_frame *blob)
+                      fx_asgct_frame *blob, uint8_t *stop)
 {
     *n = 0;
+    *stop = FX_WSTOP_NONE;
     uintptr_t sp = last->sp, pc = last->pc;
     if (sp == 0)
         return FX_REC_NO_ANCHOR;
@@ -52,27 +61,89 @@ int fx_recover_anchor(const struct fx_code_table *tab, long cid_off, const struc
     for (uint32_t i = 0; i < cap + 1; i++) {
         const struct fx_code_range *r = fx_recover_find(tab, pc);
         if (r == NULL)
-            return *n > 0 ? FX_REC_ANCHOR : FX_REC_NOT_FOUND;
+            return *n > 0 ? anchor_stop(stop, FX_WSTOP_UNKNOWN) : FX_REC_NOT_FOUND;
         if (r->kind == FX_BLOB_NMETHOD) {
             if (!fx_recover_blob_current(r, cid_off))
-                return *n > 0 ? FX_REC_ANCHOR : FX_REC_LAYOUT;
+                return *n > 0 ? anchor_stop(stop, FX_WSTOP_STALE) : FX_REC_LAYOUT;
             if (*n == cap)
-                return FX_REC_ANCHOR;
+                return FX_REC_ANCHOR; /* cut at the depth: [truncated] */
             out[(*n)++] = (fx_asgct_frame){.lineno = FX_LINE_NMETHOD,
                                            .method_id = (jmethodID)(uintptr_t)r->name};
         } else if (i > 0 || r->kind != FX_BLOB_STUB || r->frame_words <= 0) {
             if (*n > 0)
-                return FX_REC_ANCHOR;
+                return anchor_stop(stop, r->flags & FX_RANGE_INTERPRETER ? FX_WSTOP_INTERPRETED
+                                                                         : FX_WSTOP_STUB);
             blob->lineno = FX_LINE_STUB; /* e.g. the interpreter: named, not walked */
             blob->method_id = (jmethodID)(uintptr_t)r->name;
             return FX_REC_STUB;
         }
         if (r->frame_words <= 0 || (uintptr_t)r->frame_words > (hi - sp) / 8)
-            return *n > 0 ? FX_REC_ANCHOR : FX_REC_STACK;
+            return *n > 0 ? anchor_stop(stop, FX_WSTOP_STACK) : FX_REC_STACK;
         uintptr_t sender = sp + (uintptr_t)r->frame_words * 8;
         if (!fx_recover_stack_word(lo, hi, sender - 8, &pc))
-            return *n > 0 ? FX_REC_ANCHOR : FX_REC_STACK;
+            return *n > 0 ? anchor_stop(stop, FX_WSTOP_STACK) : FX_REC_STACK;
         sp = sender;
     }
     return FX_REC_ANCHOR;
+}
+
+/* Signal-safe: one type word per physical Java frame (sample.h, FX_TYPE_*). */
+static uint64_t type_word(const struct fx_code_range *r)
+{
+    if (r->kind != FX_BLOB_NMETHOD)
+        return (uint64_t)FX_TYPE_INTERPRETED << 56;
+    uint64_t tag = FX_TYPE_COMPILED | (r->level & 7) | (r->flags & FX_RANGE_SELF_INLINE ? 8 : 0);
+    return tag << 56 | r->name;
+}
+
+uint32_t fx_recover_types(const struct fx_code_table *tab, long cid_off, const struct fx_regs *top,
+                          uintptr_t lo, uintptr_t hi, uint64_t *out, uint32_t cap)
+{
+    uint32_t n = 0;
+    struct fx_regs at = {top->pc, top->sp, top->fp, NULL};
+    if (hi <= lo || at.sp < lo || at.sp >= hi)
+        return 0;
+    while (n < cap) {
+        const struct fx_code_range *r = fx_recover_find(tab, at.pc);
+        struct fx_regs next = {0, 0, 0, NULL};
+        if (r == NULL)
+            return n;
+        if (r->kind == FX_BLOB_NMETHOD) {
+            if (!fx_recover_blob_current(r, cid_off) || r->name == 0 || r->name >> 56 != 0)
+                return n;
+            /* The top frame: its pc must be in the body, where the frame is built and the
+             * frame size holds; in the prologue or epilogue (the rules of recover.c prove
+             * which) the frame AsyncGetCallTrace named is not certain: nothing typed. */
+            if (n == 0) {
+                int rc = fx_recover_caller(r, &at, lo, hi, true, &next);
+                if (rc != FX_REC_BODY)
+                    return 0;
+            }
+            out[n++] = type_word(r);
+            if (r->frame_words <= 0 || (uintptr_t)r->frame_words > (hi - at.sp) / 8)
+                return n;
+            uintptr_t sender = at.sp + (uintptr_t)r->frame_words * 8;
+            if (!fx_recover_stack_word(lo, hi, sender - 8, &next.pc) ||
+                !fx_recover_stack_word(lo, hi, sender - 16, &next.fp))
+                return n;
+            next.sp = sender;
+        } else if (r->kind == FX_BLOB_STUB && (r->flags & FX_RANGE_INTERPRETER)) {
+            /* An interpreted frame is rbp-framed: the return address at fp + 8, the caller's
+             * rbp at fp, the caller's sp (unextended, what a compiled caller's frame size
+             * counts from: the c2i adapter saved it) in the slot at fp - 8
+             * (frame::sender_for_interpreter_frame, interpreter_frame_sender_sp_offset). */
+            out[n++] = type_word(r);
+            if (at.fp < at.sp || at.fp < lo + 8 || at.fp >= hi ||
+                !fx_recover_stack_word(lo, hi, at.fp + 8, &next.pc) ||
+                !fx_recover_stack_word(lo, hi, at.fp, &next.fp) ||
+                !fx_recover_stack_word(lo, hi, at.fp - 8, &next.sp))
+                return n;
+        } else {
+            return n; /* the call stub (the stack's Java part begins), or other code */
+        }
+        if (next.sp <= at.sp || next.sp >= hi)
+            return n;
+        at = next;
+    }
+    return n;
 }

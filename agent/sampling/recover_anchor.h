@@ -15,10 +15,21 @@ bool fx_recover_blob_current(const struct fx_code_range *r, long cid_off);
  * sp, and its pc or 0), leaf first, into out[0..cap) as FX_LINE_NMETHOD frames, *n of them.
  * tab: the published code table, held by the caller's reader bracket; cid_off: the nmethod's
  * _compile_id offset; [lo, hi): the thread's stack. FX_REC_ANCHOR when *n > 0 (the walk ended
- * at a frame it cannot cross: the root side is cut), else why not (< 0); on FX_REC_STUB *blob
+ * at the depth, *stop FX_WSTOP_NONE, or at a frame it cannot cross, *stop says which kind: the
+ * root side is cut), else why not (< 0); on FX_REC_STUB *blob
  * is the stub the last Java frame is in (the interpreter, say), named. */
 int fx_recover_anchor(const struct fx_code_table *tab, long cid_off, const struct fx_regs *last,
                       uintptr_t lo, uintptr_t hi, fx_asgct_frame *out, uint32_t cap, uint32_t *n,
-                      fx_asgct_frame *blob);
+                      fx_asgct_frame *blob, uint8_t *stop);
+
+/* Signal-safe: the code each physical Java frame runs in, leaf first, from the interrupted
+ * registers `top` (pc, sp, fp) of a thread whose AsyncGetCallTrace succeeded: one FX_TYPE_* word
+ * per frame (sample.h) into out[0..cap), walked in the published table `tab` (the caller's
+ * reader bracket holds it) over compiled frames (frame size) and interpreted frames (rbp); it
+ * stops at the first frame it cannot prove (the call stub below the Java part, a stub, an
+ * unknown pc, a stale nmethod, a word outside [lo, hi)). Returns the words written; 0 when the
+ * top frame itself is not provable. */
+uint32_t fx_recover_types(const struct fx_code_table *tab, long cid_off, const struct fx_regs *top,
+                          uintptr_t lo, uintptr_t hi, uint64_t *out, uint32_t cap);
 
 #endif

@@ -21,7 +21,6 @@
 #include "fx_ring.h"
 
 /* --- AsyncGetCallTrace: not in any JDK header; the layout is HotSpot's (forte.cpp). --- */
-
 typedef struct {
     jint lineno; /* the BCI for Java frames; -3 for a native method */
     jmethodID method_id;
@@ -70,7 +69,8 @@ enum fx_wall_state {
 /* One sample in a thread's ring. frames[] holds max(num_frames, 0) ASGCT frames, leaf first,
  * plus, when `recovery` is a failure with a known blob (FX_REC_NAMED), the one blob frame;
  * then native_frames return addresses (cstack=fp), from frames + native_at; then, when
- * `kernel` is not FX_KREC_OFF, the kernel frames of the perf callchain (kstack=yes).
+ * `kernel` is not FX_KREC_OFF, the kernel frames of the perf callchain (kstack=yes); then, with
+ * `types`, a uint64_t count and that many frame type words (fx_recover.h, FX_TYPE_*).
  * After a recovery (recovery = an FX_REC_* case > 0) frames[0] is the blob's frame and the rest
  * is ASGCT's trace from the caller's context. A blob frame has a lineno below; its method_id is
  * the nmethod's jmethodID (FX_LINE_NMETHOD) or a stub name index (FX_LINE_STUB, codemap.c). */
@@ -87,6 +87,7 @@ struct fx_sample_rec {
     uint8_t state;         /* enum fx_wall_state */
     uint8_t truncated : 1; /* num_frames == depth: the root side was cut */
     uint8_t vthread : 3;   /* enum fx_vt_rec; FX_VT_ID: a uint64_t id after the native frames */
+    uint8_t walk_stop : 3, types : 1; /* fx_walk_stop; frame types after the kernel part */
     uint8_t recovery;      /* 0: not tried; 1..: the FX_REC_* case recovered; FX_REC_FAILED or
                               FX_REC_NAMED | -reason: tried and failed */
     uint8_t native_frames; /* return addresses (uint64_t, leaf first) at frames + native_at */
@@ -136,9 +137,7 @@ enum fx_native_stop {
     FX_NSTOP_COUNT
 };
 
-/* Kernel frames (kstack=yes, kstack.c): at most this many per sample (sample_max_stack). */
-#define FX_KERNEL_MAX 48
-
+#define FX_KERNEL_MAX 48 /* kernel frames (kstack=yes, kstack.c) per sample (sample_max_stack) */
 enum fx_engine_kind {
     FX_ENGINE_NONE = 0, /* not armed (itimer and wall need no per-thread timer) */
     FX_ENGINE_KIND_PERF,

@@ -109,9 +109,9 @@ int64_t fx_timer_armed_cpu_ns(const struct fx_thread *t);
  * handler when something changed, and frees a replaced table once no handler can still read
  * it. */
 
-/* Agent_OnLoad: before the events are enabled. */
-int fx_codemap_setup(void);
-void fx_codemap_compiled_load(jmethodID method, const void *code_addr, jint code_size);
+int fx_codemap_setup(void); /* Agent_OnLoad: before the events are enabled */
+void fx_codemap_compiled_load(jmethodID method, const void *code_addr, jint code_size,
+                              const void *compile_info);
 void fx_codemap_compiled_unload(jmethodID method, const void *code_addr);
 void fx_codemap_dynamic_code(const char *name, const void *address, jint length);
 /* Drain: publishes pending changes, frees replaced tables no handler can hold. */

@@ -202,7 +202,7 @@ static void bump_sigsafe(uint64_t *c, bool count)
  * published code table under the reader bracket, into trace (depth frames). Returns the FX_REC_*
  * case or the failure (< 0), *blob as recover_sigsafe's. */
 static int anchor_sigsafe(struct fx_thread *t, fx_asgct_trace *trace, uint32_t depth,
-                          fx_asgct_frame *blob)
+                          fx_asgct_frame *blob, uint8_t *stop)
 {
     long sp_off = __atomic_load_n(&fx_sig.anchor_sp_off, __ATOMIC_RELAXED);
     long pc_off = __atomic_load_n(&fx_sig.anchor_pc_off, __ATOMIC_RELAXED);
@@ -215,11 +215,45 @@ static int anchor_sigsafe(struct fx_thread *t, fx_asgct_trace *trace, uint32_t d
     __atomic_add_fetch(&fx_sig.code_readers, 1, __ATOMIC_SEQ_CST);
     int rc = fx_recover_anchor(__atomic_load_n(&fx_sig.code_table, __ATOMIC_SEQ_CST),
                                __atomic_load_n(&fx_sig.compile_id_off, __ATOMIC_RELAXED), &last,
-                               t->stack_lo, t->stack_hi, trace->frames, depth, &n, blob);
+                               t->stack_lo, t->stack_hi, trace->frames, depth, &n, blob, stop);
     __atomic_sub_fetch(&fx_sig.code_readers, 1, __ATOMIC_SEQ_CST);
     if (rc > 0)
         trace->num_frames = (jint)n;
     return rc;
+}
+
+/* Signal-safe: the code each physical Java frame of an ASGCT-walked stack runs in (issue 32:
+ * interpreted, compiled and at which tier), under the code table's reader bracket
+ * (recover_anchor.c); the drain matches the words to the frames. From the interrupted registers
+ * when the pc is in Java code; else (the thread in native code or the VM, where ASGCT began at
+ * the last Java frame) from the frame anchor in its own JavaThread, as anchor_sigsafe reads it:
+ * (sp, pc or sp[-1], fp), the last Java frame HotSpot itself walks from. */
+static uint32_t types_sigsafe(const struct fx_thread *t, const void *ucontext, uint64_t *out)
+{
+    const ucontext_t *uc = ucontext;
+    if (uc == NULL || t->stack_lo == 0)
+        return 0;
+    struct fx_regs top = {.pc = (uintptr_t)uc->uc_mcontext.gregs[REG_RIP],
+                          .sp = (uintptr_t)uc->uc_mcontext.gregs[REG_RSP],
+                          .fp = (uintptr_t)uc->uc_mcontext.gregs[REG_RBP],
+                          .gpr = NULL};
+    __atomic_add_fetch(&fx_sig.code_readers, 1, __ATOMIC_SEQ_CST);
+    const struct fx_code_table *tab = __atomic_load_n(&fx_sig.code_table, __ATOMIC_SEQ_CST);
+    long sp_off = __atomic_load_n(&fx_sig.anchor_sp_off, __ATOMIC_RELAXED);
+    long pc_off = __atomic_load_n(&fx_sig.anchor_pc_off, __ATOMIC_RELAXED);
+    long fp_off = __atomic_load_n(&fx_sig.anchor_fp_off, __ATOMIC_RELAXED);
+    if (fx_recover_find(tab, top.pc) == NULL && t->env != NULL && sp_off != 0 && pc_off != 0 &&
+        fp_off != 0) {
+        memcpy(&top.sp, (const char *)t->env + sp_off, sizeof(top.sp));
+        memcpy(&top.pc, (const char *)t->env + pc_off, sizeof(top.pc));
+        memcpy(&top.fp, (const char *)t->env + fp_off, sizeof(top.fp));
+        if (top.pc == 0 && top.sp >= t->stack_lo + 8 && top.sp <= t->stack_hi && !(top.sp & 7))
+            memcpy(&top.pc, (const void *)(top.sp - 8), sizeof(top.pc));
+    }
+    uint32_t n = fx_recover_types(tab, __atomic_load_n(&fx_sig.compile_id_off, __ATOMIC_RELAXED),
+                                  &top, t->stack_lo, t->stack_hi, out, FX_TYPES_MAX);
+    __atomic_sub_fetch(&fx_sig.code_readers, 1, __ATOMIC_SEQ_CST);
+    return n;
 }
 
 /* Signal-safe: after AsyncGetCallTrace failed into trace (depth frames at trace->frames), the
@@ -227,14 +261,14 @@ static int anchor_sigsafe(struct fx_thread *t, fx_asgct_trace *trace, uint32_t d
  * *kept, the frames to keep. A sample counts the outcome in t's figures (count); a probe
  * (validate mode) does not. */
 static uint8_t recover_any_sigsafe(struct fx_thread *t, void *ucontext, fx_asgct_trace *trace,
-                                   uint32_t depth, uint32_t *kept, bool count)
+                                   uint32_t depth, uint32_t *kept, bool count, uint8_t *stop)
 {
     fx_asgct_frame blob = {.lineno = 0, .method_id = NULL};
     int rc;
     if (ucontext == NULL || depth == 0)
         return 0;
     if (trace->num_frames == FX_ASGCT_UNKNOWN_NOT_JAVA)
-        rc = anchor_sigsafe(t, trace, depth, &blob);
+        rc = anchor_sigsafe(t, trace, depth, &blob, stop);
     else if (trace->num_frames == FX_ASGCT_UNKNOWN_JAVA ||
              trace->num_frames == FX_ASGCT_NOT_WALKABLE_JAVA)
         rc = recover_sigsafe(t, ucontext, trace, depth, &blob);
@@ -330,13 +364,18 @@ static void record_sigsafe(struct fx_thread *t, const siginfo_t *si, void *ucont
     fx_asgct_trace trace = {.env_id = t->env, .num_frames = 0, .frames = t->frames};
     if (t->native_only) /* no JNIEnv, no Java frames: the native walk alone (vm_threads.c) */
         native_only_sigsafe(t, ucontext, &trace);
-    else
-        fx_sig.asgct(&trace, (jint)t->depth, ucontext);
-    uint8_t recovery = 0;
+    else /* the buffer holds depth + 1 frames (threads.c): a deeper stack fills it */
+        fx_sig.asgct(&trace, (jint)t->depth + 1, ucontext);
+    uint8_t recovery = 0, walk_stop = FX_WSTOP_NONE;
     uint32_t kept = trace.num_frames > 0 ? (uint32_t)trace.num_frames : 0;
 #if defined(__x86_64__)
-    recovery = recover_any_sigsafe(t, ucontext, &trace, t->depth, &kept, true);
+    recovery = recover_any_sigsafe(t, ucontext, &trace, t->depth + 1, &kept, true, &walk_stop);
 #endif
+    bool cut = trace.num_frames > 0 && kept > t->depth; /* deeper than depth=: cut there */
+    if (cut) {
+        kept = t->depth;
+        trace.num_frames = (jint)kept;
+    }
 
     uint64_t native[FX_NATIVE_MAX]; /* issue 16: native frames after the Java ones */
     uint8_t native_stop;
@@ -346,9 +385,16 @@ static void record_sigsafe(struct fx_thread *t, const siginfo_t *si, void *ucont
     uint64_t kernel[FX_KERNEL_MAX]; /* issue 16: the perf callchain's kernel part, after those */
     uint8_t kstate;
     uint64_t n_kernel = kernel_sigsafe(t, now_ns, kernel, &kstate);
+    uint64_t types[FX_TYPES_MAX]; /* issue 32: what code each Java frame runs in, after those */
+    uint64_t n_types = 0;
+#if defined(__x86_64__)
+    if (recovery == 0 && kept > 0)
+        n_types = types_sigsafe(t, ucontext, types);
+#endif
     uint32_t payload = (uint32_t)(sizeof(struct fx_sample_rec) + kept * sizeof(fx_asgct_frame) +
                                   (n_native + (vt == FX_VT_ID)) * sizeof(uint64_t) +
-                                  (kstate != FX_KREC_OFF ? (1 + n_kernel) * sizeof(uint64_t) : 0));
+                                  (kstate != FX_KREC_OFF ? (1 + n_kernel) * sizeof(uint64_t) : 0) +
+                                  (n_types > 0 ? (1 + n_types) * sizeof(uint64_t) : 0));
     struct fx_sample_rec *r = fx_ring_reserve_sigsafe(&t->ring, payload);
     if (r == NULL)
         return; /* full: fx_ring counted the drop */
@@ -357,7 +403,9 @@ static void record_sigsafe(struct fx_thread *t, const siginfo_t *si, void *ucont
     r->num_frames = trace.num_frames;
     r->weight = weight_sigsafe(si);
     r->state = __atomic_load_n(&t->wall_state, __ATOMIC_ACQUIRE);
-    r->truncated = trace.num_frames > 0 && (kept == t->depth || recovery == FX_REC_ANCHOR);
+    r->truncated = cut;
+    r->walk_stop = walk_stop;
+    r->types = n_types > 0;
     r->recovery = recovery;
     r->native_frames = (uint8_t)n_native;
     r->native_at = (uint16_t)kept;
@@ -378,6 +426,11 @@ static void record_sigsafe(struct fx_thread *t, const siginfo_t *si, void *ucont
         memcpy(tail, &n_kernel, sizeof(n_kernel));
         if (n_kernel > 0)
             memcpy(tail + sizeof(n_kernel), kernel, n_kernel * sizeof(uint64_t));
+        tail += (1 + n_kernel) * sizeof(uint64_t);
+    }
+    if (n_types > 0) {
+        memcpy(tail, &n_types, sizeof(n_types));
+        memcpy(tail + sizeof(n_types), types, n_types * sizeof(uint64_t));
     }
     fx_ring_commit_sigsafe(&t->ring);
 }
@@ -404,14 +457,16 @@ static bool probe_sigsafe(struct fx_thread *t, void *ucontext)
     int32_t shadow_rc = 0, shadow_n = 0;
 #if defined(__x86_64__)
     uint32_t kept = 0;
+    uint8_t probe_stop = FX_WSTOP_NONE;
     fx_asgct_frame blob = {.lineno = 0, .method_id = NULL};
     fx_asgct_trace shadow = {.env_id = t->env, .num_frames = 0, .frames = p->shadow};
     if (p->recover && p->shadow != NULL && trace.num_frames != FX_ASGCT_UNKNOWN_NOT_JAVA) {
-        shadow_rc = anchor_sigsafe(t, &shadow, p->want, &blob); /* validate checks the walk */
+        uint8_t shadow_stop;
+        shadow_rc = anchor_sigsafe(t, &shadow, p->want, &blob, &shadow_stop); /* validate */
         shadow_n = shadow.num_frames;
     }
     if (p->recover) /* validate mode: recovered stacks are compared too */
-        recovery = recover_any_sigsafe(t, ucontext, &trace, p->want, &kept, false);
+        recovery = recover_any_sigsafe(t, ucontext, &trace, p->want, &kept, false, &probe_stop);
 #endif
     __atomic_store_n(&p->shadow_rc, shadow_rc, __ATOMIC_RELAXED);
     __atomic_store_n(&p->shadow_n, shadow_n, __ATOMIC_RELAXED);

@@ -167,7 +167,7 @@ uint64_t fx_threads_ring_bytes(uint32_t *count)
 /* Pages of their own, like the ring (fx_pages_alloc): freed at a stop, they leave no RSS. */
 static void frames_free(struct fx_thread *t)
 {
-    fx_pages_free(t->frames, t->depth * sizeof(fx_asgct_frame));
+    fx_pages_free(t->frames, ((size_t)t->depth + 1) * sizeof(fx_asgct_frame));
     t->frames = NULL;
 }
 
@@ -209,7 +209,9 @@ static int buffers_alloc(struct fx_thread *t)
     if (t->frames == NULL || t->depth != depth) {
         frames_free(t);
         t->depth = depth;
-        t->frames = fx_pages_alloc(depth * sizeof(fx_asgct_frame));
+        /* one more than depth=: a stack deeper than the depth is told from one exactly as deep
+         * (only the first is cut, "[truncated]"); the record keeps depth frames at most */
+        t->frames = fx_pages_alloc(((size_t)depth + 1) * sizeof(fx_asgct_frame));
     }
     size_t want = ring_size();
     if (t->ring.buf != NULL && (t->ring.cap == want || !fx_ring_empty(&t->ring)))

@@ -32,11 +32,14 @@ static struct {
     long heap_block_size;          /* sizeof(HeapBlock) */
     long thread_state;             /* JavaThread::_thread_state (issue 22: is a carrier blocked) */
     long anchor, last_sp, last_pc; /* JavaThread::_anchor, JavaFrameAnchor fields */
+    long last_fp;                  /* JavaFrameAnchor::_last_Java_fp (x86: frame types) */
     long frame_size;               /* CodeBlob::_frame_size (int, in words) */
     long owner_id;                 /* JavaThread::_monitor_owner_id (int64_t, JDK 24+) */
     long java_thread_size;         /* sizeof(JavaThread), from the types table */
-} vs = {-1, -1, -1, -1, -1, -1,   -1, 0,  -1, -1, -1, -1, -1, -1,
-        -1, -1, -1, -1, -1, NULL, -1, -1, -1, -1, -1, -1, -1, -1};
+    long comp_level, level_size;   /* nmethod::_comp_level: int (JDK 17), CompLevel (s1) later */
+    const char *level_type;        /* its type's name, sized from the types table */
+} vs = {-1, -1, -1, -1,   -1, -1, -1, 0,  -1, -1, -1, -1, -1, -1, -1, -1,
+        -1, -1, -1, NULL, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, 0,  NULL};
 
 static uint64_t sym_u64(const char *name, bool *ok)
 {
@@ -72,6 +75,8 @@ static void match_anchor(const char *type, const char *field, const char *ftype,
         vs.last_sp = o;
     else if (is(type, "JavaFrameAnchor") && is(field, "_last_Java_pc"))
         vs.last_pc = o;
+    else if (is(type, "JavaFrameAnchor") && is(field, "_last_Java_fp"))
+        vs.last_fp = o;
     else if (is(type, "CodeBlob") && is(field, "_frame_size") && width(ftype) == 4)
         vs.frame_size = o;
     else if (is(type, "JavaThread") && is(field, "_monitor_owner_id") &&
@@ -120,7 +125,10 @@ static void match(const char *type, const char *field, const char *ftype, uint64
         vs.ga_data = o;
     else if (is(type, "JavaThread") && is(field, "_thread_state") && width(ftype) != 2)
         vs.thread_state = o;
-    else
+    else if (is(type, "nmethod") && is(field, "_comp_level") && ftype != NULL) {
+        vs.comp_level = o; /* its width comes from the types table (load_types) */
+        vs.level_type = ftype;
+    } else
         match_anchor(type, field, ftype, o);
 }
 
@@ -141,6 +149,8 @@ static void load_types(void)
             vs.heap_block_size = (long)*(const uint64_t *)(e + size_off);
         else if (is(type, "JavaThread"))
             vs.java_thread_size = (long)*(const uint64_t *)(e + size_off);
+        if (vs.level_type != NULL && is(type, vs.level_type))
+            vs.level_size = (long)*(const uint64_t *)(e + size_off);
     }
 }
 
@@ -284,6 +294,11 @@ bool fx_vmstructs_nmethod(uintptr_t code_addr, struct fx_nmethod_layout *out)
     out->entry_bci = *(const int32_t *)(blob + vs.entry_bci);
     out->compile_id_offset = vs.compile_id;
     out->frame_words = vs.frame_size >= 0 ? *(const int32_t *)(blob + vs.frame_size) : -1;
+    out->level = -1;
+    if (vs.comp_level >= 0 && vs.level_size == 1)
+        out->level = *(const int8_t *)(blob + vs.comp_level);
+    else if (vs.comp_level >= 0 && (vs.level_size == 2 || vs.level_size == 4))
+        out->level = (int32_t)read_width(blob + vs.comp_level, vs.level_size);
     return true;
 }
 
@@ -296,6 +311,9 @@ void fx_vmstructs_publish_anchor(intptr_t env_offset)
                      __ATOMIC_RELAXED);
     __atomic_store_n(&fx_sig.anchor_sp_off, vs.anchor + vs.last_sp - (long)env_offset,
                      __ATOMIC_RELAXED);
+    if (vs.last_fp >= 0)
+        __atomic_store_n(&fx_sig.anchor_fp_off, vs.anchor + vs.last_fp - (long)env_offset,
+                         __ATOMIC_RELAXED);
 }
 
 int32_t fx_vmstructs_stub_frame_words(uintptr_t code_addr)

@@ -10,6 +10,9 @@ of java-test/alloc's AllocWorkload bench in cpu mode:
            entry (Runtime1::new_type_array, OptoRuntime::new_array*, InterpreterRuntime::newarray,
            ...allocate...): the allocating Java method under its recovered native frames;
   counter  meta.extra's "recovered: not in Java, ..." counter of the profile is > 0;
+  stops    issue 30: no "[truncated]" (nothing reaches depth=); each recovered walk that ended
+           early has its reason as the root ("[walk stopped: ...]"), as many as meta.extra's
+           counters of those reasons, at least one (the Site's caller runs interpreted)
   idle     the profile has "[idle]" gap samples (a GC thread waits between collections), each
            of weight 0: they end the activity graph at the gap but count for nothing in the
            call tree (with weight 1 they were 44-48 % of main's and the GC threads' samples).
@@ -74,7 +77,27 @@ def main():
              f"left under {NOT_JAVA} (at most {MAX_PCT} %)")
     ck.check(with_site != 0, "no AllocWorkload *Site frame directly under a VM allocation entry")
     ck.check(counter > 0, "meta.extra counts no not-in-Java recovery")
+    check_stops(prof, ck)
     return ck.exit_code()
+
+
+def check_stops(prof, ck):
+    """Issue 30 item 3: "[truncated]" only at the depth; a walk's early end named."""
+    truncated = stopped = 0
+    for t in prof.threads():
+        s = t["samples"]
+        w = s.get("weight") or [1] * s["length"]
+        for st, wt in zip(s["stack"], w):
+            names = [prof.name[f] for f in prof.path(st)]
+            truncated += wt if "[truncated]" in names else 0
+            stopped += 1 if names and names[0].startswith("[walk stopped: ") else 0
+    counted = sum(e.get("value", 0) for _, e in extra_entries(prof.doc)
+                  if str(e.get("label", "")).startswith("[walk stopped: "))
+    print(f"notjava_check: {truncated} [truncated], {stopped} stacks rooted at a walk stop, "
+          f"meta.extra counts {counted}")
+    ck.check(truncated == 0, f"{truncated} samples '[truncated]' below the depth")
+    ck.check(stopped > 0 and stopped == counted,
+             f"{stopped} stacks rooted at '[walk stopped: ...]', meta.extra counts {counted}")
 
 
 if __name__ == "__main__":

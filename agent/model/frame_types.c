@@ -1,0 +1,126 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* Frame types (issue 32): which code each Java frame of a sample ran in, interpreted, compiled by
+ * C1 or C2, or inlined into its caller's compiled code, from the words the signal handler
+ * recorded (sample.h FX_TYPE_*: one per physical frame, walked in the code table by
+ * recover_anchor.c), matched here to AsyncGetCallTrace's frames; and the tallies of it, in
+ * meta.extra ("Frame types"). Model owner only.
+ *
+ * The match, leaf first: an interpreted frame is exactly one ASGCT frame; a compiled frame is
+ * the ASGCT frames down to and including the first of its own method (the nmethod's root): the
+ * ones above it were inlined into it, at depth 1 for the direct callee. That first occurrence
+ * is the root unless the method was inlined into itself, which the code table says
+ * (FX_RANGE_SELF_INLINE, also set when HotSpot gave no inlining records): there, and wherever
+ * the words end or a method is not found, the frames left stay untyped (subcategory Other),
+ * never guessed. A frame of a native method keeps its own subcategory. */
+#include "internal.h"
+
+#include "fx_clock.h"
+
+/* The frame types' count (a uint64_t) and words, after the kernel part, when `types` is set;
+ * len: the record's length. 0 when the record holds no such part or it does not fit. */
+static size_t fx_rec_types_at(const struct fx_sample_rec *r, size_t len)
+{
+    size_t at = fx_rec_kernel_at(r);
+    if (r->kernel != FX_KREC_OFF) {
+        uint64_t nk;
+        if (at + sizeof(nk) > len)
+            return 0;
+        memcpy(&nk, (const uint8_t *)r + at, sizeof(nk));
+        if (nk > FX_KERNEL_MAX)
+            return 0;
+        at += (1 + nk) * sizeof(uint64_t);
+    }
+    return r->types && at + sizeof(uint64_t) <= len ? at : 0;
+}
+
+/* Model owner only. */
+static struct {
+    uint64_t typed[FX_JAVA_RECOVERED + 1], untyped, self_inline, mismatch, samples;
+    uint64_t words, ns; /* type words read (8 bytes each in the ring, +8 per sample); time */
+} ft;
+
+static uint8_t compiled_sub(unsigned tier)
+{
+    if (tier >= 1 && tier <= 3)
+        return FX_JAVA_C1;
+    return tier == 4 ? FX_JAVA_C2 : FX_JAVA_OTHER; /* 0: the tier was not read */
+}
+
+void fx_frame_types_of(const struct fx_sample_rec *r, uint32_t len, int32_t n,
+                       struct fx_frame_type *out)
+{
+    for (int32_t i = 0; i < n; i++)
+        out[i] = (struct fx_frame_type){FX_JAVA_OTHER, 0};
+    size_t at = fx_rec_types_at(r, len);
+    uint64_t nw = 0;
+    if (at != 0)
+        memcpy(&nw, (const uint8_t *)r + at, sizeof(nw));
+    if (nw > FX_TYPES_MAX || at + (1 + nw) * sizeof(uint64_t) > len)
+        nw = 0;
+    const uint8_t *words = (const uint8_t *)r + at + sizeof(uint64_t);
+    int32_t i = 0;
+    int64_t t0 = fx_clock_ns(CLOCK_MONOTONIC);
+    ft.samples += nw > 0;
+    ft.words += nw;
+    for (uint64_t k = 0; k < nw && i < n; k++) {
+        uint64_t w;
+        memcpy(&w, words + k * sizeof(w), sizeof(w));
+        unsigned tag = (unsigned)(w >> 56);
+        if (tag == FX_TYPE_INTERPRETED) {
+            out[i++].sub = FX_JAVA_INTERPRETED;
+            continue;
+        }
+        jmethodID root = (jmethodID)(uintptr_t)(w & ((UINT64_C(1) << 56) - 1));
+        if (!(tag & FX_TYPE_COMPILED) || (tag & 8)) {
+            ft.self_inline += (tag & 8) != 0;
+            break;
+        }
+        int32_t j = i;
+        while (j < n && r->frames[j].method_id != root)
+            j++;
+        if (j == n) { /* unless its root was cut off at the depth */
+            ft.mismatch += !r->truncated;
+            break;
+        }
+        out[j].sub = compiled_sub(tag & 7);
+        for (int32_t x = i; x < j; x++)
+            out[x] = (struct fx_frame_type){FX_JAVA_INLINED, (uint8_t)(j - x < 255 ? j - x : 255)};
+        i = j + 1;
+    }
+    for (int32_t x = 0; x < n; x++) {
+        if (r->frames[x].lineno == -3) /* a native method: its own subcategory */
+            out[x] = (struct fx_frame_type){FX_JAVA_NATIVE_METHOD, 0};
+        if (out[x].sub == FX_JAVA_OTHER)
+            ft.untyped++;
+        else
+            ft.typed[out[x].sub]++;
+    }
+    int64_t t1 = fx_clock_ns(CLOCK_MONOTONIC);
+    ft.ns += t0 > 0 && t1 > t0 ? (uint64_t)(t1 - t0) : 0;
+}
+
+void fx_frame_types_report(struct fx_profile *p)
+{
+    const char *g = "Frame types";
+    fx_profile_extra_int(p, g, "samples with types", (int64_t)ft.samples);
+    fx_profile_extra_int(p, g, "frames interpreted", (int64_t)ft.typed[FX_JAVA_INTERPRETED]);
+    fx_profile_extra_int(p, g, "frames compiled by C1", (int64_t)ft.typed[FX_JAVA_C1]);
+    fx_profile_extra_int(p, g, "frames compiled by C2", (int64_t)ft.typed[FX_JAVA_C2]);
+    fx_profile_extra_int(p, g, "frames inlined", (int64_t)ft.typed[FX_JAVA_INLINED]);
+    fx_profile_extra_detail(p, g, "frames of native methods",
+                            (int64_t)ft.typed[FX_JAVA_NATIVE_METHOD]);
+    fx_profile_extra_int(p, g, "frames untyped", (int64_t)ft.untyped);
+    fx_profile_extra_detail(p, g, "walks stopped: a method maybe inlined into itself",
+                            (int64_t)ft.self_inline);
+    fx_profile_extra_detail(p, g, "walks stopped: compiled method not among the frames",
+                            (int64_t)ft.mismatch);
+    /* the price (docs/BENCHMARKS.md "Frame types"): ring bytes and the drain's matching time */
+    fx_profile_extra_detail(p, g, "ring bytes of type words (8 per frame, 8 per sample)",
+                            (int64_t)(8 * (ft.words + ft.samples)));
+    fx_profile_extra_detail(p, g, "drain time matching types (us)", (int64_t)(ft.ns / 1000));
+}
+
+void fx_frame_types_reset(void)
+{
+    memset(&ft, 0, sizeof(ft));
+}

@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# Frame types by known answers (issue 32 item 1) and honest stack ends (issue 30 item 3):
+# java-test/frametypes (thread types-worker: work -> caller -> tiny, notInlined) three times,
+# each JVM ~3 s:
+#   xint     -Xint, depth= the worker's depth at caller: every typed Java frame Interpreted; a
+#            worker stack whose leaf is caller is whole, one whose leaf is notInlined or tiny has
+#            "[truncated]" above exactly depth= Java frames
+#   c1       -XX:TieredStopAtLevel=1, mode=wall (interval=2ms): compiled frames only C1's, none
+#            C2's; thread main, waiting in Thread.join, typed from its frame anchor: its Java
+#            frames Interpreted
+#   tiered   the default with -XX:CompileCommand=dontinline for notInlined: notInlined never
+#            Inlined and C2 in most samples, tiny Inlined (into caller) in most; no
+#            "[truncated]" anywhere (nothing reaches the depth)
+# Each: the JVM exits 0 without hs_err, fxcheck accepts the profile, the worker's Java frames
+# are mostly typed, and `fxprof convert --to collapsed --annotate` gives the same types as
+# suffixes (frame_types_check.py); --annotate with --to pprof is refused with one line.
+# usage: frame_types_test.sh JDK_HOME [SECONDS]
+set -euo pipefail
+source "$(dirname "$0")/it_lib.sh"
+seconds=${2:-3}
+name="it.frame_types.jdk$(fx_jdk_major "$1")"
+it_init "$name" "$1" FXAGENT_FRAMETYPES_JAR
+[[ -x "${FXPROF:-}" ]] || it_fail "fxprof not built: ${FXPROF:-FXPROF not set}"
+
+# xint's depth= is the worker's depth at caller, read from the tiered run (JDK 17: 5, JDK 25: 6:
+# Thread.runWith), so that a stack ending in caller is exactly as deep as depth= (not cut) and
+# one ending in notInlined or tiny is one deeper (cut, "[truncated]").
+for config in tiered c1 xint; do
+    case $config in
+    xint)
+        caller_depth=$(python3 "$IT_DIR/frame_types_check.py" --caller-depth "$FXAGENT_RUN_DIR/tiered.json.gz") ||
+            it_fail "no depth of caller in the tiered profile"
+        flags=(-Xint) opts=mode=cpu,interval=1ms,depth=$caller_depth
+        ;;
+    c1) flags=(-XX:TieredStopAtLevel=1) opts=mode=wall,interval=2ms,depth=64 ;;
+    tiered) flags=() opts=mode=cpu,interval=1ms,depth=64 ;;
+    esac
+    profile=$FXAGENT_RUN_DIR/$config.json.gz
+    # shellcheck disable=SC2054 # the commas belong to the JVM options
+    it_run "$config" "$IT_JDK/bin/java" "${flags[@]}" -XX:CompileCommand=quiet \
+        -XX:CompileCommand=dontinline,fxagent.test.FrameTypes::notInlined \
+        "-agentpath:$FXAGENT_LIB=$opts,file=$profile" \
+        -cp "$FXAGENT_FRAMETYPES_JAR" fxagent.test.FrameTypes "$seconds"
+    [[ $IT_RC -eq 0 ]] || it_fail "$config: java exited $IT_RC"
+    it_no_hs_err
+    [[ -s $profile ]] || it_fail "$config: no profile at $profile"
+    "$FXCHECK" "$profile" || it_fail "$config: fxcheck rejected $profile"
+    "$FXPROF" convert "$profile" --to collapsed --annotate -o "$config.collapsed" ||
+        it_fail "$config: fxprof convert --annotate failed"
+done
+# --annotate is for collapsed only: refused with one line (exit 2), nothing written
+rc=0
+"$FXPROF" convert "$FXAGENT_RUN_DIR/tiered.json.gz" --to pprof --annotate -o refused.pb.gz \
+    2>refused.err || rc=$?
+[[ $rc -eq 2 && ! -e refused.pb.gz && $(wc -l <refused.err) -eq 1 ]] ||
+    it_fail "convert --to pprof --annotate: exit $rc, $(cat refused.err)"
+python3 "$IT_DIR/frame_types_check.py" --label "$name" "$FXAGENT_RUN_DIR" ||
+    it_fail "frame types are not the known answers (see above)"
+echo "$name: OK"

@@ -1,0 +1,178 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* agent/sampling/recover_anchor.c without a JVM, on a synthetic code table and stack: the
+ * not-in-Java walk says why it stopped (issue 30: "[truncated]" only at the depth; an
+ * interpreted frame, a stub, unknown code each their own reason), and the frame types walk
+ * (issue 32) crosses compiled frames by their frame size and interpreted frames by rbp, typing
+ * each, and refuses a top frame whose pc is not in a compiled method's body. */
+#include <check.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "recover_anchor.h"
+
+static _Alignas(16) uint8_t area[4096]; /* a blob header at 0, code after it */
+static _Alignas(16) uintptr_t stack[64];
+#define LO       ((uintptr_t)&stack[0])
+#define HI       ((uintptr_t)&stack[64])
+#define A        ((uintptr_t)area + 256)  /* nmethod of method 0x1000, C2, 2 words */
+#define B        ((uintptr_t)area + 512)  /* nmethod of method 0x2000, C1, 2 words */
+#define INTERP   ((uintptr_t)area + 1024) /* the template interpreter */
+#define CALLSTUB ((uintptr_t)area + 2048)
+#define CID_OFF  16
+
+static _Alignas(struct fx_code_table) unsigned char mem[sizeof(struct fx_code_table) +
+                                                        4 * sizeof(struct fx_code_range)];
+
+static const struct fx_code_table *table(void)
+{
+    struct fx_code_table *t = (struct fx_code_table *)mem;
+    int32_t cid = 77;
+    memset(area, 0, sizeof(area));
+    memcpy(area + CID_OFF, &cid, sizeof(cid));
+    const struct fx_code_range rs[4] = {
+            {.begin = A,
+             .end = A + 256,
+             .blob = (uintptr_t)area,
+             .name = 0x1000,
+             .verified = 0,
+             .complete = 16,
+             .compile_id = 77,
+             .frame_words = 2,
+             .kind = FX_BLOB_NMETHOD,
+             .level = 4},
+            {.begin = B,
+             .end = B + 256,
+             .blob = (uintptr_t)area,
+             .name = 0x2000,
+             .verified = 0,
+             .complete = 16,
+             .compile_id = 77,
+             .frame_words = 2,
+             .kind = FX_BLOB_NMETHOD,
+             .level = 1},
+            {.begin = INTERP,
+             .end = INTERP + 1024,
+             .name = 3,
+             .kind = FX_BLOB_STUB,
+             .flags = FX_RANGE_INTERPRETER},
+            {.begin = CALLSTUB, .end = CALLSTUB + 64, .name = 4, .kind = FX_BLOB_STUB}};
+    t->n = 4;
+    memcpy(t->r, rs, sizeof(rs));
+    memset(stack, 0, sizeof(stack));
+    return t;
+}
+
+static int anchor(const struct fx_code_table *t, uint32_t cap, uint32_t *n, uint8_t *stop,
+                  fx_asgct_frame *out)
+{
+    struct fx_regs last = {.pc = A + 100, .sp = (uintptr_t)&stack[10]};
+    fx_asgct_frame blob = {0};
+    return fx_recover_anchor(t, CID_OFF, &last, LO, HI, out, cap, n, &blob, stop);
+}
+
+START_TEST(test_anchor_stop_reasons)
+{
+    const struct fx_code_table *t = table();
+    fx_asgct_frame out[8];
+    uint32_t n;
+    uint8_t stop;
+    stack[11] = INTERP + 10; /* A's caller is interpreted */
+    ck_assert_int_eq(anchor(t, 8, &n, &stop, out), FX_REC_ANCHOR);
+    ck_assert_uint_eq(n, 1);
+    ck_assert_uint_eq(stop, FX_WSTOP_INTERPRETED);
+    ck_assert_ptr_eq(out[0].method_id, (jmethodID)0x1000);
+    stack[11] = B + 10; /* A's caller compiled, its caller the call stub */
+    stack[13] = CALLSTUB + 8;
+    ck_assert_int_eq(anchor(t, 8, &n, &stop, out), FX_REC_ANCHOR);
+    ck_assert_uint_eq(n, 2);
+    ck_assert_uint_eq(stop, FX_WSTOP_STUB);
+    ck_assert_ptr_eq(out[1].method_id, (jmethodID)0x2000);
+    ck_assert_int_eq(anchor(t, 1, &n, &stop, out), FX_REC_ANCHOR); /* the depth: no reason */
+    ck_assert_uint_eq(n, 1);
+    ck_assert_uint_eq(stop, FX_WSTOP_NONE);
+    stack[13] = 12345; /* in no range */
+    ck_assert_int_eq(anchor(t, 8, &n, &stop, out), FX_REC_ANCHOR);
+    ck_assert_uint_eq(stop, FX_WSTOP_UNKNOWN);
+    stack[13] = CALLSTUB + 8;
+    struct fx_code_table *w = (struct fx_code_table *)mem;
+    w->r[1].compile_id = 78; /* B's blob holds another compilation: stale */
+    ck_assert_int_eq(anchor(t, 8, &n, &stop, out), FX_REC_ANCHOR);
+    ck_assert_uint_eq(n, 1);
+    ck_assert_uint_eq(stop, FX_WSTOP_STALE);
+    w->r[1].compile_id = 77; /* B's frame reaches past the stack's end */
+    w->r[1].frame_words = 100;
+    ck_assert_int_eq(anchor(t, 8, &n, &stop, out), FX_REC_ANCHOR);
+    ck_assert_uint_eq(stop, FX_WSTOP_STACK);
+}
+END_TEST
+
+/* compiled A (C2) <- interpreted <- compiled B (C1) <- the call stub */
+static void types_stack(void)
+{
+    stack[11] = INTERP + 10;           /* A's return address: into the interpreter */
+    stack[10] = (uintptr_t)&stack[20]; /* A's saved rbp: the interpreted frame's fp */
+    stack[21] = B + 20;                /* the interpreted frame's return address */
+    stack[20] = (uintptr_t)&stack[40]; /* its caller's rbp */
+    stack[19] = (uintptr_t)&stack[24]; /* its sender sp: B's sp */
+    stack[25] = CALLSTUB + 8;          /* B's return address */
+}
+
+START_TEST(test_types_walk)
+{
+    const struct fx_code_table *t = table();
+    types_stack();
+    uint64_t w[8];
+    struct fx_regs top = {.pc = A + 100, .sp = (uintptr_t)&stack[10], .fp = 0};
+    ck_assert_uint_eq(fx_recover_types(t, CID_OFF, &top, LO, HI, w, 8), 3);
+    ck_assert_uint_eq(w[0], (uint64_t)(FX_TYPE_COMPILED | 4) << 56 | 0x1000);
+    ck_assert_uint_eq(w[1], (uint64_t)FX_TYPE_INTERPRETED << 56);
+    ck_assert_uint_eq(w[2], (uint64_t)(FX_TYPE_COMPILED | 1) << 56 | 0x2000);
+    ck_assert_uint_eq(fx_recover_types(t, CID_OFF, &top, LO, HI, w, 2), 2); /* the cap */
+    /* a method that may be inlined into itself is marked, not typed by the walk */
+    ((struct fx_code_table *)mem)->r[1].flags = FX_RANGE_SELF_INLINE;
+    ck_assert_uint_eq(fx_recover_types(t, CID_OFF, &top, LO, HI, w, 8), 3);
+    ck_assert_uint_eq(w[2] >> 56, FX_TYPE_COMPILED | 1 | 8);
+    /* the interpreted frame's fp outside the stack: the walk stops after it */
+    stack[10] = HI + 8;
+    ck_assert_uint_eq(fx_recover_types(t, CID_OFF, &top, LO, HI, w, 8), 2);
+    /* an interpreted top frame */
+    types_stack();
+    struct fx_regs itop = {
+            .pc = INTERP + 50, .sp = (uintptr_t)&stack[15], .fp = (uintptr_t)&stack[20]};
+    ck_assert_uint_eq(fx_recover_types(t, CID_OFF, &itop, LO, HI, w, 8), 2);
+    ck_assert_uint_eq(w[0], (uint64_t)FX_TYPE_INTERPRETED << 56);
+}
+END_TEST
+
+START_TEST(test_types_refuses_an_unproven_top)
+{
+    const struct fx_code_table *t = table();
+    types_stack();
+    uint64_t w[8];
+    /* pc in A's prologue (before its frame is complete): nothing typed */
+    struct fx_regs top = {.pc = A + 4, .sp = (uintptr_t)&stack[10], .fp = 0};
+    ck_assert_uint_eq(fx_recover_types(t, CID_OFF, &top, LO, HI, w, 8), 0);
+    top.pc = CALLSTUB + 4; /* in a stub */
+    ck_assert_uint_eq(fx_recover_types(t, CID_OFF, &top, LO, HI, w, 8), 0);
+    top.pc = 12345; /* unknown */
+    ck_assert_uint_eq(fx_recover_types(t, CID_OFF, &top, LO, HI, w, 8), 0);
+    top.pc = A + 100; /* A's compilation replaced */
+    ((struct fx_code_table *)mem)->r[0].compile_id = 99;
+    ck_assert_uint_eq(fx_recover_types(t, CID_OFF, &top, LO, HI, w, 8), 0);
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("recover_walk");
+    TCase *tc = tcase_create("core");
+    tcase_add_test(tc, test_anchor_stop_reasons);
+    tcase_add_test(tc, test_types_walk);
+    tcase_add_test(tc, test_types_refuses_an_unproven_top);
+    suite_add_tcase(s, tc);
+    SRunner *sr = srunner_create(s);
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed == 0 ? 0 : 1;
+}
