@@ -65,11 +65,13 @@ static int usage(void)
 
 static int parse_args(int argc, char **argv, struct convert_args *a)
 {
-    static const struct option longs[] = {
-            {"to", required_argument, NULL, 't'}, {"output", required_argument, NULL, 'o'},
-            {"idle", no_argument, NULL, 'i'},     {"view", required_argument, NULL, 'v'},
-            {"annotate", no_argument, NULL, 'a'},
-            {"help", no_argument, NULL, 'h'},     {NULL, 0, NULL, 0}};
+    static const struct option longs[] = {{"to", required_argument, NULL, 't'},
+                                          {"output", required_argument, NULL, 'o'},
+                                          {"idle", no_argument, NULL, 'i'},
+                                          {"view", required_argument, NULL, 'v'},
+                                          {"annotate", no_argument, NULL, 'a'},
+                                          {"help", no_argument, NULL, 'h'},
+                                          {NULL, 0, NULL, 0}};
     int o;
     optind = 0;
     while ((o = getopt_long(argc, argv, ":o:h", longs, NULL)) != -1) {
@@ -325,7 +327,6 @@ static const char *frame_suffix(const struct collapsed *c, const struct fx_pfile
         return NULL;
     return c->suffix[cat][sub];
 }
-
 
 /* The value collapsed writes for each view: lock waits in µs (FlameGraph wants whole numbers). */
 static double view_value(int view, const double *v)
