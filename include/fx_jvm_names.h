@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* The JVM's own things under the names users read (issue 30 item 11), native/jvm_names.c,
+/* The JVM's own things under the names users read (issue 30 item 11), core/symbols/jvm_names.c,
  * JVM-free: the full name of a JVM thread that JVMTI does not name (GC, JIT, VM threads) from the
  * 15 characters the kernel keeps of it (/proc/.../comm), and a stub's name without HotSpot's
  * internal fingerprint. */

@@ -328,7 +328,7 @@ void fx_profile_extra_clear(struct fx_profile *p);
 /* --- whole-model figures, for status lines and memory bounds --- */
 size_t fx_profile_memory(const struct fx_profile *p); /* bytes held by the model */
 
-/* --- the window: bounded memory, resets, copies for dumps (native/profile_window.c) --- */
+/* --- the window: bounded memory, resets, copies for dumps (core/model/profile_window.c) --- */
 
 /* Rows are samples and allocation rows (fx_profile_alloc), which the memory bound counts alike.
  * The oldest row time of every thread, INT64_MAX without rows. */
@@ -377,7 +377,7 @@ void fx_profile_totals(const struct fx_profile *p, struct fx_profile_totals *out
 void fx_profile_set_table_limit(struct fx_profile *p, size_t bytes);
 size_t fx_profile_table_memory(const struct fx_profile *p); /* bytes held by those tables */
 /* Rebuilds the interned tables with only the rows that the samples and markers held reach
- * (native/profile_compact.c): after a reset, the next period starts from what it needs, not from
+ * (core/model/profile_compact.c): after a reset, the next period starts from what it needs, not from
  * every stack ever seen. Renumbers every string, func, frame and stack id: ids kept from before
  * are void once fx_profile_generation has changed. On failure (FX_ENOMEM) nothing changed. */
 int fx_profile_compact(struct fx_profile *p);

@@ -2,7 +2,7 @@
 /* The text map: a process's executable mappings (from /proc/PID/maps or a file in that format)
  * as an immutable table sorted by start address, and the one-pointer slot that publishes it to
  * signal handlers (issue 16 groundwork). Owns parsing, the table and its publication; naming the
- * code inside a mapping is native/elfsym.c's job.
+ * code inside a mapping is core/symbols/elfsym.c's job.
  *
  * Immutable table. fx_textmap_read builds the whole table (entries and path strings in one
  * block) off the signal path; nothing changes it afterwards, so any number of threads and

@@ -7,7 +7,7 @@
  *
  * Finding: /proc/self/task lists every thread; a tid not in the tid table (no Java thread, not
  * ours yet) is registered, named from /proc/self/task/TID/comm (written out in full
- * where the JVM's name is known: native/jvm_names.c); after a start's first scan, only
+ * where the JVM's name is known: core/symbols/jvm_names.c); after a start's first scan, only
  * when the previous scan saw it unregistered too. A Java thread is in /proc a moment before its
  * ThreadStart and after its ThreadEnd: 200 threads started at once had 113 caught so (and not
  * armable, exiting), which the second sighting avoids; a new thread has its own name by then. In
@@ -65,7 +65,7 @@
 #define SCAN_WAIT_MAX_NS 2000000000
 #define TIDS_MAX         8192 /* tids read from /proc per scan; more: the rest next time */
 #define PENDING_MAX      512  /* unregistered tids remembered from one scan to the next */
-#define GC_CONCURRENT    4    /* subcategories of native/profile_tables.c */
+#define GC_CONCURRENT    4    /* subcategories of core/model/profile_tables.c */
 #define JIT_C1           1
 #define JIT_C2           2
 

@@ -19,7 +19,7 @@
 #include "fx_sink.h"
 
 /* native/ keeps the model's layout private; its own tests read the tables. */
-#include "../../native/fx_profile_internal.h"
+#include "../../core/model/fx_profile_internal.h"
 
 #define MAX_THREADS  8
 #define MAX_COUNTERS 4

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* Shared by the libFuzzer harnesses: the entry point's prototype, a check that aborts (so
  * libFuzzer keeps the input as a crash artifact), a byte reader that never runs dry (missing
- * bytes read as 0), and a strict UTF-8 validator independent of native/json.c. */
+ * bytes read as 0), and a strict UTF-8 validator independent of core/writer/json.c. */
 #ifndef FX_FUZZ_UTIL_H
 #define FX_FUZZ_UTIL_H
 

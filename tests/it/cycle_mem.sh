@@ -6,7 +6,7 @@
 # over 990 cycles while the agent's own count rose 69 KiB), so each reading splits it:
 #   * the JVM's own native memory: NMT's committed total (-XX:NativeMemoryTracking=summary), and
 #     the part of it that is malloc'd (the total less the mapped categories);
-#   * the agent's own count (status: heap and pages, native/alloc.c);
+#   * the agent's own count (status: heap and pages, core/util/alloc.c);
 #   * malloc that neither counts: the process's malloc in use (status, glibc's mallinfo2 over
 #     every arena) less the JVM's malloc (NMT) less the agent's heap: what libraries allocate
 #     outside both, and a leak of the agent that bypasses fx_alloc (the check of this file);

@@ -47,7 +47,7 @@ def named_libjvm(fns):
 
 
 def check_full_names(run, check):
-    """JVM threads under their full names (issue 30 item 11, native/jvm_names.c): no track is
+    """JVM threads under their full names (issue 30 item 11, core/symbols/jvm_names.c): no track is
     named by a comm the kernel cut ("C2 CompilerThre", "VM Periodic Tas", "Monitor Deflati"); a
     compiler thread is "C1/C2 CompilerThread" + its number, or its comm marked cut ("…")."""
     cut = ("C1 CompilerThre", "C2 CompilerThre", "VM Periodic Tas", "Monitor Deflati")

@@ -1,14 +1,14 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
 # style.clang_format: `clang-format --dry-run -Werror` with the repository's .clang-format on
-# every C file under native/ include/ agent/ tests/ bench/ cli/ that git tracks or would track
+# every C file under core/ include/ agent/ tests/ bench/ cli/ that git tracks or would track
 # (untracked files count unless .gitignore excludes them; without git, every file found).
 # Nothing is reformatted. Exit 77 (skip) without clang-format, except under CI=true.
 #   clang_format.sh ROOT
 set -uo pipefail
 root=$1
 cd "$root" || exit 1
-dirs=(native include agent tests bench cli)
+dirs=(core include agent tests bench cli)
 fmt=$(command -v clang-format || command -v clang-format-14)
 if [ -z "$fmt" ]; then
     [ "${CI:-}" = true ] && { echo "style: FAIL: clang-format not installed (CI=true)"; exit 1; }

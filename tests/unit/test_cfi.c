@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* Unit tests of native/cfi.c (include/fx_cfi.h): the table of the system's libz (a known
+/* Unit tests of core/symbols/cfi.c (include/fx_cfi.h): the table of the system's libz (a known
  * function's rows), a real unwind through libz's frameless code from inside a zlib callback up
  * to the test function that called zlib, the step's rules and bounds on a synthetic stack,
  * lookups at a table's edges, and bad input. */

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* Unit tests of native/demangle.c: C++ names demangled, C names and bad input left alone. */
+/* Unit tests of core/symbols/demangle.c: C++ names demangled, C names and bad input left alone. */
 #include <check.h>
 #include <stdlib.h>
 

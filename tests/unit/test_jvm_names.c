@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* The JVM's own names as users read them (native/jvm_names.c, issue 30 item 11): a thread's
+/* The JVM's own names as users read them (core/symbols/jvm_names.c, issue 30 item 11): a thread's
  * 15-character comm written out in full only when one HotSpot name starts with it (a numbered
  * family only for its only thread), otherwise kept and marked "…"; a stub's name without an
  * adapter's fingerprint. */

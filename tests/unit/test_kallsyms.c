@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* Unit tests of native/kallsyms.c: synthetic kallsyms files (normal, kptr_restrict zeros,
+/* Unit tests of core/symbols/kallsyms.c: synthetic kallsyms files (normal, kptr_restrict zeros,
  * malformed, empty, missing), lookups between and beyond symbols, the real /proc/kallsyms. */
 #include <check.h>
 #include <stdlib.h>

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* Allocations in the model (native/profile_allocs.c, issue 17): a free mirrors its allocation
+/* Allocations in the model (core/model/profile_allocs.c, issue 17): a free mirrors its allocation
  * on the allocating thread; frees of unknown or dropped allocations are refused; dropping by
  * time keeps each allocation with its free; compaction renumbers the allocation stacks (rows and
  * live map); memory counts the rows; the writer emits the balanced nativeAllocations table; and
@@ -15,7 +15,7 @@
 #include "fx_profile.h"
 #include "fx_sink.h"
 
-#include "../../native/fx_profile_internal.h"
+#include "../../core/model/fx_profile_internal.h"
 
 static fx_stack_id label(struct fx_profile *p, const char *name)
 {

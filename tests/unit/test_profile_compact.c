@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* Compaction of the interned tables (native/profile_compact.c): periods of distinct stacks that
+/* Compaction of the interned tables (core/model/profile_compact.c): periods of distinct stacks that
  * each fit the table limit never fill it when every reset compacts; what samples and markers
  * reach survives with the same text; a failed compaction changes nothing. */
 #include <check.h>
@@ -12,7 +12,7 @@
 #include "fx_profile.h"
 
 /* native/ keeps the model's layout private; its own tests read the tables. */
-#include "../../native/fx_profile_internal.h"
+#include "../../core/model/fx_profile_internal.h"
 
 #define DEPTH   8
 #define STACKS  64 /* distinct stacks per period */

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* The model's window (native/profile_window.c): cut times, dropping old samples, markers and
+/* The model's window (core/model/profile_window.c): cut times, dropping old samples, markers and
  * counter values with memory given back, the interned-table limit, and snapshots that write
  * the same JSON as their original and stay independent of it. */
 #include <check.h>
@@ -14,7 +14,7 @@
 #include "fx_sink.h"
 
 /* native/ keeps the model's layout private; its own tests read the tables. */
-#include "../../native/fx_profile_internal.h"
+#include "../../core/model/fx_profile_internal.h"
 
 static fx_stack_id label(struct fx_profile *p, const char *name)
 {

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* Unit tests of native/textmap.c: parsing synthetic and real maps files, lookups at the edges,
+/* Unit tests of core/symbols/textmap.c: parsing synthetic and real maps files, lookups at the edges,
  * huge tables, bad input, allocation failure, and publication to concurrent readers. */
 #include <check.h>
 #include <pthread.h>

@@ -20,7 +20,7 @@ struct fx_ff_ctx {
     uint32_t nwritten;
 };
 
-/* meta (§4), counters (§8): native/ff_writer_meta.c. */
+/* meta (§4), counters (§8): core/writer/ff_writer_meta.c. */
 void fx_ff_writer_meta(const struct fx_ff_ctx *w);
 void fx_ff_writer_counters(const struct fx_ff_ctx *w);
 /* The process's pid as a string (§6: a number breaks URL state). */

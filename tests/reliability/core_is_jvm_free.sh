@@ -1,14 +1,14 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
-# style.native_is_jvm_free: the core (native/*.c, native/*.h, include/fx_*.h but the agent's own
+# style.core_is_jvm_free: the core (core/*/*.c, core/*/*.h, include/fx_*.h but the agent's own
 # include/fx_agent*.h) includes neither jni.h nor jvmti.h (nor jvmticmlr.h, jni_md.h), directly
 # or through an fx_agent*.h header, so it builds and is tested without a JDK (ARCHITECTURE.md).
-#   native_is_jvm_free.sh ROOT
+#   core_is_jvm_free.sh ROOT
 set -uo pipefail
 root=$1
 cd "$root" || exit 1
 files=()
-for f in native/*.c native/*.h include/fx_*.h; do
+for f in core/*/*.c core/*/*.h include/fx_*.h; do
     [ -f "$f" ] || continue
     case "$f" in include/fx_agent*.h) continue ;; esac
     files+=("$f")

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* The profile model's layout, shared by native/profile*.c and the writer (native/ff_writer*.c)
  * only: it lives in native/, so agent/ and cli/ see struct fx_profile as opaque (the core's own
- * tests include it by path; style.native_private checks that nobody else does). Tables are
+ * tests include it by path; style.core_private checks that nobody else does). Tables are
  * columnar (struct of arrays, one array per JSON column) with an fx_rowidx over their key
  * columns, so writing is a loop over arrays.
  * Invariants: a stack's prefix row is smaller than its own row (parents first); every id stored
@@ -281,7 +281,7 @@ static inline bool fx_profile_thread_gone(const struct fx_profile *p, const stru
  * gone (profile_window.c calls it for every thread after a drop). */
 void fx_profile_thread_vacate_if_done(struct fx_profile *p, uint32_t i);
 
-/* The tables' share of destruction and memory accounting (native/profile_tables.c). */
+/* The tables' share of destruction and memory accounting (core/model/profile_tables.c). */
 void fx_profile_tables_destroy(struct fx_profile *p);
 size_t fx_profile_tables_memory(const struct fx_profile *p);
 
