@@ -47,7 +47,7 @@ static struct {
     struct logrec *log; /* pending changes, in arrival order */
     size_t n_log, cap_log;
     uint64_t seq;
-    struct fx_code_range *live; /* the drain's: the current set, sorted by begin */
+    const struct fx_code_range *live; /* the drain's: the last published table's ranges */
     size_t n_live;
     struct logrec *all; /* the drain's: fold's scratch, kept between folds */
     size_t cap_all;
@@ -197,9 +197,10 @@ static int by_begin_then_seq(const void *a, const void *b)
  * whichever is newer. Only the log is sorted: `live` is sorted already and its records (seq 0)
  * precede any log record of the same begin, so a merge gives the order. Sorting both at every
  * publish cost javac's drain ~1 s of CPU (issue 31: 10,000 ranges, ~100 publishes a second).
- * `all` is a scratch kept between folds, so large folds do not map fresh pages each time.
- * Returns false (nothing changed) on allocation failure. */
-static bool fold(struct logrec *log, size_t n_log)
+ * `all` is a scratch kept between folds, and the result is written straight into the table to
+ * publish, which is `live` from then on: one fresh block per publish, not three.
+ * Returns NULL (nothing changed) on allocation failure. */
+static struct fx_code_table *fold(struct logrec *log, size_t n_log)
 {
     size_t n = cm.n_live + n_log;
     if (n > cm.cap_all) {
@@ -209,11 +210,12 @@ static bool fold(struct logrec *log, size_t n_log)
             cm.cap_all = 0;
     }
     struct logrec *all = cm.all;
-    struct fx_code_range *out = fx_malloc(n * sizeof(*out));
-    if (all == NULL || out == NULL) {
-        fx_free(out);
-        return false;
+    struct fx_code_table *t = fx_malloc(sizeof(*t) + n * sizeof(t->r[0]));
+    if (all == NULL || t == NULL) {
+        fx_free(t);
+        return NULL;
     }
+    struct fx_code_range *out = t->r;
     fx_sort(log, n_log, sizeof(*log), by_begin_then_seq);
     for (size_t i = 0, a = 0, b = 0; i < n; i++) {
         if (b == n_log || (a < cm.n_live && cm.live[a].begin <= log[b].r.begin))
@@ -244,10 +246,8 @@ static bool fold(struct logrec *log, size_t n_log)
         out[k++] = win->r;
         kept_seq = win->seq;
     }
-    fx_free(cm.live);
-    cm.live = out;
-    cm.n_live = k;
-    return true;
+    t->n = k;
+    return t;
 }
 
 static void free_retired(void)
@@ -274,8 +274,8 @@ void fx_codemap_publish(void)
     pthread_mutex_unlock(&cm.lock);
     if (n_log == 0)
         return;
-    bool ok = fold(log, n_log);
-    if (!ok) { /* give the changes back, oldest first, for the next cycle */
+    struct fx_code_table *t = fold(log, n_log);
+    if (t == NULL) { /* give the changes back, oldest first, for the next cycle */
         pthread_mutex_lock(&cm.lock);
         for (size_t i = 0; i < n_log; i++)
             log_push(log[i].op, &log[i].r);
@@ -284,11 +284,8 @@ void fx_codemap_publish(void)
         return;
     }
     fx_free(log);
-    struct fx_code_table *t = fx_malloc(sizeof(*t) + cm.n_live * sizeof(t->r[0]));
-    if (t == NULL)
-        return; /* the live set is right; the next change publishes it */
-    t->n = cm.n_live;
-    memcpy(t->r, cm.live, cm.n_live * sizeof(t->r[0]));
+    cm.live = t->r; /* the old table's ranges are not read again: it can be retired */
+    cm.n_live = t->n;
     struct fx_code_table *old = __atomic_exchange_n(&fx_sig.code_table, t, __ATOMIC_SEQ_CST);
     cm.publishes++;
     if (old != NULL)
