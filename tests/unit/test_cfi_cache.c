@@ -32,6 +32,14 @@ static void setup(void)
     ck_assert_int_eq(stat(libz, &libz_st), 0);
 }
 
+/* Removes what setup made: dir's parent, the mkdtemp directory. */
+static void teardown(void)
+{
+    char cmd[300];
+    snprintf(cmd, sizeof(cmd), "rm -rf '%.*s'", (int)(strrchr(dir, '/') - dir), dir);
+    ck_assert_int_eq(system(cmd), 0);
+}
+
 static size_t block_bytes(const struct fx_cfi *c)
 {
     return sizeof(*c) + c->count * sizeof(struct fx_cfi_row) + c->nfuncs * sizeof(uint32_t);
@@ -89,6 +97,7 @@ START_TEST(test_cfi_cache_round_trip_gives_the_same_table_and_stats)
     other.st_size += 1;
     ck_assert_int_eq(fx_cfi_cache_load(dir, libz, &other, &back, NULL, &eb), FX_ENOTFOUND);
     fx_cfi_free(c);
+    teardown();
 }
 END_TEST
 
@@ -136,6 +145,7 @@ START_TEST(test_cfi_cache_refuses_a_damaged_file)
     /* a row kind no step knows */
     damaged(row2 + 10, 9, "malformed rows");
     fx_cfi_free(c);
+    teardown();
 }
 END_TEST
 
