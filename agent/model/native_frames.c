@@ -34,6 +34,7 @@ static const char *const stop_labels[FX_NSTOP_COUNT] = {
         "thread stack bounds unknown",
         "a CFI rule outside the unwound subset (a DWARF expression)",
         "CFA or saved register outside the stack (CFI)",
+        "unwind table not built yet (queued for the drain)",
 };
 
 /* Where the walk stopped, as the frame between the Java part and the native frames; NULL where
@@ -49,6 +50,7 @@ static const char *const stop_frames[FX_NSTOP_COUNT] = {
         "[native: walk stopped (stack bounds unknown)]",
         "[native: walk stopped (CFI rule not unwound)]",
         "[native: walk stopped (CFA outside the stack)]",
+        "[native: walk stopped (unwind table not built yet)]",
 };
 
 static struct {

@@ -8,14 +8,19 @@
  * programs never sample most of their libraries, nor need tables where frame pointers work. A table
  * is never freed: text maps retired by the slot protocol may still point to it, and a library is
  * rarely unloaded. A library whose table cannot be built gets an empty table (no rows), so walks
- * step it by frame pointer and stop asking. Callers hold native_maps.c's lock. Leaf module: calls
- * fx_cfi, the text map, base's clock and the profile's meta.extra only. */
+ * step it by frame pointer and stop asking. A table built is kept across JVM starts in a cache
+ * directory (include/fx_cfi_cache.h; FXAGENT_CFI_CACHE=DIR|off): the next JVM that needs the same
+ * library's table reads it in a millisecond instead of building it again (issue 31). Callers
+ * hold native_maps.c's lock. Leaf module: calls fx_cfi, its cache, the text map, base's clock and
+ * the profile's meta.extra only. */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "fx_alloc.h"
+#include "fx_cfi_cache.h"
 #include "native_walk.h"
 
 struct lib {
@@ -24,6 +29,7 @@ struct lib {
     struct fx_cfi *table; /* &empty when the build failed */
     struct fx_cfi_stats st;
     int64_t build_ns;
+    bool cached;   /* read from the cache directory, not built */
     char name[64]; /* the file name, for the report */
 };
 
@@ -34,8 +40,11 @@ static uint64_t table_bytes; /* atomic: what the tables hold, for status (native
 static struct {
     struct lib *libs;
     size_t n, cap;
-    uint64_t failed, wants;
-    char error[200]; /* the last failed build's reason */
+    uint64_t failed, wants, cached, cache_errors;
+    int cache; /* 0: not looked at yet, 1: cache_dir is used, -1: no cache */
+    char cache_dir[512];
+    char error[200];       /* the last failed build's reason */
+    char cache_error[300]; /* the last cache file that could not be read or written */
 } nu;
 
 static struct lib *find(const struct fx_textmap_entry *e)
@@ -48,6 +57,23 @@ static struct lib *find(const struct fx_textmap_entry *e)
     return NULL;
 }
 
+/* The cache directory, chosen at the first build (the environment is read once). */
+static const char *cache_dir(void)
+{
+    if (nu.cache == 0)
+        nu.cache = fx_cfi_cache_dir(getenv("FXAGENT_CFI_CACHE"), getenv("XDG_CACHE_HOME"),
+                                    getenv("HOME"), nu.cache_dir, sizeof(nu.cache_dir))
+                           ? 1
+                           : -1;
+    return nu.cache == 1 ? nu.cache_dir : NULL;
+}
+
+static void cache_failed(const struct fx_errbuf *eb)
+{
+    nu.cache_errors++;
+    snprintf(nu.cache_error, sizeof(nu.cache_error), "%s", eb->msg);
+}
+
 static void build(const struct fx_textmap_entry *e)
 {
     if (fx_grow(&nu.libs, &nu.cap, nu.n, 1, sizeof(*nu.libs), 16) != 0)
@@ -58,10 +84,21 @@ static void build(const struct fx_textmap_entry *e)
     snprintf(l->name, sizeof(l->name), "%s", slash != NULL ? slash + 1 : e->path);
     struct fx_errbuf eb = {{0}};
     int64_t t0 = fx_now_ns();
-    if (fx_cfi_build(e->path, &l->table, &l->st, &eb) != FX_OK) {
+    struct stat st;
+    bool keep = cache_dir() != NULL && stat(e->path, &st) == 0 && (uint64_t)st.st_ino == e->inode;
+    int rc = keep ? fx_cfi_cache_load(nu.cache_dir, e->path, &st, &l->table, &l->st, &eb)
+                  : FX_ENOTFOUND;
+    l->cached = rc == FX_OK;
+    nu.cached += l->cached;
+    if (rc == FX_EIO)
+        cache_failed(&eb);
+    if (!l->cached && fx_cfi_build(e->path, &l->table, &l->st, &eb) != FX_OK) {
         l->table = &empty;
         nu.failed++;
         snprintf(nu.error, sizeof(nu.error), "%s", eb.msg);
+    } else if (!l->cached && keep &&
+               fx_cfi_cache_store(nu.cache_dir, e->path, &st, l->table, &l->st, &eb) != FX_OK) {
+        cache_failed(&eb);
     }
     l->build_ns = fx_now_ns() - t0;
     __atomic_add_fetch(&table_bytes, l->table != &empty ? l->st.bytes : 0, __ATOMIC_RELAXED);
@@ -116,9 +153,9 @@ void fx_native_unwind_report(struct fx_profile *p, const char *g)
         else
             snprintf(value, sizeof(value),
                      "%" PRIu64 " FDEs, %" PRIu64 " rows (%" PRIu64 " outside the subset), %" PRIu64
-                     " KiB, built in %.1f ms",
+                     " KiB, %s in %.1f ms",
                      l->st.fdes, l->st.rows, l->st.unsupported, l->st.bytes / 1024,
-                     (double)l->build_ns / 1e6);
+                     l->cached ? "read from the cache" : "built", (double)l->build_ns / 1e6);
         fx_profile_extra_str(p, g, label, value);
     }
     fx_profile_extra_int(p, g, "unwind tables built (cstack=dwarf, this JVM)",
@@ -126,6 +163,12 @@ void fx_native_unwind_report(struct fx_profile *p, const char *g)
     fx_profile_extra_loss(p, g, "unwind tables failed (this JVM)", (int64_t)nu.failed);
     if (nu.error[0] != '\0')
         fx_profile_extra_str(p, g, "unwind table last error (this JVM)", nu.error);
+    fx_profile_extra_int(p, g, "unwind tables read from the cache (this JVM)", (int64_t)nu.cached);
+    fx_profile_extra_str(p, g, "unwind table cache", nu.cache == 1 ? nu.cache_dir : "none");
+    fx_profile_extra_detail(p, g, "unwind table cache files not read or written (this JVM)",
+                            (int64_t)nu.cache_errors);
+    if (nu.cache_error[0] != '\0')
+        fx_profile_extra_str(p, g, "unwind table cache last error (this JVM)", nu.cache_error);
     fx_profile_extra_int(p, g, "unwind table rows (this JVM)", (int64_t)rows);
     fx_profile_extra_int(p, g, "unwind table bytes (this JVM)", (int64_t)bytes);
     fx_profile_extra_int(p, g, "unwind table build time (us, this JVM)", (int64_t)(ns / 1000));

@@ -28,7 +28,9 @@
  * its frame pointer, as is an address no FDE covers; when that step fails (rbp outside the
  * stack, or the return address it gave in no mapping) the mapping is queued for the drain to
  * build its table (fx_native.want), so libraries whose frame pointers work (libjvm) cost no
- * table. A rule outside the subset (a DWARF expression) stops the walk, counted.
+ * table, and the walk stops there as FX_NSTOP_NO_TABLE ("[native: walk stopped (unwind table
+ * not built yet)]"): the handler never builds, and never guesses past the failed step. A rule
+ * outside the subset (a DWARF expression) stops the walk, counted.
  *
  * Stack bounds: a Java thread's are set before it is published (signal_handler.c); a thread that
  * is not one (vm_threads.c) gets its own once a scan has seen its stack pointer, and until then
@@ -153,9 +155,11 @@ static uint32_t walk_sigsafe(const struct fx_thread *t, const struct fx_textmap 
         const struct fx_textmap_entry *e = fx_textmap_lookup_sigsafe(map, at);
         if (e == NULL) {
             __atomic_add_fetch(&fx_native.misses, 1, __ATOMIC_RELAXED);
-            if (by_fp != NULL)
-                fx_native_want_sigsafe(by_fp); /* its rbp was no frame pointer */
             *stop = FX_NSTOP_NOT_TEXT;
+            if (by_fp != NULL) {
+                fx_native_want_sigsafe(by_fp); /* its rbp was no frame pointer */
+                *stop = FX_NSTOP_NO_TABLE;
+            }
             return n;
         }
         if (e->kind == FX_TEXTMAP_ANON) {
@@ -172,8 +176,10 @@ static uint32_t walk_sigsafe(const struct fx_thread *t, const struct fx_textmap 
         if (why == CFI_FALLBACK) {
             why = step_sigsafe(&b, &r.pc, &r.fp, &r.sp);
             by_fp = dwarf && e->cfi == NULL && e->kind == FX_TEXTMAP_FILE ? e : NULL;
-            if (by_fp != NULL && why == FX_NSTOP_BAD_FP)
+            if (by_fp != NULL && why == FX_NSTOP_BAD_FP) {
                 fx_native_want_sigsafe(by_fp);
+                why = FX_NSTOP_NO_TABLE;
+            }
         }
         if (why != FX_NSTOP_OFF) {
             *stop = why;

@@ -120,8 +120,7 @@ static inline size_t fx_rec_kernel_at(const struct fx_sample_rec *r)
     return fx_rec_vt_at(r) + (r->vthread == FX_VT_ID ? sizeof(uint64_t) : 0);
 }
 
-/* Native frames (cstack=fp, native_walk.c): at most this many per sample. */
-#define FX_NATIVE_MAX 64
+#define FX_NATIVE_MAX 64 /* native frames per sample at most (native_walk.c) */
 /* Why a native walk ended (fx_sample_rec.native_stop; a meta.extra counter each). */
 enum fx_native_stop {
     FX_NSTOP_OFF = 0,   /* no walk: cstack=no, no ucontext, not x86-64 */
@@ -134,6 +133,7 @@ enum fx_native_stop {
     FX_NSTOP_NO_BOUNDS, /* the thread's stack bounds are unknown */
     FX_NSTOP_CFI_RULE,  /* cstack=dwarf: CFI outside the subset fx_cfi.h unwinds (an expression) */
     FX_NSTOP_BAD_CFA,   /* cstack=dwarf: the CFA or a saved word outside the stack */
+    FX_NSTOP_NO_TABLE,  /* cstack=dwarf: an rbp step failed where the table is not built yet */
     FX_NSTOP_COUNT
 };
 

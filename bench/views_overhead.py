@@ -1,0 +1,181 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
+"""Every view of fxagent priced against no profiler, JFR and async-profiler in one interleaved
+run (issue 31 item 3, docs/BENCHMARKS.md "Every view priced"). Run by bench/run_views.sh, which
+builds the agent and the workloads first.
+
+Configurations (--configs picks some): none; fx (the defaults, 10 ms); fx-alloc (+ alloc=512k);
+fx-lock (+ lock=10ms); fx-all (both); jfr (settings=profile); ap-cpu and ap-all (async-profiler
+event=cpu, and event=cpu,alloc,lock with JFR output, as it requires), only when
+FXAGENT_BENCH_ASYNC_PROFILER names its libasyncProfiler.so (never a path in the repository).
+Workloads (--workloads): cpu (java-test/bench CpuSingle, fixed work), alloc (java-test/alloc
+AllocWorkload rounds, fixed work), lock (java-test/locks LockWorkload bench: 4 threads contending
+for a monitor and a ReentrantLock for a fixed time; its figure is CPU per operation), javac (that
+JDK's javac compiling part of its own java.base sources, ~30 s of CPU; needs lib/src.zip).
+
+Each run's figure is the JVM's own CPU (user + sys of the child, from wait4), the 1-minute load
+average read just before it, and for lock the operations done. Rounds rotate the order of the
+configurations; the table gives per cell the median of the per-round ratios to no profiler in
+the same round (CPU per operation for lock) with their min-max, and the median load. The
+agent's own counters of the last fxagent run of each cell go to OUT/extra-*.txt."""
+import argparse
+import gzip
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import stack_coverage  # noqa: E402  (the javac workload's source selection)
+
+CONFIGS = ["none", "fx", "fx-alloc", "fx-lock", "fx-all", "jfr", "ap-cpu", "ap-all"]
+FX_OPTS = {"fx": "", "fx-alloc": "alloc=512k,", "fx-lock": "lock=10ms,",
+           "fx-all": "alloc=512k,lock=10ms,"}
+AP_EVENTS = {"ap-cpu": "event=cpu,interval=10ms,file={base}.jfr",
+             "ap-all": "event=cpu,interval=10ms,alloc=512k,lock=10ms,file={base}.jfr"}
+
+
+def workload_cmd(a, jdk, work, prof):
+    java = os.path.join(jdk["home"], "bin", "java")
+    if work == "cpu":
+        return [java] + prof + ["-cp", os.path.join(a.build, "java-test", "fxagent-bench.jar"),
+                                "fxagent.bench.CpuSingle", f"rounds={a.cpu_rounds}"]
+    if work == "alloc":
+        return [java] + prof + ["-cp", os.path.join(a.build, "java-test", "fxagent-alloc.jar"),
+                                "fxagent.alloc.AllocWorkload", "rounds", str(a.alloc_rounds)]
+    if work == "lock":
+        return [java] + prof + ["-cp", os.path.join(a.build, "java-test", "fxagent-locks.jar"),
+                                "fxagent.locks.LockWorkload", "bench", "4", str(a.lock_seconds)]
+    dest = os.path.join(a.out, "javac-out")
+    subprocess.run(["rm", "-rf", dest], check=True)
+    os.makedirs(dest)
+    return [os.path.join(jdk["home"], "bin", "javac")] + ["-J" + p for p in prof] + [
+        "--patch-module", f"java.base={jdk['patch']}", "-d", dest, "-nowarn", "-Xlint:none",
+        "-proc:none", "-implicit:none", "-XDignore.symbol.file", "@" + jdk["files"]]
+
+
+def prof_opts(a, cfg, base):
+    if cfg == "none":
+        return []
+    if cfg in FX_OPTS:
+        return [f"-agentpath:{a.agent}={FX_OPTS[cfg]}interval=10ms,quiet,file={base}.json.gz"]
+    if cfg == "jfr":
+        return [f"-XX:StartFlightRecording=settings=profile,filename={base}.jfr"]
+    return [f"-agentpath:{a.ap}=start," + AP_EVENTS[cfg].format(base=base)]
+
+
+def run_one(cmd, log):
+    load = os.getloadavg()[0]
+    with open(log, "w", encoding="utf-8") as f:
+        p = subprocess.Popen(cmd, stdout=f, stderr=subprocess.STDOUT)
+        _, status, ru = os.wait4(p.pid, 0)
+    if os.waitstatus_to_exitcode(status) != 0:
+        sys.exit(f"views_overhead: {' '.join(cmd)} failed, see {log}")
+    ops = 1
+    with open(log, encoding="utf-8") as f:
+        for line in f:
+            if line.startswith("ops "):
+                ops = int(line.split()[1])
+    return ru.ru_utime + ru.ru_stime, ops, load
+
+
+def fx_extra(path, out):
+    """The agent's counters of one run, group | label = value, for the split by parts."""
+    try:
+        with gzip.open(path) as f:
+            p = json.load(f)
+    except (OSError, ValueError):
+        return
+    with open(out, "w", encoding="utf-8") as f:
+        for g in p.get("meta", {}).get("extra", []):
+            for e in g.get("entries", []):
+                f.write(f"{g.get('label')} | {e.get('label')} = {e.get('value')}\n")
+
+
+def jdks(a):
+    out = []
+    for spec in a.jdk:
+        major, home = spec.split("=", 1)
+        j = {"home": home, "major": major}
+        if "javac" in a.workloads:
+            j["patch"], j["files"], _ = stack_coverage.prepare_javac(
+                a.out, major, os.path.join(home, "lib", "src.zip"))
+        out.append(j)
+    return out
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--build", required=True, help="build directory (agent, java-test jars)")
+    ap.add_argument("--jdk", action="append", required=True, help="MAJOR=HOME (repeatable)")
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--workloads", default="cpu,alloc,lock")
+    ap.add_argument("--configs", default=",".join(CONFIGS))
+    ap.add_argument("--cpu-rounds", type=int, default=60)
+    ap.add_argument("--alloc-rounds", type=int, default=3000)
+    ap.add_argument("--lock-seconds", type=int, default=3)
+    a = ap.parse_args()
+    a.workloads = a.workloads.split(",")
+    a.agent = os.path.join(a.build, "agent", "libfxagent.so")
+    a.ap = os.environ.get("FXAGENT_BENCH_ASYNC_PROFILER", "")
+    configs = [c for c in a.configs.split(",") if c in CONFIGS]
+    if not a.ap:
+        skipped = [c for c in configs if c.startswith("ap-")]
+        configs = [c for c in configs if not c.startswith("ap-")]
+        if skipped:
+            print(f"views_overhead: FXAGENT_BENCH_ASYNC_PROFILER not set: {skipped} left out")
+    os.makedirs(a.out, exist_ok=True)
+    res = {}  # (major, work, cfg) -> [(cpu, ops, load)] per round
+    js = jdks(a)
+    for rnd in range(a.rounds):
+        for ji, jdk in enumerate(js):
+            for wi, work in enumerate(a.workloads):
+                k = (rnd + ji + wi) % len(configs)
+                for cfg in configs[k:] + configs[:k]:
+                    base = os.path.join(a.out, f"{jdk['major']}-{work}-{cfg}")
+                    cmd = workload_cmd(a, jdk, work, prof_opts(a, cfg, base))
+                    r = run_one(cmd, base + ".log")
+                    res.setdefault((jdk["major"], work, cfg), []).append(r)
+                    if cfg in FX_OPTS:
+                        fx_extra(base + ".json.gz", os.path.join(
+                            a.out, f"extra-{jdk['major']}-{work}-{cfg}.txt"))
+                    print(f"round {rnd + 1} JDK {jdk['major']} {work} {cfg}: {r[0]:.2f} s CPU, "
+                          f"{r[1]} ops, load {r[2]:.1f}", flush=True)
+    report(a, js, configs, res)
+
+
+def report(a, js, configs, res):
+    lines = [f"{time.strftime('%Y-%m-%d %H:%M')}, {a.rounds} rounds, {os.cpu_count()} CPUs; "
+             "each cell: median ratio of the JVM's CPU (per operation for lock) to no profiler "
+             "in the same round (min-max), median 1-min load average before the runs", "",
+             "| JDK | workload | none CPU s | " + " | ".join(c for c in configs if c != "none") +
+             " |", "| --- | --- | ---: | " + " | ".join("---:" for c in configs if c != "none") +
+             " |"]
+    for jdk in js:
+        for work in a.workloads:
+            none = res[(jdk["major"], work, "none")]
+            cells = []
+            for cfg in configs:
+                if cfg == "none":
+                    continue
+                rs = res[(jdk["major"], work, cfg)]
+                ratios = [(c / o) / (nc / no) for (c, o, _), (nc, no, _) in zip(rs, none)]
+                load = statistics.median(r[2] for r in rs)
+                cells.append(f"{statistics.median(ratios):.3f} ({min(ratios):.2f}-"
+                             f"{max(ratios):.2f}) L{load:.0f}")
+            ncpu = statistics.median(r[0] for r in none)
+            nload = statistics.median(r[2] for r in none)
+            lines.append(f"| {jdk['major']} | {work} | {ncpu:.2f} L{nload:.0f} | " +
+                         " | ".join(cells) + " |")
+    text = "\n".join(lines) + "\n"
+    with open(os.path.join(a.out, "report.md"), "w", encoding="utf-8") as f:
+        f.write(text)
+    print(text)
+
+
+if __name__ == "__main__":
+    main()
