@@ -115,6 +115,19 @@ static struct fx_options next_options(const struct fx_options *o, const char *te
         n.quiet = true;
     if (fx_option_given(text, "cstack"))
         n.cstack = o->cstack;
+    /* The views (issue 30): each source reads its option at every start. */
+    if (fx_option_given(text, "alloc"))
+        n.alloc_bytes = o->alloc_bytes;
+    if (fx_option_given(text, "lock"))
+        n.lock_ns = o->lock_ns;
+    if (fx_option_given(text, "lockowner"))
+        n.lockowner = o->lockowner;
+    if (fx_option_given(text, "vtwait"))
+        n.vtwait_ns = o->vtwait_ns;
+    if (fx_option_given(text, "vtracks"))
+        n.vtracks = o->vtracks;
+    if (fx_option_given(text, "kstack"))
+        n.kstack = o->kstack;
     return n;
 }
 
