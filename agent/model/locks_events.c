@@ -4,12 +4,12 @@
  * MonitorContendedEntered ends it and, when it reached lock=, records it with the object's class,
  * the owner the lookup thread found (locks_owner.c) and the thread's stack (GetStackTrace);
  *  - parks: Unsafe.park is re-bound (RegisterNatives, from boot-loader code: locks_bind.c) to
- *    park_hook while a recording has lock=, and back to the original at its stop. The hook reads the thread's parkBlocker (and, for an
- *    AbstractOwnableSynchronizer, its exclusive owner) before it parks, times the original, and
- *    records a wait with a blocker that reached lock=. The original's address comes from the
- *    NativeMethodBind event when the agent was loaded at startup (the JVM binds Unsafe's natives
- *    after Agent_OnLoad), else, attached late, from libjvm's symbol Unsafe_Park (.symtab).
- * Records go to one queue (locks_shared.h); nothing here touches the model. */
+ *    park_hook while a recording has lock=, and back to the original at its stop. The hook reads
+ * the thread's parkBlocker (and, for an AbstractOwnableSynchronizer, its exclusive owner) before it
+ * parks, times the original, and records a wait with a blocker that reached lock=. The original's
+ * address comes from the NativeMethodBind event when the agent was loaded at startup (the JVM binds
+ * Unsafe's natives after Agent_OnLoad), else, attached late, from libjvm's symbol Unsafe_Park
+ * (.symtab). Records go to one queue (locks_shared.h); nothing here touches the model. */
 #include "locks_shared.h"
 
 #include <stdio.h>

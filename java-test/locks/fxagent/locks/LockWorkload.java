@@ -6,7 +6,10 @@
 //                  "rl-waiter" on a ReentrantLock held 300 ms by "rl-holder", 3 times each;
 //                  "loner" takes its own lock and never contends; for wall mode "sleeper"
 //                  sleeps, "busy" spins and "blocked" waits for a monitor "hog" never lets go
-//                  of while the run lasts. Prints "waits done" after the six waits.
+//                  of while the run lasts; "idle-pool", a pool's one thread, gets a task
+//                  before each round and waits for work in LinkedBlockingQueue.take in between
+//                  (idle waits, not contention). Prints "waits done" after the six waits. With
+//                  -Dfxagent.locks.go=FILE the rounds begin once FILE exists (at most 60 s).
 //   bench THREADS SECONDS  THREADS threads increment one counter under a synchronized block and
 //                  under a ReentrantLock in turn; prints "ops N".
 //   storm THREADS SECONDS [SPIN [yield]]  the same with the synchronized block only, where it
@@ -15,6 +18,8 @@
 package fxagent.locks;
 
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
 import java.util.concurrent.locks.ReentrantLock;
 
 public final class LockWorkload {
@@ -152,12 +157,23 @@ public final class LockWorkload {
                 sink++;
             }
         });
+        ExecutorService idle = Executors.newFixedThreadPool(1, r -> {
+            Thread t = new Thread(r, "idle-pool");
+            t.setDaemon(true);
+            return t;
+        });
         long end = System.nanoTime() + seconds * 1_000_000_000L;
         sleepQuietly(delayMs); // the agent starts (attach) and its threads settle
+        String go = System.getProperty("fxagent.locks.go");
+        for (int i = 0; go != null && !new java.io.File(go).exists() && i < 3000; i++)
+            sleepQuietly(20);
         for (int i = 0; i < 3; i++) {
+            idle.execute(() -> sink++);
             monitorRound();
+            idle.execute(() -> sink++);
             reentrantRound();
         }
+        idle.execute(() -> sink++); // ends the last idle wait
         System.out.println("waits done");
         String release = System.getProperty("fxagent.locks.release");
         while (System.nanoTime() < end && (release == null || !new java.io.File(release).exists()))
