@@ -8,7 +8,8 @@
 //                  sleeps, "busy" spins and "blocked" waits for a monitor "hog" never lets go
 //                  of while the run lasts; "idle-pool", a pool's one thread, gets a task
 //                  before each round and waits for work in LinkedBlockingQueue.take in between
-//                  (idle waits, not contention). Prints "waits done" after the six waits. With
+//                  (idle waits, not contention); "array-waiter" waits once for an int[]'s
+//                  monitor. Prints "waits done" after these waits. With
 //                  -Dfxagent.locks.go=FILE the rounds begin once FILE exists (at most 60 s).
 //   bench THREADS SECONDS  THREADS threads increment one counter under a synchronized block and
 //                  under a ReentrantLock in turn; prints "ops N".
@@ -80,11 +81,23 @@ public final class LockWorkload {
     }
 
     static void monitorRound() throws InterruptedException {
+        monitorRound(MONITOR, "monitor-waiter", LockWorkload::waitOnMonitor);
+    }
+
+    static final int[] ARRAY_LOCK = new int[1];
+
+    static void waitOnArray() {
+        synchronized (ARRAY_LOCK) {
+            ARRAY_LOCK[0]++;
+        }
+    }
+
+    static void monitorRound(Object lock, String name, Runnable wait) throws InterruptedException {
         CountDownLatch held = new CountDownLatch(1);
-        Thread waiter = new Thread(LockWorkload::waitOnMonitor, "monitor-waiter");
+        Thread waiter = new Thread(wait, name);
         monitorWaiter = waiter;
         Thread holder = new Thread(() -> {
-            synchronized (MONITOR) {
+            synchronized (lock) {
                 held.countDown();
                 untilWaiting(() -> monitorWaiter.getState() == Thread.State.BLOCKED);
             }
@@ -173,6 +186,7 @@ public final class LockWorkload {
             idle.execute(() -> sink++);
             reentrantRound();
         }
+        monitorRound(ARRAY_LOCK, "array-waiter", LockWorkload::waitOnArray); // class int[]
         idle.execute(() -> sink++); // ends the last idle wait
         System.out.println("waits done");
         String release = System.getProperty("fxagent.locks.release");
