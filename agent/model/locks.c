@@ -317,10 +317,13 @@ static void locks_reset(struct fx_profile *p)
 }
 
 /* Stopped, the stop's pass drained the queue, the consumer paused, the events off: its pages
- * go back; the next start with lock= makes it again. */
+ * go back, and the consumer's method names (as drain.c's at fx_model_idle: a stopped agent
+ * keeps no cache); the next start with lock= makes them again. */
 static void locks_idle(void)
 {
     fx_evq_free(&fx_lock_queue);
+    fx_methods_free(lc.methods);
+    lc.methods = NULL;
 }
 
 const struct fx_source fx_locks_source = {
