@@ -71,12 +71,14 @@ int fx_jvm_markers_start(struct fx_profile *p, uint32_t thread, int64_t t_ns,
  * its stack with fx_profile_marker_stack). Strings are any bytes; owner "" when unknown. */
 #define FX_JVM_LOCK_SCHEMA "JvmLockWait"
 #define FX_JVM_LOCK_NAME   "Lock wait"
+#define FX_JVM_IDLE_NAME   "Idle wait" /* a park waiting for work (issue 30), not contention */
 struct fx_jvm_lock {
     const char *lock_class; /* "java.util.concurrent.locks.ReentrantLock$NonfairSync" */
     size_t lock_class_len;
     const char *owner; /* the owner thread's name */
     size_t owner_len;
     const char *kind; /* "monitor" or "park" */
+    bool idle;        /* waiting for work: named FX_JVM_IDLE_NAME */
 };
 int fx_jvm_markers_lock(struct fx_profile *p, uint32_t thread, int64_t start_ns, int64_t end_ns,
                         const struct fx_jvm_lock *l);

@@ -147,6 +147,11 @@ int fx_profile_label_stack(struct fx_profile *p, const char *label, uint8_t cate
 int fx_profile_thread_add(struct fx_profile *p, const char *name, int64_t tid, int64_t register_ns,
                           uint32_t *out_index);
 int fx_profile_thread_set_name(struct fx_profile *p, uint32_t thread, const char *name);
+/* A view's track of thread `owner` (its lock waits, issue 30), with the owner's tid, named
+ * "OWNER_NAME" + suffix: the writer puts it right after its owner's track and names it after the
+ * owner's track as written (its "(tid N)" included) + suffix. */
+int fx_profile_thread_add_companion(struct fx_profile *p, uint32_t owner, const char *suffix,
+                                    int64_t register_ns, uint32_t *out_index);
 void fx_profile_thread_unregister(struct fx_profile *p, uint32_t thread, int64_t t_ns);
 /* A thread's index stays valid while someone holds it: fx_profile_thread_add gives the caller
  * one hold, fx_profile_thread_hold one more (another writer that keeps the index). Once every

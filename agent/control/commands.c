@@ -51,9 +51,26 @@ static void fmt_duration(char *buf, size_t cap, uint64_t ns)
 
 /* --- start --- */
 
+/* The opt-in views on, as ", lock waits of 10ms+, allocations sampled every N bytes" (issue 30:
+ * a start says what it records, so an option that was not taken would show). */
+static void describe_views(char *buf, size_t cap)
+{
+    const struct fx_options *o = fx_opt();
+    char d[32];
+    size_t n = 0;
+    buf[0] = '\0';
+    if (o->lock_ns) {
+        fmt_duration(d, sizeof(d), o->lock_ns);
+        n += (size_t)snprintf(buf + n, cap - n, ", lock waits of %s+", d);
+    }
+    if (o->alloc_bytes && n < cap)
+        snprintf(buf + n, cap - n, ", allocations sampled every %llu bytes",
+                 (unsigned long long)o->alloc_bytes);
+}
+
 static void describe_start(struct fx_outcome *out, const char *verb)
 {
-    char iv[32], loop[64] = "";
+    char iv[32], loop[64] = "", views[160];
     struct fx_threads_stats st;
     fx_threads_stats(&st);
     fmt_duration(iv, sizeof(iv), fx_opt()->interval_ns);
@@ -64,11 +81,12 @@ static void describe_start(struct fx_outcome *out, const char *verb)
     }
     char engine[320];
     fx_engine_name(engine, sizeof(engine));
+    describe_views(views, sizeof(views));
     fx_outcome_set(
             out, FX_RC_OK,
-            "%s: %s, interval %s, %llu threads sampled, memory bound %llu MiB%s; profile file %s",
+            "%s: %s, interval %s, %llu threads sampled, memory bound %llu MiB%s%s; profile file %s",
             verb, engine, iv, (unsigned long long)st.registered,
-            (unsigned long long)(fx_opt()->memory_bytes >> 20), loop, fx_opt()->file);
+            (unsigned long long)(fx_opt()->memory_bytes >> 20), loop, views, fx_opt()->file);
 }
 
 /* A JVM that runs without the agent: the recording takes o's options (and owns their
@@ -115,6 +133,19 @@ static struct fx_options next_options(const struct fx_options *o, const char *te
         n.quiet = true;
     if (fx_option_given(text, "cstack"))
         n.cstack = o->cstack;
+    /* The views (issue 30): each source reads its option at every start. */
+    if (fx_option_given(text, "alloc"))
+        n.alloc_bytes = o->alloc_bytes;
+    if (fx_option_given(text, "lock"))
+        n.lock_ns = o->lock_ns;
+    if (fx_option_given(text, "lockowner"))
+        n.lockowner = o->lockowner;
+    if (fx_option_given(text, "vtwait"))
+        n.vtwait_ns = o->vtwait_ns;
+    if (fx_option_given(text, "vtracks"))
+        n.vtracks = o->vtracks;
+    if (fx_option_given(text, "kstack"))
+        n.kstack = o->kstack;
     return n;
 }
 

@@ -324,10 +324,13 @@ static void allocs_stop(void)
         enable(jvmti, JVMTI_DISABLE);
 }
 
-/* Stopped, the stop's pass drained it, the consumer paused, the events off. */
+/* Stopped, the stop's pass drained it, the consumer paused, the events off; the method names go
+ * too (a stopped agent keeps no cache: it.cycle's bound), made again at the next drain. */
 static void allocs_idle(void)
 {
     fx_evq_free(&q.e);
+    fx_methods_free(cs.methods);
+    cs.methods = NULL;
 }
 
 static void allocs_before_dump(JNIEnv *jni, struct fx_profile *p, const struct fx_span *span)

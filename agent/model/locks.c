@@ -2,8 +2,12 @@
 /* Lock waits in the model (issue 18), the consumer of locks_events.c's queue, a source: each
  * wait becomes a "Lock wait" interval (JvmLockWait) on the waiting thread's track with the
  * waiting stack as its cause, and one sample, weighted by the wait in µs, on a second track of
- * the same thread named "NAME: lock waits" (weightType tracing-ms), so the call tree of that
- * track answers "which code waits most". Model owner only, but for start and stop (control's
+ * the same thread named "NAME: lock waits" (weightType tracing-ms, a companion track: written
+ * beside the thread's, under its name), so the call tree of that track answers "which code waits
+ * most". The wait's end is a sample without a stack and of weight 0 (issue 30): the track's graph
+ * and stack chart show each wait where it is, nothing between waits. A park that waits for work
+ * (locks_idle.c: an idle pool thread) is an "Idle wait" marker and goes to a track "NAME: idle
+ * waits" instead, apart from contention. Model owner only, but for start and stop (control's
  * lock). */
 #include "locks_shared.h"
 
@@ -11,13 +15,15 @@
 #include <string.h>
 
 #include "fx_alloc.h"
+#include "fx_jtype.h"
 #include "fx_jvm_markers.h"
 #include "fx_ring.h"
 
 struct waits_track {
     struct fx_thread *t; /* the waiting thread (the registry keeps ended threads until reaped) */
     int32_t tid;
-    uint32_t index; /* its lock waits track */
+    uint32_t index; /* its lock waits track (or idle waits track) */
+    bool idle;
     bool unregistered;
 };
 
@@ -27,7 +33,7 @@ static struct {
     uint32_t methods_gen;
     struct waits_track *tracks;
     uint32_t ntracks, tracks_cap;
-    uint64_t model_errors, no_thread, drained;
+    uint64_t model_errors, no_thread, drained, idle;
     uint64_t drops_base; /* the queue's drops (per JVM) when this recording began */
     bool ever_started;
 } lc;
@@ -37,11 +43,12 @@ static bool ended(struct fx_thread *t)
     return __atomic_load_n(&t->ended, __ATOMIC_ACQUIRE) != 0;
 }
 
-/* The thread's lock waits track, added at its first wait. */
-static int waits_track(struct fx_profile *p, struct fx_thread *t, uint32_t *out)
+/* The thread's lock waits track (idle waits track), added at its first wait beside its own. */
+static int waits_track(struct fx_profile *p, struct fx_thread *t, uint32_t thread, bool idle,
+                       uint32_t *out)
 {
     for (uint32_t i = 0; i < lc.ntracks; i++) {
-        if (lc.tracks[i].t == t && lc.tracks[i].tid == t->tid) {
+        if (lc.tracks[i].t == t && lc.tracks[i].tid == t->tid && lc.tracks[i].idle == idle) {
             *out = lc.tracks[i].index;
             return FX_OK;
         }
@@ -54,13 +61,12 @@ static int waits_track(struct fx_profile *p, struct fx_thread *t, uint32_t *out)
         lc.tracks = n;
         lc.tracks_cap = cap;
     }
-    char name[300];
-    snprintf(name, sizeof(name), "%s: lock waits", t->name ? t->name : "?");
-    int rc = fx_profile_thread_add(p, name, t->tid, t->start_ns, out);
+    int rc = fx_profile_thread_add_companion(p, thread, idle ? ": idle waits" : ": lock waits",
+                                             t->start_ns, out);
     if (rc == FX_OK)
         rc = fx_profile_thread_set_weight_type(p, *out, FX_WEIGHT_TRACING_MS);
     if (rc == FX_OK)
-        lc.tracks[lc.ntracks++] = (struct waits_track){t, t->tid, *out, false};
+        lc.tracks[lc.ntracks++] = (struct waits_track){t, t->tid, *out, idle, false};
     return rc;
 }
 
@@ -111,9 +117,13 @@ static int wait_stack(JNIEnv *jni, struct fx_profile *p, const jvmtiFrameInfo *f
     return rc;
 }
 
-/* "Ljava/lang/Object;" -> "java.lang.Object" (arrays keep their signature). */
+/* "Ljava/lang/Object;" -> "java.lang.Object", "[I" -> "int[]" (fx_jtype.h); what is not a
+ * signature, or too long, with its slashes as dots. */
 static size_t class_name(const char *sig, size_t len, char *out, size_t cap)
 {
+    int jn = fx_jtype_name(sig, len, out, cap);
+    if (jn >= 0)
+        return (size_t)jn;
     if (len >= 2 && sig[0] == 'L' && sig[len - 1] == ';') {
         sig++;
         len -= 2;
@@ -142,10 +152,16 @@ static int one_wait(JNIEnv *jni, struct fx_profile *p, const struct lock_rec *r,
     uint32_t thread, waits;
     fx_stack_id stack;
     int rc = fx_tracks_index(p, t, &thread);
+    const jvmtiFrameInfo *frames = (const jvmtiFrameInfo *)(r + 1);
     if (rc == FX_OK)
-        rc = wait_stack(jni, p, (const jvmtiFrameInfo *)(r + 1), r->nframes, r->truncated, &stack);
-    struct fx_jvm_lock l = {cls, cl, bytes + r->class_len, r->owner_len,
-                            r->kind == LOCK_MONITOR ? "monitor" : "park"};
+        rc = wait_stack(jni, p, frames, r->nframes, r->truncated, &stack);
+    bool idle = r->kind == LOCK_PARK && fx_lock_idle_wait(jni, frames, r->nframes);
+    struct fx_jvm_lock l = {cls,
+                            cl,
+                            bytes + r->class_len,
+                            r->owner_len,
+                            r->kind == LOCK_MONITOR ? "monitor" : "park",
+                            idle};
     if (l.owner_len == 0) {
         l.owner = "unknown";
         l.owner_len = 7;
@@ -155,13 +171,18 @@ static int one_wait(JNIEnv *jni, struct fx_profile *p, const struct lock_rec *r,
     if (rc == FX_OK)
         rc = fx_profile_marker_stack(p, thread, stack);
     if (rc == FX_OK)
-        rc = waits_track(p, t, &waits);
+        rc = waits_track(p, t, thread, idle, &waits);
     int64_t us = (r->t1 - r->t0) / 1000;
+    /* CPU 0 from the previous wait's end to this start (the graph is empty between waits), none
+     * known during the wait (drawn full height); the end: no stack, weight 0. */
     if (rc == FX_OK)
-        rc = fx_profile_sample(p, waits, r->t0, stack, -1,
+        rc = fx_profile_sample(p, waits, r->t0, stack, 0,
                                us < 1            ? 1
                                : us > UINT32_MAX ? UINT32_MAX
                                                  : (uint32_t)us);
+    if (rc == FX_OK)
+        rc = fx_profile_sample(p, waits, r->t1, FX_STACK_NONE, -1, 0);
+    lc.idle += rc == FX_OK && idle;
     return rc;
 }
 
@@ -240,6 +261,8 @@ static void locks_before_dump(JNIEnv *jni, struct fx_profile *p, const struct fx
             {"monitor: waits recorded", get(&f->monitor_recorded), FX_EXTRA_ALWAYS},
             {"park: parks with a blocker seen", get(&f->park_seen), FX_EXTRA_ALWAYS},
             {"park: waits recorded", get(&f->park_recorded), FX_EXTRA_ALWAYS},
+            {"park: of which idle waits (waiting for work: idle waits tracks)", lc.idle,
+             FX_EXTRA_ALWAYS},
             {"dropped: queue full", fx_evq_drops(&fx_lock_queue) - lc.drops_base, FX_EXTRA_LOSS},
             {"dropped: no wait slot", get(&f->slots_full), FX_EXTRA_LOSS},
             {"dropped: thread not registered", lc.no_thread, FX_EXTRA_LOSS},
@@ -289,15 +312,18 @@ static void locks_reset(struct fx_profile *p)
     _Static_assert(sizeof(fx_lock_owner_fig) % sizeof(uint64_t) == 0, "counters only");
     zero_counters((uint64_t *)&fx_lock_fig, sizeof(fx_lock_fig) / sizeof(uint64_t));
     zero_counters((uint64_t *)&fx_lock_owner_fig, sizeof(fx_lock_owner_fig) / sizeof(uint64_t));
-    lc.model_errors = lc.no_thread = lc.drained = 0;
+    lc.model_errors = lc.no_thread = lc.drained = lc.idle = 0;
     lc.drops_base = fx_evq_drops(&fx_lock_queue);
 }
 
 /* Stopped, the stop's pass drained the queue, the consumer paused, the events off: its pages
- * go back; the next start with lock= makes it again. */
+ * go back, and the consumer's method names (as drain.c's at fx_model_idle: a stopped agent
+ * keeps no cache); the next start with lock= makes them again. */
 static void locks_idle(void)
 {
     fx_evq_free(&fx_lock_queue);
+    fx_methods_free(lc.methods);
+    lc.methods = NULL;
 }
 
 const struct fx_source fx_locks_source = {

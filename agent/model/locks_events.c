@@ -3,13 +3,13 @@
  *  - monitors: MonitorContendedEnter notes the wait in the thread's wait slot,
  * MonitorContendedEntered ends it and, when it reached lock=, records it with the object's class,
  * the owner the lookup thread found (locks_owner.c) and the thread's stack (GetStackTrace);
- *  - parks: Unsafe.park is re-bound (RegisterNatives) to park_hook while a recording has lock=,
- *    and back to the original at its stop. The hook reads the thread's parkBlocker (and, for an
- *    AbstractOwnableSynchronizer, its exclusive owner) before it parks, times the original, and
- *    records a wait with a blocker that reached lock=. The original's address comes from the
- *    NativeMethodBind event when the agent was loaded at startup (the JVM binds Unsafe's natives
- *    after Agent_OnLoad), else, attached late, from libjvm's symbol Unsafe_Park (.symtab).
- * Records go to one queue (locks_shared.h); nothing here touches the model. */
+ *  - parks: Unsafe.park is re-bound (RegisterNatives, from boot-loader code: locks_bind.c) to
+ *    park_hook while a recording has lock=, and back to the original at its stop. The hook reads
+ * the thread's parkBlocker (and, for an AbstractOwnableSynchronizer, its exclusive owner) before it
+ * parks, times the original, and records a wait with a blocker that reached lock=. The original's
+ * address comes from the NativeMethodBind event when the agent was loaded at startup (the JVM binds
+ * Unsafe's natives after Agent_OnLoad), else, attached late, from libjvm's symbol Unsafe_Park
+ * (.symtab). Records go to one queue (locks_shared.h); nothing here touches the model. */
 #include "locks_shared.h"
 
 #include <stdio.h>
@@ -258,13 +258,11 @@ static bool park_refs(JNIEnv *jni)
     return true;
 }
 
+/* Through locks_bind.c: a plain RegisterNatives here would make the JDK print a warning on the
+ * application's stdout. */
 static bool bind_park(JNIEnv *jni, void *fn)
 {
-    JNINativeMethod m = {"park", "(ZJ)V", fn};
-    if ((*jni)->RegisterNatives(jni, lk.unsafe_cls, &m, 1) == 0)
-        return true;
-    (*jni)->ExceptionClear(jni);
-    return false;
+    return fx_lock_bind_native(jni, lk.unsafe_cls, "park", "(ZJ)V", fn);
 }
 
 static void park_start(JNIEnv *jni)
@@ -286,7 +284,7 @@ static void park_start(JNIEnv *jni)
         why = "parks not recorded: Unsafe.park's binding was not seen (NativeMethodBind) and "
               "libjvm has no symbol Unsafe_Park";
     else if (why == NULL && !bind_park(jni, (void *)park_hook))
-        why = "parks not recorded: RegisterNatives(Unsafe.park) failed";
+        why = "parks not recorded: RegisterNatives(Unsafe.park) failed (locks_bind.c)";
     if (why != NULL) {
         snprintf(lk.note, sizeof(lk.note), "%s", why);
         fx_log("lock: %s", why);

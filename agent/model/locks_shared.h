@@ -93,6 +93,13 @@ void fx_lock_thread_name(jvmtiEnv *jvmti, JNIEnv *jni, jthread t, char *buf, siz
  * error already logged (the monitors may work while parks do not: *park_note says why). */
 int fx_lock_events_start(JNIEnv *jni, uint64_t lock_ns);
 void fx_lock_events_stop(JNIEnv *jni);
+/* locks_bind.c: cls.name(sig) bound to fn by RegisterNatives called from Java code of the boot
+ * loader, so the JDK prints no "Re-registering of platform native method" (issue 30); false:
+ * not bound (the class could not be defined, or RegisterNatives failed). */
+bool fx_lock_bind_native(JNIEnv *jni, jclass cls, const char *name, const char *sig, void *fn);
+/* locks_idle.c: a park's waiting stack (n jvmtiFrameInfo, leaf first) shows a thread waiting
+ * for work (an idle pool thread in a queue's take, ...), not contention. Model owner only. */
+bool fx_lock_idle_wait(JNIEnv *jni, const void *frames, uint32_t n);
 /* How the park wrapper got the original Unsafe.park, or why parks are not recorded. */
 const char *fx_lock_park_note(void);
 

@@ -103,6 +103,9 @@ struct fx_thread {
     bool vacant;
     uint8_t weight_type; /* enum fx_weight_type */
     uint32_t holds;      /* fx_profile_thread_add's one, plus fx_profile_thread_hold's */
+    /* A view's track of thread companion_of - 1 (fx_profile_thread_add_companion), 0: none;
+     * its name is the owner's then (when added) followed by its last suffix_len bytes. */
+    uint32_t companion_of, suffix_len;
     struct fx_samples samples;
     struct fx_markers markers;
     struct fx_allocs allocs;

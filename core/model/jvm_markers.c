@@ -202,7 +202,9 @@ static const struct fx_marker_schema lock_schema = {
                        "the wait began; park: Unsafe.park with a blocker (ReentrantLock, "
                        "ReentrantReadWriteLock, Semaphore, a Condition, a queue), the owner "
                        "being an AbstractOwnableSynchronizer's exclusive owner when the park "
-                       "began. The stack is the waiting thread's.",
+                       "began. The stack is the waiting thread's. \"Idle wait\": a park of a "
+                       "thread waiting for work (a pool thread in a queue's take, "
+                       "ForkJoinPool.awaitWork), not contention.",
         .display = FX_DISPLAY_CHART | FX_DISPLAY_TABLE,
         .fields = lock_fields,
         .n_fields = sizeof(lock_fields) / sizeof(lock_fields[0]),
@@ -222,8 +224,9 @@ int fx_jvm_markers_lock(struct fx_profile *p, uint32_t thread, int64_t start_ns,
         rc = fx_profile_cstring(p, l->kind, &v[3].s);
     if (rc != FX_OK)
         return rc;
-    return add(p, thread, FX_JVM_LOCK_NAME, strlen(FX_JVM_LOCK_NAME), FX_PHASE_INTERVAL,
-               FX_CAT_IDLE, start_ns, end_ns, &lock_schema, v);
+    const char *name = l->idle ? FX_JVM_IDLE_NAME : FX_JVM_LOCK_NAME;
+    return add(p, thread, name, strlen(name), FX_PHASE_INTERVAL, FX_CAT_IDLE, start_ns, end_ns,
+               &lock_schema, v);
 }
 
 /* --- issue 22: virtual threads' waits --- */

@@ -204,6 +204,28 @@ int fx_profile_thread_set_name(struct fx_profile *p, uint32_t thread, const char
     return FX_OK;
 }
 
+int fx_profile_thread_add_companion(struct fx_profile *p, uint32_t owner, const char *suffix,
+                                    int64_t register_ns, uint32_t *out_index)
+{
+    if (!fx_profile_thread_ok(p, owner) || !suffix)
+        return FX_EINVAL;
+    const char *on = p->threads[owner].name ? p->threads[owner].name : "";
+    int64_t tid = p->threads[owner].tid;
+    size_t n = strlen(on), k = strlen(suffix);
+    char *name = fx_malloc(n + k + 1);
+    if (!name)
+        return FX_ENOMEM;
+    memcpy(name, on, n);
+    memcpy(name + n, suffix, k + 1);
+    int rc = fx_profile_thread_add(p, name, tid, register_ns, out_index); /* may move threads */
+    fx_free(name);
+    if (rc == FX_OK) {
+        p->threads[*out_index].companion_of = owner + 1;
+        p->threads[*out_index].suffix_len = (uint32_t)k;
+    }
+    return rc;
+}
+
 void fx_profile_thread_unregister(struct fx_profile *p, uint32_t thread, int64_t t_ns)
 {
     if (!fx_profile_thread_ok(p, thread))

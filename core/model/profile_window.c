@@ -301,6 +301,8 @@ static void copy_thread(struct fx_thread *d, const struct fx_thread *s, bool *ok
     d->unregister_ns = s->unregister_ns;
     d->unregistered = s->unregistered;
     d->weight_type = s->weight_type;
+    d->companion_of = s->companion_of; /* an index of s: copy_threads maps it */
+    d->suffix_len = s->suffix_len;
     DUP_TABLE(&d->samples, &s->samples, fx_samples_cols, ok);
     DUP_TABLE(&d->markers, &s->markers, fx_markers_cols, ok);
     DUP(&d->markers, &s->markers, values, s->markers.nvalues, ok);
@@ -401,13 +403,22 @@ static void copy_threads(struct fx_profile *d, const struct fx_profile *s, bool 
     d->threads = fx_calloc(s->nthreads ? s->nthreads : 1, sizeof(*d->threads));
     *ok = *ok && d->threads;
     d->threads_cap = d->threads ? (s->nthreads ? s->nthreads : 1) : 0;
+    /* s's index -> d's index + 1 (0: left out), for the companions' owners */
+    uint32_t *at = fx_calloc(s->nthreads ? s->nthreads : 1, sizeof(*at));
+    *ok = *ok && at;
     for (uint32_t i = 0; *ok && i < s->nthreads; i++) {
         if (fx_profile_thread_left_out(s, i))
             continue;
         if (i == s->main_thread)
             d->main_thread = d->nthreads;
+        at[i] = d->nthreads + 1;
         copy_thread(&d->threads[d->nthreads++], &s->threads[i], ok);
     }
+    for (uint32_t i = 0; *ok && i < d->nthreads; i++) {
+        uint32_t o = d->threads[i].companion_of;
+        d->threads[i].companion_of = o != 0 && o - 1 < s->nthreads ? at[o - 1] : 0;
+    }
+    fx_free(at);
 }
 
 static void copy_counters(struct fx_profile *d, const struct fx_profile *s, bool *ok)

@@ -573,10 +573,8 @@ static void write_threads(const struct fx_ff_ctx *w)
 {
     fx_json_key(w->j, "threads");
     fx_json_arr_begin(w->j);
-    for (uint32_t i = 0; i < w->p->nthreads; i++) {
-        if (w->index[i] != UINT32_MAX)
-            write_thread(w, i);
-    }
+    for (uint32_t k = 0; k < w->nwritten; k++)
+        write_thread(w, w->order[k]);
     if (!w->nwritten)
         write_placeholder_thread(w);
     fx_json_arr_end(w->j);
@@ -589,7 +587,7 @@ int fx_ff_write(const struct fx_profile *p, struct fx_sink sink, struct fx_errbu
         fx_errbuf_set(eb, "writing the profile: out of memory for the JSON buffer");
         return FX_ENOMEM;
     }
-    struct fx_ff_ctx w = {j, p, 0, NULL, NULL, 0};
+    struct fx_ff_ctx w = {j, p, 0, NULL, NULL, NULL, 0};
     if (fx_ff_writer_threads_prepare(&w) != FX_OK) {
         fx_free(j);
         fx_errbuf_set(eb, "writing the profile: out of memory for the thread list");

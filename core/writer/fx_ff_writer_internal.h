@@ -17,6 +17,7 @@ struct fx_ff_ctx {
     /* Per thread of p (ff_writer_names.c): its index in the file's threads (UINT32_MAX: left
      * out, fx_profile_thread_left_out), and how its track name is told apart. */
     uint32_t *index, *repeat;
+    uint32_t *order; /* the model's thread written at each file index (nwritten of them) */
     uint32_t nwritten;
 };
 

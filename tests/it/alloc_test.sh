@@ -8,7 +8,8 @@
 #           bytes are heldSite's (alloc_check.py live), and profiler-cli's
 #           native-retained-allocations tree names heldSite and not droppedSite, and so do
 #           fxprof summary's top retaining methods;
-#   attach  fxprof start --options alloc=512k into a JVM started without the agent, a dump, a
+#   attach  fxprof start (no option) into a JVM started without the agent and stop, then
+#           start --options alloc=512k (issue 30: a start after a stop takes alloc=), a dump, a
 #           stop, a second start and stop: the files hold balanced tables, and both recordings'
 #           meta.extra counts are their own (issue 23: the second's not the first's plus its
 #           own, alloc_check.py own); then -agentpath with loop=1s: every file of
@@ -88,6 +89,10 @@ attach)
         >plain.out 2>plain.err &
     pid=$!
     sleep 2
+    it_run start0 "$FXPROF" start "$pid" --agent "$FXAGENT_LIB" -o "$FXAGENT_RUN_DIR/attach-0.json.gz"
+    [[ $IT_RC -eq 0 ]] || { kill "$pid"; it_fail "fxprof start (no option) exited $IT_RC"; }
+    it_run stop0 "$FXPROF" stop "$pid"
+    [[ $IT_RC -eq 0 ]] || { kill "$pid"; it_fail "fxprof stop (no option) exited $IT_RC"; }
     it_run start "$FXPROF" start "$pid" --agent "$FXAGENT_LIB" --options alloc=512k \
         -o "$FXAGENT_RUN_DIR/attach-stop.json.gz"
     [[ $IT_RC -eq 0 ]] || { kill "$pid"; it_fail "fxprof start exited $IT_RC"; }

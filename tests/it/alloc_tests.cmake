@@ -2,7 +2,7 @@
 # Issue 17, allocation and live-heap profiling (tests/it/alloc_test.sh, alloc_check.py), per JDK:
 #   it.alloc.jdk<major>.split   the unbiased estimate: a known byte split and the thread's total
 #   it.alloc.jdk<major>.live    retained memory after System.gc(), read through profiler-cli
-#   it.alloc.jdk<major>.attach  fxprof start --options alloc=512k, dump, stop; loop=1s series
+#   it.alloc.jdk<major>.attach  fxprof start, stop, then start --options alloc=512k, dump, stop; loop=1s series
 # Labels: it, alloc, jdk<major>.
 set(_fx_al_prof "fxprof-not-built")
 if(TARGET fxprof)

@@ -10,8 +10,13 @@
 #     ($TMPDIR of the JVM) and the reply says "could not write X (reason); wrote Y instead";
 #   stop writes the final file; status says stopped; stop again is refused (2), and so is a
 #     dump (2: the recording was freed once written, the reply names its file);
-#   start again (a new recording), dump,reset, a stop whose write fails (3: the recording is
-#     kept), a dump that writes it (then refused again, 2);
+#   start again (a new recording) with the views the first start did not ask for (issue 30:
+#     lock=10us, lockowner=off, vtwait=5ms, vtracks=7, cstack=no, markers=off; alloc= is
+#     alloc_test.sh attach's, whose workload allocates): its file's meta.extra shows each
+#     (extra_check.py); dump,reset, a stop whose
+#     write fails (3: the recording is kept), a dump that writes it (then refused again, 2);
+#   a third start, cstack=fp,kstack=no,markers=on: kernel frames off for kstack=no, markers
+#     back;
 #   the JVM keeps serving and exits 0 with no hs_err file.
 # usage: attach_test.sh JDK_HOME
 set -euo pipefail
@@ -64,11 +69,19 @@ expect_error 2 stop "not running"
 # Written at stop, the recording was freed: a dump has nothing to write (issue 23).
 expect_error 2 dump "nothing to dump: the recording was written at stop to $stopped; start again to record"
 
-expect_ok start "started again"
+expect_ok "start,lock=10us,lockowner=off,vtwait=5ms,vtracks=7,cstack=no,markers=off" \
+    "started again"
+[[ $AG_REPLY == *", lock waits of 10us+;"* ]] || it_fail "the start's line does not name lock=: $AG_REPLY"
 wait_samples 1
 sleep 2
 expect_ok "dump,reset" "reset"
 check_profile "$(reply_path)" >/dev/null
+views=("Lock waits|lock= (ns)|=10000" "Lock waits|lockowner|=off" "Lock waits|park|~wrapped"
+    "Kernel stacks|kernel frames unavailable|~cstack=no" "!Markers and counters")
+((IT_MAJOR >= 21)) && views+=("Virtual threads|vtwait= (ns)|=5000000"
+    "Virtual threads|track cap (vtracks=)|=7")
+python3 "$IT_DIR/extra_check.py" --label "$IT_NAME: restart" "$(reply_path)" "${views[@]}" ||
+    it_fail "a start after a stop did not take its options (see above)"
 # A stop whose write fails everywhere (the target's folder missing, the fallback folder a file)
 # keeps the recording: a dump writes it then, and once written it is freed (issue 23).
 mv "$run/fallback" "$run/fallback.dir" && : >"$run/fallback"
@@ -78,6 +91,13 @@ expect_ok "dump,file=$run/after-failed-stop.json.gz" "dumped the stopped recordi
 # Right after the reset this file may hold only a few samples: valid is enough.
 "$FXCHECK" "$(reply_path)" || it_fail "fxcheck rejected $(reply_path)"
 expect_error 2 dump "nothing to dump: the recording was written after its stop to $run/after-failed-stop.json.gz"
+
+expect_ok "start,cstack=fp,kstack=no,markers=on" "started again"
+wait_samples 1
+expect_ok stop "stopped"
+python3 "$IT_DIR/extra_check.py" --label "$IT_NAME: restart 3" "$(reply_path)" \
+    "Kernel stacks|kernel frames unavailable|~kstack=no" "Markers and counters|counter rounds|>0" ||
+    it_fail "a third start did not take its options (see above)"
 
 srv_alive "after stop"
 sleep 1

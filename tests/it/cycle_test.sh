@@ -3,8 +3,9 @@
 # One long-lived JVM profiled again and again (issue 23): CycleWorkload (2 busy workers, a
 # short-lived thread started every 20 ms) under N start/stop cycles by fxprof, each with other
 # options: mode cpu, wall, itimer in turn, interval 1..50 ms, depth 64..4096, ring 64k..1m,
-# engine and markers now and then. Each cycle's workload phase differs from the last, and each
-# recording is checked (cycle_check.py): no frame of the other phase (no sample of one
+# engine and markers now and then, lock=1ms,alloc=512k in every third cycle (0 in the others:
+# each start's line names them only when on). Each cycle's workload phase differs from the
+# last, and each recording is checked (cycle_check.py): no frame of the other phase (no sample of one
 # recording in the next), the hot method's share 75 % within a bound, and meta.extra's figures
 # are the recording's own (issue 23: a start resets them). Also:
 #   * stopped means idle: over STOP_S seconds of being stopped, the agent's threads take no CPU
@@ -177,8 +178,17 @@ for ((c = 1; c <= cycles; c++)); do
     opts="depth=$depth,ring=$ring"
     [[ $mode == cpu ]] && opts+=",engine=$( ((c % 4 == 0)) && echo timer || echo auto)"
     ((c % 5 == 0)) && opts+=",markers=off"
+    # The views on in every third recording and off in the others (issue 30: a start after a
+    # stop takes them; its line names those on)
+    views=", lock waits of 1ms+, allocations sampled every 524288 bytes;"
+    if ((c % 3 == 1)); then opts+=",lock=1ms,alloc=512k"; else opts+=",lock=0,alloc=0" views=""; fi
     cmd start -m "$mode" -i "${iv}ms" -o "$run/r-$c.json.gz" --options "$opts"
     [[ $REPLY == *"interval ${iv}ms"* && $REPLY == *"$mode"* ]] || it_fail "cycle $c: start said: $REPLY"
+    if [[ -n $views ]]; then
+        [[ $REPLY == *"$views"* ]] || it_fail "cycle $c: lock= and alloc= on, the start said: $REPLY"
+    elif [[ $REPLY == *"lock waits of"* || $REPLY == *"allocations sampled"* ]]; then
+        it_fail "cycle $c: lock= and alloc= off, the start said: $REPLY"
+    fi
     # Long enough for about 20 samples of each worker at this interval.
     sleep "$(awk -v iv="$iv" 'BEGIN {s = iv * 20 / 1000; print (s < 0.2 ? 0.2 : s)}')"
     if ((c % 10 == 0)); then # two clients at once, while running: status and dump, or 2 dumps

@@ -24,6 +24,16 @@ usage: locks_check.py --label NAME RUN_DIR   (reads agentpath, attach-dump, atta
               meta.extra counts it;
   agentpath:  wall-mode states: most samples of "sleeper" end in an Idle frame of subcategory
               Sleeping, of "blocked" in Blocked (monitor); most of "busy" are not Idle;
+  idle (issue 30, agentpath and attach files): "idle-pool" waits for work in
+              LinkedBlockingQueue.take between rounds: at least 3 "Idle wait" markers of
+              ~300 ms on it, no "Lock wait", an "idle-pool: idle waits" track and no
+              "idle-pool: lock waits", meta.extra's idle count matches its markers; the
+              int[] monitor's marker reads class "int[]";
+  tracks (issue 30): each waits track sits right after its thread's track (or its other
+              waits track), with its tid, named after that track as written + ": lock waits"
+              (": idle waits"); its samples pair up: the wait's (a stack, its weight, CPU 0)
+              then its end (no stack, weight 0) one weight later, so nothing is drawn between
+              waits;
   pcli-markers.json (profiler-cli thread markers --search "Lock wait"): found some.
 """
 import os
@@ -62,6 +72,44 @@ def lock_extra(p, check, f):
           f"{f}: meta.extra 'Lock waits' leaves out the details at 0 and counts them: "
           f"{ex.get(ZEROS, 0)} counted, {gone} left out, shown: {ex}")
     return {**{k: 0 for k in gone}, **ex}
+
+
+IDLE_ROW = "park: of which idle waits (waiting for work: idle waits tracks)"
+
+
+def check_idle_and_tracks(p, check, f, ex):
+    """Issue 30: idle waits apart, int[] named, waits tracks beside their threads, ended."""
+    idle = [m for t in p.threads("idle-pool") for m in p.markers(t, data_type="JvmLockWait")]
+    good = [m for m in idle if m["name"] == "Idle wait" and 150 <= m["end"] - m["start"] <= 2300]
+    check(len(good) >= 3 and all(m["name"] == "Idle wait" for m in idle),
+          f"{f}: {len(good)} 'Idle wait' markers of ~300 ms on idle-pool, no other: "
+          f"{[m['name'] for m in idle]}")
+    check(p.threads("idle-pool: idle waits") and not p.threads("idle-pool: lock waits"),
+          f"{f}: idle-pool's waits on an idle waits track, none on a lock waits track")
+    check(ex.get(IDLE_ROW, -1) == len(idle) or ex.get(IDLE_ROW, -1) == len(idle) + 1,
+          f"{f}: meta.extra counts {ex.get(IDLE_ROW)} idle waits for {len(idle)} markers")
+    arr = [d["lockClass"] for _, _, d in lock_markers(p, "array-waiter")]
+    check(arr and all(c == "int[]" for c in arr), f"{f}: the int[] monitor reads {arr}")
+    ths = p.doc["threads"]
+    for i, t in enumerate(ths):
+        suffix = next((s for s in (": lock waits", ": idle waits") if t["name"].endswith(s)), None)
+        if suffix is None:
+            continue
+        k = i - 1
+        while k > 0 and ths[k]["name"].endswith((": lock waits", ": idle waits")):
+            k -= 1
+        check(k >= 0 and ths[k]["tid"] == t["tid"] and t["name"] == ths[k]["name"] + suffix,
+              f"{f}: track {i} '{t['name']}' sits after its thread's, named after it: "
+              f"{ths[k]['name'] if k >= 0 else None!r}")
+        s = t["samples"]
+        st, w, cpu = s["stack"], s["weight"] or [], s.get("threadCPUDelta") or []
+        times = [sum(s["timeDeltas"][:j + 1]) for j in range(len(st))]
+        pairs = len(st) % 2 == 0 and len(w) == len(st) and all(
+            st[j] is not None and w[j] > 0 and cpu[j] == 0 and st[j + 1] is None and
+            w[j + 1] == 0 and abs(times[j + 1] - times[j] - w[j]) <= 1.0
+            for j in range(0, len(st), 2))
+        check(st and pairs, f"{f}: '{t['name']}' samples pair each wait with its end: "
+              f"stacks {st[:6]}, weights {w[:6]}")
 
 
 def leaf_states(p, name):
@@ -108,8 +156,9 @@ def main():
             check(len(good) >= 3, f"{f}: {len(good)} of {len(ms)} lock markers on {thread} are "
                   f"{kind} waits of ~300 ms on {cls} owned by {owner} with {method} in the stack")
         check(not lock_markers(p, "loner"), f"{f}: no lock marker on the thread that never contends")
+        check_idle_and_tracks(p, check, f, ex)
         bt = p.threads("monitor-waiter: lock waits")
-        ws = [w for t in bt for w in (t["samples"]["weight"] or [])]
+        ws = [w for t in bt for w in (t["samples"]["weight"] or []) if w > 0]
         check(bt and all(t["samples"]["weightType"] == "tracing-ms" for t in bt) and
               len(ws) >= 3 and sum(ws) >= 450,
               f"{f}: 'monitor-waiter: lock waits' tracks in tracing-ms hold the waits ({sum(ws):.0f} ms)")

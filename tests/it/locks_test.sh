@@ -6,10 +6,17 @@
 #              kind and a stack holding the waiting method; "NAME: lock waits" tracks; nothing for the
 #              thread that never contends; wall-mode states (sleeper Sleeping, blocked Blocked,
 #              busy running);
-#   attach     the JVM starts without the agent; jcmd starts it with lock=50ms,lockowner=off
-#              (Unsafe.park was bound long before), a dump, then stop: the same waits in the
-#              files, their monitor owners "unknown (lockowner=off)"; then a second start and
-#              stop: its meta.extra counts only its own waits (issue 23), none of the first's;
+#              "idle-pool" waits for work (LinkedBlockingQueue.take): "Idle wait" markers on an
+#              "idle-pool: idle waits" track, no lock waits (issue 30); a waits track sits right
+#              after its thread's, under its name as written; each wait ends with a sample
+#              without a stack; the int[] monitor's class reads "int[]"; the program's stdout
+#              is its own ("waits done"): no JDK warning for the re-bound Unsafe.park;
+#   attach     the JVM starts without the agent; jcmd starts it without lock=, stops it, then
+#              starts it again with lock=50ms,lockowner=off (issue 30: a restart takes lock=;
+#              Unsafe.park was bound long before), a dump, then stop: the same waits in the
+#              files, their monitor owners "unknown (lockowner=off)"; stdout still the
+#              program's own; then a third start and stop: its meta.extra counts only its own
+#              waits (issue 23), none of the first's;
 #   storm      8 threads on one monitor (LockWorkload storm 8 3 0 yield), lock=1ms: short
 #              contended enters counted, owner lookups within their budget;
 # each profile passes fxcheck, profiler-cli loads one, the checks are locks_check.py. Fails on a
@@ -29,16 +36,20 @@ it_run agentpath "$IT_JDK/bin/java" \
     -jar "$FXAGENT_LOCKS_JAR" known 5
 [[ $IT_RC -eq 0 ]] || it_fail "agentpath: java exited $IT_RC"
 grep -q "waits done" agentpath.out || it_fail "agentpath: the workload did not finish its waits"
+# Nothing of ours on the application's stdout (issue 30): the workload prints one line.
+[[ $(cat agentpath.out) == "waits done" ]] || it_fail "agentpath: stdout is not the program's own"
+grep -q "Re-registering" agentpath.err && it_fail "agentpath: the JDK warned on stderr"
 "$FXCHECK" "$RUN/agentpath.json.gz" || it_fail "fxcheck rejected agentpath.json.gz"
 
 # attach: the rounds begin 5 s in (jcmd, itself a JVM, can take 3 s to attach on a loaded
 # machine); jcmd from the same JDK
 # The workload stays until the file `release` exists (or 120 s): the dump and the stop must
 # find it alive however slow jcmd is.
-rm -f "$RUN/release"
+# The rounds begin once the file `go` exists, after a start without lock= and its stop.
+rm -f "$RUN/release" "$RUN/go"
 "$IT_JDK/bin/java" -XX:+IgnoreUnrecognizedVMOptions -XX:+EnableDynamicAgentLoading \
-    -Dfxagent.locks.release="$RUN/release" -jar "$FXAGENT_LOCKS_JAR" known 120 5000 \
-    >attach.out 2>attach.err &
+    -Dfxagent.locks.release="$RUN/release" -Dfxagent.locks.go="$RUN/go" \
+    -jar "$FXAGENT_LOCKS_JAR" known 120 500 >attach.out 2>attach.err &
 PID=$!
 trap 'kill -9 $PID 2>/dev/null || true' EXIT
 jcmd_agent() {
@@ -47,7 +58,10 @@ jcmd_agent() {
         while IFS= read -r line; do echo "$IT_NAME: jcmd ${1%%,*}: $line"; done
 }
 sleep 1.5
-jcmd_agent "start,mode=cpu,lock=50ms,lockowner=off,quiet,file=$RUN/attach-start.json.gz"
+jcmd_agent "start,mode=cpu,quiet,file=$RUN/attach-first.json.gz"
+jcmd_agent "stop"
+jcmd_agent "start,lock=50ms,lockowner=off,file=$RUN/attach-start.json.gz"
+touch "$RUN/go"
 for _ in $(seq 1 200); do
     grep -q "waits done" attach.out && break
     sleep 0.1
@@ -64,6 +78,8 @@ touch "$RUN/release"
 wait "$PID" || it_fail "attach: java exited $?"
 trap - EXIT
 sed "s/^/$IT_NAME: attach stderr: /" attach.err
+[[ $(cat attach.out) == "waits done" ]] || it_fail "attach: stdout is not the program's own"
+grep -q "Re-registering" attach.err && it_fail "attach: the JDK warned on stderr"
 it_no_hs_err
 for f in attach-dump attach-stop attach-again; do
     [[ -s $RUN/$f.json.gz ]] || it_fail "no $f.json.gz"

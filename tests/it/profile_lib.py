@@ -53,7 +53,8 @@ def extra_entries(doc):
 
 
 # A track name the writer told apart from another thread's of the same name (ff_writer_names.c)
-TRACK_SUFFIX = re.compile(r" \(tid -?\d+(, #\d+)?\)$")
+# also inside a view's track name, "NAME (tid N): lock waits" (issue 30: named after its thread)
+TRACK_SUFFIX = re.compile(r" \(tid -?\d+(, #\d+)?\)(?=(: (lock|idle) waits)?$)")
 
 
 def thread_name(thread):

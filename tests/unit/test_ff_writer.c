@@ -1210,6 +1210,15 @@ START_TEST(test_ff_writer_visible_threads_are_the_working_and_waiting_ones)
 }
 END_TEST
 
+/* p written and parsed (checked): its "threads"; *json and ps for the caller to free. */
+static const cJSON *written_threads(struct fx_profile *p, struct parsed *ps, char **json)
+{
+    size_t len;
+    *json = write_mem(p, &len);
+    check_profile(*json, len, ps);
+    return key(ps->root, "threads");
+}
+
 /* Numbers come from fx_json's own digits: a German LC_NUMERIC (decimal comma) changes nothing. */
 /* Threads whose name repeats are told apart by their tid (and their order when the tid repeats
  * too); a unique name is written as it is. */
@@ -1230,16 +1239,59 @@ START_TEST(test_ff_writer_repeated_thread_names_get_their_tid)
         uint32_t idx;
         ck_assert_int_eq(fx_profile_thread_add(p, rows[i].name, rows[i].tid, 0, &idx), FX_OK);
     }
-    size_t len;
-    char *json = write_mem(p, &len);
+    char *json;
     struct parsed ps;
-    check_profile(json, len, &ps);
-    const cJSON *threads = key(ps.root, "threads");
+    const cJSON *threads = written_threads(p, &ps, &json);
     ck_assert_int_eq(cJSON_GetArraySize(threads), 6);
     for (int i = 0; i < 6; i++)
         ck_assert_str_eq(key(cJSON_GetArrayItem(threads, i), "name")->valuestring, rows[i].track);
     parsed_free(&ps);
     fx_free(json);
+    fx_profile_free(p);
+}
+END_TEST
+
+/* A view's companion track (issue 30: a thread's lock waits) is written right after its
+ * thread's track, whenever it was added, and named after that track as written ("(tid N)"
+ * included), then its suffix; a renamed thread renames its companion. The same from a snapshot,
+ * whose thread indexes shift (DestroyJavaVM, empty on main's tid, is left out). */
+START_TEST(test_ff_writer_companion_track_sits_beside_its_thread_under_its_name)
+{
+    struct fx_profile *p = fx_profile_new();
+    fx_stack_id work;
+    uint32_t main, djvm, w1, w2, other, c2, c1, c1b, bad;
+    ck_assert_int_eq(fx_profile_label_stack(p, "work", FX_CAT_OTHER, &work), FX_OK);
+    ck_assert_int_eq(fx_profile_thread_add(p, "main", 1, 0, &main), FX_OK);
+    ck_assert_int_eq(fx_profile_sample(p, main, T0, work, 0, 1), FX_OK);
+    ck_assert_int_eq(fx_profile_thread_add(p, "DestroyJavaVM", 1, 0, &djvm), FX_OK);
+    ck_assert_int_eq(fx_profile_thread_add(p, "worker", 10, 0, &w1), FX_OK);
+    ck_assert_int_eq(fx_profile_thread_add(p, "worker", 11, 0, &w2), FX_OK);
+    ck_assert_int_eq(fx_profile_thread_add(p, "other", 12, 0, &other), FX_OK);
+    ck_assert_int_eq(fx_profile_thread_add_companion(p, w2, ": lock waits", 0, &c2), FX_OK);
+    ck_assert_int_eq(fx_profile_thread_add_companion(p, other, ": lock waits", 0, &c1), FX_OK);
+    ck_assert_int_eq(fx_profile_thread_add_companion(p, other, ": idle waits", 0, &c1b), FX_OK);
+    ck_assert_int_eq(fx_profile_thread_add_companion(p, 99, ": x", 0, &bad), FX_EINVAL);
+    ck_assert_int_eq(fx_profile_thread_set_name(p, other, "renamed"), FX_OK);
+    static const char *const want[] = {
+            "main",    "worker (tid 10)",     "worker (tid 11)",    "worker (tid 11): lock waits",
+            "renamed", "renamed: lock waits", "renamed: idle waits"};
+    static const int64_t tids[] = {1, 10, 11, 11, 12, 12, 12};
+    struct fx_profile *snap = fx_profile_snapshot(p);
+    ck_assert_ptr_nonnull(snap);
+    for (int k = 0; k < 2; k++) {
+        char *json;
+        struct parsed ps;
+        const cJSON *threads = written_threads(k ? snap : p, &ps, &json);
+        ck_assert_int_eq(cJSON_GetArraySize(threads), 7);
+        for (int i = 0; i < 7; i++) {
+            const cJSON *t = cJSON_GetArrayItem(threads, i);
+            ck_assert_str_eq(key(t, "name")->valuestring, want[i]);
+            ck_assert_int_eq((int64_t)key(t, "tid")->valuedouble, tids[i]);
+        }
+        parsed_free(&ps);
+        fx_free(json);
+    }
+    fx_profile_free(snap);
     fx_profile_free(p);
 }
 END_TEST
@@ -1730,6 +1782,7 @@ static Suite *ff_writer_suite(void)
     tcase_add_test(tc, test_ff_writer_visible_threads_are_the_busiest_64);
     tcase_add_test(tc, test_ff_writer_visible_threads_are_the_working_and_waiting_ones);
     tcase_add_test(tc, test_ff_writer_repeated_thread_names_get_their_tid);
+    tcase_add_test(tc, test_ff_writer_companion_track_sits_beside_its_thread_under_its_name);
     tcase_add_test(tc, test_ff_writer_leaves_out_empty_alias_of_main);
     tcase_add_test(tc, test_ff_writer_extra_leaves_out_zero_details_and_losses);
     tcase_add_test(tc, test_ff_writer_cpu_deltas_in_microseconds_keep_the_thread_total);

@@ -6,7 +6,11 @@
 //                  "rl-waiter" on a ReentrantLock held 300 ms by "rl-holder", 3 times each;
 //                  "loner" takes its own lock and never contends; for wall mode "sleeper"
 //                  sleeps, "busy" spins and "blocked" waits for a monitor "hog" never lets go
-//                  of while the run lasts. Prints "waits done" after the six waits.
+//                  of while the run lasts; "idle-pool", a pool's one thread, gets a task
+//                  before each round and waits for work in LinkedBlockingQueue.take in between
+//                  (idle waits, not contention); "array-waiter" waits once for an int[]'s
+//                  monitor. Prints "waits done" after these waits. With
+//                  -Dfxagent.locks.go=FILE the rounds begin once FILE exists (at most 60 s).
 //   bench THREADS SECONDS  THREADS threads increment one counter under a synchronized block and
 //                  under a ReentrantLock in turn; prints "ops N".
 //   views SECONDS  known figures in every view (issue 30, tests/it/views_test.sh): "views-busy"
@@ -23,6 +27,8 @@
 package fxagent.locks;
 
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
 import java.util.concurrent.locks.ReentrantLock;
 
 public final class LockWorkload {
@@ -83,11 +89,23 @@ public final class LockWorkload {
     }
 
     static void monitorRound() throws InterruptedException {
+        monitorRound(MONITOR, "monitor-waiter", LockWorkload::waitOnMonitor);
+    }
+
+    static final int[] ARRAY_LOCK = new int[1];
+
+    static void waitOnArray() {
+        synchronized (ARRAY_LOCK) {
+            ARRAY_LOCK[0]++;
+        }
+    }
+
+    static void monitorRound(Object lock, String name, Runnable wait) throws InterruptedException {
         CountDownLatch held = new CountDownLatch(1);
-        Thread waiter = new Thread(LockWorkload::waitOnMonitor, "monitor-waiter");
+        Thread waiter = new Thread(wait, name);
         monitorWaiter = waiter;
         Thread holder = new Thread(() -> {
-            synchronized (MONITOR) {
+            synchronized (lock) {
                 held.countDown();
                 untilWaiting(() -> monitorWaiter.getState() == Thread.State.BLOCKED);
             }
@@ -160,12 +178,24 @@ public final class LockWorkload {
                 sink++;
             }
         });
+        ExecutorService idle = Executors.newFixedThreadPool(1, r -> {
+            Thread t = new Thread(r, "idle-pool");
+            t.setDaemon(true);
+            return t;
+        });
         long end = System.nanoTime() + seconds * 1_000_000_000L;
         sleepQuietly(delayMs); // the agent starts (attach) and its threads settle
+        String go = System.getProperty("fxagent.locks.go");
+        for (int i = 0; go != null && !new java.io.File(go).exists() && i < 3000; i++)
+            sleepQuietly(20);
         for (int i = 0; i < 3; i++) {
+            idle.execute(() -> sink++);
             monitorRound();
+            idle.execute(() -> sink++);
             reentrantRound();
         }
+        monitorRound(ARRAY_LOCK, "array-waiter", LockWorkload::waitOnArray); // class int[]
+        idle.execute(() -> sink++); // ends the last idle wait
         System.out.println("waits done");
         String release = System.getProperty("fxagent.locks.release");
         while (System.nanoTime() < end && (release == null || !new java.io.File(release).exists()))
