@@ -138,6 +138,10 @@ struct fx_span {
  * from zero, so each recording's profile shows only its own; meta.extra itself is emptied just
  * before (a label the new recording does not set again is not carried over). A first start
  * needs no reset: everything is zero. */
+/* A sampled thread (agent/sampling's struct fx_thread): a source that keeps something per thread
+ * is told when the drain frees one; base never looks inside. */
+struct fx_thread;
+
 struct fx_source {
     const char *name;
     int (*start)(JNIEnv *jni);
@@ -149,6 +153,8 @@ struct fx_source {
     /* Stopped, the stop's file written or its pass over, the drain paused: gives back what only
      * a recording needs (event queues); the next start makes it again. */
     void (*idle)(void);
+    /* A thread the drain frees (one pass after its end): what the source kept for it goes. */
+    void (*thread_reaped)(struct fx_profile *p, struct fx_thread *t);
 };
 
 /* At setup, before any agent thread exists. FX_EFULL past the table's size. */
@@ -164,6 +170,8 @@ void fx_sources_after_dump(struct fx_profile *p, const char *path, unsigned long
 void fx_sources_reset(struct fx_profile *p);
 /* A stopped agent, idle: each source's `idle`. */
 void fx_sources_idle(void);
+/* A thread freed by the drain: each source's `thread_reaped`. */
+void fx_sources_thread_reaped(struct fx_profile *p, struct fx_thread *t);
 
 /* --- copies.c: other copies of libfxagent.so in this process --- */
 

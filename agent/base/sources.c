@@ -69,6 +69,14 @@ void fx_sources_reset(struct fx_profile *p)
     }
 }
 
+void fx_sources_thread_reaped(struct fx_profile *p, struct fx_thread *t)
+{
+    for (unsigned i = 0; i < n_sources; i++) {
+        if (sources[i]->thread_reaped != NULL)
+            sources[i]->thread_reaped(p, t);
+    }
+}
+
 void fx_sources_idle(void)
 {
     for (unsigned i = 0; i < n_sources; i++) {

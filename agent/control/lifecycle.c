@@ -83,6 +83,8 @@ static int add_sources(void)
     if (rc == FX_OK)
         rc = fx_sources_add(&fx_drain_source);
     if (rc == FX_OK)
+        rc = fx_sources_add(&fx_vthread_waits_source);
+    if (rc == FX_OK)
         rc = fx_sources_add(&fx_allocs_source);
     return rc;
 }

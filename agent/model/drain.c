@@ -216,7 +216,7 @@ static bool finished(struct fx_thread *t)
         t->reap_next = true;
         return false;
     }
-    fx_locks_thread_reaped(dr.profile, t);
+    fx_sources_thread_reaped(dr.profile, t);
     fx_tracks_release(dr.profile, t);
     add_cost(&dr.reaped, t);
     dr.reaped.armed_cpu_ns += fx_timer_armed_cpu_ns(t); /* fx_threads_reap holds the lock */
@@ -247,11 +247,15 @@ static void drain_rings(JNIEnv *jni, struct fx_profile *p)
     fx_codemap_publish();
     fx_native_maps_refresh();
     fx_model_vthreads_pass(jni);
-    fx_model_vthread_waits_pass(jni, p, dr.methods);
     fx_vm_threads_refresh();  /* threads that are not Java threads, every 100 ms */
     fx_threads_kstack_pass(); /* perf events and kernel callchains for threads seen running */
     for (struct fx_thread *t = fx_threads_head(); t != NULL; t = t->next)
         drain_thread(jni, p, t);
+}
+
+struct fx_methods *fx_drain_methods(void)
+{
+    return dr.methods;
 }
 
 void fx_drain_once(JNIEnv *jni)
@@ -486,7 +490,6 @@ static void drain_report(JNIEnv *jni, struct fx_profile *p, const struct fx_span
     fx_stacks_report(p, &cost.rec);
     fx_native_frames_report(p);
     fx_model_vthreads_report(p);
-    fx_model_vthread_waits_report(p);
     fx_vm_threads_report(p);
     fx_kernel_frames_report(p);
     report_losses(p, drops);
@@ -508,7 +511,6 @@ static void drain_reset(struct fx_profile *p)
     fx_native_frames_reset();
     fx_sampling_new_recording();
     fx_model_vthreads_new_recording();
-    fx_model_vthread_waits_new_recording();
     fx_kernel_frames_new_recording();
     for (struct fx_thread *t = fx_threads_head(); t != NULL; t = t->next)
         t->seen_drops = 0; /* the rings' drop counts were reset with them */

@@ -89,10 +89,7 @@ size_t fx_model_vthreads_label(uint64_t id, char *buf, size_t cap);
 /* --- vthreads_wait.c: virtual threads' waits as markers (issue 22) --- */
 
 /* Each drain pass, after the names: the waits the mount callbacks queued. */
-void fx_model_vthread_waits_pass(JNIEnv *jni, struct fx_profile *p, struct fx_methods *m);
 /* Its rows of meta.extra "Virtual threads". */
-void fx_model_vthread_waits_report(struct fx_profile *p);
-void fx_model_vthread_waits_new_recording(void);
 
 /* --- stacks.c: a ring record's stack in the model, and how stacks came out --- */
 
@@ -183,6 +180,9 @@ void fx_window_owner(struct fx_periodic *p);
  * is released (fx_profile_thread_release) --- */
 
 void fx_locks_thread_reaped(struct fx_profile *p, struct fx_thread *t);
+/* The sampler's method cache (jmethodID -> func), NULL while stopped: for the views whose
+ * records carry jmethodIDs and are drained after the sampler (vthreads_wait.c). */
+struct fx_methods *fx_drain_methods(void);
 
 /* --- jit_info.c: what a JIT marker says about a compiled method --- */
 

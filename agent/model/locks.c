@@ -334,4 +334,5 @@ const struct fx_source fx_locks_source = {
         .before_dump = locks_before_dump,
         .reset = locks_reset,
         .idle = locks_idle,
+        .thread_reaped = fx_locks_thread_reaped,
 };

@@ -69,6 +69,9 @@ void fx_locks_setup(void);
 /* Starts with a recording that has lock=: monitor events on, Unsafe.park wrapped; stop undoes
  * both. Drained each pass; before a dump, the "Lock waits" meta.extra. */
 extern const struct fx_source fx_locks_source;
+/* Virtual threads' waits (vtwait=): "Virtual thread wait" and "Waiting for a carrier" markers.
+ * Registered after fx_drain_source, whose method cache names their frames. */
+extern const struct fx_source fx_vthread_waits_source;
 
 /* --- counters.c: the JVMTI callbacks' share --- */
 

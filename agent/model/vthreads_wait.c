@@ -169,8 +169,12 @@ static int one(JNIEnv *jni, struct fx_profile *p, struct fx_methods *m,
     return rc;
 }
 
-void fx_model_vthread_waits_pass(JNIEnv *jni, struct fx_profile *p, struct fx_methods *m)
+/* After the sampler's pass (registered after it): its method cache names the waits' frames. */
+static void waits_drain(JNIEnv *jni, struct fx_profile *p)
 {
+    struct fx_methods *m = fx_drain_methods();
+    if (m == NULL)
+        return; /* stopped: the sampler holds no cache, and the queue nothing of a recording */
     const struct fx_vtwait_rec *r;
     uint32_t len;
     while ((r = fx_vtwait_peek(&len)) != NULL) {
@@ -180,8 +184,10 @@ void fx_model_vthread_waits_pass(JNIEnv *jni, struct fx_profile *p, struct fx_me
     }
 }
 
-void fx_model_vthread_waits_report(struct fx_profile *p)
+static void waits_report(JNIEnv *jni, struct fx_profile *p, const struct fx_span *span)
 {
+    (void)jni;
+    (void)span;
     if (!fx_vthreads_on())
         return;
     struct fx_vtwait_figures f;
@@ -211,9 +217,18 @@ void fx_model_vthread_waits_report(struct fx_profile *p)
 }
 
 /* The shared track stays (a thread of the profile). */
-void fx_model_vthread_waits_new_recording(void)
+static void waits_reset(struct fx_profile *p)
 {
+    (void)p;
     vw.markers = vw.on_shared = vw.model_errors = vw.yields = 0;
     vw.carrier_waits = vw.untimed = 0;
     vw.carrier_ns = 0;
 }
+
+/* Virtual threads' waits, a view: reached by the drain through the source table only. */
+const struct fx_source fx_vthread_waits_source = {
+        .name = "virtual thread waits",
+        .drain = waits_drain,
+        .before_dump = waits_report,
+        .reset = waits_reset,
+};
