@@ -6,9 +6,9 @@
 #           native-allocations summary counts the same bytes;
 #   live    heldSite's arrays stay reachable, droppedSite's die in two System.gc() at the end
 #           (issue 30's known live set). The JVM asks for a dump itself right after them, while
-#           its Service Thread, which posts the ObjectFree events of a GC, is starved (SCHED_IDLE
-#           on a CPU a busy loop holds): the dump must collect the frees HotSpot has not posted
-#           yet (alloc.c, collect_frees). In the dump and in the exit's file heldSite holds
+#           its Service Thread, which posts the ObjectFree events of a GC, is held still
+#           (hold_thread.py): the dump must collect the frees HotSpot has not posted yet
+#           (allocs.c, collect_frees). In the dump and in the exit's file heldSite holds
 #           >= 80 % of the retained bytes, and fxprof summary --json gives the file's allocated
 #           and retained bytes (alloc_check.py share); in the exit's file the retained bytes are
 #           heldSite's (alloc_check.py live), and profiler-cli's native-retained-allocations
@@ -36,73 +36,6 @@ run_alloc() { # LOG OPTIONS ARGS...
         fxagent.alloc.AllocWorkload "$@"
     [[ $IT_RC -eq 0 ]] || it_fail "java exited $IT_RC"
     it_no_hs_err
-}
-
-# it_run_bg LOGPREFIX COMMAND...: it_run's start in the background (IT_BG_PID); it_wait_bg
-# waits for it, prints its output and sets IT_RC. An exit of the test kills it.
-it_run_bg() {
-    IT_BG_LOG=$1 IT_BG_START=$SECONDS
-    shift
-    echo "$IT_NAME: $* &"
-    "$@" >"$IT_BG_LOG.out" 2>"$IT_BG_LOG.err" &
-    IT_BG_PID=$!
-}
-it_wait_bg() {
-    IT_RC=0
-    wait "$IT_BG_PID" || IT_RC=$?
-    IT_BG_PID=''
-    sed "s/^/$IT_NAME: stdout: /" "$IT_BG_LOG.out"
-    sed "s/^/$IT_NAME: stderr: /" "$IT_BG_LOG.err"
-    echo "$IT_NAME: exit code $IT_RC after $((SECONDS - IT_BG_START)) s"
-}
-
-# starve_service_thread PID: HotSpot's Service Thread posts a GC's ObjectFree events some time
-# after the GC; on a loaded machine that was late for a dump (issue 30). It goes to SCHED_IDLE
-# on the first CPU this test may use, with a busy loop there (BUSY_PID), so that it posts late
-# in every run; release_service_thread gives it back its policy and CPUs (starved, it also
-# holds up every safepoint, the JVM's exit too). Where taskset or chrt is missing or refused,
-# the run goes on unstarved, saying so.
-BUSY_PID='' IT_BG_PID='' SVC_TID='' SVC_CPUS=''
-release_service_thread() {
-    [[ -z $BUSY_PID ]] || kill "$BUSY_PID" 2>/dev/null || true
-    BUSY_PID=''
-    if [[ -n $SVC_TID ]]; then
-        chrt --other -p 0 "$SVC_TID" 2>/dev/null || true
-        taskset -pc "$SVC_CPUS" "$SVC_TID" >/dev/null 2>&1 || true
-    fi
-    SVC_TID=''
-}
-cleanup() {
-    release_service_thread
-    [[ -z $IT_BG_PID ]] || kill "$IT_BG_PID" 2>/dev/null || true
-}
-trap cleanup EXIT
-starve_service_thread() {
-    local pid=$1 tid="" cpu comm k
-    for ((k = 0; k < 100; k++)); do
-        for comm in /proc/"$pid"/task/*/comm; do
-            if [[ $(cat "$comm" 2>/dev/null) == "Service Thread" ]]; then
-                tid=${comm%/comm}
-                tid=${tid##*/}
-            fi
-        done
-        [[ -z $tid ]] || break
-        sleep 0.05
-    done
-    SVC_CPUS=$(taskset -pc $$ 2>/dev/null | sed -E 's/.*: *//')
-    cpu=${SVC_CPUS%%[-,]*}
-    if [[ -z $tid || -z $cpu ]] || ! command -v chrt >/dev/null; then
-        echo "$IT_NAME: not starved (Service Thread '${tid}', CPU '${cpu}', chrt: $(command -v chrt))"
-        return 0
-    fi
-    taskset -c "$cpu" bash -c 'while :; do :; done' &
-    BUSY_PID=$!
-    SVC_TID=$tid
-    if taskset -pc "$cpu" "$tid" >/dev/null && chrt --idle -p 0 "$tid"; then
-        echo "$IT_NAME: Service Thread $tid starved: SCHED_IDLE on CPU $cpu beside a busy loop"
-    else
-        echo "$IT_NAME: not starved: taskset or chrt refused for thread $tid"
-    fi
 }
 
 # The main thread's top-down tree under a summary strategy, as JSON in OUT.
@@ -134,24 +67,13 @@ PY
     ;;
 live)
     # Between its allocations and its collections the workload makes dump.json.gz.ready and
-    # waits for dump.json.gz.go: the Service Thread is starved then only (starved earlier, it
-    # holds the tag map's lock that the allocating thread's SetTag needs, for seconds).
-    it_run_bg live "$IT_JDK/bin/java" "-agentpath:$FXAGENT_LIB=alloc=512k,file=$FXAGENT_RUN_DIR/live.json.gz" \
+    # waits for dump.json.gz.go; hold_thread.py holds the JVM's Service Thread still from then
+    # until the dump is written, so only the agent's dump can have its ObjectFree events posted.
+    it_run live python3 "$IT_DIR/hold_thread.py" --thread "Service Thread" \
+        --ready dump.json.gz.ready --go dump.json.gz.go --until dump.json.gz -- \
+        "$IT_JDK/bin/java" "-agentpath:$FXAGENT_LIB=alloc=512k,file=$FXAGENT_RUN_DIR/live.json.gz" \
         -cp "$FXAGENT_ALLOC_JAR" fxagent.alloc.AllocWorkload live 2 "$FXAGENT_LIB" \
         "$FXAGENT_RUN_DIR/dump.json.gz"
-    for ((k = 0; k < 600; k++)); do
-        [[ ! -e dump.json.gz.ready ]] || break
-        sleep 0.1
-    done
-    [[ -e dump.json.gz.ready ]] || it_fail "the workload did not reach its collections in 60 s"
-    starve_service_thread "$IT_BG_PID"
-    touch dump.json.gz.go
-    for ((k = 0; k < 600; k++)); do
-        [[ ! -e dump.json.gz && -e /proc/$IT_BG_PID ]] || break
-        sleep 0.1
-    done
-    release_service_thread
-    it_wait_bg
     [[ $IT_RC -eq 0 ]] || it_fail "java exited $IT_RC"
     it_no_hs_err
     grep -q '^dump: return code: 0' live.out || it_fail "the JVM's own dump request failed"

@@ -5,9 +5,9 @@
 //     with com.sun.management.ThreadMXBean around each chunk; TRUTH gets one line per method
 //     ("smallSite BYTES") and the thread's whole allocation ("total BYTES").
 //   live SECONDS [AGENT DUMP]: heldSite and droppedSite allocate the same bytes; heldSite's
-//     arrays stay reachable to the end, droppedSite's are garbage at once; then two System.gc()
-//     and the exit at once (issue 30: frees the JVM posts late), so the profile's retained
-//     memory is heldSite's only. With AGENT (libfxagent.so's path) and DUMP, the JVM itself asks
+//     arrays stay reachable to the end, droppedSite's until right before two System.gc() and
+//     the exit at once (issue 30: the frees of those collections, which the JVM posts late,
+//     are half the sampled bytes), so the profile's retained memory is heldSite's only. With AGENT (libfxagent.so's path) and DUMP, the JVM itself asks
 //     the agent for a dump to DUMP right after the collections (the DiagnosticCommand MBean's
 //     JVMTI.agent_load, in this thread: no attach delay), before it exits; between the
 //     allocations and the collections it makes a file DUMP.ready and waits up to 10 s for a file
@@ -24,6 +24,7 @@ import java.util.List;
 public final class AllocWorkload {
     private static final Object[] SINK = new Object[64];
     private static final List<byte[]> HELD = new ArrayList<>();
+    private static final List<byte[]> DROPPED = new ArrayList<>();
     private static int next;
 
     private static void keep(Object o) {
@@ -53,7 +54,7 @@ public final class AllocWorkload {
     }
 
     static void droppedSite() {
-        keep(new byte[65536]);
+        DROPPED.add(new byte[65536]);
     }
 
     private static com.sun.management.ThreadMXBean mx() {
@@ -98,12 +99,12 @@ public final class AllocWorkload {
                 heldSite();
                 droppedSite();
             }
-            if (HELD.size() > 4096) {
-                break; // 256 MiB held at most
+            if (HELD.size() >= 2048) {
+                break; // 128 MiB held and 128 MiB dropped at most
             }
             Thread.sleep(1);
         }
-        java.util.Arrays.fill(SINK, null);
+        DROPPED.clear();
         if (agent != null) {
             new java.io.File(dump + ".ready").createNewFile();
             java.io.File go = new java.io.File(dump + ".go");
