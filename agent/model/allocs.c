@@ -9,11 +9,14 @@
  * sample stands for (docs/ARCHITECTURE.md "Issue 17": size / P(sampled), with P = 1 -
  * exp(-size / interval) for HotSpot's exponential sampler), the tag as the memory address. A
  * free is the model's to pair (fx_profile_alloc_free); one whose allocation the model no longer
- * holds is counted, never written. Owns: the queue, the tag counter, the consumer's counts. */
+ * holds is counted, never written. HotSpot posts ObjectFree late (collect_frees says why and
+ * how a dump asks for them). Owns: the queue, the tag counter, the consumer's counts, whether
+ * the events are on. */
 #include "internal.h"
 #include "markers_queue.h"
 
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/syscall.h>
@@ -46,7 +49,17 @@ static struct {
     struct fx_evq e;       /* made at a start with alloc=, freed stopped and idle (fx_evq.h) */
     uint64_t next_tag;     /* atomic; per JVM: a tag names one object while it lives */
     uint64_t stack_errors; /* atomic */
+    uint64_t frees;        /* atomic: ObjectFree events queued, for collect_frees' count */
+    uint64_t collected;    /* atomic: of these, posted while a dump or stop asked for them */
 } q = {.e = FX_EVQ_INITIALIZER, .next_tag = 1};
+
+/* Whether the events are on: a dump asks for late frees only then (collect_frees), and never
+ * turns back on what a stop turned off. The lock orders the two; no application thread takes
+ * it. */
+static struct {
+    pthread_mutex_t lock;
+    bool on;
+} ev = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
 /* Consumer side: the model's owner only. */
 static struct {
@@ -106,7 +119,8 @@ static void JNICALL on_object_free(jvmtiEnv *jvmti, jlong tag)
 {
     (void)jvmti;
     struct rec r = {.t = fx_now_ns(), .tag = (uint64_t)tag, .kind = REC_FREE};
-    push(&r, NULL, NULL);
+    if (push(&r, NULL, NULL))
+        __atomic_fetch_add(&q.frees, 1, __ATOMIC_RELAXED);
 }
 
 void fx_allocs_fill_callbacks(jvmtiEventCallbacks *cb)
@@ -274,6 +288,32 @@ static void allocs_drain(JNIEnv *jni, struct fx_profile *p)
 
 /* --- the source --- */
 
+/* ObjectFree comes late, and a dump must not be written before it. HotSpot (JDK 16 and later,
+ * jvmtiTagMap.cpp) does not post it during the GC that frees the object: the GC pause only
+ * marks the tag map as needing cleaning (set_needs_cleaning), and gc_notification then wakes
+ * the ServiceThread, which removes the dead entries and posts their ObjectFree events when it
+ * gets to run (flush_all_object_free_events). On a loaded machine that is milliseconds to
+ * seconds after System.gc() returned: a dump in between showed the freed objects as retained
+ * (issue 30: 16 % and 32 % for a method that held all the live bytes). HotSpot posts them at
+ * once, on the calling thread or the VM thread and before the call returns, when ObjectFree is
+ * enabled or disabled (JvmtiEventControllerPrivate::set_user_enabled calls
+ * flush_object_free_events, which also waits for a ServiceThread already posting). So a dump
+ * enables the enabled event again: the pending frees are queued when it returns, and the drain
+ * that follows pairs them. A stop's disable flushes the same way. The model's owner (a dump) or
+ * the lifecycle (a stop) only: never an application thread. */
+static void collect_frees(jvmtiEnv *jvmti)
+{
+    pthread_mutex_lock(&ev.lock);
+    if (ev.on) {
+        uint64_t before = __atomic_load_n(&q.frees, __ATOMIC_RELAXED);
+        (void)(*jvmti)->SetEventNotificationMode(jvmti, JVMTI_ENABLE, JVMTI_EVENT_OBJECT_FREE,
+                                                 NULL); /* an error: the frees come later */
+        __atomic_fetch_add(&q.collected, __atomic_load_n(&q.frees, __ATOMIC_RELAXED) - before,
+                           __ATOMIC_RELAXED);
+    }
+    pthread_mutex_unlock(&ev.lock);
+}
+
 static int enable(jvmtiEnv *jvmti, jvmtiEventMode mode)
 {
     jvmtiError e1 =
@@ -314,14 +354,25 @@ static int allocs_start(JNIEnv *jni)
         enable(jvmti, JVMTI_DISABLE);
         return FX_EUNSUPPORTED;
     }
+    pthread_mutex_lock(&ev.lock);
+    ev.on = true;
+    pthread_mutex_unlock(&ev.lock);
     return FX_OK;
 }
 
+/* The disable posts the pending frees first (collect_frees), counted as collected. */
 static void allocs_stop(void)
 {
     jvmtiEnv *jvmti = fx_jvmti();
-    if (jvmti != NULL && fx_evq_ready(&q.e))
-        enable(jvmti, JVMTI_DISABLE);
+    if (jvmti == NULL || !fx_evq_ready(&q.e))
+        return;
+    pthread_mutex_lock(&ev.lock);
+    uint64_t before = __atomic_load_n(&q.frees, __ATOMIC_RELAXED);
+    enable(jvmti, JVMTI_DISABLE);
+    __atomic_fetch_add(&q.collected, __atomic_load_n(&q.frees, __ATOMIC_RELAXED) - before,
+                       __ATOMIC_RELAXED);
+    ev.on = false;
+    pthread_mutex_unlock(&ev.lock);
 }
 
 /* Stopped, the stop's pass drained it, the consumer paused, the events off; the method names go
@@ -338,6 +389,7 @@ static void allocs_before_dump(JNIEnv *jni, struct fx_profile *p, const struct f
     (void)span;
     if (!fx_evq_ready(&q.e))
         return;
+    collect_frees(fx_jvmti());
     allocs_drain(jni, p);
     const char *g = "Allocations";
     fx_profile_extra_int(p, g, "sampling interval (alloc=), bytes", cs.interval);
@@ -351,6 +403,8 @@ static void allocs_before_dump(JNIEnv *jni, struct fx_profile *p, const struct f
                          (int64_t)fx_profile_alloc_live(p));
     fx_profile_extra_detail(p, g, "frees whose allocation the profile does not hold",
                             (int64_t)cs.frees_unheld);
+    fx_profile_extra_detail(p, g, "frees the JVM had not posted yet, collected at a dump or stop",
+                            (int64_t)__atomic_load_n(&q.collected, __ATOMIC_RELAXED));
     fx_profile_extra_loss(p, g, "lost: queue full", (int64_t)(fx_evq_drops(&q.e) - cs.drops_base));
     fx_profile_extra_loss(p, g, "lost: no registered thread", (int64_t)cs.no_thread);
     fx_profile_extra_loss(p, g, "lost: model out of memory or untagged", (int64_t)cs.lost);
@@ -373,6 +427,7 @@ static void allocs_reset(struct fx_profile *p)
     cs.est_bytes = cs.size_bytes = cs.counted_bytes = 0;
     cs.drops_base = fx_evq_drops(&q.e);
     __atomic_store_n(&q.stack_errors, 0, __ATOMIC_RELAXED);
+    __atomic_store_n(&q.collected, 0, __ATOMIC_RELAXED);
 }
 
 const struct fx_source fx_allocs_source = {

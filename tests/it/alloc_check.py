@@ -10,8 +10,13 @@
          Allocation category.
   live:  every free pairs an earlier allocation of the same table (same address, same stack,
          negated weight); the retained bytes (allocations without a free) hold heldSite and
-         almost no droppedSite."""
+         almost no droppedSite.
+  share: issue 30's known live set: heldSite (the allocating method, the frame under the
+         class leaf) holds at least --min-share % of the retained bytes; with --summary
+         (fxprof summary --json of the same file), summary's allocated and retained bytes and
+         its top retaining method's bytes are the file's own."""
 import argparse
+import json
 import sys
 
 from profile_lib import Checker, Profile, extra_groups, load_profile
@@ -181,17 +186,52 @@ def check_live(d):
         CK.fatal("more than 10 % of droppedSite's sampled bytes are retained after GC")
 
 
+def check_share(d, label, min_share, summary):
+    p = Profile(d)
+    held = retained = allocated = 0
+    for _, na in tables(d):
+        open_, _ = pair(na)
+        allocated += sum(w for w in na["weight"] if w > 0)
+        for st, w in open_.values():
+            funcs = stack_funcs(p, st)
+            retained += w
+            if len(funcs) > 1 and funcs[1][0].endswith("AllocWorkload.heldSite"):
+                held += w
+    ex = extra_groups(d).get("Allocations", {})
+    late = ex.get("frees the JVM had not posted yet, collected at a dump or stop", 0)
+    share = 100.0 * held / retained if retained else 0.0
+    print(f"{label}: heldSite holds {share:.1f} % of the retained bytes ({held} of {retained}); "
+          f"{ex.get('frees of sampled objects')} frees, {late} of them collected late")
+    if held == 0:
+        CK.fatal(f"{label}: no retained bytes of heldSite")
+    if share < min_share:
+        CK.fail(f"{label}: heldSite holds {share:.1f} % of the retained bytes, under {min_share} %")
+    if summary is None:
+        return
+    with open(summary, encoding="utf-8") as f:
+        a = json.load(f)["allocations"]
+    top = a["retaining"][0] if a["retaining"] else {}
+    print(f"{label}: summary: allocated {a['allocatedBytes']:.0f}, retained "
+          f"{a['retainedBytes']:.0f}, top retaining {top.get('name')} {top.get('bytes')}")
+    if (a["allocatedBytes"] != allocated or a["retainedBytes"] != retained
+            or not top.get("name", "").endswith("AllocWorkload.heldSite") or top["bytes"] != held):
+        CK.fail(f"{label}: fxprof summary's allocation figures are not the file's "
+                f"(allocated {allocated}, retained {retained}, heldSite {held})")
+
+
 def na_pairs(na):
     return ((st, w) for st, w in zip(na["stack"], na["weight"]) if w > 0)
 
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("mode", choices=("split", "live", "balanced", "balanced_last", "own"))
+    ap.add_argument("mode", choices=("split", "live", "share", "balanced", "balanced_last", "own"))
     ap.add_argument("profile")
     ap.add_argument("--truth")
     ap.add_argument("--tol-pp", type=float, default=6.0)
     ap.add_argument("--tol-total", type=float, default=0.15)
+    ap.add_argument("--min-share", type=float, default=80.0)
+    ap.add_argument("--summary")
     a = ap.parse_args()
     d = load_profile(a.profile)
     if a.mode == "split":
@@ -204,6 +244,8 @@ def main():
         check_counter(d)
     elif a.mode == "live":
         check_live(d)
+    elif a.mode == "share":
+        check_share(d, a.profile, a.min_share, a.summary)
     elif a.mode == "own":
         check_own(d, a.profile)
     else:

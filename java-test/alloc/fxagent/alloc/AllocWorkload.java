@@ -4,9 +4,14 @@
 //     fixed byte split (30/30/40 by design), measuring the bytes each method really allocated
 //     with com.sun.management.ThreadMXBean around each chunk; TRUTH gets one line per method
 //     ("smallSite BYTES") and the thread's whole allocation ("total BYTES").
-//   live SECONDS: heldSite and droppedSite allocate the same bytes; heldSite's arrays stay
-//     reachable to the end, droppedSite's are garbage at once; then System.gc() and a pause, so
-//     the profile's retained memory is heldSite's only.
+//   live SECONDS [AGENT DUMP]: heldSite and droppedSite allocate the same bytes; heldSite's
+//     arrays stay reachable to the end, droppedSite's until right before two System.gc() and
+//     the exit at once (issue 30: the frees of those collections, which the JVM posts late,
+//     are half the sampled bytes), so the profile's retained memory is heldSite's only. With AGENT (libfxagent.so's path) and DUMP, the JVM itself asks
+//     the agent for a dump to DUMP right after the collections (the DiagnosticCommand MBean's
+//     JVMTI.agent_load, in this thread: no attach delay), before it exits; between the
+//     allocations and the collections it makes a file DUMP.ready and waits up to 10 s for a file
+//     DUMP.go (the test's sign that it is ready).
 //   bench SECONDS: allocation-heavy loop (mixed sizes, short-lived) for SECONDS.
 //   rounds N: the same loop, N rounds (fixed work: bench/run_alloc_overhead.sh compares CPU).
 package fxagent.alloc;
@@ -19,6 +24,7 @@ import java.util.List;
 public final class AllocWorkload {
     private static final Object[] SINK = new Object[64];
     private static final List<byte[]> HELD = new ArrayList<>();
+    private static final List<byte[]> DROPPED = new ArrayList<>();
     private static int next;
 
     private static void keep(Object o) {
@@ -48,7 +54,7 @@ public final class AllocWorkload {
     }
 
     static void droppedSite() {
-        keep(new byte[65536]);
+        DROPPED.add(new byte[65536]);
     }
 
     private static com.sun.management.ThreadMXBean mx() {
@@ -83,24 +89,45 @@ public final class AllocWorkload {
         }
     }
 
-    private static void live(long seconds) throws Exception {
+    private static void live(long seconds, String agent, String dump) throws Exception {
+        if (agent != null) {
+            agentCommand(agent, "status"); // loads the MBean's classes before the collections
+        }
         long end = System.nanoTime() + seconds * 1_000_000_000L;
         while (System.nanoTime() < end) {
             for (int i = 0; i < 16; i++) {
                 heldSite();
                 droppedSite();
             }
-            if (HELD.size() > 4096) {
-                break; // 256 MiB held at most
+            if (HELD.size() >= 2048) {
+                break; // 128 MiB held and 128 MiB dropped at most
             }
             Thread.sleep(1);
         }
-        java.util.Arrays.fill(SINK, null);
-        for (int i = 0; i < 3; i++) {
-            System.gc();
-            Thread.sleep(200);
+        DROPPED.clear();
+        if (agent != null) {
+            new java.io.File(dump + ".ready").createNewFile();
+            java.io.File go = new java.io.File(dump + ".go");
+            for (int i = 0; i < 1000 && !go.exists(); i++) {
+                Thread.sleep(10);
+            }
+        }
+        System.gc();
+        System.gc();
+        if (agent != null) {
+            System.out.println("dump: " + agentCommand(agent, "dump,file=" + dump));
         }
         System.out.println("held " + HELD.size() + " arrays");
+    }
+
+    /** fxagent's COMMAND as `jcmd PID JVMTI.agent_load AGENT COMMAND` would send it. */
+    private static String agentCommand(String agent, String command) throws Exception {
+        javax.management.ObjectName dcmd =
+                new javax.management.ObjectName("com.sun.management:type=DiagnosticCommand");
+        Object out = ManagementFactory.getPlatformMBeanServer().invoke(dcmd, "jvmtiAgentLoad",
+                new Object[] {new String[] {agent, "\"" + command + "\""}}, // quoted: it has a =
+                new String[] {String[].class.getName()});
+        return String.valueOf(out).trim();
     }
 
     private static void bench(long seconds, long rounds) {
@@ -127,7 +154,7 @@ public final class AllocWorkload {
                 split(seconds, args[2]);
                 break;
             case "live":
-                live(seconds);
+                live(seconds, args.length > 3 ? args[2] : null, args.length > 3 ? args[3] : null);
                 break;
             case "rounds":
                 bench(0, seconds);
