@@ -382,9 +382,10 @@ void fx_profile_totals(const struct fx_profile *p, struct fx_profile_totals *out
 void fx_profile_set_table_limit(struct fx_profile *p, size_t bytes);
 size_t fx_profile_table_memory(const struct fx_profile *p); /* bytes held by those tables */
 /* Rebuilds the interned tables with only the rows that the samples and markers held reach
- * (core/model/profile_compact.c): after a reset, the next period starts from what it needs, not from
- * every stack ever seen. Renumbers every string, func, frame and stack id: ids kept from before
- * are void once fx_profile_generation has changed. On failure (FX_ENOMEM) nothing changed. */
+ * (core/model/profile_compact.c): after a reset, the next period starts from what it needs, not
+ * from every stack ever seen. Renumbers every string, func, frame and stack id: ids kept from
+ * before are void once fx_profile_generation has changed. On failure (FX_ENOMEM) nothing changed.
+ */
 int fx_profile_compact(struct fx_profile *p);
 uint32_t fx_profile_generation(const struct fx_profile *p);
 
