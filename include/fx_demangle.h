@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* C++ names of native frames: a mangled Itanium-ABI name ("_ZN3fx4burnEi") to its readable
- * form ("fx::burn(int)") through libstdc++'s __cxa_demangle (docs/ARCHITECTURE.md "Native
+ * form ("fx::burn(int)") through libstdc++'s __cxa_demangle (docs/DESIGN-NOTES.md "Native
  * symbols" says why that one). Not signal-safe: the demangler allocates. */
 #ifndef FX_DEMANGLE_H
 #define FX_DEMANGLE_H

@@ -3,7 +3,7 @@
  * inside a mapping of the text map (fx_textmap.h) becomes the covering ELF symbol, from .symtab
  * (the file's, else its separate debug file's, found by build-id) or else .dynsym, demangled
  * (fx_demangle.h), or "libname+0xOFFSET" with the reason no symbol names it. Read with elfutils'
- * libelf (docs/ARCHITECTURE.md "Native symbols").
+ * libelf (docs/DESIGN-NOTES.md "Native symbols").
  *
  * Cache: each library (path, device, inode) is read once, at its first address: its loadable
  * segments, build-id and function symbols sorted by address; C++ names are demangled the first

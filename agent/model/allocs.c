@@ -6,7 +6,7 @@
  * the tag. One queue keeps them in order, so a free never comes before its allocation. The
  * consumer, the model's owner, turns records into nativeAllocations rows: the allocated class
  * as the leaf frame (category Allocation), the weight an unbiased estimate of the bytes the
- * sample stands for (docs/ARCHITECTURE.md "Issue 17": size / P(sampled), with P = 1 -
+ * sample stands for (docs/DESIGN-NOTES.md "Issue 17": size / P(sampled), with P = 1 -
  * exp(-size / interval) for HotSpot's exponential sampler), the tag as the memory address. A
  * free is the model's to pair (fx_profile_alloc_free); one whose allocation the model no longer
  * holds is counted, never written. HotSpot posts ObjectFree late (collect_frees says why and

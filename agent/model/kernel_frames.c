@@ -187,7 +187,7 @@ static bool why_not(char *buf, size_t cap)
     if (o->kstack != FX_KSTACK_YES || o->cstack == FX_CSTACK_NO)
         snprintf(buf, cap, "turned off (%s)",
                  o->cstack == FX_CSTACK_NO ? "cstack=no" : "kstack=no");
-    else if (o->mode == FX_MODE_WALL) /* docs/ARCHITECTURE.md, "Kernel frames" */
+    else if (o->mode == FX_MODE_WALL) /* docs/DESIGN-NOTES.md, "Kernel frames" */
         snprintf(buf, cap,
                  "mode=wall: its signals come from the sampler's tgkill, which carries no "
                  "callchain, and a thread blocked in a system call takes no perf sample; kernel "

@@ -9,7 +9,7 @@
  *  - a frame of the WORK table below makes it idle;
  *  - other frames (a Condition's await, SynchronousQueue's transfer, LinkedTransferQueue's
  *    awaitMatch, ...) are passed over; nothing found: contention.
- * Monitors (synchronized) are always contention. docs/ARCHITECTURE.md (issue 18) lists the
+ * Monitors (synchronized) are always contention. docs/DESIGN-NOTES.md (issue 18) lists the
  * table. Model owner only (locks.c's consumer): one cache of method kinds, by jmethodID (HotSpot
  * never reuses one). */
 #include "locks_shared.h"

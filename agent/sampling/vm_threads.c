@@ -32,9 +32,9 @@
  * (seen_sp), and the next scan sets the mapping of the table holding it as the thread's own
  * bounds (hi, then lo: sample.h), so later samples need no lookup. The table is read only when a
  * scan has a thread to register: 2-3 reads per run of it.vm_threads' workloads, whose scans
- * took 84-121 us on average, as before (docs/ARCHITECTURE.md, "The JVM's own threads").
+ * took 84-121 us on average, as before (docs/DESIGN-NOTES.md, "The JVM's own threads").
  *
- * Category (docs/ARCHITECTURE.md, "The JVM's own threads"): chosen once from the thread's name
+ * Category (docs/DESIGN-NOTES.md, "The JVM's own threads"): chosen once from the thread's name
  * by the prefix table `rules`; every frame of such a thread is in that category, so the
  * activity graph colours GC and JIT time whatever library the leaf is in.
  *

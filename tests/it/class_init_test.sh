@@ -7,7 +7,7 @@
 # VirtualThread's static initializer (its default scheduler, ~35 more classes, lambdas spun,
 # ~40 ms of CPU) in every JVM, before the application could set jdk.virtualThreadScheduler.*.
 # (At a GC, the GC markers read the collector and cause through java.lang.management, which
-# initializes that stack once: documented in docs/ARCHITECTURE.md, and why this run has no GC.)
+# initializes that stack once: documented in docs/DESIGN-NOTES.md, and why this run has no GC.)
 # The control: the log shows class initialization at all (-Xlog works on this JDK); a GC, if one
 # happens, ends what is counted (-Xlog:gc gives its time).
 # usage: class_init_test.sh JDK_HOME

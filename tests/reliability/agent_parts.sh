@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
-# style.agent_parts: the rules of agent/'s parts and of core/'s (at the end) (docs/ARCHITECTURE.md, "The agent's parts"):
+# style.agent_parts: the rules of agent/'s parts and of core/'s (at the end) (docs/DESIGN-NOTES.md, "The agent's parts"):
 #  1. a part includes only its own headers and the public header of a part below it:
 #       base <- sampling <- model, validate <- output <- control   (model and validate are peers);
 #  2. a part's private headers (internal.h, any header but its public one) stay in its folder;
