@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include "cli_args.h"
+#include "sources.h"
 
 #define MAX_CONNS          16
 #define REQ_CAP            8192
@@ -75,11 +76,14 @@ struct open_args {
     int port;
     int64_t timeout_ms;
     bool once;
+    const char *sources[8]; /* --sources: embedded into a temporary copy before serving */
+    size_t nsources;
 };
 
 static int usage(void)
 {
     printf("usage: fxprof open FILE [--no-browser] [--port N] [--timeout DURATION] [--once]\n"
+           "                  [--sources PATH]...\n"
            "Serves FILE (.json or .json.gz) on 127.0.0.1 for profiler.firefox.com and prints the\n"
            "link that opens it; runs xdg-open on it when a display is available. Serves until\n"
            "Ctrl-C, so reloading the profiler's tab works.\n"
@@ -88,6 +92,8 @@ static int usage(void)
            "  --timeout D       give up if nobody fetched the profile within D: seconds or with\n"
            "                    a unit, e.g. 90 or 10m (default 10m)\n"
            "  --once            stop once the profile has been fetched\n"
+           "  --sources PATH    embed the Java sources first, as fxprof sources --from PATH\n"
+           "                    does, into a temporary copy (repeatable; FILE is unchanged)\n"
            "The link works only in a browser on this machine. Nothing is uploaded unless you\n"
            "press Upload in the profiler.\n"
            "exit codes: 0 fetched (Ctrl-C after a fetch is 0 too), 1 failed (or not fetched before\n"
@@ -97,10 +103,13 @@ static int usage(void)
 
 static int parse_args(int argc, char **argv, struct open_args *a)
 {
-    static const struct option longs[] = {
-            {"no-browser", no_argument, NULL, 'n'},    {"port", required_argument, NULL, 'p'},
-            {"timeout", required_argument, NULL, 't'}, {"once", no_argument, NULL, 'o'},
-            {"help", no_argument, NULL, 'h'},          {NULL, 0, NULL, 0}};
+    static const struct option longs[] = {{"no-browser", no_argument, NULL, 'n'},
+                                          {"port", required_argument, NULL, 'p'},
+                                          {"timeout", required_argument, NULL, 't'},
+                                          {"once", no_argument, NULL, 'o'},
+                                          {"help", no_argument, NULL, 'h'},
+                                          {"sources", required_argument, NULL, 's'},
+                                          {NULL, 0, NULL, 0}};
     struct fx_errbuf eb = {{0}};
     char *end;
     int o;
@@ -112,6 +121,11 @@ static int parse_args(int argc, char **argv, struct open_args *a)
             break;
         case 'o':
             a->once = true;
+            break;
+        case 's':
+            if (a->nsources == sizeof a->sources / sizeof *a->sources)
+                return fx_cli_usage("open", "at most 8 --sources");
+            a->sources[a->nsources++] = optarg;
             break;
         case 'p':
             a->port = (int)strtol(optarg, &end, 10);
@@ -472,8 +486,15 @@ int fx_serve_main(int argc, char **argv)
         return usage();
     if (rc != FX_CLI_OK)
         return rc;
+    char copy[4096];
+    if (a.nsources && (rc = fx_sources_temp(a.file, a.sources, a.nsources, copy, sizeof copy)))
+        return rc;
+    if (a.nsources)
+        a.file = copy;
     struct server s = {.lfd = -1, .file_fd = -1};
     rc = serve(&s, &a);
+    if (a.nsources)
+        fx_sources_temp_remove(copy);
     for (int i = 0; i < MAX_CONNS; i++)
         conn_close(&s.conns[i]);
     if (s.lfd >= 0)

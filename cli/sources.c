@@ -418,6 +418,39 @@ int fx_sources_embed(const char *in, const char *out, const struct fx_src_opts *
     return rc == FX_OK ? FX_CLI_OK : fx_cli_fail("sources: %s", eb.msg);
 }
 
+/* ---- fxprof open --sources ---- */
+
+int fx_sources_temp(const char *in, const char *const *from, size_t nfrom, char *out, size_t cap)
+{
+    const char *tmp = getenv("TMPDIR");
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%s/fxprof-sources-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+    if (!mkdtemp(dir))
+        return fx_cli_fail("open: cannot create a folder under %s: %s", tmp && *tmp ? tmp : "/tmp",
+                           strerror(errno));
+    struct fx_src_opts o = {.from = from,
+                            .nfrom = nfrom,
+                            .max_file = FX_SRC_MAX_FILE,
+                            .max_total = FX_SRC_MAX_TOTAL};
+    snprintf(out, cap, "%s/profile.json.gz", dir);
+    int rc = fx_sources_embed(in, out, &o);
+    if (rc != FX_CLI_OK)
+        rmdir(dir);
+    return rc;
+}
+
+void fx_sources_temp_remove(const char *path)
+{
+    unlink(path);
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%s", path);
+    char *slash = strrchr(dir, '/');
+    if (slash) {
+        *slash = '\0';
+        rmdir(dir);
+    }
+}
+
 /* ---- the command ---- */
 
 static int usage(void)

@@ -69,4 +69,10 @@ int fx_sources_embed(const char *in, const char *out, const struct fx_src_opts *
 
 int fx_sources_main(int argc, char **argv); /* fxprof sources */
 
+/* fxprof open --sources: the profile `in` with sources embedded, written to a new private
+ * folder under $TMPDIR (or /tmp); `out` gets its path. FX_CLI_OK or the code of the line
+ * printed. fx_sources_temp_remove deletes the file and its folder. */
+int fx_sources_temp(const char *in, const char *const *from, size_t nfrom, char *out, size_t cap);
+void fx_sources_temp_remove(const char *path);
+
 #endif

@@ -8,7 +8,8 @@
 # when src.zip is missing, as Debian's JDK 17 without openjdk-17-source), not UTF-8 (a Latin-1
 # copy), too large (--max-file), over the total bound (--max-total); a jar without sources and
 # a missing src.zip are named. profiler-cli loads every profile written. Misuse is one line
-# and leaves the profile as it was; without -o the profile is replaced in place.
+# and leaves the profile as it was; without -o the profile is replaced in place. fxprof open
+# --sources serves a copy with the sources, removed afterwards, and leaves FILE as it was.
 set -euo pipefail
 source "$(dirname "$0")/cli_lib.sh"
 cli_init it.fxprof_sources
@@ -144,7 +145,41 @@ one_jdk() {
         cli_fail "JDK $major: in place: exit $CLI_RC or not gzip"
     "${CHECK[@]}" p.json.gz embedded=demo/hot/Work.java:../src/demo/hot/Work.java ||
         cli_fail "JDK $major: in place"
+    [[ $major == "${FX_JDK_MAJORS[0]}" ]] && open_sources
     cd ..
+}
+
+# fxprof open --sources: what the server sends has the sources; the temporary copy is removed.
+open_sources() {
+    local before
+    before=$(md5sum <p.json.gz)
+    : >open.out
+    "$FXPROF" open p.json.gz --sources ../src --no-browser --once --timeout 60s >open.out 2>open.err &
+    local pid=$! link="" copy rc=0
+    for _ in $(seq 1 300); do
+        link=$(sed -n 's/^Open in the Firefox Profiler: //p' open.out)
+        [[ -n $link ]] && break
+        kill -0 "$pid" 2>/dev/null || cli_fail "open --sources exited: $(cat open.err)"
+        sleep 0.1
+    done
+    [[ -n $link ]] || cli_fail "open --sources printed no link within 30 s"
+    copy=$(sed -n 's/^Serving \(.*\) ([0-9]* bytes.*$/\1/p' open.out)
+    [[ -f $copy && $copy != p.json.gz ]] || cli_fail "open --sources serves '$copy', not a copy"
+    python3 - "$link" <<'PY' || cli_fail "open --sources: fetching the profile failed"
+import http.client, sys, urllib.parse
+url = urllib.parse.urlparse(urllib.parse.unquote(sys.argv[1].split("/from-url/")[1].rstrip("/")))
+c = http.client.HTTPConnection("127.0.0.1", url.port, timeout=10)
+c.request("GET", url.path)
+r = c.getresponse()
+assert r.status == 200, r.status
+open("served.json.gz", "wb").write(r.read())
+PY
+    "${CHECK[@]}" served.json.gz embedded=demo/hot/Work.java:../src/demo/hot/Work.java ||
+        cli_fail "open --sources served no sources"
+    wait "$pid" || rc=$?
+    [[ $rc -eq 0 ]] || cli_fail "open --sources exited $rc"
+    [[ ! -e $copy && ! -e $(dirname "$copy") ]] || cli_fail "open --sources left $copy behind"
+    [[ $(md5sum <p.json.gz) == "$before" ]] || cli_fail "open --sources changed FILE"
 }
 
 fx_jdks_discover >/dev/null
