@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "cli_args.h"
+#include "diff.h"
 #include "fx_alloc.h"
 #include "fx_gzip.h"
 #include "fx_pprof.h"
@@ -50,6 +51,7 @@ static int usage(void)
            "  -o, --output OUT   the file to write; - for stdout (default: FILE with its .json or\n"
            "                     .json.gz replaced by .collapsed or .pb.gz)\n"
            "  --idle             keep the agent's [idle] samples (left out by default: not CPU)\n"
+           "fxprof convert --diff BASE NEW --to collapsed: the per-stack difference (--diff --help)\n"
            "exit codes: 0 written, 1 failed (not a profile, cannot write), 2 bad command line\n"
            "example: fxprof convert app.json.gz --to pprof && go tool pprof -top app.pb.gz\n");
     return FX_CLI_OK;
@@ -474,6 +476,8 @@ static int write_pprof(struct walk *k, struct output *o, struct fx_errbuf *eb)
 
 int fx_convert_main(int argc, char **argv)
 {
+    if (fx_diff_wanted(argc, argv))
+        return fx_diff_main(argc, argv);
     struct convert_args a = {0};
     int rc = parse_args(argc, argv, &a);
     if (rc < 0)

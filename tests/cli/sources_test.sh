@@ -153,16 +153,8 @@ one_jdk() {
 open_sources() {
     local before
     before=$(md5sum <p.json.gz)
-    : >open.out
-    "$FXPROF" open p.json.gz --sources ../src --no-browser --once --timeout 60s >open.out 2>open.err &
-    local pid=$! link="" copy rc=0
-    for _ in $(seq 1 300); do
-        link=$(sed -n 's/^Open in the Firefox Profiler: //p' open.out)
-        [[ -n $link ]] && break
-        kill -0 "$pid" 2>/dev/null || cli_fail "open --sources exited: $(cat open.err)"
-        sleep 0.1
-    done
-    [[ -n $link ]] || cli_fail "open --sources printed no link within 30 s"
+    cli_serve open "$FXPROF" open p.json.gz --sources ../src --no-browser --once --timeout 60s
+    local pid=$SERVER_PID link=$LINK copy rc=0
     copy=$(sed -n 's/^Serving \(.*\) ([0-9]* bytes.*$/\1/p' open.out)
     [[ -f $copy && $copy != p.json.gz ]] || cli_fail "open --sources serves '$copy', not a copy"
     python3 - "$link" <<'PY' || cli_fail "open --sources: fetching the profile failed"
