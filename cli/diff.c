@@ -206,6 +206,36 @@ static int emit(struct side sides[2], const char *target, bool all, unsigned *st
     return ok ? FX_CLI_OK : fx_cli_fail("convert: writing to stdout: %s", strerror(errno));
 }
 
+/* ---- fxprof compare's thread ---- */
+
+int fx_compare_thread(const char *file, const char *name, int *out, struct fx_errbuf *eb)
+{
+    cJSON *root;
+    int rc = fx_pfile_load(file, &root, eb);
+    if (rc != FX_OK)
+        return rc;
+    const cJSON *threads = cJSON_GetObjectItemCaseSensitive(root, "threads"), *th;
+    const cJSON *sel = cJSON_GetObjectItemCaseSensitive(
+            cJSON_GetObjectItemCaseSensitive(root, "meta"), "initialSelectedThreads");
+    int n = cJSON_GetArraySize(threads), i = 0;
+    *out = cJSON_IsNumber(cJSON_GetArrayItem(sel, 0)) ? cJSON_GetArrayItem(sel, 0)->valueint : 0;
+    *out = *out >= 0 && *out < n ? *out : 0;
+    cJSON_ArrayForEach(th, threads)
+    {
+        const cJSON *tn = cJSON_GetObjectItemCaseSensitive(th, "name");
+        if (name && cJSON_IsString(tn) && !strcmp(tn->valuestring, name))
+            break;
+        i++;
+    }
+    if (name && i == n) {
+        fx_errbuf_set(eb, "%s has no thread named '%s'", file, name);
+        rc = FX_ENOTFOUND;
+    }
+    *out = name ? i : *out;
+    cJSON_Delete(root);
+    return rc;
+}
+
 int fx_diff_main(int argc, char **argv)
 {
     struct diff_args a = {0};

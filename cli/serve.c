@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include "cli_args.h"
+#include "diff.h"
 #include "sources.h"
 
 #define MAX_CONNS          16
@@ -67,6 +68,7 @@ struct sfile {
     off_t size;
     bool gzip;
     bool fetched;
+    int thread;    /* compare: the thread its view selects */
     char path[64]; /* "/<32 hex>/profile.json"; compare: ".../base.json", ".../new.json" */
 };
 
@@ -88,6 +90,7 @@ struct open_args {
     int port;
     int64_t timeout_ms;
     bool once;
+    const char *thread;     /* compare --thread NAME */
     const char *sources[8]; /* --sources: embedded into a temporary copy before serving */
     size_t nsources;
 };
@@ -96,10 +99,11 @@ static int usage(bool compare)
 {
     if (compare)
         printf("usage: fxprof compare BASE NEW [--no-browser] [--port N] [--timeout DURATION]\n"
-               "                      [--once] [--sources PATH]...\n"
+               "                      [--once] [--sources PATH]... [--thread NAME]\n"
                "Serves both profiles on 127.0.0.1, each under its own secret path, and prints the\n"
                "link of the Firefox Profiler's comparison of them (its /compare/ view: both call\n"
-               "trees merged, NEW's samples against BASE's); the options are open's.\n\n");
+               "trees merged, NEW's samples against BASE's) for one thread of each: --thread NAME,\n"
+               "else each profile's first selected thread (fxagent's: main); else open's options.\n\n");
     printf("usage: fxprof open FILE [--no-browser] [--port N] [--timeout DURATION] [--once]\n"
            "                  [--sources PATH]...\n"
            "Serves FILE (.json or .json.gz) on 127.0.0.1 for profiler.firefox.com and prints the\n"
@@ -122,13 +126,11 @@ static int usage(bool compare)
 static int parse_args(int argc, char **argv, struct open_args *a)
 {
     const char *cmd = a->compare ? "compare" : "open";
-    static const struct option longs[] = {{"no-browser", no_argument, NULL, 'n'},
-                                          {"port", required_argument, NULL, 'p'},
-                                          {"timeout", required_argument, NULL, 't'},
-                                          {"once", no_argument, NULL, 'o'},
-                                          {"help", no_argument, NULL, 'h'},
-                                          {"sources", required_argument, NULL, 's'},
-                                          {NULL, 0, NULL, 0}};
+    static const struct option longs[] = {
+            {"no-browser", no_argument, NULL, 'n'},    {"port", required_argument, NULL, 'p'},
+            {"timeout", required_argument, NULL, 't'}, {"once", no_argument, NULL, 'o'},
+            {"help", no_argument, NULL, 'h'},          {"sources", required_argument, NULL, 's'},
+            {"thread", required_argument, NULL, 'T'},  {NULL, 0, NULL, 0}};
     struct fx_errbuf eb = {{0}};
     char *end;
     int o;
@@ -140,6 +142,11 @@ static int parse_args(int argc, char **argv, struct open_args *a)
             break;
         case 'o':
             a->once = true;
+            break;
+        case 'T':
+            if (!a->compare)
+                return fx_cli_usage(cmd, "--thread is compare's option");
+            a->thread = optarg;
             break;
         case 's':
             if (a->nsources == sizeof a->sources / sizeof *a->sources)
@@ -256,7 +263,9 @@ static void view_link(const struct server *s, int i, int port, char *out, size_t
            f->gzip ? ", gzip" : "", url);
     snprintf(out, cap, "%s", VIEWER);
     uri_component(url, out + strlen(out), cap - strlen(out) - 1);
-    strcat(out, "/");
+    /* A compared view must name its thread (merge-compare.ts: "No thread has been selected"). */
+    size_t len = strlen(out);
+    snprintf(out + len, cap - len, s->nfiles > 1 ? "/calltree/?thread=%d" : "/", f->thread);
 }
 
 static void announce(struct server *s, const struct open_args *a, int port)
@@ -512,6 +521,8 @@ static int serve(struct server *s, const struct open_args *a)
     s->nfiles = a->compare ? 2 : 1;
     if (open_file(&s->files[0], a->file, &eb) != FX_OK ||
         (a->compare && open_file(&s->files[1], a->file2, &eb) != FX_OK) ||
+        (a->compare && fx_compare_thread(a->file, a->thread, &s->files[0].thread, &eb)) ||
+        (a->compare && fx_compare_thread(a->file2, a->thread, &s->files[1].thread, &eb)) ||
         fx_cli_random_hex(hex, sizeof hex, 16, &eb) != FX_OK ||
         listen_on(s, a->port, &port, &eb) != FX_OK)
         return fx_cli_fail("%s: %s", cmd, eb.msg);

@@ -5,8 +5,9 @@
 # against NEW gives exactly the expected "stack BASE NEW" lines (merged over threads, [idle]
 # and allocation samples left out, sorted); misuse is one line and leaves no file.
 # fxprof compare A B: serves both files under their own secret paths, prints the Firefox
-# Profiler's /compare/ link holding the two from-url links (each fetched here from the
-# decoded link), serves nothing else, and with --once ends when both were fetched.
+# Profiler's /compare/ link holding the two from-url views, each with its thread (--thread NAME,
+# else the first selected, else 0; each fetched here from the decoded link), serves nothing
+# else, and with --once ends when both were fetched.
 set -euo pipefail
 source "$(dirname "$0")/cli_lib.sh"
 cli_init it.fxprof_diff
@@ -84,7 +85,9 @@ views = q["profiles[]"]
 assert len(views) == 2, views
 paths = []
 for v, want in zip(views, ["base.json", "new.json.gz"]):
-    m = re.fullmatch(r"https://profiler\.firefox\.com/from-url/([^/]+)/", v)
+    # A compared view names its thread (merge-compare.ts refuses one without): here the
+    # files have no initialSelectedThreads, so thread 0.
+    m = re.fullmatch(r"https://profiler\.firefox\.com/from-url/([^/]+)/calltree/\?thread=0", v)
     assert m, v
     url = urllib.parse.urlparse(urllib.parse.unquote(m.group(1)))
     assert url.hostname == "127.0.0.1", url
@@ -114,4 +117,10 @@ cat cmp.err
 [[ $rc -eq 0 ]] || cli_fail "compare exited $rc"
 grep -q 'both profiles were fetched' cmp.err || cli_fail "compare does not say both were fetched"
 cli_expect_error bad4 "expected two files" "$FXPROF" compare base.json --no-browser
+cli_expect_error bad5 "has no thread named 'nope'" "$FXPROF" compare base.json new.json.gz --thread nope --no-browser
+cli_expect_error bad6 "--thread is compare's option" "$FXPROF" open base.json --thread main --no-browser
+cli_serve thr "$FXPROF" compare base.json new.json.gz --thread worker --no-browser --timeout 60s
+kill -INT "$SERVER_PID"
+wait "$SERVER_PID" || true
+[[ $(grep -o 'thread%3D1' thr.out | wc -l) -eq 2 ]] || cli_fail "--thread worker does not select thread 1 in both views"
 echo "PASS: it.fxprof_diff"
