@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
 
@@ -199,10 +200,18 @@ static int pick_files(struct embed *e, struct fx_errbuf *eb)
     bool *named = fx_calloc(n ? n : 1, sizeof *named);
     e->files = fx_calloc(n ? n : 1, sizeof *e->files);
     rc = heat && named && e->files ? heat_of(e, n, heat, named, eb) : FX_ENOMEM;
-    const cJSON *strings = get(get(e->root, "shared"), "stringArray");
+    /* The string array as an array: cJSON's are lists, indexed in linear time. */
+    const cJSON *sa = get(get(e->root, "shared"), "stringArray"), *it;
+    int nstr = cJSON_GetArraySize(sa), k = 0;
+    const cJSON **strings = fx_calloc(nstr > 0 ? (size_t)nstr : 1, sizeof *strings);
+    rc = rc == FX_OK && !strings ? FX_ENOMEM : rc;
+    for (it = strings && sa ? sa->child : NULL; it && k < nstr; it = it->next)
+        strings[k++] = it;
     const cJSON *fn = get(e->sources, "filename")->child;
     for (uint32_t i = 0; rc == FX_OK && i < n; i++, fn = fn ? fn->next : NULL) {
-        const cJSON *s = cJSON_IsNumber(fn) ? cJSON_GetArrayItem(strings, fn->valueint) : NULL;
+        const cJSON *s = cJSON_IsNumber(fn) && fn->valueint >= 0 && fn->valueint < nstr
+                                 ? strings[fn->valueint]
+                                 : NULL;
         if (named[i] && cJSON_IsString(s))
             e->files[e->nfiles++] =
                     (struct file){.row = (int32_t)i, .name = s->valuestring, .samples = heat[i]};
@@ -210,6 +219,7 @@ static int pick_files(struct embed *e, struct fx_errbuf *eb)
     if (rc == FX_ENOMEM)
         fx_errbuf_set(eb, "out of memory");
     qsort(e->files, e->nfiles, sizeof *e->files, hotter);
+    fx_free(strings);
     fx_free(heat);
     fx_free(named);
     return rc;
@@ -345,6 +355,9 @@ static int write_out(const cJSON *root, const char *out, struct fx_errbuf *eb)
         return FX_ENOMEM;
     }
     int fd = snprintf(tmp, sizeof tmp, "%s.XXXXXX", out) < (int)sizeof tmp ? mkstemp(tmp) : -1;
+    struct stat st; /* replacing a file keeps its mode (mkstemp's is 0600) */
+    if (fd >= 0 && stat(out, &st) == 0)
+        fchmod(fd, st.st_mode & 07777);
     gzFile gz = fd >= 0 ? gzdopen(fd, ends_with(out, ".json") ? "wbT" : "wb6") : NULL;
     size_t len = strlen(text), off = 0;
     int err = gz ? 0 : errno ? errno : ENOMEM;

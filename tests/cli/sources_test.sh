@@ -140,7 +140,9 @@ one_jdk() {
     cli_expect_error bad2 "not a size" "$FXPROF" sources p.json.gz --max-file 0
     cli_expect_error bad3 "neither a folder nor a jar" "$FXPROF" sources p.json.gz --from rec.out
     [[ $(md5sum <p.json.gz) == "$before" ]] || cli_fail "JDK $major: misuse changed the profile"
+    chmod 0640 p.json.gz
     cli_run s6 "$FXPROF" sources p.json.gz
+    [[ $(stat -c %a p.json.gz) == 640 ]] || cli_fail "JDK $major: in place: the mode is not kept"
     [[ $CLI_RC -eq 0 && $(head -c 2 p.json.gz | od -An -tx1 | tr -d ' ') == 1f8b ]] ||
         cli_fail "JDK $major: in place: exit $CLI_RC or not gzip"
     "${CHECK[@]}" p.json.gz embedded=demo/hot/Work.java:../src/demo/hot/Work.java ||
