@@ -85,6 +85,20 @@ EOF
 iconv -f UTF-8 -t ISO-8859-1 <src/demo/hot/Work.java | sed 's/^package demo.hot;/package demo.hot; \/\/ caf\xe9/' \
     >latin/demo/hot/Work.java
 
+# Strict UTF-8 as the profiler decodes it: a NUL byte, an overlong form, a surrogate are "not
+# UTF-8"; a byte order mark and a 4-byte character are embedded as they are.
+for v in nul overlong surrogate good; do
+    mkdir -p "utf8-$v/demo/hot"
+done
+python3 - <<'PY'
+src = open("src/demo/hot/Work.java", "rb").read()
+bad = {"nul": b"\x00", "overlong": b"\xc0\xaf", "surrogate": b"\xed\xa0\x80"}
+for name, b in bad.items():
+    open(f"utf8-{name}/demo/hot/Work.java", "wb").write(src + b"// " + b + b"\n")
+open("utf8-good/demo/hot/Work.java", "wb").write(
+    b"\xef\xbb\xbf" + src + "// caf\u00e9 \U0001F600 \u4e2d\n".encode())
+PY
+
 loaded() {
     pcli_load "$1" >"$1.pcli" 2>&1 || {
         cat "$1.pcli"
@@ -119,6 +133,15 @@ one_jdk() {
     [[ $CLI_RC -eq 0 ]] || cli_fail "JDK $major: sources --from latin exited $CLI_RC"
     "${CHECK[@]}" s2.json "outcome=not UTF-8:demo/hot/Work.java" || cli_fail "JDK $major: s2.json"
     loaded s2.json
+    for v in nul overlong surrogate; do
+        cli_run "u$v" "$FXPROF" sources p.json.gz --from "../utf8-$v" -o "u$v.json.gz"
+        "${CHECK[@]}" "u$v.json.gz" "outcome=not UTF-8:demo/hot/Work.java" >/dev/null ||
+            cli_fail "JDK $major: a file with a $v is not counted not UTF-8"
+    done
+    cli_run ugood "$FXPROF" sources p.json.gz --from ../utf8-good -o ugood.json
+    "${CHECK[@]}" ugood.json embedded=demo/hot/Work.java:../utf8-good/demo/hot/Work.java ||
+        cli_fail "JDK $major: a BOM and 2-, 3-, 4-byte characters are not embedded as they are"
+    loaded ugood.json
     cli_run s3 "$FXPROF" sources p.json.gz --from ../src --from ../libsrc -o s3.json.gz
     "${CHECK[@]}" s3.json.gz embedded=demo/hot/Work.java:../src/demo/hot/Work.java \
         embedded=demo/lib/Lib.java:../libsrc/demo/lib/Lib.java "entry=embedded~folders 2" ||
