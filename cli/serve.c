@@ -103,7 +103,7 @@ static int usage(bool compare)
                "Serves both profiles on 127.0.0.1, each under its own secret path, and prints the\n"
                "link of the Firefox Profiler's comparison of them (its /compare/ view: both call\n"
                "trees merged, NEW's samples against BASE's) for one thread of each: --thread NAME,\n"
-               "else each profile's first selected thread (fxagent's: main); else open's options.\n\n");
+               "else each profile's first selected thread (fxagent's: main). The other options:\n\n");
     printf("usage: fxprof open FILE [--no-browser] [--port N] [--timeout DURATION] [--once]\n"
            "                  [--sources PATH]...\n"
            "Serves FILE (.json or .json.gz) on 127.0.0.1 for profiler.firefox.com and prints the\n"

@@ -123,4 +123,11 @@ cli_serve thr "$FXPROF" compare base.json new.json.gz --thread worker --no-brows
 kill -INT "$SERVER_PID"
 wait "$SERVER_PID" || true
 [[ $(grep -o 'thread%3D1' thr.out | wc -l) -eq 2 ]] || cli_fail "--thread worker does not select thread 1 in both views"
+cli_serve src "$FXPROF" compare base.json new.json.gz --sources . --no-browser --timeout 60s
+kill -INT "$SERVER_PID"
+wait "$SERVER_PID" || true
+[[ $(grep -c '^Serving .*/fxprof-sources-.*/profile.json.gz' src.out) -eq 2 ]] ||
+    cli_fail "compare --sources does not serve two copies"
+! ls -d "${TMPDIR:-/tmp}"/fxprof-sources-* 2>/dev/null | grep -qf <(sed -n 's|^Serving \(.*\)/profile.json.gz.*|\1|p' src.out) ||
+    cli_fail "compare --sources left its copies behind"
 echo "PASS: it.fxprof_diff"
