@@ -396,6 +396,9 @@ static void summary_line(const struct embed *e)
     for (size_t i = 0, shown = 0; i < e->nfiles && shown < 5; i++)
         if (e->files[i].outcome == O_NOT_FOUND && ++shown)
             fprintf(stderr, "fxprof: sources: not found: %s\n", e->files[i].name);
+    if (e->count[O_NOT_FOUND] > 5)
+        fprintf(stderr, "fxprof: sources: %zu more not found, named in Profile Info (Sources)\n",
+                e->count[O_NOT_FOUND] - 5);
 }
 
 static int embed_all(struct embed *e, const struct fx_src_opts *o, struct fx_errbuf *eb)

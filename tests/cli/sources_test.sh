@@ -123,6 +123,12 @@ one_jdk() {
     cli_run s1 "$FXPROF" sources p.json.gz -o s1.json.gz
     [[ $CLI_RC -eq 0 ]] || cli_fail "JDK $major: sources exited $CLI_RC"
     grep -q '^fxprof: sources: embedded [1-9]' s1.err || cli_fail "JDK $major: no summary line"
+    local nf
+    nf=$(sed -n 's/^fxprof: sources: embedded.*; not found \([0-9]*\).*/\1/p' s1.err)
+    [[ $(grep -c '^fxprof: sources: not found: ' s1.err) -eq $((nf < 5 ? nf : 5)) ]] ||
+        cli_fail "JDK $major: stderr does not name the first $nf files not found (at most 5)"
+    ((nf <= 5)) || grep -q "^fxprof: sources: $((nf - 5)) more not found" s1.err ||
+        cli_fail "JDK $major: stderr does not say how many more were not found"
     "${CHECK[@]}" s1.json.gz embedded=demo/hot/Work.java:../src/demo/hot/Work.java \
         outcome="not found:demo/lib/Lib.java" "entry=jars without a -sources.jar~/lib.jar" \
         "entry=embedded~jars 1" jdk || cli_fail "JDK $major: s1.json.gz"
