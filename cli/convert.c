@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "cli_args.h"
+#include "diff.h"
 #include "fx_alloc.h"
 #include "fx_gzip.h"
 #include "fx_pprof.h"
@@ -58,6 +59,7 @@ static int usage(void)
            "  --annotate         collapsed: frame types as async-profiler's suffixes: _[0]\n"
            "                     interpreted, _[1] C1, _[j] C2, _[i] inlined, _[k] kernel;\n"
            "                     a Java frame whose type is not known gets none\n"
+           "fxprof convert --diff BASE NEW --to collapsed: the per-stack difference (--diff --help)\n"
            "exit codes: 0 written, 1 failed (not a profile, cannot write), 2 bad command line\n"
            "example: fxprof convert app.json.gz --to pprof && go tool pprof -top app.pb.gz\n");
     return FX_CLI_OK;
@@ -445,6 +447,8 @@ static void say_other_views(const cJSON *root, int view)
 
 int fx_convert_main(int argc, char **argv)
 {
+    if (fx_diff_wanted(argc, argv))
+        return fx_diff_main(argc, argv);
     struct convert_args a = {0};
     int rc = parse_args(argc, argv, &a);
     if (rc < 0)

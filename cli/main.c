@@ -6,7 +6,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#define COMMANDS "list, record, start, dump, stop, status, open, summary, convert"
+#include "sources.h"
+
+#define COMMANDS "list, record, start, dump, stop, status, open, compare, summary, convert, sources"
 
 struct subcommand {
     const char *name;
@@ -22,8 +24,10 @@ static const struct subcommand subcommands[] = {
         {"stop", fx_control_main, "stop sampling in a running JVM and write the profile"},
         {"status", fx_control_main, "print the agent's state in a running JVM"},
         {"open", fx_serve_main, "open a profile in profiler.firefox.com (local server)"},
+        {"compare", fx_serve_main, "open two profiles in profiler.firefox.com's comparison"},
         {"summary", fx_summary_main, "print the hottest methods of a profile"},
         {"convert", fx_convert_main, "write a profile as collapsed stacks or pprof"},
+        {"sources", fx_sources_main, "embed the Java sources the profile's frames name"},
         {"attach-raw", fx_attach_raw_main, NULL},
 };
 

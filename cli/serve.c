@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* fxprof open: serves one profile to profiler.firefox.com's from-url loader (PROFILE-FORMAT.md
- * §16.2) from 127.0.0.1, under a path with 128 random bits, and nothing else: CORS headers only
- * on that path, one request per connection, every buffer and every wait bounded. It serves
- * until Ctrl-C, so a reload of the profiler's tab works; --timeout ends it only while nobody has
- * fetched the file yet, and --once ends it once the file has been sent in full (after a grace
- * period for a retry). */
+/* fxprof open (and compare: two profiles, for the profiler's /compare/ view): serves one profile to
+ * profiler.firefox.com's from-url loader (PROFILE-FORMAT.md §16.2) from 127.0.0.1, under a path
+ * with 128 random bits, and nothing else: CORS headers only on that path, one request per
+ * connection, every buffer and every wait bounded. It serves until Ctrl-C, so a reload of the
+ * profiler's tab works; --timeout ends it only while nobody has fetched the file yet, and --once
+ * ends it once the file has been sent in full (after a grace period for a retry). */
 #include "fxprof.h"
 
 #include <arpa/inet.h>
@@ -25,6 +25,8 @@
 #include <unistd.h>
 
 #include "cli_args.h"
+#include "diff.h"
+#include "sources.h"
 
 #define MAX_CONNS          16
 #define REQ_CAP            8192
@@ -34,7 +36,8 @@
 #define GRACE_MS           3000  /* after the profile went out, for a retried request */
 #define DEFAULT_TIMEOUT_MS (10 * 60 * 1000)
 #define CHUNK              (1 << 20)
-#define VIEWER             "https://profiler.firefox.com/from-url/"
+#define ORIGIN             "https://profiler.firefox.com"
+#define VIEWER             ORIGIN "/from-url/"
 
 extern char **environ;
 
@@ -55,31 +58,54 @@ struct conn {
     size_t hlen, hoff;
     off_t boff, bend; /* file bytes still to send */
     bool profile;     /* a GET of the profile: the file counts as served once it is sent */
+    int file;         /* which of the server's files */
+};
+
+/* One profile served, under its own secret path. */
+struct sfile {
+    const char *name; /* as given */
+    int fd;
+    off_t size;
+    bool gzip;
+    bool fetched;
+    int thread;    /* compare: the thread its view selects */
+    char path[64]; /* "/<32 hex>/profile.json"; compare: ".../base.json", ".../new.json" */
 };
 
 struct server {
-    int lfd, file_fd;
-    off_t size;
-    bool gzip;
-    bool served;
+    int lfd;
+    struct sfile files[2];
+    int nfiles;
+    bool served; /* every file was fetched */
     int64_t served_at, end_at;
-    char path[64]; /* "/<32 hex>/profile.json" */
     pid_t browser;
     bool once; /* --once */
     struct conn conns[MAX_CONNS];
 };
 
 struct open_args {
-    const char *file;
+    const char *file, *file2; /* file2: compare's NEW */
+    bool compare;
     bool no_browser;
     int port;
     int64_t timeout_ms;
     bool once;
+    const char *thread;     /* compare --thread NAME */
+    const char *sources[8]; /* --sources: embedded into a temporary copy before serving */
+    size_t nsources;
 };
 
-static int usage(void)
+static int usage(bool compare)
 {
+    if (compare)
+        printf("usage: fxprof compare BASE NEW [--no-browser] [--port N] [--timeout DURATION]\n"
+               "                      [--once] [--sources PATH]... [--thread NAME]\n"
+               "Serves both profiles on 127.0.0.1, each under its own secret path, and prints the\n"
+               "link of the Firefox Profiler's comparison of them (its /compare/ view: both call\n"
+               "trees merged, NEW's samples against BASE's) for one thread of each: --thread NAME,\n"
+               "else each profile's first selected thread (fxagent's: main). The other options:\n\n");
     printf("usage: fxprof open FILE [--no-browser] [--port N] [--timeout DURATION] [--once]\n"
+           "                  [--sources PATH]...\n"
            "Serves FILE (.json or .json.gz) on 127.0.0.1 for profiler.firefox.com and prints the\n"
            "link that opens it; runs xdg-open on it when a display is available. Serves until\n"
            "Ctrl-C, so reloading the profiler's tab works.\n"
@@ -88,6 +114,8 @@ static int usage(void)
            "  --timeout D       give up if nobody fetched the profile within D: seconds or with\n"
            "                    a unit, e.g. 90 or 10m (default 10m)\n"
            "  --once            stop once the profile has been fetched\n"
+           "  --sources PATH    embed the Java sources first, as fxprof sources --from PATH\n"
+           "                    does, into a temporary copy (repeatable; FILE is unchanged)\n"
            "The link works only in a browser on this machine. Nothing is uploaded unless you\n"
            "press Upload in the profiler.\n"
            "exit codes: 0 fetched (Ctrl-C after a fetch is 0 too), 1 failed (or not fetched before\n"
@@ -97,10 +125,12 @@ static int usage(void)
 
 static int parse_args(int argc, char **argv, struct open_args *a)
 {
+    const char *cmd = a->compare ? "compare" : "open";
     static const struct option longs[] = {
             {"no-browser", no_argument, NULL, 'n'},    {"port", required_argument, NULL, 'p'},
             {"timeout", required_argument, NULL, 't'}, {"once", no_argument, NULL, 'o'},
-            {"help", no_argument, NULL, 'h'},          {NULL, 0, NULL, 0}};
+            {"help", no_argument, NULL, 'h'},          {"sources", required_argument, NULL, 's'},
+            {"thread", required_argument, NULL, 'T'},  {NULL, 0, NULL, 0}};
     struct fx_errbuf eb = {{0}};
     char *end;
     int o;
@@ -113,36 +143,53 @@ static int parse_args(int argc, char **argv, struct open_args *a)
         case 'o':
             a->once = true;
             break;
+        case 'T':
+            if (!a->compare)
+                return fx_cli_usage(cmd, "--thread is compare's option");
+            a->thread = optarg;
+            break;
+        case 's':
+            if (a->nsources == sizeof a->sources / sizeof *a->sources)
+                return fx_cli_usage(cmd, "at most 8 --sources");
+            a->sources[a->nsources++] = optarg;
+            break;
         case 'p':
             a->port = (int)strtol(optarg, &end, 10);
             if (*optarg < '0' || *optarg > '9' || *end || a->port > 65535)
-                return fx_cli_usage("open", "--port '%s' is not a port (0 to 65535)", optarg);
+                return fx_cli_usage(cmd, "--port '%s' is not a port (0 to 65535)", optarg);
             break;
         case 't':
             if (fx_cli_parse_timeout("--timeout", optarg, &a->timeout_ms, &eb) != FX_OK)
-                return fx_cli_usage("open", "%s", eb.msg);
+                return fx_cli_usage(cmd, "%s", eb.msg);
             break;
         default:
-            return fx_cli_opt_rest("open", o, argv);
+            return fx_cli_opt_rest(cmd, o, argv);
         }
     }
-    return fx_cli_one_file("open", argc, argv, &a->file);
+    if (!a->compare)
+        return fx_cli_one_file("open", argc, argv, &a->file);
+    if (optind != argc - 2)
+        return fx_cli_usage("compare", "expected two files, BASE and NEW");
+    a->file = argv[optind];
+    a->file2 = argv[optind + 1];
+    return FX_CLI_OK;
 }
 
 /* ---- setup ---- */
 
 /* Gzip (magic 1f 8b) goes out as Content-Encoding: gzip, which the browser inflates; anything
  * else must at least start like JSON, to catch a wrong file before the browser does. */
-static int open_file(struct server *s, const char *file, struct fx_errbuf *eb)
+static int open_file(struct sfile *s, const char *file, struct fx_errbuf *eb)
 {
     unsigned char head[64];
     struct stat st;
-    s->file_fd = open(file, O_RDONLY | O_CLOEXEC);
-    if (s->file_fd < 0 || fstat(s->file_fd, &st) != 0) {
+    s->name = file;
+    s->fd = open(file, O_RDONLY | O_CLOEXEC);
+    if (s->fd < 0 || fstat(s->fd, &st) != 0) {
         fx_errbuf_set(eb, "cannot open %s: %s", file, strerror(errno));
         return FX_EIO;
     }
-    ssize_t n = S_ISREG(st.st_mode) ? pread(s->file_fd, head, sizeof head, 0) : -1;
+    ssize_t n = S_ISREG(st.st_mode) ? pread(s->fd, head, sizeof head, 0) : -1;
     if (n <= 0) {
         fx_errbuf_set(eb, "%s is not a regular, non-empty file", file);
         return FX_EINVAL;
@@ -206,21 +253,41 @@ static void start_browser(struct server *s, const char *link)
     }
 }
 
+/* Prints where file i is served and puts its from-url view link into out. */
+static void view_link(const struct server *s, int i, int port, char *out, size_t cap)
+{
+    char url[128];
+    const struct sfile *f = &s->files[i];
+    snprintf(url, sizeof url, "http://127.0.0.1:%d%s", port, f->path);
+    printf("Serving %s (%lld bytes%s) at %s\n", f->name, (long long)f->size,
+           f->gzip ? ", gzip" : "", url);
+    snprintf(out, cap, "%s", VIEWER);
+    uri_component(url, out + strlen(out), cap - strlen(out) - 1);
+    /* A compared view must name its thread (merge-compare.ts: "No thread has been selected"). */
+    size_t len = strlen(out);
+    snprintf(out + len, cap - len, s->nfiles > 1 ? "/calltree/?thread=%d" : "/", f->thread);
+}
+
 static void announce(struct server *s, const struct open_args *a, int port)
 {
-    char url[128], link[sizeof VIEWER + 3 * sizeof url + 2];
-    snprintf(url, sizeof url, "http://127.0.0.1:%d%s", port, s->path);
-    strcpy(link, VIEWER);
-    uri_component(url, link + strlen(link), sizeof link - strlen(link) - 1);
-    strcat(link, "/");
-    printf("Serving %s (%lld bytes%s) at %s\n", a->file, (long long)s->size,
-           s->gzip ? ", gzip" : "", url);
-    printf("Open in the Firefox Profiler: %s\n", link);
+    char view[2][512], link[2048];
+    for (int i = 0; i < s->nfiles; i++)
+        view_link(s, i, port, view[i], sizeof view[i]);
+    snprintf(link, sizeof link, "%s", a->compare ? ORIGIN "/compare/?profiles[]=" : view[0]);
+    /* The compare route takes the two views, public/ or from-url/, as profiles[] (the
+     * profiler's receive-profile.ts, retrieveProfilesToCompare). */
+    for (int i = 0; a->compare && i < 2; i++) {
+        if (i)
+            strcat(link, "&profiles[]=");
+        uri_component(view[i], link + strlen(link), sizeof link - strlen(link) - 1);
+    }
+    printf("Open %sin the Firefox Profiler: %s\n", a->compare ? "the comparison " : "", link);
     fflush(stdout);
     const char *x11 = getenv("DISPLAY"), *wl = getenv("WAYLAND_DISPLAY");
     if (!a->no_browser && ((x11 && *x11) || (wl && *wl)))
         start_browser(s, link);
-    fprintf(stderr, "fxprof: waiting for the profiler to fetch it (Ctrl-C to stop)\n");
+    fprintf(stderr, "fxprof: waiting for the profiler to fetch %s (Ctrl-C to stop)\n",
+            a->compare ? "both" : "it");
 }
 
 /* ---- connections ---- */
@@ -234,7 +301,11 @@ static void conn_close(struct conn *c)
 
 static void respond(struct server *s, struct conn *c, int status, const struct fx_http_request *r)
 {
-    bool secret = r && !strcmp(r->target, s->path);
+    int fi = -1;
+    for (int i = 0; r && i < s->nfiles; i++)
+        fi = !strcmp(r->target, s->files[i].path) ? i : fi;
+    bool secret = fi >= 0;
+    const struct sfile *f = &s->files[secret ? fi : 0];
     bool get = r && !strcmp(r->method, "GET"), head = r && !strcmp(r->method, "HEAD");
     bool preflight = r && !strcmp(r->method, "OPTIONS");
     if (!status)
@@ -246,8 +317,8 @@ static void respond(struct server *s, struct conn *c, int status, const struct f
                                    .content_type = status == 200 ? "application/json"
                                                    : *body       ? "text/plain"
                                                                  : NULL,
-                                   .gzip = status == 200 && s->gzip,
-                                   .content_length = status == 200 ? (long long)s->size
+                                   .gzip = status == 200 && f->gzip,
+                                   .content_length = status == 200 ? (long long)f->size
                                                                    : (long long)strlen(body),
                                    .cors = secret,
                                    .allow_headers = secret ? r->request_headers : NULL,
@@ -259,7 +330,8 @@ static void respond(struct server *s, struct conn *c, int status, const struct f
     }
     c->hoff = 0;
     c->boff = 0;
-    c->bend = status == 200 && get ? s->size : 0;
+    c->bend = status == 200 && get ? f->size : 0;
+    c->file = secret ? fi : 0;
     c->profile = status == 200 && get;
     c->state = C_WRITE;
     c->deadline = fx_cli_now_ms() + STALL_MS;
@@ -284,10 +356,20 @@ static void conn_read(struct server *s, struct conn *c)
 
 static void sent_all(struct server *s, struct conn *c)
 {
-    if (c->profile && !s->served) {
-        s->served = true;
-        fprintf(stderr, "fxprof: the profile was fetched (%lld bytes)%s\n", (long long)s->size,
-                s->once ? "" : "; still serving it for a reload, Ctrl-C to stop");
+    struct sfile *f = &s->files[c->file];
+    if (c->profile && !f->fetched) {
+        f->fetched = true;
+        bool all = s->nfiles == 1 || s->files[!c->file].fetched;
+        if (s->nfiles == 1)
+            fprintf(stderr, "fxprof: the profile was fetched (%lld bytes)%s\n", (long long)f->size,
+                    s->once ? "" : "; still serving it for a reload, Ctrl-C to stop");
+        else
+            fprintf(stderr, "fxprof: %s was fetched (%lld bytes)%s\n", f->name, (long long)f->size,
+                    !all ? ""
+                    : s->once
+                            ? "; both profiles were fetched"
+                            : "; both profiles were fetched, still serving them for a reload, Ctrl-C to stop");
+        s->served = all;
     }
     if (c->profile)
         s->served_at = fx_cli_now_ms();
@@ -307,7 +389,7 @@ static void conn_write(struct server *s, struct conn *c)
             c->hoff += (size_t)n;
     } else {
         off_t left = c->bend - c->boff;
-        n = sendfile(c->fd, s->file_fd, &c->boff, left < CHUNK ? (size_t)left : CHUNK);
+        n = sendfile(c->fd, s->files[c->file].fd, &c->boff, left < CHUNK ? (size_t)left : CHUNK);
         if (n == 0) { /* the file shrank under us: the promised length cannot be met */
             conn_close(c);
             return;
@@ -435,11 +517,20 @@ static int serve(struct server *s, const struct open_args *a)
     struct fx_errbuf eb = {{0}};
     char hex[33];
     int port;
-    if (open_file(s, a->file, &eb) != FX_OK ||
+    const char *cmd = a->compare ? "compare" : "open";
+    s->nfiles = a->compare ? 2 : 1;
+    if (open_file(&s->files[0], a->file, &eb) != FX_OK ||
+        (a->compare && open_file(&s->files[1], a->file2, &eb) != FX_OK) ||
+        (a->compare && fx_compare_thread(a->file, a->thread, &s->files[0].thread, &eb)) ||
+        (a->compare && fx_compare_thread(a->file2, a->thread, &s->files[1].thread, &eb)) ||
         fx_cli_random_hex(hex, sizeof hex, 16, &eb) != FX_OK ||
         listen_on(s, a->port, &port, &eb) != FX_OK)
-        return fx_cli_fail("open: %s", eb.msg);
-    snprintf(s->path, sizeof s->path, "/%s/profile.json", hex);
+        return fx_cli_fail("%s: %s", cmd, eb.msg);
+    for (int i = 0; i < s->nfiles; i++)
+        snprintf(s->files[i].path, sizeof s->files[i].path, "/%s/%s.json", hex,
+                 !a->compare ? "profile"
+                 : i         ? "new"
+                             : "base");
     /* Interrupts stay blocked except inside ppoll, so none is lost between checks. */
     sigset_t block, unblocked;
     sigemptyset(&block);
@@ -456,29 +547,42 @@ static int serve(struct server *s, const struct open_args *a)
     if (s->served)
         return FX_CLI_OK;
     if (fx_cli_interrupted()) {
-        fx_cli_fail("open: stopped before the profile was fetched");
+        fx_cli_fail("%s: stopped before the profile%s fetched", cmd,
+                    a->compare ? "s were" : " was");
         return FX_CLI_INTERRUPTED;
     }
     return fx_cli_fail(
-            "open: nobody fetched the profile within %lld s; the link is no longer valid",
-            (long long)(a->timeout_ms / 1000));
+            "%s: nobody fetched the profile%s within %lld s; the link is no longer valid", cmd,
+            a->compare ? "s" : "", (long long)(a->timeout_ms / 1000));
 }
 
 int fx_serve_main(int argc, char **argv)
 {
-    struct open_args a = {.timeout_ms = DEFAULT_TIMEOUT_MS};
+    struct open_args a = {.timeout_ms = DEFAULT_TIMEOUT_MS, .compare = !strcmp(argv[0], "compare")};
     int rc = parse_args(argc, argv, &a);
     if (rc < 0)
-        return usage();
+        return usage(a.compare);
     if (rc != FX_CLI_OK)
         return rc;
-    struct server s = {.lfd = -1, .file_fd = -1};
-    rc = serve(&s, &a);
+    /* --sources: each profile is served from a copy with the sources embedded. */
+    char copy[2][4096];
+    const char **file[2] = {&a.file, &a.file2};
+    int ncopies = 0;
+    for (; a.nsources && ncopies < (a.compare ? 2 : 1) && rc == FX_CLI_OK; ncopies++) {
+        rc = fx_sources_temp(*file[ncopies], a.sources, a.nsources, copy[ncopies], sizeof copy[0]);
+        *file[ncopies] = copy[ncopies];
+    }
+    struct server s = {.lfd = -1, .files = {{.fd = -1}, {.fd = -1}}};
+    if (rc == FX_CLI_OK)
+        rc = serve(&s, &a);
+    for (int i = 0; i < ncopies; i++)
+        fx_sources_temp_remove(copy[i]);
     for (int i = 0; i < MAX_CONNS; i++)
         conn_close(&s.conns[i]);
     if (s.lfd >= 0)
         close(s.lfd);
-    if (s.file_fd >= 0)
-        close(s.file_fd);
+    for (int i = 0; i < 2; i++)
+        if (s.files[i].fd >= 0)
+            close(s.files[i].fd);
     return rc;
 }

@@ -12,9 +12,10 @@
 set -euo pipefail
 
 # configure (cmake, pkg-config, zlib, cJSON for fxprof, libelf for native symbols, libdw for
-# cstack=dwarf's unwind tables, a JDK's jvmti.h and javac), build, demo.
+# cstack=dwarf's unwind tables, a JDK's jvmti.h and javac, libzip for fxprof sources' jars and
+# src.zip), build, demo.
 FX_DEPS_DEMO=(build-essential cmake pkg-config zlib1g-dev libcjson-dev libelf-dev
-    openjdk-17-jdk-headless libdw-dev)
+    openjdk-17-jdk-headless libdw-dev libzip-dev)
 # Unit tests (Check, which links subunit), the checkers (python3), the jtreg suite, the fuzzers
 # and sanitizers (clang and its runtime), the style and valgrind tests, and for the attach
 # tests in namespaces pgrep (procps) and mount (not in a minimal root), and shellcheck for the

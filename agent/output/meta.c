@@ -87,6 +87,9 @@ static void set_meta(struct fx_profile *p, int64_t begin_ns, int64_t end_ns)
             {"java.vm.version", "VM version"},
             {"java.vm.vendor", "VM vendor"},
             {"java.vm.info", "VM info"},
+            /* Where `fxprof sources` finds the JDK's lib/src.zip and the application's jars. */
+            {"java.home", "java.home"},
+            {"java.class.path", "java.class.path"},
     };
     for (size_t i = 0; i < sizeof(props) / sizeof(props[0]); i++) {
         char *v = fx_property(props[i][0]);
@@ -94,6 +97,11 @@ static void set_meta(struct fx_profile *p, int64_t begin_ns, int64_t end_ns)
             fx_profile_extra_str(p, "JVM", props[i][1], v);
         fx_free(v);
     }
+    /* Relative class path entries are relative to it (the process's, as the JVM has no
+     * property for it before System.initProperties). */
+    char cwd[4096];
+    if (getcwd(cwd, sizeof(cwd)) != NULL)
+        fx_profile_extra_str(p, "JVM", "working directory", cwd);
     fx_free(command);
 }
 

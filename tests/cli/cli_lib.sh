@@ -80,3 +80,22 @@ cli_stop_sleeper() {
         CLI_JVM_PID=
     fi
 }
+
+# cli_serve LOG CMD...: starts CMD (fxprof open or compare) in the background with stdout in
+# LOG.out and stderr in LOG.err, and waits up to 30 s for its link line ("Open ... in the
+# Firefox Profiler: LINK"); sets SERVER_PID and LINK.
+cli_serve() {
+    local log=$1
+    shift
+    : >"$log.out" # made here: the background job's own redirection may come after the first read
+    "$@" >"$log.out" 2>"$log.err" &
+    SERVER_PID=$!
+    LINK=""
+    for _ in $(seq 1 300); do
+        LINK=$(sed -n 's/^Open .*in the Firefox Profiler: //p' "$log.out")
+        [[ -n $LINK ]] && return 0
+        kill -0 "$SERVER_PID" 2>/dev/null || cli_fail "$log: $1 exited: $(cat "$log.err")"
+        sleep 0.1
+    done
+    cli_fail "$log: no link within 30 s"
+}
