@@ -144,6 +144,8 @@ static int one_wait(JNIEnv *jni, struct fx_profile *p, const struct lock_rec *r,
     int rc = fx_tracks_index(p, t, &thread);
     if (rc == FX_OK)
         rc = wait_stack(jni, p, (const jvmtiFrameInfo *)(r + 1), r->nframes, r->truncated, &stack);
+    if (rc == FX_OK) /* depth= counts the "[truncated]" frame too (issue 32) */
+        rc = fx_stack_depth_cap(p, FX_STACK_NONE, fx_opt()->depth, &stack);
     struct fx_jvm_lock l = {cls, cl, bytes + r->class_len, r->owner_len,
                             r->kind == LOCK_MONITOR ? "monitor" : "park"};
     if (l.owner_len == 0) {
