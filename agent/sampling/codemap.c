@@ -162,6 +162,9 @@ void fx_codemap_dynamic_code(const char *name, const void *address, jint length)
                                       : adapter    ? FX_BLOB_ADAPTER
                                       : c1_barrier ? FX_BLOB_C1_BARRIER
                                                    : FX_BLOB_STUB};
+    /* issue 32: the arraycopy stubs ("jbyte_disjoint_arraycopy", "checkcast_arraycopy", ...)
+     * get recover_stub.c's rule; the intrinsics' stubs do not (docs/VALIDATION.md 8.5d). */
+    r.arraycopy = r.kind == FX_BLOB_STUB && strstr(name, "arraycopy") != NULL;
     /* A RuntimeStub's frame size (Runtime1's stubs): the not-in-Java walk crosses its frame. */
     if (r.kind == FX_BLOB_STUB)
         r.frame_words = fx_vmstructs_stub_frame_words(r.begin);

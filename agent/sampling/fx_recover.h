@@ -36,7 +36,8 @@ struct fx_code_range {
     int32_t compile_id;   /* nmethod: HotSpot's compile id, checked at the blob in the handler */
     int32_t frame_words;  /* CodeBlob::_frame_size (words, return address included); <= 0 unknown */
     uint8_t kind;         /* enum fx_blob_kind */
-    uint8_t pad[3];
+    uint8_t arraycopy;    /* stub: a StubRoutines arraycopy stub, recover_stub.c's rule applies */
+    uint8_t pad[2];
 };
 
 /* Immutable once published (codemap.c): sorted by begin, no two ranges overlap. */
@@ -76,7 +77,8 @@ enum fx_recover_case {
     FX_REC_ADAPTER = 5,    /* pc in an I2C/C2I adapter where the decode proves the return address */
     FX_REC_C1_BARRIER = 6, /* pc in g1_post_barrier_slow; caller at its slow-case continuation */
     FX_REC_ANCHOR = 7,     /* not in Java (-3): compiled frames walked from the frame anchor */
-    FX_REC_CASES = 8,
+    FX_REC_STUB_FRAME = 8, /* pc in an arraycopy stub (rbp-framed): a compiled caller */
+    FX_REC_CASES = 9,
     FX_REC_NOT_FOUND = -1,  /* pc in no known range */
     FX_REC_STUB = -2,       /* pc in another stub: named, no frame rule known */
     FX_REC_BODY = -3,       /* pc in an nmethod where no rule applies (its body) */
@@ -87,7 +89,9 @@ enum fx_recover_case {
     FX_REC_TABLE_BUSY = -8, /* reserved: not used by the current publication scheme */
     FX_REC_BCI0 = -9,       /* the caller came back at bci 0: maybe a deoptimized caller */
     FX_REC_NO_ANCHOR = -10, /* not in Java: no last Java frame in the anchor, or offsets unknown */
-    FX_REC_FAILS = 11,      /* -1..-10 */
+    FX_REC_NOT_CALLED =
+            -11,       /* a stub's return address not in a current compiled method after a call */
+    FX_REC_FAILS = 12, /* -1..-11 */
 };
 
 struct fx_regs {
@@ -112,6 +116,14 @@ int fx_recover_caller(const struct fx_code_range *r, const struct fx_regs *in, u
  * branch(notEqual, slow); branch_destination(continuation)). Checked: a jmp at ret whose target c
  * lies before it in n, and a jcc ending at c whose target lies in (c, ret). false otherwise. */
 bool fx_recover_continuation(const struct fx_code_range *n, uintptr_t ret, uintptr_t *pc);
+
+/* recover_stub.c: the caller's registers from a pc in a stub that begins with push rbp;
+ * mov rbp, rsp and keeps rbp its frame pointer (StubRoutines' leaf stubs, C1's
+ * g1_post_barrier_slow): FX_REC_STUB_FRAME, or why not (FX_REC_STUB: no such head). */
+int fx_recover_rbp_frame(const struct fx_code_range *r, const struct fx_regs *in, uintptr_t lo,
+                         uintptr_t hi, struct fx_regs *out);
+/* ret lies in compiled method n right after a call instruction (rel32, or through a register). */
+bool fx_recover_after_call(const struct fx_code_range *n, uintptr_t ret);
 
 #if defined(__x86_64__)
 /* Signal-safe: *to = *from with the caller's registers: what ASGCT reads of a context is RIP,
