@@ -135,6 +135,10 @@ int fx_profile_frame(struct fx_profile *p, const struct fx_frame_key *k, fx_fram
 
 /* prefix is FX_STACK_NONE for a root frame. */
 int fx_profile_stack(struct fx_profile *p, fx_stack_id prefix, fx_frame_id frame, fx_stack_id *out);
+/* A stack's own row: its prefix (FX_STACK_NONE at a root) and its frame; FX_EINVAL for an
+ * unknown stack. */
+int fx_profile_stack_at(const struct fx_profile *p, fx_stack_id s, fx_stack_id *prefix,
+                        fx_frame_id *frame);
 
 /* Convenience: a root frame named `label` (a pseudo-frame such as "[AGCT: GC active]"), not
  * Java, in `category`; returns its one-frame stack. Four get-or-creates in a row: after a

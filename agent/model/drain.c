@@ -150,6 +150,8 @@ static void one_record(JNIEnv *jni, struct fx_profile *p, struct fx_thread *t,
     if (rc == FX_OK)
         rc = fx_stacks_of_record(dr.methods, jni, p, t, r, len, on_cpu(t, r, cpu_delta), &vt,
                                  &stack);
+    if (rc == FX_OK) /* depth= counts every frame kept (issue 32 item 7) */
+        rc = fx_stack_depth_cap(p, vt.root, fx_opt()->depth, &stack);
     bool full = rc == FX_EFULL && fx_window_full_stack(&stack); /* tables at their limit */
     if (full)
         rc = FX_OK;
@@ -448,7 +450,8 @@ static void report_losses(struct fx_profile *p, uint64_t drops)
     fx_threads_stats(&st);
     fx_sampling_counts(&sig);
     fx_profile_extra_loss(p, g, "ring drops (all threads)", (int64_t)drops);
-    fx_profile_extra_loss(p, g, "truncated stacks", (int64_t)fx_stacks_truncated());
+    fx_profile_extra_loss(p, g, "truncated stacks",
+                          (int64_t)(fx_stacks_truncated() + fx_stack_depth_cuts()));
     fx_profile_extra_loss(
             p, g, "unknown method frames",
             (int64_t)(dr.methods_unknown + (dr.methods ? fx_methods_unknown(dr.methods) : 0)));
@@ -508,6 +511,7 @@ static void drain_reset(struct fx_profile *p)
     memset(&dr, 0, sizeof(dr));
     dr.profile = profile;
     fx_stacks_reset();
+    fx_stack_depth_reset();
     fx_native_frames_reset();
     fx_sampling_new_recording();
     fx_model_vthreads_new_recording();

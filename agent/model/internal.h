@@ -101,6 +101,14 @@ int fx_stacks_of_record(struct fx_methods *m, JNIEnv *jni, struct fx_profile *p,
                         bool on_cpu, const struct fx_vt_route *under, fx_stack_id *out);
 /* Stacks cut at the depth so far. */
 uint64_t fx_stacks_truncated(void);
+/* --- stack_depth.c: depth=N as every frame a sample keeps (issue 32 item 7) --- */
+/* Cuts *s to `depth` frames at its root side: the leaf-most frames under one "[truncated]"
+ * frame, above `base` (a virtual thread's root, kept when there is room). FX_OK or a model
+ * error (*s unchanged). */
+int fx_stack_depth_cap(struct fx_profile *p, fx_stack_id base, uint32_t depth, fx_stack_id *s);
+/* Stacks cut by the cap that the Java walk had not cut already. */
+uint64_t fx_stack_depth_cuts(void);
+void fx_stack_depth_reset(void);
 /* The handlers' own recovery counts (struct fx_thread), summed over threads. */
 struct fx_recovery_counts {
     uint64_t recovered[FX_REC_CASES], failed[FX_REC_FAILS];

@@ -155,6 +155,8 @@ static int one_wait(JNIEnv *jni, struct fx_profile *p, const struct lock_rec *r,
     const jvmtiFrameInfo *frames = (const jvmtiFrameInfo *)(r + 1);
     if (rc == FX_OK)
         rc = wait_stack(jni, p, frames, r->nframes, r->truncated, &stack);
+    if (rc == FX_OK) /* depth= counts the "[truncated]" frame too (issue 32) */
+        rc = fx_stack_depth_cap(p, FX_STACK_NONE, fx_opt()->depth, &stack);
     bool idle = r->kind == LOCK_PARK && fx_lock_idle_wait(jni, frames, r->nframes);
     struct fx_jvm_lock l = {cls,
                             cl,

@@ -281,6 +281,7 @@ static const char *const rec_case_labels[FX_REC_CASES] = {
         "recovered: pc in an I2C/C2I adapter",
         "recovered: pc in g1_post_barrier_slow (caller at its barrier's branch)",
         "recovered: not in Java, compiled frames walked from the frame anchor",
+        "recovered: pc in an arraycopy stub (rbp-framed), compiled caller",
 };
 static const char *const rec_fail_labels[FX_REC_FAILS] = {
         NULL,
@@ -294,6 +295,7 @@ static const char *const rec_fail_labels[FX_REC_FAILS] = {
         "not recovered: code table busy",
         "not recovered: caller at bci 0 (a deoptimized caller looks so)",
         "not recovered: not in Java, no last Java frame (or anchor offsets unknown)",
+        "not recovered: a stub's return address is not in compiled code after a call",
 };
 
 /* Stack recovery (issue 20, docs/VALIDATION.md section 8): the stacks in this profile per case

@@ -38,7 +38,7 @@ struct fx_code_range {
     uint8_t kind;         /* enum fx_blob_kind */
     uint8_t level;        /* nmethod: nmethod::_comp_level (1-3 C1, 4 C2), 0 unknown */
     uint8_t flags;        /* FX_RANGE_* */
-    uint8_t pad;
+    uint8_t arraycopy;    /* stub: a StubRoutines arraycopy stub, recover_stub.c's rule applies */
 };
 #define FX_RANGE_INTERPRETER 0x01 /* stub: HotSpot's "Interpreter" (the template interpreter) */
 #define FX_RANGE_SELF_INLINE 0x02 /* nmethod: its method is inlined into itself, or no records */
@@ -80,7 +80,8 @@ enum fx_recover_case {
     FX_REC_ADAPTER = 5,    /* pc in an I2C/C2I adapter where the decode proves the return address */
     FX_REC_C1_BARRIER = 6, /* pc in g1_post_barrier_slow; caller at its slow-case continuation */
     FX_REC_ANCHOR = 7,     /* not in Java (-3): compiled frames walked from the frame anchor */
-    FX_REC_CASES = 8,
+    FX_REC_STUB_FRAME = 8, /* pc in an arraycopy stub (rbp-framed): a compiled caller */
+    FX_REC_CASES = 9,
     FX_REC_NOT_FOUND = -1,  /* pc in no known range */
     FX_REC_STUB = -2,       /* pc in another stub: named, no frame rule known */
     FX_REC_BODY = -3,       /* pc in an nmethod where no rule applies (its body) */
@@ -91,7 +92,9 @@ enum fx_recover_case {
     FX_REC_TABLE_BUSY = -8, /* reserved: not used by the current publication scheme */
     FX_REC_BCI0 = -9,       /* the caller came back at bci 0: maybe a deoptimized caller */
     FX_REC_NO_ANCHOR = -10, /* not in Java: no last Java frame in the anchor, or offsets unknown */
-    FX_REC_FAILS = 11,      /* -1..-10 */
+    FX_REC_NOT_CALLED =
+            -11,       /* a stub's return address not in a current compiled method after a call */
+    FX_REC_FAILS = 12, /* -1..-11 */
 };
 
 /* Why a recovered walk from the frame anchor (FX_REC_ANCHOR) ended, when not at the depth:
@@ -136,6 +139,14 @@ int fx_recover_caller(const struct fx_code_range *r, const struct fx_regs *in, u
  * branch(notEqual, slow); branch_destination(continuation)). Checked: a jmp at ret whose target c
  * lies before it in n, and a jcc ending at c whose target lies in (c, ret). false otherwise. */
 bool fx_recover_continuation(const struct fx_code_range *n, uintptr_t ret, uintptr_t *pc);
+
+/* recover_stub.c: the caller's registers from a pc in a stub that begins with push rbp;
+ * mov rbp, rsp and keeps rbp its frame pointer (StubRoutines' leaf stubs, C1's
+ * g1_post_barrier_slow): FX_REC_STUB_FRAME, or why not (FX_REC_STUB: no such head). */
+int fx_recover_rbp_frame(const struct fx_code_range *r, const struct fx_regs *in, uintptr_t lo,
+                         uintptr_t hi, struct fx_regs *out);
+/* ret lies in compiled method n right after a call instruction (rel32, or through a register). */
+bool fx_recover_after_call(const struct fx_code_range *n, uintptr_t ret);
 
 #if defined(__x86_64__)
 /* Signal-safe: *to = *from with the caller's registers: what ASGCT reads of a context is RIP,

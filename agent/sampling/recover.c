@@ -284,33 +284,15 @@ static int fx_recover_iccheck(const struct fx_code_range *r, const struct fx_reg
 
 /* From a pc in C1's g1_post_barrier_slow (docs/VALIDATION.md 8.5c), the registers at its return:
  * the stub begins with push rbp; mov rbp, rsp (StubAssembler::prologue) and ends with leave; ret
- * (epilogue), and keeps rbp as its frame pointer in between. out->pc is the return address, in
- * C1's slow-case code (fx_recover_continuation makes it the caller's pc). */
+ * (epilogue), and keeps rbp as its frame pointer in between (recover_stub.c's rule). out->pc is
+ * the return address, in C1's slow-case code (fx_recover_continuation makes it the caller's pc). */
 static int fx_recover_c1_barrier(const struct fx_code_range *r, const struct fx_regs *in,
                                  uintptr_t lo, uintptr_t hi, struct fx_regs *out)
 {
-    static const uint8_t head[4] = {0x55, 0x48, 0x8B, 0xEC}; /* push rbp; mov rbp, rsp */
-    if (!fx_recover_in(r, r->begin, 4) || memcmp(fx_recover_code(r->begin), head, 4) != 0 ||
-        !fx_recover_in(r, in->pc, 1))
+    int rc = fx_recover_rbp_frame(r, in, lo, hi, out);
+    if (rc == FX_REC_STUB)
         return FX_REC_DECODE;
-    uintptr_t e, fp = in->fp;
-    if (in->pc == r->begin || fx_recover_code(in->pc)[0] == 0xC3) /* at entry, or at ret */
-        e = in->sp;
-    else if (in->pc == r->begin + 1) /* after push rbp */
-        e = in->sp + 8;
-    else if (in->pc >= r->begin + 4) { /* the frame: rbp + 8 is the slot, [rbp] the caller's rbp */
-        e = in->fp + 8;
-        if (!fx_recover_stack_word(lo, hi, in->fp, &fp))
-            return FX_REC_STACK;
-    } else
-        return FX_REC_DECODE; /* inside mov rbp, rsp */
-    uintptr_t ret;
-    if (!fx_recover_stack_word(lo, hi, e, &ret))
-        return FX_REC_STACK;
-    out->pc = ret;
-    out->sp = e + 8;
-    out->fp = fp;
-    return FX_REC_C1_BARRIER;
+    return rc == FX_REC_STUB_FRAME ? FX_REC_C1_BARRIER : rc;
 }
 
 /* The caller's pc for a return address ret into C1's slow-case code of nmethod n
@@ -352,10 +334,10 @@ bool fx_recover_continuation(const struct fx_code_range *n, uintptr_t ret, uintp
 int fx_recover_caller(const struct fx_code_range *r, const struct fx_regs *in, uintptr_t lo,
                       uintptr_t hi, bool blob_ok, struct fx_regs *out)
 {
-    if (r->kind == FX_BLOB_STUB)
-        return FX_REC_STUB;
     if (hi <= lo || in->sp < lo || in->sp >= hi)
-        return FX_REC_STACK;
+        return r->kind == FX_BLOB_STUB ? FX_REC_STUB : FX_REC_STACK;
+    if (r->kind == FX_BLOB_STUB) /* issue 32: an arraycopy stub; others stay named failures */
+        return r->arraycopy ? fx_recover_rbp_frame(r, in, lo, hi, out) : FX_REC_STUB;
     if (r->kind == FX_BLOB_DISPATCH)
         return fx_recover_at_sp(in, lo, hi, out, FX_REC_DISPATCH);
     if (r->kind == FX_BLOB_ADAPTER)

@@ -170,6 +170,17 @@ static int recover_sigsafe(struct fx_thread *t, void *ucontext, fx_asgct_trace *
             !fx_recover_continuation(&n, caller.pc, &caller.pc))
             return FX_REC_DECODE;
     }
+    /* issue 32: a leaf stub's caller is compiled code, right after a call. A caller in no known
+     * range is a method compiled since the table was published (its CompiledMethodLoad comes
+     * later, from the service thread): checked below, once ASGCT found it in the code cache. */
+    struct fx_code_range n;
+    bool unknown_caller = false;
+    if (rc == FX_REC_STUB_FRAME) {
+        unknown_caller = !find_blob_sigsafe(caller.pc, &n);
+        if (!unknown_caller && (n.kind != FX_BLOB_NMETHOD || !blob_current_sigsafe(&n) ||
+                                !fx_recover_after_call(&n, caller.pc)))
+            return FX_REC_NOT_CALLED;
+    }
     if (depth < 2)
         return FX_REC_WALK;
     ucontext_t cc;
@@ -178,6 +189,13 @@ static int recover_sigsafe(struct fx_thread *t, void *ucontext, fx_asgct_trace *
     fx_sig.asgct(&up, (jint)depth - 1, &cc);
     if (up.num_frames <= 0)
         return FX_REC_WALK;
+    if (unknown_caller) {
+        /* ASGCT named a frame at caller.pc - 1, so it lies in a code blob of the code cache,
+         * whose memory is committed: the call's bytes before it can be read. */
+        n = (struct fx_code_range){.begin = caller.pc - 5, .end = caller.pc};
+        if (!fx_recover_after_call(&n, caller.pc))
+            return FX_REC_NOT_CALLED;
+    }
     /* A caller whose return address HotSpot patched to its deoptimization handler: pc - 1 lies
      * in the nmethod's stub section, where no PcDesc is, and AsyncGetCallTrace then names the
      * frame as its nmethod's root method at bci 0 without its inlined frames (forte.cpp,

@@ -25,15 +25,15 @@ static const char *const vt_skip_keys[VT_SKIP_COUNT] = {
 
 /* FX_REC_* cases (fx_recover.h) as report keys. */
 static const char *const rec_keys[FX_REC_CASES] = {
-        NULL,       "dispatch_stub", "prologue",        "epilogue",
-        "ic_check", "adapter",       "c1_post_barrier", "not_in_java_anchor",
+        NULL,      "dispatch_stub",   "prologue",           "epilogue",   "ic_check",
+        "adapter", "c1_post_barrier", "not_in_java_anchor", "stub_frame",
 };
 
 /* -FX_REC_* failures (fx_recover.h) as report keys. */
 static const char *const rec_fail_keys[FX_REC_FAILS] = {
         NULL,         "pc_in_no_known_range", "other_stub", "nmethod_body",
         "layout",     "instruction_unknown",  "stack",      "asgct_failed_from_caller",
-        "table_busy", "caller_at_bci0",       "no_anchor",
+        "table_busy", "caller_at_bci0",       "no_anchor",  "stub_caller_not_compiled",
 };
 
 static const char *const shadow_keys[SHADOW_BY_COUNT] = {"asgct_frames", "asgct_not_walkable",

@@ -392,6 +392,16 @@ int fx_profile_stack(struct fx_profile *p, fx_stack_id prefix, fx_frame_id frame
     return FX_OK;
 }
 
+int fx_profile_stack_at(const struct fx_profile *p, fx_stack_id s, fx_stack_id *prefix,
+                        fx_frame_id *frame)
+{
+    if (s.i >= p->stacks.count)
+        return FX_EINVAL;
+    prefix->i = p->stacks.prefix[s.i];
+    frame->i = p->stacks.frame[s.i];
+    return FX_OK;
+}
+
 /* Each step is a get-or-create, so after a failure the earlier steps' rows (a string, a func)
  * stay interned: valid, and reused by the next attempt. */
 int fx_profile_label_stack(struct fx_profile *p, const char *label, uint8_t category,

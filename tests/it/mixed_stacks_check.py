@@ -10,6 +10,10 @@ usage: mixed_stacks_check.py --label NAME RUN_DIR   (reads jni, deflate, jni-off
             a library (type 1) of the root libs array, with its path;
   both:     "Native stacks" in meta.extra counts as many samples with native frames as the
             profile holds at least;
+  deep-depth: (depth=50, the JNI burn under a 200-deep recursion) no stack over 50 frames; of
+            the JniBurn.burn samples at least half are exactly 50 with "[truncated]" at the root
+            and the C burn function above JniBurn.burn; "[truncated]" nowhere else; Losses'
+            "truncated stacks" counts them;
   jni-off:  no frame in the Native category, no "Native stacks" group (cstack=no);
   deflate-dwarf: of the samples under Deflater.deflateBytesBytes with zlib frames, at least half
             have Java_java_util_zip_Deflater_deflateBytesBytes right above it and the zlib frames
@@ -139,6 +143,23 @@ def main():
     else:
         print(f"{ck.label}: n/a: deflate cstack=fp: zlib is {sorted(map(str, libs))}, not the "
               f"system's frameless libz ({whole} whole chains, {gap} gaps)")
+
+    deep = Profile(os.path.join(run, "deep-depth.json.gz"))
+    lens = [len(s) for s in deep.stacks()]
+    check(bool(lens) and max(lens) <= 50,
+          f"deep-depth (depth=50): the longest of {len(lens)} stacks has {max(lens, default=0)} frames")
+    cut = [s for s in deep.stacks() if any(deep.name[f] == "fxagent.mixed.JniBurn.burn" for f in s)]
+    kept = [s for s in cut if len(s) == 50 and deep.name[s[0]] == "[truncated]"
+            and native_above(deep, s, lambda n: n == "fxagent.mixed.JniBurn.burn",
+                             lambda n: n in ("fxmixed_burn_cpu", "Java_fxagent_mixed_JniBurn_burn"))]
+    check(len(cut) >= 10 and 2 * len(kept) >= len(cut),
+          f"deep-depth: {len(kept)} of {len(cut)} JniBurn.burn samples are 50 frames, "
+          f"'[truncated]' at the root and the C burn function above JniBurn.burn")
+    trunc = sum(1 for s in deep.stacks() if "[truncated]" in (deep.name[f] for f in s[1:]))
+    check(trunc == 0, f"deep-depth: {trunc} stacks with '[truncated]' other than at the root")
+    losses = (deep.extra("Losses") or {}).get("truncated stacks", 0)
+    check(losses >= len(kept), f"deep-depth: Losses says {losses} truncated stacks, "
+          f"the profile has at least {len(kept)}")
 
     off = Profile(os.path.join(run, "jni-off.json.gz"))
     native = sum(1 for s in off.stacks() if any(off.cat[f] == "Native" for f in s))

@@ -9,6 +9,8 @@
 #            Java_java_util_zip_Deflater_deflateBytesBytes under Deflater.deflateBytesBytes with
 #            no "[native: walk stopped" gap; by frame pointers, with Debian's frameless libz
 #            (JDK 17), the gap is there (with a bundled zlib built with frame pointers, n/a);
+#   deepjni depth=50  the JNI burn under a 200-deep recursion: no sample has over 50 frames,
+#            and the burning ones keep their native frames under a root "[truncated]";
 # each JVM exits 0 without hs_err, fxcheck accepts each profile, profiler-cli loads one, and the
 # checks read mixed_stacks_check.py. Fails on a build without native frames (no such frame).
 # usage: mixed_stacks_test.sh JDK_HOME   (env: FXAGENT_MIXED_JAR, FXAGENT_MIXED_LIB and it_lib's)
@@ -36,6 +38,7 @@ mixed deflate deflate
 mixed jni-off jni cstack=no
 mixed deflate-dwarf deflate cstack=dwarf
 mixed deflate-fp deflate cstack=fp
+mixed deep-depth deepjni depth=50 # issue 32: depth= counts the native frames too
 
 pcli_setup
 pcli_load "$FXAGENT_RUN_DIR/deflate.json.gz" || it_fail "profiler-cli could not load deflate.json.gz"

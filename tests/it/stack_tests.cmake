@@ -3,6 +3,9 @@
 #   it.stack_shape.jdk<major>  java-test/stacks (fxagent.stacks.Mega) under the agent in cpu mode,
 #                              checked by the shape oracle and the recovered-stack oracle
 #                              (tests/it/stack_shape_test.sh, stack_shape_check.py)
+#   it.stub_stacks.jdk<major> java-test/stacks (fxagent.stacks.Stubs): samples in arraycopy and
+#                              intrinsic stubs recovered, failure pseudo-frames <= 0.5 % (issue 32;
+#                              tests/it/stub_stacks_test.sh, stub_stacks_check.py)
 #   it.stack_oracle_selftest   the oracle on synthetic profiles: it must reject a recovered stack
 #                              seen at no ordinary call site, a recovered frame under an ordinary
 #                              one, a counter that disagrees, and failure frames (no JVM needed)
@@ -17,4 +20,6 @@ set_tests_properties(it.stack_oracle_selftest PROPERTIES LABELS "it;stacks" TIME
 foreach(_major IN LISTS FX_JDK_MAJORS)
   fx_it_test(it.stack_shape.jdk${_major} stack_shape_test.sh ARGS ${FX_JDK_HOME_${_major}}
              LABELS it stacks jdk${_major} TIMEOUT 240 ENV ${_fx_st_env})
+  fx_it_test(it.stub_stacks.jdk${_major} stub_stacks_test.sh ARGS ${FX_JDK_HOME_${_major}}
+             LABELS it stacks jdk${_major} TIMEOUT 120 ENV ${_fx_st_env})
 endforeach()

@@ -101,6 +101,27 @@ START_TEST(test_profile_same_frame_key_same_id)
 }
 END_TEST
 
+/* fx_profile_stack_at reads a row back (the depth cap of agent/model/stack_depth.c walks a
+ * stack to its root with it). */
+START_TEST(test_profile_stack_at_reads_the_row)
+{
+    struct fx_profile *p = fx_profile_new();
+    fx_frame_id a = frame(p, func(p, "A.run", NULL, 1), 1, 0);
+    fx_frame_id b = frame(p, func(p, "B.run", NULL, 2), 2, 0);
+    fx_stack_id root = stack(p, FX_STACK_NONE, a), leaf = stack(p, root, b), pre = {77};
+    fx_frame_id f = {77};
+    ck_assert_int_eq(fx_profile_stack_at(p, leaf, &pre, &f), FX_OK);
+    ck_assert_uint_eq(pre.i, root.i);
+    ck_assert_uint_eq(f.i, b.i);
+    ck_assert_int_eq(fx_profile_stack_at(p, root, &pre, &f), FX_OK);
+    ck_assert_uint_eq(pre.i, FX_NONE_ID);
+    ck_assert_uint_eq(f.i, a.i);
+    ck_assert_int_eq(fx_profile_stack_at(p, (fx_stack_id){9}, &pre, &f), FX_EINVAL);
+    ck_assert_int_eq(fx_profile_stack_at(p, FX_STACK_NONE, &pre, &f), FX_EINVAL);
+    fx_profile_free(p);
+}
+END_TEST
+
 START_TEST(test_profile_invalid_ids_are_rejected)
 {
     struct fx_profile *p = fx_profile_new();
@@ -523,6 +544,7 @@ static Suite *profile_suite(void)
     tcase_add_test(tc, test_profile_same_func_key_same_id);
     tcase_add_test(tc, test_profile_same_frame_key_same_id);
     tcase_add_test(tc, test_profile_invalid_ids_are_rejected);
+    tcase_add_test(tc, test_profile_stack_at_reads_the_row);
     tcase_add_test(tc, test_profile_stack_prefixes_precede_children);
     tcase_add_test(tc, test_profile_hash_collisions_never_merge_rows);
     tcase_add_test(tc, test_profile_label_stack_is_a_root_in_its_category);

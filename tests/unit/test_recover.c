@@ -73,7 +73,11 @@ START_TEST(test_dispatch_stub_return_address_at_sp)
     ck_assert_int_eq(fx_recover_caller(&r, &in, LO, HI, false, &out), FX_REC_STACK);
     in.sp = (uintptr_t)&stack[10];
     ck_assert_int_eq(fx_recover_caller(&r, &in, 0, 0, false, &out), FX_REC_STACK); /* unknown */
-    r.kind = FX_BLOB_STUB;
+    /* another stub: named, not recovered, unless it is rbp-framed (test_stub_frame) */
+    memset(code, 0x90, 16);
+    r = (struct fx_code_range){
+            .begin = (uintptr_t)code, .end = (uintptr_t)code + 16, .kind = FX_BLOB_STUB};
+    in.pc = r.begin + 4;
     ck_assert_int_eq(fx_recover_caller(&r, &in, LO, HI, false, &out), FX_REC_STUB);
 }
 END_TEST
@@ -556,6 +560,88 @@ START_TEST(test_adapter_refuses)
 }
 END_TEST
 
+/* A StubRoutines arraycopy stub as stubGenerator_x86_64*.cpp emits one (issue 32): enter (push rbp;
+ * mov rbp, rsp as 48 89 E5), push rbx; pop rbx; vzeroupper; leave; ret. The return address is at
+ * [sp] at the entry and at ret, [sp + 8] after the push, [rbp + 8] in the frame (leave
+ * included); inside mov rbp, rsp, with rbp below sp or off the stack, nothing is claimed. */
+/* One point of a stub: the rule's answer is `rule` with the caller at (0xCA11E4, sp_out, 0xF00). */
+static void expect_caller(const struct fx_code_range *r, struct fx_regs in, uintptr_t sp_out,
+                          int rule)
+{
+    struct fx_regs out;
+    ck_assert_int_eq(fx_recover_caller(r, &in, LO, HI, false, &out), rule);
+    ck_assert_uint_eq(out.pc, 0xCA11E4);
+    ck_assert_uint_eq(out.sp, sp_out);
+    ck_assert_uint_eq(out.fp, 0xF00);
+}
+
+START_TEST(test_stub_frame)
+{
+    static const uint8_t stub[] = {0x55, 0x48, 0x89, 0xE5, 0x53, 0x5B,
+                                   0xC5, 0xF8, 0x77, 0xC9, 0xC3};
+    memcpy(code, stub, sizeof(stub));
+    struct fx_code_range r = {.begin = (uintptr_t)code,
+                              .end = (uintptr_t)code + sizeof(stub),
+                              .kind = FX_BLOB_STUB,
+                              .arraycopy = 1};
+    uintptr_t e = (uintptr_t)&stack[60];
+    stack[60] = 0xCA11E4;
+    stack[59] = 0xF00; /* the caller's rbp, saved by push rbp */
+    expect_caller(&r, (struct fx_regs){r.begin, e, 0xF00, NULL}, e + 8, FX_REC_STUB_FRAME);
+    expect_caller(&r, (struct fx_regs){r.begin + 1, e - 8, 0xF00, NULL}, e + 8, FX_REC_STUB_FRAME);
+    static const unsigned body[] = {4, 5, 6, 9}; /* push rbx, pop rbx, vzeroupper, leave */
+    for (unsigned i = 0; i < 4; i++)
+        expect_caller(&r, (struct fx_regs){r.begin + body[i], e - 16, e - 8, NULL}, e + 8,
+                      FX_REC_STUB_FRAME);
+    /* at ret, after leave */
+    expect_caller(&r, (struct fx_regs){r.begin + 10, e, 0xF00, NULL}, e + 8, FX_REC_STUB_FRAME);
+    struct fx_regs in = {r.begin, e, 0xF00, NULL}, out;
+    in.pc = r.begin + 2; /* inside mov rbp, rsp */
+    ck_assert_int_eq(fx_recover_caller(&r, &in, LO, HI, false, &out), FX_REC_DECODE);
+    in = (struct fx_regs){.pc = r.begin + 5, .sp = e - 16, .fp = e - 24}; /* rbp below sp */
+    ck_assert_int_eq(fx_recover_caller(&r, &in, LO, HI, false, &out), FX_REC_STACK);
+    /* rbp more than FRAME_MAX (4096) above sp: bounds of a 1 MiB stack, nothing read */
+    in = (struct fx_regs){.pc = r.begin + 5, .sp = 0x100000, .fp = 0x100000 + 4104};
+    ck_assert_int_eq(fx_recover_caller(&r, &in, 0x100000, 0x200000, false, &out), FX_REC_STACK);
+    in = (struct fx_regs){.pc = r.begin + 5, .sp = e - 16, .fp = HI}; /* rbp off the stack */
+    ck_assert_int_eq(fx_recover_caller(&r, &in, LO, HI, false, &out), FX_REC_STACK);
+    in = (struct fx_regs){.pc = r.begin + 5, .sp = e - 16, .fp = e - 8};
+    ck_assert_int_eq(fx_recover_caller(&r, &in, 0, 0, false, &out), FX_REC_STUB); /* no bounds */
+    r.arraycopy = 0; /* another stub with the same head: the rule is the arraycopy stubs' only */
+    ck_assert_int_eq(fx_recover_caller(&r, &in, LO, HI, false, &out), FX_REC_STUB);
+    r.arraycopy = 1;
+    code[3] = 0xEC; /* push rbp; mov rbp, rsp as 48 89 EC is no such head */
+    ck_assert_int_eq(fx_recover_caller(&r, &in, LO, HI, false, &out), FX_REC_STUB);
+    code[2] = 0x8B; /* 48 8B EC is (MacroAssembler::enter's other encoding) */
+    ck_assert_int_eq(fx_recover_caller(&r, &in, LO, HI, false, &out), FX_REC_STUB_FRAME);
+}
+END_TEST
+
+/* The stub's return address must follow a call in the compiled caller: call rel32, C2's
+ * mov r10, imm64; call r10, a call through another register; nothing else. */
+START_TEST(test_after_call)
+{
+    memset(code, 0x90, 64);
+    struct fx_code_range n = nmethod(64, 0, 0);
+    uintptr_t base = (uintptr_t)code;
+    code[10] = 0xE8; /* call rel32 at 10: returns to 15 */
+    ck_assert(fx_recover_after_call(&n, base + 15));
+    ck_assert(!fx_recover_after_call(&n, base + 16));
+    static const uint8_t r10[] = {0x49, 0xBA, 1, 2, 3, 4, 5, 6, 7, 8, 0x41, 0xFF, 0xD2};
+    memcpy(code + 20, r10, sizeof(r10)); /* returns to 33 */
+    ck_assert(fx_recover_after_call(&n, base + 33));
+    code[40] = 0xFF; /* call rax: returns to 42 */
+    code[41] = 0xD0;
+    ck_assert(fx_recover_after_call(&n, base + 42));
+    code[41] = 0xD4; /* call rsp: never */
+    ck_assert(!fx_recover_after_call(&n, base + 42));
+    ck_assert(!fx_recover_after_call(&n, base + 50)); /* nops */
+    code[0] = 0xE8;
+    ck_assert(!fx_recover_after_call(&n, base + 4));  /* the call would begin before the range */
+    ck_assert(!fx_recover_after_call(&n, base + 70)); /* past the range */
+}
+END_TEST
+
 /* C1's g1_post_barrier_slow (rbp-framed: push rbp; mov rbp, rsp; ...; leave; ret) and the
  * continuation in C1's slow-case code it returns to. */
 START_TEST(test_c1_barrier_frame_and_continuation)
@@ -648,6 +734,8 @@ static Suite *recover_suite(void)
     tcase_add_test(tc, test_adapter_jdk25);
     tcase_add_test(tc, test_adapter_refuses);
     tcase_add_test(tc, test_c1_barrier_frame_and_continuation);
+    tcase_add_test(tc, test_stub_frame);
+    tcase_add_test(tc, test_after_call);
     suite_add_tcase(s, tc);
     return s;
 }

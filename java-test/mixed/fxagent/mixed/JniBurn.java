@@ -11,6 +11,12 @@ final class JniBurn {
 
     static native long calls();
 
+    /** The same burn at the bottom of a recursion `levels` deep (issue 32: depth= counts the
+     * native frames above the Java ones too). */
+    static String runDeep(long untilNanos, int levels) {
+        return levels <= 0 ? run(untilNanos) : runDeep(untilNanos, levels - 1);
+    }
+
     static String run(long untilNanos) {
         String lib = System.getProperty("fxagent.mixed.lib");
         if (lib == null) {

@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# Samples in StubRoutines stubs (issue 32 item 4): java-test/stacks' fxagent.stacks.Stubs under
+# the agent in cpu mode at 2 ms, 3 s per case, on thread "stubs":
+#   delete      StringBuilder.delete (the arraycopy stub): of the samples on the CPU, >= 90 %
+#               under StringBuilder.delete, >= 80 % with an arraycopy stub frame above it;
+#   intrinsics  CRC32, Adler32, MD5, SHA-1, SHA-256, Base64: their stubs are not recovered (the
+#               rule is the arraycopy stubs' only): at least one failure is named by its stub;
+#   both        failures in an arraycopy stub ("[AGCT: ..." under one) on at most 0.5 % of the
+#               samples on the CPU (at least one allowed; delete: any failure on at most 5 %),
+#               every recovered stub frame right over its known caller (delete:
+#               AbstractStringBuilder.shift), and meta.extra's count of stub-frame recoveries
+#               equal to the samples that show one.
+# Each JVM exits 0 without hs_err and fxcheck accepts each profile; stub_stacks_check.py reads
+# them. Fails without the stub rule (recover_stub.c): delete's samples are then "[AGCT: unknown
+# Java]" over the stub's name.
+# usage: stub_stacks_test.sh JDK_HOME
+set -euo pipefail
+source "$(dirname "$0")/it_lib.sh"
+it_init "it.stub_stacks.jdk$(fx_jdk_major "$1")" "$1"
+[[ -n "${FXAGENT_STACKS_JAR:-}" && -f "$FXAGENT_STACKS_JAR" ]] ||
+    it_fail "stacks jar not built: ${FXAGENT_STACKS_JAR:-FXAGENT_STACKS_JAR not set}"
+
+for c in delete intrinsics; do
+    profile=$FXAGENT_RUN_DIR/$c.json.gz
+    it_run "$c" "$IT_JDK/bin/java" "-agentpath:$FXAGENT_LIB=mode=cpu,interval=2ms,quiet,file=$profile" \
+        -cp "$FXAGENT_STACKS_JAR" fxagent.stacks.Stubs "$c" 3
+    [[ $IT_RC -eq 0 ]] || it_fail "$c: java exited $IT_RC"
+    it_no_hs_err
+    [[ -s $profile ]] || it_fail "$c: no profile at $profile"
+    "$FXCHECK" "$profile" || it_fail "fxcheck rejected $profile"
+done
+python3 "$IT_DIR/stub_stacks_check.py" --label "$IT_NAME" "$FXAGENT_RUN_DIR" ||
+    it_fail "stub samples not recovered (see above)"
+echo "$IT_NAME: OK"
