@@ -474,6 +474,8 @@ static int write_pprof(struct walk *k, struct output *o, struct fx_errbuf *eb)
 
 int fx_convert_main(int argc, char **argv)
 {
+    if (fx_convert_input_is_jfr(argc, argv)) /* issue 35: convert_jfr.c */
+        return fx_convert_jfr_main(argc, argv);
     struct convert_args a = {0};
     int rc = parse_args(argc, argv, &a);
     if (rc < 0)
