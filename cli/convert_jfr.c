@@ -27,7 +27,8 @@ bool fx_convert_input_is_jfr(int argc, char **argv)
         }
         if (a[0] == '-' && a[1])
             continue;
-        return fx_jfr_is_jfr(a);
+        size_t n = strlen(a); /* a .jfr that is not one is told so by the JFR reader */
+        return fx_jfr_is_jfr(a) || (n > 4 && !strcmp(a + n - 4, ".jfr"));
     }
     return false;
 }

@@ -437,6 +437,11 @@ static int finish(struct conv *c)
     fx_profile_set_start(p, c->first_ns, (double)c->first_ns / 1e6);
     fx_profile_set_range(p, c->first_ns, c->last_ns);
     fx_profile_set_meta(p, "product", "JFR recording (fxprof convert)");
+    /* the two event types the reader consumes itself, named as jfr summary names them */
+    fx_profile_extra_count(p, "JFR events", "jdk.CheckPoint", (int64_t)s->pool_events,
+                           FX_EXTRA_NONZERO);
+    fx_profile_extra_count(p, "JFR events", "jdk.Metadata", (int64_t)s->metadata_events,
+                           FX_EXTRA_NONZERO);
     qsort(c->types, c->n_types, sizeof *c->types, by_name);
     for (size_t i = 0; i < c->n_types; i++)
         fx_profile_extra_count(p, "JFR events", c->types[i].name, (int64_t)c->types[i].n,

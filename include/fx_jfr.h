@@ -52,6 +52,8 @@ struct fx_jfr_stats {
     uint64_t chunks;           /* complete chunks read so far */
     uint64_t bytes_incomplete; /* bytes after the last complete chunk (0: none) */
     uint64_t pool_entries;     /* constant pool entries indexed, all chunks */
+    uint64_t metadata_events;  /* seen by fx_jfr_next_event (jfr summary's jdk.Metadata) */
+    uint64_t pool_events;      /* likewise, constant pools (jdk.CheckPoint) */
 };
 const struct fx_jfr_stats *fx_jfr_stats(const struct fx_jfr *r);
 

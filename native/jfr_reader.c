@@ -285,8 +285,11 @@ int fx_jfr_next_event(struct fx_jfr *r, struct fx_jfr_obj *ev, struct fx_errbuf 
         c.end = end;
         uint64_t type = jfr_varint(&c);
         r->pos = end;
-        if (c.err || type <= 1)
-            continue; /* metadata and constant pools were read with the chunk */
+        if (c.err || type <= 1) { /* metadata and constant pools were read with the chunk */
+            r->stats.metadata_events += !c.err && type == 0;
+            r->stats.pool_events += !c.err && type == 1;
+            continue;
+        }
         uint32_t cls = jfr_meta_class_of(&r->meta, (int64_t)type);
         if (cls == UINT32_MAX)
             continue; /* as the JDK's reader: an event of an undeclared type is skipped */

@@ -1,0 +1,116 @@
+# SPDX-License-Identifier: Apache-2.0
+"""fxprof convert REC.jfr against the JDK's own reader (issue 35, tests/it/jfr_test.sh).
+
+usage: jfr_check.py PROFILE SUMMARY.txt (PRINT.json | --counts-only) [--label NAME]
+  PROFILE      what fxprof convert wrote from the recording
+  SUMMARY.txt  `jfr summary REC` of the same recording
+  PRINT.json   `jfr print --json --stack-depth 4096 --events
+               jdk.ExecutionSample,jdk.NativeMethodSample REC`
+
+Checks, each failure counted:
+  - every event type's count in Profile Info ("JFR events") equals jfr summary's, both ways;
+  - per thread (matched by OS thread id), the execution samples and the native method samples
+    equal jfr print's events of that thread;
+  - per thread, the multiset of stacks equals jfr print's, frame by frame (leaf first: the
+    method as pkg.Class.method, its line, its frame type as the Java subcategory), for every
+    event, not a sample of them; the [state: IN_NATIVE] leaf of a native method sample and the
+    root that says the recording truncated the stack are the converter's own and set aside.
+"""
+import argparse
+import collections
+import re
+import sys
+
+import profile_lib as pl
+
+NATIVE_LEAF = "[state: IN_NATIVE]"
+TRUNCATED = "[JFR: stack truncated (the recording's stackdepth)]"
+SUBCAT = {"Interpreted": "Interpreted", "JIT compiled": "Other", "Inlined": "Inlined",
+          "Native": "Native method"}
+
+
+def summary_counts(path):
+    counts = {}
+    with open(path, encoding="utf-8") as f:
+        for line in f:
+            m = re.match(r"^\s+(\S+)\s+(\d+)\s+(\d+)\s*$", line)
+            if m and m.group(1) != "Event":
+                counts[m.group(1)] = int(m.group(2))
+    return counts
+
+
+def jfr_frames(ev):
+    st = ev["values"].get("stackTrace") or {}
+    out = []
+    for fr in st.get("frames") or []:
+        m = fr["method"]
+        name = m["type"]["name"].replace("/", ".") + "." + m["name"]
+        line = fr.get("lineNumber")
+        out.append((name, line if line and line > 0 else None, SUBCAT.get(fr.get("type"), "?")))
+    return tuple(out)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("profile")
+    ap.add_argument("summary")
+    ap.add_argument("print_json", nargs="?")
+    ap.add_argument("--counts-only", action="store_true", help="only the counts per event type")
+    ap.add_argument("--label", default="jfr_check")
+    a = ap.parse_args()
+    ck = pl.Checker(a.label, True)
+    prof = pl.Profile(a.profile)
+
+    # 1. counts per event type
+    # the constant pool events are jdk.CheckPoint to JDK 17's jfr, jdk.Checkpoint to 25's
+    theirs = {k.replace("jdk.Checkpoint", "jdk.CheckPoint"): v
+              for k, v in summary_counts(a.summary).items() if v > 0}
+    ours = pl.extra_groups(prof.doc).get("JFR events", {})
+    ck.check(len(theirs) > 5, f"jfr summary lists {len(theirs)} event types with events")
+    for name in sorted(set(theirs) | set(ours)):
+        ck.check(theirs.get(name, 0) == ours.get(name, 0),
+                 f"{name}: jfr summary {theirs.get(name, 0)}, profile {ours.get(name, 0)}")
+
+    if a.counts_only:
+        sys.exit(ck.exit_code())
+
+    # 2 and 3. per thread: counts and stacks
+    events = pl.load_json(a.print_json)["recording"]["events"]
+    want = collections.defaultdict(collections.Counter)  # tid -> (kind, frames) -> n
+    names = {}
+    for ev in events:
+        th = ev["values"]["sampledThread"]
+        tid = th["osThreadId"]
+        names[tid] = th.get("javaName") or th.get("osName")
+        kind = "native" if ev["type"] == "jdk.NativeMethodSample" else "exec"
+        want[tid][(kind, jfr_frames(ev))] += 1
+    ck.check(sum(sum(c.values()) for c in want.values()) == theirs.get("jdk.ExecutionSample", 0)
+             + theirs.get("jdk.NativeMethodSample", 0),
+             "jfr print's samples are jfr summary's")
+    got = collections.defaultdict(collections.Counter)
+    for t in prof.doc["threads"]:
+        for s in t["samples"]["stack"]:
+            path = prof.path(s)[::-1]  # leaf first
+            frames = [(prof.name[f], prof.line[f], prof.sub[f]) for f in path]
+            kind = "exec"
+            if frames and frames[0][0] == NATIVE_LEAF:
+                kind, frames = "native", frames[1:]
+            if frames and frames[-1][0] == TRUNCATED:
+                frames = frames[:-1]
+            got[t["tid"]][(kind, tuple(frames))] += 1
+    ck.check(len(want) >= 2, f"jfr print has samples of {len(want)} threads")
+    for tid in sorted(set(want) | set(got), key=str):
+        w, g = want.get(tid, collections.Counter()), got.get(tid, collections.Counter())
+        label = f"thread {names.get(tid, '?')} (tid {tid})"
+        for kind in ("exec", "native"):
+            nw = sum(n for (k, _), n in w.items() if k == kind)
+            ng = sum(n for (k, _), n in g.items() if k == kind)
+            ck.check(nw == ng, f"{label}: {kind} samples: jfr print {nw}, profile {ng}")
+        diff = (w - g) + (g - w)
+        ck.check(not diff, f"{label}: {len(w)} distinct stacks equal frame by frame"
+                 + ("" if not diff else f"; first difference: {next(iter(diff))}"))
+    sys.exit(ck.exit_code())
+
+
+if __name__ == "__main__":
+    main()
