@@ -6,6 +6,7 @@
 #   - fxprof convert writes a profile fxcheck accepts and profiler-cli loads;
 #   - jfr_check.py: every event type's count equals `jfr summary`'s, each thread's execution
 #     and native method samples and their stacks, frame by frame, equal `jfr print --json`'s;
+#   - the same for tests/fuzz/corpus/jfr/01-small.jfr (truncated stack, every frame type);
 #   - fxprof summary reads the recording (the main thread's samples listed);
 #   - two recordings concatenated are a two-chunk recording: counts equal jfr summary's again;
 #     cut inside its second chunk it converts the first, says so, exit 0;
@@ -37,6 +38,16 @@ it_run convert "$FXPROF" convert rec.jfr
     rec.jfr >rec.print.json || it_fail "jfr print failed"
 python3 "$IT_DIR/jfr_check.py" --label "$name" rec.json.gz rec.summary rec.print.json ||
     it_fail "the profile differs from the JDK's reader (above)"
+
+# The hand-built recording (tests/fuzz/make_jfr_corpus.py): a truncated stack, a Latin-1 thread
+# name, Interpreted, Inlined and Native frames, a line of -1; the JDK reads it too.
+small=$IT_DIR/../fuzz/corpus/jfr/01-small.jfr
+"$FXPROF" convert "$small" -o small.json.gz 2>small.err || it_fail "convert 01-small: $(cat small.err)"
+"$jfr_tool" summary "$small" >small.summary || it_fail "jfr summary 01-small.jfr failed"
+"$jfr_tool" print --json --stack-depth 4096 --events jdk.ExecutionSample,jdk.NativeMethodSample \
+    "$small" >small.print.json || it_fail "jfr print 01-small.jfr failed"
+python3 "$IT_DIR/jfr_check.py" --label "$name.small" small.json.gz small.summary small.print.json ||
+    it_fail "01-small.jfr: the profile differs from the JDK's reader (above)"
 
 it_run summary "$FXPROF" summary rec.jfr
 [[ $IT_RC -eq 0 ]] || it_fail "fxprof summary rec.jfr exited $IT_RC"
