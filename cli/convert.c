@@ -50,6 +50,7 @@ static int usage(void)
            "  -o, --output OUT   the file to write; - for stdout (default: FILE with its .json or\n"
            "                     .json.gz replaced by .collapsed or .pb.gz)\n"
            "  --idle             keep the agent's [idle] samples (left out by default: not CPU)\n"
+           "A JFR recording converts to a Firefox profile: see fxprof convert REC.jfr --help\n"
            "exit codes: 0 written, 1 failed (not a profile, cannot write), 2 bad command line\n"
            "example: fxprof convert app.json.gz --to pprof && go tool pprof -top app.pb.gz\n");
     return FX_CLI_OK;

@@ -2,10 +2,12 @@
 /* A JFR recording as a profile model (issue 35), through the streaming reader (fx_jfr.h):
  * one thread per Java thread (its name and OS tid), jdk.ExecutionSample as samples with their
  * stacks (frames typed by JFR's frame type, with line numbers), jdk.NativeMethodSample as
- * samples whose leaf says the thread waited in native code, and every event type's count in
- * Profile Info. Each chunk's pools are its own, so the caches from pool keys (threads, stacks,
- * methods, frame types) live for one chunk; a chunk's samples are sorted by time before they
- * enter the model (JFR writes per-thread buffers, not one timeline). */
+ * samples whose leaf says the thread waited in native code, jdk.ObjectAllocationSample as
+ * allocations of its weight in bytes with the class as leaf (as fxagent's alloc=; JFR records
+ * no frees), and every event type's count in Profile Info. Each chunk's pools are its own, so the
+ * caches from pool keys (threads, stacks, methods, frame types) live for one chunk; a chunk's
+ * samples are sorted by time before they enter the model (JFR writes per-thread buffers, not one
+ * timeline). */
 #include "fxprof.h"
 
 #include <stdlib.h>
@@ -13,6 +15,7 @@
 
 #include "fx_alloc.h"
 #include "fx_jfr.h"
+#include "fx_jtype.h"
 #include "fx_profile.h"
 
 #define NATIVE_LEAF    "[state: IN_NATIVE]"
@@ -27,26 +30,29 @@ enum {
     C_NSTACK,
     C_THREAD,
     C_METHOD,
-    C_FTYPE
+    C_FTYPE,
+    C_CLASS
 };
 
+/* A sample, or an allocation of `bytes` (> 0). */
 struct srow {
-    int64_t t;
+    int64_t t, bytes;
     uint32_t thread, stack;
 };
 
 /* Class and field indexes of the chunk (-1 / UINT32_MAX where the chunk lacks them). */
 struct layout {
-    uint32_t exec, native;
-    int e_time, e_thread, e_stack;                  /* jdk.ExecutionSample */
-    int n_time, n_thread, n_stack;                  /* jdk.NativeMethodSample */
-    int t_os_name, t_os_id, t_java_name, t_java_id; /* java.lang.Thread */
-    int st_truncated, st_frames;                    /* jdk.types.StackTrace */
-    int f_method, f_line, f_type;                   /* jdk.types.StackFrame */
-    int m_type, m_name;                             /* jdk.types.Method */
-    int c_name;                                     /* java.lang.Class */
-    int s_string;                                   /* jdk.types.Symbol */
-    int ft_desc;                                    /* jdk.types.FrameType */
+    uint32_t exec, native, alloc;
+    int a_time, a_thread, a_stack, a_class, a_weight; /* jdk.ObjectAllocationSample */
+    int e_time, e_thread, e_stack;                    /* jdk.ExecutionSample */
+    int n_time, n_thread, n_stack;                    /* jdk.NativeMethodSample */
+    int t_os_name, t_os_id, t_java_name, t_java_id;   /* java.lang.Thread */
+    int st_truncated, st_frames;                      /* jdk.types.StackTrace */
+    int f_method, f_line, f_type;                     /* jdk.types.StackFrame */
+    int m_type, m_name;                               /* jdk.types.Method */
+    int c_name;                                       /* java.lang.Class */
+    int s_string;                                     /* jdk.types.Symbol */
+    int ft_desc;                                      /* jdk.types.FrameType */
 };
 
 struct type_count {
@@ -67,7 +73,8 @@ struct conv {
     size_t n_types, cap_types;
     fx_frame_id *frames;
     size_t cap_frames;
-    uint64_t samples, native_samples, no_stack, no_thread, truncated;
+    uint64_t samples, native_samples, allocs, no_stack, no_thread, truncated, alloc_lost;
+    uint64_t address; /* the allocations' made-up addresses: JFR has none, nor frees */
     int64_t first_ns, last_ns;
     bool main_set;
     char buf[STR_CAP], buf2[STR_CAP];
@@ -90,6 +97,12 @@ static void read_layout(struct conv *c)
     l->n_time = fx_jfr_field(r, l->native, "startTime");
     l->n_thread = fx_jfr_field(r, l->native, "sampledThread");
     l->n_stack = fx_jfr_field(r, l->native, "stackTrace");
+    l->alloc = cls_of(r, "jdk.ObjectAllocationSample");
+    l->a_time = fx_jfr_field(r, l->alloc, "startTime");
+    l->a_thread = fx_jfr_field(r, l->alloc, "eventThread");
+    l->a_stack = fx_jfr_field(r, l->alloc, "stackTrace");
+    l->a_class = fx_jfr_field(r, l->alloc, "objectClass");
+    l->a_weight = fx_jfr_field(r, l->alloc, "weight");
     uint32_t t = cls_of(r, "java.lang.Thread");
     l->t_os_name = fx_jfr_field(r, t, "osName");
     l->t_os_id = fx_jfr_field(r, t, "osThreadId");
@@ -355,11 +368,72 @@ static int sample(struct conv *c, const struct fx_jfr_obj *ev, bool native, stru
     if (fx_grow(&c->rows, &c->cap_rows, c->n_rows, 1, sizeof *c->rows, 1024))
         return FX_ENOMEM;
     int64_t t = fx_jfr_ticks_to_ns(c->r, v[ft].i);
-    c->rows[c->n_rows++] = (struct srow){t, th, st.i};
+    c->rows[c->n_rows++] = (struct srow){t, 0, th, st.i};
     if (native)
         c->native_samples++;
     else
         c->samples++;
+    return FX_OK;
+}
+
+/* The allocated class as a leaf frame (category Allocation), named as in Java: JFR names a
+ * class java/lang/String and an array [B. */
+static int class_frame(struct conv *c, const struct fx_jfr_value *ref, fx_frame_id *out,
+                       struct fx_errbuf *eb)
+{
+    uint64_t v64;
+    if (fx_jfr_map_get(&c->cache, C_CLASS, (uint64_t)ref->i, &v64)) {
+        *out = (fx_frame_id){(uint32_t)v64};
+        return FX_OK;
+    }
+    struct fx_jfr_value k[16];
+    char name[STR_CAP] = "[unknown class]";
+    if (deref_fields(c, ref, k, c->l.c_name, eb) == FX_OK)
+        symbol(c, &k[c->l.c_name], name, eb);
+    if (name[0] == '[') {
+        if (fx_jtype_name(name, strlen(name), c->buf2, STR_CAP) >= 0)
+            snprintf(name, sizeof name, "%s", c->buf2);
+    } else {
+        for (char *s = name; *s; s++)
+            *s = *s == '/' ? '.' : *s;
+    }
+    int rc = label_frame(c->p, name, FX_CAT_ALLOC, 0, out);
+    return rc == FX_OK ? fx_jfr_map_put(&c->cache, C_CLASS, (uint64_t)ref->i, out->i) : rc;
+}
+
+static int alloc_sample(struct conv *c, const struct fx_jfr_obj *ev, struct fx_errbuf *eb)
+{
+    const struct layout *l = &c->l;
+    uint32_t n = fx_jfr_field_count(c->r, ev->cls);
+    struct fx_jfr_value v[16];
+    if (l->a_time < 0 || l->a_thread < 0 || l->a_stack < 0 || l->a_class < 0 || l->a_weight < 0 ||
+        n > 16) {
+        c->alloc_lost++; /* a layout this converter does not know */
+        return FX_OK;
+    }
+    int rc = fx_jfr_fields(c->r, ev, v, n, eb);
+    uint32_t th;
+    fx_stack_id st;
+    fx_frame_id cf;
+    if (rc == FX_OK)
+        rc = thread_of(c, &v[l->a_thread], &th, eb);
+    if (rc == FX_OK)
+        rc = stack_of(c, &v[l->a_stack], false, &st, eb);
+    if (rc == FX_OK)
+        rc = class_frame(c, &v[l->a_class], &cf, eb);
+    if (rc == FX_OK)
+        rc = fx_profile_stack(c->p, st, cf, &st);
+    if (rc != FX_OK)
+        return rc;
+    if (v[l->a_weight].i <= 0) {
+        c->alloc_lost++;
+        return FX_OK;
+    }
+    if (fx_grow(&c->rows, &c->cap_rows, c->n_rows, 1, sizeof *c->rows, 1024))
+        return FX_ENOMEM;
+    int64_t t = fx_jfr_ticks_to_ns(c->r, v[l->a_time].i);
+    c->rows[c->n_rows++] = (struct srow){t, v[l->a_weight].i, th, st.i};
+    c->allocs++;
     return FX_OK;
 }
 
@@ -375,7 +449,10 @@ static int end_chunk(struct conv *c)
     qsort(c->rows, c->n_rows, sizeof *c->rows, by_time);
     for (size_t i = 0; i < c->n_rows; i++) {
         const struct srow *s = &c->rows[i];
-        int rc = fx_profile_sample(c->p, s->thread, s->t, (fx_stack_id){s->stack}, -1, 1);
+        int rc = s->bytes
+                         ? fx_profile_alloc(c->p, s->thread, s->t, (fx_stack_id){s->stack},
+                                            s->bytes, ++c->address)
+                         : fx_profile_sample(c->p, s->thread, s->t, (fx_stack_id){s->stack}, -1, 1);
         if (rc != FX_OK)
             return rc;
     }
@@ -417,10 +494,12 @@ static int chunk(struct conv *c, struct fx_errbuf *eb)
     int rc;
     while ((rc = fx_jfr_next_event(c->r, &ev, eb)) == 1) {
         c->per_class[ev.cls]++;
-        if (ev.cls == c->l.exec || ev.cls == c->l.native) {
-            if ((rc = sample(c, &ev, ev.cls == c->l.native, eb)) != FX_OK)
-                return rc;
-        }
+        if (ev.cls == c->l.exec || ev.cls == c->l.native)
+            rc = sample(c, &ev, ev.cls == c->l.native, eb);
+        else if (ev.cls == c->l.alloc)
+            rc = alloc_sample(c, &ev, eb);
+        if (rc != 1 && rc != FX_OK)
+            return rc;
     }
     return rc < 0 ? rc : end_chunk(c);
 }
@@ -450,9 +529,12 @@ static int finish(struct conv *c)
             {"chunks", s->chunks, FX_EXTRA_ALWAYS},
             {"execution samples", c->samples, FX_EXTRA_ALWAYS},
             {"native method samples", c->native_samples, FX_EXTRA_ALWAYS},
+            {"allocation samples (no frees: retained memory is not known)", c->allocs,
+             FX_EXTRA_NONZERO},
+            {"allocation samples of an unknown layout or no weight", c->alloc_lost, FX_EXTRA_LOSS},
             {"stacks truncated by the recording", c->truncated, FX_EXTRA_NONZERO},
-            {"samples without a stack", c->no_stack, FX_EXTRA_LOSS},
-            {"samples of an unknown thread", c->no_thread, FX_EXTRA_LOSS},
+            {"events without a stack trace", c->no_stack, FX_EXTRA_LOSS},
+            {"events without a thread", c->no_thread, FX_EXTRA_LOSS},
             {"bytes after the last complete chunk", s->bytes_incomplete, FX_EXTRA_LOSS},
     };
     fx_profile_extra_rows(p, "JFR", rows, sizeof rows / sizeof *rows);

@@ -5,7 +5,7 @@ usage: jfr_check.py PROFILE SUMMARY.txt (PRINT.json | --counts-only) [--label NA
   PROFILE      what fxprof convert wrote from the recording
   SUMMARY.txt  `jfr summary REC` of the same recording
   PRINT.json   `jfr print --json --stack-depth 4096 --events
-               jdk.ExecutionSample,jdk.NativeMethodSample REC`
+               jdk.ExecutionSample,jdk.NativeMethodSample,jdk.ObjectAllocationSample REC`
 
 Checks, each failure counted:
   - every event type's count in Profile Info ("JFR events") equals jfr summary's, both ways;
@@ -13,9 +13,12 @@ Checks, each failure counted:
     equal jfr print's events of that thread;
   - per thread, the multiset of stacks equals jfr print's, frame by frame (leaf first: the
     method as pkg.Class.method, its line, its frame type as the Java subcategory), for every
-    event, not a sample of them; the [state: IN_NATIVE] leaf of a native method sample is the
-    converter's own and set aside, and the root that says the recording truncated the stack
-    must be there exactly when jfr print says the stack was truncated.
+    event, not a sample of them; the [state: IN_NATIVE] leaf of a native method sample and the
+    [JFR: no stack trace] root of an event without a stack are the converter's own and set
+    aside, and the root that says the recording truncated the stack
+    must be there exactly when jfr print says the stack was truncated;
+  - per thread, the allocation samples, the sum of their weights (bytes) and the multiset of
+    their stacks with the allocated class (as Java names it) as leaf.
 """
 import argparse
 import collections
@@ -26,6 +29,9 @@ import profile_lib as pl
 
 NATIVE_LEAF = "[state: IN_NATIVE]"
 TRUNCATED = "[JFR: stack truncated (the recording's stackdepth)]"
+# an event without a thread: the converter's track of that name, tid 0
+NO_THREAD = {"osThreadId": 0, "javaName": "[JFR: unknown thread]"}
+NO_STACK = "[JFR: no stack trace]"  # the root of an event without a stack (jfr print: none)
 SUBCAT = {"Interpreted": "Interpreted", "JIT compiled": "Other", "Inlined": "Inlined",
           "Native": "Native method"}
 
@@ -57,6 +63,8 @@ def main():
     ap.add_argument("summary")
     ap.add_argument("print_json", nargs="?")
     ap.add_argument("--counts-only", action="store_true", help="only the counts per event type")
+    ap.add_argument("--min-allocs", type=int, default=0,
+                    help="jfr print must hold at least this many allocation samples")
     ap.add_argument("--label", default="jfr_check")
     a = ap.parse_args()
     ck = pl.Checker(a.label, True)
@@ -79,8 +87,17 @@ def main():
     events = pl.load_json(a.print_json)["recording"]["events"]
     want = collections.defaultdict(collections.Counter)  # tid -> (kind, frames) -> n
     names = {}
+    allocs = collections.defaultdict(collections.Counter)  # tid -> (class, frames) -> n
+    alloc_bytes = collections.Counter()
     for ev in events:
-        th = ev["values"]["sampledThread"]
+        if ev["type"] == "jdk.ObjectAllocationSample":
+            th = ev["values"]["eventThread"] or NO_THREAD
+            names[th["osThreadId"]] = th.get("javaName") or th.get("osName")
+            cls = java_name(ev["values"]["objectClass"]["name"])
+            allocs[th["osThreadId"]][(cls,) + jfr_frames(ev)] += 1
+            alloc_bytes[th["osThreadId"]] += ev["values"]["weight"]
+            continue
+        th = ev["values"]["sampledThread"] or NO_THREAD
         tid = th["osThreadId"]
         names[tid] = th.get("javaName") or th.get("osName")
         kind = "native" if ev["type"] == "jdk.NativeMethodSample" else "exec"
@@ -96,6 +113,8 @@ def main():
             kind = "exec"
             if frames and frames[0][0] == NATIVE_LEAF:
                 kind, frames = "native", frames[1:]
+            if frames and frames[-1][0] == NO_STACK:
+                frames = frames[:-1]
             truncated = bool(frames) and frames[-1][0] == TRUNCATED
             if truncated:
                 frames = frames[:-1]
@@ -111,7 +130,48 @@ def main():
         diff = (w - g) + (g - w)
         ck.check(not diff, f"{label}: {len(w)} distinct stacks equal frame by frame"
                  + ("" if not diff else f"; first difference: {next(iter(diff))}"))
+    n_allocs = sum(sum(c.values()) for c in allocs.values())
+    ck.check(n_allocs >= a.min_allocs, f"{n_allocs} allocation samples, at least {a.min_allocs}")
+    check_allocs(ck, prof, allocs, alloc_bytes, names)
     sys.exit(ck.exit_code())
+
+
+def java_name(name):
+    """JFR's class name (java/lang/String, [B, [Ljava/lang/String;) as Java writes it."""
+    dims = len(name) - len(name.lstrip("["))
+    base = name[dims:]
+    prim = {"B": "byte", "C": "char", "D": "double", "F": "float", "I": "int", "J": "long",
+            "S": "short", "Z": "boolean"}
+    if dims:
+        base = prim.get(base) or base[1:-1]
+    return base.replace("/", ".") + "[]" * dims
+
+
+def check_allocs(ck, prof, allocs, alloc_bytes, names):
+    """Per thread: the allocation rows, their bytes and their stacks (the class as leaf)."""
+    got = collections.defaultdict(collections.Counter)
+    got_bytes = collections.Counter()
+    for t in prof.doc["threads"]:
+        na = t.get("nativeAllocations") or {"stack": [], "weight": []}
+        for s, w in zip(na["stack"], na["weight"]):
+            path = prof.path(s)[::-1]
+            frames = [(prof.name[f], prof.line[f], prof.sub[f]) for f in path]
+            if len(frames) > 1 and frames[-1][0] == NO_STACK:
+                frames = frames[:-1]
+            truncated = len(frames) > 1 and frames[-1][0] == TRUNCATED
+            if truncated:
+                frames = frames[:-1]
+            got[t["tid"]][(frames[0][0], truncated, tuple(frames[1:]))] += 1
+            got_bytes[t["tid"]] += w
+    for tid in sorted(set(allocs) | set(got), key=str):
+        label = f"thread {names.get(tid, '?')} (tid {tid})"
+        w, g = allocs.get(tid, collections.Counter()), got.get(tid, collections.Counter())
+        ck.check(sum(w.values()) == sum(g.values()) and alloc_bytes[tid] == got_bytes[tid],
+                 f"{label}: allocation samples and bytes: jfr print {sum(w.values())}, "
+                 f"{alloc_bytes[tid]}, profile {sum(g.values())}, {got_bytes[tid]}")
+        diff = (w - g) + (g - w)
+        ck.check(not diff, f"{label}: {len(w)} distinct allocation stacks and classes equal"
+                 + ("" if not diff else f"; first difference: {next(iter(diff))}"))
 
 
 if __name__ == "__main__":

@@ -6,7 +6,9 @@
 #   - fxprof convert writes a profile fxcheck accepts and profiler-cli loads;
 #   - jfr_check.py: every event type's count equals `jfr summary`'s, each thread's execution
 #     and native method samples and their stacks, frame by frame, equal `jfr print --json`'s;
-#   - the same for tests/fuzz/corpus/jfr/01-small.jfr (truncated stack, every frame type);
+#   - the same for tests/fuzz/corpus/jfr/01-small.jfr (truncated stack, every frame type), and
+#     for the demo (a second JVM, 1 s), with its allocation samples: per thread their count,
+#     bytes and stacks with the class as leaf;
 #   - fxprof summary reads the recording (the main thread's samples listed);
 #   - two recordings concatenated are a two-chunk recording: counts equal jfr summary's again;
 #     cut inside its second chunk it converts the first, says so, exit 0;
@@ -18,6 +20,7 @@ set -euo pipefail
 source "$(dirname "$0")/it_lib.sh"
 name="it.jfr.jdk$(fx_jdk_major "$1")"
 it_init "$name" "$1" FXAGENT_MIXED_JAR
+[[ -f "${FXAGENT_DEMO_JAR:-}" ]] || it_fail "FXAGENT_DEMO_JAR is not set to the demo jar"
 [[ -x "${FXPROF:-}" ]] || it_fail "FXPROF is not set to fxprof (run through ctest)"
 jfr_tool=$IT_JDK/bin/jfr
 [[ -x "$jfr_tool" ]] || it_fail "no $jfr_tool"
@@ -34,7 +37,7 @@ it_run convert "$FXPROF" convert rec.jfr
 "$FXCHECK" rec.json.gz || it_fail "fxcheck rejected rec.json.gz"
 
 "$jfr_tool" summary rec.jfr >rec.summary || it_fail "jfr summary failed"
-"$jfr_tool" print --json --stack-depth 4096 --events jdk.ExecutionSample,jdk.NativeMethodSample \
+"$jfr_tool" print --json --stack-depth 4096 --events jdk.ExecutionSample,jdk.NativeMethodSample,jdk.ObjectAllocationSample \
     rec.jfr >rec.print.json || it_fail "jfr print failed"
 python3 "$IT_DIR/jfr_check.py" --label "$name" rec.json.gz rec.summary rec.print.json ||
     it_fail "the profile differs from the JDK's reader (above)"
@@ -44,10 +47,21 @@ python3 "$IT_DIR/jfr_check.py" --label "$name" rec.json.gz rec.summary rec.print
 small=$IT_DIR/../fuzz/corpus/jfr/01-small.jfr
 "$FXPROF" convert "$small" -o small.json.gz 2>small.err || it_fail "convert 01-small: $(cat small.err)"
 "$jfr_tool" summary "$small" >small.summary || it_fail "jfr summary 01-small.jfr failed"
-"$jfr_tool" print --json --stack-depth 4096 --events jdk.ExecutionSample,jdk.NativeMethodSample \
+"$jfr_tool" print --json --stack-depth 4096 --events jdk.ExecutionSample,jdk.NativeMethodSample,jdk.ObjectAllocationSample \
     "$small" >small.print.json || it_fail "jfr print 01-small.jfr failed"
 python3 "$IT_DIR/jfr_check.py" --label "$name.small" small.json.gz small.summary small.print.json ||
     it_fail "01-small.jfr: the profile differs from the JDK's reader (above)"
+
+# Allocation samples: the demo's worker-2 allocates (HashMap and String work).
+it_run alloc "$IT_JDK/bin/java" -XX:StartFlightRecording=filename=alloc.jfr,settings=profile \
+    -cp "$FXAGENT_DEMO_JAR" fxagent.demo.Demo 1
+[[ $IT_RC -eq 0 ]] || it_fail "java (demo) exited $IT_RC"
+"$FXPROF" convert alloc.jfr 2>alloc-convert.err || it_fail "convert alloc.jfr: $(cat alloc-convert.err)"
+"$jfr_tool" summary alloc.jfr >alloc.summary || it_fail "jfr summary alloc.jfr failed"
+"$jfr_tool" print --json --stack-depth 4096 --events jdk.ExecutionSample,jdk.NativeMethodSample,jdk.ObjectAllocationSample \
+    alloc.jfr >alloc.print.json || it_fail "jfr print alloc.jfr failed"
+python3 "$IT_DIR/jfr_check.py" --label "$name.alloc" --min-allocs 100 alloc.json.gz alloc.summary \
+    alloc.print.json || it_fail "alloc.jfr: the profile differs from the JDK's reader (above)"
 
 it_run summary "$FXPROF" summary rec.jfr
 [[ $IT_RC -eq 0 ]] || it_fail "fxprof summary rec.jfr exited $IT_RC"
