@@ -40,19 +40,23 @@ struct srow {
     uint32_t thread, stack;
 };
 
+/* An event read: its class, and its time, thread and stack fields. */
+struct ev_fields {
+    uint32_t cls;
+    int time, thread, stack;
+};
+
 /* Class and field indexes of the chunk (-1 / UINT32_MAX where the chunk lacks them). */
 struct layout {
-    uint32_t exec, native, alloc;
-    int a_time, a_thread, a_stack, a_class, a_weight; /* jdk.ObjectAllocationSample */
-    int e_time, e_thread, e_stack;                    /* jdk.ExecutionSample */
-    int n_time, n_thread, n_stack;                    /* jdk.NativeMethodSample */
-    int t_os_name, t_os_id, t_java_name, t_java_id;   /* java.lang.Thread */
-    int st_truncated, st_frames;                      /* jdk.types.StackTrace */
-    int f_method, f_line, f_type;                     /* jdk.types.StackFrame */
-    int m_type, m_name;                               /* jdk.types.Method */
-    int c_name;                                       /* java.lang.Class */
-    int s_string;                                     /* jdk.types.Symbol */
-    int ft_desc;                                      /* jdk.types.FrameType */
+    struct ev_fields exec, native, alloc;           /* the three events read */
+    int a_class, a_weight;                          /* jdk.ObjectAllocationSample's own */
+    int t_os_name, t_os_id, t_java_name, t_java_id; /* java.lang.Thread */
+    int st_truncated, st_frames;                    /* jdk.types.StackTrace */
+    int f_method, f_line, f_type;                   /* jdk.types.StackFrame */
+    int m_type, m_name;                             /* jdk.types.Method */
+    int c_name;                                     /* java.lang.Class */
+    int s_string;                                   /* jdk.types.Symbol */
+    int ft_desc;                                    /* jdk.types.FrameType */
 };
 
 struct type_count {
@@ -85,24 +89,22 @@ static uint32_t cls_of(const struct fx_jfr *r, const char *name)
     return fx_jfr_class_find(r, name);
 }
 
+static struct ev_fields event_fields(const struct fx_jfr *r, const char *name, const char *thread)
+{
+    uint32_t k = fx_jfr_class_find(r, name);
+    return (struct ev_fields){k, fx_jfr_field(r, k, "startTime"), fx_jfr_field(r, k, thread),
+                              fx_jfr_field(r, k, "stackTrace")};
+}
+
 static void read_layout(struct conv *c)
 {
     struct fx_jfr *r = c->r;
     struct layout *l = &c->l;
-    l->exec = cls_of(r, "jdk.ExecutionSample");
-    l->native = cls_of(r, "jdk.NativeMethodSample");
-    l->e_time = fx_jfr_field(r, l->exec, "startTime");
-    l->e_thread = fx_jfr_field(r, l->exec, "sampledThread");
-    l->e_stack = fx_jfr_field(r, l->exec, "stackTrace");
-    l->n_time = fx_jfr_field(r, l->native, "startTime");
-    l->n_thread = fx_jfr_field(r, l->native, "sampledThread");
-    l->n_stack = fx_jfr_field(r, l->native, "stackTrace");
-    l->alloc = cls_of(r, "jdk.ObjectAllocationSample");
-    l->a_time = fx_jfr_field(r, l->alloc, "startTime");
-    l->a_thread = fx_jfr_field(r, l->alloc, "eventThread");
-    l->a_stack = fx_jfr_field(r, l->alloc, "stackTrace");
-    l->a_class = fx_jfr_field(r, l->alloc, "objectClass");
-    l->a_weight = fx_jfr_field(r, l->alloc, "weight");
+    l->exec = event_fields(r, "jdk.ExecutionSample", "sampledThread");
+    l->native = event_fields(r, "jdk.NativeMethodSample", "sampledThread");
+    l->alloc = event_fields(r, "jdk.ObjectAllocationSample", "eventThread");
+    l->a_class = fx_jfr_field(r, l->alloc.cls, "objectClass");
+    l->a_weight = fx_jfr_field(r, l->alloc.cls, "weight");
     uint32_t t = cls_of(r, "java.lang.Thread");
     l->t_os_name = fx_jfr_field(r, t, "osName");
     l->t_os_id = fx_jfr_field(r, t, "osThreadId");
@@ -347,8 +349,8 @@ static int stack_of(struct conv *c, const struct fx_jfr_value *ref, bool native,
 static int sample(struct conv *c, const struct fx_jfr_obj *ev, bool native, struct fx_errbuf *eb)
 {
     const struct layout *l = &c->l;
-    int ft = native ? l->n_time : l->e_time, fth = native ? l->n_thread : l->e_thread,
-        fs = native ? l->n_stack : l->e_stack;
+    const struct ev_fields *f = native ? &l->native : &l->exec;
+    int ft = f->time, fth = f->thread, fs = f->stack;
     uint32_t n = fx_jfr_field_count(c->r, ev->cls);
     struct fx_jfr_value v[16];
     if (ft < 0 || fth < 0 || fs < 0 || n > 16) {
@@ -406,7 +408,8 @@ static int alloc_sample(struct conv *c, const struct fx_jfr_obj *ev, struct fx_e
     const struct layout *l = &c->l;
     uint32_t n = fx_jfr_field_count(c->r, ev->cls);
     struct fx_jfr_value v[16];
-    if (l->a_time < 0 || l->a_thread < 0 || l->a_stack < 0 || l->a_class < 0 || l->a_weight < 0 ||
+    const struct ev_fields *f = &l->alloc;
+    if (f->time < 0 || f->thread < 0 || f->stack < 0 || l->a_class < 0 || l->a_weight < 0 ||
         n > 16) {
         c->alloc_lost++; /* a layout this converter does not know */
         return FX_OK;
@@ -416,9 +419,9 @@ static int alloc_sample(struct conv *c, const struct fx_jfr_obj *ev, struct fx_e
     fx_stack_id st;
     fx_frame_id cf;
     if (rc == FX_OK)
-        rc = thread_of(c, &v[l->a_thread], &th, eb);
+        rc = thread_of(c, &v[f->thread], &th, eb);
     if (rc == FX_OK)
-        rc = stack_of(c, &v[l->a_stack], false, &st, eb);
+        rc = stack_of(c, &v[f->stack], false, &st, eb);
     if (rc == FX_OK)
         rc = class_frame(c, &v[l->a_class], &cf, eb);
     if (rc == FX_OK)
@@ -431,7 +434,7 @@ static int alloc_sample(struct conv *c, const struct fx_jfr_obj *ev, struct fx_e
     }
     if (fx_grow(&c->rows, &c->cap_rows, c->n_rows, 1, sizeof *c->rows, 1024))
         return FX_ENOMEM;
-    int64_t t = fx_jfr_ticks_to_ns(c->r, v[l->a_time].i);
+    int64_t t = fx_jfr_ticks_to_ns(c->r, v[f->time].i);
     c->rows[c->n_rows++] = (struct srow){t, v[l->a_weight].i, th, st.i};
     c->allocs++;
     return FX_OK;
@@ -494,9 +497,9 @@ static int chunk(struct conv *c, struct fx_errbuf *eb)
     int rc;
     while ((rc = fx_jfr_next_event(c->r, &ev, eb)) == 1) {
         c->per_class[ev.cls]++;
-        if (ev.cls == c->l.exec || ev.cls == c->l.native)
-            rc = sample(c, &ev, ev.cls == c->l.native, eb);
-        else if (ev.cls == c->l.alloc)
+        if (ev.cls == c->l.exec.cls || ev.cls == c->l.native.cls)
+            rc = sample(c, &ev, ev.cls == c->l.native.cls, eb);
+        else if (ev.cls == c->l.alloc.cls)
             rc = alloc_sample(c, &ev, eb);
         if (rc != 1 && rc != FX_OK)
             return rc;
