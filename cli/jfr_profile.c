@@ -17,72 +17,7 @@
 #include "fx_jfr.h"
 #include "fx_jtype.h"
 #include "fx_profile.h"
-
-#define NATIVE_LEAF    "[state: IN_NATIVE]"
-#define TRUNCATED_ROOT "[JFR: stack truncated (the recording's stackdepth)]"
-#define NO_STACK       "[JFR: no stack trace]"
-#define NO_THREAD      "[JFR: unknown thread]"
-#define STR_CAP        1024
-
-/* Namespaces of the per-chunk cache (the map's cls slot). */
-enum {
-    C_STACK = 0,
-    C_NSTACK,
-    C_THREAD,
-    C_METHOD,
-    C_FTYPE,
-    C_CLASS
-};
-
-/* A sample, or an allocation of `bytes` (> 0). */
-struct srow {
-    int64_t t, bytes;
-    uint32_t thread, stack;
-};
-
-/* An event read: its class, and its time, thread and stack fields. */
-struct ev_fields {
-    uint32_t cls;
-    int time, thread, stack;
-};
-
-/* Class and field indexes of the chunk (-1 / UINT32_MAX where the chunk lacks them). */
-struct layout {
-    struct ev_fields exec, native, alloc;           /* the three events read */
-    int a_class, a_weight;                          /* jdk.ObjectAllocationSample's own */
-    int t_os_name, t_os_id, t_java_name, t_java_id; /* java.lang.Thread */
-    int st_truncated, st_frames;                    /* jdk.types.StackTrace */
-    int f_method, f_line, f_type;                   /* jdk.types.StackFrame */
-    int m_type, m_name;                             /* jdk.types.Method */
-    int c_name;                                     /* java.lang.Class */
-    int s_string;                                   /* jdk.types.Symbol */
-    int ft_desc;                                    /* jdk.types.FrameType */
-};
-
-struct type_count {
-    char *name;
-    uint64_t n;
-};
-
-struct conv {
-    struct fx_jfr *r;
-    struct fx_profile *p;
-    struct layout l;
-    struct fx_jfr_map cache;   /* per chunk */
-    struct fx_jfr_map threads; /* Java thread id -> profile thread, whole recording */
-    struct srow *rows;
-    size_t n_rows, cap_rows;
-    uint64_t *per_class; /* events of each class in this chunk */
-    struct type_count *types;
-    size_t n_types, cap_types;
-    fx_frame_id *frames;
-    size_t cap_frames;
-    uint64_t samples, native_samples, allocs, no_stack, no_thread, truncated, alloc_lost;
-    uint64_t address; /* the allocations' made-up addresses: JFR has none, nor frees */
-    int64_t first_ns, last_ns;
-    bool main_set;
-    char buf[STR_CAP], buf2[STR_CAP];
-};
+#include "jfr_profile.h"
 
 static uint32_t cls_of(const struct fx_jfr *r, const char *name)
 {
@@ -126,8 +61,8 @@ static void read_layout(struct conv *c)
 }
 
 /* The fields of the object a reference points to, up to field `need` (FX_ENOTFOUND: none). */
-static int deref_fields(struct conv *c, const struct fx_jfr_value *ref, struct fx_jfr_value *v,
-                        int need, struct fx_errbuf *eb)
+int fx_jfr_profile_deref(struct conv *c, const struct fx_jfr_value *ref, struct fx_jfr_value *v,
+                         int need, struct fx_errbuf *eb)
 {
     struct fx_jfr_obj o;
     if (need < 0 || fx_jfr_deref(c->r, ref, &o) != FX_OK)
@@ -139,18 +74,18 @@ static int deref_fields(struct conv *c, const struct fx_jfr_value *ref, struct f
 }
 
 /* A string field reached through a reference: a Symbol's string, a Class's name. */
-static const char *symbol(struct conv *c, const struct fx_jfr_value *ref, char *buf,
-                          struct fx_errbuf *eb)
+const char *fx_jfr_profile_symbol(struct conv *c, const struct fx_jfr_value *ref, char *buf,
+                                  struct fx_errbuf *eb)
 {
     struct fx_jfr_value v[16];
     buf[0] = '\0';
-    if (deref_fields(c, ref, v, c->l.s_string, eb) == FX_OK)
+    if (fx_jfr_profile_deref(c, ref, v, c->l.s_string, eb) == FX_OK)
         fx_jfr_string(c->r, &v[c->l.s_string], buf, STR_CAP, NULL);
     return buf;
 }
 
-static int thread_of(struct conv *c, const struct fx_jfr_value *ref, uint32_t *out,
-                     struct fx_errbuf *eb)
+int fx_jfr_profile_thread(struct conv *c, const struct fx_jfr_value *ref, uint32_t *out,
+                          struct fx_errbuf *eb)
 {
     uint64_t v64;
     if (fx_jfr_map_get(&c->cache, C_THREAD, (uint64_t)ref->i, &v64)) {
@@ -161,7 +96,7 @@ static int thread_of(struct conv *c, const struct fx_jfr_value *ref, uint32_t *o
     struct fx_jfr_value v[16];
     int64_t java_id = -1, tid = 0;
     const char *name = NO_THREAD;
-    if (deref_fields(c, ref, v, l->t_os_id, eb) == FX_OK) {
+    if (fx_jfr_profile_deref(c, ref, v, l->t_os_id, eb) == FX_OK) {
         tid = v[l->t_os_id].i;
         if (l->t_java_id >= 0 && v[l->t_java_id].kind == FX_JFR_INT)
             java_id = v[l->t_java_id].i;
@@ -185,6 +120,9 @@ static int thread_of(struct conv *c, const struct fx_jfr_value *ref, uint32_t *o
             rc = fx_jfr_map_put(&c->threads, 0, gkey, idx);
         if (rc != FX_OK)
             return rc;
+        if (!c->any_thread || (!c->main_set && !strcmp(name, "main")))
+            c->main_thread = idx; /* the track of events without a thread (GC) */
+        c->any_thread = true;
         if (!c->main_set && !strcmp(name, "main")) {
             fx_profile_set_main_thread(c->p, idx);
             c->main_set = true;
@@ -201,7 +139,7 @@ static uint8_t frame_sub(struct conv *c, const struct fx_jfr_value *ref, struct 
         return (uint8_t)v64;
     struct fx_jfr_value v[16];
     uint8_t sub = FX_JAVA_OTHER; /* "JIT compiled": JFR does not say which compiler */
-    if (deref_fields(c, ref, v, c->l.ft_desc, eb) == FX_OK &&
+    if (fx_jfr_profile_deref(c, ref, v, c->l.ft_desc, eb) == FX_OK &&
         fx_jfr_string(c->r, &v[c->l.ft_desc], c->buf2, STR_CAP, NULL) == FX_OK) {
         if (!strcmp(c->buf2, "Interpreted"))
             sub = FX_JAVA_INTERPRETED;
@@ -226,10 +164,11 @@ static int func_of(struct conv *c, const struct fx_jfr_value *ref, fx_func_id *o
     const struct layout *l = &c->l;
     struct fx_jfr_value m[16], k[16];
     char cls[STR_CAP] = "[unknown class]", meth[STR_CAP] = "[unknown method]";
-    if (deref_fields(c, ref, m, l->m_type > l->m_name ? l->m_type : l->m_name, eb) == FX_OK) {
-        if (deref_fields(c, &m[l->m_type], k, l->c_name, eb) == FX_OK)
-            symbol(c, &k[l->c_name], cls, eb);
-        symbol(c, &m[l->m_name], meth, eb);
+    if (fx_jfr_profile_deref(c, ref, m, l->m_type > l->m_name ? l->m_type : l->m_name, eb) ==
+        FX_OK) {
+        if (fx_jfr_profile_deref(c, &m[l->m_type], k, l->c_name, eb) == FX_OK)
+            fx_jfr_profile_symbol(c, &k[l->c_name], cls, eb);
+        fx_jfr_profile_symbol(c, &m[l->m_name], meth, eb);
     }
     for (char *s = cls; *s; s++)
         if (*s == '/')
@@ -272,7 +211,7 @@ static int stack_frames(struct conv *c, const struct fx_jfr_value *ref, size_t *
     struct fx_jfr_value st[16];
     *n = 0;
     int need = l->st_frames > l->st_truncated ? l->st_frames : l->st_truncated;
-    int rc = deref_fields(c, ref, st, need, eb);
+    int rc = fx_jfr_profile_deref(c, ref, st, need, eb);
     if (rc != FX_OK || l->st_frames < 0 || st[l->st_frames].kind != FX_JFR_ARRAY)
         return FX_ENOTFOUND;
     const struct fx_jfr_value *arr = &st[l->st_frames];
@@ -312,8 +251,8 @@ static int stack_frames(struct conv *c, const struct fx_jfr_value *ref, size_t *
     return FX_OK;
 }
 
-static int stack_of(struct conv *c, const struct fx_jfr_value *ref, bool native, fx_stack_id *out,
-                    struct fx_errbuf *eb)
+int fx_jfr_profile_stack(struct conv *c, const struct fx_jfr_value *ref, bool native,
+                         fx_stack_id *out, struct fx_errbuf *eb)
 {
     uint64_t v64;
     uint32_t ns = native ? C_NSTACK : C_STACK;
@@ -362,9 +301,9 @@ static int sample(struct conv *c, const struct fx_jfr_obj *ev, bool native, stru
     uint32_t th;
     fx_stack_id st;
     if (rc == FX_OK)
-        rc = thread_of(c, &v[fth], &th, eb);
+        rc = fx_jfr_profile_thread(c, &v[fth], &th, eb);
     if (rc == FX_OK)
-        rc = stack_of(c, &v[fs], native, &st, eb);
+        rc = fx_jfr_profile_stack(c, &v[fs], native, &st, eb);
     if (rc != FX_OK)
         return rc;
     if (fx_grow(&c->rows, &c->cap_rows, c->n_rows, 1, sizeof *c->rows, 1024))
@@ -390,8 +329,8 @@ static int class_frame(struct conv *c, const struct fx_jfr_value *ref, fx_frame_
     }
     struct fx_jfr_value k[16];
     char name[STR_CAP] = "[unknown class]";
-    if (deref_fields(c, ref, k, c->l.c_name, eb) == FX_OK)
-        symbol(c, &k[c->l.c_name], name, eb);
+    if (fx_jfr_profile_deref(c, ref, k, c->l.c_name, eb) == FX_OK)
+        fx_jfr_profile_symbol(c, &k[c->l.c_name], name, eb);
     if (name[0] == '[') {
         if (fx_jtype_name(name, strlen(name), c->buf2, STR_CAP) >= 0)
             snprintf(name, sizeof name, "%s", c->buf2);
@@ -419,9 +358,9 @@ static int alloc_sample(struct conv *c, const struct fx_jfr_obj *ev, struct fx_e
     fx_stack_id st;
     fx_frame_id cf;
     if (rc == FX_OK)
-        rc = thread_of(c, &v[f->thread], &th, eb);
+        rc = fx_jfr_profile_thread(c, &v[f->thread], &th, eb);
     if (rc == FX_OK)
-        rc = stack_of(c, &v[f->stack], false, &st, eb);
+        rc = fx_jfr_profile_stack(c, &v[f->stack], false, &st, eb);
     if (rc == FX_OK)
         rc = class_frame(c, &v[l->a_class], &cf, eb);
     if (rc == FX_OK)
@@ -488,6 +427,7 @@ static int chunk(struct conv *c, struct fx_errbuf *eb)
     if (ci->start_ns + ci->duration_ns > c->last_ns)
         c->last_ns = ci->start_ns + ci->duration_ns;
     read_layout(c);
+    fx_jfr_markers_layout(c);
     fx_jfr_map_clear(&c->cache);
     fx_free(c->per_class);
     c->per_class = fx_calloc(fx_jfr_class_count(c->r) + 1, sizeof *c->per_class);
@@ -501,6 +441,8 @@ static int chunk(struct conv *c, struct fx_errbuf *eb)
             rc = sample(c, &ev, ev.cls == c->l.native.cls, eb);
         else if (ev.cls == c->l.alloc.cls)
             rc = alloc_sample(c, &ev, eb);
+        else
+            rc = fx_jfr_markers_event(c, &ev, eb);
         if (rc != 1 && rc != FX_OK)
             return rc;
     }
@@ -534,6 +476,7 @@ static int finish(struct conv *c)
             {"native method samples", c->native_samples, FX_EXTRA_ALWAYS},
             {"allocation samples (no frees: retained memory is not known)", c->allocs,
              FX_EXTRA_NONZERO},
+            {"markers (park, monitor enter and wait, sleep, GC)", c->markers, FX_EXTRA_ALWAYS},
             {"allocation samples of an unknown layout or no weight", c->alloc_lost, FX_EXTRA_LOSS},
             {"stacks truncated by the recording", c->truncated, FX_EXTRA_NONZERO},
             {"events without a stack trace", c->no_stack, FX_EXTRA_LOSS},

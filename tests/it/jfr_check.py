@@ -17,6 +17,8 @@ Checks, each failure counted:
     [JFR: no stack trace] root of an event without a stack are the converter's own and set
     aside, and the root that says the recording truncated the stack
     must be there exactly when jfr print says the stack was truncated;
+  - one marker per event of jdk.ThreadPark, JavaMonitorEnter, JavaMonitorWait, ThreadSleep
+    and GarbageCollection, named as the type (their count equals jfr summary's);
   - per thread, the allocation samples, the sum of their weights (bytes) and the multiset of
     their stacks with the allocated class (as Java names it) as leaf.
 """
@@ -32,6 +34,8 @@ TRUNCATED = "[JFR: stack truncated (the recording's stackdepth)]"
 # an event without a thread: the converter's track of that name, tid 0
 NO_THREAD = {"osThreadId": 0, "javaName": "[JFR: unknown thread]"}
 NO_STACK = "[JFR: no stack trace]"  # the root of an event without a stack (jfr print: none)
+MARKER_TYPES = ("jdk.ThreadPark", "jdk.JavaMonitorEnter", "jdk.JavaMonitorWait",
+                "jdk.ThreadSleep", "jdk.GarbageCollection")
 SUBCAT = {"Interpreted": "Interpreted", "JIT compiled": "Other", "Inlined": "Inlined",
           "Native": "Native method"}
 
@@ -80,6 +84,15 @@ def main():
         ck.check(theirs.get(name, 0) == ours.get(name, 0),
                  f"{name}: jfr summary {theirs.get(name, 0)}, profile {ours.get(name, 0)}")
 
+    # markers: one per event of these types, named as the type, on some thread's track
+    markers = collections.Counter()
+    for t in prof.doc["threads"]:
+        m = t["markers"]
+        for i in range(m["length"]):
+            markers[prof.strings[m["name"][i]]] += 1
+    for name in MARKER_TYPES:
+        ck.check(markers[name] == theirs.get(name, 0),
+                 f"markers {name}: jfr summary {theirs.get(name, 0)}, profile {markers[name]}")
     if a.counts_only:
         sys.exit(ck.exit_code())
 

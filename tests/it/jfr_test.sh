@@ -7,8 +7,9 @@
 #   - jfr_check.py: every event type's count equals `jfr summary`'s, each thread's execution
 #     and native method samples and their stacks, frame by frame, equal `jfr print --json`'s;
 #   - the same for tests/fuzz/corpus/jfr/01-small.jfr (truncated stack, every frame type), and
-#     for the demo (a second JVM, 1 s), with its allocation samples: per thread their count,
-#     bytes and stacks with the class as leaf;
+#     for the demo (a second JVM, 1 s), with its allocation samples (per thread their count,
+#     bytes and stacks with the class as leaf) and its markers (GC, the monitor wait of main's
+#     join: one per event, as jfr summary counts them), fxcheck accepting them;
 #   - fxprof summary reads the recording (the main thread's samples listed);
 #   - two recordings concatenated are a two-chunk recording: counts equal jfr summary's again;
 #     cut inside its second chunk it converts the first, says so, exit 0;
@@ -57,6 +58,7 @@ it_run alloc "$IT_JDK/bin/java" -XX:StartFlightRecording=filename=alloc.jfr,sett
     -cp "$FXAGENT_DEMO_JAR" fxagent.demo.Demo 1
 [[ $IT_RC -eq 0 ]] || it_fail "java (demo) exited $IT_RC"
 "$FXPROF" convert alloc.jfr 2>alloc-convert.err || it_fail "convert alloc.jfr: $(cat alloc-convert.err)"
+"$FXCHECK" alloc.json.gz || it_fail "fxcheck rejected alloc.json.gz (its markers, allocations)"
 "$jfr_tool" summary alloc.jfr >alloc.summary || it_fail "jfr summary alloc.jfr failed"
 "$jfr_tool" print --json --stack-depth 4096 --events jdk.ExecutionSample,jdk.NativeMethodSample,jdk.ObjectAllocationSample \
     alloc.jfr >alloc.print.json || it_fail "jfr print alloc.jfr failed"
