@@ -385,6 +385,32 @@ static int by_time(const void *a, const void *b)
     return x->t < y->t ? -1 : x->t > y->t;
 }
 
+/* jdk.ActiveSetting "period" of jdk.ExecutionSample ("10 ms", "20 ms"): the profile's
+ * interval. The last one read wins (a recording started again with another period). */
+static void setting(struct conv *c, const struct fx_jfr_obj *ev, struct fx_errbuf *eb)
+{
+    int fid = fx_jfr_field(c->r, ev->cls, "id"), fname = fx_jfr_field(c->r, ev->cls, "name"),
+        fval = fx_jfr_field(c->r, ev->cls, "value");
+    uint32_t n = fx_jfr_field_count(c->r, ev->cls);
+    struct fx_jfr_value v[16];
+    if (fid < 0 || fname < 0 || fval < 0 || n > 16 || fx_jfr_fields(c->r, ev, v, n, eb) != FX_OK ||
+        v[fid].i != fx_jfr_class_id(c->r, c->l.exec.cls) ||
+        fx_jfr_string(c->r, &v[fname], c->buf, STR_CAP, NULL) != FX_OK ||
+        strcmp(c->buf, "period") || fx_jfr_string(c->r, &v[fval], c->buf, STR_CAP, NULL) != FX_OK)
+        return;
+    static const struct {
+        const char *unit;
+        double ms;
+    } units[] = {{"ns", 1e-6}, {"us", 1e-3}, {"ms", 1}, {"s", 1e3}, {"m", 6e4}, {"h", 3.6e6}};
+    char *end;
+    double x = strtod(c->buf, &end);
+    while (*end == ' ')
+        end++;
+    for (size_t i = 0; i < sizeof units / sizeof *units; i++)
+        if (x > 0 && !strcmp(end, units[i].unit))
+            c->interval_ms = x * units[i].ms;
+}
+
 /* The chunk's samples, in time order, into the model; its event counts into the totals. */
 static int end_chunk(struct conv *c)
 {
@@ -427,6 +453,7 @@ static int chunk(struct conv *c, struct fx_errbuf *eb)
     if (ci->start_ns + ci->duration_ns > c->last_ns)
         c->last_ns = ci->start_ns + ci->duration_ns;
     read_layout(c);
+    c->setting_cls = fx_jfr_class_find(c->r, "jdk.ActiveSetting");
     fx_jfr_markers_layout(c);
     fx_jfr_map_clear(&c->cache);
     fx_free(c->per_class);
@@ -441,6 +468,8 @@ static int chunk(struct conv *c, struct fx_errbuf *eb)
             rc = sample(c, &ev, ev.cls == c->l.native.cls, eb);
         else if (ev.cls == c->l.alloc.cls)
             rc = alloc_sample(c, &ev, eb);
+        else if (ev.cls == c->setting_cls)
+            setting(c, &ev, eb);
         else
             rc = fx_jfr_markers_event(c, &ev, eb);
         if (rc != 1 && rc != FX_OK)
@@ -461,6 +490,8 @@ static int finish(struct conv *c)
     fx_profile_set_start(p, c->first_ns, (double)c->first_ns / 1e6);
     fx_profile_set_range(p, c->first_ns, c->last_ns);
     fx_profile_set_meta(p, "product", "JFR recording (fxprof convert)");
+    if (c->interval_ms > 0)
+        fx_profile_set_interval(p, c->interval_ms);
     /* the two event types the reader consumes itself, named as jfr summary names them */
     fx_profile_extra_count(p, "JFR events", "jdk.CheckPoint", (int64_t)s->pool_events,
                            FX_EXTRA_NONZERO);

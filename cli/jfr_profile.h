@@ -85,6 +85,8 @@ struct conv {
     uint32_t main_thread; /* where events without a thread (GC) go: "main", else the first */
     bool any_thread;
     int64_t first_ns, last_ns;
+    uint32_t setting_cls; /* jdk.ActiveSetting in this chunk */
+    double interval_ms;   /* jdk.ExecutionSample's period from jdk.ActiveSetting; 0: not seen */
     bool main_set;
     char buf[STR_CAP], buf2[STR_CAP];
 };

@@ -66,6 +66,8 @@ uint32_t fx_jfr_class_find(const struct fx_jfr *r, const char *name);
 /* The index of a field of class cls, or -1 (the class has no such field in this chunk). */
 int fx_jfr_field(const struct fx_jfr *r, uint32_t cls, const char *name);
 uint32_t fx_jfr_field_count(const struct fx_jfr *r, uint32_t cls);
+/* The type id the file gives class cls (what jdk.ActiveSetting's id refers to), or -1. */
+int64_t fx_jfr_class_id(const struct fx_jfr *r, uint32_t cls);
 
 /* An object's undecoded bytes: an event's fields, a constant pool entry, an inline struct. */
 struct fx_jfr_obj {

@@ -333,6 +333,11 @@ int fx_jfr_field(const struct fx_jfr *r, uint32_t cls, const char *name)
     return -1;
 }
 
+int64_t fx_jfr_class_id(const struct fx_jfr *r, uint32_t cls)
+{
+    return cls < r->meta.n_classes ? r->meta.classes[cls].id : -1;
+}
+
 uint32_t fx_jfr_field_count(const struct fx_jfr *r, uint32_t cls)
 {
     return cls < r->meta.n_classes ? r->meta.classes[cls].n_fields : 0;

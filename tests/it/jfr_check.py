@@ -8,6 +8,7 @@ usage: jfr_check.py PROFILE SUMMARY.txt (PRINT.json | --counts-only) [--label NA
                jdk.ExecutionSample,jdk.NativeMethodSample,jdk.ObjectAllocationSample REC`
 
 Checks, each failure counted:
+  - with --interval-ms, meta.interval (jdk.ExecutionSample's period from jdk.ActiveSetting);
   - every event type's count in Profile Info ("JFR events") equals jfr summary's, both ways;
   - per thread (matched by OS thread id), the execution samples and the native method samples
     equal jfr print's events of that thread;
@@ -67,6 +68,7 @@ def main():
     ap.add_argument("summary")
     ap.add_argument("print_json", nargs="?")
     ap.add_argument("--counts-only", action="store_true", help="only the counts per event type")
+    ap.add_argument("--interval-ms", type=float, help="the profile's meta.interval must be this")
     ap.add_argument("--min-allocs", type=int, default=0,
                     help="jfr print must hold at least this many allocation samples")
     ap.add_argument("--label", default="jfr_check")
@@ -84,6 +86,10 @@ def main():
         ck.check(theirs.get(name, 0) == ours.get(name, 0),
                  f"{name}: jfr summary {theirs.get(name, 0)}, profile {ours.get(name, 0)}")
 
+    if a.interval_ms is not None:
+        ck.check(prof.doc["meta"]["interval"] == a.interval_ms,
+                 f"meta.interval {prof.doc['meta']['interval']} ms, the recording's period "
+                 f"{a.interval_ms} ms")
     # markers: one per event of these types, named as the type, on some thread's track
     markers = collections.Counter()
     for t in prof.doc["threads"]:

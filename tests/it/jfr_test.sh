@@ -4,7 +4,8 @@
 # MixedWorkload wait (main spins in Java, waiters block in read(2): execution and native
 # method samples) recorded by JFR with settings=profile. Then, without a JVM of ours:
 #   - fxprof convert writes a profile fxcheck accepts and profiler-cli loads;
-#   - jfr_check.py: every event type's count equals `jfr summary`'s, each thread's execution
+#   - jfr_check.py: the interval is settings=profile's 10 ms execution sample period; every
+#     event type's count equals `jfr summary`'s, each thread's execution
 #     and native method samples and their stacks, frame by frame, equal `jfr print --json`'s;
 #   - the same for tests/fuzz/corpus/jfr/01-small.jfr (truncated stack, every frame type), and
 #     for the demo (a second JVM, 1 s), with its allocation samples (per thread their count,
@@ -40,7 +41,7 @@ it_run convert "$FXPROF" convert rec.jfr
 "$jfr_tool" summary rec.jfr >rec.summary || it_fail "jfr summary failed"
 "$jfr_tool" print --json --stack-depth 4096 --events jdk.ExecutionSample,jdk.NativeMethodSample,jdk.ObjectAllocationSample \
     rec.jfr >rec.print.json || it_fail "jfr print failed"
-python3 "$IT_DIR/jfr_check.py" --label "$name" rec.json.gz rec.summary rec.print.json ||
+python3 "$IT_DIR/jfr_check.py" --label "$name" --interval-ms 10 rec.json.gz rec.summary rec.print.json ||
     it_fail "the profile differs from the JDK's reader (above)"
 
 # The hand-built recording (tests/fuzz/make_jfr_corpus.py): a truncated stack, a Latin-1 thread
