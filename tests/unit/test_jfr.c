@@ -159,6 +159,34 @@ START_TEST(test_jfr_two_chunks_and_a_cut_one)
 }
 END_TEST
 
+/* A chunk still being written: the JVM writes its header's metadata offset at the first flush
+ * and sets the file state byte to 255 while it updates the header (the JDK's ChunkHeader). */
+START_TEST(test_jfr_chunk_still_being_written_ends_the_recording)
+{
+    size_t len;
+    char *small = slurp(SMALL, &len);
+    char path[64];
+    struct fx_errbuf eb = {{0}};
+    for (int k = 0; k < 2; k++) {
+        char *copy = malloc(len);
+        ck_assert_ptr_nonnull(copy);
+        memcpy(copy, small, len);
+        if (k == 0)
+            memset(copy + 24, 0, 8); /* no metadata yet */
+        else
+            copy[64] = (char)255; /* header being updated */
+        unit_tmpfile_write(path, copy, len);
+        free(copy);
+        struct fx_jfr *r = open_ok(path);
+        ck_assert_int_eq(fx_jfr_next_chunk(r, &eb), 0);
+        ck_assert_uint_eq(fx_jfr_stats(r)->chunks, 0);
+        ck_assert_uint_eq(fx_jfr_stats(r)->bytes_incomplete, len);
+        fx_jfr_close(r);
+        unlink(path);
+    }
+}
+END_TEST
+
 START_TEST(test_jfr_not_a_recording_is_one_line)
 {
     char path[64];
@@ -242,6 +270,7 @@ static Suite *jfr_suite(void)
     tcase_set_timeout(tc, 120); /* generous: CI machines are shared and sanitized */
     tcase_add_test(tc, test_jfr_reads_classes_events_pools_and_strings);
     tcase_add_test(tc, test_jfr_two_chunks_and_a_cut_one);
+    tcase_add_test(tc, test_jfr_chunk_still_being_written_ends_the_recording);
     tcase_add_test(tc, test_jfr_not_a_recording_is_one_line);
     tcase_add_test(tc, test_jfr_corrupt_bytes_and_failing_allocations_never_crash);
     suite_add_tcase(s, tc);
