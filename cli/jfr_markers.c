@@ -94,9 +94,9 @@ int fx_jfr_markers_event(struct conv *c, const struct fx_jfr_obj *ev, struct fx_
     int rc = fx_jfr_fields(c->r, ev, v, n, eb);
     uint32_t th = c->main_thread;
     if (rc == FX_OK && m->thread >= 0)
-        rc = fx_jfr_profile_thread(c, &v[m->thread], &th, eb);
+        rc = fx_jfr_profile_thread(c, &v[m->thread], false, &th, eb);
     else if (rc == FX_OK && !c->any_thread)
-        rc = fx_jfr_profile_thread(c, &(struct fx_jfr_value){.kind = FX_JFR_REF}, &th, eb);
+        rc = fx_jfr_profile_thread(c, &(struct fx_jfr_value){.kind = FX_JFR_REF}, false, &th, eb);
     char detail[256] = "", d2[128] = "";
     if (m->detail >= 0)
         describe(c, &v[m->detail], detail, sizeof detail, eb);

@@ -38,6 +38,8 @@ static void read_layout(struct conv *c)
     l->exec = event_fields(r, "jdk.ExecutionSample", "sampledThread");
     l->native = event_fields(r, "jdk.NativeMethodSample", "sampledThread");
     l->alloc = event_fields(r, "jdk.ObjectAllocationSample", "eventThread");
+    l->cpu = event_fields(r, "jdk.CPUTimeSample", "eventThread");
+    l->cpu_lost = event_fields(r, "jdk.CPUTimeSamplesLost", "eventThread");
     l->a_class = fx_jfr_field(r, l->alloc.cls, "objectClass");
     l->a_weight = fx_jfr_field(r, l->alloc.cls, "weight");
     uint32_t t = cls_of(r, "java.lang.Thread");
@@ -84,11 +86,11 @@ const char *fx_jfr_profile_symbol(struct conv *c, const struct fx_jfr_value *ref
     return buf;
 }
 
-int fx_jfr_profile_thread(struct conv *c, const struct fx_jfr_value *ref, uint32_t *out,
+int fx_jfr_profile_thread(struct conv *c, const struct fx_jfr_value *ref, bool cpu, uint32_t *out,
                           struct fx_errbuf *eb)
 {
     uint64_t v64;
-    if (fx_jfr_map_get(&c->cache, C_THREAD, (uint64_t)ref->i, &v64)) {
+    if (fx_jfr_map_get(&c->cache, cpu ? C_CTHREAD : C_THREAD, (uint64_t)ref->i, &v64)) {
         *out = (uint32_t)v64;
         return FX_OK;
     }
@@ -112,24 +114,30 @@ int fx_jfr_profile_thread(struct conv *c, const struct fx_jfr_value *ref, uint32
     /* the same Java thread in every chunk is one track (an OS thread id when not Java) */
     uint64_t gkey = java_id > 0 ? (uint64_t)java_id : (uint64_t)tid | 1ull << 62;
     uint32_t idx;
-    if (fx_jfr_map_get(&c->threads, 0, gkey, &v64)) {
+    if (fx_jfr_map_get(&c->threads, cpu, gkey, &v64)) {
         idx = (uint32_t)v64;
     } else {
+        if (cpu) { /* JDK 25's CPU-time samples: a track of their own beside the thread's */
+            size_t len = strnlen(name, STR_CAP - 16);
+            memmove(c->buf, name, len);
+            snprintf(c->buf + len, STR_CAP - len, "%s", CPU_SUFFIX);
+            name = c->buf;
+        }
         int rc = fx_profile_thread_add(c->p, name, tid, fx_jfr_chunk(c->r)->start_ns, &idx);
         if (rc == FX_OK)
-            rc = fx_jfr_map_put(&c->threads, 0, gkey, idx);
+            rc = fx_jfr_map_put(&c->threads, cpu, gkey, idx);
         if (rc != FX_OK)
             return rc;
-        if (!c->any_thread || (!c->main_set && !strcmp(name, "main")))
+        if (!cpu && (!c->any_thread || (!c->main_set && !strcmp(name, "main"))))
             c->main_thread = idx; /* the track of events without a thread (GC) */
-        c->any_thread = true;
-        if (!c->main_set && !strcmp(name, "main")) {
+        c->any_thread = c->any_thread || !cpu;
+        if (!cpu && !c->main_set && !strcmp(name, "main")) {
             fx_profile_set_main_thread(c->p, idx);
             c->main_set = true;
         }
     }
     *out = idx;
-    return fx_jfr_map_put(&c->cache, C_THREAD, (uint64_t)ref->i, idx);
+    return fx_jfr_map_put(&c->cache, cpu ? C_CTHREAD : C_THREAD, (uint64_t)ref->i, idx);
 }
 
 static uint8_t frame_sub(struct conv *c, const struct fx_jfr_value *ref, struct fx_errbuf *eb)
@@ -285,15 +293,17 @@ int fx_jfr_profile_stack(struct conv *c, const struct fx_jfr_value *ref, bool na
     return rc;
 }
 
-static int sample(struct conv *c, const struct fx_jfr_obj *ev, bool native, struct fx_errbuf *eb)
+/* An execution, native method or (JDK 25) CPU-time sample, told by the event's class. */
+static int sample(struct conv *c, const struct fx_jfr_obj *ev, struct fx_errbuf *eb)
 {
     const struct layout *l = &c->l;
-    const struct ev_fields *f = native ? &l->native : &l->exec;
+    bool native = ev->cls == l->native.cls, cpu = ev->cls == l->cpu.cls;
+    const struct ev_fields *f = native ? &l->native : cpu ? &l->cpu : &l->exec;
     int ft = f->time, fth = f->thread, fs = f->stack;
     uint32_t n = fx_jfr_field_count(c->r, ev->cls);
     struct fx_jfr_value v[16];
     if (ft < 0 || fth < 0 || fs < 0 || n > 16) {
-        fx_errbuf_set(eb, "%s has no startTime, sampledThread or stackTrace field",
+        fx_errbuf_set(eb, "%s has no startTime, thread or stackTrace field",
                       fx_jfr_class_name(c->r, ev->cls));
         return FX_EINVAL;
     }
@@ -301,7 +311,7 @@ static int sample(struct conv *c, const struct fx_jfr_obj *ev, bool native, stru
     uint32_t th;
     fx_stack_id st;
     if (rc == FX_OK)
-        rc = fx_jfr_profile_thread(c, &v[fth], &th, eb);
+        rc = fx_jfr_profile_thread(c, &v[fth], cpu, &th, eb);
     if (rc == FX_OK)
         rc = fx_jfr_profile_stack(c, &v[fs], native, &st, eb);
     if (rc != FX_OK)
@@ -310,10 +320,7 @@ static int sample(struct conv *c, const struct fx_jfr_obj *ev, bool native, stru
         return FX_ENOMEM;
     int64_t t = fx_jfr_ticks_to_ns(c->r, v[ft].i);
     c->rows[c->n_rows++] = (struct srow){t, 0, th, st.i};
-    if (native)
-        c->native_samples++;
-    else
-        c->samples++;
+    *(native ? &c->native_samples : cpu ? &c->cpu_samples : &c->samples) += 1;
     return FX_OK;
 }
 
@@ -358,7 +365,7 @@ static int alloc_sample(struct conv *c, const struct fx_jfr_obj *ev, struct fx_e
     fx_stack_id st;
     fx_frame_id cf;
     if (rc == FX_OK)
-        rc = fx_jfr_profile_thread(c, &v[f->thread], &th, eb);
+        rc = fx_jfr_profile_thread(c, &v[f->thread], false, &th, eb);
     if (rc == FX_OK)
         rc = fx_jfr_profile_stack(c, &v[f->stack], false, &st, eb);
     if (rc == FX_OK)
@@ -383,6 +390,16 @@ static int by_time(const void *a, const void *b)
 {
     const struct srow *x = a, *y = b;
     return x->t < y->t ? -1 : x->t > y->t;
+}
+
+/* jdk.CPUTimeSamplesLost: samples JDK 25's CPU-time sampler dropped (its queue was full). */
+static void lost_cpu(struct conv *c, const struct fx_jfr_obj *ev, struct fx_errbuf *eb)
+{
+    int f = fx_jfr_field(c->r, ev->cls, "lostSamples");
+    uint32_t n = fx_jfr_field_count(c->r, ev->cls);
+    struct fx_jfr_value v[16];
+    if (f >= 0 && n <= 16 && fx_jfr_fields(c->r, ev, v, n, eb) == FX_OK && v[f].i > 0)
+        c->cpu_lost += (uint64_t)v[f].i;
 }
 
 /* jdk.ActiveSetting "period" of jdk.ExecutionSample ("10 ms", "20 ms"): the profile's
@@ -464,8 +481,10 @@ static int chunk(struct conv *c, struct fx_errbuf *eb)
     int rc;
     while ((rc = fx_jfr_next_event(c->r, &ev, eb)) == 1) {
         c->per_class[ev.cls]++;
-        if (ev.cls == c->l.exec.cls || ev.cls == c->l.native.cls)
-            rc = sample(c, &ev, ev.cls == c->l.native.cls, eb);
+        if (ev.cls == c->l.exec.cls || ev.cls == c->l.native.cls || ev.cls == c->l.cpu.cls)
+            rc = sample(c, &ev, eb);
+        else if (ev.cls == c->l.cpu_lost.cls)
+            lost_cpu(c, &ev, eb);
         else if (ev.cls == c->l.alloc.cls)
             rc = alloc_sample(c, &ev, eb);
         else if (ev.cls == c->setting_cls)
@@ -505,6 +524,9 @@ static int finish(struct conv *c)
             {"chunks", s->chunks, FX_EXTRA_ALWAYS},
             {"execution samples", c->samples, FX_EXTRA_ALWAYS},
             {"native method samples", c->native_samples, FX_EXTRA_ALWAYS},
+            {"CPU-time samples (JDK 25, tracks NAME" CPU_SUFFIX ")", c->cpu_samples,
+             FX_EXTRA_NONZERO},
+            {"CPU-time samples the JVM lost (jdk.CPUTimeSamplesLost)", c->cpu_lost, FX_EXTRA_LOSS},
             {"allocation samples (no frees: retained memory is not known)", c->allocs,
              FX_EXTRA_NONZERO},
             {"markers (park, monitor enter and wait, sleep, GC)", c->markers, FX_EXTRA_ALWAYS},

@@ -16,6 +16,7 @@
 #define TRUNCATED_ROOT "[JFR: stack truncated (the recording's stackdepth)]"
 #define NO_STACK       "[JFR: no stack trace]"
 #define NO_THREAD      "[JFR: unknown thread]"
+#define CPU_SUFFIX     " (CPU time)"
 #define STR_CAP        1024
 
 /* Namespaces of the per-chunk cache (the map's cls slot). */
@@ -25,7 +26,8 @@ enum {
     C_THREAD,
     C_METHOD,
     C_FTYPE,
-    C_CLASS
+    C_CLASS,
+    C_CTHREAD /* a thread's CPU-time track */
 };
 
 /* A sample, or an allocation of `bytes` (> 0). */
@@ -42,15 +44,15 @@ struct ev_fields {
 
 /* Class and field indexes of the chunk (-1 / UINT32_MAX where the chunk lacks them). */
 struct layout {
-    struct ev_fields exec, native, alloc;           /* the three events read */
-    int a_class, a_weight;                          /* jdk.ObjectAllocationSample's own */
-    int t_os_name, t_os_id, t_java_name, t_java_id; /* java.lang.Thread */
-    int st_truncated, st_frames;                    /* jdk.types.StackTrace */
-    int f_method, f_line, f_type;                   /* jdk.types.StackFrame */
-    int m_type, m_name;                             /* jdk.types.Method */
-    int c_name;                                     /* java.lang.Class */
-    int s_string;                                   /* jdk.types.Symbol */
-    int ft_desc;                                    /* jdk.types.FrameType */
+    struct ev_fields exec, native, alloc, cpu, cpu_lost; /* the events read */
+    int a_class, a_weight;                               /* jdk.ObjectAllocationSample's own */
+    int t_os_name, t_os_id, t_java_name, t_java_id;      /* java.lang.Thread */
+    int st_truncated, st_frames;                         /* jdk.types.StackTrace */
+    int f_method, f_line, f_type;                        /* jdk.types.StackFrame */
+    int m_type, m_name;                                  /* jdk.types.Method */
+    int c_name;                                          /* java.lang.Class */
+    int s_string;                                        /* jdk.types.Symbol */
+    int ft_desc;                                         /* jdk.types.FrameType */
 };
 
 struct type_count {
@@ -78,6 +80,7 @@ struct conv {
     size_t n_types, cap_types;
     fx_frame_id *frames;
     size_t cap_frames;
+    uint64_t cpu_samples, cpu_lost;
     uint64_t samples, native_samples, allocs, no_stack, no_thread, truncated, alloc_lost;
     uint64_t address; /* the allocations' made-up addresses: JFR has none, nor frees */
     struct mk_fields mk[JFR_MARKER_TYPES];
@@ -93,13 +96,14 @@ struct conv {
 
 /* jfr_profile.c: the fields of the object ref points to (up to field need; FX_ENOTFOUND: none
  * such); the string of a Symbol reference into buf (STR_CAP bytes, "" when unknown); the profile
- * thread of a Thread reference (created at its first event); the stack of a StackTrace
+ * thread of a Thread reference (created at its first event; cpu: its CPU-time track, named
+ * NAME (CPU time)); the stack of a StackTrace
  * reference (native: with the [state: IN_NATIVE] leaf). */
 int fx_jfr_profile_deref(struct conv *c, const struct fx_jfr_value *ref, struct fx_jfr_value *v,
                          int need, struct fx_errbuf *eb);
 const char *fx_jfr_profile_symbol(struct conv *c, const struct fx_jfr_value *ref, char *buf,
                                   struct fx_errbuf *eb);
-int fx_jfr_profile_thread(struct conv *c, const struct fx_jfr_value *ref, uint32_t *out,
+int fx_jfr_profile_thread(struct conv *c, const struct fx_jfr_value *ref, bool cpu, uint32_t *out,
                           struct fx_errbuf *eb);
 int fx_jfr_profile_stack(struct conv *c, const struct fx_jfr_value *ref, bool native,
                          fx_stack_id *out, struct fx_errbuf *eb);

@@ -10,8 +10,9 @@ usage: jfr_check.py PROFILE SUMMARY.txt (PRINT.json | --counts-only) [--label NA
 Checks, each failure counted:
   - with --interval-ms, meta.interval (jdk.ExecutionSample's period from jdk.ActiveSetting);
   - every event type's count in Profile Info ("JFR events") equals jfr summary's, both ways;
-  - per thread (matched by OS thread id), the execution samples and the native method samples
-    equal jfr print's events of that thread;
+  - per thread (matched by OS thread id), the execution samples, the native method samples and
+    (JDK 25) the CPU-time samples (on the track "NAME (CPU time)") equal jfr print's events of
+    that thread;
   - per thread, the multiset of stacks equals jfr print's, frame by frame (leaf first: the
     method as pkg.Class.method, its line, its frame type as the Java subcategory), for every
     event, not a sample of them; the [state: IN_NATIVE] leaf of a native method sample and the
@@ -31,6 +32,7 @@ import sys
 import profile_lib as pl
 
 NATIVE_LEAF = "[state: IN_NATIVE]"
+CPU_SUFFIX = " (CPU time)"  # the track of a thread's JDK 25 CPU-time samples
 TRUNCATED = "[JFR: stack truncated (the recording's stackdepth)]"
 # an event without a thread: the converter's track of that name, tid 0
 NO_THREAD = {"osThreadId": 0, "javaName": "[JFR: unknown thread]"}
@@ -69,6 +71,8 @@ def main():
     ap.add_argument("print_json", nargs="?")
     ap.add_argument("--counts-only", action="store_true", help="only the counts per event type")
     ap.add_argument("--interval-ms", type=float, help="the profile's meta.interval must be this")
+    ap.add_argument("--min-cpu", type=int, default=0,
+                    help="jfr print must hold at least this many CPU-time samples")
     ap.add_argument("--min-allocs", type=int, default=0,
                     help="jfr print must hold at least this many allocation samples")
     ap.add_argument("--label", default="jfr_check")
@@ -116,20 +120,22 @@ def main():
             allocs[th["osThreadId"]][(cls,) + jfr_frames(ev)] += 1
             alloc_bytes[th["osThreadId"]] += ev["values"]["weight"]
             continue
-        th = ev["values"]["sampledThread"] or NO_THREAD
+        cpu = ev["type"] == "jdk.CPUTimeSample"
+        th = ev["values"]["eventThread" if cpu else "sampledThread"] or NO_THREAD
         tid = th["osThreadId"]
         names[tid] = th.get("javaName") or th.get("osName")
-        kind = "native" if ev["type"] == "jdk.NativeMethodSample" else "exec"
+        kind = {"jdk.NativeMethodSample": "native", "jdk.CPUTimeSample": "cpu"}.get(ev["type"],
+                                                                                  "exec")
         want[tid][(kind,) + jfr_frames(ev)] += 1
     ck.check(sum(sum(c.values()) for c in want.values()) == theirs.get("jdk.ExecutionSample", 0)
-             + theirs.get("jdk.NativeMethodSample", 0),
+             + theirs.get("jdk.NativeMethodSample", 0) + theirs.get("jdk.CPUTimeSample", 0),
              "jfr print's samples are jfr summary's")
     got = collections.defaultdict(collections.Counter)
     for t in prof.doc["threads"]:
         for s in t["samples"]["stack"]:
             path = prof.path(s)[::-1]  # leaf first
             frames = [(prof.name[f], prof.line[f], prof.sub[f]) for f in path]
-            kind = "exec"
+            kind = "cpu" if t["name"].endswith(CPU_SUFFIX) else "exec"
             if frames and frames[0][0] == NATIVE_LEAF:
                 kind, frames = "native", frames[1:]
             if frames and frames[-1][0] == NO_STACK:
@@ -142,13 +148,15 @@ def main():
     for tid in sorted(set(want) | set(got), key=str):
         w, g = want.get(tid, collections.Counter()), got.get(tid, collections.Counter())
         label = f"thread {names.get(tid, '?')} (tid {tid})"
-        for kind in ("exec", "native"):
+        for kind in ("exec", "native", "cpu"):
             nw = sum(n for key, n in w.items() if key[0] == kind)
             ng = sum(n for key, n in g.items() if key[0] == kind)
             ck.check(nw == ng, f"{label}: {kind} samples: jfr print {nw}, profile {ng}")
         diff = (w - g) + (g - w)
         ck.check(not diff, f"{label}: {len(w)} distinct stacks equal frame by frame"
                  + ("" if not diff else f"; first difference: {next(iter(diff))}"))
+    n_cpu = sum(n for c in want.values() for key, n in c.items() if key[0] == "cpu")
+    ck.check(n_cpu >= a.min_cpu, f"{n_cpu} CPU-time samples, at least {a.min_cpu}")
     n_allocs = sum(sum(c.values()) for c in allocs.values())
     ck.check(n_allocs >= a.min_allocs, f"{n_allocs} allocation samples, at least {a.min_allocs}")
     check_allocs(ck, prof, allocs, alloc_bytes, names)

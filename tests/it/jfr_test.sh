@@ -10,7 +10,8 @@
 #   - the same for tests/fuzz/corpus/jfr/01-small.jfr (truncated stack, every frame type), and
 #     for the demo (a second JVM, 1 s), with its allocation samples (per thread their count,
 #     bytes and stacks with the class as leaf) and its markers (GC, the monitor wait of main's
-#     join: one per event, as jfr summary counts them), fxcheck accepting them;
+#     join: one per event, as jfr summary counts them), fxcheck accepting them; on JDK 25 with
+#     its CPU-time samples as well (per thread their count and stacks);
 #   - fxprof summary reads the recording (the main thread's samples listed);
 #   - two recordings concatenated are a two-chunk recording: counts equal jfr summary's again;
 #     cut inside its second chunk it converts the first, says so, exit 0;
@@ -55,16 +56,23 @@ python3 "$IT_DIR/jfr_check.py" --label "$name.small" small.json.gz small.summary
     it_fail "01-small.jfr: the profile differs from the JDK's reader (above)"
 
 # Allocation samples: the demo's worker-2 allocates (HashMap and String work).
-it_run alloc "$IT_JDK/bin/java" -XX:StartFlightRecording=filename=alloc.jfr,settings=profile \
+# JDK 25 and later: its CPU-time sampler too (JEP 509), a track per thread beside it.
+cpu_opts="" cpu_events="" min_cpu=0
+if [[ ${IT_MAJOR:-0} -ge 25 ]]; then
+    cpu_opts=",jdk.CPUTimeSample#enabled=true,jdk.CPUTimeSample#throttle=10ms"
+    cpu_events=",jdk.CPUTimeSample" min_cpu=20
+fi
+it_run alloc "$IT_JDK/bin/java" "-XX:StartFlightRecording=filename=alloc.jfr,settings=profile$cpu_opts" \
     -cp "$FXAGENT_DEMO_JAR" fxagent.demo.Demo 1
 [[ $IT_RC -eq 0 ]] || it_fail "java (demo) exited $IT_RC"
 "$FXPROF" convert alloc.jfr 2>alloc-convert.err || it_fail "convert alloc.jfr: $(cat alloc-convert.err)"
 "$FXCHECK" alloc.json.gz || it_fail "fxcheck rejected alloc.json.gz (its markers, allocations)"
 "$jfr_tool" summary alloc.jfr >alloc.summary || it_fail "jfr summary alloc.jfr failed"
-"$jfr_tool" print --json --stack-depth 4096 --events jdk.ExecutionSample,jdk.NativeMethodSample,jdk.ObjectAllocationSample \
+"$jfr_tool" print --json --stack-depth 4096 \
+    --events "jdk.ExecutionSample,jdk.NativeMethodSample,jdk.ObjectAllocationSample$cpu_events" \
     alloc.jfr >alloc.print.json || it_fail "jfr print alloc.jfr failed"
-python3 "$IT_DIR/jfr_check.py" --label "$name.alloc" --min-allocs 100 alloc.json.gz alloc.summary \
-    alloc.print.json || it_fail "alloc.jfr: the profile differs from the JDK's reader (above)"
+python3 "$IT_DIR/jfr_check.py" --label "$name.alloc" --min-allocs 100 --min-cpu "$min_cpu" \
+    alloc.json.gz alloc.summary alloc.print.json || it_fail "alloc.jfr: the profile differs from the JDK's reader (above)"
 
 it_run summary "$FXPROF" summary rec.jfr
 [[ $IT_RC -eq 0 ]] || it_fail "fxprof summary rec.jfr exited $IT_RC"
