@@ -60,6 +60,7 @@ static int usage(void)
            "                     interpreted, _[1] C1, _[j] C2, _[i] inlined, _[k] kernel;\n"
            "                     a Java frame whose type is not known gets none\n"
            "fxprof convert --diff BASE NEW --to collapsed: the per-stack difference (--diff --help)\n"
+           "A JFR recording converts to a Firefox profile: see fxprof convert REC.jfr --help\n"
            "exit codes: 0 written, 1 failed (not a profile, cannot write), 2 bad command line\n"
            "example: fxprof convert app.json.gz --to pprof && go tool pprof -top app.pb.gz\n");
     return FX_CLI_OK;
@@ -447,6 +448,8 @@ static void say_other_views(const cJSON *root, int view)
 
 int fx_convert_main(int argc, char **argv)
 {
+    if (fx_convert_input_is_jfr(argc, argv)) /* issue 35: convert_jfr.c */
+        return fx_convert_jfr_main(argc, argv);
     if (fx_diff_wanted(argc, argv))
         return fx_diff_main(argc, argv);
     struct convert_args a = {0};

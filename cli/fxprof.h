@@ -315,4 +315,20 @@ int fx_summary_main(int argc, char **argv); /* summary.c */
 int fx_convert_main(int argc, char **argv); /* convert.c */
 int fx_list_main(int argc, char **argv);    /* list.c */
 
+/* JFR recordings (issue 35). jfr_profile.c: a recording into a profile model (threads, samples,
+ * event counts in meta.extra); on failure eb says why and the model holds what was read. */
+struct fx_profile;
+struct fx_jfr_summary {
+    uint64_t chunks, bytes_incomplete, samples, native_samples;
+    uint32_t threads;
+};
+int fx_jfr_profile(const char *path, struct fx_profile *p, struct fx_jfr_summary *sum,
+                   struct fx_errbuf *eb);
+/* convert_jfr.c: whether convert's input (its first operand) is a JFR recording, by its magic;
+ * fxprof convert REC.jfr [-o OUT]; a recording as a temporary profile for summary (tmp names
+ * the file to load and remove, FX_CLI_OK or the code of the one line printed). */
+bool fx_convert_input_is_jfr(int argc, char **argv);
+int fx_convert_jfr_main(int argc, char **argv);
+int fx_jfr_to_temp_profile(const char *cmd, const char *path, char *tmp, size_t cap);
+
 #endif

@@ -8,13 +8,16 @@
 
 #include <cjson/cJSON.h>
 #include <getopt.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli_args.h"
 #include "fx_alloc.h"
+#include "fx_jfr.h"
 
 #define DEFAULT_TOP 10
 
@@ -538,7 +541,14 @@ int fx_summary_main(int argc, char **argv)
         return rc;
     struct fx_errbuf eb = {{0}};
     cJSON *root;
-    if (fx_pfile_load(a.file, &root, &eb) != FX_OK)
+    char tmp[PATH_MAX] = ""; /* issue 35: a JFR recording, read as a temporary profile */
+    if (fx_jfr_is_jfr(a.file) &&
+        (rc = fx_jfr_to_temp_profile("summary", a.file, tmp, sizeof tmp)) != FX_CLI_OK)
+        return rc;
+    rc = fx_pfile_load(tmp[0] ? tmp : a.file, &root, &eb);
+    if (tmp[0])
+        unlink(tmp);
+    if (rc != FX_OK)
         return fx_cli_fail("summary: %s", eb.msg);
     int ret = report(&a, root);
     cJSON_Delete(root);

@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* The profile model's layout, shared by native/profile*.c and the writer (native/ff_writer*.c)
- * only: it lives in native/, so agent/ and cli/ see struct fx_profile as opaque (the core's own
- * tests include it by path; style.core_private checks that nobody else does). Tables are
- * columnar (struct of arrays, one array per JSON column) with an fx_rowidx over their key
- * columns, so writing is a loop over arrays.
- * Invariants: a stack's prefix row is smaller than its own row (parents first); every id stored
- * in a column is a valid row of its table; sample times never decrease within a thread. */
+/* The profile model's layout, shared by core/model/profile*.c and the writer
+ * (core/writer/ff_writer*.c) only: it lives in core/model/, so agent/ and cli/ see struct
+ * fx_profile as opaque (the core's own tests include it by path; style.core_private checks that
+ * nobody else does). Tables are columnar (struct of arrays, one array per JSON column) with an
+ * fx_rowidx over their key columns, so writing is a loop over arrays. Invariants: a stack's prefix
+ * row is smaller than its own row (parents first); every id stored in a column is a valid row of
+ * its table; sample times never decrease within a thread. */
 #ifndef FX_PROFILE_INTERNAL_H
 #define FX_PROFILE_INTERNAL_H
 

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* Private to the writer's files (native/ff_writer*.c): the walk's context and the tiny emitters
- * they share. Key order within objects follows PROFILE-FORMAT.md §13. */
+/* Private to the writer's files (core/writer/ff_writer*.c): the walk's context and the tiny
+ * emitters they share. Key order within objects follows PROFILE-FORMAT.md §13. */
 #ifndef FX_FF_WRITER_INTERNAL_H
 #define FX_FF_WRITER_INTERNAL_H
 

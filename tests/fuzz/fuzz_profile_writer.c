@@ -18,7 +18,7 @@
 #include "fx_profile.h"
 #include "fx_sink.h"
 
-/* native/ keeps the model's layout private; its own tests read the tables. */
+/* core/ keeps the model's layout private; its own tests read the tables. */
 #include "../../core/model/fx_profile_internal.h"
 
 #define MAX_THREADS  8

@@ -9,7 +9,7 @@
 #     calling the function at once would write it together (the engine-name race of issue 15).
 #   agent_parts.sh ROOT
 set -uo pipefail
-root=$1
+root=$(cd "$1" && pwd) || exit 1
 cd "$root/agent" || exit 1
 declare -A public=([base.h]=base [sample.h]=sampling [sampling.h]=sampling [fx_recover.h]=sampling
                    [model.h]=model [output.h]=output [validate.h]=validate [control.h]=control)
@@ -59,7 +59,7 @@ done
 # include/; a part's own headers are private to it, but for the model's layout
 # (core/model/fx_profile_internal.h), which the Firefox writer walks (ARCHITECTURE.md).
 cd "$root/core" || exit 1
-declare -A core_below=([util]="" [symbols]="util" [model]="util" [writer]="model util")
+declare -A core_below=([util]="" [symbols]="util" [model]="util" [writer]="model util" [readers]="util")
 declare -A core_friend=([fx_profile_internal.h]=model)
 for part in "${!core_below[@]}"; do
     [ -d "$part" ] || { say "core/$part/ is missing"; continue; }

@@ -8,7 +8,7 @@
 #include "fx_err.h"
 #include "fx_profile.h"
 
-/* native/ keeps the model's layout private; its own tests read the tables. */
+/* core/ keeps the model's layout private; its own tests read the tables. */
 #include "../../core/model/fx_profile_internal.h"
 
 static fx_str_id str(struct fx_profile *p, const char *s)

@@ -11,7 +11,7 @@
 #include "fx_err.h"
 #include "fx_profile.h"
 
-/* native/ keeps the model's layout private; its own tests read the tables. */
+/* core/ keeps the model's layout private; its own tests read the tables. */
 #include "../../core/model/fx_profile_internal.h"
 
 #define DEPTH   8

@@ -13,7 +13,7 @@
 #include "fx_profile.h"
 #include "fx_sink.h"
 
-/* native/ keeps the model's layout private; its own tests read the tables. */
+/* core/ keeps the model's layout private; its own tests read the tables. */
 #include "../../core/model/fx_profile_internal.h"
 
 static fx_stack_id label(struct fx_profile *p, const char *name)

@@ -1,0 +1,116 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* The JFR converter's shared state (issue 35), private to cli/jfr_profile.c (threads, stacks,
+ * samples, allocations, event counts) and cli/jfr_markers.c (events with a duration as
+ * markers). One struct conv per conversion; its caches of pool keys live for one chunk. */
+#ifndef FX_CLI_JFR_PROFILE_H
+#define FX_CLI_JFR_PROFILE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "fx_jfr.h"
+#include "fx_profile.h"
+
+#define NATIVE_LEAF    "[state: IN_NATIVE]"
+#define TRUNCATED_ROOT "[JFR: stack truncated (the recording's stackdepth)]"
+#define NO_STACK       "[JFR: no stack trace]"
+#define NO_THREAD      "[JFR: unknown thread]"
+#define CPU_SUFFIX     " (CPU time)"
+#define STR_CAP        1024
+
+/* Namespaces of the per-chunk cache (the map's cls slot). */
+enum {
+    C_STACK = 0,
+    C_NSTACK,
+    C_THREAD,
+    C_METHOD,
+    C_FTYPE,
+    C_CLASS,
+    C_CTHREAD /* a thread's CPU-time track */
+};
+
+/* A sample, or an allocation of `bytes` (> 0). */
+struct srow {
+    int64_t t, bytes;
+    uint32_t thread, stack;
+};
+
+/* An event read: its class, and its time, thread and stack fields. */
+struct ev_fields {
+    uint32_t cls;
+    int time, thread, stack;
+};
+
+/* Class and field indexes of the chunk (-1 / UINT32_MAX where the chunk lacks them). */
+struct layout {
+    struct ev_fields exec, native, alloc, cpu, cpu_lost; /* the events read */
+    int a_class, a_weight;                               /* jdk.ObjectAllocationSample's own */
+    int t_os_name, t_os_id, t_java_name, t_java_id;      /* java.lang.Thread */
+    int st_truncated, st_frames;                         /* jdk.types.StackTrace */
+    int f_method, f_line, f_type;                        /* jdk.types.StackFrame */
+    int m_type, m_name;                                  /* jdk.types.Method */
+    int c_name;                                          /* java.lang.Class */
+    int s_string;                                        /* jdk.types.Symbol */
+    int ft_desc;                                         /* jdk.types.FrameType */
+};
+
+struct type_count {
+    char *name;
+    uint64_t n;
+};
+
+/* jfr_markers.c's events: class, fields (-1: absent) of each marker type of the chunk. */
+#define JFR_MARKER_TYPES 5
+struct mk_fields {
+    uint32_t cls;
+    int time, duration, thread, stack, detail;
+};
+
+struct conv {
+    struct fx_jfr *r;
+    struct fx_profile *p;
+    struct layout l;
+    struct fx_jfr_map cache;   /* per chunk */
+    struct fx_jfr_map threads; /* Java thread id -> profile thread, whole recording */
+    struct srow *rows;
+    size_t n_rows, cap_rows;
+    uint64_t *per_class; /* events of each class in this chunk */
+    struct type_count *types;
+    size_t n_types, cap_types;
+    fx_frame_id *frames;
+    size_t cap_frames;
+    uint64_t cpu_samples, cpu_lost;
+    uint64_t samples, native_samples, allocs, no_stack, no_thread, truncated, alloc_lost;
+    uint64_t address; /* the allocations' made-up addresses: JFR has none, nor frees */
+    struct mk_fields mk[JFR_MARKER_TYPES];
+    uint64_t markers;
+    uint32_t main_thread; /* where events without a thread (GC) go: "main", else the first */
+    bool any_thread;
+    int64_t first_ns, last_ns;
+    uint32_t setting_cls; /* jdk.ActiveSetting in this chunk */
+    double interval_ms;   /* jdk.ExecutionSample's period from jdk.ActiveSetting; 0: not seen */
+    bool main_set;
+    char buf[STR_CAP], buf2[STR_CAP];
+};
+
+/* jfr_profile.c: the fields of the object ref points to (up to field need; FX_ENOTFOUND: none
+ * such); the string of a Symbol reference into buf (STR_CAP bytes, "" when unknown); the profile
+ * thread of a Thread reference (created at its first event; cpu: its CPU-time track, named
+ * NAME (CPU time)); the stack of a StackTrace
+ * reference (native: with the [state: IN_NATIVE] leaf). */
+int fx_jfr_profile_deref(struct conv *c, const struct fx_jfr_value *ref, struct fx_jfr_value *v,
+                         int need, struct fx_errbuf *eb);
+const char *fx_jfr_profile_symbol(struct conv *c, const struct fx_jfr_value *ref, char *buf,
+                                  struct fx_errbuf *eb);
+int fx_jfr_profile_thread(struct conv *c, const struct fx_jfr_value *ref, bool cpu, uint32_t *out,
+                          struct fx_errbuf *eb);
+int fx_jfr_profile_stack(struct conv *c, const struct fx_jfr_value *ref, bool native,
+                         fx_stack_id *out, struct fx_errbuf *eb);
+
+/* jfr_markers.c: finds the marker types' fields in the chunk; turns ev into a marker when it is
+ * one of them (1), else 0; negative on failure (eb). */
+void fx_jfr_markers_layout(struct conv *c);
+int fx_jfr_markers_event(struct conv *c, const struct fx_jfr_obj *ev, struct fx_errbuf *eb);
+
+#endif

@@ -1,0 +1,86 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* The JFR reader's insides, shared by core/readers/jfr_reader.c (file, chunks, pools, events),
+ * core/readers/jfr_meta.c (the metadata event) and core/readers/jfr_value.c (compressed integers,
+ * strings, decoding and skipping values by class). Not a public header. */
+#ifndef FX_JFR_INTERNAL_H
+#define FX_JFR_INTERNAL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "fx_jfr.h"
+
+/* Nesting bound for metadata elements and for values (a class that contains itself would
+ * otherwise recurse forever in a hostile file). */
+#define JFR_MAX_DEPTH 48
+
+enum jfr_prim {
+    JFR_STRUCT = 0,
+    JFR_BOOLEAN,
+    JFR_BYTE,
+    JFR_CHAR,
+    JFR_SHORT,
+    JFR_INT,
+    JFR_LONG,
+    JFR_FLOAT,
+    JFR_DOUBLE,
+    JFR_STRING,
+};
+
+struct jfr_field {
+    const char *name; /* in the metadata's string table */
+    int64_t type_id;
+    uint32_t cls; /* resolved from type_id once every class is read */
+    bool ref, array;
+};
+
+struct jfr_class {
+    const char *name, *super;
+    int64_t id;
+    uint8_t prim;
+    bool is_event;
+    struct jfr_field *fields;
+    uint32_t n_fields;
+};
+
+struct jfr_meta {
+    char **strings;
+    uint32_t n_strings;
+    struct jfr_class *classes;
+    uint32_t n_classes;
+    struct fx_jfr_map by_id; /* type id -> class index */
+    uint32_t string_cls;     /* java.lang.String, or UINT32_MAX */
+};
+/* Reads the metadata event's payload [p, end) (after its id); on failure m is empty. */
+int jfr_meta_read(struct jfr_meta *m, const uint8_t *p, const uint8_t *end, struct fx_errbuf *eb);
+void jfr_meta_destroy(struct jfr_meta *m);
+uint32_t jfr_meta_class_of(const struct jfr_meta *m, int64_t id); /* UINT32_MAX: unknown */
+
+/* A bounded cursor: err is set (and stays) once a read passes end. */
+struct jfr_cur {
+    const uint8_t *p, *end;
+    bool err;
+};
+uint64_t jfr_varint(struct jfr_cur *c);
+uint8_t jfr_u8(struct jfr_cur *c);
+/* Skips a value of class cls (a whole field when ref/array say so). */
+void jfr_skip(struct fx_jfr *r, struct jfr_cur *c, uint32_t cls, bool ref, bool array, int depth);
+/* Skips or reads an encoded string (enc, len, bytes) into v. */
+void jfr_string_value(struct jfr_cur *c, struct fx_jfr_value *v);
+/* An inline string (encoding 3, 4 or 5) as UTF-8 in buf (cut at cap - 1 bytes). */
+int jfr_utf8(const struct fx_jfr_value *s, const uint8_t *end, char *buf, size_t cap, size_t *len);
+
+struct fx_jfr {
+    int fd;
+    const uint8_t *map;
+    uint64_t size;
+    uint64_t next; /* offset of the next chunk */
+    struct fx_jfr_chunk_info chunk;
+    const uint8_t *c0, *cend; /* the current chunk's bytes */
+    const uint8_t *pos;       /* the next event */
+    struct jfr_meta meta;
+    struct fx_jfr_map pool; /* (class, key) -> offset of the entry's value in the chunk */
+    struct fx_jfr_stats stats;
+};
+
+#endif

@@ -1,0 +1,205 @@
+# SPDX-License-Identifier: Apache-2.0
+"""fxprof convert REC.jfr against the JDK's own reader (issue 35, tests/it/jfr_test.sh).
+
+usage: jfr_check.py PROFILE SUMMARY.txt (PRINT.json | --counts-only) [--label NAME]
+  PROFILE      what fxprof convert wrote from the recording
+  SUMMARY.txt  `jfr summary REC` of the same recording
+  PRINT.json   `jfr print --json --stack-depth 4096 --events
+               jdk.ExecutionSample,jdk.NativeMethodSample,jdk.ObjectAllocationSample REC`
+
+Checks, each failure counted:
+  - with --interval-ms, meta.interval (jdk.ExecutionSample's period from jdk.ActiveSetting);
+  - every event type's count in Profile Info ("JFR events") equals jfr summary's, both ways;
+  - per thread (matched by OS thread id), the execution samples, the native method samples and
+    (JDK 25) the CPU-time samples (on the track "NAME (CPU time)") equal jfr print's events of
+    that thread;
+  - per thread, the multiset of stacks equals jfr print's, frame by frame (leaf first: the
+    method as pkg.Class.method, its line, its frame type as the Java subcategory), for every
+    event, not a sample of them; the [state: IN_NATIVE] leaf of a native method sample and the
+    [JFR: no stack trace] root of an event without a stack are the converter's own and set
+    aside, and the root that says the recording truncated the stack
+    must be there exactly when jfr print says the stack was truncated;
+  - one marker per event of jdk.ThreadPark, JavaMonitorEnter, JavaMonitorWait, ThreadSleep
+    and GarbageCollection, named as the type (their count equals jfr summary's);
+  - per thread, the allocation samples, the sum of their weights (bytes) and the multiset of
+    their stacks with the allocated class (as Java names it) as leaf.
+"""
+import argparse
+import collections
+import re
+import sys
+
+import profile_lib as pl
+
+NATIVE_LEAF = "[state: IN_NATIVE]"
+CPU_SUFFIX = " (CPU time)"  # the track of a thread's JDK 25 CPU-time samples
+TRUNCATED = "[JFR: stack truncated (the recording's stackdepth)]"
+# an event without a thread: the converter's track of that name, tid 0
+NO_THREAD = {"osThreadId": 0, "javaName": "[JFR: unknown thread]"}
+NO_STACK = "[JFR: no stack trace]"  # the root of an event without a stack (jfr print: none)
+MARKER_TYPES = ("jdk.ThreadPark", "jdk.JavaMonitorEnter", "jdk.JavaMonitorWait",
+                "jdk.ThreadSleep", "jdk.GarbageCollection")
+SUBCAT = {"Interpreted": "Interpreted", "JIT compiled": "Other", "Inlined": "Inlined",
+          "Native": "Native method"}
+
+
+def summary_counts(path):
+    counts = {}
+    with open(path, encoding="utf-8") as f:
+        for line in f:
+            m = re.match(r"^\s+(\S+)\s+(\d+)\s+(\d+)\s*$", line)
+            if m and m.group(1) != "Event":
+                counts[m.group(1)] = int(m.group(2))
+    return counts
+
+
+def jfr_frames(ev):
+    st = ev["values"].get("stackTrace") or {}
+    out = []
+    for fr in st.get("frames") or []:
+        m = fr["method"]
+        name = m["type"]["name"].replace("/", ".") + "." + m["name"]
+        line = fr.get("lineNumber")
+        out.append((name, line if line and line > 0 else None, SUBCAT.get(fr.get("type"), "?")))
+    return bool(st.get("truncated")), tuple(out)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("profile")
+    ap.add_argument("summary")
+    ap.add_argument("print_json", nargs="?")
+    ap.add_argument("--counts-only", action="store_true", help="only the counts per event type")
+    ap.add_argument("--interval-ms", type=float, help="the profile's meta.interval must be this")
+    ap.add_argument("--min-cpu", type=int, default=0,
+                    help="jfr print must hold at least this many CPU-time samples")
+    ap.add_argument("--min-allocs", type=int, default=0,
+                    help="jfr print must hold at least this many allocation samples")
+    ap.add_argument("--label", default="jfr_check")
+    a = ap.parse_args()
+    ck = pl.Checker(a.label, True)
+    prof = pl.Profile(a.profile)
+
+    # 1. counts per event type
+    # the constant pool events are jdk.CheckPoint to JDK 17's jfr, jdk.Checkpoint to 25's
+    theirs = {k.replace("jdk.Checkpoint", "jdk.CheckPoint"): v
+              for k, v in summary_counts(a.summary).items() if v > 0}
+    ours = pl.extra_groups(prof.doc).get("JFR events", {})
+    ck.check(len(theirs) >= 3, f"jfr summary lists {len(theirs)} event types with events")
+    for name in sorted(set(theirs) | set(ours)):
+        ck.check(theirs.get(name, 0) == ours.get(name, 0),
+                 f"{name}: jfr summary {theirs.get(name, 0)}, profile {ours.get(name, 0)}")
+
+    if a.interval_ms is not None:
+        ck.check(prof.doc["meta"]["interval"] == a.interval_ms,
+                 f"meta.interval {prof.doc['meta']['interval']} ms, the recording's period "
+                 f"{a.interval_ms} ms")
+    # markers: one per event of these types, named as the type, on some thread's track
+    markers = collections.Counter()
+    for t in prof.doc["threads"]:
+        m = t["markers"]
+        for i in range(m["length"]):
+            markers[prof.strings[m["name"][i]]] += 1
+    for name in MARKER_TYPES:
+        ck.check(markers[name] == theirs.get(name, 0),
+                 f"markers {name}: jfr summary {theirs.get(name, 0)}, profile {markers[name]}")
+    if a.counts_only:
+        sys.exit(ck.exit_code())
+
+    # 2 and 3. per thread: counts and stacks
+    events = pl.load_json(a.print_json)["recording"]["events"]
+    want = collections.defaultdict(collections.Counter)  # tid -> (kind, frames) -> n
+    names = {}
+    allocs = collections.defaultdict(collections.Counter)  # tid -> (class, frames) -> n
+    alloc_bytes = collections.Counter()
+    for ev in events:
+        if ev["type"] == "jdk.ObjectAllocationSample":
+            th = ev["values"]["eventThread"] or NO_THREAD
+            names[th["osThreadId"]] = th.get("javaName") or th.get("osName")
+            cls = java_name(ev["values"]["objectClass"]["name"])
+            allocs[th["osThreadId"]][(cls,) + jfr_frames(ev)] += 1
+            alloc_bytes[th["osThreadId"]] += ev["values"]["weight"]
+            continue
+        cpu = ev["type"] == "jdk.CPUTimeSample"
+        th = ev["values"]["eventThread" if cpu else "sampledThread"] or NO_THREAD
+        tid = th["osThreadId"]
+        names[tid] = th.get("javaName") or th.get("osName")
+        kind = {"jdk.NativeMethodSample": "native", "jdk.CPUTimeSample": "cpu"}.get(ev["type"],
+                                                                                  "exec")
+        want[tid][(kind,) + jfr_frames(ev)] += 1
+    ck.check(sum(sum(c.values()) for c in want.values()) == theirs.get("jdk.ExecutionSample", 0)
+             + theirs.get("jdk.NativeMethodSample", 0) + theirs.get("jdk.CPUTimeSample", 0),
+             "jfr print's samples are jfr summary's")
+    got = collections.defaultdict(collections.Counter)
+    for t in prof.doc["threads"]:
+        for s in t["samples"]["stack"]:
+            path = prof.path(s)[::-1]  # leaf first
+            frames = [(prof.name[f], prof.line[f], prof.sub[f]) for f in path]
+            kind = "cpu" if t["name"].endswith(CPU_SUFFIX) else "exec"
+            if frames and frames[0][0] == NATIVE_LEAF:
+                kind, frames = "native", frames[1:]
+            if frames and frames[-1][0] == NO_STACK:
+                frames = frames[:-1]
+            truncated = bool(frames) and frames[-1][0] == TRUNCATED
+            if truncated:
+                frames = frames[:-1]
+            got[t["tid"]][(kind, truncated, tuple(frames))] += 1
+    ck.check(len(want) >= 2, f"jfr print has samples of {len(want)} threads")
+    for tid in sorted(set(want) | set(got), key=str):
+        w, g = want.get(tid, collections.Counter()), got.get(tid, collections.Counter())
+        label = f"thread {names.get(tid, '?')} (tid {tid})"
+        for kind in ("exec", "native", "cpu"):
+            nw = sum(n for key, n in w.items() if key[0] == kind)
+            ng = sum(n for key, n in g.items() if key[0] == kind)
+            ck.check(nw == ng, f"{label}: {kind} samples: jfr print {nw}, profile {ng}")
+        diff = (w - g) + (g - w)
+        ck.check(not diff, f"{label}: {len(w)} distinct stacks equal frame by frame"
+                 + ("" if not diff else f"; first difference: {next(iter(diff))}"))
+    n_cpu = sum(n for c in want.values() for key, n in c.items() if key[0] == "cpu")
+    ck.check(n_cpu >= a.min_cpu, f"{n_cpu} CPU-time samples, at least {a.min_cpu}")
+    n_allocs = sum(sum(c.values()) for c in allocs.values())
+    ck.check(n_allocs >= a.min_allocs, f"{n_allocs} allocation samples, at least {a.min_allocs}")
+    check_allocs(ck, prof, allocs, alloc_bytes, names)
+    sys.exit(ck.exit_code())
+
+
+def java_name(name):
+    """JFR's class name (java/lang/String, [B, [Ljava/lang/String;) as Java writes it."""
+    dims = len(name) - len(name.lstrip("["))
+    base = name[dims:]
+    prim = {"B": "byte", "C": "char", "D": "double", "F": "float", "I": "int", "J": "long",
+            "S": "short", "Z": "boolean"}
+    if dims:
+        base = prim.get(base) or base[1:-1]
+    return base.replace("/", ".") + "[]" * dims
+
+
+def check_allocs(ck, prof, allocs, alloc_bytes, names):
+    """Per thread: the allocation rows, their bytes and their stacks (the class as leaf)."""
+    got = collections.defaultdict(collections.Counter)
+    got_bytes = collections.Counter()
+    for t in prof.doc["threads"]:
+        na = t.get("nativeAllocations") or {"stack": [], "weight": []}
+        for s, w in zip(na["stack"], na["weight"]):
+            path = prof.path(s)[::-1]
+            frames = [(prof.name[f], prof.line[f], prof.sub[f]) for f in path]
+            if len(frames) > 1 and frames[-1][0] == NO_STACK:
+                frames = frames[:-1]
+            truncated = len(frames) > 1 and frames[-1][0] == TRUNCATED
+            if truncated:
+                frames = frames[:-1]
+            got[t["tid"]][(frames[0][0], truncated, tuple(frames[1:]))] += 1
+            got_bytes[t["tid"]] += w
+    for tid in sorted(set(allocs) | set(got), key=str):
+        label = f"thread {names.get(tid, '?')} (tid {tid})"
+        w, g = allocs.get(tid, collections.Counter()), got.get(tid, collections.Counter())
+        ck.check(sum(w.values()) == sum(g.values()) and alloc_bytes[tid] == got_bytes[tid],
+                 f"{label}: allocation samples and bytes: jfr print {sum(w.values())}, "
+                 f"{alloc_bytes[tid]}, profile {sum(g.values())}, {got_bytes[tid]}")
+        diff = (w - g) + (g - w)
+        ck.check(not diff, f"{label}: {len(w)} distinct allocation stacks and classes equal"
+                 + ("" if not diff else f"; first difference: {next(iter(diff))}"))
+
+
+if __name__ == "__main__":
+    main()
