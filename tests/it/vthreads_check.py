@@ -382,7 +382,11 @@ def check_churn(run, label):
     """Issue 30 item 11 with thousands of virtual threads: 100k short-lived ones (churn, loop=1s,
     vtracks=32): every carrier sample past the cap is under one root per name ("[virtual thread]
     churn-*", or "[virtual thread]" unnamed), none under a root of its own, and the "Virtual
-    thread" markers number what meta.extra counts."""
+    thread" markers number what meta.extra counts. meta.extra's figures are the recording's
+    totals, kept across loop= periods (docs/PRODUCTION.md, "Each recording's figures are its
+    own"): a file's own share of a figure is its increase over the previous file of the series
+    (the last file, written at exit after the periods, may add nothing to it)."""
+    prev = {}
     for f in sorted((x for x in os.listdir(run) if re.match(r"churn-\d+\.json\.gz$", x)),
                     key=lambda x: int(re.findall(r"\d+", x)[0])):
         prof = profile(run, f[:-len(".json.gz")])
@@ -398,7 +402,10 @@ def check_churn(run, label):
                 if r is not None:
                     roots[r] = roots.get(r, 0) + 1
             marked.update(str((m["data"] or {}).get("vthread")) for m in prof.markers(t, "Virtual thread"))
-        past = extra.get("of which under a root frame (past the track cap)", 0)
+        total = {k: extra.get(k, 0) for k in ("of which under a root frame (past the track cap)",
+                                              "'Virtual thread' markers on carriers (past the cap)")}
+        past, n_marks = (total[k] - prev.get(k, 0) for k in total)
+        prev = total
         grouped = roots.get("[virtual thread]", 0) + roots.get("[virtual thread] churn-*", 0)
         check(not [r for r in roots if re.search(r"#\d+$", r)],
               f"{label}: {f}: no carrier root names one virtual thread ({sorted(roots)[:4]})")
@@ -406,11 +413,10 @@ def check_churn(run, label):
         # in part ([truncated] over the carrier's frames, mid-mount) keeps its own root.
         check(grouped <= past and past - grouped <= max(2, 0.2 * past),
               f"{label}: {f}: {grouped} carrier samples under the per-name roots, {past} past the "
-              f"cap (at most 2 or 20 % fewer)")
-        n_marks = extra.get("'Virtual thread' markers on carriers (past the cap)", 0)
+              f"cap in this file's period (at most 2 or 20 % fewer)")
         check((grouped == 0 or len(marked) > 0) and len(marked) <= n_marks,
               f"{label}: {f}: {len(marked)} virtual threads named in {n_marks} 'Virtual thread' "
-              f"markers for {grouped} samples")
+              f"markers (this file's period) for {grouped} samples")
 
 
 def check_route(run, label):
