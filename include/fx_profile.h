@@ -180,6 +180,9 @@ enum fx_weight_type {
 };
 int fx_profile_thread_set_weight_type(struct fx_profile *p, uint32_t thread,
                                       enum fx_weight_type type);
+/* Marks a tracing-ms track as idle waits (issue 30: a thread parked waiting for work), counted
+ * apart from lock waits by fx_profile_totals; the file tells it by its name's ": idle waits". */
+int fx_profile_thread_set_idle_waits(struct fx_profile *p, uint32_t thread);
 
 /* --- samples: per thread, in non-decreasing time (an earlier time is clamped to the last) ---
  * cpu_delta_ns: CPU time the thread used since its previous sample, or -1 if unknown.
@@ -368,10 +371,13 @@ bool fx_profile_thread_left_out(const struct fx_profile *p, uint32_t i);
  * cpu: the weight of the samples of the sampled tracks (weightType samples), "[idle]" left out
  * (a thread off the CPU: counted in idle); waits: the samples with a stack of the tracing-ms
  * tracks (lock waits; a sample without a stack, e.g. a wait's end, is no wait), wait_us their
- * weights; allocations: the nativeAllocations rows with bytes > 0, alloc_bytes their bytes. */
+ * weights; idle_waits, idle_wait_us: the same of the idle waits tracks (fx_profile_thread_set_
+ * idle_waits), never in waits; allocations: the nativeAllocations rows with bytes > 0, alloc_bytes
+ * their bytes. */
 struct fx_profile_totals {
     uint64_t cpu, cpu_rows, idle;
     uint64_t waits, wait_us;
+    uint64_t idle_waits, idle_wait_us;
     uint64_t allocations;
     int64_t alloc_bytes;
 };
@@ -382,9 +388,10 @@ void fx_profile_totals(const struct fx_profile *p, struct fx_profile_totals *out
 void fx_profile_set_table_limit(struct fx_profile *p, size_t bytes);
 size_t fx_profile_table_memory(const struct fx_profile *p); /* bytes held by those tables */
 /* Rebuilds the interned tables with only the rows that the samples and markers held reach
- * (core/model/profile_compact.c): after a reset, the next period starts from what it needs, not from
- * every stack ever seen. Renumbers every string, func, frame and stack id: ids kept from before
- * are void once fx_profile_generation has changed. On failure (FX_ENOMEM) nothing changed. */
+ * (core/model/profile_compact.c): after a reset, the next period starts from what it needs, not
+ * from every stack ever seen. Renumbers every string, func, frame and stack id: ids kept from
+ * before are void once fx_profile_generation has changed. On failure (FX_ENOMEM) nothing changed.
+ */
 int fx_profile_compact(struct fx_profile *p);
 uint32_t fx_profile_generation(const struct fx_profile *p);
 
