@@ -70,8 +70,8 @@ int fx_elfsym_resolve(struct fx_elfsym *s, const struct fx_textmap_entry *m, uin
  * the length it needed (like snprintf); buf is always terminated when n > 0. */
 size_t fx_elfsym_frame_name(const struct fx_elfsym_frame *f, char *buf, size_t n);
 
-/* core/symbols/elffind.c: the st_value of the function or data symbol `name` in the .symtab of the file
- * at path (for a shared object, its offset from the load base). FX_OK, FX_ENOTFOUND (stripped,
+/* core/symbols/elffind.c: the st_value of the function or data symbol `name` in the .symtab of the
+ * file at path (for a shared object, its offset from the load base). FX_OK, FX_ENOTFOUND (stripped,
  * or no such symbol), FX_EIO (cannot open), FX_EINVAL (not ELF). */
 int fx_elf_symbol_vaddr(const char *path, const char *name, uint64_t *vaddr);
 

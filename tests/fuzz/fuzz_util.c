@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* Helpers of the fuzz harnesses. The UTF-8 validator is written from RFC 3629 table 3-7 and
- * shares no code with core/writer/json.c, so it can catch what the emitter's own decoder gets wrong. */
+ * shares no code with core/writer/json.c, so it can catch what the emitter's own decoder gets
+ * wrong. */
 #include "fuzz_util.h"
 
 #include <stdarg.h>

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* Unit tests of core/symbols/elfsym.c on real mappings: the test loads libfxtest_symlib.so (C and C++
- * functions, tests/unit/symlib/) and its stripped copy with dlopen, reads /proc/self/maps and
+/* Unit tests of core/symbols/elfsym.c on real mappings: the test loads libfxtest_symlib.so (C and
+ * C++ functions, tests/unit/symlib/) and its stripped copy with dlopen, reads /proc/self/maps and
  * names addresses from dlsym; then files deleted or replaced since mapped, a non-ELF file,
  * anonymous memory, the vDSO, this PIE executable, 100k lookups, and allocation failure. */
 #include <check.h>

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* Unit tests of core/symbols/textmap.c: parsing synthetic and real maps files, lookups at the edges,
- * huge tables, bad input, allocation failure, and publication to concurrent readers. */
+/* Unit tests of core/symbols/textmap.c: parsing synthetic and real maps files, lookups at the
+ * edges, huge tables, bad input, allocation failure, and publication to concurrent readers. */
 #include <check.h>
 #include <pthread.h>
 #include <stdint.h>
