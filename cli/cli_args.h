@@ -35,7 +35,8 @@ static inline int fx_cli_view(const char *cmd, const char *arg, int *view)
     *view = fx_pfile_view_parse(arg);
     if (*view >= 0)
         return FX_CLI_OK;
-    return fx_cli_usage(cmd, "--view '%s': the views are cpu (or wall), lock, alloc and live", arg);
+    return fx_cli_usage(
+            cmd, "--view '%s': the views are cpu (or wall), lock, idlewait, alloc and live", arg);
 }
 
 #endif

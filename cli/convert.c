@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* fxprof convert FILE --to collapsed|pprof: a processed profile as input for other tools.
  * collapsed: "root;...;leaf VALUE", one line per distinct stack, sorted (FlameGraph,
- * speedscope, inferno), in one view (--view: the recording's samples by default, lock waits in
- * µs, allocated or live bytes). pprof (convert_pprof.c): every view, each in its own sample
- * types. "[idle]" samples are left out unless --idle (they are not CPU), and the count left out
- * is said. The output is written beside its target and renamed, so OUT never holds half a file. */
+ * speedscope, inferno), in one view (--view: the recording's samples by default, lock waits or
+ * idle waits in µs, allocated or live bytes). pprof (convert_pprof.c): every view, each in its own
+ * sample types. "[idle]" samples are left out unless --idle (they are not CPU), and the count left
+ * out is said. The output is written beside its target and renamed, so OUT never holds half a file.
+ */
 #include "convert.h"
 
 #include <cjson/cJSON.h>
@@ -41,16 +42,19 @@ static int usage(void)
            "Converts a profile (.json or .json.gz) for other tools:\n"
            "  collapsed   'root;...;leaf VALUE' per stack (FlameGraph, speedscope, inferno), one\n"
            "              view: --view cpu (or wall: the recording's samples, the default), lock\n"
-           "              (lock waits, VALUE in microseconds waited), alloc (allocated bytes,\n"
-           "              estimated) or live (bytes alive at the end)\n"
+           "              (lock waits, VALUE in microseconds waited), idlewait (idle waits:\n"
+           "              threads parked waiting for work, in microseconds, never in lock),\n"
+           "              alloc (allocated bytes, estimated) or live (bytes alive at the end)\n"
            "  pprof       gzipped profile.proto (go tool pprof, Pyroscope, Parca, Grafana) with\n"
            "              every view, each its own sample types, never added to another's:\n"
            "              samples/count + cpu (or wall)/nanoseconds (the default type),\n"
            "              contentions/count + delay/nanoseconds (lock waits), alloc_objects/count\n"
            "              + alloc_space/bytes (allocation samples, each standing for ~alloc=\n"
            "              bytes, and their estimated bytes), inuse_objects/count +\n"
-           "              inuse_space/bytes (those not freed in the file); pick one with\n"
-           "              go tool pprof -sample_index=delay (or alloc_space, inuse_space);\n"
+           "              inuse_space/bytes (those not freed in the file), idle_waits/count +\n"
+           "              idle_delay/nanoseconds (idle waits: waiting for work, not in delay);\n"
+           "              pick one with go tool pprof -sample_index=delay (or alloc_space,\n"
+           "              inuse_space, idle_delay);\n"
            "              functions with files and lines; the track's name as the label 'thread'\n"
            "  -o, --output OUT   the file to write; - for stdout (default: FILE with its .json or\n"
            "                     .json.gz replaced by .collapsed or .pb.gz)\n"
@@ -180,14 +184,17 @@ static void add_alloc(int32_t stack, double bytes, bool live, void *ctx)
     v[V_INUSE_SPACE] += live ? bytes : 0;
 }
 
-/* One sample's values in its view's types; a lock waits sample without a stack (a wait's end,
- * weight 0) is no wait. */
+/* One sample's values in its view's types; a lock (idle) waits sample without a stack (a wait's
+ * end, weight 0) is no wait. */
 static void add_sample(struct walk *k, enum fx_pfile_view view, int32_t st, double w)
 {
     double *v = k->v + (size_t)(st + 1) * V_COUNT;
     if (view == FX_VIEW_LOCK) {
         v[V_CONTENTIONS] += st >= 0;
         v[V_DELAY] += w * 1e6; /* tracing-ms */
+    } else if (view == FX_VIEW_IDLEWAIT) {
+        v[V_IDLE_WAITS] += st >= 0;
+        v[V_IDLE_DELAY] += w * 1e6;
     } else if (view == FX_VIEW_ALLOC) {
         v[V_ALLOC_OBJECTS] += w > 0;
         v[V_ALLOC_SPACE] += w;
@@ -331,12 +338,15 @@ static const char *frame_suffix(const struct collapsed *c, const struct fx_pfile
     return c->suffix[cat][sub];
 }
 
-/* The value collapsed writes for each view: lock waits in µs (FlameGraph wants whole numbers). */
+/* The value collapsed writes for each view: lock and idle waits in µs (FlameGraph wants whole
+ * numbers). */
 static double view_value(int view, const double *v)
 {
     switch (view) {
     case FX_VIEW_LOCK:
         return v[V_DELAY] / 1e3;
+    case FX_VIEW_IDLEWAIT:
+        return v[V_IDLE_DELAY] / 1e3;
     case FX_VIEW_ALLOC:
         return v[V_ALLOC_SPACE];
     case FX_VIEW_LIVE:
@@ -434,7 +444,7 @@ static void say_other_views(const cJSON *root, int view)
     struct fx_errbuf eb = {{0}};
     if (fx_pfile_totals(root, &t, &eb) != FX_OK)
         return;
-    const double has[FX_VIEW_COUNT] = {t.samples, t.waits, t.allocations, t.live};
+    const double has[FX_VIEW_COUNT] = {t.samples, t.waits, t.idle_waits, t.allocations, t.live};
     char others[160] = "";
     for (int v = 0; v < FX_VIEW_COUNT; v++) {
         size_t n = strlen(others);

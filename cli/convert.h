@@ -2,7 +2,7 @@
 /* fxprof convert's parts (convert.c: arguments, output, the walk, collapsed; convert_pprof.c:
  * pprof). The walk gives, per track and stack, one value per pprof sample type (issue 30: one
  * unit per view, never added together): the mode's samples and their time, lock waits and their
- * delay, allocation samples and bytes, live samples and bytes. */
+ * delay, idle waits and their delay, allocation samples and bytes, live samples and bytes. */
 #ifndef FX_CONVERT_H
 #define FX_CONVERT_H
 
@@ -22,6 +22,8 @@ enum convert_value {
     V_ALLOC_SPACE,   /* alloc_space/bytes: their estimated bytes */
     V_INUSE_OBJECTS, /* inuse_objects/count: those not freed in the file */
     V_INUSE_SPACE,   /* inuse_space/bytes */
+    V_IDLE_WAITS,    /* idle_waits/count: idle waits (waiting for work), never contentions */
+    V_IDLE_DELAY,    /* idle_delay/nanoseconds: their time */
     V_COUNT
 };
 

@@ -5,10 +5,13 @@
  *   contentions/count, delay/nanoseconds                             lock waits
  *   alloc_objects/count, alloc_space/bytes                           allocation samples, bytes
  *   inuse_objects/count, inuse_space/bytes                           those alive at the end
+ *   idle_waits/count, idle_delay/nanoseconds                         idle waits (waiting for
+ *                                                                    work: not contention)
  * cpu (or wall) is the default type, so `go tool pprof -top` shows CPU time, and
- * `-sample_index=delay` (or alloc_space, inuse_space) another view; nothing adds lock waits or
- * bytes to CPU time. Functions and locations come from the profile's tables (a set per thread
- * in older files gets its own ids), the thread's name is the label 'thread'. */
+ * `-sample_index=delay` (or alloc_space, inuse_space, idle_delay) another view; nothing adds
+ * idle waits to lock waits, nor lock waits or bytes to CPU time. Functions and locations come from
+ * the profile's tables (a set per thread in older files gets its own ids), the thread's name is the
+ * label 'thread'. */
 #include "convert.h"
 
 #include <cjson/cJSON.h>
@@ -108,7 +111,8 @@ static int sample_types(struct fx_pprof *p, const char *mode)
             {"samples", "count"},       {strcmp(mode, "wall") ? "cpu" : "wall", "nanoseconds"},
             {"contentions", "count"},   {"delay", "nanoseconds"},
             {"alloc_objects", "count"}, {"alloc_space", "bytes"},
-            {"inuse_objects", "count"}, {"inuse_space", "bytes"}};
+            {"inuse_objects", "count"}, {"inuse_space", "bytes"},
+            {"idle_waits", "count"},    {"idle_delay", "nanoseconds"}};
     int rc = FX_OK;
     for (unsigned i = 0; i < V_COUNT && rc == FX_OK; i++)
         rc = fx_pprof_sample_type(p, types[i][0], types[i][1]);
@@ -133,7 +137,7 @@ int convert_pprof(struct walk *k, FILE *out, struct fx_errbuf *eb)
     char comment[200];
     snprintf(comment, sizeof comment,
              "fxprof convert, mode %s; %.0f [idle] samples left out%s; one view per pair of "
-             "sample types (-sample_index=delay, alloc_space, inuse_space)",
+             "sample types (-sample_index=delay, alloc_space, inuse_space, idle_delay)",
              mode, k->idle, k->a->idle ? " (--idle: none)" : "");
     double start = meta_number(k->root, "startTime", 0);
     double t0 = meta_number(k->root, "profilingStartTime", 0);

@@ -245,17 +245,21 @@ void fx_pfile_samples_destroy(struct fx_pfile_samples *s);
 /* The views a profile holds (issue 30), each in its own unit: a track's samples belong to one
  * view by their weightType: "samples" (or none) the recording's mode, cpu or wall (samples, each
  * one interval); "tracing-ms" lock waits (waits and their time; a sample without a stack, such as
- * the one that ends a wait, is no wait and weighs 0); "bytes" allocations. The threads'
+ * the one that ends a wait, is no wait and weighs 0), or idle waits when the track's name ends
+ * in ": idle waits" (a thread parked waiting for work, agent/model/locks_idle.c: never in the
+ * lock view's figures); "bytes" allocations. The threads'
  * nativeAllocations are allocations too (samples and estimated bytes), and those without a free
  * in the file the live heap. */
 enum fx_pfile_view {
     FX_VIEW_CPU, /* the mode's samples: cpu, itimer or wall */
     FX_VIEW_LOCK,
+    FX_VIEW_IDLEWAIT, /* before alloc: views from FX_VIEW_ALLOC on are nativeAllocations' */
     FX_VIEW_ALLOC,
     FX_VIEW_LIVE,
     FX_VIEW_COUNT
 };
-/* "cpu" (also for itimer and wall recordings: the mode's view), "lock", "alloc", "live". */
+/* "cpu" (also for itimer and wall recordings: the mode's view), "lock", "idlewait", "alloc",
+ * "live". */
 const char *fx_pfile_view_name(enum fx_pfile_view v);
 /* The view of a --view argument ("wall" and "itimer" are the mode's view too); -1 if none. */
 int fx_pfile_view_parse(const char *s);
@@ -264,13 +268,15 @@ enum fx_pfile_view fx_pfile_track_view(const struct cJSON *thread);
 
 /* The totals every output repeats, by the rule the agent's "Samples in this file" uses
  * (fx_profile_totals): samples: the mode's view's weight, [idle] apart (idle); waits: the lock
- * view's samples with a stack, wait_ms their weight; allocations and alloc_bytes: the positive
+ * view's samples with a stack, wait_ms their weight; idle_waits, idle_wait_ms: the same of the
+ * idle waits view; allocations and alloc_bytes: the positive
  * nativeAllocations rows (and the bytes-weighted tracks' samples); live: those without a free;
  * virtual-thread waits: the markers of schema JvmVirtualThreadWait, their data.duration. */
 struct fx_pfile_totals {
     double samples, idle, without_stack;
     double waits, wait_ms;
-    double vt_waits, vt_wait_ms; /* "Virtual thread wait" markers (vtwait=) and their ms */
+    double idle_waits, idle_wait_ms; /* waiting for work: apart from the lock waits */
+    double vt_waits, vt_wait_ms;     /* "Virtual thread wait" markers (vtwait=) and their ms */
     double allocations, alloc_bytes, live, live_bytes;
 };
 int fx_pfile_totals(const struct cJSON *root, struct fx_pfile_totals *t, struct fx_errbuf *eb);

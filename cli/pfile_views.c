@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* The views of a processed profile and their totals (issue 30): which view a track's samples
- * belong to, by their weightType, the allocations of the threads' nativeAllocations (live: not
- * freed in the file), and the totals summary prints and the agent's "Samples in this file"
- * gives (fx_profile_totals: the same rule, so the figures agree). */
+ * belong to, by their weightType (and a tracing-ms track's name: idle waits apart), the allocations
+ * of the threads' nativeAllocations (live: not freed in the file), and the totals summary prints
+ * and the agent's "Samples in this file" gives (fx_profile_totals: the same rule, so the figures
+ * agree). */
 #include "fxprof.h"
 
 #include <cjson/cJSON.h>
@@ -11,7 +12,9 @@
 
 #include "fx_alloc.h"
 
-static const char *const view_names[FX_VIEW_COUNT] = {"cpu", "lock", "alloc", "live"};
+#define IDLE_SUFFIX ": idle waits"
+
+static const char *const view_names[FX_VIEW_COUNT] = {"cpu", "lock", "idlewait", "alloc", "live"};
 
 const char *fx_pfile_view_name(enum fx_pfile_view v)
 {
@@ -32,8 +35,13 @@ enum fx_pfile_view fx_pfile_track_view(const cJSON *thread)
 {
     const cJSON *wt = cJSON_GetObjectItemCaseSensitive(
             cJSON_GetObjectItemCaseSensitive(thread, "samples"), "weightType");
-    if (cJSON_IsString(wt) && !strcmp(wt->valuestring, "tracing-ms"))
-        return FX_VIEW_LOCK;
+    if (cJSON_IsString(wt) && !strcmp(wt->valuestring, "tracing-ms")) {
+        /* the agent's idle waits track: "NAME (tid N): idle waits" (issue 30 item 6) */
+        const cJSON *name = cJSON_GetObjectItemCaseSensitive(thread, "name");
+        size_t n = cJSON_IsString(name) ? strlen(name->valuestring) : 0, k = strlen(IDLE_SUFFIX);
+        return n >= k && !strcmp(name->valuestring + n - k, IDLE_SUFFIX) ? FX_VIEW_IDLEWAIT
+                                                                         : FX_VIEW_LOCK;
+    }
     if (cJSON_IsString(wt) && !strcmp(wt->valuestring, "bytes"))
         return FX_VIEW_ALLOC;
     return FX_VIEW_CPU;
@@ -99,6 +107,9 @@ static void track_totals(const struct fx_pfile_tables *tb, const struct fx_pfile
         if (v == FX_VIEW_LOCK) {
             t->waits += sm->stack[i] >= 0;
             t->wait_ms += w;
+        } else if (v == FX_VIEW_IDLEWAIT) {
+            t->idle_waits += sm->stack[i] >= 0;
+            t->idle_wait_ms += w;
         } else if (v == FX_VIEW_ALLOC) {
             t->allocations += w > 0;
             t->alloc_bytes += w > 0 ? w : 0;

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* fxprof summary: the hottest methods of each thread, busiest thread first, in one view (issue
- * 30): the recording's mode (cpu or wall samples) by default, or lock waits (ms), allocations
- * or the live heap (bytes) with --view. "Self" counts the weight whose leaf is the method;
- * "total" the weight with the method anywhere on the stack, once per sample however deep the
- * recursion, as the profiler's call tree does. The first line gives every view's total. */
+ * 30): the recording's mode (cpu or wall samples) by default, or lock waits (ms), idle waits
+ * (ms waited for work), allocations or the live heap (bytes) with --view. "Self" counts the weight
+ * whose leaf is the method; "total" the weight with the method anywhere on the stack, once per
+ * sample however deep the recursion, as the profiler's call tree does. The first line gives every
+ * view's total. */
 #include "fxprof.h"
 
 #include <cjson/cJSON.h>
@@ -56,11 +57,13 @@ static int usage(void)
     printf("usage: fxprof summary FILE [--top N] [--thread NAME] [--view VIEW] [--json] [--all]\n"
            "Prints each view's total on the first line (the recording's CPU or wall samples, as\n"
            "the agent's exit line and Profile Info's \"Samples in this file\" count them; [idle],\n"
-           "lock waits and allocations apart), then, per thread (busiest first), the top N\n"
-           "methods by self and by total in one view, with their share of the thread's total, and\n"
-           "the profile's counters (meta.extra).\n"
+           "lock waits, idle waits and allocations apart), then, per thread (busiest first),\n"
+           "the top N methods by self and by total in one view, with their share of the thread's\n"
+           "total, and the profile's counters (meta.extra).\n"
            "  --view VIEW     cpu (or wall: the recording's mode, samples; the default), lock (lock\n"
-           "                  waits: waits and ms waited), alloc or live (allocated bytes, bytes\n"
+           "                  waits: waits and ms waited), idlewait (idle waits: threads parked\n"
+           "                  waiting for work, a pool's getTask or a queue's take; waits and\n"
+           "                  ms, never in the lock waits), alloc or live (allocated bytes, bytes\n"
            "                  still alive at the end: the top allocating and retaining methods)\n"
            "The agent's [idle] samples (a thread off the CPU) are not in the shares: their count\n"
            "is given on the thread's line. Threads without any sample (in cpu and itimer mode the\n"
@@ -261,7 +264,8 @@ static int summarise(const struct cJSON *root, const cJSON *th, unsigned ntop,
 /* ---- output ---- */
 
 static bool by_cpu;  /* set once for the sort: every thread has CPU figures */
-static bool lock_ms; /* the lock view: weights are milliseconds */
+static bool lock_ms; /* the lock or idle wait view: weights are milliseconds */
+static bool idle_ms; /* of them the idle wait view */
 
 static int busiest(const void *a, const void *b)
 {
@@ -333,7 +337,8 @@ static void print_thread(const struct thread_sum *ts)
     printf("\" (tid ");
     put(ts->tid);
     if (lock_ms)
-        printf("): %.0f lock waits, %.1f ms waited", ts->waits, ts->samples);
+        printf("): %.0f %s waits, %.1f ms waited", ts->waits, idle_ms ? "idle" : "lock",
+               ts->samples);
     else
         printf("): %.0f samples", ts->samples);
     if (ts->has_cpu && !lock_ms)
@@ -348,8 +353,9 @@ static void print_thread(const struct thread_sum *ts)
 }
 
 static const char *const view_titles[FX_VIEW_COUNT] = {
-        "the recording's samples", "lock waits (ms waited)", "allocations (estimated bytes)",
-        "the live heap (bytes alive at the end)"};
+        "the recording's samples", "lock waits (ms waited)",
+        "idle waits (ms waited for work, apart from the lock waits)",
+        "allocations (estimated bytes)", "the live heap (bytes alive at the end)"};
 
 static void print_header(const struct summary_args *a, const struct cJSON *root,
                          const struct thread_sum *ts, unsigned n, unsigned nthreads,
@@ -367,7 +373,7 @@ static void print_header(const struct summary_args *a, const struct cJSON *root,
     printf(", ");
     fx_summary_print_totals(root, tot);
     printf("View: %s%s\n", view_titles[a->view],
-           a->view == FX_VIEW_CPU ? "; --view lock, alloc or live for the others" : "");
+           a->view == FX_VIEW_CPU ? "; --view lock, idlewait, alloc or live for the others" : "");
 }
 
 /* ---- --json: the same figures, for scripts ---- */
@@ -424,9 +430,9 @@ static int print_json(const struct summary_args *a, const struct cJSON *root,
     cJSON_AddNumberToObject(o, "idle", tot->idle);
     cJSON_AddStringToObject(o, "view", fx_pfile_view_name(a->view));
     cJSON_AddStringToObject(o, "unit",
-                            a->view == FX_VIEW_CPU    ? "samples"
-                            : a->view == FX_VIEW_LOCK ? "ms"
-                                                      : "bytes");
+                            a->view == FX_VIEW_CPU ? "samples"
+                            : lock_ms              ? "ms"
+                                                   : "bytes");
     cJSON_AddItemToObject(o, "views", fx_summary_json_totals(root, tot));
     cJSON_AddNumberToObject(o, "threadsWithoutSamples", count_empty(ts, n));
     cJSON_AddItemToObject(o, "threads", threads);
@@ -505,12 +511,13 @@ static int report(const struct summary_args *a, const struct cJSON *root)
     {
         nview += a->view >= FX_VIEW_ALLOC || a->view == (int)fx_pfile_track_view(th);
     }
-    lock_ms = a->view == FX_VIEW_LOCK;
+    lock_ms = a->view == FX_VIEW_LOCK || a->view == FX_VIEW_IDLEWAIT;
+    idle_ms = a->view == FX_VIEW_IDLEWAIT;
     int ret = rc != FX_OK           ? fx_cli_fail("summary: %s: %s", a->file, eb.msg)
               : n == 0 && a->thread ? no_such_thread(root, a->thread)
                                     : FX_CLI_OK;
     if (ret == FX_CLI_OK) {
-        by_cpu = a->view == FX_VIEW_CPU; /* lock waits: by ms waited */
+        by_cpu = a->view == FX_VIEW_CPU; /* lock or idle waits: by ms waited */
         for (unsigned i = 0; i < n; i++)
             by_cpu &= ts[i].has_cpu;
         qsort(ts, n, sizeof *ts, busiest);

@@ -25,6 +25,9 @@ void fx_summary_print_totals(const cJSON *root, const struct fx_pfile_totals *t)
         printf("; %.0f [idle] samples besides (threads off the CPU), in no view", t->idle);
     if (t->waits > 0 || t->wait_ms > 0)
         printf("; lock waits: %.0f waits, %.1f ms", t->waits, t->wait_ms);
+    if (t->idle_waits > 0 || t->idle_wait_ms > 0)
+        printf("; idle waits (waiting for work, not lock waits): %.0f waits, %.1f ms",
+               t->idle_waits, t->idle_wait_ms);
     if (t->vt_waits > 0)
         printf("; virtual-thread waits: %.0f, %.1f ms", t->vt_waits, t->vt_wait_ms);
     if (t->allocations > 0)
@@ -57,6 +60,9 @@ cJSON *fx_summary_json_totals(const cJSON *root, const struct fx_pfile_totals *t
     o = view(views, "lock", "ms");
     cJSON_AddNumberToObject(o, "waits", t->waits);
     cJSON_AddNumberToObject(o, "ms", round(t->wait_ms * 1000) / 1000);
+    o = view(views, "idlewait", "ms");
+    cJSON_AddNumberToObject(o, "waits", t->idle_waits);
+    cJSON_AddNumberToObject(o, "ms", round(t->idle_wait_ms * 1000) / 1000);
     o = view(views, "vtwait", "ms");
     cJSON_AddNumberToObject(o, "waits", t->vt_waits);
     cJSON_AddNumberToObject(o, "ms", round(t->vt_wait_ms * 1000) / 1000);

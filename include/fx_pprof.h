@@ -12,7 +12,7 @@
 
 #include "fx_sink.h"
 
-#define FX_PPROF_MAX_TYPES 8
+#define FX_PPROF_MAX_TYPES 12
 
 struct fx_pprof;
 

@@ -184,6 +184,9 @@ enum fx_weight_type {
 };
 int fx_profile_thread_set_weight_type(struct fx_profile *p, uint32_t thread,
                                       enum fx_weight_type type);
+/* Marks a tracing-ms track as idle waits (issue 30: a thread parked waiting for work), counted
+ * apart from lock waits by fx_profile_totals; the file tells it by its name's ": idle waits". */
+int fx_profile_thread_set_idle_waits(struct fx_profile *p, uint32_t thread);
 
 /* --- samples: per thread, in non-decreasing time (an earlier time is clamped to the last) ---
  * cpu_delta_ns: CPU time the thread used since its previous sample, or -1 if unknown.
@@ -372,10 +375,13 @@ bool fx_profile_thread_left_out(const struct fx_profile *p, uint32_t i);
  * cpu: the weight of the samples of the sampled tracks (weightType samples), "[idle]" left out
  * (a thread off the CPU: counted in idle); waits: the samples with a stack of the tracing-ms
  * tracks (lock waits; a sample without a stack, e.g. a wait's end, is no wait), wait_us their
- * weights; allocations: the nativeAllocations rows with bytes > 0, alloc_bytes their bytes. */
+ * weights; idle_waits, idle_wait_us: the same of the idle waits tracks (fx_profile_thread_set_
+ * idle_waits), never in waits; allocations: the nativeAllocations rows with bytes > 0, alloc_bytes
+ * their bytes. */
 struct fx_profile_totals {
     uint64_t cpu, cpu_rows, idle;
     uint64_t waits, wait_us;
+    uint64_t idle_waits, idle_wait_us;
     uint64_t allocations;
     int64_t alloc_bytes;
 };

@@ -65,6 +65,8 @@ static int waits_track(struct fx_profile *p, struct fx_thread *t, uint32_t threa
                                              t->start_ns, out);
     if (rc == FX_OK)
         rc = fx_profile_thread_set_weight_type(p, *out, FX_WEIGHT_TRACING_MS);
+    if (rc == FX_OK && idle)
+        rc = fx_profile_thread_set_idle_waits(p, *out); /* counted apart (issue 30 item 6) */
     if (rc == FX_OK)
         lc.tracks[lc.ntracks++] = (struct waits_track){t, t->tid, *out, idle, false};
     return rc;

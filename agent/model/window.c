@@ -205,6 +205,8 @@ static void report_totals(struct fx_profile *p)
             {"[idle] samples (off the CPU, in no view's total)", t.idle, FX_EXTRA_NONZERO},
             {"lock waits", t.waits, FX_EXTRA_NONZERO},
             {"lock wait time, us", t.wait_us, FX_EXTRA_NONZERO},
+            {"idle waits (waiting for work, not lock waits)", t.idle_waits, FX_EXTRA_NONZERO},
+            {"idle wait time, us", t.idle_wait_us, FX_EXTRA_NONZERO},
             {"allocation samples", t.allocations, FX_EXTRA_NONZERO},
             {"allocated bytes (estimated)", (uint64_t)t.alloc_bytes, FX_EXTRA_NONZERO},
     };

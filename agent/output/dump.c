@@ -131,6 +131,9 @@ void fx_output_describe(const struct fx_dump_result *r, char *line, size_t cap)
     if (t->waits > 0 && n < sizeof(views))
         n += (size_t)snprintf(views + n, sizeof(views) - n, "%s%llu lock waits", n ? ", " : "",
                               (unsigned long long)t->waits);
+    if (t->idle_waits > 0 && n < sizeof(views))
+        n += (size_t)snprintf(views + n, sizeof(views) - n, "%s%llu idle waits", n ? ", " : "",
+                              (unsigned long long)t->idle_waits);
     if (t->allocations > 0 && n < sizeof(views))
         n += (size_t)snprintf(views + n, sizeof(views) - n, "%s%llu allocation samples",
                               n ? ", " : "", (unsigned long long)t->allocations);

@@ -102,6 +102,7 @@ struct fx_thread {
      * fx_profile_thread_add takes the slot (fx_profile_thread_release). */
     bool vacant;
     uint8_t weight_type; /* enum fx_weight_type */
+    bool idle_waits;     /* a tracing-ms track of idle waits, not lock waits */
     uint32_t holds;      /* fx_profile_thread_add's one, plus fx_profile_thread_hold's */
     /* A view's track of thread companion_of - 1 (fx_profile_thread_add_companion), 0: none;
      * its name is the owner's then (when added) followed by its last suffix_len bytes. */

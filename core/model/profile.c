@@ -243,6 +243,14 @@ int fx_profile_thread_set_weight_type(struct fx_profile *p, uint32_t thread,
     return FX_OK;
 }
 
+int fx_profile_thread_set_idle_waits(struct fx_profile *p, uint32_t thread)
+{
+    if (!fx_profile_thread_ok(p, thread))
+        return FX_EINVAL;
+    p->threads[thread].idle_waits = true;
+    return FX_OK;
+}
+
 void fx_profile_set_main_thread(struct fx_profile *p, uint32_t thread)
 {
     if (fx_profile_thread_ok(p, thread))

@@ -301,6 +301,7 @@ static void copy_thread(struct fx_thread *d, const struct fx_thread *s, bool *ok
     d->unregister_ns = s->unregister_ns;
     d->unregistered = s->unregistered;
     d->weight_type = s->weight_type;
+    d->idle_waits = s->idle_waits;
     d->companion_of = s->companion_of; /* an index of s: copy_threads maps it */
     d->suffix_len = s->suffix_len;
     DUP_TABLE(&d->samples, &s->samples, fx_samples_cols, ok);
@@ -372,7 +373,10 @@ static void thread_totals(const struct fx_profile *p, const struct fx_thread *t,
     const struct fx_samples *s = &t->samples;
     for (uint32_t i = 0; i < s->count; i++) {
         uint64_t w = s->weight ? s->weight[i] : 1;
-        if (t->weight_type == FX_WEIGHT_TRACING_MS) {
+        if (t->weight_type == FX_WEIGHT_TRACING_MS && t->idle_waits) {
+            o->idle_waits += s->stack[i] != FX_NONE_ID;
+            o->idle_wait_us += w;
+        } else if (t->weight_type == FX_WEIGHT_TRACING_MS) {
             o->waits += s->stack[i] != FX_NONE_ID;
             o->wait_us += w;
         } else if (t->weight_type == FX_WEIGHT_SAMPLES) {

@@ -12,6 +12,8 @@
 #   is no wait), alloc_objects/count, alloc_space/bytes, inuse_objects/count, inuse_space/bytes
 #   (nativeAllocations without a free), the thread label), -top the expected flat counts, cpu
 #   the default type (lock waits and bytes not in it) and -sample_index=delay the lock view;
+#   idle waits (a "...: idle waits" track, issue 30 item 6) in idle_waits/count +
+#   idle_delay/nanoseconds and collapsed --view idlewait, never in the lock view;
 #   the default output names; -o - on a pipe; bad input and misuse are one line and leave no
 #   file behind.
 set -euo pipefail
@@ -47,6 +49,10 @@ profile = {
     # two lock waits (1.5 ms at main;hot@22, 0.25 ms at main;hot@22;fib) and a wait's end
     {"name": "main: lock waits", "samples": {"stack": [1, 2, None], "weight": [1.5, 0.25, 0],
                                              "weightType": "tracing-ms", "length": 3}},
+    # issue 30 item 6: an idle waits track (waiting for work: 4 ms at main;hot@22;fib, then its
+    # end), apart from the lock waits in every output
+    {"name": "pool (tid 7): idle waits", "samples": {"stack": [2, None], "weight": [4, 0],
+                                                     "weightType": "tracing-ms", "length": 2}},
     # 1000 bytes at main;hot@22;fib, freed; 2000 at main;hot@25, alive at the end
     {"name": "allocator", "samples": {"stack": [], "weight": None, "weightType": "samples",
                                       "length": 0},
@@ -68,19 +74,22 @@ cli_run col "$FXPROF" convert conv.json --to collapsed -o -
 [[ $CLI_RC -eq 0 ]] || cli_fail "convert --to collapsed -o - exited $CLI_RC"
 diff -u expected.collapsed col.out || cli_fail "collapsed output differs from the expected lines"
 grep -q '2 \[idle\] samples left out' col.err || cli_fail "the [idle] samples left out are not said"
-grep -q 'view cpu written; the file has other views too: --view lock --view alloc --view live' col.err ||
+grep -q 'view cpu written; the file has other views too: --view lock --view idlewait --view alloc --view live' col.err ||
     cli_fail "the other views are not said"
 # the other views, each in its unit: µs waited, bytes allocated (the bytes track's and
 # nativeAllocations'), bytes alive at the end
 cli_run collock "$FXPROF" convert conv.json --to collapsed -o - --view lock
 printf 'App.main;App.hot 1500\nApp.main;App.hot;App.fib 250\n' | diff -u - collock.out ||
     cli_fail "--view lock: not the µs waited per stack"
+cli_run colidlew "$FXPROF" convert conv.json --to collapsed -o - --view idlewait
+printf 'App.main;App.hot;App.fib 4000\n' | diff -u - colidlew.out ||
+    cli_fail "--view idlewait: not the µs waited for work per stack"
 cli_run colalloc "$FXPROF" convert conv.json --to collapsed -o - --view alloc
 printf 'App.main;App.hot 2000\nApp.main;App.hot;App.fib 5096\n' | diff -u - colalloc.out ||
     cli_fail "--view alloc: not the bytes per stack"
 cli_run collive "$FXPROF" convert conv.json --to collapsed -o - --view live
 printf 'App.main;App.hot 2000\n' | diff -u - collive.out || cli_fail "--view live: not the live bytes"
-cli_expect_error badview "--view 'heap': the views are cpu \\(or wall\\), lock, alloc and live" \
+cli_expect_error badview "--view 'heap': the views are cpu \\(or wall\\), lock, idlewait, alloc and live" \
     "$FXPROF" convert conv.json --to collapsed --view heap
 
 cli_run colidle "$FXPROF" convert conv2.json.gz --to collapsed --idle
@@ -113,7 +122,8 @@ head, rest = text.split("\nSamples:\n", 1)
 types, rest = rest.split("\n", 1)
 assert types.split() == ["samples/count", "cpu/nanoseconds[dflt]", "contentions/count",
                          "delay/nanoseconds", "alloc_objects/count", "alloc_space/bytes",
-                         "inuse_objects/count", "inuse_space/bytes"], types
+                         "inuse_objects/count", "inuse_space/bytes", "idle_waits/count",
+                         "idle_delay/nanoseconds"], types
 assert "PeriodType: cpu nanoseconds" in head and "Period: 2000000" in head, head
 assert "2 [idle] samples left out" in head, "comment"
 samples_part, loc_part = rest.split("\nLocations\n", 1)
@@ -124,7 +134,7 @@ for m in re.finditer(r"^\s+(\d+): 0x0 M=\d+ (.+?) (\S*):(\d+) s=(\d+)$", loc_par
 got = []
 lines = samples_part.splitlines()
 for i, line in enumerate(lines):
-    m = re.match(r"\s+((?:\d+\s+){7}\d+): ([\d ]+)$", line)
+    m = re.match(r"\s+((?:\d+\s+){9}\d+): ([\d ]+)$", line)
     if not m:
         continue
     thread = re.search(r"thread:\[(.*)\]", lines[i + 1]).group(1)
@@ -137,21 +147,23 @@ fib = ("App.fib", F, 31, 30)
 weird = ("na;me\nx", "", 0, 0)
 nostack = ("[no stack]", "", 0, 0)
 ms = 2000000
-z = (0, 0, 0, 0, 0, 0)
+z = (0, 0, 0, 0, 0, 0, 0, 0)
+z2 = (0, 0)
 want = [("main", (hot22, main), 3, 3 * ms, *z), ("main", (fib, hot22, main), 2, 2 * ms, *z),
         ("main", (hot25, main), 1, ms, *z), ("main", (weird, main), 1, ms, *z),
         ("main", (nostack,), 1, ms, *z),
         ("worker", (hot22, main), 2, 2 * ms, *z), ("worker", (fib, hot22, main), 3, 3 * ms, *z),
-        ("alloc", (fib, hot22, main), 0, 0, 0, 0, 1, 4096, 0, 0),
-        ("main: lock waits", (hot22, main), 0, 0, 1, 1500000, 0, 0, 0, 0),
-        ("main: lock waits", (fib, hot22, main), 0, 0, 1, 250000, 0, 0, 0, 0),
-        ("allocator", (fib, hot22, main), 0, 0, 0, 0, 1, 1000, 0, 0),
-        ("allocator", (hot25, main), 0, 0, 0, 0, 1, 2000, 1, 2000)]
+        ("alloc", (fib, hot22, main), 0, 0, 0, 0, 1, 4096, 0, 0, *z2),
+        ("main: lock waits", (hot22, main), 0, 0, 1, 1500000, 0, 0, 0, 0, *z2),
+        ("main: lock waits", (fib, hot22, main), 0, 0, 1, 250000, 0, 0, 0, 0, *z2),
+        ("pool (tid 7): idle waits", (fib, hot22, main), 0, 0, 0, 0, 0, 0, 0, 0, 1, 4000000),
+        ("allocator", (fib, hot22, main), 0, 0, 0, 0, 1, 1000, 0, 0, *z2),
+        ("allocator", (hot25, main), 0, 0, 0, 0, 1, 2000, 1, 2000, *z2)]
 if sorted(got, key=repr) != sorted(want, key=repr):
     print("got: ", *sorted(got, key=repr), sep="\n  ")
     print("want:", *sorted(want, key=repr), sep="\n  ")
     sys.exit(1)
-print("  -raw: the 12 expected samples, with files, lines and thread labels")
+print("  -raw: the 13 expected samples, with files, lines and thread labels")
 PY
 cli_run top "$GO" tool pprof -top -sample_index=samples conv.pb.gz
 [[ $CLI_RC -eq 0 ]] || cli_fail "go tool pprof -top failed"
@@ -174,6 +186,8 @@ grep -Eq 'Total samples = 26ms' topcpu.out || cli_fail "cpu total is not 26ms: $
 cli_run topdelay "$GO" tool pprof -top -sample_index=delay conv.pb.gz
 grep -q '^Type: delay$' topdelay.out || cli_fail "-sample_index=delay: $(head -5 topdelay.out)"
 grep -Eq 'Total samples = 1750us' topdelay.out || cli_fail "delay total is not 1750us: $(head -5 topdelay.out)"
+cli_run topidle "$GO" tool pprof -top -sample_index=idle_delay conv.pb.gz
+grep -Eq 'Total samples = 4ms' topidle.out || cli_fail "idle_delay total is not 4ms: $(head -5 topidle.out)"
 
 # ---- misuse ----
 cli_expect_error noto "convert: --to collapsed or --to pprof is required" "$FXPROF" convert conv.json

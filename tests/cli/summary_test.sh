@@ -7,7 +7,9 @@
 #          sample), App.cold 10 %
 # main is listed first (the busiest by CPU), meta.extra's outcome count is printed, --top and
 # --thread select, and an unknown --thread fails with one line; [idle] is left out of the shares
-# and said apart, zero counters are hidden unless --all, --json gives the same figures;
+# and said apart, zero counters are hidden unless --all, --json gives the same figures; idle
+# waits (an "...: idle waits" track) are counted and shown apart from lock waits (--view
+# idlewait, --json views.idlewait);
 # fxprof --version.
 set -euo pipefail
 source "$(dirname "$0")/cli_lib.sh"
@@ -108,9 +110,43 @@ python3 -c 'import json,sys; v=json.load(open("vt.out"))["views"]["vtwait"]; sys
     cli_fail "virtual-thread waits: $(cat vt.out | head -c 300)"
 cli_run vttext "$FXPROF" summary vt.json
 head -n 1 vttext.out | grep -q '; virtual-thread waits: 2, 22.0 ms' || cli_fail "vt waits on the first line: $(head -n 1 vttext.out)"
+# issue 30 item 6: idle waits (a pool thread waiting for work, "NAME: idle waits") are a view of
+# their own, never in the lock waits: 1 lock wait of 2.5 ms, 2 idle waits of 40 ms (and the
+# ends of the waits: samples without a stack, weight 0)
+python3 - "$p" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1], encoding="utf-8"))
+def track(name, tid, stacks, weights):
+    n = len(stacks)
+    return {"name": name, "tid": tid, "processType": "default",
+            "samples": {"stack": stacks, "time": [float(i) for i in range(n)], "weight": weights,
+                        "weightType": "tracing-ms", "length": n}}
+d["threads"] += [track("main (tid 1001): lock waits", 1001, [3, None], [2.5, 0]),
+                 track("pool (tid 7): idle waits", 7, [1, None, 3, None], [10, 0, 30, 0])]
+json.dump(d, open("idle.json", "w"))
+PY
+cli_run idle "$FXPROF" summary --json idle.json
+python3 - idle.out <<'PY' || cli_fail "idle waits apart from lock waits: $(head -c 600 idle.out)"
+import json, sys
+d = json.load(open(sys.argv[1]))
+v = d["views"]
+assert d["samples"] == 13, d["samples"]
+assert v["lock"] == {"unit": "ms", "waits": 1, "ms": 2.5}, v["lock"]
+assert v["idlewait"] == {"unit": "ms", "waits": 2, "ms": 40}, v["idlewait"]
+PY
+cli_run idletext "$FXPROF" summary idle.json
+head -n 1 idletext.out | grep -q '; lock waits: 1 waits, 2.5 ms; idle waits (waiting for work, not lock waits): 2 waits, 40.0 ms' ||
+    cli_fail "lock and idle waits on the first line: $(head -n 1 idletext.out)"
+cli_run idleview "$FXPROF" summary idle.json --view idlewait
+grep -q '^Thread "pool (tid 7): idle waits" (tid 7): 2 idle waits, 40.0 ms waited' idleview.out &&
+    ! grep -q 'lock waits" (tid' idleview.out && grep -q '^View: idle waits' idleview.out ||
+    cli_fail "--view idlewait: $(cat idleview.out)"
+cli_run lockview "$FXPROF" summary idle.json --view lock
+grep -q '^Thread "main (tid 1001): lock waits" (tid 1001): 1 lock waits, 2.5 ms waited' lockview.out &&
+    ! grep -q 'idle waits" (tid' lockview.out || cli_fail "--view lock: $(cat lockview.out)"
 grep -q '^View: the recording.s samples' text.out || cli_fail "the view shown is not named"
 head -n 1 text.out | grep -q ', 13 CPU samples (each one interval of ' || cli_fail "the first line: $(head -n 1 text.out)"
-cli_expect_error badview "--view 'heap': the views are cpu \\(or wall\\), lock, alloc and live" \
+cli_expect_error badview "--view 'heap': the views are cpu \\(or wall\\), lock, idlewait, alloc and live" \
     "$FXPROF" summary "$p" --view heap
 cli_run version "$FXPROF" --version
 [[ $CLI_RC -eq 0 ]] && grep -Eq '^fxprof [0-9]+\.[0-9]+\.[0-9]+ ' version.out || cli_fail "fxprof --version"

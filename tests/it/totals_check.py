@@ -2,7 +2,9 @@
 """One total in every output (issue 30), for a profile fxcheck passed (fxcheck_totals.sh): the
 agent's exit line for the file ("wrote N CPU samples ... to FILE", or "... wrote FILE instead
 (N CPU samples ...", the last such line in any text file of the run dir), Profile Info's
-"Samples in this file" and fxprof summary --json (samples, idle, views) give the same figures.
+"Samples in this file" and fxprof summary --json (samples, idle, views) give the same figures,
+lock waits and idle waits (waiting for work) apart; the exit line's "(and ... W lock waits, I
+idle waits ...)" too.
 A file without that group (an older agent, a synthetic profile) has nothing to check; a file
 no exit line names (written by a dump whose reply was not kept) is checked without it.
 usage: totals_check.py FXPROF PROFILE RUN_DIR   (exit 1 with one line per disagreement)"""
@@ -14,12 +16,18 @@ import sys
 
 from profile_lib import extra_groups, load_profile
 
-EXIT = re.compile(r"wrote (\d+) (?:CPU|wall) samples\b.*? to (/\S+) \(")
-FALLBACK = re.compile(r"wrote (/\S+) instead \((\d+) (?:CPU|wall) samples\b")
+EXIT = re.compile(r"wrote (\d+) (?:CPU|wall) samples\b(.*?) to (/\S+) \(")
+FALLBACK = re.compile(r"wrote (/\S+) instead \((\d+) (?:CPU|wall) samples\b([^\n]*)")
+
+
+def views_said(text):
+    """The exit line's other views: {"lock waits": W, "idle waits": I}, 0 when not named."""
+    return {k: int(m.group(1)) if (m := re.search(r"(\d+) " + k + r"\b", text)) else 0
+            for k in ("lock waits", "idle waits")}
 
 
 def exit_line_count(run_dir, path):
-    """N of the last exit line naming path, or None."""
+    """(N, its other views) of the last exit line naming path, or None."""
     found = None
     for root, _, files in os.walk(run_dir):
         for name in sorted(files):
@@ -32,11 +40,11 @@ def exit_line_count(run_dir, path):
             except OSError:
                 continue
             for m in EXIT.finditer(text):
-                if os.path.realpath(m.group(2)) == path:
-                    found = int(m.group(1))
+                if os.path.realpath(m.group(3)) == path:
+                    found = int(m.group(1)), views_said(m.group(2))
             for m in FALLBACK.finditer(text):
                 if os.path.realpath(m.group(1)) == path:
-                    found = int(m.group(2))
+                    found = int(m.group(2)), views_said(m.group(3))
     return found
 
 
@@ -59,15 +67,22 @@ def main():
         v = s["views"]
         pairs = [("samples", s["samples"], cpu), ("idle", s["idle"], said("[idle] samples")),
                  ("lock waits", v["lock"]["waits"], said("lock waits")),
+                 ("idle waits", v["idlewait"]["waits"], said("idle waits")),
                  ("allocation samples", v["alloc"]["samples"], said("allocation samples"))]
-        pairs += [("lock wait time, us", round(v["lock"]["ms"] * 1000), said("lock wait time, us"))]
+        pairs += [("lock wait time, us", round(v["lock"]["ms"] * 1000), said("lock wait time, us")),
+                  ("idle wait time, us", round(v["idlewait"]["ms"] * 1000),
+                   said("idle wait time, us"))]
         for label, got, want in pairs:
-            tol = 0.5 * said("lock waits") + 1 if label == "lock wait time, us" else 0
+            tol = 0.5 * said(label[:9] + "s") + 1 if label.endswith("time, us") else 0
             if abs(got - want) > tol:
                 fails.append(f"summary --json {label} {got}, Profile Info {want}")
-    n = exit_line_count(run_dir, os.path.realpath(profile))
+    line = exit_line_count(run_dir, os.path.realpath(profile))
+    n = line[0] if line else None
     if n is not None and n != cpu:
         fails.append(f"the exit line says {n} samples, Profile Info {cpu}")
+    for k, got in (line[1].items() if line else ()):
+        if got != said(k):
+            fails.append(f"the exit line says {got} {k}, Profile Info {said(k)}")
     for f in fails:
         print(f"FAIL: totals: {profile}: {f}")
     if not fails:

@@ -28,12 +28,15 @@ TOL = 0.20
 def reference(p):
     """Per view the totals of the Firefox profile, and the known parts."""
     r = dict(samples=0, waits=0, ms=0.0, known_ms=0.0, alloc=0.0, allocs=0, allocate=0.0,
-             live=0.0, busy=0)
+             live=0.0, busy=0, idle_waits=0, idle_ms=0.0)
     for t in p.doc["threads"]:
         s = t["samples"]
         w = s.get("weight") or [1] * s["length"]
         for st, wt in zip(s["stack"], w):
-            if s.get("weightType") == "tracing-ms":
+            if s.get("weightType") == "tracing-ms" and t["name"].endswith(": idle waits"):
+                r["idle_waits"] += st is not None  # waiting for work: not lock waits
+                r["idle_ms"] += wt
+            elif s.get("weightType") == "tracing-ms":
                 r["waits"] += st is not None
                 r["ms"] += wt
                 if st is not None and any(k in n for n in p.names(st) for k in KNOWN_WAITS):
@@ -69,7 +72,7 @@ def collapsed(path, needle=None):
 
 
 def pprof_raw(path):
-    """Per sample: its 8 values, its function names (leaf first) and its thread label."""
+    """Per sample: its 10 values, its function names (leaf first) and its thread label."""
     text = open(path, encoding="utf-8").read()
     head, rest = text.split("\nSamples:\n", 1)
     types, rest = rest.split("\n", 1)
@@ -78,7 +81,7 @@ def pprof_raw(path):
             re.finditer(r"^\s+(\d+): 0x0 M=\d+ (.+?) (\S*):(\d+) s=(\d+)$", loc_part, re.M)}
     out, lines = [], samples_part.splitlines()
     for i, line in enumerate(lines):
-        m = re.match(r"\s+((?:\d+\s+){7}\d+): ([\d ]+)$", line)
+        m = re.match(r"\s+((?:\d+\s+){9}\d+): ([\d ]+)$", line)
         if m:
             label = re.search(r"thread:\[(.*)\]", lines[i + 1])
             out.append((list(map(int, m.group(1).split())),
@@ -126,6 +129,9 @@ def main():
     ck.check(v["lock"]["waits"] == r["waits"] and abs(v["lock"]["ms"] - r["ms"]) < 0.01
              and v["lock"]["unit"] == "ms",
              f"summary --json lock {v['lock']}, profile {r['waits']} waits {r['ms']:.3f} ms")
+    ck.check(v["idlewait"]["waits"] == r["idle_waits"] and abs(v["idlewait"]["ms"] - r["idle_ms"]) < 0.01,
+             f"summary --json idlewait {v['idlewait']}, profile {r['idle_waits']} waits "
+             f"{r['idle_ms']:.3f} ms")
     ck.check(v["alloc"]["bytes"] == r["alloc"] and v["alloc"]["samples"] == r["allocs"]
              and v["live"]["bytes"] == r["live"] and v["alloc"]["unit"] == "bytes",
              f"summary --json alloc {v['alloc']} live {v['live']}, profile {r['alloc']:.0f} "
@@ -143,10 +149,12 @@ def main():
 
     # collapsed, one view per file
     c = {view: collapsed(os.path.join(run, f"views-{view}.collapsed"))
-         for view in ("cpu", "lock", "alloc", "live")}
+         for view in ("cpu", "lock", "idlewait", "alloc", "live")}
     ck.check(c["cpu"][0] == r["samples"], f"collapsed cpu {c['cpu'][0]} samples")
     ck.check(abs(c["lock"][0] - r["ms"] * 1e3) <= c["lock"][1] + 1,
              f"collapsed lock {c['lock'][0]} us, profile {r['ms'] * 1e3:.0f}")
+    ck.check(abs(c["idlewait"][0] - r["idle_ms"] * 1e3) <= c["idlewait"][1] + 1,
+             f"collapsed idlewait {c['idlewait'][0]} us, profile {r['idle_ms'] * 1e3:.0f}")
     ck.check(abs(c["alloc"][0] - r["alloc"]) <= c["alloc"][1] + 1, f"collapsed alloc {c['alloc'][0]}")
     ck.check(abs(c["live"][0] - r["live"]) <= c["live"][1] + 1, f"collapsed live {c['live'][0]}")
     known, lines = collapsed(os.path.join(run, "views-lock.collapsed"), KNOWN_WAITS)
@@ -156,8 +164,9 @@ def main():
     types, raw = pprof_raw(os.path.join(run, "pprof-raw.txt"))
     ck.check(types == ["samples/count", "cpu/nanoseconds[dflt]", "contentions/count",
                        "delay/nanoseconds", "alloc_objects/count", "alloc_space/bytes",
-                       "inuse_objects/count", "inuse_space/bytes"], f"pprof sample types {types}")
-    tot = [sum(x[0][i] for x in raw) for i in range(8)]
+                       "inuse_objects/count", "inuse_space/bytes", "idle_waits/count",
+                       "idle_delay/nanoseconds"], f"pprof sample types {types}")
+    tot = [sum(x[0][i] for x in raw) for i in range(10)]
     n = len(raw)
     ck.check(tot[0] == r["samples"] and tot[1] == round(r["samples"] * interval_ns),
              f"pprof samples {tot[0]}, cpu {tot[1]} ns")
@@ -165,6 +174,8 @@ def main():
              f"pprof contentions {tot[2]}, delay {tot[3]} ns")
     ck.check(tot[4] == r["allocs"] and abs(tot[5] - r["alloc"]) <= n
              and abs(tot[7] - r["live"]) <= n, f"pprof alloc {tot[4]} {tot[5]} bytes, inuse {tot[7]}")
+    ck.check(tot[8] == r["idle_waits"] and abs(tot[9] - r["idle_ms"] * 1e6) <= n,
+             f"pprof idle_waits {tot[8]}, idle_delay {tot[9]} ns")
     known_ns = sum(x[0][3] for x in raw if any(k in f for f in x[1] for k in KNOWN_WAITS))
     alloc_b = sum(x[0][5] for x in raw if any(ALLOCATE in f for f in x[1]))
     busy_cpu = sum(x[0][1] for x in raw if x[2] == "views-busy")

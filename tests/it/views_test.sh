@@ -6,7 +6,7 @@
 # thread's sample holds, up to a fifth of this short run's) — two spinning threads, 3 x 300 ms
 # monitor waits and 3 x 300 ms ReentrantLock waits, 32 MiB allocated in allocate() — then the
 # Firefox profile, fxprof summary (text and --json), convert --to collapsed --view cpu|lock|
-# alloc|live and --to pprof read back by go tool pprof -raw and -top give the same figures per
+# idlewait|alloc|live and --to pprof read back by go tool pprof -raw and -top give the same figures per
 # view, and the known ones within their tolerance (views_check.py says which). fxcheck (through
 # it_lib's wrapper) also holds the exit line, Profile Info and summary to one total.
 # usage: views_test.sh JDK_HOME   (env: FXAGENT_LOCKS_JAR, FXPROF and it_lib's)
@@ -26,7 +26,7 @@ grep -q '^process cpu ns ' views.out || it_fail "the workload did not finish"
 "$FXPROF" summary views.json.gz >summary.txt || it_fail "fxprof summary failed"
 "$FXPROF" summary --json views.json.gz >summary.json || it_fail "fxprof summary --json failed"
 "$FXPROF" summary --json --view lock views.json.gz >summary-lock.json || it_fail "summary --view lock"
-for v in cpu lock alloc live; do
+for v in cpu lock idlewait alloc live; do
     "$FXPROF" convert views.json.gz --to collapsed --view "$v" -o "views-$v.collapsed" ||
         it_fail "convert --view $v failed"
 done

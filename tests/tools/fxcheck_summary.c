@@ -223,10 +223,11 @@ int ck_summary_print(const struct ck *c)
 /* Rule "totals" (issue 30): Profile Info's "Samples in this file" (agent/model/window.c) must
  * give what the file holds, counted here on their own: the mode's samples (weightType samples,
  * weight, "[idle]" root stacks apart), lock waits (tracing-ms samples with a stack; weights in
- * ms, written with µs precision), allocation rows with bytes > 0. A file without the group (an
+ * ms, written with µs precision), idle waits apart (the same on a track named "...: idle
+ * waits"), allocation rows with bytes > 0. A file without the group (an
  * older agent, fxsynth) has nothing to check. */
 struct totals {
-    double cpu, idle, waits, wait_us, allocations, alloc_bytes;
+    double cpu, idle, waits, wait_us, idle_waits, idle_wait_us, allocations, alloc_bytes;
 };
 
 static bool is_idle(const struct tables *t, long s)
@@ -240,13 +241,19 @@ static void count_thread(const struct tables *t, const cJSON *th, struct totals 
     const cJSON *samples = cJSON_GetObjectItemCaseSensitive(th, "samples");
     const cJSON *wtype = cJSON_GetObjectItemCaseSensitive(samples, "weightType");
     const char *type = cJSON_IsString(wtype) ? wtype->valuestring : "samples";
+    const cJSON *name = cJSON_GetObjectItemCaseSensitive(th, "name");
+    size_t len = cJSON_IsString(name) ? strlen(name->valuestring) : 0;
+    bool idle_track = len >= 12 && !strcmp(name->valuestring + len - 12, ": idle waits");
     const cJSON *weight = cJSON_GetObjectItemCaseSensitive(samples, "weight");
     const cJSON *w = cJSON_IsArray(weight) ? weight->child : NULL;
     const cJSON *stack = cJSON_GetObjectItemCaseSensitive(samples, "stack");
     for (const cJSON *e = stack->child; e; e = e->next, w = w ? w->next : NULL) {
         double wt = w && cJSON_IsNumber(w) ? w->valuedouble : 1;
         long s = cJSON_IsNumber(e) ? (long)e->valuedouble : -1;
-        if (!strcmp(type, "tracing-ms")) {
+        if (!strcmp(type, "tracing-ms") && idle_track) {
+            o->idle_waits += s >= 0;
+            o->idle_wait_us += wt * 1000;
+        } else if (!strcmp(type, "tracing-ms")) {
             o->waits += s >= 0;
             o->wait_us += wt * 1000;
         } else if (!strcmp(type, "samples")) {
@@ -307,6 +314,9 @@ void ck_totals(struct ck *c)
             /* each weight is written in ms with 3 decimals: 0.5 µs of rounding per wait */
             {"lock wait time, us", entry(group, "lock wait time, us"), o.wait_us,
              0.5 * o.waits + 1},
+            {"idle waits", entry(group, "idle waits"), o.idle_waits, 0},
+            {"idle wait time, us", entry(group, "idle wait time, us"), o.idle_wait_us,
+             0.5 * o.idle_waits + 1},
             {"allocation samples", entry(group, "allocation samples"), o.allocations, 0},
             {"allocated bytes (estimated)", entry(group, "allocated bytes"), o.alloc_bytes, 0},
     };

@@ -480,7 +480,9 @@ END_TEST
 
 /* Issue 30's one total: the mode's samples by weight with "[idle]" apart (as fxprof reads it:
  * a root "[idle]" stack; a deeper one is code), lock waits (tracing-ms: samples with a stack, a
- * wait's end without one is none) and their µs, allocation rows with bytes > 0. */
+ * wait's end without one is none) and their µs, idle waits apart (a tracing-ms track marked
+ * fx_profile_thread_set_idle_waits: never in the lock waits; its snapshot keeps the mark),
+ * allocation rows with bytes > 0. */
 START_TEST(test_profile_window_totals_count_each_view_apart)
 {
     struct fx_profile *p = fx_profile_new();
@@ -495,6 +497,13 @@ START_TEST(test_profile_window_totals_count_each_view_apart)
     ck_assert_int_eq(fx_profile_thread_set_weight_type(p, locks, FX_WEIGHT_TRACING_MS), FX_OK);
     ck_assert_int_eq(fx_profile_sample(p, locks, 10, hot, -1, 1500), FX_OK);
     ck_assert_int_eq(fx_profile_sample(p, locks, 12, FX_STACK_NONE, -1, 0), FX_OK); /* its end */
+    uint32_t pool = thread(p, "pool: idle waits", 2);
+    ck_assert_int_eq(fx_profile_thread_set_weight_type(p, pool, FX_WEIGHT_TRACING_MS), FX_OK);
+    ck_assert_int_eq(fx_profile_thread_set_idle_waits(p, pool), FX_OK);
+    ck_assert_int_eq(fx_profile_thread_set_idle_waits(p, 999), FX_EINVAL);
+    ck_assert_int_eq(fx_profile_sample(p, pool, 10, hot, -1, 7000), FX_OK);
+    ck_assert_int_eq(fx_profile_sample(p, pool, 17, FX_STACK_NONE, -1, 0), FX_OK);
+    ck_assert_int_eq(fx_profile_sample(p, pool, 20, hot, -1, 3000), FX_OK);
     ck_assert_int_eq(fx_profile_alloc(p, main, 50, hot, 4096, 7), FX_OK);
     ck_assert_int_eq(fx_profile_alloc_free(p, 60, 7), FX_OK);
     struct fx_profile_totals t;
@@ -504,8 +513,17 @@ START_TEST(test_profile_window_totals_count_each_view_apart)
     ck_assert_uint_eq(t.idle, 4);
     ck_assert_uint_eq(t.waits, 1);
     ck_assert_uint_eq(t.wait_us, 1500);
+    ck_assert_uint_eq(t.idle_waits, 2);
+    ck_assert_uint_eq(t.idle_wait_us, 10000);
     ck_assert_uint_eq(t.allocations, 1);
     ck_assert_int_eq(t.alloc_bytes, 4096);
+    struct fx_profile *snap = fx_profile_snapshot(p);
+    ck_assert_ptr_nonnull(snap);
+    fx_profile_totals(snap, &t);
+    ck_assert_uint_eq(t.waits, 1);
+    ck_assert_uint_eq(t.idle_waits, 2);
+    ck_assert_uint_eq(t.idle_wait_us, 10000);
+    fx_profile_free(snap);
     fx_profile_free(p);
 }
 END_TEST
