@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "cli_args.h"
+#include "convert_otlp.h"
 #include "fx_alloc.h"
 #include "fx_gzip.h"
 #include "fx_pprof.h"
@@ -40,15 +41,19 @@ struct output {
 
 static int usage(void)
 {
-    printf("usage: fxprof convert FILE --to collapsed|pprof [-o OUT] [--idle]\n"
+    printf("usage: fxprof convert FILE --to collapsed|pprof|otlp [-o OUT] [--idle]\n"
            "Converts a profile (.json or .json.gz) for other tools:\n"
            "  collapsed   'root;...;leaf COUNT' per stack (FlameGraph, speedscope, inferno)\n"
            "  pprof       gzipped profile.proto (go tool pprof, Pyroscope, Parca, Grafana): sample\n"
            "              types samples/count and cpu (or wall)/nanoseconds, alloc_space/bytes\n"
            "              when the profile has allocation samples; functions with files and\n"
            "              lines; the thread's name as the label 'thread'\n"
+           "  otlp        an OpenTelemetry ExportProfilesServiceRequest (profiles v1development,\n"
+           "              uncompressed protobuf): one profile per view (cpu or wall, lock delay,\n"
+           "              alloc_space, inuse_space), thread.name and thread.id per sample, a\n"
+           "              timestamp per observation, service.name, host.name, process.* (FLEET.md)\n"
            "  -o, --output OUT   the file to write; - for stdout (default: FILE with its .json or\n"
-           "                     .json.gz replaced by .collapsed or .pb.gz)\n"
+           "                     .json.gz replaced by .collapsed, .pb.gz or .otlp.pb)\n"
            "  --idle             keep the agent's [idle] samples (left out by default: not CPU)\n"
            "exit codes: 0 written, 1 failed (not a profile, cannot write), 2 bad command line\n"
            "example: fxprof convert app.json.gz --to pprof && go tool pprof -top app.pb.gz\n");
@@ -83,10 +88,11 @@ static int parse_args(int argc, char **argv, struct convert_args *a)
     if (rc != FX_CLI_OK)
         return rc;
     if (!a->to)
-        return fx_cli_usage("convert", "--to collapsed or --to pprof is required");
-    if (strcmp(a->to, "collapsed") && strcmp(a->to, "pprof"))
-        return fx_cli_usage("convert", "--to '%s': the formats are collapsed and pprof", a->to);
-    if (a->out && !strcmp(a->out, "-") && !strcmp(a->to, "pprof") && isatty(STDOUT_FILENO))
+        return fx_cli_usage("convert", "--to collapsed, pprof or otlp is required");
+    if (strcmp(a->to, "collapsed") && strcmp(a->to, "pprof") && strcmp(a->to, "otlp"))
+        return fx_cli_usage("convert", "--to '%s': the formats are collapsed, pprof and otlp",
+                            a->to);
+    if (a->out && !strcmp(a->out, "-") && strcmp(a->to, "collapsed") && isatty(STDOUT_FILENO))
         return fx_cli_usage("convert",
                             "-o -: stdout is a terminal; redirect it to a file or a pipe");
     return FX_CLI_OK;
@@ -105,7 +111,9 @@ static int default_out(const struct convert_args *a, char *out, size_t cap)
             break;
         }
     }
-    const char *ext = !strcmp(a->to, "pprof") ? ".pb.gz" : ".collapsed";
+    const char *ext = !strcmp(a->to, "pprof")  ? ".pb.gz"
+                      : !strcmp(a->to, "otlp") ? ".otlp.pb"
+                                               : ".collapsed";
     if ((size_t)snprintf(out, cap, "%.*s%s", (int)len, a->file, ext) >= cap)
         return fx_cli_fail("convert: the output name for %s is too long; give -o", a->file);
     return FX_CLI_OK;
@@ -495,7 +503,9 @@ int fx_convert_main(int argc, char **argv)
         return rc;
     }
     struct walk k = {.root = root, .a = &a};
-    int err = !strcmp(a.to, "pprof") ? write_pprof(&k, &o, &eb) : write_collapsed(&k, &o, &eb);
+    int err = !strcmp(a.to, "otlp")    ? fx_convert_otlp_file(root, a.idle, o.f, &k.idle, &eb)
+              : !strcmp(a.to, "pprof") ? write_pprof(&k, &o, &eb)
+                                       : write_collapsed(&k, &o, &eb);
     if (err == FX_OK && ferror(o.f))
         fx_errbuf_set(&eb, "writing the output failed"), err = FX_EIO;
     rc = output_close(&o, err == FX_OK);

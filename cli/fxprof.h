@@ -231,15 +231,24 @@ const char *fx_pfile_mode(const struct cJSON *root);
 
 struct fx_pfile_samples {
     uint32_t n;
-    int32_t *stack; /* -1: a sample without a stack */
-    double *weight; /* NULL: every sample weighs 1 */
-    double *cpu;    /* threadCPUDelta, NULL when absent */
-    bool bytes;     /* weightType "bytes": the weights are allocated bytes, not samples */
+    int32_t *stack;  /* -1: a sample without a stack */
+    double *weight;  /* NULL: every sample weighs 1 */
+    double *cpu;     /* threadCPUDelta, NULL when absent */
+    bool bytes;      /* weightType "bytes": the weights are allocated bytes, not samples */
+    bool tracing_ms; /* weightType "tracing-ms": the weights are ms (lock waits tracks) */
+    double *time;    /* ms from meta.startTime ("time" or summed "timeDeltas"), NULL: absent */
+    double *address; /* nativeAllocations' memoryAddress, NULL: absent */
 };
 
 int fx_pfile_samples(const struct cJSON *thread, uint32_t nstacks, struct fx_pfile_samples *s,
                      struct fx_errbuf *eb);
+/* The thread's nativeAllocations table (frees are negative weights with the address of their
+ * allocation) in the same shape; n = 0 when the thread has none. */
+int fx_pfile_allocations(const struct cJSON *thread, uint32_t nstacks, struct fx_pfile_samples *s,
+                         struct fx_errbuf *eb);
 void fx_pfile_samples_destroy(struct fx_pfile_samples *s);
+/* meta.extra's entry `label` of group `group` when its value is a string, else NULL. */
+const char *fx_pfile_extra(const struct cJSON *root, const char *group, const char *label);
 
 /* ---- subcommands: argv[0] is the subcommand's name ---- */
 

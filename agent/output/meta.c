@@ -94,6 +94,13 @@ static void set_meta(struct fx_profile *p, int64_t begin_ns, int64_t end_ns)
             fx_profile_extra_str(p, "JVM", props[i][1], v);
         fx_free(v);
     }
+    /* The host, for fleet outputs (OTLP's host.name, docs/FLEET.md): a file converted
+     * elsewhere still names the machine it was recorded on. */
+    char host[256];
+    if (gethostname(host, sizeof(host)) == 0) {
+        host[sizeof(host) - 1] = '\0';
+        fx_profile_extra_str(p, "JVM", "host", host);
+    }
     fx_free(command);
 }
 

@@ -135,8 +135,8 @@ print("  -top: flat and cum counts as expected")
 PY
 
 # ---- misuse ----
-cli_expect_error noto "convert: --to collapsed or --to pprof is required" "$FXPROF" convert conv.json
-cli_expect_error badto "--to 'svg': the formats are collapsed and pprof" \
+cli_expect_error noto "convert: --to collapsed, pprof or otlp is required" "$FXPROF" convert conv.json
+cli_expect_error badto "--to 'svg': the formats are collapsed, pprof and otlp" \
     "$FXPROF" convert conv.json --to svg
 echo "not a profile" >bad.json
 cli_expect_error badfile "bad.json is not a profile" "$FXPROF" convert bad.json --to pprof -o bad.pb.gz

@@ -1,0 +1,408 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* fxprof convert --to otlp: a processed profile as one OTLP ExportProfilesServiceRequest
+ * (native/otlp.c), one profile per view, each of one sample type:
+ *   cpu (or wall)/nanoseconds  the threads' samples, weight x interval ("[idle]" left out
+ *                              unless --idle);
+ *   delay/nanoseconds          the "NAME: lock waits" tracks (weightType tracing-ms), the wait;
+ *   alloc_space/bytes          allocation rows (nativeAllocations weight > 0, or samples of
+ *                              weightType bytes), the estimated bytes;
+ *   inuse_space/bytes          allocation rows without a free of their address in the file.
+ * Every observation keeps its timestamp; samples of one thread and stack are one Sample with
+ * the attributes thread.name and thread.id. The resource: service.name (meta.product's main
+ * class or jar unless given), host.name (meta.extra JVM "host" when the agent wrote it),
+ * process.pid, process.runtime.name/version/description (meta.extra JVM). Which view a thread
+ * feeds is view_of(); issue 30's per-view pprof split the same way (docs/FLEET.md). */
+#include "fxprof.h"
+
+#include <cjson/cJSON.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "convert_otlp.h"
+#include "fx_alloc.h"
+#include "fx_otlp.h"
+
+enum view {
+    V_CPU,
+    V_LOCK,
+    V_ALLOC,
+    V_LIVE,
+    V_COUNT
+};
+
+struct obs {
+    int32_t stack; /* the JSON stack, then the OTLP one */
+    int64_t value;
+    uint64_t ts;
+};
+
+struct otlp_state {
+    const cJSON *root;
+    const struct fx_otlp_opts *opts;
+    struct fx_otlp *o;
+    struct fx_pfile_tables t;
+    const void *mapped[5]; /* the table set stack_map belongs to */
+    int32_t *stack_map;    /* JSON stack -> OTLP stack index, 0: not yet */
+    int32_t no_stack;      /* the OTLP stack of "[no stack]" */
+    int32_t *locs;
+    uint32_t locscap;
+    struct obs *obs;
+    size_t nobs, obscap;
+    int64_t *values;
+    uint64_t *ts;
+    size_t valcap;
+    double interval_ns;
+    int64_t start_ns; /* meta.startTime */
+    struct fx_otlp_result *res;
+};
+
+static const cJSON *item(const cJSON *o, const char *key)
+{
+    return o ? cJSON_GetObjectItemCaseSensitive(o, key) : NULL;
+}
+
+static double meta_num(const cJSON *root, const char *key, double dflt)
+{
+    const cJSON *v = item(item(root, "meta"), key);
+    return cJSON_IsNumber(v) ? v->valuedouble : dflt;
+}
+
+/* ---- stacks ---- */
+
+static int map_tables(struct otlp_state *s)
+{
+    if (s->stack_map && !memcmp(s->mapped, s->t.src, sizeof s->mapped))
+        return FX_OK;
+    fx_free(s->stack_map);
+    s->stack_map = fx_calloc(s->t.nstacks + 1, sizeof *s->stack_map);
+    memcpy(s->mapped, s->t.src, sizeof s->mapped);
+    if (s->locscap < s->t.nstacks + 1) {
+        fx_free(s->locs);
+        s->locs = fx_calloc(s->t.nstacks + 1, sizeof *s->locs);
+        s->locscap = s->locs ? s->t.nstacks + 1 : 0;
+    }
+    return s->stack_map && s->locs ? FX_OK : FX_ENOMEM;
+}
+
+static int location(struct otlp_state *s, int32_t frame, int32_t *index)
+{
+    const struct fx_pfile_tables *t = &s->t;
+    int32_t f = t->frame_func[frame], fn, file = t->func_file[f];
+    int rc = fx_otlp_function(s->o, t->strings[t->func_name[f]],
+                              file >= 0 ? t->strings[file] : NULL, t->func_line[f], &fn);
+    return rc == FX_OK ? fx_otlp_location(s->o, fn, t->frame_line[frame], index) : rc;
+}
+
+/* The OTLP stack of JSON stack st (-1: "[no stack]"), leaf first. */
+static int stack_index(struct otlp_state *s, int32_t st, int32_t *index)
+{
+    if (st < 0) {
+        *index = s->no_stack;
+        return FX_OK;
+    }
+    if (s->stack_map[st]) {
+        *index = s->stack_map[st];
+        return FX_OK;
+    }
+    uint32_t n = 0;
+    int rc = FX_OK;
+    for (int32_t x = st; rc == FX_OK && x >= 0 && n < s->locscap; x = s->t.stack_prefix[x])
+        rc = location(s, s->t.stack_frame[x], &s->locs[n++]);
+    if (rc == FX_OK)
+        rc = fx_otlp_stack(s->o, s->locs, n, index);
+    if (rc == FX_OK)
+        s->stack_map[st] = *index;
+    return rc;
+}
+
+/* ---- observations ---- */
+
+static int add_obs(struct otlp_state *s, int32_t stack, int64_t value, double ms)
+{
+    if (s->nobs == s->obscap) {
+        size_t cap = s->obscap ? s->obscap * 2 : 1024;
+        struct obs *n = fx_reallocarray(s->obs, cap, sizeof *n);
+        if (!n)
+            return FX_ENOMEM;
+        s->obs = n;
+        s->obscap = cap;
+    }
+    int64_t ts = s->start_ns + llround(ms * 1e6);
+    s->obs[s->nobs++] = (struct obs){.stack = stack, .value = value, .ts = (uint64_t)ts};
+    return FX_OK;
+}
+
+static int by_stack_time(const void *x, const void *y)
+{
+    const struct obs *a = x, *b = y;
+    if (a->stack != b->stack)
+        return a->stack < b->stack ? -1 : 1;
+    return a->ts < b->ts ? -1 : a->ts > b->ts;
+}
+
+static double weight(const struct fx_pfile_samples *sm, uint32_t i)
+{
+    return sm->weight ? sm->weight[i] : 1;
+}
+
+static double when(const struct fx_pfile_samples *sm, uint32_t i)
+{
+    return sm->time ? sm->time[i] : 0;
+}
+
+static int cmp_double(const void *x, const void *y)
+{
+    double a = *(const double *)x, b = *(const double *)y;
+    return a < b ? -1 : a > b;
+}
+
+/* Allocation rows (v = V_ALLOC) or those still alive (V_LIVE: no free of their address). */
+static int allocation_obs(struct otlp_state *s, const struct fx_pfile_samples *na, enum view v)
+{
+    double *freed = NULL;
+    size_t nf = 0;
+    if (v == V_LIVE) {
+        if (!na->address)
+            return FX_OK; /* without addresses nothing tells the living apart */
+        freed = fx_calloc(na->n + 1, sizeof *freed);
+        if (!freed)
+            return FX_ENOMEM;
+        for (uint32_t i = 0; i < na->n; i++)
+            if (weight(na, i) < 0)
+                freed[nf++] = na->address[i];
+        qsort(freed, nf, sizeof *freed, cmp_double);
+    }
+    int rc = FX_OK;
+    for (uint32_t i = 0; rc == FX_OK && i < na->n; i++) {
+        if (weight(na, i) <= 0 ||
+            (freed && bsearch(&na->address[i], freed, nf, sizeof *freed, cmp_double)))
+            continue;
+        rc = add_obs(s, na->stack[i], llround(weight(na, i)), when(na, i));
+    }
+    fx_free(freed);
+    return rc;
+}
+
+/* The view a thread's samples table feeds: its weight type says. */
+static enum view view_of(const struct fx_pfile_samples *sm)
+{
+    return sm->bytes ? V_ALLOC : sm->tracing_ms ? V_LOCK : V_CPU;
+}
+
+/* Collects the thread's observations of view v into s->obs. */
+static int thread_obs(struct otlp_state *s, const cJSON *th, enum view v, struct fx_errbuf *eb)
+{
+    struct fx_pfile_samples sm, na = {0};
+    int rc = fx_pfile_samples(th, s->t.nstacks, &sm, eb);
+    if (rc == FX_OK && (v == V_ALLOC || v == V_LIVE))
+        rc = fx_pfile_allocations(th, s->t.nstacks, &na, eb);
+    s->nobs = 0;
+    for (uint32_t i = 0; rc == FX_OK && v != V_LIVE && view_of(&sm) == v && i < sm.n; i++) {
+        double w = weight(&sm, i);
+        if (v == V_CPU && !s->opts->idle && fx_pfile_is_idle(&s->t, sm.stack[i])) {
+            s->res->idle += w;
+            continue;
+        }
+        double scale = v == V_CPU ? s->interval_ns : v == V_LOCK ? 1e6 : 1;
+        rc = add_obs(s, sm.stack[i], llround(w * scale), when(&sm, i));
+    }
+    if (rc == FX_OK && na.n)
+        rc = allocation_obs(s, &na, v);
+    fx_pfile_samples_destroy(&sm);
+    fx_pfile_samples_destroy(&na);
+    return rc;
+}
+
+/* "NAME (tid N)" and "NAME: lock waits (tid N)" are the writer's track names of thread NAME. */
+static void thread_name(const cJSON *th, char *out, size_t cap)
+{
+    const cJSON *name = item(th, "name");
+    snprintf(out, cap, "%s", cJSON_IsString(name) ? name->valuestring : "");
+    char *tid = strstr(out, " (tid ");
+    size_t len = strlen(out);
+    if (tid && out[len - 1] == ')')
+        *tid = '\0';
+    len = strlen(out);
+    static const char waits[] = ": lock waits";
+    if (len >= sizeof waits - 1 && !strcmp(out + len - (sizeof waits - 1), waits))
+        out[len - (sizeof waits - 1)] = '\0';
+}
+
+static int64_t json_int(const cJSON *v)
+{
+    if (cJSON_IsNumber(v))
+        return (int64_t)v->valuedouble;
+    return cJSON_IsString(v) ? strtoll(v->valuestring, NULL, 10) : 0;
+}
+
+/* Emits the collected observations, one Sample per stack. */
+static int emit(struct otlp_state *s, const cJSON *th, enum view v)
+{
+    char name[256];
+    int32_t attrs[2];
+    thread_name(th, name, sizeof name);
+    int rc = fx_otlp_attr_str(s->o, "thread.name", name, &attrs[0]);
+    if (rc == FX_OK)
+        rc = fx_otlp_attr_int(s->o, "thread.id", json_int(item(th, "tid")), &attrs[1]);
+    if (rc == FX_OK && s->valcap < s->nobs) {
+        fx_free(s->values), fx_free(s->ts);
+        s->values = fx_calloc(s->nobs, sizeof *s->values);
+        s->ts = fx_calloc(s->nobs, sizeof *s->ts);
+        s->valcap = s->values && s->ts ? s->nobs : 0;
+        rc = s->valcap ? FX_OK : FX_ENOMEM;
+    }
+    /* JSON stacks that differ only in what OTLP does not keep are one OTLP stack, and a
+     * Sample's identity is its stack and attributes: group by the OTLP stack. */
+    for (size_t i = 0; rc == FX_OK && i < s->nobs; i++)
+        rc = stack_index(s, s->obs[i].stack, &s->obs[i].stack);
+    if (rc == FX_OK)
+        qsort(s->obs, s->nobs, sizeof *s->obs, by_stack_time);
+    for (size_t i = 0, j; rc == FX_OK && i < s->nobs; i = j) {
+        for (j = i; j < s->nobs && s->obs[j].stack == s->obs[i].stack; j++) {
+            s->values[j - i] = s->obs[j].value;
+            s->ts[j - i] = s->obs[j].ts;
+            s->res->observations[v]++;
+        }
+        rc = fx_otlp_sample(s->o, s->obs[i].stack, attrs, 2, s->values, s->ts, j - i);
+    }
+    return rc;
+}
+
+static int view_profile(struct otlp_state *s, enum view v, struct fx_errbuf *eb)
+{
+    static const char *const types[V_COUNT][2] = {{"cpu", "nanoseconds"},
+                                                  {"delay", "nanoseconds"},
+                                                  {"alloc_space", "bytes"},
+                                                  {"inuse_space", "bytes"}};
+    bool wall = !strcmp(fx_pfile_mode(s->root), "wall");
+    double t0 = meta_num(s->root, "profilingStartTime", 0);
+    struct fx_otlp_profile p = {
+            .type = v == V_CPU && wall ? "wall" : types[v][0],
+            .unit = types[v][1],
+            .time_unix_nano = (uint64_t)(s->start_ns + llround(t0 * 1e6)),
+            .duration_nano =
+                    (uint64_t)llround((meta_num(s->root, "profilingEndTime", t0) - t0) * 1e6),
+    };
+    if (v == V_CPU) {
+        p.period_type = p.type, p.period_unit = p.unit;
+        p.period = llround(s->interval_ns);
+    }
+    int rc = fx_otlp_profile_begin(s->o, &p);
+    const cJSON *th;
+    cJSON_ArrayForEach(th, item(s->root, "threads"))
+    {
+        if (rc == FX_OK)
+            rc = fx_pfile_tables(s->root, th, &s->t, eb);
+        if (rc == FX_OK)
+            rc = map_tables(s);
+        if (rc == FX_OK)
+            rc = thread_obs(s, th, v, eb);
+        if (rc == FX_OK && s->nobs)
+            rc = emit(s, th, v);
+    }
+    return rc == FX_OK ? fx_otlp_profile_end(s->o, NULL, 0) : rc;
+}
+
+/* Which views the file has: the CPU one always, the others when a thread carries them. */
+static void views_present(struct otlp_state *s, bool has[V_COUNT])
+{
+    const cJSON *th;
+    has[V_CPU] = true;
+    cJSON_ArrayForEach(th, item(s->root, "threads"))
+    {
+        const cJSON *wt = item(item(th, "samples"), "weightType");
+        const char *w = cJSON_IsString(wt) ? wt->valuestring : "";
+        has[V_LOCK] |= !strcmp(w, "tracing-ms");
+        has[V_ALLOC] |= !strcmp(w, "bytes") || item(th, "nativeAllocations");
+        has[V_LIVE] |= item(th, "nativeAllocations") != NULL;
+    }
+}
+
+/* ---- the resource ---- */
+
+static int resource(struct otlp_state *s)
+{
+    const cJSON *product = item(item(s->root, "meta"), "product");
+    const char *svc = s->opts->service;
+    if (!svc && cJSON_IsString(product))
+        svc = !strncmp(product->valuestring, "fxagent: ", 9) ? product->valuestring + 9
+                                                             : product->valuestring;
+    int rc = fx_otlp_resource_str(s->o, "service.name", svc ? svc : "unknown_service:java");
+    const char *host = fx_pfile_extra(s->root, "JVM", "host");
+    if (rc == FX_OK && host)
+        rc = fx_otlp_resource_str(s->o, "host.name", host);
+    const cJSON *th = item(s->root, "threads") ? item(s->root, "threads")->child : NULL;
+    if (rc == FX_OK && th && json_int(item(th, "pid")) > 0)
+        rc = fx_otlp_resource_int(s->o, "process.pid", json_int(item(th, "pid")));
+    const char *vm = fx_pfile_extra(s->root, "JVM", "VM");
+    const char *version = fx_pfile_extra(s->root, "JVM", "VM version");
+    const char *vendor = fx_pfile_extra(s->root, "JVM", "VM vendor");
+    if (rc == FX_OK && vm)
+        rc = fx_otlp_resource_str(s->o, "process.runtime.name", vm);
+    if (rc == FX_OK && version)
+        rc = fx_otlp_resource_str(s->o, "process.runtime.version", version);
+    if (rc == FX_OK && vm && version && vendor) {
+        char d[512];
+        snprintf(d, sizeof d, "%s %s %s", vendor, vm, version);
+        rc = fx_otlp_resource_str(s->o, "process.runtime.description", d);
+    }
+    for (size_t i = 0; rc == FX_OK && i < s->opts->nattrs; i++)
+        rc = fx_otlp_resource_str(s->o, s->opts->attrs[i][0], s->opts->attrs[i][1]);
+    return rc;
+}
+
+int fx_convert_otlp(const cJSON *root, const struct fx_otlp_opts *opts, struct fx_sink out,
+                    struct fx_otlp_result *res, struct fx_errbuf *eb)
+{
+    struct otlp_state s = {.root = root, .opts = opts, .res = res};
+    memset(res, 0, sizeof *res);
+    s.interval_ns = meta_num(root, "interval", 10) * 1e6;
+    /* whole ms and the fraction apart: epoch ns in a double would round to 256 ns */
+    double start_ms = meta_num(root, "startTime", 0), whole = floor(start_ms);
+    s.start_ns = (int64_t)whole * 1000000 + llround((start_ms - whole) * 1e6);
+    s.o = fx_otlp_new();
+    int rc = s.o ? resource(&s) : FX_ENOMEM;
+    int32_t fn, loc;
+    if (rc == FX_OK)
+        rc = fx_otlp_function(s.o, "[no stack]", NULL, 0, &fn);
+    if (rc == FX_OK)
+        rc = fx_otlp_location(s.o, fn, 0, &loc);
+    if (rc == FX_OK)
+        rc = fx_otlp_stack(s.o, &loc, 1, &s.no_stack);
+    bool has[V_COUNT] = {false};
+    views_present(&s, has);
+    for (enum view v = V_CPU; rc == FX_OK && v < V_COUNT; v++) {
+        if (has[v]) {
+            rc = view_profile(&s, v, eb);
+            res->profiles++;
+        }
+    }
+    if (rc == FX_OK)
+        rc = fx_otlp_finish(s.o, "fxagent", opts->version, out);
+    if (rc == FX_ENOMEM)
+        fx_errbuf_set(eb, "out of memory");
+    else if (rc != FX_OK && !eb->msg[0])
+        fx_errbuf_set(eb, "encoding the OTLP request failed: %s", fx_strerror(rc));
+    fx_otlp_free(s.o);
+    fx_pfile_tables_destroy(&s.t);
+    fx_free(s.stack_map), fx_free(s.locs), fx_free(s.obs), fx_free(s.values), fx_free(s.ts);
+    return rc;
+}
+
+static int file_write(void *ctx, const void *buf, size_t len)
+{
+    return fwrite(buf, 1, len, ctx) == len ? FX_OK : FX_EIO;
+}
+
+int fx_convert_otlp_file(const cJSON *root, bool idle, FILE *f, double *idle_out,
+                         struct fx_errbuf *eb)
+{
+    struct fx_otlp_opts opts = {.idle = idle, .version = FXPROF_VERSION};
+    struct fx_otlp_result res;
+    int rc =
+            fx_convert_otlp(root, &opts, (struct fx_sink){.write = file_write, .ctx = f}, &res, eb);
+    *idle_out = res.idle;
+    return rc;
+}
