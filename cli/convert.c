@@ -480,6 +480,18 @@ static int write_pprof(struct walk *k, struct output *o, struct fx_errbuf *eb)
     return rc;
 }
 
+/* pprof of a parsed profile into f, for the agent's push (fx_convert.h): the same writer. */
+int fx_convert_pprof_file(const cJSON *root, FILE *f, struct fx_errbuf *eb)
+{
+    struct convert_args a = {.to = "pprof"};
+    struct walk k = {.root = root, .a = &a};
+    struct output o = {.f = f};
+    int rc = write_pprof(&k, &o, eb);
+    fx_pfile_tables_destroy(&k.t);
+    fx_free(k.w);
+    return rc;
+}
+
 int fx_convert_main(int argc, char **argv)
 {
     struct convert_args a = {0};

@@ -22,6 +22,7 @@
 
 #include "convert_otlp.h"
 #include "fx_alloc.h"
+#include "fx_convert.h"
 #include "fx_otlp.h"
 
 enum view {
@@ -391,8 +392,11 @@ int fx_convert_otlp(const cJSON *root, const struct fx_otlp_opts *opts, struct f
     return rc;
 }
 
+/* ctx NULL: a sink that only counts (the push's pprof pass) */
 static int file_write(void *ctx, const void *buf, size_t len)
 {
+    if (!ctx)
+        return FX_OK;
     return fwrite(buf, 1, len, ctx) == len ? FX_OK : FX_EIO;
 }
 
@@ -404,5 +408,48 @@ int fx_convert_otlp_file(const cJSON *root, bool idle, FILE *f, double *idle_out
     int rc =
             fx_convert_otlp(root, &opts, (struct fx_sink){.write = file_write, .ctx = f}, &res, eb);
     *idle_out = res.idle;
+    return rc;
+}
+
+/* ---- the agent's push (fx_convert.h) ---- */
+
+int fx_convert_for_push(const char *path, bool otlp, const char *service, const char *labels,
+                        FILE *f, struct fx_convert_period *period, struct fx_errbuf *eb)
+{
+    cJSON *root;
+    int rc = fx_pfile_load(path, &root, eb);
+    if (rc != FX_OK)
+        return rc;
+    double start = meta_num(root, "startTime", 0), t0 = meta_num(root, "profilingStartTime", 0);
+    period->from_s = (int64_t)floor((start + t0) / 1000);
+    period->until_s = (int64_t)ceil((start + meta_num(root, "profilingEndTime", t0)) / 1000);
+    const cJSON *product = item(item(root, "meta"), "product");
+    const char *main = cJSON_IsString(product) ? product->valuestring : "java";
+    snprintf(period->service, sizeof period->service, "%s",
+             service                          ? service
+             : !strncmp(main, "fxagent: ", 9) ? main + 9
+                                              : main);
+    char *copy = labels ? strdup(labels) : NULL;
+    const char *attrs[16][2];
+    size_t n = 0;
+    for (char *save = NULL, *kv = copy ? strtok_r(copy, ";", &save) : NULL; kv && n < 16;
+         kv = strtok_r(NULL, ";", &save)) {
+        char *eq = strchr(kv, '=');
+        if (eq) {
+            *eq = '\0';
+            attrs[n][0] = kv, attrs[n][1] = eq + 1, n++;
+        }
+    }
+    struct fx_otlp_opts opts = {
+            .service = service, .attrs = attrs, .nattrs = n, .version = FXPROF_VERSION};
+    struct fx_otlp_result res = {0};
+    /* the OTLP pass also counts the observations; pprof's file gets the same count from it */
+    rc = fx_convert_otlp(root, &opts, (struct fx_sink){.write = file_write, .ctx = otlp ? f : NULL},
+                         &res, eb);
+    period->samples = res.observations[V_CPU];
+    if (rc == FX_OK && !otlp)
+        rc = fx_convert_pprof_file(root, f, eb);
+    free(copy);
+    cJSON_Delete(root);
     return rc;
 }

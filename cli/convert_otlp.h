@@ -35,4 +35,7 @@ int fx_convert_otlp(const struct cJSON *root, const struct fx_otlp_opts *opts, s
 int fx_convert_otlp_file(const struct cJSON *root, bool idle, FILE *f, double *idle_out,
                          struct fx_errbuf *eb);
 
+/* convert.c: the pprof writer of `--to pprof`, for the agent's push. */
+int fx_convert_pprof_file(const struct cJSON *root, FILE *f, struct fx_errbuf *eb);
+
 #endif

@@ -232,4 +232,5 @@ def main():
               ", ".join(f"{n}#{t}={c}" for (n, t), c in sorted(per.items())[:6]))
     print("otlp_check: ok: resource " + ", ".join(f"{k}={v}" for k, v in sorted(res.items())))
 
-main()
+if __name__ == "__main__":
+    main()
