@@ -47,6 +47,23 @@ extern const char fx_push_multipart_type[];
 extern const char fx_push_multipart_head[];
 extern const char fx_push_multipart_tail[];
 
+/* The periods not yet delivered, as paths of their files: at most FX_PUSH_QUEUE, the oldest
+ * dropped (and counted) to make room. Not thread-safe: the caller locks. */
+#define FX_PUSH_QUEUE 16
+struct fx_push_queue {
+    char *path[FX_PUSH_QUEUE];
+    uint64_t seq[FX_PUSH_QUEUE], next_seq;
+    unsigned head, count;
+    uint64_t dropped; /* dropped to make room, or not queued for want of memory */
+};
+/* Appends a copy of path, dropping the oldest when full; FX_ENOMEM: not queued (counted). */
+int fx_push_queue_add(struct fx_push_queue *q, const char *path);
+/* The oldest path (borrowed until it is removed) and its number; NULL when empty. */
+const char *fx_push_queue_peek(const struct fx_push_queue *q, uint64_t *seq);
+/* Removes the oldest if it is still number `seq` (not dropped while it was being sent). */
+void fx_push_queue_done(struct fx_push_queue *q, uint64_t seq);
+void fx_push_queue_destroy(struct fx_push_queue *q);
+
 /* The back-off after `failures` failed attempts in a row: 1 s doubling, at most 30 s. */
 int64_t fx_push_backoff_ms(unsigned failures);
 

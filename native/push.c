@@ -4,6 +4,8 @@
  * accepts and never answers costs the push thread timeout_ms, never more. */
 #include "fx_push.h"
 
+#include "fx_alloc.h"
+
 #include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -262,4 +264,50 @@ int64_t fx_push_backoff_ms(unsigned failures)
     for (unsigned i = 1; i < failures && ms < 30000; i++)
         ms *= 2;
     return ms < 30000 ? ms : 30000;
+}
+
+static void pop(struct fx_push_queue *q)
+{
+    fx_free(q->path[q->head]);
+    q->path[q->head] = NULL;
+    q->head = (q->head + 1) % FX_PUSH_QUEUE;
+    q->count--;
+}
+
+int fx_push_queue_add(struct fx_push_queue *q, const char *path)
+{
+    char *copy = fx_strdup(path);
+    if (!copy) {
+        q->dropped++;
+        return FX_ENOMEM;
+    }
+    if (q->count == FX_PUSH_QUEUE) {
+        pop(q);
+        q->dropped++;
+    }
+    unsigned tail = (q->head + q->count) % FX_PUSH_QUEUE;
+    q->path[tail] = copy;
+    q->seq[tail] = ++q->next_seq;
+    q->count++;
+    return FX_OK;
+}
+
+const char *fx_push_queue_peek(const struct fx_push_queue *q, uint64_t *seq)
+{
+    if (q->count == 0)
+        return NULL;
+    *seq = q->seq[q->head];
+    return q->path[q->head];
+}
+
+void fx_push_queue_done(struct fx_push_queue *q, uint64_t seq)
+{
+    if (q->count > 0 && q->seq[q->head] == seq)
+        pop(q);
+}
+
+void fx_push_queue_destroy(struct fx_push_queue *q)
+{
+    while (q->count > 0)
+        pop(q);
 }

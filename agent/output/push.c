@@ -5,11 +5,11 @@
  * convert's own code (include/fx_convert.h) to pprof for Pyroscope's /ingest or to OTLP, and
  * POSTs it with a time-out. A refused or failed push (no connection, a 5xx, no answer) is
  * retried with back-off (fx_push_backoff_ms); a 4xx is the backend refusing this profile for
- * good, counted, not retried. At most QUEUE periods wait: past that the oldest is dropped and
- * counted. The counts are in the next profile's meta.extra ("Push"), and failures and drops
- * in one stderr line a minute at most. At VM death the exiting thread waits up to FLUSH_MS for
- * the queue to empty (the last file included); the application's threads never wait on the
- * network otherwise. Owns: the queue, the thread, the counts. */
+ * good, counted, not retried. At most FX_PUSH_QUEUE periods wait: past that the oldest is dropped
+ * and counted. The counts are in the next profile's meta.extra ("Push"), and failures and drops in
+ * one stderr line a minute at most. At VM death the exiting thread waits up to FLUSH_MS for the
+ * queue to empty (the last file included); the application's threads never wait on the network
+ * otherwise. Owns: the queue (fx_push_queue), the thread, the counts. */
 #include "output.h"
 
 #include <pthread.h>
@@ -22,7 +22,6 @@
 #include "fx_convert.h"
 #include "fx_push.h"
 
-#define QUEUE      16    /* periods waiting, at most */
 #define TIMEOUT_MS 5000  /* one POST, connect to status line */
 #define FLUSH_MS   10000 /* what VM death waits for the queue */
 #define WARN_MS    60000 /* one stderr line per minute at most */
@@ -31,12 +30,10 @@ static struct {
     pthread_mutex_t lock;
     pthread_cond_t cond; /* CLOCK_MONOTONIC */
     bool started, stopping, busy;
-    char *queue[QUEUE];
-    uint64_t seq[QUEUE], next_seq;
-    unsigned head, count;
+    struct fx_push_queue q;
     struct fx_push_url url;
     enum fx_push_format format;
-    uint64_t delivered, dropped, refused, failed_attempts, unconvertible;
+    uint64_t delivered, refused, failed_attempts;
     int64_t last_warn_ns;
     uint64_t warned_dropped, warned_failed;
     char last_error[256];
@@ -48,23 +45,15 @@ static void warn_locked(void)
     int64_t now = fx_now_ns();
     if (push.last_warn_ns && now - push.last_warn_ns < (int64_t)WARN_MS * 1000000)
         return;
-    if (push.dropped == push.warned_dropped && push.failed_attempts == push.warned_failed)
+    if (push.q.dropped == push.warned_dropped && push.failed_attempts == push.warned_failed)
         return;
     push.last_warn_ns = now;
     fx_log("push: %llu failed attempts, %llu periods dropped so far (at most %d wait; oldest "
            "first); last: %s",
-           (unsigned long long)push.failed_attempts, (unsigned long long)push.dropped, QUEUE,
-           push.last_error);
-    push.warned_dropped = push.dropped;
+           (unsigned long long)push.failed_attempts, (unsigned long long)push.q.dropped,
+           FX_PUSH_QUEUE, push.last_error);
+    push.warned_dropped = push.q.dropped;
     push.warned_failed = push.failed_attempts;
-}
-
-static void pop_locked(void)
-{
-    fx_free(push.queue[push.head]);
-    push.queue[push.head] = NULL;
-    push.head = (push.head + 1) % QUEUE;
-    push.count--;
 }
 
 /* Converts and posts one file: 1 delivered, 0 retry later, -1 never (not convertible, 4xx). */
@@ -114,19 +103,19 @@ static void *push_thread(void *arg)
     unsigned failures = 0;
     pthread_mutex_lock(&push.lock);
     while (!push.stopping) {
-        if (push.count == 0) {
+        uint64_t seq;
+        const char *next = fx_push_queue_peek(&push.q, &seq);
+        if (next == NULL) {
             pthread_cond_wait(&push.cond, &push.lock);
             continue;
         }
-        uint64_t seq = push.seq[push.head];
-        char *path = fx_strdup(push.queue[push.head]);
+        char *path = fx_strdup(next);
         push.busy = true;
         pthread_mutex_unlock(&push.lock);
         int res = path ? deliver(path) : 0;
         fx_free(path);
         pthread_mutex_lock(&push.lock);
         push.busy = false;
-        bool still = push.count > 0 && push.seq[push.head] == seq; /* not dropped meanwhile */
         if (res == 1) {
             push.delivered++;
             failures = 0;
@@ -147,8 +136,7 @@ static void *push_thread(void *arg)
                 ;
             continue;
         }
-        if (still)
-            pop_locked();
+        fx_push_queue_done(&push.q, seq); /* unless it was dropped meanwhile */
         pthread_cond_broadcast(&push.cond);
     }
     pthread_mutex_unlock(&push.lock);
@@ -188,11 +176,11 @@ static void flush_locked(void)
     struct timespec until;
     clock_gettime(CLOCK_MONOTONIC, &until);
     until.tv_sec += FLUSH_MS / 1000;
-    while ((push.count > 0 || push.busy) &&
+    while ((push.q.count > 0 || push.busy) &&
            pthread_cond_timedwait(&push.cond, &push.lock, &until) == 0)
         ;
-    if (push.count > 0)
-        fx_log("push: %u periods not delivered at exit (%s)", push.count, push.last_error);
+    if (push.q.count > 0)
+        fx_log("push: %u periods not delivered at exit (%s)", push.q.count, push.last_error);
     push.stopping = true;
     pthread_cond_broadcast(&push.cond);
 }
@@ -204,20 +192,12 @@ static void push_after_dump(struct fx_profile *p, const char *path, unsigned lon
         return;
     pthread_mutex_lock(&push.lock);
     if (!push.stopping && start_locked()) {
-        if (push.count == QUEUE) { /* the oldest goes: counted, said */
-            pop_locked();
-            push.dropped++;
-            snprintf(push.last_error, sizeof push.last_error, "queue full");
+        uint64_t dropped = push.q.dropped;
+        fx_push_queue_add(&push.q, path); /* full: the oldest goes, counted */
+        if (push.q.dropped != dropped) {
+            snprintf(push.last_error, sizeof push.last_error, "%s",
+                     "queue full: the oldest period dropped");
             warn_locked();
-        }
-        char *copy = fx_strdup(path);
-        if (copy) {
-            unsigned tail = (push.head + push.count) % QUEUE;
-            push.queue[tail] = copy;
-            push.seq[tail] = ++push.next_seq;
-            push.count++;
-        } else {
-            push.dropped++;
         }
         pthread_cond_broadcast(&push.cond);
         if (fx_phase() == FX_PHASE_DEAD)
@@ -236,8 +216,9 @@ static void push_before_dump(JNIEnv *jni, struct fx_profile *p, const struct fx_
     const char *g = "Push";
     fx_profile_extra_str(p, g, "to", fx_opt()->push);
     fx_profile_extra_int(p, g, "periods delivered", (int64_t)push.delivered);
-    fx_profile_extra_int(p, g, "periods waiting", push.count);
-    fx_profile_extra_int(p, g, "periods dropped (queue full, oldest first)", (int64_t)push.dropped);
+    fx_profile_extra_int(p, g, "periods waiting", push.q.count);
+    fx_profile_extra_int(p, g, "periods dropped (queue full, oldest first)",
+                         (int64_t)push.q.dropped);
     fx_profile_extra_int(p, g, "periods refused (HTTP 4xx) or not convertible",
                          (int64_t)push.refused);
     fx_profile_extra_int(p, g, "failed attempts (retried)", (int64_t)push.failed_attempts);
