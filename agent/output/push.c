@@ -34,6 +34,9 @@ static struct {
     struct fx_push_url url;
     enum fx_push_format format;
     uint64_t delivered, refused, failed_attempts;
+    /* the last delivered push: its cost on the push thread (docs/FLEET.md "Cost") */
+    double last_convert_ms, last_send_ms;
+    size_t last_bytes;
     int64_t last_warn_ns;
     uint64_t warned_dropped, warned_failed;
     char last_error[256];
@@ -63,6 +66,7 @@ static int deliver(const char *path)
     struct fx_convert_period per;
     char *body = NULL;
     size_t len = 0;
+    int64_t t0 = fx_now_ns();
     FILE *f = open_memstream(&body, &len);
     bool otlp = push.format == FX_PUSH_OTLP;
     const struct fx_options *o = fx_opt();
@@ -79,6 +83,7 @@ static int deliver(const char *path)
                                  sizeof target) != FX_OK)
         rc = FX_ERANGE;
     int status = 0, res = -1;
+    int64_t t1 = fx_now_ns();
     if (rc == FX_OK) {
         rc = fx_push_post(&push.url, otlp ? push.url.path : target,
                           otlp ? "application/x-protobuf" : fx_push_multipart_type, body, len,
@@ -91,8 +96,13 @@ static int deliver(const char *path)
     }
     free(body);
     pthread_mutex_lock(&push.lock);
-    if (res != 1)
+    if (res != 1) {
         snprintf(push.last_error, sizeof push.last_error, "%s", eb.msg);
+    } else {
+        push.last_convert_ms = (double)(t1 - t0) / 1e6;
+        push.last_send_ms = (double)(fx_now_ns() - t1) / 1e6;
+        push.last_bytes = len;
+    }
     pthread_mutex_unlock(&push.lock);
     return res;
 }
@@ -222,6 +232,12 @@ static void push_before_dump(JNIEnv *jni, struct fx_profile *p, const struct fx_
     fx_profile_extra_int(p, g, "periods refused (HTTP 4xx) or not convertible",
                          (int64_t)push.refused);
     fx_profile_extra_int(p, g, "failed attempts (retried)", (int64_t)push.failed_attempts);
+    if (push.delivered > 0) {
+        char cost[128];
+        snprintf(cost, sizeof cost, "%zu bytes; %.1f ms to convert, %.1f ms to send",
+                 push.last_bytes, push.last_convert_ms, push.last_send_ms);
+        fx_profile_extra_str(p, g, "last push delivered", cost);
+    }
     pthread_mutex_unlock(&push.lock);
 }
 
