@@ -64,6 +64,15 @@ const char *fx_push_queue_peek(const struct fx_push_queue *q, uint64_t *seq);
 void fx_push_queue_done(struct fx_push_queue *q, uint64_t seq);
 void fx_push_queue_destroy(struct fx_push_queue *q);
 
+/* What an answer means: 2xx delivered; 5xx and 429 (too many requests) worth a retry; any
+ * other (4xx, 1xx, 3xx: this profile or this URL refused) never delivered. */
+enum fx_push_verdict {
+    FX_PUSH_DELIVERED,
+    FX_PUSH_RETRY,
+    FX_PUSH_REFUSED
+};
+enum fx_push_verdict fx_push_verdict_of(int status);
+
 /* The back-off after `failures` failed attempts in a row: 1 s doubling, at most 30 s. */
 int64_t fx_push_backoff_ms(unsigned failures);
 

@@ -258,6 +258,13 @@ int fx_push_post(const struct fx_push_url *u, const char *target, const char *co
     return FX_OK;
 }
 
+enum fx_push_verdict fx_push_verdict_of(int status)
+{
+    if (status >= 200 && status < 300)
+        return FX_PUSH_DELIVERED;
+    return status >= 500 || status == 429 ? FX_PUSH_RETRY : FX_PUSH_REFUSED;
+}
+
 int64_t fx_push_backoff_ms(unsigned failures)
 {
     int64_t ms = 1000;

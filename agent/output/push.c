@@ -38,7 +38,7 @@ static struct {
     double last_convert_ms, last_send_ms;
     size_t last_bytes;
     int64_t last_warn_ns;
-    uint64_t warned_dropped, warned_failed;
+    uint64_t warned_dropped, warned_failed, warned_refused;
     char last_error[256];
 } push = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
@@ -48,15 +48,17 @@ static void warn_locked(void)
     int64_t now = fx_now_ns();
     if (push.last_warn_ns && now - push.last_warn_ns < (int64_t)WARN_MS * 1000000)
         return;
-    if (push.q.dropped == push.warned_dropped && push.failed_attempts == push.warned_failed)
+    if (push.q.dropped == push.warned_dropped && push.failed_attempts == push.warned_failed &&
+        push.refused == push.warned_refused)
         return;
     push.last_warn_ns = now;
     fx_log("push: %llu failed attempts, %llu periods dropped so far (at most %d wait; oldest "
-           "first); last: %s",
+           "first), %llu refused; last: %s",
            (unsigned long long)push.failed_attempts, (unsigned long long)push.q.dropped,
-           FX_PUSH_QUEUE, push.last_error);
+           FX_PUSH_QUEUE, (unsigned long long)push.refused, push.last_error);
     push.warned_dropped = push.q.dropped;
     push.warned_failed = push.failed_attempts;
+    push.warned_refused = push.refused;
 }
 
 /* Converts and posts one file: 1 delivered, 0 retry later, -1 never (not convertible, 4xx). */
@@ -88,7 +90,8 @@ static int deliver(const char *path)
         rc = fx_push_post(&push.url, otlp ? push.url.path : target,
                           otlp ? "application/x-protobuf" : fx_push_multipart_type, body, len,
                           TIMEOUT_MS, &status, &eb);
-        res = rc != FX_OK || status >= 500 || status == 429 ? 0 : status < 300 ? 1 : -1;
+        enum fx_push_verdict v = rc != FX_OK ? FX_PUSH_RETRY : fx_push_verdict_of(status);
+        res = v == FX_PUSH_DELIVERED ? 1 : v == FX_PUSH_RETRY ? 0 : -1;
         if (rc == FX_OK && res != 1)
             fx_errbuf_set(&eb, "push: %s answered HTTP %d", push.url.host, status);
     } else if (!eb.msg[0]) {

@@ -52,11 +52,15 @@ def any_value(v):
     if "int_value" in v: return one(v, "int_value")
     return None
 
+def rnd(x):
+    """C's llround (halves away from zero), which fxprof uses; Python's round() goes to even."""
+    return math.floor(x + 0.5) if x >= 0 else -math.floor(-x + 0.5)
+
 def epoch_ns(ms):
     """Epoch ms (a double) in whole ns: whole ms and the fraction apart (a double of epoch ns
     rounds to 256 ns)."""
     whole = math.floor(ms)
-    return whole * 1000000 + round((ms - whole) * 1e6)
+    return whole * 1000000 + rnd((ms - whole) * 1e6)
 
 def load_profile(path):
     op = gzip.open if path.endswith(".gz") else open
@@ -117,7 +121,7 @@ def firefox_views(p, idle):
             if view == "cpu" and not idle and st is not None and len(fr) == 1 and fr[0][0] == "[idle]":
                 continue
             scale = {"cpu": interval_ns, "lock": 1e6, "alloc": 1}[view]
-            views[view].append((tname(th), tid, fr, round(w[i] * scale), start_ns + round(ts[i] * 1e6)))
+            views[view].append((tname(th), tid, fr, rnd(w[i] * scale), start_ns + rnd(ts[i] * 1e6)))
         na = th.get("nativeAllocations")
         if na:
             present.update(("alloc", "live"))
@@ -126,7 +130,7 @@ def firefox_views(p, idle):
             freed = {addr[i] for i in range(na["length"]) if nw[i] < 0} if addr else set()
             for i in range(na["length"]):
                 if nw[i] <= 0: continue
-                o = (tname(th), tid, frames(t, na["stack"][i]), round(nw[i]), start_ns + round(nts[i] * 1e6))
+                o = (tname(th), tid, frames(t, na["stack"][i]), rnd(nw[i]), start_ns + rnd(nts[i] * 1e6))
                 views["alloc"].append(o)
                 if addr and addr[i] not in freed:
                     views["live"].append(o)
@@ -197,16 +201,16 @@ def main():
     order = [v for v in ("cpu", "lock", "alloc", "live") if v in present]
     profs = sps[0]["profiles"]
     if len(profs) != len(order): fail(f"{len(profs)} profiles, expected {len(order)} ({order})")
-    t0 = epoch_ns(meta["startTime"]) + round(meta.get("profilingStartTime", 0) * 1e6)
+    t0 = epoch_ns(meta["startTime"]) + rnd(meta.get("profilingStartTime", 0) * 1e6)
     for view, pr in zip(order, profs):
         st = one(pr, "sample_type")
         got_t = (strs[one(st, "type_strindex", 0)], strs[one(st, "unit_strindex", 0)])
         if got_t != types[view]: fail(f"profile {view}: sample type {got_t}, expected {types[view]}")
         if one(pr, "time_unix_nano") != t0: fail(f"profile {view}: time_unix_nano {one(pr, 'time_unix_nano')} != {t0}")
-        dur = round((meta.get("profilingEndTime", 0) - meta.get("profilingStartTime", 0)) * 1e6)
+        dur = rnd((meta.get("profilingEndTime", 0) - meta.get("profilingStartTime", 0)) * 1e6)
         if abs(one(pr, "duration_nano", 0) - dur) > 1: fail(f"profile {view}: duration {one(pr, 'duration_nano', 0)} != {dur}")
         if view == "cpu":
-            if one(pr, "period", 0) != round(meta["interval"] * 1e6): fail("cpu: period is not the interval")
+            if one(pr, "period", 0) != rnd(meta["interval"] * 1e6): fail("cpu: period is not the interval")
         got = []
         seen_stacks = set()
         for s in pr.get("samples", []):

@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
 # push= (issue 33) against a stand-in backend on 127.0.0.1 (push_receiver.py), LockWorkload
-# `known 3` (~4 s, its thread `busy` hot in a LockWorkload.lambda$known) on one JDK:
+# `known N` (its thread `busy` hot in a LockWorkload.lambda$known) on one JDK:
 #   otlp       loop=1s, push=.../v1development/profiles, service= and labels=; the receiver
 #              answers 503 to the first two pushes: they are retried with back-off, every period
 #              file (the one at exit too) arrives once, each request decodes with protoc and
 #              matches its file field by field, the labels are resource attributes, and the CPU
 #              samples received add up to those taken less the counted drops (push_check.py otlp);
-#              the files' meta.extra "Push" counts the failed attempts;
+#              the files' meta.extra "Push" counts the failed attempts, and once a period was
+#              delivered, what the last push cost (bytes, ms to convert and to send);
 #   pyroscope  no loop=, push=.../ingest: one request at exit, name=SERVICE{labels}, from/until
 #              of the file, format=pprof, the gzipped pprof in the multipart field "profile", read
 #              by `go tool pprof -raw` with the hot method (push_check.py pyroscope);
@@ -45,7 +46,7 @@ stop_receiver() {
 receiver "$RUN/otlp" "$RUN/otlp/port" --refuse 2
 it_run otlp "$IT_JDK/bin/java" \
     "-agentpath:$FXAGENT_LIB=interval=5ms,loop=1s,push=http://127.0.0.1:$PORT/v1development/profiles,service=lockapp,labels=env=test;dc=eu-1,quiet,file=$RUN/otlp/p-%n.json.gz" \
-    -jar "$FXAGENT_LOCKS_JAR" known 3
+    -jar "$FXAGENT_LOCKS_JAR" known 7
 [[ $IT_RC -eq 0 ]] || it_fail "otlp: java exited $IT_RC"
 it_no_hs_err
 stop_receiver
@@ -54,14 +55,22 @@ mapfile -t files < <(ls "$RUN"/otlp/p-*.json.gz | sort -t- -k2 -n)
 python3 "$IT_DIR/push_check.py" otlp "$RUN/otlp" "${files[@]}" --service lockapp \
     --label env=test --label dc=eu-1 --refused 2 --hot 'LockWorkload.lambda$known' ||
     it_fail "otlp: what was pushed is not what was written"
-grep -q 'fxagent: push: 1 failed attempts' otlp.err || it_fail "otlp: the first failure is not said on stderr"
+grep -q 'fxagent: push: 1 failed attempts, 0 periods dropped so far (at most 16 wait; oldest first), 0 refused' otlp.err || it_fail "otlp: the first failure is not said on stderr"
 [[ $(grep -c 'fxagent: push:' otlp.err) -eq 1 ]] || it_fail "otlp: the failures are said more than once a minute"
-python3 - "${files[-1]}" <<'PY' || it_fail "otlp: the last file's meta.extra does not count the failed attempts"
-import gzip, json, sys
-p = json.load(gzip.open(sys.argv[1], "rt"))
-push = {e["label"]: e["value"] for g in p["meta"]["extra"] if g["label"] == "Push" for e in g["entries"]}
-print("otlp: last file's Push group:", push)
-sys.exit(0 if push["failed attempts (retried)"] == 2 else 1)
+python3 - "${files[@]}" <<'PY' || it_fail "otlp: the files' meta.extra 'Push' is wrong"
+import gzip, json, re, sys
+costs = 0
+for f in sys.argv[1:]:
+    p = json.load(gzip.open(f, "rt"))
+    push = {e["label"]: e["value"] for g in p["meta"]["extra"] if g["label"] == "Push" for e in g["entries"]}
+    print("otlp:", f.rsplit("/", 1)[-1], push)
+    if push["periods delivered"] > 0:
+        # a delivered push says what it cost (docs/FLEET.md "Cost and scale")
+        if not re.fullmatch(r"\d+ bytes; [\d.]+ ms to convert, [\d.]+ ms to send", push["last push delivered"]):
+            sys.exit("no cost of the last push")
+        costs += 1
+# the two refused attempts are counted in the last file; some period saw a delivery before it
+sys.exit(0 if push["failed attempts (retried)"] == 2 and costs > 0 else 1)
 PY
 
 # ---- pyroscope: no loop=, one push at exit ----

@@ -56,6 +56,13 @@ START_TEST(test_push_labels_and_target)
     ck_assert_str_eq(t, "/ingest?name=my%20app%7Benv%3Dprod%2Cdc%3Dx%7D&from=10&until=12"
                         "&format=pprof&spyName=fxagent");
     ck_assert_int_eq(fx_push_pyroscope_target(&u, "app", NULL, 1, 2, t, 20), FX_ERANGE);
+    ck_assert_int_eq(fx_push_verdict_of(200), FX_PUSH_DELIVERED);
+    ck_assert_int_eq(fx_push_verdict_of(204), FX_PUSH_DELIVERED);
+    ck_assert_int_eq(fx_push_verdict_of(503), FX_PUSH_RETRY);
+    ck_assert_int_eq(fx_push_verdict_of(429), FX_PUSH_RETRY);
+    ck_assert_int_eq(fx_push_verdict_of(400), FX_PUSH_REFUSED);
+    ck_assert_int_eq(fx_push_verdict_of(404), FX_PUSH_REFUSED);
+    ck_assert_int_eq(fx_push_verdict_of(301), FX_PUSH_REFUSED);
     ck_assert_int_eq(fx_push_backoff_ms(1), 1000);
     ck_assert_int_eq(fx_push_backoff_ms(3), 4000);
     ck_assert_int_eq(fx_push_backoff_ms(40), 30000);
