@@ -86,6 +86,8 @@ static int add_sources(void)
         rc = fx_sources_add(&fx_vthread_waits_source);
     if (rc == FX_OK)
         rc = fx_sources_add(&fx_allocs_source);
+    if (rc == FX_OK) /* last: its after-dump posts the file the others have finished */
+        rc = fx_sources_add(&fx_output_push_source);
     return rc;
 }
 

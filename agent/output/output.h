@@ -3,7 +3,8 @@
  * request, the preparation before a write), sampling/ and base/.
  *  - dump.c: file names (%p %t %n; every file written takes the next %n), the checks of a
  *    file= target, writing a snapshot (dump, stop, loop) or the model itself (VM death);
- *  - meta.c: the profile's meta, a step before each dump. */
+ *  - meta.c: the profile's meta, a step before each dump;
+ *  - push.c: push=, every file written posted to a backend (issue 33). */
 #ifndef FX_OUTPUT_H
 #define FX_OUTPUT_H
 
@@ -44,5 +45,7 @@ void fx_output_describe(const struct fx_dump_result *r, char *line, size_t cap);
 void fx_output_at_death(JNIEnv *jni);
 /* The profile's meta: a before-dump step (register it after the markers' source). */
 extern const struct fx_source fx_output_meta_step;
+/* push= (push.c): each written file converted and posted by the push thread. */
+extern const struct fx_source fx_output_push_source;
 
 #endif

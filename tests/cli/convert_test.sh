@@ -176,8 +176,8 @@ grep -q '^Type: delay$' topdelay.out || cli_fail "-sample_index=delay: $(head -5
 grep -Eq 'Total samples = 1750us' topdelay.out || cli_fail "delay total is not 1750us: $(head -5 topdelay.out)"
 
 # ---- misuse ----
-cli_expect_error noto "convert: --to collapsed or --to pprof is required" "$FXPROF" convert conv.json
-cli_expect_error badto "--to 'svg': the formats are collapsed and pprof" \
+cli_expect_error noto "convert: --to collapsed, pprof or otlp is required" "$FXPROF" convert conv.json
+cli_expect_error badto "--to 'svg': the formats are collapsed, pprof and otlp" \
     "$FXPROF" convert conv.json --to svg
 echo "not a profile" >bad.json
 cli_expect_error badfile "bad.json is not a profile" "$FXPROF" convert bad.json --to pprof -o bad.pb.gz
