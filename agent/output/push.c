@@ -7,8 +7,11 @@
  * retried with back-off (fx_push_backoff_ms); a 4xx is the backend refusing this profile for
  * good, counted, not retried. At most FX_PUSH_QUEUE periods wait: past that the oldest is dropped
  * and counted. The counts are in the next profile's meta.extra ("Push"), and failures and drops in
- * one stderr line a minute at most. At VM death the exiting thread waits up to FLUSH_MS for the
- * queue to empty (the last file included); the application's threads never wait on the network
+ * one stderr line a minute at most. dump.c queues each file it has written
+ * (fx_output_push_written) itself, not through the drain's after-dump, which is gone at VM
+ * death; VMDeath, after the last file, waits up to FLUSH_MS for the queue to empty
+ * (fx_output_push_flush, control/lifecycle.c), then the thread ends: a file that comes later
+ * is said on stderr, never lost silently. The application's threads never wait on the network
  * otherwise. Owns: the queue (fx_push_queue), the thread, the counts. */
 #include "output.h"
 
@@ -198,13 +201,15 @@ static void flush_locked(void)
     pthread_cond_broadcast(&push.cond);
 }
 
-static void push_after_dump(struct fx_profile *p, const char *path, unsigned long long bytes)
+void fx_output_push_written(const char *path)
 {
-    (void)p, (void)bytes;
     if (fx_opt()->push == NULL || path == NULL || *path == '\0')
         return;
     pthread_mutex_lock(&push.lock);
-    if (!push.stopping && start_locked()) {
+    if (push.stopping) {
+        /* after the exit's flush: nothing will send it; say so (issue 33: never silent) */
+        fx_log("push: %s not delivered: written after the exit's wait for the pushes", path);
+    } else if (start_locked()) {
         uint64_t dropped = push.q.dropped;
         fx_push_queue_add(&push.q, path); /* full: the oldest goes, counted */
         if (push.q.dropped != dropped) {
@@ -213,9 +218,18 @@ static void push_after_dump(struct fx_profile *p, const char *path, unsigned lon
             warn_locked();
         }
         pthread_cond_broadcast(&push.cond);
-        if (fx_phase() == FX_PHASE_DEAD)
-            flush_locked();
     }
+    pthread_mutex_unlock(&push.lock);
+}
+
+void fx_output_push_flush(void)
+{
+    if (fx_opt()->push == NULL)
+        return;
+    pthread_mutex_lock(&push.lock);
+    if (push.started && !push.stopping)
+        flush_locked();
+    push.stopping = true;
     pthread_mutex_unlock(&push.lock);
 }
 
@@ -247,5 +261,4 @@ static void push_before_dump(JNIEnv *jni, struct fx_profile *p, const struct fx_
 const struct fx_source fx_output_push_source = {
         .name = "push",
         .before_dump = push_before_dump,
-        .after_dump = push_after_dump,
 };
