@@ -29,13 +29,20 @@
 #define FLUSH_MS   10000 /* what VM death waits for the queue */
 #define WARN_MS    60000 /* one stderr line per minute at most */
 
+/* Where and as what one file goes: the recording's push=, push_format=, service=, labels= when
+ * it was written (a restart may give new ones: commands.c). */
+struct target {
+    struct fx_push_url url;
+    enum fx_push_format format;
+    char *service, *labels; /* NULL: none */
+};
+
 static struct {
     pthread_mutex_t lock;
     pthread_cond_t cond; /* CLOCK_MONOTONIC */
     bool started, stopping, busy;
     struct fx_push_queue q;
-    struct fx_push_url url;
-    enum fx_push_format format;
+    struct target waiting[FX_PUSH_QUEUE]; /* each queued file's, by its number % FX_PUSH_QUEUE */
     uint64_t delivered, refused, failed_attempts;
     /* the last delivered push: its cost on the push thread (docs/FLEET.md "Cost") */
     double last_convert_ms, last_send_ms;
@@ -44,6 +51,36 @@ static struct {
     uint64_t warned_dropped, warned_failed, warned_refused;
     char last_error[256];
 } push = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+static void target_free(struct target *t)
+{
+    fx_free(t->service), fx_free(t->labels);
+    memset(t, 0, sizeof *t);
+}
+
+static int target_copy(struct target *dst, const struct target *src)
+{
+    *dst = *src;
+    dst->service = src->service ? fx_strdup(src->service) : NULL;
+    dst->labels = src->labels ? fx_strdup(src->labels) : NULL;
+    if ((src->service && !dst->service) || (src->labels && !dst->labels)) {
+        target_free(dst);
+        return FX_ENOMEM;
+    }
+    return FX_OK;
+}
+
+/* The recording's settings now (fx_opt(): a writer queues while the options hold still). */
+static int target_of_options(struct target *t, struct fx_errbuf *eb)
+{
+    const struct fx_options *o = fx_opt();
+    struct target now = {.service = o->service, .labels = o->labels};
+    int rc = fx_push_url_parse(o->push, &now.url, eb);
+    now.format = fx_push_format_of(&now.url, (enum fx_push_format)o->push_format);
+    if (rc == FX_OK && (rc = target_copy(t, &now)) != FX_OK)
+        fx_errbuf_set(eb, "push: out of memory");
+    return rc;
+}
 
 /* Under the lock: at most one line a minute, naming what happened since the last. */
 static void warn_locked(void)
@@ -65,7 +102,7 @@ static void warn_locked(void)
 }
 
 /* Converts and posts one file: 1 delivered, 0 retry later, -1 never (not convertible, 4xx). */
-static int deliver(const char *path)
+static int deliver(const char *path, const struct target *to)
 {
     struct fx_errbuf eb = {{0}};
     struct fx_convert_period per;
@@ -73,30 +110,29 @@ static int deliver(const char *path)
     size_t len = 0;
     int64_t t0 = fx_now_ns();
     FILE *f = open_memstream(&body, &len);
-    bool otlp = push.format == FX_PUSH_OTLP;
-    const struct fx_options *o = fx_opt();
+    bool otlp = to->format == FX_PUSH_OTLP;
     if (f && !otlp)
         fputs(fx_push_multipart_head, f);
-    int rc = f ? fx_convert_for_push(path, otlp, o->service, o->labels, f, &per, &eb) : FX_ENOMEM;
+    int rc = f ? fx_convert_for_push(path, otlp, to->service, to->labels, f, &per, &eb) : FX_ENOMEM;
     if (f && !otlp)
         fputs(fx_push_multipart_tail, f);
     if (f)
         fclose(f);
     char target[2048];
     if (rc == FX_OK && !otlp &&
-        fx_push_pyroscope_target(&push.url, per.service, o->labels, per.from_s, per.until_s, target,
+        fx_push_pyroscope_target(&to->url, per.service, to->labels, per.from_s, per.until_s, target,
                                  sizeof target) != FX_OK)
         rc = FX_ERANGE;
     int status = 0, res = -1;
     int64_t t1 = fx_now_ns();
     if (rc == FX_OK) {
-        rc = fx_push_post(&push.url, otlp ? push.url.path : target,
+        rc = fx_push_post(&to->url, otlp ? to->url.path : target,
                           otlp ? "application/x-protobuf" : fx_push_multipart_type, body, len,
                           TIMEOUT_MS, &status, &eb);
         enum fx_push_verdict v = rc != FX_OK ? FX_PUSH_RETRY : fx_push_verdict_of(status);
         res = v == FX_PUSH_DELIVERED ? 1 : v == FX_PUSH_RETRY ? 0 : -1;
         if (rc == FX_OK && res != 1)
-            fx_errbuf_set(&eb, "push: %s answered HTTP %d", push.url.host, status);
+            fx_errbuf_set(&eb, "push: %s answered HTTP %d", to->url.host, status);
     } else if (!eb.msg[0]) {
         fx_errbuf_set(&eb, "push: %s could not be converted: %s", path, fx_strerror(rc));
     }
@@ -126,10 +162,14 @@ static void *push_thread(void *arg)
             continue;
         }
         char *path = fx_strdup(next);
+        struct target to;
+        bool copied = target_copy(&to, &push.waiting[seq % FX_PUSH_QUEUE]) == FX_OK;
         push.busy = true;
         pthread_mutex_unlock(&push.lock);
-        int res = path ? deliver(path) : 0;
+        int res = path && copied ? deliver(path, &to) : 0; /* out of memory: retried */
         fx_free(path);
+        if (copied)
+            target_free(&to);
         pthread_mutex_lock(&push.lock);
         push.busy = false;
         if (res == 1) {
@@ -164,12 +204,6 @@ static bool start_locked(void)
 {
     if (push.started)
         return true;
-    struct fx_errbuf eb = {{0}};
-    if (fx_push_url_parse(fx_opt()->push, &push.url, &eb) != FX_OK) {
-        fx_log("%s", eb.msg);
-        return false;
-    }
-    push.format = fx_push_format_of(&push.url, (enum fx_push_format)fx_opt()->push_format);
     pthread_condattr_t ca;
     pthread_condattr_init(&ca);
     pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
@@ -205,13 +239,25 @@ void fx_output_push_written(const char *path)
 {
     if (fx_opt()->push == NULL || path == NULL || *path == '\0')
         return;
+    struct target t = {0};
+    struct fx_errbuf eb = {{0}};
+    int rc = target_of_options(&t, &eb);
     pthread_mutex_lock(&push.lock);
     if (push.stopping) {
         /* after the exit's flush: nothing will send it; say so (issue 33: never silent) */
         fx_log("push: %s not delivered: written after the exit's wait for the pushes", path);
+    } else if (rc != FX_OK) {
+        fx_log("%s: %s is not pushed", eb.msg, path);
     } else if (start_locked()) {
         uint64_t dropped = push.q.dropped;
-        fx_push_queue_add(&push.q, path); /* full: the oldest goes, counted */
+        /* full: the oldest goes, counted; numbers are consecutive, so the at most
+         * FX_PUSH_QUEUE waiting have distinct slots */
+        if (fx_push_queue_add(&push.q, path) == FX_OK) {
+            struct target *slot = &push.waiting[push.q.next_seq % FX_PUSH_QUEUE];
+            target_free(slot);
+            *slot = t;
+            memset(&t, 0, sizeof t);
+        }
         if (push.q.dropped != dropped) {
             snprintf(push.last_error, sizeof push.last_error, "%s",
                      "queue full: the oldest period dropped");
@@ -220,6 +266,7 @@ void fx_output_push_written(const char *path)
         pthread_cond_broadcast(&push.cond);
     }
     pthread_mutex_unlock(&push.lock);
+    target_free(&t);
 }
 
 void fx_output_push_flush(void)

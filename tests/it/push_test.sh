@@ -9,9 +9,12 @@
 #              samples received add up to those taken less the counted drops (push_check.py otlp);
 #              the files' meta.extra "Push" counts the failed attempts, and once a period was
 #              delivered, what the last push cost (bytes, ms to convert and to send);
-#   pyroscope  no loop=, push=.../ingest: one request at exit, name=SERVICE{labels}, from/until
-#              of the file, format=pprof, the gzipped pprof in the multipart field "profile", read
-#              by `go tool pprof -raw` with the hot method (push_check.py pyroscope);
+#   restart    push= to an OTLP receiver with service=first; fxprof stop: that file reaches it (and
+#              nothing else does); fxprof start --options push=.../ingest,service=second,labels=
+#              (a restart takes push=, service=, labels= like the other options): no loop=, one
+#              request at exit to the second receiver, name=second{labels}, from/until of the
+#              file, format=pprof, the gzipped pprof in the multipart field "profile", read by
+#              `go tool pprof -raw` with the hot method (push_check.py pyroscope);
 #   refused    push= to a port nothing listens on: the JVM runs and exits as without it, and says
 #              on one stderr line that the period was not delivered.
 # usage: push_test.sh JDK_HOME
@@ -73,18 +76,34 @@ for f in sys.argv[1:]:
 sys.exit(0 if push["failed attempts (retried)"] == 2 and costs > 0 else 1)
 PY
 
-# ---- pyroscope: no loop=, one push at exit ----
+# ---- restart: OTLP to a first receiver until a stop, then a start with Pyroscope's ingest ----
 GO=$(command -v go || ls /usr/lib/go-*/bin/go 2>/dev/null | head -n 1 || true)
 [[ -n $GO ]] || it_fail "go (golang-go, scripts/deps.sh test) is not installed"
+[[ -x "${FXPROF:-}" ]] || it_fail "FXPROF is not set"
+receiver "$RUN/first" "$RUN/first/port"
+FIRST_PID=$RX_PID FIRST_PORT=$PORT
 receiver "$RUN/pyro" "$RUN/pyro/port"
-it_run pyro "$IT_JDK/bin/java" \
-    "-agentpath:$FXAGENT_LIB=interval=5ms,push=http://127.0.0.1:$PORT/ingest,labels=env=test,quiet,file=$RUN/pyro/app.json.gz" \
-    -jar "$FXAGENT_LOCKS_JAR" known 2
-[[ $IT_RC -eq 0 ]] || it_fail "pyroscope: java exited $IT_RC"
+trap '[[ -n $RX_PID ]] && kill "$RX_PID" 2>/dev/null; kill "$FIRST_PID" 2>/dev/null || true' EXIT
+"$IT_JDK/bin/java" \
+    "-agentpath:$FXAGENT_LIB=interval=5ms,push=http://127.0.0.1:$FIRST_PORT/v1development/profiles,service=first,quiet,file=$RUN/first.json.gz" \
+    -jar "$FXAGENT_LOCKS_JAR" known 5 >pyro.out 2>pyro.err &
+jpid=$!
+sleep 1.5
+it_run stop1 "$FXPROF" stop "$jpid"
+[[ $IT_RC -eq 0 ]] || { kill "$jpid"; it_fail "restart: fxprof stop exited $IT_RC"; }
+it_run start2 "$FXPROF" start "$jpid" --agent "$FXAGENT_LIB" \
+    --options "interval=5ms,push=http://127.0.0.1:$PORT/ingest,service=second,labels=env=test" \
+    -o "$RUN/pyro/app.json.gz"
+[[ $IT_RC -eq 0 ]] || { kill "$jpid"; it_fail "restart: fxprof start exited $IT_RC"; }
+wait "$jpid" || it_fail "restart: java exited with an error: $(cat pyro.err)"
+kill "$FIRST_PID" 2>/dev/null || true
+wait "$FIRST_PID" 2>/dev/null || true
 stop_receiver
+python3 "$IT_DIR/push_check.py" otlp "$RUN/first" "$RUN/first.json.gz" --service first --refused 0 ||
+    it_fail "restart: the stop's file did not reach the first receiver, once"
 python3 "$IT_DIR/push_check.py" pyroscope "$RUN/pyro" "$RUN/pyro/app.json.gz" \
-    --service fxagent-locks.jar --label env=test --hot 'LockWorkload.lambda$known' --go "$GO" ||
-    it_fail "pyroscope: the ingest request is wrong"
+    --service second --label env=test --hot 'LockWorkload.lambda$known' --go "$GO" ||
+    it_fail "restart: the ingest request of the second start is wrong"
 
 # ---- refused: nothing listens ----
 python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])' >free.port
