@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
 # fxprof convert --to otlp on a profile built here with every view: CPU samples on two threads
-# ([idle] and a sample without a stack among them), a "NAME: lock waits (tid N)" track, and
-# nativeAllocations with one allocation freed; meta.extra's JVM group with host and VM.
+# ([idle] and a sample without a stack among them), a "NAME: lock waits (tid N)" track, a
+# "NAME: idle waits (tid N)" track (a thread waiting for work: in no view, the lock figures
+# below are the lock waits track's alone), and nativeAllocations with one allocation freed;
+# meta.extra's JVM group with host and VM.
 # The output decodes with the real decoder, `protoc --decode` against the schema the tests keep
 # (tests/cli/otlp: opentelemetry-proto's v1development files), and otlp_check.py compares every
 # field with the Firefox file: dictionary zero entries, the resource, one profile per view and
@@ -60,7 +62,10 @@ profile = {
                  "weightType": "samples", "length": 3}},
     {"name": "worker: lock waits (tid 4250)", "pid": "4242", "tid": 4250,
      "samples": {"stack": [5, 5], "time": [20, 400], "weight": [150.25, 2.5],
-                 "weightType": "tracing-ms", "length": 2}}]}
+                 "weightType": "tracing-ms", "length": 2}},
+    {"name": "worker: idle waits (tid 4250)", "pid": "4242", "tid": 4250,
+     "samples": {"stack": [5], "time": [500], "weight": [300],
+                 "weightType": "tracing-ms", "length": 1}}]}
 open("all.json", "w").write(json.dumps(profile))
 # the same profile with one sample moved: the checker must refuse its request
 profile["threads"][1]["samples"]["time"][0] = 11

@@ -107,6 +107,8 @@ def firefox_views(p, idle):
         n = re.sub(r" \(tid \d+(, #\d+)?\)$", "", th.get("name", ""))
         return re.sub(r": lock waits$", "", n)
     for th in p["threads"]:
+        if re.search(r": idle waits \(tid \d+(, #\d+)?\)$|: idle waits$", th.get("name", "")):
+            continue  # threads waiting for work, not for a lock: in no OTLP view (convert_otlp.c)
         t = tables(th)
         s = th["samples"]
         wt = s.get("weightType", "samples")
