@@ -1,12 +1,12 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* fxprof convert FILE --to collapsed|pprof: a processed profile as input for other tools.
+/* fxprof convert FILE --to collapsed|pprof|otlp: a processed profile as input for other tools.
  * collapsed: "root;...;leaf VALUE", one line per distinct stack, sorted (FlameGraph,
  * speedscope, inferno), in one view (--view: the recording's samples by default, lock waits or
- * idle waits in µs, allocated or live bytes). pprof (convert_pprof.c): every view, each in its own
- * sample types. "[idle]" samples are left out unless --idle (they are not CPU), and the count left
- * out is said. The output is written beside its target and renamed, so OUT never holds half a file.
- */
-#include "convert.h"
+ * idle waits in µs, allocated or live bytes). pprof: every view, each in its own sample types;
+ * otlp: one profile per view (both core/convert/, fx_convert.h, which the agent's push= uses too).
+ * "[idle]" samples are left out unless --idle (they are not CPU), and the count left out is
+ * said. The output is written beside its target and renamed, so OUT never holds half a file. */
+#include "fxprof.h"
 
 #include <cjson/cJSON.h>
 #include <errno.h>
@@ -22,11 +22,16 @@
 #include "cli_args.h"
 #include "diff.h"
 #include "fx_alloc.h"
-#include "fx_gzip.h"
-#include "fx_pprof.h"
+#include "fx_convert.h"
 #include "fx_strtab.h"
 
 #define NO_STACK "[no stack]"
+
+struct convert_args {
+    const char *file, *to, *out;
+    int view; /* collapsed: enum fx_pfile_view */
+    bool idle, annotate;
+};
 
 /* Where the bytes go: a temporary beside OUT (renamed at the end), or stdout. */
 struct output {
@@ -37,7 +42,7 @@ struct output {
 
 static int usage(void)
 {
-    printf("usage: fxprof convert FILE --to collapsed|pprof [-o OUT] [--view VIEW] [--idle]\n"
+    printf("usage: fxprof convert FILE --to collapsed|pprof|otlp [-o OUT] [--view VIEW] [--idle]\n"
            "                     [--annotate]\n"
            "Converts a profile (.json or .json.gz) for other tools:\n"
            "  collapsed   'root;...;leaf VALUE' per stack (FlameGraph, speedscope, inferno), one\n"
@@ -56,8 +61,12 @@ static int usage(void)
            "              pick one with go tool pprof -sample_index=delay (or alloc_space,\n"
            "              inuse_space, idle_delay);\n"
            "              functions with files and lines; the track's name as the label 'thread'\n"
+           "  otlp        an OpenTelemetry ExportProfilesServiceRequest (profiles v1development,\n"
+           "              uncompressed protobuf): one profile per view (cpu or wall, lock delay,\n"
+           "              alloc_space, inuse_space), thread.name and thread.id per sample, a\n"
+           "              timestamp per observation, service.name, host.name, process.* (FLEET.md)\n"
            "  -o, --output OUT   the file to write; - for stdout (default: FILE with its .json or\n"
-           "                     .json.gz replaced by .collapsed or .pb.gz)\n"
+           "                     .json.gz replaced by .collapsed, .pb.gz or .otlp.pb)\n"
            "  --idle             keep the agent's [idle] samples in the samples (left out by\n"
            "                     default: not CPU)\n"
            "  --annotate         collapsed: frame types as async-profiler's suffixes: _[0]\n"
@@ -107,12 +116,13 @@ static int parse_args(int argc, char **argv, struct convert_args *a)
     if (rc != FX_CLI_OK)
         return rc;
     if (!a->to)
-        return fx_cli_usage("convert", "--to collapsed or --to pprof is required");
-    if (strcmp(a->to, "collapsed") && strcmp(a->to, "pprof"))
-        return fx_cli_usage("convert", "--to '%s': the formats are collapsed and pprof", a->to);
+        return fx_cli_usage("convert", "--to collapsed, pprof or otlp is required");
+    if (strcmp(a->to, "collapsed") && strcmp(a->to, "pprof") && strcmp(a->to, "otlp"))
+        return fx_cli_usage("convert", "--to '%s': the formats are collapsed, pprof and otlp",
+                            a->to);
     if (a->annotate && strcmp(a->to, "collapsed"))
         return fx_cli_usage("convert", "--annotate: only --to collapsed has frame type suffixes");
-    if (a->out && !strcmp(a->out, "-") && !strcmp(a->to, "pprof") && isatty(STDOUT_FILENO))
+    if (a->out && !strcmp(a->out, "-") && strcmp(a->to, "collapsed") && isatty(STDOUT_FILENO))
         return fx_cli_usage("convert",
                             "-o -: stdout is a terminal; redirect it to a file or a pipe");
     return FX_CLI_OK;
@@ -131,7 +141,9 @@ static int default_out(const struct convert_args *a, char *out, size_t cap)
             break;
         }
     }
-    const char *ext = !strcmp(a->to, "pprof") ? ".pb.gz" : ".collapsed";
+    const char *ext = !strcmp(a->to, "pprof")  ? ".pb.gz"
+                      : !strcmp(a->to, "otlp") ? ".otlp.pb"
+                                               : ".collapsed";
     if ((size_t)snprintf(out, cap, "%.*s%s", (int)len, a->file, ext) >= cap)
         return fx_cli_fail("convert: the output name for %s is too long; give -o", a->file);
     return FX_CLI_OK;
@@ -173,90 +185,6 @@ static int output_close(struct output *o, bool ok)
     return ok ? fx_cli_fail("convert: cannot write %s: %s", o->target, strerror(err)) : FX_CLI_OK;
 }
 
-/* ---- walking the profile ---- */
-
-static void add_alloc(int32_t stack, double bytes, bool live, void *ctx)
-{
-    double *v = (double *)ctx + (size_t)(stack + 1) * V_COUNT;
-    v[V_ALLOC_OBJECTS] += 1;
-    v[V_ALLOC_SPACE] += bytes;
-    v[V_INUSE_OBJECTS] += live;
-    v[V_INUSE_SPACE] += live ? bytes : 0;
-}
-
-/* One sample's values in its view's types; a lock (idle) waits sample without a stack (a wait's
- * end, weight 0) is no wait. */
-static void add_sample(struct walk *k, enum fx_pfile_view view, int32_t st, double w)
-{
-    double *v = k->v + (size_t)(st + 1) * V_COUNT;
-    if (view == FX_VIEW_LOCK) {
-        v[V_CONTENTIONS] += st >= 0;
-        v[V_DELAY] += w * 1e6; /* tracing-ms */
-    } else if (view == FX_VIEW_IDLEWAIT) {
-        v[V_IDLE_WAITS] += st >= 0;
-        v[V_IDLE_DELAY] += w * 1e6;
-    } else if (view == FX_VIEW_ALLOC) {
-        v[V_ALLOC_OBJECTS] += w > 0;
-        v[V_ALLOC_SPACE] += w;
-    } else if (!k->a->idle && fx_pfile_is_idle(&k->t, st)) {
-        k->idle += w;
-    } else {
-        v[V_SAMPLES] += w;
-        v[V_TIME] += w * k->interval_ns;
-    }
-}
-
-static int track_values(struct walk *k, const cJSON *th, struct fx_errbuf *eb)
-{
-    struct fx_pfile_samples sm;
-    int rc = fx_pfile_tables(k->root, th, &k->t, eb);
-    if (rc == FX_OK)
-        rc = fx_pfile_samples(th, k->t.nstacks, &sm, eb);
-    if (rc != FX_OK)
-        return rc;
-    if (k->rows < k->t.nstacks + 1) {
-        fx_free(k->v);
-        k->v = fx_calloc((size_t)(k->t.nstacks + 1) * V_COUNT, sizeof *k->v);
-        k->rows = k->v ? k->t.nstacks + 1 : 0;
-    }
-    if (!k->v) {
-        fx_pfile_samples_destroy(&sm);
-        fx_errbuf_set(eb, "out of memory");
-        return FX_ENOMEM;
-    }
-    memset(k->v, 0, (size_t)(k->t.nstacks + 1) * V_COUNT * sizeof *k->v);
-    enum fx_pfile_view view = fx_pfile_track_view(th);
-    for (uint32_t i = 0; i < sm.n; i++)
-        add_sample(k, view, sm.stack[i], sm.weight ? sm.weight[i] : 1);
-    fx_pfile_samples_destroy(&sm);
-    rc = fx_pfile_allocations(th, k->t.nstacks, add_alloc, k->v);
-    if (rc != FX_OK)
-        fx_errbuf_set(eb, "profile: a nativeAllocations table is malformed");
-    return rc;
-}
-
-int convert_walk(struct walk *k, stack_fn fn, void *ctx, struct fx_errbuf *eb)
-{
-    const cJSON *th;
-    cJSON_ArrayForEach(th, cJSON_GetObjectItemCaseSensitive(k->root, "threads"))
-    {
-        const cJSON *name = cJSON_GetObjectItemCaseSensitive(th, "name");
-        k->thread = cJSON_IsString(name) ? name->valuestring : "(unnamed)";
-        int rc = track_values(k, th, eb);
-        for (uint32_t s = 0; rc == FX_OK && s <= k->t.nstacks; s++) {
-            const double *v = k->v + (size_t)s * V_COUNT;
-            bool any = false;
-            for (unsigned i = 0; i < V_COUNT; i++)
-                any |= v[i] != 0;
-            if (any)
-                rc = fn(k, (int32_t)s - 1, v, ctx);
-        }
-        if (rc != FX_OK)
-            return rc;
-    }
-    return FX_OK;
-}
-
 static const char *frame_name(const struct fx_pfile_tables *t, int32_t st)
 {
     return t->strings[t->func_name[t->frame_func[t->stack_frame[st]]]];
@@ -268,6 +196,7 @@ static const char *frame_name(const struct fx_pfile_tables *t, int32_t st)
 #define FX_ANNOTATE_SUBS 16
 
 struct collapsed {
+    const struct convert_args *a; /* --view, --annotate */
     /* --annotate: per (category, subcategory) of meta.categories, the suffix or NULL */
     const char *suffix[FX_ANNOTATE_CATS][FX_ANNOTATE_SUBS];
     struct fx_strtab lines;
@@ -344,22 +273,22 @@ static double view_value(int view, const double *v)
 {
     switch (view) {
     case FX_VIEW_LOCK:
-        return v[V_DELAY] / 1e3;
+        return v[FX_V_DELAY] / 1e3;
     case FX_VIEW_IDLEWAIT:
-        return v[V_IDLE_DELAY] / 1e3;
+        return v[FX_V_IDLE_DELAY] / 1e3;
     case FX_VIEW_ALLOC:
-        return v[V_ALLOC_SPACE];
+        return v[FX_V_ALLOC_SPACE];
     case FX_VIEW_LIVE:
-        return v[V_INUSE_SPACE];
+        return v[FX_V_INUSE_SPACE];
     default:
-        return v[V_SAMPLES];
+        return v[FX_V_SAMPLES];
     }
 }
 
-static int collapsed_stack(struct walk *k, int32_t st, const double *v, void *ctx)
+static int collapsed_stack(struct fx_walk *k, int32_t st, const double *v, void *ctx)
 {
     struct collapsed *c = ctx;
-    double w = view_value(k->a->view, v);
+    double w = view_value(c->a->view, v);
     if (w <= 0)
         return FX_OK;
     uint32_t depth = 0, id;
@@ -379,7 +308,7 @@ static int collapsed_stack(struct walk *k, int32_t st, const double *v, void *ct
     int rc = st < 0 ? append(c, NO_STACK, false) : FX_OK;
     for (i = 0; rc == FX_OK && i < depth; i++) {
         rc = append(c, frame_name(&k->t, c->path[i]), i > 0);
-        const char *sfx = k->a->annotate ? frame_suffix(c, &k->t, c->path[i]) : NULL;
+        const char *sfx = c->a->annotate ? frame_suffix(c, &k->t, c->path[i]) : NULL;
         if (rc == FX_OK && sfx)
             rc = append(c, sfx, false);
     }
@@ -409,12 +338,13 @@ static int by_line(const void *x, const void *y)
     return strcmp(a, b);
 }
 
-static int write_collapsed(struct walk *k, struct output *o, struct fx_errbuf *eb)
+static int write_collapsed(struct fx_walk *k, const struct convert_args *a, struct output *o,
+                           struct fx_errbuf *eb)
 {
-    struct collapsed c = {0};
-    if (k->a->annotate)
+    struct collapsed c = {.a = a};
+    if (a->annotate)
         annotate_suffixes(&c, k->root);
-    int rc = convert_walk(k, collapsed_stack, &c, eb);
+    int rc = fx_convert_walk(k, collapsed_stack, &c, eb);
     uint32_t *order = rc == FX_OK ? fx_calloc(c.lines.count + 1, sizeof *order) : NULL;
     if (rc == FX_OK && !order)
         rc = FX_ENOMEM;
@@ -482,26 +412,24 @@ int fx_convert_main(int argc, char **argv)
         cJSON_Delete(root);
         return rc;
     }
-    const cJSON *iv = cJSON_GetObjectItemCaseSensitive(
-            cJSON_GetObjectItemCaseSensitive(root, "meta"), "interval");
-    struct walk k = {
-            .root = root, .a = &a, .interval_ns = cJSON_IsNumber(iv) ? iv->valuedouble * 1e6 : 1e7};
-    int err = !strcmp(a.to, "pprof") ? convert_pprof(&k, o.f, &eb) : write_collapsed(&k, &o, &eb);
+    struct fx_walk k = {.root = root, .keep_idle = a.idle};
+    int err = !strcmp(a.to, "otlp")    ? fx_convert_otlp(root, a.idle, o.f, &k.idle, &eb)
+              : !strcmp(a.to, "pprof") ? fx_convert_pprof(root, a.idle, o.f, &k.idle, &eb)
+                                       : write_collapsed(&k, &a, &o, &eb);
     if (err == FX_OK && ferror(o.f))
         fx_errbuf_set(&eb, "writing the output failed"), err = FX_EIO;
     rc = output_close(&o, err == FX_OK);
     if (err != FX_OK)
         rc = fx_cli_fail("convert: %s: %s", a.file, eb.msg);
-    if (rc == FX_CLI_OK && k.idle > 0 && (a.view == FX_VIEW_CPU || !strcmp(a.to, "pprof")))
+    if (rc == FX_CLI_OK && k.idle > 0 && (a.view == FX_VIEW_CPU || strcmp(a.to, "collapsed")))
         fprintf(stderr,
                 "fxprof: convert: %.0f [idle] samples left out (not CPU; --idle keeps them)\n",
                 k.idle);
-    if (rc == FX_CLI_OK && strcmp(a.to, "pprof"))
+    if (rc == FX_CLI_OK && !strcmp(a.to, "collapsed"))
         say_other_views(root, a.view);
     if (rc == FX_CLI_OK && o.target)
         fprintf(stderr, "fxprof: wrote %s (%s)\n", o.target, a.to);
-    fx_pfile_tables_destroy(&k.t);
-    fx_free(k.v);
+    fx_convert_walk_destroy(&k);
     cJSON_Delete(root);
     return rc;
 }

@@ -94,6 +94,11 @@ struct fx_options {
     /* vtracks=N, default 32, 0..FX_VTRACKS_MAX: virtual threads with a track of their own
        (issue 22, model/vthreads.c); the others under a root frame on their carrier's track */
     uint32_t vtracks;
+    /* issue 33, pushing each profile to a backend (core/util/push.c, docs/FLEET.md) */
+    char *push;      /* push=URL: http://HOST[:PORT]/PATH; NULL: no push */
+    char *service;   /* service=NAME: the service's name; NULL: the main class or jar */
+    char *labels;    /* labels=K=V;K=V: more labels (Pyroscope) or resource attributes (OTLP) */
+    int push_format; /* push_format=auto|pyroscope|otlp (enum fx_push_format), default auto */
 };
 #define FX_VTRACKS_MAX 1024
 /* vtwait= when mode=wall is given without it (issue 30 item 5): the waits of virtual threads are

@@ -20,9 +20,10 @@ FX_DEPS_DEMO=(build-essential cmake pkg-config zlib1g-dev libcjson-dev libelf-de
 # and sanitizers (clang and its runtime), the style and valgrind tests, and for the attach
 # tests in namespaces pgrep (procps) and mount (not in a minimal root), and shellcheck for the
 # quoting gate (style.shell_quoting: paths with spaces), and go for `go tool pprof`, the reader
-# it.fxprof_convert checks fxprof's pprof output with.
+# it.fxprof_convert checks fxprof's pprof output with, and protoc (protobuf-compiler) to decode
+# the OTLP profiles fxprof writes (it.fxprof_convert_otlp).
 FX_DEPS_TEST=(check libsubunit-dev python3 jtreg7 clang libclang-rt-dev clang-format valgrind
-    procps mount shellcheck golang-go)
+    procps mount shellcheck golang-go protobuf-compiler)
 # The front-end's loader as a CLI (docs/PROFILE-FORMAT.md §17.1); 0.10.0 is the verified version.
 FX_DEPS_NPM=@firefox-devtools/profiler-cli@0.10.0
 

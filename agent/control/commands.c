@@ -146,6 +146,10 @@ static struct fx_options next_options(const struct fx_options *o, const char *te
         n.vtracks = o->vtracks;
     if (fx_option_given(text, "kstack"))
         n.kstack = o->kstack;
+    /* push= (issue 33): the files written from here go where, as what, the new start says
+     * (output/push.c copies them as it queues each file); the strings in take_options. */
+    if (fx_option_given(text, "push_format"))
+        n.push_format = o->push_format;
     return n;
 }
 
@@ -168,6 +172,12 @@ static void take_options(struct fx_options *o, const struct fx_options *next)
         swap_str(&opt->file, &o->file);
     if (o->validate_report != NULL)
         swap_str(&opt->validate_report, &o->validate_report);
+    if (o->push != NULL)
+        swap_str(&opt->push, &o->push);
+    if (o->service != NULL)
+        swap_str(&opt->service, &o->service);
+    if (o->labels != NULL)
+        swap_str(&opt->labels, &o->labels);
 }
 
 /* STOPPED -> RUNNING: a new recording, with every option a first start takes (the engines, the

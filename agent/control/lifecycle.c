@@ -86,6 +86,8 @@ static int add_sources(void)
         rc = fx_sources_add(&fx_vthread_waits_source);
     if (rc == FX_OK)
         rc = fx_sources_add(&fx_allocs_source);
+    if (rc == FX_OK) /* the push counts (dump.c queues the files: fx_output_push_written) */
+        rc = fx_sources_add(&fx_output_push_source);
     return rc;
 }
 
@@ -291,6 +293,8 @@ static void JNICALL on_vm_death(jvmtiEnv *jvmti, JNIEnv *jni)
         fx_output_at_death(jni);
     }
     fx_lifecycle_unlock();
+    /* the pushes of the files written, the last one and a stop's alike (push=) */
+    fx_output_push_flush();
     fx_validate_report();
 }
 

@@ -192,6 +192,8 @@ static int snapshot(const char *pattern, bool series, bool reset, struct fx_dump
         struct fx_window_request after = {
                 .kind = FX_WINDOW_AFTER_DUMP, .path = res->file.path, .bytes = res->file.bytes};
         fx_window_request(&after);
+        /* not through the drain: at VM death it is gone, and the file would not be pushed */
+        fx_output_push_written(res->file.path);
         pthread_mutex_lock(&name_lock);
         snprintf(last_file, sizeof(last_file), "%s", res->file.path);
         pthread_mutex_unlock(&name_lock);
@@ -221,6 +223,7 @@ static void at_death(JNIEnv *jni)
         return;
     }
     fx_sources_after_dump(p, r.file.path, r.file.bytes);
+    fx_output_push_written(r.file.path);
     say_written(&r);
 }
 

@@ -102,6 +102,13 @@ static void set_meta(struct fx_profile *p, int64_t begin_ns, int64_t end_ns)
     char cwd[4096];
     if (getcwd(cwd, sizeof(cwd)) != NULL)
         fx_profile_extra_str(p, "JVM", "working directory", cwd);
+    /* The host, for fleet outputs (OTLP's host.name, docs/FLEET.md): a file converted
+     * elsewhere still names the machine it was recorded on. */
+    char host[256];
+    if (gethostname(host, sizeof(host)) == 0) {
+        host[sizeof(host) - 1] = '\0';
+        fx_profile_extra_str(p, "JVM", "host", host);
+    }
     fx_free(command);
 }
 

@@ -3,7 +3,8 @@
  * request, the preparation before a write), sampling/ and base/.
  *  - dump.c: file names (%p %t %n; every file written takes the next %n), the checks of a
  *    file= target, writing a snapshot (dump, stop, loop) or the model itself (VM death);
- *  - meta.c: the profile's meta, a step before each dump. */
+ *  - meta.c: the profile's meta, a step before each dump;
+ *  - push.c: push=, every file written posted to a backend (issue 33). */
 #ifndef FX_OUTPUT_H
 #define FX_OUTPUT_H
 
@@ -44,5 +45,13 @@ void fx_output_describe(const struct fx_dump_result *r, char *line, size_t cap);
 void fx_output_at_death(JNIEnv *jni);
 /* The profile's meta: a before-dump step (register it after the markers' source). */
 extern const struct fx_source fx_output_meta_step;
+/* push= (push.c): each written file converted and posted by the push thread; the source puts
+ * the push counts in each profile's meta.extra. */
+extern const struct fx_source fx_output_push_source;
+/* dump.c, after a file is written and the sources have noted it: queues it for the push. */
+void fx_output_push_written(const char *path);
+/* VM death, after the last file: waits up to 10 s for the queue to empty, says what was not
+ * delivered, and ends the push thread. */
+void fx_output_push_flush(void);
 
 #endif

@@ -14,6 +14,7 @@
 #include <time.h>
 
 #include "fx_alloc.h"
+#include "fx_push.h"
 
 #define NS_PER_US 1000ull
 #define NS_PER_MS 1000000ull
@@ -339,6 +340,16 @@ static int parse_validate_opt(const struct opt_def *d, const char *val, struct f
     return val ? copy_path(d, val, &o->validate_report, eb) : FX_OK;
 }
 
+/* issue 33: push=, service=, labels= (docs/FLEET.md), checked by fx_push.h */
+static int parse_push_string_opt(const struct opt_def *d, const char *val, struct fx_options *o,
+                                 struct fx_errbuf *eb)
+{
+    int rc = fx_push_option_check(d->name, val, eb);
+    return rc == FX_OK ? copy_path(d, val, (char **)((char *)o + d->offset), eb) : rc;
+}
+
+static const char *const push_format_names[] = {"auto", "pyroscope", "otlp", NULL};
+
 #define FIELD(f) offsetof(struct fx_options, f)
 static const char *const mode_names[] = {"cpu", "itimer", "wall", NULL};
 static const char *const engine_names[] = {"auto", "perf", "timer", NULL};
@@ -470,6 +481,27 @@ static const struct opt_def opt_table[] = {
          .min = 0,
          .max = FX_VTRACKS_MAX,
          .accepts = "a whole number from 0 to 1024, e.g. 32"},
+        {.name = "push",
+         .kind = OPT_VALUE,
+         .parse = parse_push_string_opt,
+         .offset = FIELD(push),
+         .accepts = "http://HOST[:PORT]/PATH, e.g. http://127.0.0.1:4040/ingest"},
+        {.name = "service",
+         .kind = OPT_VALUE,
+         .parse = parse_push_string_opt,
+         .offset = FIELD(service),
+         .accepts = "a name"},
+        {.name = "labels",
+         .kind = OPT_VALUE,
+         .parse = parse_push_string_opt,
+         .offset = FIELD(labels),
+         .accepts = "K=V;K=V, e.g. env=prod;region=eu"},
+        {.name = "push_format",
+         .kind = OPT_VALUE,
+         .parse = parse_choice_opt,
+         .offset = FIELD(push_format),
+         .choices = push_format_names,
+         .accepts = "auto, pyroscope or otlp"},
 };
 
 #define OPT_COUNT (sizeof(opt_table) / sizeof(opt_table[0]))
@@ -504,6 +536,11 @@ static const char help_text[] =
         "  vtwait=DURATION         mark virtual threads' waits of at least it with their stack, 0 off (default 0; 1ms in mode=wall)\n"
         "  lockowner=on|off        with lock=: name the owner of monitors waited for at least lock=/2 (default on)\n"
         "  vtracks=N               virtual threads with a track of their own, 0..1024; the others under a root frame (default 32)\n"
+        "  push=URL                post each profile (loop= period, stop, exit) to http://HOST[:PORT]/PATH:\n"
+        "                          .../ingest Pyroscope (pprof), .../v1development/profiles OTLP (docs/FLEET.md)\n"
+        "  push_format=F           auto (the URL's path), pyroscope or otlp (default auto)\n"
+        "  service=NAME            the service pushed profiles are named after (default: the main class or jar)\n"
+        "  labels=K=V;K=V          labels of pushed profiles (default none)\n"
         "DURATION: a whole number with a unit: ns, us, ms, s, m (minutes), h; e.g. 10ms\n"
         "SIZE: a whole number of bytes, or with k, m, g (powers of 1024, any case); e.g. 64m\n";
 
@@ -539,6 +576,9 @@ void fx_options_destroy(struct fx_options *o)
         fx_free(o->file);
     fx_free(o->validate_report);
     fx_free(o->reply);
+    fx_free(o->push);
+    fx_free(o->service);
+    fx_free(o->labels);
     fx_options_defaults(o);
 }
 
@@ -760,6 +800,8 @@ int fx_options_parse(const char *s, struct fx_options *out, struct fx_errbuf *eb
         return FX_ENOMEM;
     }
     int rc = parse_list(list, out, eb);
+    if (rc == FX_OK)
+        rc = fx_push_options_check(out->push, out->push_format, eb);
     fx_free(list);
     if (rc != FX_OK)
         fx_options_destroy(out);

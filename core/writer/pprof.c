@@ -11,6 +11,7 @@
 
 #include "fx_alloc.h"
 #include "fx_err.h"
+#include "fx_pb.h"
 #include "fx_strtab.h"
 
 /* profile.proto field numbers. */
@@ -44,11 +45,6 @@ enum {
     FUNCTION_START_LINE = 5,
 };
 
-enum {
-    WIRE_VARINT = 0,
-    WIRE_LEN = 2
-};
-
 struct fx_pprof {
     int err;
     unsigned ntypes;
@@ -60,54 +56,28 @@ struct fx_pprof {
     struct fx_membuf msg, inner; /* scratch for the message being built */
 };
 
-/* ---- wire format ---- */
-
-static void put(struct fx_pprof *p, struct fx_membuf *b, const void *d, size_t n)
-{
-    if (p->err == FX_OK)
-        p->err = fx_membuf_sink(b).write(b, d, n);
-}
+/* ---- wire format: fx_pb.h, with this writer's sticky error ---- */
 
 static void varint(struct fx_pprof *p, struct fx_membuf *b, uint64_t v)
 {
-    unsigned char out[10];
-    size_t n = 0;
-    do {
-        out[n++] = (unsigned char)((v & 0x7f) | (v > 0x7f ? 0x80 : 0));
-        v >>= 7;
-    } while (v);
-    put(p, b, out, n);
+    fx_pb_varint(&p->err, b, v);
 }
 
-static void tag(struct fx_pprof *p, struct fx_membuf *b, unsigned field, unsigned wire)
-{
-    varint(p, b, (uint64_t)field << 3 | wire);
-}
-
-/* int64 and uint64 fields are plain varints (negative int64 take ten bytes); zero is the
- * default and is left out, as protobuf encoders do. */
 static void field_int(struct fx_pprof *p, struct fx_membuf *b, unsigned field, int64_t v)
 {
-    if (v == 0)
-        return;
-    tag(p, b, field, WIRE_VARINT);
-    varint(p, b, (uint64_t)v);
+    fx_pb_int(&p->err, b, field, v);
 }
 
 static void field_bytes(struct fx_pprof *p, struct fx_membuf *b, unsigned field, const void *d,
                         size_t n)
 {
-    tag(p, b, field, WIRE_LEN);
-    varint(p, b, n);
-    put(p, b, d, n);
+    fx_pb_bytes(&p->err, b, field, d, n);
 }
 
-/* Moves `inner` into `b` as field `field`, and empties it. */
 static void field_msg(struct fx_pprof *p, struct fx_membuf *b, unsigned field,
                       struct fx_membuf *inner)
 {
-    field_bytes(p, b, field, inner->data, inner->len);
-    inner->len = 0;
+    fx_pb_msg(&p->err, b, field, inner);
 }
 
 static int64_t str(struct fx_pprof *p, const char *s)
@@ -235,7 +205,7 @@ int fx_pprof_finish(struct fx_pprof *p, int64_t time_nanos, int64_t duration_nan
     if (p->default_type > 0)
         field_int(p, m, PROFILE_DEFAULT_SAMPLE_TYPE, p->type[p->default_type - 1]);
     if (comment_id) {
-        tag(p, m, PROFILE_COMMENT, WIRE_VARINT);
+        fx_pb_tag(&p->err, m, PROFILE_COMMENT, FX_PB_VARINT);
         varint(p, m, (uint64_t)comment_id);
     }
     for (uint32_t i = 0; i < p->strings.count && p->err == FX_OK; i++) {

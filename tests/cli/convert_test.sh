@@ -190,8 +190,8 @@ cli_run topidle "$GO" tool pprof -top -sample_index=idle_delay conv.pb.gz
 grep -Eq 'Total samples = 4ms' topidle.out || cli_fail "idle_delay total is not 4ms: $(head -5 topidle.out)"
 
 # ---- misuse ----
-cli_expect_error noto "convert: --to collapsed or --to pprof is required" "$FXPROF" convert conv.json
-cli_expect_error badto "--to 'svg': the formats are collapsed and pprof" \
+cli_expect_error noto "convert: --to collapsed, pprof or otlp is required" "$FXPROF" convert conv.json
+cli_expect_error badto "--to 'svg': the formats are collapsed, pprof and otlp" \
     "$FXPROF" convert conv.json --to svg
 echo "not a profile" >bad.json
 cli_expect_error badfile "bad.json is not a profile" "$FXPROF" convert bad.json --to pprof -o bad.pb.gz

@@ -13,7 +13,8 @@
 #           and retained bytes (alloc_check.py share); in the exit's file the retained bytes are
 #           heldSite's (alloc_check.py live), and profiler-cli's native-retained-allocations
 #           tree names heldSite and not droppedSite, and so do fxprof summary's top retaining
-#           methods;
+#           methods; the exit's file as OTLP (convert --to otlp) decodes with protoc and
+#           matches the file field by field (tests/cli/otlp_check.py);
 #   attach  fxprof start (no option) into a JVM started without the agent and stop, then
 #           start --options alloc=512k (issue 30: a start after a stop takes alloc=), a dump, a
 #           stop, a second start and stop: the files hold balanced tables, and both recordings'
@@ -102,6 +103,16 @@ print("summary: allocating", names("allocating"), "retaining", names("retaining"
 sys.exit(0 if names("retaining")[0] == "heldSite" and "droppedSite" not in names("retaining")
          and "droppedSite" in names("allocating") else 1)
 PY
+    # OTLP (issue 33): the same file as a request protoc decodes, every field as in the file
+    # (cpu, alloc_space and inuse_space profiles, observation by observation), this host's name
+    "$FXPROF" convert live.json.gz --to otlp -o live.otlp.pb || it_fail "convert --to otlp failed"
+    protoc -I "$IT_DIR/../cli/otlp" \
+        --decode=opentelemetry.proto.collector.profiles.v1development.ExportProfilesServiceRequest \
+        opentelemetry/proto/collector/profiles/v1development/profiles_service.proto \
+        <live.otlp.pb >live.otlp.txt || it_fail "protoc could not decode live.otlp.pb"
+    python3 "$IT_DIR/../cli/otlp_check.py" live.json.gz live.otlp.txt --expect-host "$(hostname)" |
+        tee otlp.out || it_fail "the OTLP request does not match live.json.gz"
+    grep -q 'inuse_space/bytes.*hottest leaf' otlp.out || it_fail "no live heap profile in OTLP"
     ;;
 attach)
     [[ -x "${FXPROF:-}" ]] || it_fail "FXPROF is not set"

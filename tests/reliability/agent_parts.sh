@@ -55,11 +55,12 @@ for f in *.c *.h; do
 done
 [ "$fail" -eq 0 ] && echo "style: agent/ parts keep their rules"
 
-# core/: the JVM-free core in parts: util <- symbols <- model <- writer. Their contract is
+# core/: the JVM-free core in parts: util <- symbols <- model <- writer <- convert. Their contract is
 # include/; a part's own headers are private to it, but for the model's layout
 # (core/model/fx_profile_internal.h), which the Firefox writer walks (ARCHITECTURE.md).
 cd "$root/core" || exit 1
-declare -A core_below=([util]="" [symbols]="util" [model]="util" [writer]="model util" [readers]="util")
+declare -A core_below=([util]="" [symbols]="util" [model]="util" [writer]="model util" [readers]="util"
+                       [convert]="writer util")
 declare -A core_friend=([fx_profile_internal.h]=model)
 for part in "${!core_below[@]}"; do
     [ -d "$part" ] || { say "core/$part/ is missing"; continue; }

@@ -12,7 +12,7 @@
  * idle waits to lock waits, nor lock waits or bytes to CPU time. Functions and locations come from
  * the profile's tables (a set per thread in older files gets its own ids), the thread's name is the
  * label 'thread'. */
-#include "convert.h"
+#include "fx_convert.h"
 
 #include <cjson/cJSON.h>
 #include <errno.h>
@@ -74,7 +74,7 @@ static int pprof_location(struct pprof_state *ps, const struct fx_pfile_tables *
     return rc;
 }
 
-static int pprof_stack(struct walk *k, int32_t st, const double *v, void *ctx)
+static int pprof_stack(struct fx_walk *k, int32_t st, const double *v, void *ctx)
 {
     struct pprof_state *ps = ctx;
     int rc = pprof_tables(ps, &k->t);
@@ -92,8 +92,8 @@ static int pprof_stack(struct walk *k, int32_t st, const double *v, void *ctx)
         ps->locs[n++] = NO_STACK_ID;
     for (int32_t s = st; rc == FX_OK && s >= 0; s = k->t.stack_prefix[s])
         rc = pprof_location(ps, &k->t, k->t.stack_frame[s], &ps->locs[n++]);
-    int64_t values[V_COUNT];
-    for (unsigned i = 0; i < V_COUNT; i++)
+    int64_t values[FX_V_COUNT];
+    for (unsigned i = 0; i < FX_V_COUNT; i++)
         values[i] = llround(v[i]);
     return rc == FX_OK ? fx_pprof_sample(ps->p, ps->locs, n, values, "thread", k->thread) : rc;
 }
@@ -107,19 +107,19 @@ static double meta_number(const cJSON *root, const char *key, double dflt)
 
 static int sample_types(struct fx_pprof *p, const char *mode)
 {
-    const char *const types[V_COUNT][2] = {
+    const char *const types[FX_V_COUNT][2] = {
             {"samples", "count"},       {strcmp(mode, "wall") ? "cpu" : "wall", "nanoseconds"},
             {"contentions", "count"},   {"delay", "nanoseconds"},
             {"alloc_objects", "count"}, {"alloc_space", "bytes"},
             {"inuse_objects", "count"}, {"inuse_space", "bytes"},
             {"idle_waits", "count"},    {"idle_delay", "nanoseconds"}};
     int rc = FX_OK;
-    for (unsigned i = 0; i < V_COUNT && rc == FX_OK; i++)
+    for (unsigned i = 0; i < FX_V_COUNT && rc == FX_OK; i++)
         rc = fx_pprof_sample_type(p, types[i][0], types[i][1]);
-    return rc == FX_OK ? fx_pprof_default_type(p, V_TIME) : rc;
+    return rc == FX_OK ? fx_pprof_default_type(p, FX_V_TIME) : rc;
 }
 
-int convert_pprof(struct walk *k, FILE *out, struct fx_errbuf *eb)
+static int write_pprof(struct fx_walk *k, FILE *out, struct fx_errbuf *eb)
 {
     struct pprof_state ps = {.next_base = NO_STACK_ID};
     const char *mode = fx_pfile_mode(k->root);
@@ -133,17 +133,17 @@ int convert_pprof(struct walk *k, FILE *out, struct fx_errbuf *eb)
     if (rc == FX_OK)
         rc = fx_pprof_location(ps.p, NO_STACK_ID, NO_STACK_ID, 0);
     if (rc == FX_OK)
-        rc = convert_walk(k, pprof_stack, &ps, eb);
+        rc = fx_convert_walk(k, pprof_stack, &ps, eb);
     char comment[200];
     snprintf(comment, sizeof comment,
              "fxprof convert, mode %s; %.0f [idle] samples left out%s; one view per pair of "
              "sample types (-sample_index=delay, alloc_space, inuse_space, idle_delay)",
-             mode, k->idle, k->a->idle ? " (--idle: none)" : "");
+             mode, k->idle, k->keep_idle ? " (--idle: none)" : "");
     double start = meta_number(k->root, "startTime", 0);
     double t0 = meta_number(k->root, "profilingStartTime", 0);
     double t1 = meta_number(k->root, "profilingEndTime", t0);
     if (rc == FX_OK)
-        rc = fx_pprof_finish(ps.p, llround((start + t0) * 1e6), llround((t1 - t0) * 1e6), V_TIME,
+        rc = fx_pprof_finish(ps.p, llround((start + t0) * 1e6), llround((t1 - t0) * 1e6), FX_V_TIME,
                              llround(k->interval_ns), comment, fx_gzip_sink(gz));
     if (rc == FX_OK)
         rc = fx_gzip_finish(gz);
@@ -154,5 +154,15 @@ int convert_pprof(struct walk *k, FILE *out, struct fx_errbuf *eb)
     fx_gzip_free(gz);
     fx_pprof_free(ps.p);
     fx_free(ps.func_done), fx_free(ps.loc_done), fx_free(ps.locs);
+    return rc;
+}
+
+int fx_convert_pprof(const struct cJSON *root, bool keep_idle, FILE *f, double *idle_out,
+                     struct fx_errbuf *eb)
+{
+    struct fx_walk k = {.root = root, .keep_idle = keep_idle};
+    int rc = write_pprof(&k, f, eb);
+    *idle_out = k.idle;
+    fx_convert_walk_destroy(&k);
     return rc;
 }

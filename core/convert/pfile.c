@@ -2,7 +2,7 @@
 /* Reads a processed Firefox Profiler file (.json or .json.gz, v56 and later) into flat index
  * columns. Every index is range-checked when loaded and every stack's parent comes before it,
  * so the walks in summary.c can neither read out of bounds nor loop. */
-#include "fxprof.h"
+#include "fx_pfile.h"
 
 #include <cjson/cJSON.h>
 #include <errno.h>
@@ -453,24 +453,73 @@ static int numbers(const cJSON *arr, uint32_t n, double **out)
     return FX_OK;
 }
 
-int fx_pfile_samples(const struct cJSON *thread, uint32_t nstacks, struct fx_pfile_samples *s,
-                     struct fx_errbuf *eb)
+/* times: the "time" column, or the running sum of "timeDeltas"; NULL when neither is there. */
+static int times(const cJSON *table, uint32_t n, double **out)
+{
+    const cJSON *d = item(table, "timeDeltas");
+    int rc = numbers(cJSON_IsArray(d) ? d : item(table, "time"), n, out);
+    if (rc == FX_OK && *out && cJSON_IsArray(d))
+        for (uint32_t i = 1; i < n; i++)
+            (*out)[i] += (*out)[i - 1];
+    return rc;
+}
+
+static int rows(const cJSON *table, const char *name, uint32_t nstacks, struct fx_pfile_samples *s,
+                struct fx_errbuf *eb)
 {
     memset(s, 0, sizeof *s);
-    const cJSON *samples = item(thread, "samples");
-    int rc = table_length(samples, "samples", &s->n, eb);
+    int rc = table_length(table, name, &s->n, eb);
     if (rc == FX_OK)
-        rc = column(samples, "samples", "stack", s->n, nstacks, true, &s->stack, eb);
-    if (rc == FX_OK && (numbers(item(samples, "weight"), s->n, &s->weight) != FX_OK ||
-                        numbers(item(samples, "threadCPUDelta"), s->n, &s->cpu) != FX_OK)) {
-        fx_errbuf_set(eb, "out of memory reading samples");
+        rc = column(table, name, "stack", s->n, nstacks, true, &s->stack, eb);
+    if (rc == FX_OK && (numbers(item(table, "weight"), s->n, &s->weight) != FX_OK ||
+                        numbers(item(table, "threadCPUDelta"), s->n, &s->cpu) != FX_OK ||
+                        times(table, s->n, &s->time) != FX_OK ||
+                        numbers(item(table, "memoryAddress"), s->n, &s->address) != FX_OK)) {
+        fx_errbuf_set(eb, "out of memory reading %s", name);
         rc = FX_ENOMEM;
     }
-    const cJSON *wt = item(samples, "weightType");
+    const cJSON *wt = item(table, "weightType");
     s->bytes = cJSON_IsString(wt) && !strcmp(wt->valuestring, "bytes");
+    s->tracing_ms = cJSON_IsString(wt) && !strcmp(wt->valuestring, "tracing-ms");
     if (rc != FX_OK)
         fx_pfile_samples_destroy(s);
     return rc;
+}
+
+int fx_pfile_samples(const struct cJSON *thread, uint32_t nstacks, struct fx_pfile_samples *s,
+                     struct fx_errbuf *eb)
+{
+    return rows(item(thread, "samples"), "samples", nstacks, s, eb);
+}
+
+int fx_pfile_alloc_rows(const struct cJSON *thread, uint32_t nstacks, struct fx_pfile_samples *s,
+                        struct fx_errbuf *eb)
+{
+    const cJSON *na = item(thread, "nativeAllocations");
+    if (!na) {
+        memset(s, 0, sizeof *s);
+        return FX_OK;
+    }
+    return rows(na, "nativeAllocations", nstacks, s, eb);
+}
+
+/* meta.extra's group `group`, entry `label`: its string value, NULL when absent or a number. */
+const char *fx_pfile_extra(const struct cJSON *root, const char *group, const char *label)
+{
+    const cJSON *g, *e;
+    cJSON_ArrayForEach(g, item(item(root, "meta"), "extra"))
+    {
+        const cJSON *gl = item(g, "label");
+        if (!cJSON_IsString(gl) || strcmp(gl->valuestring, group))
+            continue;
+        cJSON_ArrayForEach(e, item(g, "entries"))
+        {
+            const cJSON *el = item(e, "label"), *v = item(e, "value");
+            if (cJSON_IsString(el) && !strcmp(el->valuestring, label) && cJSON_IsString(v))
+                return v->valuestring;
+        }
+    }
+    return NULL;
 }
 
 void fx_pfile_samples_destroy(struct fx_pfile_samples *s)
@@ -478,5 +527,7 @@ void fx_pfile_samples_destroy(struct fx_pfile_samples *s)
     fx_free(s->stack);
     fx_free(s->weight);
     fx_free(s->cpu);
+    fx_free(s->time);
+    fx_free(s->address);
     memset(s, 0, sizeof *s);
 }

@@ -4,7 +4,7 @@
  * of the threads' nativeAllocations (live: not freed in the file), and the totals summary prints
  * and the agent's "Samples in this file" gives (fx_profile_totals: the same rule, so the figures
  * agree). */
-#include "fxprof.h"
+#include "fx_pfile.h"
 
 #include <cjson/cJSON.h>
 #include <stdlib.h>
