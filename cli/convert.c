@@ -20,7 +20,6 @@
 #include <unistd.h>
 
 #include "cli_args.h"
-#include "diff.h"
 #include "fx_alloc.h"
 #include "fx_convert.h"
 #include "fx_strtab.h"
@@ -390,8 +389,6 @@ int fx_convert_main(int argc, char **argv)
 {
     if (fx_convert_input_is_jfr(argc, argv)) /* issue 35: convert_jfr.c */
         return fx_convert_jfr_main(argc, argv);
-    if (fx_diff_wanted(argc, argv))
-        return fx_diff_main(argc, argv);
     struct convert_args a = {0};
     int rc = parse_args(argc, argv, &a);
     if (rc < 0)

@@ -7,7 +7,7 @@
 
 #include "fxprof.h"
 
-/* True when convert's command line asks for --diff: convert hands it to fx_diff_main. */
+/* True when convert's command line asks for --diff: main.c then runs fx_diff_main. */
 bool fx_diff_wanted(int argc, char **argv);
 /* fxprof convert --diff BASE NEW --to collapsed [-o OUT|-] [--all] [--idle]. */
 int fx_diff_main(int argc, char **argv);

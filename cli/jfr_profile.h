@@ -94,7 +94,7 @@ struct conv {
     char buf[STR_CAP], buf2[STR_CAP];
 };
 
-/* jfr_profile.c: the fields of the object ref points to (up to field need; FX_ENOTFOUND: none
+/* jfr_resolve.c: the fields of the object ref points to (up to field need; FX_ENOTFOUND: none
  * such); the string of a Symbol reference into buf (STR_CAP bytes, "" when unknown); the profile
  * thread of a Thread reference (created at its first event; cpu: its CPU-time track, named
  * NAME (CPU time)); the stack of a StackTrace
@@ -107,6 +107,10 @@ int fx_jfr_profile_thread(struct conv *c, const struct fx_jfr_value *ref, bool c
                           struct fx_errbuf *eb);
 int fx_jfr_profile_stack(struct conv *c, const struct fx_jfr_value *ref, bool native,
                          fx_stack_id *out, struct fx_errbuf *eb);
+/* A frame of its own for a label (a root or leaf the recording implies, an allocated class):
+ * category cat, subcategory sub. */
+int fx_jfr_profile_label_frame(struct fx_profile *p, const char *label, uint8_t cat, uint8_t sub,
+                               fx_frame_id *out);
 
 /* jfr_markers.c: finds the marker types' fields in the chunk; turns ev into a marker when it is
  * one of them (1), else 0; negative on failure (eb). */

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "diff.h"
 #include "sources.h"
 
 #define COMMANDS "list, record, start, dump, stop, status, open, compare, summary, convert, sources"
@@ -15,6 +16,13 @@ struct subcommand {
     int (*main)(int argc, char **argv);
     const char *summary; /* NULL: hidden */
 };
+
+/* convert --diff BASE NEW is diff.c's, which runs convert on each side: dispatched here, so
+ * convert.c and diff.c do not call each other. */
+static int convert_main(int argc, char **argv)
+{
+    return fx_diff_wanted(argc, argv) ? fx_diff_main(argc, argv) : fx_convert_main(argc, argv);
+}
 
 static const struct subcommand subcommands[] = {
         {"list", fx_list_main, "list the local JVMs and whether fxagent samples them"},
@@ -26,7 +34,7 @@ static const struct subcommand subcommands[] = {
         {"open", fx_serve_main, "open a profile in profiler.firefox.com (local server)"},
         {"compare", fx_serve_main, "open two profiles in profiler.firefox.com's comparison"},
         {"summary", fx_summary_main, "print the hottest methods of a profile"},
-        {"convert", fx_convert_main, "write a profile as collapsed stacks or pprof"},
+        {"convert", convert_main, "write a profile as collapsed stacks or pprof"},
         {"sources", fx_sources_main, "embed the Java sources the profile's frames name"},
         {"attach-raw", fx_attach_raw_main, NULL},
 };

@@ -1,0 +1,248 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* A JFR recording's references resolved into the profile model (issue 35), for the samples
+ * (jfr_profile.c) and the markers (jfr_markers.c) alike: the object a reference points to, a
+ * symbol's text, a thread's track, a stack's frames (typed by JFR's frame type, with their
+ * lines), each cached per chunk by its pool key. In a file of its own so that the two files that
+ * use it do not call each other. */
+#include "fxprof.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "fx_alloc.h"
+#include "fx_jfr.h"
+#include "fx_jtype.h"
+#include "fx_profile.h"
+#include "jfr_profile.h"
+
+/* The fields of the object a reference points to, up to field `need` (FX_ENOTFOUND: none). */
+int fx_jfr_profile_deref(struct conv *c, const struct fx_jfr_value *ref, struct fx_jfr_value *v,
+                         int need, struct fx_errbuf *eb)
+{
+    struct fx_jfr_obj o;
+    if (need < 0 || fx_jfr_deref(c->r, ref, &o) != FX_OK)
+        return FX_ENOTFOUND;
+    uint32_t n = fx_jfr_field_count(c->r, o.cls);
+    if (n > 16 || (uint32_t)need >= n)
+        return FX_ENOTFOUND;
+    return fx_jfr_fields(c->r, &o, v, n, eb);
+}
+
+/* A string field reached through a reference: a Symbol's string, a Class's name. */
+const char *fx_jfr_profile_symbol(struct conv *c, const struct fx_jfr_value *ref, char *buf,
+                                  struct fx_errbuf *eb)
+{
+    struct fx_jfr_value v[16];
+    buf[0] = '\0';
+    if (fx_jfr_profile_deref(c, ref, v, c->l.s_string, eb) == FX_OK)
+        fx_jfr_string(c->r, &v[c->l.s_string], buf, STR_CAP, NULL);
+    return buf;
+}
+
+int fx_jfr_profile_thread(struct conv *c, const struct fx_jfr_value *ref, bool cpu, uint32_t *out,
+                          struct fx_errbuf *eb)
+{
+    uint64_t v64;
+    if (fx_jfr_map_get(&c->cache, cpu ? C_CTHREAD : C_THREAD, (uint64_t)ref->i, &v64)) {
+        *out = (uint32_t)v64;
+        return FX_OK;
+    }
+    const struct layout *l = &c->l;
+    struct fx_jfr_value v[16];
+    int64_t java_id = -1, tid = 0;
+    const char *name = NO_THREAD;
+    if (fx_jfr_profile_deref(c, ref, v, l->t_os_id, eb) == FX_OK) {
+        tid = v[l->t_os_id].i;
+        if (l->t_java_id >= 0 && v[l->t_java_id].kind == FX_JFR_INT)
+            java_id = v[l->t_java_id].i;
+        if (l->t_java_name >= 0 &&
+            fx_jfr_string(c->r, &v[l->t_java_name], c->buf, STR_CAP, NULL) == FX_OK)
+            name = c->buf;
+        else if (l->t_os_name >= 0 &&
+                 fx_jfr_string(c->r, &v[l->t_os_name], c->buf, STR_CAP, NULL) == FX_OK)
+            name = c->buf;
+    } else {
+        c->no_thread++;
+    }
+    /* the same Java thread in every chunk is one track (an OS thread id when not Java) */
+    uint64_t gkey = java_id > 0 ? (uint64_t)java_id : (uint64_t)tid | 1ull << 62;
+    uint32_t idx;
+    if (fx_jfr_map_get(&c->threads, cpu, gkey, &v64)) {
+        idx = (uint32_t)v64;
+    } else {
+        if (cpu) { /* JDK 25's CPU-time samples: a track of their own beside the thread's */
+            size_t len = strnlen(name, STR_CAP - 16);
+            memmove(c->buf, name, len);
+            snprintf(c->buf + len, STR_CAP - len, "%s", CPU_SUFFIX);
+            name = c->buf;
+        }
+        int rc = fx_profile_thread_add(c->p, name, tid, fx_jfr_chunk(c->r)->start_ns, &idx);
+        if (rc == FX_OK)
+            rc = fx_jfr_map_put(&c->threads, cpu, gkey, idx);
+        if (rc != FX_OK)
+            return rc;
+        if (!cpu && (!c->any_thread || (!c->main_set && !strcmp(name, "main"))))
+            c->main_thread = idx; /* the track of events without a thread (GC) */
+        c->any_thread = c->any_thread || !cpu;
+        if (!cpu && !c->main_set && !strcmp(name, "main")) {
+            fx_profile_set_main_thread(c->p, idx);
+            c->main_set = true;
+        }
+    }
+    *out = idx;
+    return fx_jfr_map_put(&c->cache, cpu ? C_CTHREAD : C_THREAD, (uint64_t)ref->i, idx);
+}
+
+static uint8_t frame_sub(struct conv *c, const struct fx_jfr_value *ref, struct fx_errbuf *eb)
+{
+    uint64_t v64;
+    if (fx_jfr_map_get(&c->cache, C_FTYPE, (uint64_t)ref->i, &v64))
+        return (uint8_t)v64;
+    struct fx_jfr_value v[16];
+    uint8_t sub = FX_JAVA_OTHER; /* "JIT compiled": JFR does not say which compiler */
+    if (fx_jfr_profile_deref(c, ref, v, c->l.ft_desc, eb) == FX_OK &&
+        fx_jfr_string(c->r, &v[c->l.ft_desc], c->buf2, STR_CAP, NULL) == FX_OK) {
+        if (!strcmp(c->buf2, "Interpreted"))
+            sub = FX_JAVA_INTERPRETED;
+        else if (!strcmp(c->buf2, "Inlined"))
+            sub = FX_JAVA_INLINED;
+        else if (!strcmp(c->buf2, "Native"))
+            sub = FX_JAVA_NATIVE_METHOD;
+    }
+    fx_jfr_map_put(&c->cache, C_FTYPE, (uint64_t)ref->i, sub);
+    return sub;
+}
+
+/* "pkg.Class.method" of a Method reference. */
+static int func_of(struct conv *c, const struct fx_jfr_value *ref, fx_func_id *out,
+                   struct fx_errbuf *eb)
+{
+    uint64_t v64;
+    if (fx_jfr_map_get(&c->cache, C_METHOD, (uint64_t)ref->i, &v64)) {
+        *out = (fx_func_id){(uint32_t)v64};
+        return FX_OK;
+    }
+    const struct layout *l = &c->l;
+    struct fx_jfr_value m[16], k[16];
+    char cls[STR_CAP] = "[unknown class]", meth[STR_CAP] = "[unknown method]";
+    if (fx_jfr_profile_deref(c, ref, m, l->m_type > l->m_name ? l->m_type : l->m_name, eb) ==
+        FX_OK) {
+        if (fx_jfr_profile_deref(c, &m[l->m_type], k, l->c_name, eb) == FX_OK)
+            fx_jfr_profile_symbol(c, &k[l->c_name], cls, eb);
+        fx_jfr_profile_symbol(c, &m[l->m_name], meth, eb);
+    }
+    for (char *s = cls; *s; s++)
+        if (*s == '/')
+            *s = '.';
+    snprintf(c->buf, STR_CAP, "%s.%s", cls, meth);
+    fx_str_id name;
+    int rc = fx_profile_cstring(c->p, c->buf, &name);
+    if (rc != FX_OK)
+        return rc;
+    struct fx_func_key fk = {.name = name,
+                             .resource = FX_STR_NONE,
+                             .source = FX_STR_NONE,
+                             .line = -1,
+                             .is_java = true};
+    rc = fx_profile_func(c->p, &fk, out);
+    if (rc == FX_OK)
+        rc = fx_jfr_map_put(&c->cache, C_METHOD, (uint64_t)ref->i, out->i);
+    return rc;
+}
+
+int fx_jfr_profile_label_frame(struct fx_profile *p, const char *label, uint8_t cat, uint8_t sub,
+                               fx_frame_id *out)
+{
+    fx_str_id name;
+    fx_func_id f;
+    int rc = fx_profile_cstring(p, label, &name);
+    struct fx_func_key k = {
+            .name = name, .resource = FX_STR_NONE, .source = FX_STR_NONE, .line = -1};
+    if (rc == FX_OK)
+        rc = fx_profile_func(p, &k, &f);
+    struct fx_frame_key fk = {.func = f, .line = -1, .category = cat, .subcategory = sub};
+    return rc == FX_OK ? fx_profile_frame(p, &fk, out) : rc;
+}
+
+/* The frames of a StackTrace, root first into c->frames; *n their count. */
+static int stack_frames(struct conv *c, const struct fx_jfr_value *ref, size_t *n,
+                        struct fx_errbuf *eb)
+{
+    const struct layout *l = &c->l;
+    struct fx_jfr_value st[16];
+    *n = 0;
+    int need = l->st_frames > l->st_truncated ? l->st_frames : l->st_truncated;
+    int rc = fx_jfr_profile_deref(c, ref, st, need, eb);
+    if (rc != FX_OK || l->st_frames < 0 || st[l->st_frames].kind != FX_JFR_ARRAY)
+        return FX_ENOTFOUND;
+    const struct fx_jfr_value *arr = &st[l->st_frames];
+    size_t total = (size_t)arr->i + 1;
+    if (fx_grow(&c->frames, &c->cap_frames, 0, total, sizeof *c->frames, 64))
+        return FX_ENOMEM;
+    if (l->st_truncated >= 0 && st[l->st_truncated].i) {
+        c->truncated++;
+        if ((rc = fx_jfr_profile_label_frame(c->p, TRUNCATED_ROOT, FX_CAT_OTHER, 0,
+                                             &c->frames[0])) != FX_OK)
+            return rc;
+        *n = 1;
+    }
+    /* JFR lists the leaf first: fill from the end so the root comes first */
+    size_t at = *n + (size_t)arr->i;
+    const uint8_t *cur = NULL;
+    uint32_t idx;
+    struct fx_jfr_value e, fr[16];
+    while ((rc = fx_jfr_array_next(c->r, arr, &cur, &idx, &e, eb)) == 1) {
+        struct fx_jfr_obj o;
+        if (fx_jfr_deref(c->r, &e, &o) != FX_OK || fx_jfr_field_count(c->r, o.cls) > 16 ||
+            fx_jfr_fields(c->r, &o, fr, fx_jfr_field_count(c->r, o.cls), eb) != FX_OK ||
+            l->f_method < 0)
+            return FX_EINVAL;
+        struct fx_frame_key fk = {.line = -1, .category = FX_CAT_JAVA};
+        if ((rc = func_of(c, &fr[l->f_method], &fk.func, eb)) != FX_OK)
+            return rc;
+        if (l->f_line >= 0 && fr[l->f_line].i > 0)
+            fk.line = (int32_t)fr[l->f_line].i;
+        if (l->f_type >= 0)
+            fk.subcategory = frame_sub(c, &fr[l->f_type], eb);
+        if ((rc = fx_profile_frame(c->p, &fk, &c->frames[--at])) != FX_OK)
+            return rc;
+    }
+    if (rc < 0)
+        return rc;
+    *n += (size_t)arr->i;
+    return FX_OK;
+}
+
+int fx_jfr_profile_stack(struct conv *c, const struct fx_jfr_value *ref, bool native,
+                         fx_stack_id *out, struct fx_errbuf *eb)
+{
+    uint64_t v64;
+    uint32_t ns = native ? C_NSTACK : C_STACK;
+    if (ref->kind == FX_JFR_REF && fx_jfr_map_get(&c->cache, ns, (uint64_t)ref->i, &v64)) {
+        *out = (fx_stack_id){(uint32_t)v64};
+        return FX_OK;
+    }
+    size_t n = 0;
+    int rc = ref->kind == FX_JFR_REF ? stack_frames(c, ref, &n, eb) : FX_ENOTFOUND;
+    if (rc == FX_ENOTFOUND || (rc == FX_OK && n == 0)) {
+        c->no_stack++;
+        rc = fx_profile_label_stack(c->p, NO_STACK, FX_CAT_OTHER, out);
+        n = 0;
+    } else if (rc != FX_OK) {
+        return rc;
+    } else {
+        fx_stack_id s = FX_STACK_NONE;
+        for (size_t i = 0; i < n && rc == FX_OK; i++)
+            rc = fx_profile_stack(c->p, s, c->frames[i], &s);
+        *out = s;
+    }
+    if (rc == FX_OK && native) {
+        fx_frame_id leaf;
+        rc = fx_jfr_profile_label_frame(c->p, NATIVE_LEAF, FX_CAT_IDLE, FX_IDLE_NATIVE, &leaf);
+        if (rc == FX_OK)
+            rc = fx_profile_stack(c->p, *out, leaf, out);
+    }
+    if (rc == FX_OK && ref->kind == FX_JFR_REF)
+        rc = fx_jfr_map_put(&c->cache, ns, (uint64_t)ref->i, out->i);
+    return rc;
+}
