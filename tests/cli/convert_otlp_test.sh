@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: Apache-2.0
 # fxprof convert --to otlp on a profile built here with every view: CPU samples on two threads
 # ([idle] and a sample without a stack among them), a "NAME: lock waits (tid N)" track, a
-# "NAME: idle waits (tid N)" track (a thread waiting for work: in no view, the lock figures
+# "NAME (tid N): idle waits" track (a thread waiting for work: in no view, the lock figures
 # below are the lock waits track's alone), and nativeAllocations with one allocation freed;
 # meta.extra's JVM group with host and VM.
 # The output decodes with the real decoder, `protoc --decode` against the schema the tests keep
@@ -63,7 +63,7 @@ profile = {
     {"name": "worker: lock waits (tid 4250)", "pid": "4242", "tid": 4250,
      "samples": {"stack": [5, 5], "time": [20, 400], "weight": [150.25, 2.5],
                  "weightType": "tracing-ms", "length": 2}},
-    {"name": "worker: idle waits (tid 4250)", "pid": "4242", "tid": 4250,
+    {"name": "worker (tid 4250): idle waits", "pid": "4242", "tid": 4250,
      "samples": {"stack": [5], "time": [500], "weight": [300],
                  "weightType": "tracing-ms", "length": 1}}]}
 open("all.json", "w").write(json.dumps(profile))
