@@ -32,7 +32,10 @@ def exit_line_count(run_dir, path):
     for root, _, files in os.walk(run_dir):
         for name in sorted(files):
             f = os.path.join(root, name)
-            if name.endswith((".gz", ".jar", ".so", ".class", ".pb", ".json")) or \
+            # regular files only: a run dir may hold /dev/full or /dev/zero (it.misuse's
+            # targets), which read forever
+            if not os.path.isfile(f) or os.path.islink(f) or \
+                    name.endswith((".gz", ".jar", ".so", ".class", ".pb", ".json")) or \
                     os.path.getsize(f) > (8 << 20):
                 continue
             try:
