@@ -7,9 +7,11 @@ directory's xint/c1/tiered profiles (.json.gz) and their `fxprof convert --annot
              has inlineDepth >= 1 and every other frame 0; the collapsed file's frames with a
              suffix weigh exactly what the profile's frames of that type weigh (notInlined's)
   xint       no frame of any thread C1, C2 or Inlined; notInlined Interpreted; depth= the
-             worker's depth at caller (caller_depth of the tiered run): a worker stack ending in
-             caller is whole, exactly that deep; one ending deeper has "[truncated]" at its root
-             above exactly that many Java frames (issue 30: only a stack deeper is cut)
+             worker's depth at caller (caller_depth of the tiered run): a worker stack of Java
+             frames ending in caller is whole, exactly that deep; one ending deeper has
+             "[truncated]" at its root; depth= counts frames of every kind, "[truncated]" too
+             (issue 32 item 7): a cut stack holds exactly that many (issue 30: only a stack
+             deeper is cut)
 usage: frame_types_check.py [--label NAME] RUN_DIR | --caller-depth PROFILE
   c1         no frame of any thread C2; notInlined C1 in >= 80 % of its frames; (wall mode)
              thread main's Java frames, waiting in Thread.join, typed from the frame anchor:
@@ -79,21 +81,26 @@ def check_run(cfg, run, c):
                 "xint: notInlined typed Interpreted only")
         js = {f for f in range(len(p.name)) if p.cat[f] == "Java"}  # native methods too
         depth_opt = caller_depth(Profile(os.path.join(run, "tiered.json.gz")))
-        by_leaf = collections.Counter()
+        by_leaf = collections.Counter()  # (leaf Java frame, cut, frames of every kind)
+        java_only = set()  # the same keys, for stacks of Java frames only (plus "[truncated]")
         for path, w in samples(p, WORKER):
             jf = [f for f in path if f in js]
             if not jf:
                 continue
-            leaf = short(p.name[jf[-1]])
             cut = p.name[path[0]] == "[truncated]"
-            if leaf == "caller" or cut:
-                by_leaf[(leaf, cut, len(jf))] += w
-        # a stack ending in caller is exactly depth= deep: whole; one a frame deeper is cut to it
-        ok = all((leaf == "caller" and not cut) or (leaf != "caller" and cut) for leaf, cut, _ in by_leaf)
-        ok = ok and all(n == depth_opt for _, _, n in by_leaf)
-        c.check(ok and any(k[0] == "caller" for k in by_leaf) and any(k[1] for k in by_leaf),
+            key = (short(p.name[jf[-1]]), cut, len(path))
+            by_leaf[key] += w
+            if len(jf) + cut == len(path):
+                java_only.add(key)
+        # depth= counts every frame, "[truncated]" one of them (issue 32 item 7): a cut stack
+        # holds exactly depth= frames, a whole one at most that; a stack of Java frames ending in
+        # caller is exactly depth= deep, whole; one ending a frame deeper is cut
+        ok = all(n == depth_opt if cut else n <= depth_opt for _, cut, n in by_leaf)
+        ok = ok and not any(k[0] == "caller" and k[1] for k in java_only)
+        ok = ok and not any(k[0] in ("notInlined", "tiny") and not k[1] for k in java_only)
+        c.check(ok and ("caller", False, depth_opt) in java_only and any(k[1] for k in java_only),
                 f"xint: depth={depth_opt}: caller-leaf stacks whole, deeper ones '[truncated]' "
-                f"above {depth_opt} frames ({dict(by_leaf)})")
+                f"at {depth_opt} frames of every kind ({dict(by_leaf)})")
     else:
         c.check(trunc == 0, f"{cfg}: no '[truncated]' below depth=64 ({trunc})")
     if cfg == "c1":

@@ -5,13 +5,19 @@
 # each JVM ~3 s:
 #   xint     -Xint, depth= the worker's depth at caller: every typed Java frame Interpreted; a
 #            worker stack whose leaf is caller is whole, one whose leaf is notInlined or tiny has
-#            "[truncated]" above exactly depth= Java frames
+#            "[truncated]" at its root; a cut stack holds exactly depth= frames of every kind,
+#            "[truncated]" one of them (depth= counts every frame, issue 32 item 7)
 #   c1       -XX:TieredStopAtLevel=1, mode=wall (interval=2ms): compiled frames only C1's, none
 #            C2's; thread main, waiting in Thread.join, typed from its frame anchor: its Java
 #            frames Interpreted
 #   tiered   the default with -XX:CompileCommand=dontinline for notInlined: notInlined never
 #            Inlined and C2 in most samples, tiny Inlined (into caller) in most; no
 #            "[truncated]" anywhere (nothing reaches the depth)
+# caller is dontinline too (every run): work runs once, so its compiled code is OSR code, and a
+# sample whose pc is in OSR code stays untyped (no prologue rule proves its top frame); when C2's
+# OSR compilation of work inlined caller (and tiny with it: timing, whether caller's own C2 code
+# was there first), tiny's samples were all in work's OSR code, untyped, and the tiered answer
+# depended on the load of the machine. caller's own nmethod keeps tiny's samples in normal code.
 # Each: the JVM exits 0 without hs_err, fxcheck accepts the profile, the worker's Java frames
 # are mostly typed, and `fxprof convert --to collapsed --annotate` gives the same types as
 # suffixes (frame_types_check.py); --annotate with --to pprof is refused with one line.
@@ -40,6 +46,7 @@ for config in tiered c1 xint; do
     # shellcheck disable=SC2054 # the commas belong to the JVM options
     it_run "$config" "$IT_JDK/bin/java" "${flags[@]}" -XX:CompileCommand=quiet \
         -XX:CompileCommand=dontinline,fxagent.test.FrameTypes::notInlined \
+        -XX:CompileCommand=dontinline,fxagent.test.FrameTypes::caller \
         "-agentpath:$FXAGENT_LIB=$opts,file=$profile" \
         -cp "$FXAGENT_FRAMETYPES_JAR" fxagent.test.FrameTypes "$seconds"
     [[ $IT_RC -eq 0 ]] || it_fail "$config: java exited $IT_RC"

@@ -5,8 +5,10 @@ package fxagent.test;
  * Known answers for frame types (issue 32, tests/it/frame_types_test.sh). The thread
  * "types-worker" calls {@link #caller} in a loop; caller calls {@link #tiny}, a small hot callee
  * that C1 and C2 inline into it, and {@link #notInlined}, which the test excludes from inlining
- * (-XX:CompileCommand=dontinline). Under -Xint every frame is interpreted, under
- * -XX:TieredStopAtLevel=1 every compiled frame is C1's.
+ * (-XX:CompileCommand=dontinline). The test keeps caller out of line too: work runs once, its
+ * compiled code is OSR code, whose samples stay untyped, so tiny must not be inlined into it.
+ * Under -Xint every frame is interpreted, under -XX:TieredStopAtLevel=1 every compiled frame is
+ * C1's.
  * usage: FrameTypes SECONDS
  */
 public final class FrameTypes {
