@@ -44,6 +44,7 @@ struct vt_track {
     uint64_t id;
     uint32_t index;
     int64_t last_ns; /* its last sample, for the "[idle]" gaps (drain.c) */
+    bool named;      /* made with its name; else named once the name is read */
 };
 
 static struct {
@@ -176,26 +177,40 @@ static int label_root(struct fx_profile *p, const char *label, fx_stack_id *root
     return fx_profile_label_stack(p, label, FX_CAT_JAVA, root);
 }
 
+static void track_label(uint64_t id, const char *name, char *label, size_t cap)
+{
+    if (name != NULL)
+        snprintf(label, cap, "%s (virtual #%llu)", name, (unsigned long long)id);
+    else
+        snprintf(label, cap, "virtual thread #%llu", (unsigned long long)id);
+}
+
 static int track_of(struct fx_profile *p, uint64_t id, int64_t t_ns, struct vt_track **out)
 {
+    char label[96];
     for (uint32_t i = 0; i < mv.n_tracks; i++) {
-        if (mv.tracks[i].id == id) {
-            *out = &mv.tracks[i];
-            return FX_OK;
+        struct vt_track *tr = &mv.tracks[i];
+        if (tr->id != id)
+            continue;
+        /* made by a wait or sample that came before the name (the names' queue is read once
+         * a pass, its waits may come first): named now, the track's name for the whole file */
+        const char *name = tr->named ? NULL : name_of(id);
+        if (name != NULL) {
+            track_label(id, name, label, sizeof(label));
+            tr->named = fx_profile_thread_set_name(p, tr->index, label) == FX_OK;
         }
+        *out = tr;
+        return FX_OK;
     }
     if (mv.n_tracks >= fx_opt()->vtracks) /* a recording's own vtracks=; tracks made stay */
         return FX_EFULL;
-    char label[96];
     const char *name = name_of(id);
-    if (name != NULL)
-        snprintf(label, sizeof(label), "%s (virtual #%llu)", name, (unsigned long long)id);
-    else
-        snprintf(label, sizeof(label), "virtual thread #%llu", (unsigned long long)id);
+    track_label(id, name, label, sizeof(label));
     struct vt_track *tr = &mv.tracks[mv.n_tracks];
     if (fx_profile_thread_add(p, label, (int64_t)id, t_ns, &tr->index) != FX_OK)
         return FX_ENOMEM;
     tr->id = id;
+    tr->named = name != NULL;
     tr->last_ns = -1;
     mv.n_tracks++;
     *out = tr;
