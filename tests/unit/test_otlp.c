@@ -20,7 +20,7 @@ static int mem_write(void *ctx, const void *d, size_t n)
 /* A small request; returns the first error. */
 static int build(struct fx_otlp *o, struct fx_membuf *out)
 {
-    int32_t f1, f2, l1, l2, st, st2, a[2];
+    int32_t f1 = 0, f2 = 0, l1 = 0, l2 = 0, st = 0, st2 = 0, a[2] = {0, 0};
     int rc = fx_otlp_resource_str(o, "service.name", "app");
     if (rc == FX_OK)
         rc = fx_otlp_function(o, "App.main", "App.java", 10, &f1);
