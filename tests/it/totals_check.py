@@ -27,7 +27,9 @@ def views_said(text):
 
 
 def exit_line_count(run_dir, path):
-    """(N, its other views) of the last exit line naming path, or None."""
+    """(N, its other views) of the last exit line naming path, or None. A line in a log last
+    written before the file was (re)placed describes an earlier write of that path (a JVM killed
+    while it wrote the file again never says so): None then."""
     found = None
     for root, _, files in os.walk(run_dir):
         for name in sorted(files):
@@ -42,12 +44,13 @@ def exit_line_count(run_dir, path):
                 text = open(f, encoding="utf-8", errors="replace").read()
             except OSError:
                 continue
+            fresh = os.path.getmtime(f) >= os.path.getmtime(path)
             for m in EXIT.finditer(text):
                 if os.path.realpath(m.group(3)) == path:
-                    found = int(m.group(1)), views_said(m.group(2))
+                    found = (int(m.group(1)), views_said(m.group(2))) if fresh else None
             for m in FALLBACK.finditer(text):
                 if os.path.realpath(m.group(1)) == path:
-                    found = int(m.group(2)), views_said(m.group(3))
+                    found = (int(m.group(2)), views_said(m.group(3))) if fresh else None
     return found
 
 
