@@ -32,14 +32,14 @@ int fx_push_url_parse(const char *url, struct fx_push_url *u, struct fx_errbuf *
     if (!strncmp(url, "https://", 8)) {
         fx_errbuf_set(
                 eb,
-                "option 'push': '%.60s' is https: only http:// is supported (put a local collector or proxy in front for TLS)",
+                "option 'push': '%.60s' is https: only http:// is supported (put a local collector or proxy in front for TLS); accepted: http://HOST[:PORT]/PATH",
                 url);
         return FX_EINVAL;
     }
     if (strncmp(url, "http://", 7)) {
         fx_errbuf_set(
                 eb,
-                "option 'push': '%.60s' is not an http:// URL (e.g. http://127.0.0.1:4040/ingest)",
+                "option 'push': '%.60s' is not an http:// URL; accepted: http://HOST[:PORT]/PATH, e.g. http://127.0.0.1:4040/ingest",
                 url);
         return FX_EINVAL;
     }
@@ -49,14 +49,20 @@ int fx_push_url_parse(const char *url, struct fx_push_url *u, struct fx_errbuf *
     size_t namel = colon ? (size_t)(colon - h) : hl, portl = colon ? hl - namel - 1 : 2;
     if (namel == 0 || namel >= sizeof u->host || portl == 0 || portl >= sizeof u->port ||
         (slash && strlen(slash) >= sizeof u->path)) {
-        fx_errbuf_set(eb, "option 'push': '%.60s' has no host, a bad port or a path too long", url);
+        fx_errbuf_set(
+                eb,
+                "option 'push': '%.60s' has no host, a bad port or a path too long; accepted: http://HOST[:PORT]/PATH",
+                url);
         return FX_EINVAL;
     }
     memcpy(u->host, h, namel);
     memcpy(u->port, colon ? colon + 1 : "80", portl);
     for (size_t i = 0; i < portl; i++)
         if (!isdigit((unsigned char)u->port[i])) {
-            fx_errbuf_set(eb, "option 'push': '%.60s' has a port that is not a number", url);
+            fx_errbuf_set(
+                    eb,
+                    "option 'push': '%.60s' has a port that is not a number; accepted: http://HOST[:PORT]/PATH",
+                    url);
             return FX_EINVAL;
         }
     snprintf(u->path, sizeof u->path, "%s", slash ? slash : "/");
@@ -99,7 +105,7 @@ int fx_push_options_check(const char *push, int push_format, struct fx_errbuf *e
         return FX_OK;
     fx_errbuf_set(
             eb,
-            "option 'push': the path '%.60s' is neither .../ingest (Pyroscope) nor .../v1development/profiles (OTLP); add push_format=pyroscope or push_format=otlp",
+            "option 'push': the path '%.60s' is neither .../ingest (Pyroscope) nor .../v1development/profiles (OTLP); accepted: .../ingest, .../v1development/profiles, or either path with push_format=pyroscope or push_format=otlp",
             u.path);
     return FX_EINVAL;
 }
@@ -112,16 +118,19 @@ int fx_push_labels_check(const char *labels, struct fx_errbuf *eb)
         while (isalnum((unsigned char)p[kl]) || p[kl] == '_' || (kl && p[kl] == '.'))
             kl++;
         if (kl == 0 || isdigit((unsigned char)*p) || p[kl] != '=') {
-            fx_errbuf_set(eb,
-                          "option 'labels': '%.60s' is not K=V;K=V (keys letters, digits, _ and .)",
-                          labels);
+            fx_errbuf_set(
+                    eb,
+                    "option 'labels': '%.60s' is not K=V;K=V; accepted: K=V;K=V, keys of letters, digits, _ and .",
+                    labels);
             return FX_EINVAL;
         }
         p += kl + 1;
         size_t vl = strcspn(p, ";");
         if (vl == 0 || strcspn(p, ",{}\"") < vl) {
-            fx_errbuf_set(eb, "option 'labels': '%.60s': a value is empty or holds , { } or \"",
-                          labels);
+            fx_errbuf_set(
+                    eb,
+                    "option 'labels': '%.60s': a value is empty or holds , { } or \"; accepted: K=V;K=V, values without , { } or \"",
+                    labels);
             return FX_EINVAL;
         }
         p += vl + (p[vl] == ';');
