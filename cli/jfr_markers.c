@@ -92,7 +92,7 @@ int fx_jfr_markers_event(struct conv *c, const struct fx_jfr_obj *ev, struct fx_
         return 0;
     struct fx_jfr_value v[16];
     int rc = fx_jfr_fields(c->r, ev, v, n, eb);
-    uint32_t th = c->main_thread;
+    fx_thread_id th = c->main_thread;
     if (rc == FX_OK && m->thread >= 0)
         rc = fx_jfr_profile_thread(c, &v[m->thread], false, &th, eb);
     else if (rc == FX_OK && !c->any_thread)
@@ -108,7 +108,7 @@ int fx_jfr_markers_event(struct conv *c, const struct fx_jfr_obj *ev, struct fx_
         size_t len = strlen(detail);
         snprintf(detail + len, sizeof detail - len, " (%s)", d2);
     }
-    uint32_t sid;
+    fx_schema_id sid;
     union fx_marker_value val;
     fx_str_id name;
     if (rc == FX_OK)

@@ -77,7 +77,7 @@ static int sample(struct conv *c, const struct fx_jfr_obj *ev, struct fx_errbuf 
         return FX_EINVAL;
     }
     int rc = fx_jfr_fields(c->r, ev, v, n, eb);
-    uint32_t th;
+    fx_thread_id th;
     fx_stack_id st;
     if (rc == FX_OK)
         rc = fx_jfr_profile_thread(c, &v[fth], cpu, &th, eb);
@@ -88,7 +88,7 @@ static int sample(struct conv *c, const struct fx_jfr_obj *ev, struct fx_errbuf 
     if (fx_grow(&c->rows, &c->cap_rows, c->n_rows, 1, sizeof *c->rows, 1024))
         return FX_ENOMEM;
     int64_t t = fx_jfr_ticks_to_ns(c->r, v[ft].i);
-    c->rows[c->n_rows++] = (struct srow){t, 0, th, st.i};
+    c->rows[c->n_rows++] = (struct srow){t, 0, th.i, st.i};
     *(native ? &c->native_samples : cpu ? &c->cpu_samples : &c->samples) += 1;
     return FX_OK;
 }
@@ -130,7 +130,7 @@ static int alloc_sample(struct conv *c, const struct fx_jfr_obj *ev, struct fx_e
         return FX_OK;
     }
     int rc = fx_jfr_fields(c->r, ev, v, n, eb);
-    uint32_t th;
+    fx_thread_id th;
     fx_stack_id st;
     fx_frame_id cf;
     if (rc == FX_OK)
@@ -150,7 +150,7 @@ static int alloc_sample(struct conv *c, const struct fx_jfr_obj *ev, struct fx_e
     if (fx_grow(&c->rows, &c->cap_rows, c->n_rows, 1, sizeof *c->rows, 1024))
         return FX_ENOMEM;
     int64_t t = fx_jfr_ticks_to_ns(c->r, v[f->time].i);
-    c->rows[c->n_rows++] = (struct srow){t, v[l->a_weight].i, th, st.i};
+    c->rows[c->n_rows++] = (struct srow){t, v[l->a_weight].i, th.i, st.i};
     c->allocs++;
     return FX_OK;
 }
@@ -203,10 +203,10 @@ static int end_chunk(struct conv *c)
     qsort(c->rows, c->n_rows, sizeof *c->rows, by_time);
     for (size_t i = 0; i < c->n_rows; i++) {
         const struct srow *s = &c->rows[i];
-        int rc = s->bytes
-                         ? fx_profile_alloc(c->p, s->thread, s->t, (fx_stack_id){s->stack},
-                                            s->bytes, ++c->address)
-                         : fx_profile_sample(c->p, s->thread, s->t, (fx_stack_id){s->stack}, -1, 1);
+        int rc = s->bytes ? fx_profile_alloc(c->p, (fx_thread_id){s->thread}, s->t,
+                                             (fx_stack_id){s->stack}, s->bytes, ++c->address)
+                          : fx_profile_sample(c->p, (fx_thread_id){s->thread}, s->t,
+                                              (fx_stack_id){s->stack}, -1, 1);
         if (rc != FX_OK)
             return rc;
     }

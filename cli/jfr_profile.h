@@ -85,7 +85,7 @@ struct conv {
     uint64_t address; /* the allocations' made-up addresses: JFR has none, nor frees */
     struct mk_fields mk[JFR_MARKER_TYPES];
     uint64_t markers;
-    uint32_t main_thread; /* where events without a thread (GC) go: "main", else the first */
+    fx_thread_id main_thread; /* where events without a thread (GC) go: "main", else the first */
     bool any_thread;
     int64_t first_ns, last_ns;
     uint32_t setting_cls; /* jdk.ActiveSetting in this chunk */
@@ -103,8 +103,8 @@ int fx_jfr_profile_deref(struct conv *c, const struct fx_jfr_value *ref, struct 
                          int need, struct fx_errbuf *eb);
 const char *fx_jfr_profile_symbol(struct conv *c, const struct fx_jfr_value *ref, char *buf,
                                   struct fx_errbuf *eb);
-int fx_jfr_profile_thread(struct conv *c, const struct fx_jfr_value *ref, bool cpu, uint32_t *out,
-                          struct fx_errbuf *eb);
+int fx_jfr_profile_thread(struct conv *c, const struct fx_jfr_value *ref, bool cpu,
+                          fx_thread_id *out, struct fx_errbuf *eb);
 int fx_jfr_profile_stack(struct conv *c, const struct fx_jfr_value *ref, bool native,
                          fx_stack_id *out, struct fx_errbuf *eb);
 /* A frame of its own for a label (a root or leaf the recording implies, an allocated class):

@@ -39,12 +39,12 @@ const char *fx_jfr_profile_symbol(struct conv *c, const struct fx_jfr_value *ref
     return buf;
 }
 
-int fx_jfr_profile_thread(struct conv *c, const struct fx_jfr_value *ref, bool cpu, uint32_t *out,
-                          struct fx_errbuf *eb)
+int fx_jfr_profile_thread(struct conv *c, const struct fx_jfr_value *ref, bool cpu,
+                          fx_thread_id *out, struct fx_errbuf *eb)
 {
     uint64_t v64;
     if (fx_jfr_map_get(&c->cache, cpu ? C_CTHREAD : C_THREAD, (uint64_t)ref->i, &v64)) {
-        *out = (uint32_t)v64;
+        out->i = (uint32_t)v64;
         return FX_OK;
     }
     const struct layout *l = &c->l;
@@ -66,9 +66,9 @@ int fx_jfr_profile_thread(struct conv *c, const struct fx_jfr_value *ref, bool c
     }
     /* the same Java thread in every chunk is one track (an OS thread id when not Java) */
     uint64_t gkey = java_id > 0 ? (uint64_t)java_id : (uint64_t)tid | 1ull << 62;
-    uint32_t idx;
+    fx_thread_id idx;
     if (fx_jfr_map_get(&c->threads, cpu, gkey, &v64)) {
-        idx = (uint32_t)v64;
+        idx.i = (uint32_t)v64;
     } else {
         if (cpu) { /* JDK 25's CPU-time samples: a track of their own beside the thread's */
             size_t len = strnlen(name, STR_CAP - 16);
@@ -78,7 +78,7 @@ int fx_jfr_profile_thread(struct conv *c, const struct fx_jfr_value *ref, bool c
         }
         int rc = fx_profile_thread_add(c->p, name, tid, fx_jfr_chunk(c->r)->start_ns, &idx);
         if (rc == FX_OK)
-            rc = fx_jfr_map_put(&c->threads, cpu, gkey, idx);
+            rc = fx_jfr_map_put(&c->threads, cpu, gkey, idx.i);
         if (rc != FX_OK)
             return rc;
         if (!cpu && (!c->any_thread || (!c->main_set && !strcmp(name, "main"))))
@@ -90,7 +90,7 @@ int fx_jfr_profile_thread(struct conv *c, const struct fx_jfr_value *ref, bool c
         }
     }
     *out = idx;
-    return fx_jfr_map_put(&c->cache, cpu ? C_CTHREAD : C_THREAD, (uint64_t)ref->i, idx);
+    return fx_jfr_map_put(&c->cache, cpu ? C_CTHREAD : C_THREAD, (uint64_t)ref->i, idx.i);
 }
 
 static uint8_t frame_sub(struct conv *c, const struct fx_jfr_value *ref, struct fx_errbuf *eb)

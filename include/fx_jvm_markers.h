@@ -31,7 +31,7 @@ struct fx_jvm_gc {
     const char *collector;
     int64_t heap_before, heap_after; /* bytes */
 };
-int fx_jvm_markers_gc(struct fx_profile *p, uint32_t thread, int64_t start_ns, int64_t end_ns,
+int fx_jvm_markers_gc(struct fx_profile *p, fx_thread_id thread, int64_t start_ns, int64_t end_ns,
                       const struct fx_jvm_gc *gc);
 
 /* JVMTI CompiledMethodLoad: an instant, since the event carries no compile start. */
@@ -41,13 +41,13 @@ struct fx_jvm_jit {
     int64_t code_size; /* bytes of machine code */
     int64_t inlined;   /* distinct methods inlined into it; -1 unknown */
 };
-int fx_jvm_markers_jit(struct fx_profile *p, uint32_t thread, int64_t t_ns,
+int fx_jvm_markers_jit(struct fx_profile *p, fx_thread_id thread, int64_t t_ns,
                        const struct fx_jvm_jit *j);
 
 /* A marker from fxagent.Markers: phase FX_PHASE_INSTANT (mark), FX_PHASE_INTERVAL (begin..end),
  * FX_PHASE_START (begin still open at a dump) or FX_PHASE_END (its end, in a later dump). The
  * front-end pairs START and END per thread by name. text may be NULL (written ""). */
-int fx_jvm_markers_user(struct fx_profile *p, uint32_t thread, uint8_t phase, int64_t start_ns,
+int fx_jvm_markers_user(struct fx_profile *p, fx_thread_id thread, uint8_t phase, int64_t start_ns,
                         int64_t end_ns, const char *name, size_t name_len, const char *text,
                         size_t text_len);
 
@@ -56,7 +56,7 @@ struct fx_jvm_dump {
     const char *path;
     int64_t samples, bytes;
 };
-int fx_jvm_markers_dump(struct fx_profile *p, uint32_t thread, int64_t start_ns, int64_t end_ns,
+int fx_jvm_markers_dump(struct fx_profile *p, fx_thread_id thread, int64_t start_ns, int64_t end_ns,
                         const struct fx_jvm_dump *d);
 
 /* The instant sampling began. */
@@ -64,7 +64,7 @@ struct fx_jvm_start {
     const char *engine, *mode;
     double interval_ms;
 };
-int fx_jvm_markers_start(struct fx_profile *p, uint32_t thread, int64_t t_ns,
+int fx_jvm_markers_start(struct fx_profile *p, fx_thread_id thread, int64_t t_ns,
                          const struct fx_jvm_start *s);
 
 /* Issue 18: a lock wait of at least lock=, an interval on the waiting thread (the caller sets
@@ -80,7 +80,7 @@ struct fx_jvm_lock {
     const char *kind; /* "monitor" or "park" */
     bool idle;        /* waiting for work: named FX_JVM_IDLE_NAME */
 };
-int fx_jvm_markers_lock(struct fx_profile *p, uint32_t thread, int64_t start_ns, int64_t end_ns,
+int fx_jvm_markers_lock(struct fx_profile *p, fx_thread_id thread, int64_t start_ns, int64_t end_ns,
                         const struct fx_jvm_lock *l);
 
 /* Issue 22: a virtual thread unmounted for at least vtwait=, an interval on its track (the
@@ -88,18 +88,19 @@ int fx_jvm_markers_lock(struct fx_profile *p, uint32_t thread, int64_t start_ns,
  * "blocked" (model/vthreads_wait.c). */
 #define FX_JVM_VTWAIT_SCHEMA "JvmVirtualThreadWait"
 #define FX_JVM_VTWAIT_NAME   "Virtual thread wait"
-int fx_jvm_markers_vtwait(struct fx_profile *p, uint32_t thread, int64_t start_ns, int64_t end_ns,
-                          const char *vthread, size_t vthread_len, const char *kind);
+int fx_jvm_markers_vtwait(struct fx_profile *p, fx_thread_id thread, int64_t start_ns,
+                          int64_t end_ns, const char *vthread, size_t vthread_len,
+                          const char *kind);
 /* Issue 30 item 5: the same virtual thread runnable again (its wait's timer fired) until its next
  * mount, waiting for a carrier; same schema, kind "carrier", no stack. */
 #define FX_JVM_VTCARRIER_NAME "Waiting for a carrier"
-int fx_jvm_markers_vtcarrier(struct fx_profile *p, uint32_t thread, int64_t start_ns,
+int fx_jvm_markers_vtcarrier(struct fx_profile *p, fx_thread_id thread, int64_t start_ns,
                              int64_t end_ns, const char *vthread, size_t vthread_len);
 /* Issue 30 item 11: on a carrier's track, which virtual thread past the track cap it ran (its
  * samples are under a root frame per name). vthread: "NAME #ID". */
 #define FX_JVM_VTMOUNTED_SCHEMA "JvmVirtualThreadMounted"
 #define FX_JVM_VTMOUNTED_NAME   "Virtual thread"
-int fx_jvm_markers_vtmounted(struct fx_profile *p, uint32_t thread, int64_t start_ns,
+int fx_jvm_markers_vtmounted(struct fx_profile *p, fx_thread_id thread, int64_t start_ns,
                              int64_t end_ns, const char *vthread, size_t vthread_len);
 
 /* --- counters --- */
@@ -117,6 +118,6 @@ enum fx_jvm_counter {
 const char *fx_jvm_markers_counter_name(enum fx_jvm_counter c);
 /* Registers every counter in the model; ids[c] is then the model's index of counter c. On
  * failure the counters registered before the failing one stay in the model. */
-int fx_jvm_markers_counters(struct fx_profile *p, uint32_t ids[FX_JVM_COUNTER_COUNT]);
+int fx_jvm_markers_counters(struct fx_profile *p, fx_counter_id ids[FX_JVM_COUNTER_COUNT]);
 
 #endif

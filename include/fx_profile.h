@@ -3,6 +3,8 @@
  * One owner (the drain thread) mutates it; the writer reads it. Strings, funcs, frames and
  * stacks are interned (get-or-create) and addressed by small typed ids; samples store only a
  * stack id, so memory grows with unique stacks and strings, and per sample by a few bytes.
+ * Threads (the file's tracks), counters and marker schemas have typed ids too, so that a thread
+ * index cannot be passed where a counter or a schema is meant (the compiler refuses it).
  * Times are int64 nanoseconds on one monotonic clock; the writer turns them into ms relative
  * to the profile's start. No function here may be called from a signal handler. */
 #ifndef FX_PROFILE_H
@@ -26,11 +28,22 @@ typedef struct {
 typedef struct {
     uint32_t i;
 } fx_stack_id;
+typedef struct {
+    uint32_t i;
+} fx_thread_id;
+typedef struct {
+    uint32_t i;
+} fx_counter_id;
+typedef struct {
+    uint32_t i;
+} fx_schema_id;
 
 /* FX_STACK_NONE: "no parent" for a root; a null sample stack. */
 #define FX_NONE_ID    UINT32_MAX
 #define FX_STR_NONE   ((fx_str_id){FX_NONE_ID})
 #define FX_STACK_NONE ((fx_stack_id){FX_NONE_ID})
+/* FX_SCHEMA_NONE: a marker without data (data: null). */
+#define FX_SCHEMA_NONE ((fx_schema_id){FX_NONE_ID})
 
 /* The category list; the indexes are part of the writer's ABI (PROFILE-FORMAT.md §12.1). */
 enum fx_category {
@@ -149,24 +162,24 @@ int fx_profile_label_stack(struct fx_profile *p, const char *label, uint8_t cate
 /* --- threads --- */
 
 int fx_profile_thread_add(struct fx_profile *p, const char *name, int64_t tid, int64_t register_ns,
-                          uint32_t *out_index);
-int fx_profile_thread_set_name(struct fx_profile *p, uint32_t thread, const char *name);
+                          fx_thread_id *out);
+int fx_profile_thread_set_name(struct fx_profile *p, fx_thread_id thread, const char *name);
 /* A view's track of thread `owner` (its lock waits, issue 30), with the owner's tid, named
  * "OWNER_NAME" + suffix: the writer puts it right after its owner's track and names it after the
  * owner's track as written (its "(tid N)" included) + suffix. */
-int fx_profile_thread_add_companion(struct fx_profile *p, uint32_t owner, const char *suffix,
-                                    int64_t register_ns, uint32_t *out_index);
-void fx_profile_thread_unregister(struct fx_profile *p, uint32_t thread, int64_t t_ns);
+int fx_profile_thread_add_companion(struct fx_profile *p, fx_thread_id owner, const char *suffix,
+                                    int64_t register_ns, fx_thread_id *out);
+void fx_profile_thread_unregister(struct fx_profile *p, fx_thread_id thread, int64_t t_ns);
 /* A thread's index stays valid while someone holds it: fx_profile_thread_add gives the caller
  * one hold, fx_profile_thread_hold one more (another writer that keeps the index). Once every
  * holder released it, the thread ended (unregister) and it is gone from the window (ended before
  * the oldest time held, no sample, marker or allocation row left: fx_profile_drop_before), its
  * memory is freed and a later fx_profile_thread_add may take its index. A released index must
  * not be used again (calls taking it fail with FX_EINVAL once its slot is vacant). */
-void fx_profile_thread_hold(struct fx_profile *p, uint32_t thread);
-void fx_profile_thread_release(struct fx_profile *p, uint32_t thread);
+void fx_profile_thread_hold(struct fx_profile *p, fx_thread_id thread);
+void fx_profile_thread_release(struct fx_profile *p, fx_thread_id thread);
 /* The thread that becomes the process track (exactly one; default: the first added). */
-void fx_profile_set_main_thread(struct fx_profile *p, uint32_t thread);
+void fx_profile_set_main_thread(struct fx_profile *p, fx_thread_id thread);
 /* The thread table's length: thread indexes in use, vacant slots included. */
 uint32_t fx_profile_thread_count(const struct fx_profile *p);
 /* Threads in the table that are not vacant (held, or holding rows the window keeps). */
@@ -182,16 +195,16 @@ enum fx_weight_type {
     FX_WEIGHT_BYTES,
     FX_WEIGHT_TYPE_COUNT
 };
-int fx_profile_thread_set_weight_type(struct fx_profile *p, uint32_t thread,
+int fx_profile_thread_set_weight_type(struct fx_profile *p, fx_thread_id thread,
                                       enum fx_weight_type type);
 /* Marks a tracing-ms track as idle waits (issue 30: a thread parked waiting for work), counted
  * apart from lock waits by fx_profile_totals; the file tells it by its name's ": idle waits". */
-int fx_profile_thread_set_idle_waits(struct fx_profile *p, uint32_t thread);
+int fx_profile_thread_set_idle_waits(struct fx_profile *p, fx_thread_id thread);
 
 /* --- samples: per thread, in non-decreasing time (an earlier time is clamped to the last) ---
  * cpu_delta_ns: CPU time the thread used since its previous sample, or -1 if unknown.
  * weight: 1 normally; >1 when one sample stands for several (timer overruns). */
-int fx_profile_sample(struct fx_profile *p, uint32_t thread, int64_t time_ns, fx_stack_id stack,
+int fx_profile_sample(struct fx_profile *p, fx_thread_id thread, int64_t time_ns, fx_stack_id stack,
                       int64_t cpu_delta_ns, uint32_t weight);
 uint64_t fx_profile_sample_count(const struct fx_profile *p);
 
@@ -203,7 +216,7 @@ uint64_t fx_profile_sample_count(const struct fx_profile *p);
  * free needs only the address, and the stack it copies follows compaction. Times clamp like
  * samples (never earlier than the thread's previous row). */
 /* bytes > 0; an address already live is refused (FX_EINVAL). */
-int fx_profile_alloc(struct fx_profile *p, uint32_t thread, int64_t time_ns, fx_stack_id stack,
+int fx_profile_alloc(struct fx_profile *p, fx_thread_id thread, int64_t time_ns, fx_stack_id stack,
                      int64_t bytes, uint64_t address);
 /* The free of a live allocation: FX_ENOTFOUND when the model does not hold it (never added, or
  * dropped by fx_profile_drop_before: its free would leave negative retained bytes). */
@@ -265,18 +278,18 @@ union fx_marker_value {
 /* Registers a schema once (same pointer again gives the same index). FX_EINVAL for a field
  * keyed "type" or "cause": the front-end reads data.type as the schema name and data.cause as
  * the marker's stack ({stack: index}), so such a field breaks the marker. */
-int fx_profile_schema(struct fx_profile *p, const struct fx_marker_schema *s, uint32_t *out);
+int fx_profile_schema(struct fx_profile *p, const struct fx_marker_schema *s, fx_schema_id *out);
 
-/* schema FX_NONE_ID: data is null; otherwise `values` has the schema's n_fields values.
+/* schema FX_SCHEMA_NONE: data is null; otherwise `values` has the schema's n_fields values.
  * Unused times (e.g. end of an instant) are ignored. */
-int fx_profile_marker(struct fx_profile *p, uint32_t thread, fx_str_id name, uint8_t phase,
-                      uint8_t category, int64_t start_ns, int64_t end_ns, uint32_t schema,
+int fx_profile_marker(struct fx_profile *p, fx_thread_id thread, fx_str_id name, uint8_t phase,
+                      uint8_t category, int64_t start_ns, int64_t end_ns, fx_schema_id schema,
                       const union fx_marker_value *values);
 
 /* The stack of the thread's last marker (written as data.cause = {time: its start, stack}):
  * where the thread was during the marker, e.g. a lock wait. FX_EINVAL without a marker, for a
  * marker without a schema (data null has no cause), or for an unknown stack. */
-int fx_profile_marker_stack(struct fx_profile *p, uint32_t thread, fx_stack_id stack);
+int fx_profile_marker_stack(struct fx_profile *p, fx_thread_id thread, fx_stack_id stack);
 
 /* --- counters (drawn as graphs in the timeline) --- */
 
@@ -287,9 +300,10 @@ struct fx_counter_desc {
     const char *unit;  /* "bytes", or "" for a plain count */
     const char *color; /* a GraphColor: blue, green, grey, ink, magenta, orange, ... */
 };
-int fx_profile_counter(struct fx_profile *p, const struct fx_counter_desc *d, uint32_t *out);
+int fx_profile_counter(struct fx_profile *p, const struct fx_counter_desc *d, fx_counter_id *out);
 /* An absolute value at time t (the writer emits the deltas that line-accumulated wants). */
-int fx_profile_counter_sample(struct fx_profile *p, uint32_t counter, int64_t t_ns, int64_t value);
+int fx_profile_counter_sample(struct fx_profile *p, fx_counter_id counter, int64_t t_ns,
+                              int64_t value);
 
 /* --- meta --- */
 
@@ -369,7 +383,7 @@ uint32_t fx_profile_threads_aliased(const struct fx_profile *p);
 /* Whether a snapshot leaves thread i out (ended before the window and empty, or counted by
  * fx_profile_threads_aliased); the Firefox writer leaves it out too (a dump at VM death writes
  * the model itself, not a snapshot). */
-bool fx_profile_thread_left_out(const struct fx_profile *p, uint32_t i);
+bool fx_profile_thread_left_out(const struct fx_profile *p, fx_thread_id thread);
 /* The figures every output repeats (issue 30: the exit line, Profile Info's "Samples in this
  * file" and fxprof summary give the same), over the threads the writer writes, each view apart:
  * cpu: the weight of the samples of the sampled tracks (weightType samples), "[idle]" left out

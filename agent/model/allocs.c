@@ -67,7 +67,7 @@ static struct {
     struct fx_methods *methods;
     uint32_t methods_gen;
     bool have_counter;
-    uint32_t counter;
+    fx_counter_id counter;
     int64_t interval;
     uint64_t samples, frees, frees_unheld, late, no_thread, lost, full, truncated, bad_class;
     int64_t est_bytes, size_bytes, counted_bytes;
@@ -214,7 +214,7 @@ static void one_alloc(JNIEnv *jni, struct fx_profile *p, const struct rec *r)
 {
     cs.samples++;
     cs.interval = r->interval;
-    uint32_t thread;
+    fx_thread_id thread;
     if (!fx_window_admit(r->t)) {
         cs.late++;
         return;

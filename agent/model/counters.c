@@ -24,7 +24,7 @@ static int64_t classes_base;
 static struct {
     struct fx_profile *p; /* the model the ids belong to */
     bool registered, failed;
-    uint32_t ids[FX_JVM_COUNTER_COUNT];
+    fx_counter_id ids[FX_JVM_COUNTER_COUNT];
     int64_t last_ns, rate_ns;
     uint64_t rate_samples;
     jobject runtime; /* global reference */

@@ -180,7 +180,8 @@ static void drain_thread(JNIEnv *jni, struct fx_profile *p, struct fx_thread *t)
     t->batch_lost = drops != t->seen_drops;
     t->seen_drops = drops;
     const void *rec;
-    uint32_t len, index;
+    uint32_t len;
+    fx_thread_id index;
     /* A thread that is not a Java thread is a track from its first sample: the tids seen in
      * /proc before their ThreadStart would leave empty tracks (vm_threads.c). */
     if (!t->in_profile && fx_tracks_of_every_thread() && !t->native_only &&

@@ -23,7 +23,7 @@ bool fx_tracks_of_every_thread(void);
 
 /* The model's thread index of t, adding t to the model first if it has no samples yet (markers
  * may reach a thread before its first sample). Model owner only. FX_OK or FX_ENOMEM. */
-int fx_tracks_index(struct fx_profile *p, struct fx_thread *t, uint32_t *out);
+int fx_tracks_index(struct fx_profile *p, struct fx_thread *t, fx_thread_id *out);
 /* The registered Java thread with OS id tid that an event it queued belongs to: the live one,
  * else one that ended since (finished, freed a drain pass later: drain.c), so an event queued
  * just before a thread's end still finds it. Not a JVM thread sampled as a native thread
@@ -31,7 +31,7 @@ int fx_tracks_index(struct fx_profile *p, struct fx_thread *t, uint32_t *out);
  * about them. NULL when none. Model owner only. */
 struct fx_thread *fx_tracks_thread_of_tid(pid_t tid);
 /* Its track (fx_tracks_index); FX_ENOTFOUND when there is none. */
-int fx_tracks_of_tid(struct fx_profile *p, pid_t tid, uint32_t *out);
+int fx_tracks_of_tid(struct fx_profile *p, pid_t tid, fx_thread_id *out);
 /* A reaped thread: its track is released (fx_profile_thread_release), so the model frees it
  * once the window no longer holds it. */
 void fx_tracks_release(struct fx_profile *p, struct fx_thread *t);
@@ -66,7 +66,7 @@ uint64_t fx_methods_count(const struct fx_methods *m);
  * callee frame is kept: stacks.c puts the "[virtual thread: callers still frozen, ...]" frame
  * under that callee; -1 none. */
 struct fx_vt_route {
-    uint32_t index;
+    fx_thread_id index;
     bool own_track;
     fx_stack_id root;
     int32_t keep, frozen;
@@ -82,7 +82,7 @@ void fx_model_vthreads_report(struct fx_profile *p);
 /* A new recording (drain.c's reset): the counts from zero; names and tracks stay. */
 void fx_model_vthreads_new_recording(void);
 /* The track of virtual thread `id` (added if under the cap), or FX_EFULL past the cap. */
-int fx_model_vthreads_track(struct fx_profile *p, uint64_t id, int64_t t_ns, uint32_t *index);
+int fx_model_vthreads_track(struct fx_profile *p, uint64_t id, int64_t t_ns, fx_thread_id *index);
 /* "NAME #ID", or "virtual thread #ID" when its name is unknown; the length written. */
 size_t fx_model_vthreads_label(uint64_t id, char *buf, size_t cap);
 

@@ -22,7 +22,7 @@
 struct waits_track {
     struct fx_thread *t; /* the waiting thread (the registry keeps ended threads until reaped) */
     int32_t tid;
-    uint32_t index; /* its lock waits track (or idle waits track) */
+    fx_thread_id index; /* its lock waits track (or idle waits track) */
     bool idle;
     bool unregistered;
 };
@@ -44,8 +44,8 @@ static bool ended(struct fx_thread *t)
 }
 
 /* The thread's lock waits track (idle waits track), added at its first wait beside its own. */
-static int waits_track(struct fx_profile *p, struct fx_thread *t, uint32_t thread, bool idle,
-                       uint32_t *out)
+static int waits_track(struct fx_profile *p, struct fx_thread *t, fx_thread_id thread, bool idle,
+                       fx_thread_id *out)
 {
     for (uint32_t i = 0; i < lc.ntracks; i++) {
         if (lc.tracks[i].t == t && lc.tracks[i].tid == t->tid && lc.tracks[i].idle == idle) {
@@ -151,7 +151,7 @@ static int one_wait(JNIEnv *jni, struct fx_profile *p, const struct lock_rec *r,
     char cls[LOCK_NAME_MAX + 1];
     size_t cl = r->class_len ? class_name(bytes, r->class_len, cls, sizeof(cls))
                              : (size_t)snprintf(cls, sizeof(cls), "unknown");
-    uint32_t thread, waits;
+    fx_thread_id thread, waits;
     fx_stack_id stack;
     int rc = fx_tracks_index(p, t, &thread);
     const jvmtiFrameInfo *frames = (const jvmtiFrameInfo *)(r + 1);

@@ -21,7 +21,7 @@
 
 struct open_interval {
     int64_t handle, start_ns;
-    uint32_t thread;
+    fx_thread_id thread;
     bool start_written; /* a START marker is in the model: the end becomes an END marker */
     uint16_t name_len, text_len;
     char *bytes; /* name, then text */
@@ -35,7 +35,7 @@ struct gc_pause {
 static struct {
     struct fx_profile *p;
     bool have_host, started_marker;
-    uint32_t host;
+    fx_thread_id host;
     int64_t gc_start_ns; /* 0: no pause open */
     int64_t gc_seq;
     struct gc_pause gc_pending[GC_PENDING_MAX];
@@ -64,7 +64,7 @@ static void reset_for(struct fx_profile *p)
 }
 
 /* The main thread's track, or a "[JVM]" track where there is no live thread named "main". */
-static int host_thread(struct fx_profile *p, uint32_t *out)
+static int host_thread(struct fx_profile *p, fx_thread_id *out)
 {
     if (cs.have_host) {
         *out = cs.host;
@@ -85,7 +85,7 @@ static int host_thread(struct fx_profile *p, uint32_t *out)
 }
 
 /* The track of the Java thread with OS id `tid` (fx_tracks_of_tid), else the host track. */
-static int thread_of(struct fx_profile *p, int32_t tid, uint32_t *out)
+static int thread_of(struct fx_profile *p, int32_t tid, fx_thread_id *out)
 {
     int rc = fx_tracks_of_tid(p, tid, out);
     return rc == FX_ENOTFOUND ? host_thread(p, out) : rc;
@@ -104,7 +104,7 @@ static void gc_emit(struct fx_profile *p, JNIEnv *jni, bool final)
                                    .heap_after = -1};
     if (!fx_gcinfo_attribute(jni, gc, n, final || ++cs.gc_wait >= GC_WAIT_CYCLES))
         return;
-    uint32_t host;
+    fx_thread_id host;
     for (unsigned i = 0; i < n; i++) {
         cs.gc_attributed += gc[i].collector != NULL;
         if (host_thread(p, &host) != FX_OK ||
@@ -153,7 +153,7 @@ static void gc_drain(struct fx_profile *p, JNIEnv *jni, bool final)
 static int jit_record(JNIEnv *jni, struct fx_profile *p, const struct jit_rec *r)
 {
     fx_str_id name;
-    uint32_t thread;
+    fx_thread_id thread;
     int rc = fx_jit_info_name(jni, p, r->method, &name);
     if (rc == FX_OK)
         rc = thread_of(p, r->tid, &thread);
@@ -184,7 +184,7 @@ static void jit_drain(JNIEnv *jni, struct fx_profile *p)
 
 /* An open interval holds its thread's track (fx_profile_thread_hold) until its end is written
  * there, however long after the thread's end that is. */
-static int open_add(struct fx_profile *p, const struct user_rec *r, uint32_t thread)
+static int open_add(struct fx_profile *p, const struct user_rec *r, fx_thread_id thread)
 {
     if (cs.n_open == OPEN_MAX)
         return FX_EFULL;
@@ -245,7 +245,7 @@ static int user_record(struct fx_profile *p, const struct user_rec *r, uint32_t 
         return FX_EINVAL;
     if (r->kind == USER_END)
         return user_end(p, r);
-    uint32_t thread;
+    fx_thread_id thread;
     int rc = thread_of(p, r->tid, &thread);
     if (rc != FX_OK)
         return rc;
@@ -294,7 +294,7 @@ static void user_write_open(struct fx_profile *p)
 
 static void start_marker(struct fx_profile *p)
 {
-    uint32_t host;
+    fx_thread_id host;
     if (cs.started_marker || host_thread(p, &host) != FX_OK)
         return;
     static const char *const modes[] = {"cpu", "itimer", "wall"};
@@ -396,7 +396,7 @@ static void markers_before_dump(JNIEnv *jni, struct fx_profile *p, const struct 
 
 static void markers_after_dump(struct fx_profile *p, const char *path, unsigned long long bytes)
 {
-    uint32_t host;
+    fx_thread_id host;
     if (!fx_markers_on() || cs.dump_begin_ns == 0 || host_thread(p, &host) != FX_OK)
         return;
     struct fx_jvm_dump d = {path, (int64_t)cs.dump_samples, (int64_t)bytes};

@@ -17,7 +17,7 @@ bool fx_tracks_of_every_thread(void)
     return fx_opt()->mode != FX_MODE_WALL;
 }
 
-int fx_tracks_index(struct fx_profile *p, struct fx_thread *t, uint32_t *out)
+int fx_tracks_index(struct fx_profile *p, struct fx_thread *t, fx_thread_id *out)
 {
     if (!t->in_profile) {
         if (fx_profile_thread_add(p, t->name, t->tid, t->start_ns, &t->profile_index) != FX_OK)
@@ -68,7 +68,7 @@ struct fx_thread *fx_tracks_thread_of_tid(pid_t tid)
     return ended;
 }
 
-int fx_tracks_of_tid(struct fx_profile *p, pid_t tid, uint32_t *out)
+int fx_tracks_of_tid(struct fx_profile *p, pid_t tid, fx_thread_id *out)
 {
     struct fx_thread *t = fx_tracks_thread_of_tid(tid);
     return t != NULL ? fx_tracks_index(p, t, out) : FX_ENOTFOUND;

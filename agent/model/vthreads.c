@@ -33,7 +33,7 @@ struct vt_name {
 
 /* A carrier's current run of samples of one virtual thread past the cap (mounted_marker). */
 struct vt_run {
-    uint32_t index; /* the carrier's track */
+    fx_thread_id index; /* the carrier's track */
     uint64_t id;
     int64_t first_ns, last_ns;
 };
@@ -42,7 +42,7 @@ struct vt_run {
 
 struct vt_track {
     uint64_t id;
-    uint32_t index;
+    fx_thread_id index;
     int64_t last_ns; /* its last sample, for the "[idle]" gaps (drain.c) */
     bool named;      /* made with its name; else named once the name is read */
 };
@@ -217,7 +217,7 @@ static int track_of(struct fx_profile *p, uint64_t id, int64_t t_ns, struct vt_t
     return FX_OK;
 }
 
-int fx_model_vthreads_track(struct fx_profile *p, uint64_t id, int64_t t_ns, uint32_t *index)
+int fx_model_vthreads_track(struct fx_profile *p, uint64_t id, int64_t t_ns, fx_thread_id *index)
 {
     struct vt_track *tr = NULL;
     int rc = track_of(p, id, t_ns, &tr);
@@ -262,11 +262,11 @@ static void run_flush(struct fx_profile *p, struct vt_run *run)
 /* Identity past the cap (issue 30 item 11): the samples of one carrier that follow each other
  * within three intervals with the same virtual thread are one "Virtual thread" marker, written
  * when another virtual thread's sample comes or at the recording's report. */
-static void mounted_marker(struct fx_profile *p, uint32_t carrier, uint64_t id, int64_t t_ns)
+static void mounted_marker(struct fx_profile *p, fx_thread_id carrier, uint64_t id, int64_t t_ns)
 {
     struct vt_run *run = NULL;
     for (uint32_t i = 0; i < mv.n_runs && run == NULL; i++)
-        if (mv.runs[i].index == carrier)
+        if (mv.runs[i].index.i == carrier.i)
             run = &mv.runs[i];
     if (run == NULL && mv.n_runs < RUNS) {
         run = &mv.runs[mv.n_runs++];

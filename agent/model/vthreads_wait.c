@@ -24,7 +24,7 @@
 
 static struct {
     bool shared_added;
-    uint32_t shared; /* the track of waits past the cap */
+    fx_thread_id shared; /* the track of waits past the cap */
     uint64_t markers, on_shared, model_errors, yields;
     uint64_t carrier_waits, untimed; /* issue 30 item 5 */
     int64_t carrier_ns;
@@ -110,7 +110,7 @@ static int cause_stack(JNIEnv *jni, struct fx_profile *p, struct fx_methods *m,
     return rc;
 }
 
-static int track(struct fx_profile *p, const struct fx_vtwait_rec *r, uint32_t *index)
+static int track(struct fx_profile *p, const struct fx_vtwait_rec *r, fx_thread_id *index)
 {
     int rc = fx_model_vthreads_track(p, r->id, r->t0, index);
     if (rc != FX_EFULL)
@@ -143,7 +143,7 @@ static int one(JNIEnv *jni, struct fx_profile *p, struct fx_methods *m,
         woke = r->t0 + r->timeout_ns;
     else if (!timed || r->timeout_ns < 0)
         vw.untimed++;
-    uint32_t thread;
+    fx_thread_id thread;
     fx_stack_id stack;
     char label[96];
     size_t n = fx_model_vthreads_label(r->id, label, sizeof(label));

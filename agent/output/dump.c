@@ -109,7 +109,7 @@ static int write_file(const struct fx_profile *p, const char *pattern, bool seri
     fx_profile_totals(p, &out->totals);
     out->wall = fx_opt()->mode == FX_MODE_WALL;
     for (uint32_t i = 0; i < fx_profile_thread_count(p); i++) /* the file's tracks */
-        out->threads += !fx_profile_thread_left_out(p, i);
+        out->threads += !fx_profile_thread_left_out(p, (fx_thread_id){i});
     out->ms = (double)(fx_now_ns() - t0) / 1e6;
     return rc;
 }

@@ -17,6 +17,7 @@
 #include <jvmti.h>
 
 #include "fx_perfring.h"
+#include "fx_profile.h"
 #include "fx_recover.h"
 #include "fx_ring.h"
 
@@ -230,7 +231,7 @@ struct fx_thread {
     struct fx_thread *next;
 
     /* Owned by the drain thread. */
-    uint32_t profile_index;
+    fx_thread_id profile_index;
     bool in_profile, have_last;
     bool finished;  /* ended, ring drained for the last time, unregistered in the model */
     bool reap_next; /* finished in an earlier drain pass: freed in this one (drain.c) */

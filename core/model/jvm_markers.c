@@ -104,12 +104,12 @@ static int str(struct fx_profile *p, const char *s, size_t len, fx_str_id *out)
 }
 
 /* Interns the marker's name and schema, then adds it. */
-static int add(struct fx_profile *p, uint32_t thread, const char *name, size_t name_len,
+static int add(struct fx_profile *p, fx_thread_id thread, const char *name, size_t name_len,
                uint8_t phase, uint8_t cat, int64_t start_ns, int64_t end_ns,
                const struct fx_marker_schema *s, const union fx_marker_value *v)
 {
     fx_str_id n;
-    uint32_t schema;
+    fx_schema_id schema;
     int rc = fx_profile_schema(p, s, &schema);
     if (rc == FX_OK)
         rc = str(p, name, name_len, &n);
@@ -117,7 +117,7 @@ static int add(struct fx_profile *p, uint32_t thread, const char *name, size_t n
                        : rc;
 }
 
-int fx_jvm_markers_gc(struct fx_profile *p, uint32_t thread, int64_t start_ns, int64_t end_ns,
+int fx_jvm_markers_gc(struct fx_profile *p, fx_thread_id thread, int64_t start_ns, int64_t end_ns,
                       const struct fx_jvm_gc *gc)
 {
     const char *coll = gc->collector ? gc->collector : "unknown";
@@ -132,7 +132,7 @@ int fx_jvm_markers_gc(struct fx_profile *p, uint32_t thread, int64_t start_ns, i
                start_ns, end_ns, &gc_schema, v);
 }
 
-int fx_jvm_markers_jit(struct fx_profile *p, uint32_t thread, int64_t t_ns,
+int fx_jvm_markers_jit(struct fx_profile *p, fx_thread_id thread, int64_t t_ns,
                        const struct fx_jvm_jit *j)
 {
     union fx_marker_value v[3] = {{.s = FX_STR_NONE}, {.i = j->code_size}, {.i = j->inlined}};
@@ -143,7 +143,7 @@ int fx_jvm_markers_jit(struct fx_profile *p, uint32_t thread, int64_t t_ns,
                t_ns, t_ns, &jit_schema, v);
 }
 
-int fx_jvm_markers_user(struct fx_profile *p, uint32_t thread, uint8_t phase, int64_t start_ns,
+int fx_jvm_markers_user(struct fx_profile *p, fx_thread_id thread, uint8_t phase, int64_t start_ns,
                         int64_t end_ns, const char *name, size_t name_len, const char *text,
                         size_t text_len)
 {
@@ -155,7 +155,7 @@ int fx_jvm_markers_user(struct fx_profile *p, uint32_t thread, uint8_t phase, in
                end_ns, &user_schema, v);
 }
 
-int fx_jvm_markers_dump(struct fx_profile *p, uint32_t thread, int64_t start_ns, int64_t end_ns,
+int fx_jvm_markers_dump(struct fx_profile *p, fx_thread_id thread, int64_t start_ns, int64_t end_ns,
                         const struct fx_jvm_dump *d)
 {
     union fx_marker_value v[4] = {{.s = FX_STR_NONE},
@@ -169,7 +169,7 @@ int fx_jvm_markers_dump(struct fx_profile *p, uint32_t thread, int64_t start_ns,
                FX_CAT_OTHER, start_ns, end_ns, &dump_schema, v);
 }
 
-int fx_jvm_markers_start(struct fx_profile *p, uint32_t thread, int64_t t_ns,
+int fx_jvm_markers_start(struct fx_profile *p, fx_thread_id thread, int64_t t_ns,
                          const struct fx_jvm_start *s)
 {
     union fx_marker_value v[3] = {{.s = FX_STR_NONE}, {.s = FX_STR_NONE}, {.d = s->interval_ms}};
@@ -210,7 +210,7 @@ static const struct fx_marker_schema lock_schema = {
         .n_fields = sizeof(lock_fields) / sizeof(lock_fields[0]),
 };
 
-int fx_jvm_markers_lock(struct fx_profile *p, uint32_t thread, int64_t start_ns, int64_t end_ns,
+int fx_jvm_markers_lock(struct fx_profile *p, fx_thread_id thread, int64_t start_ns, int64_t end_ns,
                         const struct fx_jvm_lock *l)
 {
     union fx_marker_value v[4] = {{.d = (double)(end_ns - start_ns) / 1e6},
@@ -258,7 +258,7 @@ static const struct fx_marker_schema vtwait_schema = {
 };
 
 /* A virtual thread's interval of the vtwait schema, named name (a wait, or the carrier wait). */
-static int vt_interval(struct fx_profile *p, uint32_t thread, const char *name,
+static int vt_interval(struct fx_profile *p, fx_thread_id thread, const char *name,
                        enum fx_category cat, int64_t start_ns, int64_t end_ns, const char *vthread,
                        size_t vthread_len, const char *kind)
 {
@@ -273,14 +273,14 @@ static int vt_interval(struct fx_profile *p, uint32_t thread, const char *name,
                &vtwait_schema, v);
 }
 
-int fx_jvm_markers_vtwait(struct fx_profile *p, uint32_t thread, int64_t start_ns, int64_t end_ns,
-                          const char *vthread, size_t vthread_len, const char *kind)
+int fx_jvm_markers_vtwait(struct fx_profile *p, fx_thread_id thread, int64_t start_ns,
+                          int64_t end_ns, const char *vthread, size_t vthread_len, const char *kind)
 {
     return vt_interval(p, thread, FX_JVM_VTWAIT_NAME, FX_CAT_IDLE, start_ns, end_ns, vthread,
                        vthread_len, kind);
 }
 
-int fx_jvm_markers_vtcarrier(struct fx_profile *p, uint32_t thread, int64_t start_ns,
+int fx_jvm_markers_vtcarrier(struct fx_profile *p, fx_thread_id thread, int64_t start_ns,
                              int64_t end_ns, const char *vthread, size_t vthread_len)
 {
     return vt_interval(p, thread, FX_JVM_VTCARRIER_NAME, FX_CAT_OTHER, start_ns, end_ns, vthread,
@@ -305,7 +305,7 @@ static const struct fx_marker_schema vtmounted_schema = {
         .n_fields = sizeof(vtmounted_fields) / sizeof(vtmounted_fields[0]),
 };
 
-int fx_jvm_markers_vtmounted(struct fx_profile *p, uint32_t thread, int64_t start_ns,
+int fx_jvm_markers_vtmounted(struct fx_profile *p, fx_thread_id thread, int64_t start_ns,
                              int64_t end_ns, const char *vthread, size_t vthread_len)
 {
     union fx_marker_value v[1] = {{.s = FX_STR_NONE}};
@@ -341,7 +341,7 @@ const char *fx_jvm_markers_counter_name(enum fx_jvm_counter c)
     return (unsigned)c < FX_JVM_COUNTER_COUNT ? counters[c].name : NULL;
 }
 
-int fx_jvm_markers_counters(struct fx_profile *p, uint32_t ids[FX_JVM_COUNTER_COUNT])
+int fx_jvm_markers_counters(struct fx_profile *p, fx_counter_id ids[FX_JVM_COUNTER_COUNT])
 {
     for (unsigned c = 0; c < FX_JVM_COUNTER_COUNT; c++) {
         int rc = fx_profile_counter(p, &counters[c], &ids[c]);

@@ -139,7 +139,7 @@ static int thread_slot(struct fx_profile *p, uint32_t *out)
 }
 
 int fx_profile_thread_add(struct fx_profile *p, const char *name, int64_t tid, int64_t register_ns,
-                          uint32_t *out_index)
+                          fx_thread_id *out)
 {
     if (!name)
         return FX_EINVAL;
@@ -158,18 +158,20 @@ int fx_profile_thread_add(struct fx_profile *p, const char *name, int64_t tid, i
     t->tid = tid;
     t->register_ns = register_ns;
     t->holds = 1;
-    *out_index = i;
+    out->i = i;
     return FX_OK;
 }
 
-void fx_profile_thread_hold(struct fx_profile *p, uint32_t thread)
+void fx_profile_thread_hold(struct fx_profile *p, fx_thread_id id)
 {
+    uint32_t thread = id.i;
     if (fx_profile_thread_ok(p, thread))
         p->threads[thread].holds++;
 }
 
-void fx_profile_thread_release(struct fx_profile *p, uint32_t thread)
+void fx_profile_thread_release(struct fx_profile *p, fx_thread_id id)
 {
+    uint32_t thread = id.i;
     if (!fx_profile_thread_ok(p, thread) || p->threads[thread].holds == 0)
         return;
     p->threads[thread].holds--;
@@ -192,8 +194,9 @@ void fx_profile_thread_vacate_if_done(struct fx_profile *p, uint32_t i)
         p->main_thread = 0; /* the default: the first thread a snapshot keeps */
 }
 
-int fx_profile_thread_set_name(struct fx_profile *p, uint32_t thread, const char *name)
+int fx_profile_thread_set_name(struct fx_profile *p, fx_thread_id id, const char *name)
 {
+    uint32_t thread = id.i;
     if (!fx_profile_thread_ok(p, thread) || !name)
         return FX_EINVAL;
     char *copy = fx_strdup(name);
@@ -204,9 +207,10 @@ int fx_profile_thread_set_name(struct fx_profile *p, uint32_t thread, const char
     return FX_OK;
 }
 
-int fx_profile_thread_add_companion(struct fx_profile *p, uint32_t owner, const char *suffix,
-                                    int64_t register_ns, uint32_t *out_index)
+int fx_profile_thread_add_companion(struct fx_profile *p, fx_thread_id owner_id, const char *suffix,
+                                    int64_t register_ns, fx_thread_id *out)
 {
+    uint32_t owner = owner_id.i;
     if (!fx_profile_thread_ok(p, owner) || !suffix)
         return FX_EINVAL;
     const char *on = p->threads[owner].name ? p->threads[owner].name : "";
@@ -217,42 +221,46 @@ int fx_profile_thread_add_companion(struct fx_profile *p, uint32_t owner, const 
         return FX_ENOMEM;
     memcpy(name, on, n);
     memcpy(name + n, suffix, k + 1);
-    int rc = fx_profile_thread_add(p, name, tid, register_ns, out_index); /* may move threads */
+    int rc = fx_profile_thread_add(p, name, tid, register_ns, out); /* may move threads */
     fx_free(name);
     if (rc == FX_OK) {
-        p->threads[*out_index].companion_of = owner + 1;
-        p->threads[*out_index].suffix_len = (uint32_t)k;
+        p->threads[out->i].companion_of = owner + 1;
+        p->threads[out->i].suffix_len = (uint32_t)k;
     }
     return rc;
 }
 
-void fx_profile_thread_unregister(struct fx_profile *p, uint32_t thread, int64_t t_ns)
+void fx_profile_thread_unregister(struct fx_profile *p, fx_thread_id id, int64_t t_ns)
 {
+    uint32_t thread = id.i;
     if (!fx_profile_thread_ok(p, thread))
         return;
     p->threads[thread].unregistered = true;
     p->threads[thread].unregister_ns = t_ns;
 }
 
-int fx_profile_thread_set_weight_type(struct fx_profile *p, uint32_t thread,
+int fx_profile_thread_set_weight_type(struct fx_profile *p, fx_thread_id id,
                                       enum fx_weight_type type)
 {
+    uint32_t thread = id.i;
     if (!fx_profile_thread_ok(p, thread) || (unsigned)type >= FX_WEIGHT_TYPE_COUNT)
         return FX_EINVAL;
     p->threads[thread].weight_type = (uint8_t)type;
     return FX_OK;
 }
 
-int fx_profile_thread_set_idle_waits(struct fx_profile *p, uint32_t thread)
+int fx_profile_thread_set_idle_waits(struct fx_profile *p, fx_thread_id id)
 {
+    uint32_t thread = id.i;
     if (!fx_profile_thread_ok(p, thread))
         return FX_EINVAL;
     p->threads[thread].idle_waits = true;
     return FX_OK;
 }
 
-void fx_profile_set_main_thread(struct fx_profile *p, uint32_t thread)
+void fx_profile_set_main_thread(struct fx_profile *p, fx_thread_id id)
 {
+    uint32_t thread = id.i;
     if (fx_profile_thread_ok(p, thread))
         p->main_thread = thread;
 }
@@ -293,9 +301,10 @@ static uint32_t cpu_column(int64_t cpu_delta_ns)
     return cpu_delta_ns >= FX_CPU_UNKNOWN ? FX_CPU_UNKNOWN - 1 : (uint32_t)cpu_delta_ns;
 }
 
-int fx_profile_sample(struct fx_profile *p, uint32_t thread, int64_t time_ns, fx_stack_id stack,
+int fx_profile_sample(struct fx_profile *p, fx_thread_id id, int64_t time_ns, fx_stack_id stack,
                       int64_t cpu_delta_ns, uint32_t weight)
 {
+    uint32_t thread = id.i;
     if (!fx_profile_thread_ok(p, thread) || (stack.i != FX_NONE_ID && stack.i >= p->stacks.count))
         return FX_EINVAL;
     struct fx_samples *s = &p->threads[thread].samples;
@@ -334,14 +343,14 @@ static bool fields_ok(const struct fx_marker_schema *s)
     return true;
 }
 
-int fx_profile_schema(struct fx_profile *p, const struct fx_marker_schema *s, uint32_t *out)
+int fx_profile_schema(struct fx_profile *p, const struct fx_marker_schema *s, fx_schema_id *out)
 {
     if (!s || !s->name || s->n_fields > FX_MARKER_MAX_FIELDS || (s->n_fields && !s->fields) ||
         !fields_ok(s))
         return FX_EINVAL;
     for (uint32_t i = 0; i < p->nschemas; i++) {
         if (p->schemas[i] == s) {
-            *out = i;
+            out->i = i;
             return FX_OK;
         }
     }
@@ -349,7 +358,7 @@ int fx_profile_schema(struct fx_profile *p, const struct fx_marker_schema *s, ui
     if (rc != FX_OK)
         return rc;
     p->schemas[p->nschemas] = s;
-    *out = p->nschemas++;
+    out->i = p->nschemas++;
     return FX_OK;
 }
 
@@ -386,10 +395,11 @@ static int markers_reserve(struct fx_markers *m, unsigned nvalues)
     return FX_OK;
 }
 
-int fx_profile_marker(struct fx_profile *p, uint32_t thread, fx_str_id name, uint8_t phase,
-                      uint8_t category, int64_t start_ns, int64_t end_ns, uint32_t schema,
+int fx_profile_marker(struct fx_profile *p, fx_thread_id id, fx_str_id name, uint8_t phase,
+                      uint8_t category, int64_t start_ns, int64_t end_ns, fx_schema_id schema_id,
                       const union fx_marker_value *values)
 {
+    uint32_t thread = id.i, schema = schema_id.i;
     const struct fx_marker_schema *s = NULL;
     if (schema != FX_NONE_ID) {
         if (schema >= p->nschemas)
@@ -422,8 +432,9 @@ int fx_profile_marker(struct fx_profile *p, uint32_t thread, fx_str_id name, uin
     return FX_OK;
 }
 
-int fx_profile_marker_stack(struct fx_profile *p, uint32_t thread, fx_stack_id stack)
+int fx_profile_marker_stack(struct fx_profile *p, fx_thread_id id, fx_stack_id stack)
 {
+    uint32_t thread = id.i;
     if (!fx_profile_thread_ok(p, thread) || stack.i >= p->stacks.count)
         return FX_EINVAL;
     struct fx_markers *m = &p->threads[thread].markers;
@@ -450,7 +461,7 @@ static void free_strs(char **strs, unsigned n)
         fx_free(strs[i]);
 }
 
-int fx_profile_counter(struct fx_profile *p, const struct fx_counter_desc *d, uint32_t *out)
+int fx_profile_counter(struct fx_profile *p, const struct fx_counter_desc *d, fx_counter_id *out)
 {
     if (!d || !d->name)
         return FX_EINVAL;
@@ -477,12 +488,13 @@ int fx_profile_counter(struct fx_profile *p, const struct fx_counter_desc *d, ui
                              .description = copy[2],
                              .unit = copy[3],
                              .color = copy[4]};
-    *out = p->ncounters++;
+    out->i = p->ncounters++;
     return FX_OK;
 }
 
-int fx_profile_counter_sample(struct fx_profile *p, uint32_t counter, int64_t t_ns, int64_t value)
+int fx_profile_counter_sample(struct fx_profile *p, fx_counter_id id, int64_t t_ns, int64_t value)
 {
+    uint32_t counter = id.i;
     if (counter >= p->ncounters)
         return FX_EINVAL;
     struct fx_counter *c = &p->counters[counter];

@@ -123,9 +123,10 @@ static int row_add(struct fx_allocs *a, int64_t t, uint32_t stack, int64_t bytes
     return FX_OK;
 }
 
-int fx_profile_alloc(struct fx_profile *p, uint32_t thread, int64_t time_ns, fx_stack_id stack,
+int fx_profile_alloc(struct fx_profile *p, fx_thread_id id, int64_t time_ns, fx_stack_id stack,
                      int64_t bytes, uint64_t address)
 {
+    uint32_t thread = id.i;
     if (!fx_profile_thread_ok(p, thread) || stack.i >= p->stacks.count || bytes <= 0 ||
         address == 0 || live_find(&p->live, address) != FX_NONE_ID)
         return FX_EINVAL;

@@ -330,8 +330,9 @@ static bool thread_is_alias(const struct fx_profile *p, uint32_t i)
            shows_nothing(&p->threads[i]) && !shows_nothing(&p->threads[m]);
 }
 
-bool fx_profile_thread_left_out(const struct fx_profile *p, uint32_t i)
+bool fx_profile_thread_left_out(const struct fx_profile *p, fx_thread_id thread)
 {
+    uint32_t i = thread.i;
     return !fx_profile_thread_ok(p, i) || fx_profile_thread_gone(p, &p->threads[i]) ||
            thread_is_alias(p, i);
 }
@@ -340,7 +341,7 @@ uint32_t fx_profile_threads_without_samples(const struct fx_profile *p)
 {
     uint32_t n = 0;
     for (uint32_t i = 0; i < p->nthreads; i++)
-        n += p->threads[i].samples.count == 0 && !fx_profile_thread_left_out(p, i);
+        n += p->threads[i].samples.count == 0 && !fx_profile_thread_left_out(p, (fx_thread_id){i});
     return n;
 }
 
@@ -398,7 +399,7 @@ void fx_profile_totals(const struct fx_profile *p, struct fx_profile_totals *out
 {
     memset(out, 0, sizeof(*out));
     for (uint32_t i = 0; i < p->nthreads; i++)
-        if (!fx_profile_thread_left_out(p, i))
+        if (!fx_profile_thread_left_out(p, (fx_thread_id){i}))
             thread_totals(p, &p->threads[i], out);
 }
 
@@ -411,7 +412,7 @@ static void copy_threads(struct fx_profile *d, const struct fx_profile *s, bool 
     uint32_t *at = fx_calloc(s->nthreads ? s->nthreads : 1, sizeof(*at));
     *ok = *ok && at;
     for (uint32_t i = 0; *ok && i < s->nthreads; i++) {
-        if (fx_profile_thread_left_out(s, i))
+        if (fx_profile_thread_left_out(s, (fx_thread_id){i}))
             continue;
         if (i == s->main_thread)
             d->main_thread = d->nthreads;

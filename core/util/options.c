@@ -2,7 +2,8 @@
 /* The option grammar, driven by one table: each entry names an option, how it is given (action,
  * flag or key=value) and the parser that writes its field. A failed parse leaves the defaults
  * and exactly one line in the errbuf: the option, the value (quoted, shortened) and what is
- * accepted. */
+ * accepted. Numbers with units: options_units.c; file patterns: options_path.c; the help text
+ * and "did you mean": options_help.c (tests: unit.options). */
 #include "fx_options.h"
 
 #include <errno.h>
@@ -14,24 +15,16 @@
 #include <time.h>
 
 #include "fx_alloc.h"
+#include "fx_options_internal.h"
 #include "fx_push.h"
-
-#define NS_PER_US 1000ull
-#define NS_PER_MS 1000000ull
-#define NS_PER_S  1000000000ull
-#define KIB       1024ull
-#define MIB       (1024ull * KIB)
-#define GIB       (1024ull * MIB)
 
 /* Values are quoted in messages at most this long, so a 10k-character value still leaves room
  * in the 256-byte errbuf for what is accepted. */
 #define QUOTE_MAX 40
-/* A pattern longer than any path cannot be opened; refusing it here gives a clear message. */
-#define PATTERN_MAX 4095
 _Static_assert(PATTERN_MAX < PATH_MAX, "a pattern fits a path buffer");
 
 /* Mutable so `file` can stay a plain `char *`; fx_options_destroy never frees it. */
-static char default_file[] = FX_OPTIONS_DEFAULT_FILE;
+char fx_options_default_file[] = FX_OPTIONS_DEFAULT_FILE;
 
 enum opt_kind {
     OPT_ACTION,        /* bare word, at most one per list */
@@ -56,32 +49,6 @@ struct opt_def {
     const char *accepts;        /* what the messages say is accepted */
 };
 
-/* Why a number did not parse; each has one phrase in messages. */
-enum num_why {
-    NUM_OK,
-    NUM_EMPTY,
-    NUM_NOT_NUMBER,
-    NUM_FRACTION,
-    NUM_NO_UNIT,
-    NUM_BAD_UNIT,
-    NUM_OVERFLOW,
-};
-
-struct unit {
-    const char *name;
-    uint64_t factor;
-};
-
-static const struct unit duration_units[] = {
-        {"ns", 1},       {"us", NS_PER_US},    {"ms", NS_PER_MS},
-        {"s", NS_PER_S}, {"m", 60 * NS_PER_S}, {"h", 3600 * NS_PER_S},
-        {NULL, 0},
-};
-
-static const struct unit size_units[] = {
-        {"", 1}, {"k", KIB}, {"m", MIB}, {"g", GIB}, {NULL, 0},
-};
-
 /* Copies s for a message: at most QUOTE_MAX bytes, control characters as '?', "..." when cut. */
 static const char *shorten(const char *s, char buf[QUOTE_MAX + 4])
 {
@@ -94,118 +61,9 @@ static const char *shorten(const char *s, char buf[QUOTE_MAX + 4])
     return buf;
 }
 
-/* Leading digits only: strtoull would otherwise accept spaces, a sign and wrap "-1". */
-static enum num_why parse_count(const char *s, uint64_t *v, const char **rest)
-{
-    if (*s == '\0')
-        return NUM_EMPTY;
-    if (*s < '0' || *s > '9')
-        return NUM_NOT_NUMBER;
-    char *end;
-    errno = 0;
-    unsigned long long x = strtoull(s, &end, 10);
-    if (errno == ERANGE)
-        return NUM_OVERFLOW;
-    if (*end == '.')
-        return NUM_FRACTION;
-    *v = x;
-    *rest = end;
-    return NUM_OK;
-}
-
-static enum num_why scale(uint64_t count, const char *unit, const struct unit *units, bool nocase,
-                          uint64_t *out)
-{
-    for (const struct unit *u = units; u->name; u++) {
-        if ((nocase ? strcasecmp(unit, u->name) : strcmp(unit, u->name)) != 0)
-            continue;
-        return __builtin_mul_overflow(count, u->factor, out) ? NUM_OVERFLOW : NUM_OK;
-    }
-    return NUM_BAD_UNIT;
-}
-
-static enum num_why duration_why(const char *s, uint64_t *ns)
-{
-    uint64_t count;
-    const char *unit;
-    enum num_why why = parse_count(s, &count, &unit);
-    if (why != NUM_OK)
-        return why;
-    if (*unit == '\0' && count != 0) /* "10": ms or s? refuse to guess */
-        return NUM_NO_UNIT;
-    if (*unit == '\0') {
-        *ns = 0;
-        return NUM_OK;
-    }
-    return scale(count, unit, duration_units, false, ns);
-}
-
-static enum num_why size_why(const char *s, uint64_t *bytes)
-{
-    uint64_t count;
-    const char *unit;
-    enum num_why why = parse_count(s, &count, &unit);
-    return why != NUM_OK ? why : scale(count, unit, size_units, true, bytes);
-}
-
-static int why_rc(enum num_why why)
-{
-    return why == NUM_OK ? FX_OK : why == NUM_OVERFLOW ? FX_ERANGE : FX_EINVAL;
-}
-
-int fx_options_parse_duration(const char *s, uint64_t *ns)
-{
-    uint64_t v;
-    int rc = why_rc(duration_why(s, &v));
-    if (rc == FX_OK)
-        *ns = v;
-    return rc;
-}
-
-int fx_options_parse_size(const char *s, uint64_t *bytes)
-{
-    uint64_t v;
-    int rc = why_rc(size_why(s, &v));
-    if (rc == FX_OK)
-        *bytes = v;
-    return rc;
-}
-
 static void *field(struct fx_options *o, const struct opt_def *d)
 {
     return (char *)o + d->offset;
-}
-
-enum noun {
-    NOUN_DURATION,
-    NOUN_SIZE,
-    NOUN_NUMBER,
-};
-
-/* The rest of a message after "option 'key': 'value' ". */
-static const char *why_text(enum num_why why, enum noun noun)
-{
-    static const char *const not_a[] = {"is not a duration", "is not a size",
-                                        "is not a whole number"};
-    static const char *const fraction[] = {
-            "is not a whole number (use a smaller unit, e.g. 1500us for 1.5ms)",
-            "is not a whole number (use a smaller unit, e.g. 1536k for 1.5m)",
-            "is not a whole number"};
-    switch (why) {
-    case NUM_EMPTY:
-        return "is empty";
-    case NUM_FRACTION:
-        return fraction[noun];
-    case NUM_NO_UNIT:
-        return "needs a unit (ns, us, ms, s, m, h)";
-    case NUM_BAD_UNIT:
-        return noun == NOUN_SIZE ? "has an unknown unit (k, m, g or none for bytes)"
-                                 : "has an unknown unit (ns, us, ms, s, m, h)";
-    case NUM_OVERFLOW:
-        return "is too large";
-    default:
-        return not_a[noun];
-    }
 }
 
 static int value_error(const struct opt_def *d, const char *val, const char *why, int rc,
@@ -222,7 +80,7 @@ static int check_number(const struct opt_def *d, const char *val, enum num_why w
                         uint64_t v, struct fx_errbuf *eb)
 {
     if (why != NUM_OK)
-        return value_error(d, val, why_text(why, noun), why_rc(why), eb);
+        return value_error(d, val, fx_options_why_text(why, noun), fx_options_why_rc(why), eb);
     if ((v < d->min && !(d->zero_ok && v == 0)) || v > d->max)
         return value_error(d, val, "is out of range", FX_ERANGE, eb);
     return FX_OK;
@@ -232,7 +90,7 @@ static int parse_duration_opt(const struct opt_def *d, const char *val, struct f
                               struct fx_errbuf *eb)
 {
     uint64_t v = 0;
-    enum num_why why = duration_why(val, &v); /* before check_number reads v */
+    enum num_why why = fx_options_duration_why(val, &v); /* before check_number reads v */
     int rc = check_number(d, val, why, NOUN_DURATION, v, eb);
     if (rc == FX_OK)
         *(uint64_t *)field(o, d) = v;
@@ -243,7 +101,7 @@ static int parse_size_opt(const struct opt_def *d, const char *val, struct fx_op
                           struct fx_errbuf *eb)
 {
     uint64_t v = 0;
-    enum num_why why = size_why(val, &v); /* before check_number reads v */
+    enum num_why why = fx_options_size_why(val, &v); /* before check_number reads v */
     int rc = check_number(d, val, why, NOUN_SIZE, v, eb);
     if (rc == FX_OK)
         *(uint64_t *)field(o, d) = v;
@@ -255,7 +113,7 @@ static int parse_u32_opt(const struct opt_def *d, const char *val, struct fx_opt
 {
     uint64_t v = 0;
     const char *rest = "";
-    enum num_why why = parse_count(val, &v, &rest);
+    enum num_why why = fx_options_count_why(val, &v, &rest);
     if (why == NUM_OK && *rest != '\0')
         why = NUM_NOT_NUMBER;
     int rc = check_number(d, val, why, NOUN_NUMBER, v, eb);
@@ -507,48 +365,6 @@ static const struct opt_def opt_table[] = {
 #define OPT_COUNT (sizeof(opt_table) / sizeof(opt_table[0]))
 _Static_assert(OPT_COUNT <= 32, "the seen mask is a uint32_t");
 
-static const char help_text[] =
-        "fxagent options: a comma-separated list, e.g. start,interval=1ms,file=out-%p.json.gz\n"
-        "actions (at most one, anywhere in the list):\n"
-        "  start                   start sampling (the default at -agentpath)\n"
-        "  stop                    stop sampling and write the profile\n"
-        "  dump                    write the profile, keep sampling\n"
-        "  status                  print the agent's state\n"
-        "  help                    print this text\n"
-        "options:\n"
-        "  mode=cpu|itimer|wall    what drives sampling (default cpu)\n"
-        "  engine=auto|perf|timer  timer of mode=cpu (default auto)\n"
-        "  interval=DURATION       sampling period, 100us..10s (default 10ms)\n"
-        "  depth=N                 frames kept per sample, all kinds, 1..65535 (default 2048)\n"
-        "  file=PATTERN            output path; %p pid, %t time, %n sequence, %% percent (default fxagent-%p-%t.json.gz)\n"
-        "  loop=DURATION           dump periodically, 0 (off) or at least 1s (default 0)\n"
-        "  memory=SIZE             bound of the recording, 1m..64g (default 64m)\n"
-        "  ring=SIZE               per-thread sample ring, 16k..64m (default 256k)\n"
-        "  markers=on|off          GC, JIT and user markers, counters (default on)\n"
-        "  cstack=dwarf|fp|no      native frames (every mode) by DWARF CFI, frame pointers only, or none (default dwarf)\n"
-        "  kstack=yes|no           kernel frames in cpu mode from perf callchains (default yes)\n"
-        "  quiet                   no summary line on stderr (default off)\n"
-        "  reset                   with dump: drop the samples written (default off)\n"
-        "  lock=DURATION           record lock waits (monitors, j.u.c. parks) of at least it, 0 off (default 0)\n"
-        "  reply=PATH              append the outcome line to this existing file (default none)\n"
-        "  validate[=REPORT.json]  check AsyncGetCallTrace against GetStackTrace (default off)\n"
-        "  alloc=SIZE              sample allocations every SIZE bytes on average, live heap (default 0: off)\n"
-        "  vtwait=DURATION         mark virtual threads' waits of at least it with their stack, 0 off (default 0; 1ms in mode=wall)\n"
-        "  lockowner=on|off        with lock=: name the owner of monitors waited for at least lock=/2 (default on)\n"
-        "  vtracks=N               virtual threads with a track of their own, 0..1024; the others under a root frame (default 32)\n"
-        "  push=URL                post each profile (loop= period, stop, exit) to http://HOST[:PORT]/PATH:\n"
-        "                          .../ingest Pyroscope (pprof), .../v1development/profiles OTLP (docs/FLEET.md)\n"
-        "  push_format=F           auto (the URL's path), pyroscope or otlp (default auto)\n"
-        "  service=NAME            the service pushed profiles are named after (default: the main class or jar)\n"
-        "  labels=K=V;K=V          labels of pushed profiles (default none)\n"
-        "DURATION: a whole number with a unit: ns, us, ms, s, m (minutes), h; e.g. 10ms\n"
-        "SIZE: a whole number of bytes, or with k, m, g (powers of 1024, any case); e.g. 64m\n";
-
-const char *fx_options_help(void)
-{
-    return help_text;
-}
-
 void fx_options_defaults(struct fx_options *out)
 {
     *out = (struct fx_options){
@@ -557,7 +373,7 @@ void fx_options_defaults(struct fx_options *out)
             .engine = FX_ENGINE_AUTO,
             .interval_ns = 10 * NS_PER_MS,
             .depth = 2048,
-            .file = default_file,
+            .file = fx_options_default_file,
             .loop_ns = 0,
             .memory_bytes = 64 * MIB,
             .ring_bytes = 256 * KIB,
@@ -572,7 +388,7 @@ void fx_options_destroy(struct fx_options *o)
 {
     if (!o)
         return;
-    if (o->file != default_file)
+    if (o->file != fx_options_default_file)
         fx_free(o->file);
     fx_free(o->validate_report);
     fx_free(o->reply);
@@ -580,77 +396,6 @@ void fx_options_destroy(struct fx_options *o)
     fx_free(o->service);
     fx_free(o->labels);
     fx_options_defaults(o);
-}
-
-/* Appends s to out (cap bytes, at *len) with every '%' doubled, so it stays literal. */
-static bool put_literal(char *out, size_t cap, size_t *len, const char *s)
-{
-    for (; *s; s++) {
-        if (*len + 2 >= cap)
-            return false;
-        if (*s == '%')
-            out[(*len)++] = '%';
-        out[(*len)++] = *s;
-    }
-    out[*len] = '\0';
-    return true;
-}
-
-int fx_options_absolute_file(struct fx_options *o, const char *cwd, const char *home)
-{
-    const char *f = o->file, *prefix = cwd, *rest = f;
-    if (!f || f[0] == '/')
-        return FX_OK;
-    if (f[0] == '~' && f[1] == '/' && home && home[0] == '/') {
-        prefix = home;
-        rest = f + 2;
-    }
-    if (!prefix || prefix[0] != '/')
-        return FX_EINVAL;
-    char *abs = fx_malloc(PATTERN_MAX + 1);
-    if (!abs)
-        return FX_ENOMEM;
-    size_t len = 0;
-    abs[0] = '\0';
-    bool slash = prefix[strlen(prefix) - 1] != '/';
-    if (!put_literal(abs, PATTERN_MAX + 1, &len, prefix) ||
-        !put_literal(abs, PATTERN_MAX + 1, &len, slash ? "/" : "") ||
-        len + strlen(rest) > PATTERN_MAX) {
-        fx_free(abs);
-        return FX_ERANGE;
-    }
-    memcpy(abs + len, rest, strlen(rest) + 1);
-    if (o->file != default_file)
-        fx_free(o->file);
-    o->file = abs;
-    return FX_OK;
-}
-
-static unsigned min_u(unsigned a, unsigned b)
-{
-    return a < b ? a : b;
-}
-
-/* Optimal string alignment distance (a swap of neighbours costs 1), for "did you mean". */
-#define SUGGEST_MAX_LEN 32
-static unsigned edit_distance(const char *a, const char *b)
-{
-    size_t la = strlen(a), lb = strlen(b);
-    unsigned d[SUGGEST_MAX_LEN + 1][SUGGEST_MAX_LEN + 1];
-    for (size_t i = 0; i <= la; i++) {
-        for (size_t j = 0; j <= lb; j++) {
-            if (i == 0 || j == 0) {
-                d[i][j] = (unsigned)(i + j);
-                continue;
-            }
-            unsigned best = d[i - 1][j - 1] + (a[i - 1] != b[j - 1]);
-            best = min_u(best, min_u(d[i - 1][j], d[i][j - 1]) + 1);
-            if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1])
-                best = min_u(best, d[i - 2][j - 2] + 1);
-            d[i][j] = best;
-        }
-    }
-    return d[la][lb];
 }
 
 /* The closest known name when it is close: one edit for short names, two for longer ones. */
@@ -662,7 +407,7 @@ static const char *suggest(const char *key)
     unsigned best_d = UINT_MAX;
     for (size_t i = 0; i < OPT_COUNT; i++) {
         const char *name = opt_table[i].name;
-        unsigned dist = edit_distance(key, name);
+        unsigned dist = fx_options_edit_distance(key, name);
         if (dist <= (strlen(name) <= 4 ? 1u : 2u) && dist < best_d) {
             best = name;
             best_d = dist;
@@ -806,95 +551,4 @@ int fx_options_parse(const char *s, struct fx_options *out, struct fx_errbuf *eb
     if (rc != FX_OK)
         fx_options_destroy(out);
     return rc;
-}
-
-struct out_buf {
-    char *p;
-    size_t cap, len; /* len < cap: there is always room for the NUL */
-};
-
-static int put(struct out_buf *b, const char *s, size_t n)
-{
-    if (n >= b->cap - b->len)
-        return FX_ERANGE;
-    memcpy(b->p + b->len, s, n);
-    b->len += n;
-    b->p[b->len] = '\0';
-    return FX_OK;
-}
-
-static int put_escape(struct out_buf *b, char c, pid_t pid, time_t when, unsigned seq)
-{
-    char tmp[64];
-    int n;
-    struct tm tm;
-    switch (c) {
-    case 'p':
-        n = snprintf(tmp, sizeof(tmp), "%ld", (long)pid);
-        break;
-    case 'n':
-        n = snprintf(tmp, sizeof(tmp), "%u", seq);
-        break;
-    case 't':
-        if (!localtime_r(&when, &tm))
-            return FX_EINVAL;
-        n = (int)strftime(tmp, sizeof(tmp), "%Y%m%d-%H%M%S", &tm);
-        break;
-    case '%':
-        return put(b, "%", 1);
-    default: /* fx_options_parse refuses these, but patterns may come from elsewhere */
-        return FX_EINVAL;
-    }
-    return n > 0 ? put(b, tmp, (size_t)n) : FX_EINVAL;
-}
-
-int fx_options_expand_path(const char *pattern, pid_t pid, time_t when, unsigned seq, char *out,
-                           size_t cap)
-{
-    if (cap == 0)
-        return FX_ERANGE;
-    struct out_buf b = {.p = out, .cap = cap, .len = 0};
-    out[0] = '\0';
-    int rc = FX_OK;
-    for (const char *p = pattern; rc == FX_OK && *p; p++) {
-        if (*p != '%')
-            rc = put(&b, p, 1);
-        else
-            rc = put_escape(&b, *++p, pid, when, seq);
-    }
-    if (rc != FX_OK)
-        out[0] = '\0';
-    return rc;
-}
-
-static bool has_sequence(const char *pattern)
-{
-    for (const char *p = pattern; *p; p++) {
-        if (*p == '%' && p[1] == 'n')
-            return true;
-        if (*p == '%' && p[1] != '\0')
-            p++; /* "%%n" is a literal "%" then "n" */
-    }
-    return false;
-}
-
-int fx_options_sequenced_pattern(const char *pattern, char *out, size_t cap)
-{
-    static const char *const exts[] = {".json.gz", ".json", ".gz"};
-    size_t len = strlen(pattern), at = len;
-    if (!has_sequence(pattern)) {
-        for (size_t i = 0; i < sizeof(exts) / sizeof(exts[0]) && at == len; i++) {
-            size_t e = strlen(exts[i]);
-            if (len > e && strcmp(pattern + len - e, exts[i]) == 0)
-                at = len - e;
-        }
-    }
-    const char *seq = at == len && has_sequence(pattern) ? "" : "-%n";
-    int n = snprintf(out, cap, "%.*s%s%s", (int)at, pattern, seq, pattern + at);
-    if (n < 0 || (size_t)n >= cap) {
-        if (cap)
-            out[0] = '\0';
-        return FX_ERANGE;
-    }
-    return FX_OK;
 }

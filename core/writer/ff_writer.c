@@ -4,7 +4,8 @@
  * §13 example). Only fixed-size scratch is allocated (the emitter, one marker permutation) and 4
  * bytes a thread for its track name (ff_writer_names.c), so memory during a dump stays flat
  * whatever the profile's samples. meta and counters are in
- * ff_writer_meta.c, files in ff_writer_file.c. */
+ * ff_writer_meta.c, the shared tables and libs in ff_writer_tables.c, files in ff_writer_file.c.
+ * Tests: unit.ff_writer. */
 #include "fx_ff_writer.h"
 
 #include <stdlib.h>
@@ -16,239 +17,6 @@
 #include "fx_profile.h"
 #include "fx_profile_internal.h"
 #include "fx_sort.h"
-
-/* --- columns --- */
-
-/* A column of n equal values: null when is_null, else v. */
-static void col_const(struct fx_json *j, const char *key, uint32_t n, bool is_null, int64_t v)
-{
-    fx_json_key(j, key);
-    fx_json_arr_begin(j);
-    for (uint32_t i = 0; i < n; i++) {
-        if (is_null)
-            fx_json_null(j);
-        else
-            fx_json_i64(j, v);
-    }
-    fx_json_arr_end(j);
-}
-
-/* A column of row ids; `none` (FX_NONE_ID) is written as none_value, or null if none_null. */
-static void col_u32(struct fx_json *j, const char *key, const uint32_t *a, uint32_t n,
-                    bool none_null, int64_t none_value)
-{
-    fx_json_key(j, key);
-    fx_json_arr_begin(j);
-    for (uint32_t i = 0; i < n; i++) {
-        if (a[i] != FX_NONE_ID)
-            fx_json_u64(j, a[i]);
-        else if (none_null)
-            fx_json_null(j);
-        else
-            fx_json_i64(j, none_value);
-    }
-    fx_json_arr_end(j);
-}
-
-static void col_u8(struct fx_json *j, const char *key, const uint8_t *a, uint32_t n)
-{
-    fx_json_key(j, key);
-    fx_json_arr_begin(j);
-    for (uint32_t i = 0; i < n; i++)
-        fx_json_u64(j, a[i]);
-    fx_json_arr_end(j);
-}
-
-/* Lines: negative means unknown, written as null. */
-static void col_line(struct fx_json *j, const char *key, const int32_t *a, uint32_t n)
-{
-    fx_json_key(j, key);
-    fx_json_arr_begin(j);
-    for (uint32_t i = 0; i < n; i++) {
-        if (a[i] < 0)
-            fx_json_null(j);
-        else
-            fx_json_i64(j, a[i]);
-    }
-    fx_json_arr_end(j);
-}
-
-/* --- shared tables (§5) --- */
-
-static void write_strings(struct fx_json *j, const struct fx_strtab *t)
-{
-    fx_json_key(j, "stringArray");
-    fx_json_arr_begin(j);
-    for (uint32_t i = 0; i < t->count; i++) {
-        size_t len;
-        const char *s = fx_strtab_get(t, i, &len);
-        fx_json_strn(j, s, len);
-    }
-    fx_json_arr_end(j);
-}
-
-static void write_stack_table(struct fx_json *j, const struct fx_stacks *s)
-{
-    fx_json_key(j, "stackTable");
-    fx_json_obj_begin(j);
-    col_u32(j, "frame", s->frame, s->count, false, -1);
-    fx_json_key(j, "prefixOffset");
-    fx_json_arr_begin(j);
-    for (uint32_t i = 0; i < s->count; i++)
-        fx_json_u64(j, s->prefix[i] == FX_NONE_ID ? 0 : i - s->prefix[i]);
-    fx_json_arr_end(j);
-    kv_length(j, s->count);
-    fx_json_obj_end(j);
-}
-
-static void write_frame_table(struct fx_json *j, const struct fx_frames *f)
-{
-    fx_json_key(j, "frameTable");
-    fx_json_obj_begin(j);
-    col_const(j, "address", f->count, false, -1);
-    col_u8(j, "inlineDepth", f->inline_depth, f->count);
-    col_u8(j, "category", f->category, f->count);
-    col_u8(j, "subcategory", f->subcategory, f->count);
-    col_u32(j, "func", f->func, f->count, false, -1);
-    col_const(j, "nativeSymbol", f->count, true, 0);
-    col_const(j, "innerWindowID", f->count, false, 0);
-    col_line(j, "line", f->line, f->count);
-    col_const(j, "column", f->count, true, 0);
-    col_const(j, "originalLocation", f->count, true, 0);
-    kv_length(j, f->count);
-    fx_json_obj_end(j);
-}
-
-static void write_func_table(struct fx_json *j, const struct fx_funcs *f)
-{
-    fx_json_key(j, "funcTable");
-    fx_json_obj_begin(j);
-    col_u32(j, "name", f->name, f->count, false, -1);
-    fx_json_key(j, "isJS");
-    fx_json_arr_begin(j);
-    for (uint32_t i = 0; i < f->count; i++)
-        fx_json_bool(j, f->is_java[i]);
-    fx_json_arr_end(j);
-    fx_json_key(j, "relevantForJS");
-    fx_json_arr_begin(j);
-    for (uint32_t i = 0; i < f->count; i++)
-        fx_json_bool(j, false);
-    fx_json_arr_end(j);
-    col_u32(j, "resource", f->resource_row, f->count, false, -1);
-    col_u32(j, "source", f->source_row, f->count, true, 0);
-    col_line(j, "lineNumber", f->line, f->count);
-    col_const(j, "columnNumber", f->count, true, 0);
-    col_const(j, "originalLocation", f->count, true, 0);
-    kv_length(j, f->count);
-    fx_json_obj_end(j);
-}
-
-/* The library a resource names (fx_profile_lib: same name), or FX_NONE_ID (a jar, a module). */
-static uint32_t resource_lib(const struct fx_profile *p, uint32_t row)
-{
-    size_t len;
-    const char *name = fx_profile_string_at(p, (fx_str_id){p->resources.str[row]}, &len);
-    return name != NULL ? fx_profile_lib_find(p, name, len) : FX_NONE_ID;
-}
-
-/* A library resource has lib = its index and type 1 (Library); others lib null and type 0. */
-static void write_resource_table(struct fx_json *j, const struct fx_profile *p)
-{
-    const struct fx_idlist *r = &p->resources;
-    fx_json_key(j, "resourceTable");
-    fx_json_obj_begin(j);
-    fx_json_key(j, "lib");
-    fx_json_arr_begin(j);
-    for (uint32_t i = 0; i < r->count; i++) {
-        uint32_t lib = resource_lib(p, i);
-        if (lib != FX_NONE_ID)
-            fx_json_u64(j, lib);
-        else
-            fx_json_null(j);
-    }
-    fx_json_arr_end(j);
-    col_u32(j, "name", r->str, r->count, false, -1);
-    col_const(j, "host", r->count, true, 0);
-    fx_json_key(j, "type");
-    fx_json_arr_begin(j);
-    for (uint32_t i = 0; i < r->count; i++)
-        fx_json_u64(j, resource_lib(p, i) != FX_NONE_ID);
-    fx_json_arr_end(j);
-    kv_length(j, r->count);
-    fx_json_obj_end(j);
-}
-
-#if defined(__x86_64__)
-#define FX_LIB_ARCH "x86_64"
-#elif defined(__aarch64__)
-#define FX_LIB_ARCH "aarch64"
-#else
-#define FX_LIB_ARCH ""
-#endif
-
-/* The root `libs` array (PROFILE-FORMAT.md §3): one object per fx_profile_lib. */
-static void write_libs(struct fx_json *j, const struct fx_libs *l)
-{
-    fx_json_key(j, "libs");
-    fx_json_arr_begin(j);
-    for (uint32_t i = 0; i < l->count; i++) {
-        const struct fx_lib *b = &l->rows[i];
-        fx_json_obj_begin(j);
-        kv_str(j, "arch", FX_LIB_ARCH);
-        kv_str(j, "name", b->name);
-        kv_str(j, "path", b->path);
-        kv_str(j, "debugName", b->name);
-        kv_str(j, "debugPath", b->path);
-        kv_str(j, "breakpadId", b->breakpad_id);
-        kv_str(j, "codeId", b->code_id); /* NULL: null */
-        fx_json_obj_end(j);
-    }
-    fx_json_arr_end(j);
-}
-
-static void write_empty_table(struct fx_json *j, const char *name, const char *const *cols,
-                              unsigned ncols)
-{
-    fx_json_key(j, name);
-    fx_json_obj_begin(j);
-    for (unsigned i = 0; i < ncols; i++)
-        kv_empty_arr(j, cols[i]);
-    kv_length(j, 0);
-    fx_json_obj_end(j);
-}
-
-static void write_sources(struct fx_json *j, const struct fx_idlist *s)
-{
-    fx_json_key(j, "sources");
-    fx_json_obj_begin(j);
-    col_const(j, "id", s->count, true, 0);
-    col_u32(j, "filename", s->str, s->count, false, -1);
-    col_const(j, "startLine", s->count, false, 1);
-    col_const(j, "startColumn", s->count, false, 1);
-    col_const(j, "sourceMapURL", s->count, true, 0);
-    col_const(j, "content", s->count, true, 0);
-    kv_length(j, s->count);
-    fx_json_obj_end(j);
-}
-
-static void write_shared(const struct fx_ff_ctx *w)
-{
-    static const char *const native_symbols[] = {"libIndex", "address", "name", "functionSize"};
-    static const char *const locations[] = {"source", "line", "column"};
-    struct fx_json *j = w->j;
-    const struct fx_profile *p = w->p;
-    fx_json_key(j, "shared");
-    fx_json_obj_begin(j);
-    write_strings(j, &p->strings);
-    write_stack_table(j, &p->stacks);
-    write_frame_table(j, &p->frames);
-    write_func_table(j, &p->funcs);
-    write_resource_table(j, p);
-    write_empty_table(j, "nativeSymbols", native_symbols, 4);
-    write_sources(j, &p->sources);
-    write_empty_table(j, "sourceLocationTable", locations, 3);
-    fx_json_obj_end(j);
-}
 
 /* --- threads (§6, §7, §10) --- */
 
@@ -596,11 +364,11 @@ int fx_ff_write(const struct fx_profile *p, struct fx_sink sink, struct fx_errbu
     fx_json_init(j, sink);
     fx_json_obj_begin(j);
     fx_ff_writer_meta(&w);
-    write_libs(j, &p->libs);
+    fx_ff_writer_libs(j, &p->libs);
     kv_empty_arr(j, "pages");
     fx_ff_writer_counters(&w);
     kv_empty_arr(j, "profilerOverhead");
-    write_shared(&w);
+    fx_ff_writer_shared(&w);
     write_threads(&w);
     fx_json_obj_end(j);
     int rc = fx_json_finish(j);

@@ -98,7 +98,7 @@ int fx_ff_writer_threads_prepare(struct fx_ff_ctx *w)
     uint32_t *owner = block + n3;
     w->nwritten = 0;
     for (uint32_t i = 0; i < p->nthreads; i++) {
-        w->index[i] = fx_profile_thread_left_out(p, i) ? UINT32_MAX : w->nwritten++;
+        w->index[i] = fx_profile_thread_left_out(p, (fx_thread_id){i}) ? UINT32_MAX : w->nwritten++;
     }
     order_threads(w, owner);
     uint32_t n = 0;

@@ -32,6 +32,9 @@ const char *fx_ff_writer_process_name(const struct fx_profile *p);
  * fx_ff_writer_track_name writes thread index's "name" key. */
 int fx_ff_writer_threads_prepare(struct fx_ff_ctx *w);
 void fx_ff_writer_track_name(const struct fx_ff_ctx *w, uint32_t index);
+/* The shared tables (§5) and libs: core/writer/ff_writer_tables.c. */
+void fx_ff_writer_shared(const struct fx_ff_ctx *w);
+void fx_ff_writer_libs(struct fx_json *j, const struct fx_libs *l);
 
 /* --- small emitters --- */
 
@@ -91,6 +94,63 @@ static inline void kv_ms(struct fx_json *j, const char *key, int64_t us)
 {
     fx_json_key(j, key);
     put_ms(j, us);
+}
+
+/* --- columns: one key and its array of n values --- */
+
+/* A column of n equal values: null when is_null, else v. */
+static inline void col_const(struct fx_json *j, const char *key, uint32_t n, bool is_null,
+                             int64_t v)
+{
+    fx_json_key(j, key);
+    fx_json_arr_begin(j);
+    for (uint32_t i = 0; i < n; i++) {
+        if (is_null)
+            fx_json_null(j);
+        else
+            fx_json_i64(j, v);
+    }
+    fx_json_arr_end(j);
+}
+
+/* A column of row ids; `none` (FX_NONE_ID) is written as none_value, or null if none_null. */
+static inline void col_u32(struct fx_json *j, const char *key, const uint32_t *a, uint32_t n,
+                           bool none_null, int64_t none_value)
+{
+    fx_json_key(j, key);
+    fx_json_arr_begin(j);
+    for (uint32_t i = 0; i < n; i++) {
+        if (a[i] != FX_NONE_ID)
+            fx_json_u64(j, a[i]);
+        else if (none_null)
+            fx_json_null(j);
+        else
+            fx_json_i64(j, none_value);
+    }
+    fx_json_arr_end(j);
+}
+
+static inline void col_u8(struct fx_json *j, const char *key, const uint8_t *a, uint32_t n)
+{
+    fx_json_key(j, key);
+    fx_json_arr_begin(j);
+    for (uint32_t i = 0; i < n; i++)
+        fx_json_u64(j, a[i]);
+    fx_json_arr_end(j);
+}
+
+/* Lines: negative means unknown, written as null. */
+static inline void col_line(struct fx_json *j, const char *key, const int32_t *a, uint32_t n)
+{
+    fx_json_key(j, key);
+    fx_json_arr_begin(j);
+    for (uint32_t i = 0; i < n; i++) {
+        if (a[i] < 0)
+            fx_json_null(j);
+        else
+            fx_json_i64(j, a[i]);
+    }
+    fx_json_arr_end(j);
 }
 
 #endif

@@ -178,18 +178,18 @@ static void op_thread(struct fuzz_reader *r, struct fx_profile *p, struct shadow
     uint32_t t = pick(r, sh->threads);
     int rc;
     if (what == 0 && sh->threads < MAX_THREADS) {
-        uint32_t idx;
+        fx_thread_id idx;
         rc = fx_profile_thread_add(p, name, tid, next_time(r, sh), &idx);
         expect(sh, rc, true, "thread add");
         if (rc == FX_OK)
-            FUZZ_CHECK(idx == sh->threads++, "thread index %u", idx);
+            FUZZ_CHECK(idx.i == sh->threads++, "thread index %u", idx.i);
     } else if (what == 1) {
-        rc = fx_profile_thread_set_name(p, t, name);
+        rc = fx_profile_thread_set_name(p, (fx_thread_id){t}, name);
         expect(sh, rc, t < sh->threads, "thread name");
     } else if (what == 2) {
-        fx_profile_thread_unregister(p, t, next_time(r, sh));
+        fx_profile_thread_unregister(p, (fx_thread_id){t}, next_time(r, sh));
     } else {
-        fx_profile_set_main_thread(p, t);
+        fx_profile_set_main_thread(p, (fx_thread_id){t});
     }
 }
 
@@ -200,7 +200,7 @@ static void op_sample(struct fuzz_reader *r, struct fx_profile *p, struct shadow
     int64_t cpu = (int64_t)fuzz_u64(r);
     uint32_t w = fuzz_u8(r) < 200 ? 1 : fuzz_u32(r);
     bool valid = t < sh->threads && (st.i < sh->stacks || st.i == FX_NONE_ID);
-    int rc = fx_profile_sample(p, t, next_time(r, sh), st, cpu, w);
+    int rc = fx_profile_sample(p, (fx_thread_id){t}, next_time(r, sh), st, cpu, w);
     expect(sh, rc, valid, "sample");
     if (rc == FX_OK)
         sh->samples[t]++;
@@ -236,7 +236,8 @@ static void op_marker(struct fuzz_reader *r, struct fx_profile *p, struct shadow
     bool valid = t < sh->threads && name.i < sh->strings && phase <= FX_PHASE_END &&
                  cat < FX_CAT_COUNT && (schema < sh->schemas || schema == FX_NONE_ID);
     marker_values(r, sh, schema, v, &valid);
-    int rc = fx_profile_marker(p, t, name, phase, cat, start, end, schema, v);
+    int rc = fx_profile_marker(p, (fx_thread_id){t}, name, phase, cat, start, end,
+                               (fx_schema_id){schema}, v);
     expect(sh, rc, valid, "marker");
     if (rc == FX_OK)
         sh->markers[t]++;
@@ -245,12 +246,12 @@ static void op_marker(struct fuzz_reader *r, struct fx_profile *p, struct shadow
 static void op_schema(struct fuzz_reader *r, struct fx_profile *p, struct shadow *sh)
 {
     unsigned which = fuzz_u8(r) % N_SCHEMAS;
-    uint32_t idx;
-    int rc = fx_profile_schema(p, &schemas[which], &idx);
+    fx_schema_id id;
+    int rc = fx_profile_schema(p, &schemas[which], &id);
     expect(sh, rc, which != 2, "schema");
     if (rc == FX_OK) {
-        interned(&sh->schemas, idx, "schema");
-        sh->schema_at[idx] = &schemas[which];
+        interned(&sh->schemas, id.i, "schema");
+        sh->schema_at[id.i] = &schemas[which];
     }
 }
 
@@ -262,14 +263,15 @@ static void op_counter(struct fuzz_reader *r, struct fx_profile *p, struct shado
         struct fx_counter_desc d = {.category = "Memory"};
         d.name = fuzz_cstr(r, name, sizeof(name));
         d.unit = fuzz_cstr(r, unit, sizeof(unit));
-        int rc = fx_profile_counter(p, &d, &c);
+        fx_counter_id id;
+        int rc = fx_profile_counter(p, &d, &id);
         expect(sh, rc, true, "counter");
         if (rc == FX_OK)
-            FUZZ_CHECK(c == sh->counters++, "counter index %u", c);
+            FUZZ_CHECK(id.i == sh->counters++, "counter index %u", id.i);
         return;
     }
     int64_t t = next_time(r, sh);
-    int rc = fx_profile_counter_sample(p, c, t, (int64_t)fuzz_u64(r));
+    int rc = fx_profile_counter_sample(p, (fx_counter_id){c}, t, (int64_t)fuzz_u64(r));
     expect(sh, rc, c < sh->counters, "counter sample");
 }
 
@@ -439,12 +441,12 @@ static void check_threads(const cJSON *threads, const struct fx_profile *p, cons
 {
     uint32_t n = (uint32_t)cJSON_GetArraySize(threads), kept = 0;
     for (uint32_t i = 0; i < sh->threads; i++)
-        kept += !fx_profile_thread_left_out(p, i);
+        kept += !fx_profile_thread_left_out(p, (fx_thread_id){i});
     FUZZ_CHECK(n == (kept ? kept : 1), "%u threads written, %u added, %u kept", n, sh->threads,
                kept);
     int mains = 0;
     for (uint32_t t = 0, i = 0; t < n; t++, i++) {
-        while (i < sh->threads && fx_profile_thread_left_out(p, i))
+        while (i < sh->threads && fx_profile_thread_left_out(p, (fx_thread_id){i}))
             i++;
         const cJSON *th = cJSON_GetArrayItem(threads, (int)t);
         mains += cJSON_IsTrue(get(th, "isMainThread"));

@@ -21,7 +21,7 @@ static int fail(const char *what, int rc)
 }
 
 /* 1000 samples of a two-frame stack, one per millisecond. */
-static int samples(struct fx_profile *p, uint32_t t)
+static int samples(struct fx_profile *p, fx_thread_id t)
 {
     fx_stack_id root, leaf;
     int rc = fx_profile_label_stack(p, "com.example.Gen.main", FX_CAT_JAVA, &root);
@@ -43,7 +43,7 @@ static int samples(struct fx_profile *p, uint32_t t)
     return rc;
 }
 
-static int markers(struct fx_profile *p, uint32_t t, long n)
+static int markers(struct fx_profile *p, fx_thread_id t, long n)
 {
     int rc = FX_OK;
     char m[64];
@@ -62,7 +62,7 @@ static int markers(struct fx_profile *p, uint32_t t, long n)
 
 static int counters(struct fx_profile *p)
 {
-    uint32_t ids[FX_JVM_COUNTER_COUNT];
+    fx_counter_id ids[FX_JVM_COUNTER_COUNT];
     int rc = fx_jvm_markers_counters(p, ids);
     for (int i = 0; i < 10 && rc == FX_OK; i++) {
         for (int c = 0; c < FX_JVM_COUNTER_COUNT && rc == FX_OK; c++)
@@ -80,7 +80,7 @@ int main(int argc, char **argv)
     }
     long n = atol(argv[2]);
     struct fx_profile *p = fx_profile_new();
-    uint32_t t;
+    fx_thread_id t;
     if (p == NULL)
         return fail("model", FX_ENOMEM);
     fx_profile_set_start(p, T0, 1.7e12);

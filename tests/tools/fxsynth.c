@@ -64,7 +64,7 @@ struct thread_spec {
     int64_t spacing_ns, offset_ns;
     int pattern[10];
     int64_t cpu_ns[10];
-    uint32_t index;
+    fx_thread_id index;
 };
 
 static struct thread_spec threads[] = {
@@ -75,7 +75,7 @@ static struct thread_spec threads[] = {
          0,
          {P_HOT, P_HOT, P_HOT, P_HOT, P_DEEP, P_DEEP, P_WARM, P_WARM, P_WARM, P_COLD},
          {800000, 800000, 800000, 800000, 800000, 800000, 800000, 800000, 800000, 800000},
-         0},
+         {0}},
         {"worker-1",
          1002,
          500,
@@ -84,7 +84,7 @@ static struct thread_spec threads[] = {
          {P_WORKER_WARM, P_WORKER_WARM, P_WORKER_WARM, P_WORKER_WARM, P_WORKER_WARM, P_COLD, P_COLD,
           P_COLD, P_GC, P_GC},
          {500000, 500000, 500000, 500000, 500000, 500000, 500000, 500000, 500000, 500000},
-         0},
+         {0}},
         {"worker-\xC3\xA4",
          1003,
          200,
@@ -92,7 +92,7 @@ static struct thread_spec threads[] = {
          500000,
          {P_EMOJI, P_IDLE, P_EMOJI, P_IDLE, P_EMOJI, P_IDLE, P_EMOJI, P_IDLE, P_EMOJI, P_IDLE},
          {1000000, 0, 1000000, 0, 1000000, 0, 1000000, 0, 1000000, 0},
-         0},
+         {0}},
 };
 #define N_THREADS (sizeof threads / sizeof *threads)
 
@@ -216,7 +216,7 @@ static int str(struct fx_profile *p, const char *s, fx_str_id *out, int *rc)
  * an instant without data on worker-1. */
 static int make_markers(struct fx_profile *p)
 {
-    uint32_t gc, jit, sp;
+    fx_schema_id gc, jit, sp;
     int rc = fx_profile_schema(p, &gc_schema, &gc);
     if (rc == FX_OK)
         rc = fx_profile_schema(p, &jit_schema, &jit);
@@ -237,7 +237,7 @@ static int make_markers(struct fx_profile *p)
     union fx_marker_value gv[4] = {{.s = coll}, {.s = cause}, {.i = 52428800}, {.i = 8388608}};
     union fx_marker_value jv[4] = {{.s = method}, {.s = c2}, {.i = 4}, {.i = 1840}};
     union fx_marker_value s0[2] = {{.s = op}, {.d = 0}}, s1[2] = {{.s = op}, {.d = 0.2}};
-    uint32_t m = threads[0].index;
+    fx_thread_id m = threads[0].index;
     rc = fx_profile_marker(p, m, n_gc, FX_PHASE_INTERVAL, FX_CAT_GC, START_NS + 100 * MS_NS,
                            START_NS + 103 * MS_NS + MS_NS / 2, gc, gv);
     if (rc == FX_OK)
@@ -251,7 +251,7 @@ static int make_markers(struct fx_profile *p)
                                START_NS + 300 * MS_NS + MS_NS / 2, sp, s1);
     if (rc == FX_OK)
         rc = fx_profile_marker(p, threads[1].index, n_user, FX_PHASE_INSTANT, FX_CAT_OTHER,
-                               START_NS + 400 * MS_NS, 0, FX_NONE_ID, NULL);
+                               START_NS + 400 * MS_NS, 0, FX_SCHEMA_NONE, NULL);
     return rc == FX_OK ? FX_OK : fail("adding markers", rc);
 }
 
@@ -259,7 +259,7 @@ static int make_counter(struct fx_profile *p)
 {
     static const struct fx_counter_desc heap = {
             "Java heap used", "Memory", "Java heap in use after each sample", "bytes", "orange"};
-    uint32_t c;
+    fx_counter_id c;
     int rc = fx_profile_counter(p, &heap, &c);
     for (int k = 0; rc == FX_OK && k < 10; k++)
         rc = fx_profile_counter_sample(p, c, START_NS + k * 100 * MS_NS,

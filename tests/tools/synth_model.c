@@ -154,7 +154,8 @@ static int make_samples(struct gen *g, const struct synth_params *sp, const fx_s
         double u = (double)(synth_next(&g->rng) >> 11) * 0x1.0p-53;
         unsigned idx = (unsigned)(u * u * sp->stacks);
         int64_t cpu = 900000 + (int64_t)(synth_next(&g->rng) % 200000);
-        rc = fx_profile_sample(g->p, th, t[th], leaf[idx < sp->stacks ? idx : 0], cpu, 1);
+        rc = fx_profile_sample(g->p, (fx_thread_id){th}, t[th], leaf[idx < sp->stacks ? idx : 0],
+                               cpu, 1);
     }
     int64_t end = START_NS;
     for (unsigned i = 0; i < sp->threads; i++)
@@ -171,7 +172,7 @@ static int make_threads(struct gen *g, unsigned n)
     for (unsigned i = 0; i < n; i++) {
         char name[32];
         snprintf(name, sizeof name, i == 0 ? "main" : "gen-%u", i);
-        uint32_t idx;
+        fx_thread_id idx;
         int rc = fx_profile_thread_add(g->p, name, 5000 + i, START_NS, &idx);
         if (rc != FX_OK)
             return rc;

@@ -66,7 +66,7 @@ struct synth {
     int nsamples[NTHREADS];
     struct expect_marker markers[16];
     int nmarkers;
-    uint32_t schema;
+    fx_schema_id schema;
 };
 
 static const char *const thread_names[NTHREADS] = {
@@ -167,7 +167,9 @@ static void synth_samples(struct synth *s, int t, int n)
         e->cpu = i % 13 == 5 ? -1 : (int64_t)rnd(1000000);
         e->weight = t == 1 && i == 40 ? 3 : 1;
         fx_stack_id st = insert_path(s, e);
-        ck_assert_int_eq(fx_profile_sample(s->p, (uint32_t)t, given, st, e->cpu, e->weight), FX_OK);
+        ck_assert_int_eq(
+                fx_profile_sample(s->p, (fx_thread_id){(uint32_t)t}, given, st, e->cpu, e->weight),
+                FX_OK);
     }
 }
 
@@ -182,8 +184,8 @@ static void add_marker(struct synth *s, const char *name, int phase, int64_t a, 
                                   {.d = 1.25},
                                   {.d = 3.5},
                                   {.d = 0.125}};
-    ck_assert_int_eq(fx_profile_marker(s->p, 0, n, (uint8_t)phase, FX_CAT_GC, a, b,
-                                       data ? s->schema : FX_NONE_ID, data ? v : NULL),
+    ck_assert_int_eq(fx_profile_marker(s->p, (fx_thread_id){0}, n, (uint8_t)phase, FX_CAT_GC, a, b,
+                                       data ? s->schema : FX_SCHEMA_NONE, data ? v : NULL),
                      FX_OK);
     s->markers[s->nmarkers++] = (struct expect_marker){name, phase, a, b, data};
 }
@@ -213,7 +215,7 @@ static void synth_meta(struct synth *s)
     ck_assert_int_eq(fx_profile_extra_str(p, "JVM", "Version", "17.0.9"), FX_OK);
     ck_assert_int_eq(fx_profile_extra_int(p, "Samples", "GC active", 12), FX_OK);
     ck_assert_int_eq(fx_profile_extra_int(p, "Samples", "OK", 1200), FX_OK);
-    uint32_t c;
+    fx_counter_id c;
     struct fx_counter_desc d = {"Java heap used", "Memory", "Heap in use", "bytes", "orange"};
     ck_assert_int_eq(fx_profile_counter(p, &d, &c), FX_OK);
     int64_t heap[] = {1000000, 3000000, 2500000, 8000000};
@@ -230,16 +232,16 @@ static struct synth *synth_new(void)
     synth_meta(s);
     synth_specs(s);
     for (int t = 0; t < NTHREADS; t++) {
-        uint32_t idx;
+        fx_thread_id idx;
         ck_assert_int_eq(fx_profile_thread_add(s->p, thread_names[t], 100 + t, T0 - MS(1), &idx),
                          FX_OK);
-        ck_assert_uint_eq(idx, (uint32_t)t);
+        ck_assert_uint_eq(idx.i, (uint32_t)t);
     }
     synth_samples(s, 0, 400);
     synth_samples(s, 1, 150);
     synth_samples(s, 2, 200);
     synth_markers(s);
-    fx_profile_thread_unregister(s->p, 1, T0 + MS(900));
+    fx_profile_thread_unregister(s->p, (fx_thread_id){1}, T0 + MS(900));
     return s;
 }
 
@@ -846,7 +848,7 @@ END_TEST
 START_TEST(test_ff_writer_exactly_one_main_thread_is_the_chosen_one)
 {
     struct synth *s = synth_new();
-    fx_profile_set_main_thread(s->p, 2);
+    fx_profile_set_main_thread(s->p, (fx_thread_id){2});
     size_t len;
     char *json = write_mem(s->p, &len);
     struct parsed ps;
@@ -889,7 +891,7 @@ END_TEST
 static const struct fx_marker_schema bare_schema = {.name = "FxBare", .display = FX_DISPLAY_TABLE};
 
 /* A profile with one thread, the field-less schema and a marker name. */
-static struct fx_profile *one_thread_bare(uint32_t *t, uint32_t *schema, fx_str_id *name)
+static struct fx_profile *one_thread_bare(fx_thread_id *t, fx_schema_id *schema, fx_str_id *name)
 {
     struct fx_profile *p = fx_profile_new();
     ck_assert_int_eq(fx_profile_thread_add(p, "main", 1, 0, t), FX_OK);
@@ -909,7 +911,8 @@ static const cJSON *first_thread_markers(struct fx_profile *p, struct parsed *ps
 
 START_TEST(test_ff_writer_marker_of_fieldless_schema_has_only_type)
 {
-    uint32_t t, schema;
+    fx_thread_id t;
+    fx_schema_id schema;
     fx_str_id name;
     struct fx_profile *p = one_thread_bare(&t, &schema, &name);
     ck_assert_int_eq(
@@ -931,14 +934,15 @@ END_TEST
  * CauseBacktrace); a marker without one has no cause key, and data null takes none. */
 START_TEST(test_ff_writer_marker_stack_is_data_cause)
 {
-    uint32_t t, schema;
+    fx_thread_id t;
+    fx_schema_id schema;
     fx_str_id name;
     fx_stack_id st;
     struct fx_profile *p = one_thread_bare(&t, &schema, &name);
     ck_assert_int_eq(fx_profile_label_stack(p, "waiter", FX_CAT_JAVA, &st), FX_OK);
     ck_assert_int_eq(fx_profile_marker_stack(p, t, st), FX_EINVAL); /* no marker yet */
     ck_assert_int_eq(fx_profile_marker(p, t, name, FX_PHASE_INSTANT, FX_CAT_OTHER, MS(1), 0,
-                                       FX_NONE_ID, NULL),
+                                       FX_SCHEMA_NONE, NULL),
                      FX_OK);
     ck_assert_int_eq(fx_profile_marker_stack(p, t, st), FX_EINVAL); /* data null */
     ck_assert_int_eq(fx_profile_marker(p, t, name, FX_PHASE_INTERVAL, FX_CAT_OTHER, MS(2), MS(5),
@@ -971,7 +975,7 @@ END_TEST
 START_TEST(test_ff_writer_cpu_deltas_in_microseconds_keep_the_thread_total)
 {
     struct fx_profile *p = fx_profile_new();
-    uint32_t t;
+    fx_thread_id t;
     fx_stack_id st;
     ck_assert_int_eq(fx_profile_thread_add(p, "main", 1, 0, &t), FX_OK);
     ck_assert_int_eq(fx_profile_label_stack(p, "busy", FX_CAT_OTHER, &st), FX_OK);
@@ -1002,7 +1006,7 @@ END_TEST
 START_TEST(test_ff_writer_weight_type_is_per_thread)
 {
     struct fx_profile *p = fx_profile_new();
-    uint32_t t[4];
+    fx_thread_id t[4];
     fx_stack_id st;
     ck_assert_int_eq(fx_profile_label_stack(p, "waiting", FX_CAT_OTHER, &st), FX_OK);
     static const char *const names[4] = {"cpu", "blocked", "blocked-ones", "allocated"};
@@ -1011,7 +1015,8 @@ START_TEST(test_ff_writer_weight_type_is_per_thread)
     ck_assert_int_eq(fx_profile_thread_set_weight_type(p, t[1], FX_WEIGHT_TRACING_MS), FX_OK);
     ck_assert_int_eq(fx_profile_thread_set_weight_type(p, t[2], FX_WEIGHT_TRACING_MS), FX_OK);
     ck_assert_int_eq(fx_profile_thread_set_weight_type(p, t[3], FX_WEIGHT_BYTES), FX_OK);
-    ck_assert_int_eq(fx_profile_thread_set_weight_type(p, 4, FX_WEIGHT_BYTES), FX_EINVAL);
+    ck_assert_int_eq(fx_profile_thread_set_weight_type(p, (fx_thread_id){4}, FX_WEIGHT_BYTES),
+                     FX_EINVAL);
     ck_assert_int_eq(fx_profile_thread_set_weight_type(p, t[0], FX_WEIGHT_TYPE_COUNT), FX_EINVAL);
     ck_assert_int_eq(fx_profile_sample(p, t[0], MS(1), st, 0, 1), FX_OK);
     ck_assert_int_eq(fx_profile_sample(p, t[1], MS(1), st, -1, 1500), FX_OK);
@@ -1068,7 +1073,7 @@ static fx_stack_id lib_stack(struct fx_profile *p, fx_stack_id prefix, const cha
 START_TEST(test_ff_writer_libs_name_native_resources)
 {
     struct fx_profile *p = fx_profile_new();
-    uint32_t t;
+    fx_thread_id t;
     ck_assert_int_eq(fx_profile_thread_add(p, "main", 1, 0, &t), FX_OK);
     fx_stack_id s = lib_stack(p, FX_STACK_NONE, "app.Main.run", "app.jar", FX_CAT_JAVA);
     s = lib_stack(p, s, "deflate_slow", "libz.so.1", FX_CAT_NATIVE);
@@ -1119,7 +1124,7 @@ START_TEST(test_ff_writer_visible_threads_are_the_busiest_64)
 {
     struct fx_profile *p = fx_profile_new();
     for (int t = 0; t < 70; t++) {
-        uint32_t idx;
+        fx_thread_id idx;
         ck_assert_int_eq(fx_profile_thread_add(p, "t", t, 0, &idx), FX_OK);
         for (int i = 0; i < t; i++)
             ck_assert_int_eq(fx_profile_sample(p, idx, i, FX_STACK_NONE, 0, 1), FX_OK);
@@ -1155,9 +1160,9 @@ static uint32_t visible_set(const struct fx_profile *p)
 }
 
 /* A thread named name (its tid: the name's first byte and length) with n samples of st. */
-static uint32_t thread_with(struct fx_profile *p, const char *name, fx_stack_id st, int n)
+static fx_thread_id thread_with(struct fx_profile *p, const char *name, fx_stack_id st, int n)
 {
-    uint32_t idx;
+    fx_thread_id idx;
     int64_t tid = (int64_t)name[0] * 100 + (int64_t)strlen(name);
     ck_assert_int_eq(fx_profile_thread_add(p, name, tid, 0, &idx), FX_OK);
     for (int i = 0; i < n; i++)
@@ -1174,38 +1179,38 @@ START_TEST(test_ff_writer_visible_threads_are_the_working_and_waiting_ones)
     fx_stack_id work, idle;
     ck_assert_int_eq(fx_profile_label_stack(p, "work", FX_CAT_OTHER, &work), FX_OK);
     ck_assert_int_eq(fx_profile_label_stack(p, "[idle]", FX_CAT_IDLE, &idle), FX_OK);
-    uint32_t main_t = thread_with(p, "main", work, 5);
-    uint32_t finalizer = thread_with(p, "Finalizer", idle, 50);
-    uint32_t vt = thread_with(p, "vt-carrier", FX_STACK_NONE, 0);
+    fx_thread_id main_t = thread_with(p, "main", work, 5);
+    fx_thread_id finalizer = thread_with(p, "Finalizer", idle, 50);
+    fx_thread_id vt = thread_with(p, "vt-carrier", FX_STACK_NONE, 0);
     ck_assert_int_eq(fx_jvm_markers_vtwait(p, vt, T0, T0 + MS(5), "vt #1", 5, "park"), FX_OK);
     /* issue 30: one that only waited for a carrier (its wait's marker on another track) */
-    uint32_t vt2 = thread_with(p, "vt-2", FX_STACK_NONE, 0);
+    fx_thread_id vt2 = thread_with(p, "vt-2", FX_STACK_NONE, 0);
     ck_assert_int_eq(fx_jvm_markers_vtcarrier(p, vt2, T0, T0 + MS(1), "vt #2", 5), FX_OK);
-    uint32_t locker = thread_with(p, "locker", idle, 3);
+    fx_thread_id locker = thread_with(p, "locker", idle, 3);
     struct fx_jvm_lock l = {.lock_class = "java.lang.Object",
                             .lock_class_len = 16,
                             .owner = "main",
                             .owner_len = 4,
                             .kind = "monitor"};
     ck_assert_int_eq(fx_jvm_markers_lock(p, locker, T0, T0 + MS(2), &l), FX_OK);
-    uint32_t marked = thread_with(p, "marked-idle", idle, 2);
+    fx_thread_id marked = thread_with(p, "marked-idle", idle, 2);
     ck_assert_int_eq(fx_profile_marker(p, marked, sid(p, "Loaded"), FX_PHASE_INSTANT, FX_CAT_GC, T0,
-                                       0, FX_NONE_ID, NULL),
+                                       0, FX_SCHEMA_NONE, NULL),
                      FX_OK);
-    uint32_t bare = thread_with(p, "bare", FX_STACK_NONE, 0);
+    fx_thread_id bare = thread_with(p, "bare", FX_STACK_NONE, 0);
     ck_assert_int_eq(fx_profile_marker(p, bare, sid(p, "Loaded"), FX_PHASE_INSTANT, FX_CAT_GC, T0,
-                                       0, FX_NONE_ID, NULL),
+                                       0, FX_SCHEMA_NONE, NULL),
                      FX_OK);
-    uint32_t want = 1u << main_t | 1u << vt | 1u << vt2 | 1u << locker | 1u << marked;
+    uint32_t want = 1u << main_t.i | 1u << vt.i | 1u << vt2.i | 1u << locker.i | 1u << marked.i;
     ck_assert_uint_eq(visible_set(p), want);
-    ck_assert(!(want & 1u << finalizer) && !(want & 1u << bare));
+    ck_assert(!(want & 1u << finalizer.i) && !(want & 1u << bare.i));
     fx_profile_free(p);
 
     /* Only idle threads: they are shown rather than nothing. */
     p = fx_profile_new();
     ck_assert_int_eq(fx_profile_label_stack(p, "[idle]", FX_CAT_IDLE, &idle), FX_OK);
-    uint32_t a = thread_with(p, "a", idle, 3), b = thread_with(p, "b", idle, 4);
-    ck_assert_uint_eq(visible_set(p), 1u << a | 1u << b);
+    fx_thread_id a = thread_with(p, "a", idle, 3), b = thread_with(p, "b", idle, 4);
+    ck_assert_uint_eq(visible_set(p), 1u << a.i | 1u << b.i);
     fx_profile_free(p);
 }
 END_TEST
@@ -1236,7 +1241,7 @@ START_TEST(test_ff_writer_repeated_thread_names_get_their_tid)
                 {"x", 5, "x (tid 5, #2)"}};
     struct fx_profile *p = fx_profile_new();
     for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
-        uint32_t idx;
+        fx_thread_id idx;
         ck_assert_int_eq(fx_profile_thread_add(p, rows[i].name, rows[i].tid, 0, &idx), FX_OK);
     }
     char *json;
@@ -1259,7 +1264,7 @@ START_TEST(test_ff_writer_companion_track_sits_beside_its_thread_under_its_name)
 {
     struct fx_profile *p = fx_profile_new();
     fx_stack_id work;
-    uint32_t main, djvm, w1, w2, other, c2, c1, c1b, bad;
+    fx_thread_id main, djvm, w1, w2, other, c2, c1, c1b, bad;
     ck_assert_int_eq(fx_profile_label_stack(p, "work", FX_CAT_OTHER, &work), FX_OK);
     ck_assert_int_eq(fx_profile_thread_add(p, "main", 1, 0, &main), FX_OK);
     ck_assert_int_eq(fx_profile_sample(p, main, T0, work, 0, 1), FX_OK);
@@ -1270,7 +1275,8 @@ START_TEST(test_ff_writer_companion_track_sits_beside_its_thread_under_its_name)
     ck_assert_int_eq(fx_profile_thread_add_companion(p, w2, ": lock waits", 0, &c2), FX_OK);
     ck_assert_int_eq(fx_profile_thread_add_companion(p, other, ": lock waits", 0, &c1), FX_OK);
     ck_assert_int_eq(fx_profile_thread_add_companion(p, other, ": idle waits", 0, &c1b), FX_OK);
-    ck_assert_int_eq(fx_profile_thread_add_companion(p, 99, ": x", 0, &bad), FX_EINVAL);
+    ck_assert_int_eq(fx_profile_thread_add_companion(p, (fx_thread_id){99}, ": x", 0, &bad),
+                     FX_EINVAL);
     ck_assert_int_eq(fx_profile_thread_set_name(p, other, "renamed"), FX_OK);
     static const char *const want[] = {
             "main",    "worker (tid 10)",     "worker (tid 11)",    "worker (tid 11): lock waits",
@@ -1303,7 +1309,7 @@ START_TEST(test_ff_writer_leaves_out_empty_alias_of_main)
     struct fx_profile *p = fx_profile_new();
     fx_stack_id work;
     ck_assert_int_eq(fx_profile_label_stack(p, "work", FX_CAT_OTHER, &work), FX_OK);
-    uint32_t djvm, main, other;
+    fx_thread_id djvm, main, other;
     ck_assert_int_eq(fx_profile_thread_add(p, "DestroyJavaVM", 7, 0, &djvm), FX_OK);
     ck_assert_int_eq(fx_profile_thread_add(p, "main", 7, 0, &main), FX_OK);
     ck_assert_int_eq(fx_profile_thread_add(p, "other", 8, 0, &other), FX_OK);
@@ -1336,7 +1342,7 @@ END_TEST
 START_TEST(test_ff_writer_extra_leaves_out_zero_details_and_losses)
 {
     struct fx_profile *p = fx_profile_new();
-    uint32_t idx;
+    fx_thread_id idx;
     ck_assert_int_eq(fx_profile_thread_add(p, "main", 1, 0, &idx), FX_OK);
     ck_assert_int_eq(fx_profile_extra_int(p, "G", "figure", 0), FX_OK);
     ck_assert_int_eq(fx_profile_extra_detail(p, "G", "rare", 0), FX_OK);
@@ -1669,16 +1675,16 @@ static void golden_meta(struct fx_profile *p)
     fx_profile_set_meta_int(p, "logicalCPUs", 8);
     fx_profile_extra_str(p, "JVM", "Version", "17.0.9+9");
     fx_profile_extra_int(p, "Samples", "GC active", 1);
-    uint32_t c;
+    fx_counter_id c;
     struct fx_counter_desc d = {"Java heap used", "Memory", "Java heap in use", "bytes", "orange"};
     fx_profile_counter(p, &d, &c);
     fx_profile_counter_sample(p, c, T0 + MS(1), 52428800);
     fx_profile_counter_sample(p, c, T0 + MS(3.4), 8388608);
 }
 
-static void golden_markers(struct fx_profile *p, uint32_t main, uint32_t jit)
+static void golden_markers(struct fx_profile *p, fx_thread_id main, fx_thread_id jit)
 {
-    uint32_t gc, jc;
+    fx_schema_id gc, jc;
     fx_profile_schema(p, &gc_schema, &gc);
     fx_profile_schema(p, &jit_schema, &jc);
     union fx_marker_value v[4] = {{.s = sid(p, "G1 Young Generation")},
@@ -1691,9 +1697,9 @@ static void golden_markers(struct fx_profile *p, uint32_t main, uint32_t jit)
     fx_profile_marker(p, jit, sid(p, "JIT compile"), FX_PHASE_START, FX_CAT_JIT, T0 + MS(1.2), 0,
                       jc, j);
     fx_profile_marker(p, jit, sid(p, "JIT compile"), FX_PHASE_END, FX_CAT_JIT, 0, T0 + MS(1.7),
-                      FX_NONE_ID, NULL);
+                      FX_SCHEMA_NONE, NULL);
     fx_profile_marker(p, main, sid(p, "Dump"), FX_PHASE_INSTANT, FX_CAT_OTHER, T0 + MS(4.9), 0,
-                      FX_NONE_ID, NULL);
+                      FX_SCHEMA_NONE, NULL);
 }
 
 /* PROFILE-FORMAT.md §13's example, plus a JIT thread with a start/end marker pair, a label
@@ -1711,7 +1717,7 @@ static struct fx_profile *small_profile(void)
                                   FX_CAT_GC, 1);
     fx_stack_id lab;
     fx_profile_label_stack(p, "[AGCT: not walkable (Java)]", FX_CAT_OTHER, &lab);
-    uint32_t tm, tg, tj;
+    fx_thread_id tm, tg, tj;
     fx_profile_thread_add(p, "main", 12346, T0, &tm);
     fx_profile_thread_add(p, "GC Thread#0", 12350, T0, &tg);
     fx_profile_thread_add(p, "C2 CompilerThread0", 12351, T0 + MS(1), &tj);

@@ -21,7 +21,7 @@
 
 struct fixture {
     struct fx_profile *p;
-    uint32_t thread;
+    fx_thread_id thread;
     cJSON *root;
 };
 
@@ -245,7 +245,7 @@ START_TEST(test_jvm_markers_counters_have_names_and_accumulate_to_values)
 {
     struct fixture f;
     setup(&f);
-    uint32_t ids[FX_JVM_COUNTER_COUNT];
+    fx_counter_id ids[FX_JVM_COUNTER_COUNT];
     ck_assert_int_eq(fx_jvm_markers_counters(f.p, ids), FX_OK);
     ck_assert_int_eq(fx_profile_counter_sample(f.p, ids[FX_JVM_HEAP_USED], T0 + MS(100), 1000),
                      FX_OK);
@@ -255,9 +255,9 @@ START_TEST(test_jvm_markers_counters_have_names_and_accumulate_to_values)
     const cJSON *cs = get(f.root, "counters");
     ck_assert_int_eq(cJSON_GetArraySize(cs), FX_JVM_COUNTER_COUNT);
     for (int c = 0; c < FX_JVM_COUNTER_COUNT; c++)
-        ck_assert_str_eq(text(cJSON_GetArrayItem(cs, (int)ids[c]), "name"),
+        ck_assert_str_eq(text(cJSON_GetArrayItem(cs, (int)ids[c].i), "name"),
                          fx_jvm_markers_counter_name((enum fx_jvm_counter)c));
-    const cJSON *heap = cJSON_GetArrayItem(cs, (int)ids[FX_JVM_HEAP_USED]);
+    const cJSON *heap = cJSON_GetArrayItem(cs, (int)ids[FX_JVM_HEAP_USED].i);
     ck_assert_str_eq(text(heap, "name"), "Java heap used");
     const cJSON *count = get(get(heap, "samples"), "count");
     ck_assert_int_eq((int)cJSON_GetNumberValue(cJSON_GetArrayItem(count, 0)), 1000);

@@ -42,9 +42,9 @@ static fx_stack_id stack(struct fx_profile *p, fx_stack_id prefix, fx_frame_id f
     return id;
 }
 
-static uint32_t thread(struct fx_profile *p, const char *name)
+static fx_thread_id thread(struct fx_profile *p, const char *name)
 {
-    uint32_t t = FX_NONE_ID;
+    fx_thread_id t = {FX_NONE_ID};
     ck_assert_int_eq(fx_profile_thread_add(p, name, 100, 0, &t), FX_OK);
     return t;
 }
@@ -139,16 +139,18 @@ START_TEST(test_profile_invalid_ids_are_rejected)
     struct fx_func_key bad_name = {{999}, FX_STR_NONE, FX_STR_NONE, -1, false};
     fx_func_id fu;
     ck_assert_int_eq(fx_profile_func(p, &bad_name, &fu), FX_EINVAL);
-    ck_assert_int_eq(fx_profile_sample(p, 0, 0, s, 0, 1), FX_EINVAL); /* no thread yet */
-    uint32_t t = thread(p, "main");
+    ck_assert_int_eq(fx_profile_sample(p, (fx_thread_id){0}, 0, s, 0, 1),
+                     FX_EINVAL); /* no thread yet */
+    fx_thread_id t = thread(p, "main");
     ck_assert_int_eq(fx_profile_sample(p, t, 0, (fx_stack_id){3}, 0, 1), FX_EINVAL);
     ck_assert_int_eq(fx_profile_set_meta(p, "nonsense", "x"), FX_EINVAL);
     ck_assert_int_eq(fx_profile_set_meta_int(p, "nonsense", 1), FX_EINVAL);
-    ck_assert_int_eq(fx_profile_marker(p, t, (fx_str_id){999}, 0, 0, 0, 0, FX_NONE_ID, NULL),
+    ck_assert_int_eq(fx_profile_marker(p, t, (fx_str_id){999}, 0, 0, 0, 0, FX_SCHEMA_NONE, NULL),
                      FX_EINVAL);
-    ck_assert_int_eq(fx_profile_marker(p, t, str(p, "m"), 4, 0, 0, 0, FX_NONE_ID, NULL), FX_EINVAL);
-    ck_assert_uint_eq(p->threads[t].samples.count, 0);
-    ck_assert_uint_eq(p->threads[t].markers.count, 0);
+    ck_assert_int_eq(fx_profile_marker(p, t, str(p, "m"), 4, 0, 0, 0, FX_SCHEMA_NONE, NULL),
+                     FX_EINVAL);
+    ck_assert_uint_eq(p->threads[t.i].samples.count, 0);
+    ck_assert_uint_eq(p->threads[t.i].markers.count, 0);
     fx_profile_free(p);
 }
 END_TEST
@@ -233,12 +235,12 @@ END_TEST
 START_TEST(test_profile_samples_clamped_to_non_decreasing)
 {
     struct fx_profile *p = fx_profile_new();
-    uint32_t t = thread(p, "main");
+    fx_thread_id t = thread(p, "main");
     int64_t times[] = {100, 200, 150, 300, 50, 400};
     for (int i = 0; i < 6; i++)
         ck_assert_int_eq(fx_profile_sample(p, t, times[i], FX_STACK_NONE, 10, 1), FX_OK);
     int64_t want[] = {100, 200, 200, 300, 300, 400};
-    const struct fx_samples *s = &p->threads[t].samples;
+    const struct fx_samples *s = &p->threads[t.i].samples;
     ck_assert_uint_eq(s->count, 6);
     for (int i = 0; i < 6; i++)
         ck_assert_int_eq(s->time_ns[i], want[i]);
@@ -250,11 +252,11 @@ END_TEST
 START_TEST(test_profile_cpu_delta_saturates_and_keeps_unknown)
 {
     struct fx_profile *p = fx_profile_new();
-    uint32_t t = thread(p, "main");
+    fx_thread_id t = thread(p, "main");
     int64_t in[] = {0, 5, -1, (int64_t)UINT32_MAX, INT64_MAX, (int64_t)UINT32_MAX - 2};
     for (int i = 0; i < 6; i++)
         ck_assert_int_eq(fx_profile_sample(p, t, i, FX_STACK_NONE, in[i], 1), FX_OK);
-    const uint32_t *c = p->threads[t].samples.cpu_ns;
+    const uint32_t *c = p->threads[t.i].samples.cpu_ns;
     ck_assert_uint_eq(c[0], 0);
     ck_assert_uint_eq(c[1], 5);
     ck_assert_uint_eq(c[2], FX_CPU_UNKNOWN);
@@ -268,18 +270,18 @@ END_TEST
 START_TEST(test_profile_weight_column_only_when_needed)
 {
     struct fx_profile *p = fx_profile_new();
-    uint32_t a = thread(p, "a"), b = thread(p, "b");
+    fx_thread_id a = thread(p, "a"), b = thread(p, "b");
     for (int i = 0; i < 100; i++) {
         ck_assert_int_eq(fx_profile_sample(p, a, i, FX_STACK_NONE, 0, 1), FX_OK);
         ck_assert_int_eq(fx_profile_sample(p, b, i, FX_STACK_NONE, 0, 1), FX_OK);
     }
-    ck_assert_ptr_null(p->threads[a].samples.weight);
-    ck_assert_ptr_null(p->threads[b].samples.weight);
+    ck_assert_ptr_null(p->threads[a.i].samples.weight);
+    ck_assert_ptr_null(p->threads[b.i].samples.weight);
     size_t before = fx_profile_memory(p);
     ck_assert_int_eq(fx_profile_sample(p, b, 100, FX_STACK_NONE, 0, 3), FX_OK);
     ck_assert_int_eq(fx_profile_sample(p, b, 101, FX_STACK_NONE, 0, 1), FX_OK);
-    ck_assert_ptr_null(p->threads[a].samples.weight);
-    const uint32_t *w = p->threads[b].samples.weight;
+    ck_assert_ptr_null(p->threads[a.i].samples.weight);
+    const uint32_t *w = p->threads[b.i].samples.weight;
     ck_assert_ptr_nonnull(w);
     for (int i = 0; i < 100; i++)
         ck_assert_uint_eq(w[i], 1);
@@ -343,7 +345,8 @@ static int mutate(struct fx_profile *p, int kind, int step)
     fx_func_id f;
     fx_frame_id fr;
     fx_stack_id st;
-    uint32_t idx;
+    fx_thread_id idx;
+    fx_counter_id ctr;
     switch (kind) {
     case 0:
         return fx_profile_cstring(p, name, &s);
@@ -358,21 +361,22 @@ static int mutate(struct fx_profile *p, int kind, int step)
     case 3:
         return fx_profile_stack(p, (fx_stack_id){p->stacks.count - 1}, (fx_frame_id){0}, &st);
     case 4:
-        return fx_profile_sample(p, 0, step, (fx_stack_id){0}, 1000, step % 5 ? 1 : 2);
+        return fx_profile_sample(p, (fx_thread_id){0}, step, (fx_stack_id){0}, 1000,
+                                 step % 5 ? 1 : 2);
     case 5: {
         union fx_marker_value v = {.s = {0}};
-        return fx_profile_marker(p, 0, (fx_str_id){0}, FX_PHASE_INTERVAL, FX_CAT_GC, step, step + 1,
-                                 0, &v);
+        return fx_profile_marker(p, (fx_thread_id){0}, (fx_str_id){0}, FX_PHASE_INTERVAL, FX_CAT_GC,
+                                 step, step + 1, (fx_schema_id){0}, &v);
     }
     case 6:
         return fx_profile_thread_add(p, name, step, step, &idx);
     case 7:
-        return fx_profile_counter_sample(p, 0, step, step * 10);
+        return fx_profile_counter_sample(p, (fx_counter_id){0}, step, step * 10);
     case 8:
         return fx_profile_extra_int(p, step % 2 ? "g1" : name, name, step);
     case 9: {
         struct fx_counter_desc d = {name, "Memory", "d", "bytes", "orange"};
-        return fx_profile_counter(p, &d, &idx);
+        return fx_profile_counter(p, &d, &ctr);
     }
     case 10:
         return fx_profile_label_stack(p, name, FX_CAT_OTHER, &st);
@@ -392,7 +396,9 @@ START_TEST(test_profile_allocation_failure_leaves_model_unchanged)
 {
     struct fx_profile *p = fx_profile_new();
     fx_stack_id st;
-    uint32_t t, sch, ctr;
+    fx_thread_id t;
+    fx_schema_id sch;
+    fx_counter_id ctr;
     ck_assert_int_eq(fx_profile_label_stack(p, "root", FX_CAT_JAVA, &st), FX_OK);
     ck_assert_int_eq(fx_profile_thread_add(p, "main", 1, 0, &t), FX_OK);
     ck_assert_int_eq(fx_profile_schema(p, &user_schema, &sch), FX_OK);
@@ -434,7 +440,7 @@ END_TEST
 START_TEST(test_profile_memory_grows_with_unique_stacks_not_samples)
 {
     struct fx_profile *p = fx_profile_new();
-    uint32_t t = thread(p, "main");
+    fx_thread_id t = thread(p, "main");
     fx_stack_id stacks[10];
     fx_stack_id s = FX_STACK_NONE;
     for (int i = 0; i < 10; i++) {
@@ -464,17 +470,18 @@ END_TEST
 START_TEST(test_profile_markers_keep_values_and_phase_times)
 {
     struct fx_profile *p = fx_profile_new();
-    uint32_t t = thread(p, "main"), sch, again;
+    fx_thread_id t = thread(p, "main");
+    fx_schema_id sch, again;
     ck_assert_int_eq(fx_profile_schema(p, &user_schema, &sch), FX_OK);
     ck_assert_int_eq(fx_profile_schema(p, &user_schema, &again), FX_OK);
-    ck_assert_uint_eq(sch, again);
+    ck_assert_uint_eq(sch.i, again.i);
     ck_assert_uint_eq(p->nschemas, 1);
     fx_str_id name = str(p, "mark"), text = str(p, "hello");
     union fx_marker_value v = {.s = text};
     ck_assert_int_eq(fx_profile_marker(p, t, name, FX_PHASE_END, FX_CAT_OTHER, 5, 9, sch, &v),
                      FX_OK);
     ck_assert_int_eq(
-            fx_profile_marker(p, t, name, FX_PHASE_INSTANT, FX_CAT_VM, 7, 8, FX_NONE_ID, NULL),
+            fx_profile_marker(p, t, name, FX_PHASE_INSTANT, FX_CAT_VM, 7, 8, FX_SCHEMA_NONE, NULL),
             FX_OK);
     union fx_marker_value bad = {.s = {4242}};
     ck_assert_int_eq(fx_profile_marker(p, t, name, 0, 0, 1, 1, sch, &bad), FX_EINVAL);
@@ -487,7 +494,7 @@ START_TEST(test_profile_markers_keep_values_and_phase_times)
         ck_assert_int_eq(fx_profile_schema(p, &bad_schema, &again), FX_EINVAL);
     }
     ck_assert_uint_eq(p->nschemas, 1);
-    const struct fx_markers *m = &p->threads[t].markers;
+    const struct fx_markers *m = &p->threads[t.i].markers;
     ck_assert_uint_eq(m->count, 2);
     ck_assert_int_eq(m->end_ns[0], 9);
     ck_assert_int_eq(m->start_ns[1], 7);
@@ -521,15 +528,15 @@ START_TEST(test_profile_meta_and_extra_setters_replace_values)
     ck_assert_uint_eq(p->nextra, 1);
     ck_assert_uint_eq(p->extra[0].count, 1);
     ck_assert_int_eq(p->extra[0].entries[0].i, 3);
-    fx_profile_set_main_thread(p, 5); /* no such thread: ignored */
+    fx_profile_set_main_thread(p, (fx_thread_id){5}); /* no such thread: ignored */
     ck_assert_uint_eq(p->main_thread, 0);
-    uint32_t a = thread(p, "a"), b = thread(p, "b");
+    fx_thread_id a = thread(p, "a"), b = thread(p, "b");
     fx_profile_set_main_thread(p, b);
-    ck_assert_uint_eq(p->main_thread, b);
+    ck_assert_uint_eq(p->main_thread, b.i);
     ck_assert_int_eq(fx_profile_thread_set_name(p, a, "renamed"), FX_OK);
-    ck_assert_str_eq(p->threads[a].name, "renamed");
+    ck_assert_str_eq(p->threads[a.i].name, "renamed");
     fx_profile_thread_unregister(p, a, 77);
-    ck_assert(p->threads[a].unregistered);
+    ck_assert(p->threads[a.i].unregistered);
     ck_assert_uint_eq(fx_profile_thread_count(p), 2);
     fx_profile_free(p);
     fx_profile_free(NULL);

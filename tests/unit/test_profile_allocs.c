@@ -24,9 +24,9 @@ static fx_stack_id label(struct fx_profile *p, const char *name)
     return s;
 }
 
-static uint32_t thread(struct fx_profile *p, const char *name, int64_t tid)
+static fx_thread_id thread(struct fx_profile *p, const char *name, int64_t tid)
 {
-    uint32_t t = FX_NONE_ID;
+    fx_thread_id t = {FX_NONE_ID};
     ck_assert_int_eq(fx_profile_thread_add(p, name, tid, 0, &t), FX_OK);
     return t;
 }
@@ -40,7 +40,7 @@ static const char *stack_name(const struct fx_profile *p, uint32_t stack)
 START_TEST(test_profile_allocs_free_mirrors_its_allocation_on_the_allocating_thread)
 {
     struct fx_profile *p = fx_profile_new();
-    uint32_t t1 = thread(p, "t1", 11), t2 = thread(p, "t2", 12);
+    fx_thread_id t1 = thread(p, "t1", 11), t2 = thread(p, "t2", 12);
     fx_stack_id a = label(p, "byte[]"), b = label(p, "java.lang.String");
     ck_assert_int_eq(fx_profile_alloc(p, t1, 100, a, 1000, 7), FX_OK);
     ck_assert_int_eq(fx_profile_alloc(p, t2, 110, b, 500, 8), FX_OK);
@@ -51,13 +51,13 @@ START_TEST(test_profile_allocs_free_mirrors_its_allocation_on_the_allocating_thr
     ck_assert_int_eq(fx_profile_alloc_free(p, 130, 7), FX_OK);
     ck_assert_int_eq(fx_profile_alloc_free(p, 140, 7), FX_ENOTFOUND); /* freed already */
     ck_assert_int_eq(fx_profile_alloc_free(p, 140, 99), FX_ENOTFOUND);
-    const struct fx_allocs *r = &p->threads[t1].allocs;
+    const struct fx_allocs *r = &p->threads[t1.i].allocs;
     ck_assert_uint_eq(r->count, 2);
     ck_assert_int_eq(r->bytes[1], -1000);
     ck_assert_uint_eq(r->address[1], 7);
     ck_assert_uint_eq(r->stack[1], a.i);
     ck_assert_int_eq(r->time_ns[1], 130);
-    ck_assert_uint_eq(p->threads[t2].allocs.count, 1);
+    ck_assert_uint_eq(p->threads[t2.i].allocs.count, 1);
     ck_assert_uint_eq(fx_profile_alloc_live(p), 1);
     ck_assert_uint_eq(fx_profile_alloc_count(p), 3);
     fx_profile_free(p);
@@ -68,7 +68,7 @@ END_TEST
 START_TEST(test_profile_allocs_live_map_survives_growth_and_deletion)
 {
     struct fx_profile *p = fx_profile_new();
-    uint32_t t = thread(p, "t", 1);
+    fx_thread_id t = thread(p, "t", 1);
     fx_stack_id a = label(p, "x");
     for (uint64_t i = 1; i <= 5000; i++)
         ck_assert_int_eq(fx_profile_alloc(p, t, (int64_t)i, a, (int64_t)i, i * 977), FX_OK);
@@ -78,7 +78,7 @@ START_TEST(test_profile_allocs_live_map_survives_growth_and_deletion)
     for (uint64_t i = 2; i <= 5000; i += 2)
         ck_assert_int_eq(fx_profile_alloc_free(p, 7000, i * 977), FX_OK);
     ck_assert_uint_eq(fx_profile_alloc_live(p), 0);
-    ck_assert_uint_eq(p->threads[t].allocs.count, 10000);
+    ck_assert_uint_eq(p->threads[t.i].allocs.count, 10000);
     fx_profile_free(p);
 }
 END_TEST
@@ -88,7 +88,7 @@ END_TEST
 START_TEST(test_profile_allocs_drop_keeps_allocation_and_free_together)
 {
     struct fx_profile *p = fx_profile_new();
-    uint32_t t = thread(p, "t", 1);
+    fx_thread_id t = thread(p, "t", 1);
     fx_stack_id a = label(p, "x");
     ck_assert_int_eq(fx_profile_alloc(p, t, 100, a, 10, 1), FX_OK); /* freed at 300 */
     ck_assert_int_eq(fx_profile_alloc(p, t, 110, a, 20, 2), FX_OK); /* alive, dropped */
@@ -98,7 +98,7 @@ START_TEST(test_profile_allocs_drop_keeps_allocation_and_free_together)
     ck_assert_int_eq(fx_profile_alloc(p, t, 320, a, 40, 4), FX_OK); /* alive, kept */
     ck_assert_int_eq(fx_profile_cut_time(p, 2), 111);
     ck_assert_uint_eq(fx_profile_drop_before(p, 200), 0); /* no samples dropped */
-    const struct fx_allocs *r = &p->threads[t].allocs;
+    const struct fx_allocs *r = &p->threads[t.i].allocs;
     ck_assert_uint_eq(r->count, 3);
     uint64_t want_addr[] = {3, 3, 4};
     int64_t want_bytes[] = {30, -30, 40};
@@ -112,7 +112,7 @@ START_TEST(test_profile_allocs_drop_keeps_allocation_and_free_together)
     ck_assert_int_eq(fx_profile_oldest_sample(p), 250);
     fx_profile_drop_before(p, INT64_MAX);
     ck_assert_uint_eq(fx_profile_alloc_count(p), 0);
-    ck_assert_uint_eq(p->threads[t].allocs.cap, 0); /* memory given back */
+    ck_assert_uint_eq(p->threads[t.i].allocs.cap, 0); /* memory given back */
     fx_profile_free(p);
 }
 END_TEST
@@ -122,7 +122,7 @@ END_TEST
 START_TEST(test_profile_allocs_compaction_walks_allocation_stacks)
 {
     struct fx_profile *p = fx_profile_new();
-    uint32_t t = thread(p, "t", 1);
+    fx_thread_id t = thread(p, "t", 1);
     label(p, "unused-1");
     label(p, "unused-2");
     fx_stack_id a = label(p, "byte[]"), b = label(p, "int[]");
@@ -132,10 +132,10 @@ START_TEST(test_profile_allocs_compaction_walks_allocation_stacks)
     ck_assert_int_eq(fx_profile_alloc_free(p, 120, 1), FX_OK);
     ck_assert_int_eq(fx_profile_compact(p), FX_OK);
     ck_assert_uint_eq(p->stacks.count, 2);
-    const struct fx_allocs *r = &p->threads[t].allocs;
+    const struct fx_allocs *r = &p->threads[t.i].allocs;
     for (unsigned i = 0; i < r->count; i++)
         ck_assert_str_eq(stack_name(p, r->stack[i]), "byte[]");
-    ck_assert_str_eq(stack_name(p, p->threads[t].samples.stack[0]), "int[]");
+    ck_assert_str_eq(stack_name(p, p->threads[t.i].samples.stack[0]), "int[]");
     ck_assert_int_eq(fx_profile_alloc_free(p, 130, 2), FX_OK);
     ck_assert_str_eq(stack_name(p, r->stack[r->count - 1]), "byte[]");
     fx_profile_free(p);
@@ -145,7 +145,7 @@ END_TEST
 START_TEST(test_profile_allocs_memory_counts_rows_and_snapshot_copies_them)
 {
     struct fx_profile *p = fx_profile_new();
-    uint32_t t = thread(p, "t", 1);
+    fx_thread_id t = thread(p, "t", 1);
     fx_stack_id a = label(p, "x");
     size_t before = fx_profile_memory(p);
     for (uint64_t i = 1; i <= 1000; i++)
@@ -154,7 +154,7 @@ START_TEST(test_profile_allocs_memory_counts_rows_and_snapshot_copies_them)
     struct fx_profile *s = fx_profile_snapshot(p);
     ck_assert_ptr_nonnull(s);
     ck_assert_uint_eq(fx_profile_alloc_count(s), 1000);
-    ck_assert_int_eq(memcmp(s->threads[0].allocs.address, p->threads[t].allocs.address,
+    ck_assert_int_eq(memcmp(s->threads[0].allocs.address, p->threads[t.i].allocs.address,
                             1000 * sizeof(uint64_t)),
                      0);
     fx_profile_free(s);
@@ -177,7 +177,7 @@ START_TEST(test_profile_allocs_writer_emits_the_balanced_table)
 {
     struct fx_profile *p = fx_profile_new();
     fx_profile_set_start(p, 1000000, 0);
-    uint32_t t1 = thread(p, "alloc", 42), t2 = thread(p, "none", 43);
+    fx_thread_id t1 = thread(p, "alloc", 42), t2 = thread(p, "none", 43);
     (void)t2;
     fx_stack_id a = label(p, "byte[]");
     ck_assert_int_eq(fx_profile_alloc(p, t1, 2000000, a, 4096, 5), FX_OK);

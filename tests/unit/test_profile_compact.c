@@ -49,7 +49,7 @@ static int distinct_stack(struct fx_profile *p, int period, int i, fx_stack_id *
 static unsigned run_periods(bool compact, size_t *max_tables)
 {
     struct fx_profile *p = fx_profile_new();
-    uint32_t t;
+    fx_thread_id t;
     ck_assert_int_eq(fx_profile_thread_add(p, "worker", 1, 0, &t), FX_OK);
     fx_profile_set_table_limit(p, LIMIT);
     unsigned full = 0;
@@ -113,10 +113,10 @@ static const struct fx_marker_schema text_schema = {
 
 /* Samples of periods 0..2 on two threads, a START marker with a string field, then the
  * samples older than period 2 dropped. */
-static struct fx_profile *half_dropped(uint32_t *t1)
+static struct fx_profile *half_dropped(fx_thread_id *t1)
 {
     struct fx_profile *p = fx_profile_new();
-    uint32_t t2;
+    fx_thread_id t2;
     ck_assert_int_eq(fx_profile_thread_add(p, "a", 1, 0, t1), FX_OK);
     ck_assert_int_eq(fx_profile_thread_add(p, "b", 2, 0, &t2), FX_OK);
     for (int period = 0; period < 3; period++) {
@@ -127,7 +127,7 @@ static struct fx_profile *half_dropped(uint32_t *t1)
                              FX_OK);
         }
     }
-    uint32_t schema;
+    fx_schema_id schema;
     fx_str_id name, text;
     ck_assert_int_eq(fx_profile_schema(p, &text_schema, &schema), FX_OK);
     ck_assert_int_eq(fx_profile_cstring(p, "open request", &name), FX_OK);
@@ -141,7 +141,7 @@ static struct fx_profile *half_dropped(uint32_t *t1)
 
 START_TEST(test_profile_compact_keeps_what_samples_and_markers_reach)
 {
-    uint32_t t1;
+    fx_thread_id t1;
     struct fx_profile *p = half_dropped(&t1);
     char before[5][1024], after[1024];
     for (int i = 0; i < 5; i++) {
@@ -162,7 +162,7 @@ START_TEST(test_profile_compact_keeps_what_samples_and_markers_reach)
         ck_assert_str_eq(after, before[i]);
         ck_assert_uint_eq(s->cpu_ns[i / 2], 7);
     }
-    const struct fx_markers *m = &p->threads[t1].markers;
+    const struct fx_markers *m = &p->threads[t1.i].markers;
     ck_assert_uint_eq(m->count, 1);
     ck_assert_str_eq(fx_profile_string_at(p, (fx_str_id){m->name[0]}, NULL), "open request");
     ck_assert_str_eq(fx_profile_string_at(p, m->values[m->values_at[0]].s, NULL), "GET /index");
@@ -174,7 +174,7 @@ END_TEST
  * it; a snapshot copies the column. */
 START_TEST(test_profile_compact_keeps_and_remaps_marker_cause_stacks)
 {
-    uint32_t t1;
+    fx_thread_id t1;
     struct fx_profile *p = half_dropped(&t1);
     fx_stack_id cause;
     ck_assert_int_eq(distinct_stack(p, 0, 3, &cause), FX_OK); /* period 0: no sample holds it */
@@ -183,7 +183,7 @@ START_TEST(test_profile_compact_keeps_and_remaps_marker_cause_stacks)
     stack_text(p, cause.i, before, sizeof(before));
     ck_assert_int_eq(fx_profile_compact(p), FX_OK);
     ck_assert_uint_eq(p->stacks.count, 5 * DEPTH + DEPTH); /* period 2's and the cause's */
-    const struct fx_markers *m = &p->threads[t1].markers;
+    const struct fx_markers *m = &p->threads[t1.i].markers;
     ck_assert_ptr_nonnull(m->cause_stack);
     stack_text(p, m->cause_stack[0], after, sizeof(after));
     ck_assert_str_eq(after, before);
@@ -198,14 +198,14 @@ END_TEST
 
 START_TEST(test_profile_compact_rebuilt_index_finds_kept_rows_and_adds_new_ones)
 {
-    uint32_t t1;
+    fx_thread_id t1;
     struct fx_profile *p = half_dropped(&t1);
     ck_assert_int_eq(fx_profile_compact(p), FX_OK);
     uint32_t stacks = p->stacks.count;
     fx_stack_id again;
     ck_assert_int_eq(distinct_stack(p, 2, 0, &again), FX_OK); /* kept: found, not added */
     ck_assert_uint_eq(p->stacks.count, stacks);
-    ck_assert_uint_eq(again.i, p->threads[t1].samples.stack[0]);
+    ck_assert_uint_eq(again.i, p->threads[t1.i].samples.stack[0]);
     fx_stack_id fresh;
     ck_assert_int_eq(distinct_stack(p, 0, 0, &fresh), FX_OK); /* dropped: added again */
     ck_assert_uint_eq(p->stacks.count, stacks + DEPTH);
@@ -215,10 +215,10 @@ END_TEST
 
 START_TEST(test_profile_compact_out_of_memory_changes_nothing)
 {
-    uint32_t t1;
+    fx_thread_id t1;
     struct fx_profile *p = half_dropped(&t1);
     uint32_t stacks = p->stacks.count, gen = fx_profile_generation(p);
-    uint32_t first = p->threads[t1].samples.stack[0];
+    uint32_t first = p->threads[t1.i].samples.stack[0];
     int rc = FX_ENOMEM;
     long n;
     for (n = 1; n < 10000 && rc != FX_OK; n++) {
@@ -229,7 +229,7 @@ START_TEST(test_profile_compact_out_of_memory_changes_nothing)
             ck_assert_int_eq(rc, FX_ENOMEM);
             ck_assert_uint_eq(p->stacks.count, stacks);
             ck_assert_uint_eq(fx_profile_generation(p), gen);
-            ck_assert_uint_eq(p->threads[t1].samples.stack[0], first);
+            ck_assert_uint_eq(p->threads[t1.i].samples.stack[0], first);
         }
     }
     ck_assert_int_eq(rc, FX_OK);
@@ -241,7 +241,7 @@ END_TEST
 
 START_TEST(test_profile_compact_snapshot_taken_before_stays_valid)
 {
-    uint32_t t1;
+    fx_thread_id t1;
     struct fx_profile *p = half_dropped(&t1);
     struct fx_profile *copy = fx_profile_snapshot(p);
     ck_assert_ptr_nonnull(copy);

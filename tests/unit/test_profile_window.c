@@ -23,16 +23,16 @@ static fx_stack_id label(struct fx_profile *p, const char *name)
     return s;
 }
 
-static uint32_t thread(struct fx_profile *p, const char *name, int64_t tid)
+static fx_thread_id thread(struct fx_profile *p, const char *name, int64_t tid)
 {
-    uint32_t t = FX_NONE_ID;
+    fx_thread_id t = {FX_NONE_ID};
     ck_assert_int_eq(fx_profile_thread_add(p, name, tid, 0, &t), FX_OK);
     return t;
 }
 
 /* n samples at times first, first + step, ... with stack s and CPU delta = the index. */
-static void samples(struct fx_profile *p, uint32_t t, fx_stack_id s, int64_t first, int64_t step,
-                    uint32_t n, uint32_t weight)
+static void samples(struct fx_profile *p, fx_thread_id t, fx_stack_id s, int64_t first,
+                    int64_t step, uint32_t n, uint32_t weight)
 {
     for (uint32_t i = 0; i < n; i++)
         ck_assert_int_eq(fx_profile_sample(p, t, first + i * step, s, i, weight), FX_OK);
@@ -51,7 +51,7 @@ START_TEST(test_profile_window_cut_time_is_the_nth_oldest_sample_plus_one)
 {
     struct fx_profile *p = fx_profile_new();
     fx_stack_id s = label(p, "a");
-    uint32_t t1 = thread(p, "t1", 1), t2 = thread(p, "t2", 2);
+    fx_thread_id t1 = thread(p, "t1", 1), t2 = thread(p, "t2", 2);
     samples(p, t1, s, 100, 10, 5, 1); /* 100 110 120 130 140 */
     samples(p, t2, s, 105, 10, 5, 1); /* 105 115 125 135 145 */
     ck_assert_int_eq(fx_profile_oldest_sample(p), 100);
@@ -73,12 +73,12 @@ START_TEST(test_profile_window_drop_before_keeps_newer_samples_with_their_column
 {
     struct fx_profile *p = fx_profile_new();
     fx_stack_id a = label(p, "a"), b = label(p, "b");
-    uint32_t t1 = thread(p, "t1", 1), t2 = thread(p, "t2", 2);
+    fx_thread_id t1 = thread(p, "t1", 1), t2 = thread(p, "t2", 2);
     samples(p, t1, a, 100, 10, 5, 1);
     samples(p, t1, b, 150, 10, 5, 3); /* weights: the weight column exists */
     samples(p, t2, a, 100, 100, 3, 1);
     ck_assert_uint_eq(fx_profile_drop_before(p, 160), 6 + 1);
-    const struct fx_samples *s = &p->threads[t1].samples;
+    const struct fx_samples *s = &p->threads[t1.i].samples;
     ck_assert_uint_eq(s->count, 4);
     ck_assert_int_eq(s->time_ns[0], 160);
     ck_assert_int_eq(s->time_ns[3], 190);
@@ -87,14 +87,14 @@ START_TEST(test_profile_window_drop_before_keeps_newer_samples_with_their_column
     ck_assert_uint_eq(s->cpu_ns[3], 4);
     ck_assert_ptr_nonnull(s->weight);
     ck_assert_uint_eq(s->weight[0], 3);
-    ck_assert_uint_eq(p->threads[t2].samples.count, 2);
-    ck_assert_int_eq(p->threads[t2].samples.time_ns[0], 200);
+    ck_assert_uint_eq(p->threads[t2.i].samples.count, 2);
+    ck_assert_int_eq(p->threads[t2.i].samples.time_ns[0], 200);
     ck_assert_uint_eq(fx_profile_sample_count(p), 6);
     /* Nothing older: nothing dropped; the model still takes samples after a drop. */
     ck_assert_uint_eq(fx_profile_drop_before(p, 160), 0);
     samples(p, t1, a, 200, 1, 3, 1);
-    ck_assert_uint_eq(p->threads[t1].samples.count, 7);
-    ck_assert_uint_eq(p->threads[t1].samples.weight[6], 1);
+    ck_assert_uint_eq(p->threads[t1.i].samples.count, 7);
+    ck_assert_uint_eq(p->threads[t1.i].samples.weight[6], 1);
     /* Ids stay valid: the strings and stacks of dropped samples remain interned. */
     ck_assert_uint_eq(label(p, "a").i, a.i);
     fx_profile_free(p);
@@ -105,20 +105,20 @@ START_TEST(test_profile_window_drop_gives_sample_memory_back)
 {
     struct fx_profile *p = fx_profile_new();
     fx_stack_id a = label(p, "a");
-    uint32_t t = thread(p, "t", 1);
+    fx_thread_id t = thread(p, "t", 1);
     samples(p, t, a, 0, 1, 4096, 1);
     size_t full = fx_profile_memory(p);
-    ck_assert_uint_eq(p->threads[t].samples.cap, 4096);
+    ck_assert_uint_eq(p->threads[t.i].samples.cap, 4096);
     ck_assert_uint_eq(fx_profile_drop_before(p, fx_profile_cut_time(p, 2048)), 2048);
-    ck_assert_uint_eq(p->threads[t].samples.cap, 2048);
+    ck_assert_uint_eq(p->threads[t.i].samples.cap, 2048);
     size_t half = fx_profile_memory(p);
     ck_assert_uint_lt(half, full);
     ck_assert_uint_ge(full - half, 2048 * 16); /* time 8 + stack 4 + cpu 4 per sample */
     ck_assert_uint_eq(fx_profile_drop_before(p, INT64_MAX), 2048);
-    ck_assert_uint_eq(p->threads[t].samples.cap, 0);
-    ck_assert_ptr_null(p->threads[t].samples.time_ns);
+    ck_assert_uint_eq(p->threads[t.i].samples.cap, 0);
+    ck_assert_ptr_null(p->threads[t.i].samples.time_ns);
     samples(p, t, a, 5000, 1, 20, 1);
-    ck_assert_uint_eq(p->threads[t].samples.count, 20);
+    ck_assert_uint_eq(p->threads[t.i].samples.count, 20);
     fx_profile_free(p);
 }
 END_TEST
@@ -128,11 +128,11 @@ static const struct fx_marker_field fields[] = {{"what", "What", FX_FMT_STRING},
 static const struct fx_marker_schema schema = {
         .name = "FxTest", .display = FX_DISPLAY_TABLE, .fields = fields, .n_fields = 2};
 
-static void marker(struct fx_profile *p, uint32_t t, uint8_t phase, int64_t start, int64_t end,
+static void marker(struct fx_profile *p, fx_thread_id t, uint8_t phase, int64_t start, int64_t end,
                    int64_t n)
 {
     fx_str_id name, what;
-    uint32_t sc;
+    fx_schema_id sc;
     ck_assert_int_eq(fx_profile_cstring(p, "m", &name), FX_OK);
     ck_assert_int_eq(fx_profile_cstring(p, "w", &what), FX_OK);
     ck_assert_int_eq(fx_profile_schema(p, &schema, &sc), FX_OK);
@@ -143,14 +143,14 @@ static void marker(struct fx_profile *p, uint32_t t, uint8_t phase, int64_t star
 START_TEST(test_profile_window_drop_keeps_newer_markers_and_start_end_halves)
 {
     struct fx_profile *p = fx_profile_new();
-    uint32_t t = thread(p, "t", 1);
+    fx_thread_id t = thread(p, "t", 1);
     marker(p, t, FX_PHASE_INSTANT, 10, 0, 1);   /* old: dropped */
     marker(p, t, FX_PHASE_INTERVAL, 20, 40, 2); /* ended before 50: dropped */
     marker(p, t, FX_PHASE_INTERVAL, 30, 60, 3); /* still open at 50: kept */
     marker(p, t, FX_PHASE_START, 5, 0, 4);      /* a half: kept */
     marker(p, t, FX_PHASE_INSTANT, 70, 0, 5);
     fx_profile_drop_before(p, 50);
-    const struct fx_markers *m = &p->threads[t].markers;
+    const struct fx_markers *m = &p->threads[t.i].markers;
     ck_assert_uint_eq(m->count, 3);
     ck_assert_uint_eq(m->nvalues, 6);
     int64_t want[] = {3, 4, 5};
@@ -168,11 +168,11 @@ END_TEST
 START_TEST(test_profile_window_drop_markers_in_runs_keeps_each_row_with_its_values)
 {
     struct fx_profile *p = fx_profile_new();
-    uint32_t t = thread(p, "t", 1);
+    fx_thread_id t = thread(p, "t", 1);
     for (int i = 0; i < 12; i++)
         marker(p, t, FX_PHASE_INSTANT, i % 3 == 0 ? 10 + i : 100 + i, 0, 1000 + i);
     fx_profile_drop_before(p, 50);
-    const struct fx_markers *m = &p->threads[t].markers;
+    const struct fx_markers *m = &p->threads[t.i].markers;
     ck_assert_uint_eq(m->count, 8);
     ck_assert_uint_eq(m->nvalues, 16);
     uint32_t r = 0;
@@ -192,14 +192,14 @@ START_TEST(test_profile_window_drop_removes_old_counter_values)
 {
     struct fx_profile *p = fx_profile_new();
     struct fx_counter_desc d = {"heap", "Memory", "used", "bytes", "blue"};
-    uint32_t c;
+    fx_counter_id c;
     ck_assert_int_eq(fx_profile_counter(p, &d, &c), FX_OK);
     for (int i = 0; i < 10; i++)
         ck_assert_int_eq(fx_profile_counter_sample(p, c, i * 10, i), FX_OK);
     fx_profile_drop_before(p, 35);
-    ck_assert_uint_eq(p->counters[c].count, 6);
-    ck_assert_int_eq(p->counters[c].time_ns[0], 40);
-    ck_assert_int_eq(p->counters[c].value[0], 4);
+    ck_assert_uint_eq(p->counters[c.i].count, 6);
+    ck_assert_int_eq(p->counters[c.i].time_ns[0], 40);
+    ck_assert_int_eq(p->counters[c.i].value[0], 4);
     fx_profile_free(p);
 }
 END_TEST
@@ -230,7 +230,7 @@ static struct fx_profile *rich_profile(void)
     ck_assert_int_eq(fx_profile_frame(p, &rk, &fr), FX_OK);
     fx_stack_id root = label(p, "[root]"), leaf;
     ck_assert_int_eq(fx_profile_stack(p, root, fr, &leaf), FX_OK);
-    uint32_t t1 = thread(p, "main", 11), t2 = thread(p, "worker", 12);
+    fx_thread_id t1 = thread(p, "main", 11), t2 = thread(p, "worker", 12);
     fx_profile_set_main_thread(p, t2);
     ck_assert_int_eq(fx_profile_thread_set_weight_type(p, t2, FX_WEIGHT_TRACING_MS), FX_OK);
     samples(p, t1, leaf, 2000, 100, 10, 1);
@@ -238,7 +238,7 @@ static struct fx_profile *rich_profile(void)
     marker(p, t1, FX_PHASE_INTERVAL, 2100, 2500, 9);
     marker(p, t2, FX_PHASE_INSTANT, 2200, 0, 8);
     struct fx_counter_desc d = {"heap", "Memory", "used", "bytes", "blue"};
-    uint32_t c;
+    fx_counter_id c;
     ck_assert_int_eq(fx_profile_counter(p, &d, &c), FX_OK);
     ck_assert_int_eq(fx_profile_counter_sample(p, c, 2000, 100), FX_OK);
     ck_assert_int_eq(fx_profile_counter_sample(p, c, 3000, 300), FX_OK);
@@ -256,7 +256,7 @@ START_TEST(test_profile_window_snapshot_writes_the_same_json)
     ck_assert(memcmp(a, b, la) == 0);
     /* The copy is independent: the original goes on, the copy's JSON does not move. */
     fx_stack_id x = label(p, "new stack");
-    samples(p, 0, x, 5000, 1, 100, 1);
+    samples(p, (fx_thread_id){0}, x, 5000, 1, 100, 1);
     ck_assert_int_eq(fx_profile_extra_int(p, "G", "i", 8), FX_OK);
     size_t lc;
     char *c = json_of(copy, &lc);
@@ -278,8 +278,8 @@ START_TEST(test_profile_window_snapshot_leaves_out_ended_empty_threads)
 {
     struct fx_profile *p = fx_profile_new();
     fx_stack_id a = label(p, "a");
-    uint32_t gone = thread(p, "gone", 1), kept_ended = thread(p, "ended", 2);
-    uint32_t idle = thread(p, "idle", 3), main = thread(p, "main", 4);
+    fx_thread_id gone = thread(p, "gone", 1), kept_ended = thread(p, "ended", 2);
+    fx_thread_id idle = thread(p, "idle", 3), main = thread(p, "main", 4);
     samples(p, gone, a, 10, 1, 5, 1);
     samples(p, kept_ended, a, 100, 1, 5, 1);
     fx_profile_thread_unregister(p, gone, 20);
@@ -306,11 +306,11 @@ START_TEST(test_profile_window_snapshot_keeps_empty_threads_of_the_window)
 {
     struct fx_profile *p = fx_profile_new();
     fx_stack_id a = label(p, "a");
-    uint32_t old = thread(p, "old", 1), busy = thread(p, "busy", 2);
+    fx_thread_id old = thread(p, "old", 1), busy = thread(p, "busy", 2);
     fx_profile_thread_unregister(p, old, 30);
     fx_profile_drop_before(p, INT64_MAX); /* a reset, as window.c does it */
     fx_profile_set_start(p, 100, 0);
-    uint32_t sleeper = thread(p, "sleeper", 3), brief = thread(p, "brief", 4);
+    fx_thread_id sleeper = thread(p, "sleeper", 3), brief = thread(p, "brief", 4);
     fx_profile_thread_unregister(p, brief, 150);
     samples(p, busy, a, 110, 1, 5, 1);
     ck_assert_uint_eq(fx_profile_threads_without_samples(p), 2);
@@ -333,8 +333,8 @@ START_TEST(test_profile_window_snapshot_leaves_out_empty_alias_of_main)
 {
     struct fx_profile *p = fx_profile_new();
     fx_stack_id a = label(p, "a");
-    uint32_t main = thread(p, "main", 7), djvm = thread(p, "DestroyJavaVM", 7);
-    uint32_t sleeper = thread(p, "sleeper", 8);
+    fx_thread_id main = thread(p, "main", 7), djvm = thread(p, "DestroyJavaVM", 7);
+    fx_thread_id sleeper = thread(p, "sleeper", 8);
     fx_profile_set_main_thread(p, main);
     samples(p, main, a, 10, 1, 5, 1);
     ck_assert_uint_eq(fx_profile_threads_aliased(p), 1);
@@ -364,18 +364,18 @@ START_TEST(test_profile_window_released_threads_go_with_the_window)
 {
     struct fx_profile *p = fx_profile_new();
     fx_stack_id a = label(p, "a");
-    uint32_t live = thread(p, "live", 1);
+    fx_thread_id live = thread(p, "live", 1);
     size_t first_memory = 0;
     for (int rec = 0; rec < 1000; rec++) {
         int64_t t0 = (int64_t)rec * 1000;
         fx_profile_set_start(p, t0, 0);
         samples(p, live, a, t0 + 1, 1, 5, 1);
         for (int k = 0; k < 50; k++) {
-            uint32_t t = thread(p, "short-lived thread", 100 + k);
+            fx_thread_id t = thread(p, "short-lived thread", 100 + k);
             samples(p, t, a, t0 + 10 + k, 1, 2, 1);
             fx_profile_thread_unregister(p, t, t0 + 12 + k);
             fx_profile_thread_release(p, t); /* its rows keep it until they are dropped */
-            ck_assert(!p->threads[t].vacant);
+            ck_assert(!p->threads[t.i].vacant);
         }
         struct fx_profile *copy = fx_profile_snapshot(p);
         ck_assert_ptr_nonnull(copy);
@@ -387,8 +387,8 @@ START_TEST(test_profile_window_released_threads_go_with_the_window)
     }
     ck_assert_uint_le(fx_profile_thread_count(p), 51);
     ck_assert_uint_le(fx_profile_memory(p), first_memory);
-    ck_assert(!p->threads[live].vacant); /* still held by its owner */
-    ck_assert_str_eq(p->threads[live].name, "live");
+    ck_assert(!p->threads[live.i].vacant); /* still held by its owner */
+    ck_assert_str_eq(p->threads[live.i].name, "live");
     fx_profile_free(p);
 }
 END_TEST
@@ -400,8 +400,8 @@ START_TEST(test_profile_window_release_keeps_what_the_window_holds)
     struct fx_profile *p = fx_profile_new();
     fx_stack_id a = label(p, "a");
     fx_profile_set_start(p, 100, 0);
-    uint32_t empty = thread(p, "empty", 1), held = thread(p, "held", 2);
-    uint32_t main = thread(p, "main", 3);
+    fx_thread_id empty = thread(p, "empty", 1), held = thread(p, "held", 2);
+    fx_thread_id main = thread(p, "main", 3);
     fx_profile_set_main_thread(p, main);
     fx_profile_thread_hold(p, held); /* e.g. the markers' host, or an open user interval */
     fx_profile_thread_unregister(p, empty, 150);
@@ -414,13 +414,13 @@ START_TEST(test_profile_window_release_keeps_what_the_window_holds)
     ck_assert_uint_eq(fx_profile_thread_count(copy), 3); /* all three lived in the window */
     fx_profile_free(copy);
     fx_profile_drop_before(p, 200);
-    ck_assert(p->threads[empty].vacant);
-    ck_assert(p->threads[main].vacant);
-    ck_assert(!p->threads[held].vacant);
+    ck_assert(p->threads[empty.i].vacant);
+    ck_assert(p->threads[main.i].vacant);
+    ck_assert(!p->threads[held.i].vacant);
     ck_assert_int_eq(fx_profile_sample(p, empty, 210, a, 0, 1), FX_EINVAL);
     ck_assert_int_eq(fx_profile_sample(p, held, 210, a, 0, 1), FX_OK);
-    uint32_t next = thread(p, "next", 4);
-    ck_assert(next == empty || next == main); /* a vacant index is taken again */
+    fx_thread_id next = thread(p, "next", 4);
+    ck_assert(next.i == empty.i || next.i == main.i); /* a vacant index is taken again */
     ck_assert_uint_eq(fx_profile_thread_count(p), 3);
     copy = fx_profile_snapshot(p);
     ck_assert_uint_eq(fx_profile_thread_count(copy), 2);
@@ -470,7 +470,7 @@ START_TEST(test_profile_window_table_limit_refuses_new_rows_and_finds_old_ones)
     ck_assert_int_eq(fx_profile_stack(p, a, fr, &b), FX_EFULL); /* a new prefix: a new row */
     ck_assert_uint_eq(p->strings.count, strings);
     ck_assert_uint_eq(p->stacks.count, stacks);
-    uint32_t t = thread(p, "t", 1); /* threads and samples are not tables */
+    fx_thread_id t = thread(p, "t", 1); /* threads and samples are not tables */
     ck_assert_int_eq(fx_profile_sample(p, t, 1, a, 0, 1), FX_OK);
     fx_profile_set_table_limit(p, 0);
     ck_assert_int_eq(fx_profile_label_stack(p, "b", FX_CAT_JAVA, &b), FX_OK);
@@ -486,7 +486,7 @@ END_TEST
 START_TEST(test_profile_window_totals_count_each_view_apart)
 {
     struct fx_profile *p = fx_profile_new();
-    uint32_t main = thread(p, "main", 1), locks = thread(p, "main: lock waits", 1);
+    fx_thread_id main = thread(p, "main", 1), locks = thread(p, "main: lock waits", 1);
     fx_stack_id hot = label(p, "App.hot"), idle = label(p, "[idle]"), deep = FX_STACK_NONE;
     fx_frame_id idle_frame = {p->stacks.frame[idle.i]};
     ck_assert_int_eq(fx_profile_stack(p, hot, idle_frame, &deep), FX_OK);
@@ -497,10 +497,10 @@ START_TEST(test_profile_window_totals_count_each_view_apart)
     ck_assert_int_eq(fx_profile_thread_set_weight_type(p, locks, FX_WEIGHT_TRACING_MS), FX_OK);
     ck_assert_int_eq(fx_profile_sample(p, locks, 10, hot, -1, 1500), FX_OK);
     ck_assert_int_eq(fx_profile_sample(p, locks, 12, FX_STACK_NONE, -1, 0), FX_OK); /* its end */
-    uint32_t pool = thread(p, "pool: idle waits", 2);
+    fx_thread_id pool = thread(p, "pool: idle waits", 2);
     ck_assert_int_eq(fx_profile_thread_set_weight_type(p, pool, FX_WEIGHT_TRACING_MS), FX_OK);
     ck_assert_int_eq(fx_profile_thread_set_idle_waits(p, pool), FX_OK);
-    ck_assert_int_eq(fx_profile_thread_set_idle_waits(p, 999), FX_EINVAL);
+    ck_assert_int_eq(fx_profile_thread_set_idle_waits(p, (fx_thread_id){999}), FX_EINVAL);
     ck_assert_int_eq(fx_profile_sample(p, pool, 10, hot, -1, 7000), FX_OK);
     ck_assert_int_eq(fx_profile_sample(p, pool, 17, FX_STACK_NONE, -1, 0), FX_OK);
     ck_assert_int_eq(fx_profile_sample(p, pool, 20, hot, -1, 3000), FX_OK);

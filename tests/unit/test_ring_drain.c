@@ -126,7 +126,7 @@ static int stack_of(struct fx_profile *p, const struct rec *r, fx_stack_id *out)
 
 struct drain_thread {
     bool in_profile, finished;
-    uint32_t index;
+    fx_thread_id index;
     int64_t last_seq, last_cpu;
 };
 
