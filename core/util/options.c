@@ -350,6 +350,28 @@ static int parse_push_string_opt(const struct opt_def *d, const char *val, struc
 
 static const char *const push_format_names[] = {"auto", "pyroscope", "otlp", NULL};
 
+/* issue 34: sources=PATH:PATH, the places a dump looks Java files up in (include/fx_src.h);
+ * whether each exists is the agent's check at start (agent/output/embed.c). */
+static int parse_sources_opt(const struct opt_def *d, const char *val, struct fx_options *o,
+                             struct fx_errbuf *eb)
+{
+    size_t n = 1;
+    for (const char *c = val; *c; c++)
+        n += *c == ':';
+    const char *why = !*val                                ? "is empty"
+                      : val[0] == ':' || strstr(val, "::") ? "has an empty path"
+                      : val[strlen(val) - 1] == ':'        ? "has an empty path"
+                      : n > FX_OPTIONS_SOURCES_MAX         ? "has more than 32 paths"
+                                                           : NULL;
+    if (why) {
+        char q[QUOTE_MAX + 4];
+        fx_errbuf_set(eb, "option '%s': '%s' %s; accepted: %s", d->name, shorten(val, q), why,
+                      d->accepts);
+        return FX_EINVAL;
+    }
+    return copy_path(d, val, &o->sources, eb);
+}
+
 #define FIELD(f) offsetof(struct fx_options, f)
 static const char *const mode_names[] = {"cpu", "itimer", "wall", NULL};
 static const char *const engine_names[] = {"auto", "perf", "timer", NULL};
@@ -502,6 +524,12 @@ static const struct opt_def opt_table[] = {
          .offset = FIELD(push_format),
          .choices = push_format_names,
          .accepts = "auto, pyroscope or otlp"},
+        {.name = "sources",
+         .kind = OPT_VALUE,
+         .parse = parse_sources_opt,
+         .offset = FIELD(sources),
+         .accepts =
+                 "folders, jars or zips of Java sources joined by ':', e.g. src/main/java:lib-sources.jar"},
 };
 
 #define OPT_COUNT (sizeof(opt_table) / sizeof(opt_table[0]))
@@ -541,6 +569,8 @@ static const char help_text[] =
         "  push_format=F           auto (the URL's path), pyroscope or otlp (default auto)\n"
         "  service=NAME            the service pushed profiles are named after (default: the main class or jar)\n"
         "  labels=K=V;K=V          labels of pushed profiles (default none)\n"
+        "  sources=PATH:PATH       embed the Java sources frames name, from these folders, jars, zips, beside\n"
+        "                          the class path's jars and the JDK's lib/src.zip, at each dump (default none)\n"
         "DURATION: a whole number with a unit: ns, us, ms, s, m (minutes), h; e.g. 10ms\n"
         "SIZE: a whole number of bytes, or with k, m, g (powers of 1024, any case); e.g. 64m\n";
 
@@ -579,6 +609,7 @@ void fx_options_destroy(struct fx_options *o)
     fx_free(o->push);
     fx_free(o->service);
     fx_free(o->labels);
+    fx_free(o->sources);
     fx_options_defaults(o);
 }
 
@@ -806,95 +837,4 @@ int fx_options_parse(const char *s, struct fx_options *out, struct fx_errbuf *eb
     if (rc != FX_OK)
         fx_options_destroy(out);
     return rc;
-}
-
-struct out_buf {
-    char *p;
-    size_t cap, len; /* len < cap: there is always room for the NUL */
-};
-
-static int put(struct out_buf *b, const char *s, size_t n)
-{
-    if (n >= b->cap - b->len)
-        return FX_ERANGE;
-    memcpy(b->p + b->len, s, n);
-    b->len += n;
-    b->p[b->len] = '\0';
-    return FX_OK;
-}
-
-static int put_escape(struct out_buf *b, char c, pid_t pid, time_t when, unsigned seq)
-{
-    char tmp[64];
-    int n;
-    struct tm tm;
-    switch (c) {
-    case 'p':
-        n = snprintf(tmp, sizeof(tmp), "%ld", (long)pid);
-        break;
-    case 'n':
-        n = snprintf(tmp, sizeof(tmp), "%u", seq);
-        break;
-    case 't':
-        if (!localtime_r(&when, &tm))
-            return FX_EINVAL;
-        n = (int)strftime(tmp, sizeof(tmp), "%Y%m%d-%H%M%S", &tm);
-        break;
-    case '%':
-        return put(b, "%", 1);
-    default: /* fx_options_parse refuses these, but patterns may come from elsewhere */
-        return FX_EINVAL;
-    }
-    return n > 0 ? put(b, tmp, (size_t)n) : FX_EINVAL;
-}
-
-int fx_options_expand_path(const char *pattern, pid_t pid, time_t when, unsigned seq, char *out,
-                           size_t cap)
-{
-    if (cap == 0)
-        return FX_ERANGE;
-    struct out_buf b = {.p = out, .cap = cap, .len = 0};
-    out[0] = '\0';
-    int rc = FX_OK;
-    for (const char *p = pattern; rc == FX_OK && *p; p++) {
-        if (*p != '%')
-            rc = put(&b, p, 1);
-        else
-            rc = put_escape(&b, *++p, pid, when, seq);
-    }
-    if (rc != FX_OK)
-        out[0] = '\0';
-    return rc;
-}
-
-static bool has_sequence(const char *pattern)
-{
-    for (const char *p = pattern; *p; p++) {
-        if (*p == '%' && p[1] == 'n')
-            return true;
-        if (*p == '%' && p[1] != '\0')
-            p++; /* "%%n" is a literal "%" then "n" */
-    }
-    return false;
-}
-
-int fx_options_sequenced_pattern(const char *pattern, char *out, size_t cap)
-{
-    static const char *const exts[] = {".json.gz", ".json", ".gz"};
-    size_t len = strlen(pattern), at = len;
-    if (!has_sequence(pattern)) {
-        for (size_t i = 0; i < sizeof(exts) / sizeof(exts[0]) && at == len; i++) {
-            size_t e = strlen(exts[i]);
-            if (len > e && strcmp(pattern + len - e, exts[i]) == 0)
-                at = len - e;
-        }
-    }
-    const char *seq = at == len && has_sequence(pattern) ? "" : "-%n";
-    int n = snprintf(out, cap, "%.*s%s%s", (int)at, pattern, seq, pattern + at);
-    if (n < 0 || (size_t)n >= cap) {
-        if (cap)
-            out[0] = '\0';
-        return FX_ERANGE;
-    }
-    return FX_OK;
 }
