@@ -123,13 +123,16 @@ void fx_src_embed_report(const struct fx_src_embed *e, const struct fx_src_finde
                          fx_src_entry_fn entry, void *ctx);
 #define FX_SRC_GROUP "Sources"
 
-/* The agent's sources=: embeds into `p` (a snapshot, or the model at VM death, owned by the
- * caller) the files its frames name, looked up in `from` (a ':'-separated list, NULL for none)
- * and in the places p's meta.extra "JVM" group names; sets p's source content (borrowing e's
- * texts: keep e until p is written) and its "Sources" group. e holds at most max_total bytes of
- * text besides the finder's indexes, which are freed on return. FX_ENOMEM when memory ran out
- * (p then has no content, and its "Sources" group says so when it could be set). */
-int fx_src_embed_model(struct fx_profile *p, const char *from, struct fx_src_embed *e,
-                       struct fx_errbuf *eb);
+/* The agent's sources= (agent/output/embed.c). */
+/* Splits the ':'-separated `list` in place into paths (at most FX_SRC_MAX_FROM, empty ones
+ * skipped); their number. */
+size_t fx_src_split(char *list, const char **paths);
+/* What p's meta.extra "JVM" group says (borrowed from p). */
+void fx_src_jvm_of(const struct fx_profile *p, struct fx_src_jvm *jvm);
+/* Embeds into `p` (a snapshot, or the model at VM death, owned by the caller) the files its
+ * frames name, looked up in f: sets p's source content (borrowing e's texts: keep e until p is
+ * written) and its "Sources" group. e holds at most e->max_total bytes of text. FX_ENOMEM when
+ * memory ran out (p then has no content; its "Sources" group says so when it could be set). */
+int fx_src_embed_model(struct fx_profile *p, struct fx_src_finder *f, struct fx_src_embed *e);
 
 #endif

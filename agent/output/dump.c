@@ -109,7 +109,7 @@ static int write_file(struct fx_profile *p, const char *pattern, bool series, ti
             file_name(pattern, series, when, &out->seq, out->requested, sizeof(out->requested), eb);
     if (rc == FX_OK)
         rc = fx_ff_write_file(p, out->requested, 0, &out->file, eb);
-    fx_output_embed_end(p, &sources);
+    fx_output_embed_end(p, &sources, p == fx_model_profile()); /* VM death's is the last */
     fx_profile_totals(p, &out->totals);
     out->wall = fx_opt()->mode == FX_MODE_WALL;
     for (uint32_t i = 0; i < fx_profile_thread_count(p); i++) /* the file's tracks */

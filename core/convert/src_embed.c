@@ -202,8 +202,7 @@ static void model_entry(void *ctx, const char *label, const char *text, int64_t 
         fx_profile_extra_int(p, FX_SRC_GROUP, label, n);
 }
 
-/* The ':'-separated list `from` split in place into dirs (at most FX_SRC_MAX_FROM). */
-static size_t split_from(char *list, const char **dirs)
+size_t fx_src_split(char *list, const char **paths)
 {
     size_t n = 0;
     for (char *s = list; s && *s && n < FX_SRC_MAX_FROM;) {
@@ -211,10 +210,17 @@ static size_t split_from(char *list, const char **dirs)
         if (colon)
             *colon = '\0';
         if (*s)
-            dirs[n++] = s;
+            paths[n++] = s;
         s = colon ? colon + 1 : NULL;
     }
     return n;
+}
+
+void fx_src_jvm_of(const struct fx_profile *p, struct fx_src_jvm *jvm)
+{
+    jvm->class_path = fx_profile_extra_find(p, "JVM", "java.class.path");
+    jvm->cwd = fx_profile_extra_find(p, "JVM", "working directory");
+    jvm->java_home = fx_profile_extra_find(p, "JVM", "java.home");
 }
 
 /* The files frames name, with their heat. */
@@ -234,31 +240,18 @@ static int add_files(struct fx_profile *p, struct fx_src_embed *e)
     return rc;
 }
 
-int fx_src_embed_model(struct fx_profile *p, const char *from, struct fx_src_embed *e,
-                       struct fx_errbuf *eb)
+int fx_src_embed_model(struct fx_profile *p, struct fx_src_finder *f, struct fx_src_embed *e)
 {
-    const struct fx_src_jvm jvm = {.class_path = fx_profile_extra_find(p, "JVM", "java.class.path"),
-                                   .cwd = fx_profile_extra_find(p, "JVM", "working directory"),
-                                   .java_home = fx_profile_extra_find(p, "JVM", "java.home")};
-    const char *dirs[FX_SRC_MAX_FROM];
-    char *list = from ? fx_strdup(from) : NULL;
-    struct fx_src_finder f;
     uint32_t n = fx_profile_source_count(p);
     const char **texts = fx_calloc(n ? n : 1, sizeof(*texts));
-    int rc = texts && (list || !from) ? add_files(p, e) : FX_ENOMEM;
-    if (rc == FX_OK)
-        rc = fx_src_finder_init(&f, dirs, list ? split_from(list, dirs) : 0, &jvm, eb);
-    else
-        fx_errbuf_set(eb, "sources: out of memory");
-    fx_free(list);
+    int rc = texts ? add_files(p, e) : FX_ENOMEM;
     if (rc != FX_OK) {
-        fx_profile_extra_str(p, FX_SRC_GROUP, "embedded", eb->msg);
+        fx_profile_extra_str(p, FX_SRC_GROUP, "embedded", "none: out of memory");
         fx_free(texts);
         return rc;
     }
-    fx_src_embed_run(e, &f);
-    fx_src_embed_report(e, &f, model_entry, p);
-    fx_src_finder_destroy(&f);
+    fx_src_embed_run(e, f);
+    fx_src_embed_report(e, f, model_entry, p);
     for (size_t i = 0; i < e->nfiles; i++)
         texts[e->files[i].row] = e->files[i].text;
     e->lent = texts;
