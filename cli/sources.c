@@ -1,9 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* fxprof sources: embeds the text of the Java files a profile's frames name into
- * shared.sources.content (processed format v64+), which the Firefox Profiler's source view
- * prefers to any fetch (its selectors/code.tsx), so the view works offline and when shared.
- * Files go in hottest first (samples whose stack holds a frame of the file) until the bounds;
- * every file that is not embedded is counted and named in meta.extra "Sources". */
+/* fxprof sources and open --sources: the embedding of include/fx_src.h (the lookup, the
+ * bounds, the outcomes and Profile Info's "Sources" group, shared with the agent's sources=)
+ * applied to a profile read back: which files its frames name and how hot each is, from the
+ * file's tables; the texts placed into shared.sources.content; the file written again. */
 #include "sources.h"
 
 #include <cjson/cJSON.h>
@@ -19,66 +18,10 @@
 #include "cli_args.h"
 #include "fx_alloc.h"
 
-#define MAX_FROM    32
-#define NAMES_SHOWN 20 /* per outcome in Profile Info; the rest as "and N more" */
-
-/* What became of one file, in the order Profile Info lists them. */
-enum outcome {
-    O_EMBEDDED,
-    O_NOT_FOUND,
-    O_TOO_LARGE, /* over --max-file */
-    O_NOT_UTF8,  /* the profiler decodes JSON as strict UTF-8; a NUL byte counts here too */
-    O_OVER_TOTAL,
-    O_UNREADABLE,
-    O_COUNT
-};
-
-static const char *const outcome_label[O_COUNT] = {
-        "embedded",  "not found", "too large", "not UTF-8", "left out (over the total bound)",
-        "unreadable"};
-
-struct file {
-    int32_t row; /* sources row */
-    const char *name;
-    double samples;
-    enum outcome outcome;
-    enum fx_src_kind kind;
-};
-
 struct embed {
     cJSON *root, *sources, *content;
-    struct file *files; /* the rows frames name, hottest first */
-    size_t nfiles;
-    size_t count[O_COUNT], by_kind[FX_SRC_KINDS];
-    uint64_t bytes;
+    struct fx_src_embed plan; /* the rows frames name, hottest first once run */
 };
-
-/* Strict UTF-8 (no overlong forms, surrogates or code points past U+10FFFF) without NUL, as
- * the profiler's TextDecoder in fatal mode and a C string both need. */
-static bool utf8_text(const unsigned char *s, size_t n)
-{
-    for (size_t i = 0; i < n;) {
-        unsigned c = s[i];
-        size_t k = c < 0x80             ? 0
-                   : (c & 0xe0) == 0xc0 ? 1
-                   : (c & 0xf0) == 0xe0 ? 2
-                   : (c & 0xf8) == 0xf0 ? 3
-                                        : 9;
-        if (c == 0 || k == 9 || i + k >= n + (k == 0))
-            return false;
-        uint32_t cp = k == 0 ? c : c & (0x3f >> k);
-        for (size_t j = 1; j <= k; j++) {
-            if ((s[i + j] & 0xc0) != 0x80)
-                return false;
-            cp = cp << 6 | (s[i + j] & 0x3f);
-        }
-        static const uint32_t min[] = {0, 0x80, 0x800, 0x10000};
-        if (cp < min[k] || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
-            return false;
-        i += k + 1;
-    }
-    return true;
-}
 
 /* ---- which files, how hot ---- */
 
@@ -148,15 +91,9 @@ static int heat_of(struct embed *e, uint32_t nsources, double *heat, bool *named
     return rc;
 }
 
-static int hotter(const void *a, const void *b)
-{
-    const struct file *x = a, *y = b;
-    if (x->samples != y->samples)
-        return x->samples > y->samples ? -1 : 1;
-    return strcmp(x->name, y->name);
-}
-
-/* The sources table and its content column (added as nulls when a v64+ file lacks it). */
+/* The sources table and its content column, all nulls: a profile embedded before (by the
+ * agent's sources=, or an earlier run) holds only what this run embeds, as its "Sources" group
+ * says. */
 static int sources_table(struct embed *e, uint32_t *n, struct fx_errbuf *eb)
 {
     const cJSON *v = get(get(e->root, "meta"), "preprocessedProfileVersion");
@@ -174,22 +111,25 @@ static int sources_table(struct embed *e, uint32_t *n, struct fx_errbuf *eb)
         return FX_EINVAL;
     }
     *n = (uint32_t)len->valuedouble;
-    e->content = get(e->sources, "content");
-    if (!cJSON_IsArray(e->content) || cJSON_GetArraySize(e->content) != (int)*n) {
-        cJSON *c = cJSON_CreateArray();
-        for (uint32_t i = 0; c && i < *n; i++)
-            cJSON_AddItemToArray(c, cJSON_CreateNull());
-        if (!c || cJSON_GetArraySize(c) != (int)*n ||
-            !(e->content = cJSON_AddItemToObject(e->sources, "content", c) ? c : NULL)) {
-            cJSON_Delete(c);
-            fx_errbuf_set(eb, "out of memory");
-            return FX_ENOMEM;
-        }
+    cJSON *c = cJSON_CreateArray();
+    for (uint32_t i = 0; c && i < *n; i++)
+        cJSON_AddItemToArray(c, cJSON_CreateNull());
+    if (!c || cJSON_GetArraySize(c) != (int)*n) {
+        cJSON_Delete(c);
+        fx_errbuf_set(eb, "out of memory");
+        return FX_ENOMEM;
+    }
+    cJSON_DeleteItemFromObjectCaseSensitive(e->sources, "content");
+    e->content = cJSON_AddItemToObject(e->sources, "content", c) ? c : NULL;
+    if (!e->content) {
+        cJSON_Delete(c);
+        fx_errbuf_set(eb, "out of memory");
+        return FX_ENOMEM;
     }
     return FX_OK;
 }
 
-/* The rows frames name, hottest first. */
+/* The rows frames name, with their heat. */
 static int pick_files(struct embed *e, struct fx_errbuf *eb)
 {
     uint32_t n;
@@ -198,8 +138,7 @@ static int pick_files(struct embed *e, struct fx_errbuf *eb)
         return rc;
     double *heat = fx_calloc(n ? n : 1, sizeof *heat);
     bool *named = fx_calloc(n ? n : 1, sizeof *named);
-    e->files = fx_calloc(n ? n : 1, sizeof *e->files);
-    rc = heat && named && e->files ? heat_of(e, n, heat, named, eb) : FX_ENOMEM;
+    rc = heat && named ? heat_of(e, n, heat, named, eb) : FX_ENOMEM;
     /* The string array as an array: cJSON's are lists, indexed in linear time. */
     const cJSON *sa = get(get(e->root, "shared"), "stringArray"), *it;
     int nstr = cJSON_GetArraySize(sa), k = 0;
@@ -213,12 +152,10 @@ static int pick_files(struct embed *e, struct fx_errbuf *eb)
                                  ? strings[fn->valueint]
                                  : NULL;
         if (named[i] && cJSON_IsString(s))
-            e->files[e->nfiles++] =
-                    (struct file){.row = (int32_t)i, .name = s->valuestring, .samples = heat[i]};
+            rc = fx_src_embed_add(&e->plan, (int32_t)i, s->valuestring, heat[i]);
     }
     if (rc == FX_ENOMEM)
         fx_errbuf_set(eb, "out of memory");
-    qsort(e->files, e->nfiles, sizeof *e->files, hotter);
     fx_free(strings);
     fx_free(heat);
     fx_free(named);
@@ -227,79 +164,41 @@ static int pick_files(struct embed *e, struct fx_errbuf *eb)
 
 /* ---- embedding ---- */
 
-static enum outcome embed_one(struct embed *e, struct fx_src_finder *f, struct file *file,
-                              const struct fx_src_opts *o)
+/* The embedded texts into the content column; a text cJSON cannot hold counts unreadable. */
+static void place_texts(struct embed *e)
 {
-    char *text = NULL;
-    size_t len = 0;
-    enum fx_src_found r = fx_src_find(f, file->name, o->max_file, &text, &len, &file->kind);
-    enum outcome out = r == FX_SRC_MISSING                            ? O_NOT_FOUND
-                       : r == FX_SRC_TOO_LARGE                        ? O_TOO_LARGE
-                       : r == FX_SRC_UNREADABLE                       ? O_UNREADABLE
-                       : !utf8_text((const unsigned char *)text, len) ? O_NOT_UTF8
-                       : e->bytes + len > o->max_total                ? O_OVER_TOTAL
-                                                                      : O_EMBEDDED;
-    cJSON *s = out == O_EMBEDDED ? cJSON_CreateString(text) : NULL;
-    if (out == O_EMBEDDED && (!s || !cJSON_ReplaceItemInArray(e->content, file->row, s))) {
-        cJSON_Delete(s);
-        out = O_UNREADABLE;
+    struct fx_src_embed *pl = &e->plan;
+    for (size_t i = 0; i < pl->nfiles; i++) {
+        struct fx_src_file *file = &pl->files[i];
+        if (file->outcome != FX_SRC_EMBEDDED)
+            continue;
+        cJSON *s = cJSON_CreateString(file->text);
+        if (!s || !cJSON_ReplaceItemInArray(e->content, file->row, s)) {
+            cJSON_Delete(s);
+            file->outcome = FX_SRC_OUT_UNREADABLE;
+            pl->count[FX_SRC_EMBEDDED]--;
+            pl->count[FX_SRC_OUT_UNREADABLE]++;
+            pl->by_kind[file->kind]--;
+            pl->bytes -= file->len;
+        }
+        fx_free(file->text);
+        file->text = NULL;
     }
-    if (out == O_EMBEDDED) {
-        e->bytes += len;
-        e->by_kind[file->kind]++;
-    }
-    fx_free(text);
-    return out;
 }
 
 /* ---- meta.extra "Sources" ---- */
 
-static void entry(cJSON *entries, const char *label, const char *format, cJSON *value)
+static void entry(void *ctx, const char *label, const char *text, int64_t n)
 {
     cJSON *o = cJSON_CreateObject();
     cJSON_AddStringToObject(o, "label", label);
-    cJSON_AddStringToObject(o, "format", format);
-    cJSON_AddItemToObject(o, "value", value);
-    cJSON_AddItemToArray(entries, o);
+    cJSON_AddStringToObject(o, "format", text ? "string" : "integer");
+    cJSON_AddItemToObject(o, "value",
+                          text ? cJSON_CreateString(text) : cJSON_CreateNumber((double)n));
+    cJSON_AddItemToArray(ctx, o);
 }
 
-/* "a, b, c and N more" of names[0..n). */
-static void names_entry(cJSON *entries, const char *label, const char *const *names, size_t n)
-{
-    size_t cap = 64, len = 0;
-    for (size_t i = 0; i < n && i < NAMES_SHOWN; i++)
-        cap += strlen(names[i]) + 2;
-    char *buf = fx_malloc(cap);
-    if (!buf)
-        return;
-    buf[0] = '\0';
-    for (size_t i = 0; i < n && i < NAMES_SHOWN; i++)
-        len += (size_t)snprintf(buf + len, cap - len, "%s%s", i ? ", " : "", names[i]);
-    if (n > NAMES_SHOWN)
-        snprintf(buf + len, cap - len, " and %zu more", n - NAMES_SHOWN);
-    entry(entries, label, "string", cJSON_CreateString(buf));
-    fx_free(buf);
-}
-
-static void outcome_entries(cJSON *entries, const struct embed *e)
-{
-    const char **names = fx_calloc(e->nfiles ? e->nfiles : 1, sizeof *names);
-    for (int k = O_NOT_FOUND; names && k < O_COUNT; k++) {
-        if (!e->count[k])
-            continue;
-        size_t n = 0;
-        for (size_t i = 0; i < e->nfiles; i++)
-            if (e->files[i].outcome == (enum outcome)k)
-                names[n++] = e->files[i].name;
-        entry(entries, outcome_label[k], "integer", cJSON_CreateNumber((double)n));
-        char label[64];
-        snprintf(label, sizeof label, "%s: files", outcome_label[k]);
-        names_entry(entries, label, names, n);
-    }
-    fx_free(names);
-}
-
-static void set_extra(struct embed *e, const struct fx_src_finder *f, const struct fx_src_opts *o)
+static void set_extra(struct embed *e, const struct fx_src_finder *f)
 {
     cJSON *meta = get(e->root, "meta"), *extra = get(meta, "extra"), *g;
     if (!cJSON_IsArray(extra))
@@ -308,32 +207,15 @@ static void set_extra(struct embed *e, const struct fx_src_finder *f, const stru
     cJSON_ArrayForEach(g, extra)
     {
         const cJSON *l = get(g, "label");
-        if (cJSON_IsString(l) && !strcmp(l->valuestring, "Sources")) {
+        if (cJSON_IsString(l) && !strcmp(l->valuestring, FX_SRC_GROUP)) {
             cJSON_DeleteItemFromArray(extra, i); /* a second run replaces the first's figures */
             break;
         }
         i++;
     }
     g = cJSON_CreateObject();
-    cJSON_AddStringToObject(g, "label", "Sources");
-    cJSON *entries = cJSON_AddArrayToObject(g, "entries");
-    char buf[160];
-    snprintf(buf, sizeof buf,
-             "%zu of %zu files, %llu bytes (folders %zu, jars %zu, JDK src.zip %zu)",
-             e->count[O_EMBEDDED], e->nfiles, (unsigned long long)e->bytes,
-             e->by_kind[FX_SRC_FOLDER], e->by_kind[FX_SRC_JAR], e->by_kind[FX_SRC_JDK]);
-    entry(entries, "embedded", "string", cJSON_CreateString(buf));
-    snprintf(buf, sizeof buf, "%llu bytes a file, %llu bytes in all, hottest files first",
-             (unsigned long long)o->max_file, (unsigned long long)o->max_total);
-    entry(entries, "bound", "string", cJSON_CreateString(buf));
-    outcome_entries(entries, e);
-    if (f->jdk_missing) {
-        snprintf(buf, sizeof buf, "missing: %.140s", f->jdk_missing);
-        entry(entries, "JDK src.zip", "string", cJSON_CreateString(buf));
-    }
-    if (f->njars_without)
-        names_entry(entries, "jars without a -sources.jar", (const char *const *)f->jars_without,
-                    f->njars_without);
+    cJSON_AddStringToObject(g, "label", FX_SRC_GROUP);
+    fx_src_embed_report(&e->plan, f, entry, cJSON_AddArrayToObject(g, "entries"));
     cJSON_AddItemToArray(extra, g);
 }
 
@@ -385,35 +267,37 @@ static int write_out(const cJSON *root, const char *out, struct fx_errbuf *eb)
     return FX_OK;
 }
 
-static void summary_line(const struct embed *e)
+static void summary_line(const struct fx_src_embed *e)
 {
-    fprintf(stderr, "fxprof: sources: embedded %zu of %zu files (%llu bytes)", e->count[O_EMBEDDED],
-            e->nfiles, (unsigned long long)e->bytes);
-    for (int k = O_NOT_FOUND; k < O_COUNT; k++)
+    fprintf(stderr, "fxprof: sources: embedded %zu of %zu files (%llu bytes)",
+            e->count[FX_SRC_EMBEDDED], e->nfiles, (unsigned long long)e->bytes);
+    for (int k = FX_SRC_NOT_FOUND; k < FX_SRC_OUTCOMES; k++)
         if (e->count[k])
-            fprintf(stderr, "; %s %zu", outcome_label[k], e->count[k]);
+            fprintf(stderr, "; %s %zu", fx_src_outcome_label((enum fx_src_outcome)k), e->count[k]);
     fprintf(stderr, "\n");
     for (size_t i = 0, shown = 0; i < e->nfiles && shown < 5; i++)
-        if (e->files[i].outcome == O_NOT_FOUND && ++shown)
+        if (e->files[i].outcome == FX_SRC_NOT_FOUND && ++shown)
             fprintf(stderr, "fxprof: sources: not found: %s\n", e->files[i].name);
-    if (e->count[O_NOT_FOUND] > 5)
+    if (e->count[FX_SRC_NOT_FOUND] > 5)
         fprintf(stderr, "fxprof: sources: %zu more not found, named in Profile Info (Sources)\n",
-                e->count[O_NOT_FOUND] - 5);
+                e->count[FX_SRC_NOT_FOUND] - 5);
 }
 
 static int embed_all(struct embed *e, const struct fx_src_opts *o, struct fx_errbuf *eb)
 {
+    /* where the profile says the JVM's class path and JDK were (agent/output/meta.c) */
+    const struct fx_src_jvm jvm = {.class_path = fx_pfile_extra(e->root, "JVM", "java.class.path"),
+                                   .cwd = fx_pfile_extra(e->root, "JVM", "working directory"),
+                                   .java_home = fx_pfile_extra(e->root, "JVM", "java.home")};
     struct fx_src_finder f;
     int rc = pick_files(e, eb);
     if (rc == FX_OK)
-        rc = fx_src_finder_init(&f, o->from, o->nfrom, e->root, eb);
+        rc = fx_src_finder_init(&f, o->from, o->nfrom, &jvm, eb);
     if (rc != FX_OK)
         return rc;
-    for (size_t i = 0; i < e->nfiles; i++) {
-        e->files[i].outcome = embed_one(e, &f, &e->files[i], o);
-        e->count[e->files[i].outcome]++;
-    }
-    set_extra(e, &f, o);
+    fx_src_embed_run(&e->plan, &f);
+    place_texts(e);
+    set_extra(e, &f);
     fx_src_finder_destroy(&f);
     return FX_OK;
 }
@@ -422,14 +306,15 @@ int fx_sources_embed(const char *in, const char *out, const struct fx_src_opts *
 {
     struct fx_errbuf eb = {{0}};
     struct embed e = {0};
+    fx_src_embed_init(&e.plan, o->max_file, o->max_total);
     int rc = fx_pfile_load(in, &e.root, &eb);
     if (rc == FX_OK)
         rc = embed_all(&e, o, &eb);
     if (rc == FX_OK)
         rc = write_out(e.root, out, &eb);
     if (rc == FX_OK && !o->quiet)
-        summary_line(&e);
-    fx_free(e.files);
+        summary_line(&e.plan);
+    fx_src_embed_destroy(&e.plan);
     cJSON_Delete(e.root);
     return rc == FX_OK ? FX_CLI_OK : fx_cli_fail("sources: %s", eb.msg);
 }
@@ -503,7 +388,7 @@ static int parse_size(const char *opt, const char *s, uint64_t *out)
 
 struct sources_args {
     const char *file, *out;
-    const char *from[MAX_FROM];
+    const char *from[FX_SRC_MAX_FROM];
     struct fx_src_opts o;
 };
 
@@ -517,8 +402,8 @@ static int parse_args(int argc, char **argv, struct sources_args *a)
     int o, rc = FX_CLI_OK;
     optind = 0;
     while (rc == FX_CLI_OK && (o = getopt_long(argc, argv, ":ho:", longs, NULL)) != -1) {
-        if (o == 'f' && a->o.nfrom == MAX_FROM)
-            rc = fx_cli_usage("sources", "at most %d --from", MAX_FROM);
+        if (o == 'f' && a->o.nfrom == FX_SRC_MAX_FROM)
+            rc = fx_cli_usage("sources", "at most %d --from", FX_SRC_MAX_FROM);
         else if (o == 'f')
             a->from[a->o.nfrom++] = optarg;
         else if (o == 'o')

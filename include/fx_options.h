@@ -99,11 +99,16 @@ struct fx_options {
     char *service;   /* service=NAME: the service's name; NULL: the main class or jar */
     char *labels;    /* labels=K=V;K=V: more labels (Pyroscope) or resource attributes (OTLP) */
     int push_format; /* push_format=auto|pyroscope|otlp (enum fx_push_format), default auto */
+    /* sources=PATH:PATH (issue 34): each dump embeds the Java files its frames name, looked up
+       there first (include/fx_src.h); NULL: no embedding */
+    char *sources;
 };
 #define FX_VTRACKS_MAX 1024
 /* vtwait= when mode=wall is given without it (issue 30 item 5): the waits of virtual threads are
  * shown by default there; 1 ms, so that short sleeps show too (the rate limit bounds the cost). */
 #define FX_VTWAIT_WALL_DEFAULT_NS 1000000ull
+/* At most this many paths in sources= (issue 34; FX_SRC_MAX_FROM). */
+#define FX_OPTIONS_SOURCES_MAX 32
 
 /* Fills `out` with the defaults. */
 void fx_options_defaults(struct fx_options *out);

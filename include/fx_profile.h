@@ -350,6 +350,19 @@ int fx_profile_extra_loss(struct fx_profile *p, const char *group, const char *l
                           int64_t value);
 /* Empties meta.extra (a new recording: its figures start again). */
 void fx_profile_extra_clear(struct fx_profile *p);
+/* meta.extra's string entry `label` of `group`, or NULL (profile_sources.c). */
+const char *fx_profile_extra_find(const struct fx_profile *p, const char *group, const char *label);
+
+/* --- Java sources (issue 34, core/model/profile_sources.c; include/fx_src.h embeds them) --- */
+uint32_t fx_profile_source_count(const struct fx_profile *p); /* rows of shared.sources */
+const char *fx_profile_source_name(const struct fx_profile *p, uint32_t row); /* NULL: no row */
+/* For each row (heat and named have fx_profile_source_count entries): whether a frame names
+ * it, and the weight of the samples of the threads written whose stack holds a frame of it,
+ * each sample once per file (tracing-ms weights in ms). FX_ENOMEM leaves both unspecified. */
+int fx_profile_source_heat(const struct fx_profile *p, double *heat, bool *named);
+/* The next write's sources.content: text[row] (NULL: null) for each of the n rows, borrowed
+ * until cleared with NULL; an n other than the table's length clears it. */
+void fx_profile_set_source_content(struct fx_profile *p, const char *const *text, uint32_t n);
 
 /* --- whole-model figures, for status lines and memory bounds --- */
 size_t fx_profile_memory(const struct fx_profile *p); /* bytes held by the model */

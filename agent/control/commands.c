@@ -178,6 +178,8 @@ static void take_options(struct fx_options *o, const struct fx_options *next)
         swap_str(&opt->service, &o->service);
     if (o->labels != NULL)
         swap_str(&opt->labels, &o->labels);
+    if (o->sources != NULL)
+        swap_str(&opt->sources, &o->sources);
 }
 
 /* STOPPED -> RUNNING: a new recording, with every option a first start takes (the engines, the
@@ -334,6 +336,8 @@ int fx_commands_run(JavaVM *vm, struct fx_options *o, const char *text, struct f
     if (o->file_set || o->action == FX_ACTION_START)
         fx_output_absolute(o);
     if (o->file_set && fx_output_check_target(o->file, series, &eb) != FX_OK)
+        return fx_outcome_set(out, FX_RC_USAGE, "%s", eb.msg);
+    if (o->sources != NULL && fx_output_check_sources(o->sources, &eb) != FX_OK)
         return fx_outcome_set(out, FX_RC_USAGE, "%s", eb.msg);
     fx_lifecycle_lock();
     int rc;

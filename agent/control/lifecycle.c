@@ -378,6 +378,7 @@ JNIEXPORT jint JNICALL Agent_OnLoad(JavaVM *vm, char *options, void *reserved)
     }
     fx_output_absolute(opt);
     if (fx_output_check_target(opt->file, opt->loop_ns != 0, &eb) != FX_OK ||
+        (opt->sources != NULL && fx_output_check_sources(opt->sources, &eb) != FX_OK) ||
         setup(vm, &eb) != FX_OK) {
         fx_log("%s", eb.msg);
         return JNI_ERR;

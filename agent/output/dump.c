@@ -97,15 +97,19 @@ int fx_output_check_target(const char *pattern, bool series, struct fx_errbuf *e
     return FX_OK;
 }
 
-static int write_file(const struct fx_profile *p, const char *pattern, bool series, time_t when,
+/* p: a snapshot or the model at VM death, this thread's own (sources= adds to it). */
+static int write_file(struct fx_profile *p, const char *pattern, bool series, time_t when,
                       struct fx_dump_result *out, struct fx_errbuf *eb)
 {
     memset(out, 0, sizeof(*out));
     int64_t t0 = fx_now_ns();
+    struct fx_src_embed sources;
+    fx_output_embed_begin(p, &sources);
     int rc =
             file_name(pattern, series, when, &out->seq, out->requested, sizeof(out->requested), eb);
     if (rc == FX_OK)
         rc = fx_ff_write_file(p, out->requested, 0, &out->file, eb);
+    fx_output_embed_end(p, &sources, p == fx_model_profile()); /* VM death's is the last */
     fx_profile_totals(p, &out->totals);
     out->wall = fx_opt()->mode == FX_MODE_WALL;
     for (uint32_t i = 0; i < fx_profile_thread_count(p); i++) /* the file's tracks */

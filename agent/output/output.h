@@ -4,11 +4,13 @@
  *  - dump.c: file names (%p %t %n; every file written takes the next %n), the checks of a
  *    file= target, writing a snapshot (dump, stop, loop) or the model itself (VM death);
  *  - meta.c: the profile's meta, a step before each dump;
- *  - push.c: push=, every file written posted to a backend (issue 33). */
+ *  - push.c: push=, every file written posted to a backend (issue 33);
+ *  - embed.c: sources=, the Java sources embedded into each file written (issue 34). */
 #ifndef FX_OUTPUT_H
 #define FX_OUTPUT_H
 
 #include "fx_ff_writer.h"
+#include "fx_src.h"
 #include "model.h"
 
 struct fx_dump_result {
@@ -50,6 +52,14 @@ extern const struct fx_source fx_output_meta_step;
 extern const struct fx_source fx_output_push_source;
 /* dump.c, after a file is written and the sources have noted it: queues it for the push. */
 void fx_output_push_written(const char *path);
+/* sources= (embed.c): FX_EINVAL with one line in eb when a path of the list does not exist. */
+int fx_output_check_sources(const char *list, struct fx_errbuf *eb);
+/* Before a write of p (a snapshot, or the model at VM death, owned by this thread; under the
+ * write lock): with sources=, embeds the sources into p (its content, lent from e, and its
+ * "Sources" group); without, nothing. fx_output_embed_end after the write takes the content
+ * back and frees e; `last` (VM death) also closes the places kept for the next dump. */
+void fx_output_embed_begin(struct fx_profile *p, struct fx_src_embed *e);
+void fx_output_embed_end(struct fx_profile *p, struct fx_src_embed *e, bool last);
 /* VM death, after the last file: waits up to 10 s for the queue to empty, says what was not
  * delivered, and ends the push thread. */
 void fx_output_push_flush(void);

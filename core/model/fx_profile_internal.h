@@ -197,6 +197,10 @@ struct fx_profile {
     int64_t meta_int[FX_META_INT_COUNT];
     bool meta_int_set[FX_META_INT_COUNT];
 
+    /* fx_profile_set_source_content: sources.content's texts for the next write, borrowed; a
+     * copy never has them (profile_sources.c) */
+    const char *const *source_content;
+
     size_t table_limit;  /* fx_profile_set_table_limit; 0: none */
     uint32_t generation; /* fx_profile_compact: how many times the ids were renumbered */
 };

@@ -208,6 +208,28 @@ static int parse_push_string_opt(const struct opt_def *d, const char *val, struc
 
 static const char *const push_format_names[] = {"auto", "pyroscope", "otlp", NULL};
 
+/* issue 34: sources=PATH:PATH, the places a dump looks Java files up in (include/fx_src.h);
+ * whether each exists is the agent's check at start (agent/output/embed.c). */
+static int parse_sources_opt(const struct opt_def *d, const char *val, struct fx_options *o,
+                             struct fx_errbuf *eb)
+{
+    size_t n = 1;
+    for (const char *c = val; *c; c++)
+        n += *c == ':';
+    const char *why = !*val                                ? "is empty"
+                      : val[0] == ':' || strstr(val, "::") ? "has an empty path"
+                      : val[strlen(val) - 1] == ':'        ? "has an empty path"
+                      : n > FX_OPTIONS_SOURCES_MAX         ? "has more than 32 paths"
+                                                           : NULL;
+    if (why) {
+        char q[QUOTE_MAX + 4];
+        fx_errbuf_set(eb, "option '%s': '%s' %s; accepted: %s", d->name, shorten(val, q), why,
+                      d->accepts);
+        return FX_EINVAL;
+    }
+    return copy_path(d, val, &o->sources, eb);
+}
+
 #define FIELD(f) offsetof(struct fx_options, f)
 static const char *const mode_names[] = {"cpu", "itimer", "wall", NULL};
 static const char *const engine_names[] = {"auto", "perf", "timer", NULL};
@@ -360,6 +382,12 @@ static const struct opt_def opt_table[] = {
          .offset = FIELD(push_format),
          .choices = push_format_names,
          .accepts = "auto, pyroscope or otlp"},
+        {.name = "sources",
+         .kind = OPT_VALUE,
+         .parse = parse_sources_opt,
+         .offset = FIELD(sources),
+         .accepts =
+                 "folders, jars or zips of Java sources joined by ':', e.g. src/main/java:lib-sources.jar"},
 };
 
 #define OPT_COUNT (sizeof(opt_table) / sizeof(opt_table[0]))
@@ -395,6 +423,7 @@ void fx_options_destroy(struct fx_options *o)
     fx_free(o->push);
     fx_free(o->service);
     fx_free(o->labels);
+    fx_free(o->sources);
     fx_options_defaults(o);
 }
 

@@ -39,6 +39,8 @@ static const char help_text[] =
         "  push_format=F           auto (the URL's path), pyroscope or otlp (default auto)\n"
         "  service=NAME            the service pushed profiles are named after (default: the main class or jar)\n"
         "  labels=K=V;K=V          labels of pushed profiles (default none)\n"
+        "  sources=PATH:PATH       at each dump, embed the Java sources frames name (default none): from these\n"
+        "                          folders, jars, zips, beside the class path's jars, the JDK's lib/src.zip\n"
         "DURATION: a whole number with a unit: ns, us, ms, s, m (minutes), h; e.g. 10ms\n"
         "SIZE: a whole number of bytes, or with k, m, g (powers of 1024, any case); e.g. 64m\n";
 

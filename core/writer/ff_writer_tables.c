@@ -154,8 +154,10 @@ static void write_empty_table(struct fx_json *j, const char *name, const char *c
     fx_json_obj_end(j);
 }
 
-static void write_sources(struct fx_json *j, const struct fx_idlist *s)
+/* content: the texts fx_profile_set_source_content lent for this write (issue 34), else nulls. */
+static void write_sources(struct fx_json *j, const struct fx_profile *p)
 {
+    const struct fx_idlist *s = &p->sources;
     fx_json_key(j, "sources");
     fx_json_obj_begin(j);
     col_const(j, "id", s->count, true, 0);
@@ -163,7 +165,15 @@ static void write_sources(struct fx_json *j, const struct fx_idlist *s)
     col_const(j, "startLine", s->count, false, 1);
     col_const(j, "startColumn", s->count, false, 1);
     col_const(j, "sourceMapURL", s->count, true, 0);
-    col_const(j, "content", s->count, true, 0);
+    if (p->source_content) {
+        fx_json_key(j, "content");
+        fx_json_arr_begin(j);
+        for (uint32_t i = 0; i < s->count; i++)
+            fx_json_str(j, p->source_content[i]);
+        fx_json_arr_end(j);
+    } else {
+        col_const(j, "content", s->count, true, 0);
+    }
     kv_length(j, s->count);
     fx_json_obj_end(j);
 }
@@ -182,7 +192,7 @@ void fx_ff_writer_shared(const struct fx_ff_ctx *w)
     write_func_table(j, &p->funcs);
     write_resource_table(j, p);
     write_empty_table(j, "nativeSymbols", native_symbols, 4);
-    write_sources(j, &p->sources);
+    write_sources(j, p);
     write_empty_table(j, "sourceLocationTable", locations, 3);
     fx_json_obj_end(j);
 }

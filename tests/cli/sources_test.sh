@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
-# fxprof sources on real profiles, one short run (1.5 s) per JDK found: an application in
+# fxprof sources and the agent's sources= on real profiles, one short run (1.5 s) per JDK
+# found (recorded with sources=, which the first checks embed; fxprof's runs start again from
+# it, as a profile embedded before holds only what the last run embeds): an application in
 # app.jar with app-sources.jar beside it and a library lib.jar without one, on a relative class
 # path. Checked by sources_check.py: the embedded text equals the file's bytes (the sources
 # jar's, a --from folder's, the JDK's src.zip entry's); every frame's line lies inside its file;
@@ -115,9 +117,22 @@ one_jdk() {
     "$home/bin/jar" cf lib.jar -C libcls .
     "$home/bin/jar" cf app.jar -C cls .
     "$home/bin/jar" cf app-sources.jar -C ../src .
-    cli_run rec "$FXPROF" record --agent "$FXAGENT_LIB" -o p.json.gz -- \
+    # The agent's sources= (issue 34) embeds at the dump: ../src first (a folder), the JDK's
+    # src.zip (or, without it, its files counted not found), lib.jar named without sources.
+    cli_run rec "$FXPROF" record --agent "$FXAGENT_LIB" -o p.json.gz --options sources=../src -- \
         "$home/bin/java" -cp app.jar:lib.jar demo.hot.Work 1500
     [[ $CLI_RC -eq 0 && -s p.json.gz ]] || cli_fail "JDK $major: record exited $CLI_RC"
+    "${CHECK[@]}" p.json.gz embedded=demo/hot/Work.java:../src/demo/hot/Work.java \
+        outcome="not found:demo/lib/Lib.java" "entry=jars without a -sources.jar~/lib.jar" \
+        "entry=embedded~folders 1" "entry=looked up and read in~ ms" jdk ||
+        cli_fail "JDK $major: the agent's sources= (p.json.gz)"
+    loaded p.json.gz
+    if [[ $major == "${FX_JDK_MAJORS[0]}" ]]; then # refused at start, the path named: one line
+        cli_run agentbad "$home/bin/java" "-agentpath:$FXAGENT_LIB=sources=../src:nowhere" -version
+        [[ $CLI_RC -ne 0 && $(grep -c '^fxagent: ' agentbad.err) -eq 1 ]] &&
+            grep -q "^fxagent: option 'sources': nowhere: No such file or directory (give folders" \
+                agentbad.err || cli_fail "JDK $major: sources=nowhere: exit $CLI_RC, $(cat agentbad.err)"
+    fi
 
     # From app-sources.jar beside app.jar (found through the recorded class path), the JDK's.
     cli_run s1 "$FXPROF" sources p.json.gz -o s1.json.gz

@@ -277,6 +277,15 @@ static const struct bad_case bad[] = {
         {"vtracks=-1", FX_EINVAL, "vtracks", "'-1'", NULL},
         {"vtracks=8k", FX_EINVAL, "vtracks", "'8k'", NULL},
         {"vtracks", FX_EINVAL, "vtracks", "needs a value (vtracks=...)", NULL},
+        /* sources= (issue 34): every refusal names what is accepted */
+        {"sources=", FX_EINVAL, "sources", "'' is empty; accepted: folders, jars or zips", NULL},
+        {"sources", FX_EINVAL, "sources", "needs a value (sources=...)", NULL},
+        {"sources=a::b", FX_EINVAL, "sources", "'a::b' has an empty path; accepted: folders", NULL},
+        {"sources=:src", FX_EINVAL, "sources", "has an empty path; accepted:", NULL},
+        {"sources=src:", FX_EINVAL, "sources", "has an empty path; accepted:", NULL},
+        {"sources=a:b:c:d:e:f:g:h:i:j:k:l:m:n:o:p:q:r:s:t:u:v:w:x:y:z:A:B:C:D:E:F:G", FX_EINVAL,
+         "sources", "has more than 32 paths; accepted: folders", NULL},
+        {"sources=a,sources=b", FX_EINVAL, "sources", "given twice", NULL},
 };
 
 /* The contract every error message keeps. */
@@ -320,6 +329,7 @@ static void check_defaults(const struct fx_options *o)
     ck_assert_int_eq(o->lockowner, FX_LOCKOWNER_ON);
     ck_assert_uint_eq(o->vtracks, 32);
     ck_assert_uint_eq(o->vtwait_ns, 0);
+    ck_assert_ptr_null(o->sources);
 }
 
 START_TEST(test_options_good_value_sets_its_field)
@@ -718,12 +728,28 @@ START_TEST(test_options_absolute_file_default_and_failures)
 }
 END_TEST
 
+/* sources= keeps its paths as given, 32 at most, ':' between them */
+START_TEST(test_options_sources_keeps_the_list)
+{
+    struct fx_options o;
+    struct fx_errbuf eb = {{0}};
+    const char *list = "src/main/java:/opt/lib-sources.jar:a:b:c:d:e:f:g:h:i:j:k:l:m:n:o:p:q:r:s:"
+                       "t:u:v:w:x:y:z:A:B:C:D";
+    char in[256];
+    snprintf(in, sizeof(in), "start,sources=%s", list);
+    ck_assert_int_eq(fx_options_parse(in, &o, &eb), FX_OK);
+    ck_assert_str_eq(o.sources, list);
+    fx_options_destroy(&o);
+    ck_assert_ptr_null(o.sources);
+}
+END_TEST
+
 START_TEST(test_options_help_lists_every_option_with_default)
 {
     static const char *const keys[] = {
-            "\n  mode=",  "\n  engine=", "\n  interval=", "\n  depth=", "\n  file=",
-            "\n  loop=",  "\n  memory=", "\n  ring=",     "\n  quiet ", "\n  validate",
-            "\n  reset ", "\n  reply=",  "\n  markers=",  "\n  cstack="};
+            "\n  mode=",  "\n  engine=", "\n  interval=", "\n  depth=",  "\n  file=",
+            "\n  loop=",  "\n  memory=", "\n  ring=",     "\n  quiet ",  "\n  validate",
+            "\n  reset ", "\n  reply=",  "\n  markers=",  "\n  cstack=", "\n  sources="};
     static const char *const actions[] = {"start", "stop", "dump", "status", "help"};
     const char *help = fx_options_help();
     ck_assert_ptr_nonnull(help);
@@ -802,6 +828,7 @@ static Suite *options_suite(void)
     tcase_add_loop_test(expand, test_options_absolute_file_prefixes_cwd_or_home, 0, N(absolutes));
     tcase_add_test(expand, test_options_absolute_file_default_and_failures);
     tcase_add_test(expand, test_options_comma_in_a_file_name_is_explained);
+    tcase_add_test(expand, test_options_sources_keeps_the_list);
     suite_add_tcase(s, expand);
     return s;
 }

@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* Where `fxprof sources` looks for a Java file: folders, jars and zips (read with libzip), in
- * a fixed order, the first that holds the file answering. A zip is indexed once: by entry name
+/* Where a profile's Java files are looked up (`fxprof sources`, the agent's sources=):
+ * folders, jars and zips (read with libzip), in a fixed order, the first that holds the file
+ * answering. A zip is indexed once: by entry name
  * and by the name after its first folder, which is how the JDK's src.zip stores a module's
  * files ("java.base/java/lang/String.java"). Nothing is guessed: a name matches exactly. */
-#include "sources.h"
+#include "fx_src.h"
 
-#include <cjson/cJSON.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
@@ -100,26 +100,6 @@ out_nomem:
     return FX_ENOMEM;
 }
 
-static const char *jvm_entry(const cJSON *root, const char *label)
-{
-    const cJSON *group, *e;
-    cJSON_ArrayForEach(group, cJSON_GetObjectItemCaseSensitive(
-                                      cJSON_GetObjectItemCaseSensitive(root, "meta"), "extra"))
-    {
-        const cJSON *gl = cJSON_GetObjectItemCaseSensitive(group, "label");
-        if (!cJSON_IsString(gl) || strcmp(gl->valuestring, "JVM"))
-            continue;
-        cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(group, "entries"))
-        {
-            const cJSON *l = cJSON_GetObjectItemCaseSensitive(e, "label");
-            const cJSON *v = cJSON_GetObjectItemCaseSensitive(e, "value");
-            if (cJSON_IsString(l) && !strcmp(l->valuestring, label) && cJSON_IsString(v))
-                return v->valuestring;
-        }
-    }
-    return NULL;
-}
-
 static bool is_dir(const char *path)
 {
     struct stat st;
@@ -176,16 +156,15 @@ static void add_class_path_entry(struct fx_src_finder *f, const char *cwd, const
     add_project(f, path);
 }
 
-static void add_from_meta(struct fx_src_finder *f, const cJSON *root)
+static void add_from_jvm(struct fx_src_finder *f, const struct fx_src_jvm *jvm)
 {
-    const char *cp = jvm_entry(root, "java.class.path");
-    const char *cwd = jvm_entry(root, "working directory");
+    const char *cp = jvm->class_path, *cwd = jvm->cwd;
     for (const char *e = cp; e && *e;) {
         size_t len = strcspn(e, ":");
         add_class_path_entry(f, cwd, e, len);
         e += len + (e[len] == ':');
     }
-    const char *home = jvm_entry(root, "java.home");
+    const char *home = jvm->java_home;
     char zip[4096];
     if (!home || snprintf(zip, sizeof zip, "%s/lib/src.zip", home) >= (int)sizeof zip)
         return;
@@ -195,7 +174,7 @@ static void add_from_meta(struct fx_src_finder *f, const cJSON *root)
 }
 
 int fx_src_finder_init(struct fx_src_finder *f, const char *const *from, size_t nfrom,
-                       const cJSON *root, struct fx_errbuf *eb)
+                       const struct fx_src_jvm *jvm, struct fx_errbuf *eb)
 {
     memset(f, 0, sizeof *f);
     for (size_t i = 0; i < nfrom; i++) {
@@ -205,7 +184,8 @@ int fx_src_finder_init(struct fx_src_finder *f, const char *const *from, size_t 
             return rc;
         }
     }
-    add_from_meta(f, root);
+    if (jvm)
+        add_from_jvm(f, jvm);
     return FX_OK;
 }
 
@@ -225,6 +205,19 @@ void fx_src_finder_destroy(struct fx_src_finder *f)
     memset(f, 0, sizeof *f);
 }
 
+/* buf (n bytes read, room for a NUL) handed to the caller when the read went well. */
+static enum fx_src_found hand_over(char *buf, bool ok, size_t n, char **text, size_t *len)
+{
+    if (!buf || !ok) {
+        fx_free(buf);
+        return FX_SRC_UNREADABLE;
+    }
+    buf[n] = '\0';
+    *text = buf;
+    *len = n;
+    return FX_SRC_FOUND;
+}
+
 static enum fx_src_found read_fd(int fd, size_t max, char **text, size_t *len)
 {
     struct stat st;
@@ -237,14 +230,7 @@ static enum fx_src_found read_fd(int fd, size_t max, char **text, size_t *len)
     ssize_t r = 1;
     while (buf && n < (size_t)st.st_size && (r = read(fd, buf + n, (size_t)st.st_size - n)) > 0)
         n += (size_t)r;
-    if (!buf || r <= 0) {
-        fx_free(buf);
-        return FX_SRC_UNREADABLE;
-    }
-    buf[n] = '\0';
-    *text = buf;
-    *len = n;
-    return FX_SRC_FOUND;
+    return hand_over(buf, r > 0, n, text, len);
 }
 
 static enum fx_src_found in_folder(const struct fx_src_place *p, const char *name, size_t max,
@@ -272,14 +258,7 @@ static enum fx_src_found read_entry(zip_t *z, zip_uint64_t i, size_t max, char *
     zip_int64_t n = buf ? zip_fread(zf, buf, st.size) : -1;
     if (zf)
         zip_fclose(zf);
-    if (n < 0 || (zip_uint64_t)n != st.size) {
-        fx_free(buf);
-        return FX_SRC_UNREADABLE;
-    }
-    buf[n] = '\0';
-    *text = buf;
-    *len = (size_t)n;
-    return FX_SRC_FOUND;
+    return hand_over(buf, n >= 0 && (zip_uint64_t)n == st.size, (size_t)(n > 0 ? n : 0), text, len);
 }
 
 static enum fx_src_found in_zip(const struct fx_src_place *p, const char *name, size_t max,
