@@ -11,10 +11,12 @@ item 4) in all three formats against the workload's known answer:
   pprof    `go tool pprof -raw` of `fxprof convert --to pprof`: the samples/count summed per
            span_id label equal the Firefox samples inside that span's markers, with its trace_id
            and labels, and no sample of the free work has a span_id;
-  OTLP     `protoc --decode` of `fxprof convert --to otlp`: the cpu profile's observations per
-           Link (trace id, span id bytes) equal the same counts, the Sample's attributes carry
+  OTLP     `protoc --decode` of `fxprof convert --to otlp`: the cpu profile's values per Link
+           (trace id, span id bytes), in periods, equal the same counts, the Sample's attributes carry
            the labels, and samples of the free work have no link.
-usage: trace_check.py PROFILE.json.gz PPROF_RAW.txt OTLP_DECODED.txt"""
+  CPU      with MS, each span's samples x interval are the MS ms of CPU the workload spent in it,
+           within 30 % (CPU-time sampling; the known answer).
+usage: trace_check.py PROFILE.json.gz PPROF_RAW.txt OTLP_DECODED.txt [MS]"""
 import collections, os, re, sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -122,6 +124,7 @@ def otlp(text, want):
     locs = [one(l["lines"][0], "function_index", 0) if l.get("lines") else 0 for l in d["location_table"]]
     stacks = [[funcs[locs[i]] for i in s.get("location_indices", [])] for s in d["stack_table"]]
     cpu = one(one(req, "resource_profiles"), "scope_profiles")["profiles"][0]
+    period = one(cpu, "period", 0) or 1
     per = collections.Counter()
     for s in cpu.get("samples", []):
         a = dict(attrs[i] for i in s.get("attribute_indices", []))
@@ -135,12 +138,18 @@ def otlp(text, want):
         got = {k: v for k, v in a.items() if k not in ("thread.name", "thread.id")}
         if trace != wtrace or got != labels or a.get("thread.name") != wt:
             fail(f"otlp: span {sid} sample with trace {trace}, attributes {a}")
-        per[sid] += len(s.get("values", []))
+        per[sid] += round(sum(s.get("values", [])) / period)  # weight x interval each
     if dict(per) != want: fail(f"otlp: observations per link {dict(per)}, the Firefox profile has {want}")
 
 def main():
-    if len(sys.argv) != 4: fail(__doc__)
-    want = firefox(load_profile(sys.argv[1]))
+    if len(sys.argv) not in (4, 5): fail(__doc__)
+    p = load_profile(sys.argv[1])
+    want = firefox(p)
+    if len(sys.argv) == 5:
+        ms = float(sys.argv[4])
+        for sid, n in want.items():
+            got = n * p["meta"]["interval"]
+            if abs(got - ms) > 0.3 * ms: fail(f"span {sid}: {got:.0f} ms of samples for {ms:.0f} ms of CPU")
     pprof(open(sys.argv[2]).read(), want)
     otlp(open(sys.argv[3], encoding="utf-8").read(), want)
     print(f"trace_check: samples per span {want} in the Firefox markers, pprof labels and OTLP links")

@@ -101,7 +101,8 @@ START_TEST(test_pfile_spans_walk_rows_per_span)
 {
     cJSON *root = load(PROFILE);
     struct fx_walk k = {.root = root};
-    struct rows r = {{0}};
+    struct rows r;
+    memset(&r, 0, sizeof r);
     struct fx_errbuf eb = {{0}};
     ck_assert_int_eq(fx_convert_walk(&k, row, &r, &eb), FX_OK);
     ck_assert(r.plain[2] == 2 && r.plain[1] == 0); /* work at 1 and 4 ms */
@@ -123,9 +124,9 @@ START_TEST(test_pfile_spans_otlp_link_and_labels)
     ck_assert_int_eq(fx_convert_otlp(root, false, f, &idle, &eb), FX_OK);
     fclose(f);
     /* Link{trace_id: 16 bytes, span_id: 8 bytes}, as encoded (fields 1 and 2, length 16, 8) */
-    static const unsigned char link[] = {0x0a, 16,   0, 0, 0, 0, 0, 0, 0, 1, 0,
-                                         0,    0,    0, 0, 0, 0, 0, 0, 0, 0, 0,
-                                         0x0a, 0x12, 8, 0, 0, 0, 0, 0, 0, 0, 0xa1};
+    static const unsigned char link[] = {0x0a, 16, 0, 0, 0, 0, 0, 0,    0, 1,
+                                         0,    0,  0, 0, 0, 0, 0, 0x0a,           /* trace_id */
+                                         0x12, 8,  0, 0, 0, 0, 0, 0,    0, 0xa1}; /* span_id */
     ck_assert_ptr_nonnull(memmem(buf, len, link, sizeof link));
     ck_assert_ptr_nonnull(memmem(buf, len, "tenant", 6));
     ck_assert_ptr_nonnull(memmem(buf, len, "acme", 4));

@@ -51,6 +51,7 @@ public final class TraceContext {
     private static final int GEN = 0, TRACE_HI = 8, TRACE_LO = 16, SPAN = 24, LABEL = 32;
     private static final VarHandle LONGS =
             MethodHandles.byteBufferViewVarHandle(long[].class, ByteOrder.nativeOrder());
+    private static final boolean LITTLE = ByteOrder.nativeOrder() == ByteOrder.LITTLE_ENDIAN;
     private static final boolean LOADED = probe();
     private static final MethodHandle IS_VIRTUAL = isVirtual();
     private static final ThreadLocal<Slot> SLOT = ThreadLocal.withInitial(Slot::new);
@@ -156,13 +157,11 @@ public final class TraceContext {
         // gen 0 first: a sample taken while the rest is written sees no context, never a mix
         LONGS.setOpaque(b, GEN, 0L);
         VarHandle.storeStoreFence();
-        b.putLong(TRACE_HI, traceHi);
-        b.putLong(TRACE_LO, traceLo);
-        b.putLong(SPAN, spanId);
-        b.putInt(LABEL, label1);
-        b.putInt(LABEL + 4, label2);
-        b.putInt(LABEL + 8, label3);
-        b.putInt(LABEL + 12, label4);
+        LONGS.set(b, TRACE_HI, traceHi);
+        LONGS.set(b, TRACE_LO, traceLo);
+        LONGS.set(b, SPAN, spanId);
+        LONGS.set(b, LABEL, pair(label1, label2)); // two uint32 per store: 2 stores, not 4
+        LONGS.set(b, LABEL + 8, pair(label3, label4));
         LONGS.setRelease(b, GEN, ++s.gen);
         return true;
     }
@@ -186,6 +185,12 @@ public final class TraceContext {
         }
         int[] l = java.util.Arrays.copyOf(labels, MAX_LABELS);
         return set(hex(traceId, 0), hex(traceId, 16), hex(spanId, 0), l[0], l[1], l[2], l[3]);
+    }
+
+    /** The uint32 pair {first, second} as one long in memory order. */
+    private static long pair(int first, int second) {
+        long lo = first & 0xffffffffL, hi = second & 0xffffffffL;
+        return LITTLE ? lo | hi << 32 : hi | lo << 32;
     }
 
     private static long hex(String s, int from) {
