@@ -214,7 +214,7 @@ void fx_trace_ctx_report(struct fx_profile *p)
     fx_profile_extra_loss(p, g, "labels refused (table of 4096 full)", (int64_t)full);
     fx_profile_extra_loss(p, g, "unknown label ids on spans", (int64_t)tc.unknown_labels);
     fx_profile_extra_loss(p, g, "span markers lost (model full)", (int64_t)tc.marker_errors);
-    fx_profile_extra_loss(p, g, "calls on threads not sampled",
+    fx_profile_extra_loss(p, g, "threads refused a record (not sampled)",
                           (int64_t)__atomic_load_n(&tc.no_thread, __ATOMIC_RELAXED));
 }
 

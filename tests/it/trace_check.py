@@ -7,7 +7,8 @@ item 4) in all three formats against the workload's known answer:
            b7ad6b7169203331 (tenant=beta, route=/checkout), none elsewhere; every sample in a
            span's burn method lies inside one of that span's markers, no sample of the free work
            (burnFreeA, burnFreeN) does, and at most 2 samples per span inside its markers are
-           elsewhere (a sample inside set() once the context is published);
+           elsewhere (a sample inside set() once the context is published); meta.extra "Trace
+           context" counts those markers, those samples, 3 labels and no loss;
   pprof    `go tool pprof -raw` of `fxprof convert --to pprof`: the samples/count summed per
            span_id label equal the Firefox samples inside that span's markers, with its trace_id
            and labels, and no sample of the free work has a span_id;
@@ -72,7 +73,13 @@ def firefox(p):
             if runs and sid not in hit: fail(f"a sample of {method} lies outside span {sid}'s markers")
             if sid in hit:
                 inside[sid] += round(value / interval_ns)  # the sample's weight
+                inside["rows"] += 1
                 if not runs: inside[sid + " elsewhere"] += 1
+    extra = {e["label"]: e["value"] for g in p["meta"].get("extra", []) if g["label"] == "Trace context" for e in g["entries"]}
+    want_extra = {"span markers": sum(len(r) for r in spans.values()), "samples with a context": inside["rows"],
+                  "labels interned": 3, "losses": "none"}
+    for k, v in want_extra.items():
+        if extra.get(k) != v: fail(f'meta.extra "Trace context" {k!r} is {extra.get(k)!r}, the file says {v!r}')
     for sid in WANT:
         if inside[sid] < 10: fail(f"span {sid}: {inside[sid]} samples, expected at least 10")
         if inside[sid + " elsewhere"] > 2: fail(f"span {sid}: {inside[sid + ' elsewhere']} samples elsewhere than its method")
