@@ -14,7 +14,8 @@
  *   trace-none  never set                                             burnFreeN, MS ms
  *
  * Prints "misuse ok" when every bad call threw IllegalArgumentException (or, without the agent,
- * when set/clear return false and label returns 0), "enabled true|false", and exits 0.
+ * when set/clear return false and label returns 0), "virtual thread set refused" (JDK 21+: a
+ * virtual thread's set and clear return false; "n/a" before), "enabled true|false", exits 0.
  * Usage: java [-agentpath:...] -cp fxagent-markers.jar fxagent.test.TraceWorkload [MS]
  */
 package fxagent.test;
@@ -91,6 +92,27 @@ public final class TraceWorkload {
             }
         }
         System.out.println("misuse ok");
+        System.out.println("virtual thread " + onVirtualThread());
+    }
+
+    /* JDK 21+: a virtual thread's set is refused (false), since its carrier changes under it;
+     * "n/a" before 21 (this class compiles for 11: Thread.startVirtualThread by reflection). */
+    private static String onVirtualThread() {
+        boolean[] got = new boolean[2];
+        Runnable r = () -> {
+            got[0] = TraceContext.set(1, 2, 3);
+            got[1] = TraceContext.clear();
+        };
+        try {
+            Thread t = (Thread) Thread.class.getMethod("startVirtualThread", Runnable.class)
+                    .invoke(null, r);
+            t.join();
+        } catch (NoSuchMethodException e) {
+            return "n/a";
+        } catch (ReflectiveOperationException | InterruptedException e) {
+            throw new AssertionError(e);
+        }
+        return got[0] || got[1] ? "set accepted" : "set refused";
     }
 
     public static void main(String[] args) throws InterruptedException {
