@@ -4,9 +4,9 @@
  * allocated here, hung on its struct fx_thread and freed with it (threads.c): Java then writes
  * the context with plain stores, the signal handler copies it into each sample, and the drain
  * turns each run of samples of one context into a "Trace span" marker on the samples' track,
- * from the first sample to the last (fx_jvm_markers_span), which is what every output reads.
- * Labels are key/value pairs interned to ids once (a table under a mutex, never in the signal
- * path); the drain names them when it writes a marker. */
+ * from the first sample to 1 us after the last (fx_jvm_markers_span), which is what every output
+ * reads. Labels are key/value pairs interned to ids once (a table under a mutex, never in the
+ * signal path); the drain names them when it writes a marker. */
 #include "internal.h"
 
 #include <inttypes.h>
@@ -19,6 +19,7 @@
 
 #define LABELS_MAX    4096 /* interned pairs at most: a label per request would grow forever */
 #define LABEL_STR_MAX 255  /* bytes of a key or value (TraceContext.label checks characters) */
+#define SPAN_TAIL_NS  1000 /* a span marker ends this long after its last sample */
 
 /* What the thread's allocation holds: the record Java writes (first, so the struct fx_thread's
  * pointer to it is this struct's), then the drain's open span. */
@@ -152,7 +153,10 @@ static void close_span(struct fx_profile *p, struct slot *s)
         else
             tc.unknown_labels++;
     }
-    if (fx_jvm_markers_span(p, s->track, s->first_ns, s->last_ns, &m) == FX_OK)
+    /* The Firefox Profiler selects the samples in [start, end) of a marker: ending 1 us after
+     * the last sample keeps it in the selection, and the next sample of the thread, later than
+     * that by a handler's run at least, out of the span (pfile_spans.c's half a us included). */
+    if (fx_jvm_markers_span(p, s->track, s->first_ns, s->last_ns + SPAN_TAIL_NS, &m) == FX_OK)
         tc.spans++;
     else
         tc.marker_errors++;

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* A track's trace spans (issue 33): the "TraceSpan" markers the agent writes for
- * fxagent.TraceContext, each from the first to the last sample taken while its context was set.
+ * fxagent.TraceContext, each from the first sample taken while its context was set to 1 us after
+ * the last.
  * A sample of the track inside a span's range carries that span's trace id, span id and labels:
  * that is how fxprof convert and the push give samples their pprof labels and OTLP links. The
  * spans of a track never overlap (one context at a time per thread); sorted by start here. */

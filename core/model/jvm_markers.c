@@ -366,9 +366,9 @@ static const struct fx_marker_schema span_schema = {
                        "{marker.data.label1} {marker.data.label2} {marker.data.label3} "
                        "{marker.data.label4}",
         .chart_label = "{marker.data.span_id}",
-        .description = "A trace context set with fxagent.TraceContext, from the first to the last "
-                       "sample taken while it was set: select it to select its samples. Labels "
-                       "are key=value.",
+        .description = "A trace context set with fxagent.TraceContext, from the first sample "
+                       "taken while it was set to 1 us after the last: select it to select its "
+                       "samples. Labels are key=value.",
         .display = FX_DISPLAY_CHART | FX_DISPLAY_TABLE,
         .fields = span_fields,
         .n_fields = sizeof(span_fields) / sizeof(span_fields[0]),

@@ -5,7 +5,8 @@ item 4) in all three formats against the workload's known answer:
   Firefox  each thread's "Trace span" markers (schema TraceSpan) are exactly the spans it set,
            ids and labels included: trace-a spans a1 (tenant=acme) and a2 (none), trace-b span
            b7ad6b7169203331 (tenant=beta, route=/checkout), none elsewhere; every sample in a
-           span's burn method lies inside one of that span's markers, no sample of the free work
+           span's burn method lies inside one of that span's markers ([start, end), the range
+           the Firefox Profiler selects for a marker), no sample of the free work
            (burnFreeA, burnFreeN) does, and at most 2 samples per span inside its markers are
            elsewhere (a sample inside set() once the context is published); meta.extra "Trace
            context" counts those markers, those samples, 3 labels and no loss;
@@ -66,7 +67,8 @@ def firefox(p):
     for thread, _tid, frames, value, ts in views["cpu"]:
         ms = (ts - t0) / 1e6
         names = [f[0] for f in frames]
-        hit = [s for s, rs in spans.items() if WANT[s][0] == thread and any(a - EPS <= ms <= b + EPS for a, b in rs)]
+        # [start, end): what the Firefox Profiler selects for a marker holds each of its samples
+        hit = [s for s, rs in spans.items() if WANT[s][0] == thread and any(a - EPS <= ms < b for a, b in rs)]
         if any(n.endswith(FREE) for n in names) and hit: fail(f"a sample of the free work on {thread} lies in span {hit[0]}")
         for sid, (wt, _, _, method) in WANT.items():
             runs = any(n.endswith("TraceWorkload." + method) for n in names)

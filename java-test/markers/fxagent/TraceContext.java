@@ -12,7 +12,7 @@ import java.nio.ByteOrder;
  * The current thread's trace context on fxagent's samples: a 128-bit trace id, a 64-bit span id
  * and up to {@link #MAX_LABELS} key/value labels. Every sample taken while a context is set
  * carries it: in the Firefox profile as a "Trace span" marker on the thread (from the span's
- * first sample to its last: select it to select its samples), in pprof as the labels
+ * first sample to 1 us after its last: select it to select its samples), in pprof as the labels
  * {@code trace_id}, {@code span_id} and the labels' keys, in OTLP as the sample's link and
  * attributes.
  *
