@@ -38,7 +38,8 @@ import java.nio.ByteOrder;
  *       all zeros or a span id of 0 (W3C's invalid ids), hex ids of another length than 32 and
  *       16 digits or not hex, more than {@link #MAX_LABELS} labels, a negative label id, an
  *       empty key, a key with '=' or one of the reserved keys {@code trace_id},
- *       {@code span_id}, {@code thread}, a key or value over 255 characters.</li>
+ *       {@code span_id}, {@code thread}, {@code thread.name}, {@code thread.id}, a key or value
+ *       over 255 characters.</li>
  *   <li>A label id the agent did not return, or 0, is no label.</li>
  * </ul>
  * The agent must be loaded when this class initializes (an agent attached later is not seen).
@@ -54,6 +55,9 @@ public final class TraceContext {
     private static final boolean LITTLE = ByteOrder.nativeOrder() == ByteOrder.LITTLE_ENDIAN;
     private static final boolean LOADED = probe();
     private static final MethodHandle IS_VIRTUAL = isVirtual();
+    // pprof's and OTLP's own keys on a sample (core/convert/)
+    private static final java.util.List<String> RESERVED =
+            java.util.List.of("trace_id", "span_id", "thread", "thread.name", "thread.id");
     private static final ThreadLocal<Slot> SLOT = ThreadLocal.withInitial(Slot::new);
 
     /** The thread's record in the agent, or none (buf null). */
@@ -103,15 +107,16 @@ public final class TraceContext {
      * The id of the label {@code key=value}, for {@link #set}; the same pair gives the same id.
      * A native call that may take a lock: call it once per pair and keep the id.
      *
-     * @return the id (&gt; 0), or 0 without the agent or when its table of 4096 pairs is full
-     *     (counted in the profile's "Trace context")
+     * @return the id (&gt; 0), or 0 (no label) without the agent, when its table of 4096 pairs
+     *     is full (counted in the profile's "Trace context"), or when the key or value is over
+     *     255 bytes in modified UTF-8 (255 characters may be more bytes)
      * @throws IllegalArgumentException for a bad key or value (see the class comment)
      */
     public static int label(String key, String value) {
         if (key == null || key.isEmpty() || key.indexOf('=') >= 0 || key.length() > 255
-                || key.equals("trace_id") || key.equals("span_id") || key.equals("thread")) {
+                || RESERVED.contains(key)) {
             throw new IllegalArgumentException("TraceContext.label: key '" + key
-                    + "' must be 1-255 characters without '=', not trace_id, span_id or thread");
+                    + "' must be 1-255 characters without '=', not one of " + RESERVED);
         }
         if (value == null || value.length() > 255) {
             throw new IllegalArgumentException(

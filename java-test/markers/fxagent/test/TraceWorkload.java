@@ -84,6 +84,7 @@ public final class TraceWorkload {
         expectIae(() -> TraceContext.label("", "x"), "an empty key");
         expectIae(() -> TraceContext.label("a=b", "x"), "a key with '='");
         expectIae(() -> TraceContext.label("span_id", "x"), "a reserved key");
+        expectIae(() -> TraceContext.label("thread.name", "x"), "a reserved key");
         if (!TraceContext.enabled()) {
             boolean ok = !TraceContext.set(1, 2, 3) && !TraceContext.clear()
                     && TraceContext.label("k", "v") == 0;
