@@ -8,7 +8,7 @@
 #            virtual thread's set returns false (its carrier changes under it); the profile
 #            passes fxcheck; its span markers, `go tool pprof -raw` of `fxprof convert --to
 #            pprof` and `protoc --decode` of `fxprof convert --to otlp` carry the same spans with
-#            the same sample counts, each span 250 ms of CPU within 30 % (trace_check.py); the
+#            the same sample counts, each span 150 ms of CPU within 30 % (trace_check.py); the
 #            pushed request is byte for byte that conversion, and its OTLP matches the file
 #            field by field (otlp_check.py).
 # usage: trace_test.sh JDK_HOME
@@ -40,7 +40,7 @@ done
 profile=$RUN/trace.json.gz
 it_run agent "$IT_JDK/bin/java" \
     "-agentpath:$FXAGENT_LIB=interval=5ms,quiet,file=$profile,push=http://127.0.0.1:$(cat "$RUN/rx/port")/v1development/profiles" \
-    "${workload[@]}" 250
+    "${workload[@]}" 150
 [[ $IT_RC -eq 0 ]] || it_fail "agent: java exited $IT_RC"
 grep -qx 'misuse ok' agent.out && grep -qx 'enabled true' agent.out ||
     it_fail "agent: misuse or enabled not as expected"
@@ -64,7 +64,7 @@ decode() { # FILE OUT
         it_fail "protoc could not decode $1"
 }
 decode trace.otlp.pb trace.otlp.txt
-python3 "$IT_DIR/trace_check.py" "$profile" trace.raw.txt trace.otlp.txt 250 || it_fail "trace_check"
+python3 "$IT_DIR/trace_check.py" "$profile" trace.raw.txt trace.otlp.txt 150 || it_fail "trace_check"
 python3 "$IT_DIR/../cli/otlp_check.py" "$profile" trace.otlp.txt >otlp_check.out ||
     it_fail "the OTLP does not match the profile"
 
