@@ -49,20 +49,21 @@ struct fx_walk_pair {
     double w;
 };
 
-static bool in_span(struct fx_walk *k, const struct fx_pfile_samples *sm, uint32_t i)
+/* 1: sample i is in a span, kept apart; 0: in none; FX_ENOMEM. */
+static int in_span(struct fx_walk *k, const struct fx_pfile_samples *sm, uint32_t i)
 {
     int32_t at = k->spans.n && sm->time ? fx_pfile_span_at(&k->spans, sm->time[i]) : -1;
     if (at < 0 || (!k->keep_idle && fx_pfile_is_idle(&k->t, sm->stack[i])))
-        return false;
+        return 0;
     if (k->npairs == k->pairscap) {
         size_t cap = k->pairscap ? k->pairscap * 2 : 256;
         struct fx_walk_pair *n = fx_reallocarray(k->pairs, cap, sizeof *n);
         if (!n)
-            return false; /* counted as a sample without its span */
+            return FX_ENOMEM;
         k->pairs = n, k->pairscap = cap;
     }
     k->pairs[k->npairs++] = (struct fx_walk_pair){at, sm->stack[i], sm->weight ? sm->weight[i] : 1};
-    return true;
+    return 1;
 }
 
 static int by_span_stack(const void *x, const void *y)
@@ -113,14 +114,22 @@ static int track_values(struct fx_walk *k, const cJSON *th, struct fx_errbuf *eb
     memset(k->v, 0, (size_t)(k->t.nstacks + 1) * FX_V_COUNT * sizeof *k->v);
     enum fx_pfile_view view = fx_pfile_track_view(th);
     fx_pfile_spans_destroy(&k->spans);
-    if (view == FX_VIEW_CPU && fx_pfile_spans(th, &k->spans, eb) != FX_OK) {
+    if (view == FX_VIEW_CPU && (rc = fx_pfile_spans(th, &k->spans, eb)) != FX_OK) {
         fx_pfile_samples_destroy(&sm);
-        return FX_EINVAL;
+        return rc;
     }
-    for (uint32_t i = 0; i < sm.n; i++)
-        if (view != FX_VIEW_CPU || !in_span(k, &sm, i))
+    for (uint32_t i = 0; rc == FX_OK && i < sm.n; i++) {
+        int in = view == FX_VIEW_CPU ? in_span(k, &sm, i) : 0;
+        if (in == 0)
             add_sample(k, view, sm.stack[i], sm.weight ? sm.weight[i] : 1);
+        else if (in < 0)
+            rc = in;
+    }
     fx_pfile_samples_destroy(&sm);
+    if (rc != FX_OK) {
+        fx_errbuf_set(eb, "out of memory");
+        return rc;
+    }
     rc = fx_pfile_allocations(th, k->t.nstacks, add_alloc, k->v);
     if (rc != FX_OK)
         fx_errbuf_set(eb, "profile: a nativeAllocations table is malformed");

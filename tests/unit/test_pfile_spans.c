@@ -2,14 +2,15 @@
 /* core/convert/pfile_spans.c and what the converters make of it (issue 33 item 4): a track's
  * "TraceSpan" markers sorted, a sample inside a span's range (bounds included) carries it and one
  * between spans none, a malformed span is refused; the walk gives a span's samples rows of their
- * own with the span set, the OTLP conversion writes its Link and labels. The same end to end on a
- * real JVM: it.trace (tests/it/trace_test.sh). */
+ * own with the span set (every allocation failure an error said), the OTLP conversion writes its
+ * Link and labels. The same end to end on a real JVM: it.trace (tests/it/trace_test.sh). */
 #include <check.h>
 #include <cjson/cJSON.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "fx_alloc.h"
 #include "fx_convert.h"
 #include "fx_err.h"
 #include "fx_pfile.h"
@@ -113,6 +114,31 @@ START_TEST(test_pfile_spans_walk_rows_per_span)
 }
 END_TEST
 
+/* Every allocation of the walk and the OTLP conversion failing in turn: FX_ENOMEM, said. */
+START_TEST(test_pfile_spans_every_allocation_failure)
+{
+    cJSON *root = load(PROFILE);
+    long n;
+    for (n = 1;; n++) {
+        struct fx_walk k = {.root = root};
+        struct rows r;
+        memset(&r, 0, sizeof r);
+        struct fx_errbuf eb = {{0}};
+        fx_alloc_fail_after(n);
+        int rc = fx_convert_walk(&k, row, &r, &eb);
+        fx_alloc_fail_after(0);
+        fx_convert_walk_destroy(&k);
+        if (rc == FX_OK)
+            break;
+        ck_assert_int_eq(rc, FX_ENOMEM);
+        ck_assert_ptr_nonnull(strstr(eb.msg, "memory"));
+        ck_assert_int_lt(n, 1000);
+    }
+    ck_assert_int_gt(n, 3); /* the tables, the values, the spans, the pairs */
+    cJSON_Delete(root);
+}
+END_TEST
+
 START_TEST(test_pfile_spans_otlp_link_and_labels)
 {
     cJSON *root = load(PROFILE);
@@ -142,6 +168,7 @@ int main(void)
     tcase_add_test(tc, test_pfile_spans_sorted_bounds_included);
     tcase_add_test(tc, test_pfile_spans_malformed_refused);
     tcase_add_test(tc, test_pfile_spans_walk_rows_per_span);
+    tcase_add_test(tc, test_pfile_spans_every_allocation_failure);
     tcase_add_test(tc, test_pfile_spans_otlp_link_and_labels);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
