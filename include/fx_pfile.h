@@ -66,7 +66,8 @@ const char *fx_pfile_extra(const struct cJSON *root, const char *group, const ch
 
 /* A track's trace spans (issue 33, core/convert/pfile_spans.c): its "TraceSpan" markers, sorted
  * by start (ms from meta.startTime); strings point into the cJSON tree, a label is "key=value"
- * or NULL. A sample of the track at time t carries span fx_pfile_span_at(t) (-1: none). */
+ * or NULL. A sample of the track at time t carries span fx_pfile_span_at(t) (-1: none), the
+ * span whose [start, end) holds t. */
 #define FX_PFILE_SPAN_LABELS 4
 struct fx_pfile_span {
     double start, end;

@@ -2,9 +2,10 @@
 /* A track's trace spans (issue 33): the "TraceSpan" markers the agent writes for
  * fxagent.TraceContext, each from the first sample taken while its context was set to 1 us after
  * the last.
- * A sample of the track inside a span's range carries that span's trace id, span id and labels:
- * that is how fxprof convert and the push give samples their pprof labels and OTLP links. The
- * spans of a track never overlap (one context at a time per thread); sorted by start here. */
+ * A sample of the track inside a span's range [start, end) carries that span's trace id, span id
+ * and labels: that is how fxprof convert and the push give samples their pprof labels and OTLP
+ * links. The spans of a track never overlap (one context at a time per thread); sorted by start
+ * here. */
 #include "fx_pfile.h"
 
 #include <cjson/cJSON.h>
@@ -14,8 +15,8 @@
 #include "fx_alloc.h"
 
 /* Half a microsecond: the writer puts whole microseconds in ms, so a sample's summed time
- * deltas and its span's bounds agree to far better than that, and two samples of one thread
- * are always more than a microsecond apart. */
+ * deltas and its span's bounds agree to far better than that; the agent ends a span 1 us after
+ * its last sample, and two samples of one thread are always more than that apart. */
 #define EPS_MS 0.0005
 
 static const char *data_str(const cJSON *d, const char *key)
@@ -88,7 +89,7 @@ int32_t fx_pfile_span_at(const struct fx_pfile_spans *s, double ms)
         else
             hi = mid;
     }
-    if (lo == 0 || ms > s->s[lo - 1].end + EPS_MS)
+    if (lo == 0 || ms >= s->s[lo - 1].end - EPS_MS) /* [start, end), as the Profiler selects */
         return -1;
     return (int32_t)(lo - 1);
 }

@@ -245,8 +245,8 @@ START_TEST(test_jvm_markers_span_round_trips_to_the_converter)
     ck_assert_str_eq(sp.s[0].label[1], "route=/checkout");
     ck_assert_ptr_null(sp.s[0].label[2]);
     ck_assert_int_eq(fx_pfile_span_at(&sp, 2.0), 0);
-    ck_assert_int_eq(fx_pfile_span_at(&sp, 7.0), 0);
-    ck_assert_int_eq(fx_pfile_span_at(&sp, 7.01), -1);
+    ck_assert_int_eq(fx_pfile_span_at(&sp, 6.99), 0);
+    ck_assert_int_eq(fx_pfile_span_at(&sp, 7.0), -1); /* [start, end) */
     fx_pfile_spans_destroy(&sp);
     teardown(&f);
 }

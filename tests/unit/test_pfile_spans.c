@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* core/convert/pfile_spans.c and what the converters make of it (issue 33 item 4): a track's
- * "TraceSpan" markers sorted, a sample inside a span's range (bounds included) carries it and one
+ * "TraceSpan" markers sorted, a sample inside a span's range [start, end) carries it and one
  * between spans none, a malformed span is refused; the walk gives a span's samples rows of their
  * own with the span set (every allocation failure an error said), the OTLP conversion writes its
  * Link and labels. The same end to end on a real JVM: it.trace (tests/it/trace_test.sh). */
@@ -16,7 +16,8 @@
 #include "fx_pfile.h"
 
 /* One thread: stack 1 (main > work) sampled at 1, 2, 3, 4 ms, stack 0 (main) at 5 ms; span a1
- * over [2, 3] with tenant=acme, span a2 over [4.5, 5] without labels, listed out of order, with
+ * over [2, 3.001) with tenant=acme, span a2 over [4.5, 5.001) without labels (the agent ends a
+ * span 1 us after its last sample), listed out of order, with
  * another marker between. */
 static const char *PROFILE =
         "{\"meta\":{\"interval\":1,\"startTime\":1000},\"threads\":[{\"name\":\"w (tid 7)\","
@@ -33,7 +34,7 @@ static const char *PROFILE =
         "{\"type\":\"TraceSpan\",\"trace_id\":\"0000000000000001000000000000000a\","
         "\"span_id\":\"00000000000000a1\",\"label1\":\"tenant=acme\",\"label2\":\"\","
         "\"label3\":\"\",\"label4\":\"\"}],"
-        "\"name\":[0,0,0],\"startTime\":[4.5,1,2],\"endTime\":[5,1,3],\"phase\":[1,1,1],"
+        "\"name\":[0,0,0],\"startTime\":[4.5,1,2],\"endTime\":[5.001,1,3.001],\"phase\":[1,1,1],"
         "\"category\":[0,0,0],\"length\":3}}]}";
 
 static cJSON *load(const char *text)
@@ -61,6 +62,7 @@ START_TEST(test_pfile_spans_sorted_bounds_included)
     ck_assert_int_eq(fx_pfile_span_at(&s, 1.0), -1);
     ck_assert_int_eq(fx_pfile_span_at(&s, 2.0), 0);
     ck_assert_int_eq(fx_pfile_span_at(&s, 3.0004), 0); /* the writer's whole microseconds */
+    ck_assert_int_eq(fx_pfile_span_at(&s, 3.001), -1); /* the end is out */
     ck_assert_int_eq(fx_pfile_span_at(&s, 3.01), -1);
     ck_assert_int_eq(fx_pfile_span_at(&s, 4.0), -1);
     ck_assert_int_eq(fx_pfile_span_at(&s, 5.0), 1);
