@@ -44,6 +44,12 @@ struct fx_walk {
     double interval_ns; /* meta.interval, set by the walk */
     double idle;        /* [idle] samples left out */
     const char *thread;
+    /* Issue 33: the track's trace spans; fn's values are those of samples in span `span` (NULL:
+     * in none), each (stack, span) once. Only the mode's samples carry spans. */
+    struct fx_pfile_spans spans;
+    const struct fx_pfile_span *span;
+    struct fx_walk_pair *pairs; /* the samples in a span (walk.c) */
+    size_t npairs, pairscap;
 };
 
 /* Calls fn for every (track, stack) with a value, track by track; v holds FX_V_COUNT values. */

@@ -103,6 +103,21 @@ int fx_jvm_markers_vtcarrier(struct fx_profile *p, fx_thread_id thread, int64_t 
 int fx_jvm_markers_vtmounted(struct fx_profile *p, fx_thread_id thread, int64_t start_ns,
                              int64_t end_ns, const char *vthread, size_t vthread_len);
 
+/* Issue 33: a span of fxagent.TraceContext on the thread's track, from the first sample taken
+ * while it was set to just after the last (agent/model/trace_ctx.c) (a set or clear is not
+ * timestamped: a clock read would cost more than the call); each of its samples lies in [start_ns,
+ * end_ns], which is how fxprof convert gives the samples their trace_id, span_id and labels.
+ * trace_id: 32 lowercase hex digits, span_id 16; label[i] "key=value" or NULL. */
+#define FX_JVM_SPAN_SCHEMA "TraceSpan"
+#define FX_JVM_SPAN_NAME   "Trace span"
+#define FX_JVM_SPAN_LABELS 4
+struct fx_jvm_span {
+    const char *trace_id, *span_id;
+    const char *label[FX_JVM_SPAN_LABELS];
+};
+int fx_jvm_markers_span(struct fx_profile *p, fx_thread_id thread, int64_t start_ns, int64_t end_ns,
+                        const struct fx_jvm_span *s);
+
 /* --- counters --- */
 
 enum fx_jvm_counter {

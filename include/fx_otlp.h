@@ -49,6 +49,13 @@ int fx_otlp_profile_begin(struct fx_otlp *o, const struct fx_otlp_profile *p);
  * timestamp in ns since the epoch each; timestamps NULL: none). */
 int fx_otlp_sample(struct fx_otlp *o, int32_t stack, const int32_t *attrs, size_t nattrs,
                    const int64_t *values, const uint64_t *timestamps, size_t n);
+/* Issue 33: a Link (trace id, span id) in the dictionary's link table, *index > 0, and a sample
+ * that points to one (link 0: none, as fx_otlp_sample). */
+int fx_otlp_link(struct fx_otlp *o, const uint8_t trace_id[16], const uint8_t span_id[8],
+                 int32_t *index);
+int fx_otlp_sample_linked(struct fx_otlp *o, int32_t stack, const int32_t *attrs, size_t nattrs,
+                          int32_t link, const int64_t *values, const uint64_t *timestamps,
+                          size_t n);
 /* Closes the open profile, with attributes of its own (nattrs 0: none). */
 int fx_otlp_profile_end(struct fx_otlp *o, const int32_t *attrs, size_t nattrs);
 /* Encodes the request into `out` (uncompressed protobuf, as OTLP/HTTP's

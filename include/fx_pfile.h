@@ -64,6 +64,24 @@ void fx_pfile_samples_destroy(struct fx_pfile_samples *s);
 /* meta.extra's entry `label` of group `group` when its value is a string, else NULL. */
 const char *fx_pfile_extra(const struct cJSON *root, const char *group, const char *label);
 
+/* A track's trace spans (issue 33, core/convert/pfile_spans.c): its "TraceSpan" markers, sorted
+ * by start (ms from meta.startTime); strings point into the cJSON tree, a label is "key=value"
+ * or NULL. A sample of the track at time t carries span fx_pfile_span_at(t) (-1: none), the
+ * span whose [start, end) holds t. */
+#define FX_PFILE_SPAN_LABELS 4
+struct fx_pfile_span {
+    double start, end;
+    const char *trace_id, *span_id;
+    const char *label[FX_PFILE_SPAN_LABELS];
+};
+struct fx_pfile_spans {
+    uint32_t n;
+    struct fx_pfile_span *s;
+};
+int fx_pfile_spans(const struct cJSON *thread, struct fx_pfile_spans *out, struct fx_errbuf *eb);
+int32_t fx_pfile_span_at(const struct fx_pfile_spans *s, double ms);
+void fx_pfile_spans_destroy(struct fx_pfile_spans *s);
+
 /* The views a profile holds (issue 30), each in its own unit: a track's samples belong to one
  * view by their weightType: "samples" (or none) the recording's mode, cpu or wall (samples, each
  * one interval); "tracing-ms" lock waits (waits and their time; a sample without a stack, such as

@@ -30,6 +30,10 @@ int fx_pprof_location(struct fx_pprof *p, uint64_t id, uint64_t function_id, int
  * (key NULL: none). */
 int fx_pprof_sample(struct fx_pprof *p, const uint64_t *locations, size_t n, const int64_t *values,
                     const char *label_key, const char *label_value);
+/* The same with nlabels string labels, each {key, value} (issue 33: thread, trace_id, span_id
+ * and the span's labels). */
+int fx_pprof_sample_labels(struct fx_pprof *p, const uint64_t *locations, size_t n,
+                           const int64_t *values, const char *const (*labels)[2], size_t nlabels);
 /* The sample type readers show when not told (-sample_index): its index, -1 (the default) for
  * theirs, which is the last type. */
 int fx_pprof_default_type(struct fx_pprof *p, int index);

@@ -71,7 +71,8 @@ enum fx_wall_state {
  * plus, when `recovery` is a failure with a known blob (FX_REC_NAMED), the one blob frame;
  * then native_frames return addresses (cstack=fp), from frames + native_at; then, when
  * `kernel` is not FX_KREC_OFF, the kernel frames of the perf callchain (kstack=yes); then, with
- * `types`, a uint64_t count and that many frame type words (fx_recover.h, FX_TYPE_*).
+ * `types`, a uint64_t count and that many frame type words (fx_recover.h, FX_TYPE_*); with
+ * `tctx`, the record's last bytes are the thread's trace context (include/fx_tctx.h).
  * After a recovery (recovery = an FX_REC_* case > 0) frames[0] is the blob's frame and the rest
  * is ASGCT's trace from the caller's context. A blob frame has a lineno below; its method_id is
  * the nmethod's jmethodID (FX_LINE_NMETHOD) or a stub name index (FX_LINE_STUB, codemap.c). */
@@ -93,9 +94,9 @@ struct fx_sample_rec {
                               FX_REC_NAMED | -reason: tried and failed */
     uint8_t native_frames; /* return addresses (uint64_t, leaf first) at frames + native_at */
     uint16_t native_at;    /* the fx_asgct_frame entries stored before them */
-    uint8_t native_stop;   /* enum fx_native_stop: why the native walk ended */
-    uint8_t kernel;        /* enum fx_perfring_state; unless FX_KREC_OFF, a uint64_t count and
-                              that many kernel addresses (leaf first) follow (fx_rec_kernel_at) */
+    uint8_t native_stop : 7, tctx : 1; /* enum fx_native_stop: why the native walk ended; tctx */
+    uint8_t kernel; /* enum fx_perfring_state; unless FX_KREC_OFF, a uint64_t count and
+                       that many kernel addresses (leaf first) follow (fx_rec_kernel_at) */
     fx_asgct_frame frames[];
 };
 _Static_assert(sizeof(struct fx_sample_rec) == 32, "the ring record header stays 32 bytes");
@@ -181,14 +182,13 @@ struct fx_thread {
     uint32_t kring_data_off, kring_data_size; /* the data area: offset, bytes (a power of two) */
     int64_t kfloor_ns;
 
-    /* Written by the wall sampler, read by the handler (atomics). */
-    uint8_t wall_state;
-
+    uint8_t wall_state; /* written by the wall sampler, read by the handler (atomics) */
     /* Issue 22 (vthreads.c): written by this carrier's own mount/unmount callbacks, read by its
      * handler, which can interrupt them, not the reverse; vt_seq odd while vt_id changes, 0 until
      * a mount; vt_id 0: none. java_tid: its Thread.tid (0 unknown), set before registration. */
     uint32_t vt_seq;
     uint64_t vt_id, java_tid;
+    struct fx_tctx_rec *tctx; /* atomic: fxagent.TraceContext's record (trace_ctx.c), or NULL */
 
     /* Written by the handler only (this thread's producer side), read relaxed by the drain. */
     uint64_t handler_ns;    /* thread CPU time in the handler, summed over the timed signals */

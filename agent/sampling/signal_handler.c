@@ -64,6 +64,7 @@
 #include <unistd.h>
 
 #include "fx_ring.h"
+#include "fx_tctx.h"
 #include "internal.h"
 #include "native_walk.h"
 #include "recover_anchor.h"
@@ -409,10 +410,14 @@ static void record_sigsafe(struct fx_thread *t, const siginfo_t *si, void *ucont
     if (recovery == 0 && kept > 0)
         n_types = types_sigsafe(t, ucontext, types);
 #endif
+    struct fx_tctx_rec ctx; /* issue 33: the trace context, last (include/fx_tctx.h) */
+    const struct fx_tctx_rec *tc = __atomic_load_n(&t->tctx, __ATOMIC_ACQUIRE);
+    bool has_ctx = tc != NULL && fx_tctx_copy_sigsafe(tc, &ctx) != 0;
     uint32_t payload = (uint32_t)(sizeof(struct fx_sample_rec) + kept * sizeof(fx_asgct_frame) +
                                   (n_native + (vt == FX_VT_ID)) * sizeof(uint64_t) +
                                   (kstate != FX_KREC_OFF ? (1 + n_kernel) * sizeof(uint64_t) : 0) +
-                                  (n_types > 0 ? (1 + n_types) * sizeof(uint64_t) : 0));
+                                  (n_types > 0 ? (1 + n_types) * sizeof(uint64_t) : 0) +
+                                  (has_ctx ? sizeof(ctx) : 0));
     struct fx_sample_rec *r = fx_ring_reserve_sigsafe(&t->ring, payload);
     if (r == NULL)
         return; /* full: fx_ring counted the drop */
@@ -450,6 +455,9 @@ static void record_sigsafe(struct fx_thread *t, const siginfo_t *si, void *ucont
         memcpy(tail, &n_types, sizeof(n_types));
         memcpy(tail + sizeof(n_types), types, n_types * sizeof(uint64_t));
     }
+    r->tctx = has_ctx;
+    if (has_ctx) /* the ring rounds a record up to 8 bytes: the context ends at payload */
+        memcpy((uint8_t *)r + payload - sizeof(ctx), &ctx, sizeof(ctx));
     fx_ring_commit_sigsafe(&t->ring);
 }
 

@@ -182,6 +182,7 @@ static void thread_free(JNIEnv *jni, struct fx_thread *t)
     frames_free(t);
     fx_free(t->probe.frames); /* probe.c allocates it; no handler can reach t any more */
     fx_free(t->probe.shadow);
+    fx_free(t->tctx); /* model/trace_ctx.c's allocation: its thread has ended, Java is done */
     fx_free(t->name);
     fx_free(t);
 }

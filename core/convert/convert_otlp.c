@@ -8,10 +8,12 @@
  *                              weightType bytes), the estimated bytes;
  *   inuse_space/bytes          allocation rows without a free of their address in the file.
  * Every observation keeps its timestamp; samples of one thread and stack are one Sample with
- * the attributes thread.name and thread.id. The resource: service.name (meta.product's main
- * class or jar unless given), host.name (meta.extra JVM "host" when the agent wrote it),
- * process.pid, process.runtime.name/version/description (meta.extra JVM). Which view a thread
- * feeds is view_of(); issue 30's per-view pprof split the same way (docs/FLEET.md). */
+ * the attributes thread.name and thread.id; samples in a trace span (fxagent.TraceContext,
+ * issue 33) are a Sample of their own, with the span's Link and its labels as attributes. The
+ * resource: service.name (meta.product's main class or jar unless given), host.name (meta.extra JVM
+ * "host" when the agent wrote it), process.pid, process.runtime.name/version/description
+ * (meta.extra JVM). Which view a thread feeds is view_of(); issue 30's per-view pprof split the
+ * same way (docs/FLEET.md). */
 #include "fx_convert.h"
 
 #include <cjson/cJSON.h>
@@ -39,6 +41,7 @@ struct otlp_result {
 
 struct obs {
     int32_t stack; /* the JSON stack, then the OTLP one */
+    int32_t span;  /* issue 33: its trace span on the track (fx_pfile_spans), -1: none */
     int64_t value;
     uint64_t ts;
 };
@@ -48,9 +51,10 @@ struct otlp_state {
     const struct otlp_opts *opts;
     struct fx_otlp *o;
     struct fx_pfile_tables t;
-    const void *mapped[5]; /* the table set stack_map belongs to */
-    int32_t *stack_map;    /* JSON stack -> OTLP stack index, 0: not yet */
-    int32_t no_stack;      /* the OTLP stack of "[no stack]" */
+    struct fx_pfile_spans spans; /* the track's (issue 33) */
+    const void *mapped[5];       /* the table set stack_map belongs to */
+    int32_t *stack_map;          /* JSON stack -> OTLP stack index, 0: not yet */
+    int32_t no_stack;            /* the OTLP stack of "[no stack]" */
     int32_t *locs;
     uint32_t locscap;
     struct obs *obs;
@@ -61,6 +65,7 @@ struct otlp_state {
     double interval_ns;
     int64_t start_ns; /* meta.startTime */
     struct otlp_result *res;
+    struct fx_errbuf *eb;
 };
 
 static const cJSON *item(const cJSON *o, const char *key)
@@ -124,7 +129,7 @@ static int stack_index(struct otlp_state *s, int32_t st, int32_t *index)
 
 /* ---- observations ---- */
 
-static int add_obs(struct otlp_state *s, int32_t stack, int64_t value, double ms)
+static int add_obs(struct otlp_state *s, int32_t stack, int64_t value, double ms, int32_t span)
 {
     if (s->nobs == s->obscap) {
         size_t cap = s->obscap ? s->obscap * 2 : 1024;
@@ -135,7 +140,8 @@ static int add_obs(struct otlp_state *s, int32_t stack, int64_t value, double ms
         s->obscap = cap;
     }
     int64_t ts = s->start_ns + llround(ms * 1e6);
-    s->obs[s->nobs++] = (struct obs){.stack = stack, .value = value, .ts = (uint64_t)ts};
+    s->obs[s->nobs++] =
+            (struct obs){.stack = stack, .span = span, .value = value, .ts = (uint64_t)ts};
     return FX_OK;
 }
 
@@ -144,6 +150,8 @@ static int by_stack_time(const void *x, const void *y)
     const struct obs *a = x, *b = y;
     if (a->stack != b->stack)
         return a->stack < b->stack ? -1 : 1;
+    if (a->span != b->span)
+        return a->span < b->span ? -1 : 1;
     return a->ts < b->ts ? -1 : a->ts > b->ts;
 }
 
@@ -186,7 +194,7 @@ static int allocation_obs(struct otlp_state *s, const struct fx_pfile_samples *n
         if (weight(na, i) <= 0 ||
             (freed && bsearch(&na->address[i], freed, nf, sizeof *freed, cmp_double)))
             continue;
-        rc = add_obs(s, na->stack[i], llround(weight(na, i)), when(na, i));
+        rc = add_obs(s, na->stack[i], llround(weight(na, i)), when(na, i), -1);
     }
     fx_free(freed);
     return rc;
@@ -207,6 +215,9 @@ static int thread_obs(struct otlp_state *s, const cJSON *th, enum fx_pfile_view 
 {
     struct fx_pfile_samples sm, na = {0};
     int rc = fx_pfile_samples(th, s->t.nstacks, &sm, eb);
+    fx_pfile_spans_destroy(&s->spans);
+    if (rc == FX_OK && v == FX_VIEW_CPU && view_of(th) == v)
+        rc = fx_pfile_spans(th, &s->spans, eb);
     if (rc == FX_OK && (v == FX_VIEW_ALLOC || v == FX_VIEW_LIVE))
         rc = fx_pfile_alloc_rows(th, s->t.nstacks, &na, eb);
     s->nobs = 0;
@@ -217,7 +228,8 @@ static int thread_obs(struct otlp_state *s, const cJSON *th, enum fx_pfile_view 
             continue;
         }
         double scale = v == FX_VIEW_CPU ? s->interval_ns : v == FX_VIEW_LOCK ? 1e6 : 1;
-        rc = add_obs(s, sm.stack[i], llround(w * scale), when(&sm, i));
+        int32_t span = s->spans.n && sm.time ? fx_pfile_span_at(&s->spans, sm.time[i]) : -1;
+        rc = add_obs(s, sm.stack[i], llround(w * scale), when(&sm, i), span);
     }
     if (rc == FX_OK && na.n)
         rc = allocation_obs(s, &na, v);
@@ -248,11 +260,50 @@ static int64_t json_int(const cJSON *v)
     return cJSON_IsString(v) ? strtoll(v->valuestring, NULL, 10) : 0;
 }
 
-/* Emits the collected observations, one Sample per stack. */
+static int hex_bytes(const char *hex, uint8_t *out, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        unsigned b;
+        if (!hex || sscanf(hex + 2 * i, "%2x", &b) != 1)
+            return FX_EINVAL;
+        out[i] = (uint8_t)b;
+    }
+    return FX_OK;
+}
+
+/* Issue 33: a span's link (trace and span id) and its labels as attributes after attrs[0..1]. */
+static int span_of(struct otlp_state *s, int32_t span, int32_t *attrs, size_t *nattrs,
+                   int32_t *link)
+{
+    *nattrs = 2, *link = 0;
+    if (span < 0)
+        return FX_OK;
+    const struct fx_pfile_span *sp = &s->spans.s[span];
+    uint8_t trace[16], id[8];
+    int rc = hex_bytes(sp->trace_id, trace, 16);
+    if (rc == FX_OK && strlen(sp->trace_id) == 32 && strlen(sp->span_id) == 16)
+        rc = hex_bytes(sp->span_id, id, 8);
+    else
+        rc = FX_EINVAL;
+    if (rc == FX_OK)
+        rc = fx_otlp_link(s->o, trace, id, link);
+    for (int i = 0; rc == FX_OK && i < FX_PFILE_SPAN_LABELS; i++) {
+        const char *eq = sp->label[i] ? strchr(sp->label[i], '=') : NULL;
+        char key[256];
+        if (!eq)
+            continue;
+        snprintf(key, sizeof key, "%.*s", (int)(eq - sp->label[i]), sp->label[i]);
+        rc = fx_otlp_attr_str(s->o, key, eq + 1, &attrs[(*nattrs)++]);
+    }
+    return rc;
+}
+
+/* Emits the collected observations, one Sample per stack and trace span. */
 static int emit(struct otlp_state *s, const cJSON *th, enum fx_pfile_view v)
 {
     char name[256];
-    int32_t attrs[2];
+    int32_t attrs[2 + FX_PFILE_SPAN_LABELS], link;
+    size_t nattrs;
     thread_name(th, name, sizeof name);
     int rc = fx_otlp_attr_str(s->o, "thread.name", name, &attrs[0]);
     if (rc == FX_OK)
@@ -271,12 +322,19 @@ static int emit(struct otlp_state *s, const cJSON *th, enum fx_pfile_view v)
     if (rc == FX_OK)
         qsort(s->obs, s->nobs, sizeof *s->obs, by_stack_time);
     for (size_t i = 0, j; rc == FX_OK && i < s->nobs; i = j) {
-        for (j = i; j < s->nobs && s->obs[j].stack == s->obs[i].stack; j++) {
+        for (j = i;
+             j < s->nobs && s->obs[j].stack == s->obs[i].stack && s->obs[j].span == s->obs[i].span;
+             j++) {
             s->values[j - i] = s->obs[j].value;
             s->ts[j - i] = s->obs[j].ts;
             s->res->observations[v]++;
         }
-        rc = fx_otlp_sample(s->o, s->obs[i].stack, attrs, 2, s->values, s->ts, j - i);
+        rc = span_of(s, s->obs[i].span, attrs, &nattrs, &link);
+        if (rc == FX_EINVAL)
+            fx_errbuf_set(s->eb, "profile: a TraceSpan marker's ids are not 32 and 16 hex digits");
+        if (rc == FX_OK)
+            rc = fx_otlp_sample_linked(s->o, s->obs[i].stack, attrs, nattrs, link, s->values, s->ts,
+                                       j - i);
     }
     return rc;
 }
@@ -368,7 +426,7 @@ static int resource(struct otlp_state *s)
 static int otlp_request(const cJSON *root, const struct otlp_opts *opts, struct fx_sink out,
                         struct otlp_result *res, struct fx_errbuf *eb)
 {
-    struct otlp_state s = {.root = root, .opts = opts, .res = res};
+    struct otlp_state s = {.root = root, .opts = opts, .res = res, .eb = eb};
     memset(res, 0, sizeof *res);
     s.interval_ns = meta_num(root, "interval", 10) * 1e6;
     /* whole ms and the fraction apart: epoch ns in a double would round to 256 ns */
@@ -399,6 +457,7 @@ static int otlp_request(const cJSON *root, const struct otlp_opts *opts, struct 
         fx_errbuf_set(eb, "encoding the OTLP request failed: %s", fx_strerror(rc));
     fx_otlp_free(s.o);
     fx_pfile_tables_destroy(&s.t);
+    fx_pfile_spans_destroy(&s.spans);
     fx_free(s.stack_map), fx_free(s.locs), fx_free(s.obs), fx_free(s.values), fx_free(s.ts);
     return rc;
 }

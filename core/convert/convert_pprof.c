@@ -11,7 +11,8 @@
  * `-sample_index=delay` (or alloc_space, inuse_space, idle_delay) another view; nothing adds
  * idle waits to lock waits, nor lock waits or bytes to CPU time. Functions and locations come from
  * the profile's tables (a set per thread in older files gets its own ids), the thread's name is the
- * label 'thread'. */
+ * label 'thread'; a sample in a trace span (fxagent.TraceContext, issue 33) has the labels
+ * trace_id, span_id and its own (docs/FLEET.md). */
 #include "fx_convert.h"
 
 #include <cjson/cJSON.h>
@@ -74,6 +75,25 @@ static int pprof_location(struct pprof_state *ps, const struct fx_pfile_tables *
     return rc;
 }
 
+/* Issue 33: a span's labels, trace_id, span_id and each "key=value" split, into out (keys
+ * copied into keys); returns how many. */
+static size_t span_labels(const struct fx_pfile_span *s, const char *out[][2], char keys[][256])
+{
+    if (!s)
+        return 0;
+    size_t n = 0;
+    out[n][0] = "trace_id", out[n++][1] = s->trace_id;
+    out[n][0] = "span_id", out[n++][1] = s->span_id;
+    for (int i = 0; i < FX_PFILE_SPAN_LABELS; i++) {
+        const char *eq = s->label[i] ? strchr(s->label[i], '=') : NULL;
+        if (!eq)
+            continue;
+        snprintf(keys[i], 256, "%.*s", (int)(eq - s->label[i]), s->label[i]);
+        out[n][0] = keys[i], out[n++][1] = eq + 1;
+    }
+    return n;
+}
+
 static int pprof_stack(struct fx_walk *k, int32_t st, const double *v, void *ctx)
 {
     struct pprof_state *ps = ctx;
@@ -95,7 +115,12 @@ static int pprof_stack(struct fx_walk *k, int32_t st, const double *v, void *ctx
     int64_t values[FX_V_COUNT];
     for (unsigned i = 0; i < FX_V_COUNT; i++)
         values[i] = llround(v[i]);
-    return rc == FX_OK ? fx_pprof_sample(ps->p, ps->locs, n, values, "thread", k->thread) : rc;
+    const char *labels[3 + FX_PFILE_SPAN_LABELS][2] = {{"thread", k->thread}};
+    char keys[FX_PFILE_SPAN_LABELS][256];
+    size_t nl = 1 + span_labels(k->span, labels + 1, keys);
+    return rc == FX_OK ? fx_pprof_sample_labels(ps->p, ps->locs, n, values,
+                                                (const char *const(*)[2])labels, nl)
+                       : rc;
 }
 
 static double meta_number(const cJSON *root, const char *key, double dflt)

@@ -350,3 +350,41 @@ int fx_jvm_markers_counters(struct fx_profile *p, fx_counter_id ids[FX_JVM_COUNT
     }
     return FX_OK;
 }
+
+/* --- issue 33: trace spans (fxagent.TraceContext) --- */
+
+static const struct fx_marker_field span_fields[] = {
+        {"trace_id", "Trace id", FX_FMT_STRING}, {"span_id", "Span id", FX_FMT_STRING},
+        {"label1", "Label", FX_FMT_STRING},      {"label2", "Label", FX_FMT_STRING},
+        {"label3", "Label", FX_FMT_STRING},      {"label4", "Label", FX_FMT_STRING},
+};
+
+static const struct fx_marker_schema span_schema = {
+        .name = FX_JVM_SPAN_SCHEMA,
+        .tooltip_label = "span {marker.data.span_id} of trace {marker.data.trace_id}",
+        .table_label = "span {marker.data.span_id} trace {marker.data.trace_id} "
+                       "{marker.data.label1} {marker.data.label2} {marker.data.label3} "
+                       "{marker.data.label4}",
+        .chart_label = "{marker.data.span_id}",
+        .description = "A trace context set with fxagent.TraceContext, from the first sample "
+                       "taken while it was set to 1 us after the last: select it to select its "
+                       "samples. Labels are key=value.",
+        .display = FX_DISPLAY_CHART | FX_DISPLAY_TABLE,
+        .fields = span_fields,
+        .n_fields = sizeof(span_fields) / sizeof(span_fields[0]),
+};
+
+int fx_jvm_markers_span(struct fx_profile *p, fx_thread_id thread, int64_t start_ns, int64_t end_ns,
+                        const struct fx_jvm_span *s)
+{
+    union fx_marker_value v[2 + FX_JVM_SPAN_LABELS];
+    const char *text[2 + FX_JVM_SPAN_LABELS] = {s->trace_id, s->span_id};
+    memcpy(text + 2, s->label, sizeof(s->label));
+    for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++) {
+        int rc = fx_profile_cstring(p, text[i] ? text[i] : "", &v[i].s);
+        if (rc != FX_OK)
+            return rc;
+    }
+    return add(p, thread, FX_JVM_SPAN_NAME, strlen(FX_JVM_SPAN_NAME), FX_PHASE_INTERVAL,
+               FX_CAT_OTHER, start_ns, end_ns, &span_schema, v);
+}

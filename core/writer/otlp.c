@@ -47,6 +47,7 @@ enum {
     VALUE_TYPE_UNIT = 2,
     SAMPLE_STACK = 1,
     SAMPLE_ATTRIBUTES = 2,
+    SAMPLE_LINK = 3,
     SAMPLE_VALUES = 4,
     SAMPLE_TIMESTAMPS = 5,
     STACK_LOCATIONS = 1,
@@ -78,6 +79,7 @@ struct fx_otlp {
     int err;
     bool open;
     struct fx_strtab strings, tables[T_COUNT];
+    struct fx_strtab links;    /* Link encodings; [0] the zero link the spec asks for */
     struct fx_membuf resource; /* Resource's fields */
     struct fx_membuf profiles; /* ScopeProfiles.profiles, each closed profile */
     struct fx_membuf head;     /* the open profile's fields but its samples */
@@ -117,6 +119,13 @@ struct fx_otlp *fx_otlp_new(void)
     int err = fx_strtab_intern(&o->strings, "", 0, &id);
     for (unsigned t = 0; t < T_COUNT && err == FX_OK; t++)
         err = fx_strtab_intern(&o->tables[t], "", 0, &id);
+    /* link_table[0]: the spec asks for 16 and 8 zero bytes, for strict codecs */
+    static const unsigned char zeros[16];
+    fx_pb_bytes(&err, &o->msg, LINK_TRACE_ID, zeros, 16);
+    fx_pb_bytes(&err, &o->msg, LINK_SPAN_ID, zeros, 8);
+    if (err == FX_OK)
+        err = fx_strtab_intern(&o->links, o->msg.data, o->msg.len, &id);
+    o->msg.len = 0;
     if (err != FX_OK) {
         fx_otlp_free(o);
         return NULL;
@@ -129,6 +138,7 @@ void fx_otlp_free(struct fx_otlp *o)
     if (!o)
         return;
     fx_strtab_destroy(&o->strings);
+    fx_strtab_destroy(&o->links);
     for (unsigned t = 0; t < T_COUNT; t++)
         fx_strtab_destroy(&o->tables[t]);
     struct fx_membuf *bufs[] = {&o->resource, &o->profiles, &o->head,   &o->samples,
@@ -241,13 +251,36 @@ int fx_otlp_profile_begin(struct fx_otlp *o, const struct fx_otlp_profile *p)
     return o->err;
 }
 
+int fx_otlp_link(struct fx_otlp *o, const uint8_t trace_id[16], const uint8_t span_id[8],
+                 int32_t *index)
+{
+    uint32_t id = 0;
+    fx_pb_bytes(&o->err, &o->msg, LINK_TRACE_ID, trace_id, 16);
+    fx_pb_bytes(&o->err, &o->msg, LINK_SPAN_ID, span_id, 8);
+    if (o->err == FX_OK)
+        o->err = fx_strtab_intern(&o->links, o->msg.data, o->msg.len, &id);
+    o->msg.len = 0;
+    if (o->err == FX_OK && id > INT32_MAX)
+        o->err = FX_EFULL;
+    *index = o->err == FX_OK ? (int32_t)id : 0;
+    return o->err;
+}
+
 int fx_otlp_sample(struct fx_otlp *o, int32_t stack, const int32_t *attrs, size_t nattrs,
                    const int64_t *values, const uint64_t *timestamps, size_t n)
+{
+    return fx_otlp_sample_linked(o, stack, attrs, nattrs, 0, values, timestamps, n);
+}
+
+int fx_otlp_sample_linked(struct fx_otlp *o, int32_t stack, const int32_t *attrs, size_t nattrs,
+                          int32_t link, const int64_t *values, const uint64_t *timestamps, size_t n)
 {
     if (o->err == FX_OK && !o->open)
         o->err = FX_EINVAL;
     fx_pb_int(&o->err, &o->msg, SAMPLE_STACK, stack);
     packed(o, &o->msg, SAMPLE_ATTRIBUTES, attrs, NULL, nattrs);
+    if (link > 0)
+        fx_pb_int(&o->err, &o->msg, SAMPLE_LINK, link);
     packed(o, &o->msg, SAMPLE_VALUES, NULL, values, n);
     if (timestamps && n) {
         fx_pb_tag(&o->err, &o->msg, SAMPLE_TIMESTAMPS, FX_PB_LEN);
@@ -290,14 +323,10 @@ static void table(struct fx_otlp *o, struct fx_membuf *b, unsigned field, const 
 
 static void dictionary(struct fx_otlp *o, struct fx_membuf *d)
 {
-    static const unsigned char zeros[16];
     fx_pb_bytes(&o->err, d, DICT_MAPPING, "", 0); /* mapping_table[0]: no mappings */
     for (unsigned t = 0; t < T_COUNT; t++)
         table(o, d, table_field[t], &o->tables[t]);
-    /* link_table[0]: the spec asks for 16 and 8 zero bytes, for strict codecs */
-    fx_pb_bytes(&o->err, &o->inner, LINK_TRACE_ID, zeros, 16);
-    fx_pb_bytes(&o->err, &o->inner, LINK_SPAN_ID, zeros, 8);
-    fx_pb_msg(&o->err, d, DICT_LINK, &o->inner);
+    table(o, d, DICT_LINK, &o->links);
     table(o, d, DICT_STRING, &o->strings);
 }
 

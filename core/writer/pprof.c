@@ -161,6 +161,13 @@ int fx_pprof_location(struct fx_pprof *p, uint64_t id, uint64_t function_id, int
 int fx_pprof_sample(struct fx_pprof *p, const uint64_t *locations, size_t n, const int64_t *values,
                     const char *label_key, const char *label_value)
 {
+    const char *one[1][2] = {{label_key, label_value}};
+    return fx_pprof_sample_labels(p, locations, n, values, one, label_key ? 1 : 0);
+}
+
+int fx_pprof_sample_labels(struct fx_pprof *p, const uint64_t *locations, size_t n,
+                           const int64_t *values, const char *const (*labels)[2], size_t nlabels)
+{
     p->sampled = true;
     /* Repeated scalars, packed (proto3's encoding, which every reader accepts). */
     for (size_t i = 0; i < n; i++)
@@ -170,11 +177,12 @@ int fx_pprof_sample(struct fx_pprof *p, const uint64_t *locations, size_t n, con
     for (unsigned i = 0; i < p->ntypes; i++)
         varint(p, &p->inner, (uint64_t)values[i]);
     field_msg(p, &p->msg, SAMPLE_VALUE, &p->inner);
-    if (label_key) {
-        field_int(p, &p->inner, LABEL_KEY, str(p, label_key));
+    for (size_t i = 0; i < nlabels; i++) {
+        const char *v = labels[i][1];
+        field_int(p, &p->inner, LABEL_KEY, str(p, labels[i][0]));
         /* an empty value is string 0, which a reader cannot tell from "no string": give it a
          * visible one */
-        field_int(p, &p->inner, LABEL_STR, str(p, label_value && *label_value ? label_value : "?"));
+        field_int(p, &p->inner, LABEL_STR, str(p, v && *v ? v : "?"));
         field_msg(p, &p->msg, SAMPLE_LABEL, &p->inner);
     }
     field_msg(p, &p->samples, PROFILE_SAMPLE, &p->msg);

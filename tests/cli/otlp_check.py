@@ -33,7 +33,8 @@ def parse_text(text):
             v = v.strip()
             if v.startswith('"'):
                 # protoc escapes bytes C-style (octal for non-ASCII); decode to UTF-8 text
-                v = ast.literal_eval("b" + v).decode("utf-8")
+                # (bytes such as a Link's ids stay recoverable: surrogateescape)
+                v = ast.literal_eval("b" + v).decode("utf-8", "surrogateescape")
             elif re.fullmatch(r"-?\d+", v):
                 v = int(v)
             cur[k].append(v)
@@ -219,8 +220,9 @@ def main():
             a_ = dict(attrs[i] for i in s["attribute_indices"])
             vals, tss = s.get("values", []), s.get("timestamps_unix_nano", [])
             if len(vals) != len(tss): fail(f"{view}: {len(vals)} values for {len(tss)} timestamps")
-            key = (a_["thread.name"], a_["thread.id"], s.get("stack_index", [0])[0] if isinstance(s.get("stack_index"), list) else s.get("stack_index", 0))
-            if key in seen_stacks: fail(f"{view}: two samples for one thread and stack")
+            key = (a_["thread.name"], a_["thread.id"], s.get("stack_index", [0])[0] if isinstance(s.get("stack_index"), list) else s.get("stack_index", 0),
+                   one(s, "link_index", 0))  # issue 33: a trace span's samples are a Sample apart
+            if key in seen_stacks: fail(f"{view}: two samples for one thread, stack and link")
             seen_stacks.add(key)
             fr = frames(one(s, "stack_index", 0))
             for v, t in zip(vals, tss):

@@ -13,6 +13,7 @@
 
 #include "fx_alloc.h"
 #include "fx_ff_writer.h"
+#include "fx_pfile.h"
 #include "fx_profile.h"
 #include "fx_sink.h"
 
@@ -219,6 +220,38 @@ START_TEST(test_jvm_markers_user_phases_keep_name_and_text)
 }
 END_TEST
 
+/* Issue 33: a trace span as the writer writes it is what the converter reads back
+ * (core/convert/pfile_spans.c): ids, labels (none as ""), the interval. */
+START_TEST(test_jvm_markers_span_round_trips_to_the_converter)
+{
+    struct fixture f;
+    setup(&f);
+    struct fx_jvm_span s = {.trace_id = "0af7651916cd43dd8448eb211c80319c",
+                            .span_id = "b7ad6b7169203331",
+                            .label = {"tenant=beta", "route=/checkout"}};
+    ck_assert_int_eq(fx_jvm_markers_span(f.p, f.thread, T0 + MS(2), T0 + MS(7), &s), FX_OK);
+    write_and_parse(&f);
+    ck_assert_int_eq(marker_count(&f), 1);
+    ck_assert_str_eq(marker_name(&f, 0), FX_JVM_SPAN_NAME);
+    ck_assert_int_eq(schema_count(&f, FX_JVM_SPAN_SCHEMA), 1);
+    ck_assert_str_eq(text(data(&f, 0), "label3"), "");
+    struct fx_pfile_spans sp;
+    struct fx_errbuf eb = {{0}};
+    ck_assert_int_eq(fx_pfile_spans(cJSON_GetArrayItem(get(f.root, "threads"), 0), &sp, &eb),
+                     FX_OK);
+    ck_assert_uint_eq(sp.n, 1);
+    ck_assert_str_eq(sp.s[0].trace_id, s.trace_id);
+    ck_assert_str_eq(sp.s[0].span_id, s.span_id);
+    ck_assert_str_eq(sp.s[0].label[1], "route=/checkout");
+    ck_assert_ptr_null(sp.s[0].label[2]);
+    ck_assert_int_eq(fx_pfile_span_at(&sp, 2.0), 0);
+    ck_assert_int_eq(fx_pfile_span_at(&sp, 6.99), 0);
+    ck_assert_int_eq(fx_pfile_span_at(&sp, 7.0), -1); /* [start, end) */
+    fx_pfile_spans_destroy(&sp);
+    teardown(&f);
+}
+END_TEST
+
 START_TEST(test_jvm_markers_dump_and_start_markers_have_their_fields)
 {
     struct fixture f;
@@ -301,6 +334,7 @@ static Suite *jvm_markers_suite(void)
     tcase_add_test(markers_tc, test_jvm_markers_schema_is_listed_once_for_many_markers);
     tcase_add_test(markers_tc, test_jvm_markers_user_phases_keep_name_and_text);
     tcase_add_test(markers_tc, test_jvm_markers_dump_and_start_markers_have_their_fields);
+    tcase_add_test(markers_tc, test_jvm_markers_span_round_trips_to_the_converter);
     tcase_add_test(markers_tc, test_jvm_markers_failed_allocation_adds_no_marker);
     suite_add_tcase(s, markers_tc);
     TCase *counters_tc = tcase_create("counters");

@@ -73,6 +73,35 @@ START_TEST(test_otlp_entries_numbered_and_shared)
 }
 END_TEST
 
+/* Issue 33: links numbered from 1 (0 is the zero link), an equal link stored once, a sample's
+ * link_index (field 3) written only when it has one. */
+START_TEST(test_otlp_links_numbered_and_shared)
+{
+    struct fx_otlp *o = fx_otlp_new();
+    struct fx_membuf out = {0};
+    static const uint8_t t1[16] = {1}, t2[16] = {2}, s1[8] = {9};
+    int32_t a = 0, b = 0, c = 0;
+    ck_assert_int_eq(fx_otlp_link(o, t1, s1, &a), FX_OK);
+    ck_assert_int_eq(fx_otlp_link(o, t2, s1, &b), FX_OK);
+    ck_assert_int_eq(fx_otlp_link(o, t1, s1, &c), FX_OK);
+    ck_assert_int_eq(a, 1);
+    ck_assert_int_eq(b, 2);
+    ck_assert_int_eq(c, a);
+    struct fx_otlp_profile p = {.type = "cpu", .unit = "nanoseconds"};
+    int64_t v = 1;
+    ck_assert_int_eq(fx_otlp_profile_begin(o, &p), FX_OK);
+    ck_assert_int_eq(fx_otlp_sample_linked(o, 1, NULL, 0, b, &v, NULL, 1), FX_OK);
+    ck_assert_int_eq(fx_otlp_profile_end(o, NULL, 0), FX_OK);
+    ck_assert_int_eq(
+            fx_otlp_finish(o, "x", NULL, (struct fx_sink){.write = mem_write, .ctx = &out}), FX_OK);
+    /* Sample{stack_index 1, link_index 2, values [1]} */
+    static const uint8_t sample[] = {0x12, 7, 0x08, 1, 0x18, 2, 0x22, 1, 1};
+    ck_assert_ptr_nonnull(memmem(out.data, out.len, sample, sizeof sample));
+    fx_otlp_free(o);
+    fx_membuf_destroy(&out);
+}
+END_TEST
+
 START_TEST(test_otlp_misuse_refused)
 {
     struct fx_otlp *o = fx_otlp_new();
@@ -120,6 +149,7 @@ int main(void)
     TCase *tc = tcase_create("writer");
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, test_otlp_entries_numbered_and_shared);
+    tcase_add_test(tc, test_otlp_links_numbered_and_shared);
     tcase_add_test(tc, test_otlp_misuse_refused);
     tcase_add_test(tc, test_otlp_every_allocation_failure);
     suite_add_tcase(s, tc);
