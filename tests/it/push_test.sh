@@ -16,7 +16,9 @@
 #              file, format=pprof, the gzipped pprof in the multipart field "profile", read by
 #              `go tool pprof -raw` with the hot method (push_check.py pyroscope);
 #   refused    push= to a port nothing listens on: the JVM runs and exits as without it, and says
-#              on one stderr line that the period was not delivered.
+#              on one stderr line that the period was not delivered;
+#   large      memory=1m: the push's share (256 KiB) is less than converting the period at exit
+#              would take: not pushed, nothing reaches the receiver, one stderr line says why.
 # usage: push_test.sh JDK_HOME
 set -euo pipefail
 source "$(dirname "$0")/it_lib.sh"
@@ -69,8 +71,16 @@ for f in sys.argv[1:]:
     print("otlp:", f.rsplit("/", 1)[-1], push)
     if push["periods delivered"] > 0:
         # a delivered push says what it cost (docs/FLEET.md "Cost and scale")
-        if not re.fullmatch(r"\d+ bytes; [\d.]+ ms to convert, [\d.]+ ms to send", push["last push delivered"]):
-            sys.exit("no cost of the last push")
+        m = re.fullmatch(r"(\d+) bytes \((\d+) before gzip\); [\d.]+ ms to convert, [\d.]+ ms to send; (\d+) KiB held", push["last push delivered"])
+        if not m or not 0 < int(m[1]) < int(m[2]):
+            sys.exit("no cost of the last push, or its body was not gzipped smaller")
+        # push memory within memory= (docs/FLEET.md "Memory"): held while converting, at most
+        # the share (a quarter of the default 64m)
+        mem = re.fullmatch(r"(\d+) KiB at most of a share of (\d+) KiB", push["memory while converting"])
+        if not mem or int(mem[2]) != 16384 or not 0 < int(mem[1]) <= int(mem[2]) or int(m[3]) > int(mem[1]):
+            sys.exit("push memory not counted or not within its share")
+        if push["periods too large for memory= (not pushed)"] != 0:
+            sys.exit("a period was too large")
         costs += 1
 # the two refused attempts are counted in the last file; some period saw a delivery before it
 sys.exit(0 if push["failed attempts (retried)"] == 2 and costs > 0 else 1)
@@ -113,4 +123,14 @@ it_run refused "$IT_JDK/bin/java" \
 [[ $IT_RC -eq 0 ]] || it_fail "refused: java exited $IT_RC"
 grep -q 'fxagent: push: 1 periods not delivered at exit' refused.err ||
     it_fail "refused: the undelivered period is not said"
+# ---- too large: memory=1m leaves the push 256 KiB; converting the period would take more ----
+receiver "$RUN/large" "$RUN/large/port"
+it_run large "$IT_JDK/bin/java" \
+    "-agentpath:$FXAGENT_LIB=memory=1m,push=http://127.0.0.1:$PORT/v1development/profiles,quiet,file=$RUN/large.json.gz" \
+    -jar "$FXAGENT_LOCKS_JAR" known 1
+[[ $IT_RC -eq 0 ]] || it_fail "large: java exited $IT_RC"
+stop_receiver
+grep -q 'fxagent: push: 0 failed attempts, 0 periods dropped so far (at most 16 wait; oldest first), 0 refused, 1 too large for memory=; last: push: .* would take about [0-9]* KiB to convert ([0-9]* KiB of JSON), more than the push.s 256 KiB of memory=: not pushed' large.err ||
+    it_fail "large: the period too large for memory= is not said: $(cat large.err)"
+[[ -z $(ls "$RUN/large") || $(ls "$RUN/large") == port ]] || it_fail "large: something was pushed"
 echo "$IT_NAME: ok"
