@@ -34,7 +34,7 @@
 #define FLUSH_MS   10000 /* what VM death waits for the queue */
 #define WARN_MS    60000 /* one stderr line per minute at most */
 /* The first guess of what converting holds per byte of JSON beyond the read buffer, before one
- * was measured (cJSON's tree and the body: 12-14 measured here, docs/FLEET.md "Memory"). */
+ * was measured (cJSON's tree and the body: 6-13 measured here, docs/FLEET.md "Memory"). */
 #define FIRST_PER_BYTE 16.0
 
 /* Where and as what one file goes: the recording's push=, push_format=, service=, labels= when
