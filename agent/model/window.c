@@ -165,6 +165,9 @@ static void report_memory(struct fx_profile *p, size_t bound)
               model + rings > bound ? " (over the bound: rings at their 32 KiB floor)" : "");
     extra_mib(p, "model memory at this dump", model, " (samples, tables, markers, counters)");
     extra_mib(p, "model's share of the bound now (what the rings leave)", model_bound(bound), "");
+    if (fx_opt()->push != NULL)
+        extra_mib(p, "push's share of the bound (push=: converting and sending a period)",
+                  bound / FX_PUSH_MEMORY_DIV, "");
     extra_mib(p, "interned tables (strings, funcs, frames, stacks)", fx_profile_table_memory(p),
               "");
     snprintf(note, sizeof(note), " in %u threads' rings (ring= is the most one takes)", nrings);

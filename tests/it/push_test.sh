@@ -4,13 +4,17 @@
 # `known N` (its thread `busy` hot in a LockWorkload.lambda$known) on one JDK:
 #   otlp       loop=1s, push=.../v1development/profiles, service= and labels=; the receiver
 #              answers 503 to the first two pushes: they are retried with back-off, every period
-#              file (the one at exit too) arrives once, each request decodes with protoc and
+#              file (the one at exit too) arrives once, gzipped (Content-Encoding: gzip), each
+#              request gunzipped decodes with protoc and
 #              matches its file field by field, the labels are resource attributes, and the CPU
 #              samples received add up to those taken less the counted drops (push_check.py otlp);
 #              the files' meta.extra "Push" counts the failed attempts, and once a period was
-#              delivered, what the last push cost (bytes, ms to convert and to send);
+#              delivered, what the last push cost (bytes, before gzip, ms to convert and to send,
+#              memory held), the push's memory within its share of memory= and that share left by
+#              the model's bound;
 #   restart    push= to an OTLP receiver with service=first; fxprof stop: that file reaches it (and
-#              nothing else does); fxprof start --options push=.../ingest,service=second,labels=
+#              nothing else does; before it, status says the method ids cached and the push's
+#              memory); fxprof start --options push=.../ingest,service=second,labels=
 #              (a restart takes push=, service=, labels= like the other options): no loop=, one
 #              request at exit to the second receiver, name=second{labels}, from/until of the
 #              file, format=pprof, the gzipped pprof in the multipart field "profile", read by
@@ -82,6 +86,12 @@ for f in sys.argv[1:]:
         if push["periods too large for memory= (not pushed)"] != 0:
             sys.exit("a period was too large")
         costs += 1
+    # the model's bound leaves the push its share (docs/PRODUCTION.md, "Memory bound")
+    mb = {e["label"]: e["value"] for g in p["meta"]["extra"] if g["label"] == "Memory bound" for e in g["entries"]}
+    share = mb.get("push's share of the bound (push=: converting and sending a period)")
+    model = float(mb["model's share of the bound now (what the rings leave)"].split()[0])
+    if share != "16.00 MiB" or model > 64 - 16:
+        sys.exit(f"the push's share of the bound is wrong: {share}, the model's {model} MiB")
 # the two refused attempts are counted in the last file; some period saw a delivery before it
 sys.exit(0 if push["failed attempts (retried)"] == 2 and costs > 0 else 1)
 PY
@@ -99,6 +109,11 @@ trap '[[ -n $RX_PID ]] && kill "$RX_PID" 2>/dev/null; kill "$FIRST_PID" 2>/dev/n
     -jar "$FXAGENT_LOCKS_JAR" known 5 >pyro.out 2>pyro.err &
 jpid=$!
 sleep 1.5
+# status: the method ids the drain holds for this period (the hot lambda's among them), and the
+# push's memory (nothing converted yet: no loop=)
+it_run status1 "$FXPROF" status "$jpid" --agent "$FXAGENT_LIB"
+cat status1.out status1.err | grep -Eq ' [1-9][0-9]* method ids cached, .*, push 0 KiB now \(at most 0 KiB\)' ||
+    { kill "$jpid"; it_fail "restart: status does not say the method ids cached or the push's memory: $(cat status1.out status1.err)"; }
 it_run stop1 "$FXPROF" stop "$jpid"
 [[ $IT_RC -eq 0 ]] || { kill "$jpid"; it_fail "restart: fxprof stop exited $IT_RC"; }
 it_run start2 "$FXPROF" start "$jpid" --agent "$FXAGENT_LIB" \
