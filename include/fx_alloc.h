@@ -33,6 +33,16 @@ struct fx_alloc_usage {
 };
 void fx_alloc_usage(struct fx_alloc_usage *u);
 
+/* One thread's own allocations, for a task that frees what it allocates (the push thread's
+ * conversion: docs/FLEET.md "Memory"): between begin and end, every block this thread
+ * allocates or frees through here moves `now`, and `peak` keeps its highest. Other threads
+ * may read both (relaxed atomics); blocks freed by another thread are not seen. */
+struct fx_alloc_tally {
+    size_t now, peak;
+};
+void fx_alloc_tally_begin(struct fx_alloc_tally *t);
+void fx_alloc_tally_end(void);
+
 /* What glibc's malloc holds for the whole process (every arena, the JVM's and the libraries'
  * blocks too): bytes in use and bytes taken from the system (mallinfo2). With the JVM's own
  * count (NMT) and fx_alloc_usage, it tells malloc'd memory nobody counts (it.cycle's leak check).

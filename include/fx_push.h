@@ -25,6 +25,10 @@ struct fx_push_url {
     char path[1024]; /* "/..." */
 };
 
+/* With push=, the push's share of memory= is memory= / FX_PUSH_MEMORY_DIV: the model's bound
+ * leaves it, and a period that would take more to convert is not pushed, counted. */
+#define FX_PUSH_MEMORY_DIV 4
+
 /* Parses "http://HOST[:PORT]/PATH" (https refused, saying why). */
 int fx_push_url_parse(const char *url, struct fx_push_url *u, struct fx_errbuf *eb);
 /* The protocol: `given` unless FX_PUSH_AUTO, else the path's: ".../ingest" Pyroscope,
@@ -41,11 +45,13 @@ int fx_push_labels_check(const char *labels, struct fx_errbuf *eb);
  * until (UNIX s), format=pprof and spyName=fxagent. FX_ERANGE if it does not fit. */
 int fx_push_pyroscope_target(const struct fx_push_url *u, const char *service, const char *labels,
                              int64_t from_s, int64_t until_s, char *out, size_t cap);
-/* POSTs body to u's host at `target` (path and query) with content_type, all within
+/* POSTs body to u's host at `target` (path and query) with content_type and, unless NULL,
+ * content_encoding (e.g. "gzip"), all within
  * timeout_ms. FX_OK when an answer came: *status is its HTTP status. FX_EIO (refused, reset,
  * time-out, not HTTP) with one line in eb. */
 int fx_push_post(const struct fx_push_url *u, const char *target, const char *content_type,
-                 const void *body, size_t len, int timeout_ms, int *status, struct fx_errbuf *eb);
+                 const char *content_encoding, const void *body, size_t len, int timeout_ms,
+                 int *status, struct fx_errbuf *eb);
 /* Pyroscope's pprof as multipart/form-data, field "profile": the head and tail around the
  * bytes, and the content type with its boundary. */
 extern const char fx_push_multipart_type[];

@@ -310,21 +310,28 @@ static int cmd_status(struct fx_outcome *out)
     if (fx_alloc_process_malloc(&m_use, &m_sys))
         snprintf(procmalloc, sizeof(procmalloc), "process malloc %zu KiB in use of %zu KiB",
                  m_use / 1024, m_sys / 1024);
+    char pushmem[96] = ""; /* push=: within its share of memory= (output/push.c) */
+    if (fx_opt()->push != NULL) {
+        size_t now, peak;
+        fx_output_push_memory(&now, &peak);
+        snprintf(pushmem, sizeof(pushmem), ", push %zu KiB now (at most %zu KiB)", now / 1024,
+                 peak / 1024);
+    }
     char idle[64] = ""; /* a stopped agent sends itself no signal: this says so */
     if (s == FX_ST_STOPPED)
         snprintf(idle, sizeof(idle), "; %llu signals since the stop",
                  (unsigned long long)fx_lifecycle_signals_since_stop());
     return fx_outcome_set(
             out, FX_RC_OK,
-            "%s for %.1f s: %s, interval %s, %llu samples taken (%llu in memory), %u threads (%u tracks held by the model), %llu ring drops, memory %.1f of %.1f MiB (tables %.1f MiB, rings %.1f MiB), %llu dropped by the bound, loop %s, agent heap %zu KiB in %zu blocks and %zu KiB of pages (unwind tables %llu KiB), %s, file %s%s%s%s",
+            "%s for %.1f s: %s, interval %s, %llu samples taken (%llu in memory), %u threads (%u tracks held by the model), %llu ring drops, memory %.1f of %.1f MiB (tables %.1f MiB, rings %.1f MiB), %llu dropped by the bound, %llu method ids cached, loop %s, agent heap %zu KiB in %zu blocks and %zu KiB of pages (unwind tables %llu KiB)%s, %s, file %s%s%s%s",
             fx_lifecycle_state_name(s), (double)(until - fx_rec()->sampling_begin_ns) / 1e9, engine,
             iv, (unsigned long long)st->samples, (unsigned long long)st->held, st->threads,
             st->tracks, (unsigned long long)st->drops, (double)st->memory / 1048576.0,
             (double)st->bound / 1048576.0, (double)st->tables / 1048576.0,
-            (double)st->ring_bytes / 1048576.0, (unsigned long long)st->dropped, loop,
-            use.heap_bytes / 1024, use.blocks, use.pages_bytes / 1024,
-            (unsigned long long)(fx_native_unwind_bytes() / 1024), procmalloc, fx_opt()->file,
-            last[0] ? ", last written " : "", last, idle);
+            (double)st->ring_bytes / 1048576.0, (unsigned long long)st->dropped,
+            (unsigned long long)st->methods, loop, use.heap_bytes / 1024, use.blocks,
+            use.pages_bytes / 1024, (unsigned long long)(fx_native_unwind_bytes() / 1024), pushmem,
+            procmalloc, fx_opt()->file, last[0] ? ", last written " : "", last, idle);
 }
 
 /* --- entry point --- */

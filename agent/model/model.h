@@ -99,6 +99,7 @@ struct fx_window_status {
     size_t memory, tables, bound;
     uint32_t threads; /* registered and not ended */
     uint32_t tracks;  /* the model's threads held (fx_profile_threads_held) */
+    uint64_t methods; /* jmethodIDs the drain's cache holds (resolved in this period) */
     int64_t period_ns;
 };
 

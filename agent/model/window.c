@@ -18,6 +18,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "fx_push.h"
 #include "fx_ring.h"
 
 #define REQUEST_WAIT_S 30 /* a drain pass never takes this long; a stuck drain does */
@@ -104,9 +105,12 @@ bool fx_window_admit(int64_t time_ns)
 
 static size_t model_bound(size_t bound)
 {
+    /* with push=, the push thread's share of memory= (what it holds while it converts a period
+     * and sends it: output/push.c) is not the model's */
+    size_t push = fx_opt()->push != NULL ? bound / FX_PUSH_MEMORY_DIV : 0;
     size_t rings = (size_t)fx_threads_ring_bytes(NULL);
-    size_t floor = bound / MODEL_FLOOR_DIV;
-    return rings < bound - floor ? bound - rings : floor;
+    size_t floor = bound / MODEL_FLOOR_DIV, rest = bound - push;
+    return rings < rest - floor ? rest - rings : floor;
 }
 
 void fx_window_bound(struct fx_profile *p)
@@ -161,6 +165,9 @@ static void report_memory(struct fx_profile *p, size_t bound)
               model + rings > bound ? " (over the bound: rings at their 32 KiB floor)" : "");
     extra_mib(p, "model memory at this dump", model, " (samples, tables, markers, counters)");
     extra_mib(p, "model's share of the bound now (what the rings leave)", model_bound(bound), "");
+    if (fx_opt()->push != NULL)
+        extra_mib(p, "push's share of the bound (push=: converting and sending a period)",
+                  bound / FX_PUSH_MEMORY_DIV, "");
     extra_mib(p, "interned tables (strings, funcs, frames, stacks)", fx_profile_table_memory(p),
               "");
     snprintf(note, sizeof(note), " in %u threads' rings (ring= is the most one takes)", nrings);
@@ -294,6 +301,7 @@ static void serve_status(struct fx_profile *p, struct fx_window_request *r,
     for (struct fx_thread *t = fx_threads_head(); t != NULL; t = t->next)
         s->threads += !__atomic_load_n(&t->ended, __ATOMIC_ACQUIRE);
     s->tracks = fx_profile_threads_held(p);
+    s->methods = fx_drain_methods() != NULL ? fx_methods_count(fx_drain_methods()) : 0;
     s->period_ns = win.period_ns;
     r->rc = FX_OK;
 }

@@ -63,5 +63,7 @@ void fx_output_embed_end(struct fx_profile *p, struct fx_src_embed *e, bool last
 /* VM death, after the last file: waits up to 10 s for the queue to empty, says what was not
  * delivered, and ends the push thread. */
 void fx_output_push_flush(void);
+/* What the push thread holds now while it converts and sends, and the most it held so far. */
+void fx_output_push_memory(size_t *now, size_t *peak);
 
 #endif

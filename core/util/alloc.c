@@ -101,11 +101,42 @@ static void raw_free(void *p)
         free(p);
 }
 
+/* This thread's tally (fx_alloc_tally_begin), or NULL. */
+static __thread struct fx_alloc_tally *tally;
+
+static void tally_add(size_t n)
+{
+    size_t now = tally->now + n; /* one writer: this thread */
+    __atomic_store_n(&tally->now, now, __ATOMIC_RELAXED);
+    if (now > tally->peak)
+        __atomic_store_n(&tally->peak, now, __ATOMIC_RELAXED);
+}
+
+static void tally_sub(size_t n)
+{
+    __atomic_store_n(&tally->now, tally->now > n ? tally->now - n : 0, __ATOMIC_RELAXED);
+}
+
+void fx_alloc_tally_begin(struct fx_alloc_tally *t)
+{
+    __atomic_store_n(&t->now, 0, __ATOMIC_RELAXED);
+    __atomic_store_n(&t->peak, 0, __ATOMIC_RELAXED);
+    tally = t;
+}
+
+void fx_alloc_tally_end(void)
+{
+    tally = NULL;
+}
+
 static void *counted(void *p)
 {
     if (p != NULL) {
-        __atomic_add_fetch(&use.heap_bytes, usable(p), __ATOMIC_RELAXED);
+        size_t n = usable(p);
+        __atomic_add_fetch(&use.heap_bytes, n, __ATOMIC_RELAXED);
         __atomic_add_fetch(&use.blocks, 1, __ATOMIC_RELAXED);
+        if (tally != NULL)
+            tally_add(n);
     }
     return p;
 }
@@ -113,8 +144,11 @@ static void *counted(void *p)
 static void uncounted(void *p)
 {
     if (p != NULL) {
-        __atomic_sub_fetch(&use.heap_bytes, usable(p), __ATOMIC_RELAXED);
+        size_t n = usable(p);
+        __atomic_sub_fetch(&use.heap_bytes, n, __ATOMIC_RELAXED);
         __atomic_sub_fetch(&use.blocks, 1, __ATOMIC_RELAXED);
+        if (tally != NULL)
+            tally_sub(n);
     }
 }
 
@@ -198,6 +232,8 @@ void *fx_reallocarray(void *p, size_t n, size_t size)
     __atomic_sub_fetch(&use.heap_bytes, old, __ATOMIC_RELAXED);
     if (p != NULL)
         __atomic_sub_fetch(&use.blocks, 1, __ATOMIC_RELAXED);
+    if (tally != NULL)
+        tally_sub(old);
     return counted(q);
 }
 

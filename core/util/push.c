@@ -249,17 +249,20 @@ static int connect_to(const struct fx_push_url *u, int64_t deadline, struct fx_e
 }
 
 int fx_push_post(const struct fx_push_url *u, const char *target, const char *content_type,
-                 const void *body, size_t len, int timeout_ms, int *status, struct fx_errbuf *eb)
+                 const char *content_encoding, const void *body, size_t len, int timeout_ms,
+                 int *status, struct fx_errbuf *eb)
 {
     int64_t deadline = now_ms() + timeout_ms;
     int fd = connect_to(u, deadline, eb);
     if (fd < 0)
         return FX_EIO;
     char head[2048];
-    int hl = snprintf(head, sizeof head,
-                      "POST %s HTTP/1.1\r\nHost: %s:%s\r\nUser-Agent: fxagent\r\n"
-                      "Content-Type: %s\r\nContent-Length: %zu\r\nConnection: close\r\n\r\n",
-                      target, u->host, u->port, content_type, len);
+    int hl = snprintf(
+            head, sizeof head,
+            "POST %s HTTP/1.1\r\nHost: %s:%s\r\nUser-Agent: fxagent\r\n"
+            "Content-Type: %s\r\n%s%s%sContent-Length: %zu\r\nConnection: close\r\n\r\n",
+            target, u->host, u->port, content_type, content_encoding ? "Content-Encoding: " : "",
+            content_encoding ? content_encoding : "", content_encoding ? "\r\n" : "", len);
     char resp[512];
     size_t got = 0;
     bool ok = hl > 0 && (size_t)hl < sizeof head && send_all(fd, head, (size_t)hl, deadline) &&

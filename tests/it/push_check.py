@@ -41,6 +41,10 @@ def otlp(a):
     for r in reqs:
         if r["path"] != "/v1development/profiles" or r["headers"].get("Content-Type") != "application/x-protobuf":
             fail(f"request {r['path']} {r['headers'].get('Content-Type')}: not OTLP/HTTP protobuf")
+        # gzip, which OTLP/HTTP servers must accept (docs/FLEET.md), said by Content-Encoding
+        if r["headers"].get("Content-Encoding") != "gzip" or r["body"][:2] != b"\x1f\x8b":
+            fail(f"request {r['path']}: Content-Encoding {r['headers'].get('Content-Encoding')}, not a gzipped body")
+        r["body"] = gzip.decompress(r["body"])
     got = {f: 0 for f in a.files}
     received = 0
     for i, r in enumerate(x for x in reqs if x["status"] == 200):
@@ -98,6 +102,8 @@ def pyroscope(a):
     if int(q["from"][0]) != math.floor(t0) or int(q["until"][0]) != math.ceil(t1):
         fail(f"from/until {q['from']}/{q['until']} do not bracket {t0}..{t1}")
     ct = r["headers"].get("Content-Type", "")
+    # the ingest API documents no request compression: the pprof inside is gzipped instead
+    if "Content-Encoding" in r["headers"]: fail(f"Content-Encoding {r['headers']['Content-Encoding']} on an ingest request")
     b = re.search(r"boundary=(\S+)", ct)
     if not ct.startswith("multipart/form-data") or not b: fail(f"Content-Type {ct}")
     parts = r["body"].split(b"--" + b.group(1).encode())

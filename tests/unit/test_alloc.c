@@ -258,6 +258,45 @@ START_TEST(test_alloc_usage_counts_live_blocks_and_pages)
 }
 END_TEST
 
+/* Another thread's blocks while this one tallies: not in the tally. */
+static void *other_thread_allocates(void *arg)
+{
+    (void)arg;
+    void *p = fx_malloc(50000);
+    fx_free(p);
+    return p != NULL ? arg : NULL;
+}
+
+START_TEST(test_alloc_tally_counts_this_threads_blocks_only)
+{
+    struct fx_alloc_tally t = {.now = 7, .peak = 7}; /* begin zeroes it */
+    void *before = fx_malloc(4000);                  /* allocated before: freeing it is clamped */
+    fx_alloc_tally_begin(&t);
+    ck_assert_uint_eq(t.now, 0);
+    char *a = fx_malloc(10000);
+    char *b = fx_calloc(1000, 10);
+    ck_assert_uint_ge(t.now, 20000);
+    size_t two = t.now;
+    a = fx_reallocarray(a, 30000, 1); /* the old size leaves, the new one counts */
+    ck_assert_uint_ge(t.now, two - 10000 + 30000 - 64);
+    pthread_t th;
+    pthread_create(&th, NULL, other_thread_allocates, NULL);
+    pthread_join(th, NULL);
+    size_t high = t.now;
+    ck_assert_uint_eq(t.peak, high); /* the other thread's 50000 are not here */
+    fx_free(a);
+    fx_free(b);
+    ck_assert_uint_eq(t.now, 0);
+    ck_assert_uint_eq(t.peak, high);
+    fx_free(before);
+    ck_assert_uint_eq(t.now, 0);
+    fx_alloc_tally_end();
+    char *c = fx_malloc(1000); /* after the end: not tallied */
+    ck_assert_uint_eq(t.now, 0);
+    fx_free(c);
+}
+END_TEST
+
 static Suite *alloc_suite(void)
 {
     Suite *s = suite_create("alloc");
@@ -268,6 +307,7 @@ static Suite *alloc_suite(void)
     tcase_add_test(tc, test_alloc_grow_doubles_and_failure_keeps_the_array);
     tcase_add_test(tc, test_alloc_usage_counts_live_blocks_and_pages);
     tcase_add_test(tc, test_alloc_large_blocks_are_own_mappings);
+    tcase_add_test(tc, test_alloc_tally_counts_this_threads_blocks_only);
     suite_add_tcase(s, tc);
     tc = tcase_create("injection");
     tcase_add_test(tc, test_alloc_nth_allocation_fails_once);

@@ -153,22 +153,22 @@ START_TEST(test_push_post)
     int s = listener(u.port);
     pthread_t t;
     pthread_create(&t, NULL, answer_200, &s);
-    ck_assert_int_eq(
-            fx_push_post(&u, u.path, "application/x-protobuf", "abc", 3, 2000, &status, &eb),
-            FX_OK);
+    ck_assert_int_eq(fx_push_post(&u, u.path, "application/x-protobuf", "gzip", "abc", 3, 2000,
+                                  &status, &eb),
+                     FX_OK);
     ck_assert_int_eq(status, 204);
     pthread_join(t, NULL);
     /* accepted (in the backlog) and never answered: the time-out, not more */
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
-    ck_assert_int_eq(fx_push_post(&u, u.path, "x", "abc", 3, 300, &status, &eb), FX_EIO);
+    ck_assert_int_eq(fx_push_post(&u, u.path, "x", NULL, "abc", 3, 300, &status, &eb), FX_EIO);
     clock_gettime(CLOCK_MONOTONIC, &t1);
     double ms = (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6;
     ck_assert_double_ge(ms, 250);
     ck_assert_ptr_nonnull(strstr(eb.msg, "no answer within the time-out"));
     close(s);
     /* refused: the port is closed now */
-    ck_assert_int_eq(fx_push_post(&u, u.path, "x", "abc", 3, 2000, &status, &eb), FX_EIO);
+    ck_assert_int_eq(fx_push_post(&u, u.path, "x", NULL, "abc", 3, 2000, &status, &eb), FX_EIO);
     ck_assert_ptr_nonnull(strstr(eb.msg, "refused"));
 }
 END_TEST
