@@ -4,7 +4,8 @@
  *  - dump.c: file names (%p %t %n; every file written takes the next %n), the checks of a
  *    file= target, writing a snapshot (dump, stop, loop) or the model itself (VM death);
  *  - meta.c: the profile's meta, a step before each dump;
- *  - push.c: push=, every file written posted to a backend (issue 33). */
+ *  - push.c: push=, every file written posted to a backend (issue 33).
+ * Tests: it.views, it.loop, it.push, it.fault.dev_full, it.fault.missing_dir. */
 #ifndef FX_OUTPUT_H
 #define FX_OUTPUT_H
 

@@ -11,7 +11,8 @@
  * the attributes thread.name and thread.id. The resource: service.name (meta.product's main
  * class or jar unless given), host.name (meta.extra JVM "host" when the agent wrote it),
  * process.pid, process.runtime.name/version/description (meta.extra JVM). Which view a thread
- * feeds is view_of(); issue 30's per-view pprof split the same way (docs/FLEET.md). */
+ * feeds is view_of(); issue 30's per-view pprof split the same way (docs/FLEET.md).
+ * Tests: it.fxprof_convert_otlp, it.push. */
 #include "fx_convert.h"
 
 #include <cjson/cJSON.h>

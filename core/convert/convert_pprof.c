@@ -11,7 +11,8 @@
  * `-sample_index=delay` (or alloc_space, inuse_space, idle_delay) another view; nothing adds
  * idle waits to lock waits, nor lock waits or bytes to CPU time. Functions and locations come from
  * the profile's tables (a set per thread in older files gets its own ids), the thread's name is the
- * label 'thread'. */
+ * label 'thread'.
+ * Tests: it.fxprof_convert, it.push. */
 #include "fx_convert.h"
 
 #include <cjson/cJSON.h>

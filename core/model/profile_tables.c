@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* The interned tables of the profile model: strings, funcs, frames, stacks, and the resource and
  * source lists derived from func keys. Every get-or-create first reserves room in each table it
- * may touch, then inserts, so a failure leaves all tables as they were. */
+ * may touch, then inserts, so a failure leaves all tables as they were.
+ * Tests: unit.profile. */
 #include "fx_profile.h"
 
 #include <string.h>
