@@ -9,6 +9,7 @@
 
 #include "fx_alloc.h"
 #include "fx_profile_internal.h"
+#include "fx_profile_model.h"
 
 static const char *const sub_other[] = {"Other"};
 /* "Recovered...": frames put on top of a stack by stack recovery (issue 20); the oracle of
