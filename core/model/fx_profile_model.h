@@ -70,12 +70,8 @@ void fx_profile_thread_vacate_if_done(struct fx_profile *p, uint32_t i);
 void fx_profile_tables_destroy(struct fx_profile *p);
 size_t fx_profile_tables_memory(const struct fx_profile *p);
 
-/* Grows a plain array of structs (threads, counters, ...) by doubling. */
-static inline int fx_profile_grow_array(void **arr, uint32_t *cap, uint32_t count, size_t size)
-{
-    struct fx_col col = {arr, size};
-    return fx_profile_grow(cap, count, &col, 1);
-}
+/* profile_tables.c: grows a plain array of structs (threads, counters, ...) by doubling. */
+int fx_profile_grow_array(void **arr, uint32_t *cap, uint32_t count, size_t size);
 
 static inline void fx_profile_free_strs(char **strs, unsigned n)
 {

@@ -66,6 +66,13 @@ int fx_profile_grow(uint32_t *cap, uint32_t count, const struct fx_col *cols, un
     return FX_OK;
 }
 
+/* Grows a plain array of structs (threads, counters, ...) by doubling. */
+int fx_profile_grow_array(void **arr, uint32_t *cap, uint32_t count, size_t size)
+{
+    struct fx_col col = {arr, size};
+    return fx_profile_grow(cap, count, &col, 1);
+}
+
 void fx_cols_move(const struct fx_col *cols, unsigned ncols, uint32_t to, uint32_t from, uint32_t n)
 {
     if (to == from || n == 0)
