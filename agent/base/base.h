@@ -10,7 +10,8 @@
  *    dump, reset for a new recording), called in registration order, so the model and the
  *    writers never name a source;
  *  - other copies of libfxagent.so in this process (copies.c).
- * Rule: base/ includes only include/ and system headers; it calls no other part. */
+ * Rule: base/ includes only include/ and system headers; it calls no other part.
+ * Tests: unit.clock, it.bad_option, it.cycle. */
 #ifndef FX_BASE_H
 #define FX_BASE_H
 

@@ -2,7 +2,8 @@
 /* Private to agent/control, the top of the agent: entry points (Agent_OnLoad, Agent_OnAttach,
  * the JVMTI callbacks), the recording's life and the commands that drive it. Arrows inside the
  * folder run one way: attach.c -> commands.c -> lifecycle.c -> loop.c, jvmti_events.c; below
- * them every other part. */
+ * them every other part.
+ * Tests: it.cycle, it.attach, it.repeat, it.misuse.twice. */
 #ifndef FX_CONTROL_H
 #define FX_CONTROL_H
 

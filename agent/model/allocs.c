@@ -74,7 +74,7 @@ static struct {
     uint64_t drops_base; /* the ring's drops (per JVM) when this recording began */
 } cs;
 
-static bool push(const struct rec *r, const jvmtiFrameInfo *frames, const char *sig)
+static bool push_rec(const struct rec *r, const jvmtiFrameInfo *frames, const char *sig)
 {
     return fx_evq_push(&q.e, r, (uint32_t)sizeof(*r), frames,
                        r->nframes * (uint32_t)sizeof(*frames), sig, r->sig_len);
@@ -109,7 +109,7 @@ static void JNICALL on_sampled_alloc(jvmtiEnv *jvmti, JNIEnv *jni, jthread threa
     r.tag = __atomic_fetch_add(&q.next_tag, 1, __ATOMIC_RELAXED);
     if ((*jvmti)->SetTag(jvmti, object, (jlong)r.tag) != JVMTI_ERROR_NONE)
         r.tag = 0; /* counted as an allocation without a free to follow */
-    push(&r, frames, sig);
+    push_rec(&r, frames, sig);
     if (sig)
         (*jvmti)->Deallocate(jvmti, (unsigned char *)sig);
 }
@@ -119,7 +119,7 @@ static void JNICALL on_object_free(jvmtiEnv *jvmti, jlong tag)
 {
     (void)jvmti;
     struct rec r = {.t = fx_now_ns(), .tag = (uint64_t)tag, .kind = REC_FREE};
-    if (push(&r, NULL, NULL))
+    if (push_rec(&r, NULL, NULL))
         __atomic_fetch_add(&q.frees, 1, __ATOMIC_RELAXED);
 }
 

@@ -8,7 +8,8 @@
  *    restart) served between two passes;
  *  - markers.c, markers_queue.c: JVM events and fxagent.Markers calls as markers, a source;
  *  - locks.c, locks_events.c: lock waits (lock=) as markers and a blocked-time track, a source;
- *  - counters.c, gcinfo.c, jit_info.c, methods.c, tracks.c: model-private helpers. */
+ *  - counters.c, gcinfo.c, jit_info.c, methods.c, tracks.c: model-private helpers.
+ * Tests: unit.ring_drain, it.tracks, it.markers, it.locks, it.alloc, it.vthreads. */
 #ifndef FX_MODEL_H
 #define FX_MODEL_H
 

@@ -156,7 +156,8 @@ static void close_span(struct fx_profile *p, struct slot *s)
     /* The Firefox Profiler selects the samples in [start, end) of a marker: ending 1 us after
      * the last sample keeps it in the selection, and the next sample of the thread, later than
      * that by a handler's run at least, out of the span (pfile_spans.c's half a us included). */
-    if (fx_jvm_markers_span(p, (fx_thread_id){s->track}, s->first_ns, s->last_ns + SPAN_TAIL_NS, &m) == FX_OK)
+    if (fx_jvm_markers_span(p, (fx_thread_id){s->track}, s->first_ns, s->last_ns + SPAN_TAIL_NS,
+                            &m) == FX_OK)
         tc.spans++;
     else
         tc.marker_errors++;

@@ -5,7 +5,8 @@
  *    file= target, writing a snapshot (dump, stop, loop) or the model itself (VM death);
  *  - meta.c: the profile's meta, a step before each dump;
  *  - push.c: push=, every file written posted to a backend (issue 33);
- *  - embed.c: sources=, the Java sources embedded into each file written (issue 34). */
+ *  - embed.c: sources=, the Java sources embedded into each file written (issue 34).
+ * Tests: it.views, it.loop, it.push, it.fault.dev_full, it.fault.missing_dir, it.fxprof_sources. */
 #ifndef FX_OUTPUT_H
 #define FX_OUTPUT_H
 

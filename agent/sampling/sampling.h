@@ -10,7 +10,8 @@
  *  - codemap.c, vmstructs.c: the code ranges stack recovery reads (fx_recover.h);
  *  - probe.c: one thread's trace taken by its own handler on request (validate mode);
  *  - native_maps.c: the text map native_walk.c (the signal path's native half) checks;
- *  - signal_handler.c: the handler, under its symbol allow-list. */
+ *  - signal_handler.c: the handler, under its symbol allow-list.
+ * Tests: unit.recover, unit.recover_walk, unit.codemap, unit.signal_path_allowlist. */
 #ifndef FX_SAMPLING_H
 #define FX_SAMPLING_H
 
@@ -19,7 +20,6 @@
 #include "sample.h"
 
 /* --- sampler.c --- */
-
 /* Agent_OnLoad or a first start: refusals first (ring too small for depth, SIGPROF owned by
  * someone else, no AsyncGetCallTrace, engine=perf without perf_events), one line in eb. */
 int fx_sampling_check(struct fx_errbuf *eb);

@@ -2,7 +2,8 @@
 /* agent/validate: validate mode (validate.c, validate_report.c), a thread that compares the
  * stacks of suspended threads taken by AsyncGetCallTrace (through a probe) and by JVMTI, and
  * the oracle natives the jtreg suite calls (oracle.c); stackcmp.c is what both compare with.
- * Its interface for control/; it calls sampling/ and base/ only. */
+ * Its interface for control/; it calls sampling/ and base/ only.
+ * Tests: it.validate, it.validate_recovered, it.validate_stress. */
 #ifndef FX_VALIDATE_H
 #define FX_VALIDATE_H
 

@@ -13,7 +13,8 @@
  * resource: service.name (meta.product's main class or jar unless given), host.name (meta.extra JVM
  * "host" when the agent wrote it), process.pid, process.runtime.name/version/description
  * (meta.extra JVM). Which view a thread feeds is view_of(); issue 30's per-view pprof split the
- * same way (docs/FLEET.md). */
+ * same way (docs/FLEET.md).
+ * Tests: it.fxprof_convert_otlp, it.push, it.trace. */
 #include "fx_convert.h"
 
 #include <cjson/cJSON.h>

@@ -12,7 +12,8 @@
  * idle waits to lock waits, nor lock waits or bytes to CPU time. Functions and locations come from
  * the profile's tables (a set per thread in older files gets its own ids), the thread's name is the
  * label 'thread'; a sample in a trace span (fxagent.TraceContext, issue 33) has the labels
- * trace_id, span_id and its own (docs/FLEET.md). */
+ * trace_id, span_id and its own (docs/FLEET.md).
+ * Tests: it.fxprof_convert, it.push, it.trace. */
 #include "fx_convert.h"
 
 #include <cjson/cJSON.h>

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* Reads a processed Firefox Profiler file (.json or .json.gz, v56 and later) into flat index
  * columns. Every index is range-checked when loaded and every stack's parent comes before it,
- * so the walks in summary.c can neither read out of bounds nor loop. */
+ * so the walks in summary.c can neither read out of bounds nor loop.
+ * Tests: it.fxprof_summary, it.fxprof_convert. */
 #include "fx_pfile.h"
 
 #include <cjson/cJSON.h>

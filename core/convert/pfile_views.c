@@ -3,7 +3,8 @@
  * belong to, by their weightType (and a tracing-ms track's name: idle waits apart), the allocations
  * of the threads' nativeAllocations (live: not freed in the file), and the totals summary prints
  * and the agent's "Samples in this file" gives (fx_profile_totals: the same rule, so the figures
- * agree). */
+ * agree).
+ * Tests: it.fxprof_summary, it.views. */
 #include "fx_pfile.h"
 
 #include <cjson/cJSON.h>

@@ -1,4 +1,5 @@
-/* SPDX-License-Identifier: Apache-2.0 */
+/* SPDX-License-Identifier: Apache-2.0
+ * Tests: unit.src, it.fxprof_sources. */
 /* Embedding Java sources (issue 34): the text of the files a profile's frames name goes into
  * shared.sources.content (processed format v64+), which the Firefox Profiler's source view
  * prefers to any fetch (its selectors/code.tsx), so the view works offline and when shared.

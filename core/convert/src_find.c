@@ -1,4 +1,5 @@
-/* SPDX-License-Identifier: Apache-2.0 */
+/* SPDX-License-Identifier: Apache-2.0
+ * Tests: unit.src, it.fxprof_sources. */
 /* Where a profile's Java files are looked up (`fxprof sources`, the agent's sources=):
  * folders, jars and zips (read with libzip), in a fixed order, the first that holds the file
  * answering. A zip is indexed once: by entry name

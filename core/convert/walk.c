@@ -2,7 +2,8 @@
 /* The walk of a parsed profile (fx_convert.h): per track, every stack's values in the pprof
  * file's sample types, each sample in its track's view (fx_pfile_track_view): the mode's
  * samples and their time ([idle] apart unless kept), lock waits and their delay, allocation
- * samples and bytes, and the nativeAllocations rows as allocations and, unfreed, live. */
+ * samples and bytes, and the nativeAllocations rows as allocations and, unfreed, live.
+ * Tests: it.fxprof_convert. */
 #include "fx_convert.h"
 
 #include <cjson/cJSON.h>

@@ -10,6 +10,7 @@
 
 #include "fx_alloc.h"
 #include "fx_profile_internal.h"
+#include "fx_profile_model.h"
 
 #define ALLOC_ROW_BYTES (2 * sizeof(int64_t) + sizeof(uint32_t) + sizeof(uint64_t))
 #define LIVE_SLOT_BYTES (sizeof(uint64_t) + 2 * sizeof(uint32_t) + sizeof(int64_t))

@@ -9,6 +9,7 @@
 
 #include "fx_alloc.h"
 #include "fx_profile_internal.h"
+#include "fx_profile_model.h"
 
 /* Old row -> new row in the fresh tables; FX_NONE_ID: not (yet) interned there. */
 struct remap {

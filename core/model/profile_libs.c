@@ -3,7 +3,8 @@
  * library a native frame was named in, for the root `libs` array and resourceTable.lib
  * (PROFILE-FORMAT.md §3, §5). Kept as C strings beside the tables, so compaction and resets
  * (which renumber strings) leave them alone; copied whole into snapshots. A handful of rows
- * (one per library seen), so lookups are linear. */
+ * (one per library seen), so lookups are linear.
+ * Tests: unit.ff_writer. */
 #include <ctype.h>
 #include <stdio.h>
 #include <string.h>

@@ -1,4 +1,5 @@
-/* SPDX-License-Identifier: Apache-2.0 */
+/* SPDX-License-Identifier: Apache-2.0
+ * Tests: unit.src, it.fxprof_sources. */
 /* The model's share of embedding Java sources (issue 34, include/fx_src.h): which rows of the
  * sources table frames name and how hot each is, the texts the next write puts in the
  * table's content column (borrowed, never copied: they can be megabytes), and reading back a

@@ -1,13 +1,15 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* The interned tables of the profile model: strings, funcs, frames, stacks, and the resource and
  * source lists derived from func keys. Every get-or-create first reserves room in each table it
- * may touch, then inserts, so a failure leaves all tables as they were. */
+ * may touch, then inserts, so a failure leaves all tables as they were.
+ * Tests: unit.profile. */
 #include "fx_profile.h"
 
 #include <string.h>
 
 #include "fx_alloc.h"
 #include "fx_profile_internal.h"
+#include "fx_profile_model.h"
 
 static const char *const sub_other[] = {"Other"};
 /* "Recovered...": frames put on top of a stack by stack recovery (issue 20); the oracle of
@@ -62,6 +64,13 @@ int fx_profile_grow(uint32_t *cap, uint32_t count, const struct fx_col *cols, un
     }
     *cap = ncap;
     return FX_OK;
+}
+
+/* Grows a plain array of structs (threads, counters, ...) by doubling. */
+int fx_profile_grow_array(void **arr, uint32_t *cap, uint32_t count, size_t size)
+{
+    struct fx_col col = {arr, size};
+    return fx_profile_grow(cap, count, &col, 1);
 }
 
 void fx_cols_move(const struct fx_col *cols, unsigned ncols, uint32_t to, uint32_t from, uint32_t n)

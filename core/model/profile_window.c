@@ -10,6 +10,7 @@
 
 #include "fx_alloc.h"
 #include "fx_profile_internal.h"
+#include "fx_profile_model.h"
 
 /* --- table limit --- */
 

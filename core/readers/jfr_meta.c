@@ -3,7 +3,8 @@
  * attributes, children) whose "class" elements declare every type of the chunk with its
  * "field" children in wire order. Only classes and fields are kept (annotations and settings
  * are skipped); a field's type is resolved to a class index once every class is read. The
- * primitives are classes with reserved names (boolean ... double, java.lang.String). */
+ * primitives are classes with reserved names (boolean ... double, java.lang.String).
+ * Tests: unit.jfr. */
 #include <stdlib.h>
 #include <string.h>
 

@@ -2,7 +2,8 @@
 /* JFR values (issue 35): the compressed integers (7 bits a byte, least significant first, the
  * ninth byte whole), the string encodings (null, empty, pool reference, UTF-8, char array,
  * Latin-1), and decoding or skipping a value by its class from the metadata. Every read goes
- * through a bounded cursor, so corrupt bytes set an error instead of reading past the chunk. */
+ * through a bounded cursor, so corrupt bytes set an error instead of reading past the chunk.
+ * Tests: unit.jfr. */
 #include <string.h>
 
 #include "fx_alloc.h"

@@ -28,7 +28,7 @@ struct builder {
     uint64_t unsupported;
 };
 
-static int push(struct builder *b, const struct fx_cfi_row *r)
+static int push_row(struct builder *b, const struct fx_cfi_row *r)
 {
     if (b->n > 0) {
         const struct fx_cfi_row *p = &b->rows[b->n - 1];
@@ -112,7 +112,7 @@ static int fde_rows(Dwarf_CFI *cfi, uint64_t base, uint64_t start, uint64_t limi
         Dwarf_Frame *f = NULL;
         struct fx_cfi_row r = {.pc = (uint32_t)(a - base), .cfa = FX_CFI_CFA_NONE};
         if (dwarf_cfi_addrframe(cfi, a, &f) != 0)
-            return push(b, &r); /* a gap up to the next FDE */
+            return push_row(b, &r); /* a gap up to the next FDE */
         Dwarf_Addr s, e;
         bool signal = false;
         int ra = dwarf_frame_info(f, &s, &e, &signal);
@@ -122,7 +122,7 @@ static int fde_rows(Dwarf_CFI *cfi, uint64_t base, uint64_t start, uint64_t limi
             r.cfa = FX_CFI_CFA_UNSUPPORTED; /* an empty range: never loop on it */
             e = a + 1;
         }
-        int rc = push(b, &r);
+        int rc = push_row(b, &r);
         if (rc != FX_OK)
             return rc;
         a = e;

@@ -2,7 +2,8 @@
 /* One function or data symbol's address by name in an ELF file's .symtab (issue 18: the original
  * Unsafe.park of a JVM the agent attached to late, HotSpot's local symbol Unsafe_Park; issue 22:
  * the flag DoJVMTIVirtualThreadTransitions). A single read of the file's symbol table, off every
- * hot path. */
+ * hot path.
+ * Tests: unit.elfsym. */
 #include <fcntl.h>
 #include <gelf.h>
 #include <string.h>

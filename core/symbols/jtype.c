@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* JVM field signatures to Java type names (include/fx_jtype.h). */
+/* JVM field signatures to Java type names (include/fx_jtype.h).
+ * Tests: unit.profile_allocs. */
 #include "fx_jtype.h"
 
 #include <string.h>

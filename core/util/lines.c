@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* Line reading for /proc text files (maps, kallsyms): one growing fx_malloc buffer, line numbers
- * for messages, and a read error never mistaken for the end of the file. */
+ * for messages, and a read error never mistaken for the end of the file.
+ * Tests: unit.kallsyms, unit.textmap. */
 #include "fx_lines.h"
 
 #include <errno.h>

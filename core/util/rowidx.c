@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* Open-addressed row index: linear probing over row + 1 slots at load <= 1/2. Growth builds the
  * new slot array completely before it replaces the old one, so a failed allocation leaves the
- * index as it was; there is no deletion, hence no tombstones. */
+ * index as it was; there is no deletion, hence no tombstones.
+ * Tests: unit.strtab, unit.profile. */
 #include "fx_rowidx.h"
 
 #include <string.h>

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* The growable memory sink: data holds len bytes plus a NUL (so tests can treat it as a string);
- * on a failed write the buffer is unchanged. */
+ * on a failed write the buffer is unchanged.
+ * Tests: unit.otlp, unit.jvm_markers. */
 #include "fx_sink.h"
 
 #include <string.h>

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* Profile files: the writer's stream through gzip (one member) into a safe fx_out_file. A
  * failure after the target's folder accepted the temporary file is retried once, whole, in the
- * fallback folder, so a dump is never lost to a full or broken disk at the target. */
+ * fallback folder, so a dump is never lost to a full or broken disk at the target.
+ * Tests: unit.ff_writer. */
 #include "fx_ff_writer.h"
 
 #include <stdio.h>

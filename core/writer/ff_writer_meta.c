@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* The writer's meta object (categories, marker schemas, display hints, meta.extra) and the
  * counters (§4, §8, §10.2, §12.1). Nothing here depends on the profile's size but the scan for
- * initialVisibleThreads (each thread's samples and markers, once), which needs no allocation. */
+ * initialVisibleThreads (each thread's samples and markers, once), which needs no allocation.
+ * Tests: unit.ff_writer. */
 #include "fx_ff_writer.h"
 
 #include <inttypes.h>

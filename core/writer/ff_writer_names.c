@@ -7,7 +7,8 @@
  * thread attached again), so that the track list tells them apart; "name (tid N, #K)" when the
  * tid repeats too (K counts those threads in file order). Unique names are written unchanged,
  * so a track stays findable by the name the application gave it. A companion is named after its
- * thread's track as written, then its own suffix ("worker (tid 7): lock waits"). */
+ * thread's track as written, then its own suffix ("worker (tid 7): lock waits").
+ * Tests: unit.ff_writer. */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -3,7 +3,8 @@
  * messages the moment they are added, each into its own buffer; strings are interned (index 0
  * is "", as profile.proto requires) and written last with the profile's scalar fields. Field
  * order does not matter to a protobuf reader, so the buffers are simply concatenated. The first
- * error is sticky: every later call returns it and finish writes nothing. */
+ * error is sticky: every later call returns it and finish writes nothing.
+ * Tests: it.fxprof_convert, it.push. */
 #include "fx_pprof.h"
 
 #include <stdbool.h>

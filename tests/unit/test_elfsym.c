@@ -295,6 +295,24 @@ START_TEST(test_elfsym_names_a_static_function_of_this_pie_executable)
 }
 END_TEST
 
+/* core/symbols/elffind.c: a symbol's st_value by name, the address less the load base for a PIE
+ * (how the agent finds a HotSpot local symbol); a name that is not there and a missing file say
+ * so. */
+START_TEST(test_elfsym_symbol_vaddr_by_name_in_this_executable)
+{
+    Dl_info di;
+    ck_assert_int_ne(dladdr((void *)&pie_probe, &di), 0);
+    uint64_t v = 0;
+    ck_assert_int_eq(fx_elf_symbol_vaddr("/proc/self/exe", "pie_probe", &v), FX_OK);
+    ck_assert_uint_eq(v, (uint64_t)((uintptr_t)&pie_probe - (uintptr_t)di.dli_fbase));
+    v = 7;
+    ck_assert_int_eq(fx_elf_symbol_vaddr("/proc/self/exe", "no_such_symbol_here", &v),
+                     FX_ENOTFOUND);
+    ck_assert_uint_eq(v, 7);
+    ck_assert_int_eq(fx_elf_symbol_vaddr("/nonexistent/fxagent", "main", &v), FX_EIO);
+}
+END_TEST
+
 /* A dump-sized batch: 100k addresses over two libraries and this executable, each named
  * right; the library cache makes that one read per file (no timing is asserted). */
 START_TEST(test_elfsym_hundred_thousand_lookups_all_right)
@@ -374,6 +392,7 @@ static Suite *elfsym_suite(void)
     tcase_add_test(tc, test_elfsym_stripped_library_with_a_debug_file_names_everything);
     tcase_add_test(tc, test_elfsym_names_vdso_functions_from_memory);
     tcase_add_test(tc, test_elfsym_names_a_static_function_of_this_pie_executable);
+    tcase_add_test(tc, test_elfsym_symbol_vaddr_by_name_in_this_executable);
     tcase_add_test(tc, test_elfsym_hundred_thousand_lookups_all_right);
     suite_add_tcase(s, tc);
     tc = tcase_create("unusable");
