@@ -60,11 +60,14 @@ struct type_count {
     uint64_t n;
 };
 
-/* jfr_markers.c's events: class, fields (-1: absent) of each marker type of the chunk. */
-#define JFR_MARKER_TYPES 5
+/* jfr_markers.c's events: class and fields (-1: absent) of each marker type of the chunk; f:
+ * the JFR field of each of the type's schema fields. */
+#define JFR_MARKER_TYPES  18
+#define JFR_MARKER_FIELDS 7
 struct mk_fields {
     uint32_t cls;
-    int time, duration, thread, stack, detail;
+    int time, duration, thread, stack, alloc_time;
+    int f[JFR_MARKER_FIELDS];
 };
 
 struct conv {
@@ -107,6 +110,10 @@ int fx_jfr_profile_thread(struct conv *c, const struct fx_jfr_value *ref, bool c
                           struct fx_errbuf *eb);
 int fx_jfr_profile_stack(struct conv *c, const struct fx_jfr_value *ref, bool native,
                          fx_stack_id *out, struct fx_errbuf *eb);
+/* "pkg.Class.method" of a Method reference, in c->buf ("[unknown class].[unknown method]" when
+ * the pools lack it). */
+const char *fx_jfr_profile_method(struct conv *c, const struct fx_jfr_value *ref,
+                                  struct fx_errbuf *eb);
 /* A frame of its own for a label (a root or leaf the recording implies, an allocated class):
  * category cat, subcategory sub. */
 int fx_jfr_profile_label_frame(struct fx_profile *p, const char *label, uint8_t cat, uint8_t sub,

@@ -113,15 +113,9 @@ static uint8_t frame_sub(struct conv *c, const struct fx_jfr_value *ref, struct 
     return sub;
 }
 
-/* "pkg.Class.method" of a Method reference. */
-static int func_of(struct conv *c, const struct fx_jfr_value *ref, fx_func_id *out,
-                   struct fx_errbuf *eb)
+const char *fx_jfr_profile_method(struct conv *c, const struct fx_jfr_value *ref,
+                                  struct fx_errbuf *eb)
 {
-    uint64_t v64;
-    if (fx_jfr_map_get(&c->cache, C_METHOD, (uint64_t)ref->i, &v64)) {
-        *out = (fx_func_id){(uint32_t)v64};
-        return FX_OK;
-    }
     const struct layout *l = &c->l;
     struct fx_jfr_value m[16], k[16];
     char cls[STR_CAP] = "[unknown class]", meth[STR_CAP] = "[unknown method]";
@@ -135,8 +129,20 @@ static int func_of(struct conv *c, const struct fx_jfr_value *ref, fx_func_id *o
         if (*s == '/')
             *s = '.';
     snprintf(c->buf, STR_CAP, "%s.%s", cls, meth);
+    return c->buf;
+}
+
+/* "pkg.Class.method" of a Method reference. */
+static int func_of(struct conv *c, const struct fx_jfr_value *ref, fx_func_id *out,
+                   struct fx_errbuf *eb)
+{
+    uint64_t v64;
+    if (fx_jfr_map_get(&c->cache, C_METHOD, (uint64_t)ref->i, &v64)) {
+        *out = (fx_func_id){(uint32_t)v64};
+        return FX_OK;
+    }
     fx_str_id name;
-    int rc = fx_profile_cstring(c->p, c->buf, &name);
+    int rc = fx_profile_cstring(c->p, fx_jfr_profile_method(c, ref, eb), &name);
     if (rc != FX_OK)
         return rc;
     struct fx_func_key fk = {.name = name,

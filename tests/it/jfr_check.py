@@ -22,7 +22,13 @@ Checks, each failure counted:
   - one marker per event of jdk.ThreadPark, JavaMonitorEnter, JavaMonitorWait, ThreadSleep
     and GarbageCollection, named as the type (their count equals jfr summary's);
   - per thread, the allocation samples, the sum of their weights (bytes) and the multiset of
-    their stacks with the allocated class (as Java names it) as leaf.
+    their stacks with the allocated class (as Java names it) as leaf;
+  - one marker per event of VirtualThreadPinned, the GC phases, Compilation, MethodTrace,
+    MethodTiming and OldObjectSample as well; for those of MARKER_KEYS that PRINT.json holds
+    (jfr_test.sh asks for MARKER_EVENTS), per thread the multiset of what the marker says (the
+    method, its invocations and times, the collector and cause, the old object's class, size and
+    age...) and of its stack equals jfr print's events';
+  - with --require, jfr summary counts at least one event of each type named.
 """
 import argparse
 import collections
@@ -38,7 +44,40 @@ TRUNCATED = "[JFR: stack truncated (the recording's stackdepth)]"
 NO_THREAD = {"osThreadId": 0, "javaName": "[JFR: unknown thread]"}
 NO_STACK = "[JFR: no stack trace]"  # the root of an event without a stack (jfr print: none)
 MARKER_TYPES = ("jdk.ThreadPark", "jdk.JavaMonitorEnter", "jdk.JavaMonitorWait",
-                "jdk.ThreadSleep", "jdk.GarbageCollection")
+                "jdk.ThreadSleep", "jdk.GarbageCollection", "jdk.VirtualThreadPinned",
+                "jdk.GCPhasePause", "jdk.GCPhasePauseLevel1", "jdk.GCPhasePauseLevel2",
+                "jdk.GCPhasePauseLevel3", "jdk.GCPhasePauseLevel4", "jdk.GCPhaseConcurrent",
+                "jdk.GCPhaseConcurrentLevel1", "jdk.GCPhaseConcurrentLevel2", "jdk.Compilation",
+                "jdk.MethodTrace", "jdk.MethodTiming", "jdk.OldObjectSample")
+# the markers compared event by event with jfr print's (when PRINT.json holds them): per thread
+# of the event (None: GC and method timing, on the main track), the multiset of their stacks
+# and of what the marker says of the event, as jfr print says it
+MARKER_KEYS = {
+    "jdk.GarbageCollection": (None, lambda v: (v["name"], v["cause"]),
+                              lambda d: (d["collector"], d["gcCause"])),
+    "jdk.GCPhasePause": (None, lambda v: (v["name"],), lambda d: (d["phase"],)),
+    "jdk.GCPhasePauseLevel1": (None, lambda v: (v["name"],), lambda d: (d["phase"],)),
+    "jdk.Compilation": ("eventThread", lambda v: (method(v["method"]), v["compileLevel"],
+                                                  v["succeded"], v["codeSize"]),
+                        lambda d: (d["method"], d["level"], d["succeeded"] == "yes",
+                                   d["codeSize"])),
+    "jdk.VirtualThreadPinned": ("eventThread", lambda v: (v["blockingOperation"],),
+                                lambda d: (d["operation"],)),
+    "jdk.MethodTrace": ("eventThread", lambda v: (method(v["method"]),),
+                        lambda d: (d["method"],)),
+    "jdk.MethodTiming": (None, lambda v: (method(v["method"]), v["invocations"],
+                                          round(iso_ms(v["minimum"]), 3),
+                                          round(iso_ms(v["average"]), 3),
+                                          round(iso_ms(v["maximum"]), 3)),
+                         lambda d: (d["method"], d["invocations"], round(d["minimum"], 3),
+                                    round(d["average"], 3), round(d["maximum"], 3))),
+    "jdk.OldObjectSample": ("eventThread", lambda v: (java_name(v["object"]["type"]["name"]),
+                                                      v.get("objectSize", 0),  # JDK 17: none
+                                                      round(iso_ms(v["objectAge"]), 3)),
+                            lambda d: (d["objectClass"], d["objectSize"],
+                                       round(d["objectAge"], 3))),
+}
+MARKER_EVENTS = ",".join(MARKER_KEYS)  # what jfr_test.sh asks jfr print for
 SUBCAT = {"Interpreted": "Interpreted", "JIT compiled": "Other", "Inlined": "Inlined",
           "Native": "Native method"}
 
@@ -51,6 +90,20 @@ def summary_counts(path):
             if m and m.group(1) != "Event":
                 counts[m.group(1)] = int(m.group(2))
     return counts
+
+
+def method(m):
+    """jfr print's Method as the converter names it: pkg.Class.method."""
+    return m["type"]["name"].replace("/", ".") + "." + m["name"]
+
+
+def iso_ms(text):
+    """jfr print's duration (PT0.047S, PT1M2.5S) in ms."""
+    m = re.fullmatch(r"(-?)PT(?:(\d+)H)?(?:(\d+)M)?(?:([\d.]+)S)?", text)
+    if not m:
+        raise ValueError(f"not a jfr print duration: {text}")
+    ms = (int(m.group(2) or 0) * 3600 + int(m.group(3) or 0) * 60 + float(m.group(4) or 0)) * 1e3
+    return -ms if m.group(1) else ms
 
 
 def jfr_frames(ev):
@@ -75,6 +128,11 @@ def main():
                     help="jfr print must hold at least this many CPU-time samples")
     ap.add_argument("--min-allocs", type=int, default=0,
                     help="jfr print must hold at least this many allocation samples")
+    ap.add_argument("--marker-types", default="",
+                    help="these marker types (of MARKER_KEYS) must be in PRINT.json, events "
+                    "and all, when jfr summary counts any")
+    ap.add_argument("--require", default="",
+                    help="event types jfr summary must count at least one of (comma-separated)")
     ap.add_argument("--label", default="jfr_check")
     a = ap.parse_args()
     ck = pl.Checker(a.label, True)
@@ -90,6 +148,9 @@ def main():
         ck.check(theirs.get(name, 0) == ours.get(name, 0),
                  f"{name}: jfr summary {theirs.get(name, 0)}, profile {ours.get(name, 0)}")
 
+    for name in filter(None, a.require.split(",")):
+        ck.check(theirs.get(name, 0) > 0, f"{name}: the recording has {theirs.get(name, 0)} events,"
+                 " at least 1")
     if a.interval_ms is not None:
         ck.check(prof.doc["meta"]["interval"] == a.interval_ms,
                  f"meta.interval {prof.doc['meta']['interval']} ms, the recording's period "
@@ -112,6 +173,8 @@ def main():
     names = {}
     allocs = collections.defaultdict(collections.Counter)  # tid -> (class, frames) -> n
     alloc_bytes = collections.Counter()
+    marker_events = [ev for ev in events if ev["type"] in MARKER_KEYS]
+    events = [ev for ev in events if ev["type"] not in MARKER_KEYS]
     for ev in events:
         if ev["type"] == "jdk.ObjectAllocationSample":
             th = ev["values"]["eventThread"] or NO_THREAD
@@ -160,7 +223,43 @@ def main():
     n_allocs = sum(sum(c.values()) for c in allocs.values())
     ck.check(n_allocs >= a.min_allocs, f"{n_allocs} allocation samples, at least {a.min_allocs}")
     check_allocs(ck, prof, allocs, alloc_bytes, names)
+    check_markers(ck, prof, marker_events, theirs, a.marker_types)
     sys.exit(ck.exit_code())
+
+
+def marker_frames(prof, data):
+    """The stack of a marker (data.cause), as jfr_frames gives an event's: (truncated, frames)."""
+    stack = (data.get("cause") or {}).get("stack")
+    frames = [(prof.name[f], prof.line[f], prof.sub[f]) for f in prof.path(stack)[::-1]]
+    truncated = bool(frames) and frames[-1][0] == TRUNCATED
+    return truncated, tuple(frames[:-1] if truncated else frames)
+
+
+def check_markers(ck, prof, events, theirs, types):
+    """Each type of MARKER_KEYS jfr print was asked for: per thread (by OS thread id; all on one
+    side for the types without a thread), the multiset of (what the marker says, its stack)
+    equals jfr print's events'."""
+    seen = {ev["type"] for ev in events}
+    for name in (types or "").split(","):
+        if name:
+            ck.check(name in seen or theirs.get(name, 0) == 0,
+                     f"{name}: jfr print was asked for it and has {theirs.get(name, 0)} events")
+    for name in sorted(seen):
+        field, theirs_key, ours_key = MARKER_KEYS[name]
+        want, got = collections.Counter(), collections.Counter()
+        for ev in events:
+            if ev["type"] == name:
+                v = ev["values"]
+                tid = (v[field] or NO_THREAD)["osThreadId"] if field else None
+                want[(tid, theirs_key(v)) + jfr_frames(ev)] += 1
+        for t in prof.doc["threads"]:
+            for m in prof.markers(t, name):
+                got[(t["tid"] if field else None, ours_key(m["data"]))
+                    + marker_frames(prof, m["data"])] += 1
+        diff = (want - got) + (got - want)
+        ck.check(not diff and want, f"markers {name}: {sum(want.values())} events, their "
+                 f"threads, {len(want)} distinct values and stacks equal jfr print's"
+                 + ("" if not diff else f"; first difference: {next(iter(diff))}"))
 
 
 def java_name(name):
