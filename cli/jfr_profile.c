@@ -241,6 +241,7 @@ static int chunk(struct conv *c, struct fx_errbuf *eb)
     read_layout(c);
     c->setting_cls = fx_jfr_class_find(c->r, "jdk.ActiveSetting");
     fx_jfr_markers_layout(c);
+    fx_jfr_counters_layout(c);
     fx_jfr_map_clear(&c->cache);
     fx_free(c->per_class);
     c->per_class = fx_calloc(fx_jfr_class_count(c->r) + 1, sizeof *c->per_class);
@@ -258,11 +259,13 @@ static int chunk(struct conv *c, struct fx_errbuf *eb)
             rc = alloc_sample(c, &ev, eb);
         else if (ev.cls == c->setting_cls)
             setting(c, &ev, eb);
-        else
+        else if ((rc = fx_jfr_counters_event(c, &ev, eb)) == 0)
             rc = fx_jfr_markers_event(c, &ev, eb);
         if (rc != 1 && rc != FX_OK)
             return rc;
     }
+    if (rc >= 0)
+        rc = fx_jfr_counters_flush(c);
     return rc < 0 ? rc : end_chunk(c);
 }
 
@@ -300,6 +303,8 @@ static int finish(struct conv *c)
              FX_EXTRA_NONZERO},
             {"markers (waits, GC and its phases, compilations, traced and timed methods, old objects)",
              c->markers, FX_EXTRA_ALWAYS},
+            {"counter values (heap used/committed, CPU load)", c->cnt.values, FX_EXTRA_NONZERO},
+            {"heap summary or CPU load events of an unknown layout", c->cnt.unread, FX_EXTRA_LOSS},
             {"allocation samples of an unknown layout or no weight", c->alloc_lost, FX_EXTRA_LOSS},
             {"stacks truncated by the recording", c->truncated, FX_EXTRA_NONZERO},
             {"events without a stack trace", c->no_stack, FX_EXTRA_LOSS},
@@ -342,7 +347,7 @@ int fx_jfr_profile(const char *path, struct fx_profile *p, struct fx_jfr_summary
     }
     for (size_t i = 0; i < c.n_types; i++)
         fx_free(c.types[i].name);
-    fx_free(c.types), fx_free(c.rows), fx_free(c.per_class), fx_free(c.frames);
+    fx_free(c.types), fx_free(c.rows), fx_free(c.cnt.rows), fx_free(c.per_class), fx_free(c.frames);
     fx_jfr_map_destroy(&c.cache);
     fx_jfr_map_destroy(&c.threads);
     fx_jfr_close(c.r);

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* The JFR converter's shared state (issue 35), private to cli/jfr_profile.c (threads, stacks,
- * samples, allocations, event counts) and cli/jfr_markers.c (events with a duration as
- * markers). One struct conv per conversion; its caches of pool keys live for one chunk. */
+ * samples, allocations, event counts), cli/jfr_markers.c (events as markers) and
+ * cli/jfr_counters.c (heap and CPU load counters). One struct conv per conversion; its caches of
+ * pool keys live for one chunk. */
 #ifndef FX_CLI_JFR_PROFILE_H
 #define FX_CLI_JFR_PROFILE_H
 
@@ -70,6 +71,30 @@ struct mk_fields {
     int f[JFR_MARKER_FIELDS];
 };
 
+/* jfr_counters.c's state: the chunk's classes and fields, the whole recording's counters and
+ * the chunk's values (sorted by time at its end). */
+enum {
+    JFR_HEAP_USED,
+    JFR_HEAP_COMMITTED,
+    JFR_CPU_USER,
+    JFR_CPU_SYSTEM,
+    JFR_CPU_MACHINE
+};
+#define JFR_COUNTERS 5
+struct crow {
+    int64_t t, v;
+    uint32_t which;
+};
+struct jfr_counters {
+    uint32_t heap_cls, load_cls;
+    int h_time, h_used, h_space, vs_committed, l_time, l_f[3];
+    uint32_t id[JFR_COUNTERS];
+    bool made[JFR_COUNTERS];
+    struct crow *rows;
+    size_t n, cap;
+    uint64_t values, unread;
+};
+
 struct conv {
     struct fx_jfr *r;
     struct fx_profile *p;
@@ -87,6 +112,7 @@ struct conv {
     uint64_t samples, native_samples, allocs, no_stack, no_thread, truncated, alloc_lost;
     uint64_t address; /* the allocations' made-up addresses: JFR has none, nor frees */
     struct mk_fields mk[JFR_MARKER_TYPES];
+    struct jfr_counters cnt;
     uint64_t markers;
     uint32_t main_thread; /* where events without a thread (GC) go: "main", else the first */
     bool any_thread;
@@ -123,5 +149,12 @@ int fx_jfr_profile_label_frame(struct fx_profile *p, const char *label, uint8_t 
  * one of them (1), else 0; negative on failure (eb). */
 void fx_jfr_markers_layout(struct conv *c);
 int fx_jfr_markers_event(struct conv *c, const struct fx_jfr_obj *ev, struct fx_errbuf *eb);
+
+/* jfr_counters.c: finds the counters' events' fields in the chunk; takes ev when it is one of
+ * them (1), else 0, negative on failure; flush: the chunk's values, in time order, into the
+ * model's counters. */
+void fx_jfr_counters_layout(struct conv *c);
+int fx_jfr_counters_event(struct conv *c, const struct fx_jfr_obj *ev, struct fx_errbuf *eb);
+int fx_jfr_counters_flush(struct conv *c);
 
 #endif

@@ -28,11 +28,15 @@ Checks, each failure counted:
     (jfr_test.sh asks for MARKER_EVENTS), per thread the multiset of what the marker says (the
     method, its invocations and times, the collector and cause, the old object's class, size and
     age...) and of its stack equals jfr print's events';
+  - the counters: heap used and committed, one value per jdk.GCHeapSummary, and the CPU load
+    (JVM user, system, machine total, whole percent), one per jdk.CPULoad, equal jfr print's;
   - with --require, jfr summary counts at least one event of each type named.
 """
 import argparse
 import collections
+import math
 import re
+import struct
 import sys
 
 import profile_lib as pl
@@ -77,7 +81,26 @@ MARKER_KEYS = {
                             lambda d: (d["objectClass"], d["objectSize"],
                                        round(d["objectAge"], 3))),
 }
-MARKER_EVENTS = ",".join(MARKER_KEYS)  # what jfr_test.sh asks jfr print for
+def pct(x):
+    """A float field in whole percent as the converter rounds it: JFR's float (jfr print writes
+    0.005 for the float 0.004999999888), times 100, rounded half up."""
+    return math.floor(struct.unpack("f", struct.pack("f", x))[0] * 100 + .5)
+
+
+# the counters: name -> (event type, its value as the converter writes it: CPU in whole percent)
+COUNTERS = {
+    "Java heap used": ("jdk.GCHeapSummary", lambda v: v["heapUsed"]),
+    "Java heap committed": ("jdk.GCHeapSummary", lambda v: v["heapSpace"]["committedSize"]),
+    "JVM user CPU (% of all CPUs)": ("jdk.CPULoad", lambda v: pct(v["jvmUser"])),
+    "JVM system CPU (% of all CPUs)": ("jdk.CPULoad",
+                                       lambda v: pct(v["jvmSystem"])),
+    "Machine total CPU (% of all CPUs)": ("jdk.CPULoad",
+                                          lambda v: pct(v["machineTotal"])),
+}
+MARKER_EVENTS = ",".join(MARKER_KEYS)
+PRINT_EVENTS = MARKER_EVENTS + ",jdk.GCHeapSummary,jdk.CPULoad"  # what jfr_test.sh asks for
+SAMPLE_TYPES = ("jdk.ExecutionSample", "jdk.NativeMethodSample", "jdk.CPUTimeSample",
+                "jdk.ObjectAllocationSample")
 SUBCAT = {"Interpreted": "Interpreted", "JIT compiled": "Other", "Inlined": "Inlined",
           "Native": "Native method"}
 
@@ -174,7 +197,8 @@ def main():
     allocs = collections.defaultdict(collections.Counter)  # tid -> (class, frames) -> n
     alloc_bytes = collections.Counter()
     marker_events = [ev for ev in events if ev["type"] in MARKER_KEYS]
-    events = [ev for ev in events if ev["type"] not in MARKER_KEYS]
+    check_counters(ck, prof, events, theirs)
+    events = [ev for ev in events if ev["type"] in SAMPLE_TYPES]
     for ev in events:
         if ev["type"] == "jdk.ObjectAllocationSample":
             th = ev["values"]["eventThread"] or NO_THREAD
@@ -227,6 +251,22 @@ def main():
     sys.exit(ck.exit_code())
 
 
+def check_counters(ck, prof, events, theirs):
+    """Each counter of COUNTERS whose event type PRINT.json holds: one value per event, the
+    values those of jfr print's events (as multisets: events at the same time may swap)."""
+    have = {ev["type"] for ev in events}
+    ours = prof.counters()
+    for name, (etype, value) in COUNTERS.items():
+        if etype not in have:
+            continue
+        want = sorted(value(ev["values"]) for ev in events if ev["type"] == etype)
+        got = sorted(ours.get(name, []))
+        ck.check(len(want) == theirs.get(etype, 0), f"{etype}: jfr print {len(want)}, "
+                 f"jfr summary {theirs.get(etype, 0)}")
+        ck.check(want == got, f"counter {name}: {len(got)} values, jfr print's {len(want)} "
+                 f"{etype} events' ({want[:3]}...)" + ("" if want == got else f"; profile {got[:3]}"))
+
+
 def marker_frames(prof, data):
     """The stack of a marker (data.cause), as jfr_frames gives an event's: (truncated, frames)."""
     stack = (data.get("cause") or {}).get("stack")
@@ -241,7 +281,7 @@ def check_markers(ck, prof, events, theirs, types):
     equals jfr print's events'."""
     seen = {ev["type"] for ev in events}
     for name in (types or "").split(","):
-        if name:
+        if name in MARKER_KEYS:
             ck.check(name in seen or theirs.get(name, 0) == 0,
                      f"{name}: jfr print was asked for it and has {theirs.get(name, 0)} events")
     for name in sorted(seen):

@@ -11,7 +11,8 @@
 #     for the demo (a second JVM, 1 s), with its allocation samples (per thread their count,
 #     bytes and stacks with the class as leaf) and its markers (GC, the monitor wait of main's
 #     join: one per event, as jfr summary counts them; GC, its phases, compilations and old
-#     objects event by event: thread, values, stack), fxcheck accepting them; on JDK 25 with
+#     objects event by event: thread, values, stack), its heap and CPU load counters (a value per
+#     jdk.GCHeapSummary, jdk.CPULoad), fxcheck accepting them; on JDK 25 with
 #     its CPU-time samples as well (per thread their count and stacks) and its traced and timed
 #     methods (jdk.MethodTrace, jdk.MethodTiming: their markers event by event);
 #   - fxprof summary reads the recording (the main thread's samples listed);
@@ -61,14 +62,14 @@ python3 "$IT_DIR/jfr_check.py" --label "$name.small" small.json.gz small.summary
 # (GC and phases, compilations, old objects) compared event by event with jfr print's.
 # JDK 25 and later: its CPU-time sampler too (JEP 509), a track per thread beside it, and
 # method tracing and timing (JEP 520) of worker-1's beta and gamma, alpha and worker-2's hashing.
-cpu_opts="" cpu_events="" min_cpu=0 require=jdk.GarbageCollection,jdk.GCPhasePause
+cpu_opts="" cpu_events="" min_cpu=0 require=jdk.GarbageCollection,jdk.GCPhasePause,jdk.GCHeapSummary,jdk.CPULoad
 if [[ ${IT_MAJOR:-0} -ge 25 ]]; then
     cpu_opts=",jdk.CPUTimeSample#enabled=true,jdk.CPUTimeSample#throttle=10ms"
     cpu_opts+=",jdk.MethodTrace#filter=fxagent.demo.Demo::beta;fxagent.demo.Demo::gamma"
     cpu_opts+=",jdk.MethodTiming#filter=fxagent.demo.Demo::alpha;fxagent.demo.Demo::hashing"
     cpu_events=",jdk.CPUTimeSample" min_cpu=20 require+=,jdk.MethodTrace,jdk.MethodTiming
 fi
-marker_events=$(cd "$IT_DIR" && python3 -c 'import jfr_check; print(jfr_check.MARKER_EVENTS)')
+print_events=$(cd "$IT_DIR" && python3 -c 'import jfr_check; print(jfr_check.PRINT_EVENTS)')
 it_run alloc "$IT_JDK/bin/java" "-XX:StartFlightRecording=filename=alloc.jfr,settings=profile$cpu_opts" \
     -cp "$FXAGENT_DEMO_JAR" fxagent.demo.Demo 1
 [[ $IT_RC -eq 0 ]] || it_fail "java (demo) exited $IT_RC"
@@ -76,10 +77,10 @@ it_run alloc "$IT_JDK/bin/java" "-XX:StartFlightRecording=filename=alloc.jfr,set
 "$FXCHECK" alloc.json.gz || it_fail "fxcheck rejected alloc.json.gz (its markers, allocations)"
 "$jfr_tool" summary alloc.jfr >alloc.summary || it_fail "jfr summary alloc.jfr failed"
 "$jfr_tool" print --json --stack-depth 4096 \
-    --events "jdk.ExecutionSample,jdk.NativeMethodSample,jdk.ObjectAllocationSample$cpu_events,$marker_events" \
+    --events "jdk.ExecutionSample,jdk.NativeMethodSample,jdk.ObjectAllocationSample$cpu_events,$print_events" \
     alloc.jfr >alloc.print.json || it_fail "jfr print alloc.jfr failed"
 python3 "$IT_DIR/jfr_check.py" --label "$name.alloc" --min-allocs 100 --min-cpu "$min_cpu" \
-    --marker-types "$marker_events" --require "$require" \
+    --marker-types "$print_events" --require "$require" \
     alloc.json.gz alloc.summary alloc.print.json || it_fail "alloc.jfr: the profile differs from the JDK's reader (above)"
 
 it_run summary "$FXPROF" summary rec.jfr
