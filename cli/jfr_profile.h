@@ -28,7 +28,8 @@ enum {
     C_METHOD,
     C_FTYPE,
     C_CLASS,
-    C_CTHREAD /* a thread's CPU-time track */
+    C_CTHREAD, /* a thread's CPU-time track */
+    C_LMETHOD  /* a native library's function (async-profiler's frames) */
 };
 
 /* A sample, or an allocation of `bytes` (> 0). */
@@ -45,15 +46,19 @@ struct ev_fields {
 
 /* Class and field indexes of the chunk (-1 / UINT32_MAX where the chunk lacks them). */
 struct layout {
-    struct ev_fields exec, native, alloc, cpu, cpu_lost; /* the events read */
-    int a_class, a_weight;                               /* jdk.ObjectAllocationSample's own */
-    int t_os_name, t_os_id, t_java_name, t_java_id;      /* java.lang.Thread */
-    int st_truncated, st_frames;                         /* jdk.types.StackTrace */
-    int f_method, f_line, f_type;                        /* jdk.types.StackFrame */
-    int m_type, m_name;                                  /* jdk.types.Method */
-    int c_name;                                          /* java.lang.Class */
-    int s_string;                                        /* jdk.types.Symbol */
-    int ft_desc;                                         /* jdk.types.FrameType */
+    struct ev_fields exec, native, cpu, cpu_lost; /* the events read */
+    /* jdk.ObjectAllocationSample, ObjectAllocationInNewTLAB, ObjectAllocationOutsideTLAB: the
+     * event, its class field, its weight (weight, tlabSize; -1: none) and its size fields */
+    struct ev_fields alloc[3];
+    int a_class[3], a_weight[3], a_size[3];
+    int t_os_name, t_os_id, t_java_name, t_java_id; /* java.lang.Thread */
+    int st_truncated, st_frames;                    /* jdk.types.StackTrace */
+    int f_method, f_line, f_type;                   /* jdk.types.StackFrame */
+    int m_type, m_name;                             /* jdk.types.Method */
+    int c_name;                                     /* java.lang.Class */
+    int s_string;                                   /* jdk.types.Symbol */
+    int ft_desc;                                    /* jdk.types.FrameType */
+    bool async_profiler; /* async-profiler wrote the chunk: it defines profiler.* types */
 };
 
 struct type_count {
@@ -110,7 +115,9 @@ struct conv {
     size_t cap_frames;
     uint64_t cpu_samples, cpu_lost;
     uint64_t samples, native_samples, allocs, no_stack, no_thread, truncated, alloc_lost;
-    uint64_t address; /* the allocations' made-up addresses: JFR has none, nor frees */
+    uint64_t ap_chunks;   /* chunks async-profiler wrote */
+    uint64_t tlab_allocs; /* of allocs: ObjectAllocationInNewTLAB/OutsideTLAB events */
+    uint64_t address;     /* the allocations' made-up addresses: JFR has none, nor frees */
     struct mk_fields mk[JFR_MARKER_TYPES];
     struct jfr_counters cnt;
     uint64_t markers;

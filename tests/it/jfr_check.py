@@ -57,6 +57,10 @@ MARKER_TYPES = ("jdk.ThreadPark", "jdk.JavaMonitorEnter", "jdk.JavaMonitorWait",
 # of the event (None: GC and method timing, on the main track), the multiset of their stacks
 # and of what the marker says of the event, as jfr print says it
 MARKER_KEYS = {
+    "jdk.JavaMonitorEnter": ("eventThread", lambda v: (class_name(v["monitorClass"]),),
+                             lambda d: (d["detail"],)),
+    "jdk.ThreadPark": ("eventThread", lambda v: (class_name(v["parkedClass"]),),
+                       lambda d: (d["detail"],)),
     "jdk.GarbageCollection": (None, lambda v: (v["name"], v["cause"]),
                               lambda d: (d["collector"], d["gcCause"])),
     "jdk.GCPhasePause": (None, lambda v: (v["name"],), lambda d: (d["phase"],)),
@@ -99,10 +103,22 @@ COUNTERS = {
 }
 MARKER_EVENTS = ",".join(MARKER_KEYS)
 PRINT_EVENTS = MARKER_EVENTS + ",jdk.GCHeapSummary,jdk.CPULoad"  # what jfr_test.sh asks for
-SAMPLE_TYPES = ("jdk.ExecutionSample", "jdk.NativeMethodSample", "jdk.CPUTimeSample",
-                "jdk.ObjectAllocationSample")
+ALLOC_TYPES = ("jdk.ObjectAllocationSample", "jdk.ObjectAllocationInNewTLAB",
+               "jdk.ObjectAllocationOutsideTLAB")
+SAMPLE_TYPES = ("jdk.ExecutionSample", "jdk.NativeMethodSample", "jdk.CPUTimeSample") + ALLOC_TYPES
+# JFR's frame type -> the Java subcategory; async-profiler's "JIT compiled" is C2 beside its
+# "C1 compiled", and its Native, C++ and Kernel frames are a library's (LIB_FRAMES): the
+# symbol, in category Native or Kernel
 SUBCAT = {"Interpreted": "Interpreted", "JIT compiled": "Other", "Inlined": "Inlined",
-          "Native": "Native method"}
+          "Native": "Native method", "C1 compiled": "JIT (C1)"}
+LIB_FRAMES = {"C++": "Native", "Kernel": "Kernel"}
+ASYNC_PROFILER = False  # --async-profiler
+
+
+def alloc_bytes_of(ev):
+    """What the converter weighs an allocation event: its weight; a new TLAB's size; its size."""
+    v = ev["values"]
+    return v.get("weight") or v.get("tlabSize") or v["allocationSize"]
 
 
 def summary_counts(path):
@@ -113,6 +129,11 @@ def summary_counts(path):
             if m and m.group(1) != "Event":
                 counts[m.group(1)] = int(m.group(2))
     return counts
+
+
+def class_name(c):
+    """jfr print's Class as the converter names it (java.lang.String, byte[]), "" for null."""
+    return java_name(c["name"]) if c else ""
 
 
 def method(m):
@@ -133,10 +154,15 @@ def jfr_frames(ev):
     st = ev["values"].get("stackTrace") or {}
     out = []
     for fr in st.get("frames") or []:
-        m = fr["method"]
+        m, ftype = fr["method"], fr.get("type")
+        lib = LIB_FRAMES.get(ftype) or (ASYNC_PROFILER and ftype == "Native" and "Native")
+        if lib:
+            out.append((m["name"], None, lib))
+            continue
         name = m["type"]["name"].replace("/", ".") + "." + m["name"]
         line = fr.get("lineNumber")
-        out.append((name, line if line and line > 0 else None, SUBCAT.get(fr.get("type"), "?")))
+        sub = "JIT (C2)" if ASYNC_PROFILER and ftype == "JIT compiled" else SUBCAT.get(ftype, "?")
+        out.append((name, line if line and line > 0 else None, sub))
     return bool(st.get("truncated")), tuple(out)
 
 
@@ -157,7 +183,11 @@ def main():
     ap.add_argument("--require", default="",
                     help="event types jfr summary must count at least one of (comma-separated)")
     ap.add_argument("--label", default="jfr_check")
+    ap.add_argument("--async-profiler", action="store_true",
+                    help="async-profiler wrote the recording: its frame types")
     a = ap.parse_args()
+    global ASYNC_PROFILER
+    ASYNC_PROFILER = a.async_profiler
     ck = pl.Checker(a.label, True)
     prof = pl.Profile(a.profile)
 
@@ -200,12 +230,12 @@ def main():
     check_counters(ck, prof, events, theirs)
     events = [ev for ev in events if ev["type"] in SAMPLE_TYPES]
     for ev in events:
-        if ev["type"] == "jdk.ObjectAllocationSample":
+        if ev["type"] in ALLOC_TYPES:
             th = ev["values"]["eventThread"] or NO_THREAD
             names[th["osThreadId"]] = th.get("javaName") or th.get("osName")
             cls = java_name(ev["values"]["objectClass"]["name"])
             allocs[th["osThreadId"]][(cls,) + jfr_frames(ev)] += 1
-            alloc_bytes[th["osThreadId"]] += ev["values"]["weight"]
+            alloc_bytes[th["osThreadId"]] += alloc_bytes_of(ev)
             continue
         cpu = ev["type"] == "jdk.CPUTimeSample"
         th = ev["values"]["eventThread" if cpu else "sampledThread"] or NO_THREAD
@@ -221,7 +251,7 @@ def main():
     for t in prof.doc["threads"]:
         for s in t["samples"]["stack"]:
             path = prof.path(s)[::-1]  # leaf first
-            frames = [(prof.name[f], prof.line[f], prof.sub[f]) for f in path]
+            frames = [frame_key(prof, f) for f in path]
             kind = "cpu" if t["name"].endswith(CPU_SUFFIX) else "exec"
             if frames and frames[0][0] == NATIVE_LEAF:
                 kind, frames = "native", frames[1:]
@@ -264,13 +294,20 @@ def check_counters(ck, prof, events, theirs):
         ck.check(len(want) == theirs.get(etype, 0), f"{etype}: jfr print {len(want)}, "
                  f"jfr summary {theirs.get(etype, 0)}")
         ck.check(want == got, f"counter {name}: {len(got)} values, jfr print's {len(want)} "
-                 f"{etype} events' ({want[:3]}...)" + ("" if want == got else f"; profile {got[:3]}"))
+                 f"{etype} events' ({want[:3]}...)"
+                 + ("" if want == got else f"; profile {got[:3]}"))
+
+
+def frame_key(prof, f):
+    """A frame as jfr_frames gives one: its name, line and Java subcategory (a library's frame:
+    its category)."""
+    return prof.name[f], prof.line[f], prof.sub[f] if prof.cat[f] == "Java" else prof.cat[f]
 
 
 def marker_frames(prof, data):
     """The stack of a marker (data.cause), as jfr_frames gives an event's: (truncated, frames)."""
     stack = (data.get("cause") or {}).get("stack")
-    frames = [(prof.name[f], prof.line[f], prof.sub[f]) for f in prof.path(stack)[::-1]]
+    frames = [frame_key(prof, f) for f in prof.path(stack)[::-1]]
     truncated = bool(frames) and frames[-1][0] == TRUNCATED
     return truncated, tuple(frames[:-1] if truncated else frames)
 
@@ -321,7 +358,7 @@ def check_allocs(ck, prof, allocs, alloc_bytes, names):
         na = t.get("nativeAllocations") or {"stack": [], "weight": []}
         for s, w in zip(na["stack"], na["weight"]):
             path = prof.path(s)[::-1]
-            frames = [(prof.name[f], prof.line[f], prof.sub[f]) for f in path]
+            frames = [frame_key(prof, f) for f in path]
             if len(frames) > 1 and frames[-1][0] == NO_STACK:
                 frames = frames[:-1]
             truncated = len(frames) > 1 and frames[-1][0] == TRUNCATED

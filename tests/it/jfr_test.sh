@@ -15,6 +15,9 @@
 #     jdk.GCHeapSummary, jdk.CPULoad), fxcheck accepting them; on JDK 25 with
 #     its CPU-time samples as well (per thread their count and stacks) and its traced and timed
 #     methods (jdk.MethodTrace, jdk.MethodTiming: their markers event by event);
+#   - async-profiler's recordings (tests/it/data/async-profiler: its frame types, TLAB
+#     allocation events, lock markers) checked the same way, and two made now with
+#     FXAGENT_TEST_ASYNC_PROFILER=libasyncProfiler.so (else a SKIP line says so);
 #   - fxprof summary reads the recording (the main thread's samples listed);
 #   - two recordings concatenated are a two-chunk recording: counts equal jfr summary's again;
 #     cut inside its second chunk it converts the first, says so, exit 0;
@@ -82,6 +85,45 @@ it_run alloc "$IT_JDK/bin/java" "-XX:StartFlightRecording=filename=alloc.jfr,set
 python3 "$IT_DIR/jfr_check.py" --label "$name.alloc" --min-allocs 100 --min-cpu "$min_cpu" \
     --marker-types "$print_events" --require "$require" \
     alloc.json.gz alloc.summary alloc.print.json || it_fail "alloc.jfr: the profile differs from the JDK's reader (above)"
+
+# async-profiler's JFR (its own writer: kernel, C++ and library frames, TLAB allocation events,
+# lock events): the two recordings committed (tests/it/data/async-profiler/README.md), and two
+# made now on this JDK when FXAGENT_TEST_ASYNC_PROFILER (or the benches' FXAGENT_BENCH_ASYNC_PROFILER)
+# names libasyncProfiler.so (async-profiler is never in the repository).
+ap_check() { # FILE REQUIRED_TYPES
+    local f=$1 label
+    label="$name.ap.$(basename "$f" .jfr)"
+    "$FXPROF" convert "$f" -o "$label.json.gz" 2>"$label.err" || it_fail "convert $f: $(cat "$label.err")"
+    "$FXCHECK" "$label.json.gz" || it_fail "fxcheck rejected $label.json.gz"
+    "$jfr_tool" summary "$f" >"$label.summary" || it_fail "jfr summary $f failed"
+    "$jfr_tool" print --json --stack-depth 4096 \
+        --events "jdk.ExecutionSample,jdk.NativeMethodSample,jdk.ObjectAllocationInNewTLAB,jdk.ObjectAllocationOutsideTLAB,$print_events" \
+        "$f" >"$label.print.json" || it_fail "jfr print $f failed"
+    python3 "$IT_DIR/jfr_check.py" --async-profiler --label "$label" --marker-types "$print_events" \
+        --require "$2" "$label.json.gz" "$label.summary" "$label.print.json" ||
+        it_fail "$f: the profile differs from the JDK's reader (above)"
+}
+ap_data=$IT_DIR/data/async-profiler
+ap_check "$ap_data/demo-jdk17.jfr" jdk.ExecutionSample,jdk.ObjectAllocationInNewTLAB,jdk.GCHeapSummary
+ap_check "$ap_data/locks-jdk17.jfr" jdk.ExecutionSample,jdk.JavaMonitorEnter,jdk.ThreadPark
+ap_lib=${FXAGENT_TEST_ASYNC_PROFILER:-${FXAGENT_BENCH_ASYNC_PROFILER:-}}
+if [[ -z "$ap_lib" ]]; then
+    echo "$name: SKIP recording with async-profiler: FXAGENT_TEST_ASYNC_PROFILER is not set (the committed recordings were checked)"
+elif [[ ! -f "$ap_lib" ]]; then
+    it_fail "FXAGENT_TEST_ASYNC_PROFILER=$ap_lib: no such file"
+else
+    ap_opts="start,event=cpu,alloc,lock,jfr,file"
+    it_run ap-demo "$IT_JDK/bin/java" "-agentpath:$ap_lib=$ap_opts=ap-demo.jfr" \
+        -cp "$FXAGENT_DEMO_JAR" fxagent.demo.Demo 1
+    [[ $IT_RC -eq 0 ]] || it_fail "java (demo, async-profiler) exited $IT_RC"
+    ap_check ap-demo.jfr jdk.ExecutionSample,jdk.ObjectAllocationInNewTLAB
+    [[ -f "${FXAGENT_LOCKS_JAR:-}" ]] || it_fail "FXAGENT_LOCKS_JAR is not set to the locks jar"
+    it_run ap-locks "$IT_JDK/bin/java" "-agentpath:$ap_lib=$ap_opts=ap-locks.jfr" \
+        -cp "$FXAGENT_LOCKS_JAR" fxagent.locks.LockWorkload known 1
+    [[ $IT_RC -eq 0 ]] || it_fail "java (locks, async-profiler) exited $IT_RC"
+    ap_check ap-locks.jfr jdk.ExecutionSample,jdk.JavaMonitorEnter,jdk.ThreadPark
+    echo "$name: async-profiler ($ap_lib) recordings on this JDK checked"
+fi
 
 it_run summary "$FXPROF" summary rec.jfr
 [[ $IT_RC -eq 0 ]] || it_fail "fxprof summary rec.jfr exited $IT_RC"
