@@ -35,13 +35,20 @@ static void read_layout(struct conv *c)
 {
     struct fx_jfr *r = c->r;
     struct layout *l = &c->l;
+    for (unsigned i = 1; i < 3; i++)
+        l->alloc[i] = (struct ev_fields){UINT32_MAX, -1, -1, -1};
     l->exec = event_fields(r, "jdk.ExecutionSample", "sampledThread");
     l->native = event_fields(r, "jdk.NativeMethodSample", "sampledThread");
     static const char *const allocs[3][3] = {
             {"jdk.ObjectAllocationSample", "weight", NULL},
             {"jdk.ObjectAllocationInNewTLAB", "tlabSize", "allocationSize"},
             {"jdk.ObjectAllocationOutsideTLAB", NULL, "allocationSize"}};
-    for (unsigned i = 0; i < 3; i++) {
+    l->async_profiler = false;
+    for (uint32_t k = 0; k < fx_jfr_class_count(r) && !l->async_profiler; k++)
+        l->async_profiler = !strncmp(fx_jfr_class_name(r, k), "profiler.", 9);
+    /* the JDK's own TLAB events (when enabled) are only counted: its ObjectAllocationSample
+     * samples the same allocations */
+    for (unsigned i = 0; i < (l->async_profiler ? 3u : 1u); i++) {
         l->alloc[i] = event_fields(r, allocs[i][0], "eventThread");
         l->a_class[i] = fx_jfr_field(r, l->alloc[i].cls, "objectClass");
         l->a_weight[i] = allocs[i][1] ? fx_jfr_field(r, l->alloc[i].cls, allocs[i][1]) : -1;
@@ -67,9 +74,6 @@ static void read_layout(struct conv *c)
     l->c_name = fx_jfr_field(r, cls_of(r, "java.lang.Class"), "name");
     l->s_string = fx_jfr_field(r, cls_of(r, "jdk.types.Symbol"), "string");
     l->ft_desc = fx_jfr_field(r, cls_of(r, "jdk.types.FrameType"), "description");
-    l->async_profiler = false;
-    for (uint32_t k = 0; k < fx_jfr_class_count(r) && !l->async_profiler; k++)
-        l->async_profiler = !strncmp(fx_jfr_class_name(r, k), "profiler.", 9);
 }
 
 /* An execution, native method or (JDK 25) CPU-time sample, told by the event's class. */
@@ -128,8 +132,8 @@ static int class_frame(struct conv *c, const struct fx_jfr_value *ref, fx_frame_
     return rc == FX_OK ? fx_jfr_map_put(&c->cache, C_CLASS, (uint64_t)ref->i, out->i) : rc;
 }
 
-/* An allocation sample of the JDK (jdk.ObjectAllocationSample: its weight), or a TLAB event
- * (the JDK's when enabled, async-profiler's alloc=): a new TLAB's size stands for what its thread
+/* An allocation sample of the JDK (jdk.ObjectAllocationSample: its weight), or a TLAB event of
+ * async-profiler's alloc: a new TLAB's size stands for what its thread
  * allocated in it, an allocation outside a TLAB for its own size, as async-profiler's converter
  * weighs them. */
 static int alloc_sample(struct conv *c, unsigned kind, const struct fx_jfr_obj *ev,

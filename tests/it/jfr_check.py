@@ -22,10 +22,11 @@ Checks, each failure counted:
   - one marker per event of jdk.ThreadPark, JavaMonitorEnter, JavaMonitorWait, ThreadSleep
     and GarbageCollection, named as the type (their count equals jfr summary's);
   - per thread, the allocation samples, the sum of their weights (bytes) and the multiset of
-    their stacks with the allocated class (as Java names it) as leaf;
+    their stacks with the allocated class (as Java names it) as leaf (with --async-profiler its
+    TLAB events are allocations too; the JDK's own are not);
   - one marker per event of VirtualThreadPinned, the GC phases, Compilation, MethodTrace,
     MethodTiming and OldObjectSample as well; for those of MARKER_KEYS that PRINT.json holds
-    (jfr_test.sh asks for MARKER_EVENTS), per thread the multiset of what the marker says (the
+    (jfr_test.sh asks for PRINT_EVENTS), per thread the multiset of what the marker says (the
     method, its invocations and times, the collector and cause, the old object's class, size and
     age...) and of its stack equals jfr print's events';
   - the counters: heap used and committed, one value per jdk.GCHeapSummary, and the CPU load
@@ -69,8 +70,10 @@ MARKER_KEYS = {
                                                   v["succeded"], v["codeSize"]),
                         lambda d: (d["method"], d["level"], d["succeeded"] == "yes",
                                    d["codeSize"])),
-    "jdk.VirtualThreadPinned": ("eventThread", lambda v: (v["blockingOperation"],),
-                                lambda d: (d["operation"],)),
+    "jdk.VirtualThreadPinned": ("eventThread", lambda v: (v["blockingOperation"],
+                                                          v["pinnedReason"],
+                                                          v["carrierThread"]["osName"]),
+                                lambda d: (d["operation"], d["reason"], d["carrier"])),
     "jdk.MethodTrace": ("eventThread", lambda v: (method(v["method"]),),
                         lambda d: (d["method"],)),
     "jdk.MethodTiming": (None, lambda v: (method(v["method"]), v["invocations"],
@@ -116,7 +119,8 @@ ASYNC_PROFILER = False  # --async-profiler
 
 
 def alloc_bytes_of(ev):
-    """What the converter weighs an allocation event: its weight; a new TLAB's size; its size."""
+    """What the converter weighs an allocation event: its weight; (async-profiler's) a new TLAB's
+    size; its size."""
     v = ev["values"]
     return v.get("weight") or v.get("tlabSize") or v["allocationSize"]
 
@@ -180,6 +184,8 @@ def main():
     ap.add_argument("--marker-types", default="",
                     help="these marker types (of MARKER_KEYS) must be in PRINT.json, events "
                     "and all, when jfr summary counts any")
+    ap.add_argument("--min-threads", type=int, default=2,
+                    help="jfr print must hold samples of at least this many threads")
     ap.add_argument("--require", default="",
                     help="event types jfr summary must count at least one of (comma-separated)")
     ap.add_argument("--label", default="jfr_check")
@@ -230,6 +236,8 @@ def main():
     check_counters(ck, prof, events, theirs)
     events = [ev for ev in events if ev["type"] in SAMPLE_TYPES]
     for ev in events:
+        if ev["type"] in ALLOC_TYPES[1:] and not ASYNC_PROFILER:
+            continue  # the JDK's own TLAB events are counted only
         if ev["type"] in ALLOC_TYPES:
             th = ev["values"]["eventThread"] or NO_THREAD
             names[th["osThreadId"]] = th.get("javaName") or th.get("osName")
@@ -261,7 +269,8 @@ def main():
             if truncated:
                 frames = frames[:-1]
             got[t["tid"]][(kind, truncated, tuple(frames))] += 1
-    ck.check(len(want) >= 2, f"jfr print has samples of {len(want)} threads")
+    ck.check(len(want) >= a.min_threads,
+             f"jfr print has samples of {len(want)} threads, at least {a.min_threads}")
     for tid in sorted(set(want) | set(got), key=str):
         w, g = want.get(tid, collections.Counter()), got.get(tid, collections.Counter())
         label = f"thread {names.get(tid, '?')} (tid {tid})"
@@ -313,8 +322,9 @@ def marker_frames(prof, data):
 
 
 def check_markers(ck, prof, events, theirs, types):
-    """Each type of MARKER_KEYS jfr print was asked for: per thread (by OS thread id; all on one
-    side for the types without a thread), the multiset of (what the marker says, its stack)
+    """Each type of MARKER_KEYS jfr print was asked for: per thread (its OS thread id and name,
+    so virtual threads, all tid 0, are told apart; all on one side for the types without a
+    thread), the multiset of (what the marker says, its stack)
     equals jfr print's events'."""
     seen = {ev["type"] for ev in events}
     for name in (types or "").split(","):
@@ -327,11 +337,13 @@ def check_markers(ck, prof, events, theirs, types):
         for ev in events:
             if ev["type"] == name:
                 v = ev["values"]
-                tid = (v[field] or NO_THREAD)["osThreadId"] if field else None
-                want[(tid, theirs_key(v)) + jfr_frames(ev)] += 1
+                th = (v[field] or NO_THREAD) if field else {}
+                who = (th["osThreadId"], th.get("javaName") or th.get("osName")) if field else None
+                want[(who, theirs_key(v)) + jfr_frames(ev)] += 1
         for t in prof.doc["threads"]:
             for m in prof.markers(t, name):
-                got[(t["tid"] if field else None, ours_key(m["data"]))
+                who = (t["tid"], pl.thread_name(t)) if field else None
+                got[(who, ours_key(m["data"]))
                     + marker_frames(prof, m["data"])] += 1
         diff = (want - got) + (got - want)
         ck.check(not diff and want, f"markers {name}: {sum(want.values())} events, their "
