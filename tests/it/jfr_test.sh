@@ -67,9 +67,12 @@ python3 "$IT_DIR/jfr_check.py" --label "$name.small" small.json.gz small.summary
 # (GC and phases, compilations, old objects) compared event by event with jfr print's.
 # JDK 25 and later: its CPU-time sampler too (JEP 509), a track per thread beside it, and
 # method tracing and timing (JEP 520) of worker-1's beta and gamma, alpha and worker-2's hashing.
-cpu_opts="" cpu_events="" min_cpu=0 require=jdk.GarbageCollection,jdk.GCPhasePause,jdk.GCHeapSummary,jdk.CPULoad
+# The JDK's own TLAB events on as well: counted, not converted (the allocations are
+# jdk.ObjectAllocationSample's alone, as jfr print's).
+cpu_opts=",jdk.ObjectAllocationInNewTLAB#enabled=true" cpu_events="" min_cpu=0
+require=jdk.GarbageCollection,jdk.GCPhasePause,jdk.GCHeapSummary,jdk.CPULoad,jdk.ObjectAllocationInNewTLAB
 if [[ ${IT_MAJOR:-0} -ge 25 ]]; then
-    cpu_opts=",jdk.CPUTimeSample#enabled=true,jdk.CPUTimeSample#throttle=10ms"
+    cpu_opts+=",jdk.CPUTimeSample#enabled=true,jdk.CPUTimeSample#throttle=10ms"
     cpu_opts+=",jdk.MethodTrace#filter=fxagent.demo.Demo::beta;fxagent.demo.Demo::gamma"
     cpu_opts+=",jdk.MethodTiming#filter=fxagent.demo.Demo::alpha;fxagent.demo.Demo::hashing"
     cpu_events=",jdk.CPUTimeSample" min_cpu=20 require+=,jdk.MethodTrace,jdk.MethodTiming
