@@ -219,7 +219,9 @@ static void describe(struct conv *c, const struct fx_jfr_value *v, char *buf, si
             return;
         }
         int ft = fx_jfr_field(c->r, o.cls, "type"); /* jdk.types.OldObject's class */
-        if (!strcmp(cn, "jdk.types.OldObject") && ft >= 0 && f[ft].kind == FX_JFR_REF) {
+        /* only into a Class: a hostile file's OldObject typed as itself would recurse */
+        if (!strcmp(cn, "jdk.types.OldObject") && ft >= 0 && f[ft].kind == FX_JFR_REF &&
+            !strcmp(fx_jfr_class_name(c->r, f[ft].cls), "java.lang.Class")) {
             describe(c, &f[ft], buf, cap, eb);
             return;
         }
