@@ -35,13 +35,27 @@ static void read_layout(struct conv *c)
 {
     struct fx_jfr *r = c->r;
     struct layout *l = &c->l;
+    for (unsigned i = 1; i < 3; i++)
+        l->alloc[i] = (struct ev_fields){UINT32_MAX, -1, -1, -1};
     l->exec = event_fields(r, "jdk.ExecutionSample", "sampledThread");
     l->native = event_fields(r, "jdk.NativeMethodSample", "sampledThread");
-    l->alloc = event_fields(r, "jdk.ObjectAllocationSample", "eventThread");
+    static const char *const allocs[3][3] = {
+            {"jdk.ObjectAllocationSample", "weight", NULL},
+            {"jdk.ObjectAllocationInNewTLAB", "tlabSize", "allocationSize"},
+            {"jdk.ObjectAllocationOutsideTLAB", NULL, "allocationSize"}};
+    l->async_profiler = false;
+    for (uint32_t k = 0; k < fx_jfr_class_count(r) && !l->async_profiler; k++)
+        l->async_profiler = !strncmp(fx_jfr_class_name(r, k), "profiler.", 9);
+    /* the JDK's own TLAB events (when enabled) are only counted: its ObjectAllocationSample
+     * samples the same allocations */
+    for (unsigned i = 0; i < (l->async_profiler ? 3u : 1u); i++) {
+        l->alloc[i] = event_fields(r, allocs[i][0], "eventThread");
+        l->a_class[i] = fx_jfr_field(r, l->alloc[i].cls, "objectClass");
+        l->a_weight[i] = allocs[i][1] ? fx_jfr_field(r, l->alloc[i].cls, allocs[i][1]) : -1;
+        l->a_size[i] = allocs[i][2] ? fx_jfr_field(r, l->alloc[i].cls, allocs[i][2]) : -1;
+    }
     l->cpu = event_fields(r, "jdk.CPUTimeSample", "eventThread");
     l->cpu_lost = event_fields(r, "jdk.CPUTimeSamplesLost", "eventThread");
-    l->a_class = fx_jfr_field(r, l->alloc.cls, "objectClass");
-    l->a_weight = fx_jfr_field(r, l->alloc.cls, "weight");
     uint32_t t = cls_of(r, "java.lang.Thread");
     l->t_os_name = fx_jfr_field(r, t, "osName");
     l->t_os_id = fx_jfr_field(r, t, "osThreadId");
@@ -118,14 +132,20 @@ static int class_frame(struct conv *c, const struct fx_jfr_value *ref, fx_frame_
     return rc == FX_OK ? fx_jfr_map_put(&c->cache, C_CLASS, (uint64_t)ref->i, out->i) : rc;
 }
 
-static int alloc_sample(struct conv *c, const struct fx_jfr_obj *ev, struct fx_errbuf *eb)
+/* An allocation sample of the JDK (jdk.ObjectAllocationSample: its weight), or a TLAB event of
+ * async-profiler's alloc: a new TLAB's size stands for what its thread
+ * allocated in it, an allocation outside a TLAB for its own size, as async-profiler's converter
+ * weighs them. */
+static int alloc_sample(struct conv *c, unsigned kind, const struct fx_jfr_obj *ev,
+                        struct fx_errbuf *eb)
 {
     const struct layout *l = &c->l;
     uint32_t n = fx_jfr_field_count(c->r, ev->cls);
     struct fx_jfr_value v[16];
-    const struct ev_fields *f = &l->alloc;
-    if (f->time < 0 || f->thread < 0 || f->stack < 0 || l->a_class < 0 || l->a_weight < 0 ||
-        n > 16) {
+    const struct ev_fields *f = &l->alloc[kind];
+    int fw = l->a_weight[kind], fz = l->a_size[kind];
+    if (f->time < 0 || f->thread < 0 || f->stack < 0 || l->a_class[kind] < 0 ||
+        (fw < 0 && fz < 0) || n > 16) {
         c->alloc_lost++; /* a layout this converter does not know */
         return FX_OK;
     }
@@ -138,20 +158,22 @@ static int alloc_sample(struct conv *c, const struct fx_jfr_obj *ev, struct fx_e
     if (rc == FX_OK)
         rc = fx_jfr_profile_stack(c, &v[f->stack], false, &st, eb);
     if (rc == FX_OK)
-        rc = class_frame(c, &v[l->a_class], &cf, eb);
+        rc = class_frame(c, &v[l->a_class[kind]], &cf, eb);
     if (rc == FX_OK)
         rc = fx_profile_stack(c->p, st, cf, &st);
     if (rc != FX_OK)
         return rc;
-    if (v[l->a_weight].i <= 0) {
+    int64_t bytes = fw >= 0 && v[fw].i > 0 ? v[fw].i : fz >= 0 ? v[fz].i : 0;
+    if (bytes <= 0) {
         c->alloc_lost++;
         return FX_OK;
     }
     if (fx_grow(&c->rows, &c->cap_rows, c->n_rows, 1, sizeof *c->rows, 1024))
         return FX_ENOMEM;
     int64_t t = fx_jfr_ticks_to_ns(c->r, v[f->time].i);
-    c->rows[c->n_rows++] = (struct srow){t, v[l->a_weight].i, th.i, st.i};
+    c->rows[c->n_rows++] = (struct srow){t, bytes, th.i, st.i};
     c->allocs++;
+    c->tlab_allocs += kind > 0;
     return FX_OK;
 }
 
@@ -239,8 +261,10 @@ static int chunk(struct conv *c, struct fx_errbuf *eb)
     if (ci->start_ns + ci->duration_ns > c->last_ns)
         c->last_ns = ci->start_ns + ci->duration_ns;
     read_layout(c);
+    c->ap_chunks += c->l.async_profiler;
     c->setting_cls = fx_jfr_class_find(c->r, "jdk.ActiveSetting");
     fx_jfr_markers_layout(c);
+    fx_jfr_counters_layout(c);
     fx_jfr_map_clear(&c->cache);
     fx_free(c->per_class);
     c->per_class = fx_calloc(fx_jfr_class_count(c->r) + 1, sizeof *c->per_class);
@@ -254,15 +278,22 @@ static int chunk(struct conv *c, struct fx_errbuf *eb)
             rc = sample(c, &ev, eb);
         else if (ev.cls == c->l.cpu_lost.cls)
             lost_cpu(c, &ev, eb);
-        else if (ev.cls == c->l.alloc.cls)
-            rc = alloc_sample(c, &ev, eb);
+        else if (ev.cls == c->l.alloc[0].cls || ev.cls == c->l.alloc[1].cls ||
+                 ev.cls == c->l.alloc[2].cls)
+            rc = alloc_sample(c,
+                              ev.cls == c->l.alloc[0].cls   ? 0
+                              : ev.cls == c->l.alloc[1].cls ? 1
+                                                            : 2,
+                              &ev, eb);
         else if (ev.cls == c->setting_cls)
             setting(c, &ev, eb);
-        else
+        else if ((rc = fx_jfr_counters_event(c, &ev, eb)) == 0)
             rc = fx_jfr_markers_event(c, &ev, eb);
         if (rc != 1 && rc != FX_OK)
             return rc;
     }
+    if (rc >= 0)
+        rc = fx_jfr_counters_flush(c);
     return rc < 0 ? rc : end_chunk(c);
 }
 
@@ -298,7 +329,12 @@ static int finish(struct conv *c)
             {"CPU-time samples the JVM lost (jdk.CPUTimeSamplesLost)", c->cpu_lost, FX_EXTRA_LOSS},
             {"allocation samples (no frees: retained memory is not known)", c->allocs,
              FX_EXTRA_NONZERO},
-            {"markers (park, monitor enter and wait, sleep, GC)", c->markers, FX_EXTRA_ALWAYS},
+            {"of which TLAB events (a new TLAB weighs its size)", c->tlab_allocs, FX_EXTRA_NONZERO},
+            {"recorded by async-profiler (chunks)", c->ap_chunks, FX_EXTRA_NONZERO},
+            {"markers (waits, GC and its phases, compilations, traced and timed methods, old objects)",
+             c->markers, FX_EXTRA_ALWAYS},
+            {"counter values (heap used/committed, CPU load)", c->cnt.values, FX_EXTRA_NONZERO},
+            {"heap summary or CPU load events of an unknown layout", c->cnt.unread, FX_EXTRA_LOSS},
             {"allocation samples of an unknown layout or no weight", c->alloc_lost, FX_EXTRA_LOSS},
             {"stacks truncated by the recording", c->truncated, FX_EXTRA_NONZERO},
             {"events without a stack trace", c->no_stack, FX_EXTRA_LOSS},
@@ -341,7 +377,7 @@ int fx_jfr_profile(const char *path, struct fx_profile *p, struct fx_jfr_summary
     }
     for (size_t i = 0; i < c.n_types; i++)
         fx_free(c.types[i].name);
-    fx_free(c.types), fx_free(c.rows), fx_free(c.per_class), fx_free(c.frames);
+    fx_free(c.types), fx_free(c.rows), fx_free(c.cnt.rows), fx_free(c.per_class), fx_free(c.frames);
     fx_jfr_map_destroy(&c.cache);
     fx_jfr_map_destroy(&c.threads);
     fx_jfr_close(c.r);

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* The JFR converter's shared state (issue 35), private to cli/jfr_profile.c (threads, stacks,
- * samples, allocations, event counts) and cli/jfr_markers.c (events with a duration as
- * markers). One struct conv per conversion; its caches of pool keys live for one chunk. */
+ * samples, allocations, event counts), cli/jfr_markers.c (events as markers) and
+ * cli/jfr_counters.c (heap and CPU load counters). One struct conv per conversion; its caches of
+ * pool keys live for one chunk. */
 #ifndef FX_CLI_JFR_PROFILE_H
 #define FX_CLI_JFR_PROFILE_H
 
@@ -27,7 +28,8 @@ enum {
     C_METHOD,
     C_FTYPE,
     C_CLASS,
-    C_CTHREAD /* a thread's CPU-time track */
+    C_CTHREAD, /* a thread's CPU-time track */
+    C_LMETHOD  /* a native library's function (async-profiler's frames) */
 };
 
 /* A sample, or an allocation of `bytes` (> 0). */
@@ -44,15 +46,19 @@ struct ev_fields {
 
 /* Class and field indexes of the chunk (-1 / UINT32_MAX where the chunk lacks them). */
 struct layout {
-    struct ev_fields exec, native, alloc, cpu, cpu_lost; /* the events read */
-    int a_class, a_weight;                               /* jdk.ObjectAllocationSample's own */
-    int t_os_name, t_os_id, t_java_name, t_java_id;      /* java.lang.Thread */
-    int st_truncated, st_frames;                         /* jdk.types.StackTrace */
-    int f_method, f_line, f_type;                        /* jdk.types.StackFrame */
-    int m_type, m_name;                                  /* jdk.types.Method */
-    int c_name;                                          /* java.lang.Class */
-    int s_string;                                        /* jdk.types.Symbol */
-    int ft_desc;                                         /* jdk.types.FrameType */
+    struct ev_fields exec, native, cpu, cpu_lost; /* the events read */
+    /* jdk.ObjectAllocationSample, ObjectAllocationInNewTLAB, ObjectAllocationOutsideTLAB: the
+     * event, its class field, its weight (weight, tlabSize; -1: none) and its size fields */
+    struct ev_fields alloc[3];
+    int a_class[3], a_weight[3], a_size[3];
+    int t_os_name, t_os_id, t_java_name, t_java_id; /* java.lang.Thread */
+    int st_truncated, st_frames;                    /* jdk.types.StackTrace */
+    int f_method, f_line, f_type;                   /* jdk.types.StackFrame */
+    int m_type, m_name;                             /* jdk.types.Method */
+    int c_name;                                     /* java.lang.Class */
+    int s_string;                                   /* jdk.types.Symbol */
+    int ft_desc;                                    /* jdk.types.FrameType */
+    bool async_profiler; /* async-profiler wrote the chunk: it defines profiler.* types */
 };
 
 struct type_count {
@@ -60,11 +66,38 @@ struct type_count {
     uint64_t n;
 };
 
-/* jfr_markers.c's events: class, fields (-1: absent) of each marker type of the chunk. */
-#define JFR_MARKER_TYPES 5
+/* jfr_markers.c's events: class and fields (-1: absent) of each marker type of the chunk; f:
+ * the JFR field of each of the type's schema fields. */
+#define JFR_MARKER_TYPES  18
+#define JFR_MARKER_FIELDS 7
 struct mk_fields {
     uint32_t cls;
-    int time, duration, thread, stack, detail;
+    int time, duration, thread, stack, alloc_time;
+    int f[JFR_MARKER_FIELDS];
+};
+
+/* jfr_counters.c's state: the chunk's classes and fields, the whole recording's counters and
+ * the chunk's values (sorted by time at its end). */
+enum {
+    JFR_HEAP_USED,
+    JFR_HEAP_COMMITTED,
+    JFR_CPU_USER,
+    JFR_CPU_SYSTEM,
+    JFR_CPU_MACHINE
+};
+#define JFR_COUNTERS 5
+struct crow {
+    int64_t t, v;
+    uint32_t which;
+};
+struct jfr_counters {
+    uint32_t heap_cls, load_cls;
+    int h_time, h_used, h_space, vs_committed, l_time, l_f[3];
+    fx_counter_id id[JFR_COUNTERS];
+    bool made[JFR_COUNTERS];
+    struct crow *rows;
+    size_t n, cap;
+    uint64_t values, unread;
 };
 
 struct conv {
@@ -82,8 +115,11 @@ struct conv {
     size_t cap_frames;
     uint64_t cpu_samples, cpu_lost;
     uint64_t samples, native_samples, allocs, no_stack, no_thread, truncated, alloc_lost;
-    uint64_t address; /* the allocations' made-up addresses: JFR has none, nor frees */
+    uint64_t ap_chunks;   /* chunks async-profiler wrote */
+    uint64_t tlab_allocs; /* of allocs: ObjectAllocationInNewTLAB/OutsideTLAB events */
+    uint64_t address;     /* the allocations' made-up addresses: JFR has none, nor frees */
     struct mk_fields mk[JFR_MARKER_TYPES];
+    struct jfr_counters cnt;
     uint64_t markers;
     fx_thread_id main_thread; /* where events without a thread (GC) go: "main", else the first */
     bool any_thread;
@@ -107,6 +143,10 @@ int fx_jfr_profile_thread(struct conv *c, const struct fx_jfr_value *ref, bool c
                           fx_thread_id *out, struct fx_errbuf *eb);
 int fx_jfr_profile_stack(struct conv *c, const struct fx_jfr_value *ref, bool native,
                          fx_stack_id *out, struct fx_errbuf *eb);
+/* "pkg.Class.method" of a Method reference, in c->buf ("[unknown class].[unknown method]" when
+ * the pools lack it). */
+const char *fx_jfr_profile_method(struct conv *c, const struct fx_jfr_value *ref,
+                                  struct fx_errbuf *eb);
 /* A frame of its own for a label (a root or leaf the recording implies, an allocated class):
  * category cat, subcategory sub. */
 int fx_jfr_profile_label_frame(struct fx_profile *p, const char *label, uint8_t cat, uint8_t sub,
@@ -116,5 +156,12 @@ int fx_jfr_profile_label_frame(struct fx_profile *p, const char *label, uint8_t 
  * one of them (1), else 0; negative on failure (eb). */
 void fx_jfr_markers_layout(struct conv *c);
 int fx_jfr_markers_event(struct conv *c, const struct fx_jfr_obj *ev, struct fx_errbuf *eb);
+
+/* jfr_counters.c: finds the counters' events' fields in the chunk; takes ev when it is one of
+ * them (1), else 0, negative on failure; flush: the chunk's values, in time order, into the
+ * model's counters. */
+void fx_jfr_counters_layout(struct conv *c);
+int fx_jfr_counters_event(struct conv *c, const struct fx_jfr_obj *ev, struct fx_errbuf *eb);
+int fx_jfr_counters_flush(struct conv *c);
 
 #endif

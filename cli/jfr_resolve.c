@@ -93,24 +93,113 @@ int fx_jfr_profile_thread(struct conv *c, const struct fx_jfr_value *ref, bool c
     return fx_jfr_map_put(&c->cache, cpu ? C_CTHREAD : C_THREAD, (uint64_t)ref->i, idx.i);
 }
 
-static uint8_t frame_sub(struct conv *c, const struct fx_jfr_value *ref, struct fx_errbuf *eb)
+/* A frame's category and subcategory (cat << 8 | sub) from its JFR frame type, K_LIB when it is a
+ * native library's: async-profiler's Native, C++ and Kernel frames, whose method's class is the
+ * library ("libjvm.so", "" for the kernel). The JDK's Native frames are Java native methods; its
+ * "JIT compiled" does not say which compiler (Java's Other), async-profiler's is C2 beside its
+ * "C1 compiled". */
+#define K_LIB (1u << 16)
+static uint32_t frame_kind(struct conv *c, const struct fx_jfr_value *ref, struct fx_errbuf *eb)
 {
     uint64_t v64;
     if (fx_jfr_map_get(&c->cache, C_FTYPE, (uint64_t)ref->i, &v64))
-        return (uint8_t)v64;
+        return (uint32_t)v64;
     struct fx_jfr_value v[16];
-    uint8_t sub = FX_JAVA_OTHER; /* "JIT compiled": JFR does not say which compiler */
+    uint32_t k = FX_CAT_JAVA << 8 | FX_JAVA_OTHER;
     if (fx_jfr_profile_deref(c, ref, v, c->l.ft_desc, eb) == FX_OK &&
         fx_jfr_string(c->r, &v[c->l.ft_desc], c->buf2, STR_CAP, NULL) == FX_OK) {
-        if (!strcmp(c->buf2, "Interpreted"))
-            sub = FX_JAVA_INTERPRETED;
-        else if (!strcmp(c->buf2, "Inlined"))
-            sub = FX_JAVA_INLINED;
-        else if (!strcmp(c->buf2, "Native"))
-            sub = FX_JAVA_NATIVE_METHOD;
+        const char *d = c->buf2;
+        if (!strcmp(d, "Interpreted"))
+            k = FX_CAT_JAVA << 8 | FX_JAVA_INTERPRETED;
+        else if (!strcmp(d, "Inlined"))
+            k = FX_CAT_JAVA << 8 | FX_JAVA_INLINED;
+        else if (!strcmp(d, "C1 compiled"))
+            k = FX_CAT_JAVA << 8 | FX_JAVA_C1;
+        else if (!strcmp(d, "JIT compiled") && c->l.async_profiler)
+            k = FX_CAT_JAVA << 8 | FX_JAVA_C2;
+        else if (!strcmp(d, "Native"))
+            k = c->l.async_profiler ? K_LIB | FX_CAT_NATIVE << 8 | FX_NATIVE_OTHER
+                                    : FX_CAT_JAVA << 8 | FX_JAVA_NATIVE_METHOD;
+        else if (!strcmp(d, "C++"))
+            k = K_LIB | FX_CAT_NATIVE << 8 | FX_NATIVE_LIBJVM;
+        else if (!strcmp(d, "Kernel"))
+            k = K_LIB | FX_CAT_KERNEL << 8;
     }
-    fx_jfr_map_put(&c->cache, C_FTYPE, (uint64_t)ref->i, sub);
-    return sub;
+    fx_jfr_map_put(&c->cache, C_FTYPE, (uint64_t)ref->i, k);
+    return k;
+}
+
+/* A Method reference's class and name (Java's class with '/'), "" when the pools lack them. */
+static void method_parts(struct conv *c, const struct fx_jfr_value *ref, char *cls, char *meth,
+                         struct fx_errbuf *eb)
+{
+    const struct layout *l = &c->l;
+    struct fx_jfr_value m[16], k[16];
+    cls[0] = meth[0] = '\0';
+    if (fx_jfr_profile_deref(c, ref, m, l->m_type > l->m_name ? l->m_type : l->m_name, eb) ==
+        FX_OK) {
+        if (fx_jfr_profile_deref(c, &m[l->m_type], k, l->c_name, eb) == FX_OK)
+            fx_jfr_profile_symbol(c, &k[l->c_name], cls, eb);
+        fx_jfr_profile_symbol(c, &m[l->m_name], meth, eb);
+    }
+}
+
+/* A native library's function (K_LIB): named as its symbol, the library as its resource; *sub
+ * (category Native) told by the library or the symbol as fxagent's own native frames are. */
+static int lib_func(struct conv *c, const struct fx_jfr_value *ref, uint8_t *sub, fx_func_id *out,
+                    struct fx_errbuf *eb)
+{
+    uint64_t v64;
+    if (fx_jfr_map_get(&c->cache, C_LMETHOD, (uint64_t)ref->i, &v64)) {
+        *out = (fx_func_id){(uint32_t)v64};
+        if (*sub == FX_NATIVE_OTHER || *sub == FX_NATIVE_LIBJVM)
+            *sub = (uint8_t)(v64 >> 32);
+        return FX_OK;
+    }
+    char lib[STR_CAP], sym[STR_CAP];
+    method_parts(c, ref, lib, sym, eb);
+    uint8_t s = *sub;
+    if (!strncmp(lib, "libjvm", 6))
+        s = FX_NATIVE_LIBJVM;
+    else if (!strncmp(lib, "libc.", 5) || !strncmp(lib, "libc-", 5) || !strncmp(lib, "ld-", 3) ||
+             !strcmp(lib, "vdso") || !strncmp(lib, "libpthread", 10))
+        s = FX_NATIVE_LIBC;
+    else if (!strncmp(sym, "Java_", 5))
+        s = FX_NATIVE_JNI;
+    else if (lib[0])
+        s = FX_NATIVE_OTHER;
+    struct fx_func_key fk = {
+            .name = FX_STR_NONE, .resource = FX_STR_NONE, .source = FX_STR_NONE, .line = -1};
+    int rc = fx_profile_cstring(c->p, sym[0] ? sym : "[unknown symbol]", &fk.name);
+    if (rc == FX_OK && lib[0])
+        rc = fx_profile_cstring(c->p, lib, &fk.resource);
+    if (rc == FX_OK)
+        rc = fx_profile_func(c->p, &fk, out);
+    if (rc == FX_OK)
+        rc = fx_jfr_map_put(&c->cache, C_LMETHOD, (uint64_t)ref->i, out->i | (uint64_t)s << 32);
+    if (*sub == FX_NATIVE_OTHER || *sub == FX_NATIVE_LIBJVM)
+        *sub = s;
+    return rc;
+}
+
+const char *fx_jfr_profile_method(struct conv *c, const struct fx_jfr_value *ref,
+                                  struct fx_errbuf *eb)
+{
+    char cls[STR_CAP], meth[STR_CAP];
+    method_parts(c, ref, cls, meth, eb);
+    if (!cls[0])
+        snprintf(cls, sizeof cls, "[unknown class]");
+    if (!meth[0])
+        snprintf(meth, sizeof meth, "[unknown method]");
+    for (char *s = cls; *s; s++)
+        if (*s == '/')
+            *s = '.';
+    size_t lc = strnlen(cls, STR_CAP - 2), lm = strnlen(meth, STR_CAP - 2 - lc);
+    memcpy(c->buf, cls, lc);
+    c->buf[lc] = '.';
+    memcpy(c->buf + lc + 1, meth, lm);
+    c->buf[lc + 1 + lm] = '\0';
+    return c->buf;
 }
 
 /* "pkg.Class.method" of a Method reference. */
@@ -122,21 +211,8 @@ static int func_of(struct conv *c, const struct fx_jfr_value *ref, fx_func_id *o
         *out = (fx_func_id){(uint32_t)v64};
         return FX_OK;
     }
-    const struct layout *l = &c->l;
-    struct fx_jfr_value m[16], k[16];
-    char cls[STR_CAP] = "[unknown class]", meth[STR_CAP] = "[unknown method]";
-    if (fx_jfr_profile_deref(c, ref, m, l->m_type > l->m_name ? l->m_type : l->m_name, eb) ==
-        FX_OK) {
-        if (fx_jfr_profile_deref(c, &m[l->m_type], k, l->c_name, eb) == FX_OK)
-            fx_jfr_profile_symbol(c, &k[l->c_name], cls, eb);
-        fx_jfr_profile_symbol(c, &m[l->m_name], meth, eb);
-    }
-    for (char *s = cls; *s; s++)
-        if (*s == '/')
-            *s = '.';
-    snprintf(c->buf, STR_CAP, "%s.%s", cls, meth);
     fx_str_id name;
-    int rc = fx_profile_cstring(c->p, c->buf, &name);
+    int rc = fx_profile_cstring(c->p, fx_jfr_profile_method(c, ref, eb), &name);
     if (rc != FX_OK)
         return rc;
     struct fx_func_key fk = {.name = name,
@@ -197,13 +273,15 @@ static int stack_frames(struct conv *c, const struct fx_jfr_value *ref, size_t *
             fx_jfr_fields(c->r, &o, fr, fx_jfr_field_count(c->r, o.cls), eb) != FX_OK ||
             l->f_method < 0)
             return FX_EINVAL;
-        struct fx_frame_key fk = {.line = -1, .category = FX_CAT_JAVA};
-        if ((rc = func_of(c, &fr[l->f_method], &fk.func, eb)) != FX_OK)
+        uint32_t k = l->f_type >= 0 ? frame_kind(c, &fr[l->f_type], eb) : FX_CAT_JAVA << 8;
+        struct fx_frame_key fk = {
+                .line = -1, .category = (uint8_t)(k >> 8), .subcategory = (uint8_t)k};
+        rc = k & K_LIB ? lib_func(c, &fr[l->f_method], &fk.subcategory, &fk.func, eb)
+                       : func_of(c, &fr[l->f_method], &fk.func, eb);
+        if (rc != FX_OK)
             return rc;
-        if (l->f_line >= 0 && fr[l->f_line].i > 0)
+        if (!(k & K_LIB) && l->f_line >= 0 && fr[l->f_line].i > 0)
             fk.line = (int32_t)fr[l->f_line].i;
-        if (l->f_type >= 0)
-            fk.subcategory = frame_sub(c, &fr[l->f_type], eb);
         if ((rc = fx_profile_frame(c->p, &fk, &c->frames[--at])) != FX_OK)
             return rc;
     }

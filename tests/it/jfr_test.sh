@@ -10,8 +10,16 @@
 #   - the same for tests/fuzz/corpus/jfr/01-small.jfr (truncated stack, every frame type), and
 #     for the demo (a second JVM, 1 s), with its allocation samples (per thread their count,
 #     bytes and stacks with the class as leaf) and its markers (GC, the monitor wait of main's
-#     join: one per event, as jfr summary counts them), fxcheck accepting them; on JDK 25 with
-#     its CPU-time samples as well (per thread their count and stacks);
+#     join: one per event, as jfr summary counts them; GC, its phases, compilations and old
+#     objects event by event: thread, values, stack), its heap and CPU load counters (a value per
+#     jdk.GCHeapSummary, jdk.CPULoad), fxcheck accepting them; on JDK 25 with
+#     its CPU-time samples as well (per thread their count and stacks) and its traced and timed
+#     methods (jdk.MethodTrace, jdk.MethodTiming: their markers event by event);
+#   - on JDK 25 (once: they are the same for every JDK) a JDK 25 recording of pinned virtual
+#     threads (tests/it/data/pinned-jdk25.jfr): its jdk.VirtualThreadPinned markers event by
+#     event; async-profiler's recordings (tests/it/data/async-profiler: its frame types, TLAB
+#     allocation events, lock markers) checked the same way; and two made now with
+#     FXAGENT_TEST_ASYNC_PROFILER=libasyncProfiler.so (else a SKIP line says so);
 #   - fxprof summary reads the recording (the main thread's samples listed);
 #   - two recordings concatenated are a two-chunk recording: counts equal jfr summary's again;
 #     cut inside its second chunk it converts the first, says so, exit 0;
@@ -55,13 +63,21 @@ small=$IT_DIR/../fuzz/corpus/jfr/01-small.jfr
 python3 "$IT_DIR/jfr_check.py" --label "$name.small" small.json.gz small.summary small.print.json ||
     it_fail "01-small.jfr: the profile differs from the JDK's reader (above)"
 
-# Allocation samples: the demo's worker-2 allocates (HashMap and String work).
-# JDK 25 and later: its CPU-time sampler too (JEP 509), a track per thread beside it.
-cpu_opts="" cpu_events="" min_cpu=0
+# Allocation samples: the demo's worker-2 allocates (HashMap and String work); its markers
+# (GC and phases, compilations, old objects) compared event by event with jfr print's.
+# JDK 25 and later: its CPU-time sampler too (JEP 509), a track per thread beside it, and
+# method tracing and timing (JEP 520) of worker-1's beta and gamma, alpha and worker-2's hashing.
+# The JDK's own TLAB events on as well: counted, not converted (the allocations are
+# jdk.ObjectAllocationSample's alone, as jfr print's).
+cpu_opts=",jdk.ObjectAllocationInNewTLAB#enabled=true" cpu_events="" min_cpu=0
+require=jdk.GarbageCollection,jdk.GCPhasePause,jdk.GCHeapSummary,jdk.CPULoad,jdk.ObjectAllocationInNewTLAB
 if [[ ${IT_MAJOR:-0} -ge 25 ]]; then
-    cpu_opts=",jdk.CPUTimeSample#enabled=true,jdk.CPUTimeSample#throttle=10ms"
-    cpu_events=",jdk.CPUTimeSample" min_cpu=20
+    cpu_opts+=",jdk.CPUTimeSample#enabled=true,jdk.CPUTimeSample#throttle=10ms"
+    cpu_opts+=",jdk.MethodTrace#filter=fxagent.demo.Demo::beta;fxagent.demo.Demo::gamma"
+    cpu_opts+=",jdk.MethodTiming#filter=fxagent.demo.Demo::alpha;fxagent.demo.Demo::hashing"
+    cpu_events=",jdk.CPUTimeSample" min_cpu=20 require+=,jdk.MethodTrace,jdk.MethodTiming
 fi
+print_events=$(cd "$IT_DIR" && python3 -c 'import jfr_check; print(jfr_check.PRINT_EVENTS)')
 it_run alloc "$IT_JDK/bin/java" "-XX:StartFlightRecording=filename=alloc.jfr,settings=profile$cpu_opts" \
     -cp "$FXAGENT_DEMO_JAR" fxagent.demo.Demo 1
 [[ $IT_RC -eq 0 ]] || it_fail "java (demo) exited $IT_RC"
@@ -69,10 +85,70 @@ it_run alloc "$IT_JDK/bin/java" "-XX:StartFlightRecording=filename=alloc.jfr,set
 "$FXCHECK" alloc.json.gz || it_fail "fxcheck rejected alloc.json.gz (its markers, allocations)"
 "$jfr_tool" summary alloc.jfr >alloc.summary || it_fail "jfr summary alloc.jfr failed"
 "$jfr_tool" print --json --stack-depth 4096 \
-    --events "jdk.ExecutionSample,jdk.NativeMethodSample,jdk.ObjectAllocationSample$cpu_events" \
+    --events "jdk.ExecutionSample,jdk.NativeMethodSample,jdk.ObjectAllocationSample$cpu_events,$print_events" \
     alloc.jfr >alloc.print.json || it_fail "jfr print alloc.jfr failed"
 python3 "$IT_DIR/jfr_check.py" --label "$name.alloc" --min-allocs 100 --min-cpu "$min_cpu" \
+    --marker-types "$print_events" --require "$require" \
     alloc.json.gz alloc.summary alloc.print.json || it_fail "alloc.jfr: the profile differs from the JDK's reader (above)"
+
+# async-profiler's JFR (its own writer: kernel, C++ and library frames, TLAB allocation events,
+# lock events): the two recordings committed (tests/it/data/async-profiler/README.md), and two
+# made now on this JDK when FXAGENT_TEST_ASYNC_PROFILER (or the benches' FXAGENT_BENCH_ASYNC_PROFILER)
+# names libasyncProfiler.so (async-profiler is never in the repository).
+ap_check() { # FILE REQUIRED_TYPES
+    local f=$1 label
+    label="$name.ap.$(basename "$f" .jfr)"
+    "$FXPROF" convert "$f" -o "$label.json.gz" 2>"$label.err" || it_fail "convert $f: $(cat "$label.err")"
+    "$FXCHECK" "$label.json.gz" || it_fail "fxcheck rejected $label.json.gz"
+    "$jfr_tool" summary "$f" >"$label.summary" || it_fail "jfr summary $f failed"
+    "$jfr_tool" print --json --stack-depth 4096 \
+        --events "jdk.ExecutionSample,jdk.NativeMethodSample,jdk.ObjectAllocationInNewTLAB,jdk.ObjectAllocationOutsideTLAB,$print_events" \
+        "$f" >"$label.print.json" || it_fail "jfr print $f failed"
+    python3 "$IT_DIR/jfr_check.py" --async-profiler --label "$label" --marker-types "$print_events" \
+        --require "$2" "$label.json.gz" "$label.summary" "$label.print.json" ||
+        it_fail "$f: the profile differs from the JDK's reader (above)"
+}
+# The committed recordings are the same for every JDK: checked once, by the newest JDK's run
+# (CI time), with that JDK's jfr.
+pcli_more=()
+if [[ ${IT_MAJOR:-0} -ge 25 ]]; then
+    ap_data=$IT_DIR/data/async-profiler
+    ap_check "$ap_data/demo-jdk17.jfr" jdk.ExecutionSample,jdk.ObjectAllocationInNewTLAB,jdk.GCHeapSummary
+    ap_check "$ap_data/locks-jdk17.jfr" jdk.ExecutionSample,jdk.JavaMonitorEnter,jdk.ThreadPark
+    # jdk.VirtualThreadPinned (tests/it/data/pinned-jdk25.jfr, 123 KB: JDK 25, settings=none with
+    # only that event on, of java-test/vthreads' "pinned 1": a virtual thread parked in a class
+    # initializer): one marker per event with its operation, reason, carrier and stack.
+    pinned=$IT_DIR/data/pinned-jdk25.jfr
+    "$FXPROF" convert "$pinned" -o pinned.json.gz 2>pinned.err || it_fail "convert $pinned: $(cat pinned.err)"
+    "$jfr_tool" summary "$pinned" >pinned.summary || it_fail "jfr summary $pinned failed"
+    "$jfr_tool" print --json --stack-depth 4096 --events "jdk.ExecutionSample,$print_events" "$pinned" \
+        >pinned.print.json || it_fail "jfr print $pinned failed"
+    python3 "$IT_DIR/jfr_check.py" --label "$name.pinned" --marker-types "$print_events" --min-threads 0 \
+        --require jdk.VirtualThreadPinned pinned.json.gz pinned.summary pinned.print.json ||
+        it_fail "$pinned: the profile differs from the JDK's reader (above)"
+    pcli_more=("$name.ap.demo-jdk17.json.gz" pinned.json.gz)
+else
+    echo "$name: the committed recordings (tests/it/data) are checked by it.jfr.jdk25"
+fi
+
+ap_lib=${FXAGENT_TEST_ASYNC_PROFILER:-${FXAGENT_BENCH_ASYNC_PROFILER:-}}
+if [[ -z "$ap_lib" ]]; then
+    echo "$name: SKIP recording with async-profiler: FXAGENT_TEST_ASYNC_PROFILER is not set (the committed recordings were checked)"
+elif [[ ! -f "$ap_lib" ]]; then
+    it_fail "FXAGENT_TEST_ASYNC_PROFILER=$ap_lib: no such file"
+else
+    ap_opts="start,event=cpu,alloc,lock,jfr,file"
+    it_run ap-demo "$IT_JDK/bin/java" "-agentpath:$ap_lib=$ap_opts=ap-demo.jfr" \
+        -cp "$FXAGENT_DEMO_JAR" fxagent.demo.Demo 1
+    [[ $IT_RC -eq 0 ]] || it_fail "java (demo, async-profiler) exited $IT_RC"
+    ap_check ap-demo.jfr jdk.ExecutionSample,jdk.ObjectAllocationInNewTLAB
+    [[ -f "${FXAGENT_LOCKS_JAR:-}" ]] || it_fail "FXAGENT_LOCKS_JAR is not set to the locks jar"
+    it_run ap-locks "$IT_JDK/bin/java" "-agentpath:$ap_lib=$ap_opts=ap-locks.jfr" \
+        -cp "$FXAGENT_LOCKS_JAR" fxagent.locks.LockWorkload known 1
+    [[ $IT_RC -eq 0 ]] || it_fail "java (locks, async-profiler) exited $IT_RC"
+    ap_check ap-locks.jfr jdk.ExecutionSample,jdk.JavaMonitorEnter,jdk.ThreadPark
+    echo "$name: async-profiler ($ap_lib) recordings on this JDK checked"
+fi
 
 it_run summary "$FXPROF" summary rec.jfr
 [[ $IT_RC -eq 0 ]] || it_fail "fxprof summary rec.jfr exited $IT_RC"
@@ -140,7 +216,11 @@ if pcli_available; then
     pcli_setup
     pcli_load rec.json.gz || it_fail "profiler-cli could not load rec.json.gz"
     pcli_thread_handle waiter-pipe-read >/dev/null || it_fail "profiler-cli: no waiter-pipe-read"
-    echo "$name: profiler-cli loaded rec.json.gz"
+    # the demo's markers of every schema and its counters; async-profiler's native frames
+    for f in alloc.json.gz "${pcli_more[@]}"; do
+        pcli_load "$f" || it_fail "profiler-cli could not load $f"
+    done
+    echo "$name: profiler-cli loaded rec.json.gz alloc.json.gz ${pcli_more[*]}"
 else
     echo "$name: profiler-cli not installed: its load is not checked"
 fi

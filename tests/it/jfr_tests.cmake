@@ -16,5 +16,6 @@ foreach(_major IN LISTS FX_JDK_MAJORS)
              LABELS it jfr jdk${_major} TIMEOUT 240
              ENV ${FX_IT_ENV} FXAGENT_MIXED_JAR=${CMAKE_BINARY_DIR}/java-test/fxagent-mixed.jar
                  FXAGENT_DEMO_JAR=${FX_IT_DEMO_JAR}
+                 FXAGENT_LOCKS_JAR=${CMAKE_BINARY_DIR}/java-test/fxagent-locks.jar
                  FXPROF=${_fx_jfr_prof})
 endforeach()
