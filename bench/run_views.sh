@@ -9,7 +9,7 @@
 #   FXAGENT_BENCH_ASYNC_PROFILER=/path/libasyncProfiler.so bench/run_views.sh --rounds 5
 # usage: bench/run_views.sh [--build-dir DIR] [--out DIR] [--no-build] [--jdk HOME]...
 #        [views_overhead.py options: --rounds N --workloads W,.. --configs C,.. --cpu-rounds N
-#        --alloc-rounds N --lock-seconds S]
+#        --alloc-rounds N --lock-seconds S --javac-files N --javac-configs C,..]
 # JDKs: FXAGENT_TEST_JDKS (colon-separated homes) or every JDK in /usr/lib/jvm, as the tests do.
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -24,7 +24,8 @@ while [[ $# -gt 0 ]]; do
     --out) out=$2; shift 2 ;;
     --no-build) build_it=0; shift ;;
     --jdk) jdk_args+=("$2"); shift 2 ;;
-    --rounds | --workloads | --configs | --cpu-rounds | --alloc-rounds | --lock-seconds)
+    --rounds | --workloads | --configs | --cpu-rounds | --alloc-rounds | --lock-seconds | \
+        --javac-files | --javac-configs)
         py_args+=("$1" "$2"); shift 2 ;;
     *) sed -n '3,13p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2 ;;
     esac

@@ -11,7 +11,8 @@ FXAGENT_BENCH_ASYNC_PROFILER names its libasyncProfiler.so (never a path in the 
 Workloads (--workloads): cpu (java-test/bench CpuSingle, fixed work), alloc (java-test/alloc
 AllocWorkload rounds, fixed work), lock (java-test/locks LockWorkload bench: 4 threads contending
 for a monitor and a ReentrantLock for a fixed time; its figure is CPU per operation), javac (that
-JDK's javac compiling part of its own java.base sources, ~30 s of CPU; needs lib/src.zip).
+JDK's javac compiling part of its own java.base sources, ~30 s of CPU; needs lib/src.zip;
+--javac-files N compiles only the first N files, to try the harness).
 
 Each run's figure is the JVM's own CPU (user + sys of the child, from wait4), the 1-minute load
 average read just before it, and for lock the operations done. Rounds rotate the order of the
@@ -67,6 +68,15 @@ def prof_opts(a, cfg, base):
     return [f"-agentpath:{a.ap}=start," + AP_EVENTS[cfg].format(base=base)]
 
 
+def configs_for(a, configs, work):
+    """The configurations a workload runs: --javac-configs narrows javac's (the longest rows:
+    ~2/3 of a full run), always with none."""
+    if work != "javac" or not a.javac_configs:
+        return configs
+    keep = set(a.javac_configs.split(",")) | {"none"}
+    return [c for c in configs if c in keep]
+
+
 def run_one(cmd, log):
     load = os.getloadavg()[0]
     with open(log, "w", encoding="utf-8") as f:
@@ -101,8 +111,18 @@ def jdks(a):
         major, home = spec.split("=", 1)
         j = {"home": home, "major": major}
         if "javac" in a.workloads:
-            j["patch"], j["files"], _ = stack_coverage.prepare_javac(
-                a.out, major, os.path.join(home, "lib", "src.zip"))
+            z = os.path.join(home, "lib", "src.zip")
+            if not os.path.isfile(z):
+                sys.exit(f"views_overhead: JDK {major} has no {z} (a dangling link means its "
+                         "source package is not installed: apt-get install "
+                         f"openjdk-{major}-source)")
+            j["patch"], j["files"], n = stack_coverage.prepare_javac(a.out, major, z)
+            if 0 < a.javac_files < n:  # the first N of the sorted listing: a shorter javac
+                with open(j["files"], encoding="utf-8") as f:
+                    keep = f.read().splitlines()[:a.javac_files]
+                j["files"] = os.path.join(a.out, f"javac-files-{major}-{a.javac_files}.txt")
+                with open(j["files"], "w", encoding="utf-8") as f:
+                    f.write("\n".join(keep) + "\n")
         out.append(j)
     return out
 
@@ -118,6 +138,10 @@ def main():
     ap.add_argument("--cpu-rounds", type=int, default=60)
     ap.add_argument("--alloc-rounds", type=int, default=3000)
     ap.add_argument("--lock-seconds", type=int, default=3)
+    ap.add_argument("--javac-configs", default="",
+                    help="javac runs only these configurations (and none); the others: all")
+    ap.add_argument("--javac-files", type=int, default=0,
+                    help="compile only the first N of the 627 java.base files (0: all)")
     a = ap.parse_args()
     a.workloads = a.workloads.split(",")
     a.agent = os.path.join(a.build, "agent", "libfxagent.so")
@@ -131,11 +155,17 @@ def main():
     os.makedirs(a.out, exist_ok=True)
     res = {}  # (major, work, cfg) -> [(cpu, ops, load)] per round
     js = jdks(a)
+    t0 = time.monotonic()
     for rnd in range(a.rounds):
+        if rnd == 1:
+            took = time.monotonic() - t0
+            print(f"round 1 took {took / 60:.1f} min: all {a.rounds} rounds ~"
+                  f"{took * a.rounds / 60:.0f} min", flush=True)
         for ji, jdk in enumerate(js):
             for wi, work in enumerate(a.workloads):
-                k = (rnd + ji + wi) % len(configs)
-                for cfg in configs[k:] + configs[:k]:
+                cs = configs_for(a, configs, work)
+                k = (rnd + ji + wi) % len(cs)
+                for cfg in cs[k:] + cs[:k]:
                     base = os.path.join(a.out, f"{jdk['major']}-{work}-{cfg}")
                     cmd = workload_cmd(a, jdk, work, prof_opts(a, cfg, base))
                     r = run_one(cmd, base + ".log")
@@ -162,7 +192,10 @@ def report(a, js, configs, res):
             for cfg in configs:
                 if cfg == "none":
                     continue
-                rs = res[(jdk["major"], work, cfg)]
+                rs = res.get((jdk["major"], work, cfg))
+                if rs is None:
+                    cells.append("-")
+                    continue
                 ratios = [(c / o) / (nc / no) for (c, o, _), (nc, no, _) in zip(rs, none)]
                 load = statistics.median(r[2] for r in rs)
                 cells.append(f"{statistics.median(ratios):.3f} ({min(ratios):.2f}-"

@@ -2,11 +2,12 @@
 /* Unwind tables kept across JVM starts (issue 31): an fx_cfi block (include/fx_cfi.h) is one
  * pointer-free allocation, so it is written to a file as it is and read back in a millisecond,
  * where building libjvm's from its .eh_frame takes 160-190 ms of CPU at every start
- * (docs/BENCHMARKS.md). Owns the cache directory's choice, the file format and its checks.
+ * (docs/BENCHMARKS.md). Owns the file format and its checks; the folder (FXAGENT_CACHE/cfi) is
+ * include/fx_cache_dir.h's.
  *
  * A file is named after the library's identity (device, inode, size, modification time, file
  * name) and repeats that identity in its header, so a library replaced by an upgrade misses
- * instead of lending its old rows. A file is used only if it is a regular file of this user,
+ * instead of lending its old rows. A file is used only if it is a regular file of this user's own,
  * the header's magic, version and identity match and the block passes fx_cfi_cache_check
  * (sizes, row kinds, rows and function starts in order): the table is read by a signal handler,
  * so nothing read from disk is trusted further than its rows' shape. Files are written to a
@@ -21,11 +22,6 @@
 
 #include "fx_cfi.h"
 #include "fx_err.h"
-
-/* The cache directory into buf: env (FXAGENT_CFI_CACHE's value, may be NULL) if set, else
- * $XDG_CACHE_HOME/fxagent/cfi, else $HOME/.cache/fxagent/cfi. false (no cache) when env is
- * "off" or "no", or when none of them gives an absolute path that fits. */
-bool fx_cfi_cache_dir(const char *env, const char *xdg, const char *home, char *buf, size_t cap);
 
 /* The table of the library at path, whose stat is st, from dir: FX_OK and *out set (free with
  * fx_cfi_free), stats filled from the file; FX_ENOTFOUND when there is no file for this

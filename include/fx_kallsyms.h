@@ -22,7 +22,8 @@ struct fx_kallsyms {
     size_t count;                 /* 0 when unusable */
     struct fx_kallsyms_sym *syms; /* sorted by addr; at one address the global (T) first */
     char *names;
-    char reason[192]; /* "" when usable; else one line, no trailing period */
+    size_t names_bytes; /* of the names arena, which starts with the "" module */
+    char reason[192];   /* "" when usable; else one line, no trailing period */
 };
 
 /* Reads path (normally "/proc/kallsyms") and keeps the text symbols (types t, T, w, W). Returns
@@ -39,5 +40,38 @@ const struct fx_kallsyms_sym *fx_kallsyms_lookup(const struct fx_kallsyms *k, ui
 #define FX_KALLSYMS_MAX_SPAN (1u << 20)
 
 void fx_kallsyms_free(struct fx_kallsyms *k);
+
+/* Kept across JVM starts (issue 31, core/symbols/kallsyms_cache.c): formatting /proc/kallsyms
+ * costs the kernel ~50 ms per read, while the kernel's addresses are fixed for a boot. A table
+ * is kept for the key of the kernel that listed it: its boot (boot_id), its loaded modules
+ * (name, size, state and address of each line of /proc/modules; a module loaded or unloaded
+ * changes the key) and the first line of /proc/kallsyms as this user reads it now (cheap: one
+ * page; it moves with KASLR and reads 0 when kptr_restrict hides addresses from this user, so a
+ * user who may no longer see the addresses gets no key, and no table). Symbols that appear
+ * without a module (BPF programs, ftrace trampolines) after a table was kept are not in it. */
+struct fx_kallsyms_key {
+    char boot[40];
+    uint64_t modules;    /* FNV-1a of the modules' fields; that of "" without /proc/modules */
+    uint64_t first_addr; /* never 0 in a key */
+    char first_name[64];
+};
+
+/* The key from the three files (normally /proc/kallsyms, /proc/sys/kernel/random/boot_id,
+ * /proc/modules): FX_OK, else FX_ENOTFOUND with eb saying why there is none (unreadable boot
+ * id, hidden or unreadable addresses, unreadable modules). */
+int fx_kallsyms_key_read(const char *kallsyms, const char *boot_id, const char *modules,
+                         struct fx_kallsyms_key *key, struct fx_errbuf *eb);
+
+/* The table kept in file for key: FX_OK and *out (free with fx_kallsyms_free); FX_ENOTFOUND
+ * when there is no file or it was kept for another key (eb says which); FX_EIO (eb: one line)
+ * when the file is not this user's own 0600 file or fails a check (magic, sizes, offsets,
+ * order) or memory runs out. */
+int fx_kallsyms_cache_load(const char *file, const struct fx_kallsyms_key *key,
+                           struct fx_kallsyms **out, struct fx_errbuf *eb);
+
+/* Keeps k (a usable table: count > 0, no reason) in file for key, 0600, its folder made 0700.
+ * FX_OK, else FX_EIO (eb) or FX_EINVAL for an unusable table; nothing half-written stays. */
+int fx_kallsyms_cache_store(const char *file, const struct fx_kallsyms_key *key,
+                            const struct fx_kallsyms *k, struct fx_errbuf *eb);
 
 #endif

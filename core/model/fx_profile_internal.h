@@ -95,7 +95,8 @@ struct fx_live {
 };
 
 struct fx_thread {
-    char *name; /* raw bytes as given (the writer makes them UTF-8) */
+    char *name;        /* raw bytes as given (the writer makes them UTF-8) */
+    uint32_t name_len; /* strlen(name): fx_profile_memory runs over every thread each drain */
     int64_t tid, register_ns, unregister_ns;
     bool unregistered;
     /* A vacant slot: its thread was released and gone, its memory freed; the next

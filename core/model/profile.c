@@ -119,6 +119,7 @@ int fx_profile_thread_add(struct fx_profile *p, const char *name, int64_t tid, i
     struct fx_thread *t = &p->threads[i];
     memset(t, 0, sizeof(*t));
     t->name = copy;
+    t->name_len = (uint32_t)strlen(copy);
     t->tid = tid;
     t->register_ns = register_ns;
     t->holds = 1;
@@ -168,6 +169,7 @@ int fx_profile_thread_set_name(struct fx_profile *p, fx_thread_id id, const char
         return FX_ENOMEM;
     fx_free(p->threads[thread].name);
     p->threads[thread].name = copy;
+    p->threads[thread].name_len = (uint32_t)strlen(copy);
     return FX_OK;
 }
 
@@ -475,7 +477,7 @@ static size_t thread_memory(const struct fx_thread *t)
     size_t per_sample = sizeof(int64_t) + 2 * sizeof(uint32_t) + (s->weight ? 4 : 0);
     const struct fx_markers *m = &t->markers;
     size_t per_marker = 2 * sizeof(int64_t) + 3 * sizeof(uint32_t) + 2 + (m->cause_stack ? 4 : 0);
-    return (t->name ? strlen(t->name) + 1 : 0) + (size_t)s->cap * per_sample +
+    return (t->name ? t->name_len + 1u : 0) + (size_t)s->cap * per_sample +
            (size_t)m->cap * per_marker + (size_t)m->values_cap * sizeof(*m->values);
 }
 

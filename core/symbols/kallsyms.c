@@ -142,6 +142,7 @@ static int freeze(struct builder *b, struct fx_kallsyms *k)
     }
     k->count = b->nraws;
     k->names = b->names;
+    k->names_bytes = b->nnames;
     b->names = NULL;
     return FX_OK;
 }

@@ -2,11 +2,14 @@
 /* fx_sort (fx_sort.h): introsort in place. Quicksort with a median of three, the smaller side
  * recursed and the larger looped on (so the stack stays O(log n)); runs of at most INSERTION
  * elements by insertion sort; past 2 log2(n) levels a range is heapsorted. Elements are swapped
- * in chunks through a small buffer on the stack, whatever their size. */
+ * in chunks through a small buffer on the stack, whatever their size. fx_sort_by_u64: a stable
+ * LSD radix sort through a copy. */
 #include "fx_sort.h"
 
 #include <stdint.h>
 #include <string.h>
+
+#include "fx_alloc.h"
 
 #define INSERTION 12
 #define CHUNK     64
@@ -123,4 +126,45 @@ void fx_sort(void *base, size_t n, size_t size, int (*cmp)(const void *, const v
     for (size_t k = n; k > 1; k >>= 1)
         depth += 2;
     introsort(base, n, size, cmp, depth);
+}
+
+static uint64_t key_at(const char *e, size_t key_off)
+{
+    uint64_t k;
+    memcpy(&k, e + key_off, sizeof(k));
+    return k;
+}
+
+bool fx_sort_by_u64(void *base, size_t n, size_t size, size_t key_off)
+{
+    if (n < 2)
+        return true;
+    char *tmp = fx_pages_alloc(n * size);
+    if (tmp == NULL)
+        return false;
+    char *src = base, *dst = tmp;
+    uint64_t first = key_at(src, key_off), differ = 0;
+    for (size_t i = 1; i < n; i++)
+        differ |= key_at(src + i * size, key_off) ^ first;
+    for (int shift = 0; shift < 64; shift += 8) {
+        if (((differ >> shift) & 0xff) == 0)
+            continue; /* every key has this byte: the pass would not move anything */
+        size_t at[256] = {0};
+        for (size_t i = 0; i < n; i++)
+            at[(key_at(src + i * size, key_off) >> shift) & 0xff]++;
+        for (size_t b = 0, sum = 0; b < 256; b++) {
+            size_t c = at[b];
+            at[b] = sum;
+            sum += c;
+        }
+        for (size_t i = 0; i < n; i++)
+            memcpy(dst + at[(key_at(src + i * size, key_off) >> shift) & 0xff]++ * size,
+                   src + i * size, size);
+        char *t = src;
+        src = dst, dst = t;
+    }
+    if (src != base)
+        memcpy(base, src, n * size);
+    fx_pages_free(tmp, n * size);
+    return true;
 }

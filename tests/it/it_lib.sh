@@ -41,9 +41,10 @@ it_init() {
     rm -rf "$FXAGENT_RUN_DIR"
     mkdir -p "$FXAGENT_RUN_DIR"
     cd "$FXAGENT_RUN_DIR" || it_fail "cannot enter $FXAGENT_RUN_DIR"
-    # The agent's unwind tables kept across starts (include/fx_cfi_cache.h): each test its own
-    # cache, starting empty, so no test depends on another's run nor writes into $HOME.
-    export FXAGENT_CFI_CACHE=$FXAGENT_RUN_DIR/cfi-cache
+    # What the agent keeps across starts (include/fx_cache_dir.h: unwind tables, the kernel's
+    # symbols): each test its own folder, starting empty, so no test depends on another's run
+    # nor writes into $HOME.
+    export FXAGENT_CACHE=$FXAGENT_RUN_DIR/cache
 }
 
 # it_run LOGPREFIX COMMAND...: runs COMMAND in the run dir (the JVM writes any hs_err file

@@ -17,6 +17,9 @@ usage: kernel_stacks_check.py --why PROFILE.json.gz
   profiler-cli: the thread's category breakdown has Kernel samples, and its call tree has a
                 write-path kernel function under a FileOutputStream.write* node;
   devnull-off:  (kstack=no) no Kernel frame, and "Kernel stacks" says it was turned off.
+  kept symbols: devnull read /proc/kallsyms and kept the table in the test's cache folder
+                ($FXAGENT_CACHE/kallsyms, mode 0600); devnull-cached read it from there and
+                names write-path kernel frames with it; neither says the cache was not used.
 """
 import argparse
 import os
@@ -102,6 +105,20 @@ def main():
     why = (off.extra("Kernel stacks") or {}).get("kernel frames unavailable", "")
     check(kframes == 0 and "kstack=no" in why,
           f"devnull-off (kstack=no): {kframes} samples with Kernel frames; says: {why!r}")
+
+    cached = Profile(os.path.join(a.path, "devnull-cached.json.gz"))
+    how = [(ks.get("kallsyms read", ""), ks.get("kallsyms cache not used"))
+           for ks in (ks, cached.extra("Kernel stacks") or {})]
+    check(how[0][0].startswith("from /proc/kallsyms in ") and how[0][1] is None,
+          f"devnull: kallsyms read from /proc/kallsyms, the cache used: {how[0]}")
+    check(how[1][0].startswith("from the cache (FXAGENT_CACHE) in ") and how[1][1] is None,
+          f"devnull-cached: kallsyms read from the cache: {how[1]}")
+    kept = os.path.join(os.environ.get("FXAGENT_CACHE", ""), "kallsyms")
+    mode = os.stat(kept).st_mode & 0o777 if os.path.isfile(kept) else None
+    check(mode == 0o600, f"the kept symbols {kept} exist with mode 0600: {mode and oct(mode)}")
+    named = sum(1 for s in cached.stacks() if any(cached.cat[f] == "Kernel" and
+                                                  cached.name[f] in WRITE_PATH for f in s))
+    check(named > 0, f"devnull-cached: {named} samples name write-path kernel frames")
     return ck.exit_code()
 
 

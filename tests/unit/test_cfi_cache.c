@@ -2,7 +2,8 @@
 /* Unit tests of core/symbols/cfi_cache.c (include/fx_cfi_cache.h): the system libz's table written
  * and read back equal to the byte; a library with another identity (size, modification time)
  * misses; a damaged file (truncated, a row out of order, another magic) is refused with one
- * line and no table; the directory's choice from the environment. */
+ * line and no table, and so is one with group or other permission bits; the cache folder's
+ * choice from the environment (include/fx_cache_dir.h). */
 #include <check.h>
 #include <dlfcn.h>
 #include <stdio.h>
@@ -12,6 +13,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include "fx_cache_dir.h"
 #include "fx_cfi.h"
 #include "fx_cfi_cache.h"
 #include "fx_err.h"
@@ -134,6 +136,9 @@ START_TEST(test_cfi_cache_refuses_a_damaged_file)
     ck_assert_int_eq(stat(name, &fs), 0);
     ck_assert_uint_eq(fs.st_mode & 0777, 0600);
     long hdr = (long)fs.st_size - (long)block_bytes(c);
+    ck_assert_int_eq(chmod(name, 0640), 0);
+    damaged(fs.st_size, 0, "not a regular file of this user's own");
+    fx_cfi_free(stored(&st));
     damaged(fs.st_size - 3, -1, "size does not match");
     fx_cfi_free(stored(&st));
     damaged(0, 'X', "not an unwind table file");
@@ -149,22 +154,22 @@ START_TEST(test_cfi_cache_refuses_a_damaged_file)
 }
 END_TEST
 
-START_TEST(test_cfi_cache_dir_from_the_environment)
+START_TEST(test_cache_dir_from_the_environment)
 {
     char buf[256];
-    ck_assert(fx_cfi_cache_dir("/x/c", "/xdg", "/home/u", buf, sizeof(buf)));
-    ck_assert_str_eq(buf, "/x/c");
-    ck_assert(fx_cfi_cache_dir(NULL, "/xdg", "/home/u", buf, sizeof(buf)));
-    ck_assert_str_eq(buf, "/xdg/fxagent/cfi");
-    ck_assert(fx_cfi_cache_dir("", NULL, "/home/u", buf, sizeof(buf)));
+    ck_assert(fx_cache_dir("/x/c", "/xdg", "/home/u", "cfi", buf, sizeof(buf)));
+    ck_assert_str_eq(buf, "/x/c/cfi");
+    ck_assert(fx_cache_dir(NULL, "/xdg", "/home/u", "kallsyms", buf, sizeof(buf)));
+    ck_assert_str_eq(buf, "/xdg/fxagent/kallsyms");
+    ck_assert(fx_cache_dir("", NULL, "/home/u", "cfi", buf, sizeof(buf)));
     ck_assert_str_eq(buf, "/home/u/.cache/fxagent/cfi");
-    ck_assert(fx_cfi_cache_dir(NULL, "relative", "/home/u", buf, sizeof(buf)));
+    ck_assert(fx_cache_dir(NULL, "relative", "/home/u", "cfi", buf, sizeof(buf)));
     ck_assert_str_eq(buf, "/home/u/.cache/fxagent/cfi");
-    ck_assert(!fx_cfi_cache_dir("off", "/xdg", "/home/u", buf, sizeof(buf)));
-    ck_assert(!fx_cfi_cache_dir("no", "/xdg", "/home/u", buf, sizeof(buf)));
-    ck_assert(!fx_cfi_cache_dir("relative", "/xdg", "/home/u", buf, sizeof(buf)));
-    ck_assert(!fx_cfi_cache_dir(NULL, NULL, NULL, buf, sizeof(buf)));
-    ck_assert(!fx_cfi_cache_dir(NULL, NULL, "/home/u", buf, 8));
+    ck_assert(!fx_cache_dir("off", "/xdg", "/home/u", "cfi", buf, sizeof(buf)));
+    ck_assert(!fx_cache_dir("no", "/xdg", "/home/u", "cfi", buf, sizeof(buf)));
+    ck_assert(!fx_cache_dir("relative", "/xdg", "/home/u", "cfi", buf, sizeof(buf)));
+    ck_assert(!fx_cache_dir(NULL, NULL, NULL, "cfi", buf, sizeof(buf)));
+    ck_assert(!fx_cache_dir(NULL, NULL, "/home/u", "cfi", buf, 8));
 }
 END_TEST
 
@@ -174,7 +179,7 @@ int main(void)
     TCase *tc = tcase_create("cache");
     tcase_add_test(tc, test_cfi_cache_round_trip_gives_the_same_table_and_stats);
     tcase_add_test(tc, test_cfi_cache_refuses_a_damaged_file);
-    tcase_add_test(tc, test_cfi_cache_dir_from_the_environment);
+    tcase_add_test(tc, test_cache_dir_from_the_environment);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);

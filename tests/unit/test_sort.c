@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* fx_sort against qsort: random, sorted, reversed, equal and few distinct keys, 0 and 1
  * elements, sizes that reach the heapsort fallback, elements larger than the swap buffer; and
- * that it allocates nothing (the reason it exists). */
+ * that it allocates nothing (the reason it exists); fx_sort_by_u64 stable and ascending. */
 #include <check.h>
 #include <malloc.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -222,6 +223,42 @@ START_TEST(test_sort_allocates_nothing)
 }
 END_TEST
 
+/* fx_sort_by_u64: ascending by the key, equal keys in their first order (stable), whatever
+ * bytes of the keys differ (low ones only, high ones only, all), 0 and 1 elements. */
+struct keyed {
+    uint32_t order;
+    uint64_t key;
+    char pad[4];
+};
+
+START_TEST(test_sort_by_u64_is_stable_and_ascending)
+{
+    static const uint64_t masks[] = {0xffull, 0xff00000000000000ull, ~0ull, 0x3ull, 0};
+    size_t n = 5000;
+    struct keyed *v = malloc(n * sizeof(*v));
+    ck_assert_ptr_nonnull(v);
+    uint64_t seed = 11;
+    for (size_t m = 0; m < sizeof(masks) / sizeof(masks[0]); m++) {
+        for (size_t i = 0; i < n; i++) {
+            uint64_t r = ((uint64_t)next(&seed) << 32) | next(&seed);
+            v[i] = (struct keyed){.order = (uint32_t)i,
+                                  .key = 0x7f00000000001000ull | (r & masks[m])};
+        }
+        ck_assert(fx_sort_by_u64(v, n, sizeof(*v), offsetof(struct keyed, key)));
+        for (size_t i = 1; i < n; i++) {
+            ck_assert_uint_le(v[i - 1].key, v[i].key);
+            if (v[i - 1].key == v[i].key)
+                ck_assert_uint_lt(v[i - 1].order, v[i].order);
+        }
+    }
+    struct keyed one = {.order = 7, .key = 9};
+    ck_assert(fx_sort_by_u64(&one, 1, sizeof(one), offsetof(struct keyed, key)));
+    ck_assert(fx_sort_by_u64(NULL, 0, sizeof(one), offsetof(struct keyed, key)));
+    ck_assert_uint_eq(one.order, 7);
+    free(v);
+}
+END_TEST
+
 static Suite *sort_suite(void)
 {
     Suite *s = suite_create("sort");
@@ -232,6 +269,7 @@ static Suite *sort_suite(void)
     tcase_add_test(tc, test_sort_large_elements_move_whole);
     tcase_add_test(tc, test_sort_odd_element_size);
     tcase_add_test(tc, test_sort_allocates_nothing);
+    tcase_add_test(tc, test_sort_by_u64_is_stable_and_ascending);
     suite_add_tcase(s, tc);
     return s;
 }
