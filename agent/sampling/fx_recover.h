@@ -42,6 +42,7 @@ struct fx_code_range {
 };
 #define FX_RANGE_INTERPRETER 0x01 /* stub: HotSpot's "Interpreter" (the template interpreter) */
 #define FX_RANGE_SELF_INLINE 0x02 /* nmethod: its method is inlined into itself, or no records */
+#define FX_RANGE_CALL_STUB   0x04 /* stub: StubRoutines' "call_stub", the entry from C to Java */
 
 /* Immutable once published (codemap.c): sorted by begin, no two ranges overlap. */
 struct fx_code_table {

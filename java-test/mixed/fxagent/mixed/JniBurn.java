@@ -11,6 +11,41 @@ final class JniBurn {
 
     static native long calls();
 
+    /** Calls back javaBurn(millis) from C through JNI (issue 32: the C frames between Java). */
+    static native long upcall(int millis);
+
+    /** Spins in Java for `millis` of wall time; called from C by upcall. */
+    static long javaBurn(int millis) {
+        long until = System.nanoTime() + millis * 1_000_000L;
+        long x = 88172645463325252L;
+        while (System.nanoTime() < until) {
+            for (int i = 0; i < 4096; i++) {
+                x ^= x << 13;
+                x ^= x >>> 7;
+                x ^= x << 17;
+            }
+        }
+        return x;
+    }
+
+    /** Java -> C -> Java until untilNanos. */
+    static String runUpcall(long untilNanos) {
+        load();
+        long mix = 0;
+        while (System.nanoTime() < untilNanos) {
+            mix ^= upcall(20);
+        }
+        return "upcall: native_calls=" + calls() + " mix=" + (mix & 0xff);
+    }
+
+    private static void load() {
+        String lib = System.getProperty("fxagent.mixed.lib");
+        if (lib == null) {
+            throw new IllegalStateException("-Dfxagent.mixed.lib=/path/libfxmixed.so is not set");
+        }
+        System.load(lib);
+    }
+
     /** The same burn at the bottom of a recursion `levels` deep (issue 32: depth= counts the
      * native frames above the Java ones too). */
     static String runDeep(long untilNanos, int levels) {
@@ -18,11 +53,7 @@ final class JniBurn {
     }
 
     static String run(long untilNanos) {
-        String lib = System.getProperty("fxagent.mixed.lib");
-        if (lib == null) {
-            throw new IllegalStateException("-Dfxagent.mixed.lib=/path/libfxmixed.so is not set");
-        }
-        System.load(lib);
+        load();
         long javaCalls = 0;
         long mix = 0;
         while (System.nanoTime() < untilNanos) {
