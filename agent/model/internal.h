@@ -153,7 +153,7 @@ int fx_native_frames_push(struct fx_profile *p, const struct fx_sample_rec *r, u
  * shown then, under a frame saying so. */
 struct fx_below {
     int ns;
-    bool placed;
+    bool placed, leaf; /* leaf: the record has native frames above the Java ones too */
     uint64_t head[FX_BELOW_SEGS + 1];
     const uint8_t *pcs[FX_BELOW_SEGS + 1];
     int32_t at[FX_BELOW_SEGS + 1];

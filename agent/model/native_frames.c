@@ -268,6 +268,7 @@ void fx_native_below_read(const struct fx_sample_rec *r, uint32_t len, int32_t n
 {
     b->ns = 0;
     b->placed = true;
+    b->leaf = r->native_frames > 0;
     size_t at = fx_rec_below_at(r, len);
     uint64_t nw;
     if (at == 0)
@@ -314,8 +315,11 @@ int fx_native_below_push(struct fx_profile *p, struct fx_below *b, int32_t n, in
             nf.below_mid += (uint64_t)k;
             nf.below_stops[stop]++;
             nf.below_unplaced += !b->placed;
+            uint64_t frames = 0;
             for (int i = 0; i <= k; i++)
-                nf.below_frames += b->head[i] & 0xFF;
+                frames += b->head[i] & 0xFF;
+            nf.below_frames += frames;
+            nf.with_frames += !b->leaf && frames > 0; /* "samples with native frames": any */
             const char *mark = !b->placed ? "[native: frames between Java frames not placed]"
                                           : stop_frames[stop];
             if (mark != NULL)

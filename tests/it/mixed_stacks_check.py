@@ -14,6 +14,14 @@ usage: mixed_stacks_check.py --label NAME RUN_DIR   (reads jni, deflate, jni-off
             the JniBurn.burn samples at least half are exactly 50 with "[truncated]" at the root
             and the C burn function above JniBurn.burn; "[truncated]" nowhere else; Losses'
             "truncated stacks" counts them;
+  jni (issue 32): of the JniBurn.burn samples at least 80 % have, rootward of MixedWorkload.main,
+            JavaMain, jni_CallStaticVoidMethod and JavaCalls::call_helper, and start_thread (or
+            clone3) as the root: the main thread's frames down to its start;
+  upcall:   (Java -> JniBurn.upcall -> C -> CallStaticLongMethod -> JniBurn.javaBurn) of the
+            javaBurn samples at least 70 % have only Native frames between JniBurn.upcall and
+            javaBurn, among them Java_fxagent_mixed_JniBurn_upcall, fxmixed_call_java,
+            jni_CallStaticLongMethod and JavaCalls::call_helper in that order; "Native stacks"
+            counts at least as many segments between Java frames;
   jni-off:  no frame in the Native category, no "Native stacks" group (cstack=no);
   deflate-dwarf: of the samples under Deflater.deflateBytesBytes with zlib frames, at least half
             have Java_java_util_zip_Deflater_deflateBytesBytes right above it and the zlib frames
@@ -58,6 +66,44 @@ def main():
         lambda n: n in ("fxmixed_burn_cpu", "Java_fxagent_mixed_JniBurn_burn"))]
     check(len(burn) >= 10 and 2 * len(named) >= len(burn),
           f"jni: {len(named)} of {len(burn)} JniBurn.burn samples show the C burn function above it")
+
+    def below_main(p, path):
+        names = [p.name[f] for f in path]
+        if "fxagent.mixed.MixedWorkload.main" not in names:
+            return False
+        under = names[:names.index("fxagent.mixed.MixedWorkload.main")]
+        return ("JavaMain" in under and any(n.startswith("jni_CallStaticVoidMethod") for n in under)
+                and any(n.startswith("JavaCalls::call_helper") for n in under)
+                and under[0] in ("start_thread", "clone3", "__clone3"))
+    whole = [p for p in burn if below_main(jni, p)]
+    check(len(burn) >= 10 and 10 * len(whole) >= 8 * len(burn),
+          f"jni: {len(whole)} of {len(burn)} JniBurn.burn samples show the main thread's native frames down to start_thread")
+
+    up = Profile(os.path.join(run, "upcall.json.gz"))
+    want = ["Java_fxagent_mixed_JniBurn_upcall", "fxmixed_call_java", "jni_CallStaticLongMethod",
+            "JavaCalls::call_helper"]
+
+    def between(p, path):
+        names = [p.name[f] for f in path]
+        if "fxagent.mixed.JniBurn.upcall" not in names or "fxagent.mixed.JniBurn.javaBurn" not in names:
+            return False
+        a = names.index("fxagent.mixed.JniBurn.upcall")
+        b = names.index("fxagent.mixed.JniBurn.javaBurn")
+        mid = path[a + 1:b]
+        if not mid or any(p.cat[f] != "Native" for f in mid):
+            return False
+        k = 0
+        for f in mid:
+            if k < len(want) and p.name[f].startswith(want[k]):
+                k += 1
+        return k == len(want)
+    jb = [p for p in up.stacks() if any(up.name[f] == "fxagent.mixed.JniBurn.javaBurn" for f in p)]
+    cb = [p for p in jb if between(up, p)]
+    check(len(jb) >= 10 and 10 * len(cb) >= 7 * len(jb),
+          f"upcall: {len(cb)} of {len(jb)} JniBurn.javaBurn samples show the C frames between JniBurn.upcall and it")
+    ns = up.extra("Native stacks") or {}
+    segs = ns.get("native segments between Java frames (JNI call-backs)", -1)
+    check(segs >= len(cb), f"upcall: 'Native stacks' counts {segs} segments between Java frames, the profile shows {len(cb)}")
 
     dfl = Profile(os.path.join(run, "deflate.json.gz"))
     zl = [p for p in dfl.stacks() if native_above(

@@ -17,9 +17,8 @@
 JNIEXPORT jlong JNICALL Java_fxagent_mixed_JniBurn_burn(JNIEnv *env, jclass cls, jint millis);
 JNIEXPORT jlong JNICALL Java_fxagent_mixed_JniBurn_calls(JNIEnv *env, jclass cls);
 __attribute__((visibility("default"))) uint64_t fxmixed_burn_cpu(int millis);
-JNIEXPORT jlong JNICALL Java_fxagent_mixed_JniBurn_upcall(JNIEnv *env, jclass cls, jint millis);
-__attribute__((visibility("default"))) jlong fxmixed_call_java(JNIEnv *env, jclass cls,
-                                                               jint millis);
+JNIEXPORT jlong JNICALL Java_fxagent_mixed_JniBurn_upcall(JNIEnv *env, jclass cls, jint times);
+__attribute__((visibility("default"))) jlong fxmixed_call_java(JNIEnv *env, jclass cls, jint times);
 JNIEXPORT jboolean JNICALL Java_fxagent_mixed_CThread_start(JNIEnv *env, jclass cls);
 JNIEXPORT jlong JNICALL Java_fxagent_mixed_CThread_join(JNIEnv *env, jclass cls);
 __attribute__((visibility("default"))) void *fxmixed_cthread_main(void *arg);
@@ -66,22 +65,26 @@ JNIEXPORT jlong JNICALL Java_fxagent_mixed_JniBurn_calls(JNIEnv *env, jclass cls
 }
 
 /* Issue 32: Java -> JniBurn.upcall -> C (this helper) -> CallStaticLongMethod -> JniBurn.javaBurn,
- * so that a profile shows the C frames between the two Java parts of one stack. Not inlined,
- * and the call is not its last act (the count after it), so its frame stays on the stack. */
+ * `times` short calls, so that a profile shows the C frames between the two Java parts of one
+ * stack (and javaBurn, called thousands of times, is compiled as a method, not left in the
+ * on-stack-replacement code of one long loop). Not inlined, the calls in a loop: its frame
+ * stays on the stack. */
 __attribute__((noinline, visibility("default"))) jlong fxmixed_call_java(JNIEnv *env, jclass cls,
-                                                                         jint millis)
+                                                                         jint times)
 {
     jmethodID m = (*env)->GetStaticMethodID(env, cls, "javaBurn", "(I)J");
     if (m == NULL)
         return -1;
-    jlong v = (*env)->CallStaticLongMethod(env, cls, m, millis);
+    jlong v = 0;
+    for (jint i = 0; i < times && !(*env)->ExceptionCheck(env); i++)
+        v ^= (*env)->CallStaticLongMethod(env, cls, m, (jint)16);
     calls++;
     return v;
 }
 
-JNIEXPORT jlong JNICALL Java_fxagent_mixed_JniBurn_upcall(JNIEnv *env, jclass cls, jint millis)
+JNIEXPORT jlong JNICALL Java_fxagent_mixed_JniBurn_upcall(JNIEnv *env, jclass cls, jint times)
 {
-    return fxmixed_call_java(env, cls, millis) ^ 1;
+    return fxmixed_call_java(env, cls, times) ^ 1;
 }
 
 static pthread_t burner;

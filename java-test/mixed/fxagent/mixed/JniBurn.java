@@ -11,19 +11,17 @@ final class JniBurn {
 
     static native long calls();
 
-    /** Calls back javaBurn(millis) from C through JNI (issue 32: the C frames between Java). */
-    static native long upcall(int millis);
+    /** Calls back javaBurn(16) `times` times from C through JNI (issue 32: the C frames between
+     * Java). */
+    static native long upcall(int times);
 
-    /** Spins in Java for `millis` of wall time; called from C by upcall. */
-    static long javaBurn(int millis) {
-        long until = System.nanoTime() + millis * 1_000_000L;
+    /** Spins in Java, rounds * 4096 steps; called from C by upcall. */
+    static long javaBurn(int rounds) {
         long x = 88172645463325252L;
-        while (System.nanoTime() < until) {
-            for (int i = 0; i < 4096; i++) {
-                x ^= x << 13;
-                x ^= x >>> 7;
-                x ^= x << 17;
-            }
+        for (int i = 0; i < rounds * 4096; i++) {
+            x ^= x << 13;
+            x ^= x >>> 7;
+            x ^= x << 17;
         }
         return x;
     }
@@ -33,7 +31,7 @@ final class JniBurn {
         load();
         long mix = 0;
         while (System.nanoTime() < untilNanos) {
-            mix ^= upcall(20);
+            mix ^= upcall(100);
         }
         return "upcall: native_calls=" + calls() + " mix=" + (mix & 0xff);
     }
