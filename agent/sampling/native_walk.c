@@ -27,9 +27,11 @@
  * where the row says, each word inside [sp, stack_hi). A mapping with no table is stepped by
  * its frame pointer, as is an address no FDE covers; when that step fails (rbp outside the
  * stack, or the return address it gave in no mapping) the mapping is queued for the drain to
- * build its table (fx_native.want), so libraries whose frame pointers work (libjvm) cost no
- * table, and the walk stops there as FX_NSTOP_NO_TABLE ("[native: walk stopped (unwind table
- * not built yet)]"): the handler never builds, and never guesses past the failed step. A rule
+ * build its table (fx_native.want), and the walk stops there as FX_NSTOP_NO_TABLE ("[native:
+ * walk stopped (unwind table not built yet)]"): the handler never builds, and never guesses
+ * past the failed step. A step that did not fail is no proof (a frameless function leaves rbp
+ * its caller's, and the step skips frames): every library stepped by rbp is queued too but
+ * libjvm, built with frame pointers, whose table (megabytes) only a failed step asks for. A rule
  * outside the subset (a DWARF expression) stops the walk, counted.
  *
  * Stack bounds: a Java thread's are set before it is published (signal_handler.c); a thread that
@@ -179,6 +181,11 @@ static uint32_t walk_sigsafe(const struct bounds *b, const struct fx_textmap *ma
             if (by_fp != NULL && why == FX_NSTOP_BAD_FP) {
                 fx_native_want_sigsafe(by_fp);
                 why = FX_NSTOP_NO_TABLE;
+            } else if (by_fp != NULL && !e->frame_pointers) {
+                /* issue 32: a frameless function leaves rbp its caller's, and the step then
+                 * skips frames without failing (a .debug_frame-only library): its table is
+                 * asked for, and later walks step it by CFI */
+                fx_native_want_sigsafe(by_fp);
             }
         }
         if (why != FX_NSTOP_OFF) {

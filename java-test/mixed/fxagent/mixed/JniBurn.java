@@ -26,6 +26,26 @@ final class JniBurn {
         return x;
     }
 
+    /** Calls fxdf_level1 -> 2 -> 3 of libfxdebugframe.so, whose only unwind information is
+     * .debug_frame (issue 32); the library lies next to libfxmixed.so. */
+    static native long debugFrame(int rounds);
+
+    static String runDebugFrame(long untilNanos) {
+        String lib = System.getProperty("fxagent.mixed.lib");
+        if (lib == null) {
+            throw new IllegalStateException("-Dfxagent.mixed.lib=/path/libfxmixed.so is not set");
+        }
+        System.load(new java.io.File(new java.io.File(lib).getParentFile(), "libfxdebugframe.so")
+                .getAbsolutePath());
+        long mix = 0;
+        long calls = 0;
+        while (System.nanoTime() < untilNanos) {
+            mix ^= debugFrame(64);
+            calls++;
+        }
+        return "debugframe: calls=" + calls + " mix=" + (mix & 0xff);
+    }
+
     /** Java -> C -> Java until untilNanos. */
     static String runUpcall(long untilNanos) {
         load();
