@@ -158,8 +158,11 @@ static uint32_t walk_sigsafe(const struct bounds *b, const struct fx_textmap *ma
         if (e == NULL) {
             __atomic_add_fetch(&fx_native.misses, 1, __ATOMIC_RELAXED);
             *stop = FX_NSTOP_NOT_TEXT;
-            if (by_fp != NULL) {
-                fx_native_want_sigsafe(by_fp); /* its rbp was no frame pointer */
+            /* its rbp was no frame pointer; but a library built with them (libjvm) more
+             * likely returned into one loaded since the map was read (a JNI library just
+             * loaded): re-read, not blamed (its table is megabytes) */
+            if (by_fp != NULL && !by_fp->frame_pointers) {
+                fx_native_want_sigsafe(by_fp);
                 *stop = FX_NSTOP_NO_TABLE;
             }
             return n;

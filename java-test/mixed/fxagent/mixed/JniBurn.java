@@ -11,7 +11,7 @@ final class JniBurn {
 
     static native long calls();
 
-    /** Calls back javaBurn(16) `times` times from C through JNI (issue 32: the C frames between
+    /** Calls back javaBurn(1) `times` times from C through JNI (issue 32: the C frames between
      * Java). */
     static native long upcall(int times);
 
@@ -51,7 +51,7 @@ final class JniBurn {
         load();
         long mix = 0;
         while (System.nanoTime() < untilNanos) {
-            mix ^= upcall(100);
+            mix ^= upcall(1000);
         }
         return "upcall: native_calls=" + calls() + " mix=" + (mix & 0xff);
     }
