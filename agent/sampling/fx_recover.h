@@ -118,6 +118,12 @@ enum fx_walk_stop {
 #define FX_TYPE_COMPILED    0x40u
 #define FX_TYPES_MAX        64
 
+/* Issue 32: the native frames below and between the Java frames, after the types part when
+ * `below` is set: a uint64_t count of words, then segments (format: native_below.c). */
+#define FX_BELOW_SEGS  8
+#define FX_BELOW_WORDS (FX_BELOW_SEGS + 1 + FX_NATIVE_MAX)
+#define FX_BELOW_MORE  (UINT64_C(1) << 16)
+
 struct fx_regs {
     uintptr_t pc, sp, fp;
     const uintptr_t *gpr; /* the 16 general registers in encoding order (rax..r15), or NULL */

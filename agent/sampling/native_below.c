@@ -19,7 +19,13 @@
  *    interpreter's native entry) whose C code called back into Java through JNI (Java ->
  *    Java_..._f -> C -> jni_CallVoidMethod -> call_helper -> call_stub -> Java); from that
  *    return address, sp and rbp the Java walk goes on.
- * Each native segment is stored with why it ended (sample.h, FX_BELOW); a Java walk that does
+ * The record's part (sample.h, FX_BELOW_*): segments, each a header word (bits 0-7: its frames,
+ * 8-15: enum fx_native_stop, bit 16 FX_BELOW_MORE: Java frames follow below it, bits 24-39: the
+ * physical Java frames above it, the first FX_TYPES_MAX of which have type words) and that many
+ * return addresses, leaf first; the last one ends at the thread's first frame or where the walk
+ * stopped. At most FX_BELOW_SEGS segments and one header saying why it stopped there, and
+ * FX_NATIVE_MAX return addresses with the leaf's native frames.
+ * Each native segment is stored with why it ended; a Java walk that does
  * not reach a call stub ends it as FX_NSTOP_NO_ENTRY: the profile then has a frame saying so at
  * the root instead of the frames it could not prove. The model places each segment that ends at
  * a native method's frame above that frame (stacks.c). */

@@ -70,10 +70,11 @@ enum fx_wall_state {
  * plus, when `recovery` is a failure with a known blob (FX_REC_NAMED), the one blob frame;
  * then native_frames return addresses (cstack=fp), from frames + native_at; then, when
  * `kernel` is not FX_KREC_OFF, the kernel frames of the perf callchain (kstack=yes); then, with
- * `types`, a uint64_t count and that many frame type words (fx_recover.h, FX_TYPE_*).
- * After a recovery (recovery = an FX_REC_* case > 0) frames[0] is the blob's frame and the rest
- * is ASGCT's trace from the caller's context. A blob frame has a lineno below; its method_id is
- * the nmethod's jmethodID (FX_LINE_NMETHOD) or a stub name index (FX_LINE_STUB, codemap.c). */
+ * `types`, a uint64_t count and that many frame type words (fx_recover.h, FX_TYPE_*); then,
+ * with `below`, the native frames below the Java ones (FX_BELOW_*). After a recovery (recovery = an
+ * FX_REC_* case > 0) frames[0] is the blob's frame and the rest is ASGCT's trace from the caller's
+ * context. A blob frame has a lineno below; its method_id is the nmethod's jmethodID
+ * (FX_LINE_NMETHOD) or a stub name index (FX_LINE_STUB, codemap.c). */
 #define FX_LINE_STUB    (-1000)
 #define FX_LINE_NMETHOD (-1001)
 #define FX_REC_FAILED   0x40 /* recovery: FX_REC_FAILED | -case, no blob frame */
@@ -88,14 +89,13 @@ struct fx_sample_rec {
     uint8_t truncated : 1; /* num_frames == depth: the root side was cut */
     uint8_t vthread : 3;   /* enum fx_vt_rec; FX_VT_ID: a uint64_t id after the native frames */
     uint8_t walk_stop : 3, types : 1; /* fx_walk_stop; frame types after the kernel part */
-    uint8_t recovery;        /* 0: not tried; 1..: the FX_REC_* case recovered; FX_REC_FAILED or
-                                FX_REC_NAMED | -reason: tried and failed */
-    uint8_t native_frames;   /* return addresses (uint64_t, leaf first) at frames + native_at */
-    uint16_t native_at;      /* the fx_asgct_frame entries stored before them */
-    uint8_t native_stop : 7; /* enum fx_native_stop: why the native walk ended */
-    uint8_t below : 1; /* the native frames below the Java ones follow the types (FX_BELOW_*) */
-    uint8_t kernel;    /* enum fx_perfring_state; unless FX_KREC_OFF, a uint64_t count and
-                          that many kernel addresses (leaf first) follow (fx_rec_kernel_at) */
+    uint8_t recovery;      /* 0: not tried; 1..: the FX_REC_* case recovered; FX_REC_FAILED or
+                              FX_REC_NAMED | -reason: tried and failed */
+    uint8_t native_frames; /* return addresses (uint64_t, leaf first) at frames + native_at */
+    uint16_t native_at;    /* the fx_asgct_frame entries stored before them */
+    uint8_t native_stop : 7, below : 1; /* fx_native_stop: why the walk ended; FX_BELOW_* */
+    uint8_t kernel; /* enum fx_perfring_state; unless FX_KREC_OFF, a uint64_t count and
+                       that many kernel addresses (leaf first) follow (fx_rec_kernel_at) */
     fx_asgct_frame frames[];
 };
 _Static_assert(sizeof(struct fx_sample_rec) == 32, "the ring record header stays 32 bytes");
@@ -139,19 +139,6 @@ enum fx_native_stop {
     FX_NSTOP_EMPTY,     /* below the Java frames: Java code right under the call stub */
     FX_NSTOP_COUNT
 };
-
-/* Issue 32: the native frames below and between the Java frames (native_below.c), after the
- * types part when `below` is set: a uint64_t count of words, then segments, each a header word
- * (bits 0-7: its frames, 8-15: enum fx_native_stop, bit 16 FX_BELOW_MORE: Java frames follow
- * below it, bits 24-39: the physical Java frames above it, the first FX_TYPES_MAX of which
- * have type words) and that many return addresses, leaf first. The first segment lies below the
- * call stub under the leaf's Java frames; each FX_BELOW_MORE segment ends at the frame of the
- * native method whose C code it is; the last one at the thread's first frame or where the walk
- * stopped. At most FX_BELOW_SEGS segments (and one header saying why it stopped there), and
- * FX_NATIVE_MAX return addresses with the leaf's native frames. */
-#define FX_BELOW_SEGS  8
-#define FX_BELOW_WORDS (FX_BELOW_SEGS + 1 + FX_NATIVE_MAX)
-#define FX_BELOW_MORE  (UINT64_C(1) << 16)
 
 #define FX_KERNEL_MAX 48 /* kernel frames (kstack=yes, kstack.c) per sample (sample_max_stack) */
 enum fx_engine_kind {
@@ -255,9 +242,7 @@ struct fx_thread {
     bool batch_lost;     /* this pass's records have a gap (ring drops): no idle-gap guesses */
 };
 
-/* fx_sample_rec.cpu_ns when the handler did not read the thread's CPU clock. */
-#define FX_CPU_NOT_READ INT64_MIN
-
+#define FX_CPU_NOT_READ INT64_MIN /* fx_sample_rec.cpu_ns: the thread's CPU clock was not read */
 /* fx_sample_rec.num_frames of a thread that is not a Java thread (vm_threads.c): AsyncGetCallTrace
  * was not called, the sample is its native walk alone. */
 #define FX_NOT_JAVA_THREAD (-100)
