@@ -16,7 +16,8 @@ usage: mixed_stacks_check.py --label NAME RUN_DIR   (reads jni, deflate, jni-off
             "truncated stacks" counts them;
   jni (issue 32): of the JniBurn.burn samples at least 80 % have, rootward of MixedWorkload.main,
             JavaMain, jni_CallStaticVoidMethod and JavaCalls::call_helper, and start_thread (or
-            clone3) as the root: the main thread's frames down to its start;
+            clone3) as the root: the main thread's frames down to its start; "Native stacks"
+            counts at least those walks (to the thread's start) and 4 frames each;
   upcall:   (Java -> JniBurn.upcall -> C -> CallStaticLongMethod -> JniBurn.javaBurn) of the
             javaBurn samples at least 70 % have only Native frames between JniBurn.upcall and
             javaBurn, among them Java_fxagent_mixed_JniBurn_upcall, fxmixed_call_java,
@@ -83,6 +84,13 @@ def main():
     whole = [p for p in burn if below_main(jni, p)]
     check(len(burn) >= 10 and 10 * len(whole) >= 8 * len(burn),
           f"jni: {len(whole)} of {len(burn)} JniBurn.burn samples show the main thread's native frames down to start_thread")
+    jns = jni.extra("Native stacks") or {}
+    walked = jns.get("samples walked below the Java frames", -1)
+    started = jns.get("walk below the Java frames stopped: reached the thread's first frame (its start)", -1)
+    below = jns.get("native frames below or between Java frames", -1)
+    check(walked >= started >= len(whole) and below >= 4 * len(whole),
+          f"jni: 'Native stacks' counts {walked} samples walked below the Java frames, {started} to the "
+          f"thread's start, {below} frames; the profile shows {len(whole)} such main-thread stacks")
 
     up = Profile(os.path.join(run, "upcall.json.gz"))
     want = ["Java_fxagent_mixed_JniBurn_upcall", "fxmixed_call_java", "jni_CallStaticLongMethod",
