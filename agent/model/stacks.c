@@ -184,7 +184,7 @@ static int java_stack(struct fx_methods *m, JNIEnv *jni, struct fx_profile *p,
         fx_frame_types_of(r, len, r->num_frames, st.types, ends);
     /* issue 32: the native frames below the Java ones (a virtual thread's are its carrier's) */
     struct fx_below below = {.ns = 0};
-    if (r->below && n == r->num_frames && !r->truncated)
+    if (r->below && n == r->num_frames && !r->truncated && r->vthread != FX_VT_ID)
         fx_native_below_read(r, len, n, typed ? ends : NULL, &below);
     if (below.ns > 0 && rc == FX_OK)
         rc = fx_native_below_push(p, &below, n, n, &s);
