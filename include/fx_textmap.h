@@ -57,6 +57,8 @@ struct fx_textmap_entry {
     const struct fx_cfi *cfi; /* NULL from fx_textmap_read; an owner may set it before the
                                  table is published (cstack=dwarf: the file's unwind table,
                                  which must outlive every table that points to it) */
+    bool frame_pointers;      /* false from fx_textmap_read; an owner may set it: the file is
+                                 known to be built with frame pointers (libjvm) */
 };
 
 /* One block: header, `count` entries sorted by start (no two overlap), then the paths. */

@@ -16,9 +16,9 @@
 
 #include "fx_clock.h"
 
-/* The frame types' count (a uint64_t) and words, after the kernel part, when `types` is set;
- * len: the record's length. 0 when the record holds no such part or it does not fit. */
-static size_t fx_rec_types_at(const struct fx_sample_rec *r, size_t len)
+/* Where the parts after the kernel part begin in a record of len bytes; 0 when the kernel part
+ * is malformed. */
+static size_t after_kernel(const struct fx_sample_rec *r, size_t len)
 {
     size_t at = fx_rec_kernel_at(r);
     if (r->kernel != FX_KREC_OFF) {
@@ -30,9 +30,31 @@ static size_t fx_rec_types_at(const struct fx_sample_rec *r, size_t len)
             return 0;
         at += (1 + nk) * sizeof(uint64_t);
     }
-    return r->types && at + sizeof(uint64_t) <= len ? at : 0;
+    return at;
 }
 
+/* The frame types' count (a uint64_t) and words, after the kernel part, when `types` is set;
+ * len: the record's length. 0 when the record holds no such part or it does not fit. */
+static size_t fx_rec_types_at(const struct fx_sample_rec *r, size_t len)
+{
+    size_t at = after_kernel(r, len);
+    return r->types && at != 0 && at + sizeof(uint64_t) <= len ? at : 0;
+}
+
+size_t fx_rec_below_at(const struct fx_sample_rec *r, size_t len)
+{
+    size_t at = r->below ? after_kernel(r, len) : 0;
+    if (at != 0 && r->types) {
+        uint64_t nw;
+        if (at + sizeof(nw) > len)
+            return 0;
+        memcpy(&nw, (const uint8_t *)r + at, sizeof(nw));
+        if (nw > FX_TYPES_MAX)
+            return 0;
+        at += (1 + nw) * sizeof(uint64_t);
+    }
+    return at != 0 && at + sizeof(uint64_t) <= len ? at : 0;
+}
 /* Model owner only. */
 static struct {
     uint64_t typed[FX_JAVA_RECOVERED + 1], untyped, self_inline, mismatch, samples;
@@ -47,10 +69,12 @@ static uint8_t compiled_sub(unsigned tier)
 }
 
 void fx_frame_types_of(const struct fx_sample_rec *r, uint32_t len, int32_t n,
-                       struct fx_frame_type *out)
+                       struct fx_frame_type *out, int32_t *ends)
 {
     for (int32_t i = 0; i < n; i++)
         out[i] = (struct fx_frame_type){FX_JAVA_OTHER, 0};
+    for (int k = 0; k <= FX_TYPES_MAX; k++)
+        ends[k] = k == 0 ? 0 : -1;
     size_t at = fx_rec_types_at(r, len);
     uint64_t nw = 0;
     if (at != 0)
@@ -68,6 +92,7 @@ void fx_frame_types_of(const struct fx_sample_rec *r, uint32_t len, int32_t n,
         unsigned tag = (unsigned)(w >> 56);
         if (tag == FX_TYPE_INTERPRETED) {
             out[i++].sub = FX_JAVA_INTERPRETED;
+            ends[k + 1] = i;
             continue;
         }
         jmethodID root = (jmethodID)(uintptr_t)(w & ((UINT64_C(1) << 56) - 1));
@@ -86,6 +111,7 @@ void fx_frame_types_of(const struct fx_sample_rec *r, uint32_t len, int32_t n,
         for (int32_t x = i; x < j; x++)
             out[x] = (struct fx_frame_type){FX_JAVA_INLINED, (uint8_t)(j - x < 255 ? j - x : 255)};
         i = j + 1;
+        ends[k + 1] = i;
     }
     for (int32_t x = 0; x < n; x++) {
         if (r->frames[x].lineno == -3) /* a native method: its own subcategory */

@@ -35,6 +35,8 @@ static const char *const stop_labels[FX_NSTOP_COUNT] = {
         "a CFI rule outside the unwound subset (a DWARF expression)",
         "CFA or saved register outside the stack (CFI)",
         "unwind table not built yet (queued for the drain)",
+        "below the Java frames: their walk did not reach the call stub",
+        "below the Java frames: Java code right under the call stub",
 };
 
 /* Where the walk stopped, as the frame between the Java part and the native frames; NULL where
@@ -51,6 +53,8 @@ static const char *const stop_frames[FX_NSTOP_COUNT] = {
         "[native: walk stopped (CFI rule not unwound)]",
         "[native: walk stopped (CFA outside the stack)]",
         "[native: walk stopped (unwind table not built yet)]",
+        "[native: walk stopped (Java frames not walked to the call stub)]",
+        "[native: walk stopped (Java code under the call stub)]",
 };
 
 static struct {
@@ -62,6 +66,9 @@ static struct {
     uint64_t stops[FX_NSTOP_COUNT], leaf_java, with_frames, frames, bad_records;
     uint64_t resolved, by_source[4], unmapped, errors, cache_resets, lib_errors;
     uint64_t fde_named; /* addresses without a symbol named by their FDE's start */
+    /* issue 32, the frames below and between the Java frames: samples with such a walk,
+     * segments between Java frames, frames, stops of the root segment, walks not placed */
+    uint64_t below, below_mid, below_frames, below_stops[FX_NSTOP_COUNT], below_unplaced;
 } nf;
 
 static uint64_t hash(uint64_t a)
@@ -256,6 +263,82 @@ int fx_native_frames_push(struct fx_profile *p, const struct fx_sample_rec *r, u
     return rc;
 }
 
+void fx_native_below_read(const struct fx_sample_rec *r, uint32_t len, int32_t n,
+                          const int32_t *ends, struct fx_below *b)
+{
+    b->ns = 0;
+    b->placed = true;
+    b->leaf = r->native_frames > 0;
+    size_t at = fx_rec_below_at(r, len);
+    uint64_t nw;
+    if (at == 0)
+        return;
+    memcpy(&nw, (const uint8_t *)r + at, sizeof(nw));
+    const uint8_t *w = (const uint8_t *)r + at + sizeof(uint64_t);
+    bool bad = nw > FX_BELOW_WORDS || at + (1 + nw) * sizeof(uint64_t) > len;
+    for (uint64_t i = 0; !bad && i < nw; b->ns++) {
+        int k = b->ns;
+        bad = k > FX_BELOW_SEGS;
+        if (bad)
+            break;
+        memcpy(&b->head[k], w + i * sizeof(uint64_t), sizeof(uint64_t));
+        uint64_t m = b->head[k] & 0xFF, phys = (b->head[k] >> 24) & 0xFFFF;
+        bad = i + 1 + m > nw || ((b->head[k] >> 8) & 0xFF) >= FX_NSTOP_COUNT;
+        b->pcs[k] = w + (i + 1) * sizeof(uint64_t);
+        i += 1 + m;
+        /* between Java frames: under the ASGCT frame after the physical frames above it */
+        b->at[k] = !(b->head[k] & FX_BELOW_MORE)          ? n
+                   : phys <= FX_TYPES_MAX && ends != NULL ? ends[phys]
+                                                          : -1;
+        if (b->at[k] <= 0 || b->at[k] >= n)
+            b->placed = b->placed && !(b->head[k] & FX_BELOW_MORE);
+    }
+    if (bad) {
+        nf.bad_records++;
+        b->ns = 0;
+    }
+}
+
+int fx_native_below_push(struct fx_profile *p, struct fx_below *b, int32_t n, int32_t at,
+                         fx_stack_id *stack)
+{
+    frame_cat = frame_sub = 0;
+    fx_frame_id f;
+    int rc = FX_OK;
+    for (int k = 0; k < b->ns && rc == FX_OK; k++) {
+        if (b->at[k] != at || (at != n && !b->placed))
+            continue;
+        uint32_t m = (uint32_t)(b->head[k] & 0xFF);
+        uint8_t stop = (uint8_t)((b->head[k] >> 8) & 0xFF);
+        if (at == n) { /* the root segment, the last: the tallies of the whole walk */
+            nf.below++;
+            nf.below_mid += (uint64_t)k;
+            nf.below_stops[stop]++;
+            nf.below_unplaced += !b->placed;
+            uint64_t frames = 0;
+            for (int i = 0; i <= k; i++)
+                frames += b->head[i] & 0xFF;
+            nf.below_frames += frames;
+            nf.with_frames += !b->leaf && frames > 0; /* "samples with native frames": any */
+            const char *mark = !b->placed ? "[native: frames between Java frames not placed]"
+                                          : stop_frames[stop];
+            if (mark != NULL)
+                rc = native_frame(p, mark, NULL, FX_NATIVE_OTHER, &f);
+            if (mark != NULL && rc == FX_OK)
+                rc = fx_profile_stack(p, *stack, f, stack);
+        }
+        /* Root side first; every address is a return address, named one byte back. */
+        for (uint32_t i = m; i-- > 0 && rc == FX_OK;) {
+            uint64_t pc;
+            memcpy(&pc, b->pcs[k] + i * sizeof(uint64_t), sizeof(pc));
+            rc = frame_of(p, pc - 1, &f);
+            if (rc == FX_OK)
+                rc = fx_profile_stack(p, *stack, f, stack);
+        }
+    }
+    return rc;
+}
+
 void fx_native_frames_report(struct fx_profile *p)
 {
     const char *g = "Native stacks";
@@ -282,6 +365,22 @@ void fx_native_frames_report(struct fx_profile *p)
     fx_profile_extra_detail(p, g, "addresses without a symbol named by their CFI function start",
                             (int64_t)nf.fde_named);
     fx_profile_extra_loss(p, g, "malformed records", (int64_t)nf.bad_records);
+    fx_profile_extra_int(p, g, "samples walked below the Java frames", (int64_t)nf.below);
+    fx_profile_extra_int(p, g, "native frames below or between Java frames",
+                         (int64_t)nf.below_frames);
+    fx_profile_extra_detail(p, g, "native segments between Java frames (JNI call-backs)",
+                            (int64_t)nf.below_mid);
+    for (int i = 1; i < FX_NSTOP_COUNT; i++) {
+        if (i == FX_NSTOP_JAVA)
+            continue;
+        char label[160];
+        snprintf(label, sizeof(label), "walk below the Java frames stopped: %s",
+                 i == FX_NSTOP_CHAIN_END ? "reached the thread's first frame (its start)"
+                                         : stop_labels[i]);
+        fx_profile_extra_detail(p, g, label, (int64_t)nf.below_stops[i]);
+    }
+    fx_profile_extra_loss(p, g, "walks whose frames between Java frames were not placed",
+                          (int64_t)nf.below_unplaced);
     fx_native_maps_report(p, g);
 }
 
@@ -290,6 +389,8 @@ void fx_native_frames_reset(void)
     memset(nf.stops, 0, sizeof(nf.stops));
     nf.leaf_java = nf.with_frames = nf.frames = nf.bad_records = 0;
     nf.resolved = nf.unmapped = nf.errors = nf.cache_resets = nf.lib_errors = 0;
+    nf.below = nf.below_mid = nf.below_frames = nf.below_unplaced = 0;
+    memset(nf.below_stops, 0, sizeof(nf.below_stops));
     memset(nf.by_source, 0, sizeof(nf.by_source));
 }
 

@@ -179,8 +179,15 @@ static int java_stack(struct fx_methods *m, JNIEnv *jni, struct fx_profile *p,
         rc = label_under(p, s, walk_stop_labels[r->walk_stop], FX_CAT_OTHER, &s);
     }
     bool typed = !recovered && types_room(r->num_frames);
+    int32_t ends[FX_TYPES_MAX + 1];
     if (typed)
-        fx_frame_types_of(r, len, r->num_frames, st.types);
+        fx_frame_types_of(r, len, r->num_frames, st.types, ends);
+    /* issue 32: the native frames below the Java ones (a virtual thread's are its carrier's) */
+    struct fx_below below = {.ns = 0};
+    if (r->below && n == r->num_frames && !r->truncated && r->vthread != FX_VT_ID)
+        fx_native_below_read(r, len, n, typed ? ends : NULL, &below);
+    if (below.ns > 0 && rc == FX_OK)
+        rc = fx_native_below_push(p, &below, n, n, &s);
     for (int32_t i = n - 1; i >= 0 && rc == FX_OK; i--) {
         fx_frame_id f;
         if (i == under->frozen - 1 &&
@@ -195,6 +202,8 @@ static int java_stack(struct fx_methods *m, JNIEnv *jni, struct fx_profile *p,
             rc = fx_methods_frame(m, jni, p, r->frames[i].method_id, r->frames[i].lineno, &f);
         if (rc == FX_OK)
             rc = fx_profile_stack(p, s, f, &s);
+        if (rc == FX_OK && below.ns > 1) /* the native frames a call into Java came from */
+            rc = fx_native_below_push(p, &below, n, i, &s);
     }
     *out = s;
     return rc;

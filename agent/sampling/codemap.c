@@ -191,6 +191,9 @@ void fx_codemap_dynamic_code(const char *name, const void *address, jint length)
     /* The template interpreter is posted as one blob of this name (TemplateInterpreter): a pc
      * in it is an interpreted frame's (frame types, recover_anchor.c). */
     r.flags = strcmp(name, "Interpreter") == 0 ? FX_RANGE_INTERPRETER : 0;
+    /* issue 32: below the call stub's frame, the native frames of the Java call go on */
+    if (strcmp(name, "call_stub") == 0)
+        r.flags |= FX_RANGE_CALL_STUB;
     /* issue 32: the arraycopy stubs ("jbyte_disjoint_arraycopy", "checkcast_arraycopy", ...)
      * get recover_stub.c's rule; the intrinsics' stubs do not (docs/VALIDATION.md 8.5d). */
     r.arraycopy = r.kind == FX_BLOB_STUB && strstr(name, "arraycopy") != NULL;

@@ -42,6 +42,7 @@ struct fx_code_range {
 };
 #define FX_RANGE_INTERPRETER 0x01 /* stub: HotSpot's "Interpreter" (the template interpreter) */
 #define FX_RANGE_SELF_INLINE 0x02 /* nmethod: its method is inlined into itself, or no records */
+#define FX_RANGE_CALL_STUB   0x04 /* stub: StubRoutines' "call_stub", the entry from C to Java */
 
 /* Immutable once published (codemap.c): sorted by begin, no two ranges overlap. */
 struct fx_code_table {
@@ -116,6 +117,12 @@ enum fx_walk_stop {
 #define FX_TYPE_INTERPRETED 0x20u
 #define FX_TYPE_COMPILED    0x40u
 #define FX_TYPES_MAX        64
+
+/* Issue 32: the native frames below and between the Java frames, after the types part when
+ * `below` is set: a uint64_t count of words, then segments (format: native_below.c). */
+#define FX_BELOW_SEGS  8
+#define FX_BELOW_WORDS (FX_BELOW_SEGS + 1 + FX_NATIVE_MAX)
+#define FX_BELOW_MORE  (UINT64_C(1) << 16)
 
 struct fx_regs {
     uintptr_t pc, sp, fp;

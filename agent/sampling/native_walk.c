@@ -27,9 +27,11 @@
  * where the row says, each word inside [sp, stack_hi). A mapping with no table is stepped by
  * its frame pointer, as is an address no FDE covers; when that step fails (rbp outside the
  * stack, or the return address it gave in no mapping) the mapping is queued for the drain to
- * build its table (fx_native.want), so libraries whose frame pointers work (libjvm) cost no
- * table, and the walk stops there as FX_NSTOP_NO_TABLE ("[native: walk stopped (unwind table
- * not built yet)]"): the handler never builds, and never guesses past the failed step. A rule
+ * build its table (fx_native.want), and the walk stops there as FX_NSTOP_NO_TABLE ("[native:
+ * walk stopped (unwind table not built yet)]"): the handler never builds, and never guesses
+ * past the failed step. A step that did not fail is no proof (a frameless function leaves rbp
+ * its caller's, and the step skips frames): every library stepped by rbp is queued too but
+ * libjvm, built with frame pointers, whose table (megabytes) only a failed step asks for. A rule
  * outside the subset (a DWARF expression) stops the walk, counted.
  *
  * Stack bounds: a Java thread's are set before it is published (signal_handler.c); a thread that
@@ -139,25 +141,28 @@ static uint8_t cfi_step_sigsafe(const struct bounds *b, const struct fx_textmap_
     }
 }
 
-/* Signal-safe: the walk over one table (see the file comment). */
-static uint32_t walk_sigsafe(const struct fx_thread *t, const struct fx_textmap *map,
-                             const ucontext_t *uc, uint64_t *pcs, uint8_t *stop)
+/* Signal-safe: the walk over one table (see the file comment) from r, into pcs (cap entries):
+ * r's pc is the leaf's (leaf) or a return address, looked up one byte back; r is left at the
+ * frame where the walk stopped (with FX_NSTOP_JAVA: the Java frame's return address, its sp
+ * and rbp, where native_below.c continues). */
+static uint32_t walk_sigsafe(const struct bounds *b, const struct fx_textmap *map,
+                             struct fx_cfi_regs *r, bool leaf, uint64_t *pcs, uint32_t cap,
+                             uint8_t *stop)
 {
-    struct fx_cfi_regs r = {.pc = (uintptr_t)uc->uc_mcontext.gregs[REG_RIP],
-                            .fp = (uintptr_t)uc->uc_mcontext.gregs[REG_RBP],
-                            .sp = (uintptr_t)uc->uc_mcontext.gregs[REG_RSP]};
     bool dwarf = __atomic_load_n(&fx_native.dwarf, __ATOMIC_RELAXED) != 0;
-    struct bounds b = bounds_sigsafe(t, r.sp);
     const struct fx_textmap_entry *by_fp = NULL; /* a table-less mapping last stepped by rbp */
     uint32_t n = 0;
     for (;;) {
-        uintptr_t at = n == 0 ? r.pc : r.pc - 1;
+        uintptr_t at = n == 0 && leaf ? r->pc : r->pc - 1;
         const struct fx_textmap_entry *e = fx_textmap_lookup_sigsafe(map, at);
         if (e == NULL) {
             __atomic_add_fetch(&fx_native.misses, 1, __ATOMIC_RELAXED);
             *stop = FX_NSTOP_NOT_TEXT;
-            if (by_fp != NULL) {
-                fx_native_want_sigsafe(by_fp); /* its rbp was no frame pointer */
+            /* its rbp was no frame pointer; but a library built with them (libjvm) more
+             * likely returned into one loaded since the map was read (a JNI library just
+             * loaded): re-read, not blamed (its table is megabytes) */
+            if (by_fp != NULL && !by_fp->frame_pointers) {
+                fx_native_want_sigsafe(by_fp);
                 *stop = FX_NSTOP_NO_TABLE;
             }
             return n;
@@ -166,19 +171,24 @@ static uint32_t walk_sigsafe(const struct fx_thread *t, const struct fx_textmap 
             *stop = FX_NSTOP_JAVA;
             return n;
         }
-        if (n == FX_NATIVE_MAX) {
+        if (n == cap) {
             *stop = FX_NSTOP_DEPTH;
             return n;
         }
-        pcs[n++] = r.pc;
-        uint8_t why = dwarf ? cfi_step_sigsafe(&b, e, at, &r) : CFI_FALLBACK;
+        pcs[n++] = r->pc;
+        uint8_t why = dwarf ? cfi_step_sigsafe(b, e, at, r) : CFI_FALLBACK;
         by_fp = NULL;
         if (why == CFI_FALLBACK) {
-            why = step_sigsafe(&b, &r.pc, &r.fp, &r.sp);
+            why = step_sigsafe(b, &r->pc, &r->fp, &r->sp);
             by_fp = dwarf && e->cfi == NULL && e->kind == FX_TEXTMAP_FILE ? e : NULL;
             if (by_fp != NULL && why == FX_NSTOP_BAD_FP) {
                 fx_native_want_sigsafe(by_fp);
                 why = FX_NSTOP_NO_TABLE;
+            } else if (by_fp != NULL && !e->frame_pointers) {
+                /* issue 32: a frameless function leaves rbp its caller's, and the step then
+                 * skips frames without failing (a .debug_frame-only library): its table is
+                 * asked for, and later walks step it by CFI */
+                fx_native_want_sigsafe(by_fp);
             }
         }
         if (why != FX_NSTOP_OFF) {
@@ -186,6 +196,17 @@ static uint32_t walk_sigsafe(const struct fx_thread *t, const struct fx_textmap 
             return n;
         }
     }
+}
+
+/* Signal-safe: the walk from the interrupted registers (fx_native_walk_sigsafe). */
+static uint32_t walk_leaf_sigsafe(const struct fx_thread *t, const struct fx_textmap *map,
+                                  const ucontext_t *uc, uint64_t *pcs, uint8_t *stop)
+{
+    struct fx_cfi_regs r = {.pc = (uintptr_t)uc->uc_mcontext.gregs[REG_RIP],
+                            .fp = (uintptr_t)uc->uc_mcontext.gregs[REG_RBP],
+                            .sp = (uintptr_t)uc->uc_mcontext.gregs[REG_RSP]};
+    struct bounds b = bounds_sigsafe(t, r.sp);
+    return walk_sigsafe(&b, map, &r, true, pcs, FX_NATIVE_MAX, stop);
 }
 #endif
 
@@ -202,11 +223,36 @@ uint32_t fx_native_walk_sigsafe(const struct fx_thread *t, const void *ucontext,
     if (map == NULL)
         *stop = FX_NSTOP_NO_MAP;
     else
-        n = walk_sigsafe(t, map, ucontext, pcs, stop);
+        n = walk_leaf_sigsafe(t, map, ucontext, pcs, stop);
     fx_textmap_slot_leave_sigsafe(&fx_native.maps, ticket);
     return n;
 #else
     (void)t, (void)ucontext, (void)pcs;
+    return 0;
+#endif
+}
+
+uint32_t fx_native_walk_entry_sigsafe(const struct fx_thread *t, struct fx_regs *at, uint64_t *pcs,
+                                      uint32_t cap, uint8_t *stop)
+{
+    *stop = FX_NSTOP_OFF;
+#if defined(__x86_64__)
+    if (!__atomic_load_n(&fx_native.enabled, __ATOMIC_RELAXED))
+        return 0;
+    uint32_t ticket;
+    const struct fx_textmap *map = fx_textmap_slot_enter_sigsafe(&fx_native.maps, &ticket);
+    struct fx_cfi_regs r = {.pc = at->pc, .fp = at->fp, .sp = at->sp};
+    struct bounds b = {.lo = t->stack_lo, .hi = t->stack_lo != 0 ? t->stack_hi : 0};
+    uint32_t n = 0;
+    if (map == NULL)
+        *stop = FX_NSTOP_NO_MAP;
+    else if ((*stop = step_sigsafe(&b, &r.pc, &r.fp, &r.sp)) == FX_NSTOP_OFF) /* the stub */
+        n = walk_sigsafe(&b, map, &r, false, pcs, cap, stop);
+    fx_textmap_slot_leave_sigsafe(&fx_native.maps, ticket);
+    at->pc = r.pc, at->fp = r.fp, at->sp = r.sp;
+    return n;
+#else
+    (void)t, (void)at, (void)pcs, (void)cap;
     return 0;
 #endif
 }

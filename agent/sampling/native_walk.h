@@ -36,6 +36,23 @@ extern struct fx_native_state fx_native;
 uint32_t fx_native_walk_sigsafe(const struct fx_thread *t, const void *ucontext, uint64_t *pcs,
                                 uint8_t *stop);
 
+/* Signal-safe (issue 32, native_below.c): the native frames below a Java frame, from `at`, the
+ * registers at a return address into HotSpot's call stub (its rbp the stub's frame pointer, as
+ * the Java frame above it saved it): the stub is stepped by its frame pointer (not recorded),
+ * then the walk goes on as fx_native_walk_sigsafe's into pcs (cap entries) until Java code
+ * (FX_NSTOP_JAVA: `at` is left at that Java frame's return address, sp and rbp), the thread's
+ * first frame or a failure (*stop says which). */
+uint32_t fx_native_walk_entry_sigsafe(const struct fx_thread *t, struct fx_regs *at, uint64_t *pcs,
+                                      uint32_t cap, uint8_t *stop);
+
+/* Signal-safe (native_below.c): the whole stack's walk from the interrupted context: the
+ * physical Java frames' type words into types (FX_TYPES_MAX), returning how many, and, with
+ * native walks on, the native frames below and between them into below (the segments of
+ * sample.h's FX_BELOW part, cap return addresses and FX_BELOW_SEGS + 1 headers at most; NULL:
+ * none), *n_below words of it. */
+uint32_t fx_native_below_sigsafe(const struct fx_thread *t, const void *ucontext, uint64_t *types,
+                                 uint64_t *below, uint32_t cap, uint32_t *n_below);
+
 /* Signal-safe: queues mapping e for the drain to build its unwind table (native_unwind.c); a
  * full queue is counted and the mapping asked for again by a later walk. */
 void fx_native_want_sigsafe(const struct fx_textmap_entry *e);

@@ -99,11 +99,20 @@ static uint64_t type_word(const struct fx_code_range *r)
 uint32_t fx_recover_types(const struct fx_code_table *tab, long cid_off, const struct fx_regs *top,
                           uintptr_t lo, uintptr_t hi, uint64_t *out, uint32_t cap)
 {
+    struct fx_regs end;
+    return fx_recover_segment(tab, cid_off, top, false, lo, hi, out, cap, cap, &end);
+}
+
+uint32_t fx_recover_segment(const struct fx_code_table *tab, long cid_off,
+                            const struct fx_regs *top, bool ret, uintptr_t lo, uintptr_t hi,
+                            uint64_t *out, uint32_t cap, uint32_t most, struct fx_regs *end)
+{
     uint32_t n = 0;
     struct fx_regs at = {top->pc, top->sp, top->fp, NULL};
+    *end = (struct fx_regs){0, 0, 0, NULL};
     if (hi <= lo || at.sp < lo || at.sp >= hi)
         return 0;
-    while (n < cap) {
+    while (n < most) {
         const struct fx_code_range *r = fx_recover_find(tab, at.pc);
         struct fx_regs next = {0, 0, 0, NULL};
         if (r == NULL)
@@ -113,13 +122,16 @@ uint32_t fx_recover_types(const struct fx_code_table *tab, long cid_off, const s
                 return n;
             /* The top frame: its pc must be in the body, where the frame is built and the
              * frame size holds; in the prologue or epilogue (the rules of recover.c prove
-             * which) the frame AsyncGetCallTrace named is not certain: nothing typed. */
-            if (n == 0) {
+             * which) the frame AsyncGetCallTrace named is not certain: nothing typed. A
+             * return address (ret) is at a call, in the body. */
+            if (n == 0 && !ret) {
                 int rc = fx_recover_caller(r, &at, lo, hi, true, &next);
                 if (rc != FX_REC_BODY)
                     return 0;
             }
-            out[n++] = type_word(r);
+            if (n < cap)
+                out[n] = type_word(r);
+            n++;
             if (r->frame_words <= 0 || (uintptr_t)r->frame_words > (hi - at.sp) / 8)
                 return n;
             uintptr_t sender = at.sp + (uintptr_t)r->frame_words * 8;
@@ -132,14 +144,20 @@ uint32_t fx_recover_types(const struct fx_code_table *tab, long cid_off, const s
              * rbp at fp, the caller's sp (unextended, what a compiled caller's frame size
              * counts from: the c2i adapter saved it) in the slot at fp - 8
              * (frame::sender_for_interpreter_frame, interpreter_frame_sender_sp_offset). */
-            out[n++] = type_word(r);
+            if (n < cap)
+                out[n] = type_word(r);
+            n++;
             if (at.fp < at.sp || at.fp < lo + 8 || at.fp >= hi ||
                 !fx_recover_stack_word(lo, hi, at.fp + 8, &next.pc) ||
                 !fx_recover_stack_word(lo, hi, at.fp, &next.fp) ||
                 !fx_recover_stack_word(lo, hi, at.fp - 8, &next.sp))
                 return n;
         } else {
-            return n; /* the call stub (the stack's Java part begins), or other code */
+            /* The call stub (the stack's Java part begins: issue 32, the native frames below
+             * go on from its registers), or other code */
+            if (n > 0 && r->kind == FX_BLOB_STUB && (r->flags & FX_RANGE_CALL_STUB))
+                *end = at;
+            return n;
         }
         if (next.sp <= at.sp || next.sp >= hi)
             return n;

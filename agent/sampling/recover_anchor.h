@@ -32,4 +32,13 @@ int fx_recover_anchor(const struct fx_code_table *tab, long cid_off, const struc
 uint32_t fx_recover_types(const struct fx_code_table *tab, long cid_off, const struct fx_regs *top,
                           uintptr_t lo, uintptr_t hi, uint64_t *out, uint32_t cap);
 
+/* Signal-safe (issue 32, native_below.c): fx_recover_types from `top`, a return address when
+ * `ret` (a Java frame the native walk below a call stub reached: no body check), over at most
+ * `most` frames of which the first cap are written; returns the frames walked. *end is the
+ * registers at the call stub where the walk stopped (the stub's return address, sp, and its
+ * rbp as the frame above saved it), or all 0 when it stopped anywhere else. */
+uint32_t fx_recover_segment(const struct fx_code_table *tab, long cid_off,
+                            const struct fx_regs *top, bool ret, uintptr_t lo, uintptr_t hi,
+                            uint64_t *out, uint32_t cap, uint32_t most, struct fx_regs *end);
+
 #endif

@@ -71,8 +71,9 @@ enum fx_wall_state {
  * plus, when `recovery` is a failure with a known blob (FX_REC_NAMED), the one blob frame;
  * then native_frames return addresses (cstack=fp), from frames + native_at; then, when
  * `kernel` is not FX_KREC_OFF, the kernel frames of the perf callchain (kstack=yes); then, with
- * `types`, a uint64_t count and that many frame type words (fx_recover.h, FX_TYPE_*); with
- * `tctx`, the record's last bytes are the thread's trace context (include/fx_tctx.h).
+ * `types`, a uint64_t count and that many frame type words (fx_recover.h, FX_TYPE_*); then,
+ * with `below`, the native frames below the Java ones (FX_BELOW_*); with `tctx`, the record's
+ * last bytes are the thread's trace context (include/fx_tctx.h).
  * After a recovery (recovery = an FX_REC_* case > 0) frames[0] is the blob's frame and the rest
  * is ASGCT's trace from the caller's context. A blob frame has a lineno below; its method_id is
  * the nmethod's jmethodID (FX_LINE_NMETHOD) or a stub name index (FX_LINE_STUB, codemap.c). */
@@ -94,7 +95,7 @@ struct fx_sample_rec {
                               FX_REC_NAMED | -reason: tried and failed */
     uint8_t native_frames; /* return addresses (uint64_t, leaf first) at frames + native_at */
     uint16_t native_at;    /* the fx_asgct_frame entries stored before them */
-    uint8_t native_stop : 7, tctx : 1; /* enum fx_native_stop: why the native walk ended; tctx */
+    uint8_t native_stop : 6, below : 1, tctx : 1; /* fx_native_stop; FX_BELOW_*; fx_tctx.h */
     uint8_t kernel; /* enum fx_perfring_state; unless FX_KREC_OFF, a uint64_t count and
                        that many kernel addresses (leaf first) follow (fx_rec_kernel_at) */
     fx_asgct_frame frames[];
@@ -136,8 +137,11 @@ enum fx_native_stop {
     FX_NSTOP_CFI_RULE,  /* cstack=dwarf: CFI outside the subset fx_cfi.h unwinds (an expression) */
     FX_NSTOP_BAD_CFA,   /* cstack=dwarf: the CFA or a saved word outside the stack */
     FX_NSTOP_NO_TABLE,  /* cstack=dwarf: an rbp step failed where the table is not built yet */
+    FX_NSTOP_NO_ENTRY,  /* below the Java frames: their walk did not reach the call stub */
+    FX_NSTOP_EMPTY,     /* below the Java frames: Java code right under the call stub */
     FX_NSTOP_COUNT
 };
+_Static_assert(FX_NSTOP_COUNT <= 64, "fx_sample_rec.native_stop has 6 bits");
 
 #define FX_KERNEL_MAX 48 /* kernel frames (kstack=yes, kstack.c) per sample (sample_max_stack) */
 enum fx_engine_kind {
@@ -240,9 +244,7 @@ struct fx_thread {
     bool batch_lost;     /* this pass's records have a gap (ring drops): no idle-gap guesses */
 };
 
-/* fx_sample_rec.cpu_ns when the handler did not read the thread's CPU clock. */
-#define FX_CPU_NOT_READ INT64_MIN
-
+#define FX_CPU_NOT_READ INT64_MIN /* fx_sample_rec.cpu_ns: the thread's CPU clock was not read */
 /* fx_sample_rec.num_frames of a thread that is not a Java thread (vm_threads.c): AsyncGetCallTrace
  * was not called, the sample is its native walk alone. */
 #define FX_NOT_JAVA_THREAD (-100)

@@ -70,6 +70,8 @@ static int check_ring_fits_depth(const struct fx_options *o, struct fx_errbuf *e
     if (o->cstack != FX_CSTACK_NO && o->kstack == FX_KSTACK_YES && o->mode == FX_MODE_CPU)
         native += (1 + FX_KERNEL_MAX) * sizeof(uint64_t); /* the kernel frames and their count */
     native += (1 + FX_TYPES_MAX) * sizeof(uint64_t); /* frame types and their count (issue 32) */
+    if (o->cstack != FX_CSTACK_NO) /* the native frames below the Java ones, their count */
+        native += (1 + FX_BELOW_WORDS) * sizeof(uint64_t);
     uint64_t rec = fx_ring_record_size_sigsafe(
             (uint32_t)(sizeof(struct fx_sample_rec) + (uint64_t)o->depth * sizeof(fx_asgct_frame) +
                        native));

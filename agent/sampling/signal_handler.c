@@ -241,40 +241,6 @@ static int anchor_sigsafe(struct fx_thread *t, fx_asgct_trace *trace, uint32_t d
     return rc;
 }
 
-/* Signal-safe: the code each physical Java frame of an ASGCT-walked stack runs in (issue 32:
- * interpreted, compiled and at which tier), under the code table's reader bracket
- * (recover_anchor.c); the drain matches the words to the frames. From the interrupted registers
- * when the pc is in Java code; else (the thread in native code or the VM, where ASGCT began at
- * the last Java frame) from the frame anchor in its own JavaThread, as anchor_sigsafe reads it:
- * (sp, pc or sp[-1], fp), the last Java frame HotSpot itself walks from. */
-static uint32_t types_sigsafe(const struct fx_thread *t, const void *ucontext, uint64_t *out)
-{
-    const ucontext_t *uc = ucontext;
-    if (uc == NULL || t->stack_lo == 0)
-        return 0;
-    struct fx_regs top = {.pc = (uintptr_t)uc->uc_mcontext.gregs[REG_RIP],
-                          .sp = (uintptr_t)uc->uc_mcontext.gregs[REG_RSP],
-                          .fp = (uintptr_t)uc->uc_mcontext.gregs[REG_RBP],
-                          .gpr = NULL};
-    __atomic_add_fetch(&fx_sig.code_readers, 1, __ATOMIC_SEQ_CST);
-    const struct fx_code_table *tab = __atomic_load_n(&fx_sig.code_table, __ATOMIC_SEQ_CST);
-    long sp_off = __atomic_load_n(&fx_sig.anchor_sp_off, __ATOMIC_RELAXED);
-    long pc_off = __atomic_load_n(&fx_sig.anchor_pc_off, __ATOMIC_RELAXED);
-    long fp_off = __atomic_load_n(&fx_sig.anchor_fp_off, __ATOMIC_RELAXED);
-    if (fx_recover_find(tab, top.pc) == NULL && t->env != NULL && sp_off != 0 && pc_off != 0 &&
-        fp_off != 0) {
-        memcpy(&top.sp, (const char *)t->env + sp_off, sizeof(top.sp));
-        memcpy(&top.pc, (const char *)t->env + pc_off, sizeof(top.pc));
-        memcpy(&top.fp, (const char *)t->env + fp_off, sizeof(top.fp));
-        if (top.pc == 0 && top.sp >= t->stack_lo + 8 && top.sp <= t->stack_hi && !(top.sp & 7))
-            memcpy(&top.pc, (const void *)(top.sp - 8), sizeof(top.pc));
-    }
-    uint32_t n = fx_recover_types(tab, __atomic_load_n(&fx_sig.compile_id_off, __ATOMIC_RELAXED),
-                                  &top, t->stack_lo, t->stack_hi, out, FX_TYPES_MAX);
-    __atomic_sub_fetch(&fx_sig.code_readers, 1, __ATOMIC_SEQ_CST);
-    return n;
-}
-
 /* Signal-safe: after AsyncGetCallTrace failed into trace (depth frames at trace->frames), the
  * recoveries of fx_recover.h; returns the record's recovery byte (0: none tried) and sets
  * *kept, the frames to keep. A sample counts the outcome in t's figures (count); a probe
@@ -396,7 +362,9 @@ static void record_sigsafe(struct fx_thread *t, const siginfo_t *si, void *ucont
         trace.num_frames = (jint)kept;
     }
 
-    uint64_t native[FX_NATIVE_MAX]; /* issue 16: native frames after the Java ones */
+    /* issue 16: native frames after the Java ones; issue 32: then the ones below and between
+     * the Java frames (FX_BELOW), FX_NATIVE_MAX return addresses in all */
+    uint64_t native[FX_NATIVE_MAX + FX_BELOW_SEGS + 1];
     uint8_t native_stop;
     uint32_t n_native = fx_native_walk_sigsafe(t, ucontext, native, &native_stop);
     uint64_t vt_id;
@@ -406,10 +374,10 @@ static void record_sigsafe(struct fx_thread *t, const siginfo_t *si, void *ucont
     uint64_t n_kernel = kernel_sigsafe(t, now_ns, kernel, &kstate);
     uint64_t types[FX_TYPES_MAX]; /* issue 32: what code each Java frame runs in, after those */
     uint64_t n_types = 0;
-#if defined(__x86_64__)
-    if (recovery == 0 && kept > 0)
-        n_types = types_sigsafe(t, ucontext, types);
-#endif
+    uint32_t n_below = 0;
+    if (recovery == 0 && kept > 0) /* a stack cut at the depth has no root side to walk */
+        n_types = fx_native_below_sigsafe(t, ucontext, types, cut ? NULL : native + n_native,
+                                          FX_NATIVE_MAX - n_native, &n_below);
     struct fx_tctx_rec ctx; /* issue 33: the trace context, last (include/fx_tctx.h) */
     const struct fx_tctx_rec *tc = __atomic_load_n(&t->tctx, __ATOMIC_ACQUIRE);
     bool has_ctx = tc != NULL && fx_tctx_copy_sigsafe(tc, &ctx) != 0;
@@ -417,6 +385,7 @@ static void record_sigsafe(struct fx_thread *t, const siginfo_t *si, void *ucont
                                   (n_native + (vt == FX_VT_ID)) * sizeof(uint64_t) +
                                   (kstate != FX_KREC_OFF ? (1 + n_kernel) * sizeof(uint64_t) : 0) +
                                   (n_types > 0 ? (1 + n_types) * sizeof(uint64_t) : 0) +
+                                  (n_below > 0 ? (1 + n_below) * sizeof(uint64_t) : 0) +
                                   (has_ctx ? sizeof(ctx) : 0));
     struct fx_sample_rec *r = fx_ring_reserve_sigsafe(&t->ring, payload);
     if (r == NULL)
@@ -429,6 +398,7 @@ static void record_sigsafe(struct fx_thread *t, const siginfo_t *si, void *ucont
     r->truncated = cut;
     r->walk_stop = walk_stop;
     r->types = n_types > 0;
+    r->below = n_below > 0;
     r->recovery = recovery;
     r->native_frames = (uint8_t)n_native;
     r->native_at = (uint16_t)kept;
@@ -454,6 +424,12 @@ static void record_sigsafe(struct fx_thread *t, const siginfo_t *si, void *ucont
     if (n_types > 0) {
         memcpy(tail, &n_types, sizeof(n_types));
         memcpy(tail + sizeof(n_types), types, n_types * sizeof(uint64_t));
+        tail += (1 + n_types) * sizeof(uint64_t);
+    }
+    if (n_below > 0) {
+        uint64_t nb = n_below;
+        memcpy(tail, &nb, sizeof(nb));
+        memcpy(tail + sizeof(nb), native + n_native, n_below * sizeof(uint64_t));
     }
     r->tctx = has_ctx;
     if (has_ctx) /* the ring rounds a record up to 8 bytes: the context ends at payload */

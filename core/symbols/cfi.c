@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* Unwind tables (include/fx_cfi.h) built from a library's .eh_frame with elfutils' libdw: the
  * FDE start addresses come from .eh_frame_hdr's sorted search table (what the runtime unwinder
- * binary-searches too), and each FDE's rows from dwarf_cfi_addrframe, which runs the CIE's and
+ * binary-searches too), and, for code that has its CFI only in .debug_frame (built with -g and
+ * without unwind tables, issue 32), from that section's FDEs, .eh_frame's first where both
+ * cover a function, and each FDE's rows from dwarf_cfi_addrframe, which runs the CIE's and
  * FDE's instructions up to an address and says over which range the result holds; walking an
  * FDE range by range gives every row once. Rows are reduced to the subset fx_cfi.h describes,
  * and equal neighbours merged. Not signal-safe; the table it returns is immutable. */
@@ -172,6 +174,55 @@ static int hdr_starts(Elf *elf, uint64_t **starts, size_t *n, struct fx_errbuf *
     return FX_ENOTFOUND;
 }
 
+/* One FDE's start and the CFI it is read from (.eh_frame's, or .debug_frame's: issue 32). */
+struct start {
+    uint64_t at;
+    bool debug;
+};
+
+static int by_start(const void *a, const void *b)
+{
+    const struct start *x = a, *y = b;
+    if (x->at != y->at)
+        return x->at < y->at ? -1 : 1;
+    return (int)x->debug - (int)y->debug; /* .eh_frame's first where both cover a start */
+}
+
+/* The FDE start addresses of the .debug_frame section, appended to *v (*n of *cap): code built
+ * without unwind tables (-fno-asynchronous-unwind-tables) but with -g has its CFI there only,
+ * and its FDEs' initial locations are absolute addresses (DWARF 4 section 6.4.1). A compressed
+ * or missing section adds nothing. */
+static int debug_frame_starts(Elf *elf, struct start **v, size_t *n, size_t *cap)
+{
+    GElf_Ehdr eh;
+    size_t shstrndx;
+    if (gelf_getehdr(elf, &eh) == NULL || elf_getshdrstrndx(elf, &shstrndx) != 0)
+        return FX_OK;
+    for (Elf_Scn *scn = elf_nextscn(elf, NULL); scn != NULL; scn = elf_nextscn(elf, scn)) {
+        GElf_Shdr sh;
+        const char *name =
+                gelf_getshdr(scn, &sh) != NULL ? elf_strptr(elf, shstrndx, sh.sh_name) : NULL;
+        if (name == NULL || strcmp(name, ".debug_frame") != 0 || (sh.sh_flags & SHF_COMPRESSED))
+            continue;
+        Elf_Data *d = elf_getdata(scn, NULL);
+        Dwarf_Off off = 0, next;
+        Dwarf_CFI_Entry e;
+        while (d != NULL && off < d->d_size &&
+               dwarf_next_cfi(eh.e_ident, d, false, off, &next, &e) == 0) {
+            if (!dwarf_cfi_cie_p(&e) && e.fde.end - e.fde.start >= 8) {
+                if (fx_grow(v, cap, *n, 1, sizeof(**v), 256) != 0)
+                    return FX_ENOMEM;
+                memcpy(&(*v)[*n].at, e.fde.start, 8);
+                (*v)[(*n)++].debug = true;
+            }
+            if (next <= off)
+                break;
+            off = next;
+        }
+    }
+    return FX_OK;
+}
+
 /* The executable PT_LOAD segments into c; false when there are none or too many. */
 static bool text_segments(Elf *elf, struct fx_cfi *c, uint64_t *lo, uint64_t *hi)
 {
@@ -209,28 +260,48 @@ static int build(Elf *elf, struct fx_cfi **out, struct fx_cfi_stats *st, struct 
         fx_errbuf_set(eb, "text spans more than 4 GiB");
         return FX_EUNSUPPORTED;
     }
-    uint64_t *starts = NULL;
-    size_t n = 0;
-    int rc = hdr_starts(elf, &starts, &n, eb);
-    if (rc != FX_OK)
+    uint64_t *ehs = NULL;
+    size_t neh = 0, n = 0, cap = 0;
+    struct start *starts = NULL;
+    int rc = hdr_starts(elf, &ehs, &neh, eb);
+    if (rc != FX_OK && rc != FX_ENOTFOUND)
         return rc;
-    Dwarf_CFI *cfi = dwarf_getcfi_elf(elf);
+    rc = fx_grow(&starts, &cap, 0, neh > 0 ? neh : 1, sizeof(*starts), 256);
+    for (size_t i = 0; rc == FX_OK && i < neh; i++)
+        starts[n++] = (struct start){ehs[i], false};
+    fx_free(ehs);
+    if (rc == FX_OK)
+        rc = debug_frame_starts(elf, &starts, &n, &cap);
+    bool debug = false;
+    for (size_t i = 0; i < n && !debug; i++)
+        debug = starts[i].debug;
+    Dwarf_CFI *cfi = neh > 0 ? dwarf_getcfi_elf(elf) : NULL;
+    Dwarf *dbg = debug ? dwarf_begin_elf(elf, DWARF_C_READ, NULL) : NULL;
+    Dwarf_CFI *dcfi = dbg != NULL ? dwarf_getcfi(dbg) : NULL;
     struct builder b = {0};
-    if (cfi == NULL) {
-        fx_errbuf_set(eb, "no .eh_frame: %s", dwarf_errmsg(-1));
+    if (rc == FX_OK && cfi == NULL && dcfi == NULL) {
+        fx_errbuf_set(eb, "no .eh_frame (nor .debug_frame): %s", dwarf_errmsg(-1));
         rc = FX_ENOTFOUND;
     }
+    if (rc == FX_OK)
+        qsort(starts, n, sizeof(*starts), by_start);
+    size_t nfuncs = 0;
     for (size_t i = 0; rc == FX_OK && i < n; i++) {
-        if (starts[i] < lo || starts[i] >= hi)
-            continue; /* outside the text: nothing a walk can land in */
-        uint64_t limit = i + 1 < n && starts[i + 1] < hi ? starts[i + 1] : hi;
-        rc = fde_rows(cfi, lo, starts[i], limit, &b);
+        Dwarf_CFI *from = starts[i].debug ? dcfi : cfi;
+        if (starts[i].at < lo || starts[i].at >= hi || from == NULL ||
+            (i > 0 && starts[i].at == starts[i - 1].at))
+            continue; /* outside the text (nothing a walk can land in), or a second FDE */
+        size_t j = i + 1;
+        while (j < n && starts[j].at == starts[i].at)
+            j++;
+        uint64_t limit = j < n && starts[j].at < hi ? starts[j].at : hi;
+        starts[nfuncs++].at = starts[i].at; /* in place: the functions' starts, sorted */
+        rc = fde_rows(from, lo, starts[i].at, limit, &b);
     }
     if (cfi != NULL)
         dwarf_cfi_end(cfi);
-    size_t nfuncs = 0;
-    for (size_t i = 0; i < n; i++)
-        nfuncs += starts[i] >= lo && starts[i] < hi;
+    if (dbg != NULL)
+        dwarf_end(dbg); /* dcfi is the Dwarf's own */
     size_t bytes =
             sizeof(struct fx_cfi) + b.n * sizeof(struct fx_cfi_row) + nfuncs * sizeof(uint32_t);
     struct fx_cfi *c = rc == FX_OK ? fx_malloc(bytes) : NULL;
@@ -245,10 +316,8 @@ static int build(Elf *elf, struct fx_cfi **out, struct fx_cfi_stats *st, struct 
             memcpy(c->rows, b.rows, b.n * sizeof(*b.rows));
         uint32_t *funcs = (uint32_t *)(c->rows + b.n);
         c->nfuncs = 0;
-        for (size_t i = 0; i < n; i++) {
-            if (starts[i] >= lo && starts[i] < hi)
-                funcs[c->nfuncs++] = (uint32_t)(starts[i] - lo);
-        }
+        for (size_t i = 0; i < nfuncs; i++)
+            funcs[c->nfuncs++] = (uint32_t)(starts[i].at - lo);
         *out = c;
         if (st != NULL)
             *st = (struct fx_cfi_stats){n, b.n, b.unsupported, bytes};

@@ -18,7 +18,7 @@ usage: frame_types_check.py [--label NAME] RUN_DIR | --caller-depth PROFILE
              >= 80 % of them (native methods aside) Interpreted, none compiled
   tiered     notInlined (dontinline) never Inlined, C2 in >= 50 % of its frames; tiny Inlined in
              >= 50 % of its typed frames, each at depth 1 under a compiled caller
-  c1, tiered no "[truncated]" anywhere (nothing reaches depth=64)"""
+  c1, tiered no "[truncated]" in the worker's stacks (nothing reaches depth=64)"""
 import collections
 import itertools
 import os
@@ -74,7 +74,7 @@ def check_run(cfg, run, c):
     ni, tiny = per["notInlined"], per["tiny"]
     print(f"{c.prefix}{cfg}: late half: notInlined {dict(ni)}; tiny {dict(tiny)}; all threads, "
           f"whole run: {dict(anywhere)}; meta.extra: {p.extra('Frame types')}")
-    trunc = sum(1 for path in p.stacks() for f in path if p.name[f] == "[truncated]")
+    trunc = sum(1 for path, _ in samples(p, WORKER) for f in path if p.name[f] == "[truncated]")
     if cfg == "xint":
         c.check(not any(anywhere[s] for s in JIT), f"xint: no C1, C2 or Inlined frame ({dict(anywhere)})")
         c.check(ni["Interpreted"] > 0 and ni["Interpreted"] == sum(ni.values()) - ni["Other"],

@@ -12,7 +12,8 @@
 #            frames Interpreted
 #   tiered   the default with -XX:CompileCommand=dontinline for notInlined: notInlined never
 #            Inlined and C2 in most samples, tiny Inlined (into caller) in most; no
-#            "[truncated]" anywhere (nothing reaches the depth)
+#            "[truncated]" in the worker's stacks (nothing reaches the depth; start-up's class
+#            loading, Java and VM frames interleaved, may)
 # caller is dontinline too (every run): work runs once, so its compiled code is OSR code, and a
 # sample whose pc is in OSR code stays untyped (no prologue rule proves its top frame); when C2's
 # OSR compilation of work inlined caller (and tiny with it: timing, whether caller's own C2 code
@@ -37,7 +38,9 @@ for config in tiered c1 xint; do
     xint)
         caller_depth=$(python3 "$IT_DIR/frame_types_check.py" --caller-depth "$FXAGENT_RUN_DIR/tiered.json.gz") ||
             it_fail "no depth of caller in the tiered profile"
-        flags=(-Xint) opts=mode=cpu,interval=1ms,depth=$caller_depth
+        # cstack=no: the depth counts the Java frames alone here (the native frames below
+        # them, issue 32, would cut every stack)
+        flags=(-Xint) opts=mode=cpu,interval=1ms,depth=$caller_depth,cstack=no
         ;;
     c1) flags=(-XX:TieredStopAtLevel=1) opts=mode=wall,interval=2ms,depth=64 ;;
     tiered) flags=() opts=mode=cpu,interval=1ms,depth=64 ;;

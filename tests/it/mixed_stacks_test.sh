@@ -11,6 +11,11 @@
 #            (JDK 17), the gap is there (with a bundled zlib built with frame pointers, n/a);
 #   deepjni depth=50  the JNI burn under a 200-deep recursion: no sample has over 50 frames,
 #            and the burning ones keep their native frames under a root "[truncated]";
+#   jni, upcall (issue 32): the main thread's native frames below MixedWorkload.main down to
+#            start_thread (JavaMain, jni_CallStaticVoidMethod, JavaCalls::call_helper); a JNI
+#            call-back's C frames between JniBurn.upcall and JniBurn.javaBurn;
+#   debugframe (issue 32): libfxdebugframe.so's fxdf_level1;fxdf_level2;fxdf_level3, unwound by
+#            their .debug_frame CFI, under Java_fxagent_mixed_JniBurn_debugFrame;
 # each JVM exits 0 without hs_err, fxcheck accepts each profile, profiler-cli loads one, and the
 # checks read mixed_stacks_check.py. Fails on a build without native frames (no such frame).
 # usage: mixed_stacks_test.sh JDK_HOME   (env: FXAGENT_MIXED_JAR, FXAGENT_MIXED_LIB and it_lib's)
@@ -34,6 +39,8 @@ mixed() {
 }
 
 mixed jni jni
+mixed upcall upcall # issue 32: Java -> C -> Java, the C frames between
+mixed debugframe debugframe # issue 32: C code with .debug_frame CFI only
 mixed deflate deflate
 mixed jni-off jni cstack=no
 mixed deflate-dwarf deflate cstack=dwarf

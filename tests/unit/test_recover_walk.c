@@ -144,6 +144,32 @@ START_TEST(test_types_walk)
 }
 END_TEST
 
+/* issue 32: the segment walk ends at the call stub with its registers, walks past the types'
+ * cap, and from a return address (a Java frame the native walk reached) skips the body check */
+START_TEST(test_segment_ends_at_the_call_stub)
+{
+    const struct fx_code_table *t = table();
+    types_stack();
+    uint64_t w[8];
+    struct fx_regs end, top = {.pc = A + 100, .sp = (uintptr_t)&stack[10], .fp = 0};
+    /* not flagged as the call stub: no end registers */
+    ck_assert_uint_eq(fx_recover_segment(t, CID_OFF, &top, false, LO, HI, w, 8, 8, &end), 3);
+    ck_assert_uint_eq(end.pc, 0);
+    ((struct fx_code_table *)mem)->r[3].flags = FX_RANGE_CALL_STUB;
+    ck_assert_uint_eq(fx_recover_segment(t, CID_OFF, &top, false, LO, HI, w, 8, 8, &end), 3);
+    ck_assert_uint_eq(end.pc, CALLSTUB + 8);
+    ck_assert_uint_eq(end.sp, (uintptr_t)&stack[26]); /* B's sender: sp + 2 words */
+    /* one type word kept, three frames walked, the end still found */
+    ck_assert_uint_eq(fx_recover_segment(t, CID_OFF, &top, false, LO, HI, w, 1, 8, &end), 3);
+    ck_assert_uint_eq(end.pc, CALLSTUB + 8);
+    /* a top in A's prologue is refused as a leaf, walked as a return address */
+    struct fx_regs pro = {.pc = A + 4, .sp = (uintptr_t)&stack[10], .fp = 0};
+    ck_assert_uint_eq(fx_recover_segment(t, CID_OFF, &pro, false, LO, HI, w, 8, 8, &end), 0);
+    ck_assert_uint_eq(fx_recover_segment(t, CID_OFF, &pro, true, LO, HI, w, 8, 8, &end), 3);
+    ck_assert_uint_eq(end.pc, CALLSTUB + 8);
+}
+END_TEST
+
 START_TEST(test_types_refuses_an_unproven_top)
 {
     const struct fx_code_table *t = table();
@@ -169,6 +195,7 @@ int main(void)
     tcase_add_test(tc, test_anchor_stop_reasons);
     tcase_add_test(tc, test_types_walk);
     tcase_add_test(tc, test_types_refuses_an_unproven_top);
+    tcase_add_test(tc, test_segment_ends_at_the_call_stub);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);

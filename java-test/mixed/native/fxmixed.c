@@ -17,6 +17,8 @@
 JNIEXPORT jlong JNICALL Java_fxagent_mixed_JniBurn_burn(JNIEnv *env, jclass cls, jint millis);
 JNIEXPORT jlong JNICALL Java_fxagent_mixed_JniBurn_calls(JNIEnv *env, jclass cls);
 __attribute__((visibility("default"))) uint64_t fxmixed_burn_cpu(int millis);
+JNIEXPORT jlong JNICALL Java_fxagent_mixed_JniBurn_upcall(JNIEnv *env, jclass cls, jint times);
+__attribute__((visibility("default"))) jlong fxmixed_call_java(JNIEnv *env, jclass cls, jint times);
 JNIEXPORT jboolean JNICALL Java_fxagent_mixed_CThread_start(JNIEnv *env, jclass cls);
 JNIEXPORT jlong JNICALL Java_fxagent_mixed_CThread_join(JNIEnv *env, jclass cls);
 __attribute__((visibility("default"))) void *fxmixed_cthread_main(void *arg);
@@ -62,9 +64,32 @@ JNIEXPORT jlong JNICALL Java_fxagent_mixed_JniBurn_calls(JNIEnv *env, jclass cls
     return calls;
 }
 
+/* Issue 32: Java -> JniBurn.upcall -> C (this helper) -> CallStaticLongMethod -> JniBurn.javaBurn,
+ * `times` short calls, so that a profile shows the C frames between the two Java parts of one
+ * stack (and javaBurn, called thousands of times, is compiled as a method, not left in the
+ * on-stack-replacement code of one long loop). Not inlined, the calls in a loop: its frame
+ * stays on the stack. */
+__attribute__((noinline, visibility("default"))) jlong fxmixed_call_java(JNIEnv *env, jclass cls,
+                                                                         jint times)
+{
+    jmethodID m = (*env)->GetStaticMethodID(env, cls, "javaBurn", "(I)J");
+    if (m == NULL)
+        return -1;
+    jlong v = 0;
+    for (jint i = 0; i < times && !(*env)->ExceptionCheck(env); i++)
+        v ^= (*env)->CallStaticLongMethod(env, cls, m, (jint)1);
+    calls++;
+    return v;
+}
+
+JNIEXPORT jlong JNICALL Java_fxagent_mixed_JniBurn_upcall(JNIEnv *env, jclass cls, jint times)
+{
+    return fxmixed_call_java(env, cls, times) ^ 1;
+}
+
 static pthread_t burner;
 static volatile int burner_stop; /* set by join, read by the burner */
-static uint64_t burner_rounds; /* atomic */
+static uint64_t burner_rounds;   /* atomic */
 
 /* Counts a round. Its call makes fxmixed_cthread_spin a non-leaf function: GCC 12 gives a leaf
  * that needs no stack no frame, even with -fno-omit-frame-pointer, and a frame-pointer walk

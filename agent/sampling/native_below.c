@@ -1,0 +1,110 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* THE SIGNAL PATH, the whole stack (issue 32): the physical Java frames' types (interpreted,
+ * compiled and at which tier) and the native frames below and between them, down to the
+ * thread's first frame, called from signal_handler.c. Same rules and allow-list as the handler
+ * (agent/signal_allowlist.txt): no calls but the inline lookups, atomics, no allocation.
+ *
+ * The walk alternates two walks, each proving its frames:
+ *  - Java frames (recover_anchor.c, fx_recover_segment): from the interrupted registers when the
+ *    pc is in Java code, else from the thread's frame anchor (the last Java frame HotSpot itself
+ *    walks from), over compiled frames (their frame size) and interpreted frames (rbp) in the
+ *    published code table, until HotSpot's call stub: the entry from C into Java
+ *    (JavaCalls::call_helper calls it), whose return address, sp, and rbp as the Java frame above
+ *    it saved it are known;
+ *  - native frames (native_walk.c, fx_native_walk_entry_sigsafe): the call stub's frame is
+ *    rbp-framed (StubGenerator::generate_call_stub begins with enter()), so its saved rbp and
+ *    return address lead into call_helper; from there frame pointers and CFI as for the leaf's
+ *    native frames, down to the thread's first frame (JavaMain, thread_native_entry,
+ *    start_thread), or up to Java code again: the frame of a native method (its wrapper or the
+ *    interpreter's native entry) whose C code called back into Java through JNI (Java ->
+ *    Java_..._f -> C -> jni_CallVoidMethod -> call_helper -> call_stub -> Java); from that
+ *    return address, sp and rbp the Java walk goes on.
+ * The record's part (sample.h, FX_BELOW_*): segments, each a header word (bits 0-7: its frames,
+ * 8-15: enum fx_native_stop, bit 16 FX_BELOW_MORE: Java frames follow below it, bits 24-39: the
+ * physical Java frames above it, the first FX_TYPES_MAX of which have type words) and that many
+ * return addresses, leaf first; the last one ends at the thread's first frame or where the walk
+ * stopped. At most FX_BELOW_SEGS segments and one header saying why it stopped there, and
+ * FX_NATIVE_MAX return addresses with the leaf's native frames.
+ * Each native segment is stored with why it ended; a Java walk that does
+ * not reach a call stub ends it as FX_NSTOP_NO_ENTRY: the profile then has a frame saying so at
+ * the root instead of the frames it could not prove. The model places each segment that ends at
+ * a native method's frame above that frame (stacks.c). */
+#include "native_walk.h"
+#include "recover_anchor.h"
+
+/* Physical Java frames walked at most (the types of the first FX_TYPES_MAX are kept): a deeper
+ * stack ends as FX_NSTOP_NO_ENTRY. */
+#define FX_JAVA_WALK_MAX 4096
+
+#if defined(__x86_64__)
+/* Signal-safe: the top of the walk (see the file comment). */
+static struct fx_regs top_sigsafe(const struct fx_thread *t, const ucontext_t *uc,
+                                  const struct fx_code_table *tab)
+{
+    struct fx_regs top = {.pc = (uintptr_t)uc->uc_mcontext.gregs[REG_RIP],
+                          .sp = (uintptr_t)uc->uc_mcontext.gregs[REG_RSP],
+                          .fp = (uintptr_t)uc->uc_mcontext.gregs[REG_RBP],
+                          .gpr = NULL};
+    long sp_off = __atomic_load_n(&fx_sig.anchor_sp_off, __ATOMIC_RELAXED);
+    long pc_off = __atomic_load_n(&fx_sig.anchor_pc_off, __ATOMIC_RELAXED);
+    long fp_off = __atomic_load_n(&fx_sig.anchor_fp_off, __ATOMIC_RELAXED);
+    if (fx_recover_find(tab, top.pc) == NULL && t->env != NULL && sp_off != 0 && pc_off != 0 &&
+        fp_off != 0) {
+        memcpy(&top.sp, (const char *)t->env + sp_off, sizeof(top.sp));
+        memcpy(&top.pc, (const char *)t->env + pc_off, sizeof(top.pc));
+        memcpy(&top.fp, (const char *)t->env + fp_off, sizeof(top.fp));
+        if (top.pc == 0 && top.sp >= t->stack_lo + 8 && top.sp <= t->stack_hi && !(top.sp & 7))
+            memcpy(&top.pc, (const void *)(top.sp - 8), sizeof(top.pc));
+    }
+    return top;
+}
+#endif
+
+uint32_t fx_native_below_sigsafe(const struct fx_thread *t, const void *ucontext, uint64_t *types,
+                                 uint64_t *below, uint32_t cap, uint32_t *n_below)
+{
+    *n_below = 0;
+#if defined(__x86_64__)
+    if (ucontext == NULL || t->stack_lo == 0)
+        return 0;
+    bool walk = below != NULL && __atomic_load_n(&fx_native.enabled, __ATOMIC_RELAXED) != 0;
+    __atomic_add_fetch(&fx_sig.code_readers, 1, __ATOMIC_SEQ_CST);
+    const struct fx_code_table *tab = __atomic_load_n(&fx_sig.code_table, __ATOMIC_SEQ_CST);
+    long cid_off = __atomic_load_n(&fx_sig.compile_id_off, __ATOMIC_RELAXED);
+    struct fx_regs at = top_sigsafe(t, ucontext, tab);
+    uint32_t nt = 0, nw = 0, pcs = 0; /* nt: physical Java frames walked, the first typed */
+    for (uint32_t seg = 0;; seg++) {
+        struct fx_regs end;
+        uint32_t room = nt < FX_TYPES_MAX ? FX_TYPES_MAX - nt : 0;
+        uint32_t k = fx_recover_segment(
+                tab, cid_off, &at, seg > 0, t->stack_lo, t->stack_hi,
+                types + (nt < FX_TYPES_MAX ? nt : 0), room,
+                walk && nt < FX_JAVA_WALK_MAX ? FX_JAVA_WALK_MAX - nt : room, &end);
+        nt += k;
+        if (!walk)
+            break;
+        if (k == 0 || end.pc == 0 || seg == FX_BELOW_SEGS) {
+            below[nw++] = (uint64_t)(seg == FX_BELOW_SEGS ? FX_NSTOP_DEPTH : FX_NSTOP_NO_ENTRY)
+                          << 8;
+            break;
+        }
+        uint8_t stop;
+        uint32_t m = fx_native_walk_entry_sigsafe(t, &end, below + nw + 1, cap - pcs, &stop);
+        bool more = stop == FX_NSTOP_JAVA && m > 0;
+        if (stop == FX_NSTOP_JAVA && m == 0)
+            stop = FX_NSTOP_EMPTY;
+        below[nw] = m | (uint64_t)stop << 8 | (more ? FX_BELOW_MORE : 0) | (uint64_t)nt << 24;
+        nw += 1 + m;
+        pcs += m;
+        if (!more)
+            break;
+        at = end;
+    }
+    __atomic_sub_fetch(&fx_sig.code_readers, 1, __ATOMIC_SEQ_CST);
+    *n_below = nw;
+    return nt < FX_TYPES_MAX ? nt : FX_TYPES_MAX;
+#else
+    (void)t, (void)ucontext, (void)types, (void)below, (void)cap;
+    return 0;
+#endif
+}
