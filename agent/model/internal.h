@@ -148,6 +148,20 @@ void fx_native_frames_reset(void);
  * address cache are freed; the next sample with native frames reads them again. */
 void fx_native_frames_idle(void);
 
+/* --- compile_tasks.c: the method a compiler thread compiles (issue 32, item 5) --- */
+
+/* A native frame f named `name` (native_frames.c): remembered when it is a compiler's entry. */
+void fx_compile_tasks_note(struct fx_profile *p, const char *name, fx_frame_id f);
+/* After frame f was pushed (root side first): if f is a compiler's entry and the record carries
+ * a compile task not yet *placed, the task's frame goes on *stack. FX_OK, FX_ENOMEM, FX_EFULL. */
+int fx_compile_tasks_after(struct fx_profile *p, const struct fx_sample_rec *r, uint32_t len,
+                           fx_frame_id f, uint8_t cat, uint8_t sub, fx_stack_id *stack,
+                           bool *placed);
+/* Once per record, after its native frames: the read's outcome, and a compile not placed. */
+void fx_compile_tasks_count(const struct fx_sample_rec *r, uint32_t len, bool placed);
+void fx_compile_tasks_report(struct fx_profile *p); /* meta.extra "Compile tasks" */
+void fx_compile_tasks_reset(void);
+
 /* --- kernel_frames.c: a record's kernel frames (issue 16, kstack=yes) --- */
 
 /* Pushes the record's kernel frames onto *stack (above its native frames), in the Kernel

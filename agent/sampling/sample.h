@@ -70,7 +70,7 @@ enum fx_wall_state {
  * plus, when `recovery` is a failure with a known blob (FX_REC_NAMED), the one blob frame;
  * then native_frames return addresses (cstack=fp), from frames + native_at; then, when
  * `kernel` is not FX_KREC_OFF, the kernel frames of the perf callchain (kstack=yes); then, with
- * `types`, a uint64_t count and that many frame type words (fx_recover.h, FX_TYPE_*).
+ * `types`, a uint64_t count and that many type words (fx_recover.h); with `task`, 2 words more.
  * After a recovery (recovery = an FX_REC_* case > 0) frames[0] is the blob's frame and the rest
  * is ASGCT's trace from the caller's context. A blob frame has a lineno below; its method_id is
  * the nmethod's jmethodID (FX_LINE_NMETHOD) or a stub name index (FX_LINE_STUB, codemap.c). */
@@ -92,9 +92,9 @@ struct fx_sample_rec {
                               FX_REC_NAMED | -reason: tried and failed */
     uint8_t native_frames; /* return addresses (uint64_t, leaf first) at frames + native_at */
     uint16_t native_at;    /* the fx_asgct_frame entries stored before them */
-    uint8_t native_stop;   /* enum fx_native_stop: why the native walk ended */
-    uint8_t kernel;        /* enum fx_perfring_state; unless FX_KREC_OFF, a uint64_t count and
-                              that many kernel addresses (leaf first) follow (fx_rec_kernel_at) */
+    uint8_t native_stop : 6, task : 1; /* fx_native_stop: why the walk ended; compile_task.h */
+    uint8_t kernel; /* enum fx_perfring_state; unless FX_KREC_OFF, a uint64_t count and
+                       that many kernel addresses (leaf first) follow (fx_rec_kernel_at) */
     fx_asgct_frame frames[];
 };
 _Static_assert(sizeof(struct fx_sample_rec) == 32, "the ring record header stays 32 bytes");
@@ -207,6 +207,7 @@ struct fx_thread {
     /* A thread of the process that is not a Java thread (GC, JIT, VM, JNI-created): found in
      * /proc by vm_threads.c, no JNIEnv, no AsyncGetCallTrace; set before registration. */
     bool native_only;
+    uintptr_t vm_thread; /* atomic: a compiler thread's JavaThread*, else 0 (compile_task.h) */
     uint8_t category, subcategory; /* its frames' category (enum fx_category; 0: Native) */
 
     struct fx_probe probe; /* see struct fx_probe */

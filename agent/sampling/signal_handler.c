@@ -409,10 +409,13 @@ static void record_sigsafe(struct fx_thread *t, const siginfo_t *si, void *ucont
     if (recovery == 0 && kept > 0)
         n_types = types_sigsafe(t, ucontext, types);
 #endif
+    uint64_t task[2]; /* issue 32: a compiler thread's compile (compile_task_sig.c), after those */
+    bool has_task = t->native_only && fx_compile_task_read_sigsafe(t, task);
     uint32_t payload = (uint32_t)(sizeof(struct fx_sample_rec) + kept * sizeof(fx_asgct_frame) +
                                   (n_native + (vt == FX_VT_ID)) * sizeof(uint64_t) +
                                   (kstate != FX_KREC_OFF ? (1 + n_kernel) * sizeof(uint64_t) : 0) +
-                                  (n_types > 0 ? (1 + n_types) * sizeof(uint64_t) : 0));
+                                  (n_types > 0 ? (1 + n_types) * sizeof(uint64_t) : 0) +
+                                  (has_task ? sizeof(task) : 0));
     struct fx_sample_rec *r = fx_ring_reserve_sigsafe(&t->ring, payload);
     if (r == NULL)
         return; /* full: fx_ring counted the drop */
@@ -424,6 +427,7 @@ static void record_sigsafe(struct fx_thread *t, const siginfo_t *si, void *ucont
     r->truncated = cut;
     r->walk_stop = walk_stop;
     r->types = n_types > 0;
+    r->task = has_task;
     r->recovery = recovery;
     r->native_frames = (uint8_t)n_native;
     r->native_at = (uint16_t)kept;
@@ -449,7 +453,10 @@ static void record_sigsafe(struct fx_thread *t, const siginfo_t *si, void *ucont
     if (n_types > 0) {
         memcpy(tail, &n_types, sizeof(n_types));
         memcpy(tail + sizeof(n_types), types, n_types * sizeof(uint64_t));
+        tail += (1 + n_types) * sizeof(uint64_t);
     }
+    if (has_task)
+        memcpy(tail, task, sizeof(task));
     fx_ring_commit_sigsafe(&t->ring);
 }
 
