@@ -158,6 +158,9 @@ int fx_profile_stack_at(const struct fx_profile *p, fx_stack_id s, fx_stack_id *
  * failure the string or func already interned stays (valid, reused by the next call). */
 int fx_profile_label_stack(struct fx_profile *p, const char *label, uint8_t category,
                            fx_stack_id *out);
+/* The same frame alone, in `category` and `subcategory` (a frame pushed on another stack). */
+int fx_profile_label_frame(struct fx_profile *p, const char *label, uint8_t category,
+                           uint8_t subcategory, fx_frame_id *out);
 
 /* --- threads --- */
 

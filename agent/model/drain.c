@@ -496,6 +496,7 @@ static void drain_report(JNIEnv *jni, struct fx_profile *p, const struct fx_span
     report_sampling(p, &cost);
     fx_stacks_report(p, &cost.rec);
     fx_native_frames_report(p);
+    fx_compile_tasks_report(p);
     fx_model_vthreads_report(p);
     fx_vm_threads_report(p);
     fx_kernel_frames_report(p);
@@ -518,6 +519,7 @@ static void drain_reset(struct fx_profile *p)
     fx_stacks_reset();
     fx_stack_depth_reset();
     fx_native_frames_reset();
+    fx_compile_tasks_reset();
     fx_sampling_new_recording();
     fx_model_vthreads_new_recording();
     fx_kernel_frames_new_recording();

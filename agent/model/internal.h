@@ -7,6 +7,7 @@
 #ifndef FX_MODEL_INTERNAL_H
 #define FX_MODEL_INTERNAL_H
 
+#include "frames.h"
 #include "fx_jvm_markers.h"
 #include "model.h"
 
@@ -117,75 +118,6 @@ struct fx_recovery_counts {
 void fx_stacks_report(struct fx_profile *p, const struct fx_recovery_counts *handlers);
 /* A new recording: the tallies start from zero. */
 void fx_stacks_reset(void);
-
-/* --- frame_types.c: the code each Java frame ran in (issue 32) --- */
-
-struct fx_frame_type {
-    uint8_t sub;          /* enum fx_java_sub: Interpreted, C1, C2, Inlined, or Other: untyped */
-    uint8_t inline_depth; /* Inlined: levels below the compiled frame it was inlined into */
-};
-/* out[0..n): the type of each of the record's first n ASGCT frames (leaf first), from the
- * record's type words (len: the record's bytes); untyped frames get FX_JAVA_OTHER. ends[k]
- * (k <= FX_TYPES_MAX): the ASGCT frames the first k physical frames hold, -1 past where the
- * match stopped. */
-void fx_frame_types_of(const struct fx_sample_rec *r, uint32_t len, int32_t n,
-                       struct fx_frame_type *out, int32_t *ends);
-/* Where the record's FX_BELOW part (its word count) begins, after the types part; 0 when it
- * holds none or it does not fit in len. */
-size_t fx_rec_below_at(const struct fx_sample_rec *r, size_t len);
-/* meta.extra "Frame types"; and a new recording's start from zero. */
-void fx_frame_types_report(struct fx_profile *p);
-void fx_frame_types_reset(void);
-
-/* --- native_frames.c: a record's native frames (issue 16, cstack=fp) --- */
-
-/* Pushes the record's native frames (and the mark of where their walk stopped) onto *stack,
- * in category `cat` and subcategory `sub` (cat 0: Native, subcategory by library; else a
- * thread that is not a Java thread: its own category, vm_threads.c). FX_OK, FX_ENOMEM,
- * FX_EFULL. */
-int fx_native_frames_push(struct fx_profile *p, const struct fx_sample_rec *r, uint32_t len,
-                          uint8_t cat, uint8_t sub, fx_stack_id *stack);
-/* Issue 32: a record's native frames below and between its n Java frames (the FX_BELOW part,
- * sample.h), each segment placed: at[i], the ASGCT frame it lies under (rootward of the
- * segment: n for the root segment, under the bottom Java frame), from ends (the physical
- * frames' extent, fx_frame_types_of); `placed` false when a segment between Java frames has
- * no place there (its physical frames beyond the typed or matched ones): only the root one is
- * shown then, under a frame saying so. */
-struct fx_below {
-    int ns;
-    bool placed, leaf; /* leaf: the record has native frames above the Java ones too */
-    uint64_t head[FX_BELOW_SEGS + 1];
-    const uint8_t *pcs[FX_BELOW_SEGS + 1];
-    int32_t at[FX_BELOW_SEGS + 1];
-};
-void fx_native_below_read(const struct fx_sample_rec *r, uint32_t len, int32_t n,
-                          const int32_t *ends, struct fx_below *b);
-/* Pushes onto *stack the segments of b that lie under ASGCT frame `at` (at == n first, with
- * the mark of where the root walk stopped; then after each frame is pushed). */
-int fx_native_below_push(struct fx_profile *p, struct fx_below *b, int32_t n, int32_t at,
-                         fx_stack_id *stack);
-/* meta.extra "Native stacks". */
-void fx_native_frames_report(struct fx_profile *p);
-/* A new recording: the walks' tallies start from zero (the symbol cache stays). */
-void fx_native_frames_reset(void);
-/* Stopped: the symbol tables of the native libraries (libjvm's alone are several MiB) and the
- * address cache are freed; the next sample with native frames reads them again. */
-void fx_native_frames_idle(void);
-
-/* --- kernel_frames.c: a record's kernel frames (issue 16, kstack=yes) --- */
-
-/* Pushes the record's kernel frames onto *stack (above its native frames), in the Kernel
- * category, or in `cat`/`cat_sub` when cat is not 0: a GC, JIT or VM thread's frames all take
- * the thread's category (vm_threads.c), so its activity graph says GC even in a page fault.
- * FX_OK, FX_ENOMEM, FX_EFULL. */
-int fx_kernel_frames_push(struct fx_profile *p, const struct fx_sample_rec *r, uint32_t len,
-                          uint8_t cat, uint8_t cat_sub, fx_stack_id *stack);
-/* Stopped (fx_model_idle): frees the kallsyms table and its caches. */
-void fx_kernel_frames_idle(void);
-/* meta.extra "Kernel stacks": the figures, or why the profile has no kernel frames. */
-void fx_kernel_frames_report(struct fx_profile *p);
-/* A new recording: the counts from zero; the kallsyms table stays (per JVM). */
-void fx_kernel_frames_new_recording(void);
 
 /* --- window.c, for the drain --- */
 

@@ -201,7 +201,10 @@ static int resolve(struct fx_profile *p, uint64_t addr, fx_frame_id *out)
         if (fx_profile_lib(p, &lib) != FX_OK)
             nf.lib_errors++;
     }
-    return native_frame(p, name, f.lib, subcategory(f.lib, name), out);
+    int nrc = native_frame(p, name, f.lib, subcategory(f.lib, name), out);
+    if (nrc == FX_OK) /* issue 32: a compiler's entry, under which its compile goes */
+        fx_compile_tasks_note(p, name, *out);
+    return nrc;
 }
 
 static int frame_of(struct fx_profile *p, uint64_t addr, fx_frame_id *out)
@@ -255,11 +258,15 @@ int fx_native_frames_push(struct fx_profile *p, const struct fx_sample_rec *r, u
             rc = fx_profile_stack(p, *stack, f, stack);
     }
     /* Root side first; a return address is named one byte back, inside its call. */
+    bool placed = false; /* issue 32: a compile task under its compiler's entry */
     for (uint32_t i = n; i-- > 0 && rc == FX_OK;) {
         rc = frame_of(p, i == 0 ? pcs[0] : pcs[i] - 1, &f);
         if (rc == FX_OK)
             rc = fx_profile_stack(p, *stack, f, stack);
+        if (rc == FX_OK)
+            rc = fx_compile_tasks_after(p, r, len, f, frame_cat, frame_sub, stack, &placed);
     }
+    fx_compile_tasks_count(r, len, placed);
     return rc;
 }
 

@@ -4,6 +4,7 @@
 #ifndef FX_SAMPLING_INTERNAL_H
 #define FX_SAMPLING_INTERNAL_H
 
+#include "compile_task.h"
 #include "sampling.h"
 
 /* --- signal_handler.c: the signal path and the state it reads --- */
@@ -43,6 +44,9 @@ struct fx_sigstate {
      * offset from a thread's JNIEnv, non-zero while that is the way (else the mount events'
      * slot in struct fx_thread is); a start sets or clears it. */
     long vt_owner_off;
+    /* Issue 32, item 5 (compile_task.c publishes once, env last; compile_task_sig.c reads):
+     * CompilerThread::_env, ciEnv::_task, CompileTask::_method and _compile_id; 0 unknown. */
+    long task_env_off, task_task_off, task_method_off, task_id_off;
     struct fx_tid_slot table[FX_TID_SLOTS];
 };
 
@@ -175,6 +179,21 @@ int32_t fx_vmstructs_stub_frame_words(uintptr_t code_addr);
 long fx_vmstructs_owner_id_env_offset(long env_offset);
 /* The same from the JavaThread itself, or -1. */
 long fx_vmstructs_owner_id_offset(void);
+/* type::field's offset (-1: not exported), a static field's address (NULL), a type's size (-1),
+ * each by one walk of HotSpot's table: for names looked up once. */
+long fx_vmstructs_field(const char *type, const char *field);
+const void *fx_vmstructs_static(const char *type, const char *field);
+long fx_vmstructs_size(const char *type);
+
+/* --- compile_task.c, compile_task_sig.c: the method a compiler thread compiles (issue 32) --- */
+
+/* Signal-safe: t's compile, if t is a compiler thread: out[0] the Method*, out[1] the compile id
+ * | enum fx_task_read << 32; false (nothing written) for any other thread. */
+bool fx_compile_task_read_sigsafe(const struct fx_thread *t, uint64_t out[2]);
+/* Any thread: the JavaThread* of the thread tid (a compiler thread: the caller knows it by its
+ * name and by JVMTI not knowing it), found in the JVM's thread list by checked reads, with its
+ * stack [*lo, *hi); 0 if not found. Publishes the offsets the handler reads (once). */
+uintptr_t fx_compile_task_thread_of(pid_t tid, uintptr_t *lo, uintptr_t *hi);
 
 /* --- vtwait.c: where virtual threads wait (issue 22), from vthreads.c's callbacks --- */
 

@@ -72,8 +72,8 @@ enum fx_wall_state {
  * then native_frames return addresses (cstack=fp), from frames + native_at; then, when
  * `kernel` is not FX_KREC_OFF, the kernel frames of the perf callchain (kstack=yes); then, with
  * `types`, a uint64_t count and that many frame type words (fx_recover.h, FX_TYPE_*); then,
- * with `below`, the native frames below the Java ones (FX_BELOW_*); with `tctx`, the record's
- * last bytes are the thread's trace context (include/fx_tctx.h).
+ * with `below`, the native frames below the Java ones (FX_BELOW_*); with `task`, 2 words
+ * (compile_task.h); with `tctx`, the record ends with the trace context (include/fx_tctx.h).
  * After a recovery (recovery = an FX_REC_* case > 0) frames[0] is the blob's frame and the rest
  * is ASGCT's trace from the caller's context. A blob frame has a lineno below; its method_id is
  * the nmethod's jmethodID (FX_LINE_NMETHOD) or a stub name index (FX_LINE_STUB, codemap.c). */
@@ -95,7 +95,7 @@ struct fx_sample_rec {
                               FX_REC_NAMED | -reason: tried and failed */
     uint8_t native_frames; /* return addresses (uint64_t, leaf first) at frames + native_at */
     uint16_t native_at;    /* the fx_asgct_frame entries stored before them */
-    uint8_t native_stop : 6, below : 1, tctx : 1; /* fx_native_stop; FX_BELOW_*; fx_tctx.h */
+    uint8_t native_stop : 5, below : 1, task : 1, tctx : 1; /* fx_native_stop; the parts above */
     uint8_t kernel; /* enum fx_perfring_state; unless FX_KREC_OFF, a uint64_t count and
                        that many kernel addresses (leaf first) follow (fx_rec_kernel_at) */
     fx_asgct_frame frames[];
@@ -141,7 +141,7 @@ enum fx_native_stop {
     FX_NSTOP_EMPTY,     /* below the Java frames: Java code right under the call stub */
     FX_NSTOP_COUNT
 };
-_Static_assert(FX_NSTOP_COUNT <= 64, "fx_sample_rec.native_stop has 6 bits");
+_Static_assert(FX_NSTOP_COUNT <= 32, "fx_sample_rec.native_stop has 5 bits");
 
 #define FX_KERNEL_MAX 48 /* kernel frames (kstack=yes, kstack.c) per sample (sample_max_stack) */
 enum fx_engine_kind {
@@ -197,11 +197,9 @@ struct fx_thread {
     /* Written by the handler only (this thread's producer side), read relaxed by the drain. */
     uint64_t handler_ns;    /* thread CPU time in the handler, summed over the timed signals */
     uint64_t handler_timed; /* signals whose handler time was measured (1 in FX_TIMED_ONE_IN) */
-    uint64_t handler_max_ns;
-    uint64_t handled;
+    uint64_t handler_max_ns, handled;
     /* Stack recovery, per fx_recover_case: recovered[c] for c > 0, failed[-c] for c < 0. */
-    uint64_t recovered[FX_REC_CASES];
-    uint64_t rec_failed[FX_REC_FAILS];
+    uint64_t recovered[FX_REC_CASES], rec_failed[FX_REC_FAILS];
 
     /* The thread's stack [stack_lo, stack_hi), 0 if unknown; set before registration, except
      * for a thread that is not a Java thread (vm_threads.c), whose bounds may be set later from
@@ -212,6 +210,7 @@ struct fx_thread {
     /* A thread of the process that is not a Java thread (GC, JIT, VM, JNI-created): found in
      * /proc by vm_threads.c, no JNIEnv, no AsyncGetCallTrace; set before registration. */
     bool native_only;
+    uintptr_t vm_thread; /* atomic: a compiler thread's JavaThread*, else 0 (compile_task.h) */
     uint8_t category, subcategory; /* its frames' category (enum fx_category; 0: Native) */
 
     struct fx_probe probe; /* see struct fx_probe */
@@ -222,7 +221,7 @@ struct fx_thread {
     jthread ref; /* global reference */
     enum fx_engine_kind engine;
     timer_t timer;
-    void *kring_map; /* the mapping kring points into, until kstack.c unmaps it */
+    void *kring_map; /* the mapping kring points into, until kstack.c unmaps it; its length */
     size_t kring_len;
     uint64_t kstack_mark;   /* kstack.c's lazy arming: `handled` when this second began, */
     int64_t kstack_mark_ns; /* the second's start; whether this arm tried the callchain; a timer */
@@ -245,8 +244,7 @@ struct fx_thread {
 };
 
 #define FX_CPU_NOT_READ INT64_MIN /* fx_sample_rec.cpu_ns: the thread's CPU clock was not read */
-/* fx_sample_rec.num_frames of a thread that is not a Java thread (vm_threads.c): AsyncGetCallTrace
- * was not called, the sample is its native walk alone. */
+/* fx_sample_rec.num_frames of a non-Java thread (vm_threads.c): no ASGCT, the native walk alone */
 #define FX_NOT_JAVA_THREAD (-100)
 
 #endif

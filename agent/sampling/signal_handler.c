@@ -378,6 +378,8 @@ static void record_sigsafe(struct fx_thread *t, const siginfo_t *si, void *ucont
     if (recovery == 0 && kept > 0) /* a stack cut at the depth has no root side to walk */
         n_types = fx_native_below_sigsafe(t, ucontext, types, cut ? NULL : native + n_native,
                                           FX_NATIVE_MAX - n_native, &n_below);
+    uint64_t task[2]; /* issue 32: a compiler thread's compile (compile_task_sig.c), after those */
+    bool has_task = t->native_only && fx_compile_task_read_sigsafe(t, task);
     struct fx_tctx_rec ctx; /* issue 33: the trace context, last (include/fx_tctx.h) */
     const struct fx_tctx_rec *tc = __atomic_load_n(&t->tctx, __ATOMIC_ACQUIRE);
     bool has_ctx = tc != NULL && fx_tctx_copy_sigsafe(tc, &ctx) != 0;
@@ -386,7 +388,7 @@ static void record_sigsafe(struct fx_thread *t, const siginfo_t *si, void *ucont
                                   (kstate != FX_KREC_OFF ? (1 + n_kernel) * sizeof(uint64_t) : 0) +
                                   (n_types > 0 ? (1 + n_types) * sizeof(uint64_t) : 0) +
                                   (n_below > 0 ? (1 + n_below) * sizeof(uint64_t) : 0) +
-                                  (has_ctx ? sizeof(ctx) : 0));
+                                  (has_task ? sizeof(task) : 0) + (has_ctx ? sizeof(ctx) : 0));
     struct fx_sample_rec *r = fx_ring_reserve_sigsafe(&t->ring, payload);
     if (r == NULL)
         return; /* full: fx_ring counted the drop */
@@ -399,6 +401,7 @@ static void record_sigsafe(struct fx_thread *t, const siginfo_t *si, void *ucont
     r->walk_stop = walk_stop;
     r->types = n_types > 0;
     r->below = n_below > 0;
+    r->task = has_task;
     r->recovery = recovery;
     r->native_frames = (uint8_t)n_native;
     r->native_at = (uint16_t)kept;
@@ -430,7 +433,10 @@ static void record_sigsafe(struct fx_thread *t, const siginfo_t *si, void *ucont
         uint64_t nb = n_below;
         memcpy(tail, &nb, sizeof(nb));
         memcpy(tail + sizeof(nb), native + n_native, n_below * sizeof(uint64_t));
+        tail += (1 + n_below) * sizeof(uint64_t);
     }
+    if (has_task)
+        memcpy(tail, task, sizeof(task));
     r->tctx = has_ctx;
     if (has_ctx) /* the ring rounds a record up to 8 bytes: the context ends at payload */
         memcpy((uint8_t *)r + payload - sizeof(ctx), &ctx, sizeof(ctx));

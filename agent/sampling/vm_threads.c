@@ -117,8 +117,9 @@ static struct {
     uint64_t table_reads, table_errors, table_busy; /* the stack table: read, failed, deferred */
     char table_error[200];                          /* its last read's error */
     uint64_t left_out, left_out_max;                /* at the last scan, and the most at once */
-    uint64_t scan_wait_max_ns;      /* the longest wait between two scans (adaptive) */
-    uint64_t names_full, names_cut; /* comms written out in full, and kept with "…" */
+    uint64_t scan_wait_max_ns;             /* the longest wait between two scans (adaptive) */
+    uint64_t names_full, names_cut;        /* comms written out in full, and kept with "…" */
+    uint64_t compilers, compilers_unknown; /* C1/C2 threads whose JavaThread was found, not */
 } vt = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
 static void classify(const char *name, uint8_t *cat, uint8_t *sub)
@@ -220,6 +221,25 @@ static unsigned same_comm(const char *comm, const pid_t *live, int n_live)
     return k;
 }
 
+/* Under vt.lock: a registered C1/C2 compiler thread's JavaThread and stack (compile_task.c),
+ * given to its handler, which then reads what it compiles (issue 32). The struct is written
+ * under the registry lock: the drain cannot free it meanwhile. */
+static void compiler_thread(pid_t tid)
+{
+    uintptr_t lo = 0, hi = 0, jt = fx_compile_task_thread_of(tid, &lo, &hi);
+    vt.compilers += jt != 0;
+    vt.compilers_unknown += jt == 0;
+    fx_threads_lock();
+    struct fx_thread *t = jt != 0 ? fx_signal_handler_lookup_sigsafe(tid) : NULL;
+    if (t != NULL && __atomic_load_n(&t->stack_lo, __ATOMIC_RELAXED) == 0) {
+        __atomic_store_n(&t->stack_hi, hi, __ATOMIC_RELEASE); /* hi, then lo: sample.h */
+        __atomic_store_n(&t->stack_lo, lo, __ATOMIC_RELEASE);
+    }
+    if (t != NULL)
+        __atomic_store_n(&t->vm_thread, jt, __ATOMIC_RELEASE);
+    fx_threads_unlock();
+}
+
 /* Under vt.lock: a tid not yet registered, named by its comm, written out in full where HotSpot's
  * name is known (fx_jvm_names_thread). */
 static void add_one(pid_t tid, pid_t self, const pid_t *live, int n_live)
@@ -256,6 +276,8 @@ static void add_one(pid_t tid, pid_t self, const pid_t *live, int n_live)
         vt.tids[vt.n++] = tid;
         vt.registered++;
         vt.not_armed += rc != FX_OK;
+        if (rc == FX_OK && cat == FX_CAT_JIT && (sub == JIT_C1 || sub == JIT_C2))
+            compiler_thread(tid);
     } else if (rc != FX_ESTATE) {
         vt.failed++;
     }
@@ -400,6 +422,10 @@ void fx_vm_threads_report(struct fx_profile *p)
     fx_profile_extra_detail(p, g, "names kept as the kernel cut them (ending in \xe2\x80\xa6)",
                             (int64_t)vt.names_cut);
     fx_profile_extra_int(p, g, "stack bounds found", (int64_t)vt.bounds);
+    fx_profile_extra_int(p, g, "C1/C2 compiler threads found in the JVM's thread list (this JVM)",
+                         (int64_t)vt.compilers);
+    fx_profile_extra_loss(p, g, "C1/C2 compiler threads not found there (no compile task read)",
+                          (int64_t)vt.compilers_unknown);
     fx_profile_extra_int(p, g, "stack table reads (/proc/self/maps, read-write mappings)",
                          (int64_t)vt.table_reads);
     fx_profile_extra_int(p, g, "stack table read failures", (int64_t)vt.table_errors);

@@ -6,7 +6,9 @@
  *  - the code heaps' segment maps and the CodeBlob/nmethod fields that give an nmethod's
  *    verified entry, frame-complete offset, compile id and OSR bci (stack recovery, issue 20);
  *  - JavaThread::_monitor_owner_id (JDK 24+): the java.lang.Thread id of the thread the carrier
- *    runs, its own or the mounted virtual thread's (issue 22: mount tracking without events).
+ *    runs, its own or the mounted virtual thread's (issue 22: mount tracking without events);
+ *  - any other field, static or type size by name (fx_vmstructs_field and fx_vmstructs_size:
+ *    a walk of the table per call, for uses that look a few names up once, compile_task.c).
  * Nothing here is written. Every read is of a live JVM structure outside signal context; a
  * missing symbol or field only disables the one use that needs it. */
 #include "internal.h"
@@ -132,55 +134,74 @@ static void match(const char *type, const char *field, const char *ftype, uint64
         match_anchor(type, field, ftype, o);
 }
 
-static void load_types(void)
+/* sizeof(want) by gHotSpotVMTypes, or -1. */
+static long type_size(const char *want)
 {
     bool ok = true;
     const char *const *base = dlsym(RTLD_DEFAULT, "gHotSpotVMTypes");
     uint64_t name_off = sym_u64("gHotSpotVMTypeEntryTypeNameOffset", &ok);
     uint64_t size_off = sym_u64("gHotSpotVMTypeEntrySizeOffset", &ok);
     uint64_t stride = sym_u64("gHotSpotVMTypeEntryArrayStride", &ok);
-    if (!ok || base == NULL || *base == NULL || stride == 0)
-        return;
+    if (!ok || want == NULL || base == NULL || *base == NULL || stride == 0)
+        return -1;
     for (const char *e = *base;; e += stride) {
-        const char *type = *(const char *const *)(e + name_off);
-        if (type == NULL)
-            break;
-        if (is(type, "HeapBlock"))
-            vs.heap_block_size = (long)*(const uint64_t *)(e + size_off);
-        else if (is(type, "JavaThread"))
-            vs.java_thread_size = (long)*(const uint64_t *)(e + size_off);
-        if (vs.level_type != NULL && is(type, vs.level_type))
-            vs.level_size = (long)*(const uint64_t *)(e + size_off);
+        const char *t = *(const char *const *)(e + name_off);
+        if (t == NULL)
+            return -1;
+        if (is(t, want))
+            return (long)*(const uint64_t *)(e + size_off);
     }
+}
+
+static void load_types(void)
+{
+    vs.heap_block_size = type_size("HeapBlock");
+    vs.java_thread_size = type_size("JavaThread");
+    if (vs.level_type != NULL)
+        vs.level_size = type_size(vs.level_type);
+}
+
+/* Where each entry of gHotSpotVMStructs keeps what, as the JVM exports it. */
+struct layout {
+    const char *first; /* the first entry */
+    uint64_t type, field, ftype, is_static, offset, addr, stride;
+};
+
+static bool layout(struct layout *l)
+{
+    bool ok = true;
+    const char *const *base = dlsym(RTLD_DEFAULT, "gHotSpotVMStructs");
+    l->type = sym_u64("gHotSpotVMStructEntryTypeNameOffset", &ok);
+    l->field = sym_u64("gHotSpotVMStructEntryFieldNameOffset", &ok);
+    l->ftype = sym_u64("gHotSpotVMStructEntryTypeStringOffset", &ok);
+    l->is_static = sym_u64("gHotSpotVMStructEntryIsStaticOffset", &ok);
+    l->offset = sym_u64("gHotSpotVMStructEntryOffsetOffset", &ok);
+    l->addr = sym_u64("gHotSpotVMStructEntryAddressOffset", &ok);
+    l->stride = sym_u64("gHotSpotVMStructEntryArrayStride", &ok);
+    l->first = base != NULL ? *base : NULL;
+    return ok && l->first != NULL && l->stride != 0;
+}
+
+static const char *str_at(const char *e, uint64_t off)
+{
+    return *(const char *const *)(e + off);
 }
 
 static void load(void)
 {
-    bool ok = true;
-    const char *const *base = dlsym(RTLD_DEFAULT, "gHotSpotVMStructs");
-    uint64_t type_off = sym_u64("gHotSpotVMStructEntryTypeNameOffset", &ok);
-    uint64_t field_off = sym_u64("gHotSpotVMStructEntryFieldNameOffset", &ok);
-    uint64_t ftype_off = sym_u64("gHotSpotVMStructEntryTypeStringOffset", &ok);
-    uint64_t static_off = sym_u64("gHotSpotVMStructEntryIsStaticOffset", &ok);
-    uint64_t offset_off = sym_u64("gHotSpotVMStructEntryOffsetOffset", &ok);
-    uint64_t addr_off = sym_u64("gHotSpotVMStructEntryAddressOffset", &ok);
-    uint64_t stride = sym_u64("gHotSpotVMStructEntryArrayStride", &ok);
-    if (!ok || base == NULL || *base == NULL || stride == 0)
+    struct layout l;
+    if (!layout(&l))
         return;
-    for (const char *e = *base;; e += stride) {
-        const char *type = *(const char *const *)(e + type_off);
-        if (type == NULL)
-            break;
-        const char *field = *(const char *const *)(e + field_off);
+    for (const char *e = l.first; str_at(e, l.type) != NULL; e += l.stride) {
+        const char *type = str_at(e, l.type), *field = str_at(e, l.field);
         if (field == NULL)
             continue;
-        if (*(const int32_t *)(e + static_off) != 0) {
+        if (*(const int32_t *)(e + l.is_static) != 0) {
             if (is(type, "CodeCache") && is(field, "_heaps"))
-                vs.heaps = *(const void *const *)(e + addr_off);
+                vs.heaps = *(const void *const *)(e + l.addr);
             continue;
         }
-        match(type, field, *(const char *const *)(e + ftype_off),
-              *(const uint64_t *)(e + offset_off));
+        match(type, field, str_at(e, l.ftype), *(const uint64_t *)(e + l.offset));
     }
     load_types();
 }
@@ -343,4 +364,39 @@ long fx_vmstructs_owner_id_offset(void)
 {
     pthread_once(&once, load);
     return vs.owner_id;
+}
+
+/* One walk of the table for type::field: its offset, or for a static field its address. */
+static bool find_entry(const char *type, const char *field, bool want_static, uint64_t *out)
+{
+    struct layout l;
+    if (!layout(&l))
+        return false;
+    for (const char *e = l.first; str_at(e, l.type) != NULL; e += l.stride) {
+        const char *f = str_at(e, l.field);
+        if (f == NULL || !is(str_at(e, l.type), type) || !is(f, field) ||
+            (*(const int32_t *)(e + l.is_static) != 0) != want_static)
+            continue;
+        *out = want_static ? (uint64_t)(uintptr_t) * (const void *const *)(e + l.addr)
+                           : *(const uint64_t *)(e + l.offset);
+        return true;
+    }
+    return false;
+}
+
+long fx_vmstructs_field(const char *type, const char *field)
+{
+    uint64_t off;
+    return find_entry(type, field, false, &off) && off < (1u << 20) ? (long)off : -1;
+}
+
+const void *fx_vmstructs_static(const char *type, const char *field)
+{
+    uint64_t addr;
+    return find_entry(type, field, true, &addr) ? (const void *)(uintptr_t)addr : NULL;
+}
+
+long fx_vmstructs_size(const char *type)
+{
+    return type_size(type);
 }

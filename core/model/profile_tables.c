@@ -413,8 +413,8 @@ int fx_profile_stack_at(const struct fx_profile *p, fx_stack_id s, fx_stack_id *
 
 /* Each step is a get-or-create, so after a failure the earlier steps' rows (a string, a func)
  * stay interned: valid, and reused by the next attempt. */
-int fx_profile_label_stack(struct fx_profile *p, const char *label, uint8_t category,
-                           fx_stack_id *out)
+int fx_profile_label_frame(struct fx_profile *p, const char *label, uint8_t category,
+                           uint8_t subcategory, fx_frame_id *out)
 {
     if (!label || category >= FX_CAT_COUNT)
         return FX_EINVAL;
@@ -423,11 +423,19 @@ int fx_profile_label_stack(struct fx_profile *p, const char *label, uint8_t cate
     fx_func_id func;
     if (rc == FX_OK)
         rc = fx_profile_func(p, &fk, &func);
-    fx_frame_id frame;
     if (rc == FX_OK) {
-        struct fx_frame_key k = {.func = func, .line = -1, .category = category};
-        rc = fx_profile_frame(p, &k, &frame);
+        struct fx_frame_key k = {
+                .func = func, .line = -1, .category = category, .subcategory = subcategory};
+        rc = fx_profile_frame(p, &k, out);
     }
+    return rc;
+}
+
+int fx_profile_label_stack(struct fx_profile *p, const char *label, uint8_t category,
+                           fx_stack_id *out)
+{
+    fx_frame_id frame;
+    int rc = fx_profile_label_frame(p, label, category, 0, &frame);
     if (rc == FX_OK)
         rc = fx_profile_stack(p, FX_STACK_NONE, frame, out);
     return rc;

@@ -19,6 +19,13 @@ NAME.t-N.samples.json, NAME.t-N.functions.json):
            (the first sample of each such thread had it before the stack table), while some
            samples found their stack in the stack table; no track under a comm the kernel
            cut ("C2 CompilerThre"): compiler threads are "C2 CompilerThread0" (or say "…").
+  compile tasks (issue 32, item 5), in jit's profile and in its collapsed conversion (jit.txt):
+           under C2Compiler::compile_method and under C1's Compiler::compile_method, at least 3
+           samples each whose next frame names a Java method ("pkg.Class.method"); every such
+           name is the method of a "JIT compiled" marker (JVMTI's CompiledMethodLoad, an oracle
+           of its own: compiles that never installed are no more than 10 % of the names); meta.extra
+           "Compile tasks" counts the frames placed as the profile holds them, and no malformed
+           record; the collapsed file holds the same frames under the same entries.
 """
 import os
 import re
@@ -66,6 +73,49 @@ def check_full_names(run, check):
         check(n_full >= 1, f"{name}: meta.extra counts {n_full} names written out in full")
 
 
+ENTRY = re.compile(r"^(C2Compiler|Compiler)::compile_method(\(.*\))?$")
+JAVA_NAME = re.compile(r"^[A-Za-z_$][\w$]*(\.[\w$]+)+\.[\w$<>]+$")
+
+
+def check_compile_tasks(run, check):
+    """The method being compiled under the compiler's entry (compile_tasks.c)."""
+    p = Profile(os.path.join(run, "jit.json.gz"))
+    installed = set()
+    for t in p.doc["threads"]:
+        for m in p.markers(t, "JIT compiled"):
+            installed.add(p.strings[m["data"]["method"]].split("(")[0])
+    under = {"C2Compiler": [], "Compiler": []}
+    labels = 0
+    for path in p.stacks():
+        names = [p.name[f] for f in path]
+        for i, n in enumerate(names[:-1]):
+            m = ENTRY.match(n)
+            if m:
+                nxt = names[i + 1]
+                if JAVA_NAME.match(nxt):
+                    under[m.group(1)].append(nxt)
+                labels += nxt.startswith("[compiling:")
+                break
+    for entry, got in under.items():
+        check(len(got) >= 3, f"jit: {len(got)} samples with a compiled method under {entry}")
+    names = set(under["C2Compiler"]) | set(under["Compiler"])
+    strays = sorted(names - installed)
+    check(names and len(strays) <= len(names) // 10,
+          f"jit: {len(strays)} of {len(names)} compiled-method names are no JIT-compiled "
+          f"marker's method: {strays[:5]}")
+    ex = p.extra("Compile tasks") or {}
+    placed = ex.get("frames placed under the compiler's compile_method", -1)
+    total = sum(len(v) for v in under.values()) + labels
+    check(placed >= total > 0, f"jit: meta.extra places {placed} compile frames, profile has {total}")
+    check(ex.get("malformed records", 0) == 0, f"jit: malformed compile task records: {ex}")
+    collapsed = 0
+    with open(os.path.join(run, "jit.txt"), encoding="utf-8") as f:
+        for line in f:
+            frames = line.rsplit(" ", 1)[0].split(";")
+            collapsed += any(ENTRY.match(a) and b in names for a, b in zip(frames, frames[1:]))
+    check(collapsed >= 6, f"jit.txt: {collapsed} collapsed stacks with a compile under its entry")
+
+
 def main():
     run, ck = run_dir_args("vm_threads_check")
     check = ck.check
@@ -107,6 +157,7 @@ def main():
             ("GC Thread", "G1 ", "C1 Compiler", "C2 Compiler", "VM Thread", "fxmixed-burner")))
         check(got >= tracks > 0, f"{name}: meta.extra says {got} registered, {tracks} such tracks")
     check_full_names(run, check)
+    check_compile_tasks(run, check)
     unknown = "[native: walk stopped (stack bounds unknown)]"
     for name in ("gc", "jit", "cthread"):
         q = p if name == "cthread" else Profile(os.path.join(run, f"{name}.json.gz"))

@@ -5,7 +5,8 @@
 #   gc       allocation under -Xmx64m: GC threads ("GC Thread#N", "G1 ...") are tracks with
 #            samples in the GC category and libjvm frames named by a function;
 #   jit      javac in the JVM: C1/C2 compiler threads are tracks with samples in the JIT compiler
-#            category and named libjvm frames;
+#            category and named libjvm frames, and the method each compiles under its
+#            compile_method frame (issue 32), also in the collapsed conversion (jit.txt);
 #   cthread  a pthread of libfxmixed.so never attached to the JVM ("fxmixed-burner") is its own
 #            track, tid of no Java thread, with fxmixed_cthread_spin over fxmixed_cthread_main
 #            in the Native category and no Java frame;
@@ -35,6 +36,8 @@ run() {
 run gc gc 4
 run jit jit 6
 run cthread cthread 3
+"$IT_FXPROF" convert "$FXAGENT_RUN_DIR/jit.json.gz" --to collapsed -o "$FXAGENT_RUN_DIR/jit.txt" ||
+    it_fail "fxprof convert --to collapsed failed on jit.json.gz"
 
 # Per profile: the track list, and the samples and functions views of every track.
 pcli_setup
