@@ -6,7 +6,9 @@
 #  2. every agent part P (base, sampling, model, output, validate, control) says in its public
 #     header's first lines which tests cover it ("Tests: ...");
 #  3. every test those lines name is registered in this build (an it.NAME stands for its
-#     it.NAME.jdkNN runs).
+#     it.NAME.jdkNN runs);
+#  4. every part's label (agent.P, core.P: tests/test_properties.cmake) selects tests, so that
+#     `ctest -L agent.sampling` runs a part's tests.
 #   tests_by_name.sh ROOT BUILD
 set -uo pipefail
 root=$(cd "$1" && pwd) || exit 1
@@ -56,6 +58,13 @@ for p in "${!public[@]}"; do
     check_named "$h"
     [ "$named" -gt 0 ] || say "$h does not name the tests of agent/$p/ (Tests: ...)"
 done
+parts=0
+for l in $(printf 'agent.%s\n' "${!public[@]}") $(cd core && printf 'core.%s\n' */ | tr -d /); do
+    parts=$((parts + 1))
+    n=$(ctest --test-dir "$build" -N -L "^$l\$" | grep -c 'Test *#')
+    [ "$n" -gt 0 ] || say "no test has the label $l (ctest -L $l): tests/test_properties.cmake"
+done
+echo "style: $parts part labels checked (ctest -L agent.P, core.P)"
 echo "style: $modules core modules and ${#public[@]} agent parts checked against ${#names[@]} tests"
 [ "$fail" -eq 0 ] && echo "style: every core module and agent part names its tests"
 exit "$fail"
