@@ -72,7 +72,7 @@ void fx_compile_tasks_note(struct fx_profile *p, const char *name, fx_frame_id f
         ct.compile[ct.n_compile++] = f;
 }
 
-/* The record's task words (sample.h: after the kernel and type parts), false if none fit. */
+/* The record's task words (sample.h: after the kernel, type and below parts), false if none fit. */
 static bool words_of(const struct fx_sample_rec *r, uint32_t len, uint64_t w[2])
 {
     size_t at = fx_rec_kernel_at(r);

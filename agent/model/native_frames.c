@@ -232,17 +232,21 @@ int fx_native_frames_push(struct fx_profile *p, const struct fx_sample_rec *r, u
 {
     frame_cat = cat < FX_CAT_COUNT ? cat : 0;
     frame_sub = sub;
-    if (r->native_stop == FX_NSTOP_OFF && r->native_frames == 0)
+    if (r->native_stop == FX_NSTOP_OFF && r->native_frames == 0) {
+        fx_compile_tasks_count(r, len, false); /* a compiler thread's read, cstack=no */
         return FX_OK;
+    }
     uint32_t n = r->native_frames;
     size_t need = sizeof(*r) + (size_t)r->native_at * sizeof(fx_asgct_frame) + n * sizeof(uint64_t);
     if (need > len || r->native_stop >= FX_NSTOP_COUNT || n > FX_NATIVE_MAX) {
         nf.bad_records++;
+        fx_compile_tasks_count(r, len, false);
         return FX_OK;
     }
     nf.stops[r->native_stop]++;
     if (n == 0) {
         nf.leaf_java += r->native_stop == FX_NSTOP_JAVA;
+        fx_compile_tasks_count(r, len, false);
         return FX_OK;
     }
     nf.with_frames++;

@@ -3,8 +3,9 @@
  * samples carry it. A compiler thread's JavaThread* (struct fx_thread.vm_thread, set once after
  * registration by vm_threads.c through compile_task.c, read by its handler with acquire) lets
  * its handler read CompilerThread::_env -> ciEnv::_task -> CompileTask (compile_task_sig.c);
- * the record (sample.h, bit `task`) then ends with two uint64_t: the Method* and
- * (uint32_t)compile id | enum fx_task_read << 32. The drain names the Method* here. */
+ * the record (sample.h, bit `task`) then holds two uint64_t after its below part, before any
+ * trace context: the Method* and (uint32_t)compile id | enum fx_task_read << 32. The drain names
+ * the Method* here. */
 #ifndef FX_COMPILE_TASK_H
 #define FX_COMPILE_TASK_H
 

@@ -12,12 +12,11 @@
  * (its destructor clears _env before the task is freed, after the ciEnv's scope), so the task
  * it points to is alive too, and so is the task's Method (the task holds its holder class). A
  * NULL or misaligned pointer anywhere stops the read with its reason (enum fx_task_read). The
- * Method* is named off this path (compile_task.c). */
+ * Method* is named off this path (compile_task.c). A compiler thread that HotSpot retires
+ * (UseDynamicNumberOfCompilerThreads) is idle, its _env NULL, when its JavaThread is deleted. */
 #include "internal.h"
 
 #include <string.h>
-
-_Static_assert(FX_NSTOP_COUNT <= 64, "fx_sample_rec.native_stop holds 6 bits");
 
 /* Signal-safe: one aligned word at addr (never NULL: callers check). */
 static uintptr_t word_sigsafe(uintptr_t addr)

@@ -4,6 +4,8 @@
  * works), the handler's install, sampling on and off, and the sampler as an event source. */
 #include "internal.h"
 
+#include "fx_tctx.h"
+
 #include <dlfcn.h>
 #include <errno.h>
 #include <string.h>
@@ -72,6 +74,7 @@ static int check_ring_fits_depth(const struct fx_options *o, struct fx_errbuf *e
     native += (1 + FX_TYPES_MAX) * sizeof(uint64_t); /* frame types and their count (issue 32) */
     if (o->cstack != FX_CSTACK_NO) /* the native frames below the Java ones, their count */
         native += (1 + FX_BELOW_WORDS) * sizeof(uint64_t);
+    native += 2 * sizeof(uint64_t) + sizeof(struct fx_tctx_rec); /* a compile task; a context */
     uint64_t rec = fx_ring_record_size_sigsafe(
             (uint32_t)(sizeof(struct fx_sample_rec) + (uint64_t)o->depth * sizeof(fx_asgct_frame) +
                        native));

@@ -437,6 +437,10 @@ static void record_sigsafe(struct fx_thread *t, const siginfo_t *si, void *ucont
     }
     if (has_task)
         memcpy(tail, task, sizeof(task));
+    /* every part is whole 8-byte words, so the ring's length is the payload (fx_ring.h rounds
+     * a record up to 8) and the context, last, ends where the reader looks for it */
+    _Static_assert(sizeof(fx_asgct_frame) % 8 == 0 && sizeof(struct fx_tctx_rec) % 8 == 0,
+                   "record parts are whole words");
     r->tctx = has_ctx;
     if (has_ctx) /* the ring rounds a record up to 8 bytes: the context ends at payload */
         memcpy((uint8_t *)r + payload - sizeof(ctx), &ctx, sizeof(ctx));
