@@ -336,8 +336,8 @@ static int jvm_text_fail(const struct control *c, struct fx_attach_reply *r, con
                        r->status, r->len ? t : "no message");
 }
 
-static int outcome(const struct control *c, struct fx_attach_reply *r, const char *lib,
-                   const struct reply_file *rf)
+static int reply_outcome(const struct control *c, struct fx_attach_reply *r, const char *lib,
+                         const struct reply_file *rf)
 {
     int code;
     char text[REPLY_CAP];
@@ -440,7 +440,7 @@ static int load(const struct control *c, const struct fx_attach_target *t, const
     const char *args[FX_ATTACH_ARGS] = {target_lib, "true", opts};
     struct fx_attach_reply r;
     int rc = fx_attach_execute(t, "load", args, ATTACH_TIMEOUT_MS, c->timeout_ms, &r, &eb);
-    int ret = rc == FX_OK ? outcome(c, &r, target_lib, &rf)
+    int ret = rc == FX_OK ? reply_outcome(c, &r, target_lib, &rf)
                           : fx_cli_fail("pid %d: %s", (int)c->pid, eb.msg);
     fx_attach_reply_destroy(&r);
     reply_remove(&rf);

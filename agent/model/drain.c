@@ -315,7 +315,8 @@ static void drain_tick(JNIEnv *jni, void *arg)
     (void)arg;
     show_state();
     fx_drain_once(jni);
-    struct fx_drain_figures f = {dr.samples, ring_drops()};
+    struct fx_methods *m = fx_drain_methods();
+    struct fx_drain_figures f = {dr.samples, ring_drops(), m != NULL ? fx_methods_count(m) : 0};
     fx_window_serve(jni, dr.profile, &f); /* dumps, status: between passes (window.c) */
 }
 

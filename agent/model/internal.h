@@ -132,6 +132,7 @@ bool fx_window_full_stack(fx_stack_id *out);
 /* What the drain knows that a status request shows. */
 struct fx_drain_figures {
     uint64_t samples, ring_drops;
+    uint64_t methods; /* method ids cached (fx_drain_methods) */
 };
 /* The drain thread, between passes: serves the pending request, if any. */
 void fx_window_serve(JNIEnv *jni, struct fx_profile *p, const struct fx_drain_figures *f);

@@ -301,7 +301,7 @@ static void serve_status(struct fx_profile *p, struct fx_window_request *r,
     for (struct fx_thread *t = fx_threads_head(); t != NULL; t = t->next)
         s->threads += !__atomic_load_n(&t->ended, __ATOMIC_ACQUIRE);
     s->tracks = fx_profile_threads_held(p);
-    s->methods = fx_drain_methods() != NULL ? fx_methods_count(fx_drain_methods()) : 0;
+    s->methods = f->methods;
     s->period_ns = win.period_ns;
     r->rc = FX_OK;
 }
