@@ -70,5 +70,7 @@ python3 "$IT_DIR/../cli/otlp_check.py" "$profile" trace.otlp.txt >otlp_check.out
 
 mapfile -t bodies < <(ls "$RUN"/rx/req-*.body 2>/dev/null)
 [[ ${#bodies[@]} -eq 1 ]] || it_fail "${#bodies[@]} pushed requests, expected 1 (at exit)"
-cmp -s "${bodies[0]}" trace.otlp.pb || it_fail "the pushed request is not fxprof convert --to otlp's bytes"
+# OTLP bodies go gzipped (Content-Encoding: gzip, docs/FLEET.md): the bytes inside are compared
+gzip -dc <"${bodies[0]}" >pushed.otlp.pb || it_fail "the pushed request is not gzip"
+cmp -s pushed.otlp.pb trace.otlp.pb || it_fail "the pushed request is not fxprof convert --to otlp's bytes"
 echo "$IT_NAME: the pushed request is the conversion's $(stat -c %s trace.otlp.pb) bytes"
