@@ -142,6 +142,7 @@ struct fx_span {
 /* A sampled thread (agent/sampling's struct fx_thread): a source that keeps something per thread
  * is told when the drain frees one; base never looks inside. */
 struct fx_thread;
+struct fx_sample_rec;
 
 struct fx_source {
     const char *name;
@@ -156,6 +157,12 @@ struct fx_source {
     void (*idle)(void);
     /* A thread the drain frees (one pass after its end): what the source kept for it goes. */
     void (*thread_reaped)(struct fx_profile *p, struct fx_thread *t);
+    /* Each sample the drain added to the model, with its ring record (len bytes) and the track
+     * it went to: a source that reads a part of the record (the trace context, issue 33). */
+    void (*sample)(struct fx_profile *p, struct fx_thread *t, const struct fx_sample_rec *r,
+                   uint32_t len, uint32_t track);
+    /* A thread that ended, its ring drained for the last time (before it leaves the model). */
+    void (*thread_ended)(struct fx_profile *p, struct fx_thread *t);
 };
 
 /* At setup, before any agent thread exists. FX_EFULL past the table's size. */
@@ -173,6 +180,10 @@ void fx_sources_reset(struct fx_profile *p);
 void fx_sources_idle(void);
 /* A thread freed by the drain: each source's `thread_reaped`. */
 void fx_sources_thread_reaped(struct fx_profile *p, struct fx_thread *t);
+/* The drain: each sample added, and each thread ended (the hooks `sample`, `thread_ended`). */
+void fx_sources_sample(struct fx_profile *p, struct fx_thread *t, const struct fx_sample_rec *r,
+                       uint32_t len, uint32_t track);
+void fx_sources_thread_ended(struct fx_profile *p, struct fx_thread *t);
 
 /* --- copies.c: other copies of libfxagent.so in this process --- */
 

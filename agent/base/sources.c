@@ -77,6 +77,23 @@ void fx_sources_thread_reaped(struct fx_profile *p, struct fx_thread *t)
     }
 }
 
+void fx_sources_sample(struct fx_profile *p, struct fx_thread *t, const struct fx_sample_rec *r,
+                       uint32_t len, uint32_t track)
+{
+    for (unsigned i = 0; i < n_sources; i++) {
+        if (sources[i]->sample != NULL)
+            sources[i]->sample(p, t, r, len, track);
+    }
+}
+
+void fx_sources_thread_ended(struct fx_profile *p, struct fx_thread *t)
+{
+    for (unsigned i = 0; i < n_sources; i++) {
+        if (sources[i]->thread_ended != NULL)
+            sources[i]->thread_ended(p, t);
+    }
+}
+
 void fx_sources_idle(void)
 {
     for (unsigned i = 0; i < n_sources; i++) {

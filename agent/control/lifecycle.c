@@ -85,6 +85,8 @@ static int add_sources(void)
     if (rc == FX_OK)
         rc = fx_sources_add(&fx_vthread_waits_source);
     if (rc == FX_OK)
+        rc = fx_sources_add(&fx_trace_ctx_source);
+    if (rc == FX_OK)
         rc = fx_sources_add(&fx_allocs_source);
     if (rc == FX_OK) /* the push counts (dump.c queues the files: fx_output_push_written) */
         rc = fx_sources_add(&fx_output_push_source);

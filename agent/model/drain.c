@@ -165,7 +165,7 @@ static void one_record(JNIEnv *jni, struct fx_profile *p, struct fx_thread *t,
         return;
     }
     account(t, r, cpu_delta);
-    fx_trace_ctx_sample(p, t, r, len, vt.index.i); /* issue 33: spans from the samples' context */
+    fx_sources_sample(p, t, r, len, vt.index.i); /* e.g. the trace context's spans (issue 33) */
     if (vt.frozen >= 0 && !full) /* the sample shows the frozen-callers frame (stacks.c) */
         fx_model_vthreads_frozen_shown();
 }
@@ -200,7 +200,7 @@ static void drain_thread(JNIEnv *jni, struct fx_profile *p, struct fx_thread *t)
         fx_ring_release(&t->ring);
     }
     if (was_ended && !t->finished) {
-        fx_trace_ctx_flush(p, t);
+        fx_sources_thread_ended(p, t);
         if (t->in_profile)
             fx_profile_thread_unregister(p, t->profile_index, t->end_ns);
         fx_tracks_refresh_name(jni, p, t); /* its track takes the thread's last name */
@@ -483,7 +483,6 @@ static void drain_report(JNIEnv *jni, struct fx_profile *p, const struct fx_span
     for (struct fx_thread *t = fx_threads_head(); t != NULL; t = t->next) {
         uint64_t d = fx_ring_drops(&t->ring);
         add_cost(&cost, t);
-        fx_trace_ctx_flush(p, t); /* an open span is in this file, continued in the next */
         fx_threads_lock();
         cost.armed_cpu_ns += fx_timer_armed_cpu_ns(t);
         fx_threads_unlock();
@@ -502,7 +501,6 @@ static void drain_report(JNIEnv *jni, struct fx_profile *p, const struct fx_span
     fx_vm_threads_report(p);
     fx_kernel_frames_report(p);
     report_losses(p, drops);
-    fx_trace_ctx_report(p);
 }
 
 /* A new recording: the sampler's figures, the stack outcomes, the native walks' and the signal
@@ -524,11 +522,8 @@ static void drain_reset(struct fx_profile *p)
     fx_sampling_new_recording();
     fx_model_vthreads_new_recording();
     fx_kernel_frames_new_recording();
-    fx_trace_ctx_new_recording();
-    for (struct fx_thread *t = fx_threads_head(); t != NULL; t = t->next) {
+    for (struct fx_thread *t = fx_threads_head(); t != NULL; t = t->next)
         t->seen_drops = 0; /* the rings' drop counts were reset with them */
-        fx_trace_ctx_reset(t);
-    }
 }
 
 const struct fx_source fx_drain_source = {

@@ -176,13 +176,4 @@ bool fx_gcinfo_attribute(JNIEnv *jni, struct fx_jvm_gc *gc, unsigned n, bool fin
 /* A start after a stop, GC events on again: the collections while stopped count as matched. */
 void fx_gcinfo_resync(JNIEnv *jni);
 
-/* --- trace_ctx.c: fxagent.TraceContext's spans (issue 33), model owner --- */
-/* One sample record of t, on track `track`: a change of context closes the open span. */
-void fx_trace_ctx_sample(struct fx_profile *p, struct fx_thread *t, const struct fx_sample_rec *r,
-                         uint32_t len, uint32_t track);
-void fx_trace_ctx_flush(struct fx_profile *p, struct fx_thread *t); /* its open span, now */
-void fx_trace_ctx_reset(struct fx_thread *t);   /* a new recording: no span open */
-void fx_trace_ctx_report(struct fx_profile *p); /* meta.extra "Trace context" */
-void fx_trace_ctx_new_recording(void);
-
 #endif

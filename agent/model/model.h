@@ -73,6 +73,9 @@ extern const struct fx_source fx_locks_source;
 /* Virtual threads' waits (vtwait=): "Virtual thread wait" and "Waiting for a carrier" markers.
  * Registered after fx_drain_source, whose method cache names their frames. */
 extern const struct fx_source fx_vthread_waits_source;
+/* fxagent.TraceContext's spans as markers (issue 33, trace_ctx.c): reads the samples' context
+ * through the source table's `sample` hook. Registered after fx_drain_source. */
+extern const struct fx_source fx_trace_ctx_source;
 
 /* --- counters.c: the JVMTI callbacks' share --- */
 

@@ -163,7 +163,7 @@ static void close_span(struct fx_profile *p, struct slot *s)
         tc.marker_errors++;
 }
 
-void fx_trace_ctx_sample(struct fx_profile *p, struct fx_thread *t, const struct fx_sample_rec *r,
+static void trace_sample(struct fx_profile *p, struct fx_thread *t, const struct fx_sample_rec *r,
                          uint32_t len, uint32_t track)
 {
     struct slot *s = (struct slot *)(void *)__atomic_load_n(&t->tctx, __ATOMIC_ACQUIRE);
@@ -188,21 +188,21 @@ void fx_trace_ctx_sample(struct fx_profile *p, struct fx_thread *t, const struct
     s->last_ns = r->time_ns;
 }
 
-void fx_trace_ctx_flush(struct fx_profile *p, struct fx_thread *t)
+static void trace_flush(struct fx_profile *p, struct fx_thread *t)
 {
     struct slot *s = (struct slot *)(void *)__atomic_load_n(&t->tctx, __ATOMIC_ACQUIRE);
     if (s != NULL)
         close_span(p, s);
 }
 
-void fx_trace_ctx_reset(struct fx_thread *t)
+static void trace_reset_thread(struct fx_thread *t)
 {
     struct slot *s = (struct slot *)(void *)__atomic_load_n(&t->tctx, __ATOMIC_ACQUIRE);
     if (s != NULL)
         s->open = false;
 }
 
-void fx_trace_ctx_report(struct fx_profile *p)
+static void trace_report(struct fx_profile *p)
 {
     const char *g = "Trace context";
     if (__atomic_load_n(&tc.threads, __ATOMIC_RELAXED) == 0)
@@ -223,7 +223,30 @@ void fx_trace_ctx_report(struct fx_profile *p)
                           (int64_t)__atomic_load_n(&tc.no_thread, __ATOMIC_RELAXED));
 }
 
-void fx_trace_ctx_new_recording(void)
+/* Before a dump: each open span goes in this file (continued in the next), then the figures. */
+static void trace_before_dump(JNIEnv *jni, struct fx_profile *p, const struct fx_span *span)
 {
-    tc.samples = tc.spans = tc.unknown_labels = tc.marker_errors = 0;
+    (void)jni, (void)span;
+    for (struct fx_thread *t = fx_threads_head(); t != NULL; t = t->next)
+        trace_flush(p, t);
+    trace_report(p);
 }
+
+/* A new recording: the counts from zero, no span open. */
+static void trace_new_recording(struct fx_profile *p)
+{
+    (void)p;
+    tc.samples = tc.spans = tc.unknown_labels = tc.marker_errors = 0;
+    for (struct fx_thread *t = fx_threads_head(); t != NULL; t = t->next)
+        trace_reset_thread(t);
+}
+
+/* Registered after the sampler (fx_drain_source): it reads the context part of the samples'
+ * records as the drain adds them, and closes a thread's span when the thread ends. */
+const struct fx_source fx_trace_ctx_source = {
+        .name = "trace context",
+        .before_dump = trace_before_dump,
+        .reset = trace_new_recording,
+        .sample = trace_sample,
+        .thread_ended = trace_flush,
+};
