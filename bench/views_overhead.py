@@ -175,11 +175,11 @@ def main():
                             a.out, f"extra-{jdk['major']}-{work}-{cfg}.txt"))
                     print(f"round {rnd + 1} JDK {jdk['major']} {work} {cfg}: {r[0]:.2f} s CPU, "
                           f"{r[1]} ops, load {r[2]:.1f}", flush=True)
-    report(a, js, configs, res)
+        report(a, js, configs, res, rnd + 1)  # each round's: a run cut short keeps its rounds
 
 
-def report(a, js, configs, res):
-    lines = [f"{time.strftime('%Y-%m-%d %H:%M')}, {a.rounds} rounds, {os.cpu_count()} CPUs; "
+def report(a, js, configs, res, done):
+    lines = [f"{time.strftime('%Y-%m-%d %H:%M')}, {done} of {a.rounds} rounds, {os.cpu_count()} CPUs; "
              "each cell: median ratio of the JVM's CPU (per operation for lock) to no profiler "
              "in the same round (min-max), median 1-min load average before the runs", "",
              "| JDK | workload | none CPU s | " + " | ".join(c for c in configs if c != "none") +
@@ -207,7 +207,8 @@ def report(a, js, configs, res):
     text = "\n".join(lines) + "\n"
     with open(os.path.join(a.out, "report.md"), "w", encoding="utf-8") as f:
         f.write(text)
-    print(text)
+    if done == a.rounds:
+        print(text)
 
 
 if __name__ == "__main__":
