@@ -155,6 +155,11 @@ def recovered_oracle(prof, thread, check, label):
         # Java stack this oracle checks.
         while path and prof.cat[path[-1]] == "Kernel":
             path = path[:-1]
+        # Native frames below the bottom Java frame (issue 32 item 2: the thread's start down
+        # to HotSpot's call stub) are walked for ordinary samples, not for recovered ones: the
+        # call sites compared here are the Java ones.
+        while path and not prof.is_js[path[0]]:
+            path = path[1:]
         flags = [is_recovered(prof, f) for f in path]
         if not any(flags):
             key = path_key(prof, path)
