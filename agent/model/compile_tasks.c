@@ -75,27 +75,8 @@ void fx_compile_tasks_note(struct fx_profile *p, const char *name, fx_frame_id f
 /* The record's task words (sample.h: after the kernel, type and below parts), false if none fit. */
 static bool words_of(const struct fx_sample_rec *r, uint32_t len, uint64_t w[2])
 {
-    size_t at = fx_rec_kernel_at(r);
-    uint64_t n;
-    if (r->kernel != FX_KREC_OFF) {
-        if (at + sizeof(n) > len ||
-            (memcpy(&n, (const uint8_t *)r + at, sizeof(n)), n > FX_KERNEL_MAX))
-            return false;
-        at += (1 + n) * sizeof(uint64_t);
-    }
-    if (r->types) {
-        if (at + sizeof(n) > len ||
-            (memcpy(&n, (const uint8_t *)r + at, sizeof(n)), n > FX_TYPES_MAX))
-            return false;
-        at += (1 + n) * sizeof(uint64_t);
-    }
-    if (r->below) { /* the native frames below the Java ones come first (sample.h) */
-        if (at + sizeof(n) > len ||
-            (memcpy(&n, (const uint8_t *)r + at, sizeof(n)), n > FX_BELOW_WORDS))
-            return false;
-        at += (1 + n) * sizeof(uint64_t);
-    }
-    if (at + 2 * sizeof(uint64_t) > len)
+    size_t at = fx_rec_task_at(r, len);
+    if (at == 0)
         return false;
     memcpy(w, (const uint8_t *)r + at, 2 * sizeof(uint64_t));
     return (w[1] >> 32) < FX_TASK_COUNT;

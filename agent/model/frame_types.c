@@ -16,21 +16,25 @@
 
 #include "fx_clock.h"
 
+/* The offset past a counted part (a uint64_t count, at most max, then that many words) at `at`
+ * when `present`; at itself when not; 0 when it is malformed or at is 0. */
+static size_t skip_part(const struct fx_sample_rec *r, size_t len, size_t at, bool present,
+                        uint64_t max)
+{
+    uint64_t n;
+    if (at == 0 || !present)
+        return at;
+    if (at + sizeof(n) > len)
+        return 0;
+    memcpy(&n, (const uint8_t *)r + at, sizeof(n));
+    return n <= max ? at + (1 + n) * sizeof(uint64_t) : 0;
+}
+
 /* Where the parts after the kernel part begin in a record of len bytes; 0 when the kernel part
  * is malformed. */
 static size_t after_kernel(const struct fx_sample_rec *r, size_t len)
 {
-    size_t at = fx_rec_kernel_at(r);
-    if (r->kernel != FX_KREC_OFF) {
-        uint64_t nk;
-        if (at + sizeof(nk) > len)
-            return 0;
-        memcpy(&nk, (const uint8_t *)r + at, sizeof(nk));
-        if (nk > FX_KERNEL_MAX)
-            return 0;
-        at += (1 + nk) * sizeof(uint64_t);
-    }
-    return at;
+    return skip_part(r, len, fx_rec_kernel_at(r), r->kernel != FX_KREC_OFF, FX_KERNEL_MAX);
 }
 
 /* The frame types' count (a uint64_t) and words, after the kernel part, when `types` is set;
@@ -43,17 +47,15 @@ static size_t fx_rec_types_at(const struct fx_sample_rec *r, size_t len)
 
 size_t fx_rec_below_at(const struct fx_sample_rec *r, size_t len)
 {
-    size_t at = r->below ? after_kernel(r, len) : 0;
-    if (at != 0 && r->types) {
-        uint64_t nw;
-        if (at + sizeof(nw) > len)
-            return 0;
-        memcpy(&nw, (const uint8_t *)r + at, sizeof(nw));
-        if (nw > FX_TYPES_MAX)
-            return 0;
-        at += (1 + nw) * sizeof(uint64_t);
-    }
+    size_t at = r->below ? skip_part(r, len, after_kernel(r, len), r->types, FX_TYPES_MAX) : 0;
     return at != 0 && at + sizeof(uint64_t) <= len ? at : 0;
+}
+
+size_t fx_rec_task_at(const struct fx_sample_rec *r, size_t len)
+{
+    size_t at = r->task ? skip_part(r, len, after_kernel(r, len), r->types, FX_TYPES_MAX) : 0;
+    at = skip_part(r, len, at, r->below, FX_BELOW_WORDS);
+    return at != 0 && at + 2 * sizeof(uint64_t) <= len ? at : 0;
 }
 /* Model owner only. */
 static struct {

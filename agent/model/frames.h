@@ -23,6 +23,9 @@ void fx_frame_types_of(const struct fx_sample_rec *r, uint32_t len, int32_t n,
 /* Where the record's FX_BELOW part (its word count) begins, after the types part; 0 when it
  * holds none or it does not fit in len. */
 size_t fx_rec_below_at(const struct fx_sample_rec *r, size_t len);
+/* Where the record's two compile-task words (`task`, compile_task.h) begin, after the below part;
+ * 0 when it holds none or they do not fit. */
+size_t fx_rec_task_at(const struct fx_sample_rec *r, size_t len);
 /* meta.extra "Frame types"; and a new recording's start from zero. */
 void fx_frame_types_report(struct fx_profile *p);
 void fx_frame_types_reset(void);
