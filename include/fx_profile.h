@@ -400,6 +400,8 @@ uint32_t fx_profile_threads_aliased(const struct fx_profile *p);
  * fx_profile_threads_aliased); the Firefox writer leaves it out too (a dump at VM death writes
  * the model itself, not a snapshot). */
 bool fx_profile_thread_left_out(const struct fx_profile *p, fx_thread_id thread);
+/* Whether thread i is a view's track of another thread (fx_profile_thread_add_companion). */
+bool fx_profile_thread_is_companion(const struct fx_profile *p, fx_thread_id thread);
 /* The figures every output repeats (issue 30: the exit line, Profile Info's "Samples in this
  * file" and fxprof summary give the same), over the threads the writer writes, each view apart:
  * cpu: the weight of the samples of the sampled tracks (weightType samples), "[idle]" left out

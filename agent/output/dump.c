@@ -112,8 +112,13 @@ static int write_file(struct fx_profile *p, const char *pattern, bool series, ti
     fx_output_embed_end(p, &sources, p == fx_model_profile()); /* VM death's is the last */
     fx_profile_totals(p, &out->totals);
     out->wall = fx_opt()->mode == FX_MODE_WALL;
-    for (uint32_t i = 0; i < fx_profile_thread_count(p); i++) /* the file's tracks */
-        out->threads += !fx_profile_thread_left_out(p, (fx_thread_id){i});
+    for (uint32_t i = 0; i < fx_profile_thread_count(p); i++) { /* the file's tracks */
+        fx_thread_id th = {i};
+        if (!fx_profile_thread_left_out(p, th)) {
+            out->tracks++;
+            out->threads += !fx_profile_thread_is_companion(p, th);
+        }
+    }
     out->ms = (double)(fx_now_ns() - t0) / 1e6;
     return rc;
 }
@@ -141,9 +146,14 @@ void fx_output_describe(const struct fx_dump_result *r, char *line, size_t cap)
     if (t->allocations > 0 && n < sizeof(views))
         n += (size_t)snprintf(views + n, sizeof(views) - n, "%s%llu allocation samples",
                               n ? ", " : "", (unsigned long long)t->allocations);
-    char what[220];
-    snprintf(what, sizeof(what), "%llu %s samples%s%s%s of %u threads", (unsigned long long)t->cpu,
-             r->wall ? "wall" : "CPU", n ? " (and " : "", views, n ? ")" : "", r->threads);
+    /* a view's own tracks (lock waits, idle waits) are not threads: named apart, as summary's
+     * "N tracks" counts them */
+    char what[260], tracks[48] = "";
+    if (r->tracks != r->threads)
+        snprintf(tracks, sizeof(tracks), " (%u tracks)", r->tracks);
+    snprintf(what, sizeof(what), "%llu %s samples%s%s%s of %u threads%s",
+             (unsigned long long)t->cpu, r->wall ? "wall" : "CPU", n ? " (and " : "", views,
+             n ? ")" : "", r->threads, tracks);
     if (r->file.fell_back)
         snprintf(line, cap,
                  "could not write %s (%s); wrote %s instead (%s, %llu bytes in %.0f ms%s)",

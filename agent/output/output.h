@@ -20,8 +20,8 @@ struct fx_dump_result {
     unsigned seq;                    /* its %n */
     struct fx_profile_totals totals; /* the file's, as its "Samples in this file" says */
     bool wall;                       /* the mode's samples are wall samples */
-    uint32_t threads;
-    double ms;      /* time to write it */
+    uint32_t threads, tracks;        /* the file's thread tracks; with the views' own tracks */
+    double ms;                       /* time to write it */
     double copy_ms; /* a snapshot's: the drain's pause to copy the model; 0 if none */
 };
 

@@ -338,6 +338,11 @@ bool fx_profile_thread_left_out(const struct fx_profile *p, fx_thread_id thread)
            thread_is_alias(p, i);
 }
 
+bool fx_profile_thread_is_companion(const struct fx_profile *p, fx_thread_id thread)
+{
+    return fx_profile_thread_ok(p, thread.i) && p->threads[thread.i].companion_of != 0;
+}
+
 uint32_t fx_profile_threads_without_samples(const struct fx_profile *p)
 {
     uint32_t n = 0;

@@ -21,9 +21,14 @@ FALLBACK = re.compile(r"wrote (/\S+) instead \((\d+) (?:CPU|wall) samples\b([^\n
 
 
 def views_said(text):
-    """The exit line's other views: {"lock waits": W, "idle waits": I}, 0 when not named."""
-    return {k: int(m.group(1)) if (m := re.search(r"(\d+) " + k + r"\b", text)) else 0
+    """The exit line's other views: {"lock waits": W, "idle waits": I}, 0 when not named, and
+    its "of M threads (T tracks)": {"threads": M, "tracks": T (M when not named)}."""
+    said = {k: int(m.group(1)) if (m := re.search(r"(\d+) " + k + r"\b", text)) else 0
             for k in ("lock waits", "idle waits")}
+    if m := re.search(r"of (\d+) threads(?: \((\d+) tracks\))?", text):
+        said["threads"] = int(m.group(1))
+        said["tracks"] = int(m.group(2) or m.group(1))
+    return said
 
 
 def exit_line_count(run_dir, path):
@@ -86,8 +91,17 @@ def main():
     n = line[0] if line else None
     if n is not None and n != cpu:
         fails.append(f"the exit line says {n} samples, Profile Info {cpu}")
+    # the file's tracks, and its threads: the tracks that are not a view's own (lock or idle
+    # waits, weightType tracing-ms, named after their thread)
+    tracks = doc["threads"]
+    own = {"tracks": len(tracks),
+           "threads": sum((t.get("samples") or {}).get("weightType") != "tracing-ms"
+                          for t in tracks)}
     for k, got in (line[1].items() if line else ()):
-        if got != said(k):
+        if k in own:
+            if got != own[k]:
+                fails.append(f"the exit line says {got} {k}, the file has {own[k]}")
+        elif got != said(k):
             fails.append(f"the exit line says {got} {k}, Profile Info {said(k)}")
     for f in fails:
         print(f"FAIL: totals: {profile}: {f}")
