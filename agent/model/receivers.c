@@ -20,12 +20,13 @@
 
 static const char *const read_labels[FX_RECV_COUNT] = {
         NULL,
-        "not read: heap or object header layout unknown (or compact object headers)",
+        "not read: heap or object header layout unknown",
         "not read: no registers",
         "not read: receiver register NULL",
         "not read: receiver outside the Java heap",
         "not read: klass word unreadable",
         "not read: klass word NULL or misaligned",
+        "not read: mark word holds a monitor or forwarding pointer (compact headers)",
 };
 
 static struct {

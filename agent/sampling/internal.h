@@ -54,6 +54,7 @@ struct fx_sigstate {
     uintptr_t recv_heap_lo, recv_heap_hi, recv_base;
     long recv_klass_off;
     int recv_shift, recv_mode, recv_pid;
+    int recv_mark_shift; /* FX_RECV_MODE_COMPACT: markWord::klass_shift */
     struct fx_tid_slot table[FX_TID_SLOTS];
 };
 
@@ -191,6 +192,8 @@ long fx_vmstructs_owner_id_offset(void);
 long fx_vmstructs_field(const char *type, const char *field);
 const void *fx_vmstructs_static(const char *type, const char *field);
 long fx_vmstructs_size(const char *type);
+/* A constant of gHotSpotVMLongConstants ("markWord::klass_shift"); false if not exported. */
+bool fx_vmstructs_long_constant(const char *name, int64_t *out);
 
 /* --- compile_task.c, compile_task_sig.c: the method a compiler thread compiles (issue 32) --- */
 

@@ -6,8 +6,9 @@
  * UseCompressedClassPointers from the JVM's flag table (JVMFlag::flags), the narrow klass base
  * and shift (CompressedKlassPointers: `_narrow_klass._base` on JDK 17, `_base` on later ones).
  * Every one of them must be exported and sane, else nothing is published and the handler counts
- * its samples "layout unknown": a klass word is never read at a guessed place. Compact object
- * headers (UseCompactObjectHeaders, JDK 24+), whose klass is in the mark word, are not read. */
+ * its samples "layout unknown": a klass word is never read at a guessed place. With compact
+ * object headers (UseCompactObjectHeaders, JDK 24+) the klass is in the mark word, above
+ * markWord::klass_shift (gHotSpotVMLongConstants). */
 #include "internal.h"
 
 #include <string.h>
@@ -53,10 +54,15 @@ void fx_receiver_publish(void)
     const char *const *base = static_of("CompressedKlassPointers", "_base", "_narrow_klass._base");
     const int *shift = static_of("CompressedKlassPointers", "_shift", "_narrow_klass._shift");
     int compressed = bool_flag("UseCompressedClassPointers");
-    if (heap == NULL || *heap == NULL || reserved < 0 || start < 0 || words < 0 || klass <= 0 ||
-        compressed < 0 || bool_flag("UseCompactObjectHeaders") == 1)
+    bool compact = bool_flag("UseCompactObjectHeaders") == 1;
+    int64_t mark_shift = -1;
+    if (compact && (!fx_vmstructs_long_constant("markWord::klass_shift", &mark_shift) ||
+                    mark_shift < 32 || mark_shift > 62 || compressed != 1))
         return;
-    if (compressed && (base == NULL || shift == NULL || *shift < 0 || *shift > 10))
+    if (heap == NULL || *heap == NULL || reserved < 0 || start < 0 || words < 0 ||
+        (klass <= 0 && !compact) || compressed < 0)
+        return;
+    if (compressed && (base == NULL || shift == NULL || *shift < 0 || *shift > 16))
         return;
     const char *region = (const char *)*heap + reserved;
     uintptr_t lo = *(const uintptr_t *)(region + start);
@@ -65,10 +71,13 @@ void fx_receiver_publish(void)
         return;
     fx_sig.recv_heap_lo = lo;
     fx_sig.recv_heap_hi = lo + n * sizeof(uintptr_t);
-    fx_sig.recv_klass_off = klass;
+    fx_sig.recv_klass_off = compact ? 0 : klass; /* compact: the mark word, at 0 */
+    fx_sig.recv_mark_shift = compact ? (int)mark_shift : 0;
     fx_sig.recv_base = compressed ? (uintptr_t)*base : 0;
     fx_sig.recv_shift = compressed ? *shift : 0;
     fx_sig.recv_pid = (int)getpid();
-    __atomic_store_n(&fx_sig.recv_mode, compressed ? FX_RECV_MODE_NARROW : FX_RECV_MODE_WIDE,
-                     __ATOMIC_RELEASE);
+    int mode = compact      ? FX_RECV_MODE_COMPACT
+               : compressed ? FX_RECV_MODE_NARROW
+                            : FX_RECV_MODE_WIDE;
+    __atomic_store_n(&fx_sig.recv_mode, mode, __ATOMIC_RELEASE);
 }

@@ -17,13 +17,15 @@
 
 /* Why the handler holds no Klass* (the record's word when it is below FX_RECV_KLASS_MIN). */
 enum fx_recv_read {
-    FX_RECV_NO_LAYOUT = 1, /* heap bounds or the object header's layout unknown (VMStructs, flags;
-                              compact object headers are not read) */
+    FX_RECV_NO_LAYOUT = 1, /* heap bounds or the object header's layout unknown (VMStructs,
+                              flags) */
     FX_RECV_NO_REGS,       /* no ucontext, or not x86-64 */
     FX_RECV_NULL,          /* j_rarg0 is NULL: the call will throw NullPointerException */
     FX_RECV_OUTSIDE,       /* j_rarg0 outside the Java heap's reserved range, or misaligned */
     FX_RECV_UNREADABLE,    /* the checked read of the object's klass word failed */
     FX_RECV_BAD_KLASS,     /* the klass word decodes to NULL or a misaligned pointer */
+    FX_RECV_DISPLACED,     /* compact headers: the mark word holds a monitor or a forwarding
+                              pointer instead of the klass bits */
     FX_RECV_COUNT
 };
 #define FX_RECV_KLASS_MIN 4096 /* a record word at least this is a Klass* */
@@ -33,6 +35,8 @@ enum fx_recv_mode {
     FX_RECV_MODE_NONE = 0, /* not published (yet), or a layout this reader does not know */
     FX_RECV_MODE_NARROW, /* UseCompressedClassPointers: a 32-bit narrowKlass, base + (n << shift) */
     FX_RECV_MODE_WIDE,   /* -XX:-UseCompressedClassPointers: the Klass* itself */
+    FX_RECV_MODE_COMPACT, /* UseCompactObjectHeaders (JDK 24+): the narrowKlass in the mark word,
+                             above markWord::klass_shift */
 };
 
 /* Outside signal context: reads the heap's reserved range and the header layout from VMStructs

@@ -7,8 +7,10 @@
  * 8-byte aligned, inside the Java heap's reserved range. The klass word is then read with
  * process_vm_readv on this process (a raw system call through syscall(), allow-listed): a page of
  * the reserved range that is not committed, or anything else unreadable, makes the call fail
- * (counted), never this thread. The Klass* is decoded (base + narrowKlass << shift) and kept
- * only when aligned and not NULL; nothing is read through it here: the drain names it by
+ * (counted), never this thread. With compact object headers the word read is the mark word: its
+ * lock bits say whether it holds the klass bits (unlocked or fast-locked) or a monitor's or a
+ * forwarding pointer (not decoded, counted). The Klass* is decoded (base + narrowKlass << shift)
+ * and kept only when aligned and not NULL; nothing is read through it here: the drain names it by
  * checked reads (compile_task.c). Cost: one system call per sample in a dispatch stub only. */
 #include "internal.h"
 
@@ -21,7 +23,7 @@ uint64_t fx_receiver_read_sigsafe(const void *ucontext)
 {
 #if defined(__x86_64__)
     int mode = __atomic_load_n(&fx_sig.recv_mode, __ATOMIC_ACQUIRE); /* published last */
-    if (mode != FX_RECV_MODE_NARROW && mode != FX_RECV_MODE_WIDE)
+    if (mode != FX_RECV_MODE_NARROW && mode != FX_RECV_MODE_WIDE && mode != FX_RECV_MODE_COMPACT)
         return FX_RECV_NO_LAYOUT;
     if (ucontext == NULL)
         return FX_RECV_NO_REGS;
@@ -40,7 +42,12 @@ uint64_t fx_receiver_read_sigsafe(const void *ucontext)
     if (syscall(SYS_process_vm_readv, (pid_t)fx_sig.recv_pid, &local, 1UL, &remote, 1UL, 0UL) !=
         (long)n)
         return FX_RECV_UNREADABLE;
-    if (mode == FX_RECV_MODE_NARROW && k != 0)
+    if (mode == FX_RECV_MODE_COMPACT) { /* lock bits 10: a monitor's; 11: forwarded (GC) */
+        if ((k & 3) >= 2)
+            return FX_RECV_DISPLACED;
+        k >>= fx_sig.recv_mark_shift;
+    }
+    if (mode != FX_RECV_MODE_WIDE && k != 0)
         k = fx_sig.recv_base + (k << fx_sig.recv_shift);
     if (k < FX_RECV_KLASS_MIN || (k & 7) != 0)
         return FX_RECV_BAD_KLASS;

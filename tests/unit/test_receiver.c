@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* agent/sampling/receiver_sig.c without a JVM (issue 32, item 3): a fake heap holding an object
  * whose klass word encodes a fake Klass, j_rarg0 (rsi) set in a ucontext; the Klass* comes back
- * decoded (narrow and wide), and each reason of enum fx_recv_read where its case is built: no
- * layout published, no context, NULL, misaligned or outside the heap, a klass word that decodes
- * to NULL, and a page of the heap's range that is not readable (the checked read fails; the
- * test process does not crash). */
+ * decoded (narrow, wide, and from a compact header's mark word), and each reason of enum
+ * fx_recv_read where its case is built: no layout published, no context, NULL, misaligned or
+ * outside the heap, a klass word that decodes to NULL, and a page of the heap's range that is not
+ * readable (the checked read fails; the test process does not crash). */
 #include <check.h>
 #include <stdint.h>
 #include <string.h>
@@ -62,6 +62,26 @@ START_TEST(reads_narrow_and_wide)
 }
 END_TEST
 
+/* Compact object headers: the narrowKlass above bit 42 of the mark word; lock bits 00 (fast
+ * locked) and 01 (unlocked) keep it, 10 (a monitor's pointer) and 11 (forwarded) do not. */
+START_TEST(reads_compact_mark_word)
+{
+#if defined(__x86_64__)
+    setup();
+    uint64_t n = ((uintptr_t)klass - fx_sig.recv_base) >> 3;
+    fx_sig.recv_mode = FX_RECV_MODE_COMPACT;
+    fx_sig.recv_klass_off = 0;
+    fx_sig.recv_mark_shift = 42;
+    for (uint64_t lock = 0; lock < 4; lock++) {
+        uint64_t mark = n << 42 | (uint64_t)0x5A << 8 | lock; /* age, hash bits below it */
+        memcpy(heap + 64, &mark, sizeof(mark));
+        ck_assert_uint_eq(fx_receiver_read_sigsafe(&uc),
+                          lock < 2 ? (uintptr_t)klass : (uint64_t)FX_RECV_DISPLACED);
+    }
+#endif
+}
+END_TEST
+
 START_TEST(each_reason)
 {
 #if defined(__x86_64__)
@@ -109,6 +129,7 @@ int main(void)
     Suite *s = suite_create("receiver");
     TCase *tc = tcase_create("read");
     tcase_add_test(tc, reads_narrow_and_wide);
+    tcase_add_test(tc, reads_compact_mark_word);
     tcase_add_test(tc, each_reason);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
