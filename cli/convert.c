@@ -69,7 +69,8 @@ static int usage(void)
            "  --idle             keep the agent's [idle] samples in the samples (left out by\n"
            "                     default: not CPU)\n"
            "  --annotate         collapsed: frame types as async-profiler's suffixes: _[0]\n"
-           "                     interpreted, _[1] C1, _[j] C2, _[i] inlined, _[k] kernel;\n"
+           "                     interpreted, _[1] C1, _[j] C2, _[i] inlined (and a\n"
+           "                     receiver's class under a dispatch stub), _[k] kernel;\n"
            "                     a Java frame whose type is not known gets none\n"
            "fxprof convert --diff BASE NEW --to collapsed: the per-stack difference (--diff --help)\n"
            "A JFR recording converts to a Firefox profile: see fxprof convert REC.jfr --help\n"
@@ -227,8 +228,8 @@ static int append(struct collapsed *c, const char *s, bool sep)
 }
 
 /* async-profiler's frame type suffixes by the profile's own category and subcategory names
- * (PROFILE-FORMAT.md §12.1): Java's Interpreted, JIT (C1), JIT (C2), Inlined; every Kernel frame.
- */
+ * (PROFILE-FORMAT.md §12.1): Java's Interpreted, JIT (C1), JIT (C2), Inlined; every Kernel frame;
+ * VM's Receiver class, the class under a dispatch stub, which async-profiler marks as `_[i]`. */
 static void annotate_suffixes(struct collapsed *c, const cJSON *root)
 {
     static const char *const java[][2] = {{"Interpreted", "_[0]"},
@@ -244,10 +245,13 @@ static void annotate_suffixes(struct collapsed *c, const cJSON *root)
         const cJSON *subs = cJSON_GetObjectItemCaseSensitive(cat, "subcategories");
         bool is_java = cJSON_IsString(name) && !strcmp(name->valuestring, "Java");
         bool kernel = cJSON_IsString(name) && !strcmp(name->valuestring, "Kernel");
+        bool vm = cJSON_IsString(name) && !strcmp(name->valuestring, "VM");
         int si = 0;
         for (const cJSON *sub = cJSON_IsArray(subs) ? subs->child : NULL;
              sub && si < FX_ANNOTATE_SUBS; sub = sub->next, si++) {
             c->suffix[ci][si] = kernel ? "_[k]" : NULL;
+            if (vm && cJSON_IsString(sub) && !strcmp(sub->valuestring, "Receiver class"))
+                c->suffix[ci][si] = "_[i]";
             for (size_t j = 0; is_java && cJSON_IsString(sub) && j < 4; j++)
                 if (!strcmp(sub->valuestring, java[j][0]))
                     c->suffix[ci][si] = java[j][1];

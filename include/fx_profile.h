@@ -95,6 +95,7 @@ enum fx_vm_subcategory {
     FX_VM_CLASS_LOADING,
     FX_VM_STUB,           /* generated code named by HotSpot ("itable stub", "Interpreter") */
     FX_VM_RECOVERED_STUB, /* a stub on top of a recovered stack */
+    FX_VM_RECEIVER,       /* issue 32: the receiver's class, leafward of a vtable/itable stub */
 };
 
 enum fx_kernel_subcategory {

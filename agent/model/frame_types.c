@@ -57,6 +57,14 @@ size_t fx_rec_task_at(const struct fx_sample_rec *r, size_t len)
     at = skip_part(r, len, at, r->below, FX_BELOW_WORDS);
     return at != 0 && at + 2 * sizeof(uint64_t) <= len ? at : 0;
 }
+
+size_t fx_rec_receiver_at(const struct fx_sample_rec *r, size_t len)
+{
+    size_t at = r->receiver ? skip_part(r, len, after_kernel(r, len), r->types, FX_TYPES_MAX) : 0;
+    at = skip_part(r, len, at, r->below, FX_BELOW_WORDS);
+    at = at != 0 && r->task ? at + 2 * sizeof(uint64_t) : at;
+    return at != 0 && at + sizeof(uint64_t) <= len ? at : 0;
+}
 /* Model owner only. */
 static struct {
     uint64_t typed[FX_JAVA_RECOVERED + 1], untyped, self_inline, mismatch, samples;

@@ -26,6 +26,9 @@ size_t fx_rec_below_at(const struct fx_sample_rec *r, size_t len);
 /* Where the record's two compile-task words (`task`, compile_task.h) begin, after the below part;
  * 0 when it holds none or they do not fit. */
 size_t fx_rec_task_at(const struct fx_sample_rec *r, size_t len);
+/* Where the record's receiver word (`receiver`, receiver.h) begins, after the task part; 0 when
+ * it holds none or it does not fit. */
+size_t fx_rec_receiver_at(const struct fx_sample_rec *r, size_t len);
 /* meta.extra "Frame types"; and a new recording's start from zero. */
 void fx_frame_types_report(struct fx_profile *p);
 void fx_frame_types_reset(void);
@@ -78,6 +81,16 @@ int fx_compile_tasks_after(struct fx_profile *p, const struct fx_sample_rec *r, 
 void fx_compile_tasks_count(const struct fx_sample_rec *r, uint32_t len, bool placed);
 void fx_compile_tasks_report(struct fx_profile *p); /* meta.extra "Compile tasks" */
 void fx_compile_tasks_reset(void);
+
+/* --- receivers.c: a dispatch stub's receiver class (issue 32, item 3) --- */
+
+/* After a recovered stack whose leaf is a vtable/itable stub: its receiver's class as a frame on
+ * *stack (VM category, "Receiver class"), when the handler read it and it is named; else
+ * nothing, counted. FX_OK, FX_ENOMEM, FX_EFULL. */
+int fx_receivers_push(struct fx_profile *p, const struct fx_sample_rec *r, uint32_t len,
+                      fx_stack_id *stack);
+void fx_receivers_report(struct fx_profile *p); /* meta.extra "Receivers under dispatch stubs" */
+void fx_receivers_reset(void);
 
 /* --- kernel_frames.c: a record's kernel frames (issue 16, kstack=yes) --- */
 

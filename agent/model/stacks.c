@@ -205,6 +205,8 @@ static int java_stack(struct fx_methods *m, JNIEnv *jni, struct fx_profile *p,
         if (rc == FX_OK && below.ns > 1) /* the native frames a call into Java came from */
             rc = fx_native_below_push(p, &below, n, i, &s);
     }
+    if (rc == FX_OK && r->recovery == FX_REC_DISPATCH) /* issue 32 item 3: under the stub */
+        rc = fx_receivers_push(p, r, len, &s);
     *out = s;
     return rc;
 }
@@ -348,6 +350,7 @@ void fx_stacks_report(struct fx_profile *p, const struct fx_recovery_counts *han
     report_outcomes(p);
     report_recovery(p, handlers);
     fx_frame_types_report(p);
+    fx_receivers_report(p);
 }
 
 void fx_stacks_reset(void)
@@ -358,4 +361,5 @@ void fx_stacks_reset(void)
     st.types = types;
     st.types_cap = cap;
     fx_frame_types_reset();
+    fx_receivers_reset();
 }

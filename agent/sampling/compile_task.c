@@ -150,3 +150,12 @@ bool fx_compile_task_method_name(uint64_t method, char *buf, size_t cap)
         return false;
     return (size_t)snprintf(buf, cap, "%s.%s", cls, name) < cap;
 }
+
+bool fx_compile_task_class_name(uint64_t klass, char *buf, size_t cap)
+{
+    pthread_once(&once, load);
+    uintptr_t kname;
+    return ct.ok && (klass & 7) == 0 &&
+           peek_word((uintptr_t)klass + (uintptr_t)ct.klass_name, &kname) &&
+           symbol(kname, buf, cap);
+}

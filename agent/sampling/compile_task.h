@@ -27,5 +27,8 @@ enum fx_task_read {
 /* Drain: "pkg.Class.method" of the Method* a compiler thread's sample carries, read by checked
  * reads (compile_task.c); false if anything read does not check out (then nothing is claimed). */
 bool fx_compile_task_method_name(uint64_t method, char *buf, size_t cap);
+/* Drain: "pkg.Class" of a Klass* (Klass::_name, its Symbol) by the same checked reads; false if
+ * they do not check out. A dispatch stub's receiver (receiver.h) is named so. */
+bool fx_compile_task_class_name(uint64_t klass, char *buf, size_t cap);
 
 #endif

@@ -5,6 +5,7 @@
 #define FX_SAMPLING_INTERNAL_H
 
 #include "compile_task.h"
+#include "receiver.h"
 #include "sampling.h"
 
 /* --- signal_handler.c: the signal path and the state it reads --- */
@@ -47,6 +48,13 @@ struct fx_sigstate {
     /* Issue 32, item 5 (compile_task.c publishes once, env last; compile_task_sig.c reads):
      * CompilerThread::_env, ciEnv::_task, CompileTask::_method and _compile_id; 0 unknown. */
     long task_env_off, task_task_off, task_method_off, task_id_off;
+    /* Issue 32, item 3 (receiver.c publishes, recv_mode last with release; receiver_sig.c
+     * reads): the Java heap's reserved [lo, hi), the klass word's offset in an object, the
+     * narrow klass base and shift, this process's pid for the checked read; enum fx_recv_mode. */
+    uintptr_t recv_heap_lo, recv_heap_hi, recv_base;
+    long recv_klass_off;
+    int recv_shift, recv_mode, recv_pid;
+    int recv_mark_shift; /* FX_RECV_MODE_COMPACT: markWord::klass_shift */
     struct fx_tid_slot table[FX_TID_SLOTS];
 };
 
@@ -184,6 +192,8 @@ long fx_vmstructs_owner_id_offset(void);
 long fx_vmstructs_field(const char *type, const char *field);
 const void *fx_vmstructs_static(const char *type, const char *field);
 long fx_vmstructs_size(const char *type);
+/* A constant of gHotSpotVMLongConstants ("markWord::klass_shift"); false if not exported. */
+bool fx_vmstructs_long_constant(const char *name, int64_t *out);
 
 /* --- compile_task.c, compile_task_sig.c: the method a compiler thread compiles (issue 32) --- */
 
@@ -194,6 +204,12 @@ bool fx_compile_task_read_sigsafe(const struct fx_thread *t, uint64_t out[2]);
  * name and by JVMTI not knowing it), found in the JVM's thread list by checked reads, with its
  * stack [*lo, *hi); 0 if not found. Publishes the offsets the handler reads (once). */
 uintptr_t fx_compile_task_thread_of(pid_t tid, uintptr_t *lo, uintptr_t *hi);
+
+/* --- receiver.c, receiver_sig.c: a dispatch stub's receiver (issue 32, item 3) --- */
+
+/* Signal-safe: the Klass* of the receiver in j_rarg0 of the interrupted context (its pc in a
+ * vtable or itable stub), or an enum fx_recv_read below FX_RECV_KLASS_MIN (receiver.h). */
+uint64_t fx_receiver_read_sigsafe(const void *ucontext);
 
 /* --- vtwait.c: where virtual threads wait (issue 22), from vthreads.c's callbacks --- */
 

@@ -73,7 +73,7 @@ enum fx_wall_state {
  * `kernel` is not FX_KREC_OFF, the kernel frames of the perf callchain (kstack=yes); then, with
  * `types`, a uint64_t count and that many frame type words (fx_recover.h, FX_TYPE_*); then,
  * with `below`, the native frames below the Java ones (FX_BELOW_*); with `task`, 2 words
- * (compile_task.h); with `tctx`, the record ends with the trace context (include/fx_tctx.h).
+ * (compile_task.h); with `receiver`, 1 word (receiver.h); with `tctx`, the trace context last.
  * After a recovery (recovery = an FX_REC_* case > 0) frames[0] is the blob's frame and the rest
  * is ASGCT's trace from the caller's context. A blob frame has a lineno below; its method_id is
  * the nmethod's jmethodID (FX_LINE_NMETHOD) or a stub name index (FX_LINE_STUB, codemap.c). */
@@ -96,8 +96,8 @@ struct fx_sample_rec {
     uint8_t native_frames; /* return addresses (uint64_t, leaf first) at frames + native_at */
     uint16_t native_at;    /* the fx_asgct_frame entries stored before them */
     uint8_t native_stop : 5, below : 1, task : 1, tctx : 1; /* fx_native_stop; the parts above */
-    uint8_t kernel; /* enum fx_perfring_state; unless FX_KREC_OFF, a uint64_t count and
-                       that many kernel addresses (leaf first) follow (fx_rec_kernel_at) */
+    uint8_t kernel : 3, receiver : 1; /* enum fx_perfring_state; unless FX_KREC_OFF, a count
+        and that many kernel addresses follow (fx_rec_kernel_at); receiver: receiver.h's word */
     fx_asgct_frame frames[];
 };
 _Static_assert(sizeof(struct fx_sample_rec) == 32, "the ring record header stays 32 bytes");

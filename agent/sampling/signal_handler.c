@@ -47,7 +47,8 @@
  *  - clock_gettime (CLOCK_MONOTONIC via the vDSO; CLOCK_THREAD_CPUTIME_ID, a plain syscall,
  *    where fx_sig.read_cpu_clock is set and on the 1 in FX_TIMED_ONE_IN signals whose cost is
  *    measured);
- *  - syscall(SYS_gettid): a raw system call, no locks or allocation;
+ *  - syscall(SYS_gettid): a raw system call, no locks or allocation; and in receiver_sig.c,
+ *    syscall(SYS_process_vm_readv) on this process: a checked read of one object's klass word;
  *  - memcpy, memset (async-signal-safe since POSIX.1-2008 TC2);
  *  - errno (__errno_location), saved on entry and restored on every return;
  *  - __atomic_* builtins (inline instructions, no library calls; the probe's 4-byte CAS is a
@@ -380,6 +381,9 @@ static void record_sigsafe(struct fx_thread *t, const siginfo_t *si, void *ucont
                                           FX_NATIVE_MAX - n_native, &n_below);
     uint64_t task[2]; /* issue 32: a compiler thread's compile (compile_task_sig.c), after those */
     bool has_task = t->native_only && fx_compile_task_read_sigsafe(t, task);
+    /* issue 32 item 3: a dispatch stub's receiver class (receiver_sig.c), after those */
+    bool has_recv = recovery == FX_REC_DISPATCH;
+    uint64_t recv = has_recv ? fx_receiver_read_sigsafe(ucontext) : 0;
     struct fx_tctx_rec ctx; /* issue 33: the trace context, last (include/fx_tctx.h) */
     const struct fx_tctx_rec *tc = __atomic_load_n(&t->tctx, __ATOMIC_ACQUIRE);
     bool has_ctx = tc != NULL && fx_tctx_copy_sigsafe(tc, &ctx) != 0;
@@ -388,7 +392,8 @@ static void record_sigsafe(struct fx_thread *t, const siginfo_t *si, void *ucont
                                   (kstate != FX_KREC_OFF ? (1 + n_kernel) * sizeof(uint64_t) : 0) +
                                   (n_types > 0 ? (1 + n_types) * sizeof(uint64_t) : 0) +
                                   (n_below > 0 ? (1 + n_below) * sizeof(uint64_t) : 0) +
-                                  (has_task ? sizeof(task) : 0) + (has_ctx ? sizeof(ctx) : 0));
+                                  (has_task ? sizeof(task) : 0) + (has_recv ? sizeof(recv) : 0) +
+                                  (has_ctx ? sizeof(ctx) : 0));
     struct fx_sample_rec *r = fx_ring_reserve_sigsafe(&t->ring, payload);
     if (r == NULL)
         return; /* full: fx_ring counted the drop */
@@ -408,6 +413,7 @@ static void record_sigsafe(struct fx_thread *t, const siginfo_t *si, void *ucont
     r->native_stop = native_stop;
     r->vthread = vt;
     r->kernel = kstate;
+    _Static_assert(FX_KREC_COUNT <= 8, "fx_sample_rec.kernel has 3 bits");
     if (kept > 0)
         memcpy(r->frames, t->frames, kept * sizeof(fx_asgct_frame));
     uint8_t *tail = (uint8_t *)(r->frames + kept);
@@ -435,8 +441,13 @@ static void record_sigsafe(struct fx_thread *t, const siginfo_t *si, void *ucont
         memcpy(tail + sizeof(nb), native + n_native, n_below * sizeof(uint64_t));
         tail += (1 + n_below) * sizeof(uint64_t);
     }
-    if (has_task)
+    if (has_task) {
         memcpy(tail, task, sizeof(task));
+        tail += sizeof(task);
+    }
+    r->receiver = has_recv;
+    if (has_recv)
+        memcpy(tail, &recv, sizeof(recv));
     /* every part is whole 8-byte words, so the ring's length is the payload (fx_ring.h rounds
      * a record up to 8) and the context, last, ends where the reader looks for it */
     _Static_assert(sizeof(fx_asgct_frame) % 8 == 0 && sizeof(struct fx_tctx_rec) % 8 == 0,

@@ -97,6 +97,7 @@ static void scan(jvmtiEnv *jvmti, JNIEnv *jni)
         env_offset = (intptr_t)jni - (intptr_t)my_eetop;
         fx_vmstructs_publish_anchor(my_eetop != 0 ? env_offset : 0);
     }
+    fx_receiver_publish(); /* issue 32 item 3: the heap exists by now */
     for (jint i = 0; i < n; i++) {
         start_one_existing(jvmti, jni, all[i], self, eetop, env_offset);
         (*jni)->DeleteLocalRef(jni, all[i]);

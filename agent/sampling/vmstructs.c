@@ -400,3 +400,23 @@ long fx_vmstructs_size(const char *type)
 {
     return type_size(type);
 }
+
+bool fx_vmstructs_long_constant(const char *name, int64_t *out)
+{
+    bool ok = true;
+    const char *const *base = dlsym(RTLD_DEFAULT, "gHotSpotVMLongConstants");
+    uint64_t name_off = sym_u64("gHotSpotVMLongConstantEntryNameOffset", &ok);
+    uint64_t value_off = sym_u64("gHotSpotVMLongConstantEntryValueOffset", &ok);
+    uint64_t stride = sym_u64("gHotSpotVMLongConstantEntryArrayStride", &ok);
+    if (!ok || base == NULL || *base == NULL || stride == 0)
+        return false;
+    for (const char *e = *base;; e += stride) {
+        const char *n = *(const char *const *)(e + name_off);
+        if (n == NULL)
+            return false;
+        if (is(n, name)) {
+            memcpy(out, e + value_off, sizeof(*out));
+            return true;
+        }
+    }
+}

@@ -22,8 +22,8 @@ static const char *const sub_java[] = {"Other",   "Interpreted",   "JIT (C1)", "
 static const char *const sub_native[] = {"Other", "libjvm", "libc/kernel", "JNI library"};
 static const char *const sub_gc[] = {"Other", "Young", "Mixed", "Full", "Concurrent"};
 static const char *const sub_jit[] = {"Other", "C1", "C2"};
-static const char *const sub_vm[] = {"Other", "Safepoint", "Class loading", "Stub",
-                                     "Recovered stub"};
+static const char *const sub_vm[] = {"Other", "Safepoint",      "Class loading",
+                                     "Stub",  "Recovered stub", "Receiver class"};
 static const char *const sub_kernel[] = {"Other", "System call", "Page fault"};
 
 #define CAT(name, color, subs)                            \

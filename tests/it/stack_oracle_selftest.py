@@ -20,13 +20,22 @@ CATS = [
     {"name": "Java", "color": "yellow", "subcategories": [
         "Other", "Interpreted", "JIT (C1)", "JIT (C2)", "Inlined", "Native method",
         "Recovered: stub"]},
+    {"name": "VM", "color": "purple", "subcategories": [
+        "Other", "Safepoint", "Class loading", "Stub", "Recovered stub", "Receiver class"]},
 ]
 # name -> (isJS, category, subcategory)
 KIND = {"[AGCT: unknown Java]": (False, 0, 0), "itable stub": (False, 2, 6),
         "[idle]": (False, 1, 0)}
+# issue 32 item 3: receiver classes under a dispatch stub
+KIND.update({M + "$" + c: (False, 3, 5) for c in ("Circle", "Square", "Rect", "Hexagon")})
+KIND["java.lang.Integer"] = (False, 3, 5)
 
 
-def profile(samples, counter=None):
+def receivers_in(samples):
+    return sum(n for n, path in samples if KIND.get(path[-1][0], (True, 0, 0))[1:] == (3, 5))
+
+
+def profile(samples, counter=None, named=None):
     """samples: list of (count, [(name, line), ...] root first)."""
     strings, funcs, frames, stacks = [], {}, {}, {}
     ft = {k: [] for k in ("func", "line", "category", "subcategory", "address", "inlineDepth")}
@@ -69,6 +78,9 @@ def profile(samples, counter=None):
         t["length"] = len(next(iter(t.values())))
     extra = [{"label": "Losses", "entries": [
         {"label": "ring drops (all threads)", "format": "integer", "value": 0}]}]
+    extra.append({"label": "Receivers under dispatch stubs", "entries": [
+        {"label": "receivers named (a frame under the stub)", "format": "integer",
+         "value": receivers_in(samples) if named is None else named}]})
     if counter is not None:
         extra.append({"label": "Recovery", "entries": [
             {"label": "recovered stacks", "format": "integer", "value": counter}]})
@@ -84,13 +96,28 @@ AREA = BASE + [(M + ".loop", 277)]
 PERIM = BASE + [(M + ".loop", 278)]
 GOOD = [(100, AREA + [(M + "$Polygon.area", 203)]),
         (50, PERIM + [(M + "$Polygon.perim", 212)]),
-        (100, AREA + [("itable stub", None)]),
+        (30, AREA + [("itable stub", None), (M + "$Circle", None)]),
+        (30, AREA + [("itable stub", None), (M + "$Square", None)]),
+        (20, AREA + [("itable stub", None), (M + "$Rect", None)]),
+        (15, AREA + [("itable stub", None), (M + "$Hexagon", None)]),
+        (5, AREA + [("itable stub", None)]),
         (20, PERIM + [(M + "$Circle.perim", 64, "recovered")]),
         (100, PERIM),
         (30, [("[idle]", None)])]
 CASES = [
-    # name, samples, counter, must pass, text the output must contain
+    # name, samples, counter, must pass, text the output must contain[, receivers named]
     ("good", GOOD, 120, True, "OK"),
+    ("a receiver that is not one of the call site's", GOOD + [
+        (1, AREA + [("itable stub", None), ("java.lang.Integer", None)])], 121, False,
+     "not receivers of Mega.loop's call sites: {'java.lang.Integer': 1}"),
+    ("stub samples without a receiver", GOOD + [(10, AREA + [("itable stub", None)])], 130,
+     False, "carry a receiver frame"),
+    ("a receiver not under a stub", GOOD + [
+        (1, AREA + [(M + "$Circle.area", 60), (M + "$Circle", None)])], 120, False,
+     "not right above a dispatch stub"),
+    ("receivers named disagrees", GOOD, 120, False, "meta.extra says 94 receivers named", 94),
+    ("one receiver class for all", [g for g in GOOD if len(g[1]) < 6 or g[1][-1][0] in (
+        "itable stub", M + "$Circle")], 35, False, "1 receiver classes, at least 4"),
     ("recovered on a line no ordinary sample shows", GOOD + [
         (3, BASE + [(M + ".loop", 276), ("itable stub", None)])], 123, False,
      "mismatch: 3 x itable stub on fxagent.stacks.Mega.loop:276"),
@@ -107,7 +134,7 @@ CASES = [
     ("caller missing", GOOD + [(20, BASE)], 120, False, "Mega.loop is on"),
     ("a foreign leaf", GOOD + [(1, AREA + [("java.lang.String.hashCode", 10)])], 120, False,
      "neither an implementation nor a stub"),
-    ("no recovered sample", [g for g in GOOD if g[1][-1][0] != "itable stub"
+    ("no recovered sample", [g for g in GOOD if "itable stub" not in [n for n, *_ in g[1]]
                              and len(g[1][-1]) == 2], None, False, "no recovered sample"),
 ]
 
@@ -115,10 +142,10 @@ CASES = [
 def main():
     bad = 0
     with tempfile.TemporaryDirectory() as d:
-        for name, samples, counter, ok, text in CASES:
+        for name, samples, counter, ok, text, *named in CASES:
             path = os.path.join(d, "p.json.gz")
             with gzip.open(path, "wt", encoding="utf-8") as f:
-                json.dump(profile(samples, counter), f)
+                json.dump(profile(samples, counter, *named), f)
             p = subprocess.run([sys.executable, CHECK, "--profile", path, "--label", name],
                                capture_output=True, text=True)
             good = (p.returncode == 0) == ok and text in p.stdout

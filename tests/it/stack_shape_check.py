@@ -37,6 +37,11 @@ recovery puts on top of a stack has a subcategory whose name begins with "Recove
   - at least one recovered sample: on this workload AsyncGetCallTrace alone fails on 30-90 %
     of the samples, so a build that meets the shape figures without recovering is not the
     mechanism under test.
+Receiver oracle (issue 32 item 3): a frame of the VM category's "Receiver class" subcategory
+sits only right above a "vtable stub" or "itable stub" frame, as the leaf; on this workload its
+class is one of the nine Shape implementations (the only receivers of Mega.loop's two call
+sites), at least 4 of them seen; at least MIN_RECEIVER_PCT of the samples whose leaf is a recovered dispatch stub carry
+one; meta.extra "Receivers under dispatch stubs" counts them all ("receivers named").
 With --pcli-functions (profiler-cli thread functions --include-idle --limit 0 --json of the
 thread), the real consumer's totals of Mega.loop and of each failure frame must equal ours.
 """
@@ -55,12 +60,27 @@ CALLER = r"(^|\.)fxagent\.stacks\.Mega\.loop(\(|$)"
 IMPLS = re.compile(r"(^|\.)fxagent\.stacks\.Mega\$(Circle|Square|Rect|Triangle|Ellipse|Hexagon"
                    r"|Rhombus|Trapezoid|Polygon)\.(area|perim)(\(|$)")
 FAILURE_PREFIX = "[AGCT:"
+MIN_RECEIVER_PCT = 90.0
+RECEIVER_SUB = "Receiver class"
+DISPATCH = ("vtable stub", "itable stub")
+RECEIVERS = re.compile(r"^fxagent\.stacks\.Mega\$(Circle|Square|Rect|Triangle|Ellipse|Hexagon"
+                       r"|Rhombus|Trapezoid|Polygon)$")
 # The profiler's own pseudo frames (PROFILE-FORMAT.md §12.3): never a stub.
 PSEUDO = re.compile(r"^\[(AGCT:|truncated|stack table full|unknown method|stale)", re.I)
 
 
 def is_recovered(prof, f):
     return prof.sub[f].startswith("Recovered")
+
+
+def is_receiver(prof, f):
+    return prof.cat[f] == "VM" and prof.sub[f] == RECEIVER_SUB
+
+
+def without_receiver(prof, path):
+    """The path without its leaf receiver frame (issue 32 item 3: the class under a dispatch
+    stub): the stub is the leaf of the Java stack the oracles check."""
+    return path[:-1] if path and is_receiver(prof, path[-1]) else path
 
 
 def path_key(prof, path):
@@ -81,6 +101,48 @@ def samples(prof, thread):
         yield path, weight
 
 
+def receiver_oracle(prof, thread, check, label):
+    """Receiver frames: where they sit, which classes, how many of the stub samples carry one."""
+    stub_samples = with_receiver = 0
+    misplaced, foreign, classes = Counter(), Counter(), Counter()
+    for path, w in samples(prof, thread):
+        while path and prof.cat[path[-1]] == "Kernel":
+            path = path[:-1]
+        for k, f in enumerate(path):
+            if is_receiver(prof, f) and (k != len(path) - 1 or k == 0 or
+                                         prof.name[path[k - 1]] not in DISPATCH):
+                misplaced[" > ".join(prof.name[g] for g in path[max(0, k - 1):k + 1])] += w
+        leaf = path[-1] if path else None
+        if leaf is not None and is_receiver(prof, leaf):
+            classes[prof.name[leaf]] += w
+            if not RECEIVERS.search(prof.name[leaf]):
+                foreign[prof.name[leaf]] += w
+        stub = without_receiver(prof, path)
+        if stub and prof.name[stub[-1]] in DISPATCH and is_recovered(prof, stub[-1]):
+            stub_samples += w
+            with_receiver += w if len(stub) < len(path) else 0
+    total = sum(w for t in prof.doc["threads"] for path, w in samples(prof, t)
+                if any(is_receiver(prof, f) for f in path))
+    named = extra_int(prof.doc, "receivers named (a frame under the stub)")
+    share = pct(with_receiver, stub_samples)
+    print(f"{label}: receiver oracle: {stub_samples:g} samples in a recovered dispatch stub, "
+          f"{with_receiver:g} ({share:.1f}%) with a receiver frame; classes {dict(classes)}; "
+          f"meta.extra receivers named {named}, receiver frames in all threads {total:g}")
+    check(not misplaced, f"receiver frames not right above a dispatch stub as the leaf: "
+          f"{dict(misplaced)}")
+    check(not foreign, f"receiver classes that are not receivers of Mega.loop's call sites: "
+          f"{dict(foreign)}")
+    check(stub_samples > 0 and share >= MIN_RECEIVER_PCT, f"{share:.1f}% of the "
+          f"{stub_samples:g} samples in a dispatch stub carry a receiver frame, at least "
+          f"{MIN_RECEIVER_PCT:g}% required")
+    # read per sample, not one class for all: the light phase spreads over eight classes
+    check(len(classes) >= 4, f"{len(classes)} receiver classes, at least 4 expected")
+    check(named == total, f"meta.extra says {named} receivers named, the samples of all threads "
+          f"hold {total:g}")
+    return {"stub_samples": stub_samples, "with_receiver": with_receiver,
+            "receiver_pct": round(share, 2), "classes": dict(classes), "named": named}
+
+
 def extra_int(doc, label):
     for _, e in extra_entries(doc):
         if e.get("label") == label and isinstance(e.get("value"), int):
@@ -99,11 +161,12 @@ def stats(prof, thread, caller_re):
                     None) if path else "[no stack index]"
         if fail:
             r["no_stack"][fail] += w
-        elif not prof.is_js[path[-1]] and "stub" in prof.name[path[-1]].lower():
+        top = without_receiver(prof, path) or path
+        if not fail and not prof.is_js[top[-1]] and "stub" in prof.name[top[-1]].lower():
             r["stub_leaf"] += w
         if any(is_recovered(prof, f) for f in path):
             r["recovered"] += w
-            r["recovered_tops"][prof.name[path[-1]]] += w
+            r["recovered_tops"][prof.name[top[-1]]] += w
         if caller is None:
             continue
         at = [k for k, f in enumerate(path) if caller.search(prof.name[f])]
@@ -155,6 +218,7 @@ def recovered_oracle(prof, thread, check, label):
         # Java stack this oracle checks.
         while path and prof.cat[path[-1]] == "Kernel":
             path = path[:-1]
+        path = without_receiver(prof, path)  # the receiver oracle checks it
         # Native frames below the bottom Java frame (issue 32 item 2: the thread's start down
         # to HotSpot's call stub) are walked for ordinary samples, not for recovered ones: the
         # call sites compared here are the Java ones.
@@ -279,6 +343,7 @@ def main():
               f"nor a stub: {dict(r['leaf_bad'])}")
         result["recovered_oracle"] = recovered_oracle(prof, thread, check, label)
         result["counters"] = counters_oracle(prof, check, label)
+        result["receivers"] = receiver_oracle(prof, thread, check, label)
         if a.pcli_functions:
             pcli_crosscheck(prof, thread, r, a.pcli_functions, check, label)
     if a.out:

@@ -2,7 +2,9 @@
 # Stacks of everyday (megamorphic) code, issue 20 (docs/VALIDATION.md section 7):
 #   it.stack_shape.jdk<major>  java-test/stacks (fxagent.stacks.Mega) under the agent in cpu mode,
 #                              checked by the shape oracle and the recovered-stack oracle
-#                              (tests/it/stack_shape_test.sh, stack_shape_check.py)
+#                              (tests/it/stack_shape_test.sh, stack_shape_check.py), the receiver
+#                              classes under its dispatch stubs, and fxagent.stacks.Numbers:
+#                              async-profiler's VtableTests case (issue 32 item 3)
 #   it.stub_stacks.jdk<major> java-test/stacks (fxagent.stacks.Stubs): samples in arraycopy and
 #                              intrinsic stubs recovered, failure pseudo-frames <= 0.5 % (issue 32;
 #                              tests/it/stub_stacks_test.sh, stub_stacks_check.py)

@@ -358,7 +358,7 @@ static const char *const cat_subs[][9] = {
         {"Other", "libjvm", "libc/kernel", "JNI library", NULL},
         {"Other", "Young", "Mixed", "Full", "Concurrent", NULL},
         {"Other", "C1", "C2", NULL},
-        {"Other", "Safepoint", "Class loading", "Stub", "Recovered stub", NULL},
+        {"Other", "Safepoint", "Class loading", "Stub", "Recovered stub", "Receiver class", NULL},
         {"Other", NULL},
         {"Other", "System call", "Page fault", NULL}};
 static int nsubs[9];
