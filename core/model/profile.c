@@ -277,8 +277,11 @@ int fx_profile_sample(struct fx_profile *p, fx_thread_id id, int64_t time_ns, fx
     if (!fx_profile_thread_ok(p, thread) || (stack.i != FX_NONE_ID && stack.i >= p->stacks.count))
         return FX_EINVAL;
     struct fx_samples *s = &p->threads[thread].samples;
+    uint32_t cap = s->cap;
+    bool weighted = s->weight != NULL;
     int rc = samples_reserve(s, weight != 1);
-    fx_profile_thread_recount(p, &p->threads[thread]); /* even failed: a column may have grown */
+    if (s->cap != cap || (s->weight != NULL) != weighted) /* even failed: one may have grown */
+        fx_profile_thread_recount(p, &p->threads[thread]);
     if (rc != FX_OK)
         return rc;
     uint32_t i = s->count++;
@@ -384,8 +387,10 @@ int fx_profile_marker(struct fx_profile *p, fx_thread_id id, fx_str_id name, uin
         return FX_EINVAL;
     struct fx_markers *m = &p->threads[thread].markers;
     unsigned nvalues = s ? s->n_fields : 0;
+    uint32_t cap = m->cap, values_cap = m->values_cap;
     int rc = markers_reserve(m, nvalues);
-    fx_profile_thread_recount(p, &p->threads[thread]);
+    if (m->cap != cap || m->values_cap != values_cap)
+        fx_profile_thread_recount(p, &p->threads[thread]);
     if (rc != FX_OK)
         return rc;
     uint32_t i = m->count++;
