@@ -10,6 +10,7 @@
 # usage: bench/run_views.sh [--build-dir DIR] [--out DIR] [--no-build] [--jdk HOME]...
 #        [views_overhead.py options: --rounds N --workloads W,.. --configs C,.. --cpu-rounds N
 #        --alloc-rounds N --lock-seconds S --javac-files N --javac-configs C,..]
+# The defaults one at a time: --configs none,fx,fx-kstack-no,fx-markers-off,fx-cstack-fp,fx-cstack-no
 # JDKs: FXAGENT_TEST_JDKS (colon-separated homes) or every JDK in /usr/lib/jvm, as the tests do.
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -27,7 +28,7 @@ while [[ $# -gt 0 ]]; do
     --rounds | --workloads | --configs | --cpu-rounds | --alloc-rounds | --lock-seconds | \
         --javac-files | --javac-configs)
         py_args+=("$1" "$2"); shift 2 ;;
-    *) sed -n '3,13p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2 ;;
+    *) sed -n '3,14p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2 ;;
     esac
 done
 [[ -n "$out" ]] || out=$(mktemp -d /tmp/fxbench-views.XXXXXX)

@@ -8,6 +8,8 @@ Configurations (--configs picks some): none; fx (the defaults, 10 ms); fx-alloc 
 fx-lock (+ lock=10ms); fx-all (both); jfr (settings=profile); ap-cpu and ap-all (async-profiler
 event=cpu, and event=cpu,alloc,lock with JFR output, as it requires), only when
 FXAGENT_BENCH_ASYNC_PROFILER names its libasyncProfiler.so (never a path in the repository).
+The defaults one at a time, only when --configs names them: fx-kstack-no (kstack=no),
+fx-markers-off (markers=off), fx-cstack-fp (cstack=fp), fx-cstack-no (cstack=no).
 Workloads (--workloads): cpu (java-test/bench CpuSingle, fixed work), alloc (java-test/alloc
 AllocWorkload rounds, fixed work), lock (java-test/locks LockWorkload bench: 4 threads contending
 for a monitor and a ReentrantLock for a fixed time; its figure is CPU per operation), javac (that
@@ -35,6 +37,10 @@ import stack_coverage  # noqa: E402  (the javac workload's source selection)
 CONFIGS = ["none", "fx", "fx-alloc", "fx-lock", "fx-all", "jfr", "ap-cpu", "ap-all"]
 FX_OPTS = {"fx": "", "fx-alloc": "alloc=512k,", "fx-lock": "lock=10ms,",
            "fx-all": "alloc=512k,lock=10ms,"}
+# The defaults one at a time (issue 31 item 5): run only when --configs names them.
+TOGGLES = {"fx-kstack-no": "kstack=no,", "fx-markers-off": "markers=off,",
+           "fx-cstack-fp": "cstack=fp,", "fx-cstack-no": "cstack=no,"}
+FX_OPTS.update(TOGGLES)
 AP_EVENTS = {"ap-cpu": "event=cpu,interval=10ms,file={base}.jfr",
              "ap-all": "event=cpu,interval=10ms,alloc=512k,lock=10ms,file={base}.jfr"}
 
@@ -146,7 +152,11 @@ def main():
     a.workloads = a.workloads.split(",")
     a.agent = os.path.join(a.build, "agent", "libfxagent.so")
     a.ap = os.environ.get("FXAGENT_BENCH_ASYNC_PROFILER", "")
-    configs = [c for c in a.configs.split(",") if c in CONFIGS]
+    unknown = [c for c in a.configs.split(",") if c not in CONFIGS and c not in TOGGLES]
+    if unknown:
+        sys.exit(f"views_overhead: unknown configuration {unknown[0]} (known: "
+                 f"{', '.join(CONFIGS + list(TOGGLES))})")
+    configs = [c for c in a.configs.split(",") if c in CONFIGS or c in TOGGLES]
     if not a.ap:
         skipped = [c for c in configs if c.startswith("ap-")]
         configs = [c for c in configs if not c.startswith("ap-")]

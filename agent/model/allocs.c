@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "fx_jtype.h"
@@ -28,6 +29,7 @@
 #define QUEUE_BYTES  (1u << 20) /* ~700 samples of 64 frames between two 10 ms passes */
 #define ALLOC_FRAMES 512        /* frames kept per sample (depth= if smaller) */
 #define NAME_MAX_SIG 255        /* bytes of a class signature kept */
+#define TIMED_ONE_IN 64         /* callbacks whose CPU time is read (a system call each) */
 
 enum rec_kind {
     REC_ALLOC = 1,
@@ -46,11 +48,13 @@ struct rec {
 
 /* Producer side: any thread. */
 static struct {
-    struct fx_evq e;       /* made at a start with alloc=, freed stopped and idle (fx_evq.h) */
-    uint64_t next_tag;     /* atomic; per JVM: a tag names one object while it lives */
-    uint64_t stack_errors; /* atomic */
-    uint64_t frees;        /* atomic: ObjectFree events queued, for collect_frees' count */
-    uint64_t collected;    /* atomic: of these, posted while a dump or stop asked for them */
+    struct fx_evq e;          /* made at a start with alloc=, freed stopped and idle (fx_evq.h) */
+    uint64_t next_tag;        /* atomic; per JVM: a tag names one object while it lives */
+    uint64_t stack_errors;    /* atomic */
+    uint64_t frees;           /* atomic: ObjectFree events queued, for collect_frees' count */
+    uint64_t collected;       /* atomic: of these, posted while a dump or stop asked for them */
+    uint64_t calls;           /* atomic: SampledObjectAlloc callbacks, for the 1 in TIMED_ONE_IN */
+    uint64_t timed, timed_ns; /* atomic: callbacks timed, their CPU ns (the callback's price) */
 } q = {.e = FX_EVQ_INITIALIZER, .next_tag = 1};
 
 /* Whether the events are on: a dump asks for late frees only then (collect_frees), and never
@@ -82,16 +86,39 @@ static bool push_rec(const struct rec *r, const jvmtiFrameInfo *frames, const ch
 
 /* --- producers: JVMTI callbacks --- */
 
+/* The kernel tid, cached: gettid is a system call, ~1-2 us per sample on a loaded VM (a sixth
+ * of the callback, docs/BENCHMARKS.md "The allocation view's price"). Never read in signal
+ * context. */
+static __thread int32_t self_tid;
+
+static int64_t thread_cpu_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* The allocating thread pays all of it, per sample: GetStackTrace (most of it: HotSpot builds
+ * a vframe per frame; JDK 21+ through a handshake with itself), the class's signature, the tag
+ * and the queue. 1 callback in TIMED_ONE_IN is timed in thread CPU time, so meta.extra prices
+ * the view whatever the machine's load. */
 static void JNICALL on_sampled_alloc(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jobject object,
                                      jclass klass, jlong size)
 {
     (void)jni;
+    /* Not the first: a JVM's first callback pays one-time costs (~1 ms: this module's TLS,
+     * the first method ids), which would be most of a short run's mean. */
+    bool timed =
+            __atomic_fetch_add(&q.calls, 1, __ATOMIC_RELAXED) % TIMED_ONE_IN == TIMED_ONE_IN - 1;
+    int64_t c0 = timed ? thread_cpu_ns() : 0;
+    if (self_tid == 0)
+        self_tid = (int32_t)syscall(SYS_gettid);
     jvmtiFrameInfo frames[ALLOC_FRAMES];
     jint depth = fx_opt()->depth < ALLOC_FRAMES ? (jint)fx_opt()->depth : ALLOC_FRAMES, n = 0;
     struct rec r = {.t = fx_now_ns(),
                     .size = size,
                     .interval = (int64_t)fx_opt()->alloc_bytes,
-                    .tid = (int32_t)syscall(SYS_gettid),
+                    .tid = self_tid,
                     .kind = REC_ALLOC};
     if ((*jvmti)->GetStackTrace(jvmti, thread, 0, depth, frames, &n) != JVMTI_ERROR_NONE) {
         __atomic_fetch_add(&q.stack_errors, 1, __ATOMIC_RELAXED);
@@ -112,6 +139,11 @@ static void JNICALL on_sampled_alloc(jvmtiEnv *jvmti, JNIEnv *jni, jthread threa
     push_rec(&r, frames, sig);
     if (sig)
         (*jvmti)->Deallocate(jvmti, (unsigned char *)sig);
+    if (timed) {
+        int64_t spent = thread_cpu_ns() - c0;
+        __atomic_fetch_add(&q.timed_ns, (uint64_t)(spent > 0 ? spent : 0), __ATOMIC_RELAXED);
+        __atomic_fetch_add(&q.timed, 1, __ATOMIC_RELAXED);
+    }
 }
 
 /* JVMTI allows no JNI and almost no JVMTI here: a clock read and a queued record. */
@@ -398,6 +430,11 @@ static void allocs_before_dump(JNIEnv *jni, struct fx_profile *p, const struct f
     fx_profile_extra_str(p, g, "weight",
                          "size / (1 - exp(-size / interval)): unbiased bytes per sample");
     fx_profile_extra_int(p, g, "samples", (int64_t)cs.samples);
+    uint64_t timed = __atomic_load_n(&q.timed, __ATOMIC_RELAXED);
+    if (timed > 0) /* per JVM, as the handler's: the price of a sample, not this period's sum */
+        fx_profile_extra_int(p, g, "mean CPU ns in the allocating thread per sample",
+                             (int64_t)(__atomic_load_n(&q.timed_ns, __ATOMIC_RELAXED) / timed));
+    fx_profile_extra_detail(p, g, "samples whose CPU time was measured (1 in 64)", (int64_t)timed);
     fx_profile_extra_int(p, g, "estimated bytes allocated", cs.est_bytes);
     fx_profile_extra_int(p, g, "bytes of the sampled objects", cs.size_bytes);
     fx_profile_extra_int(p, g, "frees of sampled objects", (int64_t)cs.frees);

@@ -96,7 +96,8 @@ struct fx_live {
 
 struct fx_thread {
     char *name;        /* raw bytes as given (the writer makes them UTF-8) */
-    uint32_t name_len; /* strlen(name): fx_profile_memory runs over every thread each drain */
+    uint32_t name_len; /* strlen(name), for fx_profile_thread_memory */
+    size_t counted;    /* its share of fx_profile.threads_bytes (fx_profile_thread_recount) */
     int64_t tid, register_ns, unregister_ns;
     bool unregistered;
     /* A vacant slot: its thread was released and gone, its memory freed; the next
@@ -188,6 +189,10 @@ struct fx_profile {
     uint32_t nextra, extra_cap;
 
     struct fx_live live; /* profile_allocs.c */
+    /* The threads' memory (names, samples, markers, allocation rows), kept as each changes:
+     * fx_profile_memory runs every drain pass, and a server starting a thread per task would
+     * make a sum over threads O(threads) per pass. Sum of every thread's `counted`. */
+    size_t threads_bytes;
 
     int64_t start_ns, range_begin_ns, range_end_ns;
     int64_t kept_from_ns; /* nothing older is held: the latest start or drop_before */

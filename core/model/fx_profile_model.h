@@ -45,9 +45,20 @@ unsigned fx_frames_cols(struct fx_frames *f, struct fx_col *cols);
 unsigned fx_stacks_cols(struct fx_stacks *s, struct fx_col *cols);
 unsigned fx_allocs_cols(struct fx_allocs *a, struct fx_col *cols);
 
-/* profile_allocs.c: the live map's share of destruction, memory and dropping. */
+/* profile_allocs.c: the live map's share of destruction, memory and dropping; a thread's rows'
+ * memory (its share of fx_profile_thread_memory). */
 void fx_live_destroy(struct fx_live *l);
-size_t fx_profile_allocs_memory(const struct fx_profile *p);
+size_t fx_profile_live_memory(const struct fx_profile *p);
+size_t fx_allocs_memory(const struct fx_allocs *a);
+
+/* profile.c: a thread's memory, counted afresh; and its share of threads_bytes brought up to
+ * it, after anything that changed its name or a capacity (O(1)). recount_threads does every
+ * thread, for the operations that are O(threads) anyway (drops, copies). */
+size_t fx_profile_thread_memory(const struct fx_thread *t);
+void fx_profile_thread_recount(struct fx_profile *p, struct fx_thread *t);
+void fx_profile_recount_threads(struct fx_profile *p);
+/* fx_profile_memory counted over every thread afresh (tests: the kept sum equals it). */
+size_t fx_profile_memory_recount(const struct fx_profile *p);
 /* Drops the thread's allocation rows older than t, the frees of the allocations dropped, and the
  * live entries of those allocations. Returns the rows dropped. */
 uint32_t fx_profile_drop_allocs(struct fx_profile *p, uint32_t thread, int64_t t);

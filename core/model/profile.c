@@ -123,6 +123,7 @@ int fx_profile_thread_add(struct fx_profile *p, const char *name, int64_t tid, i
     t->tid = tid;
     t->register_ns = register_ns;
     t->holds = 1;
+    fx_profile_thread_recount(p, t);
     out->i = i;
     return FX_OK;
 }
@@ -151,6 +152,7 @@ void fx_profile_thread_vacate_if_done(struct fx_profile *p, uint32_t i)
     if (t->vacant || t->holds > 0 || !fx_profile_thread_gone(p, t))
         return;
     thread_destroy(t);
+    p->threads_bytes -= t->counted;
     memset(t, 0, sizeof(*t));
     t->vacant = t->unregistered = true;
     t->unregister_ns = INT64_MIN; /* gone for every snapshot (fx_profile_thread_gone) */
@@ -170,6 +172,7 @@ int fx_profile_thread_set_name(struct fx_profile *p, fx_thread_id id, const char
     fx_free(p->threads[thread].name);
     p->threads[thread].name = copy;
     p->threads[thread].name_len = (uint32_t)strlen(copy);
+    fx_profile_thread_recount(p, &p->threads[thread]);
     return FX_OK;
 }
 
@@ -274,7 +277,11 @@ int fx_profile_sample(struct fx_profile *p, fx_thread_id id, int64_t time_ns, fx
     if (!fx_profile_thread_ok(p, thread) || (stack.i != FX_NONE_ID && stack.i >= p->stacks.count))
         return FX_EINVAL;
     struct fx_samples *s = &p->threads[thread].samples;
+    uint32_t cap = s->cap;
+    bool weighted = s->weight != NULL;
     int rc = samples_reserve(s, weight != 1);
+    if (s->cap != cap || (s->weight != NULL) != weighted) /* even failed: one may have grown */
+        fx_profile_thread_recount(p, &p->threads[thread]);
     if (rc != FX_OK)
         return rc;
     uint32_t i = s->count++;
@@ -380,7 +387,10 @@ int fx_profile_marker(struct fx_profile *p, fx_thread_id id, fx_str_id name, uin
         return FX_EINVAL;
     struct fx_markers *m = &p->threads[thread].markers;
     unsigned nvalues = s ? s->n_fields : 0;
+    uint32_t cap = m->cap, values_cap = m->values_cap;
     int rc = markers_reserve(m, nvalues);
+    if (m->cap != cap || m->values_cap != values_cap)
+        fx_profile_thread_recount(p, &p->threads[thread]);
     if (rc != FX_OK)
         return rc;
     uint32_t i = m->count++;
@@ -415,6 +425,7 @@ int fx_profile_marker_stack(struct fx_profile *p, fx_thread_id id, fx_stack_id s
             return FX_ENOMEM;
         memset(c, 0xff, (size_t)m->cap * sizeof(*c)); /* every row FX_NONE_ID */
         m->cause_stack = c;
+        fx_profile_thread_recount(p, &p->threads[thread]);
     }
     m->cause_stack[m->count - 1] = stack.i;
     return FX_OK;
@@ -471,23 +482,39 @@ int fx_profile_counter_sample(struct fx_profile *p, fx_counter_id id, int64_t t_
 
 /* --- memory --- */
 
-static size_t thread_memory(const struct fx_thread *t)
+size_t fx_profile_thread_memory(const struct fx_thread *t)
 {
     const struct fx_samples *s = &t->samples;
     size_t per_sample = sizeof(int64_t) + 2 * sizeof(uint32_t) + (s->weight ? 4 : 0);
     const struct fx_markers *m = &t->markers;
     size_t per_marker = 2 * sizeof(int64_t) + 3 * sizeof(uint32_t) + 2 + (m->cause_stack ? 4 : 0);
     return (t->name ? t->name_len + 1u : 0) + (size_t)s->cap * per_sample +
-           (size_t)m->cap * per_marker + (size_t)m->values_cap * sizeof(*m->values);
+           (size_t)m->cap * per_marker + (size_t)m->values_cap * sizeof(*m->values) +
+           fx_allocs_memory(&t->allocs);
 }
 
-size_t fx_profile_memory(const struct fx_profile *p)
+void fx_profile_thread_recount(struct fx_profile *p, struct fx_thread *t)
+{
+    size_t n = fx_profile_thread_memory(t);
+    p->threads_bytes = p->threads_bytes - t->counted + n;
+    t->counted = n;
+}
+
+void fx_profile_recount_threads(struct fx_profile *p)
+{
+    p->threads_bytes = 0;
+    for (uint32_t i = 0; i < p->nthreads; i++) {
+        p->threads[i].counted = 0;
+        fx_profile_thread_recount(p, &p->threads[i]);
+    }
+}
+
+/* All but the threads' share: counters and meta.extra groups are few (not one per thread). */
+static size_t memory_but_threads(const struct fx_profile *p)
 {
     size_t n = sizeof(*p) + fx_profile_tables_memory(p) + fx_profile_libs_memory(&p->libs) +
-               fx_profile_allocs_memory(p);
+               fx_profile_live_memory(p);
     n += (size_t)p->threads_cap * sizeof(*p->threads);
-    for (uint32_t i = 0; i < p->nthreads; i++)
-        n += thread_memory(&p->threads[i]);
     n += (size_t)p->schemas_cap * sizeof(*p->schemas);
     n += (size_t)p->counters_cap * sizeof(*p->counters);
     for (uint32_t i = 0; i < p->ncounters; i++)
@@ -495,5 +522,18 @@ size_t fx_profile_memory(const struct fx_profile *p)
     n += (size_t)p->extra_cap * sizeof(*p->extra);
     for (uint32_t i = 0; i < p->nextra; i++)
         n += (size_t)p->extra[i].cap * sizeof(*p->extra[i].entries);
+    return n;
+}
+
+size_t fx_profile_memory(const struct fx_profile *p)
+{
+    return memory_but_threads(p) + p->threads_bytes;
+}
+
+size_t fx_profile_memory_recount(const struct fx_profile *p)
+{
+    size_t n = memory_but_threads(p);
+    for (uint32_t i = 0; i < p->nthreads; i++)
+        n += fx_profile_thread_memory(&p->threads[i]);
     return n;
 }

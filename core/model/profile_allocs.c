@@ -109,10 +109,15 @@ void fx_live_destroy(struct fx_live *l)
 
 /* --- rows --- */
 
-static int row_add(struct fx_allocs *a, int64_t t, uint32_t stack, int64_t bytes, uint64_t address)
+static int row_add(struct fx_profile *p, uint32_t thread, int64_t t, uint32_t stack, int64_t bytes,
+                   uint64_t address)
 {
+    struct fx_allocs *a = &p->threads[thread].allocs;
     struct fx_col cols[FX_MAX_COLS];
+    uint32_t cap = a->cap;
     int rc = fx_profile_grow(&a->cap, a->count, cols, fx_allocs_cols(a, cols));
+    if (a->cap != cap)
+        fx_profile_thread_recount(p, &p->threads[thread]);
     if (rc != FX_OK)
         return rc;
     uint32_t i = a->count++;
@@ -133,7 +138,7 @@ int fx_profile_alloc(struct fx_profile *p, fx_thread_id id, int64_t time_ns, fx_
         return FX_EINVAL;
     int rc = live_reserve(&p->live);
     if (rc == FX_OK)
-        rc = row_add(&p->threads[thread].allocs, time_ns, stack.i, bytes, address);
+        rc = row_add(p, thread, time_ns, stack.i, bytes, address);
     if (rc == FX_OK)
         live_put(&p->live, address, thread, stack.i, bytes);
     return rc;
@@ -145,7 +150,7 @@ int fx_profile_alloc_free(struct fx_profile *p, int64_t time_ns, uint64_t addres
     if (i == FX_NONE_ID)
         return FX_ENOTFOUND;
     const struct fx_live *l = &p->live;
-    int rc = row_add(&p->threads[l->thread[i]].allocs, time_ns, l->stack[i], -l->bytes[i], address);
+    int rc = row_add(p, l->thread[i], time_ns, l->stack[i], -l->bytes[i], address);
     if (rc == FX_OK)
         live_remove(&p->live, i);
     return rc;
@@ -164,12 +169,14 @@ uint64_t fx_profile_alloc_live(const struct fx_profile *p)
     return p->live.count;
 }
 
-size_t fx_profile_allocs_memory(const struct fx_profile *p)
+size_t fx_profile_live_memory(const struct fx_profile *p)
 {
-    size_t n = (size_t)p->live.cap * LIVE_SLOT_BYTES;
-    for (uint32_t i = 0; i < p->nthreads; i++)
-        n += (size_t)p->threads[i].allocs.cap * ALLOC_ROW_BYTES;
-    return n;
+    return (size_t)p->live.cap * LIVE_SLOT_BYTES;
+}
+
+size_t fx_allocs_memory(const struct fx_allocs *a)
+{
+    return (size_t)a->cap * ALLOC_ROW_BYTES;
 }
 
 /* --- dropping by time --- */

@@ -211,6 +211,7 @@ uint64_t fx_profile_drop_before(struct fx_profile *p, int64_t t_ns)
         p->kept_from_ns = t_ns;
     for (uint32_t i = 0; i < p->nthreads; i++)
         fx_profile_thread_vacate_if_done(p, i);
+    fx_profile_recount_threads(p); /* the columns shrank: O(threads), as the drop itself */
     return dropped;
 }
 
@@ -507,5 +508,6 @@ struct fx_profile *fx_profile_snapshot(const struct fx_profile *p)
         fx_profile_free(d);
         return NULL;
     }
+    fx_profile_recount_threads(d);
     return d;
 }

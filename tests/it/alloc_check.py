@@ -72,6 +72,23 @@ def check_counter(d):
         CK.fail("the counter's range in graph is not the allocated bytes of the rows")
 
 
+def check_price(d):
+    """meta.extra prices the view: 1 callback in 64 is timed in the allocating thread's CPU time
+    (from the 64th: no figure below 64 samples), so the count timed is samples // 64 of the
+    JVM's callbacks (the recording's samples and those the full queue lost), and their mean is
+    positive."""
+    ex = extra_groups(d).get("Allocations", {})
+    timed = ex.get("samples whose CPU time was measured (1 in 64)")
+    mean = ex.get("mean CPU ns in the allocating thread per sample")
+    samples = ex.get("samples", 0)
+    calls = samples + ex.get("lost: queue full", 0)  # a callback whose record found no room
+    print(f"price: {timed} callbacks timed of {calls} callbacks, mean {mean} ns")
+    if timed is None or not samples // 64 - 1 <= timed <= calls // 64 + 1:
+        CK.fail(f"{timed} callbacks timed for {samples} samples: not 1 in 64")
+    if timed and (mean is None or mean <= 0):
+        CK.fail(f"{timed} callbacks timed but the mean CPU is {mean}")
+
+
 def check_split(d, truth, tol_pp, tol_total):
     sites = ("smallSite", "mediumSite", "largeSite")
     est = dict.fromkeys(sites, 0)
@@ -242,6 +259,7 @@ def main():
                 truth[k] = int(v)
         check_split(d, truth, a.tol_pp, a.tol_total)
         check_counter(d)
+        check_price(d)
     elif a.mode == "live":
         check_live(d)
     elif a.mode == "share":

@@ -2,7 +2,8 @@
 /* Allocations in the model (core/model/profile_allocs.c, issue 17): a free mirrors its allocation
  * on the allocating thread; frees of unknown or dropped allocations are refused; dropping by
  * time keeps each allocation with its free; compaction renumbers the allocation stacks (rows and
- * live map); memory counts the rows; the writer emits the balanced nativeAllocations table; and
+ * live map); memory counts the rows, and the threads' share of it, kept as each thread changes,
+ * equals a recount over every thread; the writer emits the balanced nativeAllocations table; and
  * fx_jtype_name names allocated classes. */
 #include <cJSON.h>
 #include <check.h>
@@ -12,10 +13,12 @@
 #include "fx_err.h"
 #include "fx_ff_writer.h"
 #include "fx_jtype.h"
+#include "fx_jvm_markers.h"
 #include "fx_profile.h"
 #include "fx_sink.h"
 
 #include "../../core/model/fx_profile_internal.h"
+#include "../../core/model/fx_profile_model.h"
 
 static fx_stack_id label(struct fx_profile *p, const char *name)
 {
@@ -173,6 +176,50 @@ static cJSON *written(const struct fx_profile *p)
     return root;
 }
 
+/* fx_profile_memory keeps the threads' share as they change (O(1) per drain pass, not a sum over
+ * every thread): after adds that grow every kind of column, frees, a drop, a thread released
+ * and its slot taken again, a rename and a copy, it equals the full recount. */
+#define memory_is_recount(p) ck_assert_uint_eq(fx_profile_memory(p), fx_profile_memory_recount(p))
+
+START_TEST(test_profile_allocs_memory_kept_per_thread_equals_the_recount)
+{
+    struct fx_profile *p = fx_profile_new();
+    fx_thread_id t[3] = {thread(p, "a", 1), thread(p, "bb", 2), thread(p, "ccc", 3)};
+    fx_stack_id s = label(p, "byte[]");
+    memory_is_recount(p);
+    size_t empty = fx_profile_memory(p);
+    uint64_t tag = 1;
+    for (int64_t i = 0; i < 300; i++) { /* every column grows past a few capacities */
+        fx_thread_id th = t[i % 3];
+        ck_assert_int_eq(fx_profile_sample(p, th, 10 + i, s, 5, i % 7 == 0 ? 3 : 1), FX_OK);
+        ck_assert_int_eq(fx_jvm_markers_user(p, th, FX_PHASE_INSTANT, 10 + i, 0, "m", 1, "x", 1),
+                         FX_OK);
+        ck_assert_int_eq(fx_profile_alloc(p, th, 10 + i, s, 100, tag++), FX_OK);
+        if (i % 2 == 0)
+            ck_assert_int_eq(fx_profile_alloc_free(p, 11 + i, tag - 1), FX_OK);
+    }
+    memory_is_recount(p);
+    ck_assert_uint_gt(fx_profile_memory(p), empty + 300 * 3 * 8);
+    ck_assert_int_eq(fx_profile_thread_set_name(p, t[0], "a much longer name than before"), FX_OK);
+    memory_is_recount(p);
+    size_t full = fx_profile_memory(p);
+    fx_profile_thread_unregister(p, t[1], 200);
+    fx_profile_thread_release(p, t[1]);
+    ck_assert(fx_profile_drop_before(p, 400) > 0); /* t[1] holds nothing then: vacated */
+    memory_is_recount(p);
+    ck_assert_uint_lt(fx_profile_memory(p), full);
+    fx_thread_id again = thread(p, "again", 4); /* takes t[1]'s slot */
+    ck_assert_uint_eq(again.i, t[1].i);
+    ck_assert_int_eq(fx_profile_sample(p, again, 400, s, 5, 1), FX_OK);
+    memory_is_recount(p);
+    struct fx_profile *c = fx_profile_snapshot(p);
+    ck_assert_ptr_nonnull(c);
+    memory_is_recount(c);
+    fx_profile_free(c);
+    fx_profile_free(p);
+}
+END_TEST
+
 START_TEST(test_profile_allocs_writer_emits_the_balanced_table)
 {
     struct fx_profile *p = fx_profile_new();
@@ -240,6 +287,7 @@ static Suite *profile_allocs_suite(void)
     tcase_add_test(tc, test_profile_allocs_drop_keeps_allocation_and_free_together);
     tcase_add_test(tc, test_profile_allocs_compaction_walks_allocation_stacks);
     tcase_add_test(tc, test_profile_allocs_memory_counts_rows_and_snapshot_copies_them);
+    tcase_add_test(tc, test_profile_allocs_memory_kept_per_thread_equals_the_recount);
     tcase_add_test(tc, test_profile_allocs_writer_emits_the_balanced_table);
     tcase_add_test(tc, test_profile_allocs_jtype_names);
     suite_add_tcase(s, tc);
