@@ -11,7 +11,10 @@ usage: alloc_native_check.py --label NAME RUN_DIR
             JniAlloc.allocate is not Java, at least 60 % read JniAlloc.allocate;
             Java_fxagent_mixed_JniAlloc_allocate;fxmixed_alloc_objects;jni_NewByteArray or
             jni_NewObject, then only Native frames up to the class (byte[] or
-            java.lang.StringBuilder), both seen; at least half of all JniAlloc.allocate samples
+            java.lang.StringBuilder), both seen; at least half of the constructor's own byte[]
+            (StringBuilder.<init>;AbstractStringBuilder.<init>, Java called back from C) have
+            the C frames, jni_NewObject ... JavaCalls::call_helper between JniAlloc.allocate
+            and StringBuilder.<init>; at least half of all JniAlloc.allocate samples
             have JavaMain and the thread's start (start_thread, clone) rootward of
             MixedWorkload.main (the native frames below the bottom Java frame);
   every profile with native frames: no frame of the sampling's machinery (the agent's
@@ -84,6 +87,23 @@ def main():
     check(("jni_NewByteArray", "byte[]") in kinds and ("jni_NewObject", "java.lang.StringBuilder")
           in kinds, f"jnialloc: byte[] under jni_NewByteArray and StringBuilder under "
           f"jni_NewObject both seen (seen: {sorted(kinds)})")
+
+    # Java called back from C (NewObject's constructor) allocating through a runtime call
+    back = [pa for pa in paths if [jn.name[f] for f in pa][-3:-1] ==
+            ["java.lang.StringBuilder.<init>", "java.lang.AbstractStringBuilder.<init>"]]
+    between = []
+    for pa in back:
+        names = [jn.name[f] for f in pa]
+        mid = names[names.index("fxagent.mixed.JniAlloc.allocate") + 1:
+                    names.index("java.lang.StringBuilder.<init>")]
+        if (mid[:3] == ["Java_fxagent_mixed_JniAlloc_allocate", "fxmixed_alloc_objects",
+                        "jni_NewObject"] and mid[-1].startswith("JavaCalls::call_helper")
+                and all(jn.cat[f] == "Native" for f in pa[len(names) - len(mid) - 3:-3])):
+            between.append(pa)
+    check(len(back) >= 5 and 2 * len(between) >= len(back),
+          f"jnialloc: {len(between)} of {len(back)} StringBuilder.<init> allocations (Java "
+          "called back from C) have JniAlloc.allocate;Java_...;fxmixed_alloc_objects;"
+          "jni_NewObject;...;JavaCalls::call_helper between the Java frames")
 
     def rooted(p, pa, below):
         names = [p.name[f] for f in pa]
