@@ -100,10 +100,11 @@ int fx_alloc_native_stack(struct fx_methods *m, JNIEnv *jni, struct fx_profile *
     /* the leaf part: what called into the allocation path, the machinery left out */
     uint32_t dropped = 0;
     const char *label = NULL;
+    bool no_thread = nn == 0 && stop == FX_NSTOP_NO_BOUNDS; /* fx_alloc_native_walk's mark */
     if (n == 0 && stop == FX_NSTOP_JAVA) { /* Java code GetStackTrace did not give */
         an.java_unseen++;
         label = "[native: Java frames not given (GetStackTrace)]";
-    } else if (nn == 0 && stop == FX_NSTOP_NO_BOUNDS) { /* fx_alloc_native_walk: no thread */
+    } else if (no_thread) {
         label = "[native: not walked (thread not registered)]";
     }
     if (rc == FX_OK && label != NULL) {
@@ -111,15 +112,16 @@ int fx_alloc_native_stack(struct fx_methods *m, JNIEnv *jni, struct fx_profile *
         rc = fx_profile_label_frame(p, label, FX_CAT_OTHER, 0, &f);
         if (rc == FX_OK)
             rc = fx_profile_stack(p, *s, f, s);
-    } else if (rc == FX_OK && (nn > 0 || stop != FX_NSTOP_OFF)) { /* a stop's mark alone too */
-        rc = fx_native_alloc_push(p, walk + 1, nn, stop, s, &dropped);
     }
+    if (rc == FX_OK && !no_thread && (nn > 0 || stop != FX_NSTOP_OFF)) /* a stop's mark too */
+        rc = fx_native_alloc_push(p, walk + 1, nn, stop, s, &dropped);
     an.with_frames += nn > dropped || below.ns > 0;
     an.kept += nn - dropped;
     an.dropped += dropped;
     an.no_entry += nn > 0 && dropped == 0; /* a walk that ended: every frame kept */
     an.no_java += n == 0 && nn > 0 && stop != FX_NSTOP_JAVA;
-    an.stopped += nn > 0 && stop != FX_NSTOP_JAVA && stop != FX_NSTOP_CHAIN_END;
+    an.stopped += !no_thread && stop != FX_NSTOP_OFF && stop != FX_NSTOP_JAVA &&
+                  stop != FX_NSTOP_CHAIN_END;
     return rc;
 }
 

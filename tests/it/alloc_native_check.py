@@ -14,7 +14,8 @@ usage: alloc_native_check.py --label NAME RUN_DIR
             java.lang.StringBuilder), both seen; at least half of the constructor's own byte[]
             (StringBuilder.<init>;AbstractStringBuilder.<init>, Java called back from C) have
             the C frames, jni_NewObject ... JavaCalls::call_helper between JniAlloc.allocate
-            and StringBuilder.<init>; at least half of all JniAlloc.allocate samples
+            and StringBuilder.<init>; fxprof summary (jnialloc-summary.json) names
+            JniAlloc.allocate the top allocating method; at least half of all JniAlloc.allocate samples
             have JavaMain and the thread's start (start_thread, clone) rootward of
             MixedWorkload.main (the native frames below the bottom Java frame);
   every profile with native frames: no frame of the sampling's machinery (the agent's
@@ -30,6 +31,7 @@ usage: alloc_native_check.py --label NAME RUN_DIR
   jnialloc-off (cstack=no): JniAlloc.allocate samples and no Native frame in any allocation
             stack, no walk counted.
 """
+import json
 import os
 
 from profile_lib import Profile, run_dir_args
@@ -104,6 +106,13 @@ def main():
           f"jnialloc: {len(between)} of {len(back)} StringBuilder.<init> allocations (Java "
           "called back from C) have JniAlloc.allocate;Java_...;fxmixed_alloc_objects;"
           "jni_NewObject;...;JavaCalls::call_helper between the Java frames")
+
+    summary = os.path.join(run, "jnialloc-summary.json")
+    with open(summary, encoding="utf-8") as f:
+        top = ((json.load(f).get("allocations") or {}).get("allocating") or [{}])[0]
+    check(top.get("name") == "fxagent.mixed.JniAlloc.allocate",
+          f"jnialloc: fxprof summary's top allocating method is {top.get('name')!r}, "
+          "JniAlloc.allocate expected (the Java frame under the native ones)")
 
     def rooted(p, pa, below):
         names = [p.name[f] for f in pa]

@@ -22,7 +22,8 @@
 #            allocation sampled), none with cstack=no (alloc_native_check.py);
 # each JVM exits 0 without hs_err, fxcheck accepts each profile, profiler-cli loads one, and the
 # checks read mixed_stacks_check.py. Fails on a build without native frames (no such frame).
-# usage: mixed_stacks_test.sh JDK_HOME   (env: FXAGENT_MIXED_JAR, FXAGENT_MIXED_LIB and it_lib's)
+# usage: mixed_stacks_test.sh JDK_HOME   (env: FXAGENT_MIXED_JAR, FXAGENT_MIXED_LIB, FXPROF and
+#        it_lib's)
 set -euo pipefail
 source "$(dirname "$0")/it_lib.sh"
 it_init "it.mixed_stacks.jdk$(fx_jdk_major "$1")" "$1" FXAGENT_MIXED_JAR
@@ -62,6 +63,9 @@ pcli_json pcli-threads.json thread list || it_fail "profiler-cli thread list fai
 
 python3 "$IT_DIR/mixed_stacks_check.py" --label "$IT_NAME" "$FXAGENT_RUN_DIR" ||
     it_fail "native frames missing or misplaced (see above)"
+# issue 32 item 6: fxprof summary's allocating method is the Java frame under the native ones
+"${FXPROF:?FXPROF is not set}" summary --json "$FXAGENT_RUN_DIR/jnialloc.json.gz" \
+    >"$FXAGENT_RUN_DIR/jnialloc-summary.json" || it_fail "fxprof summary failed on jnialloc"
 python3 "$IT_DIR/alloc_native_check.py" --label "$IT_NAME" "$FXAGENT_RUN_DIR" ||
     it_fail "allocation samples' native frames missing or misplaced (see above)"
 echo "$IT_NAME: OK"
