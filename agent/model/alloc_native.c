@@ -99,6 +99,7 @@ int fx_alloc_native_stack(struct fx_methods *m, JNIEnv *jni, struct fx_profile *
     }
     /* the leaf part: what called into the allocation path, the machinery left out */
     uint32_t dropped = 0;
+    bool found = false;
     const char *label = NULL;
     bool no_thread = nn == 0 && stop == FX_NSTOP_NO_BOUNDS; /* fx_alloc_native_walk's mark */
     if (n == 0 && stop == FX_NSTOP_JAVA) { /* Java code GetStackTrace did not give */
@@ -114,11 +115,11 @@ int fx_alloc_native_stack(struct fx_methods *m, JNIEnv *jni, struct fx_profile *
             rc = fx_profile_stack(p, *s, f, s);
     }
     if (rc == FX_OK && !no_thread && (nn > 0 || stop != FX_NSTOP_OFF)) /* a stop's mark too */
-        rc = fx_native_alloc_push(p, walk + 1, nn, stop, s, &dropped);
+        rc = fx_native_alloc_push(p, walk + 1, nn, stop, s, &dropped, &found);
     an.with_frames += nn > dropped || below.ns > 0;
     an.kept += nn - dropped;
     an.dropped += dropped;
-    an.no_entry += nn > 0 && dropped == 0; /* a walk that ended: every frame kept */
+    an.no_entry += nn > 0 && !found && (stop == FX_NSTOP_JAVA || stop == FX_NSTOP_CHAIN_END);
     an.no_java += n == 0 && nn > 0 && stop != FX_NSTOP_JAVA;
     an.stopped += !no_thread && stop != FX_NSTOP_OFF && stop != FX_NSTOP_JAVA &&
                   stop != FX_NSTOP_CHAIN_END;
@@ -146,7 +147,7 @@ void fx_alloc_native_report(struct fx_profile *p, const char *g)
                             (int64_t)an.no_java);
     fx_profile_extra_detail(p, g, "samples with native frames below or between Java frames",
                             (int64_t)an.below);
-    fx_profile_extra_loss(p, g, "native walks with no allocation entry found (all frames kept)",
+    fx_profile_extra_loss(p, g, "native walks ended without the allocation entry (marked)",
                           (int64_t)an.no_entry);
     fx_profile_extra_loss(p, g, "native walks stopped short ([native: ...] frame)",
                           (int64_t)an.stopped);

@@ -65,10 +65,10 @@ int fx_native_below_push(struct fx_profile *p, struct fx_below *b, int32_t n, in
  * leaf first from its callback: onto *stack, root first, the mark of `stop` when the walk ended
  * short, then the frames rootward of the rootmost entry into HotSpot's allocation path
  * (MemAllocator::allocate, InterpreterRuntime::, OptoRuntime::, Runtime1::, SharedRuntime::);
- * *dropped: the frames leafward of it, that entry included (none found: all of them when the
- * walk stopped short, none when it ended at Java code or the thread's first frame). */
+ * *dropped: the frames leafward of it, that entry included; *found: whether there was one (none:
+ * every frame dropped, and a walk that ended without one is marked as such). */
 int fx_native_alloc_push(struct fx_profile *p, const uint64_t *pcs, uint32_t n, uint8_t stop,
-                         fx_stack_id *stack, uint32_t *dropped);
+                         fx_stack_id *stack, uint32_t *dropped, bool *found);
 /* fx_native_below_push for an allocation sample: the same frames, the samples' tallies left. */
 int fx_native_alloc_below_push(struct fx_profile *p, struct fx_below *b, int32_t n, int32_t at,
                                fx_stack_id *stack);

@@ -380,10 +380,11 @@ int fx_native_below_push(struct fx_profile *p, struct fx_below *b, int32_t n, in
 /* Issue 32 item 6 (alloc_native.c): see frames.h. The machinery is found by name, each address
  * named once (the cache keeps whether it is an entry). */
 int fx_native_alloc_push(struct fx_profile *p, const uint64_t *pcs, uint32_t n, uint8_t stop,
-                         fx_stack_id *stack, uint32_t *dropped)
+                         fx_stack_id *stack, uint32_t *dropped, bool *found)
 {
     frame_cat = frame_sub = 0;
     *dropped = 0;
+    *found = false;
     if (n > FX_NATIVE_MAX || stop >= FX_NSTOP_COUNT) {
         nf.bad_records++;
         return FX_OK;
@@ -396,12 +397,16 @@ int fx_native_alloc_push(struct fx_profile *p, const uint64_t *pcs, uint32_t n, 
         rc = frame_entry_of(p, pcs[i] - 1, &f[i], &entry); /* every one a return address */
         cut = entry ? i + 1 : cut;
     }
-    /* HotSpot's heap sampler runs only under MemAllocator::allocate: a walk that stopped before
-     * any entry gave the machinery alone; its mark says what is not known below it */
-    if (cut == 0 && stop != FX_NSTOP_JAVA && stop != FX_NSTOP_CHAIN_END)
+    /* HotSpot's heap sampler runs only under MemAllocator::allocate: a walk without any entry
+     * gave the machinery alone (it stopped before one: its mark says what is not known below)
+     * or is wrong (it ended, at Java code or a first frame, without one: frames skipped) */
+    *found = cut > 0;
+    if (!*found)
         cut = n;
     *dropped = cut;
     const char *gap = stop_frames[stop];
+    if (!*found && n > 0 && gap == NULL)
+        gap = "[native: walk ended without the allocation entry]";
     if (rc == FX_OK && gap != NULL) {
         fx_frame_id g;
         rc = native_frame(p, gap, NULL, FX_NATIVE_OTHER, &g);
