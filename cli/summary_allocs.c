@@ -19,24 +19,32 @@ struct alloc_sum {
     unsigned rows;
 };
 
-/* The allocating method of an allocation stack: the frame under the class leaf. */
-static int32_t site_func(const struct fx_pfile_tables *t, int32_t st)
+/* The allocating method of an allocation stack: the nearest Java frame under the class leaf
+ * (issue 32: native frames and a walk's "[native: ...]" frame may lie between them), else,
+ * with no Java frame at all (the VM's own allocation), the frame under the class. */
+static int32_t site_func(const struct fx_pfile_tables *t, int32_t java, int32_t st)
 {
     if (st < 0 || (uint32_t)st >= t->nstacks)
         return -1;
-    int32_t pre = t->stack_prefix[st];
-    return t->frame_func[t->stack_frame[pre >= 0 ? pre : st]];
+    int32_t pre = t->stack_prefix[st], under = pre >= 0 ? pre : st;
+    for (uint32_t n = 0; java >= 0 && pre >= 0 && n < t->nstacks; n++) {
+        if (t->frame_category && t->frame_category[t->stack_frame[pre]] == java)
+            return t->frame_func[t->stack_frame[pre]];
+        pre = t->stack_prefix[pre];
+    }
+    return t->frame_func[t->stack_frame[under]];
 }
 
 struct one_ctx {
     const struct fx_pfile_tables *t;
     struct alloc_sum *s;
+    int32_t java; /* the Java category's index in meta.categories, -1: none */
 };
 
 static void one_alloc(int32_t stack, double b, bool live, void *ctx)
 {
     struct one_ctx *c = ctx;
-    int32_t f = site_func(c->t, stack);
+    int32_t f = site_func(c->t, c->java, stack);
     if (f < 0 || (uint32_t)f >= c->s->nfuncs)
         return;
     c->s->rows++;
@@ -76,6 +84,19 @@ static cJSON *top_list(const struct fx_pfile_tables *t, const double *v, uint32_
     return arr;
 }
 
+static int32_t java_category(const cJSON *root)
+{
+    const cJSON *cats = cJSON_GetObjectItemCaseSensitive(
+            cJSON_GetObjectItemCaseSensitive(root, "meta"), "categories");
+    int32_t i = 0;
+    for (const cJSON *c = cJSON_IsArray(cats) ? cats->child : NULL; c; c = c->next, i++) {
+        const cJSON *name = cJSON_GetObjectItemCaseSensitive(c, "name");
+        if (cJSON_IsString(name) && !strcmp(name->valuestring, "Java"))
+            return i;
+    }
+    return -1;
+}
+
 cJSON *fx_summary_allocations(const cJSON *root, const char *thread, unsigned ntop, bool print)
 {
     struct fx_pfile_tables t = {0};
@@ -96,7 +117,7 @@ cJSON *fx_summary_allocations(const cJSON *root, const char *thread, unsigned nt
             s.kept = fx_calloc(t.nfuncs, sizeof *s.kept);
             s.nfuncs = s.alloc && s.kept ? t.nfuncs : 0;
         }
-        struct one_ctx c = {&t, &s};
+        struct one_ctx c = {&t, &s, java_category(root)};
         fx_pfile_allocations(th, t.nstacks, one_alloc, &c);
     }
     cJSON *o = NULL;

@@ -23,13 +23,14 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "alloc_walk.h"
 #include "fx_jtype.h"
 #include "fx_ring.h"
 
-#define QUEUE_BYTES  (1u << 20) /* ~700 samples of 64 frames between two 10 ms passes */
-#define ALLOC_FRAMES 512        /* frames kept per sample (depth= if smaller) */
-#define NAME_MAX_SIG 255        /* bytes of a class signature kept */
-#define TIMED_ONE_IN 64         /* callbacks whose CPU time is read (a system call each) */
+#define QUEUE_BYTES  (1u << 20)          /* ~700 samples of 64 frames between two 10 ms passes */
+#define ALLOC_FRAMES FX_ALLOC_FRAMES_MAX /* frames kept per sample (depth= if smaller) */
+#define NAME_MAX_SIG 255                 /* bytes of a class signature kept */
+#define TIMED_ONE_IN 64                  /* callbacks whose CPU time is read (a system call each) */
 
 enum rec_kind {
     REC_ALLOC = 1,
@@ -42,8 +43,10 @@ struct rec {
     int32_t tid;
     uint16_t nframes, sig_len;
     uint8_t kind, truncated;
-    uint8_t pad[6];
-    /* REC_ALLOC: nframes jvmtiFrameInfo (leaf first), then sig_len signature bytes */
+    uint16_t native_words; /* issue 32 item 6: the callback's native walk (alloc_native.c) */
+    uint8_t pad[4];
+    /* REC_ALLOC: nframes jvmtiFrameInfo (leaf first), native_words words, sig_len bytes of
+     * the class's signature */
 };
 
 /* Producer side: any thread. */
@@ -81,7 +84,8 @@ static struct {
 static bool push_rec(const struct rec *r, const jvmtiFrameInfo *frames, const char *sig)
 {
     return fx_evq_push(&q.e, r, (uint32_t)sizeof(*r), frames,
-                       r->nframes * (uint32_t)sizeof(*frames), sig, r->sig_len);
+                       r->nframes * (uint32_t)sizeof(*frames) + r->native_words * 8u, sig,
+                       r->sig_len);
 }
 
 /* --- producers: JVMTI callbacks --- */
@@ -113,7 +117,7 @@ static void JNICALL on_sampled_alloc(jvmtiEnv *jvmti, JNIEnv *jni, jthread threa
     int64_t c0 = timed ? thread_cpu_ns() : 0;
     if (self_tid == 0)
         self_tid = (int32_t)syscall(SYS_gettid);
-    jvmtiFrameInfo frames[ALLOC_FRAMES];
+    jvmtiFrameInfo frames[ALLOC_FRAMES + FX_ALLOC_WALK_WORDS / 2 + 1]; /* then the walk's */
     jint depth = fx_opt()->depth < ALLOC_FRAMES ? (jint)fx_opt()->depth : ALLOC_FRAMES, n = 0;
     struct rec r = {.t = fx_now_ns(),
                     .size = size,
@@ -126,6 +130,8 @@ static void JNICALL on_sampled_alloc(jvmtiEnv *jvmti, JNIEnv *jni, jthread threa
     }
     r.nframes = (uint16_t)n;
     r.truncated = n == depth;
+    r.native_words = (uint16_t)fx_alloc_native_walk(n > 0 && !r.truncated, (uint64_t *)(frames + n),
+                                                    FX_ALLOC_WALK_WORDS);
     char *sig = NULL;
     if ((*jvmti)->GetClassSignature(jvmti, klass, &sig, NULL) == JVMTI_ERROR_NONE && sig) {
         size_t len = strlen(sig);
@@ -206,7 +212,10 @@ static int stack_of(JNIEnv *jni, struct fx_profile *p, const struct rec *r,
         cs.truncated++;
         rc = fx_profile_label_stack(p, "[truncated]", FX_CAT_OTHER, &s);
     }
-    for (int i = (int)r->nframes - 1; i >= 0 && rc == FX_OK; i--) {
+    if (r->native_words > 0 && rc == FX_OK) /* issue 32 item 6: with its native frames */
+        rc = fx_alloc_native_stack(cs.methods, jni, p, frames, r->nframes,
+                                   (const uint64_t *)(frames + r->nframes), r->native_words, &s);
+    for (int i = r->native_words > 0 ? -1 : (int)r->nframes - 1; i >= 0 && rc == FX_OK; i--) {
         fx_frame_id f;
         rc = fx_methods_frame(cs.methods, jni, p, frames[i].method, (jint)frames[i].location, &f);
         if (rc == FX_OK)
@@ -214,7 +223,8 @@ static int stack_of(JNIEnv *jni, struct fx_profile *p, const struct rec *r,
     }
     fx_frame_id cf;
     if (rc == FX_OK)
-        rc = class_frame(p, (const char *)(frames + r->nframes), r->sig_len, &cf);
+        rc = class_frame(p, (const char *)(frames + r->nframes) + r->native_words * 8u, r->sig_len,
+                         &cf);
     if (rc == FX_OK)
         rc = fx_profile_stack(p, s, cf, &s);
     *out = s;
@@ -452,6 +462,7 @@ static void allocs_before_dump(JNIEnv *jni, struct fx_profile *p, const struct f
     fx_profile_extra_loss(p, g, "stacks not taken (GetStackTrace failed)",
                           (int64_t)__atomic_load_n(&q.stack_errors, __ATOMIC_RELAXED));
     fx_profile_extra_loss(p, g, "samples with [stack table full]", (int64_t)cs.full);
+    fx_alloc_native_report(p, g);
 }
 
 /* A new recording (base.h, struct fx_source `reset`): its counts from zero, the estimate and its
@@ -465,6 +476,7 @@ static void allocs_reset(struct fx_profile *p)
     cs.full = cs.truncated = cs.bad_class = 0;
     cs.est_bytes = cs.size_bytes = cs.counted_bytes = 0;
     cs.drops_base = fx_evq_drops(&q.e);
+    fx_alloc_native_new_recording();
     __atomic_store_n(&q.stack_errors, 0, __ATOMIC_RELAXED);
     __atomic_store_n(&q.collected, 0, __ATOMIC_RELAXED);
 }

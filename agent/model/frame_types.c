@@ -135,6 +135,14 @@ void fx_frame_types_of(const struct fx_sample_rec *r, uint32_t len, int32_t n,
     ft.ns += t0 > 0 && t1 > t0 ? (uint64_t)(t1 - t0) : 0;
 }
 
+void fx_frame_types_ends(const struct fx_sample_rec *r, uint32_t len, int32_t n,
+                         struct fx_frame_type *out, int32_t *ends)
+{
+    __typeof__(ft) kept = ft; /* the samples' figures stay theirs */
+    fx_frame_types_of(r, len, n, out, ends);
+    ft = kept;
+}
+
 void fx_frame_types_report(struct fx_profile *p)
 {
     const char *g = "Frame types";

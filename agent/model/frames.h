@@ -20,6 +20,10 @@ struct fx_frame_type {
  * match stopped. */
 void fx_frame_types_of(const struct fx_sample_rec *r, uint32_t len, int32_t n,
                        struct fx_frame_type *out, int32_t *ends);
+/* The same for an allocation sample's walk (alloc_native.c): the "Frame types" figures
+ * left as they were. */
+void fx_frame_types_ends(const struct fx_sample_rec *r, uint32_t len, int32_t n,
+                         struct fx_frame_type *out, int32_t *ends);
 /* Where the record's FX_BELOW part (its word count) begins, after the types part; 0 when it
  * holds none or it does not fit in len. */
 size_t fx_rec_below_at(const struct fx_sample_rec *r, size_t len);
@@ -60,6 +64,17 @@ void fx_native_below_read(const struct fx_sample_rec *r, uint32_t len, int32_t n
  * the mark of where the root walk stopped; then after each frame is pushed). */
 int fx_native_below_push(struct fx_profile *p, struct fx_below *b, int32_t n, int32_t at,
                          fx_stack_id *stack);
+/* Issue 32 item 6: an allocation sample's own walk (alloc_native.c), the return addresses pcs[0..n)
+ * leaf first from its callback: onto *stack, root first, the mark of `stop` when the walk ended
+ * short, then the frames rootward of the rootmost entry into HotSpot's allocation path
+ * (MemAllocator::allocate, InterpreterRuntime::, OptoRuntime::, Runtime1::, SharedRuntime::);
+ * *dropped: the frames leafward of it, that entry included; *found: whether there was one (none:
+ * every frame dropped, and a walk that ended without one is marked as such). */
+int fx_native_alloc_push(struct fx_profile *p, const uint64_t *pcs, uint32_t n, uint8_t stop,
+                         fx_stack_id *stack, uint32_t *dropped, bool *found);
+/* fx_native_below_push for an allocation sample: the same frames, the samples' tallies left. */
+int fx_native_alloc_below_push(struct fx_profile *p, struct fx_below *b, int32_t n, int32_t at,
+                               fx_stack_id *stack);
 /* meta.extra "Native stacks". */
 void fx_native_frames_report(struct fx_profile *p);
 /* A new recording: the walks' tallies start from zero (the symbol cache stays). */
@@ -67,6 +82,20 @@ void fx_native_frames_reset(void);
 /* Stopped: the symbol tables of the native libraries (libjvm's alone are several MiB) and the
  * address cache are freed; the next sample with native frames reads them again. */
 void fx_native_frames_idle(void);
+
+/* --- alloc_native.c: an allocation sample's native frames (issue 32 item 6) --- */
+
+struct fx_methods;
+#define FX_ALLOC_FRAMES_MAX 512 /* GetStackTrace's frames per allocation sample at most */
+/* Pushes onto *s (the root side: [truncated] or nothing) the stack of an allocation with
+ * GetStackTrace's n frames (leaf first) and its callback's walk (nwords words,
+ * fx_alloc_native_walk's layout), up to the allocated class, which the caller adds. FX_OK,
+ * FX_ENOMEM, FX_EFULL. */
+int fx_alloc_native_stack(struct fx_methods *m, JNIEnv *jni, struct fx_profile *p,
+                          const jvmtiFrameInfo *frames, int32_t n, const uint64_t *walk,
+                          uint32_t nwords, fx_stack_id *s);
+void fx_alloc_native_report(struct fx_profile *p, const char *g); /* into group g */
+void fx_alloc_native_new_recording(void);
 
 /* --- compile_tasks.c: the method a compiler thread compiles (issue 32, item 5) --- */
 

@@ -21,6 +21,7 @@
 struct slot {
     uint64_t addr; /* 0: empty (no code lives at address 0) */
     fx_frame_id frame;
+    bool alloc_entry; /* alloc_entry(its name) */
 };
 
 static const char *const stop_labels[FX_NSTOP_COUNT] = {
@@ -157,9 +158,26 @@ static int native_frame(struct fx_profile *p, const char *name, const char *lib,
     return fx_profile_frame(p, &fk, out);
 }
 
-/* Names addr (a leaf pc, or a return address less one) in the current text map. */
-static int resolve(struct fx_profile *p, uint64_t addr, fx_frame_id *out)
+/* Issue 32 item 6: HotSpot's entries into its allocation path (async-profiler's choice too),
+ * called from Java code (the interpreter's, C1's and C2's runtime calls), from a native method
+ * (MemAllocator::allocate, under jni_NewObject or JVM_Clone), or by the VM itself: an
+ * allocation sample's native frames above the rootmost of them are the sampling's machinery
+ * (the heap sampler, JVMTI's posting, the agent's callback), not the program's. */
+static bool alloc_entry(const char *name)
 {
+    static const char *const entries[] = {"MemAllocator::allocate", "InterpreterRuntime::",
+                                          "OptoRuntime::", "Runtime1::", "SharedRuntime::"};
+    for (size_t i = 0; i < sizeof(entries) / sizeof(entries[0]); i++)
+        if (strncmp(name, entries[i], strlen(entries[i])) == 0)
+            return true;
+    return false;
+}
+
+/* Names addr (a leaf pc, or a return address less one) in the current text map; *entry:
+ * whether it is an allocation entry (alloc_entry). */
+static int resolve(struct fx_profile *p, uint64_t addr, fx_frame_id *out, bool *entry)
+{
+    *entry = false;
     if (nf.sym == NULL && !nf.sym_failed && (nf.sym = fx_elfsym_new()) == NULL)
         nf.sym_failed = true;
     uint32_t ticket;
@@ -201,30 +219,39 @@ static int resolve(struct fx_profile *p, uint64_t addr, fx_frame_id *out)
         if (fx_profile_lib(p, &lib) != FX_OK)
             nf.lib_errors++;
     }
+    *entry = alloc_entry(name);
     int nrc = native_frame(p, name, f.lib, subcategory(f.lib, name), out);
     if (nrc == FX_OK) /* issue 32: a compiler's entry, under which its compile goes */
         fx_compile_tasks_note(p, name, *out);
     return nrc;
 }
 
-static int frame_of(struct fx_profile *p, uint64_t addr, fx_frame_id *out)
+static int frame_entry_of(struct fx_profile *p, uint64_t addr, fx_frame_id *out, bool *entry)
 {
+    *entry = false;
     if (addr == 0 || !cache_room(p))
         return addr == 0 ? native_frame(p, "[native: address 0]", NULL, FX_NATIVE_OTHER, out)
-                         : resolve(p, addr, out);
+                         : resolve(p, addr, out, entry);
     /* User-space addresses stay below 2^47: the category takes the key's top 16 bits. */
     uint64_t key = addr | (uint64_t)frame_cat << 56 | (uint64_t)frame_sub << 48;
     struct slot *s = find(key);
     if (s->addr == key) {
         *out = s->frame;
+        *entry = s->alloc_entry;
         return FX_OK;
     }
-    int rc = resolve(p, addr, out);
+    int rc = resolve(p, addr, out, entry);
     if (rc == FX_OK) {
-        *s = (struct slot){.addr = key, .frame = *out};
+        *s = (struct slot){.addr = key, .frame = *out, .alloc_entry = *entry};
         nf.used++;
     }
     return rc;
+}
+
+static int frame_of(struct fx_profile *p, uint64_t addr, fx_frame_id *out)
+{
+    bool entry;
+    return frame_entry_of(p, addr, out, &entry);
 }
 
 int fx_native_frames_push(struct fx_profile *p, const struct fx_sample_rec *r, uint32_t len,
@@ -347,6 +374,61 @@ int fx_native_below_push(struct fx_profile *p, struct fx_below *b, int32_t n, in
                 rc = fx_profile_stack(p, *stack, f, stack);
         }
     }
+    return rc;
+}
+
+/* Issue 32 item 6 (alloc_native.c): see frames.h. The machinery is found by name, each address
+ * named once (the cache keeps whether it is an entry). */
+int fx_native_alloc_push(struct fx_profile *p, const uint64_t *pcs, uint32_t n, uint8_t stop,
+                         fx_stack_id *stack, uint32_t *dropped, bool *found)
+{
+    frame_cat = frame_sub = 0;
+    *dropped = 0;
+    *found = false;
+    if (n > FX_NATIVE_MAX || stop >= FX_NSTOP_COUNT) {
+        nf.bad_records++;
+        return FX_OK;
+    }
+    fx_frame_id f[FX_NATIVE_MAX];
+    uint32_t cut = 0; /* frames [0, cut): the callback down to the rootmost entry */
+    int rc = FX_OK;
+    for (uint32_t i = 0; i < n && rc == FX_OK; i++) {
+        bool entry;
+        rc = frame_entry_of(p, pcs[i] - 1, &f[i], &entry); /* every one a return address */
+        cut = entry ? i + 1 : cut;
+    }
+    /* HotSpot's heap sampler runs only under MemAllocator::allocate: a walk without any entry
+     * gave the machinery alone (it stopped before one: its mark says what is not known below)
+     * or is wrong (it ended, at Java code or a first frame, without one: frames skipped) */
+    *found = cut > 0;
+    if (!*found)
+        cut = n;
+    *dropped = cut;
+    const char *gap = stop_frames[stop];
+    if (!*found && n > 0 && gap == NULL)
+        gap = "[native: walk ended without the allocation entry]";
+    if (rc == FX_OK && gap != NULL) {
+        fx_frame_id g;
+        rc = native_frame(p, gap, NULL, FX_NATIVE_OTHER, &g);
+        if (rc == FX_OK)
+            rc = fx_profile_stack(p, *stack, g, stack);
+    }
+    for (uint32_t i = n; i-- > cut && rc == FX_OK;)
+        rc = fx_profile_stack(p, *stack, f[i], stack);
+    return rc;
+}
+
+/* The cpu/wall samples' tallies ("Native stacks") stay theirs: an allocation's are its own. */
+int fx_native_alloc_below_push(struct fx_profile *p, struct fx_below *b, int32_t n, int32_t at,
+                               fx_stack_id *stack)
+{
+    uint64_t keep[5] = {nf.below, nf.below_mid, nf.below_frames, nf.below_unplaced, nf.with_frames};
+    uint64_t stops[FX_NSTOP_COUNT];
+    memcpy(stops, nf.below_stops, sizeof(stops));
+    int rc = fx_native_below_push(p, b, n, at, stack);
+    nf.below = keep[0], nf.below_mid = keep[1], nf.below_frames = keep[2];
+    nf.below_unplaced = keep[3], nf.with_frames = keep[4];
+    memcpy(nf.below_stops, stops, sizeof(stops));
     return rc;
 }
 

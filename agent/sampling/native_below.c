@@ -7,7 +7,8 @@
  * The walk alternates two walks, each proving its frames:
  *  - Java frames (recover_anchor.c, fx_recover_segment): from the interrupted registers when the
  *    pc is in Java code, else from the thread's frame anchor (the last Java frame HotSpot itself
- *    walks from), over compiled frames (their frame size) and interpreted frames (rbp) in the
+ *    walks from; past the runtime stub compiled code called into the VM through), over compiled
+ *    frames (their frame size) and interpreted frames (rbp) in the
  *    published code table, until HotSpot's call stub: the entry from C into Java
  *    (JavaCalls::call_helper calls it), whose return address, sp, and rbp as the Java frame above
  *    it saved it are known;
@@ -31,6 +32,7 @@
  * a native method's frame above that frame (stacks.c). */
 #include "native_walk.h"
 #include "recover_anchor.h"
+#include "recover_x86.h"
 
 /* Physical Java frames walked at most (the types of the first FX_TYPES_MAX are kept): a deeper
  * stack ends as FX_NSTOP_NO_ENTRY. */
@@ -55,6 +57,20 @@ static struct fx_regs top_sigsafe(const struct fx_thread *t, const ucontext_t *u
         memcpy(&top.fp, (const char *)t->env + fp_off, sizeof(top.fp));
         if (top.pc == 0 && top.sp >= t->stack_lo + 8 && top.sp <= t->stack_hi && !(top.sp & 7))
             memcpy(&top.pc, (const void *)(top.sp - 8), sizeof(top.pc));
+        /* issue 32 item 6: a thread in the VM from compiled code (an allocation, say) has its
+         * anchor in the runtime stub it called (OptoRuntime's, Runtime1's), whose frame is
+         * built by then: crossed by its frame size, as fx_recover_anchor crosses it, to the
+         * compiled caller (not a Java frame itself: no type word) */
+        const struct fx_code_range *r = fx_recover_find(tab, top.pc);
+        uintptr_t lo = t->stack_lo, hi = t->stack_hi, pc, fp;
+        if (r != NULL && r->kind == FX_BLOB_STUB && r->frame_words > 0 &&
+            !(r->flags & (FX_RANGE_INTERPRETER | FX_RANGE_CALL_STUB)) && top.sp > lo &&
+            top.sp < hi && (uintptr_t)r->frame_words <= (hi - top.sp) / 8) {
+            uintptr_t sender = top.sp + (uintptr_t)r->frame_words * 8;
+            if (fx_recover_stack_word(lo, hi, sender - 8, &pc) &&
+                fx_recover_stack_word(lo, hi, sender - 16, &fp))
+                top = (struct fx_regs){.pc = pc, .sp = sender, .fp = fp, .gpr = NULL};
+        }
     }
     return top;
 }

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* Private to the recovery rules (recover.c, recover_adapter.c): the bounded reads every rule
- * makes, and the decoder pieces the two files share. */
+ * makes (native_below.c's too), and the decoder pieces the two files share. */
 #ifndef FX_RECOVER_X86_H
 #define FX_RECOVER_X86_H
 

@@ -16,9 +16,14 @@
 #            call-back's C frames between JniBurn.upcall and JniBurn.javaBurn;
 #   debugframe (issue 32): libfxdebugframe.so's fxdf_level1;fxdf_level2;fxdf_level3, unwound by
 #            their .debug_frame CFI, under Java_fxagent_mixed_JniBurn_debugFrame;
+#   jnialloc, alloc-startup, jnialloc-off (issue 32 item 6): allocation samples' native frames:
+#            C code's NewByteArray and NewObject under their JNI method, the thread's start below,
+#            the VM's own allocations and its calls into ClassLoader.loadClass at start-up (every
+#            allocation sampled), none with cstack=no (alloc_native_check.py);
 # each JVM exits 0 without hs_err, fxcheck accepts each profile, profiler-cli loads one, and the
 # checks read mixed_stacks_check.py. Fails on a build without native frames (no such frame).
-# usage: mixed_stacks_test.sh JDK_HOME   (env: FXAGENT_MIXED_JAR, FXAGENT_MIXED_LIB and it_lib's)
+# usage: mixed_stacks_test.sh JDK_HOME   (env: FXAGENT_MIXED_JAR, FXAGENT_MIXED_LIB, FXPROF and
+#        it_lib's)
 set -euo pipefail
 source "$(dirname "$0")/it_lib.sh"
 it_init "it.mixed_stacks.jdk$(fx_jdk_major "$1")" "$1" FXAGENT_MIXED_JAR
@@ -26,12 +31,13 @@ it_init "it.mixed_stacks.jdk$(fx_jdk_major "$1")" "$1" FXAGENT_MIXED_JAR
 # shellcheck source=tests/it/profiler_cli.sh
 source "$IT_DIR/profiler_cli.sh"
 
-# mixed NAME WORKLOAD AGENT_OPTIONS: runs the workload for 3 s under the agent into NAME.json.gz.
+# mixed NAME WORKLOAD AGENT_OPTIONS [SECONDS [JVM_OPTION]]: runs the workload for SECONDS (3)
+# under the agent into NAME.json.gz.
 mixed() {
     local profile=$FXAGENT_RUN_DIR/$1.json.gz
-    it_run "$1" "$IT_JDK/bin/java" --enable-native-access=ALL-UNNAMED \
+    it_run "$1" "$IT_JDK/bin/java" --enable-native-access=ALL-UNNAMED ${5:+"$5"} \
         "-agentpath:$FXAGENT_LIB=mode=cpu,interval=10ms,quiet,file=$profile${3:+,$3}" \
-        -Dfxagent.mixed.lib="$FXAGENT_MIXED_LIB" -jar "$FXAGENT_MIXED_JAR" "$2" 3
+        -Dfxagent.mixed.lib="$FXAGENT_MIXED_LIB" -jar "$FXAGENT_MIXED_JAR" "$2" "${4:-3}"
     [[ $IT_RC -eq 0 ]] || it_fail "$1: java exited $IT_RC"
     it_no_hs_err
     [[ -s $profile ]] || it_fail "$1: no profile at $profile"
@@ -46,6 +52,10 @@ mixed jni-off jni cstack=no
 mixed deflate-dwarf deflate cstack=dwarf
 mixed deflate-fp deflate cstack=fp
 mixed deep-depth deepjni depth=50 # issue 32: depth= counts the native frames too
+# issue 32 item 6: native frames in allocation samples; every allocation at start-up
+mixed jnialloc jnialloc alloc=32k 2
+mixed alloc-startup jnialloc alloc=1 0.05 -XX:-UseTLAB
+mixed jnialloc-off jnialloc alloc=32k,cstack=no 1
 
 pcli_setup
 pcli_load "$FXAGENT_RUN_DIR/deflate.json.gz" || it_fail "profiler-cli could not load deflate.json.gz"
@@ -53,4 +63,9 @@ pcli_json pcli-threads.json thread list || it_fail "profiler-cli thread list fai
 
 python3 "$IT_DIR/mixed_stacks_check.py" --label "$IT_NAME" "$FXAGENT_RUN_DIR" ||
     it_fail "native frames missing or misplaced (see above)"
+# issue 32 item 6: fxprof summary's allocating method is the Java frame under the native ones
+"${FXPROF:?FXPROF is not set}" summary --json "$FXAGENT_RUN_DIR/jnialloc.json.gz" \
+    >"$FXAGENT_RUN_DIR/jnialloc-summary.json" || it_fail "fxprof summary failed on jnialloc"
+python3 "$IT_DIR/alloc_native_check.py" --label "$IT_NAME" "$FXAGENT_RUN_DIR" ||
+    it_fail "allocation samples' native frames missing or misplaced (see above)"
 echo "$IT_NAME: OK"

@@ -24,6 +24,10 @@ set(_fx_mx_lib "${CMAKE_BINARY_DIR}/java-test/libfxmixed.so (target fxmixed not 
 if(TARGET fxmixed)
   set(_fx_mx_lib $<TARGET_FILE:fxmixed>)
 endif()
+set(_fx_mx_prof "fxprof-not-built")
+if(TARGET fxprof)
+  set(_fx_mx_prof $<TARGET_FILE:fxprof>)
+endif()
 set(_fx_mx_env
     FXAGENT_MIXED_JAR=${CMAKE_BINARY_DIR}/java-test/fxagent-mixed.jar
     FXAGENT_MIXED_LIB=${_fx_mx_lib})
@@ -32,7 +36,8 @@ foreach(_major IN LISTS FX_JDK_MAJORS)
   fx_it_test(it.mixed_workloads.jdk${_major} mixed_workloads_test.sh ARGS ${FX_JDK_HOME_${_major}}
              LABELS it mixed jdk${_major} TIMEOUT 120 ENV ${_fx_mx_env})
   fx_it_test(it.mixed_stacks.jdk${_major} mixed_stacks_test.sh ARGS ${FX_JDK_HOME_${_major}}
-             LABELS it mixed jdk${_major} TIMEOUT 240 ENV ${FX_IT_ENV} ${_fx_mx_env})
+             LABELS it mixed jdk${_major} TIMEOUT 240
+             ENV ${FX_IT_ENV} ${_fx_mx_env} FXPROF=${_fx_mx_prof})
   fx_it_test(it.vm_threads.jdk${_major} vm_threads_test.sh ARGS ${FX_JDK_HOME_${_major}}
              LABELS it mixed jdk${_major} TIMEOUT 300 ENV ${FX_IT_ENV} ${_fx_mx_env})
   fx_it_test(it.kernel_stacks.jdk${_major} kernel_stacks_test.sh ARGS ${FX_JDK_HOME_${_major}}

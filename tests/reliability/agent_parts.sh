@@ -11,7 +11,7 @@
 set -uo pipefail
 root=$(cd "$1" && pwd) || exit 1
 cd "$root/agent" || exit 1
-declare -A public=([base.h]=base [sample.h]=sampling [sampling.h]=sampling [fx_recover.h]=sampling [compile_task.h]=sampling [receiver.h]=sampling
+declare -A public=([base.h]=base [sample.h]=sampling [sampling.h]=sampling [fx_recover.h]=sampling [compile_task.h]=sampling [receiver.h]=sampling [alloc_walk.h]=sampling
                    [model.h]=model [output.h]=output [validate.h]=validate [control.h]=control)
 declare -A below=([base]="" [sampling]="base" [model]="sampling base" [validate]="sampling base"
                   [output]="model sampling base" [control]="output validate model sampling base")

@@ -19,6 +19,8 @@ JNIEXPORT jlong JNICALL Java_fxagent_mixed_JniBurn_calls(JNIEnv *env, jclass cls
 __attribute__((visibility("default"))) uint64_t fxmixed_burn_cpu(int millis);
 JNIEXPORT jlong JNICALL Java_fxagent_mixed_JniBurn_upcall(JNIEnv *env, jclass cls, jint times);
 __attribute__((visibility("default"))) jlong fxmixed_call_java(JNIEnv *env, jclass cls, jint times);
+JNIEXPORT jlong JNICALL Java_fxagent_mixed_JniAlloc_allocate(JNIEnv *env, jclass cls, jint count);
+__attribute__((visibility("default"))) jlong fxmixed_alloc_objects(JNIEnv *env, jint count);
 JNIEXPORT jboolean JNICALL Java_fxagent_mixed_CThread_start(JNIEnv *env, jclass cls);
 JNIEXPORT jlong JNICALL Java_fxagent_mixed_CThread_join(JNIEnv *env, jclass cls);
 __attribute__((visibility("default"))) void *fxmixed_cthread_main(void *arg);
@@ -85,6 +87,36 @@ __attribute__((noinline, visibility("default"))) jlong fxmixed_call_java(JNIEnv 
 JNIEXPORT jlong JNICALL Java_fxagent_mixed_JniBurn_upcall(JNIEnv *env, jclass cls, jint times)
 {
     return fxmixed_call_java(env, cls, times) ^ 1;
+}
+
+/* Issue 32 item 6: Java objects made by C code, `count` byte[256] (NewByteArray) and `count`
+ * StringBuilders (NewObject: its constructor, Java called back from here, allocates a byte[]
+ * itself). Not inlined: its frame is the one an allocation profile names. */
+__attribute__((noinline, visibility("default"))) jlong fxmixed_alloc_objects(JNIEnv *env,
+                                                                             jint count)
+{
+    jclass sb = (*env)->FindClass(env, "java/lang/StringBuilder");
+    jmethodID init = sb != NULL ? (*env)->GetMethodID(env, sb, "<init>", "()V") : NULL;
+    if (init == NULL)
+        return -1;
+    jlong sum = 0;
+    for (jint i = 0; i < count && !(*env)->ExceptionCheck(env); i++) {
+        jbyteArray b = (*env)->NewByteArray(env, 256);
+        jobject o = (*env)->NewObject(env, sb, init);
+        sum += b != NULL ? (*env)->GetArrayLength(env, b) : 0;
+        sum += o != NULL;
+        (*env)->DeleteLocalRef(env, b);
+        (*env)->DeleteLocalRef(env, o);
+    }
+    (*env)->DeleteLocalRef(env, sb);
+    calls++;
+    return sum;
+}
+
+JNIEXPORT jlong JNICALL Java_fxagent_mixed_JniAlloc_allocate(JNIEnv *env, jclass cls, jint count)
+{
+    (void)cls;
+    return fxmixed_alloc_objects(env, count) ^ 1;
 }
 
 static pthread_t burner;

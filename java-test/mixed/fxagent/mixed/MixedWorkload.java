@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // The mixed-mode workloads of issue 16, one per run:
-//   java [-Dfxagent.mixed.lib=LIB] -jar fxagent-mixed.jar jni|upcall|debugframe|deepjni|deflate|devnull|gc|jit|cthread|wait SECONDS
+//   java [-Dfxagent.mixed.lib=LIB] -jar fxagent-mixed.jar jni|jnialloc|upcall|debugframe|deepjni|deflate|devnull|gc|jit|cthread|wait SECONDS
 // Prints one line saying what ran (the smoke test and, later, the profile tests read it).
 package fxagent.mixed;
 
@@ -9,7 +9,7 @@ public final class MixedWorkload {
 
     public static void main(String[] args) throws Exception {
         if (args.length != 2) {
-            System.err.println("usage: MixedWorkload jni|upcall|debugframe|deepjni|deflate|devnull|gc|jit|cthread|wait SECONDS");
+            System.err.println("usage: MixedWorkload jni|jnialloc|upcall|debugframe|deepjni|deflate|devnull|gc|jit|cthread|wait SECONDS");
             System.exit(2);
         }
         long until = System.nanoTime() + (long) (Double.parseDouble(args[1]) * 1e9);
@@ -20,6 +20,9 @@ public final class MixedWorkload {
                 break;
             case "debugframe": // C code with .debug_frame only (issue 32)
                 line = JniBurn.runDebugFrame(until);
+                break;
+            case "jnialloc": // Java objects allocated by C code (issue 32 item 6)
+                line = JniAlloc.run(until);
                 break;
             case "upcall": // Java -> C -> Java (issue 32)
                 line = JniBurn.runUpcall(until);
@@ -47,7 +50,7 @@ public final class MixedWorkload {
                 break;
             default:
                 System.err.println("MixedWorkload: unknown workload '" + args[0]
-                        + "' (use jni, upcall, debugframe, deepjni, deflate, devnull, gc, jit, cthread or wait)");
+                        + "' (use jni, jnialloc, upcall, debugframe, deepjni, deflate, devnull, gc, jit, cthread or wait)");
                 System.exit(2);
                 return;
         }
