@@ -149,6 +149,7 @@ def fx_figures(profile, work):
     with open(profile + ".stats.json", encoding="utf-8") as f:
         s = json.load(f)
     return {"samples": s["samples"], "no_stack_pct": s["no_stack_pct"],
+            "failure_pct": s["failure_frame_pct"],
             "by_kind": s["no_stack_by_kind_pct"], "caller_pct": s.get("caller_pct", 0.0),
             "stub_leaf_pct": s["stub_leaf_pct"],
             "recovered_pct": s["recovered_pct"], "recovered_tops": s["recovered_tops"],
@@ -182,7 +183,7 @@ def ap_figures(collapsed, work):
             if names and names[-1].endswith(" stub"):
                 stub += c
     pct = (lambda v: round(100.0 * v / n, 2) if n else 0.0)
-    return {"samples": n, "no_stack_pct": pct(n - named),
+    return {"samples": n, "no_stack_pct": pct(n - named), "failure_pct": pct(n - named),
             "by_kind": {k: pct(v) for k, v in sorted(kinds.items(), key=lambda kv: -kv[1])},
             "caller_pct": pct(has_caller), "stub_leaf_pct": pct(stub)}
 
@@ -222,8 +223,9 @@ def med(vals):
 
 def report(rows, labels, out):
     lines = ["| JDK | workload | profiler | runs | samples | no stack % | by kind (medians, %) "
-             "| caller on stack % | stub leaf % | recovered % | handler mean CPU ns/signal |",
-             "| --- | --- | --- | ---: | ---: | ---: | --- | ---: | ---: | ---: | ---: |"]
+             "| caller on stack % | stub leaf % | recovered % | handler mean CPU ns/signal "
+             "| any failure frame % |",
+             "| --- | --- | --- | ---: | ---: | ---: | --- | ---: | ---: | ---: | ---: | ---: |"]
     keys = sorted({(r["jdk"], r["work"]) for r in rows}, key=lambda k: (k[0], k[1] != "mega"))
     for jdk, work in keys:
         for label in labels:
@@ -233,7 +235,7 @@ def report(rows, labels, out):
                        (jdk, work, label) and "error" in r)
             if not rs:
                 if errs:
-                    lines.append(f"| {jdk} | {work} | {label} | 0 ({errs} failed) | | | | | | | |")
+                    lines.append(f"| {jdk} | {work} | {label} | 0 ({errs} failed) | | | | | | | | |")
                 continue
             kinds = sorted({k for r in rs for k in r["by_kind"]})
             by = "; ".join(f"{k} {statistics.median(r['by_kind'].get(k, 0.0) for r in rs):.1f}"
@@ -246,7 +248,8 @@ def report(rows, labels, out):
                 f"{med([r['caller_pct'] for r in rs])} | "
                 f"{med([r.get('stub_leaf_pct') for r in rs])} | "
                 f"{med([r['recovered_pct'] for r in rs]) if fx else '–'} | "
-                f"{med([r['handler_mean_ns'] for r in rs]) if fx else '–'} |")
+                f"{med([r['handler_mean_ns'] for r in rs]) if fx else '–'} | "
+                f"{med([r.get('failure_pct') for r in rs])} |")
     text = "\n".join(lines) + "\n"
     with open(os.path.join(out, "report.md"), "w", encoding="utf-8") as f:
         f.write(text)
@@ -319,7 +322,7 @@ def main():
                 rows.append(row)
                 f.write(json.dumps(row) + "\n")
                 f.flush()
-                brief = {k: row.get(k) for k in ("samples", "no_stack_pct", "caller_pct",
+                brief = {k: row.get(k) for k in ("samples", "no_stack_pct", "failure_pct", "caller_pct",
                                                  "recovered_pct", "elapsed_s", "error")}
                 print(f"stack_coverage: round {rnd} JDK {jdk['major']} {work} {prof['label']}: "
                       f"{json.dumps(brief)[:300]}", file=sys.stderr)

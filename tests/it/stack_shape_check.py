@@ -65,6 +65,8 @@ MIN_SAMPLES = 200
 MAX_NO_ENTRY_PCT = 3.0
 NO_ENTRY = "[native: walk stopped (Java frames not walked to the call stub)]"
 THREAD_ROOTS = ("__clone3", "clone3", "start_thread")
+# The other failure pseudo-frames: where a native walk or the anchor walk stopped (issue 30, 32).
+WALK_STOP = re.compile(r"^\[(native: )?walk stopped")
 CALLER = r"(^|\.)fxagent\.stacks\.Mega\.loop(\(|$)"
 IMPLS = re.compile(r"(^|\.)fxagent\.stacks\.Mega\$(Circle|Square|Rect|Triangle|Ellipse|Hexagon"
                    r"|Rhombus|Trapezoid|Polygon)\.(area|perim)(\(|$)")
@@ -105,7 +107,7 @@ def extra_int(doc, label):
 def stats(prof, thread, caller_re):
     """Figures of one thread: totals, failures by kind, caller presence, leaf classes."""
     caller = re.compile(caller_re) if caller_re else None
-    r = {"samples": 0, "no_stack": Counter(), "caller": 0, "recovered": 0, "stub_leaf": 0,
+    r = {"samples": 0, "no_stack": Counter(), "failure_frame": 0, "caller": 0, "recovered": 0, "stub_leaf": 0,
          "recovered_tops": Counter(), "leaf_bad": Counter(), "leaf_kinds": Counter()}
     for path, w in samples(prof, thread):
         r["samples"] += w
@@ -113,6 +115,8 @@ def stats(prof, thread, caller_re):
                     None) if path else "[no stack index]"
         if fail:
             r["no_stack"][fail] += w
+        if fail or any(WALK_STOP.match(prof.name[f]) for f in path):
+            r["failure_frame"] += w
         elif not prof.is_js[path[-1]] and "stub" in prof.name[path[-1]].lower():
             r["stub_leaf"] += w
         if any(is_recovered(prof, f) for f in path):
@@ -176,6 +180,7 @@ def summary(r):
     n = r["samples"]
     ns = sum(r["no_stack"].values())
     out = {"samples": n, "no_stack": ns, "no_stack_pct": round(pct(ns, n), 2),
+           "failure_frame_pct": round(pct(r["failure_frame"], n), 2),
            "no_stack_by_kind_pct": {k: round(pct(v, n), 2) for k, v in r["no_stack"].most_common()},
            "stub_leaf_pct": round(pct(r["stub_leaf"], n), 2),
            "recovered": r["recovered"], "recovered_pct": round(pct(r["recovered"], n), 2),
