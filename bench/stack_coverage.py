@@ -13,6 +13,10 @@ Workloads, per JDK:
          and java/util/** without java/util/jar (about 600 files, 10 s on the machine of
          docs/BENCHMARKS.md), with --patch-module java.base=<those sources>; thread "main",
          caller com.sun.tools.javac.main.Main.compile
+  scalac Debian's scala package (/usr/share/scala-2.11, or --scala-home) compiling sources
+         generated here (SCALAC_FILES files of case classes, pattern matches, implicits, for
+         comprehensions and collection folds), on that JDK's java; thread "main", caller
+         scala.tools.nsc.Global$Run.compile
 Profilers: every --build LABEL=DIR (DIR/agent/libfxagent.so, mode=cpu interval=10ms), and
 async-profiler (--async-profiler HOME: lib/libasyncProfiler.so, event=cpu interval=10ms, collapsed
 output with thread names) when given. Runs are interleaved: each round runs every JDK x workload x
@@ -35,7 +39,10 @@ WORKLOADS = {
     "mega": {"thread": "mega", "caller": r"(^|\.)fxagent\.stacks\.Mega\.loop(\(|$)"},
     "javac": {"thread": "main",
               "caller": r"(^|\.)com\.sun\.tools\.javac\.main\.Main\.compile(\(|$)"},
+    "scalac": {"thread": "main", "caller": r"(^|\.)scala\.tools\.nsc\.Global\$Run\.compile"},
 }
+SCALAC_FILES = 60
+SCALA_JARS = ("scala-compiler.jar", "scala-library.jar", "scala-reflect.jar")
 # async-profiler's frames for a sample without a (complete) Java stack.
 AP_FAILURES = re.compile(r"^\[(unknown|unknown_Java|not_walkable_Java|not_walkable_native|"
                          r"no_Java_frame|deoptimization|thread_exit|gc_active|safepoint|"
@@ -72,6 +79,39 @@ def prepare_javac(out, major, zpath):
     return os.path.join(d, "java.base"), listing, n
 
 
+def scala_source(i):
+    """One generated Scala file: enough of the language that the compiler's phases all work."""
+    return "\n".join([
+        f"package gen{i % 8}",
+        f"sealed trait Shape{i} {{ def area: Double }}",
+        f"case class Circle{i}(r: Double) extends Shape{i} {{ def area = math.Pi * r * r }}",
+        f"case class Rect{i}(w: Double, h: Double) extends Shape{i} {{ def area = w * h }}",
+        f"object Ops{i} {{",
+        f"  implicit class Rich{i}(val s: String) extends AnyVal {{ def twice: String = s + s }}",
+        f"  def total(xs: List[Shape{i}]): Double = xs.map {{ case Circle{i}(r) => r; "
+        f"case Rect{i}(w, h) => w + h }}.sum",
+        "  def grouped[A](xs: Seq[A])(implicit o: Ordering[A]): Map[Boolean, Seq[A]] =",
+        "    xs.sorted.groupBy(x => o.compare(x, xs.head) > 0)",
+        f"  def fold(n: Int): Int = (1 to n).foldLeft(0)((a, b) => a + b * {i})",
+        f"  def opt(x: Option[Int]): Int = x match {{ case Some(v) if v > {i} => v; "
+        "case Some(v) => -v; case None => 0 }",
+        "  def pairs = for { a <- List(1, 2, 3); b <- Vector(a, a * 2) if b % 2 == 0 } "
+        "yield (a, b.toString)",
+        "  def use = \"x\".twice.length + fold(10) + opt(Some(3)) + pairs.size + "
+        f"total(List(Circle{i}(1), Rect{i}(2, 3))).toInt",
+        "}", ""])
+
+
+def prepare_scalac(out):
+    d = os.path.join(out, "scalac-src")
+    if not os.path.isdir(d):
+        os.makedirs(d)
+        for i in range(SCALAC_FILES):
+            with open(os.path.join(d, f"Gen{i}.scala"), "w", encoding="utf-8") as f:
+                f.write(scala_source(i))
+    return sorted(os.path.join(d, n) for n in os.listdir(d))
+
+
 def prepare_mega(out, major, home):
     classes = os.path.join(out, f"mega-classes-{major}")
     if not os.path.isdir(classes):
@@ -86,9 +126,14 @@ def command(work, jdk, prof_opt, args, seconds):
     if work == "mega":
         return [os.path.join(home, "bin", "java"), prof_opt, "-cp", jdk["mega"],
                 "fxagent.stacks.Mega", str(seconds)]
-    dest = os.path.join(args.out, "javac-out")
+    dest = os.path.join(args.out, f"{work}-out")
     shutil.rmtree(dest, ignore_errors=True)
     os.makedirs(dest)
+    if work == "scalac":
+        cp = ":".join(os.path.join(args.scala_home, "lib", j) for j in SCALA_JARS)
+        return ([os.path.join(home, "bin", "java"), prof_opt, "-Xss8m", "-cp", cp,
+                 "-Dscala.usejavacp=true", "scala.tools.nsc.Main", "-nowarn", "-d", dest] +
+                jdk["scala_files"])
     return [os.path.join(home, "bin", "javac"), "-J" + prof_opt, "--patch-module",
             f"java.base={jdk['patch']}", "-d", dest, "-nowarn", "-Xlint:none", "-proc:none",
             "-implicit:none", "-XDignore.symbol.file", "@" + jdk["files"]]
@@ -104,6 +149,7 @@ def fx_figures(profile, work):
     with open(profile + ".stats.json", encoding="utf-8") as f:
         s = json.load(f)
     return {"samples": s["samples"], "no_stack_pct": s["no_stack_pct"],
+            "failure_pct": s["failure_frame_pct"],
             "by_kind": s["no_stack_by_kind_pct"], "caller_pct": s.get("caller_pct", 0.0),
             "stub_leaf_pct": s["stub_leaf_pct"],
             "recovered_pct": s["recovered_pct"], "recovered_tops": s["recovered_tops"],
@@ -137,7 +183,7 @@ def ap_figures(collapsed, work):
             if names and names[-1].endswith(" stub"):
                 stub += c
     pct = (lambda v: round(100.0 * v / n, 2) if n else 0.0)
-    return {"samples": n, "no_stack_pct": pct(n - named),
+    return {"samples": n, "no_stack_pct": pct(n - named), "failure_pct": pct(n - named),
             "by_kind": {k: pct(v) for k, v in sorted(kinds.items(), key=lambda kv: -kv[1])},
             "caller_pct": pct(has_caller), "stub_leaf_pct": pct(stub)}
 
@@ -177,8 +223,9 @@ def med(vals):
 
 def report(rows, labels, out):
     lines = ["| JDK | workload | profiler | runs | samples | no stack % | by kind (medians, %) "
-             "| caller on stack % | stub leaf % | recovered % | handler mean CPU ns/signal |",
-             "| --- | --- | --- | ---: | ---: | ---: | --- | ---: | ---: | ---: | ---: |"]
+             "| caller on stack % | stub leaf % | recovered % | handler mean CPU ns/signal "
+             "| any failure frame % |",
+             "| --- | --- | --- | ---: | ---: | ---: | --- | ---: | ---: | ---: | ---: | ---: |"]
     keys = sorted({(r["jdk"], r["work"]) for r in rows}, key=lambda k: (k[0], k[1] != "mega"))
     for jdk, work in keys:
         for label in labels:
@@ -188,7 +235,7 @@ def report(rows, labels, out):
                        (jdk, work, label) and "error" in r)
             if not rs:
                 if errs:
-                    lines.append(f"| {jdk} | {work} | {label} | 0 ({errs} failed) | | | | | | | |")
+                    lines.append(f"| {jdk} | {work} | {label} | 0 ({errs} failed) | | | | | | | | |")
                 continue
             kinds = sorted({k for r in rs for k in r["by_kind"]})
             by = "; ".join(f"{k} {statistics.median(r['by_kind'].get(k, 0.0) for r in rs):.1f}"
@@ -201,7 +248,8 @@ def report(rows, labels, out):
                 f"{med([r['caller_pct'] for r in rs])} | "
                 f"{med([r.get('stub_leaf_pct') for r in rs])} | "
                 f"{med([r['recovered_pct'] for r in rs]) if fx else '–'} | "
-                f"{med([r['handler_mean_ns'] for r in rs]) if fx else '–'} |")
+                f"{med([r['handler_mean_ns'] for r in rs]) if fx else '–'} | "
+                f"{med([r.get('failure_pct') for r in rs])} |")
     text = "\n".join(lines) + "\n"
     with open(os.path.join(out, "report.md"), "w", encoding="utf-8") as f:
         f.write(text)
@@ -215,6 +263,8 @@ def main():
     ap.add_argument("--build", action="append", default=[], help="LABEL=BUILD_DIR")
     ap.add_argument("--async-profiler", default=None, help="async-profiler's home")
     ap.add_argument("--src-zip", action="append", default=[], help="MAJOR=PATH of src.zip")
+    ap.add_argument("--scala-home", default="/usr/share/scala-2.11",
+                    help="scalac workload: Debian's scala package's home")
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--seconds", type=float, default=8.0, help="mega: CPU seconds per run")
     ap.add_argument("--workloads", default="mega,javac")
@@ -259,6 +309,8 @@ def main():
             jdk["patch"], jdk["files"], n = prepare_javac(args.out, major, z)
             print(f"stack_coverage: JDK {major}: javac compiles {n} java.base sources of {z}",
                   file=sys.stderr)
+        if "scalac" in works:
+            jdk["scala_files"] = prepare_scalac(args.out)
         jdks.append(jdk)
     combos = [(j, w, p) for j in jdks for w in works for p in profs]
     rows = []
@@ -270,7 +322,7 @@ def main():
                 rows.append(row)
                 f.write(json.dumps(row) + "\n")
                 f.flush()
-                brief = {k: row.get(k) for k in ("samples", "no_stack_pct", "caller_pct",
+                brief = {k: row.get(k) for k in ("samples", "no_stack_pct", "failure_pct", "caller_pct",
                                                  "recovered_pct", "elapsed_s", "error")}
                 print(f"stack_coverage: round {rnd} JDK {jdk['major']} {work} {prof['label']}: "
                       f"{json.dumps(brief)[:300]}", file=sys.stderr)

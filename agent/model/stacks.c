@@ -331,7 +331,7 @@ static void report_recovery(struct fx_profile *p, const struct fx_recovery_count
         tried += c->recovered[i];
     for (int i = 1; i < FX_REC_FAILS; i++)
         tried += c->failed[i];
-    fx_profile_extra_detail(p, g, "handler: attempts (ASGCT -3/-5/-6)", (int64_t)tried);
+    fx_profile_extra_detail(p, g, "handler: attempts (ASGCT -3/-4/-5/-6)", (int64_t)tried);
     uint64_t ok = 0;
     for (int i = 1; i < FX_REC_CASES; i++)
         ok += c->recovered[i];

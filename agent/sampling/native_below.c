@@ -41,7 +41,7 @@
 #if defined(__x86_64__)
 /* Signal-safe: the top of the walk (see the file comment). */
 static struct fx_regs top_sigsafe(const struct fx_thread *t, const ucontext_t *uc,
-                                  const struct fx_code_table *tab)
+                                  const struct fx_code_table *tab, bool *from_anchor)
 {
     struct fx_regs top = {.pc = (uintptr_t)uc->uc_mcontext.gregs[REG_RIP],
                           .sp = (uintptr_t)uc->uc_mcontext.gregs[REG_RSP],
@@ -50,11 +50,13 @@ static struct fx_regs top_sigsafe(const struct fx_thread *t, const ucontext_t *u
     long sp_off = __atomic_load_n(&fx_sig.anchor_sp_off, __ATOMIC_RELAXED);
     long pc_off = __atomic_load_n(&fx_sig.anchor_pc_off, __ATOMIC_RELAXED);
     long fp_off = __atomic_load_n(&fx_sig.anchor_fp_off, __ATOMIC_RELAXED);
+    *from_anchor = false;
     if (fx_recover_find(tab, top.pc) == NULL && t->env != NULL && sp_off != 0 && pc_off != 0 &&
         fp_off != 0) {
         memcpy(&top.sp, (const char *)t->env + sp_off, sizeof(top.sp));
         memcpy(&top.pc, (const char *)t->env + pc_off, sizeof(top.pc));
         memcpy(&top.fp, (const char *)t->env + fp_off, sizeof(top.fp));
+        *from_anchor = true;
         if (top.pc == 0 && top.sp >= t->stack_lo + 8 && top.sp <= t->stack_hi && !(top.sp & 7))
             memcpy(&top.pc, (const void *)(top.sp - 8), sizeof(top.pc));
         /* issue 32 item 6: a thread in the VM from compiled code (an allocation, say) has its
@@ -74,6 +76,52 @@ static struct fx_regs top_sigsafe(const struct fx_thread *t, const ucontext_t *u
     }
     return top;
 }
+
+/* Signal-safe: the top of the walk when its frame is not one fx_recover_segment proves (issue
+ * 32: the "Java frames not walked to the call stub" roots), moved to the frame below it by a
+ * rule that proves the registers there (a return address, its sp and rbp); *typed false when
+ * the Java frames' type words cannot be lined up with AsyncGetCallTrace's frames. The rules:
+ *  - a stub with a frame size at the thread's last Java frame (from_anchor): a RuntimeStub (C2's
+ *    allocation and runtime calls, the safepoint and deoptimization blobs) or a Runtime1 stub
+ *    sets the anchor once its frame is built, and HotSpot walks it by its frame size
+ *    (frame::sender_for_compiled_frame: return address at sender_sp[-1], rbp at [-2]), as
+ *    fx_recover_anchor does; not a Java frame, so the types stay in line;
+ *  - an arraycopy stub: recover_stub.c's rbp-frame rule (docs/VALIDATION.md 8.5d); types too;
+ *  - an nmethod's prologue, epilogue or inline cache check: recover.c's rules (8.3-8.5) give
+ *    the caller's registers; whether AsyncGetCallTrace named the method on top is not certain
+ *    there, so the sample has no type words (the frames below the call stub are the same).
+ * false: none applies, the walk starts at the top as before. */
+static bool top_step_sigsafe(const struct fx_code_table *tab, long cid_off, bool from_anchor,
+                             uintptr_t lo, uintptr_t hi, struct fx_regs *at, bool *typed)
+{
+    const struct fx_code_range *r = fx_recover_find(tab, at->pc);
+    struct fx_regs next = {0, 0, 0, NULL};
+    if (r == NULL || hi <= lo || at->sp < lo || at->sp >= hi)
+        return false;
+    if (r->kind == FX_BLOB_STUB && from_anchor && r->frame_words > 0 &&
+        !(r->flags & (FX_RANGE_INTERPRETER | FX_RANGE_CALL_STUB))) {
+        if ((uintptr_t)r->frame_words > (hi - at->sp) / 8)
+            return false;
+        next.sp = at->sp + (uintptr_t)r->frame_words * 8;
+        if (!fx_recover_stack_word(lo, hi, next.sp - 8, &next.pc) ||
+            !fx_recover_stack_word(lo, hi, next.sp - 16, &next.fp))
+            return false;
+    } else if (r->kind == FX_BLOB_STUB && r->arraycopy) {
+        if (fx_recover_caller(r, at, lo, hi, false, &next) != FX_REC_STUB_FRAME)
+            return false;
+    } else if (r->kind == FX_BLOB_NMETHOD) {
+        int rc = fx_recover_caller(r, at, lo, hi, fx_recover_blob_current(r, cid_off), &next);
+        if (rc != FX_REC_PROLOGUE && rc != FX_REC_EPILOGUE && rc != FX_REC_ICCHECK)
+            return false;
+        *typed = false;
+    } else {
+        return false;
+    }
+    if (next.sp <= at->sp || next.sp >= hi)
+        return false;
+    *at = next;
+    return true;
+}
 #endif
 
 uint32_t fx_native_below_sigsafe(const struct fx_thread *t, const void *ucontext, uint64_t *types,
@@ -87,13 +135,16 @@ uint32_t fx_native_below_sigsafe(const struct fx_thread *t, const void *ucontext
     __atomic_add_fetch(&fx_sig.code_readers, 1, __ATOMIC_SEQ_CST);
     const struct fx_code_table *tab = __atomic_load_n(&fx_sig.code_table, __ATOMIC_SEQ_CST);
     long cid_off = __atomic_load_n(&fx_sig.compile_id_off, __ATOMIC_RELAXED);
-    struct fx_regs at = top_sigsafe(t, ucontext, tab);
+    bool from_anchor, typed = true;
+    struct fx_regs at = top_sigsafe(t, ucontext, tab, &from_anchor);
+    bool stepped =
+            top_step_sigsafe(tab, cid_off, from_anchor, t->stack_lo, t->stack_hi, &at, &typed);
     uint32_t nt = 0, nw = 0, pcs = 0; /* nt: physical Java frames walked, the first typed */
     for (uint32_t seg = 0;; seg++) {
         struct fx_regs end;
-        uint32_t room = nt < FX_TYPES_MAX ? FX_TYPES_MAX - nt : 0;
+        uint32_t room = typed && nt < FX_TYPES_MAX ? FX_TYPES_MAX - nt : 0;
         uint32_t k = fx_recover_segment(
-                tab, cid_off, &at, seg > 0, t->stack_lo, t->stack_hi,
+                tab, cid_off, &at, seg > 0 || stepped, t->stack_lo, t->stack_hi,
                 types + (nt < FX_TYPES_MAX ? nt : 0), room,
                 walk && nt < FX_JAVA_WALK_MAX ? FX_JAVA_WALK_MAX - nt : room, &end);
         nt += k;
@@ -118,7 +169,7 @@ uint32_t fx_native_below_sigsafe(const struct fx_thread *t, const void *ucontext
     }
     __atomic_sub_fetch(&fx_sig.code_readers, 1, __ATOMIC_SEQ_CST);
     *n_below = nw;
-    return nt < FX_TYPES_MAX ? nt : FX_TYPES_MAX;
+    return !typed ? 0 : nt < FX_TYPES_MAX ? nt : FX_TYPES_MAX;
 #else
     (void)t, (void)ucontext, (void)types, (void)below, (void)cap;
     return 0;

@@ -253,7 +253,11 @@ static uint8_t recover_any_sigsafe(struct fx_thread *t, void *ucontext, fx_asgct
     int rc;
     if (ucontext == NULL || depth == 0)
         return 0;
-    if (trace->num_frames == FX_ASGCT_UNKNOWN_NOT_JAVA)
+    /* -4 too (issue 32): the anchor walkable, but ASGCT found no Java frame from it: its
+     * first frame is a Runtime1 stub, made frame_never_safe, so frame::safe_for_sender refuses
+     * it; the anchor walk crosses it by its frame size, as HotSpot's own walks do */
+    if (trace->num_frames == FX_ASGCT_UNKNOWN_NOT_JAVA ||
+        trace->num_frames == FX_ASGCT_NOT_WALKABLE_NOT_JAVA)
         rc = anchor_sigsafe(t, trace, depth, &blob, stop);
     else if (trace->num_frames == FX_ASGCT_UNKNOWN_JAVA ||
              trace->num_frames == FX_ASGCT_NOT_WALKABLE_JAVA)

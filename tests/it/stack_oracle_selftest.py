@@ -24,8 +24,11 @@ CATS = [
         "Other", "Safepoint", "Class loading", "Stub", "Recovered stub", "Receiver class"]},
 ]
 # name -> (isJS, category, subcategory)
+NO_ENTRY = "[native: walk stopped (Java frames not walked to the call stub)]"
 KIND = {"[AGCT: unknown Java]": (False, 0, 0), "itable stub": (False, 2, 6),
-        "[idle]": (False, 1, 0)}
+        "[idle]": (False, 1, 0), "__clone3": (False, 0, 0), "start_thread": (False, 0, 0),
+        "thread_native_entry(Thread*)": (False, 0, 0), "main": (False, 0, 0),
+        "JavaCalls::call_helper(JavaValue*)": (False, 0, 0), NO_ENTRY: (False, 0, 0)}
 # issue 32 item 3: receiver classes under a dispatch stub
 KIND.update({M + "$" + c: (False, 3, 5) for c in ("Circle", "Square", "Rect", "Hexagon")})
 KIND["java.lang.Integer"] = (False, 3, 5)
@@ -94,6 +97,9 @@ def profile(samples, counter=None, named=None):
 BASE = [("java.lang.Thread.run", 833), (M + ".lambda$main$0", 314), (M + ".work", 289)]
 AREA = BASE + [(M + ".loop", 277)]
 PERIM = BASE + [(M + ".loop", 278)]
+# the native frames below the Java ones, down to the thread's start (issue 32)
+ROOT = [("__clone3", None), ("start_thread", None), ("thread_native_entry(Thread*)", None),
+        ("JavaCalls::call_helper(JavaValue*)", None)]
 GOOD = [(100, AREA + [(M + "$Polygon.area", 203)]),
         (50, PERIM + [(M + "$Polygon.perim", 212)]),
         (30, AREA + [("itable stub", None), (M + "$Circle", None)]),
@@ -102,7 +108,7 @@ GOOD = [(100, AREA + [(M + "$Polygon.area", 203)]),
         (15, AREA + [("itable stub", None), (M + "$Hexagon", None)]),
         (5, AREA + [("itable stub", None)]),
         (20, PERIM + [(M + "$Circle.perim", 64, "recovered")]),
-        (100, PERIM),
+        (100, ROOT + PERIM),
         (30, [("[idle]", None)])]
 CASES = [
     # name, samples, counter, must pass, text the output must contain[, receivers named]
@@ -134,6 +140,11 @@ CASES = [
     ("caller missing", GOOD + [(20, BASE)], 120, False, "Mega.loop is on"),
     ("a foreign leaf", GOOD + [(1, AREA + [("java.lang.String.hashCode", 10)])], 120, False,
      "neither an implementation nor a stub"),
+    ("a native root that is not the thread's start", GOOD + [
+        (1, [("main", None), ("JavaCalls::call_helper(JavaValue*)", None)] + PERIM)], 120, False,
+     "not the thread's start chain"),
+    ("too many call-stub roots", GOOD + [(20, [(NO_ENTRY, None)] + PERIM)], 120, False,
+     "ordinary stacks rooted at"),
     ("no recovered sample", [g for g in GOOD if "itable stub" not in [n for n, *_ in g[1]]
                              and len(g[1][-1]) == 2], None, False, "no recovered sample"),
 ]
