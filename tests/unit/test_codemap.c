@@ -2,7 +2,9 @@
 /* The stub names of the code map (agent/sampling/codemap.c, issue 30 item 11), without a JVM:
  * DynamicCodeGenerated events as HotSpot posts them, then the published table's ranges and the
  * names their frames get. An adapter posted with its fingerprint ("I2C/C2I adapters(0x...)")
- * is named "I2C/C2I adapters", one name for all of them; other stubs keep their names. */
+ * is named "I2C/C2I adapters", one name for all of them; other stubs keep their names. And the
+ * fold over many publishes (issue 31): loads, unloads and overlapping newer code give the table
+ * a rebuild from scratch would, while the tables replaced are written again, not mapped anew. */
 #include <check.h>
 #include <stdlib.h>
 #include <string.h>
@@ -55,11 +57,74 @@ START_TEST(test_codemap_stub_names_as_users_read_them)
 }
 END_TEST
 
+static uint8_t heap[256 * 64];
+
+static void load(int slot, int size, uintptr_t method)
+{
+    fx_codemap_compiled_load((jmethodID)method, heap + slot * 64, size, NULL);
+}
+
+/* The table holds exactly the expected [begin, method) pairs, sorted, without overlaps. */
+static void expect(const int *slots, const uintptr_t *methods, size_t n)
+{
+    const struct fx_code_table *t = fx_sig.code_table;
+    ck_assert_uint_eq(t->n, n);
+    for (size_t i = 0; i < n; i++) {
+        ck_assert_ptr_eq((void *)t->r[i].begin, heap + slots[i] * 64);
+        ck_assert_uint_eq(t->r[i].name, methods[i]);
+        if (i > 0)
+            ck_assert_uint_le(t->r[i - 1].end, t->r[i].begin);
+    }
+}
+
+START_TEST(test_codemap_fold_over_publishes)
+{
+    ck_assert_int_eq(fx_codemap_setup(), FX_OK);
+    for (int i = 0; i < 200; i++)
+        load(i, 64, 1000 + (uintptr_t)i);
+    fx_codemap_publish();
+    const struct fx_code_table *first = fx_sig.code_table;
+    ck_assert_uint_eq(first->n, 200);
+    /* unloads of slots 0-99 but 50, in two publishes; slot 50's unload names another method */
+    for (int i = 0; i < 50; i++)
+        fx_codemap_compiled_unload((jmethodID)(1000 + (uintptr_t)i), heap + i * 64);
+    fx_codemap_compiled_unload((jmethodID)(uintptr_t)7, heap + 50 * 64);
+    fx_codemap_publish();
+    ck_assert_ptr_ne(fx_sig.code_table, first);
+    for (int i = 51; i < 100; i++)
+        fx_codemap_compiled_unload((jmethodID)(1000 + (uintptr_t)i), heap + i * 64);
+    /* new code over slots 150-151 (one range across both) replaces the older two; a load and
+     * its unload in one log leave nothing; a reload at slot 10 is newer than its unload */
+    load(150, 128, 5000);
+    load(20, 64, 6000);
+    fx_codemap_compiled_unload((jmethodID)(uintptr_t)6000, heap + 20 * 64);
+    load(10, 64, 7000);
+    fx_codemap_publish();
+    /* the first table, replaced and read by no handler, is the one written again */
+    ck_assert_ptr_eq(fx_sig.code_table, first);
+    int slots[160];
+    uintptr_t methods[160];
+    size_t n = 0;
+    slots[n] = 10, methods[n++] = 7000;
+    slots[n] = 50, methods[n++] = 1050;
+    for (int i = 100; i < 256 && i < 200; i++) {
+        if (i == 151)
+            continue;
+        slots[n] = i, methods[n++] = i == 150 ? 5000 : 1000 + (uintptr_t)i;
+    }
+    expect(slots, methods, n);
+    fx_codemap_publish(); /* an empty log publishes nothing */
+    ck_assert_ptr_eq(fx_sig.code_table, first);
+    expect(slots, methods, n);
+}
+END_TEST
+
 static Suite *codemap_suite(void)
 {
     Suite *s = suite_create("codemap");
     TCase *tc = tcase_create("names");
     tcase_add_test(tc, test_codemap_stub_names_as_users_read_them);
+    tcase_add_test(tc, test_codemap_fold_over_publishes);
     suite_add_tcase(s, tc);
     return s;
 }
