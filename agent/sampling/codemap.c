@@ -278,6 +278,31 @@ static struct fx_code_table *table_for(size_t n, size_t *cap)
     return fx_malloc(sizeof(struct fx_code_table) + *cap * sizeof(struct fx_code_range));
 }
 
+/* The live ranges from m->a on that come before the next log record's begin and so are kept
+ * as they are (live ranges never overlap each other), copied at once: most of a publish is
+ * these runs, a few log records among thousands of ranges. The first of the run may still
+ * overlap the range kept last (a newer log range below it): then it goes through the rule. */
+static size_t copy_run(struct merge *m, struct fx_code_range *out, size_t k)
+{
+    size_t a = m->a, hi = cm.n_live;
+    if (a == hi || (k > 0 && out[k - 1].end > cm.live[a].begin))
+        return k;
+    if (m->b < m->n_log) { /* the first live range at or past the log record's begin */
+        uintptr_t lb = m->log[m->b].r.begin;
+        size_t lo = a;
+        while (lo < hi) {
+            size_t mid = lo + (hi - lo) / 2;
+            if (cm.live[mid].begin < lb)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+    }
+    memcpy(out + k, cm.live + a, (hi - a) * sizeof(*out));
+    m->a = hi;
+    return k + (hi - a);
+}
+
 /* Folds the log into `live`: per begin, in (begin, seq) order (next_change), the newest add
  * wins unless a newer remove of the same method follows it; then, walking up, a range
  * overlapping the previous kept one keeps whichever is newer. Only the log is sorted: sorting
@@ -292,10 +317,10 @@ static struct fx_code_table *fold(struct logrec *log, size_t n_log, size_t *cap)
     struct fx_code_range *out = t->r;
     fx_sort(log, n_log, sizeof(*log), by_begin_then_seq);
     struct merge m = {.log = log, .n_log = n_log};
+    size_t k = copy_run(&m, out, 0);
+    uint64_t kept_seq = 0;
     struct change c;
     bool more = next_change(&m, &c);
-    size_t k = 0;
-    uint64_t kept_seq = 0;
     while (more) {
         uintptr_t begin = c.r->begin;
         struct change win = {.r = NULL};
@@ -305,16 +330,24 @@ static struct fx_code_table *fold(struct logrec *log, size_t n_log, size_t *cap)
             else if (win.r != NULL && win.r->name == c.r->name)
                 win.r = NULL;
         }
-        if (win.r == NULL)
-            continue;
-        if (k > 0 && out[k - 1].end > win.r->begin) {
+        if (win.r != NULL && k > 0 && out[k - 1].end > win.r->begin) {
             cm.replaced++;
             if (win.seq < kept_seq)
-                continue;
-            k--;
+                win.r = NULL;
+            else
+                k--;
         }
-        out[k++] = *win.r;
-        kept_seq = win.seq;
+        if (win.r != NULL) {
+            out[k++] = *win.r;
+            kept_seq = win.seq;
+        }
+        if (more && c.seq == 0) { /* c is live[m.a - 1] (log records count from 1) */
+            m.a--;
+            size_t run_end = copy_run(&m, out, k);
+            kept_seq = run_end > k ? 0 : kept_seq;
+            k = run_end;
+            more = next_change(&m, &c); /* c again when nothing was copied */
+        }
     }
     t->n = k;
     return t;
