@@ -8,9 +8,10 @@
  * under `lock`; the drain (fx_codemap_publish, every drain cycle) folds the log into the set of
  * live ranges and, if anything changed, publishes a new sorted immutable table with a seq_cst
  * store to fx_sig.code_table. A handler increments fx_sig.code_readers (seq_cst) before it loads
- * the pointer and decrements it after its last read, so a replaced table is freed only once the
- * drain has seen code_readers == 0 after the store: any handler that loads later sees the new
- * table. A table is at most one drain cycle (10 ms) behind the events.
+ * the pointer and decrements it after its last read, so a replaced table is freed, or kept as
+ * the spare a later publish writes into, only once the drain has seen code_readers == 0 after
+ * the store: any handler that loads later sees the new table. A table is at most one drain
+ * cycle (10 ms) behind the events.
  *
  * Unload: a range leaves at its CompiledMethodUnload, and a newer range that overlaps an older
  * one replaces it (the older code is gone: its memory was reused). Between the reuse and the
@@ -52,11 +53,12 @@ static struct {
     size_t n_log, cap_log;
     uint64_t seq;
     const struct fx_code_range *live; /* the drain's: the last published table's ranges */
-    size_t n_live;
-    struct logrec *all; /* the drain's: fold's scratch, kept between folds */
-    size_t cap_all;
+    size_t n_live, cap_live;          /* cap_live: that table's capacity in ranges */
     struct fx_code_table *retired[MAX_RETIRED];
+    size_t cap_retired[MAX_RETIRED];
     size_t n_retired;
+    struct fx_code_table *spare; /* a retired table no handler reads, written by the next fold */
+    size_t cap_spare;
     char *names[MAX_NAMES]; /* stub names, index = FX_LINE_STUB frame's method_id */
     size_t n_names;
     uint64_t loads, unloads, stubs, no_layout, osr, replaced, publishes, log_dropped, busy;
@@ -233,60 +235,119 @@ static int by_begin_then_seq(const void *a, const void *b)
     return x->seq < y->seq ? -1 : x->seq > y->seq;
 }
 
-/* Folds the log into `live`: the current set is replayed as records older than every log
- * entry, all in (begin, seq) order; per begin the newest add wins unless a newer remove of the
- * same method follows it; then, walking up, a range overlapping the previous kept one keeps
- * whichever is newer. Only the log is sorted: `live` is sorted already and its records (seq 0)
- * precede any log record of the same begin, so a merge gives the order. Sorting both at every
- * publish cost javac's drain ~1 s of CPU (issue 31: 10,000 ranges, ~100 publishes a second).
- * `all` is a scratch kept between folds, and the result is written straight into the table to
- * publish, which is `live` from then on: one fresh block per publish, not three.
- * Returns NULL (nothing changed) on allocation failure. */
-static struct fx_code_table *fold(struct logrec *log, size_t n_log)
+/* The changes in (begin, seq) order: `live` replayed as adds older than every log record (seq
+ * 0), merged with the sorted log. `live` is sorted already and its records precede any log
+ * record of the same begin, so a merge gives the order without a copy of either. */
+struct change {
+    enum op op;
+    uint64_t seq;
+    const struct fx_code_range *r;
+};
+
+struct merge {
+    const struct logrec *log;
+    size_t n_log, a, b;
+};
+
+static bool next_change(struct merge *m, struct change *c)
 {
-    size_t n = cm.n_live + n_log;
-    if (n > cm.cap_all) {
-        fx_free(cm.all);
-        cm.cap_all = n + n / 2;
-        if ((cm.all = fx_malloc(cm.cap_all * sizeof(*cm.all))) == NULL)
-            cm.cap_all = 0;
+    if (m->b == m->n_log && m->a == cm.n_live)
+        return false;
+    if (m->b == m->n_log || (m->a < cm.n_live && cm.live[m->a].begin <= m->log[m->b].r.begin)) {
+        *c = (struct change){.op = OP_ADD, .seq = 0, .r = &cm.live[m->a++]};
+    } else {
+        const struct logrec *l = &m->log[m->b++];
+        *c = (struct change){.op = l->op, .seq = l->seq, .r = &l->r};
     }
-    struct logrec *all = cm.all;
-    struct fx_code_table *t = fx_malloc(sizeof(*t) + n * sizeof(t->r[0]));
-    if (all == NULL || t == NULL) {
-        fx_free(t);
+    return true;
+}
+
+/* The table the fold writes, for n ranges: the spare when it is large enough (a fresh block per
+ * publish cost javac's drain a page fault per 4 KiB of ~450 KiB, ~100 times a second, and its
+ * unmapping: 45 % of the drain thread's CPU, issue 31), else a new one with room to grow. */
+static struct fx_code_table *table_for(size_t n, size_t *cap)
+{
+    if (cm.spare != NULL && cm.cap_spare >= n) {
+        struct fx_code_table *t = cm.spare;
+        *cap = cm.cap_spare;
+        cm.spare = NULL;
+        cm.cap_spare = 0;
+        return t;
+    }
+    *cap = n + n / 4 + 64;
+    return fx_malloc(sizeof(struct fx_code_table) + *cap * sizeof(struct fx_code_range));
+}
+
+/* The live ranges from m->a on that come before the next log record's begin and so are kept
+ * as they are (live ranges never overlap each other), copied at once: most of a publish is
+ * these runs, a few log records among thousands of ranges. The first of the run may still
+ * overlap the range kept last (a newer log range below it): then it goes through the rule. */
+static size_t copy_run(struct merge *m, struct fx_code_range *out, size_t k)
+{
+    size_t a = m->a, hi = cm.n_live;
+    if (a == hi || (k > 0 && out[k - 1].end > cm.live[a].begin))
+        return k;
+    if (m->b < m->n_log) { /* the first live range at or past the log record's begin */
+        uintptr_t lb = m->log[m->b].r.begin;
+        size_t lo = a;
+        while (lo < hi) {
+            size_t mid = lo + (hi - lo) / 2;
+            if (cm.live[mid].begin < lb)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+    }
+    memcpy(out + k, cm.live + a, (hi - a) * sizeof(*out));
+    m->a = hi;
+    return k + (hi - a);
+}
+
+/* Folds the log into `live`: per begin, in (begin, seq) order (next_change), the newest add
+ * wins unless a newer remove of the same method follows it; then, walking up, a range
+ * overlapping the previous kept one keeps whichever is newer. Only the log is sorted: sorting
+ * both at every publish cost javac's drain ~1 s of CPU (issue 31: 10,000 ranges, ~100
+ * publishes a second). The result is written straight into the table to publish, which is
+ * `live` from then on. Returns NULL (nothing changed) on allocation failure. */
+static struct fx_code_table *fold(struct logrec *log, size_t n_log, size_t *cap)
+{
+    struct fx_code_table *t = table_for(cm.n_live + n_log, cap);
+    if (t == NULL)
         return NULL;
-    }
     struct fx_code_range *out = t->r;
     fx_sort(log, n_log, sizeof(*log), by_begin_then_seq);
-    for (size_t i = 0, a = 0, b = 0; i < n; i++) {
-        if (b == n_log || (a < cm.n_live && cm.live[a].begin <= log[b].r.begin))
-            all[i] = (struct logrec){.op = OP_ADD, .seq = 0, .r = cm.live[a++]};
-        else
-            all[i] = log[b++];
-    }
-    size_t k = 0;
+    struct merge m = {.log = log, .n_log = n_log};
+    size_t k = copy_run(&m, out, 0);
     uint64_t kept_seq = 0;
-    for (size_t i = 0; i < n;) {
-        size_t j = i;
-        const struct logrec *win = NULL;
-        for (; j < n && all[j].r.begin == all[i].r.begin; j++) {
-            if (all[j].op == OP_ADD)
-                win = &all[j];
-            else if (win != NULL && win->r.name == all[j].r.name)
-                win = NULL;
+    struct change c;
+    bool more = next_change(&m, &c);
+    while (more) {
+        uintptr_t begin = c.r->begin;
+        struct change win = {.r = NULL};
+        for (; more && c.r->begin == begin; more = next_change(&m, &c)) {
+            if (c.op == OP_ADD)
+                win = c;
+            else if (win.r != NULL && win.r->name == c.r->name)
+                win.r = NULL;
         }
-        i = j;
-        if (win == NULL)
-            continue;
-        if (k > 0 && out[k - 1].end > win->r.begin) {
+        if (win.r != NULL && k > 0 && out[k - 1].end > win.r->begin) {
             cm.replaced++;
-            if (win->seq < kept_seq)
-                continue;
-            k--;
+            if (win.seq < kept_seq)
+                win.r = NULL;
+            else
+                k--;
         }
-        out[k++] = win->r;
-        kept_seq = win->seq;
+        if (win.r != NULL) {
+            out[k++] = *win.r;
+            kept_seq = win.seq;
+        }
+        if (more && c.seq == 0) { /* c is live[m.a - 1] (log records count from 1) */
+            m.a--;
+            size_t run_end = copy_run(&m, out, k);
+            kept_seq = run_end > k ? 0 : kept_seq;
+            k = run_end;
+            more = next_change(&m, &c); /* c again when nothing was copied */
+        }
     }
     t->n = k;
     return t;
@@ -298,8 +359,15 @@ static void free_retired(void)
         cm.busy += cm.n_retired > 0;
         return;
     }
-    for (size_t i = 0; i < cm.n_retired; i++)
-        fx_free(cm.retired[i]);
+    for (size_t i = 0; i < cm.n_retired; i++) {
+        if (cm.cap_retired[i] <= cm.cap_spare) {
+            fx_free(cm.retired[i]);
+            continue;
+        }
+        fx_free(cm.spare); /* the largest is kept: the set of ranges only grows for long */
+        cm.spare = cm.retired[i];
+        cm.cap_spare = cm.cap_retired[i];
+    }
     cm.n_retired = 0;
 }
 
@@ -316,7 +384,8 @@ void fx_codemap_publish(void)
     pthread_mutex_unlock(&cm.lock);
     if (n_log == 0)
         return;
-    struct fx_code_table *t = fold(log, n_log);
+    size_t cap;
+    struct fx_code_table *t = fold(log, n_log, &cap);
     if (t == NULL) { /* give the changes back, oldest first, for the next cycle */
         pthread_mutex_lock(&cm.lock);
         for (size_t i = 0; i < n_log; i++)
@@ -326,12 +395,16 @@ void fx_codemap_publish(void)
         return;
     }
     fx_free(log);
+    size_t old_cap = cm.cap_live;
     cm.live = t->r; /* the old table's ranges are not read again: it can be retired */
     cm.n_live = t->n;
+    cm.cap_live = cap;
     struct fx_code_table *old = __atomic_exchange_n(&fx_sig.code_table, t, __ATOMIC_SEQ_CST);
     cm.publishes++;
-    if (old != NULL)
+    if (old != NULL) {
+        cm.cap_retired[cm.n_retired] = old_cap;
         cm.retired[cm.n_retired++] = old;
+    }
     free_retired();
 }
 

@@ -50,6 +50,12 @@ def check_losses(profile, ck):
     print(f"signals handled: {handled}, samples in the model: {samples}")
     if handled is None or handled != samples:
         ck.fail(f"{handled} signals handled but {samples} samples: records lost on the way")
+    # the drain thread's own CPU time (drain.c, issue 31): there, in ms, more than nothing
+    drain = str(sampling.get("drain thread CPU time (since it started, at its last pass)", ""))
+    print(f"drain thread CPU time: {drain!r}")
+    m = re.match(r"(\d+\.\d+) ms$", drain)
+    if m is None or float(m.group(1)) <= 0:
+        ck.fail(f"drain thread CPU time {drain!r}: want a positive 'X.XXX ms'")
 
 
 def read_cpu(cpu_file, prefix):
