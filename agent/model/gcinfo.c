@@ -439,12 +439,15 @@ void fx_gcinfo_resync(JNIEnv *jni)
     (*jni)->PopLocalFrame(jni, NULL);
 }
 
-/* The beans are looked up at the first pause, not before: java.lang.management costs ~30 ms of
- * class loading, which a program without GCs need not pay. Meanwhile more collections may have
- * happened than the drain has seen pauses, so each bean keeps a count of collections already
- * matched (0 at JVM start: with -agentpath the agent sees every pause since then) and a batch
- * uses up its own number of them. Collections of several beans outstanding: ambiguous, so the
- * pauses stay unknown and the counts are taken as matched. */
+/* The beans are looked up at the first pause, not before, a cost a program without GCs need not
+ * pay: 18-27 ms of the drain's CPU through jmm (~130 classes on JDK 17, ~230 on 25, most of
+ * them the first invokedynamic string concatenation, in MemoryPoolImpl's constructor, when the
+ * program has not run one yet), 56-85 ms through the MXBeans (+~290 classes: platform
+ * components, service loading, GcInfo's openmbean types), load 9-11 (docs/BENCHMARKS.md). Meanwhile
+ * more collections may have happened than the drain has seen pauses, so each bean keeps a count of
+ * collections already matched (0 at JVM start: with -agentpath the agent sees every pause since
+ * then) and a batch uses up its own number of them. Collections of several beans outstanding:
+ * ambiguous, so the pauses stay unknown and the counts are taken as matched. */
 bool fx_gcinfo_attribute(JNIEnv *jni, struct fx_jvm_gc *gc, unsigned n, bool final)
 {
     if (n == 0 || !init(jni))
