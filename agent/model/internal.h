@@ -166,7 +166,7 @@ void fx_counters_report(struct fx_profile *p, const char *group);
 /* A new recording: the rounds and read errors start from zero. */
 void fx_counters_reset(void);
 
-/* --- gcinfo.c: which collector ran a pause, heap before/after (GC MXBeans, drain only) --- */
+/* --- gcinfo.c: which collector ran a pause, heap before/after (jmm or MXBeans, drain only) --- */
 
 /* Matches the n pauses seen since the last call with the GC MXBeans' collection counts: fills
  * collector and heap figures where one collection explains a pause (unknown: NULL and -1).
@@ -175,5 +175,8 @@ void fx_counters_reset(void);
 bool fx_gcinfo_attribute(JNIEnv *jni, struct fx_jvm_gc *gc, unsigned n, bool final);
 /* A start after a stop, GC events on again: the collections while stopped count as matched. */
 void fx_gcinfo_resync(JNIEnv *jni);
+/* meta.extra: the source that attributed the pauses (management interface or MXBeans), why not
+ * the first, and the CPU time of its set-up with the first heap read. */
+void fx_gcinfo_report(struct fx_profile *p, const char *group);
 
 #endif

@@ -363,6 +363,7 @@ static void report(struct fx_profile *p)
     char buf[64];
     snprintf(buf, sizeof(buf), "%.3f ms", (double)cs.cpu_ns / 1e6);
     fx_profile_extra_str(p, g, "drain CPU time for markers and counters", buf);
+    fx_gcinfo_report(p, g);
     fx_counters_report(p, g);
 }
 

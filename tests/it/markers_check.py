@@ -134,6 +134,14 @@ def check_extra(ck, profile):
     # a loss count at 0 has no row; the group says "losses: none" when all of them are 0
     drops = {k: v for k, v in mk.items() if k.startswith("dropped") or k == "losses"}
     ck.check(drops == {"losses": "none"}, f"nothing dropped ({drops})")
+    # the GC attribution went through libjvm's management interface, not the MXBean fallback
+    src = mk.get("GC attribution source")
+    ck.check(src == "HotSpot management interface",
+             f"GC attribution via the management interface ({src!r}; "
+             f"{mk.get('GC attribution: management interface not used')!r})")
+    setup = str(mk.get("GC attribution set-up CPU time", ""))
+    ck.check(setup.endswith(" ms") and float(setup[:-3] or -1) > 0,
+             f"the GC attribution's set-up CPU time is reported ({setup!r})")
 
 
 def main():
