@@ -110,7 +110,8 @@ static int by_time(const void *a, const void *b)
 int fx_jfr_counters_flush(struct conv *c)
 {
     struct jfr_counters *k = &c->cnt;
-    qsort(k->rows, k->n, sizeof *k->rows, by_time);
+    if (k->n > 1) /* rows is NULL until a first value (qsort's arguments are nonnull) */
+        qsort(k->rows, k->n, sizeof *k->rows, by_time);
     for (size_t i = 0; i < k->n; i++) {
         const struct crow *r = &k->rows[i];
         int rc = FX_OK;

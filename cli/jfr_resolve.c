@@ -232,12 +232,14 @@ int fx_jfr_profile_label_frame(struct fx_profile *p, const char *label, uint8_t 
     fx_str_id name;
     fx_func_id f;
     int rc = fx_profile_cstring(p, label, &name);
+    if (rc != FX_OK)
+        return rc;
     struct fx_func_key k = {
             .name = name, .resource = FX_STR_NONE, .source = FX_STR_NONE, .line = -1};
-    if (rc == FX_OK)
-        rc = fx_profile_func(p, &k, &f);
+    if ((rc = fx_profile_func(p, &k, &f)) != FX_OK)
+        return rc;
     struct fx_frame_key fk = {.func = f, .line = -1, .category = cat, .subcategory = sub};
-    return rc == FX_OK ? fx_profile_frame(p, &fk, out) : rc;
+    return fx_profile_frame(p, &fk, out);
 }
 
 /* The frames of a StackTrace, root first into c->frames; *n their count. */
