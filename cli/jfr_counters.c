@@ -94,10 +94,15 @@ int fx_jfr_counters_event(struct conv *c, const struct fx_jfr_obj *ev, struct fx
     int rc = FX_OK;
     if (is_heap)
         rc = heap(c, v, eb);
-    for (unsigned i = 0; is_load && i < 3 && rc == FX_OK; i++)
-        if (k->l_f[i] >= 0 && v[k->l_f[i]].kind == FX_JFR_FLOAT)
-            rc = add(c, JFR_CPU_USER + i, fx_jfr_ticks_to_ns(c->r, v[k->l_time].i),
-                     (int64_t)floor(v[k->l_f[i]].d * 100.0 + 0.5));
+    for (unsigned i = 0; is_load && i < 3 && rc == FX_OK; i++) {
+        if (k->l_f[i] < 0 || v[k->l_f[i]].kind != FX_JFR_FLOAT)
+            continue;
+        /* a load is a fraction of all CPUs: a NaN or one out of [0, 1] (a corrupt file; its
+         * cast to an integer would be undefined, fuzz.jfr_convert) is held to 0..100 % */
+        double pct = floor(v[k->l_f[i]].d * 100.0 + 0.5);
+        pct = pct >= 0 ? (pct <= 100 ? pct : 100) : 0;
+        rc = add(c, JFR_CPU_USER + i, fx_jfr_ticks_to_ns(c->r, v[k->l_time].i), (int64_t)pct);
+    }
     return rc == FX_OK ? 1 : rc;
 }
 
@@ -110,7 +115,8 @@ static int by_time(const void *a, const void *b)
 int fx_jfr_counters_flush(struct conv *c)
 {
     struct jfr_counters *k = &c->cnt;
-    qsort(k->rows, k->n, sizeof *k->rows, by_time);
+    if (k->n > 1) /* rows is NULL until a first value (qsort's arguments are nonnull) */
+        qsort(k->rows, k->n, sizeof *k->rows, by_time);
     for (size_t i = 0; i < k->n; i++) {
         const struct crow *r = &k->rows[i];
         int rc = FX_OK;

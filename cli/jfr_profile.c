@@ -222,7 +222,8 @@ static void setting(struct conv *c, const struct fx_jfr_obj *ev, struct fx_errbu
 /* The chunk's samples, in time order, into the model; its event counts into the totals. */
 static int end_chunk(struct conv *c)
 {
-    qsort(c->rows, c->n_rows, sizeof *c->rows, by_time);
+    if (c->n_rows > 1) /* rows is NULL until a first sample (qsort's arguments are nonnull) */
+        qsort(c->rows, c->n_rows, sizeof *c->rows, by_time);
     for (size_t i = 0; i < c->n_rows; i++) {
         const struct srow *s = &c->rows[i];
         int rc = s->bytes ? fx_profile_alloc(c->p, (fx_thread_id){s->thread}, s->t,
@@ -316,7 +317,8 @@ static int finish(struct conv *c)
                            FX_EXTRA_NONZERO);
     fx_profile_extra_count(p, "JFR events", "jdk.Metadata", (int64_t)s->metadata_events,
                            FX_EXTRA_NONZERO);
-    qsort(c->types, c->n_types, sizeof *c->types, by_name);
+    if (c->n_types > 1)
+        qsort(c->types, c->n_types, sizeof *c->types, by_name);
     for (size_t i = 0; i < c->n_types; i++)
         fx_profile_extra_count(p, "JFR events", c->types[i].name, (int64_t)c->types[i].n,
                                FX_EXTRA_ALWAYS);

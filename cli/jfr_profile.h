@@ -29,7 +29,8 @@ enum {
     C_FTYPE,
     C_CLASS,
     C_CTHREAD, /* a thread's CPU-time track */
-    C_LMETHOD  /* a native library's function (async-profiler's frames) */
+    C_LMETHOD, /* a native library's function (async-profiler's frames) */
+    C_TEXT     /* C_TEXT + the pool's class: a marker field's text of a pool object */
 };
 
 /* A sample, or an allocation of `bytes` (> 0). */

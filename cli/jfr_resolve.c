@@ -136,12 +136,15 @@ static void method_parts(struct conv *c, const struct fx_jfr_value *ref, char *c
     const struct layout *l = &c->l;
     struct fx_jfr_value m[16], k[16];
     cls[0] = meth[0] = '\0';
-    if (fx_jfr_profile_deref(c, ref, m, l->m_type > l->m_name ? l->m_type : l->m_name, eb) ==
-        FX_OK) {
-        if (fx_jfr_profile_deref(c, &m[l->m_type], k, l->c_name, eb) == FX_OK)
-            fx_jfr_profile_symbol(c, &k[l->c_name], cls, eb);
+    /* a chunk whose metadata lacks a field reads as without it (-1: no index; fuzz.jfr_convert) */
+    int need = l->m_type > l->m_name ? l->m_type : l->m_name;
+    if (need < 0 || fx_jfr_profile_deref(c, ref, m, need, eb) != FX_OK)
+        return;
+    if (l->m_type >= 0 && l->c_name >= 0 &&
+        fx_jfr_profile_deref(c, &m[l->m_type], k, l->c_name, eb) == FX_OK)
+        fx_jfr_profile_symbol(c, &k[l->c_name], cls, eb);
+    if (l->m_name >= 0)
         fx_jfr_profile_symbol(c, &m[l->m_name], meth, eb);
-    }
 }
 
 /* A native library's function (K_LIB): named as its symbol, the library as its resource; *sub
@@ -232,12 +235,14 @@ int fx_jfr_profile_label_frame(struct fx_profile *p, const char *label, uint8_t 
     fx_str_id name;
     fx_func_id f;
     int rc = fx_profile_cstring(p, label, &name);
+    if (rc != FX_OK)
+        return rc;
     struct fx_func_key k = {
             .name = name, .resource = FX_STR_NONE, .source = FX_STR_NONE, .line = -1};
-    if (rc == FX_OK)
-        rc = fx_profile_func(p, &k, &f);
+    if ((rc = fx_profile_func(p, &k, &f)) != FX_OK)
+        return rc;
     struct fx_frame_key fk = {.func = f, .line = -1, .category = cat, .subcategory = sub};
-    return rc == FX_OK ? fx_profile_frame(p, &fk, out) : rc;
+    return fx_profile_frame(p, &fk, out);
 }
 
 /* The frames of a StackTrace, root first into c->frames; *n their count. */

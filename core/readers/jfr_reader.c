@@ -210,8 +210,11 @@ int fx_jfr_next_chunk(struct fx_jfr *r, struct fx_errbuf *eb)
     uint64_t left = r->size - at;
     uint64_t size = left >= HEADER_SIZE ? be64(h + 8) : 0;
     uint64_t meta = left >= HEADER_SIZE ? be64(h + 24) : 0;
+    /* h[64], the chunk's state: 0 finished, 255 its header being updated, else the generation
+     * of a chunk JFR is still writing (a repository's last file), whose header covers only
+     * what was flushed, more bytes of it following: incomplete, as one cut short */
     if (left < HEADER_SIZE || memcmp(h, FX_JFR_MAGIC, 4) || size < HEADER_SIZE || size > left ||
-        meta == 0 || h[64] == 255) {
+        meta == 0 || h[64] != 0) {
         if (left >= 4 && memcmp(h, FX_JFR_MAGIC, 4)) {
             fx_errbuf_set(eb, "offset %llu: no chunk starts there (no FLR magic)",
                           (unsigned long long)at);

@@ -6,7 +6,6 @@
  * tests/fuzz/make_jfr_corpus.py. */
 #include <stdio.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <unistd.h>
 
 #include "fuzz_util.h"
@@ -51,15 +50,10 @@ static void read_object(struct fx_jfr *r, const struct fx_jfr_obj *o, int depth)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    int fd = memfd_create("fuzz.jfr", 0);
+    char path[64];
+    int fd = fuzz_input_file(data, size, path, sizeof path);
     if (fd < 0)
         return 0;
-    if (size && write(fd, data, size) != (ssize_t)size) {
-        close(fd);
-        return 0;
-    }
-    char path[64];
-    snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
     struct fx_jfr *r = NULL;
     struct fx_errbuf eb = {{0}};
     int rc = fx_jfr_open(path, &r, &eb);

@@ -8,6 +8,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 void fuzz_fail(const char *file, int line, const char *cond, const char *fmt, ...)
 {
@@ -110,4 +112,17 @@ bool fuzz_utf8_valid(const uint8_t *s, size_t len, size_t *bad)
     }
     *bad = len;
     return true;
+}
+
+int fuzz_input_file(const uint8_t *data, size_t size, char *path, size_t cap)
+{
+    int fd = memfd_create("fuzz.jfr", 0);
+    if (fd < 0)
+        return -1;
+    if (size && write(fd, data, size) != (ssize_t)size) {
+        close(fd);
+        return -1;
+    }
+    snprintf(path, cap, "/proc/self/fd/%d", fd);
+    return fd;
 }

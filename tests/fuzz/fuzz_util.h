@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* Shared by the libFuzzer harnesses: the entry point's prototype, a check that aborts (so
  * libFuzzer keeps the input as a crash artifact), a byte reader that never runs dry (missing
- * bytes read as 0), and a strict UTF-8 validator independent of core/writer/json.c. */
+ * bytes read as 0), a strict UTF-8 validator independent of core/writer/json.c, and the input
+ * as a file (the JFR harnesses read a path). */
 #ifndef FX_FUZZ_UTIL_H
 #define FX_FUZZ_UTIL_H
 
@@ -40,5 +41,9 @@ const char *fuzz_cstr(struct fuzz_reader *r, char *out, size_t cap);
 size_t fuzz_utf8_seq_len(const uint8_t *s, size_t len);
 /* True if all of s[0..len) is well-formed UTF-8; *bad is the offset of the first fault. */
 bool fuzz_utf8_valid(const uint8_t *s, size_t len, size_t *bad);
+
+/* The input written to a memfd, its name (/proc/self/fd/N) in path (cap >= 32): the fd, to
+ * close, or -1 (the input is then skipped). */
+int fuzz_input_file(const uint8_t *data, size_t size, char *path, size_t cap);
 
 #endif

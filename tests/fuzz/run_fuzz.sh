@@ -3,9 +3,9 @@
 # The fuzz jobs (docs/RELIABILITY.md).
 #   run_fuzz.sh build ROOT BUILD_DIR [CLANG]
 #       configures tests/fuzz alone with clang in BUILD_DIR and builds the harnesses.
-#   run_fuzz.sh run NAME BINARY CORPUS_DIR ARTIFACT_DIR
+#   run_fuzz.sh run NAME BINARY CORPUS_DIR[:CORPUS_DIR...] ARTIFACT_DIR
 #       fuzzes for FXAGENT_FUZZ_SECONDS (else FXFUZZ_DEFAULT_SECONDS, else 60) seconds, starting
-#       from a copy of CORPUS_DIR (the repository's corpus is never written), and fails on any
+#       from a copy of the CORPUS_DIRs (the repository's seeds are never written), and fails on any
 #       crash, leak, sanitizer report, timeout or out-of-memory; the input is kept in
 #       ARTIFACT_DIR. Prints the inputs tried, from libFuzzer's "Done N runs in S second(s)".
 # Exit 77 (skip) when there is no usable clang, except under CI=true, where that fails.
@@ -75,7 +75,10 @@ run() {
     # every run used to leave its corpus copy behind in $TMPDIR).
     work=$(mktemp -d) || exit 1
     trap 'rm -rf "$work"' EXIT
-    cp -R "$corpus/." "$work/" || exit 1
+    local dirs d
+    IFS=: read -ra dirs <<<"$corpus"
+    for d in "${dirs[@]}"; do cp -R "$d/." "$work/" || exit 1; done
+    corpus=${dirs[0]} # where the dictionary is looked for
     local seeds
     seeds=$(find "$work" -type f | wc -l)
     log="$artifacts/$name.log"

@@ -35,6 +35,8 @@ Checks, each failure counted:
 """
 import argparse
 import collections
+import gzip
+import json
 import math
 import re
 import struct
@@ -64,12 +66,14 @@ MARKER_KEYS = {
                        lambda d: (d["detail"],)),
     "jdk.GarbageCollection": (None, lambda v: (v["name"], v["cause"]),
                               lambda d: (d["collector"], d["gcCause"])),
-    "jdk.GCPhasePause": (None, lambda v: (v["name"],), lambda d: (d["phase"],)),
-    "jdk.GCPhasePauseLevel1": (None, lambda v: (v["name"],), lambda d: (d["phase"],)),
+    **{t: (None, lambda v: (v["name"], v["gcId"]), lambda d: (d["phase"], d["gcId"]))
+       for t in ("jdk.GCPhasePause", "jdk.GCPhasePauseLevel1", "jdk.GCPhaseConcurrent",
+                 "jdk.GCPhaseConcurrentLevel1", "jdk.GCPhaseConcurrentLevel2")},
     "jdk.Compilation": ("eventThread", lambda v: (method(v["method"]), v["compileLevel"],
-                                                  v["succeded"], v["codeSize"]),
+                                                  v["succeded"], v["isOsr"], v["codeSize"],
+                                                  v["compileId"]),
                         lambda d: (d["method"], d["level"], d["succeeded"] == "yes",
-                                   d["codeSize"])),
+                                   d["osr"] == "yes", d["codeSize"], d["compileId"])),
     "jdk.VirtualThreadPinned": ("eventThread", lambda v: (v["blockingOperation"],
                                                           v["pinnedReason"],
                                                           v["carrierThread"]["osName"]),
@@ -170,12 +174,41 @@ def jfr_frames(ev):
     return bool(st.get("truncated")), tuple(out)
 
 
+def read_meta(path):
+    """The profile's meta object alone: fxprof's writer writes it first, {"meta":{...},"libs"...,
+    so the text up to ',"libs":' is read, not the whole profile."""
+    opener = gzip.open if open(path, "rb").read(2) == b"\x1f\x8b" else open
+    text = ""
+    with opener(path, "rt", encoding="utf-8") as f:
+        while ',"libs":' not in text:
+            block = f.read(1 << 20)
+            if not block:
+                raise SystemExit(f"{path}: no meta followed by libs")
+            text += block
+    return json.loads(text[:text.index(',"libs":')] + "}")
+
+
+def meta_only(ck, a):
+    """--meta-only: Profile Info's count of every event type against jfr summary's."""
+    theirs = {k.replace("jdk.Checkpoint", "jdk.CheckPoint"): v
+              for k, v in summary_counts(a.summary).items() if v > 0}
+    ours = pl.extra_groups(read_meta(a.profile)).get("JFR events", {})
+    ck.check(len(theirs) >= 3, f"jfr summary lists {len(theirs)} event types with events")
+    for name in sorted(set(theirs) | set(ours)):
+        ck.check(theirs.get(name, 0) == ours.get(name, 0),
+                 f"{name}: jfr summary {theirs.get(name, 0)}, profile {ours.get(name, 0)}")
+    sys.exit(ck.exit_code())
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("profile")
     ap.add_argument("summary")
     ap.add_argument("print_json", nargs="?")
     ap.add_argument("--counts-only", action="store_true", help="only the counts per event type")
+    ap.add_argument("--meta-only", action="store_true",
+                    help="with --counts-only: only Profile Info's counts, read from the profile's "
+                         "meta alone (a GB-sized profile does not fit in Python's memory)")
     ap.add_argument("--interval-ms", type=float, help="the profile's meta.interval must be this")
     ap.add_argument("--min-cpu", type=int, default=0,
                     help="jfr print must hold at least this many CPU-time samples")
@@ -195,6 +228,8 @@ def main():
     global ASYNC_PROFILER
     ASYNC_PROFILER = a.async_profiler
     ck = pl.Checker(a.label, True)
+    if a.meta_only:
+        meta_only(ck, a)
     prof = pl.Profile(a.profile)
 
     # 1. counts per event type

@@ -7,6 +7,8 @@
 #   - jfr_check.py: the interval is settings=profile's 10 ms execution sample period; every
 #     event type's count equals `jfr summary`'s, each thread's execution
 #     and native method samples and their stacks, frame by frame, equal `jfr print --json`'s;
+#     under ZGC its concurrent GC phases and every JIT compilation (an OSR one among them) are
+#     markers whose fields (phase, GC id; method, tier, OSR, code size, id) equal jfr print's;
 #   - the same for tests/fuzz/corpus/jfr/01-small.jfr (truncated stack, every frame type), and
 #     for the demo (a second JVM, 1 s), with its allocation samples (per thread their count,
 #     bytes and stacks with the class as leaf) and its markers (GC, the monitor wait of main's
@@ -36,7 +38,10 @@ it_init "$name" "$1" FXAGENT_MIXED_JAR
 jfr_tool=$IT_JDK/bin/jfr
 [[ -x "$jfr_tool" ]] || it_fail "no $jfr_tool"
 
-it_run rec "$IT_JDK/bin/java" -XX:StartFlightRecording=filename=rec.jfr,settings=profile \
+# ZGC, a cycle every 0.5 s: its concurrent phases (jdk.GCPhaseConcurrent, Level1 and on 25
+# Level2); every compilation recorded (threshold 0), main's long loop among them as an OSR one.
+it_run rec "$IT_JDK/bin/java" -XX:+UseZGC -XX:ZCollectionInterval=0.5 \
+    -XX:StartFlightRecording=filename=rec.jfr,settings=profile,jdk.Compilation#threshold=0ms \
     -cp "$FXAGENT_MIXED_JAR" fxagent.mixed.MixedWorkload wait 2
 [[ $IT_RC -eq 0 ]] || it_fail "java exited $IT_RC"
 it_no_hs_err
@@ -48,10 +53,14 @@ it_run convert "$FXPROF" convert rec.jfr
 "$FXCHECK" rec.json.gz || it_fail "fxcheck rejected rec.json.gz"
 
 "$jfr_tool" summary rec.jfr >rec.summary || it_fail "jfr summary failed"
-"$jfr_tool" print --json --stack-depth 4096 --events jdk.ExecutionSample,jdk.NativeMethodSample,jdk.ObjectAllocationSample \
+print_events=$(cd "$IT_DIR" && python3 -c 'import jfr_check; print(jfr_check.PRINT_EVENTS)')
+"$jfr_tool" print --json --stack-depth 4096 \
+    --events "jdk.ExecutionSample,jdk.NativeMethodSample,jdk.ObjectAllocationSample,$print_events" \
     rec.jfr >rec.print.json || it_fail "jfr print failed"
-python3 "$IT_DIR/jfr_check.py" --label "$name" --interval-ms 10 rec.json.gz rec.summary rec.print.json ||
-    it_fail "the profile differs from the JDK's reader (above)"
+python3 "$IT_DIR/jfr_check.py" --label "$name" --interval-ms 10 --marker-types "$print_events" \
+    --require jdk.GCPhaseConcurrent,jdk.GCPhaseConcurrentLevel1,jdk.Compilation \
+    rec.json.gz rec.summary rec.print.json || it_fail "the profile differs from the JDK's reader (above)"
+grep -q '"isOsr": true' rec.print.json || it_fail "no OSR compilation recorded (main's loop)"
 
 # The hand-built recording (tests/fuzz/make_jfr_corpus.py): a truncated stack, a Latin-1 thread
 # name, Interpreted, Inlined and Native frames, a line of -1; the JDK reads it too.
@@ -77,7 +86,6 @@ if [[ ${IT_MAJOR:-0} -ge 25 ]]; then
     cpu_opts+=",jdk.MethodTiming#filter=fxagent.demo.Demo::alpha;fxagent.demo.Demo::hashing"
     cpu_events=",jdk.CPUTimeSample" min_cpu=20 require+=,jdk.MethodTrace,jdk.MethodTiming
 fi
-print_events=$(cd "$IT_DIR" && python3 -c 'import jfr_check; print(jfr_check.PRINT_EVENTS)')
 it_run alloc "$IT_JDK/bin/java" "-XX:StartFlightRecording=filename=alloc.jfr,settings=profile$cpu_opts" \
     -cp "$FXAGENT_DEMO_JAR" fxagent.demo.Demo 1
 [[ $IT_RC -eq 0 ]] || it_fail "java (demo) exited $IT_RC"

@@ -184,6 +184,25 @@ START_TEST(test_jfr_chunk_still_being_written_ends_the_recording)
         fx_jfr_close(r);
         unlink(path);
     }
+    /* A repository's last file, still written (seen on a real one): the header's state is the
+     * generation (1 to 254), its size covers what was flushed, and the bytes written since
+     * follow. A finished chunk, then such a one: the finished chunk, the rest counted (it
+     * used to be "no chunk starts there" and exit 1). */
+    const char *two = slurp(TWO, &len); /* slurp's buffer: small is no more */
+    char *grown = malloc(len + 50);
+    ck_assert_ptr_nonnull(grown);
+    memcpy(grown, two, len);
+    memset(grown + len, 0x5a, 50);
+    grown[len / 2 + 64] = 2;
+    unit_tmpfile_write(path, grown, len + 50);
+    free(grown);
+    struct fx_jfr *r = open_ok(path);
+    ck_assert_int_eq(fx_jfr_next_chunk(r, &eb), 1);
+    ck_assert_int_eq(fx_jfr_next_chunk(r, &eb), 0);
+    ck_assert_uint_eq(fx_jfr_stats(r)->chunks, 1);
+    ck_assert_uint_eq(fx_jfr_stats(r)->bytes_incomplete, len / 2 + 50);
+    fx_jfr_close(r);
+    unlink(path);
 }
 END_TEST
 
