@@ -155,6 +155,8 @@ void fx_alloc_native_report(struct fx_profile *p, const char *g)
                           (int64_t)an.java_unseen);
     fx_profile_extra_loss(p, g, "native walks not taken (thread not registered)",
                           (int64_t)c.no_thread);
+    fx_profile_extra_count(p, g, "native walks on a virtual thread (none below its Java frames)",
+                           (int64_t)c.virtual, FX_EXTRA_NONZERO);
 }
 
 void fx_alloc_native_new_recording(void)

@@ -289,6 +289,8 @@ static void jmm_undo(JNIEnv *jni, const char *why)
         (*jni)->DeleteGlobalRef(jni, gi.bean[i]);
     if (gi.usage_before != NULL)
         (*jni)->DeleteGlobalRef(jni, gi.usage_before);
+    if (gi.usage_after != NULL)
+        (*jni)->DeleteGlobalRef(jni, gi.usage_after);
     gi.usage_before = gi.usage_after = NULL;
     gi.n = gi.n_pools = gi.n_all_pools = 0;
     gi.jmm = NULL;

@@ -20,7 +20,7 @@
 
 /* Written by the allocating threads (atomics), read by the drain. */
 static struct {
-    uint64_t walks, no_thread, timed, timed_ns, timed_max_ns;
+    uint64_t walks, no_thread, virtual, timed, timed_ns, timed_max_ns;
 } aw;
 
 #if defined(__x86_64__)
@@ -70,6 +70,14 @@ uint32_t fx_alloc_native_walk(bool java, uint64_t *out, uint32_t cap)
         out[0] = (uint64_t)FX_NSTOP_NO_BOUNDS << 8;
         return 1;
     }
+    /* A mounted virtual thread's Java frames (GetStackTrace's) end at VirtualThread.run; the
+     * physical stack below them is its carrier's, which the cpu samples leave out too
+     * (stacks.c): no walk below, so the carrier's root is never joined to the virtual thread. */
+    uint64_t vt_id;
+    if (java && fx_signal_handler_vthread_sigsafe(t, &vt_id) == FX_VT_ID) {
+        java = false;
+        __atomic_add_fetch(&aw.virtual, 1, __ATOMIC_RELAXED);
+    }
     bool timed = (k & (FX_TIMED_ONE_IN - 1)) == 0;
     int64_t t0 = timed ? fx_clock_ns(CLOCK_THREAD_CPUTIME_ID) : 0;
     uint32_t w = walk_from_caller(t, java, out, cap);
@@ -94,6 +102,7 @@ void fx_alloc_native_counts(struct fx_alloc_walk_counts *c)
 {
     c->walks = __atomic_load_n(&aw.walks, __ATOMIC_RELAXED);
     c->no_thread = __atomic_load_n(&aw.no_thread, __ATOMIC_RELAXED);
+    c->virtual = __atomic_load_n(&aw.virtual, __ATOMIC_RELAXED);
     c->timed = __atomic_load_n(&aw.timed, __ATOMIC_RELAXED);
     c->timed_ns = __atomic_load_n(&aw.timed_ns, __ATOMIC_RELAXED);
     c->timed_max_ns = __atomic_load_n(&aw.timed_max_ns, __ATOMIC_RELAXED);
@@ -103,6 +112,7 @@ void fx_alloc_native_reset(void)
 {
     __atomic_store_n(&aw.walks, 0, __ATOMIC_RELAXED);
     __atomic_store_n(&aw.no_thread, 0, __ATOMIC_RELAXED);
+    __atomic_store_n(&aw.virtual, 0, __ATOMIC_RELAXED);
     __atomic_store_n(&aw.timed, 0, __ATOMIC_RELAXED);
     __atomic_store_n(&aw.timed_ns, 0, __ATOMIC_RELAXED);
     __atomic_store_n(&aw.timed_max_ns, 0, __ATOMIC_RELAXED);

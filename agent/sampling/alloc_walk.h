@@ -28,6 +28,7 @@ uint32_t fx_alloc_native_walk(bool java, uint64_t *out, uint32_t cap);
 
 struct fx_alloc_walk_counts {
     uint64_t walks, no_thread; /* walks asked for; of them, on no registered thread */
+    uint64_t virtual;          /* of them, a virtual thread mounted: no walk below Java */
     uint64_t timed, timed_ns;  /* the thread CPU time of 1 in FX_TIMED_ONE_IN walks */
     uint64_t timed_max_ns;
 };

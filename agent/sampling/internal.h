@@ -65,6 +65,8 @@ uint32_t fx_signal_handler_hash_sigsafe(int32_t tid);
 /* The registered thread with this tid, or NULL. Stable only for the thread itself (or under
  * fx_threads_lock with `ended` unset): see the invariant in sample.h. */
 struct fx_thread *fx_signal_handler_lookup_sigsafe(int32_t tid);
+/* enum fx_vt_rec of thread t, called on t itself: the virtual thread mounted on it (*id). */
+uint8_t fx_signal_handler_vthread_sigsafe(const struct fx_thread *t, uint64_t *id);
 /* si_value of a probe's SIGPROF (si_code SI_QUEUE): such a signal never becomes a sample. */
 #define FX_PROBE_SIGVAL 0x66787072
 /* The handler times its own CPU cost on about one signal in this many (a power of two). */

@@ -286,7 +286,7 @@ static uint8_t recover_any_sigsafe(struct fx_thread *t, void *ucontext, fx_asgct
  * vt_seq/vt_id): only this thread's mount and unmount callbacks write it and this handler may
  * have interrupted one of them, never the reverse, so compiler fences order the reads (a
  * seqlock whose writer cannot run while the reader does). */
-static uint8_t vthread_sigsafe(const struct fx_thread *t, uint64_t *id)
+uint8_t fx_signal_handler_vthread_sigsafe(const struct fx_thread *t, uint64_t *id)
 {
     long off = __atomic_load_n(&fx_sig.vt_owner_off, __ATOMIC_RELAXED);
     if (off != 0) {
@@ -373,7 +373,7 @@ static void record_sigsafe(struct fx_thread *t, const siginfo_t *si, void *ucont
     uint8_t native_stop;
     uint32_t n_native = fx_native_walk_sigsafe(t, ucontext, native, &native_stop);
     uint64_t vt_id;
-    uint8_t vt = vthread_sigsafe(t, &vt_id);
+    uint8_t vt = fx_signal_handler_vthread_sigsafe(t, &vt_id);
     uint64_t kernel[FX_KERNEL_MAX]; /* issue 16: the perf callchain's kernel part, after those */
     uint8_t kstate;
     uint64_t n_kernel = kernel_sigsafe(t, now_ns, kernel, &kstate);

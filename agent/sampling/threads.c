@@ -226,7 +226,7 @@ static int buffers_alloc(struct fx_thread *t)
 }
 
 /* java.lang.Thread.tid of a thread (0 unknown): the handler tells a carrier's own code from a
- * mounted virtual thread's by it (signal_handler.c, vthread_sigsafe). */
+ * mounted virtual thread's by it (signal_handler.c, fx_signal_handler_vthread_sigsafe). */
 static int64_t java_tid_of(JNIEnv *jni, jthread thread)
 {
     static jfieldID tid_field; /* atomic: looked up once, the same on every thread */
