@@ -41,7 +41,7 @@
 #if defined(__x86_64__)
 /* Signal-safe: the top of the walk (see the file comment). */
 static struct fx_regs top_sigsafe(const struct fx_thread *t, const ucontext_t *uc,
-                                  const struct fx_code_table *tab, bool *from_anchor)
+                                  const struct fx_code_table *tab, bool *from_anchor, bool *crossed)
 {
     struct fx_regs top = {.pc = (uintptr_t)uc->uc_mcontext.gregs[REG_RIP],
                           .sp = (uintptr_t)uc->uc_mcontext.gregs[REG_RSP],
@@ -50,7 +50,7 @@ static struct fx_regs top_sigsafe(const struct fx_thread *t, const ucontext_t *u
     long sp_off = __atomic_load_n(&fx_sig.anchor_sp_off, __ATOMIC_RELAXED);
     long pc_off = __atomic_load_n(&fx_sig.anchor_pc_off, __ATOMIC_RELAXED);
     long fp_off = __atomic_load_n(&fx_sig.anchor_fp_off, __ATOMIC_RELAXED);
-    *from_anchor = false;
+    *from_anchor = *crossed = false;
     if (fx_recover_find(tab, top.pc) == NULL && t->env != NULL && sp_off != 0 && pc_off != 0 &&
         fp_off != 0) {
         memcpy(&top.sp, (const char *)t->env + sp_off, sizeof(top.sp));
@@ -70,8 +70,10 @@ static struct fx_regs top_sigsafe(const struct fx_thread *t, const ucontext_t *u
             top.sp < hi && (uintptr_t)r->frame_words <= (hi - top.sp) / 8) {
             uintptr_t sender = top.sp + (uintptr_t)r->frame_words * 8;
             if (fx_recover_stack_word(lo, hi, sender - 8, &pc) &&
-                fx_recover_stack_word(lo, hi, sender - 16, &fp))
+                fx_recover_stack_word(lo, hi, sender - 16, &fp)) {
                 top = (struct fx_regs){.pc = pc, .sp = sender, .fp = fp, .gpr = NULL};
+                *crossed = true; /* top.pc is now a return address, at a call in the body */
+            }
         }
     }
     return top;
@@ -135,16 +137,18 @@ uint32_t fx_native_below_sigsafe(const struct fx_thread *t, const void *ucontext
     __atomic_add_fetch(&fx_sig.code_readers, 1, __ATOMIC_SEQ_CST);
     const struct fx_code_table *tab = __atomic_load_n(&fx_sig.code_table, __ATOMIC_SEQ_CST);
     long cid_off = __atomic_load_n(&fx_sig.compile_id_off, __ATOMIC_RELAXED);
-    bool from_anchor, typed = true;
-    struct fx_regs at = top_sigsafe(t, ucontext, tab, &from_anchor);
-    bool stepped =
-            top_step_sigsafe(tab, cid_off, from_anchor, t->stack_lo, t->stack_hi, &at, &typed);
+    bool from_anchor, crossed, typed = true;
+    struct fx_regs at = top_sigsafe(t, ucontext, tab, &from_anchor, &crossed);
+    /* after a crossed stub the pc is a return address: the prologue and epilogue rules are an
+     * interrupted pc's (on JDK 17 a return address may sit right before an epilogue's add rsp) */
+    bool stepped = !crossed && top_step_sigsafe(tab, cid_off, from_anchor, t->stack_lo, t->stack_hi,
+                                                &at, &typed);
     uint32_t nt = 0, nw = 0, pcs = 0; /* nt: physical Java frames walked, the first typed */
     for (uint32_t seg = 0;; seg++) {
         struct fx_regs end;
         uint32_t room = typed && nt < FX_TYPES_MAX ? FX_TYPES_MAX - nt : 0;
         uint32_t k = fx_recover_segment(
-                tab, cid_off, &at, seg > 0 || stepped, t->stack_lo, t->stack_hi,
+                tab, cid_off, &at, seg > 0 || stepped || crossed, t->stack_lo, t->stack_hi,
                 types + (nt < FX_TYPES_MAX ? nt : 0), room,
                 walk && nt < FX_JAVA_WALK_MAX ? FX_JAVA_WALK_MAX - nt : room, &end);
         nt += k;
