@@ -9,7 +9,7 @@ usage: mixed_stacks_check.py --label NAME RUN_DIR   (reads jni, deflate, jni-off
             the Native category above a Deflater.deflate* frame, and those frames' resource is
             a library (type 1) of the root libs array, with its path;
   both:     "Native stacks" in meta.extra counts as many samples with native frames as the
-            profile holds at least;
+            profile holds at least (a "[native: ...]" stop mark alone is no native frame);
   deep-depth: (depth=50, the JNI burn under a 200-deep recursion) no stack over 50 frames; of
             the JniBurn.burn samples at least half are exactly 50 with "[truncated]" at the root
             and the C burn function above JniBurn.burn; "[truncated]" nowhere else; Losses'
@@ -151,7 +151,10 @@ def main():
 
     for name, p in (("jni", jni), ("deflate", dfl)):
         ns = p.extra("Native stacks")
-        have = sum(1 for s in p.stacks() if any(p.cat[f] == "Native" for f in s))
+        # a native frame, not a walk's "[native: ...]" mark alone (a walk below the Java frames
+        # that stopped at once leaves the mark and no frame: not a sample with native frames)
+        have = sum(1 for s in p.stacks()
+                   if any(p.cat[f] == "Native" and not p.name[f].startswith("[") for f in s))
         got = ns.get("samples with native frames", -1) if ns else -1
         check(ns is not None and got >= have,
               f"{name}: meta.extra 'Native stacks' says {got} samples with native frames, the profile has {have}")
