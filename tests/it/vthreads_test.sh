@@ -35,6 +35,10 @@
 #          per-mount cost): meta.extra says "off", and on JDK 24+ mounts are still tracked by the
 #          JavaThread field: >= 95 % of the burners' samples on virtual-thread tracks (unnamed:
 #          no VirtualThreadStart event), none on the carriers'; the runs with the flag say "on";
+#   valloc 4 virtual threads allocating arrays, alloc=16k (issue 32 item 6): no allocation
+#          stack under java.lang.VirtualThread.run holds its carrier's root (the walk below the
+#          Java frames is not taken on a virtual thread), each left-out walk counted
+#          (vthreads_alloc_check.py);
 #   churn  100k short-lived virtual threads with loop=1s dumps and memory=16m: exits 0, no
 #          hs_err, fxcheck accepts every file, profiler-cli loads the last; past vtracks=32
 #          their carrier samples are under "[virtual thread] churn-*" or "[virtual thread]"
@@ -65,6 +69,9 @@ run field 2 mode=cpu,interval=10ms,vtwait=0 groups 6
 run fieldpin 4 mode=wall,interval=10ms,vtwait=0 pinned 3
 run waits 2 mode=cpu,interval=10ms,vtwait=10ms waits 3
 run sleepsum 2 mode=wall,interval=10ms,vtracks=8 sleepsum 3
+run valloc 2 mode=cpu,interval=10ms,vtwait=0,alloc=16k allocs 2
+python3 "$IT_DIR/vthreads_alloc_check.py" "$FXAGENT_RUN_DIR/valloc.json.gz" ||
+    it_fail "valloc: allocation stacks of virtual threads joined to their carrier's (see above)"
 VT_JVM_OPTS=(-XX:+UnlockExperimentalVMOptions -XX:-DoJVMTIVirtualThreadTransitions)
 run notrans 2 mode=cpu,interval=10ms,vtwait=0 groups 4
 VT_JVM_OPTS=()

@@ -427,6 +427,31 @@ public final class VThreadWorkload {
         System.out.println("sink " + (sink.get() & 1));
     }
 
+    /* Allocation samples on virtual threads (issue 32 item 6): 4 virtual threads allocating
+     * arrays in allocOnVirtual until stop; the platform thread main allocates nothing. */
+    static void allocs(int seconds) throws Exception {
+        List<Thread> all = new ArrayList<>();
+        for (int i = 0; i < 4; i++) {
+            all.add(Thread.ofVirtual().name("allocator-" + i).start(() -> {
+                long n = 0;
+                while (!stop.get())
+                    n += allocOnVirtual(n);
+                sink += n;
+            }));
+        }
+        Thread.sleep(seconds * 1000L);
+        stop.set(true);
+        for (Thread t : all)
+            t.join();
+        System.out.println("allocs done");
+    }
+
+    static long allocOnVirtual(long n) {
+        long[] a = new long[64 + (int) (n & 255)];
+        a[0] = n;
+        return a.length + a[0] % 3;
+    }
+
     public static void main(String[] args) throws Exception {
         String mode = args.length > 0 ? args[0] : "groups";
         int n = args.length > 1 ? Integer.parseInt(args[1]) : 4;
@@ -440,6 +465,7 @@ public final class VThreadWorkload {
             case "waits" -> waits(n);
             case "sleepers" -> sleepers(n, Integer.parseInt(args[2]));
             case "sleepsum" -> sleepsum(n);
+            case "allocs" -> allocs(n);
             default -> throw new IllegalArgumentException("unknown mode " + mode);
         }
     }
