@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "alloc_walk.h"
+#include "fx_clock.h"
 #include "fx_jtype.h"
 #include "fx_ring.h"
 
@@ -95,13 +96,6 @@ static bool push_rec(const struct rec *r, const jvmtiFrameInfo *frames, const ch
  * context. */
 static __thread int32_t self_tid;
 
-static int64_t thread_cpu_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
 /* The allocating thread pays all of it, per sample: GetStackTrace (most of it: HotSpot builds
  * a vframe per frame; JDK 21+ through a handshake with itself), the class's signature, the tag
  * and the queue. 1 callback in TIMED_ONE_IN is timed in thread CPU time, so meta.extra prices
@@ -114,7 +108,7 @@ static void JNICALL on_sampled_alloc(jvmtiEnv *jvmti, JNIEnv *jni, jthread threa
      * the first method ids), which would be most of a short run's mean. */
     bool timed =
             __atomic_fetch_add(&q.calls, 1, __ATOMIC_RELAXED) % TIMED_ONE_IN == TIMED_ONE_IN - 1;
-    int64_t c0 = timed ? thread_cpu_ns() : 0;
+    int64_t c0 = timed ? fx_clock_ns(CLOCK_THREAD_CPUTIME_ID) : 0;
     if (self_tid == 0)
         self_tid = (int32_t)syscall(SYS_gettid);
     jvmtiFrameInfo frames[ALLOC_FRAMES + FX_ALLOC_WALK_WORDS / 2 + 1]; /* then the walk's */
@@ -146,7 +140,7 @@ static void JNICALL on_sampled_alloc(jvmtiEnv *jvmti, JNIEnv *jni, jthread threa
     if (sig)
         (*jvmti)->Deallocate(jvmti, (unsigned char *)sig);
     if (timed) {
-        int64_t spent = thread_cpu_ns() - c0;
+        int64_t spent = fx_clock_ns(CLOCK_THREAD_CPUTIME_ID) - c0;
         __atomic_fetch_add(&q.timed_ns, (uint64_t)(spent > 0 ? spent : 0), __ATOMIC_RELAXED);
         __atomic_fetch_add(&q.timed, 1, __ATOMIC_RELAXED);
     }

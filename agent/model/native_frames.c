@@ -337,8 +337,9 @@ void fx_native_below_read(const struct fx_sample_rec *r, uint32_t len, int32_t n
     }
 }
 
-int fx_native_below_push(struct fx_profile *p, struct fx_below *b, int32_t n, int32_t at,
-                         fx_stack_id *stack)
+/* tally: a cpu/wall sample's walk, added to "Native stacks"; an allocation's has its own. */
+static int below_push(struct fx_profile *p, struct fx_below *b, int32_t n, int32_t at,
+                      fx_stack_id *stack, bool tally)
 {
     frame_cat = frame_sub = 0;
     fx_frame_id f;
@@ -348,7 +349,7 @@ int fx_native_below_push(struct fx_profile *p, struct fx_below *b, int32_t n, in
             continue;
         uint32_t m = (uint32_t)(b->head[k] & 0xFF);
         uint8_t stop = (uint8_t)((b->head[k] >> 8) & 0xFF);
-        if (at == n) { /* the root segment, the last: the tallies of the whole walk */
+        if (at == n && tally) { /* the root segment, the last: the tallies of the whole walk */
             nf.below++;
             nf.below_mid += (uint64_t)k;
             nf.below_stops[stop]++;
@@ -358,6 +359,8 @@ int fx_native_below_push(struct fx_profile *p, struct fx_below *b, int32_t n, in
                 frames += b->head[i] & 0xFF;
             nf.below_frames += frames;
             nf.with_frames += !b->leaf && frames > 0; /* "samples with native frames": any */
+        }
+        if (at == n) {
             const char *mark = !b->placed ? "[native: frames between Java frames not placed]"
                                           : stop_frames[stop];
             if (mark != NULL)
@@ -418,18 +421,17 @@ int fx_native_alloc_push(struct fx_profile *p, const uint64_t *pcs, uint32_t n, 
     return rc;
 }
 
+int fx_native_below_push(struct fx_profile *p, struct fx_below *b, int32_t n, int32_t at,
+                         fx_stack_id *stack)
+{
+    return below_push(p, b, n, at, stack, true);
+}
+
 /* The cpu/wall samples' tallies ("Native stacks") stay theirs: an allocation's are its own. */
 int fx_native_alloc_below_push(struct fx_profile *p, struct fx_below *b, int32_t n, int32_t at,
                                fx_stack_id *stack)
 {
-    uint64_t keep[5] = {nf.below, nf.below_mid, nf.below_frames, nf.below_unplaced, nf.with_frames};
-    uint64_t stops[FX_NSTOP_COUNT];
-    memcpy(stops, nf.below_stops, sizeof(stops));
-    int rc = fx_native_below_push(p, b, n, at, stack);
-    nf.below = keep[0], nf.below_mid = keep[1], nf.below_frames = keep[2];
-    nf.below_unplaced = keep[3], nf.with_frames = keep[4];
-    memcpy(nf.below_stops, stops, sizeof(stops));
-    return rc;
+    return below_push(p, b, n, at, stack, false);
 }
 
 void fx_native_frames_report(struct fx_profile *p)
