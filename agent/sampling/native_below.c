@@ -57,6 +57,15 @@ static struct fx_regs top_sigsafe(const struct fx_thread *t, const ucontext_t *u
         memcpy(&top.pc, (const char *)t->env + pc_off, sizeof(top.pc));
         memcpy(&top.fp, (const char *)t->env + fp_off, sizeof(top.fp));
         *from_anchor = true;
+        /* no last Java frame: a thread in Java whose pc is in native code its compiled code
+         * called as a leaf (no anchor is set for such calls: System.currentTimeMillis's
+         * os::javaTimeMillis and clock_gettime): its native frames are stepped to the Java
+         * frame, whose return address fx_recover_segment must then find in compiled code */
+        if (top.sp == 0 && fx_native_walk_to_java_sigsafe(t, uc, &top)) {
+            *from_anchor = false;
+            *crossed = true; /* top.pc is a return address into the Java caller */
+            return top;
+        }
         if (top.pc == 0 && top.sp >= t->stack_lo + 8 && top.sp <= t->stack_hi && !(top.sp & 7))
             memcpy(&top.pc, (const void *)(top.sp - 8), sizeof(top.pc));
         /* issue 32 item 6: a thread in the VM from compiled code (an allocation, say) has its

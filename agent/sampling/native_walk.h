@@ -36,6 +36,14 @@ extern struct fx_native_state fx_native;
 uint32_t fx_native_walk_sigsafe(const struct fx_thread *t, const void *ucontext, uint64_t *pcs,
                                 uint8_t *stop);
 
+/* Signal-safe (issue 32, native_below.c): the same walk from the interrupted registers, not
+ * recorded, for a thread in Java whose pc is in native code compiled Java called as a leaf
+ * (os::javaTimeMillis and the vDSO under System.currentTimeMillis): true, with *at the first
+ * Java frame's return address, sp and rbp, when at least one native frame was stepped (by CFI
+ * or frame pointer, as every native frame) and the walk stopped at Java code. */
+bool fx_native_walk_to_java_sigsafe(const struct fx_thread *t, const void *ucontext,
+                                    struct fx_regs *at);
+
 /* Signal-safe (issue 32, native_below.c): the native frames below a Java frame, from `at`, the
  * registers at a return address into HotSpot's call stub (its rbp the stub's frame pointer, as
  * the Java frame above it saved it): the stub is stepped by its frame pointer (not recorded),
