@@ -135,6 +135,39 @@ static bool top_step_sigsafe(const struct fx_code_table *tab, long cid_off, bool
 }
 #endif
 
+int fx_recover_leaf_native_sigsafe(struct fx_thread *t, void *ucontext, fx_asgct_trace *trace,
+                                   uint32_t depth)
+{
+#if defined(__x86_64__)
+    struct fx_regs caller;
+    if (!fx_native_walk_to_java_sigsafe(t, ucontext, &caller))
+        return FX_REC_NOT_FOUND;
+    __atomic_add_fetch(&fx_sig.code_readers, 1, __ATOMIC_SEQ_CST);
+    const struct fx_code_table *tab = __atomic_load_n(&fx_sig.code_table, __ATOMIC_SEQ_CST);
+    const struct fx_code_range *n = fx_recover_find(tab, caller.pc);
+    bool called =
+            n != NULL && n->kind == FX_BLOB_NMETHOD &&
+            fx_recover_blob_current(n, __atomic_load_n(&fx_sig.compile_id_off, __ATOMIC_RELAXED)) &&
+            fx_recover_after_call(n, caller.pc);
+    __atomic_sub_fetch(&fx_sig.code_readers, 1, __ATOMIC_SEQ_CST);
+    if (!called)
+        return FX_REC_NOT_CALLED;
+    ucontext_t cc;
+    fx_recover_patch(&cc, ucontext, &caller);
+    fx_asgct_trace up = {.env_id = t->env, .num_frames = 0, .frames = trace->frames};
+    fx_sig.asgct(&up, (jint)depth, &cc);
+    if (up.num_frames <= 0)
+        return FX_REC_WALK;
+    if (trace->frames[0].lineno == 0)
+        return FX_REC_BCI0;
+    trace->num_frames = up.num_frames;
+    return FX_REC_LEAF_NATIVE;
+#else
+    (void)t, (void)ucontext, (void)trace, (void)depth;
+    return FX_REC_NOT_FOUND;
+#endif
+}
+
 uint32_t fx_native_below_sigsafe(const struct fx_thread *t, const void *ucontext, uint64_t *types,
                                  uint64_t *below, uint32_t cap, uint32_t *n_below)
 {

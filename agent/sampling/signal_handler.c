@@ -133,38 +133,6 @@ static bool blob_current_sigsafe(const struct fx_code_range *r)
     return fx_recover_blob_current(r, __atomic_load_n(&fx_sig.compile_id_off, __ATOMIC_RELAXED));
 }
 
-/* Signal-safe (issue 32): ASGCT failed in Java (-5) with the pc in no code blob: native code
- * that compiled Java called as a leaf, with no frame anchor set (os::javaTimeMillis and the
- * vDSO's clock_gettime under System.currentTimeMillis's intrinsic). Its native frames are
- * stepped by the native walk's own rules (CFI or frame pointers) to the first address in Java
- * code, which must lie right after a call in a current nmethod of the code table; ASGCT then
- * walks from that caller's context (pc = return address - 1, 8.5a) into trace, the bci-0
- * refusal as for the stubs. No frame of its own: the leaf walk puts the native frames above.
- * Without native walks (cstack=no) nothing is stepped: FX_REC_NOT_FOUND as before. */
-static int leaf_native_sigsafe(struct fx_thread *t, void *ucontext, fx_asgct_trace *trace,
-                               uint32_t depth)
-{
-    struct fx_regs caller;
-    if (!fx_native_walk_to_java_sigsafe(t, ucontext, &caller))
-        return FX_REC_NOT_FOUND;
-    struct fx_code_range n;
-    if (!find_blob_sigsafe(caller.pc, &n) || n.kind != FX_BLOB_NMETHOD ||
-        !blob_current_sigsafe(&n) || !fx_recover_after_call(&n, caller.pc))
-        return FX_REC_NOT_CALLED;
-    if (caller.sp < t->stack_lo || caller.sp >= t->stack_hi)
-        return FX_REC_STACK;
-    ucontext_t cc;
-    fx_recover_patch(&cc, ucontext, &caller);
-    fx_asgct_trace up = {.env_id = t->env, .num_frames = 0, .frames = trace->frames};
-    fx_sig.asgct(&up, (jint)depth, &cc);
-    if (up.num_frames <= 0)
-        return FX_REC_WALK;
-    if (trace->frames[0].lineno == 0)
-        return FX_REC_BCI0;
-    trace->num_frames = up.num_frames;
-    return FX_REC_LEAF_NATIVE;
-}
-
 /* Signal-safe: ASGCT failed in Java code (-5, -6). If the pc is in a known blob with no frame
  * of its own at this point (fx_recover.h), ASGCT runs again from the caller's context (a copy
  * of the ucontext on this stack, RIP/RSP/RBP patched) into frames[1..], and frames[0] becomes
@@ -189,7 +157,7 @@ static int recover_sigsafe(struct fx_thread *t, void *ucontext, fx_asgct_trace *
     struct fx_code_range r;
     if (!find_blob_sigsafe(in.pc, &r))
         return trace->num_frames == FX_ASGCT_UNKNOWN_JAVA
-                       ? leaf_native_sigsafe(t, ucontext, trace, depth)
+                       ? fx_recover_leaf_native_sigsafe(t, ucontext, trace, depth)
                        : FX_REC_NOT_FOUND;
     bool current = blob_current_sigsafe(&r);
     if (r.kind == FX_BLOB_NMETHOD && !current)

@@ -15,7 +15,8 @@
 #            start_thread (JavaMain, jni_CallStaticVoidMethod, JavaCalls::call_helper); a JNI
 #            call-back's C frames between JniBurn.upcall and JniBurn.javaBurn;
 #   debugframe (issue 32): libfxdebugframe.so's fxdf_level1;fxdf_level2;fxdf_level3, unwound by
-#            their .debug_frame CFI, under Java_fxagent_mixed_JniBurn_debugFrame;
+#            their .debug_frame CFI (in libfxdebugframe.so.debug, named by the stripped
+#            library's .gnu_debuglink), under Java_fxagent_mixed_JniBurn_debugFrame;
 #   stackgen (issue 32, async-profiler's StackwalkerTests and CstackTests cases, -Xss5m): C frames
 #            of a 320 KiB JNI frame, 7 levels of 128 KiB, a 64 KiB leaf called in a loop, each
 #            whole under its interpreted Java caller (StackGen.leafFrame, ...) down to JavaMain;
