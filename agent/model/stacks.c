@@ -193,7 +193,8 @@ static int java_stack(struct fx_methods *m, JNIEnv *jni, struct fx_profile *p,
         if (i == under->frozen - 1 &&
             (rc = label_under(p, s, FROZEN_LABEL, FX_CAT_OTHER, &s)) != FX_OK)
             break;
-        if ((i == 0 && recovered) || r->frames[i].lineno == FX_LINE_NMETHOD)
+        if ((i == 0 && recovered && r->recovery != FX_REC_LEAF_NATIVE) ||
+            r->frames[i].lineno == FX_LINE_NMETHOD)
             rc = blob_frame(m, jni, p, &r->frames[i], true, &f);
         else if (typed)
             rc = fx_methods_frame_typed(m, jni, p, r->frames[i].method_id, r->frames[i].lineno,
@@ -293,6 +294,7 @@ static const char *const rec_case_labels[FX_REC_CASES] = {
         "recovered: pc in g1_post_barrier_slow (caller at its barrier's branch)",
         "recovered: not in Java, compiled frames walked from the frame anchor",
         "recovered: pc in an arraycopy stub (rbp-framed), compiled caller",
+        "recovered: pc in native code compiled code called as a leaf (its caller walked)",
 };
 static const char *const rec_fail_labels[FX_REC_FAILS] = {
         NULL,

@@ -82,7 +82,8 @@ enum fx_recover_case {
     FX_REC_C1_BARRIER = 6, /* pc in g1_post_barrier_slow; caller at its slow-case continuation */
     FX_REC_ANCHOR = 7,     /* not in Java (-3): compiled frames walked from the frame anchor */
     FX_REC_STUB_FRAME = 8, /* pc in an arraycopy stub (rbp-framed): a compiled caller */
-    FX_REC_CASES = 9,
+    FX_REC_LEAF_NATIVE = 9, /* pc in native code compiled code called as a leaf: its caller */
+    FX_REC_CASES = 10,
     FX_REC_NOT_FOUND = -1,  /* pc in no known range */
     FX_REC_STUB = -2,       /* pc in another stub: named, no frame rule known */
     FX_REC_BODY = -3,       /* pc in an nmethod where no rule applies (its body) */

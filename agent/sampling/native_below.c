@@ -57,6 +57,15 @@ static struct fx_regs top_sigsafe(const struct fx_thread *t, const ucontext_t *u
         memcpy(&top.pc, (const char *)t->env + pc_off, sizeof(top.pc));
         memcpy(&top.fp, (const char *)t->env + fp_off, sizeof(top.fp));
         *from_anchor = true;
+        /* no last Java frame: a thread in Java whose pc is in native code its compiled code
+         * called as a leaf (no anchor is set for such calls: System.currentTimeMillis's
+         * os::javaTimeMillis and clock_gettime): its native frames are stepped to the Java
+         * frame, whose return address fx_recover_segment must then find in compiled code */
+        if (top.sp == 0 && fx_native_walk_to_java_sigsafe(t, uc, &top)) {
+            *from_anchor = false;
+            *crossed = true; /* top.pc is a return address into the Java caller */
+            return top;
+        }
         if (top.pc == 0 && top.sp >= t->stack_lo + 8 && top.sp <= t->stack_hi && !(top.sp & 7))
             memcpy(&top.pc, (const void *)(top.sp - 8), sizeof(top.pc));
         /* issue 32 item 6: a thread in the VM from compiled code (an allocation, say) has its
@@ -125,6 +134,39 @@ static bool top_step_sigsafe(const struct fx_code_table *tab, long cid_off, bool
     return true;
 }
 #endif
+
+int fx_recover_leaf_native_sigsafe(struct fx_thread *t, void *ucontext, fx_asgct_trace *trace,
+                                   uint32_t depth)
+{
+#if defined(__x86_64__)
+    struct fx_regs caller;
+    if (!fx_native_walk_to_java_sigsafe(t, ucontext, &caller))
+        return FX_REC_NOT_FOUND;
+    __atomic_add_fetch(&fx_sig.code_readers, 1, __ATOMIC_SEQ_CST);
+    const struct fx_code_table *tab = __atomic_load_n(&fx_sig.code_table, __ATOMIC_SEQ_CST);
+    const struct fx_code_range *n = fx_recover_find(tab, caller.pc);
+    bool called =
+            n != NULL && n->kind == FX_BLOB_NMETHOD &&
+            fx_recover_blob_current(n, __atomic_load_n(&fx_sig.compile_id_off, __ATOMIC_RELAXED)) &&
+            fx_recover_after_call(n, caller.pc);
+    __atomic_sub_fetch(&fx_sig.code_readers, 1, __ATOMIC_SEQ_CST);
+    if (!called)
+        return FX_REC_NOT_CALLED;
+    ucontext_t cc;
+    fx_recover_patch(&cc, ucontext, &caller);
+    fx_asgct_trace up = {.env_id = t->env, .num_frames = 0, .frames = trace->frames};
+    fx_sig.asgct(&up, (jint)depth, &cc);
+    if (up.num_frames <= 0)
+        return FX_REC_WALK;
+    if (trace->frames[0].lineno == 0)
+        return FX_REC_BCI0;
+    trace->num_frames = up.num_frames;
+    return FX_REC_LEAF_NATIVE;
+#else
+    (void)t, (void)ucontext, (void)trace, (void)depth;
+    return FX_REC_NOT_FOUND;
+#endif
+}
 
 uint32_t fx_native_below_sigsafe(const struct fx_thread *t, const void *ucontext, uint64_t *types,
                                  uint64_t *below, uint32_t cap, uint32_t *n_below)

@@ -232,6 +232,33 @@ uint32_t fx_native_walk_sigsafe(const struct fx_thread *t, const void *ucontext,
 #endif
 }
 
+bool fx_native_walk_to_java_sigsafe(const struct fx_thread *t, const void *ucontext,
+                                    struct fx_regs *at)
+{
+#if defined(__x86_64__)
+    if (ucontext == NULL || !__atomic_load_n(&fx_native.enabled, __ATOMIC_RELAXED))
+        return false;
+    const ucontext_t *uc = ucontext;
+    struct fx_cfi_regs r = {.pc = (uintptr_t)uc->uc_mcontext.gregs[REG_RIP],
+                            .fp = (uintptr_t)uc->uc_mcontext.gregs[REG_RBP],
+                            .sp = (uintptr_t)uc->uc_mcontext.gregs[REG_RSP]};
+    struct bounds b = bounds_sigsafe(t, r.sp);
+    uint64_t pcs[FX_NATIVE_MAX]; /* the walk's own record, not kept: the leaf walk has them */
+    uint8_t stop = FX_NSTOP_OFF;
+    uint32_t ticket;
+    const struct fx_textmap *map = fx_textmap_slot_enter_sigsafe(&fx_native.maps, &ticket);
+    uint32_t n = map != NULL ? walk_sigsafe(&b, map, &r, true, pcs, FX_NATIVE_MAX, &stop) : 0;
+    fx_textmap_slot_leave_sigsafe(&fx_native.maps, ticket);
+    if (n == 0 || stop != FX_NSTOP_JAVA)
+        return false;
+    *at = (struct fx_regs){.pc = r.pc, .sp = r.sp, .fp = r.fp, .gpr = NULL};
+    return true;
+#else
+    (void)t, (void)ucontext, (void)at;
+    return false;
+#endif
+}
+
 uint32_t fx_native_walk_entry_sigsafe(const struct fx_thread *t, struct fx_regs *at, uint64_t *pcs,
                                       uint32_t cap, uint8_t *stop)
 {

@@ -36,6 +36,25 @@ extern struct fx_native_state fx_native;
 uint32_t fx_native_walk_sigsafe(const struct fx_thread *t, const void *ucontext, uint64_t *pcs,
                                 uint8_t *stop);
 
+/* Signal-safe (issue 32, native_below.c): the same walk from the interrupted registers, not
+ * recorded, for a thread in Java whose pc is in native code compiled Java called as a leaf
+ * (os::javaTimeMillis and the vDSO under System.currentTimeMillis): true, with *at the first
+ * Java frame's return address, sp and rbp, when at least one native frame was stepped (by CFI
+ * or frame pointer, as every native frame) and the walk stopped at Java code. */
+bool fx_native_walk_to_java_sigsafe(const struct fx_thread *t, const void *ucontext,
+                                    struct fx_regs *at);
+
+/* Signal-safe (issue 32, native_below.c): AsyncGetCallTrace failed in Java (-5) with the pc in
+ * no code blob: native code that compiled Java called as a leaf, no frame anchor set
+ * (os::javaTimeMillis and the vDSO under System.currentTimeMillis's intrinsic). Its native
+ * frames are stepped as above to the first address in Java code, which must lie right after a
+ * call in a current nmethod of the code table; ASGCT then walks from that caller's context (pc
+ * = return address - 1, docs/VALIDATION.md 8.5a) into trace (depth frames), a caller at bci 0
+ * refused (8.5a). FX_REC_LEAF_NATIVE, no frame of its own (the leaf's native walk puts the
+ * native frames above), or why not (< 0); without native walks FX_REC_NOT_FOUND. */
+int fx_recover_leaf_native_sigsafe(struct fx_thread *t, void *ucontext, fx_asgct_trace *trace,
+                                   uint32_t depth);
+
 /* Signal-safe (issue 32, native_below.c): the native frames below a Java frame, from `at`, the
  * registers at a return address into HotSpot's call stub (its rbp the stub's frame pointer, as
  * the Java frame above it saved it): the stub is stepped by its frame pointer (not recorded),

@@ -156,7 +156,9 @@ static int recover_sigsafe(struct fx_thread *t, void *ucontext, fx_asgct_trace *
                          .gpr = gpr};
     struct fx_code_range r;
     if (!find_blob_sigsafe(in.pc, &r))
-        return FX_REC_NOT_FOUND;
+        return trace->num_frames == FX_ASGCT_UNKNOWN_JAVA
+                       ? fx_recover_leaf_native_sigsafe(t, ucontext, trace, depth)
+                       : FX_REC_NOT_FOUND;
     bool current = blob_current_sigsafe(&r);
     if (r.kind == FX_BLOB_NMETHOD && !current)
         return FX_REC_LAYOUT;

@@ -5,8 +5,10 @@
  * without unwind tables, issue 32), from that section's FDEs, .eh_frame's first where both
  * cover a function, and each FDE's rows from dwarf_cfi_addrframe, which runs the CIE's and
  * FDE's instructions up to an address and says over which range the result holds; walking an
- * FDE range by range gives every row once. Rows are reduced to the subset fx_cfi.h describes,
- * and equal neighbours merged. Not signal-safe; the table it returns is immutable. */
+ * FDE range by range gives every row once. A library with no .debug_frame of its own may name a
+ * separate debug file (.gnu_debuglink) that has it: read from there. Rows are reduced to the subset
+ * fx_cfi.h describes, and equal neighbours merged. Not signal-safe; the table it returns is
+ * immutable. */
 #include "fx_cfi.h"
 
 #include <dwarf.h>
@@ -14,9 +16,11 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <zlib.h>
 
 #include "fx_alloc.h"
 
@@ -243,7 +247,79 @@ static bool text_segments(Elf *elf, struct fx_cfi *c, uint64_t *lo, uint64_t *hi
     return c->nsegs > 0;
 }
 
-static int build(Elf *elf, struct fx_cfi **out, struct fx_cfi_stats *st, struct fx_errbuf *eb)
+/* Whether elf has a section of that name. */
+static bool has_section(Elf *elf, const char *want)
+{
+    size_t shstrndx;
+    if (elf_getshdrstrndx(elf, &shstrndx) != 0)
+        return false;
+    for (Elf_Scn *scn = elf_nextscn(elf, NULL); scn != NULL; scn = elf_nextscn(elf, scn)) {
+        GElf_Shdr sh;
+        const char *name =
+                gelf_getshdr(scn, &sh) != NULL ? elf_strptr(elf, shstrndx, sh.sh_name) : NULL;
+        if (name != NULL && strcmp(name, want) == 0)
+            return true;
+    }
+    return false;
+}
+
+/* zlib's CRC-32 of the file open at fd (GNU's debuglink CRC is the same polynomial). */
+static bool file_crc(int fd, uint32_t *crc)
+{
+    unsigned char buf[65536];
+    uLong c = crc32(0L, Z_NULL, 0);
+    ssize_t n;
+    while ((n = read(fd, buf, sizeof(buf))) > 0)
+        c = crc32(c, buf, (uInt)n);
+    *crc = (uint32_t)c;
+    return n == 0;
+}
+
+/* The separate debug file the library's .gnu_debuglink names (issue 32: async-profiler's
+ * DebugFrameApp keeps a library's only CFI, .debug_frame, there), where GDB looks: next to the
+ * library, in its .debug/ folder, under /usr/lib/debug and the library's folder; taken only if
+ * its CRC-32 is the link's. An open descriptor, or -1. */
+static int debuglink_open(Elf *elf, const char *path)
+{
+    size_t shstrndx;
+    if (elf_getshdrstrndx(elf, &shstrndx) != 0)
+        return -1;
+    Elf_Data *d = NULL;
+    for (Elf_Scn *scn = elf_nextscn(elf, NULL); scn != NULL && d == NULL;
+         scn = elf_nextscn(elf, scn)) {
+        GElf_Shdr sh;
+        const char *name =
+                gelf_getshdr(scn, &sh) != NULL ? elf_strptr(elf, shstrndx, sh.sh_name) : NULL;
+        if (name != NULL && strcmp(name, ".gnu_debuglink") == 0)
+            d = elf_getdata(scn, NULL);
+    }
+    const char *link = d != NULL ? d->d_buf : NULL;
+    size_t len = link != NULL ? strnlen(link, d->d_size) : 0;
+    size_t at = (len + 4) & ~(size_t)3; /* the name, its NUL, padding to 4: then the CRC */
+    if (len == 0 || strchr(link, '/') != NULL || at + 4 > d->d_size)
+        return -1;
+    uint32_t want;
+    memcpy(&want, (const char *)d->d_buf + at, 4);
+    const char *slash = strrchr(path, '/');
+    int dir = slash != NULL ? (int)(slash - path) : 0;
+    for (int i = 0; i < 3; i++) {
+        char file[4096];
+        int n = i == 0   ? snprintf(file, sizeof(file), "%.*s/%s", dir, path, link)
+                : i == 1 ? snprintf(file, sizeof(file), "%.*s/.debug/%s", dir, path, link)
+                         : snprintf(file, sizeof(file), "/usr/lib/debug%.*s/%s", dir, path, link);
+        int fd = n > 0 && (size_t)n < sizeof(file) ? open(file, O_RDONLY | O_CLOEXEC) : -1;
+        uint32_t crc;
+        if (fd >= 0 && file_crc(fd, &crc) && crc == want)
+            return fd;
+        if (fd >= 0)
+            close(fd);
+    }
+    return -1;
+}
+
+/* dbg: the ELF file whose .debug_frame is read (the library's own, or its debug file's). */
+static int build(Elf *elf, Elf *dbg, struct fx_cfi **out, struct fx_cfi_stats *st,
+                 struct fx_errbuf *eb)
 {
     GElf_Ehdr eh;
     if (gelf_getehdr(elf, &eh) == NULL || eh.e_machine != EM_X86_64) {
@@ -271,13 +347,13 @@ static int build(Elf *elf, struct fx_cfi **out, struct fx_cfi_stats *st, struct 
         starts[n++] = (struct start){ehs[i], false};
     fx_free(ehs);
     if (rc == FX_OK)
-        rc = debug_frame_starts(elf, &starts, &n, &cap);
+        rc = debug_frame_starts(dbg, &starts, &n, &cap);
     bool debug = false;
     for (size_t i = 0; i < n && !debug; i++)
         debug = starts[i].debug;
     Dwarf_CFI *cfi = neh > 0 ? dwarf_getcfi_elf(elf) : NULL;
-    Dwarf *dbg = debug ? dwarf_begin_elf(elf, DWARF_C_READ, NULL) : NULL;
-    Dwarf_CFI *dcfi = dbg != NULL ? dwarf_getcfi(dbg) : NULL;
+    Dwarf *dw = debug ? dwarf_begin_elf(dbg, DWARF_C_READ, NULL) : NULL;
+    Dwarf_CFI *dcfi = dw != NULL ? dwarf_getcfi(dw) : NULL;
     struct builder b = {0};
     if (rc == FX_OK && cfi == NULL && dcfi == NULL) {
         fx_errbuf_set(eb, "no .eh_frame (nor .debug_frame): %s", dwarf_errmsg(-1));
@@ -300,8 +376,8 @@ static int build(Elf *elf, struct fx_cfi **out, struct fx_cfi_stats *st, struct 
     }
     if (cfi != NULL)
         dwarf_cfi_end(cfi);
-    if (dbg != NULL)
-        dwarf_end(dbg); /* dcfi is the Dwarf's own */
+    if (dw != NULL)
+        dwarf_end(dw); /* dcfi is the Dwarf's own */
     size_t bytes =
             sizeof(struct fx_cfi) + b.n * sizeof(struct fx_cfi_row) + nfuncs * sizeof(uint32_t);
     struct fx_cfi *c = rc == FX_OK ? fx_malloc(bytes) : NULL;
@@ -365,7 +441,18 @@ int fx_cfi_build(const char *path, struct fx_cfi **out, struct fx_cfi_stats *sta
         rc = FX_EIO;
     } else {
         struct fx_errbuf inner = {{0}};
-        rc = build(elf, out, stats, &inner);
+        /* no .debug_frame of its own: the separate debug file's, if it names one */
+        int dfd = has_section(elf, ".debug_frame") ? -1 : debuglink_open(elf, path);
+        Elf *dbg = dfd >= 0 ? elf_begin(dfd, ELF_C_READ_MMAP, NULL) : NULL;
+        if (dbg != NULL && elf_kind(dbg) != ELF_K_ELF) {
+            elf_end(dbg);
+            dbg = NULL;
+        }
+        rc = build(elf, dbg != NULL ? dbg : elf, out, stats, &inner);
+        if (dbg != NULL)
+            elf_end(dbg);
+        if (dfd >= 0)
+            close(dfd);
         if (rc != FX_OK)
             fx_errbuf_set(eb, "%s: %s", path, inner.msg);
     }

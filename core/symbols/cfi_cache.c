@@ -13,8 +13,8 @@
 #include "fx_cache_dir.h"
 
 #define MAGIC     0x31494643584655ull /* "UFXCFI1" */
-#define VERSION   2u                  /* 2: .debug_frame rows too (issue 32) */
-#define MAX_BYTES (256u << 20)        /* a 4 GiB text has fewer rows than this; larger is corrupt */
+#define VERSION   3u           /* 2: .debug_frame rows too, 3: from a debuglink file (issue 32) */
+#define MAX_BYTES (256u << 20) /* a 4 GiB text has fewer rows than this; larger is corrupt */
 
 struct header {
     uint64_t magic;

@@ -26,7 +26,8 @@ usage: mixed_stacks_check.py --label NAME RUN_DIR   (reads jni, deflate, jni-off
             counts at least as many segments between Java frames;
   debugframe: of the JniBurn.debugFrame samples whose leaf is fxdf_level3, at least 70 % read
             JniBurn.debugFrame;Java_fxagent_mixed_JniBurn_debugFrame;fxdf_level1;fxdf_level2;
-            fxdf_level3 (the library has .debug_frame CFI only, no frame pointers), and "Native
+            fxdf_level3 (the library has .debug_frame CFI only, no frame pointers, and that in a
+            separate debug file named by its .gnu_debuglink), and "Native
             stacks" names the unwind table of libfxdebugframe.so;
   jni-off:  no frame in the Native category, no "Native stacks" group (cstack=no);
   deflate-dwarf: of the samples under Deflater.deflateBytesBytes with zlib frames, at least half

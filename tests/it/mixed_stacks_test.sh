@@ -15,7 +15,14 @@
 #            start_thread (JavaMain, jni_CallStaticVoidMethod, JavaCalls::call_helper); a JNI
 #            call-back's C frames between JniBurn.upcall and JniBurn.javaBurn;
 #   debugframe (issue 32): libfxdebugframe.so's fxdf_level1;fxdf_level2;fxdf_level3, unwound by
-#            their .debug_frame CFI, under Java_fxagent_mixed_JniBurn_debugFrame;
+#            their .debug_frame CFI (in libfxdebugframe.so.debug, named by the stripped
+#            library's .gnu_debuglink), under Java_fxagent_mixed_JniBurn_debugFrame;
+#   stackgen (issue 32, async-profiler's StackwalkerTests and CstackTests cases, -Xss5m): C frames
+#            of a 320 KiB JNI frame, 7 levels of 128 KiB, a 64 KiB leaf called in a loop, each
+#            whole under its interpreted Java caller (StackGen.leafFrame, ...) down to JavaMain;
+#            a static initializer's FileInputStream.readBytes with InstanceKlass::initialize
+#            between it and main; no CompileBroker frame rootward of start_thread, no JNI
+#            frame twice (collapsed_ratio.py on its --annotate collapsed output);
 #   jnialloc, alloc-startup, jnialloc-off (issue 32 item 6): allocation samples' native frames:
 #            C code's NewByteArray and NewObject under their JNI method, the thread's start below,
 #            the VM's own allocations and its calls into ClassLoader.loadClass at start-up (every
@@ -52,6 +59,7 @@ mixed jni-off jni cstack=no
 mixed deflate-dwarf deflate cstack=dwarf
 mixed deflate-fp deflate cstack=fp
 mixed deep-depth deepjni depth=50 # issue 32: depth= counts the native frames too
+mixed stackgen stackgen "" 2 -Xss5m # issue 32: async-profiler's StackwalkerTests/CstackTests cases
 # issue 32 item 6: native frames in allocation samples; every allocation at start-up
 mixed jnialloc jnialloc alloc=32k 2
 mixed alloc-startup jnialloc alloc=1 0.05 -XX:-UseTLAB
@@ -63,6 +71,25 @@ pcli_json pcli-threads.json thread list || it_fail "profiler-cli thread list fai
 
 python3 "$IT_DIR/mixed_stacks_check.py" --label "$IT_NAME" "$FXAGENT_RUN_DIR" ||
     it_fail "native frames missing or misplaced (see above)"
+# issue 32: async-profiler's StackwalkerTests (normalStackVM/VMX, largeFrame, deepStack,
+# largeInnerFrame) and CstackTests (vmStructs/vmx, saneNativeStack) cases on StackGen's profile.
+# Each case runs a fifth of the time (about 20 % of the samples each): 10 % is the bound. The
+# native method's own frame is untyped (a native method is neither interpreted nor compiled)
+# and the call stub between JavaCalls::call_helper and the first Java frame is not shown.
+sg=$FXAGENT_RUN_DIR/stackgen.collapsed
+"$FXPROF" convert "$FXAGENT_RUN_DIR/stackgen.json.gz" --to collapsed --annotate -o "$sg" ||
+    it_fail "fxprof convert --annotate failed on stackgen.json.gz"
+java_main='JavaMain;([^;]+;)?jni_CallStaticVoidMethod;jni_invoke_static[^;]*;JavaCalls::call_helper[^;]*;'
+java_main+='fxagent\.mixed\.MixedWorkload\.main_\[0\];fxagent\.mixed\.StackGen\.run_\[0\];'
+python3 "$IT_DIR/collapsed_ratio.py" --label "$IT_NAME: stackgen" "$sg" \
+    --min "^([^;]+;){1,3}${java_main}fxagent\.mixed\.StackGen\.leafFrame;Java_fxagent_mixed_StackGen_leafFrame;fxmixed_burn_cpu" 0.1 \
+    --min 'StackGen\.largeFrame;Java_fxagent_mixed_StackGen_largeFrame;fxmixed_burn_cpu' 0.1 \
+    --min 'StackGen\.deepFrame;Java_fxagent_mixed_StackGen_deepFrame;(fxsg_deep;){7}fxmixed_burn_cpu' 0.1 \
+    --min 'StackGen\.largeInnerFrame;Java_fxagent_mixed_StackGen_largeInnerFrame;fxsg_inner_mid;fxsg_inner_final' 0.1 \
+    --max 'Java_fxagent_mixed_StackGen_[A-Za-z]+;(\[|fxsg_inner_final)' 1e-9 \
+    --min "${java_main}.*InstanceKlass::initialize[^;]*;.*JavaCalls::call_helper[^;]*;fxagent\.mixed\.StackGen\\\$LongInit\.<clinit>[^;]*;.*;readBytes[; ]" 0.02 \
+    --max 'CompileBroker::.*;start_thread' 1e-9 --max 'Java_java_io_.*;Java_java_io_' 1e-9 ||
+    it_fail "stackgen: async-profiler's StackwalkerTests/CstackTests cases not met (see above)"
 # issue 32 item 6: fxprof summary's allocating method is the Java frame under the native ones
 "${FXPROF:?FXPROF is not set}" summary --json "$FXAGENT_RUN_DIR/jnialloc.json.gz" \
     >"$FXAGENT_RUN_DIR/jnialloc-summary.json" || it_fail "fxprof summary failed on jnialloc"

@@ -4,9 +4,12 @@
 #                              checked by the shape oracle and the recovered-stack oracle
 #                              (tests/it/stack_shape_test.sh, stack_shape_check.py), the receiver
 #                              classes under its dispatch stubs, and fxagent.stacks.Numbers:
-#                              async-profiler's VtableTests case (issue 32 item 3)
+#                              async-profiler's VtableTests case (issue 32 item 3), and
+#                              fxagent.stacks.Suppliers (itable stub over lambdas); both with
+#                              RecoveryTests' bounds (collapsed_ratio.py, docs/VALIDATION.md 9)
 #   it.stub_stacks.jdk<major> java-test/stacks (fxagent.stacks.Stubs): samples in arraycopy and
-#                              intrinsic stubs recovered, failure pseudo-frames <= 0.5 % (issue 32;
+#                              intrinsic stubs, and the System.currentTimeMillis loop (native code
+#                              called as a leaf): failure pseudo-frames <= 0.5 % (issue 32;
 #                              tests/it/stub_stacks_test.sh, stub_stacks_check.py)
 #   it.stack_oracle_selftest   the oracle on synthetic profiles: it must reject a recovered stack
 #                              seen at no ordinary call site, a recovered frame under an ordinary

@@ -2,15 +2,18 @@
 /* Unit tests of core/symbols/cfi.c (include/fx_cfi.h): the table of the system's libz (a known
  * function's rows), a real unwind through libz's frameless code from inside a zlib callback up
  * to the test function that called zlib, the step's rules and bounds on a synthetic stack,
- * lookups at a table's edges, and bad input. */
+ * lookups at a table's edges, bad input, and (issue 32) a stripped library's .debug_frame read
+ * from the debug file its .gnu_debuglink names, refused when the file's CRC is not the link's. */
 #include <check.h>
 #include <dlfcn.h>
 #include <link.h>
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <ucontext.h>
 #include <unistd.h>
 #include <zlib.h>
@@ -289,6 +292,70 @@ START_TEST(test_cfi_lookup_finds_the_last_row_at_or_below_and_nothing_outside)
 }
 END_TEST
 
+/* Copies file `from` to `to`; with flip, its last byte changed (the CRC then differs). */
+static void copy_file(const char *from, const char *to, bool flip)
+{
+    FILE *in = fopen(from, "rb"), *out = fopen(to, "wb");
+    ck_assert(in != NULL && out != NULL);
+    char buf[8192];
+    size_t n, total = 0;
+    long last = -1;
+    while ((n = fread(buf, 1, sizeof(buf), in)) > 0) {
+        ck_assert_uint_eq(fwrite(buf, 1, n, out), n);
+        total += n;
+    }
+    if (flip && total > 0) {
+        last = (long)total - 1;
+        ck_assert(fseek(in, last, SEEK_SET) == 0);
+        int b = fgetc(in);
+        ck_assert(fseek(out, last, SEEK_SET) == 0 && fputc(b ^ 0xff, out) != EOF);
+    }
+    fclose(in);
+    ck_assert(fclose(out) == 0);
+}
+
+START_TEST(test_cfi_debug_frame_from_the_debuglink_file_and_not_from_a_wrong_one)
+{
+    void *h = dlopen(FXTEST_DFLIB, RTLD_NOW | RTLD_LOCAL);
+    ck_assert_msg(h != NULL, "%s", dlerror());
+    void *fn = dlsym(h, "fxtest_df_work");
+    ck_assert_ptr_nonnull(fn);
+    char path[512];
+    uint64_t va, start;
+    where(fn, path, sizeof(path), &va);
+    /* the debug file next to the library: its FDE covers the function, found at its entry */
+    struct fx_cfi *c = build_ok(FXTEST_DFLIB, NULL);
+    ck_assert_msg(fx_cfi_func_start(c, va + 4, &start), "no row for fxtest_df_work");
+    ck_assert_uint_eq(start, va);
+    fx_cfi_free(c);
+    /* a copy beside a debug file of the same name whose CRC is not the link's: not read */
+    char dir[] = "/tmp/fxtest_dflib_XXXXXX", lib[600], dbg[600];
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    snprintf(lib, sizeof(lib), "%s/libfxtest_dflib.so", dir);
+    snprintf(dbg, sizeof(dbg), "%s/libfxtest_dflib.so.debug", dir);
+    char real_dbg[600];
+    snprintf(real_dbg, sizeof(real_dbg), "%s.debug", FXTEST_DFLIB);
+    copy_file(FXTEST_DFLIB, lib, false);
+    copy_file(real_dbg, dbg, true);
+    struct fx_cfi *w = NULL;
+    struct fx_errbuf eb = {{0}};
+    if (fx_cfi_build(lib, &w, NULL, &eb) == FX_OK) /* its .eh_frame (the C runtime's) alone */
+        ck_assert(!fx_cfi_func_start(w, va + 4, &start));
+    fx_cfi_free(w);
+    /* the right debug file in .debug/ is found */
+    char sub[600], dbg2[700];
+    snprintf(sub, sizeof(sub), "%s/.debug", dir);
+    ck_assert(unlink(dbg) == 0 && mkdir(sub, 0700) == 0);
+    snprintf(dbg2, sizeof(dbg2), "%s/libfxtest_dflib.so.debug", sub);
+    copy_file(real_dbg, dbg2, false);
+    c = build_ok(lib, NULL);
+    ck_assert(fx_cfi_func_start(c, va + 4, &start) && start == va);
+    fx_cfi_free(c);
+    ck_assert(unlink(dbg2) == 0 && rmdir(sub) == 0 && unlink(lib) == 0 && rmdir(dir) == 0);
+    dlclose(h);
+}
+END_TEST
+
 START_TEST(test_cfi_bad_input_fails_with_one_line)
 {
     struct fx_cfi *c = (struct fx_cfi *)&c;
@@ -314,6 +381,7 @@ static Suite *cfi_suite(void)
     tcase_add_test(tc, test_cfi_libz_deflate_entry_is_rsp_plus_8_and_its_body_moves_the_cfa);
     tcase_add_test(tc, test_cfi_func_start_of_every_address_of_a_function_is_its_entry);
     tcase_add_test(tc, test_cfi_unwinds_from_a_zlib_callback_through_libz_to_its_caller);
+    tcase_add_test(tc, test_cfi_debug_frame_from_the_debuglink_file_and_not_from_a_wrong_one);
     suite_add_tcase(s, tc);
     tc = tcase_create("synthetic");
     tcase_add_test(tc, test_cfi_step_reads_the_return_address_and_saved_rbp_inside_the_stack);

@@ -2,7 +2,9 @@
 /* libfxdebugframe.so: native code whose only unwind information is .debug_frame (issue 32).
  * Built with -g -fno-asynchronous-unwind-tables -fno-unwind-tables -fomit-frame-pointer
  * (java-test/mixed/CMakeLists.txt): no .eh_frame entries and no frame pointers for these
- * functions, so a walk from fxdf_level3 finds its callers only through the .debug_frame CFI.
+ * functions, so a walk from fxdf_level3 finds its callers only through the .debug_frame CFI,
+ * which the build then moves to a separate debug file named by .gnu_debuglink (as async-profiler's
+ * DebugFrameApp library), stripping the library.
  * JniBurn.debugFrame calls Java_fxagent_mixed_JniBurn_debugFrame -> fxdf_level1 -> fxdf_level2
  * -> fxdf_level3, which spins; a profile must show the three in that order under the JNI
  * method. Each call is followed by work, so none is a tail call; none is inlined. */

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // The mixed-mode workloads of issue 16, one per run:
-//   java [-Dfxagent.mixed.lib=LIB] -jar fxagent-mixed.jar jni|jnialloc|upcall|debugframe|deepjni|deflate|devnull|gc|jit|cthread|wait SECONDS
+//   java [-Dfxagent.mixed.lib=LIB] -jar fxagent-mixed.jar jni|jnialloc|upcall|debugframe|deepjni|stackgen|deflate|devnull|gc|jit|cthread|wait SECONDS
 // Prints one line saying what ran (the smoke test and, later, the profile tests read it).
 package fxagent.mixed;
 
@@ -9,7 +9,7 @@ public final class MixedWorkload {
 
     public static void main(String[] args) throws Exception {
         if (args.length != 2) {
-            System.err.println("usage: MixedWorkload jni|jnialloc|upcall|debugframe|deepjni|deflate|devnull|gc|jit|cthread|wait SECONDS");
+            System.err.println("usage: MixedWorkload jni|jnialloc|upcall|debugframe|deepjni|stackgen|deflate|devnull|gc|jit|cthread|wait SECONDS");
             System.exit(2);
         }
         long until = System.nanoTime() + (long) (Double.parseDouble(args[1]) * 1e9);
@@ -29,6 +29,9 @@ public final class MixedWorkload {
                 break;
             case "deepjni": // the JNI burn under a recursion 200 deep
                 line = JniBurn.runDeep(until, 200);
+                break;
+            case "stackgen": // async-profiler's StackwalkerTests cases (issue 32), main thread
+                line = StackGen.run(Double.parseDouble(args[1]));
                 break;
             case "deflate":
                 line = DeflateWork.run(until);
@@ -50,7 +53,7 @@ public final class MixedWorkload {
                 break;
             default:
                 System.err.println("MixedWorkload: unknown workload '" + args[0]
-                        + "' (use jni, jnialloc, upcall, debugframe, deepjni, deflate, devnull, gc, jit, cthread or wait)");
+                        + "' (use jni, jnialloc, upcall, debugframe, deepjni, stackgen, deflate, devnull, gc, jit, cthread or wait)");
                 System.exit(2);
                 return;
         }
