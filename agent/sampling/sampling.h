@@ -139,8 +139,7 @@ void fx_kstack_new_recording(void);
 
 /* Sampling start: the walk is on unless cstack=no (every mode); reads the maps first. */
 void fx_native_maps_start(void);
-/* Drain: re-reads the maps if walks met unmapped addresses (rate-limited), frees old tables;
- * true when walks wait for it (a table wanted, new misses). */
+/* Drain: re-reads the maps on walks' misses (rate-limited), frees old tables; true: walks wait */
 bool fx_native_maps_refresh(void);
 /* Any thread: the current table (NULL if none) until fx_native_maps_leave(ticket). */
 const struct fx_textmap *fx_native_maps_enter(uint32_t *ticket);
