@@ -32,6 +32,10 @@ struct fx_evq {
 int fx_evq_init(struct fx_evq *q, size_t bytes);
 /* Gives the ring's pages back; the consumer must not be reading it. No-op without one. */
 void fx_evq_free(struct fx_evq *q);
+/* The one call a push makes, after it, when it leaves the ring more than a quarter full (NULL:
+ * none): the agent's drain then comes within its fast period (issue 31). Set before the
+ * producers start. */
+void fx_evq_set_filling(void (*filling)(void));
 /* Appends hdr + a + b (a, b may be NULL with length 0) as one record. */
 bool fx_evq_push(struct fx_evq *q, const void *hdr, uint32_t hdr_len, const void *a, uint32_t a_len,
                  const void *b, uint32_t b_len);

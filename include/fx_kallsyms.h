@@ -12,19 +12,36 @@
 
 #include "fx_err.h"
 
+/* The layout of the kept file's symbols too (kallsyms_cache.c): a table read from the cache is
+ * the file mapped, not copied (issue 31: the copy was most of the drain's start-up on a short
+ * run). Names through fx_kallsyms_name and fx_kallsyms_module. */
 struct fx_kallsyms_sym {
     uint64_t addr;
-    const char *name;   /* points into the table */
-    const char *module; /* "" for the kernel image, else the module ("ext4") */
+    uint32_t name;   /* offset into the names arena */
+    uint32_t module; /* offset: 0 (the "") for the kernel image, else the module ("ext4") */
 };
 
 struct fx_kallsyms {
-    size_t count;                 /* 0 when unusable */
-    struct fx_kallsyms_sym *syms; /* sorted by addr; at one address the global (T) first */
-    char *names;
+    size_t count;                       /* 0 when unusable */
+    const struct fx_kallsyms_sym *syms; /* sorted by addr; at one address the global (T) first */
+    const char *names;
     size_t names_bytes; /* of the names arena, which starts with the "" module */
-    char reason[192];   /* "" when usable; else one line, no trailing period */
+    void *map;          /* the kept file mapped (syms and names point into it), or NULL */
+    size_t map_bytes;
+    char reason[192]; /* "" when usable; else one line, no trailing period */
 };
+
+static inline const char *fx_kallsyms_name(const struct fx_kallsyms *k,
+                                           const struct fx_kallsyms_sym *s)
+{
+    return k->names + s->name;
+}
+
+static inline const char *fx_kallsyms_module(const struct fx_kallsyms *k,
+                                             const struct fx_kallsyms_sym *s)
+{
+    return k->names + s->module;
+}
 
 /* Reads path (normally "/proc/kallsyms") and keeps the text symbols (types t, T, w, W). Returns
  * FX_OK with a table in *out whether or not it is usable (see reason: unreadable file, all

@@ -116,6 +116,12 @@ static inline uint64_t fx_ring_drops(const struct fx_ring *r)
     return __atomic_load_n(&r->drops, __ATOMIC_RELAXED);
 }
 
+/* Consumer: bytes held (records and padding not yet released). */
+static inline uint64_t fx_ring_used(const struct fx_ring *r)
+{
+    return __atomic_load_n(&r->head, __ATOMIC_ACQUIRE) - r->tail;
+}
+
 static inline bool fx_ring_empty(const struct fx_ring *r)
 {
     return __atomic_load_n(&r->head, __ATOMIC_ACQUIRE) == r->tail;

@@ -108,7 +108,10 @@ struct fx_periodic {
     void *arg;
     /* Private to periodic.c. */
     pthread_mutex_t lock;
-    pthread_cond_t cond; /* on CLOCK_MONOTONIC */
+    pthread_cond_t cond;    /* on CLOCK_MONOTONIC */
+    struct timespec next;   /* the next deadline */
+    uint64_t new_period_ns; /* fx_periodic_set_period's, applied after the tick */
+    uint64_t hurry_ns;      /* fx_periodic_hurry's during a tick, applied after it */
     bool ready, stop, running, paused, kicked, in_tick, reclock;
 };
 
@@ -123,6 +126,12 @@ void fx_periodic_pause(struct fx_periodic *p);
 void fx_periodic_resume(struct fx_periodic *p);
 /* One tick as soon as the thread is free, paused or not (deadlines do not move). */
 void fx_periodic_kick(struct fx_periodic *p);
+/* From the tick: the deadlines after this tick are period_ns apart, counted from its own.
+ * Outside a tick (the owner, while no tick runs): the deadlines after the next one. */
+void fx_periodic_set_period(struct fx_periodic *p, uint64_t period_ns);
+/* Any thread: the next tick at most within_ns from now (nothing while paused; during a tick,
+ * once the tick has set the next deadline). */
+void fx_periodic_hurry(struct fx_periodic *p, uint64_t within_ns);
 
 /* --- sources.c: event sources and the steps before and after a dump --- */
 

@@ -43,6 +43,7 @@ static void JNICALL on_compiled_method_load(jvmtiEnv *jvmti, jmethodID method, j
 {
     (void)jvmti, (void)map_length, (void)map;
     fx_codemap_compiled_load(method, code_addr, code_size, compile_info);
+    fx_drain_hurry(); /* recovery reads the new range within one fast drain period */
     if (__atomic_load_n(&replay_tid, __ATOMIC_RELAXED) != (pid_t)syscall(SYS_gettid))
         fx_markers_compiled_method_load(method, code_size, compile_info);
 }
@@ -59,6 +60,7 @@ static void JNICALL on_dynamic_code_generated(jvmtiEnv *jvmti, const char *name,
 {
     (void)jvmti;
     fx_codemap_dynamic_code(name, address, length);
+    fx_drain_hurry();
 }
 
 void fx_jvmti_events_replay_code(void)

@@ -1,11 +1,12 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* The model and its drain: a periodic agent thread that, every DRAIN_PERIOD_NS, drains every
- * source (fx_sources_drain: the markers, the CPU/wall sampler) and then bounds the model and
- * frees ended threads. The sampler's share is here: each thread's ring becomes model stacks
- * (stacks.c) and samples, each new jmethodID resolved in the pass it first appears
- * (methods.c). The drain is the only writer of the model until fx_drain_stop returns; then
- * VMDeath owns the model and drains once more itself. Its OS name says whether the sampler runs
- * or was stopped, for `fxprof list` (fx_agent_state.h).
+/* The model and its drain: a periodic agent thread that drains every source
+ * (fx_sources_drain: the markers, the CPU/wall sampler) and then bounds the model and frees
+ * ended threads. Its period adapts (fx_drain_period.h): 10 ms while code waits to be published,
+ * a queue fills or a ring was an eighth full, up to 100 ms while nothing does. The sampler's share
+ * is here: each thread's ring becomes model stacks (stacks.c) and samples, each new jmethodID
+ * resolved in the pass it first appears (methods.c). The drain is the only writer of the model
+ * until fx_drain_stop returns; then VMDeath owns the model and drains once more itself. Its OS name
+ * says whether the sampler runs or was stopped, for `fxprof list` (fx_agent_state.h).
  *
  * Idle gaps (PROFILE-FORMAT.md §11.3): with CPU-time signals an idle thread is simply not
  * sampled, and the front-end would stretch its neighbouring samples across the gap. When a
@@ -22,9 +23,9 @@
 #include <sys/prctl.h>
 
 #include "fx_agent_state.h"
+#include "fx_drain_period.h"
+#include "fx_evq.h"
 #include "fx_ring.h"
-
-#define DRAIN_PERIOD_NS 10000000 /* 10 ms */
 
 /* The signal handler's own figures (struct fx_thread), summed over threads. */
 struct handler_cost {
@@ -54,10 +55,13 @@ static struct {
     uint64_t methods_resolved, methods_unknown; /* by caches dropped at earlier resets */
     uint64_t records, samples, idle_inserted, model_errors;
     uint64_t weight_sum, cpu_sum_ns, cpu_gaps, wall_sum_ns, wall_gaps;
-    uint64_t covered_ns;        /* cpu mode: weight x interval of each sample's own recording */
-    struct handler_cost reaped; /* of reaped threads */
-    uint64_t drops;             /* of reaped threads */
-    int64_t thread_cpu_ns;      /* the drain thread's CPU time at the end of its last pass */
+    uint64_t covered_ns;          /* cpu mode: weight x interval of each sample's own recording */
+    struct handler_cost reaped;   /* of reaped threads */
+    uint64_t drops;               /* of reaped threads */
+    int64_t thread_cpu_ns;        /* the drain thread's CPU time at the end of its last pass */
+    uint64_t passes, slow_passes; /* wake-ups of the drain; those after a wait over 10 ms */
+    uint64_t record_max;          /* bytes of the largest ring record drained */
+    struct fx_drain_load load;    /* the period's inputs, gathered by the pass */
     bool idle; /* fx_model_idle until the next recording: a pass (status) builds no cache again */
 } dr;
 
@@ -176,6 +180,12 @@ static void one_record(JNIEnv *jni, struct fx_profile *p, struct fx_thread *t,
 static void drain_thread(JNIEnv *jni, struct fx_profile *p, struct fx_thread *t)
 {
     bool was_ended = ended(t);
+    uint64_t used = fx_ring_used(&t->ring), cap = t->ring.cap; /* the period's inputs */
+    if (cap > 0) {
+        uint32_t permille = (uint32_t)(used * 1000 / cap);
+        dr.load.fill_permille = permille > dr.load.fill_permille ? permille : dr.load.fill_permille;
+        dr.load.ring_min = dr.load.ring_min == 0 || cap < dr.load.ring_min ? cap : dr.load.ring_min;
+    }
     /* Dropped samples leave a gap that is not idleness; where in this pass's records it falls
      * is unknown, so none of them may start an "[idle]" guess. */
     uint64_t drops = fx_ring_drops(&t->ring);
@@ -198,6 +208,7 @@ static void drain_thread(JNIEnv *jni, struct fx_profile *p, struct fx_thread *t)
         }
         if (len >= sizeof(struct fx_sample_rec))
             one_record(jni, p, t, rec, len);
+        dr.record_max = len > dr.record_max ? len : dr.record_max;
         fx_ring_release(&t->ring);
     }
     if (was_ended && !t->finished) {
@@ -250,8 +261,10 @@ static void drain_rings(JNIEnv *jni, struct fx_profile *p)
     if (dr.methods == NULL && (dr.idle || (dr.methods = fx_methods_new()) == NULL))
         return; /* stopped: the rings hold nothing of a recording (a start finds them late) */
     dr.methods_gen = fx_profile_generation(p);
-    fx_codemap_publish();
-    fx_native_maps_refresh();
+    if (fx_codemap_publish()) /* code loaded: more tends to follow, stay fast */
+        dr.load.waiting = true;
+    if (fx_native_maps_refresh())
+        dr.load.waiting = true;
     fx_model_vthreads_pass(jni);
     fx_vm_threads_refresh();  /* threads that are not Java threads, every 100 ms */
     fx_threads_kstack_pass(); /* perf events and kernel callchains for threads seen running */
@@ -311,14 +324,38 @@ static void sampler_stop(void)
     __atomic_store_n(&state.sampling, 0, __ATOMIC_RELEASE);
 }
 
+static struct fx_periodic drain;
+static int drain_slow; /* atomic: the drain waits longer than FX_DRAIN_FAST_NS */
+
+void fx_drain_hurry(void)
+{
+    if (__atomic_load_n(&drain_slow, __ATOMIC_RELAXED) &&
+        __atomic_exchange_n(&drain_slow, 0, __ATOMIC_ACQ_REL))
+        fx_periodic_hurry(&drain, FX_DRAIN_FAST_NS);
+}
+
+/* The next wait (fx_drain_period.h): what this pass found, then the policy. */
+static void next_period(void)
+{
+    dr.load.interval_ns = dr.idle ? 0 : fx_opt()->interval_ns;
+    dr.load.record_max = dr.record_max;
+    uint64_t next = fx_drain_period_next(&dr.load);
+    __atomic_store_n(&drain_slow, next > FX_DRAIN_FAST_NS, __ATOMIC_RELAXED);
+    fx_periodic_set_period(&drain, next);
+    dr.load = (struct fx_drain_load){.period_ns = next};
+}
+
 static void drain_tick(JNIEnv *jni, void *arg)
 {
     (void)arg;
+    dr.passes++;
+    dr.slow_passes += dr.load.period_ns > FX_DRAIN_FAST_NS;
     show_state();
     fx_drain_once(jni);
     struct fx_methods *m = fx_drain_methods();
     struct fx_drain_figures f = {dr.samples, ring_drops(), m != NULL ? fx_methods_count(m) : 0};
     fx_window_serve(jni, dr.profile, &f); /* dumps, status: between passes (window.c) */
+    next_period();                        /* a request kicks the drain: it waits for no deadline */
     /* Its own CPU time, waits and wake-ups included (issue 31: the largest share of the
      * defaults' overhead on a long JIT-heavy program): one system call a pass. */
     dr.thread_cpu_ns = fx_clock_ns(CLOCK_THREAD_CPUTIME_ID);
@@ -332,7 +369,7 @@ static void drain_exiting(void *arg)
 
 static struct fx_periodic drain = {
         .name = "fxagent drain",
-        .period_ns = DRAIN_PERIOD_NS,
+        .period_ns = FX_DRAIN_FAST_NS,
         .tick = drain_tick,
         .exiting = drain_exiting,
 };
@@ -340,6 +377,8 @@ static struct fx_periodic drain = {
 int fx_drain_start(JNIEnv *jni)
 {
     fx_window_owner(&drain);
+    fx_evq_set_filling(fx_drain_hurry);
+    fx_periodic_set_period(&drain, FX_DRAIN_FAST_NS);
     return fx_periodic_start(jni, &drain);
 }
 
@@ -350,6 +389,9 @@ void fx_drain_pause(void)
 
 void fx_drain_resume(void)
 {
+    fx_periodic_set_period(&drain, FX_DRAIN_FAST_NS); /* a new recording starts fast */
+    dr.load.period_ns = FX_DRAIN_FAST_NS;             /* the drain is paused: no pass reads it */
+    __atomic_store_n(&drain_slow, 0, __ATOMIC_RELAXED);
     fx_periodic_resume(&drain);
 }
 
@@ -446,6 +488,8 @@ static void report_sampling(struct fx_profile *p, const struct handler_cost *c)
     if (dr.thread_cpu_ns > 0)
         extra_ms(p, g, "drain thread CPU time (since it started, at its last pass)",
                  (double)dr.thread_cpu_ns);
+    fx_profile_extra_int(p, g, "drain wake-ups (passes)", (int64_t)dr.passes);
+    fx_profile_extra_int(p, g, "drain wake-ups after a wait over 10 ms", (int64_t)dr.slow_passes);
     fx_profile_extra_int(
             p, g, "methods resolved",
             (int64_t)(dr.methods_resolved + (dr.methods ? fx_methods_count(dr.methods) : 0)));

@@ -103,7 +103,7 @@ static int symbol_func(struct fx_profile *p, const struct fx_kallsyms *ks,
         out->i = kf.funcs[i] - 1;
         return FX_OK;
     }
-    int rc = kernel_func(p, s->name, s->module, out);
+    int rc = kernel_func(p, fx_kallsyms_name(ks, s), fx_kallsyms_module(ks, s), out);
     if (rc == FX_OK && kf.funcs != NULL)
         kf.funcs[i] = out->i + 1;
     return rc;
@@ -130,7 +130,7 @@ static uint8_t name_chain(const struct fx_kallsyms *ks, const uint64_t *ips, uin
     *sigreturn = false;
     for (uint32_t i = 0; i < n; i++) {
         syms[i] = ks != NULL ? fx_kallsyms_lookup(ks, i == 0 ? ips[0] : ips[i] - 1) : NULL;
-        const char *name = syms[i] != NULL ? syms[i]->name : "";
+        const char *name = syms[i] != NULL ? fx_kallsyms_name(ks, syms[i]) : "";
         if (sub == FX_KERNEL_OTHER && is_page_fault_entry(name))
             sub = FX_KERNEL_PAGE_FAULT;
         else if (sub == FX_KERNEL_OTHER && is_syscall_entry(name))

@@ -30,6 +30,9 @@ void fx_drain_stop(void);
 void fx_drain_pause(void);
 /* A start: passes every period again. */
 void fx_drain_resume(void);
+/* Any thread (code loaded, a queue filling): the drain's next pass within its fast period
+ * (fx_drain_period.h) if it waits longer; an atomic load when it does not. */
+void fx_drain_hurry(void);
 /* A stopped recording whose profile was written, the drain paused (control's thread, like the
  * rings' free): the threads that ended in it are freed with their rings (jni: for their global
  * references; NULL leaves them to the next pass) and their tracks released, the caches a next

@@ -10,8 +10,10 @@
  * store to fx_sig.code_table. A handler increments fx_sig.code_readers (seq_cst) before it loads
  * the pointer and decrements it after its last read, so a replaced table is freed, or kept as
  * the spare a later publish writes into, only once the drain has seen code_readers == 0 after
- * the store: any handler that loads later sees the new table. A table is at most one drain
- * cycle (10 ms) behind the events.
+ * the store: any handler that loads later sees the new table. A table is at most one fast drain
+ * period (10 ms) behind the events: a load or a stub brings a slower drain's next pass that
+ * close (control/jvmti_events.c calls fx_drain_hurry), and a pass that published keeps the
+ * drain fast (fx_drain_period.h).
  *
  * Unload: a range leaves at its CompiledMethodUnload, and a newer range that overlaps an older
  * one replaces it (the older code is gone: its memory was reused). Between the reuse and the
@@ -371,11 +373,11 @@ static void free_retired(void)
     cm.n_retired = 0;
 }
 
-void fx_codemap_publish(void)
+bool fx_codemap_publish(void)
 {
     free_retired();
     if (cm.n_retired == MAX_RETIRED)
-        return; /* handlers keep reading: publish at a later cycle */
+        return true; /* handlers keep reading: publish at a later cycle */
     pthread_mutex_lock(&cm.lock);
     struct logrec *log = cm.log;
     size_t n_log = cm.n_log;
@@ -383,7 +385,7 @@ void fx_codemap_publish(void)
     cm.n_log = cm.cap_log = 0;
     pthread_mutex_unlock(&cm.lock);
     if (n_log == 0)
-        return;
+        return false;
     size_t cap;
     struct fx_code_table *t = fold(log, n_log, &cap);
     if (t == NULL) { /* give the changes back, oldest first, for the next cycle */
@@ -392,7 +394,7 @@ void fx_codemap_publish(void)
             log_push(log[i].op, &log[i].r);
         pthread_mutex_unlock(&cm.lock);
         fx_free(log);
-        return;
+        return true;
     }
     fx_free(log);
     size_t old_cap = cm.cap_live;
@@ -406,6 +408,7 @@ void fx_codemap_publish(void)
         cm.retired[cm.n_retired++] = old;
     }
     free_retired();
+    return true;
 }
 
 void fx_codemap_report(struct fx_profile *p, const char *g)

@@ -21,6 +21,7 @@ static struct {
     pthread_mutex_t lock;
     int64_t last_read_ns;
     uint64_t seen_misses; /* fx_native.misses at the last read */
+    uint64_t pass_misses; /* at the last fx_native_maps_refresh */
     uint64_t reads, read_errors, publish_busy;
     char error[200]; /* the last read's error, "" if none */
 } nm = {.lock = PTHREAD_MUTEX_INITIALIZER};
@@ -76,10 +77,10 @@ void fx_native_maps_start(void)
     __atomic_store_n(&fx_native.enabled, on, __ATOMIC_RELEASE);
 }
 
-void fx_native_maps_refresh(void)
+bool fx_native_maps_refresh(void)
 {
     if (!__atomic_load_n(&fx_native.enabled, __ATOMIC_ACQUIRE))
-        return;
+        return false;
     pthread_mutex_lock(&nm.lock);
     fx_textmap_slot_reclaim(&fx_native.maps);
     uint64_t misses = __atomic_load_n(&fx_native.misses, __ATOMIC_RELAXED);
@@ -89,7 +90,10 @@ void fx_native_maps_refresh(void)
     fx_textmap_slot_leave_sigsafe(&fx_native.maps, ticket);
     if (built || (misses != nm.seen_misses && fx_now_ns() - nm.last_read_ns >= REREAD_NS))
         reread_locked();
+    bool waits = built || misses != nm.pass_misses;
+    nm.pass_misses = misses;
     pthread_mutex_unlock(&nm.lock);
+    return waits;
 }
 
 const struct fx_textmap *fx_native_maps_enter(uint32_t *ticket)

@@ -114,8 +114,8 @@ void fx_codemap_compiled_load(jmethodID method, const void *code_addr, jint code
                               const void *compile_info);
 void fx_codemap_compiled_unload(jmethodID method, const void *code_addr);
 void fx_codemap_dynamic_code(const char *name, const void *address, jint length);
-/* Drain: publishes pending changes, frees replaced tables no handler can hold. */
-void fx_codemap_publish(void);
+/* Drain: publishes pending changes, frees replaced tables; true if changes were waiting. */
+bool fx_codemap_publish(void);
 const char *fx_codemap_stub_name(uint64_t index); /* drain: a stub's name, or NULL */
 /* Drain: "Stack recovery" meta.extra figures of the table itself. */
 void fx_codemap_report(struct fx_profile *p, const char *group);
@@ -139,8 +139,8 @@ void fx_kstack_new_recording(void);
 
 /* Sampling start: the walk is on unless cstack=no (every mode); reads the maps first. */
 void fx_native_maps_start(void);
-/* Drain: re-reads the maps if walks met unmapped addresses (rate-limited), frees old tables. */
-void fx_native_maps_refresh(void);
+/* Drain: re-reads the maps on walks' misses (rate-limited), frees old tables; true: walks wait */
+bool fx_native_maps_refresh(void);
 /* Any thread: the current table (NULL if none) until fx_native_maps_leave(ticket). */
 const struct fx_textmap *fx_native_maps_enter(uint32_t *ticket);
 void fx_native_maps_leave(uint32_t ticket);

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "fx_alloc.h"
 #include "fx_lines.h"
@@ -132,14 +133,17 @@ static int freeze(struct builder *b, struct fx_kallsyms *k)
         sorted = by_addr(&b->raws[i - 1], &b->raws[i]) < 0;
     if (!sorted)
         fx_sort(b->raws, b->nraws, sizeof(*b->raws), by_addr);
-    k->syms = fx_reallocarray(NULL, b->nraws ? b->nraws : 1, sizeof(*k->syms));
-    if (!k->syms)
+    if (b->nnames > UINT32_MAX)
+        return FX_ENOMEM; /* offsets are 32 bits: a few MB in any kernel */
+    struct fx_kallsyms_sym *syms = fx_reallocarray(NULL, b->nraws ? b->nraws : 1, sizeof(*syms));
+    if (!syms)
         return FX_ENOMEM;
     for (size_t i = 0; i < b->nraws; i++) {
         const struct raw *r = &b->raws[i];
-        k->syms[i] = (struct fx_kallsyms_sym){
-                .addr = r->addr, .name = b->names + r->name_at, .module = b->names + r->module_at};
+        syms[i] = (struct fx_kallsyms_sym){
+                .addr = r->addr, .name = (uint32_t)r->name_at, .module = (uint32_t)r->module_at};
     }
+    k->syms = syms;
     k->count = b->nraws;
     k->names = b->names;
     k->names_bytes = b->nnames;
@@ -207,7 +211,11 @@ void fx_kallsyms_free(struct fx_kallsyms *k)
 {
     if (!k)
         return;
-    fx_free(k->syms);
-    fx_free(k->names);
+    if (k->map != NULL) {
+        munmap(k->map, k->map_bytes);
+    } else {
+        fx_free((void *)k->syms);
+        fx_free((void *)k->names);
+    }
     fx_free(k);
 }

@@ -7,9 +7,11 @@
 
 #include <errno.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "fx_alloc.h"
@@ -30,10 +32,16 @@ struct header {
     uint64_t count, names_bytes;
 };
 
+/* A symbol as kept: the table's own (struct fx_kallsyms_sym), so a mapped file is the table. */
 struct entry {
     uint64_t addr;
     uint32_t name, module; /* offsets into the names arena */
 };
+_Static_assert(sizeof(struct entry) == sizeof(struct fx_kallsyms_sym) &&
+                       offsetof(struct entry, name) == offsetof(struct fx_kallsyms_sym, name) &&
+                       offsetof(struct entry, module) == offsetof(struct fx_kallsyms_sym, module),
+               "a kept symbol is a table symbol");
+_Static_assert(sizeof(struct header) % 8 == 0, "the symbols after the header stay aligned");
 
 static uint64_t fnv(uint64_t h, const char *s, size_t n)
 {
@@ -129,35 +137,35 @@ static const char *check(const struct entry *e, uint64_t count, const char *name
     return NULL;
 }
 
-/* Reads the body of the file at fd whose header is h into a table. NULL + why on failure. */
-static struct fx_kallsyms *body(int fd, const struct header *h, const char **why)
+/* The file at fd (of `bytes`, its header h) mapped as a table: its symbols are in the table's
+ * own layout, so nothing is copied; only the pages a check or a lookup reads come in (it was a
+ * read of ~5 MB and an array of ~3 MB built from it, most of the drain's start-up on a short
+ * run: issue 31). The mapping is private and read-only: a later store replaces the file by a
+ * rename, never writes into it. NULL + why on failure. */
+static struct fx_kallsyms *body(int fd, const struct header *h, size_t bytes, const char **why)
 {
     struct fx_kallsyms *k = fx_calloc(1, sizeof(*k));
-    struct entry *e = fx_reallocarray(NULL, h->count, sizeof(*e));
-    char *names = fx_malloc(h->names_bytes);
-    struct fx_kallsyms_sym *syms = fx_reallocarray(NULL, h->count, sizeof(*syms));
+    void *map = k != NULL ? mmap(NULL, bytes, PROT_READ, MAP_PRIVATE, fd, 0) : MAP_FAILED;
     *why = NULL;
-    if (k == NULL || e == NULL || names == NULL || syms == NULL)
-        *why = "no memory";
-    else if (!fx_cache_io(fd, e, h->count * sizeof(*e), false) ||
-             !fx_cache_io(fd, names, h->names_bytes, false))
-        *why = "its size does not match its header";
-    else
-        *why = check(e, h->count, names, h->names_bytes);
-    if (*why == NULL) {
-        for (uint64_t i = 0; i < h->count; i++)
-            syms[i] = (struct fx_kallsyms_sym){
-                    .addr = e[i].addr, .name = names + e[i].name, .module = names + e[i].module};
-        *k = (struct fx_kallsyms){
-                .count = h->count, .syms = syms, .names = names, .names_bytes = h->names_bytes};
-    }
-    fx_free(e);
-    if (*why != NULL) {
-        fx_free(syms);
-        fx_free(names);
+    if (k == NULL || map == MAP_FAILED) {
+        *why = k == NULL ? "no memory" : "it cannot be mapped";
         fx_free(k);
         return NULL;
     }
+    const struct entry *e = (const struct entry *)((const char *)map + sizeof(*h));
+    const char *names = (const char *)(e + h->count);
+    *why = check(e, h->count, names, h->names_bytes);
+    if (*why != NULL) {
+        munmap(map, bytes);
+        fx_free(k);
+        return NULL;
+    }
+    *k = (struct fx_kallsyms){.count = h->count,
+                              .syms = (const struct fx_kallsyms_sym *)e,
+                              .names = names,
+                              .names_bytes = h->names_bytes,
+                              .map = map,
+                              .map_bytes = bytes};
     return k;
 }
 
@@ -185,7 +193,7 @@ int fx_kallsyms_cache_load(const char *file, const struct fx_kallsyms_key *key,
                h.names_bytes > MAX_NAMES ||
                (uint64_t)fs.st_size != sizeof(h) + h.count * sizeof(struct entry) + h.names_bytes) {
         why = "its size does not match its header";
-    } else if ((*out = body(fd, &h, &why)) != NULL) {
+    } else if ((*out = body(fd, &h, (size_t)fs.st_size, &why)) != NULL) {
         rc = FX_OK;
     }
     close(fd);
@@ -202,15 +210,6 @@ int fx_kallsyms_cache_store(const char *file, const struct fx_kallsyms_key *key,
         fx_errbuf_set(eb, "%s: an unusable table is not kept", file);
         return FX_EINVAL;
     }
-    struct entry *e = fx_reallocarray(NULL, k->count, sizeof(*e));
-    if (e == NULL) {
-        fx_errbuf_set(eb, "%s: no memory", file);
-        return FX_ENOMEM;
-    }
-    for (size_t i = 0; i < k->count; i++)
-        e[i] = (struct entry){.addr = k->syms[i].addr,
-                              .name = (uint32_t)(k->syms[i].name - k->names),
-                              .module = (uint32_t)(k->syms[i].module - k->names)};
     struct header h = {.magic = MAGIC,
                        .version = VERSION,
                        .hdr_size = sizeof(h),
@@ -218,8 +217,6 @@ int fx_kallsyms_cache_store(const char *file, const struct fx_kallsyms_key *key,
                        .count = k->count,
                        .names_bytes = k->names_bytes};
     struct fx_cache_part parts[] = {
-            {&h, sizeof(h)}, {e, k->count * sizeof(*e)}, {k->names, k->names_bytes}};
-    int rc = fx_cache_write(file, parts, 3, eb);
-    fx_free(e);
-    return rc;
+            {&h, sizeof(h)}, {k->syms, k->count * sizeof(*k->syms)}, {k->names, k->names_bytes}};
+    return fx_cache_write(file, parts, 3, eb);
 }

@@ -30,6 +30,13 @@ void fx_evq_free(struct fx_evq *q)
     pthread_mutex_unlock(&q->lock);
 }
 
+static void (*filling_hook)(void); /* atomic */
+
+void fx_evq_set_filling(void (*filling)(void))
+{
+    __atomic_store_n(&filling_hook, filling, __ATOMIC_RELEASE);
+}
+
 /* `ready` is read first without the lock, so a producer of a queue that was never made (the
  * option off) pays nothing, then again under it: the queue may have been freed meanwhile, and
  * its zeroed ring would count a drop that was none. */
@@ -40,6 +47,7 @@ bool fx_evq_push(struct fx_evq *q, const void *hdr, uint32_t hdr_len, const void
         return false;
     pthread_mutex_lock(&q->lock);
     uint8_t *dst = NULL;
+    bool filling = false;
     if (fx_evq_ready(q)) {
         dst = fx_ring_reserve_sigsafe(&q->ring, hdr_len + a_len + b_len);
         if (dst != NULL) {
@@ -50,7 +58,11 @@ bool fx_evq_push(struct fx_evq *q, const void *hdr, uint32_t hdr_len, const void
                 memcpy(dst + hdr_len + a_len, b, b_len);
             fx_ring_commit_sigsafe(&q->ring);
         }
+        filling = fx_ring_used(&q->ring) > q->ring.cap / 4;
     }
     pthread_mutex_unlock(&q->lock);
+    void (*hook)(void) = __atomic_load_n(&filling_hook, __ATOMIC_ACQUIRE);
+    if (filling && hook != NULL)
+        hook();
     return dst != NULL;
 }

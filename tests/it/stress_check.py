@@ -56,6 +56,24 @@ def check_losses(profile, ck):
     m = re.match(r"(\d+\.\d+) ms$", drain)
     if m is None or float(m.group(1)) <= 0:
         ck.fail(f"drain thread CPU time {drain!r}: want a positive 'X.XXX ms'")
+    check_wakeups(profile, sampling, ck)
+
+
+def check_wakeups(profile, sampling, ck):
+    """The drain's wake-ups (issue 31: its period adapts, 10..100 ms, fx_drain_period.h): at
+    most one pass per 10 ms deadline (a late drain catches up on the deadlines it missed, no
+    more) plus one per request, and at least one; no lower bound from the span: on a loaded
+    machine a starved drain ran 7 passes in 10 s, the last drain (VMDeath) not counted."""
+    passes = sampling.get("drain wake-ups (passes)")
+    slow = sampling.get("drain wake-ups after a wait over 10 ms")
+    meta = profile["meta"]
+    span_ms = meta.get("profilingEndTime", 0) - meta.get("profilingStartTime", 0)
+    print(f"drain wake-ups: {passes} ({slow} after a wait over 10 ms) in {span_ms:.0f} ms")
+    if not isinstance(passes, int) or not isinstance(slow, int) or not 0 <= slow <= passes:
+        ck.fail(f"drain wake-ups {passes!r}, of them after a slow wait {slow!r}: want counts")
+        return
+    if passes < 1 or (span_ms > 0 and passes > span_ms / 10 + 50):
+        ck.fail(f"{passes} drain wake-ups in {span_ms:.0f} ms: want 1 to one per 10 ms")
 
 
 def read_cpu(cpu_file, prefix):

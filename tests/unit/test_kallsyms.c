@@ -32,7 +32,7 @@ static struct fx_kallsyms *read_text(const char *text)
 static const char *name_at(const struct fx_kallsyms *k, uint64_t addr)
 {
     const struct fx_kallsyms_sym *s = fx_kallsyms_lookup(k, addr);
-    return s ? s->name : NULL;
+    return s ? fx_kallsyms_name(k, s) : NULL;
 }
 
 START_TEST(test_kallsyms_text_symbols_sorted_and_named)
@@ -48,9 +48,9 @@ START_TEST(test_kallsyms_text_symbols_sorted_and_named)
     ck_assert_str_eq(name_at(k, 0xffffffff81002000u), "ksys_write");
     ck_assert_str_eq(name_at(k, 0xffffffff81003004u), "weak_text");
     const struct fx_kallsyms_sym *m = fx_kallsyms_lookup(k, 0xffffffffc0a01040u);
-    ck_assert_str_eq(m->name, "ext4_file_write_iter");
-    ck_assert_str_eq(m->module, "ext4");
-    ck_assert_str_eq(fx_kallsyms_lookup(k, 0xffffffff81002000u)->module, "");
+    ck_assert_str_eq(fx_kallsyms_name(k, m), "ext4_file_write_iter");
+    ck_assert_str_eq(fx_kallsyms_module(k, m), "ext4");
+    ck_assert_str_eq(fx_kallsyms_module(k, fx_kallsyms_lookup(k, 0xffffffff81002000u)), "");
     fx_kallsyms_free(k);
 }
 END_TEST
