@@ -210,10 +210,12 @@ static void describe(struct conv *c, const struct fx_jfr_value *v, char *buf, si
     } else if (v->kind == FX_JFR_REF) {
         struct fx_jfr_value f[16];
         struct fx_jfr_obj o;
-        if (fx_jfr_profile_deref(c, v, f, 0, eb) != FX_OK || fx_jfr_deref(c->r, v, &o) != FX_OK)
+        if (fx_jfr_deref(c->r, v, &o) != FX_OK)
+            return;
+        uint32_t nf = fx_jfr_field_count(c->r, o.cls);
+        if (nf == 0 || fx_jfr_profile_deref(c, v, f, (int)nf - 1, eb) != FX_OK)
             return;
         const char *cn = fx_jfr_class_name(c->r, o.cls);
-        uint32_t nf = fx_jfr_field_count(c->r, o.cls);
         if (!strcmp(cn, "jdk.types.Method")) {
             copy_out(buf, cap, fx_jfr_profile_method(c, v, eb), false);
             return;

@@ -25,7 +25,8 @@ int fx_jfr_profile_deref(struct conv *c, const struct fx_jfr_value *ref, struct 
     uint32_t n = fx_jfr_field_count(c->r, o.cls);
     if (n > 16 || (uint32_t)need >= n)
         return FX_ENOTFOUND;
-    return fx_jfr_fields(c->r, &o, v, n, eb);
+    /* up to field need only: a stack trace's frames, its last field, are read by the caller */
+    return fx_jfr_fields(c->r, &o, v, (uint32_t)need + 1, eb);
 }
 
 /* A string field reached through a reference: a Symbol's string, a Class's name. */
@@ -51,7 +52,11 @@ int fx_jfr_profile_thread(struct conv *c, const struct fx_jfr_value *ref, bool c
     struct fx_jfr_value v[16];
     int64_t java_id = -1, tid = 0;
     const char *name = NO_THREAD;
-    if (fx_jfr_profile_deref(c, ref, v, l->t_os_id, eb) == FX_OK) {
+    int need = l->t_os_id;
+    need = l->t_java_id > need ? l->t_java_id : need;
+    need = l->t_java_name > need ? l->t_java_name : need;
+    need = l->t_os_name > need ? l->t_os_name : need;
+    if (l->t_os_id >= 0 && fx_jfr_profile_deref(c, ref, v, need, eb) == FX_OK) {
         tid = v[l->t_os_id].i;
         if (l->t_java_id >= 0 && v[l->t_java_id].kind == FX_JFR_INT)
             java_id = v[l->t_java_id].i;
@@ -271,13 +276,13 @@ static int stack_frames(struct conv *c, const struct fx_jfr_value *ref, size_t *
     size_t at = *n + (size_t)arr->i;
     const uint8_t *cur = NULL;
     uint32_t idx;
-    struct fx_jfr_value e, fr[16];
-    while ((rc = fx_jfr_array_next(c->r, arr, &cur, &idx, &e, eb)) == 1) {
-        struct fx_jfr_obj o;
-        if (fx_jfr_deref(c->r, &e, &o) != FX_OK || fx_jfr_field_count(c->r, o.cls) > 16 ||
-            fx_jfr_fields(c->r, &o, fr, fx_jfr_field_count(c->r, o.cls), eb) != FX_OK ||
-            l->f_method < 0)
-            return FX_EINVAL;
+    struct fx_jfr_value fr[16] = {{0}}; /* fields an element's class lacks read as none */
+    int nf = l->f_method > l->f_line ? l->f_method : l->f_line;
+    nf = (l->f_type > nf ? l->f_type : nf) + 1;
+    if (l->f_method < 0 || nf > 16)
+        return FX_EINVAL;
+    /* each frame decoded in one pass over its bytes, only the fields used */
+    while ((rc = fx_jfr_array_fields(c->r, arr, &cur, &idx, fr, (uint32_t)nf, eb)) == 1) {
         uint32_t k = l->f_type >= 0 ? frame_kind(c, &fr[l->f_type], eb) : FX_CAT_JAVA << 8;
         struct fx_frame_key fk = {
                 .line = -1, .category = (uint8_t)(k >> 8), .subcategory = (uint8_t)k};
@@ -290,8 +295,8 @@ static int stack_frames(struct conv *c, const struct fx_jfr_value *ref, size_t *
         if ((rc = fx_profile_frame(c->p, &fk, &c->frames[--at])) != FX_OK)
             return rc;
     }
-    if (rc < 0)
-        return rc;
+    if (rc < 0) /* a frame the pools lack: corrupt, as before */
+        return rc == FX_ENOTFOUND ? FX_EINVAL : rc;
     *n += (size_t)arr->i;
     return FX_OK;
 }
