@@ -114,6 +114,11 @@ struct conv {
     size_t n_types, cap_types;
     fx_frame_id *frames;
     size_t cap_frames;
+    /* the last stack resolved, root first: each frame and its node (jfr_resolve.c) */
+    struct path_node {
+        uint32_t frame, node;
+    } *path;
+    size_t n_path, cap_path;
     uint64_t cpu_samples, cpu_lost;
     uint64_t samples, native_samples, allocs, no_stack, no_thread, truncated, alloc_lost;
     uint64_t ap_chunks;   /* chunks async-profiler wrote */

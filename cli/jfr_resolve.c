@@ -319,9 +319,20 @@ int fx_jfr_profile_stack(struct conv *c, const struct fx_jfr_value *ref, bool na
     } else if (rc != FX_OK) {
         return rc;
     } else {
-        fx_stack_id s = FX_STACK_NONE;
-        for (size_t i = 0; i < n && rc == FX_OK; i++)
+        /* the root frames it shares with the stack resolved before (its thread's previous
+         * event, often) are that stack's nodes: no lookup for them */
+        size_t k = 0;
+        while (k < n && k < c->n_path && c->path[k].frame == c->frames[k].i)
+            k++;
+        fx_stack_id s = k ? (fx_stack_id){c->path[k - 1].node} : FX_STACK_NONE;
+        if (fx_grow(&c->path, &c->cap_path, 0, n, sizeof *c->path, 64))
+            return FX_ENOMEM;
+        c->n_path = 0; /* until the path is whole */
+        for (size_t i = k; i < n && rc == FX_OK; i++) {
             rc = fx_profile_stack(c->p, s, c->frames[i], &s);
+            c->path[i] = (struct path_node){c->frames[i].i, s.i};
+        }
+        c->n_path = rc == FX_OK ? n : 0;
         *out = s;
     }
     if (rc == FX_OK && native) {
