@@ -299,15 +299,19 @@ int fx_jfr_markers_event(struct conv *c, const struct fx_jfr_obj *ev, struct fx_
         rc = fx_jfr_profile_thread(c, &v[m->thread], false, &th, eb);
     else if (rc == FX_OK && !c->any_thread)
         rc = fx_jfr_profile_thread(c, &(struct fx_jfr_value){.kind = FX_JFR_REF}, false, &th, eb);
-    fx_schema_id sid;
     union fx_marker_value val[JFR_MARKER_FIELDS];
-    fx_str_id name;
-    if (rc == FX_OK)
-        rc = fx_profile_schema(c->p, types[i].schema, &sid);
+    /* the type's schema and name, made once a conversion (ids stay: it never compacts), in
+     * the order the strings were always made: schema, the values' texts, the name */
+    bool made = c->mk_made[i];
+    if (rc == FX_OK && !made)
+        rc = fx_profile_schema(c->p, types[i].schema, &c->mk_schema[i]);
     if (rc == FX_OK)
         rc = values(c, i, v, val, eb);
-    if (rc == FX_OK)
-        rc = fx_profile_cstring(c->p, types[i].type, &name);
+    if (rc == FX_OK && !made)
+        rc = fx_profile_cstring(c->p, types[i].type, &c->mk_name[i]);
+    c->mk_made[i] = rc == FX_OK;
+    fx_schema_id sid = c->mk_schema[i];
+    fx_str_id name = c->mk_name[i];
     int64_t t = v[m->time].i, t0 = fx_jfr_ticks_to_ns(c->r, t), t1 = t0;
     if (m->duration >= 0 && v[m->duration].i > 0)
         t1 = fx_jfr_ticks_to_ns(c->r, t + v[m->duration].i);

@@ -125,6 +125,9 @@ struct conv {
     uint64_t tlab_allocs; /* of allocs: ObjectAllocationInNewTLAB/OutsideTLAB events */
     uint64_t address;     /* the allocations' made-up addresses: JFR has none, nor frees */
     struct mk_fields mk[JFR_MARKER_TYPES];
+    fx_schema_id mk_schema[JFR_MARKER_TYPES]; /* each type's, once made (mk_made) */
+    fx_str_id mk_name[JFR_MARKER_TYPES];
+    bool mk_made[JFR_MARKER_TYPES];
     struct jfr_counters cnt;
     uint64_t markers;
     fx_thread_id main_thread; /* where events without a thread (GC) go: "main", else the first */
