@@ -283,6 +283,18 @@ static int stack_frames(struct conv *c, const struct fx_jfr_value *ref, size_t *
         return FX_EINVAL;
     /* each frame decoded in one pass over its bytes, only the fields used */
     while ((rc = fx_jfr_array_fields(c->r, arr, &cur, &idx, fr, (uint32_t)nf, eb)) == 1) {
+        /* a frame is its method, type and line: the chunk's same three are the same frame,
+         * found by one lookup (the namespace's top bit, the type's key and the line) */
+        int64_t ty = l->f_type < 0 ? 255 : fr[l->f_type].kind == FX_JFR_REF ? fr[l->f_type].i : -1;
+        int64_t ln = l->f_line >= 0 && fr[l->f_line].i > 0 ? fr[l->f_line].i : 0;
+        bool cacheable = fr[l->f_method].kind == FX_JFR_REF && ty >= 0 && ty <= 255 &&
+                         ln < (1 << 23);
+        uint32_t fkey = 1u << 31 | (uint32_t)ty << 23 | (uint32_t)ln;
+        uint64_t v64;
+        if (cacheable && fx_jfr_map_get(&c->cache, fkey, (uint64_t)fr[l->f_method].i, &v64)) {
+            c->frames[--at] = (fx_frame_id){(uint32_t)v64};
+            continue;
+        }
         uint32_t k = l->f_type >= 0 ? frame_kind(c, &fr[l->f_type], eb) : FX_CAT_JAVA << 8;
         struct fx_frame_key fk = {
                 .line = -1, .category = (uint8_t)(k >> 8), .subcategory = (uint8_t)k};
@@ -293,6 +305,9 @@ static int stack_frames(struct conv *c, const struct fx_jfr_value *ref, size_t *
         if (!(k & K_LIB) && l->f_line >= 0 && fr[l->f_line].i > 0)
             fk.line = (int32_t)fr[l->f_line].i;
         if ((rc = fx_profile_frame(c->p, &fk, &c->frames[--at])) != FX_OK)
+            return rc;
+        if (cacheable && (rc = fx_jfr_map_put(&c->cache, fkey, (uint64_t)fr[l->f_method].i,
+                                              c->frames[at].i)) != FX_OK)
             return rc;
     }
     if (rc < 0) /* a frame the pools lack: corrupt, as before */

@@ -280,7 +280,19 @@ int fx_jfr_array_fields(struct fx_jfr *r, const struct fx_jfr_value *arr, const 
     }
     if (n > k->n_fields)
         n = k->n_fields;
-    for (uint32_t f = 0; f < k->n_fields && !e.err; f++) {
+    if (k->varints) { /* a stack frame: its fields read as varints, no dispatch by class */
+        for (uint32_t f = 0; f < k->n_fields && !e.err; f++) {
+            uint64_t x = jfr_varint(&e);
+            if (f >= n)
+                continue;
+            const struct jfr_field *fd = &k->fields[f];
+            uint8_t pr = r->meta.classes[fd->cls].prim;
+            int64_t i = pr == JFR_INT ? (int32_t)x : pr == JFR_SHORT ? (int16_t)x : (int64_t)x;
+            v[f] = (struct fx_jfr_value){
+                    .kind = fd->ref ? FX_JFR_REF : FX_JFR_INT, .cls = fd->cls, .i = i};
+        }
+    }
+    for (uint32_t f = 0; f < k->n_fields && !e.err && !k->varints; f++) {
         if (f < n)
             field(r, &e, &k->fields[f], &v[f], false);
         else if (!arr->ref) /* the element's other fields, to reach the next */
