@@ -322,8 +322,15 @@ int fx_jfr_markers_event(struct conv *c, const struct fx_jfr_obj *ev, struct fx_
     if (rc == FX_OK)
         rc = fx_profile_marker(c->p, th, name, phase, types[i].category, t0, t1, sid, val);
     fx_stack_id st;
-    if (rc == FX_OK && m->stack >= 0 && v[m->stack].kind == FX_JFR_REF && v[m->stack].i != 0 &&
-        fx_jfr_profile_stack(c, &v[m->stack], false, &st, eb) == FX_OK)
+    struct fx_jfr_obj so;
+    bool has = rc == FX_OK && m->stack >= 0 && v[m->stack].kind == FX_JFR_REF && v[m->stack].i;
+    /* a stack the chunk's pools lack (an old object's, at times) is none, as jfr print's null:
+     * no cause, counted with the events without a stack trace */
+    if (has && fx_jfr_deref(c->r, &v[m->stack], &so) != FX_OK) {
+        c->no_stack++;
+        has = false;
+    }
+    if (has && fx_jfr_profile_stack(c, &v[m->stack], false, &st, eb) == FX_OK)
         rc = fx_profile_marker_stack(c->p, th, st);
     if (rc != FX_OK)
         return rc;
