@@ -117,7 +117,7 @@ struct conv {
     /* the last stack resolved, root first: each frame and its node (jfr_resolve.c) */
     struct path_node {
         uint32_t frame, node;
-    } *path;
+    } * path;
     size_t n_path, cap_path;
     uint64_t cpu_samples, cpu_lost;
     uint64_t samples, native_samples, allocs, no_stack, no_thread, truncated, alloc_lost;

@@ -200,8 +200,8 @@ static int resolve(struct jfr_meta *m, struct fx_errbuf *eb)
         for (uint32_t f = 0; f < k->n_fields && all; f++) {
             const struct jfr_field *x = &k->fields[f];
             uint8_t pr = m->classes[x->cls].prim;
-            all = !x->array && (x->ref || pr == JFR_CHAR || pr == JFR_SHORT || pr == JFR_INT ||
-                                pr == JFR_LONG);
+            all = !x->array &&
+                  (x->ref || pr == JFR_CHAR || pr == JFR_SHORT || pr == JFR_INT || pr == JFR_LONG);
         }
         k->varints = all;
     }

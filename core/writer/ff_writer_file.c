@@ -39,8 +39,8 @@ static bool wants_gzip(const char *path)
 }
 
 /* The profile, gzipped or not, into an open out_file's sink. */
-static int write_body(const struct fx_profile *p, bool gzip, bool threaded,
-                      struct counter_sink *cs, struct fx_errbuf *eb)
+static int write_body(const struct fx_profile *p, bool gzip, bool threaded, struct counter_sink *cs,
+                      struct fx_errbuf *eb)
 {
     struct fx_sink sink = {count_write, cs};
     if (!gzip)
@@ -125,8 +125,7 @@ static int write_file(const struct fx_profile *p, const char *path, mode_t mode,
          * full, I/O error, rename, a FIFO's reader gone): the whole profile goes again to the
          * fallback folder. */
         char again[sizeof(res->reason)];
-        rc = write_once(p, alt, mode, threaded, res, &at_target, &direct, again, sizeof(again),
-                        eb);
+        rc = write_once(p, alt, mode, threaded, res, &at_target, &direct, again, sizeof(again), eb);
         if (rc == FX_OK) {
             res->fell_back = true;
             snprintf(res->reason, sizeof(res->reason), "%s", reason);

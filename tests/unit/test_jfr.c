@@ -125,7 +125,8 @@ START_TEST(test_jfr_reads_classes_events_pools_and_strings)
         /* the same frames decoded in one pass (fx_jfr_array_fields), every field or only the
          * first ones (the rest skipped to reach the next element) */
         uint32_t fc = fx_jfr_field_count(r, frames.cls);
-        int fl = fx_jfr_field(r, frames.cls, "lineNumber"), fm = fx_jfr_field(r, frames.cls, "method");
+        int fl = fx_jfr_field(r, frames.cls, "lineNumber"),
+            fm = fx_jfr_field(r, frames.cls, "method");
         ck_assert_int_ge(fl, 0);
         ck_assert_int_ge(fm, 0);
         for (uint32_t n = (uint32_t)fl + 1; n <= fc; n++) {
