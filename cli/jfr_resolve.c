@@ -287,8 +287,9 @@ static int stack_frames(struct conv *c, const struct fx_jfr_value *ref, size_t *
          * found by one lookup (the namespace's top bit, the type's key and the line) */
         int64_t ty = l->f_type < 0 ? 255 : fr[l->f_type].kind == FX_JFR_REF ? fr[l->f_type].i : -1;
         int64_t ln = l->f_line >= 0 && fr[l->f_line].i > 0 ? fr[l->f_line].i : 0;
+        /* (all ones is the map's empty slot: a line of 2^23 - 1 goes the long way) */
         bool cacheable =
-                fr[l->f_method].kind == FX_JFR_REF && ty >= 0 && ty <= 255 && ln < (1 << 23);
+                fr[l->f_method].kind == FX_JFR_REF && ty >= 0 && ty <= 255 && ln < (1 << 23) - 1;
         uint32_t fkey = 1u << 31 | (uint32_t)ty << 23 | (uint32_t)ln;
         uint64_t v64;
         if (cacheable && fx_jfr_map_get(&c->cache, fkey, (uint64_t)fr[l->f_method].i, &v64)) {
