@@ -121,7 +121,7 @@ int fx_convert_jfr_main(int argc, char **argv)
         return rc;
     struct fx_ff_file_result res;
     struct fx_errbuf eb = {{0}};
-    int err = fx_ff_write_file(p, out ? out : target, 0644, &res, &eb);
+    int err = fx_ff_write_file_threaded(p, out ? out : target, 0644, &res, &eb);
     uint64_t samples = fx_profile_sample_count(p);
     uint32_t threads = fx_profile_thread_count(p);
     fx_profile_free(p);
@@ -153,7 +153,7 @@ int fx_jfr_to_temp_profile(const char *cmd, const char *path, char *tmp, size_t 
     if (rc != FX_CLI_OK)
         return rc;
     struct fx_ff_file_result res;
-    int err = fx_ff_write_file(p, tmp, 0600, &res, &eb);
+    int err = fx_ff_write_file_threaded(p, tmp, 0600, &res, &eb);
     fx_profile_free(p);
     if (err == FX_OK && res.fell_back) {
         unlink(res.path);

@@ -210,10 +210,12 @@ static void describe(struct conv *c, const struct fx_jfr_value *v, char *buf, si
     } else if (v->kind == FX_JFR_REF) {
         struct fx_jfr_value f[16];
         struct fx_jfr_obj o;
-        if (fx_jfr_profile_deref(c, v, f, 0, eb) != FX_OK || fx_jfr_deref(c->r, v, &o) != FX_OK)
+        if (fx_jfr_deref(c->r, v, &o) != FX_OK)
+            return;
+        uint32_t nf = fx_jfr_field_count(c->r, o.cls);
+        if (nf == 0 || fx_jfr_profile_deref(c, v, f, (int)nf - 1, eb) != FX_OK)
             return;
         const char *cn = fx_jfr_class_name(c->r, o.cls);
-        uint32_t nf = fx_jfr_field_count(c->r, o.cls);
         if (!strcmp(cn, "jdk.types.Method")) {
             copy_out(buf, cap, fx_jfr_profile_method(c, v, eb), false);
             return;
@@ -297,15 +299,19 @@ int fx_jfr_markers_event(struct conv *c, const struct fx_jfr_obj *ev, struct fx_
         rc = fx_jfr_profile_thread(c, &v[m->thread], false, &th, eb);
     else if (rc == FX_OK && !c->any_thread)
         rc = fx_jfr_profile_thread(c, &(struct fx_jfr_value){.kind = FX_JFR_REF}, false, &th, eb);
-    fx_schema_id sid;
     union fx_marker_value val[JFR_MARKER_FIELDS];
-    fx_str_id name;
-    if (rc == FX_OK)
-        rc = fx_profile_schema(c->p, types[i].schema, &sid);
+    /* the type's schema and name, made once a conversion (ids stay: it never compacts), in
+     * the order the strings were always made: schema, the values' texts, the name */
+    bool made = c->mk_made[i];
+    if (rc == FX_OK && !made)
+        rc = fx_profile_schema(c->p, types[i].schema, &c->mk_schema[i]);
     if (rc == FX_OK)
         rc = values(c, i, v, val, eb);
-    if (rc == FX_OK)
-        rc = fx_profile_cstring(c->p, types[i].type, &name);
+    if (rc == FX_OK && !made)
+        rc = fx_profile_cstring(c->p, types[i].type, &c->mk_name[i]);
+    c->mk_made[i] = rc == FX_OK;
+    fx_schema_id sid = c->mk_schema[i];
+    fx_str_id name = c->mk_name[i];
     int64_t t = v[m->time].i, t0 = fx_jfr_ticks_to_ns(c->r, t), t1 = t0;
     if (m->duration >= 0 && v[m->duration].i > 0)
         t1 = fx_jfr_ticks_to_ns(c->r, t + v[m->duration].i);
@@ -316,8 +322,15 @@ int fx_jfr_markers_event(struct conv *c, const struct fx_jfr_obj *ev, struct fx_
     if (rc == FX_OK)
         rc = fx_profile_marker(c->p, th, name, phase, types[i].category, t0, t1, sid, val);
     fx_stack_id st;
-    if (rc == FX_OK && m->stack >= 0 && v[m->stack].kind == FX_JFR_REF && v[m->stack].i != 0 &&
-        fx_jfr_profile_stack(c, &v[m->stack], false, &st, eb) == FX_OK)
+    struct fx_jfr_obj so;
+    bool has = rc == FX_OK && m->stack >= 0 && v[m->stack].kind == FX_JFR_REF && v[m->stack].i;
+    /* a stack the chunk's pools lack (an old object's, at times) is none, as jfr print's null:
+     * no cause, counted with the events without a stack trace */
+    if (has && fx_jfr_deref(c->r, &v[m->stack], &so) != FX_OK) {
+        c->no_stack++;
+        has = false;
+    }
+    if (has && fx_jfr_profile_stack(c, &v[m->stack], false, &st, eb) == FX_OK)
         rc = fx_profile_marker_stack(c->p, th, st);
     if (rc != FX_OK)
         return rc;

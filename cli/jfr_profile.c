@@ -380,6 +380,7 @@ int fx_jfr_profile(const char *path, struct fx_profile *p, struct fx_jfr_summary
     for (size_t i = 0; i < c.n_types; i++)
         fx_free(c.types[i].name);
     fx_free(c.types), fx_free(c.rows), fx_free(c.cnt.rows), fx_free(c.per_class), fx_free(c.frames);
+    fx_free(c.path);
     fx_jfr_map_destroy(&c.cache);
     fx_jfr_map_destroy(&c.threads);
     fx_jfr_close(c.r);

@@ -114,12 +114,20 @@ struct conv {
     size_t n_types, cap_types;
     fx_frame_id *frames;
     size_t cap_frames;
+    /* the last stack resolved, root first: each frame and its node (jfr_resolve.c) */
+    struct path_node {
+        uint32_t frame, node;
+    } * path;
+    size_t n_path, cap_path;
     uint64_t cpu_samples, cpu_lost;
     uint64_t samples, native_samples, allocs, no_stack, no_thread, truncated, alloc_lost;
     uint64_t ap_chunks;   /* chunks async-profiler wrote */
     uint64_t tlab_allocs; /* of allocs: ObjectAllocationInNewTLAB/OutsideTLAB events */
     uint64_t address;     /* the allocations' made-up addresses: JFR has none, nor frees */
     struct mk_fields mk[JFR_MARKER_TYPES];
+    fx_schema_id mk_schema[JFR_MARKER_TYPES]; /* each type's, once made (mk_made) */
+    fx_str_id mk_name[JFR_MARKER_TYPES];
+    bool mk_made[JFR_MARKER_TYPES];
     struct jfr_counters cnt;
     uint64_t markers;
     fx_thread_id main_thread; /* where events without a thread (GC) go: "main", else the first */

@@ -25,7 +25,8 @@ int fx_jfr_profile_deref(struct conv *c, const struct fx_jfr_value *ref, struct 
     uint32_t n = fx_jfr_field_count(c->r, o.cls);
     if (n > 16 || (uint32_t)need >= n)
         return FX_ENOTFOUND;
-    return fx_jfr_fields(c->r, &o, v, n, eb);
+    /* up to field need only: a stack trace's frames, its last field, are read by the caller */
+    return fx_jfr_fields(c->r, &o, v, (uint32_t)need + 1, eb);
 }
 
 /* A string field reached through a reference: a Symbol's string, a Class's name. */
@@ -51,7 +52,11 @@ int fx_jfr_profile_thread(struct conv *c, const struct fx_jfr_value *ref, bool c
     struct fx_jfr_value v[16];
     int64_t java_id = -1, tid = 0;
     const char *name = NO_THREAD;
-    if (fx_jfr_profile_deref(c, ref, v, l->t_os_id, eb) == FX_OK) {
+    int need = l->t_os_id;
+    need = l->t_java_id > need ? l->t_java_id : need;
+    need = l->t_java_name > need ? l->t_java_name : need;
+    need = l->t_os_name > need ? l->t_os_name : need;
+    if (l->t_os_id >= 0 && fx_jfr_profile_deref(c, ref, v, need, eb) == FX_OK) {
         tid = v[l->t_os_id].i;
         if (l->t_java_id >= 0 && v[l->t_java_id].kind == FX_JFR_INT)
             java_id = v[l->t_java_id].i;
@@ -271,13 +276,26 @@ static int stack_frames(struct conv *c, const struct fx_jfr_value *ref, size_t *
     size_t at = *n + (size_t)arr->i;
     const uint8_t *cur = NULL;
     uint32_t idx;
-    struct fx_jfr_value e, fr[16];
-    while ((rc = fx_jfr_array_next(c->r, arr, &cur, &idx, &e, eb)) == 1) {
-        struct fx_jfr_obj o;
-        if (fx_jfr_deref(c->r, &e, &o) != FX_OK || fx_jfr_field_count(c->r, o.cls) > 16 ||
-            fx_jfr_fields(c->r, &o, fr, fx_jfr_field_count(c->r, o.cls), eb) != FX_OK ||
-            l->f_method < 0)
-            return FX_EINVAL;
+    struct fx_jfr_value fr[16] = {{0}}; /* fields an element's class lacks read as none */
+    int nf = l->f_method > l->f_line ? l->f_method : l->f_line;
+    nf = (l->f_type > nf ? l->f_type : nf) + 1;
+    if (l->f_method < 0 || nf > 16)
+        return FX_EINVAL;
+    /* each frame decoded in one pass over its bytes, only the fields used */
+    while ((rc = fx_jfr_array_fields(c->r, arr, &cur, &idx, fr, (uint32_t)nf, eb)) == 1) {
+        /* a frame is its method, type and line: the chunk's same three are the same frame,
+         * found by one lookup (the namespace's top bit, the type's key and the line) */
+        int64_t ty = l->f_type < 0 ? 255 : fr[l->f_type].kind == FX_JFR_REF ? fr[l->f_type].i : -1;
+        int64_t ln = l->f_line >= 0 && fr[l->f_line].i > 0 ? fr[l->f_line].i : 0;
+        /* (all ones is the map's empty slot: a line of 2^23 - 1 goes the long way) */
+        bool cacheable =
+                fr[l->f_method].kind == FX_JFR_REF && ty >= 0 && ty <= 255 && ln < (1 << 23) - 1;
+        uint32_t fkey = 1u << 31 | (uint32_t)ty << 23 | (uint32_t)ln;
+        uint64_t v64;
+        if (cacheable && fx_jfr_map_get(&c->cache, fkey, (uint64_t)fr[l->f_method].i, &v64)) {
+            c->frames[--at] = (fx_frame_id){(uint32_t)v64};
+            continue;
+        }
         uint32_t k = l->f_type >= 0 ? frame_kind(c, &fr[l->f_type], eb) : FX_CAT_JAVA << 8;
         struct fx_frame_key fk = {
                 .line = -1, .category = (uint8_t)(k >> 8), .subcategory = (uint8_t)k};
@@ -289,9 +307,12 @@ static int stack_frames(struct conv *c, const struct fx_jfr_value *ref, size_t *
             fk.line = (int32_t)fr[l->f_line].i;
         if ((rc = fx_profile_frame(c->p, &fk, &c->frames[--at])) != FX_OK)
             return rc;
+        if (cacheable && (rc = fx_jfr_map_put(&c->cache, fkey, (uint64_t)fr[l->f_method].i,
+                                              c->frames[at].i)) != FX_OK)
+            return rc;
     }
-    if (rc < 0)
-        return rc;
+    if (rc < 0) /* a frame the pools lack: corrupt, as before */
+        return rc == FX_ENOTFOUND ? FX_EINVAL : rc;
     *n += (size_t)arr->i;
     return FX_OK;
 }
@@ -314,9 +335,20 @@ int fx_jfr_profile_stack(struct conv *c, const struct fx_jfr_value *ref, bool na
     } else if (rc != FX_OK) {
         return rc;
     } else {
-        fx_stack_id s = FX_STACK_NONE;
-        for (size_t i = 0; i < n && rc == FX_OK; i++)
+        /* the root frames it shares with the stack resolved before (its thread's previous
+         * event, often) are that stack's nodes: no lookup for them */
+        size_t k = 0;
+        while (k < n && k < c->n_path && c->path[k].frame == c->frames[k].i)
+            k++;
+        fx_stack_id s = k ? (fx_stack_id){c->path[k - 1].node} : FX_STACK_NONE;
+        if (fx_grow(&c->path, &c->cap_path, 0, n, sizeof *c->path, 64))
+            return FX_ENOMEM;
+        c->n_path = 0; /* until the path is whole */
+        for (size_t i = k; i < n && rc == FX_OK; i++) {
             rc = fx_profile_stack(c->p, s, c->frames[i], &s);
+            c->path[i] = (struct path_node){c->frames[i].i, s.i};
+        }
+        c->n_path = rc == FX_OK ? n : 0;
         *out = s;
     }
     if (rc == FX_OK && native) {

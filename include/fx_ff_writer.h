@@ -34,5 +34,9 @@ struct fx_ff_file_result {
  * again into the fallback folder. mode 0 means 0600. */
 int fx_ff_write_file(const struct fx_profile *p, const char *path, mode_t mode,
                      struct fx_ff_file_result *res, struct fx_errbuf *eb);
+/* The same file, deflated on a second thread while the JSON is made (fx_gzip_new_threaded):
+ * fxprof's conversion of a large recording, where deflate is a fifth of the work. */
+int fx_ff_write_file_threaded(const struct fx_profile *p, const char *path, mode_t mode,
+                              struct fx_ff_file_result *res, struct fx_errbuf *eb);
 
 #endif

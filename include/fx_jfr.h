@@ -101,7 +101,9 @@ struct fx_jfr_value {
 };
 
 /* Decodes the first n fields of o (n at most its field count) into v; FX_EINVAL when the bytes
- * end early (eb). Fields of nested structs and arrays are skipped, not decoded. */
+ * end early (eb). Fields of nested structs and arrays are skipped, not decoded; an array that is
+ * the last field decoded is only counted (its count checked against the bytes left), its
+ * elements read by fx_jfr_array_next/fx_jfr_array_fields. */
 int fx_jfr_fields(struct fx_jfr *r, const struct fx_jfr_obj *o, struct fx_jfr_value *v, uint32_t n,
                   struct fx_errbuf *eb);
 /* The object a REF or STRUCT value stands for: FX_ENOTFOUND for a key the chunk's pools do not
@@ -110,6 +112,12 @@ int fx_jfr_deref(struct fx_jfr *r, const struct fx_jfr_value *v, struct fx_jfr_o
 /* Iterates an ARRAY value: *cursor starts at NULL; 1 with *elem set, 0 after the last. */
 int fx_jfr_array_next(struct fx_jfr *r, const struct fx_jfr_value *arr, const uint8_t **cursor,
                       uint32_t *index, struct fx_jfr_value *elem, struct fx_errbuf *eb);
+/* Iterates an ARRAY of objects, decoding each element's first n fields into v (n at most its
+ * class's field count; the element's nested values are skipped, as fx_jfr_fields does), in one
+ * pass over its bytes: *cursor starts at NULL; 1 with v set, 0 after the last, FX_ENOTFOUND for
+ * a reference element the pools lack (the iteration goes on past it), FX_EINVAL when corrupt. */
+int fx_jfr_array_fields(struct fx_jfr *r, const struct fx_jfr_value *arr, const uint8_t **cursor,
+                        uint32_t *index, struct fx_jfr_value *v, uint32_t n, struct fx_errbuf *eb);
 /* A STRING value (pool references followed) as NUL-terminated UTF-8 in buf; longer strings are
  * cut at cap - 1 bytes. FX_ENOTFOUND for a null string (buf ""), FX_EINVAL when corrupt. */
 int fx_jfr_string(struct fx_jfr *r, const struct fx_jfr_value *v, char *buf, size_t cap,

@@ -350,6 +350,8 @@ static bool values_ok(const struct fx_profile *p, const struct fx_marker_schema 
 
 static int markers_reserve(struct fx_markers *m, unsigned nvalues)
 {
+    if (m->count < m->cap && m->nvalues + nvalues <= m->values_cap)
+        return FX_OK; /* room in every column: the common case, no column list made */
     struct fx_col cols[FX_MAX_COLS];
     int rc = fx_profile_grow(&m->cap, m->count, cols, fx_markers_cols(m, cols));
     if (rc != FX_OK || !nvalues)

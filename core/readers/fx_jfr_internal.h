@@ -39,6 +39,7 @@ struct jfr_class {
     int64_t id;
     uint8_t prim;
     bool is_event;
+    bool varints; /* a struct whose every field is one varint (a reference or an integer) */
     struct jfr_field *fields;
     uint32_t n_fields;
 };

@@ -192,6 +192,19 @@ static int resolve(struct jfr_meta *m, struct fx_errbuf *eb)
             }
         }
     }
+    /* a struct of varints alone (a stack frame: method, line, bytecode index, type) is skipped
+     * by counting varints, not by visiting its fields' classes (the pools' indexing pass) */
+    for (uint32_t i = 0; i < m->n_classes; i++) {
+        struct jfr_class *k = &m->classes[i];
+        bool all = k->prim == JFR_STRUCT && k->n_fields > 0;
+        for (uint32_t f = 0; f < k->n_fields && all; f++) {
+            const struct jfr_field *x = &k->fields[f];
+            uint8_t pr = m->classes[x->cls].prim;
+            all = !x->array &&
+                  (x->ref || pr == JFR_CHAR || pr == JFR_SHORT || pr == JFR_INT || pr == JFR_LONG);
+        }
+        k->varints = all;
+    }
     return FX_OK;
 }
 

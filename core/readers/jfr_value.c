@@ -162,21 +162,29 @@ void jfr_skip(struct fx_jfr *r, struct jfr_cur *c, uint32_t cls, bool ref, bool 
             jfr_skip(r, c, cls, ref, false, depth + 1);
         return;
     }
-    if (ref)
+    if (ref) {
         jfr_varint(c);
-    else
+    } else if (cls < r->meta.n_classes && r->meta.classes[cls].varints) {
+        for (uint32_t f = r->meta.classes[cls].n_fields; f > 0 && !c->err; f--)
+            jfr_varint(c);
+    } else {
         value(r, c, cls, NULL, depth);
+    }
 }
 
-/* One field into v. */
+/* One field into v; an array is only counted, not skipped, when it is the last field read
+ * (last): nothing after it is needed, and fx_jfr_array_next bounds each element's read. */
 static void field(struct fx_jfr *r, struct jfr_cur *c, const struct jfr_field *f,
-                  struct fx_jfr_value *v)
+                  struct fx_jfr_value *v, bool last)
 {
     if (f->array) {
         const uint8_t *start = c->p;
         struct jfr_cur probe = *c;
         uint64_t n = jfr_varint(&probe);
-        jfr_skip(r, c, f->cls, f->ref, true, 0);
+        if (!last)
+            jfr_skip(r, c, f->cls, f->ref, true, 0);
+        else if (probe.err || n > (uint64_t)(probe.end - probe.p))
+            c->err = true; /* every element takes a byte at least: a larger count is corrupt */
         *v = (struct fx_jfr_value){
                 .kind = FX_JFR_ARRAY, .cls = f->cls, .ref = f->ref, .i = (int64_t)n, .p = start};
         return;
@@ -200,7 +208,7 @@ int fx_jfr_fields(struct fx_jfr *r, const struct fx_jfr_obj *o, struct fx_jfr_va
         n = k->n_fields;
     struct jfr_cur c = {o->p, o->end, false};
     for (uint32_t f = 0; f < n && !c.err; f++)
-        field(r, &c, &k->fields[f], &v[f]);
+        field(r, &c, &k->fields[f], &v[f], f + 1 == n);
     if (c.err) {
         fx_errbuf_set(eb, "chunk at offset %llu: a %s value ends past its bytes",
                       (unsigned long long)r->chunk.offset, k->name);
@@ -240,6 +248,59 @@ int fx_jfr_array_next(struct fx_jfr *r, const struct fx_jfr_value *arr, const ui
     else
         value(r, &c, arr->cls, elem, 0);
     if (c.err) {
+        fx_errbuf_set(eb, "chunk at offset %llu: an array element ends past the chunk",
+                      (unsigned long long)r->chunk.offset);
+        return FX_EINVAL;
+    }
+    *cursor = c.p;
+    return 1;
+}
+
+int fx_jfr_array_fields(struct fx_jfr *r, const struct fx_jfr_value *arr, const uint8_t **cursor,
+                        uint32_t *index, struct fx_jfr_value *v, uint32_t n, struct fx_errbuf *eb)
+{
+    if (arr->cls >= r->meta.n_classes || arr->i <= 0)
+        return 0;
+    struct jfr_cur c = {*cursor ? *cursor : arr->p, r->cend, false};
+    if (!*cursor) {
+        jfr_varint(&c);
+        *index = 0;
+    } else if (++*index >= (uint64_t)arr->i) {
+        return 0;
+    }
+    const struct jfr_class *k = &r->meta.classes[arr->cls];
+    struct jfr_cur e = c; /* the element's own bytes: inline, or its pool entry's */
+    if (arr->ref) {
+        uint64_t key = jfr_varint(&c), off = 0;
+        if (!c.err && !fx_jfr_map_get(&r->pool, arr->cls, key, &off)) {
+            *cursor = c.p;
+            return FX_ENOTFOUND;
+        }
+        e = (struct jfr_cur){r->c0 + off, r->cend, c.err};
+    }
+    if (n > k->n_fields)
+        n = k->n_fields;
+    if (k->varints) { /* a stack frame: its fields read as varints, no dispatch by class */
+        for (uint32_t f = 0; f < k->n_fields && !e.err; f++) {
+            uint64_t x = jfr_varint(&e);
+            if (f >= n)
+                continue;
+            const struct jfr_field *fd = &k->fields[f];
+            uint8_t pr = r->meta.classes[fd->cls].prim;
+            int64_t i = pr == JFR_INT ? (int32_t)x : pr == JFR_SHORT ? (int16_t)x : (int64_t)x;
+            v[f] = (struct fx_jfr_value){
+                    .kind = fd->ref ? FX_JFR_REF : FX_JFR_INT, .cls = fd->cls, .i = i};
+        }
+    }
+    for (uint32_t f = 0; f < k->n_fields && !e.err && !k->varints; f++) {
+        if (f < n)
+            field(r, &e, &k->fields[f], &v[f], false);
+        else if (!arr->ref) /* the element's other fields, to reach the next */
+            jfr_skip(r, &e, k->fields[f].cls, k->fields[f].ref, k->fields[f].array, 1);
+    }
+    if (!arr->ref)
+        c = e;
+    if (c.err || e.err) {
         fx_errbuf_set(eb, "chunk at offset %llu: an array element ends past the chunk",
                       (unsigned long long)r->chunk.offset);
         return FX_EINVAL;

@@ -1,13 +1,15 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* The Firefox Profiler processed-format writer: walks the model's columns and streams them
  * through the JSON emitter, in the v66 shape of PROFILE-FORMAT.md §3-§13 (key order as in its
- * §13 example). Only fixed-size scratch is allocated (the emitter, one marker permutation) and 4
+ * §13 example). Only fixed-size scratch is allocated (the emitter, one marker permutation and its
+ * copy while it is sorted) and 4
  * bytes a thread for its track name (ff_writer_names.c), so memory during a dump stays flat
  * whatever the profile's samples. meta and counters are in
  * ff_writer_meta.c, the shared tables and libs in ff_writer_tables.c, files in ff_writer_file.c.
  * Tests: unit.ff_writer. */
 #include "fx_ff_writer.h"
 
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -160,8 +162,9 @@ static int64_t marker_time(const struct fx_markers *m, uint32_t i)
     return m->phase[i] == FX_PHASE_END ? m->end_ns[i] : m->start_ns[i];
 }
 
+/* The time as an unsigned key (the sign bit flipped: signed order), for the radix sort. */
 struct order {
-    int64_t t;
+    uint64_t t;
     uint32_t i;
 };
 
@@ -187,8 +190,12 @@ static struct order *marker_order(const struct fx_markers *m)
     if (!o)
         return NULL;
     for (i = 0; i < m->count; i++)
-        o[i] = (struct order){marker_time(m, i), i};
-    fx_sort(o, m->count, sizeof(*o), order_cmp);
+        o[i] = (struct order){(uint64_t)marker_time(m, i) ^ 1ull << 63, i};
+    /* stable by time, the rows in insertion order: (time, row) as order_cmp; the radix sort
+     * is several times faster on a JFR recording's millions of traced calls, the comparison
+     * sort is there when its copy cannot be had */
+    if (!fx_sort_by_u64(o, m->count, sizeof(*o), offsetof(struct order, t)))
+        fx_sort(o, m->count, sizeof(*o), order_cmp);
     return o;
 }
 

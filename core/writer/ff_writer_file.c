@@ -39,13 +39,14 @@ static bool wants_gzip(const char *path)
 }
 
 /* The profile, gzipped or not, into an open out_file's sink. */
-static int write_body(const struct fx_profile *p, bool gzip, struct counter_sink *cs,
+static int write_body(const struct fx_profile *p, bool gzip, bool threaded, struct counter_sink *cs,
                       struct fx_errbuf *eb)
 {
     struct fx_sink sink = {count_write, cs};
     if (!gzip)
         return fx_ff_write(p, sink, eb);
-    struct fx_gzip *gz = fx_gzip_new(sink, GZIP_LEVEL);
+    struct fx_gzip *gz =
+            threaded ? fx_gzip_new_threaded(sink, GZIP_LEVEL) : fx_gzip_new(sink, GZIP_LEVEL);
     if (!gz) {
         fx_errbuf_set(eb, "writing the profile: out of memory for gzip");
         return FX_ENOMEM;
@@ -63,7 +64,7 @@ static int write_body(const struct fx_profile *p, bool gzip, struct counter_sink
 /* One attempt at `path`. *at_target tells whether the failure (if any) happened after the
  * requested target itself was opened, i.e. whether a retry in the fallback folder makes sense;
  * *direct whether that target was a device or FIFO written into (it names the retry). */
-static int write_once(const struct fx_profile *p, const char *path, mode_t mode,
+static int write_once(const struct fx_profile *p, const char *path, mode_t mode, bool threaded,
                       struct fx_ff_file_result *res, bool *at_target, bool *direct, char *why,
                       size_t cap, struct fx_errbuf *eb)
 {
@@ -76,7 +77,7 @@ static int write_once(const struct fx_profile *p, const char *path, mode_t mode,
     *at_target = !f.fell_back;
     *direct = f.direct;
     struct counter_sink cs = {fx_out_file_sink(&f), 0};
-    rc = write_body(p, wants_gzip(path), &cs, eb);
+    rc = write_body(p, wants_gzip(path), threaded, &cs, eb);
     if (rc != FX_OK) {
         char msg[sizeof(eb->msg)];
         if (f.write_errno)
@@ -100,8 +101,8 @@ static int write_once(const struct fx_profile *p, const char *path, mode_t mode,
     return rc;
 }
 
-int fx_ff_write_file(const struct fx_profile *p, const char *path, mode_t mode,
-                     struct fx_ff_file_result *res, struct fx_errbuf *eb)
+static int write_file(const struct fx_profile *p, const char *path, mode_t mode, bool threaded,
+                      struct fx_ff_file_result *res, struct fx_errbuf *eb)
 {
     struct fx_ff_file_result local;
     struct fx_errbuf own;
@@ -115,7 +116,8 @@ int fx_ff_write_file(const struct fx_profile *p, const char *path, mode_t mode,
     }
     bool at_target, direct;
     char reason[sizeof(res->reason)] = "";
-    int rc = write_once(p, path, mode, res, &at_target, &direct, reason, sizeof(reason), eb);
+    int rc = write_once(p, path, mode, threaded, res, &at_target, &direct, reason, sizeof(reason),
+                        eb);
     char alt[4096];
     if (rc != FX_OK && at_target &&
         fx_out_file_fallback_path(path, direct, alt, sizeof(alt)) == FX_OK) {
@@ -123,7 +125,7 @@ int fx_ff_write_file(const struct fx_profile *p, const char *path, mode_t mode,
          * full, I/O error, rename, a FIFO's reader gone): the whole profile goes again to the
          * fallback folder. */
         char again[sizeof(res->reason)];
-        rc = write_once(p, alt, mode, res, &at_target, &direct, again, sizeof(again), eb);
+        rc = write_once(p, alt, mode, threaded, res, &at_target, &direct, again, sizeof(again), eb);
         if (rc == FX_OK) {
             res->fell_back = true;
             snprintf(res->reason, sizeof(res->reason), "%s", reason);
@@ -138,4 +140,16 @@ int fx_ff_write_file(const struct fx_profile *p, const char *path, mode_t mode,
         snprintf(res->reason, sizeof(res->reason), "%s", eb->msg);
     }
     return rc;
+}
+
+int fx_ff_write_file(const struct fx_profile *p, const char *path, mode_t mode,
+                     struct fx_ff_file_result *res, struct fx_errbuf *eb)
+{
+    return write_file(p, path, mode, false, res, eb);
+}
+
+int fx_ff_write_file_threaded(const struct fx_profile *p, const char *path, mode_t mode,
+                              struct fx_ff_file_result *res, struct fx_errbuf *eb)
+{
+    return write_file(p, path, mode, true, res, eb);
 }

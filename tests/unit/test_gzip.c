@@ -158,12 +158,13 @@ static int failing_write(void *ctx, const void *buf, size_t len)
     return FX_OK;
 }
 
-START_TEST(test_gzip_downstream_error_propagates_and_sticks)
+/* A downstream failure after 100000 bytes: the writer sees it (threaded: at a block's
+ * hand-over), it sticks, and nothing more goes downstream. */
+static void downstream_error(struct fx_gzip *(*make)(struct fx_sink, int), size_t len)
 {
-    size_t len = 1024 * 1024; /* random halves: well over the 64 KiB output buffer */
     unsigned char *data = make_data(len);
     struct failing_sink fs = {.budget = 100000};
-    struct fx_gzip *gz = fx_gzip_new((struct fx_sink){failing_write, &fs}, 6);
+    struct fx_gzip *gz = make((struct fx_sink){failing_write, &fs}, 6);
     struct fx_sink s = fx_gzip_sink(gz);
     int rc = FX_OK;
     for (size_t off = 0; off < len && rc == FX_OK; off += 4096)
@@ -174,6 +175,11 @@ START_TEST(test_gzip_downstream_error_propagates_and_sticks)
     ck_assert_uint_eq(fs.calls_after_failure, 0);
     fx_gzip_free(gz);
     free(data);
+}
+
+START_TEST(test_gzip_downstream_error_propagates_and_sticks)
+{
+    downstream_error(fx_gzip_new, 1024 * 1024); /* well over the 64 KiB output buffer */
 }
 END_TEST
 
@@ -201,6 +207,94 @@ START_TEST(test_gzip_new_fails_cleanly_without_memory)
 }
 END_TEST
 
+/* data in odd-sized writes through gz, finished and freed; the bytes written downstream. */
+static void feed(struct fx_gzip *gz, const unsigned char *data, size_t len, uint64_t seed)
+{
+    ck_assert_ptr_nonnull(gz);
+    struct fx_sink s = fx_gzip_sink(gz);
+    rng_state = seed;
+    for (size_t off = 0; off < len;) {
+        size_t n = 1 + rng() % 300000;
+        if (n > len - off)
+            n = len - off;
+        ck_assert_int_eq(s.write(s.ctx, data + off, n), FX_OK);
+        off += n;
+    }
+    ck_assert_int_eq(fx_gzip_finish(gz), FX_OK);
+    fx_gzip_free(gz);
+}
+
+/* Deflated on a thread of its own, the file is byte for byte the one deflated in the caller's
+ * thread (fxprof convert's profiles stay the same), over more than the 4 blocks of 1 MiB that
+ * make the writer wait. */
+START_TEST(test_gzip_threaded_gives_the_same_bytes)
+{
+    size_t len = 9 * 1024 * 1024 + 777;
+    unsigned char *data = make_data(len);
+    for (int level = 1; level <= 6; level += 5) {
+        struct fx_membuf a = {0}, b = {0};
+        feed(fx_gzip_new(fx_membuf_sink(&a), level), data, len, 1);
+        feed(fx_gzip_new_threaded(fx_membuf_sink(&b), level), data, len, 2);
+        ck_assert_uint_gt(a.len, 18);
+        ck_assert_uint_eq(a.len, b.len);
+        ck_assert(memcmp(a.data, b.data, a.len) == 0);
+        fx_membuf_destroy(&a);
+        fx_membuf_destroy(&b);
+    }
+    free(data);
+}
+END_TEST
+
+/* Out of memory for its blocks, or for zlib's, the threaded sink deflates in the caller's
+ * thread or is not made: never a broken file. */
+START_TEST(test_gzip_threaded_without_memory_falls_back)
+{
+    size_t len = 2 * 1024 * 1024 + 5;
+    unsigned char *data = make_data(len);
+    struct fx_membuf ref = {0};
+    feed(fx_gzip_new(fx_membuf_sink(&ref), 1), data, len, 3);
+    int made = 0;
+    for (long n = 1; n <= 12; n++) {
+        struct fx_membuf mb = {0};
+        fx_alloc_fail_after(n);
+        struct fx_gzip *gz = fx_gzip_new_threaded(fx_membuf_sink(&mb), 1);
+        fx_alloc_fail_after(0);
+        if (!gz)
+            continue;
+        made++;
+        feed(gz, data, len, 4);
+        ck_assert_uint_eq(mb.len, ref.len);
+        ck_assert(memcmp(mb.data, ref.data, ref.len) == 0);
+        fx_membuf_destroy(&mb);
+    }
+    ck_assert_int_gt(made, 0);
+    fx_membuf_destroy(&ref);
+    free(data);
+}
+END_TEST
+
+START_TEST(test_gzip_threaded_downstream_error_propagates)
+{
+    downstream_error(fx_gzip_new_threaded, 8 * 1024 * 1024); /* over the 4 blocks of 1 MiB */
+}
+END_TEST
+
+/* Freed without a finish (the writer failed): the thread ends, nothing more goes downstream. */
+START_TEST(test_gzip_threaded_free_unfinished)
+{
+    size_t len = 3 * 1024 * 1024;
+    unsigned char *data = make_data(len);
+    struct fx_membuf mb = {0};
+    struct fx_gzip *gz = fx_gzip_new_threaded(fx_membuf_sink(&mb), 1);
+    struct fx_sink s = fx_gzip_sink(gz);
+    ck_assert_int_eq(s.write(s.ctx, data, len), FX_OK);
+    fx_gzip_free(gz);
+    ck_assert_uint_lt(mb.len, len);
+    fx_membuf_destroy(&mb);
+    free(data);
+}
+END_TEST
+
 static Suite *gzip_suite(void)
 {
     Suite *s = suite_create("gzip");
@@ -215,6 +309,13 @@ static Suite *gzip_suite(void)
     tcase_add_test(tc, test_gzip_downstream_error_propagates_and_sticks);
     tcase_add_test(tc, test_gzip_error_writing_the_trailer_is_reported);
     tcase_add_test(tc, test_gzip_new_fails_cleanly_without_memory);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("threaded");
+    tcase_set_timeout(tc, 120);
+    tcase_add_test(tc, test_gzip_threaded_gives_the_same_bytes);
+    tcase_add_test(tc, test_gzip_threaded_without_memory_falls_back);
+    tcase_add_test(tc, test_gzip_threaded_downstream_error_propagates);
+    tcase_add_test(tc, test_gzip_threaded_free_unfinished);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -122,6 +122,30 @@ START_TEST(test_jfr_reads_classes_events_pools_and_strings)
         }
         ck_assert_int_eq(lines[0], 20);
         ck_assert_int_eq(lines[1], 10);
+        /* the same frames decoded in one pass (fx_jfr_array_fields), every field or only the
+         * first ones (the rest skipped to reach the next element) */
+        uint32_t fc = fx_jfr_field_count(r, frames.cls);
+        int fl = fx_jfr_field(r, frames.cls, "lineNumber"),
+            fm = fx_jfr_field(r, frames.cls, "method");
+        ck_assert_int_ge(fl, 0);
+        ck_assert_int_ge(fm, 0);
+        for (uint32_t n = (uint32_t)fl + 1; n <= fc; n++) {
+            struct fx_jfr_value v[8];
+            int got[2] = {0}, k = 0;
+            cur = NULL;
+            while ((k = fx_jfr_array_fields(r, &frames, &cur, &idx, v, n, &eb)) == 1) {
+                ck_assert_uint_lt(idx, 2);
+                got[idx] = (int)v[fl].i;
+                if (idx == 0 && (uint32_t)fm < n) {
+                    struct fx_jfr_obj m = deref(r, v[fm]);
+                    struct fx_jfr_obj sym = deref(r, field(r, &m, "name"));
+                    ck_assert_str_eq(str(r, field(r, &sym, "string")), "work");
+                }
+            }
+            ck_assert_int_eq(k, 0);
+            ck_assert_int_eq(got[0], 20);
+            ck_assert_int_eq(got[1], 10);
+        }
     }
     ck_assert_int_eq(rc, 0);
     ck_assert_int_eq(n_exec, 4);
