@@ -66,7 +66,7 @@ SCHEMA(phase_s, "FxJfrGcPhase", "{marker.name}: {marker.data.phase}",
        "{marker.name}: {marker.data.phase} (GC {marker.data.gcId})", "{marker.data.phase}",
        "A phase of a garbage collection (JFR jdk.GCPhasePause*, jdk.GCPhaseConcurrent*)", 0,
        phase_f);
-static const struct fx_marker_field comp_f[] = {F("method", "Method", STRING),
+static const struct fx_marker_field comp_f[] = {F("method", "Method", UNIQUE_STRING),
                                                 F("compiler", "Compiler", STRING),
                                                 F("level", "Tier", INTEGER),
                                                 F("succeeded", "Succeeded", STRING),
@@ -83,14 +83,14 @@ SCHEMA(pin_s, "FxJfrPinned", "Pinned: {marker.data.operation} ({marker.data.reas
        "Pinned: {marker.data.operation} ({marker.data.reason})", "{marker.data.operation}",
        "A virtual thread blocked while pinned to its carrier (JFR jdk.VirtualThreadPinned)",
        FX_DISPLAY_TIMELINE_OVERVIEW, pin_f);
-static const struct fx_marker_field trace_f[] = {F("method", "Method", STRING)};
+static const struct fx_marker_field trace_f[] = {F("method", "Method", UNIQUE_STRING)};
 SCHEMA(trace_s, "FxJfrMethodTrace", "{marker.data.method}", "{marker.data.method}",
        "{marker.data.method}",
        "A call of a traced method (JDK 25 JFR jdk.MethodTrace, -XX:StartFlightRecording:"
        "jdk.MethodTrace#filter=...)",
        FX_DISPLAY_TIMELINE_OVERVIEW, trace_f);
 static const struct fx_marker_field timing_f[] = {
-        F("method", "Method", STRING), F("invocations", "Invocations", INTEGER),
+        F("method", "Method", UNIQUE_STRING), F("invocations", "Invocations", INTEGER),
         F("minimum", "Minimum", DURATION), F("average", "Average", DURATION),
         F("maximum", "Maximum", DURATION)};
 SCHEMA(timing_s, "FxJfrMethodTiming",

@@ -356,6 +356,14 @@ def marker_frames(prof, data):
     return truncated, tuple(frames[:-1] if truncated else frames)
 
 
+def texts(prof, data):
+    """A marker's data with its unique-string fields (string indexes, as the schema declares:
+    a traced method's name is written once, not in each of millions of markers) as their text."""
+    uniq = {f["key"] for s in prof.doc["meta"].get("markerSchema", []) if s["name"] == data.get("type")
+            for f in s.get("fields", []) if f.get("format") == "unique-string"}
+    return {k: prof.strings[v] if k in uniq and isinstance(v, int) else v for k, v in data.items()}
+
+
 def check_markers(ck, prof, events, theirs, types):
     """Each type of MARKER_KEYS jfr print was asked for: per thread (its OS thread id and name,
     so virtual threads, all tid 0, are told apart; all on one side for the types without a
@@ -378,7 +386,7 @@ def check_markers(ck, prof, events, theirs, types):
         for t in prof.doc["threads"]:
             for m in prof.markers(t, name):
                 who = (t["tid"], pl.thread_name(t)) if field else None
-                got[(who, ours_key(m["data"]))
+                got[(who, ours_key(texts(prof, m["data"])))
                     + marker_frames(prof, m["data"])] += 1
         diff = (want - got) + (got - want)
         ck.check(not diff and want, f"markers {name}: {sum(want.values())} events, their "
