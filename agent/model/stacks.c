@@ -193,7 +193,10 @@ static int java_stack(struct fx_methods *m, JNIEnv *jni, struct fx_profile *p,
         if (i == under->frozen - 1 &&
             (rc = label_under(p, s, FROZEN_LABEL, FX_CAT_OTHER, &s)) != FX_OK)
             break;
-        if ((i == 0 && recovered) || r->frames[i].lineno == FX_LINE_NMETHOD)
+        /* frame 0 of a recovery is its blob, but an anchor walk's may be interpreted (its
+         * jmethodID and bci, issue 32) */
+        if ((i == 0 && recovered && r->recovery != FX_REC_ANCHOR) ||
+            r->frames[i].lineno == FX_LINE_NMETHOD || r->frames[i].lineno == FX_LINE_STUB)
             rc = blob_frame(m, jni, p, &r->frames[i], true, &f);
         else if (typed)
             rc = fx_methods_frame_typed(m, jni, p, r->frames[i].method_id, r->frames[i].lineno,

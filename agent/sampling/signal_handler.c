@@ -217,7 +217,7 @@ static void bump_sigsafe(uint64_t *c, bool count)
         __atomic_store_n(c, *c + 1, __ATOMIC_RELAXED);
 }
 
-/* Signal-safe: ASGCT said "not in Java" (-3): the compiled frames from the thread's frame anchor
+/* Signal-safe: ASGCT said "not in Java" (-3): the Java frames from the thread's frame anchor
  * (recover_anchor.c), read in its own JavaThread (the JNIEnv lies inside it) and walked in the
  * published code table under the reader bracket, into trace (depth frames). Returns the FX_REC_*
  * case or the failure (< 0), *blob as recover_sigsafe's. */
@@ -226,15 +226,21 @@ static int anchor_sigsafe(struct fx_thread *t, fx_asgct_trace *trace, uint32_t d
 {
     long sp_off = __atomic_load_n(&fx_sig.anchor_sp_off, __ATOMIC_RELAXED);
     long pc_off = __atomic_load_n(&fx_sig.anchor_pc_off, __ATOMIC_RELAXED);
+    long fp_off = __atomic_load_n(&fx_sig.anchor_fp_off, __ATOMIC_RELAXED);
     struct fx_regs last = {0, 0, 0, NULL};
     if (sp_off != 0 && pc_off != 0) {
         memcpy(&last.sp, (const char *)t->env + sp_off, sizeof(last.sp));
         memcpy(&last.pc, (const char *)t->env + pc_off, sizeof(last.pc));
+        if (fp_off != 0) /* an interpreted last Java frame's rbp (the interpreter sets it) */
+            memcpy(&last.fp, (const char *)t->env + fp_off, sizeof(last.fp));
     }
+    /* issue 32: interpreted frames named once the layout is published (pid last) */
+    const struct fx_interp_layout *il =
+            __atomic_load_n(&fx_sig.interp.pid, __ATOMIC_ACQUIRE) != 0 ? &fx_sig.interp : NULL;
     uint32_t n = 0;
     __atomic_add_fetch(&fx_sig.code_readers, 1, __ATOMIC_SEQ_CST);
     int rc = fx_recover_anchor(__atomic_load_n(&fx_sig.code_table, __ATOMIC_SEQ_CST),
-                               __atomic_load_n(&fx_sig.compile_id_off, __ATOMIC_RELAXED), &last,
+                               __atomic_load_n(&fx_sig.compile_id_off, __ATOMIC_RELAXED), &last, il,
                                t->stack_lo, t->stack_hi, trace->frames, depth, &n, blob, stop);
     __atomic_sub_fetch(&fx_sig.code_readers, 1, __ATOMIC_SEQ_CST);
     if (rc > 0)

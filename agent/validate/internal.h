@@ -130,6 +130,9 @@ struct fx_va_state {
     fx_asgct_frame *shadow;
     uint64_t shadow_agreed[SHADOW_BY_COUNT], shadow_disagreed[SHADOW_BY_COUNT], shadow_deeper;
     uint64_t shadow_not[FX_REC_FAILS]; /* the walk gave nothing, by reason */
+    /* issue 32: compared anchor walks (beside ASGCT or recovered) that name interpreted
+     * frames, and those frames: each must be JVMTI's frame exactly (stackcmp.c) */
+    uint64_t anchor_interp_walks, anchor_interp_frames;
     struct mismatch shadow_listed[MAX_REC_LISTED];
     uint32_t n_shadow_listed;
 };

@@ -64,12 +64,22 @@ struct fx_stack_verdict fx_stackcmp_compare(const struct fx_stack *asgct,
 /* The anchor recovery's frames (FX_REC_ANCHOR): one per compiled frame, named by the nmethod's
  * root method, leaf first, root side cut. Each must be found in JVMTI's stack below the last
  * one's match: the frames JVMTI has between them are those the nmethods inlined (or, above the
- * first, the native or VM frames the thread is in), which the recovery cannot see. */
+ * first, the native or VM frames the thread is in), which the recovery cannot see. An
+ * interpreted frame (issue 32: method and bci) inlines nothing and is no inlined callee: it
+ * must be JVMTI's very next frame, method and location alike. */
 static enum fx_rv_verdict compare_anchor(const struct fx_stack *a, const struct fx_stack *g,
                                          int depth)
 {
     jint j = 0;
     for (jint i = 0; i < a->count; i++) {
+        if (a->frames[i].lineno != FX_LINE_NMETHOD) {
+            if (j == g->count)
+                return g->count > depth ? FX_RV_DEEPER : FX_RV_DISAGREED;
+            if (!fx_stackcmp_same_frame(&a->frames[i], &g->frames[j]))
+                return FX_RV_DISAGREED;
+            j++;
+            continue;
+        }
         while (j < g->count && g->frames[j].method_id != a->frames[i].method_id)
             j++;
         if (j == g->count)

@@ -243,6 +243,13 @@ static void tally(jvmtiEnv *jvmti, JNIEnv *jni, const struct fx_thread *t, const
                   const struct fx_stack *g, uint8_t recovery, uint64_t *agreed, uint64_t *disagreed,
                   uint64_t *deeper, struct mismatch *list, uint32_t *n)
 {
+    jint interp = 0; /* issue 32: the anchor walk's interpreted frames (lineno a bci) */
+    for (jint k = 0; recovery == FX_REC_ANCHOR && k < a->count; k++)
+        interp += a->frames[k].lineno != FX_LINE_NMETHOD;
+    if (interp > 0) {
+        fx_va_inc(&va.anchor_interp_walks);
+        __atomic_fetch_add(&va.anchor_interp_frames, (uint64_t)interp, __ATOMIC_RELAXED);
+    }
     enum fx_rv_verdict v = fx_stackcmp_recovered(a, g, recovery, (int)va.depth);
     if (v == FX_RV_DEEPER) {
         fx_va_inc(deeper);
