@@ -65,14 +65,20 @@ struct fx_stack_verdict fx_stackcmp_compare(const struct fx_stack *asgct,
  * root method, leaf first, root side cut. Each must be found in JVMTI's stack below the last
  * one's match: the frames JVMTI has between them are those the nmethods inlined (or, above the
  * first, the native or VM frames the thread is in), which the recovery cannot see. An
- * interpreted frame (issue 32: method and bci) inlines nothing and is no inlined callee: it
- * must be JVMTI's very next frame, method and location alike. */
+ * interpreted frame (issue 32: method and bci) must match JVMTI's frame exactly, method and
+ * location alike, and inlines nothing: on top, or under another interpreted frame, it is
+ * JVMTI's very next frame; under a compiled frame the frames between are that nmethod's
+ * (the match above took the first frame of its method, a recursion it inlined has more). */
 static enum fx_rv_verdict compare_anchor(const struct fx_stack *a, const struct fx_stack *g,
                                          int depth)
 {
     jint j = 0;
     for (jint i = 0; i < a->count; i++) {
         if (a->frames[i].lineno != FX_LINE_NMETHOD) {
+            bool under_compiled = i > 0 && a->frames[i - 1].lineno == FX_LINE_NMETHOD;
+            while (under_compiled && j < g->count &&
+                   !fx_stackcmp_same_frame(&a->frames[i], &g->frames[j]))
+                j++;
             if (j == g->count)
                 return g->count > depth ? FX_RV_DEEPER : FX_RV_DISAGREED;
             if (!fx_stackcmp_same_frame(&a->frames[i], &g->frames[j]))
