@@ -4,7 +4,9 @@
  * buffers of interp_frame_sig.c, else nothing is published and the anchor walk keeps stopping
  * at interpreted frames ("[walk stopped: interpreted frame]"): never a guessed offset.
  * The frame slots: x86-64's frame_x86.hpp, the same on JDK 17 and 25: the Method* one word
- * below interpreter_frame_last_sp_offset (exported, -2), the bcp six below it (-8). */
+ * below interpreter_frame_last_sp_offset (exported, -2), the bcp six below it (-8). Also the
+ * entry frame's (the call stub's) JavaCallWrapper slot and the anchor it saved: where the
+ * anchor walk goes on below a call stub (recover_anchor.c). */
 #include "internal.h"
 
 #include "interp_frame.h"
@@ -45,6 +47,21 @@ static bool layout_read(struct fx_interp_layout *out)
                                      .code_size = (int32_t)code_size,
                                      .pool_holder = (int32_t)holder,
                                      .jmethod_ids = (int32_t)ids};
+    /* the entry frame's fields: all or none (the anchor walk then stops at the call stub) */
+    int64_t wrapper_slot = 0;
+    long anchor = fx_vmstructs_field("JavaCallWrapper", "_anchor");
+    long sp = fx_vmstructs_field("JavaFrameAnchor", "_last_Java_sp");
+    long pc = fx_vmstructs_field("JavaFrameAnchor", "_last_Java_pc");
+    long fp = fx_vmstructs_field("JavaFrameAnchor", "_last_Java_fp");
+    if (fx_vmstructs_int_constant("frame::entry_frame_call_wrapper_offset", &wrapper_slot) &&
+        wrapper_slot < 0 && wrapper_slot > -32 && anchor >= 0 && sp >= 0 && pc >= 0 && fp >= 0 &&
+        anchor < 4096 && sp < 64 && pc < 64 && fp < 64) {
+        out->wrapper_slot = (int32_t)wrapper_slot;
+        out->wrapper_anchor = (int32_t)anchor;
+        out->last_sp = (int32_t)sp;
+        out->last_pc = (int32_t)pc;
+        out->last_fp = (int32_t)fp;
+    }
     return true;
 }
 

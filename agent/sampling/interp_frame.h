@@ -19,6 +19,10 @@ struct fx_interp_layout {
     int32_t constants, idnum, code_size; /* ConstMethod:: */
     int32_t pool_holder;                 /* ConstantPool:: */
     int32_t jmethod_ids;                 /* InstanceKlass::_methods_jmethod_ids */
+    /* The entry frame (the call stub): its JavaCallWrapper* at this rbp slot
+     * (frame::entry_frame_call_wrapper_offset; 0: unknown), the JavaFrameAnchor the wrapper
+     * saved at `wrapper_anchor`, and that anchor's fields (JavaFrameAnchor::_last_Java_*) */
+    int32_t wrapper_slot, wrapper_anchor, last_sp, last_pc, last_fp;
 };
 #define FX_INTERP_MAX_STRUCT 256
 

@@ -48,6 +48,40 @@ static int anchor_stop(uint8_t *stop, uint8_t why)
     return FX_REC_ANCHOR;
 }
 
+enum {
+    ENTRY_UNKNOWN,
+    ENTRY_FIRST,
+    ENTRY_NEXT
+};
+
+/* Signal-safe: the entry frame (the call stub) at rbp *fp, by HotSpot's
+ * frame::sender_for_entry_frame: its JavaCallWrapper (at the rbp slot
+ * entry_frame_call_wrapper_offset, a C++ object on this thread's stack) saved the anchor of the
+ * Java frames below it (the VM or native code that called Java); a NULL _last_Java_sp there
+ * means none: the thread's first Java frames (entry_frame_is_first). Else *sp, *pc, *fp become
+ * that anchor's (pc 0: the word below sp, as for the thread's own anchor). */
+static int entry_frame(const struct fx_interp_layout *il, uintptr_t lo, uintptr_t hi, uintptr_t *sp,
+                       uintptr_t *pc, uintptr_t *fp)
+{
+    uintptr_t w, a, next_sp, next_pc, next_fp;
+    if (il == NULL || il->wrapper_slot == 0 ||
+        !fx_recover_stack_word(lo, hi, *fp + (uintptr_t)(intptr_t)il->wrapper_slot * 8, &w))
+        return ENTRY_UNKNOWN;
+    a = w + (uintptr_t)il->wrapper_anchor;
+    if (w < lo || !fx_recover_stack_word(lo, hi, a + (uintptr_t)il->last_sp, &next_sp))
+        return ENTRY_UNKNOWN;
+    if (next_sp == 0)
+        return ENTRY_FIRST;
+    if (next_sp <= *sp || !fx_recover_stack_word(lo, hi, a + (uintptr_t)il->last_pc, &next_pc) ||
+        !fx_recover_stack_word(lo, hi, a + (uintptr_t)il->last_fp, &next_fp) ||
+        (next_pc == 0 && !fx_recover_stack_word(lo, hi, next_sp - 8, &next_pc)))
+        return ENTRY_UNKNOWN;
+    *sp = next_sp;
+    *pc = next_pc;
+    *fp = next_fp;
+    return ENTRY_NEXT;
+}
+
 int fx_recover_anchor(const struct fx_code_table *tab, long cid_off, const struct fx_regs *last,
                       const struct fx_interp_layout *il, uintptr_t lo, uintptr_t hi,
                       fx_asgct_frame *out, uint32_t cap, uint32_t *n, fx_asgct_frame *blob,
@@ -62,7 +96,8 @@ int fx_recover_anchor(const struct fx_code_table *tab, long cid_off, const struc
         return FX_REC_STACK;
     if (pc == 0 && !fx_recover_stack_word(lo, hi, sp - 8, &pc))
         return FX_REC_STACK;
-    for (uint32_t i = 0; i < cap + 1; i++) {
+    /* each step adds a frame but an entry frame's, which follows one: the depth ends it */
+    for (uint32_t i = 0; i < 2 * cap + 2; i++) {
         const struct fx_code_range *r = fx_recover_find(tab, pc);
         if (r == NULL)
             return *n > 0 ? anchor_stop(stop, FX_WSTOP_UNKNOWN) : FX_REC_NOT_FOUND;
@@ -82,6 +117,13 @@ int fx_recover_anchor(const struct fx_code_table *tab, long cid_off, const struc
                 return anchor_stop(stop, FX_WSTOP_STACK);
             sp = next_sp;
             continue;
+        }
+        if (r->kind == FX_BLOB_STUB && (r->flags & FX_RANGE_CALL_STUB) && *n > 0) {
+            int rc = entry_frame(il, lo, hi, &sp, &pc, &fp);
+            if (rc == ENTRY_FIRST)
+                return FX_REC_ANCHOR; /* the thread's first Java frames: the walk is whole */
+            if (rc == ENTRY_NEXT)
+                continue;
         }
         if (r->kind == FX_BLOB_NMETHOD) {
             if (!fx_recover_blob_current(r, cid_off))

@@ -207,7 +207,12 @@ static const struct fx_interp_layout f_layout = {.method_slot = -3,
                                                  .idnum = 40,
                                                  .code_size = 34,
                                                  .pool_holder = 24,
-                                                 .jmethod_ids = 336};
+                                                 .jmethod_ids = 336,
+                                                 .wrapper_slot = -6,
+                                                 .wrapper_anchor = 32,
+                                                 .last_sp = 0,
+                                                 .last_pc = 8,
+                                                 .last_fp = 16};
 
 static void put(unsigned char *b, int off, uintptr_t v, size_t w)
 {
@@ -258,6 +263,27 @@ START_TEST(test_anchor_names_interpreted_frames)
     ck_assert_uint_eq(stop, FX_WSTOP_NONE);
     ck_assert_int_eq(anchor(t, 1, &n, &stop, out), FX_REC_ANCHOR); /* cut above it */
     ck_assert_uint_eq(stop, FX_WSTOP_NONE);
+    /* the call stub below B (HotSpot's entry frame): its JavaCallWrapper (at its rbp - 6
+     * words) saved no anchor: the thread's first Java frames, the walk is whole */
+    struct fx_code_table *w = (struct fx_code_table *)mem;
+    w->r[3].flags = FX_RANGE_CALL_STUB;
+    stack[24] = (uintptr_t)&stack[50]; /* B's saved rbp: the call stub's */
+    stack[44] = (uintptr_t)&stack[56]; /* the JavaCallWrapper*, its anchor at +32: stack[60] */
+    ck_assert_int_eq(anchor(t, 8, &n, &stop, out), FX_REC_ANCHOR);
+    ck_assert_uint_eq(n, 3);
+    ck_assert_uint_eq(stop, FX_WSTOP_NONE);
+    /* it saved one: the walk goes on from it (here: A, whose frame leaves the stack) */
+    stack[60] = (uintptr_t)&stack[63];
+    stack[61] = A + 100;
+    ck_assert_int_eq(anchor(t, 8, &n, &stop, out), FX_REC_ANCHOR);
+    ck_assert_uint_eq(n, 4);
+    ck_assert_ptr_eq(out[3].method_id, (jmethodID)0x1000);
+    ck_assert_uint_eq(stop, FX_WSTOP_STACK);
+    stack[44] = HI + 64; /* the wrapper not on the stack: stopped at the call stub, named */
+    ck_assert_int_eq(anchor(t, 8, &n, &stop, out), FX_REC_ANCHOR);
+    ck_assert_uint_eq(n, 3);
+    ck_assert_uint_eq(stop, FX_WSTOP_STUB);
+    w->r[3].flags = 0;
     /* a native method: AsyncGetCallTrace's lineno -3 */
     put(f_method, 44, 0x0101, 2);
     ck_assert_int_eq(anchor(t, 8, &n, &stop, out), FX_REC_ANCHOR);
