@@ -103,7 +103,7 @@ enum fx_recover_case {
 enum fx_walk_stop {
     FX_WSTOP_NONE = 0,    /* not a recovered walk, or it ended at the depth ([truncated]) */
     FX_WSTOP_INTERPRETED, /* at an interpreted frame not proven (interp_frame_sig.c) */
-    FX_WSTOP_STUB,        /* at a stub: the call stub below the Java part, or other code */
+    FX_WSTOP_STUB,        /* at a stub: a call stub not crossed (recover_anchor.c), or other code */
     FX_WSTOP_UNKNOWN,     /* at a pc in no known code range */
     FX_WSTOP_STALE,       /* at a compiled method whose code was replaced */
     FX_WSTOP_STACK,       /* at a stack word outside the thread's stack */
