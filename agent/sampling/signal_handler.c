@@ -487,7 +487,7 @@ static bool probe_sigsafe(struct fx_thread *t, void *ucontext)
     fx_sig.asgct(&trace, (jint)p->want, ucontext);
     uint8_t recovery = 0;
     __atomic_store_n(&p->asgct_code, trace.num_frames, __ATOMIC_RELAXED);
-    int32_t shadow_rc = 0, shadow_n = 0;
+    int32_t shadow_rc = 0, shadow_n = 0, shadow_whole = 0;
 #if defined(__x86_64__)
     uint32_t kept = 0;
     uint8_t probe_stop = FX_WSTOP_NONE;
@@ -497,12 +497,17 @@ static bool probe_sigsafe(struct fx_thread *t, void *ucontext)
         uint8_t shadow_stop;
         shadow_rc = anchor_sigsafe(t, &shadow, p->want, &blob, &shadow_stop); /* validate */
         shadow_n = shadow.num_frames;
+        /* ended neither at the depth nor at a frame it could not cross: at the first entry
+         * frame (recover_anchor.c), a claim validate mode checks against JVMTI's bottom */
+        shadow_whole = shadow_rc == FX_REC_ANCHOR && shadow_stop == FX_WSTOP_NONE &&
+                       shadow_n < (int32_t)p->want;
     }
     if (p->recover) /* validate mode: recovered stacks are compared too */
         recovery = recover_any_sigsafe(t, ucontext, &trace, p->want, &kept, false, &probe_stop);
 #endif
     __atomic_store_n(&p->shadow_rc, shadow_rc, __ATOMIC_RELAXED);
     __atomic_store_n(&p->shadow_n, shadow_n, __ATOMIC_RELAXED);
+    __atomic_store_n(&p->shadow_whole, shadow_whole, __ATOMIC_RELAXED);
     __atomic_store_n(&p->recovery, recovery, __ATOMIC_RELAXED);
     __atomic_store_n(&p->num_frames, trace.num_frames, __ATOMIC_RELAXED);
     __atomic_store_n(&p->done, gen, __ATOMIC_RELEASE);

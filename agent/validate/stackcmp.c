@@ -117,6 +117,15 @@ static enum fx_rv_verdict compare_blob(const struct fx_stack *a, const struct fx
                                                                                   : FX_RV_DISAGREED;
 }
 
+bool fx_stackcmp_anchor_bottom(const struct fx_stack *a, const struct fx_stack *g)
+{
+    if (a->count <= 0 || g->count <= 0)
+        return false;
+    const fx_asgct_frame *last = &a->frames[a->count - 1], *bottom = &g->frames[g->count - 1];
+    return last->lineno == FX_LINE_NMETHOD ? last->method_id == bottom->method_id
+                                           : fx_stackcmp_same_frame(last, bottom);
+}
+
 enum fx_rv_verdict fx_stackcmp_recovered(const struct fx_stack *asgct, const struct fx_stack *jvmti,
                                          uint8_t recovery, int depth)
 {
