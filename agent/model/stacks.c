@@ -193,9 +193,16 @@ static int java_stack(struct fx_methods *m, JNIEnv *jni, struct fx_profile *p,
         if (i == under->frozen - 1 &&
             (rc = label_under(p, s, FROZEN_LABEL, FX_CAT_OTHER, &s)) != FX_OK)
             break;
-        if ((i == 0 && recovered && r->recovery != FX_REC_LEAF_NATIVE) ||
+        /* frame 0 of a recovery is its blob; an anchor walk's frames are nmethods or
+         * interpreted frames (jmethodID and bci, issue 32), all of them recovered; a leaf native
+         * recovery's frame 0 is its Java caller */
+        if ((i == 0 && recovered && r->recovery != FX_REC_ANCHOR &&
+             r->recovery != FX_REC_LEAF_NATIVE) ||
             r->frames[i].lineno == FX_LINE_NMETHOD)
             rc = blob_frame(m, jni, p, &r->frames[i], true, &f);
+        else if (r->recovery == FX_REC_ANCHOR)
+            rc = fx_methods_frame_typed(m, jni, p, r->frames[i].method_id, r->frames[i].lineno,
+                                        FX_JAVA_RECOVERED, 0, &f);
         else if (typed)
             rc = fx_methods_frame_typed(m, jni, p, r->frames[i].method_id, r->frames[i].lineno,
                                         st.types[i].sub, st.types[i].inline_depth, &f);
@@ -292,7 +299,7 @@ static const char *const rec_case_labels[FX_REC_CASES] = {
         "recovered: pc in a compiled method's inline cache check (before its verified entry)",
         "recovered: pc in an I2C/C2I adapter",
         "recovered: pc in g1_post_barrier_slow (caller at its barrier's branch)",
-        "recovered: not in Java, compiled frames walked from the frame anchor",
+        "recovered: not in Java, Java frames walked from the frame anchor",
         "recovered: pc in an arraycopy stub (rbp-framed), compiled caller",
         "recovered: pc in native code compiled code called as a leaf (its caller walked)",
 };

@@ -80,7 +80,7 @@ enum fx_recover_case {
     FX_REC_ICCHECK = 4,    /* pc in an nmethod's inline cache check, before the verified entry */
     FX_REC_ADAPTER = 5,    /* pc in an I2C/C2I adapter where the decode proves the return address */
     FX_REC_C1_BARRIER = 6, /* pc in g1_post_barrier_slow; caller at its slow-case continuation */
-    FX_REC_ANCHOR = 7,     /* not in Java (-3): compiled frames walked from the frame anchor */
+    FX_REC_ANCHOR = 7,     /* not in Java (-3): Java frames walked from the frame anchor */
     FX_REC_STUB_FRAME = 8, /* pc in an arraycopy stub (rbp-framed): a compiled caller */
     FX_REC_LEAF_NATIVE = 9, /* pc in native code compiled code called as a leaf: its caller */
     FX_REC_CASES = 10,
@@ -103,8 +103,8 @@ enum fx_recover_case {
  * the root side of such a stack is cut, and the profile names the reason (stacks.c). */
 enum fx_walk_stop {
     FX_WSTOP_NONE = 0,    /* not a recovered walk, or it ended at the depth ([truncated]) */
-    FX_WSTOP_INTERPRETED, /* at an interpreted frame (the walk crosses compiled frames only) */
-    FX_WSTOP_STUB,        /* at a stub: the call stub below the Java part, or other code */
+    FX_WSTOP_INTERPRETED, /* at an interpreted frame not proven (interp_frame_sig.c) */
+    FX_WSTOP_STUB,        /* at a stub: a call stub not crossed (recover_anchor.c), or other code */
     FX_WSTOP_UNKNOWN,     /* at a pc in no known code range */
     FX_WSTOP_STALE,       /* at a compiled method whose code was replaced */
     FX_WSTOP_STACK,       /* at a stack word outside the thread's stack */

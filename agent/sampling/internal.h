@@ -5,6 +5,7 @@
 #define FX_SAMPLING_INTERNAL_H
 
 #include "compile_task.h"
+#include "interp_frame.h"
 #include "receiver.h"
 #include "sampling.h"
 
@@ -41,6 +42,9 @@ struct fx_sigstate {
      * Set once (atomic) when threads.c first scans the threads (vmstructs.c). */
     long anchor_sp_off, anchor_pc_off;
     long anchor_fp_off; /* _last_Java_fp the same way (frame types from the anchor), 0 unknown */
+    /* Issue 32: the anchor walk names interpreted frames by this layout (interp_frame.h;
+     * threads_existing.c publishes it once, interp.pid last with release); pid 0 unknown. */
+    struct fx_interp_layout interp;
     /* Issue 22, mount tracking without events (vthreads.c): JavaThread::_monitor_owner_id as an
      * offset from a thread's JNIEnv, non-zero while that is the way (else the mount events'
      * slot in struct fx_thread is); a start sets or clears it. */
@@ -194,8 +198,10 @@ long fx_vmstructs_owner_id_offset(void);
 long fx_vmstructs_field(const char *type, const char *field);
 const void *fx_vmstructs_static(const char *type, const char *field);
 long fx_vmstructs_size(const char *type);
-/* A constant of gHotSpotVMLongConstants ("markWord::klass_shift"); false if not exported. */
+/* A constant of gHotSpotVMLongConstants ("markWord::klass_shift") or gHotSpotVMIntConstants
+ * ("frame::interpreter_frame_last_sp_offset"); false if not exported. */
 bool fx_vmstructs_long_constant(const char *name, int64_t *out);
+bool fx_vmstructs_int_constant(const char *name, int64_t *out);
 
 /* --- compile_task.c, compile_task_sig.c: the method a compiler thread compiles (issue 32) --- */
 

@@ -155,10 +155,11 @@ void fx_probe_recovery(const struct fx_thread *t, int32_t *asgct_code, uint8_t *
     *recovery = __atomic_load_n(&t->probe.recovery, __ATOMIC_RELAXED);
 }
 
-int32_t fx_probe_shadow(const struct fx_thread *t, fx_asgct_frame *out, int32_t *n)
+int32_t fx_probe_shadow(const struct fx_thread *t, fx_asgct_frame *out, int32_t *n, bool *whole)
 {
     const struct fx_probe *p = &t->probe;
     int32_t rc = __atomic_load_n(&p->shadow_rc, __ATOMIC_RELAXED);
+    *whole = rc > 0 && __atomic_load_n(&p->shadow_whole, __ATOMIC_RELAXED) != 0;
     *n = rc > 0 ? __atomic_load_n(&p->shadow_n, __ATOMIC_RELAXED) : 0;
     if (*n > (int32_t)p->want)
         *n = (int32_t)p->want;

@@ -17,15 +17,18 @@
  *    return address at sender_sp[-1] and the saved rbp at sender_sp[-2]
  *    (frame::sender_for_compiled_frame; on x86 unextended_sp is sp for compiled frames);
  *  - the first frame may be a stub with a frame size (C1's Runtime1 stubs, which leave the pc
- *    unset); every frame after it must be an nmethod still of its compilation (compile id).
- * The walk stops at the first frame that is not such an nmethod (the interpreter, the call
- * stub, an unknown pc): the stack then has its root cut, under a frame that names why
+ *    unset); every frame after it must be an nmethod still of its compilation (compile id), or
+ *    an interpreted frame (issue 32) whose Method* and bcp interp_frame_sig.c proves, its rbp
+ *    the anchor's _last_Java_fp on top, else the one its compiled callee saved.
+ * The walk stops at the first frame that is not such a frame (the call stub, an unknown pc, an
+ * interpreted frame not proven): the stack then has its root cut, under a frame that names why
  * (fx_sample_rec.walk_stop; "[truncated]" only where it reached the depth). Frames are named by
  * the nmethod's method (FX_LINE_NMETHOD: inlined callees and the bci are not known here).
  * Every stack word is read inside the thread's stack, every code range from the published
  * table. Signal path: compiled with the handler's flags and under its symbol allow-list. */
 #include "recover_anchor.h"
 
+#include "interp_frame.h"
 #include "recover_x86.h"
 
 bool fx_recover_blob_current(const struct fx_code_range *r, long cid_off)
@@ -45,23 +48,83 @@ static int anchor_stop(uint8_t *stop, uint8_t why)
     return FX_REC_ANCHOR;
 }
 
+enum {
+    ENTRY_UNKNOWN,
+    ENTRY_FIRST,
+    ENTRY_NEXT
+};
+
+/* Signal-safe: the entry frame (the call stub) at rbp *fp, by HotSpot's
+ * frame::sender_for_entry_frame: its JavaCallWrapper (at the rbp slot
+ * entry_frame_call_wrapper_offset, a C++ object on this thread's stack) saved the anchor of the
+ * Java frames below it (the VM or native code that called Java); a NULL _last_Java_sp there
+ * means none: the thread's first Java frames (entry_frame_is_first). Else *sp, *pc, *fp become
+ * that anchor's (pc 0: the word below sp, as for the thread's own anchor). */
+static int entry_frame(const struct fx_interp_layout *il, uintptr_t lo, uintptr_t hi, uintptr_t *sp,
+                       uintptr_t *pc, uintptr_t *fp)
+{
+    uintptr_t w, a, next_sp, next_pc, next_fp;
+    if (il == NULL || il->wrapper_slot == 0 ||
+        !fx_recover_stack_word(lo, hi, *fp + (uintptr_t)(intptr_t)il->wrapper_slot * 8, &w))
+        return ENTRY_UNKNOWN;
+    a = w + (uintptr_t)il->wrapper_anchor;
+    if (w < lo || !fx_recover_stack_word(lo, hi, a + (uintptr_t)il->last_sp, &next_sp))
+        return ENTRY_UNKNOWN;
+    if (next_sp == 0)
+        return ENTRY_FIRST;
+    if (next_sp <= *sp || !fx_recover_stack_word(lo, hi, a + (uintptr_t)il->last_pc, &next_pc) ||
+        !fx_recover_stack_word(lo, hi, a + (uintptr_t)il->last_fp, &next_fp) ||
+        (next_pc == 0 && !fx_recover_stack_word(lo, hi, next_sp - 8, &next_pc)))
+        return ENTRY_UNKNOWN;
+    *sp = next_sp;
+    *pc = next_pc;
+    *fp = next_fp;
+    return ENTRY_NEXT;
+}
+
 int fx_recover_anchor(const struct fx_code_table *tab, long cid_off, const struct fx_regs *last,
-                      uintptr_t lo, uintptr_t hi, fx_asgct_frame *out, uint32_t cap, uint32_t *n,
-                      fx_asgct_frame *blob, uint8_t *stop)
+                      const struct fx_interp_layout *il, uintptr_t lo, uintptr_t hi,
+                      fx_asgct_frame *out, uint32_t cap, uint32_t *n, fx_asgct_frame *blob,
+                      uint8_t *stop)
 {
     *n = 0;
     *stop = FX_WSTOP_NONE;
-    uintptr_t sp = last->sp, pc = last->pc;
+    uintptr_t sp = last->sp, pc = last->pc, fp = last->fp;
     if (sp == 0)
         return FX_REC_NO_ANCHOR;
     if (hi <= lo || sp <= lo || sp > hi)
         return FX_REC_STACK;
     if (pc == 0 && !fx_recover_stack_word(lo, hi, sp - 8, &pc))
         return FX_REC_STACK;
-    for (uint32_t i = 0; i < cap + 1; i++) {
+    /* each step adds a frame but an entry frame's, which follows one: the depth ends it */
+    for (uint32_t i = 0; i < 2 * cap + 2; i++) {
         const struct fx_code_range *r = fx_recover_find(tab, pc);
         if (r == NULL)
             return *n > 0 ? anchor_stop(stop, FX_WSTOP_UNKNOWN) : FX_REC_NOT_FOUND;
+        if (r->kind == FX_BLOB_STUB && (r->flags & FX_RANGE_INTERPRETER) && *n > 0 && *n == cap)
+            return FX_REC_ANCHOR; /* cut at the depth: [truncated] */
+        if (r->kind == FX_BLOB_STUB && (r->flags & FX_RANGE_INTERPRETER) && *n < cap &&
+            fx_interp_frame_sigsafe(il, fp, sp, lo, hi, &out[*n])) {
+            /* An interpreted frame, named by its Method* and bcp (interp_frame_sig.c); its
+             * caller by rbp: the return address at fp + 8, the caller's rbp at fp, its sp (what
+             * a compiled caller's frame size counts from) at fp - 8
+             * (frame::sender_for_interpreter_frame) */
+            (*n)++;
+            uintptr_t next_sp;
+            if (!fx_recover_stack_word(lo, hi, fp + 8, &pc) ||
+                !fx_recover_stack_word(lo, hi, fp - 8, &next_sp) ||
+                !fx_recover_stack_word(lo, hi, fp, &fp) || next_sp <= sp || next_sp > hi)
+                return anchor_stop(stop, FX_WSTOP_STACK);
+            sp = next_sp;
+            continue;
+        }
+        if (r->kind == FX_BLOB_STUB && (r->flags & FX_RANGE_CALL_STUB) && *n > 0) {
+            int rc = entry_frame(il, lo, hi, &sp, &pc, &fp);
+            if (rc == ENTRY_FIRST)
+                return FX_REC_ANCHOR; /* the thread's first Java frames: the walk is whole */
+            if (rc == ENTRY_NEXT)
+                continue;
+        }
         if (r->kind == FX_BLOB_NMETHOD) {
             if (!fx_recover_blob_current(r, cid_off))
                 return *n > 0 ? anchor_stop(stop, FX_WSTOP_STALE) : FX_REC_LAYOUT;
@@ -79,9 +142,14 @@ int fx_recover_anchor(const struct fx_code_table *tab, long cid_off, const struc
         }
         if (r->frame_words <= 0 || (uintptr_t)r->frame_words > (hi - sp) / 8)
             return *n > 0 ? anchor_stop(stop, FX_WSTOP_STACK) : FX_REC_STACK;
+        /* The sender of a frame with a frame size (frame::sender_for_compiled_frame): the
+         * return address at sender_sp - 8, the rbp it saved at sender_sp - 16 (an interpreted
+         * caller's frame pointer); 0 when unreadable (an interpreted caller is then not named) */
         uintptr_t sender = sp + (uintptr_t)r->frame_words * 8;
         if (!fx_recover_stack_word(lo, hi, sender - 8, &pc))
             return *n > 0 ? anchor_stop(stop, FX_WSTOP_STACK) : FX_REC_STACK;
+        if (!fx_recover_stack_word(lo, hi, sender - 16, &fp))
+            fp = 0;
         sp = sender;
     }
     return FX_REC_ANCHOR;

@@ -4,6 +4,7 @@
 #ifndef FX_RECOVER_ANCHOR_H
 #define FX_RECOVER_ANCHOR_H
 
+#include "interp_frame.h"
 #include "sample.h"
 
 /* Signal-safe: is the nmethod at r->blob still the compilation r was made from? The blob
@@ -11,16 +12,19 @@
  * memory was reused by newer code fails this (its compile id, at cid_off, differs). */
 bool fx_recover_blob_current(const struct fx_code_range *r, long cid_off);
 
-/* Signal-safe: the compiled Java frames from a thread's last Java frame `last` (the anchor's
- * sp, and its pc or 0), leaf first, into out[0..cap) as FX_LINE_NMETHOD frames, *n of them.
+/* Signal-safe: the Java frames from a thread's last Java frame `last` (the anchor's sp, its pc
+ * or 0, its fp or 0), leaf first, into out[0..cap), *n of them: compiled frames as
+ * FX_LINE_NMETHOD frames, interpreted ones (issue 32) as AsyncGetCallTrace's (jmethodID, bci)
+ * when layout il names them (fx_interp_frame_sigsafe; NULL or unproven: the walk stops there).
  * tab: the published code table, held by the caller's reader bracket; cid_off: the nmethod's
  * _compile_id offset; [lo, hi): the thread's stack. FX_REC_ANCHOR when *n > 0 (the walk ended
  * at the depth, *stop FX_WSTOP_NONE, or at a frame it cannot cross, *stop says which kind: the
  * root side is cut), else why not (< 0); on FX_REC_STUB *blob
  * is the stub the last Java frame is in (the interpreter, say), named. */
 int fx_recover_anchor(const struct fx_code_table *tab, long cid_off, const struct fx_regs *last,
-                      uintptr_t lo, uintptr_t hi, fx_asgct_frame *out, uint32_t cap, uint32_t *n,
-                      fx_asgct_frame *blob, uint8_t *stop);
+                      const struct fx_interp_layout *il, uintptr_t lo, uintptr_t hi,
+                      fx_asgct_frame *out, uint32_t cap, uint32_t *n, fx_asgct_frame *blob,
+                      uint8_t *stop);
 
 /* Signal-safe: the code each physical Java frame runs in, leaf first, from the interrupted
  * registers `top` (pc, sp, fp) of a thread whose AsyncGetCallTrace succeeded: one FX_TYPE_* word

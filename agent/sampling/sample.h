@@ -164,8 +164,8 @@ struct fx_probe {
     uint8_t recovery;   /* the recovery byte for `done` (sample.h's record), 0: none */
     bool recover;       /* requester: recover failed traces like a sample (validate) */
     /* `recover`, ASGCT not -3: the anchor walk (recover_anchor.c) done anyway, for validate */
-    fx_asgct_frame *shadow; /* cap entries, allocated by the requester */
-    int32_t shadow_rc, shadow_n;
+    fx_asgct_frame *shadow;                    /* cap entries, allocated by the requester */
+    int32_t shadow_rc, shadow_n, shadow_whole; /* whole: it ended at the first entry frame */
     uint32_t want, cap, gen; /* depth asked for (<= cap); entries in frames; last generation */
     fx_asgct_frame *frames;  /* allocated by the requester outside signal context, freed with t */
 };

@@ -180,9 +180,9 @@ int fx_probe_run(struct fx_thread *t, int64_t wait_ns, fx_asgct_frame *out, int3
 /* After a run that returned FX_OK, with the probe still taken: ASGCT's own num_frames and the
  * recovery byte (sample.h: 0 none, an FX_REC_* case when *num_frames is the recovered count). */
 void fx_probe_recovery(const struct fx_thread *t, int32_t *asgct_code, uint8_t *recovery);
-/* The same, with `recover` and ASGCT not -3: the anchor walk's case or failure (FX_REC_ANCHOR,
- * or < 0; 0 not done) and its frames into out (depth entries), *n of them. */
-int32_t fx_probe_shadow(const struct fx_thread *t, fx_asgct_frame *out, int32_t *n);
+/* With `recover`, ASGCT not -3: the anchor walk's FX_REC_ANCHOR or < 0 (0 not done), its frames
+ * in out (depth entries), *n of them; *whole: it ended at the thread's first entry frame. */
+int32_t fx_probe_shadow(const struct fx_thread *t, fx_asgct_frame *out, int32_t *n, bool *whole);
 /* Gives the probe back, unless a handler claimed the last request and never finished it: the
  * probe then stays retired, as its buffer may still be written. */
 void fx_probe_end(struct fx_thread *t);

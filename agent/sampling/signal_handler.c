@@ -219,7 +219,7 @@ static void bump_sigsafe(uint64_t *c, bool count)
         __atomic_store_n(c, *c + 1, __ATOMIC_RELAXED);
 }
 
-/* Signal-safe: ASGCT said "not in Java" (-3): the compiled frames from the thread's frame anchor
+/* Signal-safe: ASGCT said "not in Java" (-3): the Java frames from the thread's frame anchor
  * (recover_anchor.c), read in its own JavaThread (the JNIEnv lies inside it) and walked in the
  * published code table under the reader bracket, into trace (depth frames). Returns the FX_REC_*
  * case or the failure (< 0), *blob as recover_sigsafe's. */
@@ -228,15 +228,21 @@ static int anchor_sigsafe(struct fx_thread *t, fx_asgct_trace *trace, uint32_t d
 {
     long sp_off = __atomic_load_n(&fx_sig.anchor_sp_off, __ATOMIC_RELAXED);
     long pc_off = __atomic_load_n(&fx_sig.anchor_pc_off, __ATOMIC_RELAXED);
+    long fp_off = __atomic_load_n(&fx_sig.anchor_fp_off, __ATOMIC_RELAXED);
     struct fx_regs last = {0, 0, 0, NULL};
     if (sp_off != 0 && pc_off != 0) {
         memcpy(&last.sp, (const char *)t->env + sp_off, sizeof(last.sp));
         memcpy(&last.pc, (const char *)t->env + pc_off, sizeof(last.pc));
+        if (fp_off != 0) /* an interpreted last Java frame's rbp (the interpreter sets it) */
+            memcpy(&last.fp, (const char *)t->env + fp_off, sizeof(last.fp));
     }
+    /* issue 32: interpreted frames named once the layout is published (pid last) */
+    const struct fx_interp_layout *il =
+            __atomic_load_n(&fx_sig.interp.pid, __ATOMIC_ACQUIRE) != 0 ? &fx_sig.interp : NULL;
     uint32_t n = 0;
     __atomic_add_fetch(&fx_sig.code_readers, 1, __ATOMIC_SEQ_CST);
     int rc = fx_recover_anchor(__atomic_load_n(&fx_sig.code_table, __ATOMIC_SEQ_CST),
-                               __atomic_load_n(&fx_sig.compile_id_off, __ATOMIC_RELAXED), &last,
+                               __atomic_load_n(&fx_sig.compile_id_off, __ATOMIC_RELAXED), &last, il,
                                t->stack_lo, t->stack_hi, trace->frames, depth, &n, blob, stop);
     __atomic_sub_fetch(&fx_sig.code_readers, 1, __ATOMIC_SEQ_CST);
     if (rc > 0)
@@ -483,7 +489,7 @@ static bool probe_sigsafe(struct fx_thread *t, void *ucontext)
     fx_sig.asgct(&trace, (jint)p->want, ucontext);
     uint8_t recovery = 0;
     __atomic_store_n(&p->asgct_code, trace.num_frames, __ATOMIC_RELAXED);
-    int32_t shadow_rc = 0, shadow_n = 0;
+    int32_t shadow_rc = 0, shadow_n = 0, shadow_whole = 0;
 #if defined(__x86_64__)
     uint32_t kept = 0;
     uint8_t probe_stop = FX_WSTOP_NONE;
@@ -493,12 +499,17 @@ static bool probe_sigsafe(struct fx_thread *t, void *ucontext)
         uint8_t shadow_stop;
         shadow_rc = anchor_sigsafe(t, &shadow, p->want, &blob, &shadow_stop); /* validate */
         shadow_n = shadow.num_frames;
+        /* ended neither at the depth nor at a frame it could not cross: at the first entry
+         * frame (recover_anchor.c), a claim validate mode checks against JVMTI's bottom */
+        shadow_whole = shadow_rc == FX_REC_ANCHOR && shadow_stop == FX_WSTOP_NONE &&
+                       shadow_n < (int32_t)p->want;
     }
     if (p->recover) /* validate mode: recovered stacks are compared too */
         recovery = recover_any_sigsafe(t, ucontext, &trace, p->want, &kept, false, &probe_stop);
 #endif
     __atomic_store_n(&p->shadow_rc, shadow_rc, __ATOMIC_RELAXED);
     __atomic_store_n(&p->shadow_n, shadow_n, __ATOMIC_RELAXED);
+    __atomic_store_n(&p->shadow_whole, shadow_whole, __ATOMIC_RELAXED);
     __atomic_store_n(&p->recovery, recovery, __ATOMIC_RELAXED);
     __atomic_store_n(&p->num_frames, trace.num_frames, __ATOMIC_RELAXED);
     __atomic_store_n(&p->done, gen, __ATOMIC_RELEASE);

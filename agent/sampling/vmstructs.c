@@ -16,6 +16,7 @@
 #include <dlfcn.h>
 #include <pthread.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 static pthread_once_t once = PTHREAD_ONCE_INIT;
@@ -401,22 +402,45 @@ long fx_vmstructs_size(const char *type)
     return type_size(type);
 }
 
-bool fx_vmstructs_long_constant(const char *name, int64_t *out)
+/* One walk of gHotSpotVM{Int,Long}Constants (kind "Int" or "Long") for name's value. */
+static bool find_constant(const char *kind, const char *name, int64_t *out)
 {
     bool ok = true;
-    const char *const *base = dlsym(RTLD_DEFAULT, "gHotSpotVMLongConstants");
-    uint64_t name_off = sym_u64("gHotSpotVMLongConstantEntryNameOffset", &ok);
-    uint64_t value_off = sym_u64("gHotSpotVMLongConstantEntryValueOffset", &ok);
-    uint64_t stride = sym_u64("gHotSpotVMLongConstantEntryArrayStride", &ok);
+    char sym[64];
+    snprintf(sym, sizeof(sym), "gHotSpotVM%sConstants", kind);
+    const char *const *base = dlsym(RTLD_DEFAULT, sym);
+    snprintf(sym, sizeof(sym), "gHotSpotVM%sConstantEntryNameOffset", kind);
+    uint64_t name_off = sym_u64(sym, &ok);
+    snprintf(sym, sizeof(sym), "gHotSpotVM%sConstantEntryValueOffset", kind);
+    uint64_t value_off = sym_u64(sym, &ok);
+    snprintf(sym, sizeof(sym), "gHotSpotVM%sConstantEntryArrayStride", kind);
+    uint64_t stride = sym_u64(sym, &ok);
     if (!ok || base == NULL || *base == NULL || stride == 0)
         return false;
+    bool wide = kind[0] == 'L';
     for (const char *e = *base;; e += stride) {
         const char *n = *(const char *const *)(e + name_off);
         if (n == NULL)
             return false;
         if (is(n, name)) {
-            memcpy(out, e + value_off, sizeof(*out));
+            int32_t v32;
+            if (wide) {
+                memcpy(out, e + value_off, sizeof(*out));
+            } else {
+                memcpy(&v32, e + value_off, sizeof(v32));
+                *out = v32;
+            }
             return true;
         }
     }
+}
+
+bool fx_vmstructs_long_constant(const char *name, int64_t *out)
+{
+    return find_constant("Long", name, out);
+}
+
+bool fx_vmstructs_int_constant(const char *name, int64_t *out)
+{
+    return find_constant("Int", name, out);
 }

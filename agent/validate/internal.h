@@ -130,6 +130,10 @@ struct fx_va_state {
     fx_asgct_frame *shadow;
     uint64_t shadow_agreed[SHADOW_BY_COUNT], shadow_disagreed[SHADOW_BY_COUNT], shadow_deeper;
     uint64_t shadow_not[FX_REC_FAILS]; /* the walk gave nothing, by reason */
+    /* issue 32: compared anchor walks (beside ASGCT or recovered) that name interpreted
+     * frames, and those frames: each must be JVMTI's frame exactly (stackcmp.c) */
+    uint64_t anchor_interp_walks, anchor_interp_frames;
+    uint64_t anchor_whole; /* walks beside ASGCT ended at the first entry frame: bottom checked */
     struct mismatch shadow_listed[MAX_REC_LISTED];
     uint32_t n_shadow_listed;
 };
@@ -178,6 +182,9 @@ enum fx_rv_verdict {
     FX_RV_DISAGREED,
     FX_RV_DEEPER /* JVMTI's stack is deeper than depth: the match could not be placed */
 };
+/* An anchor walk that claims to be whole (it ended at the thread's first entry frame): its
+ * last frame is JVMTI's bottom frame (an nmethod's method, or an interpreted frame exactly). */
+bool fx_stackcmp_anchor_bottom(const struct fx_stack *a, const struct fx_stack *g);
 enum fx_rv_verdict fx_stackcmp_recovered(const struct fx_stack *asgct, const struct fx_stack *jvmti,
                                          uint8_t recovery, int depth);
 /* HotSpot's name of an ASGCT status ("ticks_GC_active"), "frames" if positive. */

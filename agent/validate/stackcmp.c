@@ -64,12 +64,28 @@ struct fx_stack_verdict fx_stackcmp_compare(const struct fx_stack *asgct,
 /* The anchor recovery's frames (FX_REC_ANCHOR): one per compiled frame, named by the nmethod's
  * root method, leaf first, root side cut. Each must be found in JVMTI's stack below the last
  * one's match: the frames JVMTI has between them are those the nmethods inlined (or, above the
- * first, the native or VM frames the thread is in), which the recovery cannot see. */
+ * first, the native or VM frames the thread is in), which the recovery cannot see. An
+ * interpreted frame (issue 32: method and bci) must match JVMTI's frame exactly, method and
+ * location alike, and inlines nothing: on top, or under another interpreted frame, it is
+ * JVMTI's very next frame; under a compiled frame the frames between are that nmethod's
+ * (the match above took the first frame of its method, a recursion it inlined has more). */
 static enum fx_rv_verdict compare_anchor(const struct fx_stack *a, const struct fx_stack *g,
                                          int depth)
 {
     jint j = 0;
     for (jint i = 0; i < a->count; i++) {
+        if (a->frames[i].lineno != FX_LINE_NMETHOD) {
+            bool under_compiled = i > 0 && a->frames[i - 1].lineno == FX_LINE_NMETHOD;
+            while (under_compiled && j < g->count &&
+                   !fx_stackcmp_same_frame(&a->frames[i], &g->frames[j]))
+                j++;
+            if (j == g->count)
+                return g->count > depth ? FX_RV_DEEPER : FX_RV_DISAGREED;
+            if (!fx_stackcmp_same_frame(&a->frames[i], &g->frames[j]))
+                return FX_RV_DISAGREED;
+            j++;
+            continue;
+        }
         while (j < g->count && g->frames[j].method_id != a->frames[i].method_id)
             j++;
         if (j == g->count)
@@ -99,6 +115,15 @@ static enum fx_rv_verdict compare_blob(const struct fx_stack *a, const struct fx
         return above == 0 ? FX_RV_AGREED : FX_RV_DISAGREED;
     return above >= 1 && g->frames[above - 1].method_id == a->frames[0].method_id ? FX_RV_AGREED
                                                                                   : FX_RV_DISAGREED;
+}
+
+bool fx_stackcmp_anchor_bottom(const struct fx_stack *a, const struct fx_stack *g)
+{
+    if (a->count <= 0 || g->count <= 0)
+        return false;
+    const fx_asgct_frame *last = &a->frames[a->count - 1], *bottom = &g->frames[g->count - 1];
+    return last->lineno == FX_LINE_NMETHOD ? last->method_id == bottom->method_id
+                                           : fx_stackcmp_same_frame(last, bottom);
 }
 
 enum fx_rv_verdict fx_stackcmp_recovered(const struct fx_stack *asgct, const struct fx_stack *jvmti,

@@ -234,7 +234,8 @@ struct answer {
     int32_t code;       /* ASGCT's own num_frames */
     int32_t shadow_rc;  /* the anchor walk beside ASGCT (fx_probe_shadow), shadow_n frames */
     int32_t shadow_n;
-    uint8_t recovery; /* sample.h's recovery byte */
+    bool shadow_whole; /* the walk claims the thread's bottom Java frame (an entry frame's) */
+    uint8_t recovery;  /* sample.h's recovery byte */
 };
 
 /* A recovered stack (recovery: its FX_REC_* case) compared with JVMTI's by the recovery's rules
@@ -243,6 +244,13 @@ static void tally(jvmtiEnv *jvmti, JNIEnv *jni, const struct fx_thread *t, const
                   const struct fx_stack *g, uint8_t recovery, uint64_t *agreed, uint64_t *disagreed,
                   uint64_t *deeper, struct mismatch *list, uint32_t *n)
 {
+    jint interp = 0; /* issue 32: the anchor walk's interpreted frames (lineno a bci) */
+    for (jint k = 0; recovery == FX_REC_ANCHOR && k < a->count; k++)
+        interp += a->frames[k].lineno != FX_LINE_NMETHOD;
+    if (interp > 0) {
+        fx_va_inc(&va.anchor_interp_walks);
+        __atomic_fetch_add(&va.anchor_interp_frames, (uint64_t)interp, __ATOMIC_RELAXED);
+    }
     enum fx_rv_verdict v = fx_stackcmp_recovered(a, g, recovery, (int)va.depth);
     if (v == FX_RV_DEEPER) {
         fx_va_inc(deeper);
@@ -270,6 +278,15 @@ static void classify_shadow(jvmtiEnv *jvmti, JNIEnv *jni, const struct fx_thread
     if (fx_va_vt_in_transition(&a, g)) {
         fx_va_inc(&va.shadow_transitions);
         return;
+    }
+    if (ans->shadow_whole && g->count <= (jint)va.depth) { /* issue 32: whole, or listed */
+        fx_va_inc(&va.anchor_whole);
+        if (!fx_stackcmp_anchor_bottom(&a, g)) {
+            fx_va_inc(&va.shadow_disagreed[by]);
+            list_mismatch(va.shadow_listed, &va.n_shadow_listed, MAX_REC_LISTED, jvmti, jni, t, &a,
+                          g, -1, PATTERN_NONE);
+            return;
+        }
     }
     tally(jvmti, jni, t, &a, g, FX_REC_ANCHOR, &va.shadow_agreed[by], &va.shadow_disagreed[by],
           &va.shadow_deeper, va.shadow_listed, &va.n_shadow_listed);
@@ -374,7 +391,7 @@ static int run_probe(struct fx_thread *t, struct answer *ans)
     int rc = fx_probe_run(t, PROBE_WAIT_NS, va.asg, &ans->num_frames);
     if (rc == FX_OK) {
         fx_probe_recovery(t, &ans->code, &ans->recovery);
-        ans->shadow_rc = fx_probe_shadow(t, va.shadow, &ans->shadow_n);
+        ans->shadow_rc = fx_probe_shadow(t, va.shadow, &ans->shadow_n, &ans->shadow_whole);
     }
     return rc;
 }

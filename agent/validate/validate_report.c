@@ -206,6 +206,9 @@ static void json_recovered(struct fx_json *j)
              va.shadow_deeper, va.shadow_transitions, va.shadow_listed, va.n_shadow_listed}};
     for (size_t i = 0; i < sizeof(classes) / sizeof(classes[0]); i++)
         json_class(j, &classes[i]);
+    json_u64(j, "anchor_walks_with_interpreted_frames", fx_va_get(&va.anchor_interp_walks));
+    json_u64(j, "anchor_interpreted_frames", fx_va_get(&va.anchor_interp_frames));
+    json_u64(j, "anchor_walks_whole_checked", fx_va_get(&va.anchor_whole));
 }
 
 static void json_mismatches(struct fx_json *j)

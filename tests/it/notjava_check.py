@@ -12,7 +12,10 @@ of java-test/alloc's AllocWorkload bench in cpu mode:
   counter  meta.extra's "recovered: not in Java, ..." counter of the profile is > 0;
   stops    issue 30: no "[truncated]" (nothing reaches depth=); each recovered walk that ended
            early has its reason as the root ("[walk stopped: ...]"), as many as meta.extra's
-           counters of those reasons, at least one (the Site's caller runs interpreted)
+           counters of those reasons;
+  whole    issue 32: at least one recovered stack (a "Recovered" frame on it) is rooted at the
+           thread's first Java frame, AllocWorkload.main: the walk named the Site's interpreted
+           callers and crossed to the first entry frame (before: cut at the interpreted caller)
   idle     the profile has "[idle]" gap samples (a GC thread waits between collections), each
            of weight 0: they end the activity graph at the gap but count for nothing in the
            call tree (with weight 1 they were 44-48 % of main's and the GC threads' samples).
@@ -26,6 +29,7 @@ MAX_PCT = 3.0  # of the samples: compiled code's runtime calls left under the la
 COMPILED_CALL = re.compile(r"^(Runtime1|OptoRuntime)::")
 NOT_JAVA = "[AGCT: not in Java]"
 SITE = re.compile(r"(^|\.)fxagent\.alloc\.AllocWorkload\.\w+Site$")
+MAIN = re.compile(r"(^|\.)fxagent\.alloc\.AllocWorkload\.main$")
 VM_ALLOC = re.compile(r"^(Runtime1::new_\w+|OptoRuntime::new_\w+|InterpreterRuntime::\w*new\w*)\(")
 
 
@@ -83,21 +87,28 @@ def main():
 
 def check_stops(prof, ck):
     """Issue 30 item 3: "[truncated]" only at the depth; a walk's early end named."""
-    truncated = stopped = 0
+    truncated = stopped = whole = 0
     for t in prof.threads():
         s = t["samples"]
         w = s.get("weight") or [1] * s["length"]
         for st, wt in zip(s["stack"], w):
-            names = [prof.name[f] for f in prof.path(st)]
+            path = prof.path(st)
+            names = [prof.name[f] for f in path]
             truncated += wt if "[truncated]" in names else 0
             stopped += 1 if names and names[0].startswith("[walk stopped: ") else 0
+            java = [n for n in names if "." in n and not n.startswith("[")]
+            recovered = any(prof.sub[f].startswith("Recovered") for f in path)
+            whole += 1 if recovered and java and MAIN.search(java[0]) else 0
     counted = sum(e.get("value", 0) for _, e in extra_entries(prof.doc)
                   if str(e.get("label", "")).startswith("[walk stopped: "))
     print(f"notjava_check: {truncated} [truncated], {stopped} stacks rooted at a walk stop, "
           f"meta.extra counts {counted}")
     ck.check(truncated == 0, f"{truncated} samples '[truncated]' below the depth")
-    ck.check(stopped > 0 and stopped == counted,
+    ck.check(stopped == counted,
              f"{stopped} stacks rooted at '[walk stopped: ...]', meta.extra counts {counted}")
+    print(f"notjava_check: {whole} recovered stacks rooted at AllocWorkload.main")
+    ck.check(whole > 0, "no recovered stack reaches AllocWorkload.main (the thread's first Java "
+             "frame): the walk stops at interpreted callers or the call stub")
 
 
 if __name__ == "__main__":

@@ -17,6 +17,10 @@ failed, the probe recovered them, docs/VALIDATION.md 5.1) are a class of their o
 must have it, every one must agree by the recovery's rules (each disagreement is printed), and
 with --min-recovered at least that many must have been compared. The same for the anchor walk
 done beside ASGCT on every stopped thread ("anchor_walk_beside_asgct"), with --min-anchor-walks.
+With --min-anchor-interpreted N (issue 32), at least N of the anchor walks compared must have
+named interpreted frames (each held to JVMTI's frame exactly, method and bci), and with
+--min-anchor-whole N at least N of them must have ended at the thread's first entry frame, each
+with its last frame JVMTI's bottom one (else it counts as a disagreement).
 """
 import argparse
 import json
@@ -189,6 +193,8 @@ def main():
     ap.add_argument("--min-compared", type=int, default=50)
     ap.add_argument("--min-recovered", type=int, default=0)
     ap.add_argument("--min-anchor-walks", type=int, default=0)
+    ap.add_argument("--min-anchor-interpreted", type=int, default=0)
+    ap.add_argument("--min-anchor-whole", type=int, default=0)
     ap.add_argument("--profile")
     ap.add_argument("--vthreads", type=int)
     ap.add_argument("--vt-right", type=float, default=0.99)
@@ -227,6 +233,17 @@ def main():
         recheck_pattern(label, m)
     check_recovered(label, r, args.min_recovered)
     check_recovered(label, r, args.min_anchor_walks, "anchor_walk_beside_asgct", "by_asgct_answer")
+    walks = r.get("anchor_walks_with_interpreted_frames", 0)
+    print(f"{label}: anchor walks naming interpreted frames: {walks} "
+          f"({r.get('anchor_interpreted_frames', 0)} frames)")
+    if walks < args.min_anchor_interpreted:
+        fail(label, f"{walks} anchor walks named interpreted frames, expected at least "
+             f"{args.min_anchor_interpreted}")
+    whole = r.get("anchor_walks_whole_checked", 0)
+    print(f"{label}: anchor walks ending at the thread's first entry frame: {whole}")
+    if whole < args.min_anchor_whole:
+        fail(label, f"{whole} anchor walks ended at the first entry frame, expected at least "
+             f"{args.min_anchor_whole}")
     if "virtual_threads" in r or args.vthreads is not None:
         check_vthreads(label, r, args.vthreads, args.vt_right, args.vt_slot)
     if args.profile:

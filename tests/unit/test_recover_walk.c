@@ -3,10 +3,13 @@
  * not-in-Java walk says why it stopped (issue 30: "[truncated]" only at the depth; an
  * interpreted frame, a stub, unknown code each their own reason), and the frame types walk
  * (issue 32) crosses compiled frames by their frame size and interpreted frames by rbp, typing
- * each, and refuses a top frame whose pc is not in a compiled method's body. */
+ * each, and refuses a top frame whose pc is not in a compiled method's body; the anchor walk
+ * names an interpreted frame by its Method* and bcp through HotSpot's structures (here fakes
+ * laid out as JDK 25's VMStructs says), only when the jmethodID points back at the Method*. */
 #include <check.h>
 #include <stdint.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "recover_anchor.h"
 
@@ -62,12 +65,14 @@ static const struct fx_code_table *table(void)
     return t;
 }
 
+static const struct fx_interp_layout *layout; /* NULL: interpreted frames are not named */
+
 static int anchor(const struct fx_code_table *t, uint32_t cap, uint32_t *n, uint8_t *stop,
                   fx_asgct_frame *out)
 {
     struct fx_regs last = {.pc = A + 100, .sp = (uintptr_t)&stack[10]};
     fx_asgct_frame blob = {0};
-    return fx_recover_anchor(t, CID_OFF, &last, LO, HI, out, cap, n, &blob, stop);
+    return fx_recover_anchor(t, CID_OFF, &last, layout, LO, HI, out, cap, n, &blob, stop);
 }
 
 START_TEST(test_anchor_stop_reasons)
@@ -188,11 +193,145 @@ START_TEST(test_types_refuses_an_unproven_top)
 }
 END_TEST
 
+/* Fakes of HotSpot's structures for one interpreted method (JDK 25's offsets): Method ->
+ * ConstMethod (bytecodes after it) -> ConstantPool -> InstanceKlass -> jmethodID array. */
+static _Alignas(16) unsigned char f_method[88], f_cm[56 + 32], f_cp[64], f_ik[344];
+static uintptr_t f_ids[4], f_slot; /* the jmethodID: &f_slot, holding the Method* */
+static const struct fx_interp_layout f_layout = {.method_slot = -3,
+                                                 .bcp_slot = -8,
+                                                 .method_size = 88,
+                                                 .cm_size = 56,
+                                                 .const_method = 8,
+                                                 .access_flags = 44,
+                                                 .constants = 8,
+                                                 .idnum = 40,
+                                                 .code_size = 34,
+                                                 .pool_holder = 24,
+                                                 .jmethod_ids = 336,
+                                                 .wrapper_slot = -6,
+                                                 .wrapper_anchor = 32,
+                                                 .last_sp = 0,
+                                                 .last_pc = 8,
+                                                 .last_fp = 16};
+
+static void put(unsigned char *b, int off, uintptr_t v, size_t w)
+{
+    memcpy(b + off, &v, w);
+}
+
+static struct fx_interp_layout fakes(void)
+{
+    put(f_method, 8, (uintptr_t)f_cm, 8);
+    put(f_method, 44, 0x0001, 2); /* public, not native */
+    put(f_cm, 8, (uintptr_t)f_cp, 8);
+    put(f_cm, 40, 1, 2);  /* idnum 1 */
+    put(f_cm, 34, 20, 2); /* 20 bytes of bytecode */
+    put(f_cp, 24, (uintptr_t)f_ik, 8);
+    put(f_ik, 336, (uintptr_t)f_ids, 8);
+    f_ids[0] = 3;
+    f_ids[1] = 0;
+    f_ids[2] = (uintptr_t)&f_slot; /* idnum 1's jmethodID */
+    f_ids[3] = 0;
+    f_slot = (uintptr_t)f_method;
+    struct fx_interp_layout l = f_layout;
+    l.pid = (int32_t)getpid();
+    return l;
+}
+
+/* issue 32: compiled A <- interpreted (named: jmethodID, bci) <- compiled B <- the call stub */
+START_TEST(test_anchor_names_interpreted_frames)
+{
+    const struct fx_code_table *t = table();
+    types_stack();
+    struct fx_interp_layout l = fakes();
+    stack[17] = (uintptr_t)f_method;  /* fp - 3 words: the Method* */
+    stack[12] = (uintptr_t)f_cm + 61; /* fp - 8 words: the bcp, at bci 5 */
+    fx_asgct_frame out[8];
+    uint32_t n;
+    uint8_t stop;
+    layout = &l;
+    ck_assert_int_eq(anchor(t, 8, &n, &stop, out), FX_REC_ANCHOR);
+    ck_assert_uint_eq(n, 3);
+    ck_assert_uint_eq(stop, FX_WSTOP_STUB);
+    ck_assert_ptr_eq(out[0].method_id, (jmethodID)0x1000);
+    ck_assert_ptr_eq(out[1].method_id, (jmethodID)&f_slot);
+    ck_assert_int_eq(out[1].lineno, 5);
+    ck_assert_int_eq(out[2].lineno, FX_LINE_NMETHOD);
+    ck_assert_ptr_eq(out[2].method_id, (jmethodID)0x2000);
+    ck_assert_int_eq(anchor(t, 2, &n, &stop, out), FX_REC_ANCHOR); /* the depth */
+    ck_assert_uint_eq(n, 2);
+    ck_assert_uint_eq(stop, FX_WSTOP_NONE);
+    ck_assert_int_eq(anchor(t, 1, &n, &stop, out), FX_REC_ANCHOR); /* cut above it */
+    ck_assert_uint_eq(stop, FX_WSTOP_NONE);
+    /* the call stub below B (HotSpot's entry frame): its JavaCallWrapper (at its rbp - 6
+     * words) saved no anchor: the thread's first Java frames, the walk is whole */
+    struct fx_code_table *w = (struct fx_code_table *)mem;
+    w->r[3].flags = FX_RANGE_CALL_STUB;
+    stack[24] = (uintptr_t)&stack[50]; /* B's saved rbp: the call stub's */
+    stack[44] = (uintptr_t)&stack[56]; /* the JavaCallWrapper*, its anchor at +32: stack[60] */
+    ck_assert_int_eq(anchor(t, 8, &n, &stop, out), FX_REC_ANCHOR);
+    ck_assert_uint_eq(n, 3);
+    ck_assert_uint_eq(stop, FX_WSTOP_NONE);
+    /* it saved one: the walk goes on from it (here: A, whose frame leaves the stack) */
+    stack[60] = (uintptr_t)&stack[63];
+    stack[61] = A + 100;
+    ck_assert_int_eq(anchor(t, 8, &n, &stop, out), FX_REC_ANCHOR);
+    ck_assert_uint_eq(n, 4);
+    ck_assert_ptr_eq(out[3].method_id, (jmethodID)0x1000);
+    ck_assert_uint_eq(stop, FX_WSTOP_STACK);
+    stack[44] = HI + 64; /* the wrapper not on the stack: stopped at the call stub, named */
+    ck_assert_int_eq(anchor(t, 8, &n, &stop, out), FX_REC_ANCHOR);
+    ck_assert_uint_eq(n, 3);
+    ck_assert_uint_eq(stop, FX_WSTOP_STUB);
+    w->r[3].flags = 0;
+    /* a native method: AsyncGetCallTrace's lineno -3 */
+    put(f_method, 44, 0x0101, 2);
+    ck_assert_int_eq(anchor(t, 8, &n, &stop, out), FX_REC_ANCHOR);
+    ck_assert_int_eq(out[1].lineno, -3);
+    put(f_method, 44, 0x0001, 2);
+    /* not proven: each stops the walk at the interpreted frame, as without a layout */
+    stack[12] = (uintptr_t)f_cm + 56 + 20; /* the bcp past the method's code */
+    ck_assert_int_eq(anchor(t, 8, &n, &stop, out), FX_REC_ANCHOR);
+    ck_assert_uint_eq(n, 1);
+    ck_assert_uint_eq(stop, FX_WSTOP_INTERPRETED);
+    stack[12] = (uintptr_t)f_cm + 61;
+    f_slot = (uintptr_t)f_cp; /* the jmethodID holds another Method* (redefined) */
+    ck_assert_int_eq(anchor(t, 8, &n, &stop, out), FX_REC_ANCHOR);
+    ck_assert_uint_eq(stop, FX_WSTOP_INTERPRETED);
+    f_slot = (uintptr_t)f_method;
+    f_ids[0] = 1; /* idnum 1 past the array: no jmethodID made */
+    ck_assert_int_eq(anchor(t, 8, &n, &stop, out), FX_REC_ANCHOR);
+    ck_assert_uint_eq(stop, FX_WSTOP_INTERPRETED);
+    f_ids[0] = 3;
+    stack[17] = 4096 * 7; /* a Method* on an unmapped page: the checked read fails */
+    ck_assert_int_eq(anchor(t, 8, &n, &stop, out), FX_REC_ANCHOR);
+    ck_assert_uint_eq(n, 1);
+    ck_assert_uint_eq(stop, FX_WSTOP_INTERPRETED);
+    stack[17] = (uintptr_t)f_method;
+    layout = NULL; /* no layout published */
+    ck_assert_int_eq(anchor(t, 8, &n, &stop, out), FX_REC_ANCHOR);
+    ck_assert_uint_eq(stop, FX_WSTOP_INTERPRETED);
+    /* the anchor's own frame interpreted: walked from its _last_Java_fp */
+    struct fx_regs last = {
+            .pc = INTERP + 50, .sp = (uintptr_t)&stack[11], .fp = (uintptr_t)&stack[20]};
+    fx_asgct_frame blob = {0};
+    ck_assert_int_eq(fx_recover_anchor(t, CID_OFF, &last, &l, LO, HI, out, 8, &n, &blob, &stop),
+                     FX_REC_ANCHOR);
+    ck_assert_uint_eq(n, 2);
+    ck_assert_ptr_eq(out[0].method_id, (jmethodID)&f_slot);
+    ck_assert_ptr_eq(out[1].method_id, (jmethodID)0x2000);
+    last.fp = 0; /* unknown: named as the interpreter, not walked */
+    ck_assert_int_eq(fx_recover_anchor(t, CID_OFF, &last, &l, LO, HI, out, 8, &n, &blob, &stop),
+                     FX_REC_STUB);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("recover_walk");
     TCase *tc = tcase_create("core");
     tcase_add_test(tc, test_anchor_stop_reasons);
+    tcase_add_test(tc, test_anchor_names_interpreted_frames);
     tcase_add_test(tc, test_types_walk);
     tcase_add_test(tc, test_types_refuses_an_unproven_top);
     tcase_add_test(tc, test_segment_ends_at_the_call_stub);

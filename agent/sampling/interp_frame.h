@@ -1,0 +1,43 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* Private to agent/sampling: an interpreted frame named in the handler (issue 32, the anchor
+ * walk's interpreted callers): HotSpot's layout for it (interp_frame.c publishes it from
+ * VMStructs, outside signal context) and the checked reads that turn the frame's Method* and
+ * bcp into the (jmethodID, bci) AsyncGetCallTrace would give (interp_frame_sig.c). */
+#ifndef FX_INTERP_FRAME_H
+#define FX_INTERP_FRAME_H
+
+#include "sample.h"
+
+/* Offsets in bytes, slots in words from the frame's rbp; pid 0: not published (the walk then
+ * stops at an interpreted frame, as before). Every size is at most FX_INTERP_MAX_STRUCT. */
+struct fx_interp_layout {
+    int32_t pid;                        /* this process: the target of the checked reads */
+    int32_t method_slot, bcp_slot;      /* frame::interpreter_frame_method_offset, _bcp_offset */
+    int32_t method_size, cm_size;       /* sizeof(Method), sizeof(ConstMethod): the bytecodes follow
+                                           the ConstMethod */
+    int32_t const_method, access_flags; /* Method:: */
+    int32_t constants, idnum, code_size; /* ConstMethod:: */
+    int32_t pool_holder;                 /* ConstantPool:: */
+    int32_t jmethod_ids;                 /* InstanceKlass::_methods_jmethod_ids */
+    /* The entry frame (the call stub): its JavaCallWrapper* at this rbp slot
+     * (frame::entry_frame_call_wrapper_offset; 0: unknown), the JavaFrameAnchor the wrapper
+     * saved at `wrapper_anchor`, and that anchor's fields (JavaFrameAnchor::_last_Java_*) */
+    int32_t wrapper_slot, wrapper_anchor, last_sp, last_pc, last_fp;
+};
+#define FX_INTERP_MAX_STRUCT 256
+
+/* Outside signal context: reads the layout from VMStructs and publishes it in fx_sig.interp
+ * (pid last, with release); nothing when a field is missing or out of bounds. */
+void fx_interp_publish(void);
+
+/* Signal-safe: the interpreted frame whose rbp is fp (its sp at least sp, inside the thread's
+ * stack [lo, hi)), as AsyncGetCallTrace names it: out->method_id the jmethodID its Method*
+ * maps to (InstanceKlass::_methods_jmethod_ids[idnum + 1], proven by the jmethodID pointing
+ * back at that Method*), out->lineno the bci (bcp - the ConstMethod's bytecodes, inside
+ * code_size) or -3 for a native method. Every word off the stack is read by
+ * process_vm_readv on this process (a failure is false, never a fault). False when any step
+ * is not proven: no jmethodID made yet, a bcp outside the method's code, an unreadable word. */
+bool fx_interp_frame_sigsafe(const struct fx_interp_layout *l, uintptr_t fp, uintptr_t sp,
+                             uintptr_t lo, uintptr_t hi, fx_asgct_frame *out);
+
+#endif

@@ -1,0 +1,71 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* Part of THE SIGNAL PATH (signal_handler.c's rules and allow-list): an interpreted frame named
+ * by its Method* and bcp (interp_frame.h), for the anchor walk's interpreted callers (issue 32).
+ *
+ * The chain, as HotSpot's own Method::jmethod_id() follows it: Method::_constMethod ->
+ * ConstMethod::_constants -> ConstantPool::_pool_holder -> InstanceKlass::_methods_jmethod_ids,
+ * an array whose word 0 is its length and word idnum + 1 the method's jmethodID (NULL until one
+ * is made: fxagent makes them for each prepared class). A jmethodID on JDK 17-25 points at a
+ * slot holding its Method*: that slot must hold the frame's Method*, or the frame is not
+ * named (a redefined method's old version, a wrong word). Why process_vm_readv: the Method*
+ * is a stack word, anything may sit there if the walk were wrong; a read of an unmapped page
+ * fails the call, never this thread. Cost: six system calls per interpreted frame named. */
+#include "interp_frame.h"
+
+#include "recover_x86.h"
+
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#define ACC_NATIVE  0x0100 /* JVM_ACC_NATIVE, in the low bits of Method::_access_flags */
+#define NATIVE_LINE (-3)   /* AsyncGetCallTrace's lineno of a native method's frame */
+
+/* Signal-safe: n bytes at address at of this process into buf, or false. */
+static bool peek(int32_t pid, uintptr_t at, void *buf, size_t n)
+{
+    if (at < 4096 || (at & 7) != 0 || at + n < at)
+        return false;
+    struct iovec local = {.iov_base = buf, .iov_len = n};
+    struct iovec remote = {.iov_base = (void *)at, .iov_len = n};
+    return syscall(SYS_process_vm_readv, (pid_t)pid, &local, 1UL, &remote, 1UL, 0UL) == (long)n;
+}
+
+static uintptr_t field(const unsigned char *b, int32_t off, size_t w)
+{
+    uintptr_t v = 0;
+    memcpy(&v, b + off, w);
+    return v;
+}
+
+bool fx_interp_frame_sigsafe(const struct fx_interp_layout *l, uintptr_t fp, uintptr_t sp,
+                             uintptr_t lo, uintptr_t hi, fx_asgct_frame *out)
+{
+    uintptr_t method, bcp, ik, ids, count, id, back;
+    unsigned char m[FX_INTERP_MAX_STRUCT], cm[FX_INTERP_MAX_STRUCT];
+    if (l == NULL || l->pid == 0 || (fp & 7) != 0 || fp >= hi ||
+        fp + (uintptr_t)(intptr_t)l->bcp_slot * 8 < sp ||
+        !fx_recover_stack_word(lo, hi, fp + (uintptr_t)(intptr_t)l->method_slot * 8, &method) ||
+        !fx_recover_stack_word(lo, hi, fp + (uintptr_t)(intptr_t)l->bcp_slot * 8, &bcp) ||
+        !peek(l->pid, method, m, (size_t)l->method_size))
+        return false;
+    uintptr_t cmp = field(m, l->const_method, 8);
+    if (!peek(l->pid, cmp, cm, (size_t)l->cm_size))
+        return false;
+    uintptr_t cp = field(cm, l->constants, 8);
+    uintptr_t idnum = field(cm, l->idnum, 2), code_size = field(cm, l->code_size, 2);
+    if (!peek(l->pid, cp + (uintptr_t)l->pool_holder, &ik, 8) ||
+        !peek(l->pid, ik + (uintptr_t)l->jmethod_ids, &ids, 8) || !peek(l->pid, ids, &count, 8) ||
+        idnum >= count || !peek(l->pid, ids + (idnum + 1) * 8, &id, 8) ||
+        !peek(l->pid, id, &back, 8) || back != method)
+        return false;
+    uintptr_t codes = cmp + (uintptr_t)l->cm_size;
+    if (field(m, l->access_flags, 2) & ACC_NATIVE)
+        out->lineno = NATIVE_LINE;
+    else if (bcp >= codes && bcp - codes < code_size)
+        out->lineno = (jint)(bcp - codes);
+    else
+        return false;
+    out->method_id = (jmethodID)id;
+    return true;
+}
