@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
-# The views' own price from the agent's counters, which the machine's load moves little (issue
+# The views' own price from the agent's counters (thread CPU time: less moved by the load than
+# whole-JVM ratios, yet at load ~20 it drifts 10-38 us per allocation sample between runs; issue
 # 31, docs/BENCHMARKS.md "The allocation callback, CompiledMethodLoad and the lock view"): the
 # alloc workload (AllocWorkload rounds N, alloc=512k) and the lock workload (LockWorkload bench
 # 4 threads, lock=10ms), each library given as LABEL=PATH (e.g. a build before a change and one
@@ -19,10 +20,10 @@ for ((r = 1; r <= rounds; r++)); do
         label=${spec%%=*} lib=${spec#*=}
         for work in alloc lock; do
             if [[ $work == alloc ]]; then
-                args=(-agentpath:"$lib"=alloc=512k,quiet,file="$out/p.json.gz"
+                args=("-agentpath:$lib=alloc=512k,quiet,file=$out/p.json.gz"
                     -cp "$build/java-test/fxagent-alloc.jar" fxagent.alloc.AllocWorkload rounds 10000)
             else
-                args=(-agentpath:"$lib"=lock=10ms,quiet,file="$out/p.json.gz"
+                args=("-agentpath:$lib=lock=10ms,quiet,file=$out/p.json.gz"
                     -cp "$build/java-test/fxagent-locks.jar" fxagent.locks.LockWorkload bench 4 3)
             fi
             load=$(cut -d' ' -f1 /proc/loadavg)

@@ -23,16 +23,16 @@
  *
  * cstack=dwarf: each frame's mapping carries its library's unwind table (fx_cfi.h, built by
  * native_unwind.c off the signal path and set on the text map's entries before publication),
- * so the row of pc is a binary search and the step reads the return address at CFA-8 and rbp
- * where the row says, each word inside [sp, stack_hi). A mapping with no table is stepped by
- * its frame pointer, as is an address no FDE covers; when that step fails (rbp outside the
- * stack, or the return address it gave in no mapping) the mapping is queued for the drain to
- * build its table (fx_native.want), and the walk stops there as FX_NSTOP_NO_TABLE ("[native:
- * walk stopped (unwind table not built yet)]"): the handler never builds, and never guesses
- * past the failed step. A step that did not fail is no proof (a frameless function leaves rbp
- * its caller's, and the step skips frames): every library stepped by rbp is queued too but
- * libjvm, built with frame pointers, whose table (megabytes) only a failed step asks for. A rule
- * outside the subset (a DWARF expression) stops the walk, counted.
+ * so the row of pc is a binary search (remembered per address: the memos below) and the step
+ * reads the return address at CFA-8 and rbp where the row says, each word inside [sp,
+ * stack_hi). A mapping with no table is stepped by its frame pointer, as is an address no FDE
+ * covers; when that step fails (rbp outside the stack, or the return address it gave in no mapping)
+ * the mapping is queued for the drain to build its table (fx_native.want), and the walk stops there
+ * as FX_NSTOP_NO_TABLE ("[native: walk stopped (unwind table not built yet)]"): the handler never
+ * builds, and never guesses past the failed step. A step that did not fail is no proof (a frameless
+ * function leaves rbp its caller's, and the step skips frames): every library stepped by rbp is
+ * queued too but libjvm, built with frame pointers, whose table (megabytes) only a failed step asks
+ * for. A rule outside the subset (a DWARF expression) stops the walk, counted.
  *
  * Stack bounds: a Java thread's are set before it is published (signal_handler.c); a thread that
  * is not one (vm_threads.c) gets its own once a scan has seen its stack pointer, and until then
@@ -111,7 +111,7 @@ static uint8_t step_sigsafe(const struct bounds *b, uintptr_t *pc, uintptr_t *fp
  * address: binary searches over tables of hundreds of entries and millions of rows (libjvm's),
  * a cache miss per step, that were most of a walk (perf, JDK 17 and 25: fx_cfi_lookup_sigsafe
  * alone a half of an allocation sample's native walk, docs/BENCHMARKS.md "The allocation
- * callback, the CompiledMethodLoad handler and the lock view"). Return addresses repeat (the
+ * callback, CompiledMethodLoad and the lock view"). Return addresses repeat (the
  * same call sites), so a direct-mapped slot per address remembers the index found last. A slot
  * is a hint, never trusted: its index is used only if the live table says it is the answer
  * (the entry holds the address; the row is the last one at or below it), so a slot torn by
