@@ -124,8 +124,8 @@ static void JNICALL on_sampled_alloc(jvmtiEnv *jvmti, JNIEnv *jni, jthread threa
     }
     r.nframes = (uint16_t)n;
     r.truncated = n == depth;
-    r.native_words = (uint16_t)fx_alloc_native_walk(n > 0 && !r.truncated, (uint64_t *)(frames + n),
-                                                    FX_ALLOC_WALK_WORDS);
+    r.native_words = (uint16_t)fx_alloc_native_walk(self_tid, n > 0 && !r.truncated,
+                                                    (uint64_t *)(frames + n), FX_ALLOC_WALK_WORDS);
     char *sig = NULL;
     if ((*jvmti)->GetClassSignature(jvmti, klass, &sig, NULL) == JVMTI_ERROR_NONE && sig) {
         size_t len = strlen(sig);

@@ -11,9 +11,7 @@
  * the thread is in native for the callback, so HotSpot set the anchor at its last Java frame).
  * Which leaf frames are the allocation's machinery is the drain's to say, by their names
  * (model/alloc_native.c). Owns: the callback's walk counts and its timing. */
-#include <sys/syscall.h>
 #include <ucontext.h>
-#include <unistd.h>
 
 #include "alloc_walk.h"
 #include "native_walk.h"
@@ -58,13 +56,13 @@ __attribute__((noinline)) static uint32_t walk_from_caller(const struct fx_threa
 }
 #endif
 
-uint32_t fx_alloc_native_walk(bool java, uint64_t *out, uint32_t cap)
+uint32_t fx_alloc_native_walk(int32_t tid, bool java, uint64_t *out, uint32_t cap)
 {
 #if defined(__x86_64__)
     if (cap < 1 + FX_NATIVE_MAX || !__atomic_load_n(&fx_native.enabled, __ATOMIC_RELAXED))
         return 0;
     uint64_t k = __atomic_fetch_add(&aw.walks, 1, __ATOMIC_RELAXED);
-    const struct fx_thread *t = fx_signal_handler_lookup_sigsafe((int32_t)syscall(SYS_gettid));
+    const struct fx_thread *t = fx_signal_handler_lookup_sigsafe(tid);
     if (t == NULL || t->native_only || t->stack_lo == 0) {
         __atomic_add_fetch(&aw.no_thread, 1, __ATOMIC_RELAXED);
         out[0] = (uint64_t)FX_NSTOP_NO_BOUNDS << 8;
@@ -93,7 +91,7 @@ uint32_t fx_alloc_native_walk(bool java, uint64_t *out, uint32_t cap)
     }
     return w;
 #else
-    (void)java, (void)out, (void)cap;
+    (void)tid, (void)java, (void)out, (void)cap;
     return 0;
 #endif
 }

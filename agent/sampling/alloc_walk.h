@@ -23,8 +23,9 @@
  * leaf first, then, when `java` (the allocation has Java frames, not cut at the depth) and the
  * walk below them gave any, the types part (a count, the words) and the below part (a count,
  * the words). Returns the words written, at most cap (FX_ALLOC_WALK_WORDS); 0: no walk
- * (cstack=no). */
-uint32_t fx_alloc_native_walk(bool java, uint64_t *out, uint32_t cap);
+ * (cstack=no). tid: the calling thread's kernel id (the caller caches it: gettid is a system
+ * call per sample). */
+uint32_t fx_alloc_native_walk(int32_t tid, bool java, uint64_t *out, uint32_t cap);
 
 struct fx_alloc_walk_counts {
     uint64_t walks, no_thread; /* walks asked for; of them, on no registered thread */

@@ -23,16 +23,16 @@
  *
  * cstack=dwarf: each frame's mapping carries its library's unwind table (fx_cfi.h, built by
  * native_unwind.c off the signal path and set on the text map's entries before publication),
- * so the row of pc is a binary search and the step reads the return address at CFA-8 and rbp
- * where the row says, each word inside [sp, stack_hi). A mapping with no table is stepped by
- * its frame pointer, as is an address no FDE covers; when that step fails (rbp outside the
- * stack, or the return address it gave in no mapping) the mapping is queued for the drain to
- * build its table (fx_native.want), and the walk stops there as FX_NSTOP_NO_TABLE ("[native:
- * walk stopped (unwind table not built yet)]"): the handler never builds, and never guesses
- * past the failed step. A step that did not fail is no proof (a frameless function leaves rbp
- * its caller's, and the step skips frames): every library stepped by rbp is queued too but
- * libjvm, built with frame pointers, whose table (megabytes) only a failed step asks for. A rule
- * outside the subset (a DWARF expression) stops the walk, counted.
+ * so the row of pc is a binary search (remembered per address: the memos below) and the step
+ * reads the return address at CFA-8 and rbp where the row says, each word inside [sp,
+ * stack_hi). A mapping with no table is stepped by its frame pointer, as is an address no FDE
+ * covers; when that step fails (rbp outside the stack, or the return address it gave in no mapping)
+ * the mapping is queued for the drain to build its table (fx_native.want), and the walk stops there
+ * as FX_NSTOP_NO_TABLE ("[native: walk stopped (unwind table not built yet)]"): the handler never
+ * builds, and never guesses past the failed step. A step that did not fail is no proof (a frameless
+ * function leaves rbp its caller's, and the step skips frames): every library stepped by rbp is
+ * queued too but libjvm, built with frame pointers, whose table (megabytes) only a failed step asks
+ * for. A rule outside the subset (a DWARF expression) stops the walk, counted.
  *
  * Stack bounds: a Java thread's are set before it is published (signal_handler.c); a thread that
  * is not one (vm_threads.c) gets its own once a scan has seen its stack pointer, and until then
@@ -107,6 +107,66 @@ static uint8_t step_sigsafe(const struct bounds *b, uintptr_t *pc, uintptr_t *fp
 
 #define CFI_FALLBACK FX_NSTOP_COUNT /* no row for pc: take the frame-pointer step */
 
+/* Memos of the walk's two lookups, the text map's entry and the unwind table's row of an
+ * address: binary searches over tables of hundreds of entries and millions of rows (libjvm's),
+ * a cache miss per step, that were most of a walk (perf, JDK 17 and 25: fx_cfi_lookup_sigsafe
+ * alone a half of an allocation sample's native walk, docs/BENCHMARKS.md "The allocation
+ * callback, CompiledMethodLoad and the lock view"). Return addresses repeat (the
+ * same call sites), so a direct-mapped slot per address remembers the index found last. A slot
+ * is a hint, never trusted: its index is used only if the live table says it is the answer
+ * (the entry holds the address; the row is the last one at or below it), so a slot torn by
+ * two threads writing it, or left from a table since replaced, costs a search, never a wrong
+ * frame. Any thread, signal-safe: relaxed atomics on words of static memory. */
+#define MEMO_SLOTS 2048 /* a power of two */
+struct memo {
+    uintptr_t at;
+    uint64_t idx;
+};
+static struct memo map_memo[MEMO_SLOTS], row_memo[MEMO_SLOTS];
+
+static struct memo *memo_slot(struct memo *m, uintptr_t at)
+{
+    return &m[(uint64_t)(at * 0x9E3779B97F4A7C15ull) >> 53];
+}
+
+static const struct fx_textmap_entry *map_lookup_sigsafe(const struct fx_textmap *map, uintptr_t at)
+{
+    if (map == NULL)
+        return NULL;
+    struct memo *m = memo_slot(map_memo, at);
+    if (__atomic_load_n(&m->at, __ATOMIC_RELAXED) == at) {
+        uint64_t i = __atomic_load_n(&m->idx, __ATOMIC_RELAXED);
+        if (i < map->count && map->entries[i].start <= at && at < map->entries[i].end)
+            return &map->entries[i];
+    }
+    const struct fx_textmap_entry *e = fx_textmap_lookup_sigsafe(map, at);
+    if (e != NULL) {
+        __atomic_store_n(&m->at, at, __ATOMIC_RELAXED);
+        __atomic_store_n(&m->idx, (uint64_t)(e - map->entries), __ATOMIC_RELAXED);
+    }
+    return e;
+}
+
+static const struct fx_cfi_row *row_lookup_sigsafe(const struct fx_cfi *c, uint64_t va,
+                                                   uintptr_t at)
+{
+    if (c == NULL || c->count == 0 || va < c->base || va - c->base >= c->end)
+        return NULL;
+    uint32_t pc = (uint32_t)(va - c->base);
+    struct memo *m = memo_slot(row_memo, at);
+    if (__atomic_load_n(&m->at, __ATOMIC_RELAXED) == at) {
+        uint64_t i = __atomic_load_n(&m->idx, __ATOMIC_RELAXED);
+        if (i < c->count && c->rows[i].pc <= pc && (i + 1 == c->count || c->rows[i + 1].pc > pc))
+            return &c->rows[i];
+    }
+    const struct fx_cfi_row *row = fx_cfi_lookup_sigsafe(c, va);
+    if (row != NULL) {
+        __atomic_store_n(&m->at, at, __ATOMIC_RELAXED);
+        __atomic_store_n(&m->idx, (uint64_t)(row - c->rows), __ATOMIC_RELAXED);
+    }
+    return row;
+}
+
 /* Signal-safe (cstack=dwarf): moves r one frame up by the CFI row of `at` (pc, or a return
  * address one byte back) in mapping e; FX_NSTOP_OFF when it did, CFI_FALLBACK when no row
  * covers it, else why the walk stops. */
@@ -119,7 +179,7 @@ static uint8_t cfi_step_sigsafe(const struct bounds *b, const struct fx_textmap_
     uint64_t va;
     if (!fx_cfi_vaddr_sigsafe(c, at - e->start + e->offset, &va))
         return CFI_FALLBACK;
-    const struct fx_cfi_row *row = fx_cfi_lookup_sigsafe(c, va);
+    const struct fx_cfi_row *row = row_lookup_sigsafe(c, va, at);
     if (row == NULL)
         return CFI_FALLBACK;
     uintptr_t lo = b->lo, hi = b->hi;
@@ -154,7 +214,7 @@ static uint32_t walk_sigsafe(const struct bounds *b, const struct fx_textmap *ma
     uint32_t n = 0;
     for (;;) {
         uintptr_t at = n == 0 && leaf ? r->pc : r->pc - 1;
-        const struct fx_textmap_entry *e = fx_textmap_lookup_sigsafe(map, at);
+        const struct fx_textmap_entry *e = map_lookup_sigsafe(map, at);
         if (e == NULL) {
             __atomic_add_fetch(&fx_native.misses, 1, __ATOMIC_RELAXED);
             *stop = FX_NSTOP_NOT_TEXT;
