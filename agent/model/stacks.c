@@ -68,6 +68,7 @@ static const char *const walk_stop_labels[8] = {
         "[walk stopped: unknown code]",
         "[walk stopped: replaced compiled method]",
         "[walk stopped: stack word outside the stack]",
+        "[walk stopped: interpreted frames past the handler's budget]",
 };
 
 /* Room for n frame types; false without memory (the frames then stay untyped). */

@@ -163,7 +163,8 @@ static int32_t frozen_at(const struct fx_sample_rec *r, int32_t k, int32_t keep)
     const fx_asgct_frame *callee = &r->frames[k - 1];
     bool stub = callee->lineno == FX_LINE_STUB ||
                 (k == 1 && r->recovery > 0 && r->recovery < FX_REC_CASES &&
-                 r->recovery != FX_REC_LEAF_NATIVE && callee->lineno != FX_LINE_NMETHOD);
+                 r->recovery != FX_REC_LEAF_NATIVE && r->recovery != FX_REC_ANCHOR &&
+                 callee->lineno != FX_LINE_NMETHOD);
     return stub || callee->method_id == NULL || callee->method_id == mv.enter ? -1 : k;
 }
 

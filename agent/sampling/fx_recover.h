@@ -99,6 +99,9 @@ enum fx_recover_case {
     FX_REC_FAILS = 12, /* -1..-11 */
 };
 
+/* The most interpreted frames one anchor walk names (recover_anchor.c): ~64 x 7 system calls. */
+#define FX_INTERP_BUDGET 64
+
 /* Why a recovered walk from the frame anchor (FX_REC_ANCHOR) ended, when not at the depth:
  * the root side of such a stack is cut, and the profile names the reason (stacks.c). */
 enum fx_walk_stop {
@@ -108,6 +111,7 @@ enum fx_walk_stop {
     FX_WSTOP_UNKNOWN,     /* at a pc in no known code range */
     FX_WSTOP_STALE,       /* at a compiled method whose code was replaced */
     FX_WSTOP_STACK,       /* at a stack word outside the thread's stack */
+    FX_WSTOP_BUDGET,      /* after FX_INTERP_BUDGET interpreted frames: each costs system calls */
 };
 
 /* Frame types (issue 32): one word per physical Java frame, leaf first, from the code each
@@ -155,6 +159,7 @@ int fx_recover_rbp_frame(const struct fx_code_range *r, const struct fx_regs *in
                          uintptr_t hi, struct fx_regs *out);
 /* ret lies in compiled method n right after a call instruction (rel32, or through a register). */
 bool fx_recover_after_call(const struct fx_code_range *n, uintptr_t ret);
+bool fx_recover_call_target(const struct fx_code_range *n, uintptr_t ret, uintptr_t *target);
 
 #if defined(__x86_64__)
 /* Signal-safe: *to = *from with the caller's registers: what ASGCT reads of a context is RIP,

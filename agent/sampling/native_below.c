@@ -145,10 +145,16 @@ int fx_recover_leaf_native_sigsafe(struct fx_thread *t, void *ucontext, fx_asgct
     __atomic_add_fetch(&fx_sig.code_readers, 1, __ATOMIC_SEQ_CST);
     const struct fx_code_table *tab = __atomic_load_n(&fx_sig.code_table, __ATOMIC_SEQ_CST);
     const struct fx_code_range *n = fx_recover_find(tab, caller.pc);
+    /* The step to the caller may have gone by rbp, which at a leaf's first instruction or in a
+     * frameless leaf is still the compiled caller's: the "caller" found would be the caller's
+     * own caller, a Java frame dropped. So the call before caller.pc must have gone to native
+     * code, outside the code cache, as a leaf call does, not into an nmethod or a stub. */
+    uintptr_t target = 0;
     bool called =
             n != NULL && n->kind == FX_BLOB_NMETHOD &&
             fx_recover_blob_current(n, __atomic_load_n(&fx_sig.compile_id_off, __ATOMIC_RELAXED)) &&
-            fx_recover_after_call(n, caller.pc);
+            fx_recover_after_call(n, caller.pc) && fx_recover_call_target(n, caller.pc, &target) &&
+            fx_recover_find(tab, target) == NULL && fx_native_in_mapped_file_sigsafe(target);
     __atomic_sub_fetch(&fx_sig.code_readers, 1, __ATOMIC_SEQ_CST);
     if (!called)
         return FX_REC_NOT_CALLED;

@@ -319,6 +319,16 @@ bool fx_native_walk_to_java_sigsafe(const struct fx_thread *t, const void *ucont
 #endif
 }
 
+bool fx_native_in_mapped_file_sigsafe(uintptr_t at)
+{
+    uint32_t ticket;
+    const struct fx_textmap *map = fx_textmap_slot_enter_sigsafe(&fx_native.maps, &ticket);
+    const struct fx_textmap_entry *e = map != NULL ? fx_textmap_lookup_sigsafe(map, at) : NULL;
+    bool file = e != NULL && e->kind != FX_TEXTMAP_ANON;
+    fx_textmap_slot_leave_sigsafe(&fx_native.maps, ticket);
+    return file;
+}
+
 uint32_t fx_native_walk_entry_sigsafe(const struct fx_thread *t, struct fx_regs *at, uint64_t *pcs,
                                       uint32_t cap, uint8_t *stop)
 {

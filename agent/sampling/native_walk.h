@@ -36,6 +36,10 @@ extern struct fx_native_state fx_native;
 uint32_t fx_native_walk_sigsafe(const struct fx_thread *t, const void *ucontext, uint64_t *pcs,
                                 uint8_t *stop);
 
+/* Signal-safe: at lies in an executable mapping of a file (or the vDSO), not in anonymous
+ * memory such as the JIT's code cache. False when no map is published. */
+bool fx_native_in_mapped_file_sigsafe(uintptr_t at);
+
 /* Signal-safe (issue 32, native_below.c): the same walk from the interrupted registers, not
  * recorded, for a thread in Java whose pc is in native code compiled Java called as a leaf
  * (os::javaTimeMillis and the vDSO under System.currentTimeMillis): true, with *at the first
@@ -48,7 +52,9 @@ bool fx_native_walk_to_java_sigsafe(const struct fx_thread *t, const void *ucont
  * no code blob: native code that compiled Java called as a leaf, no frame anchor set
  * (os::javaTimeMillis and the vDSO under System.currentTimeMillis's intrinsic). Its native
  * frames are stepped as above to the first address in Java code, which must lie right after a
- * call in a current nmethod of the code table; ASGCT then walks from that caller's context (pc
+ * call to native code of a mapped file (rel32 or mov r10, imm64; call r10: not into the code
+ * cache, else an rbp step skipped a Java frame) in a current nmethod of the code table; ASGCT
+ * then walks from that caller's context (pc
  * = return address - 1, docs/VALIDATION.md 8.5a) into trace (depth frames), a caller at bci 0
  * refused (8.5a). FX_REC_LEAF_NATIVE, no frame of its own (the leaf's native walk puts the
  * native frames above), or why not (< 0); without native walks FX_REC_NOT_FOUND. */

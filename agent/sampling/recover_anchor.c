@@ -64,11 +64,13 @@ static int entry_frame(const struct fx_interp_layout *il, uintptr_t lo, uintptr_
                        uintptr_t *pc, uintptr_t *fp)
 {
     uintptr_t w, a, next_sp, next_pc, next_fp;
-    if (il == NULL || il->wrapper_slot == 0 ||
+    /* rbp at or above sp, the wrapper above rbp (a local of JavaCalls::call_helper, the stub's
+     * caller): a read below sp could reach the stack's guard pages, inside [lo, hi) */
+    if (il == NULL || il->wrapper_slot == 0 || *fp < *sp ||
         !fx_recover_stack_word(lo, hi, *fp + (uintptr_t)(intptr_t)il->wrapper_slot * 8, &w))
         return ENTRY_UNKNOWN;
     a = w + (uintptr_t)il->wrapper_anchor;
-    if (w < lo || !fx_recover_stack_word(lo, hi, a + (uintptr_t)il->last_sp, &next_sp))
+    if (w <= *fp || !fx_recover_stack_word(lo, hi, a + (uintptr_t)il->last_sp, &next_sp))
         return ENTRY_UNKNOWN;
     if (next_sp == 0)
         return ENTRY_FIRST;
@@ -97,14 +99,21 @@ int fx_recover_anchor(const struct fx_code_table *tab, long cid_off, const struc
     if (pc == 0 && !fx_recover_stack_word(lo, hi, sp - 8, &pc))
         return FX_REC_STACK;
     /* each step adds a frame but an entry frame's, which follows one: the depth ends it */
+    uint32_t interpreted = 0;
     for (uint32_t i = 0; i < 2 * cap + 2; i++) {
         const struct fx_code_range *r = fx_recover_find(tab, pc);
         if (r == NULL)
             return *n > 0 ? anchor_stop(stop, FX_WSTOP_UNKNOWN) : FX_REC_NOT_FOUND;
         if (r->kind == FX_BLOB_STUB && (r->flags & FX_RANGE_INTERPRETER) && *n > 0 && *n == cap)
             return FX_REC_ANCHOR; /* cut at the depth: [truncated] */
+        /* each interpreted frame named costs ~7 system calls (~1.75 us each): a deep
+         * interpreted stack would hold the handler for milliseconds */
+        if (r->kind == FX_BLOB_STUB && (r->flags & FX_RANGE_INTERPRETER) && *n > 0 &&
+            interpreted == FX_INTERP_BUDGET)
+            return anchor_stop(stop, FX_WSTOP_BUDGET);
         if (r->kind == FX_BLOB_STUB && (r->flags & FX_RANGE_INTERPRETER) && *n < cap &&
             fx_interp_frame_sigsafe(il, fp, sp, lo, hi, &out[*n])) {
+            interpreted++;
             /* An interpreted frame, named by its Method* and bcp (interp_frame_sig.c); its
              * caller by rbp: the return address at fp + 8, the caller's rbp at fp, its sp (what
              * a compiled caller's frame size counts from) at fp - 8

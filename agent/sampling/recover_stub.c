@@ -68,3 +68,26 @@ bool fx_recover_after_call(const struct fx_code_range *n, uintptr_t ret)
         return true;
     return b[3] == 0xFF && (b[4] & 0xF8) == 0xD0 && (b[4] & 7) != 4;
 }
+
+/* Where the call right before ret went, for the two forms with a target in the instruction:
+ * call rel32, and mov r10, imm64 (49 BA); call r10. False for a call through a register
+ * loaded elsewhere: its target cannot be read here. */
+bool fx_recover_call_target(const struct fx_code_range *n, uintptr_t ret, uintptr_t *target)
+{
+    if (ret >= n->begin + 5 && fx_recover_in(n, ret - 5, 5)) {
+        const uint8_t *b = fx_recover_code(ret - 5);
+        if (b[0] == 0xE8) {
+            int32_t rel;
+            memcpy(&rel, b + 1, sizeof(rel));
+            *target = ret + (uintptr_t)(intptr_t)rel;
+            return true;
+        }
+    }
+    if (ret < n->begin + 13 || !fx_recover_in(n, ret - 13, 13))
+        return false;
+    const uint8_t *b = fx_recover_code(ret - 13);
+    if (b[0] != 0x49 || b[1] != 0xBA || b[10] != 0x41 || b[11] != 0xFF || b[12] != 0xD2)
+        return false;
+    memcpy(target, b + 2, sizeof(*target));
+    return true;
+}

@@ -131,6 +131,10 @@ enum fx_rv_verdict fx_stackcmp_recovered(const struct fx_stack *asgct, const str
 {
     if (asgct->count <= 0)
         return FX_RV_DISAGREED;
+    if (recovery == FX_REC_LEAF_NATIVE) { /* no blob frame: ASGCT's frames are JVMTI's, all */
+        struct fx_stack_verdict v = fx_stackcmp_compare(asgct, jvmti, depth);
+        return v.truncated ? FX_RV_DEEPER : v.first_diff < 0 ? FX_RV_AGREED : FX_RV_DISAGREED;
+    }
     return recovery == FX_REC_ANCHOR ? compare_anchor(asgct, jvmti, depth)
                                      : compare_blob(asgct, jvmti, depth);
 }

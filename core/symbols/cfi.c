@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
 
@@ -296,7 +297,8 @@ static int debuglink_open(Elf *elf, const char *path)
     const char *link = d != NULL ? d->d_buf : NULL;
     size_t len = link != NULL ? strnlen(link, d->d_size) : 0;
     size_t at = (len + 4) & ~(size_t)3; /* the name, its NUL, padding to 4: then the CRC */
-    if (len == 0 || strchr(link, '/') != NULL || at + 4 > d->d_size)
+    /* the bound first: only then is the name NUL-terminated inside the section */
+    if (len == 0 || at + 4 > d->d_size || memchr(link, '/', len) != NULL)
         return -1;
     uint32_t want;
     memcpy(&want, (const char *)d->d_buf + at, 4);
@@ -307,9 +309,13 @@ static int debuglink_open(Elf *elf, const char *path)
         int n = i == 0   ? snprintf(file, sizeof(file), "%.*s/%s", dir, path, link)
                 : i == 1 ? snprintf(file, sizeof(file), "%.*s/.debug/%s", dir, path, link)
                          : snprintf(file, sizeof(file), "/usr/lib/debug%.*s/%s", dir, path, link);
-        int fd = n > 0 && (size_t)n < sizeof(file) ? open(file, O_RDONLY | O_CLOEXEC) : -1;
+        /* O_NONBLOCK and a regular file only: a FIFO of that name must not hold the drain */
+        int fd = n > 0 && (size_t)n < sizeof(file) ? open(file, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
+                                                   : -1;
+        struct stat sb;
         uint32_t crc;
-        if (fd >= 0 && file_crc(fd, &crc) && crc == want)
+        if (fd >= 0 && fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode) && file_crc(fd, &crc) &&
+            crc == want)
             return fd;
         if (fd >= 0)
             close(fd);

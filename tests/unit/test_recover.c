@@ -639,6 +639,18 @@ START_TEST(test_after_call)
     code[0] = 0xE8;
     ck_assert(!fx_recover_after_call(&n, base + 4));  /* the call would begin before the range */
     ck_assert(!fx_recover_after_call(&n, base + 70)); /* past the range */
+    /* the call's target, where the instruction holds it (the leaf-native recovery's proof) */
+    uintptr_t to = 0;
+    int32_t rel = 0x100;
+    code[0] = 0x90;
+    memcpy(code + 11, &rel, sizeof(rel));
+    ck_assert(fx_recover_call_target(&n, base + 15, &to));
+    ck_assert_uint_eq(to, base + 15 + 0x100);
+    ck_assert(fx_recover_call_target(&n, base + 33, &to));
+    ck_assert_uint_eq(to, 0x0807060504030201u);
+    ck_assert(!fx_recover_call_target(&n, base + 42, &to)); /* through a register loaded before */
+    ck_assert(!fx_recover_call_target(&n, base + 50, &to));
+    ck_assert(!fx_recover_call_target(&n, base + 12, &to)); /* would begin before the range */
 }
 END_TEST
 

@@ -326,12 +326,45 @@ START_TEST(test_anchor_names_interpreted_frames)
 }
 END_TEST
 
+/* A deep interpreted stack: the walk names FX_INTERP_BUDGET frames, then stops, named (each
+ * frame costs the handler system calls). Frames 10 words apart, each calling the next. */
+START_TEST(test_anchor_interpreted_budget)
+{
+    static _Alignas(16) uintptr_t deep[768];
+    const struct fx_code_table *t = table();
+    struct fx_interp_layout l = fakes();
+    const uint32_t frames = FX_INTERP_BUDGET + 6;
+    for (uint32_t i = 0; i < frames; i++) {
+        uintptr_t *fp = &deep[10 + 10 * i];
+        fp[0] = (uintptr_t)&deep[10 + 10 * (i + 1)]; /* the caller's rbp */
+        fp[1] = INTERP + 10;                         /* returns into the interpreter */
+        fp[-1] = (uintptr_t)&fp[2];                  /* the sender's sp */
+        fp[-3] = (uintptr_t)f_method;
+        fp[-8] = (uintptr_t)f_cm + 61;
+    }
+    struct fx_regs last = {
+            .pc = INTERP + 50, .sp = (uintptr_t)&deep[1], .fp = (uintptr_t)&deep[10]};
+    static fx_asgct_frame out[128];
+    fx_asgct_frame blob = {0};
+    uint32_t n;
+    uint8_t stop;
+    ck_assert_int_eq(fx_recover_anchor(t, CID_OFF, &last, &l, (uintptr_t)&deep[0],
+                                       (uintptr_t)&deep[768], out, 128, &n, &blob, &stop),
+                     FX_REC_ANCHOR);
+    ck_assert_uint_eq(n, FX_INTERP_BUDGET);
+    ck_assert_uint_eq(stop, FX_WSTOP_BUDGET);
+    ck_assert_ptr_eq(out[FX_INTERP_BUDGET - 1].method_id, (jmethodID)&f_slot);
+    ck_assert_int_eq(out[FX_INTERP_BUDGET - 1].lineno, 5);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("recover_walk");
     TCase *tc = tcase_create("core");
     tcase_add_test(tc, test_anchor_stop_reasons);
     tcase_add_test(tc, test_anchor_names_interpreted_frames);
+    tcase_add_test(tc, test_anchor_interpreted_budget);
     tcase_add_test(tc, test_types_walk);
     tcase_add_test(tc, test_types_refuses_an_unproven_top);
     tcase_add_test(tc, test_segment_ends_at_the_call_stub);
