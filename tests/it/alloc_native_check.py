@@ -97,8 +97,12 @@ def main():
           f"jni_NewObject both seen (seen: {sorted(kinds)})")
 
     # Java called back from C (NewObject's constructor) allocating through a runtime call
-    back = [pa for pa in paths if [jn.name[f] for f in pa][-3:-1] ==
-            ["java.lang.StringBuilder.<init>", "java.lang.AbstractStringBuilder.<init>"]]
+    # (those whose walk below stopped at a named root, "[native: walk stopped (Java frames not
+    # walked to the call stub)]" while the code map has not published the JVM's code yet, the
+    # first ~50 ms of a run and all of a starved one, are counted apart: named, not missing)
+    back_all = [pa for pa in paths if [jn.name[f] for f in pa][-3:-1] ==
+                ["java.lang.StringBuilder.<init>", "java.lang.AbstractStringBuilder.<init>"]]
+    back = [pa for pa in back_all if not jn.name[pa[0]].startswith("[native: walk stopped")]
     between = []
     for pa in back:
         names = [jn.name[f] for f in pa]
@@ -111,7 +115,8 @@ def main():
     check(len(back) >= 5 and 2 * len(between) >= len(back),
           f"jnialloc: {len(between)} of {len(back)} StringBuilder.<init> allocations (Java "
           "called back from C) have JniAlloc.allocate;Java_...;fxmixed_alloc_objects;"
-          "jni_NewObject;...;JavaCalls::call_helper between the Java frames")
+          "jni_NewObject;...;JavaCalls::call_helper between the Java frames "
+          f"({len(back_all) - len(back)} more stopped at a named root)")
 
     summary = os.path.join(run, "jnialloc-summary.json")
     with open(summary, encoding="utf-8") as f:

@@ -155,7 +155,12 @@ pcli_json() {
     shift
     local session=()
     [[ -n "${PCLI_SESSION:-}" ]] && session=(--session "$PCLI_SESSION")
-    if ! profiler-cli "$@" "${session[@]}" --json >"$out" 2>"$out.err"; then
+    # profiler-cli's daemon, starved on a loaded machine, can fail a session's check and ask
+    # for the command again ("... is responding again. Please retry the command."): once more
+    if ! profiler-cli "$@" "${session[@]}" --json >"$out" 2>"$out.err" &&
+        ! { grep -q 'Please retry the command' "$out.err" &&
+            echo "pcli_json: retrying: $(head -c 200 "$out.err")" >&2 &&
+            profiler-cli "$@" "${session[@]}" --json >"$out" 2>"$out.err"; }; then
         echo "pcli_json: 'profiler-cli $* --json' failed: $(cat "$out.err")" >&2
         return 1
     fi

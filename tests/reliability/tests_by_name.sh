@@ -6,7 +6,8 @@
 #  2. every agent part P (base, sampling, model, output, validate, control) says in its public
 #     header's first lines which tests cover it ("Tests: ...");
 #  3. every test those lines name is registered in this build (an it.NAME stands for its
-#     it.NAME.jdkNN runs);
+#     it.NAME.jdkNN runs; one that tests/it/*.cmake registers per JDK but for no JDK found
+#     here, as it.vthreads on a machine with JDK 17 only, is noted);
 #  4. every part's label (agent.P, core.P: tests/test_properties.cmake) selects tests, so that
 #     `ctest -L agent.sampling` runs a part's tests.
 #   tests_by_name.sh ROOT BUILD
@@ -38,7 +39,14 @@ check_named() { # FILE: every test FILE names exists; `named`: how many it names
     named=0
     while IFS= read -r t; do
         named=$((named + 1))
-        [ -n "${have[$t]:-}" ] || say "$f names test '$t', which this build does not register"
+        [ -n "${have[$t]:-}" ] && continue
+        # an it.NAME registered per JDK only from some version on (it.vthreads: JDK 21+) is
+        # absent on a machine whose JDKs are older: its CMake file must still register it
+        if [[ $t == it.* ]] && grep -qF "$t.jdk" "$root"/tests/it/*.cmake 2>/dev/null; then
+            echo "style: note: $f names $t, registered per JDK but for none found here"
+            continue
+        fi
+        say "$f names test '$t', which this build does not register"
     done < <(tests_of "$f")
 }
 cd "$root" || exit 1
