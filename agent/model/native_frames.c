@@ -67,6 +67,8 @@ static struct {
     uint64_t stops[FX_NSTOP_COUNT], leaf_java, with_frames, frames, bad_records;
     uint64_t resolved, by_source[4], unmapped, errors, cache_resets, lib_errors;
     uint64_t fde_named; /* addresses without a symbol named by their FDE's start */
+    int64_t sym_ns;     /* the drain's CPU in fx_elfsym_resolve: each library's symbol tables
+                           are read at its first address, so this is most of their start-up */
     /* issue 32, the frames below and between the Java frames: samples with such a walk,
      * segments between Java frames, frames, stops of the root segment, walks not placed */
     uint64_t below, below_mid, below_frames, below_stops[FX_NSTOP_COUNT], below_unplaced;
@@ -184,8 +186,10 @@ static int resolve(struct fx_profile *p, uint64_t addr, fx_frame_id *out, bool *
     const struct fx_textmap *map = fx_native_maps_enter(&ticket);
     const struct fx_textmap_entry *e = fx_textmap_lookup_sigsafe(map, (uintptr_t)addr);
     struct fx_elfsym_frame f;
+    int64_t c0 = fx_clock_ns(CLOCK_THREAD_CPUTIME_ID);
     int rc = e != NULL && nf.sym != NULL ? fx_elfsym_resolve(nf.sym, e, (uintptr_t)addr, &f)
                                          : FX_EINVAL;
+    nf.sym_ns += fx_clock_ns(CLOCK_THREAD_CPUTIME_ID) - c0;
     uint64_t vaddr, start;
     /* No symbol: the start of the FDE covering addr names its function, so that one function
      * is one func ("libz.so.1+0x4a00"), not one per address. */
@@ -456,6 +460,9 @@ void fx_native_frames_report(struct fx_profile *p)
     fx_profile_extra_loss(p, g, "addresses not resolved (no memory)", (int64_t)nf.errors);
     fx_profile_extra_detail(p, g, "address cache restarts (full)", (int64_t)nf.cache_resets);
     fx_profile_extra_int(p, g, "libraries named", (int64_t)fx_profile_lib_count(p));
+    char ms[32];
+    snprintf(ms, sizeof(ms), "%.3f ms", (double)nf.sym_ns / 1e6);
+    fx_profile_extra_str(p, g, "symbol tables and naming: drain thread CPU time", ms);
     fx_profile_extra_loss(p, g, "libraries not recorded (no memory)", (int64_t)nf.lib_errors);
     fx_profile_extra_detail(p, g, "addresses without a symbol named by their CFI function start",
                             (int64_t)nf.fde_named);
@@ -485,6 +492,7 @@ void fx_native_frames_reset(void)
     nf.leaf_java = nf.with_frames = nf.frames = nf.bad_records = 0;
     nf.resolved = nf.unmapped = nf.errors = nf.cache_resets = nf.lib_errors = 0;
     nf.below = nf.below_mid = nf.below_frames = nf.below_unplaced = 0;
+    nf.sym_ns = 0;
     memset(nf.below_stops, 0, sizeof(nf.below_stops));
     memset(nf.by_source, 0, sizeof(nf.by_source));
 }

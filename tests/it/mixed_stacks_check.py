@@ -93,6 +93,12 @@ def main():
           f"jni: 'Native stacks' counts {walked} samples walked below the Java frames, {started} to the "
           f"thread's start, {below} frames; the profile shows {len(whole)} such main-thread stacks")
 
+    # the drain's CPU reading symbol tables and naming addresses (issue 31: start-up priced)
+    sym = str(jns.get("symbol tables and naming: drain thread CPU time", ""))
+    named = sum(v for k, v in jns.items() if k.startswith("addresses named"))
+    check(sym.endswith(" ms") and named > 0 and float(sym[:-3]) > 0,
+          f"jni: 'Native stacks' prices naming {named} addresses: {sym!r} of drain CPU")
+
     up = Profile(os.path.join(run, "upcall.json.gz"))
     want = ["Java_fxagent_mixed_JniBurn_upcall", "fxmixed_call_java", "jni_CallStaticLongMethod",
             "JavaCalls::call_helper"]
