@@ -8,7 +8,7 @@
 #   Mega.loop on at least 95 %, nothing but an implementation or a stub above it) and the
 #   recovered-stack oracle (every recovered stack's path under its recovered frame is a call
 #   site seen at ordinary samples; meta.extra's recovery counters agree with the samples) and the
-#   root oracle (issue 32: at most 3 % of the ordinary stacks rooted at "[native: walk stopped
+#   root oracle (issue 32: at most 4 % of the ordinary stacks rooted at "[native: walk stopped
 #   (Java frames not walked to the call stub)]", every native root the thread's start chain), and
 #   the receiver oracle (issue 32 item 3: the class under each dispatch stub).
 # Then async-profiler's VtableTests case re-expressed (issue 32 item 3): fxagent.stacks.Numbers
