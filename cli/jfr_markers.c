@@ -313,8 +313,10 @@ int fx_jfr_markers_event(struct conv *c, const struct fx_jfr_obj *ev, struct fx_
     fx_schema_id sid = c->mk_schema[i];
     fx_str_id name = c->mk_name[i];
     int64_t t = v[m->time].i, t0 = fx_jfr_ticks_to_ns(c->r, t), t1 = t0;
+    int64_t end; /* a damaged duration saturates rather than overflows */
     if (m->duration >= 0 && v[m->duration].i > 0)
-        t1 = fx_jfr_ticks_to_ns(c->r, t + v[m->duration].i);
+        t1 = fx_jfr_ticks_to_ns(c->r, __builtin_add_overflow(t, v[m->duration].i, &end) ? INT64_MAX
+                                                                                        : end);
     /* an old object: from its allocation to when it was found alive */
     if (m->alloc_time >= 0 && v[m->alloc_time].i > 0 && v[m->alloc_time].i <= t)
         t0 = fx_jfr_ticks_to_ns(c->r, v[m->alloc_time].i);

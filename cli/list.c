@@ -19,6 +19,7 @@
 #include "cli_args.h"
 #include "fx_agent_state.h"
 #include "fx_alloc.h"
+#include "fx_json.h"
 
 static int usage(void)
 {
@@ -242,6 +243,15 @@ bool fx_jvm_matches(const struct fx_jvm *j, const char *name)
 
 /* ---- output ---- */
 
+/* A JVM's own text (its command line may hold any bytes) as valid UTF-8: JSON readers decode
+ * strictly, and one JVM's bytes must not make the whole list unreadable. */
+static void add_text(cJSON *o, const char *key, const char *s)
+{
+    char buf[3 * sizeof((struct fx_jvm *)0)->main + 1];
+    fx_json_sanitize_utf8(s, strlen(s), buf, sizeof buf);
+    cJSON_AddStringToObject(o, key, buf);
+}
+
 static int print_json(const struct fx_jvm *v, size_t n)
 {
     cJSON *arr = cJSON_CreateArray();
@@ -249,9 +259,9 @@ static int print_json(const struct fx_jvm *v, size_t n)
         cJSON *o = cJSON_CreateObject();
         cJSON_AddItemToArray(arr, o);
         cJSON_AddNumberToObject(o, "pid", v[i].pid);
-        cJSON_AddStringToObject(o, "main", v[i].main);
-        cJSON_AddStringToObject(o, "jdk", v[i].jdk);
-        cJSON_AddStringToObject(o, "user", v[i].user);
+        add_text(o, "main", v[i].main);
+        add_text(o, "jdk", v[i].jdk);
+        add_text(o, "user", v[i].user);
         cJSON_AddNumberToObject(o, "uid", v[i].uid);
         cJSON_AddBoolToObject(o, "agentLoaded", v[i].agent);
         if (v[i].agent)

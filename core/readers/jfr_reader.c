@@ -240,6 +240,14 @@ int fx_jfr_next_chunk(struct fx_jfr *r, struct fx_errbuf *eb)
                       (unsigned long long)at, r->chunk.major, r->chunk.minor);
         return FX_EUNSUPPORTED;
     }
+    if (r->chunk.start_ns < 0 || r->chunk.duration_ns < 0 ||
+        r->chunk.start_ns > INT64_MAX - r->chunk.duration_ns) {
+        fx_errbuf_set(eb,
+                      "chunk at offset %llu: start %lld ns and duration %lld ns are out of range",
+                      (unsigned long long)at, (long long)r->chunk.start_ns,
+                      (long long)r->chunk.duration_ns);
+        return FX_EINVAL;
+    }
     if (r->chunk.ticks_per_second <= 0) {
         fx_errbuf_set(eb, "chunk at offset %llu: %lld ticks per second", (unsigned long long)at,
                       (long long)r->chunk.ticks_per_second);
@@ -265,8 +273,10 @@ const struct fx_jfr_chunk_info *fx_jfr_chunk(const struct fx_jfr *r)
 
 int64_t fx_jfr_ticks_to_ns(const struct fx_jfr *r, int64_t ticks)
 {
-    __int128 d = (__int128)(ticks - r->chunk.start_ticks) * 1000000000 / r->chunk.ticks_per_second;
-    return r->chunk.start_ns + (int64_t)d;
+    /* in 128 bits and clamped: a damaged file's ticks must not overflow (fuzz.jfr_convert) */
+    __int128 d = ((__int128)ticks - r->chunk.start_ticks) * 1000000000 / r->chunk.ticks_per_second;
+    __int128 ns = (__int128)r->chunk.start_ns + d;
+    return ns > INT64_MAX ? INT64_MAX : ns < INT64_MIN ? INT64_MIN : (int64_t)ns;
 }
 
 const struct fx_jfr_stats *fx_jfr_stats(const struct fx_jfr *r)

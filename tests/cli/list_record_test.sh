@@ -42,13 +42,17 @@ start_jvm() { # JDK LOG: a sleeper from $uniq.java; sets JVM_PID
 
 list_entry() { # PID LOG: the list --json entry of PID as "main jdk agentLoaded agentState"
     "$FXPROF" list --json >"$2.json" 2>"$2.err" || cli_fail "list --json exited $?"
-    python3 - "$1" "$2.json" <<'PY'
+    python3 - "$1" "$2.json" <<'PY' || cli_fail "list --json: $(head -c 2000 "$2.json")"
 import json, sys
 pid, path = int(sys.argv[1]), sys.argv[2]
-for e in json.load(open(path)):
+# strict UTF-8, as the JSON standard and every reader ask: other JVMs' command lines are in it
+for e in json.loads(open(path, "rb").read().decode("utf-8")):
     if e["pid"] == pid:
         print(e["main"].rsplit("/", 1)[-1], e["jdk"], str(e["agentLoaded"]).lower(),
               e.get("agentState") or "null")
+        break
+else:
+    sys.exit(f"pid {pid} is not in the list")
 PY
 }
 
