@@ -43,6 +43,7 @@ static void add_cost(struct handler_cost *c, const struct fx_thread *t)
         c->rec.recovered[i] += __atomic_load_n(&t->recovered[i], __ATOMIC_RELAXED);
     for (int i = 0; i < FX_REC_FAILS; i++)
         c->rec.failed[i] += __atomic_load_n(&t->rec_failed[i], __ATOMIC_RELAXED);
+    c->rec.codeheap += __atomic_load_n(&t->rec_codeheap, __ATOMIC_RELAXED);
     uint64_t mx = __atomic_load_n(&t->handler_max_ns, __ATOMIC_RELAXED);
     c->max_ns = mx > c->max_ns ? mx : c->max_ns;
 }

@@ -113,6 +113,7 @@ void fx_stack_depth_reset(void);
 /* The handlers' own recovery counts (struct fx_thread), summed over threads. */
 struct fx_recovery_counts {
     uint64_t recovered[FX_REC_CASES], failed[FX_REC_FAILS];
+    uint64_t codeheap; /* of recovered: the blob found in the code heaps, not the table */
 };
 /* meta.extra "AsyncGetCallTrace outcomes" and "Stack recovery". */
 void fx_stacks_report(struct fx_profile *p, const struct fx_recovery_counts *handlers);

@@ -347,6 +347,8 @@ static void report_recovery(struct fx_profile *p, const struct fx_recovery_count
         ok += c->recovered[i];
     fx_profile_extra_detail(p, g, "handler: stacks recovered (incl. samples later lost)",
                             (int64_t)ok);
+    fx_profile_extra_detail(p, g, "handler: recovered in a method found in the code heaps",
+                            (int64_t)c->codeheap);
     fx_codemap_report(p, g);
 }
 

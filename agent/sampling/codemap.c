@@ -65,6 +65,7 @@ static struct {
     size_t n_names;
     uint64_t loads, unloads, stubs, no_layout, osr, replaced, publishes, log_dropped, busy;
     uint64_t names_full;
+    uint64_t heap_agree, heap_differ; /* codeheap_check's outcomes */
 } cm = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
 int fx_codemap_setup(void)
@@ -72,6 +73,7 @@ int fx_codemap_setup(void)
     fx_sig.compile_id_off = -1;
     struct fx_nmethod_layout probe;
     (void)fx_vmstructs_nmethod(0, &probe); /* loads the offsets; code 0 is no blob */
+    fx_codeheap_publish();
     return FX_OK;
 }
 
@@ -110,6 +112,26 @@ static bool self_inlined(jmethodID root, const void *compile_info)
     return !seen;
 }
 
+/* The oracle of the handler's code heap lookup (codeheap_sig.c, issue 32): the range it finds
+ * for a new method's first byte must be the one its CompiledMethodLoad describes, field by
+ * field (but the inlining flag, which the lookup cannot know). 1 agrees, -1 differs, 0 not
+ * checked (the layouts not published yet). */
+static int codeheap_check(const struct fx_code_range *r)
+{
+    struct fx_code_range h;
+    if (__atomic_load_n(&fx_sig.codeheap.pid, __ATOMIC_ACQUIRE) == 0 ||
+        __atomic_load_n(&fx_sig.interp.pid, __ATOMIC_ACQUIRE) == 0)
+        return 0;
+    if (!fx_codeheap_find_sigsafe(&fx_sig.codeheap, &fx_sig.interp, r->begin, &h))
+        return -1;
+    return h.begin == r->begin && h.end == r->end && h.blob == r->blob && h.name == r->name &&
+                           h.verified == r->verified && h.complete == r->complete &&
+                           h.compile_id == r->compile_id && h.frame_words == r->frame_words &&
+                           h.level == r->level && h.kind == r->kind
+                   ? 1
+                   : -1;
+}
+
 void fx_codemap_compiled_load(jmethodID method, const void *code_addr, jint code_size,
                               const void *compile_info)
 {
@@ -123,15 +145,9 @@ void fx_codemap_compiled_load(jmethodID method, const void *code_addr, jint code
                               .kind = FX_BLOB_NMETHOD};
     struct fx_nmethod_layout l;
     bool layout = fx_vmstructs_nmethod(r.begin, &l);
-    /* An OSR compilation is entered from the interpreter through its own entry, not at the
-     * verified entry with a return address on top: no prologue rule for it. */
     bool normal = layout && l.entry_bci == -1;
-    if (normal && l.verified >= r.begin && l.verified < r.end && l.frame_complete > 0 &&
-        (uintptr_t)l.frame_complete < (uintptr_t)code_size &&
-        r.begin + (uintptr_t)l.frame_complete > l.verified) {
-        r.verified = (uint32_t)(l.verified - r.begin);
-        r.complete = (uint32_t)l.frame_complete;
-    }
+    if (layout)
+        fx_codeheap_entry(&r, l.verified, l.frame_complete, l.entry_bci);
     if (layout) {
         r.blob = l.blob;
         r.compile_id = l.compile_id;
@@ -139,7 +155,10 @@ void fx_codemap_compiled_load(jmethodID method, const void *code_addr, jint code
         r.level = l.level >= 1 && l.level <= 4 ? (uint8_t)l.level : 0;
     }
     r.flags = self_inlined(method, compile_info) ? FX_RANGE_SELF_INLINE : 0;
+    int check = layout ? codeheap_check(&r) : 0;
     pthread_mutex_lock(&cm.lock);
+    cm.heap_agree += check > 0;
+    cm.heap_differ += check < 0;
     if (layout && fx_sig.compile_id_off < 0)
         __atomic_store_n(&fx_sig.compile_id_off, l.compile_id_offset, __ATOMIC_RELAXED);
     cm.loads++;
@@ -424,6 +443,10 @@ void fx_codemap_report(struct fx_profile *p, const char *g)
     fx_profile_extra_detail(p, g, "ranges replaced by overlapping newer code",
                             (int64_t)cm.replaced);
     fx_profile_extra_int(p, g, "tables published", (int64_t)cm.publishes);
+    fx_profile_extra_detail(p, g, "code heap lookups agreeing with CompiledMethodLoad",
+                            (int64_t)cm.heap_agree);
+    fx_profile_extra_detail(p, g, "code heap lookups differing from CompiledMethodLoad",
+                            (int64_t)cm.heap_differ);
     fx_profile_extra_detail(p, g, "cycles a replaced table waited for readers", (int64_t)cm.busy);
     fx_profile_extra_loss(p, g, "code events lost (no memory, name list full)",
                           (int64_t)(cm.log_dropped + cm.names_full));

@@ -5,6 +5,7 @@
 #define FX_SAMPLING_INTERNAL_H
 
 #include "compile_task.h"
+#include "codeheap.h"
 #include "interp_frame.h"
 #include "receiver.h"
 #include "sampling.h"
@@ -45,6 +46,9 @@ struct fx_sigstate {
     /* Issue 32: the anchor walk names interpreted frames by this layout (interp_frame.h;
      * threads_existing.c publishes it once, interp.pid last with release); pid 0 unknown. */
     struct fx_interp_layout interp;
+    /* Issue 32: the code heaps' layout, for a pc in a method compiled since the code table was
+     * published (codeheap.h; fx_codemap_setup publishes it, codeheap.pid last with release). */
+    struct fx_codeheap_layout codeheap;
     /* Issue 22, mount tracking without events (vthreads.c): JavaThread::_monitor_owner_id as an
      * offset from a thread's JNIEnv, non-zero while that is the way (else the mount events'
      * slot in struct fx_thread is); a start sets or clears it. */

@@ -40,4 +40,12 @@ void fx_interp_publish(void);
 bool fx_interp_frame_sigsafe(const struct fx_interp_layout *l, uintptr_t fp, uintptr_t sp,
                              uintptr_t lo, uintptr_t hi, fx_asgct_frame *out);
 
+/* Signal-safe: n bytes at `at` of process pid (this one) into buf by process_vm_readv, or false:
+ * an unmapped address fails the call, never this thread. `at` must be a multiple of align (a
+ * power of two) and above the first page. */
+bool fx_interp_peek_sigsafe(int32_t pid, uintptr_t at, void *buf, size_t n, size_t align);
+/* Signal-safe: the jmethodID of the Method* at method by the chain of fx_interp_frame_sigsafe,
+ * proven the same way (codeheap_sig.c names a compiled method by it); false if not proven. */
+bool fx_interp_method_id_sigsafe(const struct fx_interp_layout *l, uintptr_t method, uint64_t *id);
+
 #endif

@@ -21,14 +21,19 @@
 #define ACC_NATIVE  0x0100 /* JVM_ACC_NATIVE, in the low bits of Method::_access_flags */
 #define NATIVE_LINE (-3)   /* AsyncGetCallTrace's lineno of a native method's frame */
 
-/* Signal-safe: n bytes at address at of this process into buf, or false. */
-static bool peek(int32_t pid, uintptr_t at, void *buf, size_t n)
+bool fx_interp_peek_sigsafe(int32_t pid, uintptr_t at, void *buf, size_t n, size_t align)
 {
-    if (at < 4096 || (at & 7) != 0 || at + n < at)
+    if (at < 4096 || (at & (align - 1)) != 0 || at + n < at)
         return false;
     struct iovec local = {.iov_base = buf, .iov_len = n};
     struct iovec remote = {.iov_base = (void *)at, .iov_len = n};
     return syscall(SYS_process_vm_readv, (pid_t)pid, &local, 1UL, &remote, 1UL, 0UL) == (long)n;
+}
+
+/* Signal-safe: an aligned word or structure (every read of the chain is of one). */
+static bool peek(int32_t pid, uintptr_t at, void *buf, size_t n)
+{
+    return fx_interp_peek_sigsafe(pid, at, buf, n, 8);
 }
 
 static uintptr_t field(const unsigned char *b, int32_t off, size_t w)
@@ -38,28 +43,47 @@ static uintptr_t field(const unsigned char *b, int32_t off, size_t w)
     return v;
 }
 
+/* Signal-safe: the Method* at method into m, its ConstMethod into cm, and its jmethodID by the
+ * chain above, proven by the jmethodID pointing back at method. */
+static bool method_read(const struct fx_interp_layout *l, uintptr_t method, unsigned char *m,
+                        unsigned char *cm, uintptr_t *id)
+{
+    uintptr_t ik, ids, count, back;
+    if (!peek(l->pid, method, m, (size_t)l->method_size))
+        return false;
+    uintptr_t cmp = field(m, l->const_method, 8);
+    if (!peek(l->pid, cmp, cm, (size_t)l->cm_size))
+        return false;
+    uintptr_t cp = field(cm, l->constants, 8), idnum = field(cm, l->idnum, 2);
+    return peek(l->pid, cp + (uintptr_t)l->pool_holder, &ik, 8) &&
+           peek(l->pid, ik + (uintptr_t)l->jmethod_ids, &ids, 8) && peek(l->pid, ids, &count, 8) &&
+           idnum < count && peek(l->pid, ids + (idnum + 1) * 8, id, 8) &&
+           peek(l->pid, *id, &back, 8) && back == method;
+}
+
+bool fx_interp_method_id_sigsafe(const struct fx_interp_layout *l, uintptr_t method, uint64_t *id)
+{
+    unsigned char m[FX_INTERP_MAX_STRUCT], cm[FX_INTERP_MAX_STRUCT];
+    uintptr_t v;
+    if (l == NULL || l->pid == 0 || !method_read(l, method, m, cm, &v))
+        return false;
+    *id = (uint64_t)v;
+    return true;
+}
+
 bool fx_interp_frame_sigsafe(const struct fx_interp_layout *l, uintptr_t fp, uintptr_t sp,
                              uintptr_t lo, uintptr_t hi, fx_asgct_frame *out)
 {
-    uintptr_t method, bcp, ik, ids, count, id, back;
+    uintptr_t method, bcp, id;
     unsigned char m[FX_INTERP_MAX_STRUCT], cm[FX_INTERP_MAX_STRUCT];
     if (l == NULL || l->pid == 0 || (fp & 7) != 0 || fp >= hi ||
         fp + (uintptr_t)(intptr_t)l->bcp_slot * 8 < sp ||
         !fx_recover_stack_word(lo, hi, fp + (uintptr_t)(intptr_t)l->method_slot * 8, &method) ||
         !fx_recover_stack_word(lo, hi, fp + (uintptr_t)(intptr_t)l->bcp_slot * 8, &bcp) ||
-        !peek(l->pid, method, m, (size_t)l->method_size))
+        !method_read(l, method, m, cm, &id))
         return false;
-    uintptr_t cmp = field(m, l->const_method, 8);
-    if (!peek(l->pid, cmp, cm, (size_t)l->cm_size))
-        return false;
-    uintptr_t cp = field(cm, l->constants, 8);
-    uintptr_t idnum = field(cm, l->idnum, 2), code_size = field(cm, l->code_size, 2);
-    if (!peek(l->pid, cp + (uintptr_t)l->pool_holder, &ik, 8) ||
-        !peek(l->pid, ik + (uintptr_t)l->jmethod_ids, &ids, 8) || !peek(l->pid, ids, &count, 8) ||
-        idnum >= count || !peek(l->pid, ids + (idnum + 1) * 8, &id, 8) ||
-        !peek(l->pid, id, &back, 8) || back != method)
-        return false;
-    uintptr_t codes = cmp + (uintptr_t)l->cm_size;
+    uintptr_t codes = field(m, l->const_method, 8) + (uintptr_t)l->cm_size;
+    uintptr_t code_size = field(cm, l->code_size, 2);
     if (field(m, l->access_flags, 2) & ACC_NATIVE)
         out->lineno = NATIVE_LINE;
     else if (bcp >= codes && bcp - codes < code_size)

@@ -200,6 +200,7 @@ struct fx_thread {
     uint64_t handler_max_ns, handled;
     /* Stack recovery, per fx_recover_case: recovered[c] for c > 0, failed[-c] for c < 0. */
     uint64_t recovered[FX_REC_CASES], rec_failed[FX_REC_FAILS];
+    uint64_t rec_codeheap; /* of recovered: the blob found in the code heaps (codeheap.h) */
 
     /* The thread's stack [stack_lo, stack_hi), 0 if unknown; set before registration, except
      * for a thread that is not a Java thread (vm_threads.c), whose bounds may be set later from

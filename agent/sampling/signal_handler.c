@@ -44,6 +44,8 @@
  * Allowed calls (checked by the CTest unit.signal_path_allowlist against
  * agent/signal_allowlist.txt; nm -u of this object must list nothing else):
  *  - AsyncGetCallTrace, through the fx_sig.asgct pointer (no symbol);
+ *  - a pc in no range of the code table is looked up in HotSpot's code heaps (codeheap_sig.c:
+ *    process_vm_readv on this process, as below, about 15 reads);
  *  - clock_gettime (CLOCK_MONOTONIC via the vDSO; CLOCK_THREAD_CPUTIME_ID, a plain syscall,
  *    where fx_sig.read_cpu_clock is set and on the 1 in FX_TIMED_ONE_IN signals whose cost is
  *    measured);
@@ -133,13 +135,27 @@ static bool blob_current_sigsafe(const struct fx_code_range *r)
     return fx_recover_blob_current(r, __atomic_load_n(&fx_sig.compile_id_off, __ATOMIC_RELAXED));
 }
 
+/* Signal-safe: a pc in no range of the table may be in a method compiled since the table was
+ * published (its CompiledMethodLoad is up to a drain period behind): its range from HotSpot's
+ * code heaps (codeheap_sig.c), once both layouts are published; *fresh says it was. */
+static bool fresh_blob_sigsafe(uintptr_t pc, struct fx_code_range *out, bool *fresh)
+{
+    if (__atomic_load_n(&fx_sig.codeheap.pid, __ATOMIC_ACQUIRE) == 0 ||
+        __atomic_load_n(&fx_sig.interp.pid, __ATOMIC_ACQUIRE) == 0 ||
+        !fx_codeheap_find_sigsafe(&fx_sig.codeheap, &fx_sig.interp, pc, out))
+        return false;
+    *fresh = true;
+    return true;
+}
+
 /* Signal-safe: ASGCT failed in Java code (-5, -6). If the pc is in a known blob with no frame
  * of its own at this point (fx_recover.h), ASGCT runs again from the caller's context (a copy
  * of the ucontext on this stack, RIP/RSP/RBP patched) into frames[1..], and frames[0] becomes
  * the blob's frame. Returns the FX_REC_* case, or a failure (< 0); *blob is the blob's frame
- * when the blob is known and current (lineno 0 otherwise). */
+ * when the blob is known and current (lineno 0 otherwise); *fresh when the blob was found in
+ * the code heaps, not in the table. */
 static int recover_sigsafe(struct fx_thread *t, void *ucontext, fx_asgct_trace *trace,
-                           uint32_t depth, fx_asgct_frame *blob)
+                           uint32_t depth, fx_asgct_frame *blob, bool *fresh)
 {
     const ucontext_t *uc = ucontext;
     const greg_t *g = uc->uc_mcontext.gregs;
@@ -155,7 +171,7 @@ static int recover_sigsafe(struct fx_thread *t, void *ucontext, fx_asgct_trace *
                          .fp = (uintptr_t)g[REG_RBP],
                          .gpr = gpr};
     struct fx_code_range r;
-    if (!find_blob_sigsafe(in.pc, &r))
+    if (!find_blob_sigsafe(in.pc, &r) && !fresh_blob_sigsafe(in.pc, &r, fresh))
         return trace->num_frames == FX_ASGCT_UNKNOWN_JAVA
                        ? fx_recover_leaf_native_sigsafe(t, ucontext, trace, depth)
                        : FX_REC_NOT_FOUND;
@@ -258,6 +274,7 @@ static uint8_t recover_any_sigsafe(struct fx_thread *t, void *ucontext, fx_asgct
                                    uint32_t depth, uint32_t *kept, bool count, uint8_t *stop)
 {
     fx_asgct_frame blob = {.lineno = 0, .method_id = NULL};
+    bool fresh = false;
     int rc;
     if (ucontext == NULL || depth == 0)
         return 0;
@@ -269,11 +286,13 @@ static uint8_t recover_any_sigsafe(struct fx_thread *t, void *ucontext, fx_asgct
         rc = anchor_sigsafe(t, trace, depth, &blob, stop);
     else if (trace->num_frames == FX_ASGCT_UNKNOWN_JAVA ||
              trace->num_frames == FX_ASGCT_NOT_WALKABLE_JAVA)
-        rc = recover_sigsafe(t, ucontext, trace, depth, &blob);
+        rc = recover_sigsafe(t, ucontext, trace, depth, &blob, &fresh);
     else
         return 0;
     if (rc > 0) {
         bump_sigsafe(&t->recovered[rc], count);
+        if (fresh)
+            bump_sigsafe(&t->rec_codeheap, count);
         *kept = (uint32_t)trace->num_frames;
         return (uint8_t)rc;
     }

@@ -512,6 +512,7 @@ void fx_threads_new_recording(void)
         t->handler_ns = t->handler_timed = t->handler_max_ns = t->handled = 0;
         memset(t->recovered, 0, sizeof(t->recovered));
         memset(t->rec_failed, 0, sizeof(t->rec_failed));
+        t->rec_codeheap = 0;
         __atomic_store_n(&t->ring.drops, 0, __ATOMIC_RELAXED);
         t->cpu_armed_ns = 0;
     }

@@ -18,6 +18,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 
@@ -347,6 +348,90 @@ int32_t fx_vmstructs_stub_frame_words(uintptr_t code_addr)
     if (blob == NULL || code_begin_of(blob) != code_addr)
         return -1;
     return *(const int32_t *)(blob + vs.frame_size);
+}
+
+/* The larger of a and b + width. */
+static long reach(long a, long b, long width)
+{
+    return b + width > a ? b + width : a;
+}
+
+/* The code heap layout the handler reads (codeheap.h): every field exported, every read
+ * bounded by the buffers of codeheap_sig.c, else false. */
+static bool codeheap_layout(struct fx_codeheap_layout *o)
+{
+    long hb_header = fx_vmstructs_field("HeapBlock", "_header");
+    long len = fx_vmstructs_field("HeapBlock::Header", "_length");
+    long used = fx_vmstructs_field("HeapBlock::Header", "_used");
+    long name = fx_vmstructs_field("CodeBlob", "_name");
+    long code_end = fx_vmstructs_field("CodeBlob", "_code_end");
+    long data_off = fx_vmstructs_field("CodeBlob", "_data_offset");
+    long method = fx_vmstructs_field("nmethod", "_method");
+    if (method < 0)
+        method = fx_vmstructs_field("CompiledMethod", "_method"); /* JDK 17 */
+    if (!heaps_known() || hb_header != 0 || len != 0 || (used != 4 && used != 8) ||
+        used >= vs.heap_block_size || vs.heap_block_size > 64 || name < 0 || method < 0 ||
+        (code_end < 0 && data_off < 0) || vs.frame_complete < 0 || vs.fc_size <= 0 ||
+        vs.frame_size < 0 || (vs.vep < 0 && vs.vep_offset < 0) || vs.compile_id < 0 ||
+        vs.entry_bci < 0 || vs.ga_len > 56 || vs.ga_data > 56)
+        return false;
+    long level_width =
+            vs.level_size == 1 || vs.level_size == 2 || vs.level_size == 4 ? vs.level_size : 0;
+    long hdr = reach(0, name, 8);
+    hdr = reach(hdr, vs.code_begin >= 0 ? vs.code_begin : vs.code_offset, 8);
+    hdr = reach(hdr, code_end >= 0 ? code_end : data_off, 8);
+    hdr = reach(reach(hdr, vs.frame_complete, vs.fc_size), vs.frame_size, 4);
+    hdr = reach(hdr, vs.vep >= 0 ? vs.vep : vs.vep_offset, 8);
+    hdr = reach(reach(hdr, vs.compile_id, 4), vs.entry_bci, 4);
+    hdr = reach(reach(hdr, vs.comp_level, level_width), method, 8);
+    long heap = reach(reach(0, vs.heap_memory + vs.vs_low, 8), vs.heap_memory + vs.vs_high, 8);
+    heap = reach(reach(heap, vs.heap_segmap + vs.vs_low, 8), vs.heap_log2_seg, 4);
+    if (hdr > FX_CODEHEAP_HEADER_MAX || heap > FX_CODEHEAP_HEADER_MAX)
+        return false;
+    *o = (struct fx_codeheap_layout){
+            .pid = (int32_t)getpid(),
+            .heaps = (uintptr_t)vs.heaps,
+            .ga_len = (int32_t)vs.ga_len,
+            .ga_data = (int32_t)vs.ga_data,
+            .ga_bytes = (int32_t)reach(vs.ga_len + 8, vs.ga_data, 8),
+            .mem_low = (int32_t)(vs.heap_memory + vs.vs_low),
+            .mem_high = (int32_t)(vs.heap_memory + vs.vs_high),
+            .seg_low = (int32_t)(vs.heap_segmap + vs.vs_low),
+            .log2_seg = (int32_t)vs.heap_log2_seg,
+            .heap_bytes = (int32_t)heap,
+            .block_size = (int32_t)vs.heap_block_size,
+            .block_len = (int32_t)len,
+            .len_width = (int32_t)used, /* _length fills the header up to _used */
+            .block_used = (int32_t)used,
+            .name = (int32_t)name,
+            .code_begin = (int32_t)vs.code_begin,
+            .code_offset = (int32_t)vs.code_offset,
+            .code_end = (int32_t)code_end,
+            .data_offset = (int32_t)data_off,
+            .frame_complete = (int32_t)vs.frame_complete,
+            .fc_width = (int32_t)vs.fc_size,
+            .frame_size = (int32_t)vs.frame_size,
+            .vep = (int32_t)vs.vep,
+            .vep_offset = (int32_t)vs.vep_offset,
+            .compile_id = (int32_t)vs.compile_id,
+            .entry_bci = (int32_t)vs.entry_bci,
+            .comp_level = level_width > 0 ? (int32_t)vs.comp_level : -1,
+            .level_width = (int32_t)level_width,
+            .method = (int32_t)method,
+            .header = (int32_t)((hdr + 7) & ~7L)};
+    return true;
+}
+
+void fx_codeheap_publish(void)
+{
+    pthread_once(&once, load);
+    struct fx_codeheap_layout l;
+    if (__atomic_load_n(&fx_sig.codeheap.pid, __ATOMIC_ACQUIRE) != 0 || !codeheap_layout(&l))
+        return; /* published at an earlier start: the layout does not change */
+    int32_t pid = l.pid;
+    l.pid = 0;
+    fx_sig.codeheap = l;
+    __atomic_store_n(&fx_sig.codeheap.pid, pid, __ATOMIC_RELEASE);
 }
 
 /* Checked here, not in the handler: the field lies inside the JavaThread the types table sizes,

@@ -1,0 +1,56 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* Private to agent/sampling: an nmethod found in HotSpot's code heaps from a pc, in the handler
+ * (issue 32: a method compiled since the code table was published, codemap.c, is not in it;
+ * HotSpot's CodeHeap::find_blob finds it by the heap's segment map). The layout comes from
+ * VMStructs outside signal context (vmstructs.c, fx_vmstructs_codeheap); codeheap_sig.c reads
+ * with it, every word by process_vm_readv on this process, and builds the same code range a
+ * CompiledMethodLoad would have given (fx_recover.h), or nothing. */
+#ifndef FX_CODEHEAP_H
+#define FX_CODEHEAP_H
+
+#include "fx_recover.h"
+#include "interp_frame.h"
+
+/* Offsets in bytes; -1: not exported (then the field's use is off). pid 0: not published. */
+struct fx_codeheap_layout {
+    int32_t pid;                        /* this process: the target of the checked reads */
+    uintptr_t heaps;                    /* &CodeCache::_heaps: a GrowableArray<CodeHeap*>* */
+    int32_t ga_len, ga_data;            /* GrowableArrayBase::_len (int), GrowableArray::_data */
+    int32_t ga_bytes;                   /* bytes of the array read at once: both fields */
+    int32_t mem_low, mem_high, seg_low; /* CodeHeap::_memory._low/_high, _segmap._low */
+    int32_t log2_seg;                   /* CodeHeap::_log2_segment_size (int) */
+    int32_t heap_bytes;                 /* bytes of a CodeHeap read at once: its four fields */
+    int32_t block_size;                 /* sizeof(HeapBlock): the blob follows the block header */
+    int32_t block_len, len_width, block_used; /* HeapBlock::Header::_length (segments), _used */
+    int32_t name;                    /* CodeBlob::_name: "nmethod" for a Java method's code */
+    int32_t code_begin, code_offset; /* JDK 17: address; JDK 21+: int from the blob */
+    int32_t code_end, data_offset;   /* JDK 17: address; later: code ends at the data */
+    int32_t frame_complete, fc_width, frame_size;
+    int32_t vep, vep_offset; /* JDK 17: address; later: u2 from code begin */
+    int32_t compile_id, entry_bci, comp_level, level_width;
+    int32_t method; /* nmethod::_method (CompiledMethod:: on JDK 17) */
+    int32_t header; /* bytes of the blob read at once: every field above */
+};
+#define FX_CODEHEAP_HEADER_MAX 512
+#define FX_CODEHEAP_HEAPS_MAX  8
+
+/* Outside signal context: the layout from VMStructs into fx_sig.codeheap (pid last, release);
+ * nothing when a field is missing or does not fit the bounded reads. */
+void fx_codeheap_publish(void);
+
+/* Signal-safe: the nmethod holding pc, from the code heaps (l) and named through its Method*
+ * (il, the interpreted frames' chain to a jmethodID): *out as codemap.c builds a
+ * CompiledMethodLoad's range (begin = code begin, end = code end, layout, compile id, frame
+ * size, tier; FX_RANGE_SELF_INLINE since the inlining records are not known here). False when
+ * any step is not proven: a layout not published, a read failing, a free block, a blob that is
+ * not an "nmethod", pc outside its code, a method with no jmethodID. */
+bool fx_codeheap_find_sigsafe(const struct fx_codeheap_layout *l, const struct fx_interp_layout *il,
+                              uintptr_t pc, struct fx_code_range *out);
+
+/* Signal-safe: the prologue offsets of a range from its nmethod's verified entry and frame
+ * complete offset (shared with codemap.c): set when the compilation is a normal one (entry bci
+ * -1, not OSR) and both lie inside the code, FX_OFF_UNKNOWN otherwise. */
+void fx_codeheap_entry(struct fx_code_range *r, uintptr_t verified, long frame_complete,
+                       int32_t entry_bci);
+
+#endif

@@ -1,0 +1,167 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* Part of THE SIGNAL PATH (signal_handler.c's rules and allow-list): the nmethod holding a pc,
+ * found in HotSpot's code heaps when the published code table (codemap.c) does not know it yet
+ * (codeheap.h, issue 32).
+ *
+ * HotSpot's own lookup (CodeHeap::find_blob): the heap whose committed memory [_memory._low,
+ * _memory._high) holds pc; its segment map has one byte per segment of 2^_log2_segment_size
+ * bytes, 0 at a block's first segment, 0xFF for free ones, else how many segments back to step
+ * towards the first; the block begins with a HeapBlock header (_length in segments, _used),
+ * the CodeBlob follows it. Every word is read by process_vm_readv on this process
+ * (fx_interp_peek_sigsafe): a heap freed or a pointer gone wrong fails a read, never this
+ * thread. What proves the blob is the nmethod pc runs in: the block is used and holds the
+ * blob's code, its name is "nmethod", pc lies in [code begin, code end), its Method* has a
+ * jmethodID pointing back at it (interp_frame_sig.c), and its compile id reads the same after
+ * all that (a block freed and reused in between would change it). Cost: about 15 system calls,
+ * only for a sample ASGCT failed in code the table does not know. */
+#include "codeheap.h"
+
+#include <string.h>
+
+#define SEG_FREE   0xFF
+#define SEG_WINDOW 256 /* segment map bytes read at once: a step goes back 254 at most */
+#define SEG_READS  64  /* windows: a blob of 64 x 256 segments (2 MB at 128 bytes) at most */
+
+static bool peek(const struct fx_codeheap_layout *l, uintptr_t at, void *buf, size_t n,
+                 size_t align)
+{
+    return fx_interp_peek_sigsafe(l->pid, at, buf, n, align);
+}
+
+static uint64_t field(const unsigned char *b, int32_t off, int32_t w)
+{
+    uint64_t v = 0;
+    memcpy(&v, b + off, (size_t)w);
+    return v;
+}
+
+static int64_t sfield(const unsigned char *b, int32_t off, int32_t w)
+{
+    if (w == 1)
+        return (int8_t)b[off];
+    if (w == 2) {
+        int16_t v;
+        memcpy(&v, b + off, 2);
+        return v;
+    }
+    int32_t v;
+    memcpy(&v, b + off, 4);
+    return v;
+}
+
+/* Signal-safe: the first segment of the block holding segment idx, by the map at seg (HotSpot's
+ * walk); false on a free segment, a step past the map's start or a failed read. */
+static bool block_start(const struct fx_codeheap_layout *l, uintptr_t seg, size_t *idx)
+{
+    unsigned char win[SEG_WINDOW];
+    size_t i = *idx;
+    for (unsigned reads = 0; reads < SEG_READS; reads++) {
+        size_t first = i >= SEG_WINDOW - 1 ? i - (SEG_WINDOW - 1) : 0;
+        if (!peek(l, seg + first, win, i - first + 1, 1))
+            return false;
+        while (i >= first) {
+            unsigned char b = win[i - first];
+            if (b == 0) {
+                *idx = i;
+                return true;
+            }
+            if (b == SEG_FREE || b > i)
+                return false;
+            i -= b;
+        }
+    }
+    return false;
+}
+
+/* Signal-safe: the CodeBlob holding pc (its address, and its block's end), or 0. */
+static uintptr_t blob_of(const struct fx_codeheap_layout *l, uintptr_t pc, uintptr_t *block_end)
+{
+    unsigned char ga[64], heap[FX_CODEHEAP_HEADER_MAX];
+    uintptr_t arr, data, hp[FX_CODEHEAP_HEAPS_MAX];
+    if (!peek(l, l->heaps, &arr, 8, 8) || !peek(l, arr, ga, (size_t)l->ga_bytes, 8))
+        return 0;
+    int64_t n = sfield(ga, l->ga_len, 4);
+    data = (uintptr_t)field(ga, l->ga_data, 8);
+    if (n <= 0 || n > FX_CODEHEAP_HEAPS_MAX || !peek(l, data, hp, (size_t)n * 8, 8))
+        return 0;
+    for (int64_t k = 0; k < n; k++) {
+        if (!peek(l, hp[k], heap, (size_t)l->heap_bytes, 8))
+            return 0;
+        uintptr_t low = (uintptr_t)field(heap, l->mem_low, 8);
+        uintptr_t high = (uintptr_t)field(heap, l->mem_high, 8);
+        if (pc < low || pc >= high)
+            continue;
+        uintptr_t seg = (uintptr_t)field(heap, l->seg_low, 8);
+        int64_t shift = sfield(heap, l->log2_seg, 4);
+        if (seg == 0 || shift < 4 || shift > 20)
+            return 0;
+        size_t idx = (pc - low) >> shift;
+        unsigned char hb[32];
+        if (!block_start(l, seg, &idx))
+            return 0;
+        uintptr_t block = low + ((uintptr_t)idx << shift);
+        if (!peek(l, block, hb, (size_t)l->block_size, 8) || hb[l->block_used] == 0)
+            return 0;
+        uint64_t segs = field(hb, l->block_len, l->len_width);
+        if (segs == 0 || segs > ((high - block) >> shift))
+            return 0;
+        *block_end = block + ((uintptr_t)segs << shift);
+        return block + (uintptr_t)l->block_size;
+    }
+    return 0;
+}
+
+void fx_codeheap_entry(struct fx_code_range *r, uintptr_t verified, long frame_complete,
+                       int32_t entry_bci)
+{
+    r->verified = FX_OFF_UNKNOWN;
+    r->complete = FX_OFF_UNKNOWN;
+    /* An OSR compilation is entered from the interpreter through its own entry, not at the
+     * verified entry with a return address on top: no prologue rule for it. */
+    if (entry_bci == -1 && verified >= r->begin && verified < r->end && frame_complete > 0 &&
+        (uintptr_t)frame_complete < r->end - r->begin &&
+        r->begin + (uintptr_t)frame_complete > verified) {
+        r->verified = (uint32_t)(verified - r->begin);
+        r->complete = (uint32_t)frame_complete;
+    }
+}
+
+bool fx_codeheap_find_sigsafe(const struct fx_codeheap_layout *l, const struct fx_interp_layout *il,
+                              uintptr_t pc, struct fx_code_range *out)
+{
+    unsigned char b[FX_CODEHEAP_HEADER_MAX];
+    char name[8];
+    uintptr_t end_of_block = 0;
+    if (l == NULL || l->pid == 0 || il == NULL || il->pid == 0)
+        return false;
+    uintptr_t blob = blob_of(l, pc, &end_of_block);
+    if (blob == 0 || !peek(l, blob, b, (size_t)l->header, 8) ||
+        !peek(l, (uintptr_t)field(b, l->name, 8), name, sizeof(name), 1) ||
+        memcmp(name, "nmethod", sizeof(name)) != 0)
+        return false;
+    uintptr_t begin = l->code_begin >= 0 ? (uintptr_t)field(b, l->code_begin, 8)
+                                         : blob + (uintptr_t)(intptr_t)sfield(b, l->code_offset, 4);
+    uintptr_t end = l->code_end >= 0 ? (uintptr_t)field(b, l->code_end, 8)
+                                     : blob + (uintptr_t)(intptr_t)sfield(b, l->data_offset, 4);
+    if (begin <= blob || begin > end || end > end_of_block || pc < begin || pc >= end)
+        return false;
+    uint64_t id;
+    if (!fx_interp_method_id_sigsafe(il, (uintptr_t)field(b, l->method, 8), &id) || id == 0)
+        return false;
+    uintptr_t vep = l->vep >= 0 ? (uintptr_t)field(b, l->vep, 8)
+                                : begin + (uintptr_t)field(b, l->vep_offset, 2);
+    int64_t level = l->comp_level >= 0 ? sfield(b, l->comp_level, l->level_width) : 0;
+    *out = (struct fx_code_range){.begin = begin,
+                                  .end = end,
+                                  .blob = blob,
+                                  .name = id,
+                                  .compile_id = (int32_t)sfield(b, l->compile_id, 4),
+                                  .frame_words = (int32_t)sfield(b, l->frame_size, 4),
+                                  .kind = FX_BLOB_NMETHOD,
+                                  .level = level >= 1 && level <= 4 ? (uint8_t)level : 0,
+                                  .flags = FX_RANGE_SELF_INLINE};
+    fx_codeheap_entry(out, vep, (long)sfield(b, l->frame_complete, l->fc_width),
+                      (int32_t)sfield(b, l->entry_bci, 4));
+    int32_t again;
+    return peek(l, blob + (uintptr_t)l->compile_id, &again, 4, 4) && again == out->compile_id;
+}

@@ -1,0 +1,196 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* unit.codeheap: the handler's code heap lookup (agent/sampling/codeheap_sig.c, issue 32) on
+ * fakes of HotSpot's structures in this process (process_vm_readv on itself reads them as in a
+ * JVM): CodeCache::_heaps -> CodeHeap (memory, segment map) -> HeapBlock -> an "nmethod" blob ->
+ * its Method* -> jmethodID. A pc anywhere in the code gives the range a CompiledMethodLoad would;
+ * each broken link (a free segment, a free block, another blob kind, pc outside the code, no
+ * jmethodID, a heap that does not hold pc) gives nothing. */
+#include <check.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "codeheap.h"
+
+#define SHIFT 6 /* 64-byte segments */
+#define SEGS  16
+#define BLOCK 2 /* the nmethod's block: segments 2..6 */
+#define NSEG  5
+
+static _Alignas(64) unsigned char mem[SEGS << SHIFT];
+static unsigned char segmap[SEGS];
+static _Alignas(8) unsigned char heap[32], ga[16];
+static uintptr_t heap_list[1], heaps;
+static const char nm_name[] = "nmethod", stub_name[] = "BufferBlob";
+
+/* the Method* chain of interp_frame_sig.c (JDK 25's offsets, as in unit.recover_walk) */
+static _Alignas(16) unsigned char f_method[88], f_cm[56], f_cp[64], f_ik[344];
+static uintptr_t f_ids[3], f_slot;
+
+static void put(unsigned char *b, size_t off, uintptr_t v, size_t w)
+{
+    memcpy(b + off, &v, w);
+}
+
+static unsigned char *blob(void)
+{
+    return mem + (BLOCK << SHIFT) + 16;
+}
+
+/* The fakes, and the layouts that describe them. */
+static void fakes(struct fx_codeheap_layout *l, struct fx_interp_layout *il)
+{
+    memset(segmap, 0xFF, sizeof(segmap));
+    for (int i = 0; i < NSEG; i++)
+        segmap[BLOCK + i] = (unsigned char)(i == 0 ? 0 : (i > 2 ? 2 : i)); /* steps of 1-2 */
+    uintptr_t low = (uintptr_t)mem, block = low + (BLOCK << SHIFT);
+    put(heap, 0, low, 8);
+    put(heap, 8, low + sizeof(mem), 8);
+    put(heap, 16, (uintptr_t)segmap, 8);
+    put(heap, 24, SHIFT, 4);
+    heap_list[0] = (uintptr_t)heap;
+    put(ga, 0, 1, 4);
+    put(ga, 8, (uintptr_t)heap_list, 8);
+    heaps = (uintptr_t)ga;
+    put(mem, BLOCK << SHIFT, NSEG, 8); /* HeapBlock: _length, _used */
+    mem[(BLOCK << SHIFT) + 8] = 1;
+    unsigned char *b = blob();
+    uintptr_t code = (uintptr_t)b + 64, end = block + (NSEG << SHIFT) - 16;
+    put(b, 0, (uintptr_t)nm_name, 8);
+    put(b, 8, code, 8);           /* _code_begin */
+    put(b, 16, end, 8);           /* _code_end */
+    put(b, 24, 20, 4);            /* _frame_complete_offset */
+    put(b, 28, 6, 4);             /* _frame_size */
+    put(b, 32, code + 8, 8);      /* _verified_entry_point */
+    put(b, 40, 77, 4);            /* _compile_id */
+    put(b, 44, (uintptr_t)-1, 4); /* _entry_bci */
+    put(b, 48, 4, 4);             /* _comp_level: C2 */
+    put(b, 56, (uintptr_t)f_method, 8);
+    *l = (struct fx_codeheap_layout){.pid = (int32_t)getpid(),
+                                     .heaps = (uintptr_t)&heaps,
+                                     .ga_len = 0,
+                                     .ga_data = 8,
+                                     .ga_bytes = 16,
+                                     .mem_low = 0,
+                                     .mem_high = 8,
+                                     .seg_low = 16,
+                                     .log2_seg = 24,
+                                     .heap_bytes = 32,
+                                     .block_size = 16,
+                                     .block_len = 0,
+                                     .len_width = 8,
+                                     .block_used = 8,
+                                     .name = 0,
+                                     .code_begin = 8,
+                                     .code_offset = -1,
+                                     .code_end = 16,
+                                     .data_offset = -1,
+                                     .frame_complete = 24,
+                                     .fc_width = 4,
+                                     .frame_size = 28,
+                                     .vep = 32,
+                                     .vep_offset = -1,
+                                     .compile_id = 40,
+                                     .entry_bci = 44,
+                                     .comp_level = 48,
+                                     .level_width = 4,
+                                     .method = 56,
+                                     .header = 64};
+    put(f_method, 8, (uintptr_t)f_cm, 8);
+    put(f_cm, 8, (uintptr_t)f_cp, 8);
+    put(f_cm, 40, 1, 2); /* idnum 1 */
+    put(f_cp, 24, (uintptr_t)f_ik, 8);
+    put(f_ik, 336, (uintptr_t)f_ids, 8);
+    f_ids[0] = 2;
+    f_ids[2] = (uintptr_t)&f_slot;
+    f_slot = (uintptr_t)f_method;
+    *il = (struct fx_interp_layout){.pid = (int32_t)getpid(),
+                                    .method_size = 88,
+                                    .cm_size = 56,
+                                    .const_method = 8,
+                                    .access_flags = 44,
+                                    .constants = 8,
+                                    .idnum = 40,
+                                    .code_size = 34,
+                                    .pool_holder = 24,
+                                    .jmethod_ids = 336};
+}
+
+START_TEST(test_finds_the_nmethod)
+{
+    struct fx_codeheap_layout l;
+    struct fx_interp_layout il;
+    fakes(&l, &il);
+    uintptr_t code = (uintptr_t)blob() + 64, end = (uintptr_t)mem + ((BLOCK + NSEG) << SHIFT) - 16;
+    uintptr_t pcs[] = {code, code + 8, code + 200, end - 1};
+    for (size_t i = 0; i < sizeof(pcs) / sizeof(pcs[0]); i++) {
+        struct fx_code_range r;
+        ck_assert(fx_codeheap_find_sigsafe(&l, &il, pcs[i], &r));
+        ck_assert_uint_eq(r.begin, code);
+        ck_assert_uint_eq(r.end, end);
+        ck_assert_uint_eq(r.blob, (uintptr_t)blob());
+        ck_assert_uint_eq(r.name, (uintptr_t)&f_slot); /* the jmethodID */
+        ck_assert_uint_eq(r.verified, 8);
+        ck_assert_uint_eq(r.complete, 20);
+        ck_assert_int_eq(r.compile_id, 77);
+        ck_assert_int_eq(r.frame_words, 6);
+        ck_assert_uint_eq(r.level, 4);
+        ck_assert_uint_eq(r.kind, FX_BLOB_NMETHOD);
+        ck_assert_uint_eq(r.flags, FX_RANGE_SELF_INLINE);
+    }
+    /* an OSR compilation: found, no prologue rule */
+    put(blob(), 44, 12, 4);
+    struct fx_code_range r;
+    ck_assert(fx_codeheap_find_sigsafe(&l, &il, code + 30, &r));
+    ck_assert_uint_eq(r.verified, FX_OFF_UNKNOWN);
+    ck_assert_uint_eq(r.complete, FX_OFF_UNKNOWN);
+}
+END_TEST
+
+START_TEST(test_refuses_what_is_not_proven)
+{
+    struct fx_codeheap_layout l;
+    struct fx_interp_layout il;
+    struct fx_code_range r;
+    uintptr_t code = (uintptr_t)blob() + 64;
+    fakes(&l, &il);
+    ck_assert(!fx_codeheap_find_sigsafe(&l, &il, (uintptr_t)mem + 10, &r));   /* free segment */
+    ck_assert(!fx_codeheap_find_sigsafe(&l, &il, (uintptr_t)mem - 64, &r));   /* not in a heap */
+    ck_assert(!fx_codeheap_find_sigsafe(&l, &il, (uintptr_t)blob() + 8, &r)); /* the header */
+    struct fx_interp_layout none = il;
+    none.pid = 0;
+    ck_assert(!fx_codeheap_find_sigsafe(&l, &none, code, &r)); /* no Method* chain */
+    mem[(BLOCK << SHIFT) + 8] = 0;
+    ck_assert(!fx_codeheap_find_sigsafe(&l, &il, code, &r)); /* a free block */
+    fakes(&l, &il);
+    put(blob(), 0, (uintptr_t)stub_name, 8);
+    ck_assert(!fx_codeheap_find_sigsafe(&l, &il, code, &r)); /* another kind of blob */
+    fakes(&l, &il);
+    f_slot = (uintptr_t)f_cp;
+    ck_assert(!fx_codeheap_find_sigsafe(&l, &il, code, &r)); /* jmethodID of another Method* */
+    fakes(&l, &il);
+    put(blob(), 56, 8, 8);
+    ck_assert(!fx_codeheap_find_sigsafe(&l, &il, code, &r)); /* an unreadable Method* */
+    fakes(&l, &il);
+    segmap[BLOCK + 1] = 0xFF;
+    ck_assert(!fx_codeheap_find_sigsafe(&l, &il, code + 150, &r)); /* a free segment on the way */
+    fakes(&l, &il);
+    put(ga, 8, 16, 8);
+    ck_assert(!fx_codeheap_find_sigsafe(&l, &il, code, &r)); /* an unreadable heap list */
+    fakes(&l, &il);
+    ck_assert(fx_codeheap_find_sigsafe(&l, &il, code, &r));
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("codeheap");
+    TCase *tc = tcase_create("core");
+    tcase_add_test(tc, test_finds_the_nmethod);
+    tcase_add_test(tc, test_refuses_what_is_not_proven);
+    suite_add_tcase(s, tc);
+    SRunner *sr = srunner_create(s);
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed == 0 ? 0 : 1;
+}
