@@ -13,10 +13,11 @@
 
 /* Offsets in bytes; -1: not exported (then the field's use is off). pid 0: not published. */
 struct fx_codeheap_layout {
-    int32_t pid;                        /* this process: the target of the checked reads */
-    uintptr_t heaps;                    /* &CodeCache::_heaps: a GrowableArray<CodeHeap*>* */
-    int32_t ga_len, ga_data;            /* GrowableArrayBase::_len (int), GrowableArray::_data */
-    int32_t ga_bytes;                   /* bytes of the array read at once: both fields */
+    int32_t pid;             /* this process: the target of the checked reads */
+    uintptr_t heaps;         /* &CodeCache::_heaps: a GrowableArray<CodeHeap*>* */
+    uintptr_t lo, hi;        /* CodeCache::_low_bound, _high_bound: all heaps lie inside */
+    int32_t ga_len, ga_data; /* GrowableArrayBase::_len (int), GrowableArray::_data */
+    int32_t ga_bytes;        /* bytes of the array read at once: both fields */
     int32_t mem_low, mem_high, seg_low; /* CodeHeap::_memory._low/_high, _segmap._low */
     int32_t log2_seg;                   /* CodeHeap::_log2_segment_size (int) */
     int32_t heap_bytes;                 /* bytes of a CodeHeap read at once: its four fields */
@@ -34,8 +35,9 @@ struct fx_codeheap_layout {
 #define FX_CODEHEAP_HEADER_MAX 512
 #define FX_CODEHEAP_HEAPS_MAX  8
 
-/* Outside signal context: the layout from VMStructs into fx_sig.codeheap (pid last, release);
- * nothing when a field is missing or does not fit the bounded reads. */
+/* Outside signal context, once the code cache exists (VMInit: threads_existing.c): the layout
+ * from VMStructs into fx_sig.codeheap (pid last, release); nothing when a field is missing or
+ * does not fit the bounded reads. */
 void fx_codeheap_publish(void);
 
 /* Signal-safe: the nmethod holding pc, from the code heaps (l) and named through its Method*
@@ -46,6 +48,12 @@ void fx_codeheap_publish(void);
  * not an "nmethod", pc outside its code, a method with no jmethodID. */
 bool fx_codeheap_find_sigsafe(const struct fx_codeheap_layout *l, const struct fx_interp_layout *il,
                               uintptr_t pc, struct fx_code_range *out);
+
+/* Signal-safe: the range of t holding pc, else the nmethod holding it in the code heaps (by
+ * t's layouts, into *buf, and one more in *t->found), else NULL. For the walks that name or
+ * type compiled frames (recover_anchor.c, native_below.c). */
+const struct fx_code_range *fx_recover_find_any(const struct fx_code_table *t, uintptr_t pc,
+                                                struct fx_code_range *buf);
 
 /* Signal-safe: the prologue offsets of a range from its nmethod's verified entry and frame
  * complete offset (shared with codemap.c): set when the compilation is a normal one (entry bci

@@ -111,6 +111,20 @@ static uintptr_t blob_of(const struct fx_codeheap_layout *l, uintptr_t pc, uintp
     return 0;
 }
 
+/* Signal-safe: the blob's name says it is a Java method's code: "nmethod", or "native nmethod"
+ * (a native method's wrapper, which CompiledMethodLoad reports too). Read in two steps: a read
+ * past the end of the shorter name could cross into an unmapped page. */
+static bool is_nmethod(const struct fx_codeheap_layout *l, uintptr_t name)
+{
+    char n[16];
+    if (!peek(l, name, n, 8, 1))
+        return false;
+    if (memcmp(n, "nmethod", 8) == 0)
+        return true;
+    return memcmp(n, "native n", 8) == 0 && peek(l, name + 8, n + 8, 8, 1) &&
+           memcmp(n, "native nmethod", 15) == 0;
+}
+
 void fx_codeheap_entry(struct fx_code_range *r, uintptr_t verified, long frame_complete,
                        int32_t entry_bci)
 {
@@ -130,14 +144,12 @@ bool fx_codeheap_find_sigsafe(const struct fx_codeheap_layout *l, const struct f
                               uintptr_t pc, struct fx_code_range *out)
 {
     unsigned char b[FX_CODEHEAP_HEADER_MAX];
-    char name[8];
     uintptr_t end_of_block = 0;
-    if (l == NULL || l->pid == 0 || il == NULL || il->pid == 0)
-        return false;
+    if (l == NULL || l->pid == 0 || il == NULL || il->pid == 0 || pc < l->lo || pc >= l->hi)
+        return false; /* no system call for a pc outside the code cache */
     uintptr_t blob = blob_of(l, pc, &end_of_block);
     if (blob == 0 || !peek(l, blob, b, (size_t)l->header, 8) ||
-        !peek(l, (uintptr_t)field(b, l->name, 8), name, sizeof(name), 1) ||
-        memcmp(name, "nmethod", sizeof(name)) != 0)
+        !is_nmethod(l, (uintptr_t)field(b, l->name, 8)))
         return false;
     uintptr_t begin = l->code_begin >= 0 ? (uintptr_t)field(b, l->code_begin, 8)
                                          : blob + (uintptr_t)(intptr_t)sfield(b, l->code_offset, 4);
@@ -164,4 +176,16 @@ bool fx_codeheap_find_sigsafe(const struct fx_codeheap_layout *l, const struct f
                       (int32_t)sfield(b, l->entry_bci, 4));
     int32_t again;
     return peek(l, blob + (uintptr_t)l->compile_id, &again, 4, 4) && again == out->compile_id;
+}
+
+const struct fx_code_range *fx_recover_find_any(const struct fx_code_table *t, uintptr_t pc,
+                                                struct fx_code_range *buf)
+{
+    const struct fx_code_range *r = fx_recover_find(t, pc);
+    if (r != NULL || t == NULL || t->heap == NULL ||
+        !fx_codeheap_find_sigsafe(t->heap, t->il, pc, buf))
+        return r;
+    if (t->found != NULL)
+        __atomic_add_fetch(t->found, 1, __ATOMIC_RELAXED);
+    return buf;
 }

@@ -65,7 +65,7 @@ static struct {
     size_t n_names;
     uint64_t loads, unloads, stubs, no_layout, osr, replaced, publishes, log_dropped, busy;
     uint64_t names_full;
-    uint64_t heap_agree, heap_differ; /* codeheap_check's outcomes */
+    uint64_t heap_agree, heap_refused, heap_differ; /* codeheap_check's outcomes */
 } cm = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
 int fx_codemap_setup(void)
@@ -73,7 +73,6 @@ int fx_codemap_setup(void)
     fx_sig.compile_id_off = -1;
     struct fx_nmethod_layout probe;
     (void)fx_vmstructs_nmethod(0, &probe); /* loads the offsets; code 0 is no blob */
-    fx_codeheap_publish();
     return FX_OK;
 }
 
@@ -114,8 +113,9 @@ static bool self_inlined(jmethodID root, const void *compile_info)
 
 /* The oracle of the handler's code heap lookup (codeheap_sig.c, issue 32): the range it finds
  * for a new method's first byte must be the one its CompiledMethodLoad describes, field by
- * field (but the inlining flag, which the lookup cannot know). 1 agrees, -1 differs, 0 not
- * checked (the layouts not published yet). */
+ * field (but the inlining flag, which the lookup cannot know). 1 agrees, -1 differs, 2 not
+ * found (refused: e.g. a method handle intrinsic's wrapper, whose Method* has no jmethodID of
+ * its own), 0 not checked (the layouts not published yet). */
 static int codeheap_check(const struct fx_code_range *r)
 {
     struct fx_code_range h;
@@ -123,7 +123,7 @@ static int codeheap_check(const struct fx_code_range *r)
         __atomic_load_n(&fx_sig.interp.pid, __ATOMIC_ACQUIRE) == 0)
         return 0;
     if (!fx_codeheap_find_sigsafe(&fx_sig.codeheap, &fx_sig.interp, r->begin, &h))
-        return -1;
+        return 2;
     return h.begin == r->begin && h.end == r->end && h.blob == r->blob && h.name == r->name &&
                            h.verified == r->verified && h.complete == r->complete &&
                            h.compile_id == r->compile_id && h.frame_words == r->frame_words &&
@@ -157,7 +157,8 @@ void fx_codemap_compiled_load(jmethodID method, const void *code_addr, jint code
     r.flags = self_inlined(method, compile_info) ? FX_RANGE_SELF_INLINE : 0;
     int check = layout ? codeheap_check(&r) : 0;
     pthread_mutex_lock(&cm.lock);
-    cm.heap_agree += check > 0;
+    cm.heap_agree += check == 1;
+    cm.heap_refused += check == 2;
     cm.heap_differ += check < 0;
     if (layout && fx_sig.compile_id_off < 0)
         __atomic_store_n(&fx_sig.compile_id_off, l.compile_id_offset, __ATOMIC_RELAXED);
@@ -371,6 +372,13 @@ static struct fx_code_table *fold(struct logrec *log, size_t n_log, size_t *cap)
         }
     }
     t->n = k;
+    /* issue 32: a pc in none of its ranges is looked up in the code heaps, once both layouts
+     * are published (codeheap.h) */
+    bool heap = __atomic_load_n(&fx_sig.codeheap.pid, __ATOMIC_ACQUIRE) != 0 &&
+                __atomic_load_n(&fx_sig.interp.pid, __ATOMIC_ACQUIRE) != 0;
+    t->heap = heap ? &fx_sig.codeheap : NULL;
+    t->il = heap ? &fx_sig.interp : NULL;
+    t->found = &fx_sig.codeheap_found;
     return t;
 }
 
@@ -445,8 +453,12 @@ void fx_codemap_report(struct fx_profile *p, const char *g)
     fx_profile_extra_int(p, g, "tables published", (int64_t)cm.publishes);
     fx_profile_extra_detail(p, g, "code heap lookups agreeing with CompiledMethodLoad",
                             (int64_t)cm.heap_agree);
+    fx_profile_extra_detail(p, g, "code heap lookups refused (not proven) at CompiledMethodLoad",
+                            (int64_t)cm.heap_refused);
     fx_profile_extra_detail(p, g, "code heap lookups differing from CompiledMethodLoad",
                             (int64_t)cm.heap_differ);
+    fx_profile_extra_detail(p, g, "pcs found in the code heaps (compiled since the table)",
+                            (int64_t)__atomic_load_n(&fx_sig.codeheap_found, __ATOMIC_RELAXED));
     fx_profile_extra_detail(p, g, "cycles a replaced table waited for readers", (int64_t)cm.busy);
     fx_profile_extra_loss(p, g, "code events lost (no memory, name list full)",
                           (int64_t)(cm.log_dropped + cm.names_full));

@@ -44,8 +44,16 @@ struct fx_code_range {
 #define FX_RANGE_SELF_INLINE 0x02 /* nmethod: its method is inlined into itself, or no records */
 #define FX_RANGE_CALL_STUB   0x04 /* stub: StubRoutines' "call_stub", the entry from C to Java */
 
-/* Immutable once published (codemap.c): sorted by begin, no two ranges overlap. */
+struct fx_codeheap_layout;
+struct fx_interp_layout;
+
+/* Immutable once published (codemap.c): sorted by begin, no two ranges overlap. heap and il:
+ * where a pc in no range is looked up next (codeheap.h, fx_recover_find_any), NULL if not;
+ * found: the count of pcs found there (atomic). */
 struct fx_code_table {
+    const struct fx_codeheap_layout *heap;
+    const struct fx_interp_layout *il;
+    uint64_t *found;
     size_t n;
     struct fx_code_range r[];
 };

@@ -4,8 +4,8 @@
 #ifndef FX_SAMPLING_INTERNAL_H
 #define FX_SAMPLING_INTERNAL_H
 
-#include "compile_task.h"
 #include "codeheap.h"
+#include "compile_task.h"
 #include "interp_frame.h"
 #include "receiver.h"
 #include "sampling.h"
@@ -49,6 +49,7 @@ struct fx_sigstate {
     /* Issue 32: the code heaps' layout, for a pc in a method compiled since the code table was
      * published (codeheap.h; fx_codemap_setup publishes it, codeheap.pid last with release). */
     struct fx_codeheap_layout codeheap;
+    uint64_t codeheap_found; /* atomic: pcs the walks found there (fx_recover_find_any) */
     /* Issue 22, mount tracking without events (vthreads.c): JavaThread::_monitor_owner_id as an
      * offset from a thread's JNIEnv, non-zero while that is the way (else the mount events'
      * slot in struct fx_thread is); a start sets or clears it. */

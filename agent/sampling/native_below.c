@@ -51,8 +51,9 @@ static struct fx_regs top_sigsafe(const struct fx_thread *t, const ucontext_t *u
     long pc_off = __atomic_load_n(&fx_sig.anchor_pc_off, __ATOMIC_RELAXED);
     long fp_off = __atomic_load_n(&fx_sig.anchor_fp_off, __ATOMIC_RELAXED);
     *from_anchor = *crossed = false;
-    if (fx_recover_find(tab, top.pc) == NULL && t->env != NULL && sp_off != 0 && pc_off != 0 &&
-        fp_off != 0) {
+    struct fx_code_range fresh;
+    if (fx_recover_find_any(tab, top.pc, &fresh) == NULL && t->env != NULL && sp_off != 0 &&
+        pc_off != 0 && fp_off != 0) {
         memcpy(&top.sp, (const char *)t->env + sp_off, sizeof(top.sp));
         memcpy(&top.pc, (const char *)t->env + pc_off, sizeof(top.pc));
         memcpy(&top.fp, (const char *)t->env + fp_off, sizeof(top.fp));
@@ -105,7 +106,8 @@ static struct fx_regs top_sigsafe(const struct fx_thread *t, const ucontext_t *u
 static bool top_step_sigsafe(const struct fx_code_table *tab, long cid_off, bool from_anchor,
                              uintptr_t lo, uintptr_t hi, struct fx_regs *at, bool *typed)
 {
-    const struct fx_code_range *r = fx_recover_find(tab, at->pc);
+    struct fx_code_range fresh;
+    const struct fx_code_range *r = fx_recover_find_any(tab, at->pc, &fresh);
     struct fx_regs next = {0, 0, 0, NULL};
     if (r == NULL || hi <= lo || at->sp < lo || at->sp >= hi)
         return false;
@@ -144,7 +146,8 @@ int fx_recover_leaf_native_sigsafe(struct fx_thread *t, void *ucontext, fx_asgct
         return FX_REC_NOT_FOUND;
     __atomic_add_fetch(&fx_sig.code_readers, 1, __ATOMIC_SEQ_CST);
     const struct fx_code_table *tab = __atomic_load_n(&fx_sig.code_table, __ATOMIC_SEQ_CST);
-    const struct fx_code_range *n = fx_recover_find(tab, caller.pc);
+    struct fx_code_range fresh;
+    const struct fx_code_range *n = fx_recover_find_any(tab, caller.pc, &fresh);
     /* The step to the caller may have gone by rbp, which at a leaf's first instruction or in a
      * frameless leaf is still the compiled caller's: the "caller" found would be the caller's
      * own caller, a Java frame dropped. So the call before caller.pc must have gone to native

@@ -25,9 +25,11 @@
  * (fx_sample_rec.walk_stop; "[truncated]" only where it reached the depth). Frames are named by
  * the nmethod's method (FX_LINE_NMETHOD: inlined callees and the bci are not known here).
  * Every stack word is read inside the thread's stack, every code range from the published
- * table. Signal path: compiled with the handler's flags and under its symbol allow-list. */
+ * table, or for a method compiled since, from HotSpot's code heaps (codeheap_sig.c). Signal path:
+ * compiled with the handler's flags and under its symbol allow-list. */
 #include "recover_anchor.h"
 
+#include "codeheap.h"
 #include "interp_frame.h"
 #include "recover_x86.h"
 
@@ -101,7 +103,8 @@ int fx_recover_anchor(const struct fx_code_table *tab, long cid_off, const struc
     /* each step adds a frame but an entry frame's, which follows one: the depth ends it */
     uint32_t interpreted = 0;
     for (uint32_t i = 0; i < 2 * cap + 2; i++) {
-        const struct fx_code_range *r = fx_recover_find(tab, pc);
+        struct fx_code_range fresh; /* a method compiled since the table (codeheap.h) */
+        const struct fx_code_range *r = fx_recover_find_any(tab, pc, &fresh);
         if (r == NULL)
             return *n > 0 ? anchor_stop(stop, FX_WSTOP_UNKNOWN) : FX_REC_NOT_FOUND;
         if (r->kind == FX_BLOB_STUB && (r->flags & FX_RANGE_INTERPRETER) && *n > 0 && *n == cap)
@@ -190,7 +193,8 @@ uint32_t fx_recover_segment(const struct fx_code_table *tab, long cid_off,
     if (hi <= lo || at.sp < lo || at.sp >= hi)
         return 0;
     while (n < most) {
-        const struct fx_code_range *r = fx_recover_find(tab, at.pc);
+        struct fx_code_range fresh;
+        const struct fx_code_range *r = fx_recover_find_any(tab, at.pc, &fresh);
         struct fx_regs next = {0, 0, 0, NULL};
         if (r == NULL)
             return n;

@@ -99,6 +99,7 @@ static void scan(jvmtiEnv *jvmti, JNIEnv *jni)
     }
     fx_receiver_publish(); /* issue 32 item 3: the heap exists by now */
     fx_interp_publish();   /* issue 32: the anchor walk's interpreted frames */
+    fx_codeheap_publish(); /* issue 32: methods compiled since the code table's publish */
     for (jint i = 0; i < n; i++) {
         start_one_existing(jvmti, jni, all[i], self, eetop, env_offset);
         (*jni)->DeleteLocalRef(jni, all[i]);

@@ -367,13 +367,16 @@ static bool codeheap_layout(struct fx_codeheap_layout *o)
     long code_end = fx_vmstructs_field("CodeBlob", "_code_end");
     long data_off = fx_vmstructs_field("CodeBlob", "_data_offset");
     long method = fx_vmstructs_field("nmethod", "_method");
+    const uintptr_t *lo = fx_vmstructs_static("CodeCache", "_low_bound");
+    const uintptr_t *hi = fx_vmstructs_static("CodeCache", "_high_bound");
     if (method < 0)
         method = fx_vmstructs_field("CompiledMethod", "_method"); /* JDK 17 */
-    if (!heaps_known() || hb_header != 0 || len != 0 || (used != 4 && used != 8) ||
-        used >= vs.heap_block_size || vs.heap_block_size > 64 || name < 0 || method < 0 ||
-        (code_end < 0 && data_off < 0) || vs.frame_complete < 0 || vs.fc_size <= 0 ||
-        vs.frame_size < 0 || (vs.vep < 0 && vs.vep_offset < 0) || vs.compile_id < 0 ||
-        vs.entry_bci < 0 || vs.ga_len > 56 || vs.ga_data > 56)
+    if (lo == NULL || hi == NULL || *lo == 0 || *hi <= *lo || !heaps_known() || hb_header != 0 ||
+        len != 0 || (used != 4 && used != 8) || used >= vs.heap_block_size ||
+        vs.heap_block_size > 64 || name < 0 || method < 0 || (code_end < 0 && data_off < 0) ||
+        vs.frame_complete < 0 || vs.fc_size <= 0 || vs.frame_size < 0 ||
+        (vs.vep < 0 && vs.vep_offset < 0) || vs.compile_id < 0 || vs.entry_bci < 0 ||
+        vs.ga_len > 56 || vs.ga_data > 56)
         return false;
     long level_width =
             vs.level_size == 1 || vs.level_size == 2 || vs.level_size == 4 ? vs.level_size : 0;
@@ -391,6 +394,8 @@ static bool codeheap_layout(struct fx_codeheap_layout *o)
     *o = (struct fx_codeheap_layout){
             .pid = (int32_t)getpid(),
             .heaps = (uintptr_t)vs.heaps,
+            .lo = *lo,
+            .hi = *hi,
             .ga_len = (int32_t)vs.ga_len,
             .ga_data = (int32_t)vs.ga_data,
             .ga_bytes = (int32_t)reach(vs.ga_len + 8, vs.ga_data, 8),

@@ -67,6 +67,8 @@ static void fakes(struct fx_codeheap_layout *l, struct fx_interp_layout *il)
     put(b, 56, (uintptr_t)f_method, 8);
     *l = (struct fx_codeheap_layout){.pid = (int32_t)getpid(),
                                      .heaps = (uintptr_t)&heaps,
+                                     .lo = (uintptr_t)mem - 4096,
+                                     .hi = (uintptr_t)mem + 8192,
                                      .ga_len = 0,
                                      .ga_data = 8,
                                      .ga_bytes = 16,
@@ -155,6 +157,7 @@ START_TEST(test_refuses_what_is_not_proven)
     fakes(&l, &il);
     ck_assert(!fx_codeheap_find_sigsafe(&l, &il, (uintptr_t)mem + 10, &r));   /* free segment */
     ck_assert(!fx_codeheap_find_sigsafe(&l, &il, (uintptr_t)mem - 64, &r));   /* not in a heap */
+    ck_assert(!fx_codeheap_find_sigsafe(&l, &il, (uintptr_t)mem + 8192, &r)); /* not in the cache */
     ck_assert(!fx_codeheap_find_sigsafe(&l, &il, (uintptr_t)blob() + 8, &r)); /* the header */
     struct fx_interp_layout none = il;
     none.pid = 0;
@@ -181,12 +184,42 @@ START_TEST(test_refuses_what_is_not_proven)
 }
 END_TEST
 
+/* The walks' lookup: the table first, then the code heaps where the table has the layouts. */
+START_TEST(test_find_any)
+{
+    struct fx_codeheap_layout l;
+    struct fx_interp_layout il;
+    fakes(&l, &il);
+    static _Alignas(struct fx_code_table) unsigned char
+            tm[sizeof(struct fx_code_table) + sizeof(struct fx_code_range)];
+    struct fx_code_table *t = (struct fx_code_table *)tm;
+    uint64_t found = 0;
+    uintptr_t code = (uintptr_t)blob() + 64;
+    t->n = 1;
+    t->r[0] = (struct fx_code_range){
+            .begin = (uintptr_t)mem, .end = (uintptr_t)mem + 64, .kind = FX_BLOB_STUB};
+    struct fx_code_range buf;
+    ck_assert_ptr_null(fx_recover_find_any(t, code, &buf)); /* no layouts in the table */
+    t->heap = &l;
+    t->il = &il;
+    t->found = &found;
+    ck_assert_ptr_eq(fx_recover_find_any(t, (uintptr_t)mem + 8, &buf), &t->r[0]);
+    ck_assert_uint_eq(found, 0);
+    ck_assert_ptr_eq(fx_recover_find_any(t, code + 4, &buf), &buf);
+    ck_assert_uint_eq(buf.begin, code);
+    ck_assert_uint_eq(found, 1);
+    ck_assert_ptr_null(fx_recover_find_any(t, (uintptr_t)mem + 9000, &buf));
+    ck_assert_uint_eq(found, 1);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("codeheap");
     TCase *tc = tcase_create("core");
     tcase_add_test(tc, test_finds_the_nmethod);
     tcase_add_test(tc, test_refuses_what_is_not_proven);
+    tcase_add_test(tc, test_find_any);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);
