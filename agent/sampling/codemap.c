@@ -66,11 +66,17 @@ static struct {
     uint64_t loads, unloads, stubs, no_layout, osr, replaced, publishes, log_dropped, busy;
     uint64_t names_full;
     uint64_t heap_agree, heap_refused, heap_differ; /* codeheap_check's outcomes */
+    bool heap_only; /* FXAGENT_TEST_CODEHEAP_ONLY=1: nmethods are not published */
 } cm = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
 int fx_codemap_setup(void)
 {
     fx_sig.compile_id_off = -1;
+    /* A test switch (it.validate_recovered): no nmethod enters the table, so every walk and
+     * recovery finds its compiled methods in the code heaps (codeheap_sig.c), and validate mode
+     * holds that path to GetStackTrace on every stack. */
+    const char *heap_only = getenv("FXAGENT_TEST_CODEHEAP_ONLY");
+    cm.heap_only = heap_only != NULL && heap_only[0] == '1';
     struct fx_nmethod_layout probe;
     (void)fx_vmstructs_nmethod(0, &probe); /* loads the offsets; code 0 is no blob */
     return FX_OK;
@@ -165,7 +171,8 @@ void fx_codemap_compiled_load(jmethodID method, const void *code_addr, jint code
     cm.loads++;
     cm.no_layout += !layout;
     cm.osr += layout && !normal;
-    log_push(OP_ADD, &r);
+    if (!cm.heap_only)
+        log_push(OP_ADD, &r);
     pthread_mutex_unlock(&cm.lock);
 }
 
@@ -411,7 +418,11 @@ bool fx_codemap_publish(void)
     cm.log = NULL;
     cm.n_log = cm.cap_log = 0;
     pthread_mutex_unlock(&cm.lock);
-    if (n_log == 0)
+    /* the code heaps' layouts came after the table: a table that has them, even unchanged */
+    const struct fx_code_table *cur = __atomic_load_n(&fx_sig.code_table, __ATOMIC_RELAXED);
+    bool heap = __atomic_load_n(&fx_sig.codeheap.pid, __ATOMIC_ACQUIRE) != 0 &&
+                __atomic_load_n(&fx_sig.interp.pid, __ATOMIC_ACQUIRE) != 0;
+    if (n_log == 0 && (!heap || (cur != NULL && cur->heap != NULL)))
         return false;
     size_t cap;
     struct fx_code_table *t = fold(log, n_log, &cap);

@@ -11,8 +11,13 @@
 # exactly) and at least 20 ended at the thread's first entry frame, their last frame JVMTI's
 # bottom one (the call-stub rule), the JVM ended within SECONDS + 120 s, and the usual checks
 # of validate_check.py pass.
-# Fails on a build that compares no recovered stack (no such class in the report), and on one
-# whose anchor walk stops at interpreted frames (no walk names one).
+# A second run (FXAGENT_TEST_CODEHEAP_ONLY=1, issue 32) keeps every compiled method out of the
+# code table: the same checks (but the interpreted count), and tests/it/codeheap_check.py: the
+# walks found pcs in the code heaps, and the lookup agreed with every CompiledMethodLoad it
+# checked (none differing).
+# Fails on a build that compares no recovered stack (no such class in the report), on one
+# whose anchor walk stops at interpreted frames (no walk names one), and on one whose walks do
+# not look compiled methods up in the code heaps.
 # Environment: FXAGENT_VALIDATE_JAR (fxagent-validate.jar) besides it_lib.sh's.
 # usage: validate_recovered_test.sh JDK_HOME [SECONDS]
 set -euo pipefail
@@ -25,4 +30,14 @@ va_java bigalloc $((seconds + 120)) "BigAlloc: 2 threads" -Xmx256m fxagent.test.
     "$seconds" 2
 va_check --min-compared 20 --min-anchor-walks 20 --min-anchor-interpreted 20 \
     --min-anchor-whole 20
+# Issue 32: the same with no compiled method in the code table (a test switch): every compiled
+# frame of the anchor walks and recoveries is found in HotSpot's code heaps (codeheap_sig.c)
+# and still held to GetStackTrace; each CompiledMethodLoad checked the lookup against itself.
+VA_REPORT=$FXAGENT_RUN_DIR/validate-heap.json
+VA_PROFILE=$FXAGENT_RUN_DIR/profile-heap.json.gz
+FXAGENT_TEST_CODEHEAP_ONLY=1 va_java bigalloc-heap $((seconds + 120)) "BigAlloc: 2 threads" \
+    -Xmx256m fxagent.test.BigAlloc "$seconds" 2
+va_check --min-compared 20 --min-anchor-walks 20 --min-anchor-whole 20
+python3 "$IT_DIR/codeheap_check.py" "$VA_PROFILE" --label "$IT_NAME" ||
+    it_fail "the code heap lookup was not used, or differed from CompiledMethodLoad (above)"
 echo "$IT_NAME: OK"

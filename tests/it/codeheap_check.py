@@ -1,0 +1,45 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
+"""The code heap lookup's figures in a profile (issue 32, agent/sampling/codeheap_sig.c), for
+it.validate_recovered's run with FXAGENT_TEST_CODEHEAP_ONLY=1 (no compiled method in the code
+table). Fails unless meta.extra's "Stack recovery" group says the walks found pcs in the code
+heaps (at least --min-found), the lookup agreed with CompiledMethodLoad at least --min-agree
+times and differed from it never. A detail the agent leaves out is 0.
+usage: codeheap_check.py PROFILE [--label L] [--min-found N] [--min-agree N]
+"""
+import argparse
+
+from profile_lib import Checker, extra_groups, load_profile
+
+FOUND = "pcs found in the code heaps (compiled since the table)"
+AGREE = "code heap lookups agreeing with CompiledMethodLoad"
+REFUSED = "code heap lookups refused (not proven) at CompiledMethodLoad"
+DIFFER = "code heap lookups differing from CompiledMethodLoad"
+HANDLER = "handler: recovered in a method found in the code heaps"
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("profile")
+    ap.add_argument("--label", default="codeheap")
+    ap.add_argument("--min-found", type=int, default=20)
+    ap.add_argument("--min-agree", type=int, default=50)
+    a = ap.parse_args()
+    ck = Checker(a.label)
+    group = extra_groups(load_profile(a.profile)).get("Stack recovery")
+    if group is None:
+        ck.fatal(f"{a.profile}: no 'Stack recovery' group in meta.extra")
+    v = {k: group.get(k, 0) for k in (FOUND, AGREE, REFUSED, DIFFER, HANDLER)}
+    print(f"{a.label}: code heaps: {v[FOUND]} pcs found by the walks, {v[HANDLER]} samples "
+          f"recovered in such a method; at CompiledMethodLoad {v[AGREE]} lookups agreed, "
+          f"{v[REFUSED]} refused, {v[DIFFER]} differed")
+    ck.check(v[FOUND] >= a.min_found, f"{v[FOUND]} pcs found in the code heaps, expected at "
+             f"least {a.min_found}")
+    ck.check(v[AGREE] >= a.min_agree, f"{v[AGREE]} lookups agreed with CompiledMethodLoad, "
+             f"expected at least {a.min_agree}")
+    ck.check(v[DIFFER] == 0, f"{v[DIFFER]} lookups differed from CompiledMethodLoad")
+    return ck.exit_code()
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
