@@ -28,6 +28,7 @@ struct fx_codeheap_layout {
     int32_t code_end, data_offset;   /* JDK 17: address; later: code ends at the data */
     int32_t frame_complete, fc_width, frame_size;
     int32_t vep, vep_offset; /* JDK 17: address; later: u2 from code begin */
+    int32_t osr_entry;       /* nmethod::_osr_entry_point (address) */
     int32_t compile_id, entry_bci, comp_level, level_width;
     int32_t method; /* nmethod::_method (CompiledMethod:: on JDK 17) */
     int32_t header; /* bytes of the blob read at once: every field above */
@@ -55,10 +56,12 @@ bool fx_codeheap_find_sigsafe(const struct fx_codeheap_layout *l, const struct f
 const struct fx_code_range *fx_recover_find_any(const struct fx_code_table *t, uintptr_t pc,
                                                 struct fx_code_range *buf);
 
-/* Signal-safe: the prologue offsets of a range from its nmethod's verified entry and frame
- * complete offset (shared with codemap.c): set when the compilation is a normal one (entry bci
- * -1, not OSR) and both lie inside the code, FX_OFF_UNKNOWN otherwise. */
+/* Signal-safe: the entry offsets of a range from its nmethod's verified entry, frame complete
+ * offset, entry bci and OSR entry (shared with codemap.c): a normal compilation (entry bci -1)
+ * gets verified and complete when both lie inside the code; an OSR one gets FX_RANGE_OSR and
+ * its OSR entry's offset in verified when that lies inside (recover.c's OSR rule);
+ * FX_OFF_UNKNOWN otherwise. */
 void fx_codeheap_entry(struct fx_code_range *r, uintptr_t verified, long frame_complete,
-                       int32_t entry_bci);
+                       int32_t entry_bci, uintptr_t osr_entry);
 
 #endif

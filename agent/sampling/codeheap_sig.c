@@ -126,10 +126,15 @@ static bool is_nmethod(const struct fx_codeheap_layout *l, uintptr_t name)
 }
 
 void fx_codeheap_entry(struct fx_code_range *r, uintptr_t verified, long frame_complete,
-                       int32_t entry_bci)
+                       int32_t entry_bci, uintptr_t osr_entry)
 {
     r->verified = FX_OFF_UNKNOWN;
     r->complete = FX_OFF_UNKNOWN;
+    if (entry_bci != -1 && osr_entry >= r->begin && osr_entry < r->end) {
+        r->verified = (uint32_t)(osr_entry - r->begin);
+        r->flags |= FX_RANGE_OSR;
+        return;
+    }
     /* An OSR compilation is entered from the interpreter through its own entry, not at the
      * verified entry with a return address on top: no prologue rule for it. */
     if (entry_bci == -1 && verified >= r->begin && verified < r->end && frame_complete > 0 &&
@@ -173,7 +178,8 @@ bool fx_codeheap_find_sigsafe(const struct fx_codeheap_layout *l, const struct f
                                   .level = level >= 1 && level <= 4 ? (uint8_t)level : 0,
                                   .flags = FX_RANGE_SELF_INLINE};
     fx_codeheap_entry(out, vep, (long)sfield(b, l->frame_complete, l->fc_width),
-                      (int32_t)sfield(b, l->entry_bci, 4));
+                      (int32_t)sfield(b, l->entry_bci, 4),
+                      l->osr_entry >= 0 ? (uintptr_t)field(b, l->osr_entry, 8) : 0);
     int32_t again;
     return peek(l, blob + (uintptr_t)l->compile_id, &again, 4, 4) && again == out->compile_id;
 }

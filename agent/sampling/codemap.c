@@ -153,14 +153,14 @@ void fx_codemap_compiled_load(jmethodID method, const void *code_addr, jint code
     bool layout = fx_vmstructs_nmethod(r.begin, &l);
     bool normal = layout && l.entry_bci == -1;
     if (layout)
-        fx_codeheap_entry(&r, l.verified, l.frame_complete, l.entry_bci);
+        fx_codeheap_entry(&r, l.verified, l.frame_complete, l.entry_bci, l.osr_entry);
     if (layout) {
         r.blob = l.blob;
         r.compile_id = l.compile_id;
         r.frame_words = l.frame_words;
         r.level = l.level >= 1 && l.level <= 4 ? (uint8_t)l.level : 0;
     }
-    r.flags = self_inlined(method, compile_info) ? FX_RANGE_SELF_INLINE : 0;
+    r.flags |= self_inlined(method, compile_info) ? FX_RANGE_SELF_INLINE : 0;
     int check = layout ? codeheap_check(&r) : 0;
     pthread_mutex_lock(&cm.lock);
     cm.heap_agree += check == 1;
@@ -457,7 +457,7 @@ void fx_codemap_report(struct fx_profile *p, const char *g)
     fx_profile_extra_detail(p, g, "compiled method unloads", (int64_t)cm.unloads);
     fx_profile_extra_detail(p, g, "compiled methods without a layout (VMStructs)",
                             (int64_t)cm.no_layout);
-    fx_profile_extra_detail(p, g, "OSR compilations (no prologue rule)", (int64_t)cm.osr);
+    fx_profile_extra_detail(p, g, "OSR compilations (their own entry rule)", (int64_t)cm.osr);
     fx_profile_extra_int(p, g, "stubs (DynamicCodeGenerated)", (int64_t)cm.stubs);
     fx_profile_extra_detail(p, g, "ranges replaced by overlapping newer code",
                             (int64_t)cm.replaced);

@@ -43,6 +43,8 @@ struct fx_code_range {
 #define FX_RANGE_INTERPRETER 0x01 /* stub: HotSpot's "Interpreter" (the template interpreter) */
 #define FX_RANGE_SELF_INLINE 0x02 /* nmethod: its method is inlined into itself, or no records */
 #define FX_RANGE_CALL_STUB   0x04 /* stub: StubRoutines' "call_stub", the entry from C to Java */
+/* nmethod: an OSR compilation; `verified` holds its OSR entry's offset, `complete` is unknown */
+#define FX_RANGE_OSR 0x08
 
 struct fx_codeheap_layout;
 struct fx_interp_layout;

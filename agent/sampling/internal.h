@@ -178,6 +178,7 @@ struct fx_nmethod_layout {
     long frame_complete;    /* from code begin; -1: never */
     int32_t compile_id;     /* unique per compilation */
     int32_t entry_bci;      /* -1 for a normal method entry, else an OSR compilation */
+    uintptr_t osr_entry;    /* an OSR compilation's entry (nmethod::_osr_entry_point), 0 */
     long compile_id_offset; /* of _compile_id in the nmethod */
     int32_t frame_words;    /* CodeBlob::_frame_size (words, return address included), -1 */
     int32_t level;          /* nmethod::_comp_level (1-3 C1, 4 C2), -1 unknown */

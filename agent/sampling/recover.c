@@ -190,6 +190,32 @@ static int fx_recover_epilogue(const struct fx_code_range *r, const struct fx_re
     return FX_REC_DECODE;
 }
 
+/* An OSR compilation (issue 32): the interpreter jumps to its OSR entry with the return address
+ * of the frame it replaces on top (TemplateTable::branch: the interpreter frame popped, the
+ * sender's pc pushed), as a call to a verified entry would leave it; the code from there builds
+ * the frame as a normal entry does (C2's MachPrologNode, C1's build_frame), and the body, the
+ * epilogue and the stubs follow it. The prologue is decoded from the OSR entry with the normal
+ * prologue's steps to the first instruction that is not one; it must have allocated exactly the
+ * frame (return address + pushes + sub rsp = CodeBlob::_frame_size words), else nothing is said
+ * about this nmethod. A pc before the OSR entry (code no OSR entry runs) or inside that prologue
+ * is refused (FX_REC_DECODE); after it, the epilogue rule or the body (FX_REC_BODY: the frame is
+ * built, its size holds). */
+static int fx_recover_osr(const struct fx_code_range *r, const struct fx_regs *in, uintptr_t lo,
+                          uintptr_t hi, struct fx_regs *out)
+{
+    struct fx_prologue st = {0, 0, false};
+    uintptr_t p = r->begin + r->verified;
+    if (in->pc < p || r->frame_words <= 0)
+        return FX_REC_DECODE;
+    unsigned i = 0;
+    for (unsigned n; i < 64 && (n = fx_recover_prologue_step(r, p, &st)) > 0; i++)
+        p += n;
+    if (i == 64 || (uint64_t)st.depth + 8 != (uint64_t)r->frame_words * 8 || in->pc < p)
+        return FX_REC_DECODE;
+    int rc = fx_recover_epilogue(r, in, lo, hi, out);
+    return rc == FX_REC_DECODE ? FX_REC_BODY : rc;
+}
+
 /* The caller's registers when nothing was pushed since its call: the return address at [sp],
  * its sp above it, rbp untouched. */
 static int fx_recover_at_sp(const struct fx_regs *in, uintptr_t lo, uintptr_t hi,
@@ -346,6 +372,8 @@ int fx_recover_caller(const struct fx_code_range *r, const struct fx_regs *in, u
         return fx_recover_c1_barrier(r, in, lo, hi, out);
     if (r->kind != FX_BLOB_NMETHOD)
         return FX_REC_NOT_FOUND;
+    if (blob_ok && (r->flags & FX_RANGE_OSR) && r->verified != FX_OFF_UNKNOWN)
+        return fx_recover_osr(r, in, lo, hi, out);
     if (!blob_ok || r->verified == FX_OFF_UNKNOWN || r->complete == FX_OFF_UNKNOWN)
         return FX_REC_LAYOUT;
     uintptr_t vep = r->begin + r->verified, done = r->begin + r->complete;

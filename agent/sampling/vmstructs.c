@@ -42,8 +42,9 @@ static struct {
     long java_thread_size;         /* sizeof(JavaThread), from the types table */
     long comp_level, level_size;   /* nmethod::_comp_level: int (JDK 17), CompLevel (s1) later */
     const char *level_type;        /* its type's name, sized from the types table */
-} vs = {-1, -1, -1, -1,   -1, -1, -1, 0,  -1, -1, -1, -1, -1, -1, -1, -1,
-        -1, -1, -1, NULL, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, 0,  NULL};
+    long osr_entry;                /* nmethod::_osr_entry_point (address) */
+} vs = {-1, -1, -1,   -1, -1, -1, -1, 0,  -1, -1, -1, -1, -1, -1, -1,   -1, -1,
+        -1, -1, NULL, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, 0,  NULL, -1};
 
 static uint64_t sym_u64(const char *name, bool *ok)
 {
@@ -113,6 +114,8 @@ static void match(const char *type, const char *field, const char *ftype, uint64
         vs.compile_id = o;
     else if (is(type, "nmethod") && is(field, "_entry_bci") && width(ftype) == 4)
         vs.entry_bci = o;
+    else if (is(type, "nmethod") && is(field, "_osr_entry_point"))
+        vs.osr_entry = o;
     else if (is(type, "CodeHeap") && is(field, "_memory"))
         vs.heap_memory = o;
     else if (is(type, "CodeHeap") && is(field, "_segmap"))
@@ -315,6 +318,7 @@ bool fx_vmstructs_nmethod(uintptr_t code_addr, struct fx_nmethod_layout *out)
     out->frame_complete = read_width(blob + vs.frame_complete, vs.fc_size);
     out->compile_id = *(const int32_t *)(blob + vs.compile_id);
     out->entry_bci = *(const int32_t *)(blob + vs.entry_bci);
+    out->osr_entry = vs.osr_entry >= 0 ? *(const uintptr_t *)(blob + vs.osr_entry) : 0;
     out->compile_id_offset = vs.compile_id;
     out->frame_words = vs.frame_size >= 0 ? *(const int32_t *)(blob + vs.frame_size) : -1;
     out->level = -1;
@@ -386,6 +390,7 @@ static bool codeheap_layout(struct fx_codeheap_layout *o)
     hdr = reach(reach(hdr, vs.frame_complete, vs.fc_size), vs.frame_size, 4);
     hdr = reach(hdr, vs.vep >= 0 ? vs.vep : vs.vep_offset, 8);
     hdr = reach(reach(hdr, vs.compile_id, 4), vs.entry_bci, 4);
+    hdr = reach(hdr, vs.osr_entry, 8);
     hdr = reach(reach(hdr, vs.comp_level, level_width), method, 8);
     long heap = reach(reach(0, vs.heap_memory + vs.vs_low, 8), vs.heap_memory + vs.vs_high, 8);
     heap = reach(reach(heap, vs.heap_segmap + vs.vs_low, 8), vs.heap_log2_seg, 4);
@@ -420,6 +425,7 @@ static bool codeheap_layout(struct fx_codeheap_layout *o)
             .vep_offset = (int32_t)vs.vep_offset,
             .compile_id = (int32_t)vs.compile_id,
             .entry_bci = (int32_t)vs.entry_bci,
+            .osr_entry = (int32_t)vs.osr_entry,
             .comp_level = level_width > 0 ? (int32_t)vs.comp_level : -1,
             .level_width = (int32_t)level_width,
             .method = (int32_t)method,

@@ -54,7 +54,7 @@ static void fakes(struct fx_codeheap_layout *l, struct fx_interp_layout *il)
     put(mem, BLOCK << SHIFT, NSEG, 8); /* HeapBlock: _length, _used */
     mem[(BLOCK << SHIFT) + 8] = 1;
     unsigned char *b = blob();
-    uintptr_t code = (uintptr_t)b + 64, end = block + (NSEG << SHIFT) - 16;
+    uintptr_t code = (uintptr_t)b + 80, end = block + (NSEG << SHIFT) - 16;
     put(b, 0, (uintptr_t)nm_name, 8);
     put(b, 8, code, 8);           /* _code_begin */
     put(b, 16, end, 8);           /* _code_end */
@@ -65,6 +65,7 @@ static void fakes(struct fx_codeheap_layout *l, struct fx_interp_layout *il)
     put(b, 44, (uintptr_t)-1, 4); /* _entry_bci */
     put(b, 48, 4, 4);             /* _comp_level: C2 */
     put(b, 56, (uintptr_t)f_method, 8);
+    put(b, 64, 0, 8); /* _osr_entry_point: none */
     *l = (struct fx_codeheap_layout){.pid = (int32_t)getpid(),
                                      .heaps = (uintptr_t)&heaps,
                                      .lo = (uintptr_t)mem - 4096,
@@ -96,7 +97,8 @@ static void fakes(struct fx_codeheap_layout *l, struct fx_interp_layout *il)
                                      .comp_level = 48,
                                      .level_width = 4,
                                      .method = 56,
-                                     .header = 64};
+                                     .osr_entry = 64,
+                                     .header = 72};
     put(f_method, 8, (uintptr_t)f_cm, 8);
     put(f_cm, 8, (uintptr_t)f_cp, 8);
     put(f_cm, 40, 1, 2); /* idnum 1 */
@@ -122,7 +124,7 @@ START_TEST(test_finds_the_nmethod)
     struct fx_codeheap_layout l;
     struct fx_interp_layout il;
     fakes(&l, &il);
-    uintptr_t code = (uintptr_t)blob() + 64, end = (uintptr_t)mem + ((BLOCK + NSEG) << SHIFT) - 16;
+    uintptr_t code = (uintptr_t)blob() + 80, end = (uintptr_t)mem + ((BLOCK + NSEG) << SHIFT) - 16;
     uintptr_t pcs[] = {code, code + 8, code + 200, end - 1};
     for (size_t i = 0; i < sizeof(pcs) / sizeof(pcs[0]); i++) {
         struct fx_code_range r;
@@ -139,12 +141,18 @@ START_TEST(test_finds_the_nmethod)
         ck_assert_uint_eq(r.kind, FX_BLOB_NMETHOD);
         ck_assert_uint_eq(r.flags, FX_RANGE_SELF_INLINE);
     }
-    /* an OSR compilation: found, no prologue rule */
+    /* an OSR compilation: its OSR entry's offset, for recover.c's OSR rule */
     put(blob(), 44, 12, 4);
+    put(blob(), 64, code + 24, 8);
     struct fx_code_range r;
     ck_assert(fx_codeheap_find_sigsafe(&l, &il, code + 30, &r));
-    ck_assert_uint_eq(r.verified, FX_OFF_UNKNOWN);
+    ck_assert_uint_eq(r.verified, 24);
     ck_assert_uint_eq(r.complete, FX_OFF_UNKNOWN);
+    ck_assert_uint_eq(r.flags, FX_RANGE_SELF_INLINE | FX_RANGE_OSR);
+    put(blob(), 64, 0, 8); /* no OSR entry inside the code: no rule */
+    ck_assert(fx_codeheap_find_sigsafe(&l, &il, code + 30, &r));
+    ck_assert_uint_eq(r.verified, FX_OFF_UNKNOWN);
+    ck_assert_uint_eq(r.flags, FX_RANGE_SELF_INLINE);
 }
 END_TEST
 
@@ -153,7 +161,7 @@ START_TEST(test_refuses_what_is_not_proven)
     struct fx_codeheap_layout l;
     struct fx_interp_layout il;
     struct fx_code_range r;
-    uintptr_t code = (uintptr_t)blob() + 64;
+    uintptr_t code = (uintptr_t)blob() + 80;
     fakes(&l, &il);
     ck_assert(!fx_codeheap_find_sigsafe(&l, &il, (uintptr_t)mem + 10, &r));   /* free segment */
     ck_assert(!fx_codeheap_find_sigsafe(&l, &il, (uintptr_t)mem - 64, &r));   /* not in a heap */
@@ -194,7 +202,7 @@ START_TEST(test_find_any)
             tm[sizeof(struct fx_code_table) + sizeof(struct fx_code_range)];
     struct fx_code_table *t = (struct fx_code_table *)tm;
     uint64_t found = 0;
-    uintptr_t code = (uintptr_t)blob() + 64;
+    uintptr_t code = (uintptr_t)blob() + 80;
     t->n = 1;
     t->r[0] = (struct fx_code_range){
             .begin = (uintptr_t)mem, .end = (uintptr_t)mem + 64, .kind = FX_BLOB_STUB};

@@ -715,6 +715,44 @@ START_TEST(test_c1_barrier_frame_and_continuation)
 }
 END_TEST
 
+/* issue 32: an OSR compilation, entered at its OSR entry (offset 16 here, a dead first block
+ * before it): its prologue there must build exactly the frame; after it the body or the
+ * epilogue, inside it or before the entry nothing. */
+START_TEST(test_osr_entry_rule)
+{
+    memset(code, 0xCC, sizeof(code)); /* int3: no instruction a rule knows */
+    static const uint8_t pro[] = {0x89, 0x84, 0x24, 0x00, 0xC0, 0xFF, 0xFF,   /* bang */
+                                  0x55,                                       /* push rbp */
+                                  0x48, 0x83, 0xEC, 0x30};                    /* sub rsp, 48 */
+    static const uint8_t body[] = {0x48, 0x8B, 0x06, 0x48, 0x8B, 0x5E, 0x08}; /* OSR buffer */
+    static const uint8_t epi[] = {0x48, 0x83, 0xC4, 0x30, 0x5D, 0xC3};        /* add; pop; ret */
+    size_t b = put(16, pro, sizeof(pro));
+    size_t e = put(b, body, sizeof(body));
+    put(e, epi, sizeof(epi));
+    struct fx_code_range r = nmethod(128, 16, FX_OFF_UNKNOWN);
+    r.flags = FX_RANGE_OSR;
+    r.frame_words = 8; /* return address, rbp, 48 bytes */
+    struct fx_regs in = {.pc = r.begin + b + 3, .sp = (uintptr_t)&stack[20], .fp = 0xF00}, out;
+    ck_assert_int_eq(fx_recover_caller(&r, &in, LO, HI, true, &out), FX_REC_BODY);
+    in.pc = r.begin + e + 4; /* after add rsp: rbp and the return address on top */
+    stack[20] = 0xB0;
+    stack[21] = 0xCA11E4;
+    ck_assert_int_eq(fx_recover_caller(&r, &in, LO, HI, true, &out), FX_REC_EPILOGUE);
+    ck_assert_uint_eq(out.pc, 0xCA11E4);
+    ck_assert_uint_eq(out.fp, 0xB0);
+    ck_assert_uint_eq(out.sp, (uintptr_t)&stack[22]);
+    in.pc = r.begin + 16 + 7; /* in the prologue: refused */
+    ck_assert_int_eq(fx_recover_caller(&r, &in, LO, HI, true, &out), FX_REC_DECODE);
+    in.pc = r.begin + 4; /* before the OSR entry */
+    ck_assert_int_eq(fx_recover_caller(&r, &in, LO, HI, true, &out), FX_REC_DECODE);
+    in.pc = r.begin + b + 3;
+    r.frame_words = 9; /* the prologue built another frame than the blob says */
+    ck_assert_int_eq(fx_recover_caller(&r, &in, LO, HI, true, &out), FX_REC_DECODE);
+    r.frame_words = 8;
+    ck_assert_int_eq(fx_recover_caller(&r, &in, LO, HI, false, &out), FX_REC_LAYOUT); /* stale */
+}
+END_TEST
+
 START_TEST(test_patch_sets_the_three_registers_only)
 {
     ucontext_t from, to;
@@ -748,6 +786,7 @@ static Suite *recover_suite(void)
     tcase_add_test(tc, test_c1_barrier_frame_and_continuation);
     tcase_add_test(tc, test_stub_frame);
     tcase_add_test(tc, test_after_call);
+    tcase_add_test(tc, test_osr_entry_rule);
     suite_add_tcase(s, tc);
     return s;
 }
