@@ -198,9 +198,8 @@ struct fx_thread {
     uint64_t handler_ns;    /* thread CPU time in the handler, summed over the timed signals */
     uint64_t handler_timed; /* signals whose handler time was measured (1 in FX_TIMED_ONE_IN) */
     uint64_t handler_max_ns, handled;
-    /* Stack recovery, per fx_recover_case: recovered[c] for c > 0, failed[-c] for c < 0. */
-    uint64_t recovered[FX_REC_CASES], rec_failed[FX_REC_FAILS];
-    uint64_t rec_codeheap; /* of recovered: the blob found in the code heaps (codeheap.h) */
+    /* Recovery: recovered[c] (c > 0), failed[-c] (c < 0); rec_codeheap: blob from the heaps */
+    uint64_t recovered[FX_REC_CASES], rec_failed[FX_REC_FAILS], rec_codeheap;
 
     /* The thread's stack [stack_lo, stack_hi), 0 if unknown; set before registration, except
      * for a thread that is not a Java thread (vm_threads.c), whose bounds may be set later from

@@ -44,13 +44,12 @@
  * Allowed calls (checked by the CTest unit.signal_path_allowlist against
  * agent/signal_allowlist.txt; nm -u of this object must list nothing else):
  *  - AsyncGetCallTrace, through the fx_sig.asgct pointer (no symbol);
- *  - a pc in no range of the code table is looked up in HotSpot's code heaps (codeheap_sig.c:
- *    process_vm_readv on this process, as below, about 15 reads);
  *  - clock_gettime (CLOCK_MONOTONIC via the vDSO; CLOCK_THREAD_CPUTIME_ID, a plain syscall,
  *    where fx_sig.read_cpu_clock is set and on the 1 in FX_TIMED_ONE_IN signals whose cost is
  *    measured);
  *  - syscall(SYS_gettid): a raw system call, no locks or allocation; and in receiver_sig.c,
- *    syscall(SYS_process_vm_readv) on this process: a checked read of one object's klass word;
+ *    syscall(SYS_process_vm_readv) on this process: a checked read of one object's klass word
+ *    (and in codeheap_sig.c, ~15 reads finding a method compiled since the code table);
  *  - memcpy, memset (async-signal-safe since POSIX.1-2008 TC2);
  *  - errno (__errno_location), saved on entry and restored on every return;
  *  - __atomic_* builtins (inline instructions, no library calls; the probe's 4-byte CAS is a
@@ -114,16 +113,20 @@ static uint32_t weight_sigsafe(const siginfo_t *si)
 }
 
 #if defined(__x86_64__)
-/* Signal-safe: the blob the interrupted pc is in, by the published code table (codemap.c).
+/* Signal-safe: the blob the interrupted pc is in, by the published code table (codemap.c), or
+ * for a method compiled since, by HotSpot's code heaps (codeheap_sig.c; *fresh then, if given).
  * The reader count brackets every access to the table, so the drain frees a replaced table
  * only when no handler can still hold it; the range is copied out before it is released. */
-static bool find_blob_sigsafe(uintptr_t pc, struct fx_code_range *out)
+static bool find_blob_sigsafe(uintptr_t pc, struct fx_code_range *out, bool *fresh)
 {
+    struct fx_code_range buf;
     __atomic_add_fetch(&fx_sig.code_readers, 1, __ATOMIC_SEQ_CST);
     const struct fx_code_table *tab = __atomic_load_n(&fx_sig.code_table, __ATOMIC_SEQ_CST);
-    const struct fx_code_range *r = fx_recover_find(tab, pc);
+    const struct fx_code_range *r = fx_recover_find_any(tab, pc, &buf);
     if (r != NULL)
         memcpy(out, r, sizeof(*out));
+    if (fresh != NULL)
+        *fresh = r == &buf;
     __atomic_sub_fetch(&fx_sig.code_readers, 1, __ATOMIC_SEQ_CST);
     return r != NULL;
 }
@@ -133,19 +136,6 @@ static bool find_blob_sigsafe(uintptr_t pc, struct fx_code_range *out)
 static bool blob_current_sigsafe(const struct fx_code_range *r)
 {
     return fx_recover_blob_current(r, __atomic_load_n(&fx_sig.compile_id_off, __ATOMIC_RELAXED));
-}
-
-/* Signal-safe: a pc in no range of the table may be in a method compiled since the table was
- * published (its CompiledMethodLoad is up to a drain period behind): its range from HotSpot's
- * code heaps (codeheap_sig.c), once both layouts are published; *fresh says it was. */
-static bool fresh_blob_sigsafe(uintptr_t pc, struct fx_code_range *out, bool *fresh)
-{
-    if (__atomic_load_n(&fx_sig.codeheap.pid, __ATOMIC_ACQUIRE) == 0 ||
-        __atomic_load_n(&fx_sig.interp.pid, __ATOMIC_ACQUIRE) == 0 ||
-        !fx_codeheap_find_sigsafe(&fx_sig.codeheap, &fx_sig.interp, pc, out))
-        return false;
-    *fresh = true;
-    return true;
 }
 
 /* Signal-safe: ASGCT failed in Java code (-5, -6). If the pc is in a known blob with no frame
@@ -171,7 +161,7 @@ static int recover_sigsafe(struct fx_thread *t, void *ucontext, fx_asgct_trace *
                          .fp = (uintptr_t)g[REG_RBP],
                          .gpr = gpr};
     struct fx_code_range r;
-    if (!find_blob_sigsafe(in.pc, &r) && !fresh_blob_sigsafe(in.pc, &r, fresh))
+    if (!find_blob_sigsafe(in.pc, &r, fresh))
         return trace->num_frames == FX_ASGCT_UNKNOWN_JAVA
                        ? fx_recover_leaf_native_sigsafe(t, ucontext, trace, depth)
                        : FX_REC_NOT_FOUND;
@@ -186,7 +176,7 @@ static int recover_sigsafe(struct fx_thread *t, void *ucontext, fx_asgct_trace *
         return rc;
     if (rc == FX_REC_C1_BARRIER) { /* returns into C1's slow-case code: resume at its branch */
         struct fx_code_range n;
-        if (!find_blob_sigsafe(caller.pc, &n) || !blob_current_sigsafe(&n) ||
+        if (!find_blob_sigsafe(caller.pc, &n, NULL) || !blob_current_sigsafe(&n) ||
             !fx_recover_continuation(&n, caller.pc, &caller.pc))
             return FX_REC_DECODE;
     }
@@ -196,7 +186,7 @@ static int recover_sigsafe(struct fx_thread *t, void *ucontext, fx_asgct_trace *
     struct fx_code_range n;
     bool unknown_caller = false;
     if (rc == FX_REC_STUB_FRAME) {
-        unknown_caller = !find_blob_sigsafe(caller.pc, &n);
+        unknown_caller = !find_blob_sigsafe(caller.pc, &n, NULL);
         if (!unknown_caller && (n.kind != FX_BLOB_NMETHOD || !blob_current_sigsafe(&n) ||
                                 !fx_recover_after_call(&n, caller.pc)))
             return FX_REC_NOT_CALLED;

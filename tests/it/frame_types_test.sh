@@ -15,7 +15,7 @@
 #            "[truncated]" in the worker's stacks (nothing reaches the depth; start-up's class
 #            loading, Java and VM frames interleaved, may)
 # caller is dontinline too (every run): work runs once, so its compiled code is OSR code, and a
-# sample whose pc is in OSR code stays untyped (no prologue rule proves its top frame); when C2's
+# sample whose pc is in OSR code was untyped until issue 32's OSR entry rule (recover.c); when C2's
 # OSR compilation of work inlined caller (and tiny with it: timing, whether caller's own C2 code
 # was there first), tiny's samples were all in work's OSR code, untyped, and the tiered answer
 # depended on the load of the machine. caller's own nmethod keeps tiny's samples in normal code.
