@@ -96,7 +96,7 @@ static uintptr_t blob_of(const struct fx_codeheap_layout *l, uintptr_t pc, uintp
         if (seg == 0 || shift < 4 || shift > 20)
             return 0;
         size_t idx = (pc - low) >> shift;
-        unsigned char hb[32];
+        unsigned char hb[64]; /* sizeof(HeapBlock) <= 64 (vmstructs.c) */
         if (!block_start(l, seg, &idx))
             return 0;
         uintptr_t block = low + ((uintptr_t)idx << shift);
