@@ -23,7 +23,8 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import stack_coverage  # noqa: E402  (the javac workload's source selection)
 
-LABELS = {"drain CPU": "drain thread CPU time (since it started, at its last pass)",
+LABELS = {"samples": "samples taken (rows drained from the rings)",
+          "drain CPU": "drain thread CPU time (since it started, at its last pass)",
           "passes": "drain wake-ups (passes)", "slow": "drain wake-ups after a wait over 10 ms",
           "kallsyms": "kallsyms read", "gc set-up": "GC attribution set-up CPU time",
           "markers": "drain CPU time for markers and counters"}
@@ -103,7 +104,8 @@ def main():
         for jdk in a.jdk:
             for spec in a.so:
                 name, so = spec.split("=", 1)
-                run(a, jdk, name, so, os.path.join(a.out, f"r{r}-{name}"))
+                run(a, jdk, name, so,
+                    os.path.join(a.out, f"r{r}-{name}-{os.path.basename(jdk.rstrip('/'))}"))
 
 
 if __name__ == "__main__":

@@ -115,13 +115,25 @@ uintptr_t fx_compile_task_thread_of(pid_t tid, uintptr_t *lo, uintptr_t *hi)
     return jt;
 }
 
-/* A Symbol's bytes as a C string, '/' written '.'; false unless 1..cap-1 printable bytes. */
-static bool symbol(uintptr_t sym, char *buf, size_t cap)
+/* Checked reads of n independent places in one system call (a compile's name is read in every
+ * sample of a new compile id: issue 31): false unless every byte of every one was read. */
+static bool peek_n(const uintptr_t *addr, void *const *out, const size_t *len, int n)
 {
-    uint16_t len = 0;
-    if (!peek(sym + (uintptr_t)ct.sym_length, &len, sizeof(len)) || len == 0 || len >= cap ||
-        !peek(sym + (uintptr_t)ct.sym_body, buf, len))
-        return false;
+    struct iovec local[4], remote[4];
+    ssize_t want = 0;
+    for (int i = 0; i < n; i++) {
+        if (addr[i] < 4096)
+            return false;
+        local[i] = (struct iovec){.iov_base = out[i], .iov_len = len[i]};
+        remote[i] = (struct iovec){.iov_base = (void *)addr[i], .iov_len = len[i]};
+        want += (ssize_t)len[i];
+    }
+    return process_vm_readv(getpid(), local, (unsigned long)n, remote, (unsigned long)n, 0) == want;
+}
+
+/* A Symbol's len bytes in buf as a C string, '/' written '.'; false unless all printable. */
+static bool symbol_text(char *buf, uint16_t len)
+{
     for (uint16_t i = 0; i < len; i++) {
         if (buf[i] < 0x21 || buf[i] > 0x7e)
             return false;
@@ -131,22 +143,55 @@ static bool symbol(uintptr_t sym, char *buf, size_t cap)
     return true;
 }
 
+/* One Symbol's text (fx_compile_task_class_name). */
+static bool symbol(uintptr_t sym, char *buf, size_t cap)
+{
+    uint16_t len = 0;
+    return peek(sym + (uintptr_t)ct.sym_length, &len, sizeof(len)) && len > 0 && len < cap &&
+           peek(sym + (uintptr_t)ct.sym_body, buf, len) && symbol_text(buf, len);
+}
+
+/* The class's and the method's Symbols, their lengths then their bytes read together. */
+static bool two_symbols(uintptr_t ksym, char *cls, size_t ccap, uintptr_t msym, char *name,
+                        size_t ncap)
+{
+    uint16_t kl = 0, ml = 0;
+    uintptr_t at[2] = {ksym + (uintptr_t)ct.sym_length, msym + (uintptr_t)ct.sym_length};
+    void *const lens[2] = {&kl, &ml};
+    const size_t two[2] = {sizeof(kl), sizeof(ml)};
+    if (!peek_n(at, lens, two, 2) || kl == 0 || kl >= ccap || ml == 0 || ml >= ncap)
+        return false;
+    uintptr_t body[2] = {ksym + (uintptr_t)ct.sym_body, msym + (uintptr_t)ct.sym_body};
+    void *const bufs[2] = {cls, name};
+    const size_t sizes[2] = {kl, ml};
+    return peek_n(body, bufs, sizes, 2) && symbol_text(cls, kl) && symbol_text(name, ml);
+}
+
 bool fx_compile_task_method_name(uint64_t method, char *buf, size_t cap)
 {
     pthread_once(&once, load);
-    uintptr_t cm, cp, holder, kname, mname;
+    uintptr_t cm, cp = 0, holder = 0, kname, mname = 0;
     uint16_t index = 0;
     int32_t length = 0;
     char cls[400], name[200];
-    if (!ct.ok || !peek_word((uintptr_t)method + (uintptr_t)ct.const_method, &cm) ||
-        !peek_word(cm + (uintptr_t)ct.constants, &cp) ||
-        !peek(cm + (uintptr_t)ct.name_index, &index, sizeof(index)) ||
-        !peek(cp + (uintptr_t)ct.cp_length, &length, sizeof(length)) || index == 0 ||
-        index >= length || !peek_word(cp + (uintptr_t)ct.holder, &holder) ||
+    if (!ct.ok || !peek_word((uintptr_t)method + (uintptr_t)ct.const_method, &cm))
+        return false;
+    /* Six reads in four calls, each of words the one before gave. The constant pool's entry is
+     * read before its index is checked against the pool's length: a read past the pool fails or
+     * is thrown away with the index, as a name is never made of it. */
+    uintptr_t at1[2] = {cm + (uintptr_t)ct.constants, cm + (uintptr_t)ct.name_index};
+    void *const out1[2] = {&cp, &index};
+    const size_t len1[2] = {sizeof(cp), sizeof(index)};
+    if (!peek_n(at1, out1, len1, 2) || cp == 0 || index == 0)
+        return false;
+    /* the constant pool's entries follow it: a Utf8 entry holds its Symbol* */
+    uintptr_t at2[3] = {cp + (uintptr_t)ct.cp_length, cp + (uintptr_t)ct.holder,
+                        cp + (uintptr_t)ct.cp_size + index * sizeof(uintptr_t)};
+    void *const out2[3] = {&length, &holder, &mname};
+    const size_t len2[3] = {sizeof(length), sizeof(holder), sizeof(mname)};
+    if (!peek_n(at2, out2, len2, 3) || index >= length || holder == 0 || mname == 0 ||
         !peek_word(holder + (uintptr_t)ct.klass_name, &kname) ||
-        /* the constant pool's entries follow it: a Utf8 entry holds its Symbol* */
-        !peek_word(cp + (uintptr_t)ct.cp_size + index * sizeof(uintptr_t), &mname) ||
-        !symbol(kname, cls, sizeof(cls)) || !symbol(mname, name, sizeof(name)))
+        !two_symbols(kname, cls, sizeof(cls), mname, name, sizeof(name)))
         return false;
     return (size_t)snprintf(buf, cap, "%s.%s", cls, name) < cap;
 }
