@@ -321,7 +321,15 @@ static void write_thread(const struct fx_ff_ctx *w, uint32_t index)
     kv_empty_arr(j, "pausedRanges");
     kv_bool(j, "showMarkersInTimeline", true);
     write_samples(j, p, t);
-    write_markers(j, p, &t->markers);
+    if (t->pack) { /* packed markers (fx_profile_pack_markers), unpacked while written */
+        struct fx_markers m;
+        if (fx_mpack_unpack(p, t, &m) != FX_OK)
+            j->err = j->err ? j->err : FX_ENOMEM;
+        write_markers(j, p, &m);
+        fx_mpack_release(&m);
+    } else {
+        write_markers(j, p, &t->markers);
+    }
     if (t->allocs.count > 0) /* absent otherwise: the front-end then offers no memory views */
         write_allocs(j, p, t);
     fx_json_obj_end(j);
