@@ -126,13 +126,96 @@ static void write_field_value(struct fx_json *j, const struct fx_profile *p, enu
     fx_json_null(j);
 }
 
+/* A schema whose data object the writer formats in place (write_marker_data's fast path): its
+ * fields all numbers (ids, integers, bytes), its name and keys needing no escaping. max: the
+ * most bytes one of its markers' data takes, cause included. */
+struct fast_schema {
+    bool ok;
+    unsigned max;
+};
+
+static bool plain(const char *s)
+{
+    for (; *s; s++)
+        if ((unsigned char)*s < 0x20 || (unsigned char)*s >= 0x80 || *s == '"' || *s == '\\')
+            return false;
+    return true;
+}
+
+static void fast_schemas(const struct fx_profile *p, struct fast_schema *f, uint32_t n)
+{
+    for (uint32_t i = 0; i < n; i++) {
+        const struct fx_marker_schema *s = p->schemas[i];
+        size_t max = strlen(s->name) + 64 + 24 + 20; /* {"type":"",  ,"cause":{..}} */
+        bool ok = plain(s->name) && max < 1024;
+        for (unsigned k = 0; ok && k < s->n_fields; k++) {
+            enum fx_field_format fmt = s->fields[k].format;
+            ok = plain(s->fields[k].key) &&
+                 (fmt == FX_FMT_UNIQUE_STRING || fmt == FX_FMT_INTEGER || fmt == FX_FMT_BYTES);
+            max += strlen(s->fields[k].key) + 4 + 21;
+            ok = ok && max < 4096;
+        }
+        f[i] = (struct fast_schema){ok, (unsigned)max};
+    }
+}
+
+static char *put_lit(char *o, const char *s)
+{
+    size_t n = strlen(s);
+    memcpy(o, s, n);
+    return o + n;
+}
+
+/* The data object of a fast schema's marker (the same bytes as the general path below); false
+ * for a cause time fx_json_fmt_ms cannot write (a marker 31 years from the start). */
+static bool write_fast_data(struct fx_json *j, const struct fx_profile *p,
+                            const struct fx_markers *m, uint32_t i, unsigned max)
+{
+    const struct fx_marker_schema *s = p->schemas[m->schema[i]];
+    bool cause = m->cause_stack && m->cause_stack[i] != FX_NONE_ID;
+    int64_t us = !cause                        ? 0
+                 : m->phase[i] == FX_PHASE_END ? rel_us(p, m->end_ns[i])
+                                               : rel_us(p, m->start_ns[i]);
+    if (us <= -FX_JSON_MS_EXACT || us >= FX_JSON_MS_EXACT)
+        return false;
+    char *o = fx_json_raw_begin(j, max);
+    if (!o)
+        return true;
+    o = put_lit(o, "{\"type\":\"");
+    o = put_lit(o, s->name);
+    *o++ = '"';
+    const union fx_marker_value *v = &m->values[m->values_at[i]];
+    for (unsigned f = 0; f < s->n_fields; f++) {
+        *o++ = ',';
+        *o++ = '"';
+        o = put_lit(o, s->fields[f].key);
+        *o++ = '"';
+        *o++ = ':';
+        o = s->fields[f].format == FX_FMT_UNIQUE_STRING ? fx_json_fmt_u64(o, v[f].s.i)
+                                                        : fx_json_fmt_i64(o, v[f].i);
+    }
+    if (cause) {
+        o = put_lit(o, ",\"cause\":{\"time\":");
+        o = fx_json_fmt_ms(o, us);
+        o = put_lit(o, ",\"stack\":");
+        o = fx_json_fmt_u64(o, m->cause_stack[i]);
+        *o++ = '}';
+    }
+    *o++ = '}';
+    fx_json_raw_end(j, o);
+    return true;
+}
+
 static void write_marker_data(struct fx_json *j, const struct fx_profile *p,
-                              const struct fx_markers *m, uint32_t i)
+                              const struct fx_markers *m, uint32_t i,
+                              const struct fast_schema *fast)
 {
     if (m->schema[i] == FX_NONE_ID) {
         fx_json_null(j);
         return;
     }
+    if (fast && fast[m->schema[i]].ok && write_fast_data(j, p, m, i, fast[m->schema[i]].max))
+        return;
     const struct fx_marker_schema *s = p->schemas[m->schema[i]];
     fx_json_obj_begin(j);
     kv_str(j, "type", s->name);
@@ -241,12 +324,16 @@ static void col_marker(struct fx_json *j, const char *key, const struct fx_marke
 static void write_markers(struct fx_json *j, const struct fx_profile *p, const struct fx_markers *m)
 {
     struct order *perm = marker_order(m);
+    struct fast_schema fast[64];
+    bool has_fast = p->nschemas <= 64 && m->count > 0;
+    if (has_fast)
+        fast_schemas(p, fast, p->nschemas);
     fx_json_key(j, "markers");
     fx_json_obj_begin(j);
     fx_json_key(j, "data");
     fx_json_arr_begin(j);
     for (uint32_t k = 0; k < m->count; k++)
-        write_marker_data(j, p, m, at(perm, k));
+        write_marker_data(j, p, m, at(perm, k), has_fast ? fast : NULL);
     fx_json_arr_end(j);
     col_marker(j, "name", m, perm, 0);
     write_marker_times(j, p, m, perm);

@@ -87,7 +87,7 @@ static inline int64_t rel_us(const struct fx_profile *p, int64_t t_ns)
  * running sum over timeDeltas accumulates no formatting error. */
 static inline void put_ms(struct fx_json *j, int64_t us)
 {
-    fx_json_double(j, (double)us / 1000.0, 3);
+    fx_json_ms(j, us);
 }
 
 static inline void kv_ms(struct fx_json *j, const char *key, int64_t us)
