@@ -377,18 +377,15 @@ static char *fmt_u64(char *o, uint64_t v)
     return o + n;
 }
 
-/* Writes v in decimal, left-padded with zeros to at least `width` digits. */
+/* Writes v in decimal, left-padded with zeros to at least `width` digits (at most 20). */
 static void put_digits(struct fx_json *j, uint64_t v, int width)
 {
+    static const char zeros[20] = "0000000000000000000";
     char tmp[20];
-    int n = 0;
-    do {
-        tmp[sizeof(tmp) - 1 - n++] = (char)('0' + v % 10);
-        v /= 10;
-    } while (v);
-    while (n < width && n < (int)sizeof(tmp))
-        tmp[sizeof(tmp) - 1 - n++] = '0';
-    put(j, tmp + sizeof(tmp) - n, (size_t)n);
+    int n = (int)(fmt_u64(tmp, v) - tmp);
+    if (width > n)
+        put(j, zeros, (size_t)(width - n < 20 ? width - n : 20));
+    put(j, tmp, (size_t)n);
 }
 
 char *fx_json_raw_begin(struct fx_json *j, size_t n)
