@@ -267,6 +267,7 @@ static int chunk(struct conv *c, struct fx_errbuf *eb)
     fx_jfr_markers_layout(c);
     fx_jfr_counters_layout(c);
     fx_jfr_map_clear(&c->cache);
+    c->last_thread[0].ok = c->last_thread[1].ok = false;
     fx_free(c->per_class);
     c->per_class = fx_calloc(fx_jfr_class_count(c->r) + 1, sizeof *c->per_class);
     if (!c->per_class)

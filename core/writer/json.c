@@ -364,15 +364,27 @@ int fx_json_finish(struct fx_json *j)
 
 /* ---- numbers: digits are produced by hand, so LC_NUMERIC never matters -------------------- */
 
-/* v in decimal at o (room for 20 bytes); the end. */
+/* v in decimal at o (room for 20 bytes); the end. Two digits a step. */
 static char *fmt_u64(char *o, uint64_t v)
 {
+    static const char pairs[201] = "00010203040506070809101112131415161718192021222324252627282930"
+                                   "31323334353637383940414243444546474849505152535455565758596061"
+                                   "62636465666768697071727374757677787980818283848586878889909192"
+                                   "93949596979899";
     char tmp[20];
     int n = 0;
-    do {
-        tmp[sizeof(tmp) - 1 - n++] = (char)('0' + v % 10);
-        v /= 10;
-    } while (v);
+    while (v >= 100) {
+        unsigned k = (unsigned)(v % 100) * 2;
+        v /= 100;
+        tmp[sizeof(tmp) - 1 - n++] = pairs[k + 1];
+        tmp[sizeof(tmp) - 1 - n++] = pairs[k];
+    }
+    if (v >= 10) {
+        tmp[sizeof(tmp) - 1 - n++] = pairs[v * 2 + 1];
+        tmp[sizeof(tmp) - 1 - n++] = pairs[v * 2];
+    } else {
+        tmp[sizeof(tmp) - 1 - n++] = (char)('0' + v);
+    }
     memcpy(o, tmp + sizeof(tmp) - n, (size_t)n);
     return o + n;
 }
