@@ -13,7 +13,6 @@
 
 struct fx_profile;
 struct fx_thread;
-struct fx_markers;
 
 struct fx_mkind {
     uint32_t name, schema;
@@ -40,10 +39,12 @@ int fx_mpack_add(struct fx_profile *p, uint32_t thread, const struct fx_mkind *k
 int fx_mpack_stack(struct fx_profile *p, uint32_t thread, uint32_t stack);
 /* Whether a marker of t has that schema (packed markers: by the kinds t used). */
 bool fx_mpack_uses_schema(const struct fx_profile *p, const struct fx_thread *t, uint32_t schema);
-/* t's packed markers as columns in m (in the order added), for the writer; m is released with
- * fx_mpack_release. FX_ENOMEM leaves m empty. */
-int fx_mpack_unpack(const struct fx_profile *p, const struct fx_thread *t, struct fx_markers *m);
-void fx_mpack_release(struct fx_markers *m);
+/* For the writer, which reads a thread's packed markers where they are: the marker at byte
+ * offset off of k into x (off >= k->len: the pending one, the last), and the offset of the next.
+ * *a is its time (the start, an END's end): the previous marker's on entry, this one's on return
+ * (reading in order from offset 0 and *a = 0); given: *a is this marker's (as read before). */
+size_t fx_mpack_read(const struct fx_profile *p, const struct fx_mpack *k, size_t off, int64_t *a,
+                     bool given, struct fx_mpending *x);
 void fx_mpack_free(struct fx_mpack *k);
 size_t fx_mpack_memory(const struct fx_mpack *k);
 

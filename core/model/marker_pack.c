@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* Packed markers (issue 35): a profile built once and written once (fxprof convert of a JFR
  * recording, millions of traced calls) keeps each thread's markers as varints in one byte buffer,
- * about 12 bytes a marker where the columns take 42, and the writer unpacks one thread at a time
- * into ordinary columns (fx_mpack_unpack) while it writes that thread. A marker is: its kind (a
+ * about 12 bytes a marker where the columns take 42, and the writer reads them where they are
+ * (fx_mpack_read; core/writer/ff_writer_markers.c). A marker is: its kind (a
  * row of the profile's (name, phase, category, schema) table), its time as a zigzag delta from the
  * thread's previous marker's, an interval's duration, the schema's values (string ids and
  * integers as varints, doubles as 8 bytes) and, with a schema, its stack + 1 (0: none). The last
@@ -171,37 +171,21 @@ static uint64_t get_varint(const uint8_t **in)
     return v;
 }
 
-/* Row i of m from the pending marker (packed or not, it reads the same). */
-static void put_row(const struct fx_profile *p, struct fx_markers *m, uint32_t i,
-                    const struct fx_mpending *x)
-{
-    const struct fx_mkind *kd = &p->kinds[x->kind];
-    m->name[i] = kd->name;
-    m->phase[i] = kd->phase;
-    m->category[i] = kd->category;
-    m->schema[i] = kd->schema;
-    m->start_ns[i] = x->start_ns;
-    m->end_ns[i] = x->end_ns;
-    m->values_at[i] = m->nvalues;
-    m->cause_stack[i] = x->stack;
-    unsigned n = kd->schema == FX_NONE_ID ? 0 : p->schemas[kd->schema]->n_fields;
-    memcpy(m->values + m->nvalues, x->values, n * sizeof(*x->values));
-    m->nvalues += n;
-}
-
-/* The next packed marker at *in into x, its time from *prev. */
-static void unpack_one(const struct fx_profile *p, const uint8_t **in, int64_t *prev,
+/* The marker at *in into x. Its time (the start, an END's end) is *a: given, or the previous
+ * marker's plus the packed delta. */
+static void unpack_one(const struct fx_profile *p, const uint8_t **in, int64_t *a, bool given,
                        struct fx_mpending *x)
 {
     x->kind = (uint32_t)get_varint(in);
     const struct fx_mkind *kd = &p->kinds[x->kind];
     const struct fx_marker_schema *s = kd->schema == FX_NONE_ID ? NULL : p->schemas[kd->schema];
-    int64_t a = (int64_t)((uint64_t)*prev + (uint64_t)unzigzag(get_varint(in)));
-    *prev = a;
-    x->start_ns = kd->phase == FX_PHASE_END ? 0 : a;
-    x->end_ns = kd->phase == FX_PHASE_END ? a : 0;
+    uint64_t delta = get_varint(in);
+    if (!given)
+        *a = (int64_t)((uint64_t)*a + (uint64_t)unzigzag(delta));
+    x->start_ns = kd->phase == FX_PHASE_END ? 0 : *a;
+    x->end_ns = kd->phase == FX_PHASE_END ? *a : 0;
     if (kd->phase == FX_PHASE_INTERVAL)
-        x->end_ns = (int64_t)((uint64_t)a + (uint64_t)unzigzag(get_varint(in)));
+        x->end_ns = (int64_t)((uint64_t)*a + (uint64_t)unzigzag(get_varint(in)));
     for (unsigned f = 0; s && f < s->n_fields; f++) {
         enum fx_field_format fmt = s->fields[f].format;
         if (fmt == FX_FMT_STRING || fmt == FX_FMT_UNIQUE_STRING) {
@@ -216,53 +200,17 @@ static void unpack_one(const struct fx_profile *p, const uint8_t **in, int64_t *
     x->stack = s ? (uint32_t)get_varint(in) - 1 : FX_NONE_ID;
 }
 
-void fx_mpack_release(struct fx_markers *m)
+size_t fx_mpack_read(const struct fx_profile *p, const struct fx_mpack *k, size_t off, int64_t *a,
+                     bool given, struct fx_mpending *x)
 {
-    struct fx_col cols[FX_MAX_COLS];
-    fx_cols_free(cols, fx_markers_cols(m, cols));
-    fx_free(m->values);
-    memset(m, 0, sizeof(*m));
-}
-
-int fx_mpack_unpack(const struct fx_profile *p, const struct fx_thread *t, struct fx_markers *m)
-{
-    memset(m, 0, sizeof(*m));
-    const struct fx_mpack *k = t->pack;
-    if (!k || !k->count)
-        return FX_OK;
-    uint32_t n = k->count;
-    m->name = fx_reallocarray(NULL, n, sizeof(*m->name));
-    m->start_ns = fx_reallocarray(NULL, n, sizeof(*m->start_ns));
-    m->end_ns = fx_reallocarray(NULL, n, sizeof(*m->end_ns));
-    m->phase = fx_reallocarray(NULL, n, 1);
-    m->category = fx_reallocarray(NULL, n, 1);
-    m->schema = fx_reallocarray(NULL, n, sizeof(*m->schema));
-    m->values_at = fx_reallocarray(NULL, n, sizeof(*m->values_at));
-    m->cause_stack = fx_reallocarray(NULL, n, sizeof(*m->cause_stack));
-    /* values: at most FX_MARKER_MAX_FIELDS a marker; counted exactly in a first pass would
-     * decode twice, so the kinds' widest schema bounds it */
-    unsigned widest = 0;
-    for (uint32_t i = 0; i < p->nkinds; i++)
-        if (p->kinds[i].schema != FX_NONE_ID && p->schemas[p->kinds[i].schema]->n_fields > widest)
-            widest = p->schemas[p->kinds[i].schema]->n_fields;
-    m->values = widest ? fx_reallocarray(NULL, (size_t)n * widest, sizeof(*m->values)) : NULL;
-    m->cap = m->count = n;
-    if (!m->name || !m->start_ns || !m->end_ns || !m->phase || !m->category || !m->schema ||
-        !m->values_at || !m->cause_stack || (widest && !m->values)) {
-        fx_mpack_release(m);
-        return FX_ENOMEM;
+    if (off >= k->len) { /* the pending marker */
+        *x = k->last;
+        *a = p->kinds[x->kind].phase == FX_PHASE_END ? x->end_ns : x->start_ns;
+        return k->len + 1;
     }
-    const uint8_t *in = k->buf;
-    int64_t prev = 0;
-    struct fx_mpending x;
-    for (uint32_t i = 0; i + (k->pending ? 1 : 0) < n; i++) {
-        unpack_one(p, &in, &prev, &x);
-        put_row(p, m, i, &x);
-    }
-    if (k->pending)
-        put_row(p, m, n - 1, &k->last);
-    m->values_cap = widest ? n * widest : 0;
-    return FX_OK;
+    const uint8_t *in = k->buf + off;
+    unpack_one(p, &in, a, given, x);
+    return (size_t)(in - k->buf);
 }
 
 void fx_mpack_free(struct fx_mpack *k)
