@@ -45,6 +45,8 @@ bool fx_mpack_uses_schema(const struct fx_profile *p, const struct fx_thread *t,
  * (reading in order from offset 0 and *a = 0); given: *a is this marker's (as read before). */
 size_t fx_mpack_read(const struct fx_profile *p, const struct fx_mpack *k, size_t off, int64_t *a,
                      bool given, struct fx_mpending *x);
+/* The kind of the marker at off alone (the columns that need no more). */
+uint32_t fx_mpack_kind(const struct fx_mpack *k, size_t off);
 void fx_mpack_free(struct fx_mpack *k);
 size_t fx_mpack_memory(const struct fx_mpack *k);
 

@@ -213,6 +213,12 @@ size_t fx_mpack_read(const struct fx_profile *p, const struct fx_mpack *k, size_
     return (size_t)(in - k->buf);
 }
 
+uint32_t fx_mpack_kind(const struct fx_mpack *k, size_t off)
+{
+    const uint8_t *in = k->buf + off;
+    return off >= k->len ? k->last.kind : (uint32_t)get_varint(&in);
+}
+
 void fx_mpack_free(struct fx_mpack *k)
 {
     if (k)

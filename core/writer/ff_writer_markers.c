@@ -216,16 +216,15 @@ static void read_row(const struct fx_profile *p, const struct fx_mpack *k, const
                                .values = r->x.values};
 }
 
-/* name, phase or category (which 0, 1, 2) of every marker, in order. */
+/* name, phase or category (which 0, 1, 2) of every marker, in order: its kind's. */
 static void packed_col(struct fx_json *j, const struct fx_profile *p, const struct fx_mpack *k,
                        const struct at *o, const char *key, int which)
 {
-    struct row r;
     fx_json_key(j, key);
     fx_json_arr_begin(j);
     for (uint32_t i = 0; i < k->count; i++) {
-        read_row(p, k, &o[i], &r);
-        fx_json_u64(j, which == 0 ? r.name : which == 1 ? r.phase : r.category);
+        const struct fx_mkind *kd = &p->kinds[fx_mpack_kind(k, o[i].off)];
+        fx_json_u64(j, which == 0 ? kd->name : which == 1 ? kd->phase : kd->category);
     }
     fx_json_arr_end(j);
 }
@@ -256,9 +255,9 @@ void fx_ff_write_packed_markers(struct fx_json *j, const struct fx_profile *p,
     packed_col(j, p, k, o, "name", 0);
     fx_json_key(j, "startTime");
     fx_json_arr_begin(j);
-    for (uint32_t i = 0; i < k->count; i++) {
-        read_row(p, k, &o[i], &r);
-        put_ms(j, r.phase == FX_PHASE_END ? 0 : rel_us(p, r.x.start_ns));
+    for (uint32_t i = 0; i < k->count; i++) { /* the start: the permutation's time */
+        bool end = p->kinds[fx_mpack_kind(k, o[i].off)].phase == FX_PHASE_END;
+        put_ms(j, end ? 0 : rel_us(p, (int64_t)(o[i].t ^ 1ull << 63)));
     }
     fx_json_arr_end(j);
     fx_json_key(j, "endTime");
