@@ -215,8 +215,10 @@ size_t fx_mpack_read(const struct fx_profile *p, const struct fx_mpack *k, size_
 
 uint32_t fx_mpack_kind(const struct fx_mpack *k, size_t off)
 {
+    if (off >= k->len) /* the pending one (buf is NULL while it is the only one) */
+        return k->last.kind;
     const uint8_t *in = k->buf + off;
-    return off >= k->len ? k->last.kind : (uint32_t)get_varint(&in);
+    return (uint32_t)get_varint(&in);
 }
 
 void fx_mpack_free(struct fx_mpack *k)
