@@ -95,15 +95,16 @@ static bool write_fast_data(struct fx_json *j, const struct fx_profile *p,
     o = put_lit(o, "{\"type\":\"");
     o = put_lit(o, s->name);
     *o++ = '"';
-    const union fx_marker_value *v = &m->values[m->values_at[i]];
+    /* indexed per field, as below: a schema without fields may have m->values NULL */
     for (unsigned f = 0; f < s->n_fields; f++) {
+        const union fx_marker_value *v = &m->values[m->values_at[i] + f];
         *o++ = ',';
         *o++ = '"';
         o = put_lit(o, s->fields[f].key);
         *o++ = '"';
         *o++ = ':';
-        o = s->fields[f].format == FX_FMT_UNIQUE_STRING ? fx_json_fmt_u64(o, v[f].s.i)
-                                                        : fx_json_fmt_i64(o, v[f].i);
+        o = s->fields[f].format == FX_FMT_UNIQUE_STRING ? fx_json_fmt_u64(o, v->s.i)
+                                                        : fx_json_fmt_i64(o, v->i);
     }
     if (cause) {
         o = put_lit(o, ",\"cause\":{\"time\":");
