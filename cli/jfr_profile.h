@@ -107,6 +107,13 @@ struct conv {
     struct layout l;
     struct fx_jfr_map cache;   /* per chunk */
     struct fx_jfr_map threads; /* Java thread id -> profile thread, whole recording */
+    /* the last thread reference resolved in this chunk (plain and CPU-time): a thread's
+     * events come in runs, and this saves a lookup in `cache` for each */
+    struct thread_memo {
+        int64_t ref;
+        fx_thread_id th;
+        bool ok;
+    } last_thread[2];
     struct srow *rows;
     size_t n_rows, cap_rows;
     uint64_t *per_class; /* events of each class in this chunk */

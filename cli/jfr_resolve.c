@@ -44,8 +44,14 @@ int fx_jfr_profile_thread(struct conv *c, const struct fx_jfr_value *ref, bool c
                           fx_thread_id *out, struct fx_errbuf *eb)
 {
     uint64_t v64;
+    struct thread_memo *memo = &c->last_thread[cpu];
+    if (memo->ok && memo->ref == ref->i) {
+        *out = memo->th;
+        return FX_OK;
+    }
     if (fx_jfr_map_get(&c->cache, cpu ? C_CTHREAD : C_THREAD, (uint64_t)ref->i, &v64)) {
         out->i = (uint32_t)v64;
+        *memo = (struct thread_memo){ref->i, *out, true};
         return FX_OK;
     }
     const struct layout *l = &c->l;
@@ -95,6 +101,7 @@ int fx_jfr_profile_thread(struct conv *c, const struct fx_jfr_value *ref, bool c
         }
     }
     *out = idx;
+    *memo = (struct thread_memo){ref->i, idx, true};
     return fx_jfr_map_put(&c->cache, cpu ? C_CTHREAD : C_THREAD, (uint64_t)ref->i, idx.i);
 }
 

@@ -40,8 +40,22 @@ void fx_json_i64(struct fx_json *j, int64_t v);
 void fx_json_u64(struct fx_json *j, uint64_t v);
 /* A number with at most `decimals` digits after the point, trailing zeros trimmed. */
 void fx_json_double(struct fx_json *j, double v, int decimals);
+/* Integer microseconds as milliseconds, as fx_json_double(us / 1000.0, 3) writes them (exact
+ * below FX_JSON_MS_EXACT, where the double's rounding cannot show; fx_json_double beyond). */
+#define FX_JSON_MS_EXACT 1000000000000000LL
+void fx_json_ms(struct fx_json *j, int64_t us);
 void fx_json_bool(struct fx_json *j, bool v);
 void fx_json_null(struct fx_json *j);
+/* Hot loops' values formatted in place: fx_json_raw_begin writes the comma the value needs and
+ * returns room for n bytes (n < FX_JSON_BUF) in the buffer, NULL after an error; the caller
+ * writes one valid JSON value there (the fmt calls below, or text known to need no escaping)
+ * and gives its end to fx_json_raw_end. The fmt calls return the end of what they wrote:
+ * at most 20 bytes, 21 with a sign, 24 for ms (|us| < FX_JSON_MS_EXACT). */
+char *fx_json_raw_begin(struct fx_json *j, size_t n);
+void fx_json_raw_end(struct fx_json *j, const char *end);
+char *fx_json_fmt_u64(char *o, uint64_t v);
+char *fx_json_fmt_i64(char *o, int64_t v);
+char *fx_json_fmt_ms(char *o, int64_t us);
 /* Flushes the buffer; returns the first error seen, or FX_OK. */
 int fx_json_finish(struct fx_json *j);
 

@@ -14,6 +14,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "fx_marker_pack.h"
 #include "fx_profile.h"
 #include "fx_rowidx.h"
 #include "fx_strtab.h"
@@ -112,6 +113,7 @@ struct fx_thread {
     struct fx_samples samples;
     struct fx_markers markers;
     struct fx_allocs allocs;
+    struct fx_mpack *pack; /* its markers when the profile packs them, else NULL */
 };
 
 struct fx_counter {
@@ -181,6 +183,9 @@ struct fx_profile {
 
     const struct fx_marker_schema **schemas;
     uint32_t nschemas, schemas_cap;
+    bool packed;            /* fx_profile_pack_markers: markers go to the threads' packs, */
+    struct fx_mkind *kinds; /* their kinds in `kinds` */
+    uint32_t nkinds, kinds_cap;
 
     struct fx_counter *counters;
     uint32_t ncounters, counters_cap;
@@ -234,7 +239,12 @@ static inline bool fx_profile_thread_ok(const struct fx_profile *p, uint32_t i)
 static inline bool fx_profile_thread_gone(const struct fx_profile *p, const struct fx_thread *t)
 {
     return t->unregistered && t->unregister_ns < p->kept_from_ns && t->samples.count == 0 &&
-           t->markers.count == 0 && t->allocs.count == 0;
+           t->markers.count + (t->pack ? t->pack->count : 0) == 0 && t->allocs.count == 0;
+}
+
+static inline uint32_t fx_thread_markers(const struct fx_thread *t) /* packed or not */
+{
+    return t->markers.count + (t->pack ? t->pack->count : 0);
 }
 
 #endif

@@ -50,6 +50,7 @@ static void thread_destroy(struct fx_thread *t)
     fx_cols_free(cols, fx_markers_cols(&t->markers, cols));
     fx_cols_free(cols, fx_allocs_cols(&t->allocs, cols));
     fx_free(t->markers.values);
+    fx_mpack_free(t->pack);
 }
 
 static void counter_destroy(struct fx_counter *c)
@@ -72,6 +73,7 @@ void fx_profile_free(struct fx_profile *p)
         thread_destroy(&p->threads[i]);
     fx_free(p->threads);
     fx_free(p->schemas);
+    fx_free(p->kinds);
     for (uint32_t i = 0; i < p->ncounters; i++)
         counter_destroy(&p->counters[i]);
     fx_free(p->counters);
@@ -387,6 +389,9 @@ int fx_profile_marker(struct fx_profile *p, fx_thread_id id, fx_str_id name, uin
     if (!fx_profile_thread_ok(p, thread) || name.i >= p->strings.count || phase > FX_PHASE_END ||
         category >= FX_CAT_COUNT)
         return FX_EINVAL;
+    if (p->packed)
+        return fx_mpack_add(p, thread, &(struct fx_mkind){name.i, schema, phase, category},
+                            start_ns, end_ns, values);
     struct fx_markers *m = &p->threads[thread].markers;
     unsigned nvalues = s ? s->n_fields : 0;
     uint32_t cap = m->cap, values_cap = m->values_cap;
@@ -416,6 +421,8 @@ int fx_profile_marker_stack(struct fx_profile *p, fx_thread_id id, fx_stack_id s
     uint32_t thread = id.i;
     if (!fx_profile_thread_ok(p, thread) || stack.i >= p->stacks.count)
         return FX_EINVAL;
+    if (p->packed)
+        return fx_mpack_stack(p, thread, stack.i);
     struct fx_markers *m = &p->threads[thread].markers;
     if (m->count == 0 || m->schema[m->count - 1] == FX_NONE_ID)
         return FX_EINVAL; /* no marker, or data null: a cause needs a data object */
@@ -492,7 +499,7 @@ size_t fx_profile_thread_memory(const struct fx_thread *t)
     size_t per_marker = 2 * sizeof(int64_t) + 3 * sizeof(uint32_t) + 2 + (m->cause_stack ? 4 : 0);
     return (t->name ? t->name_len + 1u : 0) + (size_t)s->cap * per_sample +
            (size_t)m->cap * per_marker + (size_t)m->values_cap * sizeof(*m->values) +
-           fx_allocs_memory(&t->allocs);
+           fx_allocs_memory(&t->allocs) + fx_mpack_memory(t->pack);
 }
 
 void fx_profile_thread_recount(struct fx_profile *p, struct fx_thread *t)

@@ -217,6 +217,8 @@ static void swap_tables(struct fx_profile *p, struct fx_profile *q)
 
 int fx_profile_compact(struct fx_profile *p)
 {
+    if (p->packed) /* the packs' ids are not renumbered */
+        return FX_EINVAL;
     struct remap m = {0};
     struct fx_profile *q = fx_profile_new();
     int rc = q ? remap_init(&m, p) : FX_ENOMEM;

@@ -200,6 +200,8 @@ static void drop_counter_values(struct fx_counter *c, int64_t t)
 uint64_t fx_profile_drop_before(struct fx_profile *p, int64_t t_ns)
 {
     uint64_t dropped = 0;
+    if (p->packed) /* packed markers are not dropped: nothing is, so all stays consistent */
+        return 0;
     for (uint32_t i = 0; i < p->nthreads; i++) {
         dropped += drop_samples(&p->threads[i].samples, t_ns);
         drop_markers(p, &p->threads[i].markers, t_ns);
@@ -318,7 +320,7 @@ static void copy_thread(struct fx_thread *d, const struct fx_thread *s, bool *ok
  * gone (fx_profile_thread_gone), is not part of this profile. */
 static bool shows_nothing(const struct fx_thread *t)
 {
-    return t->samples.count == 0 && t->markers.count == 0 && t->allocs.count == 0;
+    return t->samples.count == 0 && fx_thread_markers(t) == 0 && t->allocs.count == 0;
 }
 
 /* A thread with nothing to show on the main thread's OS thread (its tid), while main shows
@@ -494,6 +496,8 @@ static void copy_meta(struct fx_profile *d, const struct fx_profile *s, bool *ok
 
 struct fx_profile *fx_profile_snapshot(const struct fx_profile *p)
 {
+    if (p->packed) /* packs are not copied */
+        return NULL;
     struct fx_profile *d = fx_calloc(1, sizeof(*d));
     if (!d)
         return NULL;

@@ -98,64 +98,6 @@ static void write_samples(struct fx_json *j, const struct fx_profile *p, const s
     fx_json_obj_end(j);
 }
 
-static void write_field_value(struct fx_json *j, const struct fx_profile *p, enum fx_field_format f,
-                              const union fx_marker_value *v)
-{
-    size_t len;
-    const char *s;
-    switch (f) {
-    case FX_FMT_STRING:
-        s = fx_strtab_get(&p->strings, v->s.i, &len);
-        fx_json_strn(j, s, len);
-        return;
-    case FX_FMT_UNIQUE_STRING:
-        fx_json_u64(j, v->s.i);
-        return;
-    case FX_FMT_INTEGER:
-    case FX_FMT_BYTES:
-        fx_json_i64(j, v->i);
-        return;
-    case FX_FMT_DURATION:
-        fx_json_double(j, v->d, 3);
-        return;
-    case FX_FMT_DECIMAL:
-    case FX_FMT_PERCENTAGE:
-        fx_json_double(j, v->d, 6);
-        return;
-    }
-    fx_json_null(j);
-}
-
-static void write_marker_data(struct fx_json *j, const struct fx_profile *p,
-                              const struct fx_markers *m, uint32_t i)
-{
-    if (m->schema[i] == FX_NONE_ID) {
-        fx_json_null(j);
-        return;
-    }
-    const struct fx_marker_schema *s = p->schemas[m->schema[i]];
-    fx_json_obj_begin(j);
-    kv_str(j, "type", s->name);
-    /* Indexed per field: with no field values yet, m->values is NULL, and NULL + 0 is UB. */
-    for (unsigned f = 0; f < s->n_fields; f++) {
-        fx_json_key(j, s->fields[f].key);
-        write_field_value(j, p, s->fields[f].format, &m->values[m->values_at[i] + f]);
-    }
-    /* CauseBacktrace (the front-end's src/types/markers.ts): the stack, and when it was taken
-     * (the marker's start: a wait's stack is the waiter's at its start). */
-    if (m->cause_stack && m->cause_stack[i] != FX_NONE_ID) {
-        fx_json_key(j, "cause");
-        fx_json_obj_begin(j);
-        fx_json_key(j, "time");
-        put_ms(j,
-               m->phase[i] == FX_PHASE_END ? rel_us(p, m->end_ns[i]) : rel_us(p, m->start_ns[i]));
-        fx_json_key(j, "stack");
-        fx_json_u64(j, m->cause_stack[i]);
-        fx_json_obj_end(j);
-    }
-    fx_json_obj_end(j);
-}
-
 /* The time the front-end orders a marker by: IntervalEnd has only its end. */
 static int64_t marker_time(const struct fx_markers *m, uint32_t i)
 {
@@ -241,12 +183,16 @@ static void col_marker(struct fx_json *j, const char *key, const struct fx_marke
 static void write_markers(struct fx_json *j, const struct fx_profile *p, const struct fx_markers *m)
 {
     struct order *perm = marker_order(m);
+    struct fx_ff_fast fast[FX_FF_FAST_MAX];
+    bool has_fast = p->nschemas <= FX_FF_FAST_MAX && m->count > 0;
+    if (has_fast)
+        fx_ff_fast_schemas(p, fast);
     fx_json_key(j, "markers");
     fx_json_obj_begin(j);
     fx_json_key(j, "data");
     fx_json_arr_begin(j);
     for (uint32_t k = 0; k < m->count; k++)
-        write_marker_data(j, p, m, at(perm, k));
+        fx_ff_marker_data(j, p, m, at(perm, k), has_fast ? fast : NULL);
     fx_json_arr_end(j);
     col_marker(j, "name", m, perm, 0);
     write_marker_times(j, p, m, perm);
@@ -321,7 +267,10 @@ static void write_thread(const struct fx_ff_ctx *w, uint32_t index)
     kv_empty_arr(j, "pausedRanges");
     kv_bool(j, "showMarkersInTimeline", true);
     write_samples(j, p, t);
-    write_markers(j, p, &t->markers);
+    if (t->pack) /* packed markers (fx_profile_pack_markers) */
+        fx_ff_write_packed_markers(j, p, t);
+    else
+        write_markers(j, p, &t->markers);
     if (t->allocs.count > 0) /* absent otherwise: the front-end then offers no memory views */
         write_allocs(j, p, t);
     fx_json_obj_end(j);

@@ -139,6 +139,12 @@ static bool has_wait_markers(const struct fx_profile *p, const struct fx_thread 
         if (!strcmp(name, FX_JVM_LOCK_SCHEMA) || !strcmp(name, FX_JVM_VTWAIT_SCHEMA))
             return true;
     }
+    for (uint32_t s = 0; t->pack && s < p->nschemas; s++) {
+        const char *name = p->schemas[s]->name;
+        if ((!strcmp(name, FX_JVM_LOCK_SCHEMA) || !strcmp(name, FX_JVM_VTWAIT_SCHEMA)) &&
+            fx_mpack_uses_schema(p, t, s))
+            return true;
+    }
     return false;
 }
 
@@ -162,12 +168,12 @@ static bool all_idle(const struct fx_profile *p, const struct fx_thread *t)
  * not push the working threads off screen. */
 static uint64_t visible_score(const struct fx_profile *p, const struct fx_thread *t, bool strict)
 {
-    uint64_t score = (uint64_t)t->samples.count + t->markers.count;
+    uint64_t score = (uint64_t)t->samples.count + fx_thread_markers(t);
     if (has_wait_markers(p, t))
         return score;
     if (!t->samples.count)
         return 0;
-    if (strict && !t->markers.count && all_idle(p, t))
+    if (strict && !fx_thread_markers(t) && all_idle(p, t))
         return 0;
     return score;
 }

@@ -36,6 +36,22 @@ void fx_ff_writer_track_name(const struct fx_ff_ctx *w, uint32_t index);
 void fx_ff_writer_shared(const struct fx_ff_ctx *w);
 void fx_ff_writer_libs(struct fx_json *j, const struct fx_libs *l);
 
+/* Markers' data objects and packed markers: core/writer/ff_writer_markers.c. A schema is fast
+ * when its data object is formatted in place (its fields all ids or integers, its name and keys
+ * needing no escaping); max: the most bytes a marker's data takes, cause included. */
+#define FX_FF_FAST_MAX 64
+struct fx_ff_fast {
+    bool ok;
+    unsigned max;
+};
+void fx_ff_fast_schemas(const struct fx_profile *p, struct fx_ff_fast *f); /* <= MAX schemas */
+/* Marker i's data (null without a schema); fast: fx_ff_fast_schemas's, or NULL. */
+void fx_ff_marker_data(struct fx_json *j, const struct fx_profile *p, const struct fx_markers *m,
+                       uint32_t i, const struct fx_ff_fast *fast);
+/* Thread t's "markers" key and object from its pack (FX_ENOMEM into j without the room). */
+void fx_ff_write_packed_markers(struct fx_json *j, const struct fx_profile *p,
+                                const struct fx_thread *t);
+
 /* --- small emitters --- */
 
 static inline void kv_str(struct fx_json *j, const char *key, const char *v)
@@ -87,7 +103,7 @@ static inline int64_t rel_us(const struct fx_profile *p, int64_t t_ns)
  * running sum over timeDeltas accumulates no formatting error. */
 static inline void put_ms(struct fx_json *j, int64_t us)
 {
-    fx_json_double(j, (double)us / 1000.0, 3);
+    fx_json_ms(j, us);
 }
 
 static inline void kv_ms(struct fx_json *j, const char *key, int64_t us)

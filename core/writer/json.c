@@ -364,36 +364,118 @@ int fx_json_finish(struct fx_json *j)
 
 /* ---- numbers: digits are produced by hand, so LC_NUMERIC never matters -------------------- */
 
-/* Writes v in decimal, left-padded with zeros to at least `width` digits. */
-static void put_digits(struct fx_json *j, uint64_t v, int width)
+/* v in decimal at o (room for 20 bytes); the end. Two digits a step. */
+static char *fmt_u64(char *o, uint64_t v)
 {
+    static const char pairs[201] = "00010203040506070809101112131415161718192021222324252627282930"
+                                   "31323334353637383940414243444546474849505152535455565758596061"
+                                   "62636465666768697071727374757677787980818283848586878889909192"
+                                   "93949596979899";
     char tmp[20];
     int n = 0;
-    do {
-        tmp[sizeof(tmp) - 1 - n++] = (char)('0' + v % 10);
-        v /= 10;
-    } while (v);
-    while (n < width && n < (int)sizeof(tmp))
-        tmp[sizeof(tmp) - 1 - n++] = '0';
-    put(j, tmp + sizeof(tmp) - n, (size_t)n);
+    while (v >= 100) {
+        unsigned k = (unsigned)(v % 100) * 2;
+        v /= 100;
+        tmp[sizeof(tmp) - 1 - n++] = pairs[k + 1];
+        tmp[sizeof(tmp) - 1 - n++] = pairs[k];
+    }
+    if (v >= 10) {
+        tmp[sizeof(tmp) - 1 - n++] = pairs[v * 2 + 1];
+        tmp[sizeof(tmp) - 1 - n++] = pairs[v * 2];
+    } else {
+        tmp[sizeof(tmp) - 1 - n++] = (char)('0' + v);
+    }
+    memcpy(o, tmp + sizeof(tmp) - n, (size_t)n);
+    return o + n;
+}
+
+/* Writes v in decimal, left-padded with zeros to at least `width` digits (at most 20). */
+static void put_digits(struct fx_json *j, uint64_t v, int width)
+{
+    static const char zeros[20] = "0000000000000000000";
+    char tmp[20];
+    int n = (int)(fmt_u64(tmp, v) - tmp);
+    if (width > n)
+        put(j, zeros, (size_t)(width - n < 20 ? width - n : 20));
+    put(j, tmp, (size_t)n);
+}
+
+char *fx_json_raw_begin(struct fx_json *j, size_t n)
+{
+    if (n >= sizeof(j->buf)) {
+        fail(j, FX_ERANGE);
+        return NULL;
+    }
+    char *o = room(j, n + 1); /* and the comma */
+    if (!o)
+        return NULL;
+    if (j->after_key)
+        j->after_key = false;
+    else if (!j->first[j->depth])
+        *o++ = ',';
+    j->first[j->depth] = false;
+    return o;
+}
+
+void fx_json_raw_end(struct fx_json *j, const char *end)
+{
+    j->len = (size_t)(end - j->buf);
+}
+
+char *fx_json_fmt_u64(char *o, uint64_t v)
+{
+    return fmt_u64(o, v);
+}
+
+char *fx_json_fmt_i64(char *o, int64_t v)
+{
+    if (v < 0)
+        *o++ = '-';
+    return fmt_u64(o, v < 0 ? 0 - (uint64_t)v : (uint64_t)v); /* INT64_MIN too */
+}
+
+char *fx_json_fmt_ms(char *o, int64_t us)
+{
+    uint64_t mag = us < 0 ? 0 - (uint64_t)us : (uint64_t)us;
+    if (us < 0)
+        *o++ = '-';
+    o = fmt_u64(o, mag / 1000);
+    unsigned frac = (unsigned)(mag % 1000);
+    if (frac) {
+        *o++ = '.';
+        *o++ = (char)('0' + frac / 100);
+        if (frac % 100) {
+            *o++ = (char)('0' + frac / 10 % 10);
+            if (frac % 10)
+                *o++ = (char)('0' + frac % 10);
+        }
+    }
+    return o;
+}
+
+void fx_json_ms(struct fx_json *j, int64_t us)
+{
+    if (us <= -FX_JSON_MS_EXACT || us >= FX_JSON_MS_EXACT) {
+        fx_json_double(j, (double)us / 1000.0, 3);
+        return;
+    }
+    char *o = fx_json_raw_begin(j, 24);
+    if (o)
+        fx_json_raw_end(j, fx_json_fmt_ms(o, us));
 }
 
 void fx_json_u64(struct fx_json *j, uint64_t v)
 {
-    if (begin_value(j))
-        put_digits(j, v, 1);
+    char *o = fx_json_raw_begin(j, 20);
+    if (o)
+        fx_json_raw_end(j, fmt_u64(o, v));
 }
 
 void fx_json_i64(struct fx_json *j, int64_t v)
 {
-    if (!begin_value(j))
-        return;
-    uint64_t mag = (uint64_t)v;
-    if (v < 0) {
-        put_c(j, '-');
-        mag = 0 - mag; /* well defined for INT64_MIN too */
-    }
-    put_digits(j, mag, 1);
+    char *o = fx_json_raw_begin(j, 21);
+    if (o)
+        fx_json_raw_end(j, fx_json_fmt_i64(o, v));
 }
 
 /* An integral double of any size (>= 2^63 here), exactly: mantissa times 2^e in base-1e9

@@ -398,6 +398,62 @@ START_TEST(test_json_integers_are_exact)
 }
 END_TEST
 
+/* fx_json_ms writes what fx_json_double(us / 1000.0, 3) writes (the writer's every time), by
+ * integers: edges, every sub-ms remainder's trimming, random magnitudes up to FX_JSON_MS_EXACT
+ * and past it (handed to fx_json_double); raw values get their commas as the others. */
+START_TEST(test_json_ms_equals_the_double_path)
+{
+    static const int64_t edge[] = {0,
+                                   1,
+                                   -1,
+                                   999,
+                                   1000,
+                                   -1000,
+                                   1001,
+                                   10,
+                                   100,
+                                   -500,
+                                   12345,
+                                   999999999,
+                                   INT64_MAX,
+                                   INT64_MIN,
+                                   FX_JSON_MS_EXACT,
+                                   -FX_JSON_MS_EXACT,
+                                   FX_JSON_MS_EXACT - 1,
+                                   1 - FX_JSON_MS_EXACT};
+    rng_state = 0x9E3779B97F4A7C15ull;
+    for (unsigned i = 0; i < 200000; i++) {
+        int64_t us = i < sizeof edge / sizeof *edge ? edge[i] : (int64_t)(rng() >> (rng() % 64));
+        if (i % 2 && us != INT64_MIN)
+            us = -us;
+        start();
+        fx_json_double(&jw, (double)us / 1000.0, 3);
+        char want[64];
+        snprintf(want, sizeof want, "%s", done());
+        fx_membuf_destroy(&mb);
+        start();
+        fx_json_ms(&jw, us);
+        ck_assert_msg(!strcmp(done(), want), "us %lld: %s, want %s", (long long)us, mb.data, want);
+        fx_membuf_destroy(&mb);
+    }
+    start();
+    fx_json_arr_begin(&jw);
+    fx_json_ms(&jw, 1500);
+    char *o = fx_json_raw_begin(&jw, 30);
+    ck_assert_ptr_nonnull(o);
+    o = fx_json_fmt_i64(o, -7);
+    fx_json_raw_end(&jw, o);
+    fx_json_u64(&jw, 3);
+    fx_json_arr_end(&jw);
+    ck_assert_str_eq(done(), "[1.5,-7,3]");
+    fx_membuf_destroy(&mb);
+    start();
+    ck_assert_ptr_null(fx_json_raw_begin(&jw, FX_JSON_BUF)); /* too much room: a range error */
+    ck_assert_int_eq(fx_json_finish(&jw), FX_ERANGE);
+    fx_membuf_destroy(&mb);
+}
+END_TEST
+
 /* Tries a locale whose decimal separator is a comma; says so when none is installed. */
 static void try_comma_locale(void)
 {
@@ -598,6 +654,7 @@ static Suite *json_suite(void)
     tc = tcase_create("structure");
     tcase_add_test(tc, test_json_commas_in_nested_containers);
     tcase_add_test(tc, test_json_integers_are_exact);
+    tcase_add_test(tc, test_json_ms_equals_the_double_path);
     tcase_add_test(tc, test_json_doubles_are_fixed_point_and_locale_free);
     tcase_add_test(tc, test_json_nan_and_inf_are_null);
     tcase_add_test(tc, test_json_huge_doubles_are_exact_integers);
