@@ -332,7 +332,11 @@ int fx_jfr_markers_event(struct conv *c, const struct fx_jfr_obj *ev, struct fx_
         c->no_stack++;
         has = false;
     }
-    if (has && fx_jfr_profile_stack(c, &v[m->stack], false, &st, eb) == FX_OK)
+    /* so is a stack of no frames (jfr print's empty stackTrace, an old object's at times):
+     * fx_jfr_profile_stack counts it and gives the label a sample needs, a marker no cause */
+    uint64_t no_stack_before = c->no_stack;
+    if (has && fx_jfr_profile_stack(c, &v[m->stack], false, &st, eb) == FX_OK &&
+        c->no_stack == no_stack_before)
         rc = fx_profile_marker_stack(c->p, th, st);
     if (rc != FX_OK)
         return rc;

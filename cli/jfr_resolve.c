@@ -335,7 +335,8 @@ int fx_jfr_profile_stack(struct conv *c, const struct fx_jfr_value *ref, bool na
     }
     size_t n = 0;
     int rc = ref->kind == FX_JFR_REF ? stack_frames(c, ref, &n, eb) : FX_ENOTFOUND;
-    if (rc == FX_ENOTFOUND || (rc == FX_OK && n == 0)) {
+    bool none = rc == FX_ENOTFOUND || (rc == FX_OK && n == 0);
+    if (none) {
         c->no_stack++;
         rc = fx_profile_label_stack(c->p, NO_STACK, FX_CAT_OTHER, out);
         n = 0;
@@ -364,7 +365,9 @@ int fx_jfr_profile_stack(struct conv *c, const struct fx_jfr_value *ref, bool na
         if (rc == FX_OK)
             rc = fx_profile_stack(c->p, *out, leaf, out);
     }
-    if (rc == FX_OK && ref->kind == FX_JFR_REF)
+    /* not a stack without frames: each of its events is counted in no_stack, and a marker
+     * reads that count to leave its cause empty */
+    if (rc == FX_OK && ref->kind == FX_JFR_REF && !none)
         rc = fx_jfr_map_put(&c->cache, ns, (uint64_t)ref->i, out->i);
     return rc;
 }
