@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* ELF symbol tables kept across JVM starts (include/fx_elfsym_cache.h): the file (a header
  * naming the library's identity and build-id, the rows, the names) and the checks a file passes
- * before it is mapped in place of reading the library's .symtab. Not signal-safe. */
+ * before it is mapped in place of reading the library's .symtab. Not signal-safe.
+ * Tests: unit.elfsym. */
 #include "fx_elfsym_cache.h"
 
 #include <inttypes.h>
