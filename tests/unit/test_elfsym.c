@@ -310,6 +310,10 @@ START_TEST(test_elfsym_symbol_vaddr_by_name_in_this_executable)
     ck_assert_int_eq(fx_elf_symbol_vaddr("/proc/self/exe", "no_such_symbol_here", &v),
                      FX_ENOTFOUND);
     ck_assert_uint_eq(v, 7);
+    /* names compared whole, in place (the raw 64-bit scan): a prefix or a longer name is not it */
+    ck_assert_int_eq(fx_elf_symbol_vaddr("/proc/self/exe", "pie_prob", &v), FX_ENOTFOUND);
+    ck_assert_int_eq(fx_elf_symbol_vaddr("/proc/self/exe", "pie_probe_", &v), FX_ENOTFOUND);
+    ck_assert_uint_eq(v, 7);
     ck_assert_int_eq(fx_elf_symbol_vaddr("/nonexistent/fxagent", "main", &v), FX_EIO);
 }
 END_TEST
