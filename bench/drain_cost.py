@@ -26,7 +26,8 @@ import stack_coverage  # noqa: E402  (the javac workload's source selection)
 LABELS = {"samples": "samples taken (rows drained from the rings)",
           "drain CPU": "drain thread CPU time (since it started, at its last pass)",
           "passes": "drain wake-ups (passes)", "slow": "drain wake-ups after a wait over 10 ms",
-          "kallsyms": "kallsyms read", "gc set-up": "GC attribution set-up CPU time",
+          "kallsyms": "kallsyms read",
+          "symbols": "symbol tables and naming: drain thread CPU time", "gc set-up": "GC attribution set-up CPU time",
           "markers": "drain CPU time for markers and counters"}
 
 

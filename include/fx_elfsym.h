@@ -57,6 +57,20 @@ struct fx_elfsym *fx_elfsym_new(void);
  * the setting as it was. */
 int fx_elfsym_set_debug_dir(struct fx_elfsym *s, const char *dir);
 
+/* Where to keep libraries' symbol tables across starts (include/fx_elfsym_cache.h: a table read
+ * from a file's own .symtab is written there, and mapped back by the next fx_elfsym to need that
+ * library; NULL, the default: never). Applies to libraries read from now on. FX_ENOMEM leaves
+ * the setting as it was. */
+int fx_elfsym_set_cache_dir(struct fx_elfsym *s, const char *dir);
+
+/* What the cache folder served: tables mapped from it, written to it, and the files refused or
+ * not written (the last reason in error, "" when none). */
+struct fx_elfsym_cache_stats {
+    size_t loaded, stored, errors;
+    char error[200];
+};
+const struct fx_elfsym_cache_stats *fx_elfsym_cache_stats(const struct fx_elfsym *s);
+
 /* Frees the cache and every string it returned; NULL is a no-op. */
 void fx_elfsym_free(struct fx_elfsym *s);
 

@@ -9,9 +9,11 @@
 #include "internal.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "fx_alloc.h"
+#include "fx_cache_dir.h"
 #include "fx_cfi.h"
 #include "fx_elfsym.h"
 #include "fx_profile.h"
@@ -177,11 +179,25 @@ static bool alloc_entry(const char *name)
 
 /* Names addr (a leaf pc, or a return address less one) in the current text map; *entry:
  * whether it is an allocation entry (alloc_entry). */
+/* The symbolizer, made at the first address: libraries' tables kept in FXAGENT_CACHE/elfsym
+ * (include/fx_elfsym_cache.h), so a JVM after the first maps libjvm's instead of reading it. */
+static void make_symbolizer(void)
+{
+    char dir[1024];
+    if ((nf.sym = fx_elfsym_new()) == NULL) {
+        nf.sym_failed = true;
+        return;
+    }
+    if (fx_cache_dir(getenv("FXAGENT_CACHE"), getenv("XDG_CACHE_HOME"), getenv("HOME"), "elfsym",
+                     dir, sizeof(dir)))
+        fx_elfsym_set_cache_dir(nf.sym, dir); /* no memory: read every library, as before */
+}
+
 static int resolve(struct fx_profile *p, uint64_t addr, fx_frame_id *out, bool *entry)
 {
     *entry = false;
-    if (nf.sym == NULL && !nf.sym_failed && (nf.sym = fx_elfsym_new()) == NULL)
-        nf.sym_failed = true;
+    if (nf.sym == NULL && !nf.sym_failed)
+        make_symbolizer();
     uint32_t ticket;
     const struct fx_textmap *map = fx_native_maps_enter(&ticket);
     const struct fx_textmap_entry *e = fx_textmap_lookup_sigsafe(map, (uintptr_t)addr);
@@ -463,6 +479,14 @@ void fx_native_frames_report(struct fx_profile *p)
     char ms[32];
     snprintf(ms, sizeof(ms), "%.3f ms", (double)nf.sym_ns / 1e6);
     fx_profile_extra_str(p, g, "symbol tables and naming: drain thread CPU time", ms);
+    const struct fx_elfsym_cache_stats *cs = nf.sym != NULL ? fx_elfsym_cache_stats(nf.sym) : NULL;
+    if (cs != NULL) {
+        fx_profile_extra_detail(p, g, "symbol tables mapped from the cache (FXAGENT_CACHE)",
+                                (int64_t)cs->loaded);
+        fx_profile_extra_detail(p, g, "symbol tables written to the cache", (int64_t)cs->stored);
+        if (cs->errors > 0)
+            fx_profile_extra_str(p, g, "symbol table cache not used", cs->error);
+    }
     fx_profile_extra_loss(p, g, "libraries not recorded (no memory)", (int64_t)nf.lib_errors);
     fx_profile_extra_detail(p, g, "addresses without a symbol named by their CFI function start",
                             (int64_t)nf.fde_named);

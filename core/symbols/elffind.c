@@ -11,6 +11,32 @@
 
 #include "fx_elfsym.h"
 
+/* The 64-bit table as it lies in memory (libelf's in-memory Elf64_Sym), names compared in
+ * place: the first byte before the rest, so libjvm's ~3 MB of names are barely touched (the
+ * GElf copy of each of its 70,000 symbols and elf_strptr's checks took ~2 ms at VMInit, in the
+ * application's main thread; issue 31). FX_EUNSUPPORTED when the table is not such. */
+static int find_raw(Elf *e, Elf_Data *d, const GElf_Shdr *sh, const char *name, uint64_t *vaddr)
+{
+    Elf_Scn *ss = elf_getscn(e, sh->sh_link);
+    Elf_Data *sd = ss != NULL ? elf_getdata(ss, NULL) : NULL;
+    if (sd == NULL || sd->d_buf == NULL || d->d_buf == NULL || gelf_getclass(e) != ELFCLASS64 ||
+        d->d_type != ELF_T_SYM || sh->sh_entsize != sizeof(Elf64_Sym))
+        return FX_EUNSUPPORTED;
+    const Elf64_Sym *y = d->d_buf;
+    const char *str = sd->d_buf;
+    size_t n = d->d_size / sizeof(*y), room = sd->d_size, len = strlen(name);
+    for (size_t i = 0; i < n; i++) {
+        int type = ELF64_ST_TYPE(y[i].st_info);
+        size_t at = y[i].st_name;
+        if ((type != STT_FUNC && type != STT_OBJECT) || y[i].st_value == 0 || at >= room ||
+            room - at <= len || str[at] != name[0] || memcmp(str + at, name, len + 1) != 0)
+            continue;
+        *vaddr = y[i].st_value;
+        return FX_OK;
+    }
+    return FX_ENOTFOUND;
+}
+
 static int find_in(Elf *e, const char *name, uint64_t *vaddr)
 {
     Elf_Scn *scn = NULL;
@@ -19,6 +45,9 @@ static int find_in(Elf *e, const char *name, uint64_t *vaddr)
         if (gelf_getshdr(scn, &sh) == NULL || sh.sh_type != SHT_SYMTAB || sh.sh_entsize == 0)
             continue;
         Elf_Data *d = elf_getdata(scn, NULL);
+        int rc = d != NULL ? find_raw(e, d, &sh, name, vaddr) : FX_ENOTFOUND;
+        if (rc != FX_EUNSUPPORTED)
+            return rc;
         size_t n = d ? sh.sh_size / sh.sh_entsize : 0;
         for (size_t i = 0; i < n; i++) {
             GElf_Sym s;

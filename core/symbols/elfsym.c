@@ -23,18 +23,13 @@
 
 #include "fx_alloc.h"
 #include "fx_demangle.h"
+#include "fx_elfsym_cache.h" /* struct fx_elfsym_row: a symbol, in memory as in the file */
 #include "fx_sort.h"
 
 #define OVERLAYFS_MAGIC 0x794c7630 /* linux/magic.h: maps shows the lower file's device */
 
 struct seg {
     uint64_t off, filesz, vaddr;
-};
-
-struct sym {
-    uint64_t addr, size;
-    size_t name_at;
-    bool global;
 };
 
 struct lib {
@@ -50,11 +45,13 @@ struct lib {
     const char *debug_dir; /* borrowed from the cache */
     struct seg *segs;
     size_t nsegs, cap_segs;
-    struct sym *syms;
+    struct fx_elfsym_row *syms;
     size_t nsyms, cap_syms;
     char *names;
     size_t nnames, cap_names;
-    char **demangled; /* per symbol, filled on first use; NULL until one is needed */
+    char **demangled;             /* per symbol, filled on first use; NULL until one is needed */
+    const char *cache_dir;        /* borrowed from the cache; NULL: tables not kept */
+    struct fx_elfsym_table table; /* syms and names mapped from the cache file, when map */
 };
 
 struct fx_elfsym {
@@ -62,6 +59,8 @@ struct fx_elfsym {
     size_t nlibs, cap_libs;
     struct lib *last; /* consecutive addresses mostly share a library */
     char *debug_dir;  /* NULL: separate debug files are not looked for */
+    char *cache_dir;  /* NULL: symbol tables are not kept across starts */
+    struct fx_elfsym_cache_stats stats;
 };
 
 struct fx_elfsym *fx_elfsym_new(void)
@@ -94,10 +93,29 @@ static void lib_free(struct lib *l)
         fx_free(l->demangled[i]);
     fx_free(l->demangled);
     fx_free(l->segs);
-    fx_free(l->syms);
-    fx_free(l->names);
+    if (l->table.map != NULL) {
+        fx_elfsym_cache_unmap(&l->table);
+    } else {
+        fx_free(l->syms);
+        fx_free(l->names);
+    }
     fx_free(l->path);
     fx_free(l);
+}
+
+int fx_elfsym_set_cache_dir(struct fx_elfsym *s, const char *dir)
+{
+    char *copy = NULL;
+    if (dir && !(copy = fx_strdup(dir)))
+        return FX_ENOMEM;
+    fx_free(s->cache_dir);
+    s->cache_dir = copy;
+    return FX_OK;
+}
+
+const struct fx_elfsym_cache_stats *fx_elfsym_cache_stats(const struct fx_elfsym *s)
+{
+    return &s->stats;
 }
 
 void fx_elfsym_free(struct fx_elfsym *s)
@@ -108,6 +126,7 @@ void fx_elfsym_free(struct fx_elfsym *s)
         lib_free(s->libs[i]);
     fx_free(s->libs);
     fx_free(s->debug_dir);
+    fx_free(s->cache_dir);
     fx_free(s);
 }
 
@@ -167,10 +186,10 @@ static int add_sym(struct lib *l, const GElf_Sym *st, const char *name)
         fx_grow(&l->syms, &l->cap_syms, l->nsyms, 1, sizeof(*l->syms), 256) != 0)
         return FX_ENOMEM;
     memcpy(l->names + l->nnames, name, len + 1);
-    l->syms[l->nsyms++] = (struct sym){.addr = st->st_value,
-                                       .size = st->st_size,
-                                       .name_at = l->nnames,
-                                       .global = GELF_ST_BIND(st->st_info) != STB_LOCAL};
+    l->syms[l->nsyms++] = (struct fx_elfsym_row){.addr = st->st_value,
+                                                 .size = st->st_size,
+                                                 .name_at = l->nnames,
+                                                 .global = GELF_ST_BIND(st->st_info) != STB_LOCAL};
     l->nnames += len + 1;
     return FX_OK;
 }
@@ -213,7 +232,7 @@ static int read_table(Elf *elf, GElf_Word type, struct lib *l)
 /* At one address the global symbol wins over a local alias, then the earlier one. */
 static int by_addr(const void *a, const void *b)
 {
-    const struct sym *x = a, *y = b;
+    const struct fx_elfsym_row *x = a, *y = b;
     if (x->addr != y->addr)
         return x->addr < y->addr ? -1 : 1;
     if (x->global != y->global)
@@ -227,7 +246,7 @@ static int by_addr(const void *a, const void *b)
  * cannot be had. */
 static void sort_unique(struct lib *l)
 {
-    if (!fx_sort_by_u64(l->syms, l->nsyms, sizeof(*l->syms), offsetof(struct sym, addr)))
+    if (!fx_sort_by_u64(l->syms, l->nsyms, sizeof(*l->syms), offsetof(struct fx_elfsym_row, addr)))
         fx_sort(l->syms, l->nsyms, sizeof(*l->syms), by_addr);
     size_t kept = 0;
     for (size_t i = 0; i < l->nsyms; i++) {
@@ -278,7 +297,44 @@ static int read_symbols(Elf *elf, struct lib *l)
     return rc == FX_ENOMEM ? rc : FX_OK;
 }
 
-static int read_elf(Elf *elf, struct lib *l)
+/* The table from the cache file for this library (FX_OK), kept only for one read from the
+ * file's own .symtab: a debug file or .dynsym depends on what else is installed. */
+static int cached_symbols(struct lib *l, const struct stat *st, struct fx_elfsym_cache_stats *cs)
+{
+    struct fx_errbuf eb = {{0}};
+    int rc = fx_elfsym_cache_load(l->cache_dir, l->path, st, l->build_id, &l->table, &eb);
+    if (rc == FX_EIO) {
+        cs->errors++;
+        snprintf(cs->error, sizeof(cs->error), "%s", eb.msg);
+    }
+    if (rc != FX_OK)
+        return rc;
+    cs->loaded++;
+    l->syms = (struct fx_elfsym_row *)l->table.rows; /* read-only: nothing writes a mapped table */
+    l->nsyms = l->table.n;
+    l->names = (char *)l->table.names;
+    l->nnames = l->table.names_len;
+    l->source = FX_ELFSYM_SYMTAB;
+    return FX_OK;
+}
+
+static void keep_symbols(struct lib *l, const struct stat *st, struct fx_elfsym_cache_stats *cs)
+{
+    struct fx_errbuf eb = {{0}};
+    if (l->source != FX_ELFSYM_SYMTAB || l->nsyms == 0)
+        return;
+    if (fx_elfsym_cache_store(l->cache_dir, l->path, st, l->build_id, l->syms, l->nsyms, l->names,
+                              l->nnames, &eb) == FX_OK) {
+        cs->stored++;
+    } else {
+        cs->errors++;
+        snprintf(cs->error, sizeof(cs->error), "%s", eb.msg);
+    }
+}
+
+/* st: the file's, when the table may be kept across starts (NULL for the vDSO). */
+static int read_elf(Elf *elf, struct lib *l, const struct stat *st,
+                    struct fx_elfsym_cache_stats *cs)
 {
     if (elf_kind(elf) != ELF_K_ELF) {
         snprintf(l->why, sizeof(l->why), "not an ELF file");
@@ -292,8 +348,13 @@ static int read_elf(Elf *elf, struct lib *l)
     }
     l->usable = true;
     read_build_id(elf, l);
+    bool keep = st != NULL && l->cache_dir != NULL && l->build_id[0] != '\0';
+    if (keep && cached_symbols(l, st, cs) == FX_OK)
+        return FX_OK;
     rc = read_symbols(elf, l);
     sort_unique(l);
+    if (keep && rc == FX_OK)
+        keep_symbols(l, st, cs);
     return rc;
 }
 
@@ -309,7 +370,7 @@ static bool same_file(const struct lib *l, const struct stat *st, const char *pa
     return statfs(path, &fs) == 0 && (unsigned long)fs.f_type == OVERLAYFS_MAGIC;
 }
 
-static int read_file(struct lib *l)
+static int read_file(struct lib *l, struct fx_elfsym_cache_stats *cs)
 {
     struct stat st;
     int fd = open(l->path, O_RDONLY | O_CLOEXEC);
@@ -326,7 +387,7 @@ static int read_file(struct lib *l)
     } else {
         Elf *elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
         if (elf)
-            rc = read_elf(elf, l);
+            rc = read_elf(elf, l, &st, cs);
         else
             snprintf(l->why, sizeof(l->why), "libelf: %s", elf_errmsg(-1));
         elf_end(elf);
@@ -349,7 +410,7 @@ static int read_vdso(const struct fx_textmap_entry *m, struct lib *l)
         return FX_ENOMEM;
     memcpy(copy, (const void *)m->start, size);
     Elf *elf = elf_memory(copy, size);
-    int rc = elf ? read_elf(elf, l) : FX_OK;
+    int rc = elf ? read_elf(elf, l, NULL, NULL) : FX_OK;
     if (!elf)
         snprintf(l->why, sizeof(l->why), "libelf: %s", elf_errmsg(-1));
     elf_end(elf);
@@ -357,7 +418,7 @@ static int read_vdso(const struct fx_textmap_entry *m, struct lib *l)
     return rc;
 }
 
-static int load(const struct fx_textmap_entry *m, struct lib *l)
+static int load(const struct fx_textmap_entry *m, struct lib *l, struct fx_elfsym_cache_stats *cs)
 {
     switch (m->kind) {
     case FX_TEXTMAP_ANON:
@@ -374,7 +435,7 @@ static int load(const struct fx_textmap_entry *m, struct lib *l)
     case FX_TEXTMAP_FILE:
         break;
     }
-    return read_file(l);
+    return read_file(l, cs);
 }
 
 /* --- the cache ----------------------------------------------------------------------------- */
@@ -385,7 +446,7 @@ static bool is_lib_of(const struct lib *l, const struct fx_textmap_entry *m)
            l->kind == m->kind && strcmp(l->path, m->path) == 0;
 }
 
-static struct lib *new_lib(const struct fx_textmap_entry *m, const char *debug_dir)
+static struct lib *new_lib(const struct fx_textmap_entry *m, const struct fx_elfsym *s)
 {
     struct lib *l = fx_calloc(1, sizeof(*l));
     if (!l || !(l->path = fx_strdup(m->path))) {
@@ -401,7 +462,8 @@ static struct lib *new_lib(const struct fx_textmap_entry *m, const char *debug_d
     l->dev_major = m->dev_major;
     l->dev_minor = m->dev_minor;
     l->kind = m->kind;
-    l->debug_dir = debug_dir;
+    l->debug_dir = s->debug_dir;
+    l->cache_dir = s->cache_dir;
     return l;
 }
 
@@ -417,9 +479,9 @@ static int get_lib(struct fx_elfsym *s, const struct fx_textmap_entry *m, struct
             return FX_OK;
         }
     }
-    struct lib *l = new_lib(m, s->debug_dir);
+    struct lib *l = new_lib(m, s);
     if (!l || fx_grow(&s->libs, &s->cap_libs, s->nlibs, 1, sizeof(*s->libs), 16) != 0 ||
-        load(m, l) != FX_OK) {
+        load(m, l, &s->stats) != FX_OK) {
         lib_free(l);
         return FX_ENOMEM;
     }
@@ -442,7 +504,7 @@ static bool to_vaddr(const struct lib *l, uint64_t file_off, uint64_t *vaddr)
     return false;
 }
 
-static const struct sym *covering(const struct lib *l, uint64_t vaddr)
+static const struct fx_elfsym_row *covering(const struct lib *l, uint64_t vaddr)
 {
     size_t lo = 0, hi = l->nsyms; /* first symbol above vaddr, in [lo, hi] */
     while (lo < hi) {
@@ -454,13 +516,13 @@ static const struct sym *covering(const struct lib *l, uint64_t vaddr)
     }
     if (lo == 0)
         return NULL;
-    const struct sym *y = &l->syms[lo - 1];
+    const struct fx_elfsym_row *y = &l->syms[lo - 1];
     return vaddr - y->addr < y->size || vaddr == y->addr ? y : NULL;
 }
 
 /* The symbol's display name: demangled once, then from the cache; the mangled name when
  * demangling fails (including for want of memory: the name is still right, only rawer). */
-static const char *display_name(struct lib *l, const struct sym *y)
+static const char *display_name(struct lib *l, const struct fx_elfsym_row *y)
 {
     const char *raw = l->names + y->name_at;
     if (strncmp(raw, "_Z", 2) != 0)
@@ -481,7 +543,7 @@ static void name_in(struct lib *l, uint64_t file_off, struct fx_elfsym_frame *ou
         return;
     }
     out->lib_off = vaddr;
-    const struct sym *y = l->source != FX_ELFSYM_NONE ? covering(l, vaddr) : NULL;
+    const struct fx_elfsym_row *y = l->source != FX_ELFSYM_NONE ? covering(l, vaddr) : NULL;
     if (!y) {
         out->why = l->why[0] ? l->why
                    : l->source == FX_ELFSYM_DYNSYM

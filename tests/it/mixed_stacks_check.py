@@ -99,7 +99,15 @@ def main():
     check(sym.endswith(" ms") and named > 0 and float(sym[:-3]) > 0,
           f"jni: 'Native stacks' prices naming {named} addresses: {sym!r} of drain CPU")
 
+    # issue 31: the first JVM of the run reads the symbol tables and keeps them (FXAGENT_CACHE,
+    # it_lib.sh: empty at the start); the next maps them, and the libjvm names checked below
+    # (jni_CallStaticLongMethod, JavaCalls::call_helper) come from the mapped table
+    wrote = jns.get("symbol tables written to the cache", 0)
+    check(wrote >= 1 and jns.get("symbol tables mapped from the cache (FXAGENT_CACHE)", 0) == 0,
+          f"jni: the first JVM wrote {wrote} symbol tables to an empty cache and mapped none: {jns}")
     up = Profile(os.path.join(run, "upcall.json.gz"))
+    mapped = (up.extra("Native stacks") or {}).get("symbol tables mapped from the cache (FXAGENT_CACHE)", 0)
+    check(mapped >= 1, f"upcall: the second JVM mapped {mapped} symbol tables from the cache (want >= 1)")
     want = ["Java_fxagent_mixed_JniBurn_upcall", "fxmixed_call_java", "jni_CallStaticLongMethod",
             "JavaCalls::call_helper"]
 

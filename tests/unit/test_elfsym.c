@@ -2,7 +2,8 @@
 /* Unit tests of core/symbols/elfsym.c on real mappings: the test loads libfxtest_symlib.so (C and
  * C++ functions, tests/unit/symlib/) and its stripped copy with dlopen, reads /proc/self/maps and
  * names addresses from dlsym; then files deleted or replaced since mapped, a non-ELF file,
- * anonymous memory, the vDSO, this PIE executable, 100k lookups, and allocation failure. */
+ * anonymous memory, the vDSO, this PIE executable, 100k lookups, allocation failure, and the
+ * tables kept across starts (include/fx_elfsym_cache.h). */
 #include <check.h>
 #include <dlfcn.h>
 #include <inttypes.h>
@@ -309,6 +310,10 @@ START_TEST(test_elfsym_symbol_vaddr_by_name_in_this_executable)
     ck_assert_int_eq(fx_elf_symbol_vaddr("/proc/self/exe", "no_such_symbol_here", &v),
                      FX_ENOTFOUND);
     ck_assert_uint_eq(v, 7);
+    /* names compared whole, in place (the raw 64-bit scan): a prefix or a longer name is not it */
+    ck_assert_int_eq(fx_elf_symbol_vaddr("/proc/self/exe", "pie_prob", &v), FX_ENOTFOUND);
+    ck_assert_int_eq(fx_elf_symbol_vaddr("/proc/self/exe", "pie_probe_", &v), FX_ENOTFOUND);
+    ck_assert_uint_eq(v, 7);
     ck_assert_int_eq(fx_elf_symbol_vaddr("/nonexistent/fxagent", "main", &v), FX_EIO);
 }
 END_TEST
@@ -382,6 +387,85 @@ START_TEST(test_elfsym_allocation_failure_then_retry_succeeds)
 }
 END_TEST
 
+/* Every address of the library's text named by a symbolizer that reads its .symtab. */
+static size_t name_all(struct fx_elfsym *s, const struct fx_textmap_entry *m, char (*names)[128],
+                       uint64_t *offs, size_t cap)
+{
+    size_t n = 0;
+    for (uintptr_t a = m->start; a < m->end && n < cap; a += 4, n++) {
+        struct fx_elfsym_frame f;
+        ck_assert_int_eq(fx_elfsym_resolve(s, m, a, &f), FX_OK);
+        fx_elfsym_frame_name(&f, names[n], sizeof(names[n]));
+        offs[n] = f.name ? f.sym_off : f.lib_off;
+        if (f.name)
+            ck_assert_int_eq(f.source, FX_ELFSYM_SYMTAB);
+    }
+    return n;
+}
+
+static void expect_same(const char (*a)[128], const uint64_t *ao, const char (*b)[128],
+                        const uint64_t *bo, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        ck_assert_str_eq(a[i], b[i]);
+        ck_assert_uint_eq(ao[i], bo[i]);
+    }
+}
+
+/* Issue 31: the table kept in a cache folder by the first symbolizer is mapped by the next one
+ * instead of read (its counters say which), and names every address of the text as the file
+ * does; a damaged file is refused with its reason and the library read again, same names. */
+START_TEST(test_elfsym_cache_across_starts_gives_the_same_names)
+{
+    enum {
+        CAP = 1 << 16
+    };
+    void *h = must_dlopen(FXTEST_SYMLIB);
+    struct fx_textmap *t = self_maps();
+    const struct fx_textmap_entry *m =
+            fx_textmap_lookup_sigsafe(t, must_dlsym(h, "_ZN6fxtest6Burner4spinEi"));
+    char dir[] = "/tmp/fxtest-elfsym-cache.XXXXXX";
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    char(*want)[128] = malloc(CAP * 128), (*got)[128] = malloc(CAP * 128);
+    uint64_t *want_off = malloc(CAP * sizeof(uint64_t)), *got_off = malloc(CAP * sizeof(uint64_t));
+    ck_assert(want && got && want_off && got_off);
+    struct fx_elfsym *plain = fx_elfsym_new();
+    size_t n = name_all(plain, m, want, want_off, CAP);
+    ck_assert_uint_gt(n, 100);
+    ck_assert_uint_eq(fx_elfsym_cache_stats(plain)->loaded + fx_elfsym_cache_stats(plain)->stored,
+                      0);
+    fx_elfsym_free(plain);
+    for (int round = 0; round < 3; round++) {
+        struct fx_elfsym *s = fx_elfsym_new();
+        ck_assert_int_eq(fx_elfsym_set_cache_dir(s, dir), FX_OK);
+        ck_assert_uint_eq(name_all(s, m, got, got_off, CAP), n);
+        expect_same((const char(*)[128])want, want_off, (const char(*)[128])got, got_off, n);
+        const struct fx_elfsym_cache_stats *cs = fx_elfsym_cache_stats(s);
+        ck_assert_uint_eq(cs->loaded, round == 1 ? 1 : 0); /* 0: written, 1: mapped, 2: damaged */
+        ck_assert_uint_eq(cs->stored, round == 1 ? 0 : 1);
+        ck_assert_uint_eq(cs->errors, round == 2 ? 1 : 0);
+        if (round == 2)
+            ck_assert_msg(strstr(cs->error, "malformed rows") != NULL, "%s", cs->error);
+        fx_elfsym_free(s);
+        if (round == 1) { /* the first row's name_at (a 128-byte header, then addr, size) past the
+                             names: refused */
+            char cmd[512];
+            snprintf(cmd, sizeof(cmd),
+                     "f=$(ls '%s'/*.sym) && printf '\\377\\377\\377\\377' | "
+                     "dd of=\"$f\" bs=1 seek=$((128 + 16)) conv=notrunc status=none",
+                     dir);
+            ck_assert_int_eq(system(cmd), 0);
+        }
+    }
+    char cmd[300];
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+    ck_assert_int_eq(system(cmd), 0);
+    free(want), free(got), free(want_off), free(got_off);
+    fx_textmap_free(t);
+    dlclose(h);
+}
+END_TEST
+
 static Suite *elfsym_suite(void)
 {
     Suite *s = suite_create("elfsym");
@@ -394,6 +478,7 @@ static Suite *elfsym_suite(void)
     tcase_add_test(tc, test_elfsym_names_a_static_function_of_this_pie_executable);
     tcase_add_test(tc, test_elfsym_symbol_vaddr_by_name_in_this_executable);
     tcase_add_test(tc, test_elfsym_hundred_thousand_lookups_all_right);
+    tcase_add_test(tc, test_elfsym_cache_across_starts_gives_the_same_names);
     suite_add_tcase(s, tc);
     tc = tcase_create("unusable");
     tcase_set_timeout(tc, 120);
