@@ -174,8 +174,12 @@ static int java_stack(struct fx_methods *m, JNIEnv *jni, struct fx_profile *p,
     if (r->truncated && n == r->num_frames) {
         st.truncated++;
         rc = label_under(p, s, "[truncated]", FX_CAT_OTHER, &s);
-    } else if (recovered && r->walk_stop != FX_WSTOP_NONE && n == r->num_frames &&
-               walk_stop_labels[r->walk_stop] != NULL) {
+    }
+    /* a recovered walk that stopped short of the call stub: its mark is the root, nothing of
+     * the native walk below it (which would be under frames the stack lacks) */
+    bool stopped = recovered && r->walk_stop != FX_WSTOP_NONE && n == r->num_frames &&
+                   walk_stop_labels[r->walk_stop] != NULL && !r->truncated;
+    if (stopped) {
         st.walk_stops[r->walk_stop]++;
         rc = label_under(p, s, walk_stop_labels[r->walk_stop], FX_CAT_OTHER, &s);
     }
@@ -185,7 +189,7 @@ static int java_stack(struct fx_methods *m, JNIEnv *jni, struct fx_profile *p,
         fx_frame_types_of(r, len, r->num_frames, st.types, ends);
     /* issue 32: the native frames below the Java ones (a virtual thread's are its carrier's) */
     struct fx_below below = {.ns = 0};
-    if (r->below && n == r->num_frames && !r->truncated && r->vthread != FX_VT_ID)
+    if (r->below && n == r->num_frames && !r->truncated && !stopped && r->vthread != FX_VT_ID)
         fx_native_below_read(r, len, n, typed ? ends : NULL, &below);
     if (below.ns > 0 && rc == FX_OK)
         rc = fx_native_below_push(p, &below, n, n, &s);
