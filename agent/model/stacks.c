@@ -183,9 +183,12 @@ static int java_stack(struct fx_methods *m, JNIEnv *jni, struct fx_profile *p,
     int32_t ends[FX_TYPES_MAX + 1];
     if (typed)
         fx_frame_types_of(r, len, r->num_frames, st.types, ends);
-    /* issue 32: the native frames below the Java ones (a virtual thread's are its carrier's) */
+    /* issue 32: the native frames below the Java ones (a virtual thread's are its carrier's);
+     * none under a recovered walk that stopped short of the call stub (its mark is the root:
+     * the frames the native walk found would sit under frames the stack lacks) */
     struct fx_below below = {.ns = 0};
-    if (r->below && n == r->num_frames && !r->truncated && r->vthread != FX_VT_ID)
+    if (r->below && n == r->num_frames && !r->truncated && r->walk_stop == FX_WSTOP_NONE &&
+        r->vthread != FX_VT_ID)
         fx_native_below_read(r, len, n, typed ? ends : NULL, &below);
     if (below.ns > 0 && rc == FX_OK)
         rc = fx_native_below_push(p, &below, n, n, &s);

@@ -99,6 +99,8 @@ static struct fx_regs top_sigsafe(const struct fx_thread *t, const ucontext_t *u
  *    (frame::sender_for_compiled_frame: return address at sender_sp[-1], rbp at [-2]), as
  *    fx_recover_anchor does; not a Java frame, so the types stay in line;
  *  - an arraycopy stub: recover_stub.c's rbp-frame rule (docs/VALIDATION.md 8.5d); types too;
+ *  - a vtable/itable stub (its caller's return address at sp) or an I2C/C2I adapter (its
+ *    decoded frame): recover.c's rules, as for the samples recovered there; types too;
  *  - an nmethod's prologue, epilogue or inline cache check: recover.c's rules (8.3-8.5) give
  *    the caller's registers; whether AsyncGetCallTrace named the method on top is not certain
  *    there, so the sample has no type words (the frames below the call stub are the same).
@@ -121,6 +123,12 @@ static bool top_step_sigsafe(const struct fx_code_table *tab, long cid_off, bool
             return false;
     } else if (r->kind == FX_BLOB_STUB && r->arraycopy) {
         if (fx_recover_caller(r, at, lo, hi, false, &next) != FX_REC_STUB_FRAME)
+            return false;
+    } else if (r->kind == FX_BLOB_DISPATCH || r->kind == FX_BLOB_ADAPTER) {
+        /* the recovered samples' stubs (issue 32): the return address at sp, or the adapter's
+         * decode (without the general registers its rules needing them refuse) */
+        int rc = fx_recover_caller(r, at, lo, hi, false, &next);
+        if (rc != FX_REC_DISPATCH && rc != FX_REC_ADAPTER)
             return false;
     } else if (r->kind == FX_BLOB_NMETHOD) {
         int rc = fx_recover_caller(r, at, lo, hi, fx_recover_blob_current(r, cid_off), &next);
@@ -188,7 +196,10 @@ uint32_t fx_native_below_sigsafe(const struct fx_thread *t, const void *ucontext
     __atomic_add_fetch(&fx_sig.code_readers, 1, __ATOMIC_SEQ_CST);
     const struct fx_code_table *tab = __atomic_load_n(&fx_sig.code_table, __ATOMIC_SEQ_CST);
     long cid_off = __atomic_load_n(&fx_sig.compile_id_off, __ATOMIC_RELAXED);
-    bool from_anchor, crossed, typed = true;
+    bool from_anchor, crossed, typed = types != NULL;
+    uint64_t none[1]; /* no types wanted: room 0, nothing written */
+    if (types == NULL)
+        types = none;
     struct fx_regs at = top_sigsafe(t, ucontext, tab, &from_anchor, &crossed);
     /* after a crossed stub the pc is a return address: the prologue and epilogue rules are an
      * interrupted pc's (on JDK 17 a return address may sit right before an epilogue's add rsp) */
@@ -200,7 +211,7 @@ uint32_t fx_native_below_sigsafe(const struct fx_thread *t, const void *ucontext
         uint32_t room = typed && nt < FX_TYPES_MAX ? FX_TYPES_MAX - nt : 0;
         uint32_t k = fx_recover_segment(
                 tab, cid_off, &at, seg > 0 || stepped || crossed, t->stack_lo, t->stack_hi,
-                types + (nt < FX_TYPES_MAX ? nt : 0), room,
+                types + (room > 0 ? nt : 0), room,
                 walk && nt < FX_JAVA_WALK_MAX ? FX_JAVA_WALK_MAX - nt : room, &end);
         nt += k;
         if (!walk)

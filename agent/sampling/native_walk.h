@@ -71,7 +71,8 @@ uint32_t fx_native_walk_entry_sigsafe(const struct fx_thread *t, struct fx_regs 
                                       uint32_t cap, uint8_t *stop);
 
 /* Signal-safe (native_below.c): the whole stack's walk from the interrupted context: the
- * physical Java frames' type words into types (FX_TYPES_MAX), returning how many, and, with
+ * physical Java frames' type words into types (FX_TYPES_MAX; NULL: none, for a recovered
+ * sample, whose frames do not line up with them), returning how many, and, with
  * native walks on, the native frames below and between them into below (the segments of
  * sample.h's FX_BELOW part, cap return addresses and FX_BELOW_SEGS + 1 headers at most; NULL:
  * none), *n_below words of it. */

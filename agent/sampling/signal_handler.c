@@ -385,7 +385,7 @@ static void record_sigsafe(struct fx_thread *t, const siginfo_t *si, void *ucont
     }
 
     /* issue 16: native frames after the Java ones; issue 32: then the ones below and between
-     * the Java frames (FX_BELOW), FX_NATIVE_MAX return addresses in all */
+     * the Java frames (FX_BELOW), FX_NATIVE_MAX in all, recovered samples' too (no types) */
     uint64_t native[FX_NATIVE_MAX + FX_BELOW_SEGS + 1];
     uint8_t native_stop;
     uint32_t n_native = fx_native_walk_sigsafe(t, ucontext, native, &native_stop);
@@ -395,10 +395,10 @@ static void record_sigsafe(struct fx_thread *t, const siginfo_t *si, void *ucont
     uint8_t kstate;
     uint64_t n_kernel = kernel_sigsafe(t, now_ns, kernel, &kstate);
     uint64_t types[FX_TYPES_MAX]; /* issue 32: what code each Java frame runs in, after those */
-    uint64_t n_types = 0;
+    uint64_t n_types = 0, *tw = recovery == 0 ? types : NULL;
     uint32_t n_below = 0;
-    if (recovery == 0 && kept > 0) /* a stack cut at the depth has no root side to walk */
-        n_types = fx_native_below_sigsafe(t, ucontext, types, cut ? NULL : native + n_native,
+    if (recovery < FX_REC_CASES && kept > 0) /* a stack cut at the depth has no root side */
+        n_types = fx_native_below_sigsafe(t, ucontext, tw, cut ? NULL : native + n_native,
                                           FX_NATIVE_MAX - n_native, &n_below);
     uint64_t task[2]; /* issue 32: a compiler thread's compile (compile_task_sig.c), after those */
     bool has_task = t->native_only && fx_compile_task_read_sigsafe(t, task);

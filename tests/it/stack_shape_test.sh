@@ -19,6 +19,9 @@
 # the JVM's start-up: its runs attach later): main;loop > 70 % (its bound 80 %), main;loop;avg
 # > 50 %, the vtable stub > 1 %, "[AGCT: ...]" frames < 5 % (its bound for unknown frames 0.5 %;
 # the walk stops under on-stack-replaced frames are not bounded yet: docs/VALIDATION.md 9).
+# The same run, the bare-root oracle (issue 32 item 2) on its main thread: every stack reaches
+# the thread's start or ends in a named mark (stack_shape_check.py --roots-only); the Mega
+# run's oracle checks it on thread "mega" too.
 # Then fxagent.stacks.Suppliers (Supplier.get on four lambdas, 3 s at 2 ms), async-profiler's
 # RecoveryTests.suppliers and VtableTests.itableStubs: Suppliers.loop > 50 %, "[AGCT: ...]"
 # frames < 5 %, the itable stub > 1 %, and a lambda's class (the receiver) right above the
@@ -76,6 +79,9 @@ foreign=$(grep -o "${site}[^; ]*" numbers.collapsed |
     grep -vE ';java\.lang\.(Integer|Long|Double|Float)_\[i\]$|_\[k\]$' || true)
 [[ -z $foreign ]] || it_fail "classes under Numbers.avg's vtable stub that are not its receivers: $foreign"
 echo "$name: Numbers: $(grep -c "${site}java" numbers.collapsed) stacks with a receiver under the vtable stub"
+python3 "$IT_DIR/stack_shape_check.py" --profile "$FXAGENT_RUN_DIR/numbers.json.gz" --thread main \
+    --roots-only --label "$name: Numbers" ||
+    it_fail "Numbers: main-thread stacks rooted neither at the thread's start nor at a named mark"
 # async-profiler's bounds (see the head of this file for the two that differ)
 failure='\[AGCT: '
 python3 "$IT_DIR/collapsed_ratio.py" --label "$name: Numbers" numbers.collapsed \
