@@ -51,10 +51,13 @@ bool fx_codeheap_find_sigsafe(const struct fx_codeheap_layout *l, const struct f
                               uintptr_t pc, struct fx_code_range *out);
 
 /* Signal-safe: the range of t holding pc, else the nmethod holding it in the code heaps (by
- * t's layouts, into *buf, and one more in *t->found), else NULL. For the walks that name or
- * type compiled frames (recover_anchor.c, native_below.c). */
+ * t's layouts, into m->last, and one more in *t->found), else NULL. The sample's memo m: a pc
+ * in m->last is not looked up again; past FX_HEAP_BUDGET lookups none is made and
+ * m->refused counts it (the walk names that stop); m NULL: the table alone. Each lookup and
+ * refusal is counted in *t->lookups, *t->refused. For the walks that name or type compiled
+ * frames (recover_anchor.c, native_below.c, signal_handler.c). */
 const struct fx_code_range *fx_recover_find_any(const struct fx_code_table *t, uintptr_t pc,
-                                                struct fx_code_range *buf);
+                                                struct fx_heap_memo *m);
 
 /* Signal-safe: the entry offsets of a range from its nmethod's verified entry, frame complete
  * offset, entry bci and OSR entry (shared with codemap.c): a normal compilation (entry bci -1)

@@ -12,8 +12,11 @@
  * thread. What proves the blob is the nmethod pc runs in: the block is used and holds the
  * blob's code, its name is "nmethod", pc lies in [code begin, code end), its Method* has a
  * jmethodID pointing back at it (interp_frame_sig.c), and its compile id reads the same after
- * all that (a block freed and reused in between would change it). Cost: about 15 system calls,
- * only for a sample ASGCT failed in code the table does not know. */
+ * all that (a block freed and reused in between would change it). Cost: about 17 system calls
+ * per lookup, asked by every walk (the recoveries after an AsyncGetCallTrace failure, and the
+ * frame types and native frames below of every sample) at each frame whose pc lies in the code
+ * cache but in no range of the table: so a sample reuses the nmethod it found last and makes
+ * FX_HEAP_BUDGET lookups at most (fx_heap_memo), its walk stopping, named, past them. */
 #include "codeheap.h"
 
 #include <string.h>
@@ -185,13 +188,28 @@ bool fx_codeheap_find_sigsafe(const struct fx_codeheap_layout *l, const struct f
 }
 
 const struct fx_code_range *fx_recover_find_any(const struct fx_code_table *t, uintptr_t pc,
-                                                struct fx_code_range *buf)
+                                                struct fx_heap_memo *m)
 {
     const struct fx_code_range *r = fx_recover_find(t, pc);
-    if (r != NULL || t == NULL || t->heap == NULL ||
-        !fx_codeheap_find_sigsafe(t->heap, t->il, pc, buf))
-        return r;
+    if (r != NULL || t == NULL || t->heap == NULL || m == NULL || pc < t->heap->lo ||
+        pc >= t->heap->hi)
+        return r; /* no lookup for a pc outside the code cache: not charged */
+    if (m->last.end != 0 && pc >= m->last.begin && pc < m->last.end)
+        return &m->last; /* the nmethod found last: a recursion meets it at every frame */
+    if (m->lookups >= FX_HEAP_BUDGET) {
+        m->refused++;
+        if (t->refused != NULL)
+            __atomic_add_fetch(t->refused, 1, __ATOMIC_RELAXED);
+        return NULL;
+    }
+    m->lookups++;
+    if (t->lookups != NULL)
+        __atomic_add_fetch(t->lookups, 1, __ATOMIC_RELAXED);
+    struct fx_code_range found;
+    if (!fx_codeheap_find_sigsafe(t->heap, t->il, pc, &found))
+        return NULL;
     if (t->found != NULL)
         __atomic_add_fetch(t->found, 1, __ATOMIC_RELAXED);
-    return buf;
+    m->last = found;
+    return &m->last;
 }

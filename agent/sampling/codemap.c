@@ -390,6 +390,8 @@ static struct fx_code_table *fold(struct logrec *log, size_t n_log, size_t *cap)
     t->heap = heap ? &fx_sig.codeheap : NULL;
     t->il = heap ? &fx_sig.interp : NULL;
     t->found = &fx_sig.codeheap_found;
+    t->lookups = &fx_sig.codeheap_lookups;
+    t->refused = &fx_sig.codeheap_refused;
     return t;
 }
 
@@ -474,6 +476,11 @@ void fx_codemap_report(struct fx_profile *p, const char *g)
                             (int64_t)cm.heap_differ);
     fx_profile_extra_detail(p, g, "pcs found in the code heaps (compiled since the table)",
                             (int64_t)__atomic_load_n(&fx_sig.codeheap_found, __ATOMIC_RELAXED));
+    fx_profile_extra_detail(p, g,
+                            "code heap lookups by the handler's walks (~17 system calls each)",
+                            (int64_t)__atomic_load_n(&fx_sig.codeheap_lookups, __ATOMIC_RELAXED));
+    fx_profile_extra_detail(p, g, "code heap lookups refused past a sample's budget (8)",
+                            (int64_t)__atomic_load_n(&fx_sig.codeheap_refused, __ATOMIC_RELAXED));
     fx_profile_extra_detail(p, g, "cycles a replaced table waited for readers", (int64_t)cm.busy);
     fx_profile_extra_loss(p, g, "code events lost (no memory, name list full)",
                           (int64_t)(cm.log_dropped + cm.names_full));

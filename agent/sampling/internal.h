@@ -47,9 +47,11 @@ struct fx_sigstate {
      * threads_existing.c publishes it once, interp.pid last with release); pid 0 unknown. */
     struct fx_interp_layout interp;
     /* Issue 32: the code heaps' layout, for a pc in a method compiled since the code table was
-     * published (codeheap.h; fx_codemap_setup publishes it, codeheap.pid last with release). */
+     * published (codeheap.h; fx_codeheap_publish at VMInit, threads_existing.c, codeheap.pid last
+     * with release). */
     struct fx_codeheap_layout codeheap;
     uint64_t codeheap_found; /* atomic: pcs the walks found there (fx_recover_find_any) */
+    uint64_t codeheap_lookups, codeheap_refused; /* atomic: lookups made, refused (budget) */
     /* Issue 22, mount tracking without events (vthreads.c): JavaThread::_monitor_owner_id as an
      * offset from a thread's JNIEnv, non-zero while that is the way (else the mount events'
      * slot in struct fx_thread is); a start sets or clears it. */

@@ -192,7 +192,8 @@ START_TEST(test_refuses_what_is_not_proven)
 }
 END_TEST
 
-/* The walks' lookup: the table first, then the code heaps where the table has the layouts. */
+/* The walks' lookup: the table first, then the code heaps where the table has the layouts; a
+ * sample's memo reuses the nmethod found last and refuses lookups past FX_HEAP_BUDGET. */
 START_TEST(test_find_any)
 {
     struct fx_codeheap_layout l;
@@ -201,23 +202,46 @@ START_TEST(test_find_any)
     static _Alignas(struct fx_code_table) unsigned char
             tm[sizeof(struct fx_code_table) + sizeof(struct fx_code_range)];
     struct fx_code_table *t = (struct fx_code_table *)tm;
-    uint64_t found = 0;
+    uint64_t found = 0, lookups = 0, refused = 0;
     uintptr_t code = (uintptr_t)blob() + 80;
     t->n = 1;
     t->r[0] = (struct fx_code_range){
             .begin = (uintptr_t)mem, .end = (uintptr_t)mem + 64, .kind = FX_BLOB_STUB};
-    struct fx_code_range buf;
-    ck_assert_ptr_null(fx_recover_find_any(t, code, &buf)); /* no layouts in the table */
+    struct fx_heap_memo m = {.lookups = 0};
+    ck_assert_ptr_null(fx_recover_find_any(t, code, &m)); /* no layouts in the table */
     t->heap = &l;
     t->il = &il;
+    ck_assert_ptr_null(fx_recover_find_any(t, code, NULL)); /* no memo: the table alone */
     t->found = &found;
-    ck_assert_ptr_eq(fx_recover_find_any(t, (uintptr_t)mem + 8, &buf), &t->r[0]);
+    t->lookups = &lookups;
+    t->refused = &refused;
+    ck_assert_ptr_eq(fx_recover_find_any(t, (uintptr_t)mem + 8, &m), &t->r[0]);
     ck_assert_uint_eq(found, 0);
-    ck_assert_ptr_eq(fx_recover_find_any(t, code + 4, &buf), &buf);
-    ck_assert_uint_eq(buf.begin, code);
+    ck_assert_uint_eq(m.lookups, 0);
+    ck_assert_ptr_eq(fx_recover_find_any(t, code + 4, &m), &m.last);
+    ck_assert_uint_eq(m.last.begin, code);
     ck_assert_uint_eq(found, 1);
-    ck_assert_ptr_null(fx_recover_find_any(t, (uintptr_t)mem + 9000, &buf));
-    ck_assert_uint_eq(found, 1);
+    ck_assert_uint_eq(m.lookups, 1);
+    ck_assert_ptr_null(fx_recover_find_any(t, (uintptr_t)mem + 9000, &m)); /* outside the cache */
+    ck_assert_uint_eq(m.lookups, 1);                                       /* not charged */
+    /* a recursion: every frame's pc in the nmethod found last, looked up once per sample */
+    for (int i = 0; i < 100; i++)
+        ck_assert_ptr_eq(fx_recover_find_any(t, code + 8 + (uintptr_t)i, &m), &m.last);
+    ck_assert_uint_eq(m.lookups, 1);
+    ck_assert_uint_eq(lookups, 1);
+    /* pcs in no nmethod: each a lookup, until the budget; then refused, counted */
+    for (uint32_t i = 1; i < FX_HEAP_BUDGET; i++)
+        ck_assert_ptr_null(fx_recover_find_any(t, (uintptr_t)mem + 640 + i, &m));
+    ck_assert_uint_eq(m.lookups, FX_HEAP_BUDGET);
+    ck_assert_ptr_null(fx_recover_find_any(t, (uintptr_t)mem + 100, &m));
+    ck_assert_uint_eq(m.refused, 1);
+    ck_assert_uint_eq(refused, 1);
+    ck_assert_uint_eq(lookups, FX_HEAP_BUDGET);
+    ck_assert_ptr_eq(fx_recover_find_any(t, code, &m), &m.last); /* the memo is no lookup */
+    struct fx_heap_memo fresh = {.lookups = 0};                  /* the next sample's */
+    m.last.end = 0;
+    ck_assert_ptr_null(fx_recover_find_any(t, code, &m));
+    ck_assert_ptr_eq(fx_recover_find_any(t, code, &fresh), &fresh.last);
 }
 END_TEST
 
