@@ -30,10 +30,16 @@ struct fx_codeheap_layout {
     int32_t vep, vep_offset; /* JDK 17: address; later: u2 from code begin */
     int32_t osr_entry;       /* nmethod::_osr_entry_point (address) */
     int32_t compile_id, entry_bci, comp_level, level_width;
-    int32_t method; /* nmethod::_method (CompiledMethod:: on JDK 17) */
-    int32_t header; /* bytes of the blob read at once: every field above */
+    int32_t method;      /* nmethod::_method (CompiledMethod:: on JDK 17) */
+    int32_t state;       /* nmethod::_state (volatile signed char) */
+    int32_t live_max;    /* the last live state: 0 in_use, then 1 not_used/not_entrant (JDK
+                          * 25), 2 not_entrant (JDK 17, with CompiledMethod); -1 not installed,
+                          * 3 zombie, 4 unloaded are refused */
+    int32_t stub_offset; /* nmethod::_stub_offset (int, from the blob) */
+    int32_t header;      /* bytes of the blob read at once: every field above */
+    int32_t reread;      /* bytes from the blob read again at the end: _compile_id, _state */
 };
-#define FX_CODEHEAP_HEADER_MAX 512
+#define FX_CODEHEAP_HEADER_MAX 512 /* a blob's header read, and a HeapBlock's (64) before it */
 #define FX_CODEHEAP_HEAPS_MAX  8
 
 /* Outside signal context, once the code cache exists (VMInit: threads_existing.c): the layout

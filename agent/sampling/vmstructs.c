@@ -371,6 +371,9 @@ static bool codeheap_layout(struct fx_codeheap_layout *o)
     long code_end = fx_vmstructs_field("CodeBlob", "_code_end");
     long data_off = fx_vmstructs_field("CodeBlob", "_data_offset");
     long method = fx_vmstructs_field("nmethod", "_method");
+    long state = fx_vmstructs_field("nmethod", "_state");
+    long stub = fx_vmstructs_field("nmethod", "_stub_offset");
+    bool jdk17 = fx_vmstructs_size("CompiledMethod") > 0; /* its states: 2 is not_entrant */
     const uintptr_t *lo = fx_vmstructs_static("CodeCache", "_low_bound");
     const uintptr_t *hi = fx_vmstructs_static("CodeCache", "_high_bound");
     if (method < 0)
@@ -380,7 +383,7 @@ static bool codeheap_layout(struct fx_codeheap_layout *o)
         vs.heap_block_size > 64 || name < 0 || method < 0 || (code_end < 0 && data_off < 0) ||
         vs.frame_complete < 0 || vs.fc_size <= 0 || vs.frame_size < 0 ||
         (vs.vep < 0 && vs.vep_offset < 0) || vs.compile_id < 0 || vs.entry_bci < 0 ||
-        vs.ga_len > 56 || vs.ga_data > 56)
+        vs.ga_len > 56 || vs.ga_data > 56 || state < 0 || stub < 0)
         return false;
     long level_width =
             vs.level_size == 1 || vs.level_size == 2 || vs.level_size == 4 ? vs.level_size : 0;
@@ -392,6 +395,7 @@ static bool codeheap_layout(struct fx_codeheap_layout *o)
     hdr = reach(reach(hdr, vs.compile_id, 4), vs.entry_bci, 4);
     hdr = reach(hdr, vs.osr_entry, 8);
     hdr = reach(reach(hdr, vs.comp_level, level_width), method, 8);
+    hdr = reach(reach(hdr, state, 1), stub, 4);
     long heap = reach(reach(0, vs.heap_memory + vs.vs_low, 8), vs.heap_memory + vs.vs_high, 8);
     heap = reach(reach(heap, vs.heap_segmap + vs.vs_low, 8), vs.heap_log2_seg, 4);
     if (hdr > FX_CODEHEAP_HEADER_MAX || heap > FX_CODEHEAP_HEADER_MAX)
@@ -429,7 +433,11 @@ static bool codeheap_layout(struct fx_codeheap_layout *o)
             .comp_level = level_width > 0 ? (int32_t)vs.comp_level : -1,
             .level_width = (int32_t)level_width,
             .method = (int32_t)method,
-            .header = (int32_t)((hdr + 7) & ~7L)};
+            .state = (int32_t)state,
+            .live_max = jdk17 ? 2 : 1,
+            .stub_offset = (int32_t)stub,
+            .header = (int32_t)((hdr + 7) & ~7L),
+            .reread = (int32_t)reach(reach(0, vs.compile_id, 4), state, 1)};
     return true;
 }
 

@@ -65,7 +65,9 @@ static void fakes(struct fx_codeheap_layout *l, struct fx_interp_layout *il)
     put(b, 44, (uintptr_t)-1, 4); /* _entry_bci */
     put(b, 48, 4, 4);             /* _comp_level: C2 */
     put(b, 56, (uintptr_t)f_method, 8);
-    put(b, 64, 0, 8); /* _osr_entry_point: none */
+    put(b, 64, 0, 8);  /* _osr_entry_point: none */
+    b[72] = 0;         /* _state: in_use */
+    put(b, 76, 40, 4); /* _stub_offset */
     *l = (struct fx_codeheap_layout){.pid = (int32_t)getpid(),
                                      .heaps = (uintptr_t)&heaps,
                                      .lo = (uintptr_t)mem - 4096,
@@ -98,7 +100,11 @@ static void fakes(struct fx_codeheap_layout *l, struct fx_interp_layout *il)
                                      .level_width = 4,
                                      .method = 56,
                                      .osr_entry = 64,
-                                     .header = 72};
+                                     .state = 72,
+                                     .live_max = 1,
+                                     .stub_offset = 76,
+                                     .header = 80,
+                                     .reread = 73};
     put(f_method, 8, (uintptr_t)f_cm, 8);
     put(f_cm, 8, (uintptr_t)f_cp, 8);
     put(f_cm, 40, 1, 2); /* idnum 1 */
@@ -187,6 +193,21 @@ START_TEST(test_refuses_what_is_not_proven)
     fakes(&l, &il);
     put(ga, 8, 16, 8);
     ck_assert(!fx_codeheap_find_sigsafe(&l, &il, code, &r)); /* an unreadable heap list */
+    fakes(&l, &il);
+    /* nmethod::_state: live only in use or not entrant (JDK 25: 0, 1; JDK 17: 0-2); a freed
+     * block keeps its header in product builds, so the state says what the header cannot */
+    blob()[72] = 1; /* JDK 25's not_entrant: its frames still run */
+    ck_assert(fx_codeheap_find_sigsafe(&l, &il, code, &r));
+    blob()[72] = 2; /* JDK 17's not_entrant, past JDK 25's states */
+    ck_assert(!fx_codeheap_find_sigsafe(&l, &il, code, &r));
+    l.live_max = 2;
+    ck_assert(fx_codeheap_find_sigsafe(&l, &il, code, &r));
+    blob()[72] = 3; /* JDK 17's zombie */
+    ck_assert(!fx_codeheap_find_sigsafe(&l, &il, code, &r));
+    blob()[72] = 4; /* unloaded */
+    ck_assert(!fx_codeheap_find_sigsafe(&l, &il, code, &r));
+    blob()[72] = 0xFF; /* -1: not installed yet */
+    ck_assert(!fx_codeheap_find_sigsafe(&l, &il, code, &r));
     fakes(&l, &il);
     ck_assert(fx_codeheap_find_sigsafe(&l, &il, code, &r));
 }
