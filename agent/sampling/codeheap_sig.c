@@ -138,15 +138,23 @@ static bool live(const struct fx_codeheap_layout *l, const unsigned char *h)
 /* Signal-safe: the blob's name says it is a Java method's code: "nmethod", or "native nmethod"
  * (a native method's wrapper, which CompiledMethodLoad reports too). Read in two steps: a read
  * past the end of the shorter name could cross into an unmapped page. */
+static bool same(const char *a, const char *b, size_t n)
+{
+    for (size_t i = 0; i < n; i++) /* not memcmp: a library call, off the allow-list */
+        if (a[i] != b[i])
+            return false;
+    return true;
+}
+
 static bool is_nmethod(const struct fx_codeheap_layout *l, uintptr_t name)
 {
     char n[16];
     if (!peek(l, name, n, 8, 1))
         return false;
-    if (memcmp(n, "nmethod", 8) == 0)
+    if (same(n, "nmethod", 8))
         return true;
-    return memcmp(n, "native n", 8) == 0 && peek(l, name + 8, n + 8, 8, 1) &&
-           memcmp(n, "native nmethod", 15) == 0;
+    return same(n, "native n", 8) && peek(l, name + 8, n + 8, 8, 1) &&
+           same(n, "native nmethod", 15);
 }
 
 void fx_codeheap_entry(struct fx_code_range *r, uintptr_t verified, long frame_complete,
@@ -206,6 +214,8 @@ bool fx_codeheap_find_sigsafe(const struct fx_codeheap_layout *l, const struct f
                                   .kind = FX_BLOB_NMETHOD,
                                   .level = level >= 1 && level <= 4 ? (uint8_t)level : 0,
                                   .flags = FX_RANGE_SELF_INLINE};
+    uintptr_t stubs = blob + (uintptr_t)(intptr_t)sfield(b, l->stub_offset, 4);
+    out->stubs = stubs > begin && stubs <= end ? (uint32_t)(stubs - begin) : 0;
     fx_codeheap_entry(out, vep, (long)sfield(b, l->frame_complete, l->fc_width),
                       (int32_t)sfield(b, l->entry_bci, 4),
                       l->osr_entry >= 0 ? (uintptr_t)field(b, l->osr_entry, 8) : 0);

@@ -134,7 +134,7 @@ static int codeheap_check(const struct fx_code_range *r)
     return h.begin == r->begin && h.end == r->end && h.blob == r->blob && h.name == r->name &&
                            h.verified == r->verified && h.complete == r->complete &&
                            h.compile_id == r->compile_id && h.frame_words == r->frame_words &&
-                           h.level == r->level && h.kind == r->kind
+                           h.level == r->level && h.kind == r->kind && h.stubs == r->stubs
                    ? 1
                    : -1;
 }
@@ -160,6 +160,7 @@ void fx_codemap_compiled_load(jmethodID method, const void *code_addr, jint code
         r.compile_id = l.compile_id;
         r.frame_words = l.frame_words;
         r.level = l.level >= 1 && l.level <= 4 ? (uint8_t)l.level : 0;
+        r.stubs = l.stubs > r.begin && l.stubs <= r.end ? (uint32_t)(l.stubs - r.begin) : 0;
     }
     r.flags |= self_inlined(method, compile_info) ? FX_RANGE_SELF_INLINE : 0;
     /* the oracle costs ~15 system calls: every one of the first loads, then 1 in 64 (javac's

@@ -35,6 +35,8 @@ struct fx_code_range {
     uint32_t complete;    /* nmethod: frame complete offset from begin */
     int32_t compile_id;   /* nmethod: HotSpot's compile id, checked at the blob in the handler */
     int32_t frame_words;  /* CodeBlob::_frame_size (words, return address included); <= 0 unknown */
+    uint32_t stubs;       /* nmethod: its stub section's start from begin (nmethod::_stub_offset:
+                           * exception and deopt handlers, call stubs); 0 unknown */
     uint8_t kind;         /* enum fx_blob_kind */
     uint8_t level;        /* nmethod: nmethod::_comp_level (1-3 C1, 4 C2), 0 unknown */
     uint8_t flags;        /* FX_RANGE_* */

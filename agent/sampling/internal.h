@@ -184,6 +184,7 @@ struct fx_nmethod_layout {
     long compile_id_offset; /* of _compile_id in the nmethod */
     int32_t frame_words;    /* CodeBlob::_frame_size (words, return address included), -1 */
     int32_t level;          /* nmethod::_comp_level (1-3 C1, 4 C2), -1 unknown */
+    uintptr_t stubs;        /* its stub section (nmethod::_stub_offset from the blob), 0 */
 };
 /* The layout of the nmethod whose code begins at code_addr (CompiledMethodLoad's code_addr),
  * found through the code heap's segment map and checked against its code begin; false if

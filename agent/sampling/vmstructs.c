@@ -43,8 +43,9 @@ static struct {
     long comp_level, level_size;   /* nmethod::_comp_level: int (JDK 17), CompLevel (s1) later */
     const char *level_type;        /* its type's name, sized from the types table */
     long osr_entry;                /* nmethod::_osr_entry_point (address) */
+    long stub_offset;              /* nmethod::_stub_offset (int, from the blob) */
 } vs = {-1, -1, -1,   -1, -1, -1, -1, 0,  -1, -1, -1, -1, -1, -1, -1,   -1, -1,
-        -1, -1, NULL, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, 0,  NULL, -1};
+        -1, -1, NULL, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, 0,  NULL, -1, -1};
 
 static uint64_t sym_u64(const char *name, bool *ok)
 {
@@ -116,6 +117,8 @@ static void match(const char *type, const char *field, const char *ftype, uint64
         vs.entry_bci = o;
     else if (is(type, "nmethod") && is(field, "_osr_entry_point"))
         vs.osr_entry = o;
+    else if (is(type, "nmethod") && is(field, "_stub_offset") && width(ftype) == 4)
+        vs.stub_offset = o;
     else if (is(type, "CodeHeap") && is(field, "_memory"))
         vs.heap_memory = o;
     else if (is(type, "CodeHeap") && is(field, "_segmap"))
@@ -321,6 +324,8 @@ bool fx_vmstructs_nmethod(uintptr_t code_addr, struct fx_nmethod_layout *out)
     out->osr_entry = vs.osr_entry >= 0 ? *(const uintptr_t *)(blob + vs.osr_entry) : 0;
     out->compile_id_offset = vs.compile_id;
     out->frame_words = vs.frame_size >= 0 ? *(const int32_t *)(blob + vs.frame_size) : -1;
+    out->stubs =
+            vs.stub_offset >= 0 ? (uintptr_t)blob + *(const int32_t *)(blob + vs.stub_offset) : 0;
     out->level = -1;
     if (vs.comp_level >= 0 && vs.level_size == 1)
         out->level = *(const int8_t *)(blob + vs.comp_level);
@@ -372,7 +377,7 @@ static bool codeheap_layout(struct fx_codeheap_layout *o)
     long data_off = fx_vmstructs_field("CodeBlob", "_data_offset");
     long method = fx_vmstructs_field("nmethod", "_method");
     long state = fx_vmstructs_field("nmethod", "_state");
-    long stub = fx_vmstructs_field("nmethod", "_stub_offset");
+    long stub = vs.stub_offset;
     bool jdk17 = fx_vmstructs_size("CompiledMethod") > 0; /* its states: 2 is not_entrant */
     const uintptr_t *lo = fx_vmstructs_static("CodeCache", "_low_bound");
     const uintptr_t *hi = fx_vmstructs_static("CodeCache", "_high_bound");
