@@ -229,7 +229,10 @@ static int fx_recover_osr(const struct fx_code_range *r, const struct fx_regs *i
     unsigned i = 0;
     for (unsigned n; i < 64 && (n = fx_recover_prologue_step(r, p, &st)) > 0; i++)
         p += n;
-    if (i == 64 || (uint64_t)st.depth + 8 != (uint64_t)r->frame_words * 8 || in->pc < p)
+    /* rbp saved right below the return address, where frame::sender_for_compiled_frame (and
+     * the walks after this frame) read it */
+    if (i == 64 || (uint64_t)st.depth + 8 != (uint64_t)r->frame_words * 8 || st.rbp_slot != 8 ||
+        in->pc < p)
         return FX_REC_DECODE;
     int rc = fx_recover_epilogue(r, in, lo, hi, out);
     return rc == FX_REC_DECODE ? fx_recover_body(r, in->pc) : rc;

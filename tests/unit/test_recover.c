@@ -752,6 +752,14 @@ START_TEST(test_osr_entry_rule)
     ck_assert_int_eq(fx_recover_caller(&r, &in, LO, HI, false, &out), FX_REC_LAYOUT); /* stale */
     r.stubs = (uint32_t)(b + 3); /* the pc in the stub section: rsp off the frame's base */
     ck_assert_int_eq(fx_recover_caller(&r, &in, LO, HI, true, &out), FX_REC_DECODE);
+    r.stubs = 0;
+    /* C2's shape: sub rsp, 56; mov [rsp + 48], rbp: rbp below the return address, walked */
+    static const uint8_t c2[] = {0x48, 0x83, 0xEC, 0x38, 0x48, 0x89, 0x6C, 0x24, 0x30};
+    b = put(16, c2, sizeof(c2));
+    in.pc = r.begin + b + 3;
+    ck_assert_int_eq(fx_recover_caller(&r, &in, LO, HI, true, &out), FX_REC_BODY);
+    code[16 + 8] = 0x28; /* mov [rsp + 40], rbp: the frame's size holds, rbp elsewhere */
+    ck_assert_int_eq(fx_recover_caller(&r, &in, LO, HI, true, &out), FX_REC_DECODE);
 }
 END_TEST
 
