@@ -11,9 +11,9 @@
 
 #include "codeheap.h"
 
-#define SHIFT 6 /* 64-byte segments */
-#define SEGS  16
-#define BLOCK 2 /* the nmethod's block: segments 2..6 */
+#define SHIFT 6    /* 64-byte segments */
+#define SEGS  1024 /* room for a block longer than one map byte's step */
+#define BLOCK 2    /* the nmethod's block: segments 2..6 */
 #define NSEG  5
 
 static _Alignas(64) unsigned char mem[SEGS << SHIFT];
@@ -213,6 +213,47 @@ START_TEST(test_refuses_what_is_not_proven)
 }
 END_TEST
 
+/* HotSpot's marking of a used block's segments (CodeHeap::mark_segmap_as_used, no join): 0 at
+ * its first, then 1, 2, ... 254 and again 1, 2, ...: each step back lands on a 0 or a 254. */
+static void mark(size_t beg, size_t end)
+{
+    segmap[beg] = 0;
+    for (size_t i = beg + 1; i < end; i++)
+        segmap[i] = (unsigned char)(1 + (i - beg - 1) % 254);
+}
+
+/* A block longer than 255 segments, two free blocks joined into it (the second's first segment
+ * a hop onto the first's chain), and a free segment in the chain's middle (refused). */
+START_TEST(test_segment_map_encodings)
+{
+    struct fx_codeheap_layout l;
+    struct fx_interp_layout il;
+    struct fx_code_range r;
+    const size_t n = 600, join = 300;
+    fakes(&l, &il);
+    l.hi = (uintptr_t)mem + sizeof(mem);
+    uintptr_t block = (uintptr_t)mem + (BLOCK << SHIFT), code = (uintptr_t)blob() + 80;
+    mark(BLOCK, BLOCK + n);
+    put(mem, BLOCK << SHIFT, n, 8);
+    put(blob(), 16, block + (n << SHIFT) - 16, 8); /* _code_end */
+    const size_t at[] = {1, 253, 254, 255, 256, 509, 510, 599};
+    for (size_t i = 0; i < sizeof(at) / sizeof(at[0]); i++) {
+        ck_assert(fx_codeheap_find_sigsafe(&l, &il, block + (at[i] << SHIFT) + 40, &r));
+        ck_assert_uint_eq(r.begin, code);
+    }
+    mark(BLOCK + join, BLOCK + n); /* the second free block, joined: its 0 becomes a hop */
+    unsigned char before = segmap[BLOCK + join - 1];
+    segmap[BLOCK + join] = (unsigned char)(before < 254 ? before + 1 : 1);
+    for (size_t s = join - 1; s < n; s += 50) {
+        ck_assert(fx_codeheap_find_sigsafe(&l, &il, block + (s << SHIFT), &r));
+        ck_assert_uint_eq(r.begin, code);
+    }
+    segmap[BLOCK + 254] = 0xFF; /* free, in the chain of every segment past it */
+    ck_assert(!fx_codeheap_find_sigsafe(&l, &il, block + (400 << SHIFT), &r));
+    ck_assert(fx_codeheap_find_sigsafe(&l, &il, block + (200 << SHIFT), &r)); /* before it */
+}
+END_TEST
+
 /* The walks' lookup: the table first, then the code heaps where the table has the layouts; a
  * sample's memo reuses the nmethod found last and refuses lookups past FX_HEAP_BUDGET. */
 START_TEST(test_find_any)
@@ -273,6 +314,7 @@ int main(void)
     tcase_add_test(tc, test_finds_the_nmethod);
     tcase_add_test(tc, test_refuses_what_is_not_proven);
     tcase_add_test(tc, test_find_any);
+    tcase_add_test(tc, test_segment_map_encodings);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);
