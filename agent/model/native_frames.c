@@ -40,6 +40,7 @@ static const char *const stop_labels[FX_NSTOP_COUNT] = {
         "unwind table not built yet (queued for the drain)",
         "below the Java frames: their walk did not reach the call stub",
         "below the Java frames: Java code right under the call stub",
+        "below the Java frames: their walk ran out of code heap lookups",
 };
 
 /* Where the walk stopped, as the frame between the Java part and the native frames; NULL where
@@ -58,6 +59,7 @@ static const char *const stop_frames[FX_NSTOP_COUNT] = {
         "[native: walk stopped (unwind table not built yet)]",
         "[native: walk stopped (Java frames not walked to the call stub)]",
         "[native: walk stopped (Java code under the call stub)]",
+        "[native: walk stopped (code heap lookups past the handler's budget)]",
 };
 
 static struct {

@@ -69,6 +69,7 @@ static const char *const walk_stop_labels[8] = {
         "[walk stopped: replaced compiled method]",
         "[walk stopped: stack word outside the stack]",
         "[walk stopped: interpreted frames past the handler's budget]",
+        "[walk stopped: code heap lookups past the handler's budget]",
 };
 
 /* Room for n frame types; false without memory (the frames then stay untyped). */

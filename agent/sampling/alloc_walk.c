@@ -39,8 +39,9 @@ __attribute__((noinline)) static uint32_t walk_from_caller(const struct fx_threa
     if (java && cap >= w + 2 + FX_TYPES_MAX + FX_BELOW_WORDS) {
         uint64_t *types = out + w + 1;
         uint32_t nb = 0;
+        struct fx_heap_memo memo = {.lookups = 0}; /* this walk's code heap lookups */
         uint32_t nt = fx_native_below_sigsafe(t, &uc, types, types + FX_TYPES_MAX + 1,
-                                              FX_NATIVE_MAX, &nb);
+                                              FX_NATIVE_MAX, &nb, &memo);
         /* the same parts, in the same order, as a ring record's (sample.h) */
         if (nt > 0 || nb > 0) {
             out[w] = nt;

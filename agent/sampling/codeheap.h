@@ -30,10 +30,16 @@ struct fx_codeheap_layout {
     int32_t vep, vep_offset; /* JDK 17: address; later: u2 from code begin */
     int32_t osr_entry;       /* nmethod::_osr_entry_point (address) */
     int32_t compile_id, entry_bci, comp_level, level_width;
-    int32_t method; /* nmethod::_method (CompiledMethod:: on JDK 17) */
-    int32_t header; /* bytes of the blob read at once: every field above */
+    int32_t method;      /* nmethod::_method (CompiledMethod:: on JDK 17) */
+    int32_t state;       /* nmethod::_state (volatile signed char) */
+    int32_t live_max;    /* the last live state: 0 in_use, then 1 not_used/not_entrant (JDK
+                          * 25), 2 not_entrant (JDK 17, with CompiledMethod); -1 not installed,
+                          * 3 zombie, 4 unloaded are refused */
+    int32_t stub_offset; /* nmethod::_stub_offset (int, from the blob) */
+    int32_t header;      /* bytes of the blob read at once: every field above */
+    int32_t reread;      /* bytes from the blob read again at the end: _compile_id, _state */
 };
-#define FX_CODEHEAP_HEADER_MAX 512
+#define FX_CODEHEAP_HEADER_MAX 512 /* a blob's header read, and a HeapBlock's (64) before it */
 #define FX_CODEHEAP_HEAPS_MAX  8
 
 /* Outside signal context, once the code cache exists (VMInit: threads_existing.c): the layout
@@ -51,10 +57,13 @@ bool fx_codeheap_find_sigsafe(const struct fx_codeheap_layout *l, const struct f
                               uintptr_t pc, struct fx_code_range *out);
 
 /* Signal-safe: the range of t holding pc, else the nmethod holding it in the code heaps (by
- * t's layouts, into *buf, and one more in *t->found), else NULL. For the walks that name or
- * type compiled frames (recover_anchor.c, native_below.c). */
+ * t's layouts, into m->last, and one more in *t->found), else NULL. The sample's memo m: a pc
+ * in m->last is not looked up again; past FX_HEAP_BUDGET lookups none is made and
+ * m->refused counts it (the walk names that stop); m NULL: the table alone. Each lookup and
+ * refusal is counted in *t->lookups, *t->refused. For the walks that name or type compiled
+ * frames (recover_anchor.c, native_below.c, signal_handler.c). */
 const struct fx_code_range *fx_recover_find_any(const struct fx_code_table *t, uintptr_t pc,
-                                                struct fx_code_range *buf);
+                                                struct fx_heap_memo *m);
 
 /* Signal-safe: the entry offsets of a range from its nmethod's verified entry, frame complete
  * offset, entry bci and OSR entry (shared with codemap.c): a normal compilation (entry bci -1)

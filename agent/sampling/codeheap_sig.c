@@ -10,10 +10,16 @@
  * the CodeBlob follows it. Every word is read by process_vm_readv on this process
  * (fx_interp_peek_sigsafe): a heap freed or a pointer gone wrong fails a read, never this
  * thread. What proves the blob is the nmethod pc runs in: the block is used and holds the
- * blob's code, its name is "nmethod", pc lies in [code begin, code end), its Method* has a
- * jmethodID pointing back at it (interp_frame_sig.c), and its compile id reads the same after
- * all that (a block freed and reused in between would change it). Cost: about 15 system calls,
- * only for a sample ASGCT failed in code the table does not know. */
+ * blob's code (the HeapBlock and the blob's header read in one call), nmethod::_state is live
+ * (in use or not entrant: a freed block keeps its header in product builds, the state does
+ * not stay in_use), its name is "nmethod", pc lies in [code begin, code end), its Method* has a
+ * jmethodID pointing back at it (interp_frame_sig.c), and at the end the block's _used, its
+ * length, the compile id and the state, read again in one call, are unchanged (a block freed
+ * or reused in between would change them). Cost: about 17 system calls
+ * per lookup, asked by every walk (the recoveries after an AsyncGetCallTrace failure, and the
+ * frame types and native frames below of every sample) at each frame whose pc lies in the code
+ * cache but in no range of the table: so a sample reuses the nmethod it found last and makes
+ * FX_HEAP_BUDGET lookups at most (fx_heap_memo), its walk stopping, named, past them. */
 #include "codeheap.h"
 
 #include <string.h>
@@ -73,56 +79,82 @@ static bool block_start(const struct fx_codeheap_layout *l, uintptr_t seg, size_
     return false;
 }
 
-/* Signal-safe: the CodeBlob holding pc (its address, and its block's end), or 0. */
-static uintptr_t blob_of(const struct fx_codeheap_layout *l, uintptr_t pc, uintptr_t *block_end)
+/* The block holding a pc: its start, and what bounds its length (the heap's end, the shift). */
+struct block {
+    uintptr_t at, high;
+    int64_t shift;
+};
+
+/* Signal-safe: the block holding pc by the heap's segment map (its header not read yet). */
+static bool block_of(const struct fx_codeheap_layout *l, uintptr_t pc, struct block *o)
 {
     unsigned char ga[64], heap[FX_CODEHEAP_HEADER_MAX];
     uintptr_t arr, data, hp[FX_CODEHEAP_HEAPS_MAX];
     if (!peek(l, l->heaps, &arr, 8, 8) || !peek(l, arr, ga, (size_t)l->ga_bytes, 8))
-        return 0;
+        return false;
     int64_t n = sfield(ga, l->ga_len, 4);
     data = (uintptr_t)field(ga, l->ga_data, 8);
     if (n <= 0 || n > FX_CODEHEAP_HEAPS_MAX || !peek(l, data, hp, (size_t)n * 8, 8))
-        return 0;
+        return false;
     for (int64_t k = 0; k < n; k++) {
         if (!peek(l, hp[k], heap, (size_t)l->heap_bytes, 8))
-            return 0;
+            return false;
         uintptr_t low = (uintptr_t)field(heap, l->mem_low, 8);
-        uintptr_t high = (uintptr_t)field(heap, l->mem_high, 8);
-        if (pc < low || pc >= high)
+        o->high = (uintptr_t)field(heap, l->mem_high, 8);
+        if (pc < low || pc >= o->high)
             continue;
         uintptr_t seg = (uintptr_t)field(heap, l->seg_low, 8);
-        int64_t shift = sfield(heap, l->log2_seg, 4);
-        if (seg == 0 || shift < 4 || shift > 20)
-            return 0;
-        size_t idx = (pc - low) >> shift;
-        unsigned char hb[64]; /* sizeof(HeapBlock) <= 64 (vmstructs.c) */
+        o->shift = sfield(heap, l->log2_seg, 4);
+        if (seg == 0 || o->shift < 4 || o->shift > 20)
+            return false;
+        size_t idx = (pc - low) >> o->shift;
         if (!block_start(l, seg, &idx))
-            return 0;
-        uintptr_t block = low + ((uintptr_t)idx << shift);
-        if (!peek(l, block, hb, (size_t)l->block_size, 8) || hb[l->block_used] == 0)
-            return 0;
-        uint64_t segs = field(hb, l->block_len, l->len_width);
-        if (segs == 0 || segs > ((high - block) >> shift))
-            return 0;
-        *block_end = block + ((uintptr_t)segs << shift);
-        return block + (uintptr_t)l->block_size;
+            return false;
+        o->at = low + ((uintptr_t)idx << o->shift);
+        return true;
     }
-    return 0;
+    return false;
+}
+
+/* Signal-safe: the block's HeapBlock header (b) says it is used and its length fits the heap;
+ * *end: where the block ends. */
+static bool block_used(const struct fx_codeheap_layout *l, const unsigned char *b,
+                       const struct block *k, uintptr_t *end)
+{
+    uint64_t segs = field(b, l->block_len, l->len_width);
+    if (b[l->block_used] == 0 || segs == 0 || segs > ((k->high - k->at) >> k->shift))
+        return false;
+    *end = k->at + ((uintptr_t)segs << k->shift);
+    return true;
+}
+
+/* Signal-safe: nmethod::_state is a live one (in use, or not entrant: its frames still run). */
+static bool live(const struct fx_codeheap_layout *l, const unsigned char *h)
+{
+    int8_t st = (int8_t)h[l->state];
+    return st >= 0 && st <= l->live_max;
 }
 
 /* Signal-safe: the blob's name says it is a Java method's code: "nmethod", or "native nmethod"
  * (a native method's wrapper, which CompiledMethodLoad reports too). Read in two steps: a read
  * past the end of the shorter name could cross into an unmapped page. */
+static bool same(const char *a, const char *b, size_t n)
+{
+    for (size_t i = 0; i < n; i++) /* not memcmp: a library call, off the allow-list */
+        if (a[i] != b[i])
+            return false;
+    return true;
+}
+
 static bool is_nmethod(const struct fx_codeheap_layout *l, uintptr_t name)
 {
     char n[16];
     if (!peek(l, name, n, 8, 1))
         return false;
-    if (memcmp(n, "nmethod", 8) == 0)
+    if (same(n, "nmethod", 8))
         return true;
-    return memcmp(n, "native n", 8) == 0 && peek(l, name + 8, n + 8, 8, 1) &&
-           memcmp(n, "native nmethod", 15) == 0;
+    return same(n, "native n", 8) && peek(l, name + 8, n + 8, 8, 1) &&
+           same(n, "native nmethod", 15);
 }
 
 void fx_codeheap_entry(struct fx_code_range *r, uintptr_t verified, long frame_complete,
@@ -148,14 +180,19 @@ void fx_codeheap_entry(struct fx_code_range *r, uintptr_t verified, long frame_c
 bool fx_codeheap_find_sigsafe(const struct fx_codeheap_layout *l, const struct fx_interp_layout *il,
                               uintptr_t pc, struct fx_code_range *out)
 {
-    unsigned char b[FX_CODEHEAP_HEADER_MAX];
+    /* the HeapBlock header and the blob's header after it, read at once */
+    unsigned char buf[64 + FX_CODEHEAP_HEADER_MAX];
+    struct block k;
     uintptr_t end_of_block = 0;
     if (l == NULL || l->pid == 0 || il == NULL || il->pid == 0 || pc < l->lo || pc >= l->hi)
         return false; /* no system call for a pc outside the code cache */
-    uintptr_t blob = blob_of(l, pc, &end_of_block);
-    if (blob == 0 || !peek(l, blob, b, (size_t)l->header, 8) ||
+    size_t bs = (size_t)l->block_size;
+    const unsigned char *b = buf + bs;
+    if (!block_of(l, pc, &k) || !peek(l, k.at, buf, bs + (size_t)l->header, 8) ||
+        !block_used(l, buf, &k, &end_of_block) || !live(l, b) ||
         !is_nmethod(l, (uintptr_t)field(b, l->name, 8)))
         return false;
+    uintptr_t blob = k.at + bs;
     uintptr_t begin = l->code_begin >= 0 ? (uintptr_t)field(b, l->code_begin, 8)
                                          : blob + (uintptr_t)(intptr_t)sfield(b, l->code_offset, 4);
     uintptr_t end = l->code_end >= 0 ? (uintptr_t)field(b, l->code_end, 8)
@@ -177,21 +214,45 @@ bool fx_codeheap_find_sigsafe(const struct fx_codeheap_layout *l, const struct f
                                   .kind = FX_BLOB_NMETHOD,
                                   .level = level >= 1 && level <= 4 ? (uint8_t)level : 0,
                                   .flags = FX_RANGE_SELF_INLINE};
+    uintptr_t stubs = blob + (uintptr_t)(intptr_t)sfield(b, l->stub_offset, 4);
+    out->stubs = stubs > begin && stubs <= end ? (uint32_t)(stubs - begin) : 0;
     fx_codeheap_entry(out, vep, (long)sfield(b, l->frame_complete, l->fc_width),
                       (int32_t)sfield(b, l->entry_bci, 4),
                       l->osr_entry >= 0 ? (uintptr_t)field(b, l->osr_entry, 8) : 0);
-    int32_t again;
-    return peek(l, blob + (uintptr_t)l->compile_id, &again, 4, 4) && again == out->compile_id;
+    /* a block freed (its header stays in product builds) or reused since the first read: the
+     * block's _used, the compile id and the state read again, at once */
+    uintptr_t again_end;
+    int32_t id_again = 0;
+    if (!peek(l, k.at, buf, bs + (size_t)l->reread, 8) || !block_used(l, buf, &k, &again_end) ||
+        again_end != end_of_block || !live(l, b))
+        return false;
+    memcpy(&id_again, b + l->compile_id, 4);
+    return id_again == out->compile_id;
 }
 
 const struct fx_code_range *fx_recover_find_any(const struct fx_code_table *t, uintptr_t pc,
-                                                struct fx_code_range *buf)
+                                                struct fx_heap_memo *m)
 {
     const struct fx_code_range *r = fx_recover_find(t, pc);
-    if (r != NULL || t == NULL || t->heap == NULL ||
-        !fx_codeheap_find_sigsafe(t->heap, t->il, pc, buf))
-        return r;
+    if (r != NULL || t == NULL || t->heap == NULL || m == NULL || pc < t->heap->lo ||
+        pc >= t->heap->hi)
+        return r; /* no lookup for a pc outside the code cache: not charged */
+    if (m->last.end != 0 && pc >= m->last.begin && pc < m->last.end)
+        return &m->last; /* the nmethod found last: a recursion meets it at every frame */
+    if (m->lookups >= FX_HEAP_BUDGET) {
+        m->refused++;
+        if (t->refused != NULL)
+            __atomic_add_fetch(t->refused, 1, __ATOMIC_RELAXED);
+        return NULL;
+    }
+    m->lookups++;
+    if (t->lookups != NULL)
+        __atomic_add_fetch(t->lookups, 1, __ATOMIC_RELAXED);
+    struct fx_code_range found;
+    if (!fx_codeheap_find_sigsafe(t->heap, t->il, pc, &found))
+        return NULL;
     if (t->found != NULL)
         __atomic_add_fetch(t->found, 1, __ATOMIC_RELAXED);
-    return buf;
+    m->last = found;
+    return &m->last;
 }

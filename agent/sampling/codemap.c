@@ -117,8 +117,9 @@ static bool self_inlined(jmethodID root, const void *compile_info)
     return !seen;
 }
 
-/* The oracle of the handler's code heap lookup (codeheap_sig.c, issue 32): the range it finds
- * for a new method's first byte must be the one its CompiledMethodLoad describes, field by
+/* The oracle of the handler's code heap lookup (codeheap_sig.c, issue 32), on the thread that
+ * posts CompiledMethodLoad (the ServiceThread, not the compiler thread): the range it finds for
+ * a new method's first byte, last byte and middle must be the one the event describes, field by
  * field (but the inlining flag, which the lookup cannot know), for the first 256 loads and 1 in
  * 64 after them. 1 agrees, -1 differs, 2 not
  * found (refused: e.g. a method handle intrinsic's wrapper, whose Method* has no jmethodID of
@@ -129,14 +130,18 @@ static int codeheap_check(const struct fx_code_range *r)
     if (__atomic_load_n(&fx_sig.codeheap.pid, __ATOMIC_ACQUIRE) == 0 ||
         __atomic_load_n(&fx_sig.interp.pid, __ATOMIC_ACQUIRE) == 0)
         return 0;
-    if (!fx_codeheap_find_sigsafe(&fx_sig.codeheap, &fx_sig.interp, r->begin, &h))
-        return 2;
-    return h.begin == r->begin && h.end == r->end && h.blob == r->blob && h.name == r->name &&
-                           h.verified == r->verified && h.complete == r->complete &&
-                           h.compile_id == r->compile_id && h.frame_words == r->frame_words &&
-                           h.level == r->level && h.kind == r->kind
-                   ? 1
-                   : -1;
+    /* the first byte, the last and one between: the segment map's walk back from each */
+    const uintptr_t pcs[3] = {r->begin, r->end - 1, r->begin + (r->end - r->begin) / 2};
+    for (int i = 0; i < 3; i++) {
+        if (!fx_codeheap_find_sigsafe(&fx_sig.codeheap, &fx_sig.interp, pcs[i], &h))
+            return 2;
+        if (h.begin != r->begin || h.end != r->end || h.blob != r->blob || h.name != r->name ||
+            h.verified != r->verified || h.complete != r->complete ||
+            h.compile_id != r->compile_id || h.frame_words != r->frame_words ||
+            h.level != r->level || h.kind != r->kind || h.stubs != r->stubs)
+            return -1;
+    }
+    return 1;
 }
 
 void fx_codemap_compiled_load(jmethodID method, const void *code_addr, jint code_size,
@@ -160,10 +165,11 @@ void fx_codemap_compiled_load(jmethodID method, const void *code_addr, jint code
         r.compile_id = l.compile_id;
         r.frame_words = l.frame_words;
         r.level = l.level >= 1 && l.level <= 4 ? (uint8_t)l.level : 0;
+        r.stubs = l.stubs > r.begin && l.stubs <= r.end ? (uint32_t)(l.stubs - r.begin) : 0;
     }
     r.flags |= self_inlined(method, compile_info) ? FX_RANGE_SELF_INLINE : 0;
-    /* the oracle costs ~15 system calls: every one of the first loads, then 1 in 64 (javac's
-     * ~9,500 loads: ~400 checks, a few ms of the compiler threads' CPU) */
+    /* the oracle costs 3 lookups of ~16 system calls: every one of the first loads, then 1 in
+     * 64 (javac's ~9,500 loads: ~400 checks, ~10 ms of the ServiceThread's CPU) */
     uint64_t seen = __atomic_load_n(&cm.loads, __ATOMIC_RELAXED);
     int check = layout && (seen < 256 || seen % 64 == 0) ? codeheap_check(&r) : 0;
     pthread_mutex_lock(&cm.lock);
@@ -390,6 +396,8 @@ static struct fx_code_table *fold(struct logrec *log, size_t n_log, size_t *cap)
     t->heap = heap ? &fx_sig.codeheap : NULL;
     t->il = heap ? &fx_sig.interp : NULL;
     t->found = &fx_sig.codeheap_found;
+    t->lookups = &fx_sig.codeheap_lookups;
+    t->refused = &fx_sig.codeheap_refused;
     return t;
 }
 
@@ -474,6 +482,11 @@ void fx_codemap_report(struct fx_profile *p, const char *g)
                             (int64_t)cm.heap_differ);
     fx_profile_extra_detail(p, g, "pcs found in the code heaps (compiled since the table)",
                             (int64_t)__atomic_load_n(&fx_sig.codeheap_found, __ATOMIC_RELAXED));
+    fx_profile_extra_detail(p, g,
+                            "code heap lookups by the handler's walks (~17 system calls each)",
+                            (int64_t)__atomic_load_n(&fx_sig.codeheap_lookups, __ATOMIC_RELAXED));
+    fx_profile_extra_detail(p, g, "code heap lookups refused past a sample's budget (8)",
+                            (int64_t)__atomic_load_n(&fx_sig.codeheap_refused, __ATOMIC_RELAXED));
     fx_profile_extra_detail(p, g, "cycles a replaced table waited for readers", (int64_t)cm.busy);
     fx_profile_extra_loss(p, g, "code events lost (no memory, name list full)",
                           (int64_t)(cm.log_dropped + cm.names_full));

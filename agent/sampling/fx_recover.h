@@ -35,6 +35,8 @@ struct fx_code_range {
     uint32_t complete;    /* nmethod: frame complete offset from begin */
     int32_t compile_id;   /* nmethod: HotSpot's compile id, checked at the blob in the handler */
     int32_t frame_words;  /* CodeBlob::_frame_size (words, return address included); <= 0 unknown */
+    uint32_t stubs;       /* nmethod: its stub section's start from begin (nmethod::_stub_offset:
+                           * exception and deopt handlers, call stubs); 0 unknown */
     uint8_t kind;         /* enum fx_blob_kind */
     uint8_t level;        /* nmethod: nmethod::_comp_level (1-3 C1, 4 C2), 0 unknown */
     uint8_t flags;        /* FX_RANGE_* */
@@ -55,7 +57,7 @@ struct fx_interp_layout;
 struct fx_code_table {
     const struct fx_codeheap_layout *heap;
     const struct fx_interp_layout *il;
-    uint64_t *found;
+    uint64_t *found, *lookups, *refused; /* atomic counts (fx_recover_find_any) */
     size_t n;
     struct fx_code_range r[];
 };
@@ -109,6 +111,18 @@ enum fx_recover_case {
     FX_REC_FAILS = 12, /* -1..-11 */
 };
 
+/* The most code heap lookups one sample makes (codeheap.h, fx_recover_find_any): each costs ~17
+ * system calls, and a walk asks at every frame whose pc the table does not know. */
+#define FX_HEAP_BUDGET 8
+
+/* One sample's code heap lookups (the handler's stack): the last nmethod found there, which a
+ * deep recursion in a method compiled since the table meets at every frame, reused while a pc
+ * lies in it; the lookups made and those refused past FX_HEAP_BUDGET. Zeroed per sample. */
+struct fx_heap_memo {
+    struct fx_code_range last; /* end 0: none */
+    uint32_t lookups, refused;
+};
+
 /* The most interpreted frames one anchor walk names (recover_anchor.c): ~64 x 7 system calls. */
 #define FX_INTERP_BUDGET 64
 
@@ -122,6 +136,7 @@ enum fx_walk_stop {
     FX_WSTOP_STALE,       /* at a compiled method whose code was replaced */
     FX_WSTOP_STACK,       /* at a stack word outside the thread's stack */
     FX_WSTOP_BUDGET,      /* after FX_INTERP_BUDGET interpreted frames: each costs system calls */
+    FX_WSTOP_HEAP_BUDGET, /* after FX_HEAP_BUDGET code heap lookups (fx_heap_memo) */
 };
 
 /* Frame types (issue 32): one word per physical Java frame, leaf first, from the code each

@@ -47,9 +47,11 @@ struct fx_sigstate {
      * threads_existing.c publishes it once, interp.pid last with release); pid 0 unknown. */
     struct fx_interp_layout interp;
     /* Issue 32: the code heaps' layout, for a pc in a method compiled since the code table was
-     * published (codeheap.h; fx_codemap_setup publishes it, codeheap.pid last with release). */
+     * published (codeheap.h; fx_codeheap_publish at VMInit, threads_existing.c, codeheap.pid last
+     * with release). */
     struct fx_codeheap_layout codeheap;
     uint64_t codeheap_found; /* atomic: pcs the walks found there (fx_recover_find_any) */
+    uint64_t codeheap_lookups, codeheap_refused; /* atomic: lookups made, refused (budget) */
     /* Issue 22, mount tracking without events (vthreads.c): JavaThread::_monitor_owner_id as an
      * offset from a thread's JNIEnv, non-zero while that is the way (else the mount events'
      * slot in struct fx_thread is); a start sets or clears it. */
@@ -182,6 +184,7 @@ struct fx_nmethod_layout {
     long compile_id_offset; /* of _compile_id in the nmethod */
     int32_t frame_words;    /* CodeBlob::_frame_size (words, return address included), -1 */
     int32_t level;          /* nmethod::_comp_level (1-3 C1, 4 C2), -1 unknown */
+    uintptr_t stubs;        /* its stub section (nmethod::_stub_offset from the blob), 0 */
 };
 /* The layout of the nmethod whose code begins at code_addr (CompiledMethodLoad's code_addr),
  * found through the code heap's segment map and checked against its code begin; false if

@@ -41,7 +41,8 @@
 #if defined(__x86_64__)
 /* Signal-safe: the top of the walk (see the file comment). */
 static struct fx_regs top_sigsafe(const struct fx_thread *t, const ucontext_t *uc,
-                                  const struct fx_code_table *tab, bool *from_anchor, bool *crossed)
+                                  const struct fx_code_table *tab, struct fx_heap_memo *m,
+                                  bool *from_anchor, bool *crossed)
 {
     struct fx_regs top = {.pc = (uintptr_t)uc->uc_mcontext.gregs[REG_RIP],
                           .sp = (uintptr_t)uc->uc_mcontext.gregs[REG_RSP],
@@ -51,8 +52,7 @@ static struct fx_regs top_sigsafe(const struct fx_thread *t, const ucontext_t *u
     long pc_off = __atomic_load_n(&fx_sig.anchor_pc_off, __ATOMIC_RELAXED);
     long fp_off = __atomic_load_n(&fx_sig.anchor_fp_off, __ATOMIC_RELAXED);
     *from_anchor = *crossed = false;
-    struct fx_code_range fresh;
-    if (fx_recover_find_any(tab, top.pc, &fresh) == NULL && t->env != NULL && sp_off != 0 &&
+    if (fx_recover_find_any(tab, top.pc, m) == NULL && t->env != NULL && sp_off != 0 &&
         pc_off != 0 && fp_off != 0) {
         memcpy(&top.sp, (const char *)t->env + sp_off, sizeof(top.sp));
         memcpy(&top.pc, (const char *)t->env + pc_off, sizeof(top.pc));
@@ -105,11 +105,11 @@ static struct fx_regs top_sigsafe(const struct fx_thread *t, const ucontext_t *u
  *    the caller's registers; whether AsyncGetCallTrace named the method on top is not certain
  *    there, so the sample has no type words (the frames below the call stub are the same).
  * false: none applies, the walk starts at the top as before. */
-static bool top_step_sigsafe(const struct fx_code_table *tab, long cid_off, bool from_anchor,
-                             uintptr_t lo, uintptr_t hi, struct fx_regs *at, bool *typed)
+static bool top_step_sigsafe(const struct fx_code_table *tab, struct fx_heap_memo *m, long cid_off,
+                             bool from_anchor, uintptr_t lo, uintptr_t hi, struct fx_regs *at,
+                             bool *typed)
 {
-    struct fx_code_range fresh;
-    const struct fx_code_range *r = fx_recover_find_any(tab, at->pc, &fresh);
+    const struct fx_code_range *r = fx_recover_find_any(tab, at->pc, m);
     struct fx_regs next = {0, 0, 0, NULL};
     if (r == NULL || hi <= lo || at->sp < lo || at->sp >= hi)
         return false;
@@ -146,7 +146,7 @@ static bool top_step_sigsafe(const struct fx_code_table *tab, long cid_off, bool
 #endif
 
 int fx_recover_leaf_native_sigsafe(struct fx_thread *t, void *ucontext, fx_asgct_trace *trace,
-                                   uint32_t depth)
+                                   uint32_t depth, struct fx_heap_memo *m)
 {
 #if defined(__x86_64__)
     struct fx_regs caller;
@@ -154,8 +154,7 @@ int fx_recover_leaf_native_sigsafe(struct fx_thread *t, void *ucontext, fx_asgct
         return FX_REC_NOT_FOUND;
     __atomic_add_fetch(&fx_sig.code_readers, 1, __ATOMIC_SEQ_CST);
     const struct fx_code_table *tab = __atomic_load_n(&fx_sig.code_table, __ATOMIC_SEQ_CST);
-    struct fx_code_range fresh;
-    const struct fx_code_range *n = fx_recover_find_any(tab, caller.pc, &fresh);
+    const struct fx_code_range *n = fx_recover_find_any(tab, caller.pc, m);
     /* The step to the caller may have gone by rbp, which at a leaf's first instruction or in a
      * frameless leaf is still the compiled caller's: the "caller" found would be the caller's
      * own caller, a Java frame dropped. So the call before caller.pc must have gone to native
@@ -180,13 +179,14 @@ int fx_recover_leaf_native_sigsafe(struct fx_thread *t, void *ucontext, fx_asgct
     trace->num_frames = up.num_frames;
     return FX_REC_LEAF_NATIVE;
 #else
-    (void)t, (void)ucontext, (void)trace, (void)depth;
+    (void)t, (void)ucontext, (void)trace, (void)depth, (void)m;
     return FX_REC_NOT_FOUND;
 #endif
 }
 
 uint32_t fx_native_below_sigsafe(const struct fx_thread *t, const void *ucontext, uint64_t *types,
-                                 uint64_t *below, uint32_t cap, uint32_t *n_below)
+                                 uint64_t *below, uint32_t cap, uint32_t *n_below,
+                                 struct fx_heap_memo *m)
 {
     *n_below = 0;
 #if defined(__x86_64__)
@@ -200,35 +200,39 @@ uint32_t fx_native_below_sigsafe(const struct fx_thread *t, const void *ucontext
     uint64_t none[1]; /* no types wanted: room 0, nothing written */
     if (types == NULL)
         types = none;
-    struct fx_regs at = top_sigsafe(t, ucontext, tab, &from_anchor, &crossed);
+    struct fx_regs at = top_sigsafe(t, ucontext, tab, m, &from_anchor, &crossed);
     /* after a crossed stub the pc is a return address: the prologue and epilogue rules are an
      * interrupted pc's (on JDK 17 a return address may sit right before an epilogue's add rsp) */
-    bool stepped = !crossed && top_step_sigsafe(tab, cid_off, from_anchor, t->stack_lo, t->stack_hi,
-                                                &at, &typed);
+    bool stepped = !crossed && top_step_sigsafe(tab, m, cid_off, from_anchor, t->stack_lo,
+                                                t->stack_hi, &at, &typed);
     uint32_t nt = 0, nw = 0, pcs = 0; /* nt: physical Java frames walked, the first typed */
     for (uint32_t seg = 0;; seg++) {
         struct fx_regs end;
+        uint32_t refused = m != NULL ? m->refused : 0;
         uint32_t room = typed && nt < FX_TYPES_MAX ? FX_TYPES_MAX - nt : 0;
         uint32_t k = fx_recover_segment(
-                tab, cid_off, &at, seg > 0 || stepped || crossed, t->stack_lo, t->stack_hi,
+                tab, m, cid_off, &at, seg > 0 || stepped || crossed, t->stack_lo, t->stack_hi,
                 types + (room > 0 ? nt : 0), room,
                 walk && nt < FX_JAVA_WALK_MAX ? FX_JAVA_WALK_MAX - nt : room, &end);
         nt += k;
         if (!walk)
             break;
         if (k == 0 || end.pc == 0 || seg == FX_BELOW_SEGS) {
-            below[nw++] = (uint64_t)(seg == FX_BELOW_SEGS ? FX_NSTOP_DEPTH : FX_NSTOP_NO_ENTRY)
+            /* past the sample's code heap lookups: named for it (fx_heap_memo) */
+            below[nw++] = (uint64_t)(seg == FX_BELOW_SEGS                 ? FX_NSTOP_DEPTH
+                                     : m != NULL && m->refused != refused ? FX_NSTOP_HEAP_BUDGET
+                                                                          : FX_NSTOP_NO_ENTRY)
                           << 8;
             break;
         }
         uint8_t stop;
-        uint32_t m = fx_native_walk_entry_sigsafe(t, &end, below + nw + 1, cap - pcs, &stop);
-        bool more = stop == FX_NSTOP_JAVA && m > 0;
-        if (stop == FX_NSTOP_JAVA && m == 0)
+        uint32_t nn = fx_native_walk_entry_sigsafe(t, &end, below + nw + 1, cap - pcs, &stop);
+        bool more = stop == FX_NSTOP_JAVA && nn > 0;
+        if (stop == FX_NSTOP_JAVA && nn == 0)
             stop = FX_NSTOP_EMPTY;
-        below[nw] = m | (uint64_t)stop << 8 | (more ? FX_BELOW_MORE : 0) | (uint64_t)nt << 24;
-        nw += 1 + m;
-        pcs += m;
+        below[nw] = nn | (uint64_t)stop << 8 | (more ? FX_BELOW_MORE : 0) | (uint64_t)nt << 24;
+        nw += 1 + nn;
+        pcs += nn;
         if (!more)
             break;
         at = end;
@@ -237,7 +241,7 @@ uint32_t fx_native_below_sigsafe(const struct fx_thread *t, const void *ucontext
     *n_below = nw;
     return !typed ? 0 : nt < FX_TYPES_MAX ? nt : FX_TYPES_MAX;
 #else
-    (void)t, (void)ucontext, (void)types, (void)below, (void)cap;
+    (void)t, (void)ucontext, (void)types, (void)below, (void)cap, (void)m;
     return 0;
 #endif
 }

@@ -59,7 +59,7 @@ bool fx_native_walk_to_java_sigsafe(const struct fx_thread *t, const void *ucont
  * refused (8.5a). FX_REC_LEAF_NATIVE, no frame of its own (the leaf's native walk puts the
  * native frames above), or why not (< 0); without native walks FX_REC_NOT_FOUND. */
 int fx_recover_leaf_native_sigsafe(struct fx_thread *t, void *ucontext, fx_asgct_trace *trace,
-                                   uint32_t depth);
+                                   uint32_t depth, struct fx_heap_memo *m);
 
 /* Signal-safe (issue 32, native_below.c): the native frames below a Java frame, from `at`, the
  * registers at a return address into HotSpot's call stub (its rbp the stub's frame pointer, as
@@ -75,9 +75,10 @@ uint32_t fx_native_walk_entry_sigsafe(const struct fx_thread *t, struct fx_regs 
  * sample, whose frames do not line up with them), returning how many, and, with
  * native walks on, the native frames below and between them into below (the segments of
  * sample.h's FX_BELOW part, cap return addresses and FX_BELOW_SEGS + 1 headers at most; NULL:
- * none), *n_below words of it. */
+ * none), *n_below words of it; m: the sample's code heap lookups (fx_recover_find_any). */
 uint32_t fx_native_below_sigsafe(const struct fx_thread *t, const void *ucontext, uint64_t *types,
-                                 uint64_t *below, uint32_t cap, uint32_t *n_below);
+                                 uint64_t *below, uint32_t cap, uint32_t *n_below,
+                                 struct fx_heap_memo *m);
 
 /* Signal-safe: queues mapping e for the drain to build its unwind table (native_unwind.c); a
  * full queue is counted and the mapping asked for again by a later walk. */

@@ -200,6 +200,25 @@ static int fx_recover_epilogue(const struct fx_code_range *r, const struct fx_re
  * about this nmethod. A pc before the OSR entry (code no OSR entry runs) or inside that prologue
  * is refused (FX_REC_DECODE); after it, the epilogue rule or the body (FX_REC_BODY: the frame is
  * built, its size holds). */
+/* A pc where no rule applies is in the body, whose frame is built and its size holds
+ * (FX_REC_BODY), but where rsp is off the frame's base for a few instructions: in the stub
+ * section (the deopt handler's `call next`, the exception handler, call stubs: at or past
+ * nmethod::_stub_offset), or right after a push (C1's slow subtype check pushes its arguments
+ * around the call) or right before a pop. Those are refused (FX_REC_DECODE): a byte 0x50-0x57
+ * before pc (push r, REX.B push r8-r15 ends the same), or 0x58-0x5F / 0x41 0x58-0x5F at pc. */
+static int fx_recover_body(const struct fx_code_range *r, uintptr_t pc)
+{
+    if (r->stubs != 0 && pc >= r->begin + r->stubs)
+        return FX_REC_DECODE;
+    const uint8_t *c = fx_recover_code(pc);
+    if (pc > r->begin && c[-1] >= 0x50 && c[-1] <= 0x57)
+        return FX_REC_DECODE;
+    if ((c[0] >= 0x58 && c[0] <= 0x5F) ||
+        (pc + 1 < r->end && c[0] == 0x41 && c[1] >= 0x58 && c[1] <= 0x5F))
+        return FX_REC_DECODE;
+    return FX_REC_BODY;
+}
+
 static int fx_recover_osr(const struct fx_code_range *r, const struct fx_regs *in, uintptr_t lo,
                           uintptr_t hi, struct fx_regs *out)
 {
@@ -210,10 +229,13 @@ static int fx_recover_osr(const struct fx_code_range *r, const struct fx_regs *i
     unsigned i = 0;
     for (unsigned n; i < 64 && (n = fx_recover_prologue_step(r, p, &st)) > 0; i++)
         p += n;
-    if (i == 64 || (uint64_t)st.depth + 8 != (uint64_t)r->frame_words * 8 || in->pc < p)
+    /* rbp saved right below the return address, where frame::sender_for_compiled_frame (and
+     * the walks after this frame) read it */
+    if (i == 64 || (uint64_t)st.depth + 8 != (uint64_t)r->frame_words * 8 || st.rbp_slot != 8 ||
+        in->pc < p)
         return FX_REC_DECODE;
     int rc = fx_recover_epilogue(r, in, lo, hi, out);
-    return rc == FX_REC_DECODE ? FX_REC_BODY : rc;
+    return rc == FX_REC_DECODE ? fx_recover_body(r, in->pc) : rc;
 }
 
 /* The caller's registers when nothing was pushed since its call: the return address at [sp],
@@ -381,7 +403,7 @@ int fx_recover_caller(const struct fx_code_range *r, const struct fx_regs *in, u
         return fx_recover_prologue(r, in, lo, hi, out);
     if (in->pc >= done) {
         int rc = fx_recover_epilogue(r, in, lo, hi, out);
-        return rc == FX_REC_DECODE ? FX_REC_BODY : rc;
+        return rc == FX_REC_DECODE ? fx_recover_body(r, in->pc) : rc;
     }
     return fx_recover_iccheck(r, in, lo, hi, out); /* before the verified entry */
 }

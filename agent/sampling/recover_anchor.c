@@ -86,10 +86,10 @@ static int entry_frame(const struct fx_interp_layout *il, uintptr_t lo, uintptr_
     return ENTRY_NEXT;
 }
 
-int fx_recover_anchor(const struct fx_code_table *tab, long cid_off, const struct fx_regs *last,
-                      const struct fx_interp_layout *il, uintptr_t lo, uintptr_t hi,
-                      fx_asgct_frame *out, uint32_t cap, uint32_t *n, fx_asgct_frame *blob,
-                      uint8_t *stop)
+int fx_recover_anchor(const struct fx_code_table *tab, struct fx_heap_memo *m, long cid_off,
+                      const struct fx_regs *last, const struct fx_interp_layout *il, uintptr_t lo,
+                      uintptr_t hi, fx_asgct_frame *out, uint32_t cap, uint32_t *n,
+                      fx_asgct_frame *blob, uint8_t *stop)
 {
     *n = 0;
     *stop = FX_WSTOP_NONE;
@@ -103,10 +103,14 @@ int fx_recover_anchor(const struct fx_code_table *tab, long cid_off, const struc
     /* each step adds a frame but an entry frame's, which follows one: the depth ends it */
     uint32_t interpreted = 0;
     for (uint32_t i = 0; i < 2 * cap + 2; i++) {
-        struct fx_code_range fresh; /* a method compiled since the table (codeheap.h) */
-        const struct fx_code_range *r = fx_recover_find_any(tab, pc, &fresh);
+        /* a method compiled since the table, from the code heaps (codeheap.h): past the
+         * sample's budget of lookups the walk stops, named for it */
+        uint32_t refused = m != NULL ? m->refused : 0;
+        const struct fx_code_range *r = fx_recover_find_any(tab, pc, m);
         if (r == NULL)
-            return *n > 0 ? anchor_stop(stop, FX_WSTOP_UNKNOWN) : FX_REC_NOT_FOUND;
+            return *n == 0                              ? FX_REC_NOT_FOUND
+                   : m != NULL && m->refused != refused ? anchor_stop(stop, FX_WSTOP_HEAP_BUDGET)
+                                                        : anchor_stop(stop, FX_WSTOP_UNKNOWN);
         if (r->kind == FX_BLOB_STUB && (r->flags & FX_RANGE_INTERPRETER) && *n > 0 && *n == cap)
             return FX_REC_ANCHOR; /* cut at the depth: [truncated] */
         /* each interpreted frame named costs ~7 system calls (~1.75 us each): a deep
@@ -176,14 +180,15 @@ static uint64_t type_word(const struct fx_code_range *r)
     return tag << 56 | r->name;
 }
 
-uint32_t fx_recover_types(const struct fx_code_table *tab, long cid_off, const struct fx_regs *top,
-                          uintptr_t lo, uintptr_t hi, uint64_t *out, uint32_t cap)
+uint32_t fx_recover_types(const struct fx_code_table *tab, struct fx_heap_memo *m, long cid_off,
+                          const struct fx_regs *top, uintptr_t lo, uintptr_t hi, uint64_t *out,
+                          uint32_t cap)
 {
     struct fx_regs end;
-    return fx_recover_segment(tab, cid_off, top, false, lo, hi, out, cap, cap, &end);
+    return fx_recover_segment(tab, m, cid_off, top, false, lo, hi, out, cap, cap, &end);
 }
 
-uint32_t fx_recover_segment(const struct fx_code_table *tab, long cid_off,
+uint32_t fx_recover_segment(const struct fx_code_table *tab, struct fx_heap_memo *m, long cid_off,
                             const struct fx_regs *top, bool ret, uintptr_t lo, uintptr_t hi,
                             uint64_t *out, uint32_t cap, uint32_t most, struct fx_regs *end)
 {
@@ -193,8 +198,7 @@ uint32_t fx_recover_segment(const struct fx_code_table *tab, long cid_off,
     if (hi <= lo || at.sp < lo || at.sp >= hi)
         return 0;
     while (n < most) {
-        struct fx_code_range fresh;
-        const struct fx_code_range *r = fx_recover_find_any(tab, at.pc, &fresh);
+        const struct fx_code_range *r = fx_recover_find_any(tab, at.pc, m);
         struct fx_regs next = {0, 0, 0, NULL};
         if (r == NULL)
             return n;

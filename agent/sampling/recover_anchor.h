@@ -16,15 +16,16 @@ bool fx_recover_blob_current(const struct fx_code_range *r, long cid_off);
  * or 0, its fp or 0), leaf first, into out[0..cap), *n of them: compiled frames as
  * FX_LINE_NMETHOD frames, interpreted ones (issue 32) as AsyncGetCallTrace's (jmethodID, bci)
  * when layout il names them (fx_interp_frame_sigsafe; NULL or unproven: the walk stops there).
- * tab: the published code table, held by the caller's reader bracket; cid_off: the nmethod's
- * _compile_id offset; [lo, hi): the thread's stack. FX_REC_ANCHOR when *n > 0 (the walk ended
- * at the depth, *stop FX_WSTOP_NONE, or at a frame it cannot cross, *stop says which kind: the
- * root side is cut), else why not (< 0); on FX_REC_STUB *blob
- * is the stub the last Java frame is in (the interpreter, say), named. */
-int fx_recover_anchor(const struct fx_code_table *tab, long cid_off, const struct fx_regs *last,
-                      const struct fx_interp_layout *il, uintptr_t lo, uintptr_t hi,
-                      fx_asgct_frame *out, uint32_t cap, uint32_t *n, fx_asgct_frame *blob,
-                      uint8_t *stop);
+ * tab: the published code table, held by the caller's reader bracket; m: the sample's code heap
+ * lookups (fx_recover_find_any; past its budget the walk stops, FX_WSTOP_HEAP_BUDGET); cid_off: the
+ * nmethod's _compile_id offset; [lo, hi): the thread's stack. FX_REC_ANCHOR when *n > 0 (the walk
+ * ended at the depth, *stop FX_WSTOP_NONE, or at a frame it cannot cross, *stop says which kind:
+ * the root side is cut), else why not (< 0); on FX_REC_STUB *blob is the stub the last Java frame
+ * is in (the interpreter, say), named. */
+int fx_recover_anchor(const struct fx_code_table *tab, struct fx_heap_memo *m, long cid_off,
+                      const struct fx_regs *last, const struct fx_interp_layout *il, uintptr_t lo,
+                      uintptr_t hi, fx_asgct_frame *out, uint32_t cap, uint32_t *n,
+                      fx_asgct_frame *blob, uint8_t *stop);
 
 /* Signal-safe: the code each physical Java frame runs in, leaf first, from the interrupted
  * registers `top` (pc, sp, fp) of a thread whose AsyncGetCallTrace succeeded: one FX_TYPE_* word
@@ -33,15 +34,16 @@ int fx_recover_anchor(const struct fx_code_table *tab, long cid_off, const struc
  * stops at the first frame it cannot prove (the call stub below the Java part, a stub, an
  * unknown pc, a stale nmethod, a word outside [lo, hi)). Returns the words written; 0 when the
  * top frame itself is not provable. */
-uint32_t fx_recover_types(const struct fx_code_table *tab, long cid_off, const struct fx_regs *top,
-                          uintptr_t lo, uintptr_t hi, uint64_t *out, uint32_t cap);
+uint32_t fx_recover_types(const struct fx_code_table *tab, struct fx_heap_memo *m, long cid_off,
+                          const struct fx_regs *top, uintptr_t lo, uintptr_t hi, uint64_t *out,
+                          uint32_t cap);
 
 /* Signal-safe (issue 32, native_below.c): fx_recover_types from `top`, a return address when
  * `ret` (a Java frame the native walk below a call stub reached: no body check), over at most
  * `most` frames of which the first cap are written; returns the frames walked. *end is the
  * registers at the call stub where the walk stopped (the stub's return address, sp, and its
  * rbp as the frame above saved it), or all 0 when it stopped anywhere else. */
-uint32_t fx_recover_segment(const struct fx_code_table *tab, long cid_off,
+uint32_t fx_recover_segment(const struct fx_code_table *tab, struct fx_heap_memo *m, long cid_off,
                             const struct fx_regs *top, bool ret, uintptr_t lo, uintptr_t hi,
                             uint64_t *out, uint32_t cap, uint32_t most, struct fx_regs *end);
 

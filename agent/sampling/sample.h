@@ -139,6 +139,7 @@ enum fx_native_stop {
     FX_NSTOP_NO_TABLE,  /* cstack=dwarf: an rbp step failed where the table is not built yet */
     FX_NSTOP_NO_ENTRY,  /* below the Java frames: their walk did not reach the call stub */
     FX_NSTOP_EMPTY,     /* below the Java frames: Java code right under the call stub */
+    FX_NSTOP_HEAP_BUDGET, /* below the Java frames: their walk ran out of code heap lookups */
     FX_NSTOP_COUNT
 };
 _Static_assert(FX_NSTOP_COUNT <= 32, "fx_sample_rec.native_stop has 5 bits");
@@ -242,7 +243,6 @@ struct fx_thread {
     uint64_t seen_drops; /* the ring's drop count at the previous pass */
     bool batch_lost;     /* this pass's records have a gap (ring drops): no idle-gap guesses */
 };
-
 #define FX_CPU_NOT_READ INT64_MIN /* fx_sample_rec.cpu_ns: the thread's CPU clock was not read */
 /* fx_sample_rec.num_frames of a non-Java thread (vm_threads.c): no ASGCT, the native walk alone */
 #define FX_NOT_JAVA_THREAD (-100)

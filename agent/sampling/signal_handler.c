@@ -49,7 +49,7 @@
  *    measured);
  *  - syscall(SYS_gettid): a raw system call, no locks or allocation; and in receiver_sig.c,
  *    syscall(SYS_process_vm_readv) on this process: a checked read of one object's klass word
- *    (and in codeheap_sig.c, ~15 reads finding a method compiled since the code table);
+ *    (codeheap_sig.c: ~17 a lookup of a method compiled since the code table, 8 a sample);
  *  - memcpy, memset (async-signal-safe since POSIX.1-2008 TC2);
  *  - errno (__errno_location), saved on entry and restored on every return;
  *  - __atomic_* builtins (inline instructions, no library calls; the probe's 4-byte CAS is a
@@ -113,20 +113,19 @@ static uint32_t weight_sigsafe(const siginfo_t *si)
 }
 
 #if defined(__x86_64__)
-/* Signal-safe: the blob the interrupted pc is in, by the published code table (codemap.c), or
- * for a method compiled since, by HotSpot's code heaps (codeheap_sig.c; *fresh then, if given).
- * The reader count brackets every access to the table, so the drain frees a replaced table
- * only when no handler can still hold it; the range is copied out before it is released. */
-static bool find_blob_sigsafe(uintptr_t pc, struct fx_code_range *out, bool *fresh)
+/* Signal-safe: the blob pc is in, by the code table (codemap.c), or for a method compiled since,
+ * by HotSpot's code heaps (codeheap_sig.c, m; *fresh then, if given). The reader count brackets
+ * the table's use (the drain frees a replaced one only when no handler holds it). */
+static bool find_blob_sigsafe(uintptr_t pc, struct fx_code_range *out, bool *fresh,
+                              struct fx_heap_memo *m)
 {
-    struct fx_code_range buf;
     __atomic_add_fetch(&fx_sig.code_readers, 1, __ATOMIC_SEQ_CST);
     const struct fx_code_table *tab = __atomic_load_n(&fx_sig.code_table, __ATOMIC_SEQ_CST);
-    const struct fx_code_range *r = fx_recover_find_any(tab, pc, &buf);
+    const struct fx_code_range *r = fx_recover_find_any(tab, pc, m);
     if (r != NULL)
         memcpy(out, r, sizeof(*out));
     if (fresh != NULL)
-        *fresh = r == &buf;
+        *fresh = r == &m->last;
     __atomic_sub_fetch(&fx_sig.code_readers, 1, __ATOMIC_SEQ_CST);
     return r != NULL;
 }
@@ -138,14 +137,14 @@ static bool blob_current_sigsafe(const struct fx_code_range *r)
     return fx_recover_blob_current(r, __atomic_load_n(&fx_sig.compile_id_off, __ATOMIC_RELAXED));
 }
 
-/* Signal-safe: ASGCT failed in Java code (-5, -6). If the pc is in a known blob with no frame
- * of its own at this point (fx_recover.h), ASGCT runs again from the caller's context (a copy
- * of the ucontext on this stack, RIP/RSP/RBP patched) into frames[1..], and frames[0] becomes
- * the blob's frame. Returns the FX_REC_* case, or a failure (< 0); *blob is the blob's frame
- * when the blob is known and current (lineno 0 otherwise); *fresh when the blob was found in
- * the code heaps, not in the table. */
+/* Signal-safe: ASGCT failed in Java code (-5, -6). If the pc is in a known blob with no frame of
+ * its own here (fx_recover.h), ASGCT runs again from the caller's context (a copy of the ucontext
+ * on this stack, RIP/RSP/RBP patched) into frames[1..], frames[0] the blob's frame. Returns the
+ * FX_REC_* case or a failure (< 0); *blob: the blob's frame when known and current (else lineno
+ * 0); *fresh: the blob found in the code heaps (m: the sample's lookups), not in the table. */
 static int recover_sigsafe(struct fx_thread *t, void *ucontext, fx_asgct_trace *trace,
-                           uint32_t depth, fx_asgct_frame *blob, bool *fresh)
+                           uint32_t depth, fx_asgct_frame *blob, bool *fresh,
+                           struct fx_heap_memo *m)
 {
     const ucontext_t *uc = ucontext;
     const greg_t *g = uc->uc_mcontext.gregs;
@@ -161,9 +160,9 @@ static int recover_sigsafe(struct fx_thread *t, void *ucontext, fx_asgct_trace *
                          .fp = (uintptr_t)g[REG_RBP],
                          .gpr = gpr};
     struct fx_code_range r;
-    if (!find_blob_sigsafe(in.pc, &r, fresh))
+    if (!find_blob_sigsafe(in.pc, &r, fresh, m))
         return trace->num_frames == FX_ASGCT_UNKNOWN_JAVA
-                       ? fx_recover_leaf_native_sigsafe(t, ucontext, trace, depth)
+                       ? fx_recover_leaf_native_sigsafe(t, ucontext, trace, depth, m)
                        : FX_REC_NOT_FOUND;
     bool current = blob_current_sigsafe(&r);
     if (r.kind == FX_BLOB_NMETHOD && !current)
@@ -176,7 +175,7 @@ static int recover_sigsafe(struct fx_thread *t, void *ucontext, fx_asgct_trace *
         return rc;
     if (rc == FX_REC_C1_BARRIER) { /* returns into C1's slow-case code: resume at its branch */
         struct fx_code_range n;
-        if (!find_blob_sigsafe(caller.pc, &n, NULL) || !blob_current_sigsafe(&n) ||
+        if (!find_blob_sigsafe(caller.pc, &n, NULL, m) || !blob_current_sigsafe(&n) ||
             !fx_recover_continuation(&n, caller.pc, &caller.pc))
             return FX_REC_DECODE;
     }
@@ -186,7 +185,7 @@ static int recover_sigsafe(struct fx_thread *t, void *ucontext, fx_asgct_trace *
     struct fx_code_range n;
     bool unknown_caller = false;
     if (rc == FX_REC_STUB_FRAME) {
-        unknown_caller = !find_blob_sigsafe(caller.pc, &n, NULL);
+        unknown_caller = !find_blob_sigsafe(caller.pc, &n, NULL, m);
         if (!unknown_caller && (n.kind != FX_BLOB_NMETHOD || !blob_current_sigsafe(&n) ||
                                 !fx_recover_after_call(&n, caller.pc)))
             return FX_REC_NOT_CALLED;
@@ -226,11 +225,10 @@ static void bump_sigsafe(uint64_t *c, bool count)
 }
 
 /* Signal-safe: ASGCT said "not in Java" (-3): the Java frames from the thread's frame anchor
- * (recover_anchor.c), read in its own JavaThread (the JNIEnv lies inside it) and walked in the
- * published code table under the reader bracket, into trace (depth frames). Returns the FX_REC_*
- * case or the failure (< 0), *blob as recover_sigsafe's. */
+ * (recover_anchor.c), read in its JavaThread (the JNIEnv lies inside it), walked in the code
+ * table under the reader bracket, into trace (depth frames); returns as recover_sigsafe. */
 static int anchor_sigsafe(struct fx_thread *t, fx_asgct_trace *trace, uint32_t depth,
-                          fx_asgct_frame *blob, uint8_t *stop)
+                          fx_asgct_frame *blob, uint8_t *stop, struct fx_heap_memo *m)
 {
     long sp_off = __atomic_load_n(&fx_sig.anchor_sp_off, __ATOMIC_RELAXED);
     long pc_off = __atomic_load_n(&fx_sig.anchor_pc_off, __ATOMIC_RELAXED);
@@ -247,7 +245,7 @@ static int anchor_sigsafe(struct fx_thread *t, fx_asgct_trace *trace, uint32_t d
             __atomic_load_n(&fx_sig.interp.pid, __ATOMIC_ACQUIRE) != 0 ? &fx_sig.interp : NULL;
     uint32_t n = 0;
     __atomic_add_fetch(&fx_sig.code_readers, 1, __ATOMIC_SEQ_CST);
-    int rc = fx_recover_anchor(__atomic_load_n(&fx_sig.code_table, __ATOMIC_SEQ_CST),
+    int rc = fx_recover_anchor(__atomic_load_n(&fx_sig.code_table, __ATOMIC_SEQ_CST), m,
                                __atomic_load_n(&fx_sig.compile_id_off, __ATOMIC_RELAXED), &last, il,
                                t->stack_lo, t->stack_hi, trace->frames, depth, &n, blob, stop);
     __atomic_sub_fetch(&fx_sig.code_readers, 1, __ATOMIC_SEQ_CST);
@@ -257,11 +255,11 @@ static int anchor_sigsafe(struct fx_thread *t, fx_asgct_trace *trace, uint32_t d
 }
 
 /* Signal-safe: after AsyncGetCallTrace failed into trace (depth frames at trace->frames), the
- * recoveries of fx_recover.h; returns the record's recovery byte (0: none tried) and sets
- * *kept, the frames to keep. A sample counts the outcome in t's figures (count); a probe
- * (validate mode) does not. */
+ * recoveries of fx_recover.h; returns the record's recovery byte (0: none tried), sets *kept, the
+ * frames to keep. A sample counts the outcome in t's figures (count), a probe does not. */
 static uint8_t recover_any_sigsafe(struct fx_thread *t, void *ucontext, fx_asgct_trace *trace,
-                                   uint32_t depth, uint32_t *kept, bool count, uint8_t *stop)
+                                   uint32_t depth, uint32_t *kept, bool count, uint8_t *stop,
+                                   struct fx_heap_memo *m)
 {
     fx_asgct_frame blob = {.lineno = 0, .method_id = NULL};
     bool fresh = false;
@@ -273,10 +271,10 @@ static uint8_t recover_any_sigsafe(struct fx_thread *t, void *ucontext, fx_asgct
      * it; the anchor walk crosses it by its frame size, as HotSpot's own walks do */
     if (trace->num_frames == FX_ASGCT_UNKNOWN_NOT_JAVA ||
         trace->num_frames == FX_ASGCT_NOT_WALKABLE_NOT_JAVA)
-        rc = anchor_sigsafe(t, trace, depth, &blob, stop);
+        rc = anchor_sigsafe(t, trace, depth, &blob, stop, m);
     else if (trace->num_frames == FX_ASGCT_UNKNOWN_JAVA ||
              trace->num_frames == FX_ASGCT_NOT_WALKABLE_JAVA)
-        rc = recover_sigsafe(t, ucontext, trace, depth, &blob, &fresh);
+        rc = recover_sigsafe(t, ucontext, trace, depth, &blob, &fresh, m);
     else
         return 0;
     if (rc > 0) {
@@ -375,8 +373,10 @@ static void record_sigsafe(struct fx_thread *t, const siginfo_t *si, void *ucont
         fx_sig.asgct(&trace, (jint)t->depth + 1, ucontext);
     uint8_t recovery = 0, walk_stop = FX_WSTOP_NONE;
     uint32_t kept = trace.num_frames > 0 ? (uint32_t)trace.num_frames : 0;
+    struct fx_heap_memo memo = {.lookups = 0}; /* its walks' code heap lookups, shared */
 #if defined(__x86_64__)
-    recovery = recover_any_sigsafe(t, ucontext, &trace, t->depth + 1, &kept, true, &walk_stop);
+    recovery =
+            recover_any_sigsafe(t, ucontext, &trace, t->depth + 1, &kept, true, &walk_stop, &memo);
 #endif
     bool cut = trace.num_frames > 0 && kept > t->depth; /* deeper than depth=: cut there */
     if (cut) {
@@ -399,7 +399,7 @@ static void record_sigsafe(struct fx_thread *t, const siginfo_t *si, void *ucont
     uint32_t n_below = 0;
     if (recovery < FX_REC_CASES && kept > 0) /* a stack cut at the depth has no root side */
         n_types = fx_native_below_sigsafe(t, ucontext, tw, cut ? NULL : native + n_native,
-                                          FX_NATIVE_MAX - n_native, &n_below);
+                                          FX_NATIVE_MAX - n_native, &n_below, &memo);
     uint64_t task[2]; /* issue 32: a compiler thread's compile (compile_task_sig.c), after those */
     bool has_task = t->native_only && fx_compile_task_read_sigsafe(t, task);
     /* issue 32 item 3: a dispatch stub's receiver class (receiver_sig.c), after those */
@@ -501,20 +501,22 @@ static bool probe_sigsafe(struct fx_thread *t, void *ucontext)
     int32_t shadow_rc = 0, shadow_n = 0, shadow_whole = 0;
 #if defined(__x86_64__)
     uint32_t kept = 0;
-    uint8_t probe_stop = FX_WSTOP_NONE;
+    uint8_t pstop = FX_WSTOP_NONE;
     fx_asgct_frame blob = {.lineno = 0, .method_id = NULL};
     fx_asgct_trace shadow = {.env_id = t->env, .num_frames = 0, .frames = p->shadow};
     if (p->recover && p->shadow != NULL && trace.num_frames != FX_ASGCT_UNKNOWN_NOT_JAVA) {
         uint8_t shadow_stop;
-        shadow_rc = anchor_sigsafe(t, &shadow, p->want, &blob, &shadow_stop); /* validate */
+        struct fx_heap_memo shadow_memo = {.lookups = 0}; /* the validate oracle's own */
+        shadow_rc = anchor_sigsafe(t, &shadow, p->want, &blob, &shadow_stop, &shadow_memo);
         shadow_n = shadow.num_frames;
         /* ended neither at the depth nor at a frame it could not cross: at the first entry
          * frame (recover_anchor.c), a claim validate mode checks against JVMTI's bottom */
         shadow_whole = shadow_rc == FX_REC_ANCHOR && shadow_stop == FX_WSTOP_NONE &&
                        shadow_n < (int32_t)p->want;
     }
+    struct fx_heap_memo memo = {.lookups = 0};
     if (p->recover) /* validate mode: recovered stacks are compared too */
-        recovery = recover_any_sigsafe(t, ucontext, &trace, p->want, &kept, false, &probe_stop);
+        recovery = recover_any_sigsafe(t, ucontext, &trace, p->want, &kept, false, &pstop, &memo);
 #endif
     __atomic_store_n(&p->shadow_rc, shadow_rc, __ATOMIC_RELAXED);
     __atomic_store_n(&p->shadow_n, shadow_n, __ATOMIC_RELAXED);
@@ -525,10 +527,9 @@ static bool probe_sigsafe(struct fx_thread *t, void *ucontext)
     return true;
 }
 
-/* Signal-safe: the handler's own cost in thread CPU time (wall time would count preemption,
- * which dominates on a loaded machine), less what the two clock reads add
- * (fx_sig.clock_read_ns, measured at load). Measured on 1 signal in FX_TIMED_ONE_IN, because the
- * CPU clock is a system call: timing every signal would add two to each. */
+/* Signal-safe: the handler's own cost in thread CPU time (wall time would count preemption, which
+ * dominates on a loaded machine), less the two clock reads' (fx_sig.clock_read_ns, measured at
+ * load). On 1 signal in FX_TIMED_ONE_IN: the CPU clock is a system call, two more a signal. */
 static void account_cost_sigsafe(struct fx_thread *t, int64_t c0)
 {
     int64_t spent = clock_ns_sigsafe(CLOCK_THREAD_CPUTIME_ID) - c0 - fx_sig.clock_read_ns;
@@ -543,10 +544,9 @@ static void account_cost_sigsafe(struct fx_thread *t, int64_t c0)
  * per overflow of an event enabled without an overflow limit, so nothing is ever re-armed here),
  * timer_create (SI_TIMER), setitimer and the wall sampler's tgkill (SI_KERNEL / SI_TKILL); and
  * probe.c's requests (SI_QUEUE), answered into the thread's probe buffer instead of the ring.
- * Cost: one gettid and ASGCT per sample, plus one CPU-clock read where fx_sig.read_cpu_clock
- * says the engine's period is not the thread's CPU time, plus two on the timed signals. A system
- * call costs 1.0-1.3 us on the VM measured (bench/run_signal_cost.sh), so none is made that the
- * drain can do without. */
+ * Cost: one gettid and ASGCT per sample, one CPU-clock read where fx_sig.read_cpu_clock says
+ * the engine's period is not the thread's CPU time, two on the timed signals. A system call
+ * costs 1.0-1.3 us (bench/run_signal_cost.sh): none is made that the drain can do without. */
 void fx_signal_handler_on_sigprof(int sig, siginfo_t *si, void *ucontext)
 {
     (void)sig;

@@ -43,8 +43,10 @@ static struct {
     long comp_level, level_size;   /* nmethod::_comp_level: int (JDK 17), CompLevel (s1) later */
     const char *level_type;        /* its type's name, sized from the types table */
     long osr_entry;                /* nmethod::_osr_entry_point (address) */
-} vs = {-1, -1, -1,   -1, -1, -1, -1, 0,  -1, -1, -1, -1, -1, -1, -1,   -1, -1,
-        -1, -1, NULL, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, 0,  NULL, -1};
+    long stub_offset;              /* nmethod::_stub_offset (int, from the blob) */
+    long block_len_width;          /* HeapBlock::Header::_length: size_t (17), uint32_t (25) */
+} vs = {-1, -1,   -1, -1, -1, -1, -1, 0,  -1, -1, -1, -1, -1, -1,   -1, -1, -1, -1,
+        -1, NULL, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, 0,  NULL, -1, -1, 0};
 
 static uint64_t sym_u64(const char *name, bool *ok)
 {
@@ -116,6 +118,13 @@ static void match(const char *type, const char *field, const char *ftype, uint64
         vs.entry_bci = o;
     else if (is(type, "nmethod") && is(field, "_osr_entry_point"))
         vs.osr_entry = o;
+    else if (is(type, "nmethod") && is(field, "_stub_offset") && width(ftype) == 4)
+        vs.stub_offset = o;
+    else if (is(type, "HeapBlock::Header") && is(field, "_length")) /* its type, exported */
+        vs.block_len_width = ftype == NULL           ? 0
+                             : is(ftype, "size_t")   ? 8
+                             : is(ftype, "uint32_t") ? 4
+                                                     : 0;
     else if (is(type, "CodeHeap") && is(field, "_memory"))
         vs.heap_memory = o;
     else if (is(type, "CodeHeap") && is(field, "_segmap"))
@@ -321,6 +330,8 @@ bool fx_vmstructs_nmethod(uintptr_t code_addr, struct fx_nmethod_layout *out)
     out->osr_entry = vs.osr_entry >= 0 ? *(const uintptr_t *)(blob + vs.osr_entry) : 0;
     out->compile_id_offset = vs.compile_id;
     out->frame_words = vs.frame_size >= 0 ? *(const int32_t *)(blob + vs.frame_size) : -1;
+    out->stubs =
+            vs.stub_offset >= 0 ? (uintptr_t)blob + *(const int32_t *)(blob + vs.stub_offset) : 0;
     out->level = -1;
     if (vs.comp_level >= 0 && vs.level_size == 1)
         out->level = *(const int8_t *)(blob + vs.comp_level);
@@ -371,16 +382,19 @@ static bool codeheap_layout(struct fx_codeheap_layout *o)
     long code_end = fx_vmstructs_field("CodeBlob", "_code_end");
     long data_off = fx_vmstructs_field("CodeBlob", "_data_offset");
     long method = fx_vmstructs_field("nmethod", "_method");
+    long state = fx_vmstructs_field("nmethod", "_state");
+    long stub = vs.stub_offset;
+    bool jdk17 = fx_vmstructs_size("CompiledMethod") > 0; /* its states: 2 is not_entrant */
     const uintptr_t *lo = fx_vmstructs_static("CodeCache", "_low_bound");
     const uintptr_t *hi = fx_vmstructs_static("CodeCache", "_high_bound");
     if (method < 0)
         method = fx_vmstructs_field("CompiledMethod", "_method"); /* JDK 17 */
     if (lo == NULL || hi == NULL || *lo == 0 || *hi <= *lo || !heaps_known() || hb_header != 0 ||
-        len != 0 || (used != 4 && used != 8) || used >= vs.heap_block_size ||
-        vs.heap_block_size > 64 || name < 0 || method < 0 || (code_end < 0 && data_off < 0) ||
-        vs.frame_complete < 0 || vs.fc_size <= 0 || vs.frame_size < 0 ||
-        (vs.vep < 0 && vs.vep_offset < 0) || vs.compile_id < 0 || vs.entry_bci < 0 ||
-        vs.ga_len > 56 || vs.ga_data > 56)
+        len != 0 || vs.block_len_width == 0 || used < vs.block_len_width ||
+        used >= vs.heap_block_size || vs.heap_block_size > 64 || name < 0 || method < 0 ||
+        (code_end < 0 && data_off < 0) || vs.frame_complete < 0 || vs.fc_size <= 0 ||
+        vs.frame_size < 0 || (vs.vep < 0 && vs.vep_offset < 0) || vs.compile_id < 0 ||
+        vs.entry_bci < 0 || vs.ga_len > 56 || vs.ga_data > 56 || state < 0 || stub < 0)
         return false;
     long level_width =
             vs.level_size == 1 || vs.level_size == 2 || vs.level_size == 4 ? vs.level_size : 0;
@@ -392,44 +406,49 @@ static bool codeheap_layout(struct fx_codeheap_layout *o)
     hdr = reach(reach(hdr, vs.compile_id, 4), vs.entry_bci, 4);
     hdr = reach(hdr, vs.osr_entry, 8);
     hdr = reach(reach(hdr, vs.comp_level, level_width), method, 8);
+    hdr = reach(reach(hdr, state, 1), stub, 4);
     long heap = reach(reach(0, vs.heap_memory + vs.vs_low, 8), vs.heap_memory + vs.vs_high, 8);
     heap = reach(reach(heap, vs.heap_segmap + vs.vs_low, 8), vs.heap_log2_seg, 4);
     if (hdr > FX_CODEHEAP_HEADER_MAX || heap > FX_CODEHEAP_HEADER_MAX)
         return false;
-    *o = (struct fx_codeheap_layout){
-            .pid = (int32_t)getpid(),
-            .heaps = (uintptr_t)vs.heaps,
-            .lo = *lo,
-            .hi = *hi,
-            .ga_len = (int32_t)vs.ga_len,
-            .ga_data = (int32_t)vs.ga_data,
-            .ga_bytes = (int32_t)reach(vs.ga_len + 8, vs.ga_data, 8),
-            .mem_low = (int32_t)(vs.heap_memory + vs.vs_low),
-            .mem_high = (int32_t)(vs.heap_memory + vs.vs_high),
-            .seg_low = (int32_t)(vs.heap_segmap + vs.vs_low),
-            .log2_seg = (int32_t)vs.heap_log2_seg,
-            .heap_bytes = (int32_t)heap,
-            .block_size = (int32_t)vs.heap_block_size,
-            .block_len = (int32_t)len,
-            .len_width = (int32_t)used, /* _length fills the header up to _used */
-            .block_used = (int32_t)used,
-            .name = (int32_t)name,
-            .code_begin = (int32_t)vs.code_begin,
-            .code_offset = (int32_t)vs.code_offset,
-            .code_end = (int32_t)code_end,
-            .data_offset = (int32_t)data_off,
-            .frame_complete = (int32_t)vs.frame_complete,
-            .fc_width = (int32_t)vs.fc_size,
-            .frame_size = (int32_t)vs.frame_size,
-            .vep = (int32_t)vs.vep,
-            .vep_offset = (int32_t)vs.vep_offset,
-            .compile_id = (int32_t)vs.compile_id,
-            .entry_bci = (int32_t)vs.entry_bci,
-            .osr_entry = (int32_t)vs.osr_entry,
-            .comp_level = level_width > 0 ? (int32_t)vs.comp_level : -1,
-            .level_width = (int32_t)level_width,
-            .method = (int32_t)method,
-            .header = (int32_t)((hdr + 7) & ~7L)};
+    *o = (struct fx_codeheap_layout){.pid = (int32_t)getpid(),
+                                     .heaps = (uintptr_t)vs.heaps,
+                                     .lo = *lo,
+                                     .hi = *hi,
+                                     .ga_len = (int32_t)vs.ga_len,
+                                     .ga_data = (int32_t)vs.ga_data,
+                                     .ga_bytes = (int32_t)reach(vs.ga_len + 8, vs.ga_data, 8),
+                                     .mem_low = (int32_t)(vs.heap_memory + vs.vs_low),
+                                     .mem_high = (int32_t)(vs.heap_memory + vs.vs_high),
+                                     .seg_low = (int32_t)(vs.heap_segmap + vs.vs_low),
+                                     .log2_seg = (int32_t)vs.heap_log2_seg,
+                                     .heap_bytes = (int32_t)heap,
+                                     .block_size = (int32_t)vs.heap_block_size,
+                                     .block_len = (int32_t)len,
+                                     .len_width = (int32_t)vs.block_len_width,
+                                     .block_used = (int32_t)used,
+                                     .name = (int32_t)name,
+                                     .code_begin = (int32_t)vs.code_begin,
+                                     .code_offset = (int32_t)vs.code_offset,
+                                     .code_end = (int32_t)code_end,
+                                     .data_offset = (int32_t)data_off,
+                                     .frame_complete = (int32_t)vs.frame_complete,
+                                     .fc_width = (int32_t)vs.fc_size,
+                                     .frame_size = (int32_t)vs.frame_size,
+                                     .vep = (int32_t)vs.vep,
+                                     .vep_offset = (int32_t)vs.vep_offset,
+                                     .compile_id = (int32_t)vs.compile_id,
+                                     .entry_bci = (int32_t)vs.entry_bci,
+                                     .osr_entry = (int32_t)vs.osr_entry,
+                                     .comp_level = level_width > 0 ? (int32_t)vs.comp_level : -1,
+                                     .level_width = (int32_t)level_width,
+                                     .method = (int32_t)method,
+                                     .state = (int32_t)state,
+                                     .live_max = jdk17 ? 2 : 1,
+                                     .stub_offset = (int32_t)stub,
+                                     .header = (int32_t)((hdr + 7) & ~7L),
+                                     .reread =
+                                             (int32_t)reach(reach(0, vs.compile_id, 4), state, 1)};
     return true;
 }
 

@@ -4,7 +4,9 @@
 it.validate_recovered's run with FXAGENT_TEST_CODEHEAP_ONLY=1 (no compiled method in the code
 table). Fails unless meta.extra's "Stack recovery" group says the walks found pcs in the code
 heaps (at least --min-found), the lookup agreed with CompiledMethodLoad at least --min-agree
-times and differed from it never. A detail the agent leaves out is 0.
+times and differed from it never, and the walks' lookups (a sample reuses the nmethod it found
+last: a lookup for each pc found, none for a reuse) at least the pcs found. A detail the agent
+leaves out is 0.
 usage: codeheap_check.py PROFILE [--label L] [--min-found N] [--min-agree N]
 """
 import argparse
@@ -16,6 +18,8 @@ AGREE = "code heap lookups agreeing with CompiledMethodLoad"
 REFUSED = "code heap lookups refused (not proven) at CompiledMethodLoad"
 DIFFER = "code heap lookups differing from CompiledMethodLoad"
 HANDLER = "handler: recovered in a method found in the code heaps"
+LOOKUPS = "code heap lookups by the handler's walks (~17 system calls each)"
+BUDGET = "code heap lookups refused past a sample's budget (8)"
 
 
 def main():
@@ -29,10 +33,13 @@ def main():
     group = extra_groups(load_profile(a.profile)).get("Stack recovery")
     if group is None:
         ck.fatal(f"{a.profile}: no 'Stack recovery' group in meta.extra")
-    v = {k: group.get(k, 0) for k in (FOUND, AGREE, REFUSED, DIFFER, HANDLER)}
+    v = {k: group.get(k, 0) for k in (FOUND, AGREE, REFUSED, DIFFER, HANDLER, LOOKUPS, BUDGET)}
     print(f"{a.label}: code heaps: {v[FOUND]} pcs found by the walks, {v[HANDLER]} samples "
           f"recovered in such a method; at CompiledMethodLoad {v[AGREE]} lookups agreed, "
-          f"{v[REFUSED]} refused, {v[DIFFER]} differed")
+          f"{v[REFUSED]} refused, {v[DIFFER]} differed; {v[LOOKUPS]} lookups by the walks, "
+          f"{v[BUDGET]} refused past a sample's budget")
+    ck.check(v[LOOKUPS] >= v[FOUND], f"{v[LOOKUPS]} lookups by the walks, fewer than the "
+             f"{v[FOUND]} pcs they found")
     ck.check(v[FOUND] >= a.min_found, f"{v[FOUND]} pcs found in the code heaps, expected at "
              f"least {a.min_found}")
     ck.check(v[AGREE] >= a.min_agree, f"{v[AGREE]} lookups agreed with CompiledMethodLoad, "

@@ -11,9 +11,9 @@
 
 #include "codeheap.h"
 
-#define SHIFT 6 /* 64-byte segments */
-#define SEGS  16
-#define BLOCK 2 /* the nmethod's block: segments 2..6 */
+#define SHIFT 6    /* 64-byte segments */
+#define SEGS  1024 /* room for a block longer than one map byte's step */
+#define BLOCK 2    /* the nmethod's block: segments 2..6 */
 #define NSEG  5
 
 static _Alignas(64) unsigned char mem[SEGS << SHIFT];
@@ -65,7 +65,9 @@ static void fakes(struct fx_codeheap_layout *l, struct fx_interp_layout *il)
     put(b, 44, (uintptr_t)-1, 4); /* _entry_bci */
     put(b, 48, 4, 4);             /* _comp_level: C2 */
     put(b, 56, (uintptr_t)f_method, 8);
-    put(b, 64, 0, 8); /* _osr_entry_point: none */
+    put(b, 64, 0, 8);  /* _osr_entry_point: none */
+    b[72] = 0;         /* _state: in_use */
+    put(b, 76, 40, 4); /* _stub_offset */
     *l = (struct fx_codeheap_layout){.pid = (int32_t)getpid(),
                                      .heaps = (uintptr_t)&heaps,
                                      .lo = (uintptr_t)mem - 4096,
@@ -98,7 +100,11 @@ static void fakes(struct fx_codeheap_layout *l, struct fx_interp_layout *il)
                                      .level_width = 4,
                                      .method = 56,
                                      .osr_entry = 64,
-                                     .header = 72};
+                                     .state = 72,
+                                     .live_max = 1,
+                                     .stub_offset = 76,
+                                     .header = 80,
+                                     .reread = 73};
     put(f_method, 8, (uintptr_t)f_cm, 8);
     put(f_cm, 8, (uintptr_t)f_cp, 8);
     put(f_cm, 40, 1, 2); /* idnum 1 */
@@ -188,11 +194,68 @@ START_TEST(test_refuses_what_is_not_proven)
     put(ga, 8, 16, 8);
     ck_assert(!fx_codeheap_find_sigsafe(&l, &il, code, &r)); /* an unreadable heap list */
     fakes(&l, &il);
+    /* nmethod::_state: live only in use or not entrant (JDK 25: 0, 1; JDK 17: 0-2); a freed
+     * block keeps its header in product builds, so the state says what the header cannot */
+    blob()[72] = 1; /* JDK 25's not_entrant: its frames still run */
+    ck_assert(fx_codeheap_find_sigsafe(&l, &il, code, &r));
+    blob()[72] = 2; /* JDK 17's not_entrant, past JDK 25's states */
+    ck_assert(!fx_codeheap_find_sigsafe(&l, &il, code, &r));
+    l.live_max = 2;
+    ck_assert(fx_codeheap_find_sigsafe(&l, &il, code, &r));
+    blob()[72] = 3; /* JDK 17's zombie */
+    ck_assert(!fx_codeheap_find_sigsafe(&l, &il, code, &r));
+    blob()[72] = 4; /* unloaded */
+    ck_assert(!fx_codeheap_find_sigsafe(&l, &il, code, &r));
+    blob()[72] = 0xFF; /* -1: not installed yet */
+    ck_assert(!fx_codeheap_find_sigsafe(&l, &il, code, &r));
+    fakes(&l, &il);
     ck_assert(fx_codeheap_find_sigsafe(&l, &il, code, &r));
 }
 END_TEST
 
-/* The walks' lookup: the table first, then the code heaps where the table has the layouts. */
+/* HotSpot's marking of a used block's segments (CodeHeap::mark_segmap_as_used, no join): 0 at
+ * its first, then 1, 2, ... 254 and again 1, 2, ...: each step back lands on a 0 or a 254. */
+static void mark(size_t beg, size_t end)
+{
+    segmap[beg] = 0;
+    for (size_t i = beg + 1; i < end; i++)
+        segmap[i] = (unsigned char)(1 + (i - beg - 1) % 254);
+}
+
+/* A block longer than 255 segments, two free blocks joined into it (the second's first segment
+ * a hop onto the first's chain), and a free segment in the chain's middle (refused). */
+START_TEST(test_segment_map_encodings)
+{
+    struct fx_codeheap_layout l;
+    struct fx_interp_layout il;
+    struct fx_code_range r;
+    const size_t n = 600, join = 300;
+    fakes(&l, &il);
+    l.hi = (uintptr_t)mem + sizeof(mem);
+    uintptr_t block = (uintptr_t)mem + (BLOCK << SHIFT), code = (uintptr_t)blob() + 80;
+    mark(BLOCK, BLOCK + n);
+    put(mem, BLOCK << SHIFT, n, 8);
+    put(blob(), 16, block + (n << SHIFT) - 16, 8); /* _code_end */
+    const size_t at[] = {1, 253, 254, 255, 256, 509, 510, 599};
+    for (size_t i = 0; i < sizeof(at) / sizeof(at[0]); i++) {
+        ck_assert(fx_codeheap_find_sigsafe(&l, &il, block + (at[i] << SHIFT) + 40, &r));
+        ck_assert_uint_eq(r.begin, code);
+    }
+    mark(BLOCK + join, BLOCK + n); /* the second free block, joined: its 0 becomes a hop */
+    unsigned char before = segmap[BLOCK + join - 1];
+    segmap[BLOCK + join] = (unsigned char)(before < 254 ? before + 1 : 1);
+    for (size_t s = join - 1; s < n; s += 50) {
+        ck_assert(fx_codeheap_find_sigsafe(&l, &il, block + (s << SHIFT), &r));
+        ck_assert_uint_eq(r.begin, code);
+    }
+    segmap[BLOCK + 254] = 0xFF; /* free, in the chain of every segment past it */
+    ck_assert(!fx_codeheap_find_sigsafe(&l, &il, block + (400 << SHIFT), &r));
+    ck_assert(fx_codeheap_find_sigsafe(&l, &il, block + (200 << SHIFT), &r)); /* before it */
+}
+END_TEST
+
+/* The walks' lookup: the table first, then the code heaps where the table has the layouts; a
+ * sample's memo reuses the nmethod found last and refuses lookups past FX_HEAP_BUDGET. */
 START_TEST(test_find_any)
 {
     struct fx_codeheap_layout l;
@@ -201,23 +264,46 @@ START_TEST(test_find_any)
     static _Alignas(struct fx_code_table) unsigned char
             tm[sizeof(struct fx_code_table) + sizeof(struct fx_code_range)];
     struct fx_code_table *t = (struct fx_code_table *)tm;
-    uint64_t found = 0;
+    uint64_t found = 0, lookups = 0, refused = 0;
     uintptr_t code = (uintptr_t)blob() + 80;
     t->n = 1;
     t->r[0] = (struct fx_code_range){
             .begin = (uintptr_t)mem, .end = (uintptr_t)mem + 64, .kind = FX_BLOB_STUB};
-    struct fx_code_range buf;
-    ck_assert_ptr_null(fx_recover_find_any(t, code, &buf)); /* no layouts in the table */
+    struct fx_heap_memo m = {.lookups = 0};
+    ck_assert_ptr_null(fx_recover_find_any(t, code, &m)); /* no layouts in the table */
     t->heap = &l;
     t->il = &il;
+    ck_assert_ptr_null(fx_recover_find_any(t, code, NULL)); /* no memo: the table alone */
     t->found = &found;
-    ck_assert_ptr_eq(fx_recover_find_any(t, (uintptr_t)mem + 8, &buf), &t->r[0]);
+    t->lookups = &lookups;
+    t->refused = &refused;
+    ck_assert_ptr_eq(fx_recover_find_any(t, (uintptr_t)mem + 8, &m), &t->r[0]);
     ck_assert_uint_eq(found, 0);
-    ck_assert_ptr_eq(fx_recover_find_any(t, code + 4, &buf), &buf);
-    ck_assert_uint_eq(buf.begin, code);
+    ck_assert_uint_eq(m.lookups, 0);
+    ck_assert_ptr_eq(fx_recover_find_any(t, code + 4, &m), &m.last);
+    ck_assert_uint_eq(m.last.begin, code);
     ck_assert_uint_eq(found, 1);
-    ck_assert_ptr_null(fx_recover_find_any(t, (uintptr_t)mem + 9000, &buf));
-    ck_assert_uint_eq(found, 1);
+    ck_assert_uint_eq(m.lookups, 1);
+    ck_assert_ptr_null(fx_recover_find_any(t, (uintptr_t)mem + 9000, &m)); /* outside the cache */
+    ck_assert_uint_eq(m.lookups, 1);                                       /* not charged */
+    /* a recursion: every frame's pc in the nmethod found last, looked up once per sample */
+    for (int i = 0; i < 100; i++)
+        ck_assert_ptr_eq(fx_recover_find_any(t, code + 8 + (uintptr_t)i, &m), &m.last);
+    ck_assert_uint_eq(m.lookups, 1);
+    ck_assert_uint_eq(lookups, 1);
+    /* pcs in no nmethod: each a lookup, until the budget; then refused, counted */
+    for (uint32_t i = 1; i < FX_HEAP_BUDGET; i++)
+        ck_assert_ptr_null(fx_recover_find_any(t, (uintptr_t)mem + 640 + i, &m));
+    ck_assert_uint_eq(m.lookups, FX_HEAP_BUDGET);
+    ck_assert_ptr_null(fx_recover_find_any(t, (uintptr_t)mem + 100, &m));
+    ck_assert_uint_eq(m.refused, 1);
+    ck_assert_uint_eq(refused, 1);
+    ck_assert_uint_eq(lookups, FX_HEAP_BUDGET);
+    ck_assert_ptr_eq(fx_recover_find_any(t, code, &m), &m.last); /* the memo is no lookup */
+    struct fx_heap_memo fresh = {.lookups = 0};                  /* the next sample's */
+    m.last.end = 0;
+    ck_assert_ptr_null(fx_recover_find_any(t, code, &m));
+    ck_assert_ptr_eq(fx_recover_find_any(t, code, &fresh), &fresh.last);
 }
 END_TEST
 
@@ -228,6 +314,7 @@ int main(void)
     tcase_add_test(tc, test_finds_the_nmethod);
     tcase_add_test(tc, test_refuses_what_is_not_proven);
     tcase_add_test(tc, test_find_any);
+    tcase_add_test(tc, test_segment_map_encodings);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);

@@ -750,6 +750,45 @@ START_TEST(test_osr_entry_rule)
     ck_assert_int_eq(fx_recover_caller(&r, &in, LO, HI, true, &out), FX_REC_DECODE);
     r.frame_words = 8;
     ck_assert_int_eq(fx_recover_caller(&r, &in, LO, HI, false, &out), FX_REC_LAYOUT); /* stale */
+    r.stubs = (uint32_t)(b + 3); /* the pc in the stub section: rsp off the frame's base */
+    ck_assert_int_eq(fx_recover_caller(&r, &in, LO, HI, true, &out), FX_REC_DECODE);
+    r.stubs = 0;
+    /* C2's shape: sub rsp, 56; mov [rsp + 48], rbp: rbp below the return address, walked */
+    static const uint8_t c2[] = {0x48, 0x83, 0xEC, 0x38, 0x48, 0x89, 0x6C, 0x24, 0x30};
+    b = put(16, c2, sizeof(c2));
+    in.pc = r.begin + b + 3;
+    ck_assert_int_eq(fx_recover_caller(&r, &in, LO, HI, true, &out), FX_REC_BODY);
+    code[16 + 8] = 0x28; /* mov [rsp + 40], rbp: the frame's size holds, rbp elsewhere */
+    ck_assert_int_eq(fx_recover_caller(&r, &in, LO, HI, true, &out), FX_REC_DECODE);
+}
+END_TEST
+
+/* The body claim (the frame built, its size holds) refused where rsp is off the frame's base:
+ * right after a push (C1's slow subtype check pushes around its call), right before a pop, in
+ * the stub section (the deopt handler's call next, the exception handler). */
+START_TEST(test_body_refused_off_the_frame_base)
+{
+    memset(code, 0x90, sizeof(code)); /* nops: no rule's instruction */
+    struct fx_code_range r = nmethod(64, 0, 4);
+    struct fx_regs in = {.pc = r.begin + 20, .sp = (uintptr_t)&stack[20], .fp = 0xF00}, out;
+    ck_assert_int_eq(fx_recover_caller(&r, &in, LO, HI, true, &out), FX_REC_BODY);
+    const uint8_t after_push[][2] = {{0x90, 0x53}, {0x41, 0x50}}; /* push rbx; push r8 */
+    const uint8_t at_pop[][2] = {{0x5B, 0x90}, {0x41, 0x5F}};     /* pop rbx; pop r15 */
+    for (int i = 0; i < 2; i++) {
+        put(18, after_push[i], 2);
+        ck_assert_int_eq(fx_recover_caller(&r, &in, LO, HI, true, &out), FX_REC_DECODE);
+        put(18, (const uint8_t[]){0x90, 0x90}, 2);
+        put(20, at_pop[i], 2);
+        ck_assert_int_eq(fx_recover_caller(&r, &in, LO, HI, true, &out), FX_REC_DECODE);
+        put(20, (const uint8_t[]){0x90, 0x90}, 2);
+    }
+    ck_assert_int_eq(fx_recover_caller(&r, &in, LO, HI, true, &out), FX_REC_BODY);
+    r.stubs = 32; /* _stub_offset: the stub section from code + 32 */
+    ck_assert_int_eq(fx_recover_caller(&r, &in, LO, HI, true, &out), FX_REC_BODY);
+    in.pc = r.begin + 32;
+    ck_assert_int_eq(fx_recover_caller(&r, &in, LO, HI, true, &out), FX_REC_DECODE);
+    in.pc = r.begin + 50;
+    ck_assert_int_eq(fx_recover_caller(&r, &in, LO, HI, true, &out), FX_REC_DECODE);
 }
 END_TEST
 
@@ -787,6 +826,7 @@ static Suite *recover_suite(void)
     tcase_add_test(tc, test_stub_frame);
     tcase_add_test(tc, test_after_call);
     tcase_add_test(tc, test_osr_entry_rule);
+    tcase_add_test(tc, test_body_refused_off_the_frame_base);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "codeheap.h"
 #include "recover_anchor.h"
 
 static _Alignas(16) uint8_t area[4096]; /* a blob header at 0, code after it */
@@ -72,7 +73,7 @@ static int anchor(const struct fx_code_table *t, uint32_t cap, uint32_t *n, uint
 {
     struct fx_regs last = {.pc = A + 100, .sp = (uintptr_t)&stack[10]};
     fx_asgct_frame blob = {0};
-    return fx_recover_anchor(t, CID_OFF, &last, layout, LO, HI, out, cap, n, &blob, stop);
+    return fx_recover_anchor(t, NULL, CID_OFF, &last, layout, LO, HI, out, cap, n, &blob, stop);
 }
 
 START_TEST(test_anchor_stop_reasons)
@@ -128,23 +129,23 @@ START_TEST(test_types_walk)
     types_stack();
     uint64_t w[8];
     struct fx_regs top = {.pc = A + 100, .sp = (uintptr_t)&stack[10], .fp = 0};
-    ck_assert_uint_eq(fx_recover_types(t, CID_OFF, &top, LO, HI, w, 8), 3);
+    ck_assert_uint_eq(fx_recover_types(t, NULL, CID_OFF, &top, LO, HI, w, 8), 3);
     ck_assert_uint_eq(w[0], (uint64_t)(FX_TYPE_COMPILED | 4) << 56 | 0x1000);
     ck_assert_uint_eq(w[1], (uint64_t)FX_TYPE_INTERPRETED << 56);
     ck_assert_uint_eq(w[2], (uint64_t)(FX_TYPE_COMPILED | 1) << 56 | 0x2000);
-    ck_assert_uint_eq(fx_recover_types(t, CID_OFF, &top, LO, HI, w, 2), 2); /* the cap */
+    ck_assert_uint_eq(fx_recover_types(t, NULL, CID_OFF, &top, LO, HI, w, 2), 2); /* the cap */
     /* a method that may be inlined into itself is marked, not typed by the walk */
     ((struct fx_code_table *)mem)->r[1].flags = FX_RANGE_SELF_INLINE;
-    ck_assert_uint_eq(fx_recover_types(t, CID_OFF, &top, LO, HI, w, 8), 3);
+    ck_assert_uint_eq(fx_recover_types(t, NULL, CID_OFF, &top, LO, HI, w, 8), 3);
     ck_assert_uint_eq(w[2] >> 56, FX_TYPE_COMPILED | 1 | 8);
     /* the interpreted frame's fp outside the stack: the walk stops after it */
     stack[10] = HI + 8;
-    ck_assert_uint_eq(fx_recover_types(t, CID_OFF, &top, LO, HI, w, 8), 2);
+    ck_assert_uint_eq(fx_recover_types(t, NULL, CID_OFF, &top, LO, HI, w, 8), 2);
     /* an interpreted top frame */
     types_stack();
     struct fx_regs itop = {
             .pc = INTERP + 50, .sp = (uintptr_t)&stack[15], .fp = (uintptr_t)&stack[20]};
-    ck_assert_uint_eq(fx_recover_types(t, CID_OFF, &itop, LO, HI, w, 8), 2);
+    ck_assert_uint_eq(fx_recover_types(t, NULL, CID_OFF, &itop, LO, HI, w, 8), 2);
     ck_assert_uint_eq(w[0], (uint64_t)FX_TYPE_INTERPRETED << 56);
 }
 END_TEST
@@ -158,19 +159,19 @@ START_TEST(test_segment_ends_at_the_call_stub)
     uint64_t w[8];
     struct fx_regs end, top = {.pc = A + 100, .sp = (uintptr_t)&stack[10], .fp = 0};
     /* not flagged as the call stub: no end registers */
-    ck_assert_uint_eq(fx_recover_segment(t, CID_OFF, &top, false, LO, HI, w, 8, 8, &end), 3);
+    ck_assert_uint_eq(fx_recover_segment(t, NULL, CID_OFF, &top, false, LO, HI, w, 8, 8, &end), 3);
     ck_assert_uint_eq(end.pc, 0);
     ((struct fx_code_table *)mem)->r[3].flags = FX_RANGE_CALL_STUB;
-    ck_assert_uint_eq(fx_recover_segment(t, CID_OFF, &top, false, LO, HI, w, 8, 8, &end), 3);
+    ck_assert_uint_eq(fx_recover_segment(t, NULL, CID_OFF, &top, false, LO, HI, w, 8, 8, &end), 3);
     ck_assert_uint_eq(end.pc, CALLSTUB + 8);
     ck_assert_uint_eq(end.sp, (uintptr_t)&stack[26]); /* B's sender: sp + 2 words */
     /* one type word kept, three frames walked, the end still found */
-    ck_assert_uint_eq(fx_recover_segment(t, CID_OFF, &top, false, LO, HI, w, 1, 8, &end), 3);
+    ck_assert_uint_eq(fx_recover_segment(t, NULL, CID_OFF, &top, false, LO, HI, w, 1, 8, &end), 3);
     ck_assert_uint_eq(end.pc, CALLSTUB + 8);
     /* a top in A's prologue is refused as a leaf, walked as a return address */
     struct fx_regs pro = {.pc = A + 4, .sp = (uintptr_t)&stack[10], .fp = 0};
-    ck_assert_uint_eq(fx_recover_segment(t, CID_OFF, &pro, false, LO, HI, w, 8, 8, &end), 0);
-    ck_assert_uint_eq(fx_recover_segment(t, CID_OFF, &pro, true, LO, HI, w, 8, 8, &end), 3);
+    ck_assert_uint_eq(fx_recover_segment(t, NULL, CID_OFF, &pro, false, LO, HI, w, 8, 8, &end), 0);
+    ck_assert_uint_eq(fx_recover_segment(t, NULL, CID_OFF, &pro, true, LO, HI, w, 8, 8, &end), 3);
     ck_assert_uint_eq(end.pc, CALLSTUB + 8);
 }
 END_TEST
@@ -182,14 +183,14 @@ START_TEST(test_types_refuses_an_unproven_top)
     uint64_t w[8];
     /* pc in A's prologue (before its frame is complete): nothing typed */
     struct fx_regs top = {.pc = A + 4, .sp = (uintptr_t)&stack[10], .fp = 0};
-    ck_assert_uint_eq(fx_recover_types(t, CID_OFF, &top, LO, HI, w, 8), 0);
+    ck_assert_uint_eq(fx_recover_types(t, NULL, CID_OFF, &top, LO, HI, w, 8), 0);
     top.pc = CALLSTUB + 4; /* in a stub */
-    ck_assert_uint_eq(fx_recover_types(t, CID_OFF, &top, LO, HI, w, 8), 0);
+    ck_assert_uint_eq(fx_recover_types(t, NULL, CID_OFF, &top, LO, HI, w, 8), 0);
     top.pc = 12345; /* unknown */
-    ck_assert_uint_eq(fx_recover_types(t, CID_OFF, &top, LO, HI, w, 8), 0);
+    ck_assert_uint_eq(fx_recover_types(t, NULL, CID_OFF, &top, LO, HI, w, 8), 0);
     top.pc = A + 100; /* A's compilation replaced */
     ((struct fx_code_table *)mem)->r[0].compile_id = 99;
-    ck_assert_uint_eq(fx_recover_types(t, CID_OFF, &top, LO, HI, w, 8), 0);
+    ck_assert_uint_eq(fx_recover_types(t, NULL, CID_OFF, &top, LO, HI, w, 8), 0);
 }
 END_TEST
 
@@ -315,14 +316,16 @@ START_TEST(test_anchor_names_interpreted_frames)
     struct fx_regs last = {
             .pc = INTERP + 50, .sp = (uintptr_t)&stack[11], .fp = (uintptr_t)&stack[20]};
     fx_asgct_frame blob = {0};
-    ck_assert_int_eq(fx_recover_anchor(t, CID_OFF, &last, &l, LO, HI, out, 8, &n, &blob, &stop),
-                     FX_REC_ANCHOR);
+    ck_assert_int_eq(
+            fx_recover_anchor(t, NULL, CID_OFF, &last, &l, LO, HI, out, 8, &n, &blob, &stop),
+            FX_REC_ANCHOR);
     ck_assert_uint_eq(n, 2);
     ck_assert_ptr_eq(out[0].method_id, (jmethodID)&f_slot);
     ck_assert_ptr_eq(out[1].method_id, (jmethodID)0x2000);
     last.fp = 0; /* unknown: named as the interpreter, not walked */
-    ck_assert_int_eq(fx_recover_anchor(t, CID_OFF, &last, &l, LO, HI, out, 8, &n, &blob, &stop),
-                     FX_REC_STUB);
+    ck_assert_int_eq(
+            fx_recover_anchor(t, NULL, CID_OFF, &last, &l, LO, HI, out, 8, &n, &blob, &stop),
+            FX_REC_STUB);
 }
 END_TEST
 
@@ -348,13 +351,60 @@ START_TEST(test_anchor_interpreted_budget)
     fx_asgct_frame blob = {0};
     uint32_t n;
     uint8_t stop;
-    ck_assert_int_eq(fx_recover_anchor(t, CID_OFF, &last, &l, (uintptr_t)&deep[0],
+    ck_assert_int_eq(fx_recover_anchor(t, NULL, CID_OFF, &last, &l, (uintptr_t)&deep[0],
                                        (uintptr_t)&deep[768], out, 128, &n, &blob, &stop),
                      FX_REC_ANCHOR);
     ck_assert_uint_eq(n, FX_INTERP_BUDGET);
     ck_assert_uint_eq(stop, FX_WSTOP_BUDGET);
     ck_assert_ptr_eq(out[FX_INTERP_BUDGET - 1].method_id, (jmethodID)&f_slot);
     ck_assert_int_eq(out[FX_INTERP_BUDGET - 1].lineno, 5);
+}
+END_TEST
+
+/* A pc in the code cache but in no range of the table is looked up in the code heaps: past the
+ * sample's budget of lookups (fx_heap_memo) the walks stop there, the anchor walk named for it
+ * (not "unknown code"), and the refusal is counted. */
+START_TEST(test_heap_lookup_budget)
+{
+    struct fx_code_table *t = (struct fx_code_table *)mem;
+    table();
+    struct fx_interp_layout il = fakes();
+    uint64_t found = 0, lookups = 0, refused = 0;
+    /* heaps at an unreadable address: every lookup made fails (and costs one read) */
+    struct fx_codeheap_layout hl = {.pid = (int32_t)getpid(),
+                                    .heaps = 4096 * 7,
+                                    .lo = (uintptr_t)area,
+                                    .hi = (uintptr_t)area + sizeof(area)};
+    t->heap = &hl;
+    t->il = &il;
+    t->found = &found;
+    t->lookups = &lookups;
+    t->refused = &refused;
+    stack[11] = (uintptr_t)area + 3000; /* A's caller: in the cache, in no range */
+    struct fx_regs last = {.pc = A + 100, .sp = (uintptr_t)&stack[10]};
+    fx_asgct_frame out[8], blob = {0};
+    uint32_t n;
+    uint8_t want[2] = {FX_WSTOP_UNKNOWN, FX_WSTOP_HEAP_BUDGET}, stop;
+    struct fx_heap_memo m = {.lookups = 0};
+    for (int k = 0; k < 2; k++) { /* the first lookup fails; then the budget is spent */
+        m.lookups = k == 0 ? 0 : FX_HEAP_BUDGET;
+        ck_assert_int_eq(
+                fx_recover_anchor(t, &m, CID_OFF, &last, &il, LO, HI, out, 8, &n, &blob, &stop),
+                FX_REC_ANCHOR);
+        ck_assert_uint_eq(n, 1);
+        ck_assert_uint_eq(stop, want[k]);
+        ck_assert_uint_eq(lookups, 1);
+        ck_assert_uint_eq(refused, (uint64_t)k);
+        ck_assert_uint_eq(m.refused, (uint32_t)k);
+    }
+    /* the types walk stops there too, and counts it */
+    uint64_t w[8];
+    struct fx_regs top = {.pc = A + 100, .sp = (uintptr_t)&stack[10]};
+    ck_assert_uint_eq(fx_recover_types(t, &m, CID_OFF, &top, LO, HI, w, 8), 1);
+    ck_assert_uint_eq(m.refused, 2);
+    ck_assert_uint_eq(found, 0);
+    t->heap = NULL;
+    t->il = NULL;
 }
 END_TEST
 
@@ -368,6 +418,7 @@ int main(void)
     tcase_add_test(tc, test_types_walk);
     tcase_add_test(tc, test_types_refuses_an_unproven_top);
     tcase_add_test(tc, test_segment_ends_at_the_call_stub);
+    tcase_add_test(tc, test_heap_lookup_budget);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);
