@@ -14,7 +14,8 @@
 #   it.stack_oracle_selftest   the oracle on synthetic profiles: it must reject a recovered stack
 #                              seen at no ordinary call site, a recovered frame under an ordinary
 #                              one, a counter that disagrees, failure frames, a native root
-#                              not the thread's start chain and call-stub roots (no JVM needed)
+#                              not the thread's start chain, call-stub roots and a Java root with
+#                              nothing below it (no JVM needed)
 # Labels: it, stacks, jdk<major>. The jar is built by java-test/CMakeLists.txt.
 set(_fx_st_env ${FX_IT_ENV} FXAGENT_DEMO_JAR=${FX_IT_DEMO_JAR}
     FXAGENT_STACKS_JAR=${CMAKE_BINARY_DIR}/java-test/fxagent-stacks.jar)
