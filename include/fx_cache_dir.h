@@ -25,6 +25,10 @@ bool fx_cache_dir(const char *env, const char *xdg, const char *home, const char
  * no such file: *why NULL). */
 int fx_cache_open(const char *name, struct stat *st, const char **why);
 
+/* fx_cache_open for a loader: FX_OK with *fd set; FX_ENOTFOUND when there is no such file (eb
+ * untouched); FX_EIO with "NAME: why" in eb when the file is there but not to be read. */
+int fx_cache_open_or_say(const char *name, struct stat *st, int *fd, struct fx_errbuf *eb);
+
 /* Reads (out false) or writes n bytes whole; false on an error or a short file. */
 bool fx_cache_io(int fd, void *buf, size_t n, bool out);
 

@@ -47,6 +47,18 @@ int fx_cache_open(const char *name, struct stat *st, const char **why)
     return fd;
 }
 
+int fx_cache_open_or_say(const char *name, struct stat *st, int *fd, struct fx_errbuf *eb)
+{
+    const char *why;
+    *fd = fx_cache_open(name, st, &why);
+    if (*fd >= 0)
+        return FX_OK;
+    if (why == NULL)
+        return FX_ENOTFOUND;
+    fx_errbuf_set(eb, "%s: %s", name, why);
+    return FX_EIO;
+}
+
 bool fx_cache_io(int fd, void *buf, size_t n, bool out)
 {
     for (size_t done = 0; done < n;) {

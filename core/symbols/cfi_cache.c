@@ -74,14 +74,10 @@ int fx_cfi_cache_load(const char *dir, const char *path, const struct stat *st, 
     if (!file_name(dir, path, st, name, sizeof(name)))
         return FX_ENOTFOUND;
     struct stat fs;
+    int fd, orc = fx_cache_open_or_say(name, &fs, &fd, eb);
+    if (orc != FX_OK)
+        return orc;
     const char *why = NULL;
-    int fd = fx_cache_open(name, &fs, &why);
-    if (fd < 0) {
-        if (why == NULL)
-            return FX_ENOTFOUND;
-        fx_errbuf_set(eb, "%s: %s", name, why);
-        return FX_EIO;
-    }
     struct header h, want = {0};
     identity(&want, st);
     struct fx_cfi *c = NULL;

@@ -75,14 +75,10 @@ int fx_elfsym_cache_load(const char *dir, const char *path, const struct stat *s
     if (!file_name(dir, path, st, name, sizeof(name)))
         return FX_ENOTFOUND;
     struct stat fs;
+    int fd, orc = fx_cache_open_or_say(name, &fs, &fd, eb);
+    if (orc != FX_OK)
+        return orc;
     const char *why = NULL;
-    int fd = fx_cache_open(name, &fs, &why);
-    if (fd < 0) {
-        if (why == NULL)
-            return FX_ENOTFOUND;
-        fx_errbuf_set(eb, "%s: %s", name, why);
-        return FX_EIO;
-    }
     struct header h, want;
     identity(&want, st, build_id);
     if (!fx_cache_io(fd, &h, sizeof(h), false) || h.magic != MAGIC || h.version != VERSION ||

@@ -174,13 +174,10 @@ int fx_kallsyms_cache_load(const char *file, const struct fx_kallsyms_key *key,
 {
     *out = NULL;
     struct stat fs;
+    int fd, orc = fx_cache_open_or_say(file, &fs, &fd, eb);
+    if (orc != FX_OK)
+        return orc;
     const char *why = NULL;
-    int fd = fx_cache_open(file, &fs, &why);
-    if (fd < 0) {
-        if (why != NULL)
-            fx_errbuf_set(eb, "%s: %s", file, why);
-        return why != NULL ? FX_EIO : FX_ENOTFOUND;
-    }
     struct header h;
     int rc = FX_EIO;
     if (!fx_cache_io(fd, &h, sizeof(h), false) || h.magic != MAGIC || h.version != VERSION ||
