@@ -29,6 +29,11 @@ int fx_cache_open(const char *name, struct stat *st, const char **why);
  * untouched); FX_EIO with "NAME: why" in eb when the file is there but not to be read. */
 int fx_cache_open_or_say(const char *name, struct stat *st, int *fd, struct fx_errbuf *eb);
 
+/* DIR/NAME-<the file's identity: dev, inode, size, mtime>.EXT into buf, NAME being path's last
+ * part (at most 64 bytes of it); false when it does not fit. */
+bool fx_cache_file_name(const char *dir, const char *path, const struct stat *st, const char *ext,
+                        char *buf, size_t cap);
+
 /* Reads (out false) or writes n bytes whole; false on an error or a short file. */
 bool fx_cache_io(int fd, void *buf, size_t n, bool out);
 

@@ -7,6 +7,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -45,6 +46,17 @@ int fx_cache_open(const char *name, struct stat *st, const char **why)
         return -1;
     }
     return fd;
+}
+
+bool fx_cache_file_name(const char *dir, const char *path, const struct stat *st, const char *ext,
+                        char *buf, size_t cap)
+{
+    const char *slash = strrchr(path, '/');
+    const char *base = slash != NULL ? slash + 1 : path;
+    int n = snprintf(buf, cap, "%s/%.64s-%" PRIx64 "-%" PRIx64 "-%" PRIx64 "-%" PRIx64 ".%09ld.%s",
+                     dir, base, (uint64_t)st->st_dev, (uint64_t)st->st_ino, (uint64_t)st->st_size,
+                     (uint64_t)st->st_mtim.tv_sec, (long)st->st_mtim.tv_nsec, ext);
+    return n > 0 && (size_t)n < cap;
 }
 
 int fx_cache_open_or_say(const char *name, struct stat *st, int *fd, struct fx_errbuf *eb)

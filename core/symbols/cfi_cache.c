@@ -24,18 +24,6 @@ struct header {
     struct fx_cfi_stats stats;
 };
 
-/* dir/NAME-<identity>.cfi into buf; false when it does not fit. */
-static bool file_name(const char *dir, const char *path, const struct stat *st, char *buf,
-                      size_t cap)
-{
-    const char *slash = strrchr(path, '/');
-    const char *base = slash != NULL ? slash + 1 : path;
-    int n = snprintf(buf, cap, "%s/%.64s-%" PRIx64 "-%" PRIx64 "-%" PRIx64 "-%" PRIx64 ".%09ld.cfi",
-                     dir, base, (uint64_t)st->st_dev, (uint64_t)st->st_ino, (uint64_t)st->st_size,
-                     (uint64_t)st->st_mtim.tv_sec, (long)st->st_mtim.tv_nsec);
-    return n > 0 && (size_t)n < cap;
-}
-
 static void identity(struct header *h, const struct stat *st)
 {
     h->dev = (uint64_t)st->st_dev, h->ino = (uint64_t)st->st_ino, h->size = (uint64_t)st->st_size;
@@ -71,7 +59,7 @@ int fx_cfi_cache_load(const char *dir, const char *path, const struct stat *st, 
 {
     *out = NULL;
     char name[1024];
-    if (!file_name(dir, path, st, name, sizeof(name)))
+    if (!fx_cache_file_name(dir, path, st, "cfi", name, sizeof(name)))
         return FX_ENOTFOUND;
     struct stat fs;
     int fd, orc = fx_cache_open_or_say(name, &fs, &fd, eb);
@@ -111,7 +99,7 @@ int fx_cfi_cache_store(const char *dir, const char *path, const struct stat *st,
                        struct fx_errbuf *eb)
 {
     char name[1024];
-    if (!file_name(dir, path, st, name, sizeof(name))) {
+    if (!fx_cache_file_name(dir, path, st, "cfi", name, sizeof(name))) {
         fx_errbuf_set(eb, "%s: cache file name too long", dir);
         return FX_EIO;
     }

@@ -25,18 +25,6 @@ struct header {
     uint64_t n, names_len;
 };
 
-/* dir/NAME-<identity>.sym into buf; false when it does not fit. */
-static bool file_name(const char *dir, const char *path, const struct stat *st, char *buf,
-                      size_t cap)
-{
-    const char *slash = strrchr(path, '/');
-    const char *base = slash != NULL ? slash + 1 : path;
-    int n = snprintf(buf, cap, "%s/%.64s-%" PRIx64 "-%" PRIx64 "-%" PRIx64 "-%" PRIx64 ".%09ld.sym",
-                     dir, base, (uint64_t)st->st_dev, (uint64_t)st->st_ino, (uint64_t)st->st_size,
-                     (uint64_t)st->st_mtim.tv_sec, (long)st->st_mtim.tv_nsec);
-    return n > 0 && (size_t)n < cap;
-}
-
 static void identity(struct header *h, const struct stat *st, const char *build_id)
 {
     memset(h, 0, sizeof(*h));
@@ -72,7 +60,7 @@ int fx_elfsym_cache_load(const char *dir, const char *path, const struct stat *s
 {
     memset(out, 0, sizeof(*out));
     char name[1024];
-    if (!file_name(dir, path, st, name, sizeof(name)))
+    if (!fx_cache_file_name(dir, path, st, "sym", name, sizeof(name)))
         return FX_ENOTFOUND;
     struct stat fs;
     int fd, orc = fx_cache_open_or_say(name, &fs, &fd, eb);
@@ -109,7 +97,7 @@ int fx_elfsym_cache_store(const char *dir, const char *path, const struct stat *
                           const char *names, size_t names_len, struct fx_errbuf *eb)
 {
     char name[1024];
-    if (!file_name(dir, path, st, name, sizeof(name))) {
+    if (!fx_cache_file_name(dir, path, st, "sym", name, sizeof(name))) {
         fx_errbuf_set(eb, "%s: cache file name too long", dir);
         return FX_EIO;
     }
