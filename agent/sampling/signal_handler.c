@@ -394,10 +394,10 @@ static void record_sigsafe(struct fx_thread *t, const siginfo_t *si, void *ucont
     uint64_t kernel[FX_KERNEL_MAX]; /* issue 16: the perf callchain's kernel part, after those */
     uint8_t kstate;
     uint64_t n_kernel = kernel_sigsafe(t, now_ns, kernel, &kstate);
-    uint64_t types[FX_TYPES_MAX]; /* issue 32: what code each Java frame runs in, after those */
-    uint64_t n_types = 0, *tw = recovery == 0 ? types : NULL;
+    uint64_t types[FX_TYPES_MAX], n_types = 0, *tw = recovery == 0 ? types : NULL;
     uint32_t n_below = 0;
-    if (recovery < FX_REC_CASES && kept > 0) /* a stack cut at the depth has no root side */
+    /* no root side to a stack cut at the depth or to a stopped walk's (stacks.c drops it) */
+    if (recovery < FX_REC_CASES && kept > 0 && walk_stop == FX_WSTOP_NONE)
         n_types = fx_native_below_sigsafe(t, ucontext, tw, cut ? NULL : native + n_native,
                                           FX_NATIVE_MAX - n_native, &n_below, &memo);
     uint64_t task[2]; /* issue 32: a compiler thread's compile (compile_task_sig.c), after those */
