@@ -2,9 +2,11 @@
 /*
  * A workload with a thread that never runs while sampled (tests/it/tracks_test.sh): "fx-idle"
  * sleeps from its start until main interrupts it; main burns SECONDS of its own CPU time, then
- * ends fx-idle, so its track has a start and an end and, in cpu and itimer mode, no sample.
- * main finds fx-idle's OS tid itself (/proc/self/task/TID/comm), so fx-idle runs no code of its
- * own but the sleep, and prints "fx-idle tid TID".
+ * ends fx-idle, so its track has a start and an end and, in cpu mode, no sample. fx-idle still
+ * runs a little (its start, the sleep's entry, the interrupt's exception, its end), and the
+ * process-wide itimer may land there; so fx-idle reads its own CPU time as it ends, and main
+ * prints it ("fx-idle cpu NS") for the test's bound. main finds fx-idle's OS tid itself
+ * (/proc/self/task/TID/comm) and prints "fx-idle tid TID".
  *
  * Usage: java -cp fxagent-demo.jar fxagent.demo.IdleThread [SECONDS]   (default 2)
  */
@@ -21,6 +23,8 @@ import java.nio.file.Paths;
 
 public final class IdleThread {
     private IdleThread() {}
+
+    private static volatile long idleCpuNs = -1;
 
     private static String idleTid() throws IOException {
         try (DirectoryStream<Path> tasks = Files.newDirectoryStream(Paths.get("/proc/self/task"))) {
@@ -46,6 +50,7 @@ public final class IdleThread {
             } catch (InterruptedException expected) {
                 /* main is done */
             }
+            idleCpuNs = ManagementFactory.getThreadMXBean().getCurrentThreadCpuTime();
         }, "fx-idle");
         idle.start();
         ThreadMXBean mx = ManagementFactory.getThreadMXBean();
@@ -62,6 +67,7 @@ public final class IdleThread {
         idle.interrupt();
         idle.join();
         System.out.println("fx-idle tid " + tid);
+        System.out.println("fx-idle cpu " + idleCpuNs);
         System.out.println("checksum " + sum);
     }
 }

@@ -2,7 +2,10 @@
 # SPDX-License-Identifier: Apache-2.0
 # Threads that never ran while sampled (issue 19, item 6), with the demo jar's IdleThread: its
 # thread "fx-idle" sleeps the whole run.
-#   cpu and itimer: fx-idle is a named track with its tid, start and end time and no sample;
+#   cpu and itimer: fx-idle is a named track with its tid, start and end time; in cpu mode it has
+#   no sample (its thread timer never reaches 20 ms); in itimer mode the process-wide timer may
+#   land on the few ms fx-idle runs (start, interrupt, end), so it may have as many samples as
+#   its own CPU time allows (the workload prints it);
 #   meta.extra "Sampling" counts the empty tracks and matches the file; fxprof summary says how
 #   many (header, one line naming them, --json threadsWithoutSamples); profiler-cli loads the
 #   profile and shows fx-idle with 0 samples (cpu);
@@ -28,13 +31,17 @@ for mode in cpu itimer wall; do
     it_no_hs_err
     tid=$(sed -n 's/^fx-idle tid //p' "$mode.out")
     [[ $tid =~ ^[0-9]+$ ]] || it_fail "$mode: the workload did not find fx-idle's tid ('$tid')"
+    idle_cpu=$(sed -n 's/^fx-idle cpu //p' "$mode.out")
+    [[ $idle_cpu =~ ^[0-9]+$ ]] || it_fail "$mode: the workload did not say fx-idle's CPU time"
     "$FXCHECK" "$profile" || it_fail "$mode: fxcheck rejected $profile"
     "$FXPROF" summary "$profile" >"$mode.summary" || it_fail "$mode: fxprof summary failed"
     "$FXPROF" summary --json "$profile" >"$mode.summary.json" ||
         it_fail "$mode: fxprof summary --json failed"
-    python3 - "$mode" "$profile" "$tid" "$mode.summary" "$mode.summary.json" <<'PY' ||
-import gzip, json, re, sys
-mode, path, tid, text_path, json_path = sys.argv[1:]
+    python3 - "$mode" "$profile" "$tid" "$mode.summary" "$mode.summary.json" "$idle_cpu" \
+        "$IT_DIR" <<'PY' ||
+import gzip, json, math, re, sys
+mode, path, tid, text_path, json_path, idle_cpu, it_dir = sys.argv[1:]
+idle_cpu = int(idle_cpu)
 p = json.load(gzip.open(path, "rt", encoding="utf-8"))
 idle = [t for t in p["threads"] if t["name"] == "fx-idle"]
 if len(idle) != 1:
@@ -58,8 +65,21 @@ if mode == "wall":
     if counted:
         sys.exit(f"wall: meta.extra counts empty tracks ({counted}): wall mode adds none")
     sys.exit(0)
-if n != 0:
-    sys.exit(f"{mode}: fx-idle has {n} samples; it only slept")
+if mode == "cpu" and n != 0:
+    sys.exit(f"{mode}: fx-idle has {n} samples; it ran {idle_cpu} ns, under one 20 ms tick")
+if mode == "itimer" and n != 0:
+    # ITIMER_PROF expires every 20 ms of the process's CPU (two cores: every 10 ms of wall at
+    # most); a run of c ns on fx-idle can meet at most ceil(2c / 20 ms) + 1 expiries.
+    bound = math.ceil(2 * idle_cpu / 20e6) + 1
+    print(f"itimer: fx-idle ran {idle_cpu} ns and has {n} samples (at most {bound})")
+    if n > bound:
+        sys.exit(f"itimer: fx-idle has {n} samples, more than its {idle_cpu} ns of CPU allow")
+    sys.path.insert(0, it_dir)
+    from profile_lib import Profile
+    prof = Profile(p)
+    for s in t["samples"]["stack"]:
+        names = prof.leaf_first(s)
+        print(f"itimer: fx-idle sample: {' <- '.join(names[:8])}")
 reg, unreg = t["registerTime"], t["unregisterTime"]
 if not isinstance(reg, (int, float)) or not isinstance(unreg, (int, float)) or unreg <= reg:
     sys.exit(f"{mode}: fx-idle's track lacks its times: register {reg}, unregister {unreg}")
@@ -71,8 +91,8 @@ head = text.splitlines()[0]
 if f"({len(empty)} without samples)" not in head:
     sys.exit(f"{mode}: the summary line does not say how many threads had no samples: {head}")
 m = re.search(r"^Threads without samples \((\d+)\): (.*)$", text, re.M)
-if not m or int(m.group(1)) != len(empty) or f'"fx-idle" (tid {tid})' not in m.group(2):
-    sys.exit(f"{mode}: the summary does not name fx-idle among the threads without samples")
+if not m or int(m.group(1)) != len(empty) or (n == 0) != (f'"fx-idle" (tid {tid})' in m.group(2)):
+    sys.exit(f"{mode}: the summary's threads without samples are not as the file says")
 PY
         it_fail "$mode: the empty track is not as expected (see above)"
 done
