@@ -94,8 +94,9 @@ enum fx_recover_case {
     FX_REC_C1_BARRIER = 6, /* pc in g1_post_barrier_slow; caller at its slow-case continuation */
     FX_REC_ANCHOR = 7,     /* not in Java (-3): Java frames walked from the frame anchor */
     FX_REC_STUB_FRAME = 8, /* pc in an arraycopy stub (rbp-framed): a compiled caller */
-    FX_REC_LEAF_NATIVE = 9, /* pc in native code compiled code called as a leaf: its caller */
-    FX_REC_CASES = 10,
+    FX_REC_LEAF_NATIVE = 9,   /* pc in native code compiled code called as a leaf: its caller */
+    FX_REC_INTERP_ENTRY = 10, /* pc in the interpreter's method entry, frame being built */
+    FX_REC_CASES = 11,
     FX_REC_NOT_FOUND = -1,  /* pc in no known range */
     FX_REC_STUB = -2,       /* pc in another stub: named, no frame rule known */
     FX_REC_BODY = -3,       /* pc in an nmethod where no rule applies (its body) */
@@ -185,6 +186,13 @@ int fx_recover_rbp_frame(const struct fx_code_range *r, const struct fx_regs *in
 /* ret lies in compiled method n right after a call instruction (rel32, or through a register). */
 bool fx_recover_after_call(const struct fx_code_range *n, uintptr_t ret);
 bool fx_recover_call_target(const struct fx_code_range *n, uintptr_t ret, uintptr_t *target);
+
+/* recover_interp.c: the caller's registers from a pc in the interpreter's method entry that
+ * begins at entry (the entered Method's _i2i_entry; r: the interpreter's range), while it builds
+ * the frame: FX_REC_INTERP_ENTRY, or why not. in->gpr is required (rbx, r13). */
+int fx_recover_interp_entry(const struct fx_code_range *r, uintptr_t entry,
+                            const struct fx_regs *in, uintptr_t lo, uintptr_t hi,
+                            struct fx_regs *out);
 
 #if defined(__x86_64__)
 /* Signal-safe: *to = *from with the caller's registers: what ASGCT reads of a context is RIP,

@@ -29,6 +29,7 @@ static bool layout_read(struct fx_interp_layout *out)
     long code_size = fx_vmstructs_field("ConstMethod", "_code_size");
     long holder = fx_vmstructs_field("ConstantPool", "_pool_holder");
     long ids = fx_vmstructs_field("InstanceKlass", "_methods_jmethod_ids");
+    long i2i = fx_vmstructs_field("Method", "_i2i_entry");
     out->pid = 0;
     if (!fx_vmstructs_int_constant("frame::interpreter_frame_last_sp_offset", &last_sp) ||
         last_sp != -2 || msize > FX_INTERP_MAX_STRUCT || cmsize > FX_INTERP_MAX_STRUCT ||
@@ -46,7 +47,9 @@ static bool layout_read(struct fx_interp_layout *out)
                                      .idnum = (int32_t)idnum,
                                      .code_size = (int32_t)code_size,
                                      .pool_holder = (int32_t)holder,
-                                     .jmethod_ids = (int32_t)ids};
+                                     .jmethod_ids = (int32_t)ids,
+                                     /* the method entry rule's (recover_interp.c), or none */
+                                     .i2i_entry = fits(i2i, 8, msize) ? (int32_t)i2i : 0};
     /* the entry frame's fields: all or none (the anchor walk then stops at the call stub) */
     int64_t wrapper_slot = 0;
     long anchor = fx_vmstructs_field("JavaCallWrapper", "_anchor");

@@ -23,6 +23,7 @@ struct fx_interp_layout {
      * (frame::entry_frame_call_wrapper_offset; 0: unknown), the JavaFrameAnchor the wrapper
      * saved at `wrapper_anchor`, and that anchor's fields (JavaFrameAnchor::_last_Java_*) */
     int32_t wrapper_slot, wrapper_anchor, last_sp, last_pc, last_fp;
+    int32_t i2i_entry; /* Method::_i2i_entry, the method's interpreter entry (0: unknown) */
 };
 #define FX_INTERP_MAX_STRUCT 256
 
@@ -47,5 +48,17 @@ bool fx_interp_peek_sigsafe(int32_t pid, uintptr_t at, void *buf, size_t n, size
 /* Signal-safe: the jmethodID of the Method* at method by the chain of fx_interp_frame_sigsafe,
  * proven the same way (codeheap_sig.c names a compiled method by it); false if not proven. */
 bool fx_interp_method_id_sigsafe(const struct fx_interp_layout *l, uintptr_t method, uint64_t *id);
+/* Signal-safe: the same for the Method* at method, and its interpreter entry (_i2i_entry). */
+bool fx_interp_entry_sigsafe(const struct fx_interp_layout *l, uintptr_t method, uint64_t *id,
+                             uintptr_t *entry);
+
+/* Signal-safe (recover_interp.c): fx_recover_caller (fx_recover.h), but for a pc in the
+ * interpreter (r): if rbx (in->gpr) is a Method* proven by its jmethodID and pc lies in that
+ * method's interpreter entry while it builds the frame, the caller's registers
+ * (FX_REC_INTERP_ENTRY) and *top the entered method (FX_LINE_NMETHOD, its jmethodID); else why
+ * not, FX_REC_STUB for a pc elsewhere. l: the published layout (its pid read with acquire). */
+int fx_recover_caller_sigsafe(const struct fx_code_range *r, const struct fx_interp_layout *l,
+                              const struct fx_regs *in, uintptr_t lo, uintptr_t hi, bool blob_ok,
+                              struct fx_regs *out, fx_asgct_frame *top);
 
 #endif

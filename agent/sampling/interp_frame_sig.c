@@ -71,6 +71,18 @@ bool fx_interp_method_id_sigsafe(const struct fx_interp_layout *l, uintptr_t met
     return true;
 }
 
+bool fx_interp_entry_sigsafe(const struct fx_interp_layout *l, uintptr_t method, uint64_t *id,
+                             uintptr_t *entry)
+{
+    unsigned char m[FX_INTERP_MAX_STRUCT], cm[FX_INTERP_MAX_STRUCT];
+    uintptr_t v;
+    if (l == NULL || l->pid == 0 || l->i2i_entry <= 0 || !method_read(l, method, m, cm, &v))
+        return false;
+    *id = (uint64_t)v;
+    *entry = field(m, l->i2i_entry, 8);
+    return true;
+}
+
 bool fx_interp_frame_sigsafe(const struct fx_interp_layout *l, uintptr_t fp, uintptr_t sp,
                              uintptr_t lo, uintptr_t hi, fx_asgct_frame *out)
 {

@@ -17,15 +17,16 @@ static bool fx_recover_opcode(uint16_t op, bool *modrm, unsigned *imm)
         return true;
     if (op >= 0xB8 && op <= 0xBF)
         return (*imm = 4, true);
-    if ((op >= 0x70 && op <= 0x7F) || op == 0xEB)
+    if ((op >= 0x70 && op <= 0x7F) || op == 0xEB || op == 0x6A) /* 6A: push imm8 */
         return (*imm = 1, true);
-    if (op == 0xE9 || (op >= 0x180 && op <= 0x18F))
+    if (op == 0xE9 || (op >= 0x180 && op <= 0x18F) || op == 0x68) /* 68: push imm32 */
         return (*imm = 4, true);
     switch (op) {
     case 0x01:
     case 0x03:
     case 0x21:
     case 0x23:
+    case 0x2B:
     case 0x31:
     case 0x33:
     case 0x39:
@@ -57,7 +58,7 @@ static bool fx_recover_opcode(uint16_t op, bool *modrm, unsigned *imm)
 /* Decodes the instruction at p (inside r) into *x; false if it is not in the subset: legacy
  * 66/F2/F3 prefixes, REX, two- and three-byte VEX of the 0F map (no EVEX), the opcodes of
  * fx_recover_opcode, memory operands with base, index and displacement. */
-static bool fx_recover_insn(const struct fx_code_range *r, uintptr_t p, struct fx_insn *x)
+bool fx_recover_insn(const struct fx_code_range *r, uintptr_t p, struct fx_insn *x)
 {
     uintptr_t avail = r->end - p, i = 0;
     const uint8_t *b = fx_recover_code(p);

@@ -5,15 +5,16 @@
  * Purpose: on SIGPROF, ask HotSpot for the interrupted thread's Java stack (AsyncGetCallTrace)
  * into a buffer that thread already owns, and push one struct fx_sample_rec into its ring.
  * Where ASGCT fails in Java code because the pc is where HotSpot has no frame (a dispatch stub,
- * an nmethod's prologue or epilogue, an I2C/C2I adapter, C1's G1 post-barrier stub), the stack is
- * recovered from the caller's context where the rules of recover*.c prove it (x86-64 only;
- * docs/VALIDATION.md section 8), else the failure stays and is counted; those rules are part of
- * this path. Native frames (cstack=fp) are walked by native_walk.c, also of this path, and stored
- * after the Java frames; the kernel frames of the perf sample that raised the signal
- * (kstack=yes) are read from the thread's perf ring (include/fx_perfring.h) and stored after
- * those. When the thread's probe holds a request (probe.c: the oracle, validate
- * mode), the trace goes into the probe buffer instead, and the request's generation is published
- * as done; a probe's own signal (SI_QUEUE) never becomes a sample. Nothing here waits for anyone.
+ * an nmethod's prologue or epilogue, an I2C/C2I adapter, C1's G1 post-barrier stub, the
+ * interpreter's method entry), the stack is recovered from the caller's context where the rules
+ * of recover*.c prove it (x86-64 only; docs/VALIDATION.md section 8), else the failure stays and
+ * is counted; those rules are part of this path. Native frames (cstack=fp) are walked by
+ * native_walk.c, also of this path, and stored after the Java frames; the kernel frames of the
+ * perf sample that raised the signal (kstack=yes) are read from the thread's perf ring
+ * (include/fx_perfring.h) and stored after those. When the thread's probe holds a request
+ * (probe.c: the oracle, validate mode), the trace goes into the probe buffer instead, and the
+ * request's generation is published as done; a probe's own signal (SI_QUEUE) never becomes a
+ * sample. Nothing here waits for anyone.
  *
  * Invariants (established outside signal context, relied on here):
  *  - fx_sig.asgct is resolved in Agent_OnLoad, before any timer or signal source exists.
@@ -155,10 +156,7 @@ static int recover_sigsafe(struct fx_thread *t, void *ucontext, fx_asgct_trace *
                                (uintptr_t)g[REG_R9],  (uintptr_t)g[REG_R10], (uintptr_t)g[REG_R11],
                                (uintptr_t)g[REG_R12], (uintptr_t)g[REG_R13], (uintptr_t)g[REG_R14],
                                (uintptr_t)g[REG_R15]};
-    struct fx_regs in = {.pc = (uintptr_t)g[REG_RIP],
-                         .sp = (uintptr_t)g[REG_RSP],
-                         .fp = (uintptr_t)g[REG_RBP],
-                         .gpr = gpr};
+    struct fx_regs in = {(uintptr_t)g[REG_RIP], (uintptr_t)g[REG_RSP], (uintptr_t)g[REG_RBP], gpr};
     struct fx_code_range r;
     if (!find_blob_sigsafe(in.pc, &r, fresh, m))
         return trace->num_frames == FX_ASGCT_UNKNOWN_JAVA
@@ -169,8 +167,9 @@ static int recover_sigsafe(struct fx_thread *t, void *ucontext, fx_asgct_trace *
         return FX_REC_LAYOUT;
     blob->lineno = r.kind == FX_BLOB_NMETHOD ? FX_LINE_NMETHOD : FX_LINE_STUB;
     blob->method_id = (jmethodID)(uintptr_t)r.name;
-    struct fx_regs caller;
-    int rc = fx_recover_caller(&r, &in, t->stack_lo, t->stack_hi, current, &caller);
+    struct fx_regs caller; /* by fx_recover_caller's rules, or the interpreter's method entry */
+    int rc = fx_recover_caller_sigsafe(&r, &fx_sig.interp, &in, t->stack_lo, t->stack_hi, current,
+                                       &caller, blob);
     if (rc <= 0)
         return rc;
     if (rc == FX_REC_C1_BARRIER) { /* returns into C1's slow-case code: resume at its branch */
