@@ -11,6 +11,10 @@
 #                              intrinsic stubs, and the System.currentTimeMillis loop (native code
 #                              called as a leaf): failure pseudo-frames <= 0.5 % (issue 32;
 #                              tests/it/stub_stacks_test.sh, stub_stacks_check.py)
+#   it.interp_entry.jdk<major> java-test/stacks (fxagent.stacks.Interp) under -Xint: stacks
+#                              recovered in the interpreter's method entries, each at an
+#                              ordinary call site of its entered method (tests/it/
+#                              interp_entry_test.sh, interp_entry_check.py)
 #   it.stack_oracle_selftest   the oracle on synthetic profiles: it must reject a recovered stack
 #                              seen at no ordinary call site, a recovered frame under an ordinary
 #                              one, a counter that disagrees, failure frames, a native root
@@ -28,5 +32,7 @@ foreach(_major IN LISTS FX_JDK_MAJORS)
   fx_it_test(it.stack_shape.jdk${_major} stack_shape_test.sh ARGS ${FX_JDK_HOME_${_major}}
              LABELS it stacks jdk${_major} TIMEOUT 240 ENV ${_fx_st_env})
   fx_it_test(it.stub_stacks.jdk${_major} stub_stacks_test.sh ARGS ${FX_JDK_HOME_${_major}}
+             LABELS it stacks jdk${_major} TIMEOUT 120 ENV ${_fx_st_env})
+  fx_it_test(it.interp_entry.jdk${_major} interp_entry_test.sh ARGS ${FX_JDK_HOME_${_major}}
              LABELS it stacks jdk${_major} TIMEOUT 120 ENV ${_fx_st_env})
 endforeach()
