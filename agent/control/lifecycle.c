@@ -249,6 +249,7 @@ void fx_lifecycle_stopped_idle(void)
 {
     fx_drain_pause(); /* the snapshot's pass is over */
     fx_sampling_free_buffers();
+    fx_codemap_idle();
     fx_model_idle(jni_of(fx_jvm()));
     fx_sources_idle();
     malloc_trim(0); /* the rings are large blocks: give their pages back */

@@ -62,7 +62,8 @@ static struct {
     int64_t thread_cpu_ns;        /* the drain thread's CPU time at the end of its last pass */
     uint64_t passes, slow_passes; /* wake-ups of the drain; those after a wait over 10 ms */
     uint64_t record_max;          /* bytes of the largest ring record drained */
-    struct fx_drain_load load;    /* the period's inputs, gathered by the pass */
+    uint64_t pass_begin_ns, span_max_ns, ring_min; /* a ring's longest wait; the smallest ring */
+    struct fx_drain_load load;                     /* the period's inputs, gathered by the pass */
     bool idle; /* fx_model_idle until the next recording: a pass (status) builds no cache again */
 } dr;
 
@@ -186,6 +187,7 @@ static void drain_thread(JNIEnv *jni, struct fx_profile *p, struct fx_thread *t)
         uint32_t permille = (uint32_t)(used * 1000 / cap);
         dr.load.fill_permille = permille > dr.load.fill_permille ? permille : dr.load.fill_permille;
         dr.load.ring_min = dr.load.ring_min == 0 || cap < dr.load.ring_min ? cap : dr.load.ring_min;
+        dr.ring_min = dr.ring_min == 0 || cap < dr.ring_min ? cap : dr.ring_min;
     }
     /* Dropped samples leave a gap that is not idleness; where in this pass's records it falls
      * is unknown, so none of them may start an "[idle]" guess. */
@@ -283,8 +285,13 @@ void fx_drain_once(JNIEnv *jni)
     struct fx_profile *p = dr.profile;
     if (p == NULL)
         return;
+    /* A ring waits at most from the previous pass's start (or sampling's) to this drain's end */
+    uint64_t since = dr.pass_begin_ns ? dr.pass_begin_ns : (uint64_t)fx_rec()->sampling_begin_ns;
+    dr.pass_begin_ns = (uint64_t)fx_now_ns();
     fx_sources_drain(jni, p); /* before any reaping: records may name ended threads */
-    fx_window_bound(p);       /* the memory bound: the oldest samples go (window.c) */
+    uint64_t span = (uint64_t)fx_now_ns() - since;
+    dr.span_max_ns = span > dr.span_max_ns && since ? span : dr.span_max_ns;
+    fx_window_bound(p); /* the memory bound: the oldest samples go (window.c) */
     if (fx_phase() != FX_PHASE_DEAD)
         fx_threads_reap(jni, finished);
 }
@@ -491,6 +498,11 @@ static void report_sampling(struct fx_profile *p, const struct handler_cost *c)
                  (double)dr.thread_cpu_ns);
     fx_profile_extra_int(p, g, "drain wake-ups (passes)", (int64_t)dr.passes);
     fx_profile_extra_int(p, g, "drain wake-ups after a wait over 10 ms", (int64_t)dr.slow_passes);
+    /* A ring drops only if more records (one an interval) came between two drains than it holds */
+    extra_ms(p, g, "longest time between two drains of a ring", (double)dr.span_max_ns);
+    uint64_t rec = fx_ring_record_size_sigsafe((uint32_t)dr.record_max);
+    fx_profile_extra_int(p, g, "records of the largest size the smallest ring holds",
+                         (int64_t)(dr.record_max && dr.ring_min > rec ? dr.ring_min / rec - 1 : 0));
     fx_profile_extra_int(
             p, g, "methods resolved",
             (int64_t)(dr.methods_resolved + (dr.methods ? fx_methods_count(dr.methods) : 0)));

@@ -116,9 +116,9 @@ void fx_codemap_compiled_unload(jmethodID method, const void *code_addr);
 void fx_codemap_dynamic_code(const char *name, const void *address, jint length);
 /* Drain: publishes pending changes, frees replaced tables; true if changes were waiting. */
 bool fx_codemap_publish(void);
-const char *fx_codemap_stub_name(uint64_t index); /* drain: a stub's name, or NULL */
-/* Drain: "Stack recovery" meta.extra figures of the table itself. */
-void fx_codemap_report(struct fx_profile *p, const char *group);
+void fx_codemap_idle(void); /* stopped, drain paused: frees replaced tables, the spare */
+const char *fx_codemap_stub_name(uint64_t index);                /* drain: a stub's name, or NULL */
+void fx_codemap_report(struct fx_profile *p, const char *group); /* drain: its meta.extra */
 
 /* --- kstack.c: kernel frames (issue 16, kstack=yes) --- */
 

@@ -119,7 +119,7 @@ dump_refused() {
     [[ ! -e $run/refused-$1.json.gz ]] || it_fail "cycle $1: a refused dump wrote a file"
 }
 signals_since_stop() { sed -n 's/.*; \([0-9]*\) signals since the stop.*/\1/p' <<<"$REPLY"; }
-late_max=0
+late_max=0 code_ranges="?"
 count_tasks() { ls "/proc/$PID/task" | wc -l; }
 count_fds() { ls "/proc/$PID/fd" | wc -l; }
 count_timers() { grep -c '^ID:' "/proc/$PID/timers" 2>/dev/null || true; }
@@ -211,6 +211,12 @@ for ((c = 1; c <= cycles; c++)); do
     cmd stop
     [[ $REPLY == *"r-$c.json.gz"* ]] || it_fail "cycle $c: stop said: $REPLY"
     checks+=("$run/r-$c.json.gz:$c")
+    # The JVM's compiled code, which sizes the code map a stopped agent keeps (~56 bytes a range;
+    # more methods are compiled late on a loaded machine): the last recording's, for the held line.
+    ((c == cycles)) && code_ranges=$(python3 -c 'import gzip, json, sys
+ex = {e["label"]: e["value"] for g in json.load(gzip.open(sys.argv[1]))["meta"].get("extra") or []
+      for e in g["entries"]}
+print(ex.get("code ranges known", "?"))' "$run/r-$c.json.gz" 2>/dev/null || echo "?")
     ((c == 1 || c % 25 == 0)) && dump_refused "$c"
     ((${#checks[@]} >= 50)) && check_batch
     if ((c == warm)); then
@@ -280,7 +286,7 @@ echo "$IT_NAME: tracks held by the model: $tracks0 after stop $warm, $tracks1 at
     it_fail "a stopped agent holds $heap1 KiB of heap and pages (bound $heap_stopped_kib)"
 # Issue 23: a stop frees the event queues and, once written, the model: what stays is the
 # JVM's (the code map, JIT names, the registry's live threads) and the unwind tables.
-echo "$IT_NAME: the stopped agent keeps $heap1 KiB less its unwind tables (${MEM[end_unwind]} KiB; bound $held_kib)"
+echo "$IT_NAME: the stopped agent keeps $heap1 KiB less its unwind tables (${MEM[end_unwind]} KiB; bound $held_kib); the code map has $code_ranges ranges"
 ((heap1 <= held_kib)) ||
     it_fail "a stopped agent keeps $heap1 KiB of heap and pages less unwind tables (bound $held_kib)"
 # The RSS split (cycle_mem.sh), each reading after the JVM's trim. A leak of the agent that

@@ -12,9 +12,10 @@
 #   (Java frames not walked to the call stub)]", every native root the thread's start chain), and
 #   the receiver oracle (issue 32 item 3: the class under each dispatch stub).
 # Then async-profiler's VtableTests case re-expressed (issue 32 item 3): fxagent.stacks.Numbers
-# (Number.doubleValue on Integer, Long, Double and Float) for 3 s at 2 ms; its collapsed output
-# (--annotate) holds `Numbers.avg;vtable stub;java.lang.Integer_[i]` and `...java.lang.Long_[i]`,
-# and no class under that stub but the four receivers. The same run, async-profiler's
+# (Number.doubleValue on Integer, Long, Double and Float) for 3 s at 2 ms (longer while main
+# has used under 1.5 s of CPU: java-test/stacks' Budget.java; its line prints cpu_ms); its
+# collapsed output (--annotate) holds `Numbers.avg;vtable stub;java.lang.Integer_[i]` and
+# `...java.lang.Long_[i]`, and no class under that stub but the four receivers. The same run, async-profiler's
 # RecoveryTests.numbers (collapsed_ratio.py, its Output.ratio on all samples, which here include
 # the JVM's start-up: its runs attach later): main;loop > 70 % (its bound 80 %), main;loop;avg
 # > 50 %, the vtable stub > 1 %, "[AGCT: ...]" frames < 5 % (its bound for unknown frames 0.5 %;

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
 # Samples in StubRoutines stubs (issue 32 item 4): java-test/stacks' fxagent.stacks.Stubs under
-# the agent in cpu mode at 2 ms, 3 s per case, on thread "stubs":
+# the agent in cpu mode at 2 ms, 3 s per case (longer while the thread has used under half of
+# that in CPU time: a loaded machine; java-test/stacks' Budget.java, its line prints cpu_ms), on
+# thread "stubs":
 #   delete      StringBuilder.delete (the arraycopy stub): of the samples on the CPU, >= 90 %
 #               under StringBuilder.delete, >= 80 % with an arraycopy stub frame above it;
 #   intrinsics  CRC32, Adler32, MD5, SHA-1, SHA-256, Base64: their stubs are not recovered (the

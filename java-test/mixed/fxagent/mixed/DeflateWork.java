@@ -60,7 +60,7 @@ final class DeflateWork {
             throw new IllegalStateException("deflate round trip failed");
         }
         long rounds = 1;
-        while (System.nanoTime() < untilNanos) {
+        while (MixedWorkload.more(untilNanos)) {
             deflate(in, out);
             rounds++;
         }

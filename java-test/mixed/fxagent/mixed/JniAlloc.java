@@ -20,7 +20,7 @@ final class JniAlloc {
         System.load(lib);
         long calls = 0;
         long mix = 0;
-        while (System.nanoTime() < untilNanos) {
+        while (MixedWorkload.more(untilNanos)) {
             mix += allocate(1000);
             calls++;
         }

@@ -39,7 +39,7 @@ final class JniBurn {
                 .getAbsolutePath());
         long mix = 0;
         long calls = 0;
-        while (System.nanoTime() < untilNanos) {
+        while (MixedWorkload.more(untilNanos)) {
             mix ^= debugFrame(64);
             calls++;
         }
@@ -50,7 +50,7 @@ final class JniBurn {
     static String runUpcall(long untilNanos) {
         load();
         long mix = 0;
-        while (System.nanoTime() < untilNanos) {
+        while (MixedWorkload.more(untilNanos)) {
             mix ^= upcall(1000);
         }
         return "upcall: native_calls=" + calls() + " mix=" + (mix & 0xff);
@@ -74,7 +74,7 @@ final class JniBurn {
         load();
         long javaCalls = 0;
         long mix = 0;
-        while (System.nanoTime() < untilNanos) {
+        while (MixedWorkload.more(untilNanos)) {
             mix ^= burn(20);
             javaCalls++;
         }

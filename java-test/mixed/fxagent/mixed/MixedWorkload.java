@@ -5,14 +5,34 @@
 package fxagent.mixed;
 
 public final class MixedWorkload {
+    private static final java.lang.management.ThreadMXBean MX =
+        java.lang.management.ManagementFactory.getThreadMXBean();
+    private static long capNanos;
+    private static long cpuFloorNanos;
+
     private MixedWorkload() {}
+
+    /**
+     * Whether a loop of jni, deepjni, upcall, debugframe, deflate or jnialloc goes on: before
+     * untilNanos, or past it while the looping thread has used under half of SECONDS in CPU time
+     * (read only then), at most 5 x SECONDS in all. it.mixed_stacks' checks need enough samples
+     * of each: at load 19 upcall's main thread made 8 upcalls in 3 s, 8 javaBurn samples
+     * (the check wants 10).
+     */
+    static boolean more(long untilNanos) {
+        long now = System.nanoTime();
+        return now < untilNanos || (now < capNanos && MX.getCurrentThreadCpuTime() < cpuFloorNanos);
+    }
 
     public static void main(String[] args) throws Exception {
         if (args.length != 2) {
             System.err.println("usage: MixedWorkload jni|jnialloc|upcall|debugframe|deepjni|stackgen|deflate|devnull|gc|jit|cthread|wait SECONDS");
             System.exit(2);
         }
-        long until = System.nanoTime() + (long) (Double.parseDouble(args[1]) * 1e9);
+        long seconds = (long) (Double.parseDouble(args[1]) * 1e9);
+        long until = System.nanoTime() + seconds;
+        capNanos = until + 4 * seconds;
+        cpuFloorNanos = seconds / 2;
         String line;
         switch (args[0]) {
             case "jni":

@@ -9,8 +9,8 @@
  * async-profiler's RecoveryTests.numbers, whose bounds (loop on >= 80 % of the samples, avg on
  * >= 50 %, unknown frames <= 0.5 %, the vtable stub >= 1 %) tests/it/stack_shape_test.sh checks.
  *
- * Usage: java -cp fxagent-stacks.jar fxagent.stacks.Numbers [SECONDS]   (default 3, wall clock)
- * Prints "numbers: rounds N sum X" at the end.
+ * Usage: java -cp fxagent-stacks.jar fxagent.stacks.Numbers [SECONDS]   (default 3: Budget.java)
+ * Prints "numbers: rounds N sum X cpu_ms C wall_ms W" at the end.
  */
 package fxagent.stacks;
 
@@ -22,13 +22,14 @@ public final class Numbers {
     public static void main(String[] args) {
         double seconds = args.length > 0 ? Double.parseDouble(args[0]) : 3;
         Number[] numbers = {123, 45.67, 890L, 33.3f, 999, 787878L, 10.11f, 777L, 0};
-        long rounds = loop(numbers, System.nanoTime() + (long) (seconds * 1e9));
-        System.out.println("numbers: rounds " + rounds + " sum " + sink);
+        Budget budget = new Budget(seconds);
+        long rounds = loop(numbers, budget);
+        System.out.println("numbers: rounds " + rounds + " sum " + sink + " " + budget.figures());
     }
 
-    private static long loop(Number[] numbers, long end) {
+    private static long loop(Number[] numbers, Budget budget) {
         long rounds = 0;
-        while (System.nanoTime() < end) {
+        while (budget.more()) {
             for (int i = 0; i < 1000; i++)
                 sink = avg(numbers);
             rounds++;

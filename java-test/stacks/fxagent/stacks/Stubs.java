@@ -8,7 +8,8 @@
  *               intrinsic stubs (updateBytesCRC32, updateBytesAdler32, md5_implCompress, ...)
  *   millis      System.currentTimeMillis in a loop (os::javaTimeMillis through the vDSO)
  * Usage: java -cp fxagent-stacks.jar fxagent.stacks.Stubs delete|intrinsics|millis [SECONDS]
- * Prints "stubs: CASE rounds N checksum X" at the end.
+ * Each case runs as Budget.java says, on thread "stubs". Prints "stubs: CASE rounds N checksum
+ * X cpu_ms C wall_ms W" at the end (the thread's own CPU time and the case's wall time).
  */
 package fxagent.stacks;
 
@@ -30,21 +31,25 @@ public final class Stubs {
             System.exit(2);
         }
         String what = args[0];
-        long until = System.nanoTime() + (long) ((args.length > 1 ? Double.parseDouble(args[1]) : 3) * 1e9);
+        double seconds = args.length > 1 ? Double.parseDouble(args[1]) : 3;
         long[] out = new long[2];
+        String[] figures = {""};
         Thread t = new Thread(() -> {
             try {
-                out[0] = run(what, until, out);
+                Budget budget = new Budget(seconds);
+                out[0] = run(what, budget, out);
+                figures[0] = budget.figures();
             } catch (Exception e) {
                 throw new RuntimeException(e);
             }
         }, "stubs");
         t.start();
         t.join();
-        System.out.println("stubs: " + what + " rounds " + out[1] + " checksum " + out[0]);
+        System.out.println("stubs: " + what + " rounds " + out[1] + " checksum " + out[0] + " "
+            + figures[0]);
     }
 
-    static long run(String what, long until, long[] out) throws Exception {
+    static long run(String what, Budget until, long[] out) throws Exception {
         switch (what) {
             case "delete":
                 return delete(until, out);
@@ -59,11 +64,11 @@ public final class Stubs {
         }
     }
 
-    static long delete(long until, long[] out) {
+    static long delete(Budget until, long[] out) {
         StringBuilder sb = new StringBuilder();
         sb.append(new char[1_000_000]);
         long n = 0;
-        while (System.nanoTime() < until) {
+        while (until.more()) {
             for (int i = 0; i < 100; i++) {
                 sb.append(12345);
                 sb.delete(0, 5);
@@ -74,7 +79,7 @@ public final class Stubs {
         return sb.length();
     }
 
-    static long intrinsics(long until, long[] out) throws Exception {
+    static long intrinsics(Budget until, long[] out) throws Exception {
         byte[][] arrays = new byte[1025][];
         Random random = new Random(123);
         for (int i = 0; i < arrays.length; i++) {
@@ -84,7 +89,7 @@ public final class Stubs {
         MessageDigest[] digests = {MessageDigest.getInstance("MD5"), MessageDigest.getInstance("SHA-1"),
             MessageDigest.getInstance("SHA-256")};
         long n = 0, sum = 0;
-        while (System.nanoTime() < until) {
+        while (until.more()) {
             byte[] input = arrays[(int) (n % arrays.length)];
             for (int k = 0; k < 20; k++) {
                 sum += checksum(input, new CRC32()) + checksum(input, new Adler32());
@@ -105,9 +110,9 @@ public final class Stubs {
         return c.getValue();
     }
 
-    static long millis(long until, long[] out) {
+    static long millis(Budget until, long[] out) {
         long n = 0, sum = 0;
-        while (System.nanoTime() < until) {
+        while (until.more()) {
             for (int i = 0; i < 1000; i++) {
                 sum += System.currentTimeMillis();
             }

@@ -8,8 +8,8 @@
  * receiver). tests/it/stack_shape_test.sh checks async-profiler's bounds: loop on >= 50 % of the
  * samples, unknown frames <= 0.5 %, the itable stub >= 1 %.
  *
- * Usage: java -cp fxagent-stacks.jar fxagent.stacks.Suppliers [SECONDS]   (default 3, wall clock)
- * Prints "suppliers: rounds N" at the end.
+ * Usage: java -cp fxagent-stacks.jar fxagent.stacks.Suppliers [SECONDS]   (default 3: Budget.java)
+ * Prints "suppliers: rounds N cpu_ms C wall_ms W" at the end.
  */
 package fxagent.stacks;
 
@@ -24,13 +24,13 @@ public final class Suppliers {
         double seconds = args.length > 0 ? Double.parseDouble(args[0]) : 3;
         @SuppressWarnings({"unchecked", "rawtypes"})
         Supplier<Object>[] suppliers = new Supplier[] {() -> 0, () -> 1.0, () -> "abc", () -> true};
-        long end = System.nanoTime() + (long) (seconds * 1e9);
+        Budget budget = new Budget(seconds);
         long rounds = 0;
-        while (System.nanoTime() < end) {
+        while (budget.more()) {
             loop(suppliers);
             rounds++;
         }
-        System.out.println("suppliers: rounds " + rounds);
+        System.out.println("suppliers: rounds " + rounds + " " + budget.figures());
     }
 
     private static void loop(Supplier<Object>[] suppliers) {
