@@ -52,6 +52,9 @@ unsigned fx_recover_head(const struct fx_code_range *r, uintptr_t p, const uint8
 /* recover_decode.c: the length of a ModRM operand (ModRM, SIB, displacement) at b, avail bytes
  * readable; 0 if not. */
 unsigned fx_recover_modrm_len(const uint8_t *b, uintptr_t avail);
+/* recover_adapter.c: decodes the instruction at p (inside r) into *x; false if it is not in the
+ * subset (recover_subtype.c decodes with it too). */
+bool fx_recover_insn(const struct fx_code_range *r, uintptr_t p, struct fx_insn *x);
 /* Caller registers from a pc in an AdapterBlob (recover_adapter.c, docs/VALIDATION.md 8.5b). */
 int fx_recover_adapter(const struct fx_code_range *r, const struct fx_regs *in, uintptr_t lo,
                        uintptr_t hi, struct fx_regs *out);
