@@ -32,7 +32,9 @@ Thread "stubs", samples on the CPU (an "[idle]" leaf is no such sample):
               recovered stub frame is right over Stubs.subtypes, the one method whose
               instanceof calls it, and that right over Stubs.subtype; at least 10 such samples;
               meta.extra's count of the case equal to the stacks with one; failures with the
-              stub's frame right above them on at most 5 % of the loop's samples.
+              stub's frame right above them on at most 5 % of the loop's samples; none of
+              the recovered stacks with the root "[native: walk stopped (Java frames not
+              walked to the call stub)]" (the walk below steps over the stub: native_below.c).
 Prints the figures (the share of failure pseudo-frames) either way.
 """
 import os
@@ -46,6 +48,7 @@ CASE = "recovered: pc in an arraycopy stub (rbp-framed), compiled caller"
 # the intrinsic's caller, or the native method itself where it is not intrinsified (interpreter)
 CALLERS = {"fxagent.stacks.Stubs.millis", "java.lang.System.currentTimeMillis"}
 LEAF = "recovered: pc in native code compiled code called as a leaf (its caller walked)"
+NOT_WALKED = "[native: walk stopped (Java frames not walked to the call stub)]"
 SUBTYPE = "recovered: pc in C1's slow_subtype_check (frameless, decoded), C1 caller"
 
 # The known answer (docs/VALIDATION.md 8.5d): the rule recovers arraycopy stubs only; on
@@ -143,6 +146,8 @@ def check_subtype(run, check):
     counted = (p.extra("Stack recovery") or {}).get(SUBTYPE, 0)
     check(counted == every, f"subtype: meta.extra counts {counted} recoveries in the stub, the "
           f"profile has {every}")
+    cut = [s for s, _ in rec if p.name[s[0]] == NOT_WALKED]
+    check(not cut, f"subtype: {len(cut)} of {len(rec)} recovered stacks cut below: {NOT_WALKED}")
     check(len(fail) * 20 <= len(on), f"subtype: {len(fail)} of {len(on)} samples in the loop "
           f"({100.0 * len(fail) / max(1, len(on)):.2f} %) fail in the stub, at most 5 %")
 
