@@ -185,7 +185,7 @@ bool fx_recover_continuation(const struct fx_code_range *n, uintptr_t ret, uintp
  * g1_post_barrier_slow): FX_REC_STUB_FRAME, or why not (FX_REC_STUB: no such head). */
 int fx_recover_rbp_frame(const struct fx_code_range *r, const struct fx_regs *in, uintptr_t lo,
                          uintptr_t hi, struct fx_regs *out);
-/* recover_subtype.c (docs/VALIDATION.md 8.5e): the bytes rsp has moved since the entry of the
+/* recover_subtype.c (docs/VALIDATION.md 8.5f): the bytes rsp has moved since the entry of the
  * frameless stub r at the instruction at pc, by decoding all of r; -1 if refused. */
 int32_t fx_recover_stub_depth(const struct fx_code_range *r, uintptr_t pc);
 /* The caller's registers from a pc in such a stub: FX_REC_FRAMELESS, or why not. out->sp is

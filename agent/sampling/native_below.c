@@ -100,7 +100,7 @@ static struct fx_regs top_sigsafe(const struct fx_thread *t, const ucontext_t *u
  *    fx_recover_anchor does; not a Java frame, so the types stay in line;
  *  - an arraycopy stub: recover_stub.c's rbp-frame rule (docs/VALIDATION.md 8.5d); types too;
  *  - C1's slow_subtype_check: recover_subtype.c's decoded depth, then its C1 caller's pops of
- *    the pushed arguments (8.5e); types too;
+ *    the pushed arguments (8.5f); types too;
  *  - a vtable/itable stub (its caller's return address at sp) or an I2C/C2I adapter (its
  *    decoded frame): recover.c's rules, as for the samples recovered there; types too;
  *  - an nmethod's prologue, epilogue or inline cache check: recover.c's rules (8.3-8.5) give

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* The rule for a pc in C1's slow_subtype_check stub (issue 32, docs/VALIDATION.md 8.5e): a
+/* The rule for a pc in C1's slow_subtype_check stub (issue 32, docs/VALIDATION.md 8.5f): a
  * Runtime1 stub without a frame of its own (c1_Runtime1_x86.cpp: push rdi; push rsi; push rcx;
  * push rax; check_klass_subtype_slow_path, which on JDK 23+ also moves rsp to spill temporaries;
  * the result stored over an argument; pop x4; ret, twice), called by C1 code with its two

@@ -28,7 +28,7 @@ Thread "stubs", samples on the CPU (an "[idle]" leaf is no such sample):
               of the loop's samples (Stubs.millis or os::javaTimeMillis on the stack; 3-5 %
               measured at load 14; async-profiler's bound is 1 % of all samples after
               start-up: docs/VALIDATION.md section 9);
-  subtype:    (C1's slow_subtype_check, docs/VALIDATION.md 8.5e) the known answer: every
+  subtype:    (C1's slow_subtype_check, docs/VALIDATION.md 8.5f) the known answer: every
               recovered stub frame is right over Stubs.subtypes, the one method whose
               instanceof calls it, and that right over Stubs.subtype; at least 10 such samples;
               meta.extra's count of the case equal to the stacks with one; failures with the

@@ -16,7 +16,7 @@
 #               Stubs.millis, stacks recovered from native code called as a leaf, failure
 #               pseudo-frames on at most 25 % of the loop's samples;
 #   subtype     instanceof misses of the secondary super cache under C1 only (2 s,
-#               -XX:TieredStopAtLevel=1, Stubs.subtypes not inlined; docs/VALIDATION.md 8.5e):
+#               -XX:TieredStopAtLevel=1, Stubs.subtypes not inlined; docs/VALIDATION.md 8.5f):
 #               at least 10 samples with a recovered slow_subtype_check frame, each right over
 #               Stubs.subtypes under Stubs.subtype, meta.extra's count equal to them, failures in
 #               the stub on at most 5 % of the loop's samples.

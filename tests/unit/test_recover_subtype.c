@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* agent/sampling/recover_subtype.c without a JVM (docs/VALIDATION.md 8.5e): the depth of C1's
+/* agent/sampling/recover_subtype.c without a JVM (docs/VALIDATION.md 8.5f): the depth of C1's
  * frameless slow_subtype_check stub at each of its instructions, on the stub's real bytes as
  * JDK 17 and Temurin 25 generate them (-XX:+PrintStubCode), the caller's registers from it, and
  * the caller's side (the call to the stub, the two pops of its pushed arguments). Each refusal
