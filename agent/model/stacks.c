@@ -308,6 +308,7 @@ static const char *const rec_case_labels[FX_REC_CASES] = {
         "recovered: pc in an arraycopy stub (rbp-framed), compiled caller",
         "recovered: pc in native code compiled code called as a leaf (its caller walked)",
         "recovered: pc in the interpreter's method entry (frame being built)",
+        "recovered: pc in C1's slow_subtype_check (frameless, decoded), C1 caller",
 };
 static const char *const rec_fail_labels[FX_REC_FAILS] = {
         NULL,

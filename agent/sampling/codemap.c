@@ -238,6 +238,9 @@ void fx_codemap_dynamic_code(const char *name, const void *address, jint length)
     /* issue 32: the arraycopy stubs ("jbyte_disjoint_arraycopy", "checkcast_arraycopy", ...)
      * get recover_stub.c's rule; the intrinsics' stubs do not (docs/VALIDATION.md 8.5d). */
     r.arraycopy = r.kind == FX_BLOB_STUB && strstr(name, "arraycopy") != NULL;
+    /* C1's slow_subtype_check: frameless, its depth decoded (recover_subtype.c, 8.5g) */
+    if (r.kind == FX_BLOB_STUB && strstr(name, "slow_subtype_check") != NULL)
+        r.flags |= FX_RANGE_FRAMELESS;
     /* A RuntimeStub's frame size (Runtime1's stubs): the not-in-Java walk crosses its frame. */
     if (r.kind == FX_BLOB_STUB)
         r.frame_words = fx_vmstructs_stub_frame_words(r.begin);

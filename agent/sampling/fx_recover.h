@@ -47,6 +47,8 @@ struct fx_code_range {
 #define FX_RANGE_CALL_STUB   0x04 /* stub: StubRoutines' "call_stub", the entry from C to Java */
 /* nmethod: an OSR compilation; `verified` holds its OSR entry's offset, `complete` is unknown */
 #define FX_RANGE_OSR 0x08
+/* stub: C1's slow_subtype_check, frameless, its arguments pushed (recover_subtype.c) */
+#define FX_RANGE_FRAMELESS 0x10
 
 struct fx_codeheap_layout;
 struct fx_interp_layout;
@@ -96,7 +98,8 @@ enum fx_recover_case {
     FX_REC_STUB_FRAME = 8, /* pc in an arraycopy stub (rbp-framed): a compiled caller */
     FX_REC_LEAF_NATIVE = 9,   /* pc in native code compiled code called as a leaf: its caller */
     FX_REC_INTERP_ENTRY = 10, /* pc in the interpreter's method entry, frame being built */
-    FX_REC_CASES = 11,
+    FX_REC_FRAMELESS = 11,    /* pc in C1's slow_subtype_check (frameless, decoded): C1 caller */
+    FX_REC_CASES = 12,
     FX_REC_NOT_FOUND = -1,  /* pc in no known range */
     FX_REC_STUB = -2,       /* pc in another stub: named, no frame rule known */
     FX_REC_BODY = -3,       /* pc in an nmethod where no rule applies (its body) */
@@ -183,6 +186,16 @@ bool fx_recover_continuation(const struct fx_code_range *n, uintptr_t ret, uintp
  * g1_post_barrier_slow): FX_REC_STUB_FRAME, or why not (FX_REC_STUB: no such head). */
 int fx_recover_rbp_frame(const struct fx_code_range *r, const struct fx_regs *in, uintptr_t lo,
                          uintptr_t hi, struct fx_regs *out);
+/* recover_subtype.c (docs/VALIDATION.md 8.5g): the bytes rsp has moved since the entry of the
+ * frameless stub r at the instruction at pc, by decoding all of r; -1 if refused. */
+int32_t fx_recover_stub_depth(const struct fx_code_range *r, uintptr_t pc);
+/* The caller's registers from a pc in such a stub: FX_REC_FRAMELESS, or why not. out->sp is
+ * the caller's sp with its pushed arguments still on the stack (fx_recover_pushed_return). */
+int fx_recover_frameless(const struct fx_code_range *r, const struct fx_regs *in, uintptr_t lo,
+                         uintptr_t hi, struct fx_regs *out);
+/* c->pc, a return address in compiled method n, follows a call to stub and two pops (the
+ * arguments the caller pushed): c->sp moved past them, true; false otherwise. */
+bool fx_recover_pushed_return(const struct fx_code_range *n, uintptr_t stub, struct fx_regs *c);
 /* ret lies in compiled method n right after a call instruction (rel32, or through a register). */
 bool fx_recover_after_call(const struct fx_code_range *n, uintptr_t ret);
 bool fx_recover_call_target(const struct fx_code_range *n, uintptr_t ret, uintptr_t *target);

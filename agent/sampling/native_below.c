@@ -99,6 +99,8 @@ static struct fx_regs top_sigsafe(const struct fx_thread *t, const ucontext_t *u
  *    (frame::sender_for_compiled_frame: return address at sender_sp[-1], rbp at [-2]), as
  *    fx_recover_anchor does; not a Java frame, so the types stay in line;
  *  - an arraycopy stub: recover_stub.c's rbp-frame rule (docs/VALIDATION.md 8.5d); types too;
+ *  - C1's slow_subtype_check: recover_subtype.c's decoded depth, then its C1 caller's pops of
+ *    the pushed arguments (8.5g); types too;
  *  - a vtable/itable stub (its caller's return address at sp) or an I2C/C2I adapter (its
  *    decoded frame): recover.c's rules, as for the samples recovered there; types too;
  *  - an nmethod's prologue, epilogue or inline cache check: recover.c's rules (8.3-8.5) give
@@ -123,6 +125,14 @@ static bool top_step_sigsafe(const struct fx_code_table *tab, struct fx_heap_mem
             return false;
     } else if (r->kind == FX_BLOB_STUB && r->arraycopy) {
         if (fx_recover_caller(r, at, lo, hi, false, &next) != FX_REC_STUB_FRAME)
+            return false;
+    } else if (r->kind == FX_BLOB_STUB && (r->flags & FX_RANGE_FRAMELESS)) {
+        uintptr_t stub = r->begin;
+        if (fx_recover_caller(r, at, lo, hi, false, &next) != FX_REC_FRAMELESS)
+            return false;
+        const struct fx_code_range *n = fx_recover_find_any(tab, next.pc, m);
+        if (n == NULL || n->kind != FX_BLOB_NMETHOD || !fx_recover_blob_current(n, cid_off) ||
+            !fx_recover_pushed_return(n, stub, &next))
             return false;
     } else if (r->kind == FX_BLOB_DISPATCH || r->kind == FX_BLOB_ADAPTER) {
         /* the recovered samples' stubs (issue 32): the return address at sp, or the adapter's

@@ -21,6 +21,8 @@ static bool fx_recover_opcode(uint16_t op, bool *modrm, unsigned *imm)
         return (*imm = 1, true);
     if (op == 0xE9 || (op >= 0x180 && op <= 0x18F) || op == 0x68) /* 68: push imm32 */
         return (*imm = 4, true);
+    if (op >= 0x140 && op <= 0x14F) /* cmovcc (recover_subtype.c; the adapters' rule refuses) */
+        return (*modrm = true);
     switch (op) {
     case 0x01:
     case 0x03:
@@ -40,11 +42,16 @@ static bool fx_recover_opcode(uint16_t op, bool *modrm, unsigned *imm)
     case 0x111:
     case 0x1B6:
     case 0x1B7:
+    case 0x8A: /* the next four: recover_subtype.c's; the adapters' rule refuses them */
+    case 0xD1:
+    case 0xD3:
+    case 0x1B8:
         return (*modrm = true);
     case 0x80:
     case 0x83:
     case 0xC1:
     case 0xF6:
+    case 0x1BA: /* bt group (recover_subtype.c) */
         return (*modrm = true, *imm = 1, true);
     case 0x81:
     case 0xC7:

@@ -53,7 +53,7 @@ unsigned fx_recover_head(const struct fx_code_range *r, uintptr_t p, const uint8
  * readable; 0 if not. */
 unsigned fx_recover_modrm_len(const uint8_t *b, uintptr_t avail);
 /* recover_adapter.c: decodes the instruction at p (inside r) into *x; false if it is not in the
- * subset (shared with recover_interp.c). */
+ * subset (shared with recover_interp.c and recover_subtype.c). */
 bool fx_recover_insn(const struct fx_code_range *r, uintptr_t p, struct fx_insn *x);
 /* Caller registers from a pc in an AdapterBlob (recover_adapter.c, docs/VALIDATION.md 8.5b). */
 int fx_recover_adapter(const struct fx_code_range *r, const struct fx_regs *in, uintptr_t lo,

@@ -178,15 +178,15 @@ static int recover_sigsafe(struct fx_thread *t, void *ucontext, fx_asgct_trace *
             !fx_recover_continuation(&n, caller.pc, &caller.pc))
             return FX_REC_DECODE;
     }
-    /* issue 32: a leaf stub's caller is compiled code, right after a call. A caller in no known
-     * range is a method compiled since the table was published (its CompiledMethodLoad comes
-     * later, from the service thread): checked below, once ASGCT found it in the code cache. */
+    /* issue 32: a stub's caller follows a call (8.5d; a frameless stub's: to it, then pops) */
     struct fx_code_range n;
-    bool unknown_caller = false;
-    if (rc == FX_REC_STUB_FRAME) {
+    bool pushed = rc == FX_REC_FRAMELESS, unknown_caller = false;
+    if (rc == FX_REC_STUB_FRAME || pushed) {
         unknown_caller = !find_blob_sigsafe(caller.pc, &n, NULL, m);
-        if (!unknown_caller && (n.kind != FX_BLOB_NMETHOD || !blob_current_sigsafe(&n) ||
-                                !fx_recover_after_call(&n, caller.pc)))
+        if (unknown_caller ? pushed
+                           : n.kind != FX_BLOB_NMETHOD || !blob_current_sigsafe(&n) ||
+                                     !(pushed ? fx_recover_pushed_return(&n, r.begin, &caller)
+                                              : fx_recover_after_call(&n, caller.pc)))
             return FX_REC_NOT_CALLED;
     }
     if (depth < 2)

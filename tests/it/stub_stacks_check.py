@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: Apache-2.0
 """Checks the profiles of stub_stacks_test.sh (issue 32 item 4: samples in StubRoutines stubs).
 
-usage: stub_stacks_check.py --label NAME RUN_DIR   (reads delete, intrinsics, millis .json.gz)
+usage: stub_stacks_check.py --label NAME RUN_DIR   (reads delete, intrinsics, millis, subtype
+       .json.gz)
 Thread "stubs", samples on the CPU (an "[idle]" leaf is no such sample):
   both:       failures in an arraycopy stub (a failure pseudo-frame "[AGCT: ..." with an
               arraycopy stub's frame right above it) on at most 0.5 % of them (at least 1
@@ -26,7 +27,14 @@ Thread "stubs", samples on the CPU (an "[idle]" leaf is no such sample):
               (rare: ASGCT mostly walks there itself); failure pseudo-frames on at most 25 %
               of the loop's samples (Stubs.millis or os::javaTimeMillis on the stack; 3-5 %
               measured at load 14; async-profiler's bound is 1 % of all samples after
-              start-up: docs/VALIDATION.md section 9).
+              start-up: docs/VALIDATION.md section 9);
+  subtype:    (C1's slow_subtype_check, docs/VALIDATION.md 8.5g) the known answer: every
+              recovered stub frame is right over Stubs.subtypes, the one method whose
+              instanceof calls it, and that right over Stubs.subtype; at least 10 such samples;
+              meta.extra's count of the case equal to the stacks with one; failures with the
+              stub's frame right above them on at most 5 % of the loop's samples; none of
+              the recovered stacks with the root "[native: walk stopped (Java frames not
+              walked to the call stub)]" (the walk below steps over the stub: native_below.c).
 Prints the figures (the share of failure pseudo-frames) either way.
 """
 import os
@@ -40,6 +48,8 @@ CASE = "recovered: pc in an arraycopy stub (rbp-framed), compiled caller"
 # the intrinsic's caller, or the native method itself where it is not intrinsified (interpreter)
 CALLERS = {"fxagent.stacks.Stubs.millis", "java.lang.System.currentTimeMillis"}
 LEAF = "recovered: pc in native code compiled code called as a leaf (its caller walked)"
+NOT_WALKED = "[native: walk stopped (Java frames not walked to the call stub)]"
+SUBTYPE = "recovered: pc in C1's slow_subtype_check (frameless, decoded), C1 caller"
 
 # The known answer (docs/VALIDATION.md 8.5d): the rule recovers arraycopy stubs only; on
 # delete their one caller is AbstractStringBuilder.shift. The intrinsics' stubs (CRC32,
@@ -78,7 +88,8 @@ def main():
             check(len(fail) * 20 <= len(on), "delete: failure pseudo-frames on at most 5 % "
                   "(the warm-up's interpreter and VM calls)")
         stub = [f for f in range(len(p.name)) if p.sub[f] == "Recovered stub"
-                and p.name[f] not in OTHER_RULES and not p.name[f].startswith("I2C/C2I")]
+                and p.name[f] not in OTHER_RULES and not p.name[f].startswith("I2C/C2I")
+                and "slow_subtype_check" not in p.name[f]]  # its own case: check_subtype
         rec = [s for s in on if any(f in stub for f in s)]
         shape = [s for s in rec if any(s[i] in stub and p.is_js[s[i - 1]] for i in range(1, len(s)))
                  and any(p.name[f] == "fxagent.stacks.Stubs.run" for f in s)]
@@ -109,7 +120,36 @@ def main():
                                                for f in s))
             check(named >= 1, f"intrinsics: {named} failures named by their (intrinsic) stub")
     check_millis(run, check)
+    check_subtype(run, check)
     return ck.exit_code()
+
+
+def check_subtype(run, check):
+    """The subtype case: C1's frameless slow_subtype_check stub (docstring)."""
+    p = Profile(os.path.join(run, "subtype.json.gz"))
+    on = [s for s in p.stacks("stubs") if any(p.name[f] == "fxagent.stacks.Stubs.subtype"
+                                              for f in s)]
+    stub = {f for f in range(len(p.name)) if "slow_subtype_check" in p.name[f]}
+    # the stub's frame and where it is (kernel frames may follow it)
+    rec = [(s, i) for s in on for i in range(2, len(s))
+           if s[i] in stub and p.sub[s[i]] == "Recovered stub"]
+    right = [s for s, i in rec if p.name[s[i - 1]] == "fxagent.stacks.Stubs.subtypes"
+             and p.name[s[i - 2]] == "fxagent.stacks.Stubs.subtype"]
+    fail = [s for s in on if any(p.name[s[i]].startswith("[AGCT") and s[i + 1] in stub
+                                 for i in range(len(s) - 1))]
+    check(len(rec) >= 10 and len(right) == len(rec),
+          f"subtype: {len(rec)} of {len(on)} samples in the loop with a recovered "
+          f"slow_subtype_check frame (at least 10), {len(right)} of them right over "
+          "Stubs.subtypes under Stubs.subtype (all required)")
+    every = sum(1 for s in p.stacks() if any(f in stub and p.sub[f] == "Recovered stub"
+                                             for f in s))
+    counted = (p.extra("Stack recovery") or {}).get(SUBTYPE, 0)
+    check(counted == every, f"subtype: meta.extra counts {counted} recoveries in the stub, the "
+          f"profile has {every}")
+    cut = [s for s, _ in rec if p.name[s[0]] == NOT_WALKED]
+    check(not cut, f"subtype: {len(cut)} of {len(rec)} recovered stacks cut below: {NOT_WALKED}")
+    check(len(fail) * 20 <= len(on), f"subtype: {len(fail)} of {len(on)} samples in the loop "
+          f"({100.0 * len(fail) / max(1, len(on)):.2f} %) fail in the stub, at most 5 %")
 
 
 def check_millis(run, check):

@@ -16,7 +16,12 @@
 #   millis      System.currentTimeMillis in a loop (2 s; issue 32, async-profiler's
 #               RecoveryTests.currentTimeMillis): os::javaTimeMillis always right over
 #               Stubs.millis, stacks recovered from native code called as a leaf, failure
-#               pseudo-frames on at most 25 % of the loop's samples.
+#               pseudo-frames on at most 25 % of the loop's samples;
+#   subtype     instanceof misses of the secondary super cache under C1 only (2 s,
+#               -XX:TieredStopAtLevel=1, Stubs.subtypes not inlined; docs/VALIDATION.md 8.5g):
+#               at least 10 samples with a recovered slow_subtype_check frame, each right over
+#               Stubs.subtypes under Stubs.subtype, meta.extra's count equal to them, failures in
+#               the stub on at most 5 % of the loop's samples.
 # Each JVM exits 0 without hs_err and fxcheck accepts each profile; stub_stacks_check.py reads
 # them. Fails without the stub rule (recover_stub.c): delete's samples are then "[AGCT: unknown
 # Java]" over the stub's name.
@@ -27,10 +32,14 @@ it_init "it.stub_stacks.jdk$(fx_jdk_major "$1")" "$1"
 [[ -n "${FXAGENT_STACKS_JAR:-}" && -f "$FXAGENT_STACKS_JAR" ]] ||
     it_fail "stacks jar not built: ${FXAGENT_STACKS_JAR:-FXAGENT_STACKS_JAR not set}"
 
-for c in delete intrinsics millis; do
+for c in delete intrinsics millis subtype; do
     profile=$FXAGENT_RUN_DIR/$c.json.gz
+    flags=()
+    [[ $c == subtype ]] && flags=(-XX:TieredStopAtLevel=1 -XX:CompileCommand=quiet
+        -XX:CompileCommand=dontinline,fxagent.stacks.Stubs::subtypes)
     it_run "$c" "$IT_JDK/bin/java" "-agentpath:$FXAGENT_LIB=mode=cpu,interval=2ms,quiet,file=$profile" \
-        -cp "$FXAGENT_STACKS_JAR" fxagent.stacks.Stubs "$c" "$([[ $c == millis ]] && echo 2 || echo 3)"
+        "${flags[@]}" -cp "$FXAGENT_STACKS_JAR" fxagent.stacks.Stubs "$c" \
+        "$([[ $c == millis || $c == subtype ]] && echo 2 || echo 3)"
     [[ $IT_RC -eq 0 ]] || it_fail "$c: java exited $IT_RC"
     it_no_hs_err
     [[ -s $profile ]] || it_fail "$c: no profile at $profile"

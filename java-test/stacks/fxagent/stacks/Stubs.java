@@ -7,7 +7,10 @@
  *   intrinsics  CRC32, Adler32, MD5, SHA-1, SHA-256 and Base64 over arrays of 0..1 KiB: their
  *               intrinsic stubs (updateBytesCRC32, updateBytesAdler32, md5_implCompress, ...)
  *   millis      System.currentTimeMillis in a loop (os::javaTimeMillis through the vDSO)
- * Usage: java -cp fxagent-stacks.jar fxagent.stacks.Stubs delete|intrinsics|millis [SECONDS]
+ *   subtype     instanceof against interfaces of a class with many, in turn, so that the
+ *               secondary super cache misses at each: under C1 (-XX:TieredStopAtLevel=1) the
+ *               time is C1's slow_subtype_check stub, called from Stubs.subtypes
+ * Usage: java -cp fxagent-stacks.jar fxagent.stacks.Stubs delete|intrinsics|millis|subtype [SECONDS]
  * Each case runs as Budget.java says, on thread "stubs". Prints "stubs: CASE rounds N checksum
  * X cpu_ms C wall_ms W" at the end (the thread's own CPU time and the case's wall time).
  */
@@ -27,7 +30,7 @@ public final class Stubs {
 
     public static void main(String[] args) throws Exception {
         if (args.length < 1 || args.length > 2) {
-            System.err.println("usage: Stubs delete|intrinsics|millis [SECONDS]");
+            System.err.println("usage: Stubs delete|intrinsics|millis|subtype [SECONDS]");
             System.exit(2);
         }
         String what = args[0];
@@ -57,8 +60,10 @@ public final class Stubs {
                 return intrinsics(until, out);
             case "millis":
                 return millis(until, out);
+            case "subtype":
+                return subtype(until, out);
             default:
-                System.err.println("Stubs: unknown case '" + what + "' (delete, intrinsics or millis)");
+                System.err.println("Stubs: unknown case '" + what + "' (delete, intrinsics, millis or subtype)");
                 System.exit(2);
                 return 0;
         }
@@ -121,5 +126,47 @@ public final class Stubs {
         out[1] = n;
         sink = sum;
         return sum;
+    }
+
+    interface I0 {}
+    interface I1 {}
+    interface I2 {}
+    interface I3 {}
+    interface I4 {}
+    interface I5 {}
+    interface I6 {}
+    interface I7 {}
+
+    static final class Many implements I0, I1, I2, I3, I4, I5, I6, I7 {}
+
+    static final class Few implements I1, I4, I6 {}
+
+    static long subtype(Budget until, long[] out) {
+        Object[] objs = {new Many(), new Few(), new Many(), "x"};
+        long n = 0, sum = 0;
+        while (until.more()) {
+            for (int i = 0; i < 1000; i++) {
+                sum += subtypes(objs[i & 3]);
+            }
+            n++;
+        }
+        out[1] = n;
+        sink = sum;
+        return sum;
+    }
+
+    /** Each test replaces the class's one-entry secondary super cache: the next one misses. */
+    static int subtypes(Object o) {
+        int k = 0;
+        if (o instanceof I1) {
+            k += 1;
+        }
+        if (o instanceof I6) {
+            k += 2;
+        }
+        if (o instanceof I4) {
+            k += 4;
+        }
+        return k;
     }
 }
