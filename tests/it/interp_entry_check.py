@@ -6,7 +6,7 @@ on a profile of java-test/stacks' fxagent.stacks.Interp under -Xint, thread "int
   interp_entry_check.py --profile P.json.gz [--label L] [--thread interp]
 
 For every sample of the thread whose leaf is a recovered Java frame (subcategory "Recovered...",
-the entered method, no line): the path under it, as (function, line) from the bottom Java frame,
+the entered method, no line; kernel frames above it set aside): the path under it, as (function, line) from the bottom Java frame,
 followed by the entered method's function, must be a prefix of an ordinary sample's path (no
 recovered or failure frame): that call site, under the same callers, seen with that method
 running above it. At least MIN_RECOVERED such samples; meta.extra's count of the rule at least
@@ -48,6 +48,8 @@ def main():
             continue
         while path and not prof.is_js[path[0]]:  # native frames below the Java ones
             path = path[1:]
+        while path and not prof.is_js[path[-1]]:  # kernel frames above (the signal in a syscall)
+            path = path[:-1]
         if not path:
             continue
         if is_recovered(prof, path[-1]):
