@@ -28,7 +28,12 @@ LABELS = {"samples": "samples taken (rows drained from the rings)",
           "passes": "drain wake-ups (passes)", "slow": "drain wake-ups after a wait over 10 ms",
           "kallsyms": "kallsyms read",
           "symbols": "symbol tables and naming: drain thread CPU time", "gc set-up": "GC attribution set-up CPU time",
-          "markers": "drain CPU time for markers and counters"}
+          "markers": "drain CPU time for markers and counters",
+          "published": "tables published",
+          "heap found": "pcs found in the code heaps (compiled since the table)",
+          "heap lookups": "code heap lookups by the handler's walks (~17 system calls each)",
+          "heap refused": "code heap lookups refused past a sample's budget (8)",
+          "handler ns": "mean CPU ns in handler per signal"}
 
 
 def command(a, jdk, so, base):
