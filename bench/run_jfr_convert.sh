@@ -3,7 +3,7 @@
 # fxprof convert REC.jfr against the JDK's `jfr summary` on a real recording of SIZE_MB MiB or
 # more (issue 35), one command:
 #   bench/run_jfr_convert.sh BUILD_DIR [--jdk HOME] [--size-mb N] [--threads N] [--runs N]
-#                            [--recording REC.jfr | --keep REC.jfr]
+#                            [--recording REC.jfr | --keep REC.jfr] [--base FXPROF]
 # Records (unless --recording names one made before; --keep REC: keeps it there) JDK HOME's
 # (default Temurin 25) javac compiling java.base's java.util sources from HOME/lib/src.zip again
 # and again on THREADS threads (default 12) of one JVM (bench/JfrBigWorkload.java, which also
@@ -15,7 +15,9 @@
 # repository holds SIZE_MB MiB (default 1000; JFR's default maxchunksize: chunks of 12 to 30 MB).
 # Written under /var/tmp (TMPDIR overrides), outside the repository, deleted at the end.
 # Then RUNS (default 3) alternating runs of fxprof convert and jfr summary, each under
-# /usr/bin/time (wall, user, sys, max RSS), the load average before each; every count per event
+# /usr/bin/time (wall, user, sys, max RSS), the load average before each (--runs 0: record
+# only, with --keep); --base FXPROF: another build's fxprof (a copy of main's) timed in each run
+# as well, its profile's gunzipped JSON equal to this build's but for "pid"; every count per event
 # type checked against jfr summary's (tests/it/jfr_check.py --counts-only --meta-only: Profile
 # Info's counts; the GBs of JSON are not loaded); and the first chunk
 # cut out and converted alone, the stack of its every execution, native method, CPU-time and
@@ -24,10 +26,10 @@
 # GBs of JSON for them).
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-usage="usage: run_jfr_convert.sh BUILD_DIR [--jdk HOME] [--size-mb N] [--threads N] [--runs N] [--recording REC.jfr | --keep REC.jfr]"
+usage="usage: run_jfr_convert.sh BUILD_DIR [--jdk HOME] [--size-mb N] [--threads N] [--runs N] [--recording REC.jfr | --keep REC.jfr] [--base FXPROF]"
 build=$(cd "${1:?$usage}" && pwd)
 shift
-jdk=/usr/lib/jvm/temurin-25-jdk-amd64 size_mb=1000 threads=12 runs=3 rec="" keep=""
+jdk=/usr/lib/jvm/temurin-25-jdk-amd64 size_mb=1000 threads=12 runs=3 rec="" keep="" base=""
 while [[ $# -gt 0 ]]; do
     case $1 in
         --jdk) jdk=$2 ;;
@@ -36,6 +38,7 @@ while [[ $# -gt 0 ]]; do
         --runs) runs=$2 ;;
         --recording) rec=$(realpath "$2") ;;
         --keep) keep=$(realpath "$2") ;;
+        --base) base=$(realpath "$2") ;;
         *) echo "$usage" >&2; exit 2 ;;
     esac
     shift 2
@@ -84,7 +87,10 @@ EOF
     [[ -z $keep ]] || { mv "$rec" "$keep"; rec=$keep; }
     echo "recorded in $(($(date +%s) - start)) s: $(grep '^JfrBigWorkload' workload.log); load: $(load)"
 fi
+[[ $runs -gt 0 ]] || exit 0
 size=$(stat -c %s "$rec")
+# the gunzipped JSON, the converter's own pid aside
+json_sum() { gzip -dc "$1" | sed -E 's/"pid":"?[0-9]+"?/"pid":X/g' | md5sum | cut -d' ' -f1; }
 echo "== $rec: $size bytes ($((size / 1048576)) MiB)"
 for i in $(seq "$runs"); do
     echo "run $i, load before: $(load)"
@@ -93,6 +99,17 @@ for i in $(seq "$runs"); do
         { cat "$work/convert.err" >&2; exit 1; }
     cat "$work/time"
     echo "  profile written: $(stat -c %s "$work/big.json.gz") bytes gzipped, $(gzip -dc "$work/big.json.gz" | wc -c) bytes of JSON"
+    if [[ -n $base ]]; then
+        echo "  load before the base: $(load)"
+        /usr/bin/time -o "$work/time" -f "base convert:   %e s wall, %U s user, %S s sys, %M KB max RSS" \
+            "$base" convert "$rec" -o "$work/base.json.gz" 2>"$work/convert.err" ||
+            { cat "$work/convert.err" >&2; exit 1; }
+        cat "$work/time"
+        [[ $(json_sum "$work/big.json.gz") == "$(json_sum "$work/base.json.gz")" ]] ||
+            { echo "the base's profile differs from this build's (gunzipped, pid aside)" >&2; exit 1; }
+        echo "  the base's profile equals this build's (gunzipped JSON, pid aside)"
+        rm -f "$work/base.json.gz"
+    fi
     /usr/bin/time -o "$work/time" -f "jfr summary:    %e s wall, %U s user, %S s sys, %M KB max RSS" \
         "$jdk/bin/jfr" summary "$rec" >"$work/big.summary"
     cat "$work/time"

@@ -364,29 +364,50 @@ int fx_json_finish(struct fx_json *j)
 
 /* ---- numbers: digits are produced by hand, so LC_NUMERIC never matters -------------------- */
 
-/* v in decimal at o (room for 20 bytes); the end. Two digits a step. */
+/* v in decimal at o (room for 20 bytes); the end. Two digits a step, written in place from the
+ * end: the digits are counted first (no copy through a buffer: the writer's hottest path). */
 static char *fmt_u64(char *o, uint64_t v)
 {
     static const char pairs[201] = "00010203040506070809101112131415161718192021222324252627282930"
                                    "31323334353637383940414243444546474849505152535455565758596061"
                                    "62636465666768697071727374757677787980818283848586878889909192"
                                    "93949596979899";
-    char tmp[20];
-    int n = 0;
+    static const uint64_t tens[19] = {10ull,
+                                      100ull,
+                                      1000ull,
+                                      10000ull,
+                                      100000ull,
+                                      1000000ull,
+                                      10000000ull,
+                                      100000000ull,
+                                      1000000000ull,
+                                      10000000000ull,
+                                      100000000000ull,
+                                      1000000000000ull,
+                                      10000000000000ull,
+                                      100000000000000ull,
+                                      1000000000000000ull,
+                                      10000000000000000ull,
+                                      100000000000000000ull,
+                                      1000000000000000000ull,
+                                      10000000000000000000ull};
+    int n = 1;
+    while (n < 20 && v >= tens[n - 1])
+        n++;
+    char *e = o + n, *w = e;
     while (v >= 100) {
         unsigned k = (unsigned)(v % 100) * 2;
         v /= 100;
-        tmp[sizeof(tmp) - 1 - n++] = pairs[k + 1];
-        tmp[sizeof(tmp) - 1 - n++] = pairs[k];
+        *--w = pairs[k + 1];
+        *--w = pairs[k];
     }
     if (v >= 10) {
-        tmp[sizeof(tmp) - 1 - n++] = pairs[v * 2 + 1];
-        tmp[sizeof(tmp) - 1 - n++] = pairs[v * 2];
+        *--w = pairs[v * 2 + 1];
+        *--w = pairs[v * 2];
     } else {
-        tmp[sizeof(tmp) - 1 - n++] = (char)('0' + v);
+        *--w = (char)('0' + v);
     }
-    memcpy(o, tmp + sizeof(tmp) - n, (size_t)n);
-    return o + n;
+    return e;
 }
 
 /* Writes v in decimal, left-padded with zeros to at least `width` digits (at most 20). */
