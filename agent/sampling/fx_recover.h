@@ -194,7 +194,8 @@ int32_t fx_recover_stub_depth(const struct fx_code_range *r, uintptr_t pc);
 int fx_recover_frameless(const struct fx_code_range *r, const struct fx_regs *in, uintptr_t lo,
                          uintptr_t hi, struct fx_regs *out);
 /* c->pc, a return address in compiled method n, follows a call to stub and two pops (the
- * arguments the caller pushed): c->sp moved past them, true; false otherwise. */
+ * arguments the caller pushed), then the result's test and a je (C1's type and store checks):
+ * c->sp moved past them, true; false otherwise (C1's arraycopy check among them). */
 bool fx_recover_pushed_return(const struct fx_code_range *n, uintptr_t stub, struct fx_regs *c);
 /* ret lies in compiled method n right after a call instruction (rel32, or through a register). */
 bool fx_recover_after_call(const struct fx_code_range *n, uintptr_t ret);

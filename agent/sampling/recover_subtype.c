@@ -12,8 +12,9 @@
  * everywhere, and every ret at depth 0). The pc must be an instruction's first byte with a known
  * depth; the return address is then at sp + depth, rbp is the caller's. The caller's side
  * (fx_recover_pushed_return): the call right before the return address goes to this stub, and
- * the two pops right after it restore the caller's frame base. Signal path: compiled with the
- * handler's flags and under its symbol allow-list. */
+ * the two pops right after it, followed by the result's test and a je (C1's type check and
+ * store check, not its arraycopy's, which pops twice more), restore the caller's frame base. Signal
+ * path: compiled with the handler's flags and under its symbol allow-list. */
 #include "recover_x86.h"
 
 /* The stub is ~72 bytes on JDK 17, ~250 on JDK 25: anything longer is not this stub. */
@@ -211,6 +212,25 @@ static unsigned pop_len(const struct fx_code_range *n, uintptr_t p)
     return fx_recover_in(n, p, 2) && b[0] == 0x41 && b[1] >= 0x58 && b[1] <= 0x5F ? 2 : 0;
 }
 
+/* The result test C1 emits right after the two pops: cmp r32, 0 (83 /7 00) or test r32, r32 (85
+ * with the same register twice), a REX for r8-r15 but no REX.W: its length, 0 if none. */
+static unsigned result_test_len(const struct fx_code_range *n, uintptr_t p)
+{
+    if (!fx_recover_in(n, p, 4))
+        return 0;
+    const uint8_t *b = fx_recover_code(p);
+    unsigned rex = b[0] >= 0x40 && b[0] <= 0x47 ? 1 : 0;
+    uint8_t op = b[rex], modrm = b[rex + 1];
+    if ((modrm & 0xC0) != 0xC0)
+        return 0;
+    if (op == 0x83 && ((modrm >> 3) & 7) == 7 && b[rex + 2] == 0 && !(rex && (b[0] & 4)))
+        return rex + 3;
+    if (op == 0x85 && ((modrm >> 3) & 7) == (modrm & 7) &&
+        (!rex || ((b[0] >> 2) & 1) == (b[0] & 1)))
+        return rex + 2;
+    return 0;
+}
+
 bool fx_recover_pushed_return(const struct fx_code_range *n, uintptr_t stub, struct fx_regs *c)
 {
     uintptr_t target;
@@ -218,6 +238,17 @@ bool fx_recover_pushed_return(const struct fx_code_range *n, uintptr_t stub, str
         return false;
     unsigned a = pop_len(n, c->pc), b = a > 0 ? pop_len(n, c->pc + a) : 0;
     if (b == 0)
+        return false;
+    /* C1's type check and aastore store check (c1_LIRAssembler_x86.cpp) test the result and
+     * je to the failure: their two pops restore the frame base. Its arraycopy's type check
+     * pushes two more words first and jne's to a continuation that pops them: there the base
+     * is 16 bytes further, so that shape (and any other) is refused. */
+    uintptr_t t = c->pc + a + b;
+    unsigned k = result_test_len(n, t);
+    if (k == 0 || !fx_recover_in(n, t + k, 2))
+        return false;
+    const uint8_t *j = fx_recover_code(t + k);
+    if (!(j[0] == 0x74 || (j[0] == 0x0F && j[1] == 0x84)))
         return false;
     c->sp += 16; /* the two arguments the caller pushed, as its pops release them */
     return true;

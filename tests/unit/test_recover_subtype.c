@@ -172,16 +172,38 @@ static bool pushed(uintptr_t to, const uint8_t *after, size_t n, uintptr_t *sp)
 START_TEST(test_pushed_return)
 {
     uintptr_t sp;
-    static const uint8_t two[] = {0x5E, 0x5E}, wide[] = {0x41, 0x59, 0x5B};
-    static const uint8_t one[] = {0x5E, 0x85}, into_rsp[] = {0x5E, 0x5C};
-    ck_assert(pushed((uintptr_t)stub, two, 2, &sp)); /* pop rsi; pop rsi (C1's typecheck) */
+    /* C1's type check: pop rsi; pop rsi; cmp esi, 0; je (emit_typecheck_helper) */
+    static const uint8_t typecheck[] = {0x5E, 0x5E, 0x83, 0xFE, 0x00, 0x74, 0x10};
+    /* its store check: pop r9; pop rbx; test ebx, ebx; je rel32 (emit_opTypeCheck) */
+    static const uint8_t store[] = {0x41, 0x59, 0x5B, 0x85, 0xDB, 0x0F, 0x84, 1, 0, 0, 0};
+    /* r8-r15: pop r10; pop r10; test r10d, r10d; je; and cmp r11d, 0; je */
+    static const uint8_t wide_test[] = {0x41, 0x5A, 0x41, 0x5A, 0x45, 0x85, 0xD2, 0x74, 0x10};
+    static const uint8_t wide_cmp[] = {0x41, 0x5B, 0x41, 0x5B, 0x41, 0x83, 0xFB, 0x00, 0x74, 1};
+    ck_assert(pushed((uintptr_t)stub, typecheck, sizeof(typecheck), &sp));
     ck_assert_uint_eq(sp, 0x7000 + 16);
-    ck_assert(pushed((uintptr_t)stub, wide, 3, &sp)); /* pop r9; pop rbx */
+    ck_assert(pushed((uintptr_t)stub, store, sizeof(store), &sp));
     ck_assert_uint_eq(sp, 0x7000 + 16);
-    ck_assert(!pushed((uintptr_t)stub + 1, two, 2, &sp)); /* a call elsewhere */
+    ck_assert(pushed((uintptr_t)stub, wide_test, sizeof(wide_test), &sp));
+    ck_assert(pushed((uintptr_t)stub, wide_cmp, sizeof(wide_cmp), &sp));
+    ck_assert(!pushed((uintptr_t)stub + 1, typecheck, sizeof(typecheck), &sp)); /* elsewhere */
     ck_assert_uint_eq(sp, 0x7000);
-    ck_assert(!pushed((uintptr_t)stub, one, 2, &sp));      /* one pop */
-    ck_assert(!pushed((uintptr_t)stub, into_rsp, 2, &sp)); /* pop rsp */
+    /* refused: C1's arraycopy check (pop dst; pop src; test src, src; jne cont: two more words
+     * pushed before, popped at cont, so the frame base is not 16 bytes up) */
+    static const uint8_t arraycopy[] = {0x5F, 0x5E, 0x85, 0xF6, 0x75, 0x10};
+    ck_assert(!pushed((uintptr_t)stub, arraycopy, sizeof(arraycopy), &sp));
+    ck_assert_uint_eq(sp, 0x7000);
+    static const uint8_t one[] = {0x5E, 0x85, 0xF6, 0x74, 0x10};                 /* one pop */
+    static const uint8_t into_rsp[] = {0x5E, 0x5C, 0x85, 0xE4, 0x74, 0x10};      /* pop rsp */
+    static const uint8_t no_test[] = {0x5E, 0x5E, 0x74, 0x10, 0x90, 0x90};       /* je alone */
+    static const uint8_t mixed[] = {0x5E, 0x5E, 0x85, 0xF7, 0x74, 0x10};         /* test esi, edi */
+    static const uint8_t cmp_one[] = {0x5E, 0x5E, 0x83, 0xFE, 0x01, 0x74, 0x10}; /* cmp esi, 1 */
+    static const uint8_t wide64[] = {0x5E, 0x5E, 0x48, 0x85, 0xF6, 0x74, 0x10};  /* test rsi, rsi */
+    ck_assert(!pushed((uintptr_t)stub, one, sizeof(one), &sp));
+    ck_assert(!pushed((uintptr_t)stub, into_rsp, sizeof(into_rsp), &sp));
+    ck_assert(!pushed((uintptr_t)stub, no_test, sizeof(no_test), &sp));
+    ck_assert(!pushed((uintptr_t)stub, mixed, sizeof(mixed), &sp));
+    ck_assert(!pushed((uintptr_t)stub, cmp_one, sizeof(cmp_one), &sp));
+    ck_assert(!pushed((uintptr_t)stub, wide64, sizeof(wide64), &sp));
 }
 END_TEST
 
