@@ -51,6 +51,7 @@ struct state {
 };
 struct join {
     uintptr_t at;
+    bool landed; /* the sweep reached it at an instruction's first byte */
     struct state st;
 };
 
@@ -62,7 +63,7 @@ static bool same(struct val a, struct val b)
     return a.kind == b.kind && (a.kind != V_ADDR || (a.sym == b.sym && a.off == b.off));
 }
 
-static struct val addr(uint8_t sym, int32_t off)
+static struct val addr(uint8_t sym, int64_t off) /* 64 bits: an int16 and a disp never overflow */
 {
     if (off < INT16_MIN || off > INT16_MAX)
         return (struct val){0, V_NONE, 0};
@@ -116,7 +117,7 @@ static struct val mem_at(const struct state *s, const struct fx_insn *x)
 {
     if (x->base < 0 || x->index || s->reg[x->base].kind != V_ADDR)
         return (struct val){0, V_NONE, 0};
-    return addr(s->reg[x->base].sym, s->reg[x->base].off + x->disp);
+    return addr(s->reg[x->base].sym, (int64_t)s->reg[x->base].off + x->disp);
 }
 
 /* The effect of one instruction that is not a branch; false: not followed (the window ends). */
@@ -131,7 +132,8 @@ static bool apply(struct state *s, const struct fx_insn *x)
     if (x->op >= 0x58 && x->op <= 0x5F) { /* pop r */
         struct val sp = s->reg[RSP], v = load(s, sp);
         store(s, sp, none);
-        return set(s, RSP, addr(sp.sym, sp.off + 8)) && (x->reg == RSP || set(s, x->reg, v));
+        /* pop rsp loads rsp from the stack: not followed (HotSpot does not emit it here) */
+        return x->reg != RSP && set(s, RSP, addr(sp.sym, sp.off + 8)) && set(s, x->reg, v);
     }
     switch (x->op) {
     case 0x89: /* mov r/m, r */
@@ -170,7 +172,8 @@ static bool apply(struct state *s, const struct fx_insn *x)
         if (x->w && (grp == 0 || grp == 5) && s->reg[x->rm].kind == V_ADDR)
             return set(s, x->rm,
                        addr(s->reg[x->rm].sym,
-                            s->reg[x->rm].off + (int32_t)(grp == 0 ? x->imm : -x->imm)));
+                            (int64_t)s->reg[x->rm].off +
+                                    (grp == 0 ? (int64_t)x->imm : -(int64_t)x->imm)));
         return set(s, x->rm, none);
     case 0xC1: /* shl / shr r, imm8 */
         return !x->mem && (grp == 4 || grp == 5) && set(s, x->rm, none);
@@ -223,6 +226,7 @@ static struct join *join_at(struct join *j, unsigned *nj, uintptr_t at, bool add
         return NULL;
     j[*nj].at = at;
     j[*nj].st.live = false;
+    j[*nj].landed = false;
     return &j[(*nj)++];
 }
 
@@ -251,16 +255,25 @@ static int sweep(const struct fx_code_range *r, uintptr_t entry, uintptr_t pc, s
     at_pc->live = false;
     int fixed = 1;
     uintptr_t p = entry;
+    for (unsigned k = 0; k < *nj; k++)
+        j[k].landed = false;
     for (unsigned i = 0; i < MAX_INSNS; i++) {
         struct join *t = join_at(j, nj, p, false);
         if (t != NULL) {
             merge(&t->st, &s, (uint8_t)(SYM_JOIN + (t - j)));
             s = t->st;
+            t->landed = true;
         }
         if (p == pc)
             *at_pc = s;
-        if (window_end(r, p))
+        if (window_end(r, p)) {
+            /* a join the sweep never reached (past the end, or inside an instruction) is code
+             * whose state the result lacks: not an entry this rule knows */
+            for (unsigned k = 0; fixed == 1 && k < *nj; k++)
+                if (!j[k].landed)
+                    return -1;
             return fixed;
+        }
         const uint8_t *b;
         unsigned n = fx_recover_head(r, p, &b);
         if (n > 0) {

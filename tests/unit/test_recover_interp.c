@@ -164,6 +164,18 @@ START_TEST(test_refusals)
     c[0x53] = 0x90;
     ck_assert_int_eq(at_point(c, sizeof(c), pts, after_pop, 0, LO, HI), FX_REC_DECODE);
     memcpy(c, normal17, sizeof(c));
+    /* a jump (dec edx -> je) to code past the frame build's end (+0xb6), or into the middle
+     * of push r13 (+0x5c): a join the sweep never lands on, its state missing: refused */
+    c[0x52] = 0x74;
+    c[0x53] = 0x62;
+    ck_assert_int_eq(at_point(c, sizeof(c), pts, after_pop, 0, LO, HI), FX_REC_DECODE);
+    c[0x53] = 0x08;
+    ck_assert_int_eq(at_point(c, sizeof(c), pts, after_pop, 0, LO, HI), FX_REC_DECODE);
+    memcpy(c, normal17, sizeof(c));
+    /* pop rsp where pop rax pops the return address (+0x3f): rsp loaded, not followed */
+    c[0x3f] = 0x5C;
+    ck_assert_int_eq(at_point(c, sizeof(c), pts, after_pop, 0, LO, HI), FX_REC_DECODE);
+    memcpy(c, normal17, sizeof(c));
     /* no end of the frame's build inside the range */
     ck_assert_int_eq(at_point(c, sizeof(c) - 8, pts, framed, 0, LO, HI), FX_REC_DECODE);
     /* the return address slot overwritten before the pop (mov rdx, [rbx + 8] -> mov [rsp], rdx) */
