@@ -105,9 +105,9 @@ static struct fx_regs top_sigsafe(const struct fx_thread *t, const ucontext_t *u
  *    decoded frame): recover.c's rules, as for the samples recovered there; types too;
  *  - C1's g1_post_barrier_slow: recover.c's rbp-frame rule, then fx_recover_continuation's
  *    proven branch in the C1 caller (8.5c), the pc recover_sigsafe resumes ASGCT at; types too;
- *  - the interpreter's method entry building a frame (not at the anchor): recover_interp.c's
- *    decoded build from the interrupted rbx and r13 (8.5f); the entered method's frame is not
- *    built, whether AsyncGetCallTrace named it is not certain: no type words;
+ *  - the interpreter's method entry building a frame (not at the anchor), for a sample with no
+ *    type words (a recovered one): recover_interp.c's decoded build from the interrupted rbx
+ *    and r13 (8.5f), as its recovery did;
  *  - native code compiled code called as a leaf (FX_REC_LEAF_NATIVE) is top_sigsafe's, no step;
  *  - an nmethod's prologue, epilogue or inline cache check: recover.c's rules (8.3-8.5) give
  *    the caller's registers; whether AsyncGetCallTrace named the method on top is not certain
@@ -154,10 +154,12 @@ static bool top_step_sigsafe(const struct fx_code_table *tab, struct fx_heap_mem
         if (n == NULL || n->kind != FX_BLOB_NMETHOD || !fx_recover_blob_current(n, cid_off) ||
             !fx_recover_continuation(n, next.pc, &next.pc))
             return false;
-    } else if (r->kind == FX_BLOB_STUB && (r->flags & FX_RANGE_INTERPRETER) && !from_anchor) {
+    } else if (r->kind == FX_BLOB_STUB && (r->flags & FX_RANGE_INTERPRETER) && !from_anchor &&
+               !*typed) {
         /* the interpreter's method entry building the entered method's frame (recover_interp.c,
-         * from the interrupted rbx and r13): its frame AsyncGetCallTrace may or may not have
-         * named, so no type words */
+         * from the interrupted rbx and r13), for samples wanting no type words only (the
+         * recovered ones, whose recovery ran this rule: an ordinary sample in the interpreter
+         * keeps the rbp walk, without the rule's Method* reads, system calls, on each) */
         uintptr_t gpr[16];
         fx_recover_gpr(uc, gpr);
         struct fx_regs in = {at->pc, at->sp, at->fp, gpr};
@@ -166,7 +168,6 @@ static bool top_step_sigsafe(const struct fx_code_table *tab, struct fx_heap_mem
             FX_REC_INTERP_ENTRY)
             return false;
         next.gpr = NULL;
-        *typed = false;
     } else if (r->kind == FX_BLOB_NMETHOD) {
         int rc = fx_recover_caller(r, at, lo, hi, fx_recover_blob_current(r, cid_off), &next);
         if (rc != FX_REC_PROLOGUE && rc != FX_REC_EPILOGUE && rc != FX_REC_ICCHECK)
