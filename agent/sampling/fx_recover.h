@@ -212,6 +212,17 @@ int fx_recover_interp_entry(const struct fx_code_range *r, uintptr_t entry,
 /* Signal-safe: *to = *from with the caller's registers: what ASGCT reads of a context is RIP,
  * RSP and RBP (os::fetch_frame_from_context); everything else stays the interrupted thread's. */
 void fx_recover_patch(ucontext_t *to, const ucontext_t *from, const struct fx_regs *r);
+
+/* Signal-safe: the interrupted general registers in encoding order (rax, rcx, rdx, rbx, rsp,
+ * rbp, rsi, rdi, r8-r15), for the rules reading them (the adapter's, the interpreter entry's). */
+static inline void fx_recover_gpr(const ucontext_t *uc, uintptr_t gpr[16])
+{
+    static const int reg[16] = {REG_RAX, REG_RCX, REG_RDX, REG_RBX, REG_RSP, REG_RBP,
+                                REG_RSI, REG_RDI, REG_R8,  REG_R9,  REG_R10, REG_R11,
+                                REG_R12, REG_R13, REG_R14, REG_R15};
+    for (int i = 0; i < 16; i++)
+        gpr[i] = (uintptr_t)uc->uc_mcontext.gregs[reg[i]];
+}
 #endif
 
 #endif

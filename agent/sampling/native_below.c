@@ -103,13 +103,19 @@ static struct fx_regs top_sigsafe(const struct fx_thread *t, const ucontext_t *u
  *    the pushed arguments (8.5g); types too;
  *  - a vtable/itable stub (its caller's return address at sp) or an I2C/C2I adapter (its
  *    decoded frame): recover.c's rules, as for the samples recovered there; types too;
+ *  - C1's g1_post_barrier_slow: recover.c's rbp-frame rule, then fx_recover_continuation's
+ *    proven branch in the C1 caller (8.5c), the pc recover_sigsafe resumes ASGCT at; types too;
+ *  - the interpreter's method entry building a frame (not at the anchor), for a sample with no
+ *    type words (a recovered one): recover_interp.c's decoded build from the interrupted rbx
+ *    and r13 (8.5f), as its recovery did;
+ *  - native code compiled code called as a leaf (FX_REC_LEAF_NATIVE) is top_sigsafe's, no step;
  *  - an nmethod's prologue, epilogue or inline cache check: recover.c's rules (8.3-8.5) give
  *    the caller's registers; whether AsyncGetCallTrace named the method on top is not certain
  *    there, so the sample has no type words (the frames below the call stub are the same).
  * false: none applies, the walk starts at the top as before. */
 static bool top_step_sigsafe(const struct fx_code_table *tab, struct fx_heap_memo *m, long cid_off,
-                             bool from_anchor, uintptr_t lo, uintptr_t hi, struct fx_regs *at,
-                             bool *typed)
+                             bool from_anchor, const ucontext_t *uc, uintptr_t lo, uintptr_t hi,
+                             struct fx_regs *at, bool *typed)
 {
     const struct fx_code_range *r = fx_recover_find_any(tab, at->pc, m);
     struct fx_regs next = {0, 0, 0, NULL};
@@ -140,6 +146,28 @@ static bool top_step_sigsafe(const struct fx_code_table *tab, struct fx_heap_mem
         int rc = fx_recover_caller(r, at, lo, hi, false, &next);
         if (rc != FX_REC_DISPATCH && rc != FX_REC_ADAPTER)
             return false;
+    } else if (r->kind == FX_BLOB_C1_BARRIER) {
+        /* as recover_sigsafe: the stub's rbp frame, then the caller's slow-case continuation */
+        if (fx_recover_caller(r, at, lo, hi, false, &next) != FX_REC_C1_BARRIER)
+            return false;
+        const struct fx_code_range *n = fx_recover_find_any(tab, next.pc, m);
+        if (n == NULL || n->kind != FX_BLOB_NMETHOD || !fx_recover_blob_current(n, cid_off) ||
+            !fx_recover_continuation(n, next.pc, &next.pc))
+            return false;
+    } else if (r->kind == FX_BLOB_STUB && (r->flags & FX_RANGE_INTERPRETER) && !from_anchor &&
+               !*typed) {
+        /* the interpreter's method entry building the entered method's frame (recover_interp.c,
+         * from the interrupted rbx and r13), for samples wanting no type words only (the
+         * recovered ones, whose recovery ran this rule: an ordinary sample in the interpreter
+         * keeps the rbp walk, without the rule's Method* reads, system calls, on each) */
+        uintptr_t gpr[16];
+        fx_recover_gpr(uc, gpr);
+        struct fx_regs in = {at->pc, at->sp, at->fp, gpr};
+        fx_asgct_frame entered;
+        if (fx_recover_caller_sigsafe(r, &fx_sig.interp, &in, lo, hi, false, &next, &entered) !=
+            FX_REC_INTERP_ENTRY)
+            return false;
+        next.gpr = NULL;
     } else if (r->kind == FX_BLOB_NMETHOD) {
         int rc = fx_recover_caller(r, at, lo, hi, fx_recover_blob_current(r, cid_off), &next);
         if (rc != FX_REC_PROLOGUE && rc != FX_REC_EPILOGUE && rc != FX_REC_ICCHECK)
@@ -213,7 +241,7 @@ uint32_t fx_native_below_sigsafe(const struct fx_thread *t, const void *ucontext
     struct fx_regs at = top_sigsafe(t, ucontext, tab, m, &from_anchor, &crossed);
     /* after a crossed stub the pc is a return address: the prologue and epilogue rules are an
      * interrupted pc's (on JDK 17 a return address may sit right before an epilogue's add rsp) */
-    bool stepped = !crossed && top_step_sigsafe(tab, m, cid_off, from_anchor, t->stack_lo,
+    bool stepped = !crossed && top_step_sigsafe(tab, m, cid_off, from_anchor, ucontext, t->stack_lo,
                                                 t->stack_hi, &at, &typed);
     uint32_t nt = 0, nw = 0, pcs = 0; /* nt: physical Java frames walked, the first typed */
     for (uint32_t seg = 0;; seg++) {

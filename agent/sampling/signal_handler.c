@@ -149,13 +149,8 @@ static int recover_sigsafe(struct fx_thread *t, void *ucontext, fx_asgct_trace *
 {
     const ucontext_t *uc = ucontext;
     const greg_t *g = uc->uc_mcontext.gregs;
-    /* The general registers in encoding order, for the adapter rule (fx_recover_adapter). */
-    const uintptr_t gpr[16] = {(uintptr_t)g[REG_RAX], (uintptr_t)g[REG_RCX], (uintptr_t)g[REG_RDX],
-                               (uintptr_t)g[REG_RBX], (uintptr_t)g[REG_RSP], (uintptr_t)g[REG_RBP],
-                               (uintptr_t)g[REG_RSI], (uintptr_t)g[REG_RDI], (uintptr_t)g[REG_R8],
-                               (uintptr_t)g[REG_R9],  (uintptr_t)g[REG_R10], (uintptr_t)g[REG_R11],
-                               (uintptr_t)g[REG_R12], (uintptr_t)g[REG_R13], (uintptr_t)g[REG_R14],
-                               (uintptr_t)g[REG_R15]};
+    uintptr_t gpr[16]; /* for the adapter and interpreter entry rules */
+    fx_recover_gpr(uc, gpr);
     struct fx_regs in = {(uintptr_t)g[REG_RIP], (uintptr_t)g[REG_RSP], (uintptr_t)g[REG_RBP], gpr};
     struct fx_code_range r;
     if (!find_blob_sigsafe(in.pc, &r, fresh, m))

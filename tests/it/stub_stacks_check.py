@@ -2,8 +2,8 @@
 # SPDX-License-Identifier: Apache-2.0
 """Checks the profiles of stub_stacks_test.sh (issue 32 item 4: samples in StubRoutines stubs).
 
-usage: stub_stacks_check.py --label NAME RUN_DIR   (reads delete, intrinsics, millis, subtype
-       .json.gz)
+usage: stub_stacks_check.py --label NAME RUN_DIR   (reads delete, intrinsics, millis, subtype,
+       barrier .json.gz)
 Thread "stubs", samples on the CPU (an "[idle]" leaf is no such sample):
   both:       failures in an arraycopy stub (a failure pseudo-frame "[AGCT: ..." with an
               arraycopy stub's frame right above it) on at most 0.5 % of them (at least 1
@@ -34,7 +34,11 @@ Thread "stubs", samples on the CPU (an "[idle]" leaf is no such sample):
               meta.extra's count of the case equal to the stacks with one; failures with the
               stub's frame right above them on at most 5 % of the loop's samples; none of
               the recovered stacks with the root "[native: walk stopped (Java frames not
-              walked to the call stub)]" (the walk below steps over the stub: native_below.c).
+              walked to the call stub)]" (the walk below steps over the stub: native_below.c);
+  barrier:    (C1's g1_post_barrier_slow, docs/VALIDATION.md 8.5c) at least 5 samples with a
+              recovered stub frame, each right over Stubs.stores, the one method whose stores
+              call it; none of them with the root NOT_WALKED (native_below.c steps over it to
+              the barrier's continuation).
 Prints the figures (the share of failure pseudo-frames) either way.
 """
 import os
@@ -121,6 +125,7 @@ def main():
             check(named >= 1, f"intrinsics: {named} failures named by their (intrinsic) stub")
     check_millis(run, check)
     check_subtype(run, check)
+    check_barrier(run, check)
     return ck.exit_code()
 
 
@@ -150,6 +155,19 @@ def check_subtype(run, check):
     check(not cut, f"subtype: {len(cut)} of {len(rec)} recovered stacks cut below: {NOT_WALKED}")
     check(len(fail) * 20 <= len(on), f"subtype: {len(fail)} of {len(on)} samples in the loop "
           f"({100.0 * len(fail) / max(1, len(on)):.2f} %) fail in the stub, at most 5 %")
+
+
+def check_barrier(run, check):
+    """The barrier case: C1's g1_post_barrier_slow stub (docstring)."""
+    p = Profile(os.path.join(run, "barrier.json.gz"))
+    rec = [(s, i) for s in p.stacks("stubs") for i in range(1, len(s))
+           if p.name[s[i]] == "g1_post_barrier_slow" and p.sub[s[i]] == "Recovered stub"]
+    right = [s for s, i in rec if p.name[s[i - 1]] == "fxagent.stacks.Stubs.stores"]
+    cut = [s for s, _ in rec if p.name[s[0]] == NOT_WALKED]
+    check(len(rec) >= 5 and len(right) == len(rec),
+          f"barrier: {len(rec)} samples with a recovered g1_post_barrier_slow frame (at least "
+          f"5), {len(right)} of them right over Stubs.stores (all required)")
+    check(not cut, f"barrier: {len(cut)} of {len(rec)} recovered stacks cut below: {NOT_WALKED}")
 
 
 def check_millis(run, check):

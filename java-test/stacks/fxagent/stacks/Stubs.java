@@ -10,7 +10,9 @@
  *   subtype     instanceof against interfaces of a class with many, in turn, so that the
  *               secondary super cache misses at each: under C1 (-XX:TieredStopAtLevel=1) the
  *               time is C1's slow_subtype_check stub, called from Stubs.subtypes
- * Usage: java -cp fxagent-stacks.jar fxagent.stacks.Stubs delete|intrinsics|millis|subtype [SECONDS]
+ *   barrier     new objects stored into a humongous (old) array: under C1 with G1 each store
+ *               crosses regions, and Stubs.stores calls C1's g1_post_barrier_slow stub
+ * Usage: java -cp fxagent-stacks.jar fxagent.stacks.Stubs delete|intrinsics|millis|subtype|barrier [SECONDS]
  * Each case runs as Budget.java says, on thread "stubs". Prints "stubs: CASE rounds N checksum
  * X cpu_ms C wall_ms W" at the end (the thread's own CPU time and the case's wall time).
  */
@@ -30,7 +32,7 @@ public final class Stubs {
 
     public static void main(String[] args) throws Exception {
         if (args.length < 1 || args.length > 2) {
-            System.err.println("usage: Stubs delete|intrinsics|millis|subtype [SECONDS]");
+            System.err.println("usage: Stubs delete|intrinsics|millis|subtype|barrier [SECONDS]");
             System.exit(2);
         }
         String what = args[0];
@@ -62,8 +64,10 @@ public final class Stubs {
                 return millis(until, out);
             case "subtype":
                 return subtype(until, out);
+            case "barrier":
+                return barrier(until, out);
             default:
-                System.err.println("Stubs: unknown case '" + what + "' (delete, intrinsics, millis or subtype)");
+                System.err.println("Stubs: unknown case '" + what + "' (delete, intrinsics, millis, subtype or barrier)");
                 System.exit(2);
                 return 0;
         }
@@ -166,6 +170,29 @@ public final class Stubs {
         }
         if (o instanceof I4) {
             k += 4;
+        }
+        return k;
+    }
+
+    static long barrier(Budget until, long[] out) {
+        Object[] old = new Object[1 << 22]; // 16 MiB at least: humongous, in old regions
+        long n = 0, sum = 0;
+        while (until.more()) {
+            sum += stores(old, (int) n);
+            n++;
+        }
+        out[1] = n;
+        sink = sum;
+        return sum;
+    }
+
+    /** Each store puts a young object into the old array: G1's post barrier's slow case. */
+    static int stores(Object[] old, int round) {
+        int k = 0;
+        for (int i = 0; i < 1000; i++) {
+            int at = (round * 1000 + i) * 4099 & (old.length - 1);
+            old[at] = new Object();
+            k += at;
         }
         return k;
     }
