@@ -183,6 +183,30 @@ static bool top_step_sigsafe(const struct fx_code_table *tab, struct fx_heap_mem
 }
 #endif
 
+bool fx_leaf_unanchored_sigsafe(const struct fx_thread *t, const void *ucontext,
+                                struct fx_heap_memo *m)
+{
+#if defined(__x86_64__)
+    const ucontext_t *uc = ucontext;
+    long sp_off = __atomic_load_n(&fx_sig.anchor_sp_off, __ATOMIC_RELAXED);
+    if (uc == NULL || t->env == NULL || sp_off == 0)
+        return false;
+    uintptr_t last_sp;
+    memcpy(&last_sp, (const char *)t->env + sp_off, sizeof(last_sp));
+    if (last_sp != 0)
+        return false;
+    __atomic_add_fetch(&fx_sig.code_readers, 1, __ATOMIC_SEQ_CST);
+    const struct fx_code_table *tab = __atomic_load_n(&fx_sig.code_table, __ATOMIC_SEQ_CST);
+    bool in_code = tab == NULL ||
+                   fx_recover_find_any(tab, (uintptr_t)uc->uc_mcontext.gregs[REG_RIP], m) != NULL;
+    __atomic_sub_fetch(&fx_sig.code_readers, 1, __ATOMIC_SEQ_CST);
+    return !in_code;
+#else
+    (void)t, (void)ucontext, (void)m;
+    return false;
+#endif
+}
+
 int fx_recover_leaf_native_sigsafe(struct fx_thread *t, void *ucontext, fx_asgct_trace *trace,
                                    uint32_t depth, struct fx_heap_memo *m)
 {

@@ -61,6 +61,16 @@ bool fx_native_walk_to_java_sigsafe(const struct fx_thread *t, const void *ucont
 int fx_recover_leaf_native_sigsafe(struct fx_thread *t, void *ucontext, fx_asgct_trace *trace,
                                    uint32_t depth, struct fx_heap_memo *m);
 
+/* Signal-safe (issue 32, native_below.c): is the pc in no code blob with no last Java frame in
+ * the anchor (native code compiled Java called as a leaf)? There AsyncGetCallTrace, when it
+ * answers at all, found its first Java frame by stepping the native frames through rbp, which at
+ * a leaf's first instruction, its epilogue or in the vDSO is still the compiled caller's own: the
+ * compiled frame and its callers up to the next frame pointer are skipped (seen: os::javaTimeMillis
+ * right over an interpreted caller of an OSR-compiled loop). So its answer is not taken there:
+ * fx_recover_leaf_native_sigsafe's proven walk replaces it, or the sample fails, named. */
+bool fx_leaf_unanchored_sigsafe(const struct fx_thread *t, const void *ucontext,
+                                struct fx_heap_memo *m);
+
 /* Signal-safe (issue 32, native_below.c): the native frames below a Java frame, from `at`, the
  * registers at a return address into HotSpot's call stub (its rbp the stub's frame pointer, as
  * the Java frame above it saved it): the stub is stepped by its frame pointer (not recorded),
