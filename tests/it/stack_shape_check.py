@@ -289,14 +289,17 @@ def summary(r):
 def recovered_oracle(prof, thread, check, label):
     """The recovered stacks of one thread against its ordinary samples' call sites."""
     seen = set()  # proper prefixes of ordinary samples' paths
+    seen_names = set()  # the same without lines (an anchor walk's compiled frames have none)
     recovered = []
     for path, w in samples(prof, thread):
         if any(prof.name[f].startswith(FAILURE_PREFIX) for f in path):
             continue
         # Kernel frames (kstack=yes) sit above whatever user frame was interrupted, a
-        # recovered one included (a page fault or an interrupt in a stub): not part of the
-        # Java stack this oracle checks.
-        while path and prof.cat[path[-1]] == "Kernel":
+        # recovered one included (a page fault or an interrupt in a stub), and native frames
+        # above the Java ones (a Java stack walked from the frame anchor while the thread runs
+        # VM code: Runtime1::counter_overflow > CodeHeap::find_blob over recovered frames):
+        # not part of the Java stack this oracle checks.
+        while path and prof.cat[path[-1]] in ("Kernel", "Native"):
             path = path[:-1]
         path = without_receiver(prof, path)  # the receiver oracle checks it
         # Native frames below the bottom Java frame (issue 32 item 2: the thread's start down
@@ -309,6 +312,7 @@ def recovered_oracle(prof, thread, check, label):
             key = path_key(prof, path)
             for k in range(1, len(key)):
                 seen.add(key[:k])
+                seen_names.add(tuple(n for n, _ in key[:k]))
             continue
         recovered.append((path, flags, w))
     bad_order, mismatch, matched = Counter(), Counter(), 0
@@ -316,12 +320,15 @@ def recovered_oracle(prof, thread, check, label):
         k = len(flags)
         while k > 0 and flags[k - 1]:
             k -= 1
+        walked = k == 0 and len(path) > 1  # every frame recovered (walked from the anchor):
+        if walked:
+            k = len(path) - 1  # the top frame's callers are the call site to find
         top = " > ".join(prof.name[f] for f in path[k:])
-        if any(flags[:k]):
+        if not walked and any(flags[:k]):
             bad_order[top] += w
             continue
         base = path_key(prof, path[:k])
-        if base and base in seen:
+        if base and (base in seen or (walked and tuple(n for n, _ in base) in seen_names)):
             matched += w
         else:
             site = f"{base[-1][0]}:{base[-1][1]}" if base else "(nothing under it)"
