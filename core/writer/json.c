@@ -364,6 +364,28 @@ int fx_json_finish(struct fx_json *j)
 
 /* ---- numbers: digits are produced by hand, so LC_NUMERIC never matters -------------------- */
 
+/* 10^0 .. 10^19: fmt_u64's digit count and fmt_fixed's scale */
+static const uint64_t pow10_tab[20] = {1ull,
+                                       10ull,
+                                       100ull,
+                                       1000ull,
+                                       10000ull,
+                                       100000ull,
+                                       1000000ull,
+                                       10000000ull,
+                                       100000000ull,
+                                       1000000000ull,
+                                       10000000000ull,
+                                       100000000000ull,
+                                       1000000000000ull,
+                                       10000000000000ull,
+                                       100000000000000ull,
+                                       1000000000000000ull,
+                                       10000000000000000ull,
+                                       100000000000000000ull,
+                                       1000000000000000000ull,
+                                       10000000000000000000ull};
+
 /* v in decimal at o (room for 20 bytes); the end. Two digits a step, written in place from the
  * end: the digits are counted first (no copy through a buffer: the writer's hottest path). */
 static char *fmt_u64(char *o, uint64_t v)
@@ -372,27 +394,8 @@ static char *fmt_u64(char *o, uint64_t v)
                                    "31323334353637383940414243444546474849505152535455565758596061"
                                    "62636465666768697071727374757677787980818283848586878889909192"
                                    "93949596979899";
-    static const uint64_t tens[19] = {10ull,
-                                      100ull,
-                                      1000ull,
-                                      10000ull,
-                                      100000ull,
-                                      1000000ull,
-                                      10000000ull,
-                                      100000000ull,
-                                      1000000000ull,
-                                      10000000000ull,
-                                      100000000000ull,
-                                      1000000000000ull,
-                                      10000000000000ull,
-                                      100000000000000ull,
-                                      1000000000000000ull,
-                                      10000000000000000ull,
-                                      100000000000000000ull,
-                                      1000000000000000000ull,
-                                      10000000000000000000ull};
     int n = 1;
-    while (n < 20 && v >= tens[n - 1])
+    while (n < 20 && v >= pow10_tab[n])
         n++;
     char *e = o + n, *w = e;
     while (v >= 100) {
@@ -528,25 +531,6 @@ static void put_big_integral(struct fx_json *j, double a)
     for (int i = n - 2; i >= 0; i--)
         put_digits(j, limb[i], 9);
 }
-
-static const uint64_t pow10_tab[] = {1,
-                                     10,
-                                     100,
-                                     1000,
-                                     10000,
-                                     100000,
-                                     1000000,
-                                     10000000,
-                                     100000000,
-                                     1000000000,
-                                     10000000000ull,
-                                     100000000000ull,
-                                     1000000000000ull,
-                                     10000000000000ull,
-                                     100000000000000ull,
-                                     1000000000000000ull,
-                                     10000000000000000ull,
-                                     100000000000000000ull};
 
 /* The integral and fractional parts are split before scaling (both exact for a double), so the
  * only rounding is of frac * 10^decimals, and the integral part is never scaled out of range. */
