@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "codeheap.h"
+#include "fake_method.h"
 
 #define SHIFT 6    /* 64-byte segments */
 #define SEGS  1024 /* room for a block longer than one map byte's step */
@@ -21,15 +22,6 @@ static unsigned char segmap[SEGS];
 static _Alignas(8) unsigned char heap[32], ga[16];
 static uintptr_t heap_list[1], heaps;
 static const char nm_name[] = "nmethod", stub_name[] = "BufferBlob";
-
-/* the Method* chain of interp_frame_sig.c (JDK 25's offsets, as in unit.recover_walk) */
-static _Alignas(16) unsigned char f_method[88], f_cm[56], f_cp[64], f_ik[344];
-static uintptr_t f_ids[3], f_slot;
-
-static void put(unsigned char *b, size_t off, uintptr_t v, size_t w)
-{
-    memcpy(b + off, &v, w);
-}
 
 static unsigned char *blob(void)
 {
@@ -105,24 +97,7 @@ static void fakes(struct fx_codeheap_layout *l, struct fx_interp_layout *il)
                                      .stub_offset = 76,
                                      .header = 80,
                                      .reread = 73};
-    put(f_method, 8, (uintptr_t)f_cm, 8);
-    put(f_cm, 8, (uintptr_t)f_cp, 8);
-    put(f_cm, 40, 1, 2); /* idnum 1 */
-    put(f_cp, 24, (uintptr_t)f_ik, 8);
-    put(f_ik, 336, (uintptr_t)f_ids, 8);
-    f_ids[0] = 2;
-    f_ids[2] = (uintptr_t)&f_slot;
-    f_slot = (uintptr_t)f_method;
-    *il = (struct fx_interp_layout){.pid = (int32_t)getpid(),
-                                    .method_size = 88,
-                                    .cm_size = 56,
-                                    .const_method = 8,
-                                    .access_flags = 44,
-                                    .constants = 8,
-                                    .idnum = 40,
-                                    .code_size = 34,
-                                    .pool_holder = 24,
-                                    .jmethod_ids = 336};
+    *il = fake_method_chain();
 }
 
 START_TEST(test_finds_the_nmethod)

@@ -32,6 +32,7 @@ enum {
         pc, ssp, rsp, bp, ax, r13, bx, wa, wv    \
     }
 
+#include "fake_method.h"
 #include "recover_interp_jdk17.h"
 #include "recover_interp_jdk25.h"
 
@@ -203,38 +204,13 @@ START_TEST(test_refusals)
 }
 END_TEST
 
-/* Fakes of a Method* and its jmethodID chain (interp_frame_sig.c reads them with
- * process_vm_readv on this process), as unit.codeheap builds them. */
-static _Alignas(8) unsigned char f_method[88], f_cm[56], f_cp[32], f_ik[344];
-static uintptr_t f_ids[3], f_slot;
-
-static void put(unsigned char *b, size_t at, uintptr_t v, size_t n)
-{
-    memcpy(b + at, &v, n);
-}
-
+/* The entered method (fake_method.h), its _i2i_entry the entry given. */
 static struct fx_interp_layout fake_method(uintptr_t entry)
 {
-    put(f_method, 8, (uintptr_t)f_cm, 8);
-    put(f_method, 16, entry, 8); /* _i2i_entry */
-    put(f_cm, 8, (uintptr_t)f_cp, 8);
-    put(f_cm, 40, 1, 2); /* idnum 1 */
-    put(f_cp, 24, (uintptr_t)f_ik, 8);
-    put(f_ik, 336, (uintptr_t)f_ids, 8);
-    f_ids[0] = 2;
-    f_ids[2] = (uintptr_t)&f_slot;
-    f_slot = (uintptr_t)f_method;
-    return (struct fx_interp_layout){.pid = (int32_t)getpid(),
-                                     .method_size = 88,
-                                     .cm_size = 56,
-                                     .const_method = 8,
-                                     .access_flags = 44,
-                                     .constants = 8,
-                                     .idnum = 40,
-                                     .code_size = 34,
-                                     .pool_holder = 24,
-                                     .jmethod_ids = 336,
-                                     .i2i_entry = 16};
+    struct fx_interp_layout l = fake_method_chain();
+    put(f_method, 16, entry, 8);
+    l.i2i_entry = 16;
+    return l;
 }
 
 START_TEST(test_handler_entry)
