@@ -9,7 +9,9 @@
 #   FXAGENT_BENCH_ASYNC_PROFILER=/path/libasyncProfiler.so bench/run_views.sh --rounds 5
 # usage: bench/run_views.sh [--build-dir DIR] [--out DIR] [--no-build] [--jdk HOME]...
 #        [views_overhead.py options: --rounds N --workloads W,.. --configs C,.. --cpu-rounds N
-#        --alloc-rounds N --lock-seconds S --javac-files N --javac-configs C,..]
+#        --alloc-rounds N --lock-seconds S --javac-files N --javac-configs C,.. --jvm-flags "OPTS"]
+# Low noise (docs/BENCHMARKS.md "The low-noise run"): --jvm-flags "-Xbatch -XX:+UseSerialGC
+# -Xms256m -Xmx256m" takes the JIT's and the collector's timing out of the JVM's CPU time.
 # The defaults one at a time: --configs none,fx,fx-kstack-no,fx-markers-off,fx-cstack-fp,fx-cstack-no
 # JDKs: FXAGENT_TEST_JDKS (colon-separated homes) or every JDK in /usr/lib/jvm, as the tests do.
 set -euo pipefail
@@ -26,9 +28,9 @@ while [[ $# -gt 0 ]]; do
     --no-build) build_it=0; shift ;;
     --jdk) jdk_args+=("$2"); shift 2 ;;
     --rounds | --workloads | --configs | --cpu-rounds | --alloc-rounds | --lock-seconds | \
-        --javac-files | --javac-configs)
+        --javac-files | --javac-configs | --jvm-flags)
         py_args+=("$1" "$2"); shift 2 ;;
-    *) sed -n '3,14p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2 ;;
+    *) sed -n '3,16p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2 ;;
     esac
 done
 [[ -n "$out" ]] || out=$(mktemp -d /tmp/fxbench-views.XXXXXX)

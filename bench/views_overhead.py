@@ -47,6 +47,7 @@ AP_EVENTS = {"ap-cpu": "event=cpu,interval=10ms,file={base}.jfr",
 
 def workload_cmd(a, jdk, work, prof):
     java = os.path.join(jdk["home"], "bin", "java")
+    prof = a.jvm_flags + prof  # --jvm-flags: the same JVM options in every configuration
     if work == "cpu":
         return [java] + prof + ["-cp", os.path.join(a.build, "java-test", "fxagent-bench.jar"),
                                 "fxagent.bench.CpuSingle", f"rounds={a.cpu_rounds}"]
@@ -148,7 +149,11 @@ def main():
                     help="javac runs only these configurations (and none); the others: all")
     ap.add_argument("--javac-files", type=int, default=0,
                     help="compile only the first N of the 627 java.base files (0: all)")
+    ap.add_argument("--jvm-flags", default="",
+                    help="JVM options for every run, e.g. the low-noise set "
+                         "'-Xbatch -XX:+UseSerialGC -Xms256m -Xmx256m'")
     a = ap.parse_args()
+    a.jvm_flags = a.jvm_flags.split()
     a.workloads = a.workloads.split(",")
     a.agent = os.path.join(a.build, "agent", "libfxagent.so")
     a.ap = os.environ.get("FXAGENT_BENCH_ASYNC_PROFILER", "")
@@ -189,7 +194,9 @@ def main():
 
 
 def report(a, js, configs, res, done):
-    lines = [f"{time.strftime('%Y-%m-%d %H:%M')}, {done} of {a.rounds} rounds, {os.cpu_count()} CPUs; "
+    flags = f", JVM options {' '.join(a.jvm_flags)}" if a.jvm_flags else ""
+    lines = [f"{time.strftime('%Y-%m-%d %H:%M')}, {done} of {a.rounds} rounds, {os.cpu_count()} CPUs"
+             f"{flags}; "
              "each cell: median ratio of the JVM's CPU (per operation for lock) to no profiler "
              "in the same round (min-max), median 1-min load average before the runs", "",
              "| JDK | workload | none CPU s | " + " | ".join(c for c in configs if c != "none") +
