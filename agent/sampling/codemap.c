@@ -168,14 +168,20 @@ void fx_codemap_compiled_load(jmethodID method, const void *code_addr, jint code
         r.stubs = l.stubs > r.begin && l.stubs <= r.end ? (uint32_t)(l.stubs - r.begin) : 0;
     }
     r.flags |= self_inlined(method, compile_info) ? FX_RANGE_SELF_INLINE : 0;
-    /* the oracle costs 3 lookups of ~16 system calls: every one of the first loads, then 1 in
-     * 64 (javac's ~9,500 loads: ~400 checks, ~10 ms of the ServiceThread's CPU) */
+    /* the oracle costs 3 lookups of ~16 system calls (~50 µs of the ServiceThread): every load
+     * under the test switch, which is its test; otherwise the first 8 checked, then 1 load in
+     * 1,024 (a short run's first 256 loads cost 16 ms of a 1.5 s run: docs/BENCHMARKS.md,
+     * session 17) */
     uint64_t seen = __atomic_load_n(&cm.loads, __ATOMIC_RELAXED);
-    int check = layout && (seen < 256 || seen % 64 == 0) ? codeheap_check(&r) : 0;
+    uint64_t done = __atomic_load_n(&cm.heap_agree, __ATOMIC_RELAXED) +
+                    __atomic_load_n(&cm.heap_refused, __ATOMIC_RELAXED) +
+                    __atomic_load_n(&cm.heap_differ, __ATOMIC_RELAXED);
+    bool due = cm.heap_only || done < 8 || seen % 1024 == 0;
+    int check = layout && due ? codeheap_check(&r) : 0;
     pthread_mutex_lock(&cm.lock);
-    cm.heap_agree += check == 1;
-    cm.heap_refused += check == 2;
-    cm.heap_differ += check < 0;
+    __atomic_store_n(&cm.heap_agree, cm.heap_agree + (check == 1), __ATOMIC_RELAXED);
+    __atomic_store_n(&cm.heap_refused, cm.heap_refused + (check == 2), __ATOMIC_RELAXED);
+    __atomic_store_n(&cm.heap_differ, cm.heap_differ + (check < 0), __ATOMIC_RELAXED);
     if (layout && fx_sig.compile_id_off < 0)
         __atomic_store_n(&fx_sig.compile_id_off, l.compile_id_offset, __ATOMIC_RELAXED);
     __atomic_store_n(&cm.loads, cm.loads + 1, __ATOMIC_RELAXED);
