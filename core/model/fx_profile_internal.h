@@ -186,6 +186,7 @@ struct fx_profile {
     bool packed;            /* fx_profile_pack_markers: markers go to the threads' packs, */
     struct fx_mkind *kinds; /* their kinds in `kinds` */
     uint32_t nkinds, kinds_cap;
+    uint32_t last_kind; /* the kind of the last packed marker (runs of one kind: traced calls) */
 
     struct fx_counter *counters;
     uint32_t ncounters, counters_cap;
