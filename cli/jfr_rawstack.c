@@ -18,7 +18,8 @@
  * async-profiler's chunks (native frames named by their library) are not reused. A stack of a
  * corrupt chunk whose bytes equal a known one resolves as that one did, where resolving it
  * frame by frame could have failed on a method the chunk lacks. Tests: unit.jfr_rawstack,
- * it.jfr (two recordings concatenated: every stack again against jfr print's). */
+ * it.jfr (a chunk twice: every stack against jfr print's). (The JDK's reader keeps the first
+ * chunk's constants for ids it has seen; fxprof reads each chunk's own, as before.) */
 #include "fxprof.h"
 
 #include <string.h>

@@ -4,7 +4,9 @@
  * first's stacks and names, and its samples' stacks are the first chunk's (the same nodes);
  * 03-renamed.jfr's second chunk has stacks of the same bytes whose method ids name other
  * methods (main and work swapped), and its samples' stacks must say so (a reuse by bytes alone
- * would give them the first chunk's names); a truncated stack is counted in each chunk. */
+ * would give them the first chunk's names); a truncated stack is counted in each chunk. (The
+ * JDK's reader, jfr print, keeps the first chunk's names for ids it has seen: fxprof reads each
+ * chunk's own pools, as it did before stacks were reused, and is checked here, not there.) */
 #include <check.h>
 #include <stdio.h>
 #include <string.h>
