@@ -353,9 +353,7 @@ static int finish(struct conv *c)
 int fx_jfr_profile(const char *path, struct fx_profile *p, struct fx_jfr_summary *sum,
                    struct fx_errbuf *eb)
 {
-    struct conv c = {.p = p,
-                     .smemo = fx_calloc(1u << SMEMO_BITS, sizeof(struct stack_memo)),
-                     .nmemo = fx_calloc(1u << NMEMO_BITS, sizeof(struct node_memo))};
+    struct conv c = {.p = p};
     /* millions of traced calls: packed, ~12 bytes a marker where columns take 42 */
     int rc = fx_profile_pack_markers(p);
     if (rc != FX_OK) {
@@ -365,6 +363,9 @@ int fx_jfr_profile(const char *path, struct fx_profile *p, struct fx_jfr_summary
     rc = fx_jfr_open(path, &c.r, eb);
     if (rc != FX_OK)
         return rc;
+    /* the memos (jfr_profile.h); without them (out of memory) the caches alone */
+    c.smemo = fx_calloc(1u << SMEMO_BITS, sizeof(struct stack_memo));
+    c.nmemo = fx_calloc(1u << NMEMO_BITS, sizeof(struct node_memo));
     while ((rc = fx_jfr_next_chunk(c.r, eb)) == 1) {
         if ((rc = chunk(&c, eb)) != FX_OK)
             break;
