@@ -17,7 +17,9 @@
 # Then RUNS (default 3) alternating runs of fxprof convert and jfr summary, each under
 # /usr/bin/time (wall, user, sys, max RSS), the load average before each (--runs 0: record
 # only, with --keep); --base FXPROF: another build's fxprof (a copy of main's) timed in each run
-# as well, its profile's gunzipped JSON equal to this build's but for "pid"; every count per event
+# as well, its profile's gunzipped JSON equal to this build's but for "pid" and a marker stack's
+# time (data.cause.time: written only for an END marker since session 17, where a base of
+# before wrote it for all: dropped from both before they are compared); every count per event
 # type checked against jfr summary's (tests/it/jfr_check.py --counts-only --meta-only: Profile
 # Info's counts; the GBs of JSON are not loaded); and the first chunk
 # cut out and converted alone, the stack of its every execution, native method, CPU-time and
@@ -89,8 +91,15 @@ EOF
 fi
 [[ $runs -gt 0 ]] || exit 0
 size=$(stat -c %s "$rec")
-# the gunzipped JSON, the converter's own pid aside
-json_sum() { gzip -dc "$1" | sed -E 's/"pid":"?[0-9]+"?/"pid":X/g' | md5sum | cut -d' ' -f1; }
+# the gunzipped JSON, the converter's own pid aside, and the time of a marker's stack (written
+# by builds before session 17 for every marker, since then only for an END marker's); cut into
+# lines at each '}' first (the JSON is one line of GBs, and holds no raw newline) so that sed
+# never holds the whole of it
+json_sum() {
+    gzip -dc "$1" | tr '}' '\n' |
+        sed -E 's/"pid":"?[0-9]+"?/"pid":X/g; s/"cause":\{"time":[-0-9.e+]+,/"cause":{/g' |
+        md5sum | cut -d' ' -f1
+}
 echo "== $rec: $size bytes ($((size / 1048576)) MiB)"
 for i in $(seq "$runs"); do
     echo "run $i, load before: $(load)"
@@ -106,8 +115,8 @@ for i in $(seq "$runs"); do
             { cat "$work/convert.err" >&2; exit 1; }
         cat "$work/time"
         [[ $(json_sum "$work/big.json.gz") == "$(json_sum "$work/base.json.gz")" ]] ||
-            { echo "the base's profile differs from this build's (gunzipped, pid aside)" >&2; exit 1; }
-        echo "  the base's profile equals this build's (gunzipped JSON, pid aside)"
+            { echo "the base's profile differs from this build's (gunzipped, pid and cause times aside)" >&2; exit 1; }
+        echo "  the base's profile equals this build's (gunzipped JSON, pid and cause times aside)"
         rm -f "$work/base.json.gz"
     fi
     /usr/bin/time -o "$work/time" -f "jfr summary:    %e s wall, %U s user, %S s sys, %M KB max RSS" \

@@ -260,8 +260,15 @@ static int values(struct conv *c, unsigned i, const struct fx_jfr_value *v,
              * chunk: its text is made once (a traced method's markers: 9% of a conversion) */
             bool pooled = x->kind == FX_JFR_REF && s->how[f] != H_BOOL;
             uint64_t sid;
+            struct text_memo *tm =
+                    &c->tmemo[((uint64_t)x->i + x->cls) * 0x9E3779B97F4A7C15ull >> 56];
+            if (pooled && tm->gen == c->gen && tm->ref == x->i && tm->cls == x->cls) {
+                out[f].s = (fx_str_id){tm->sid};
+                continue;
+            }
             if (pooled && fx_jfr_map_get(&c->cache, C_TEXT + x->cls, (uint64_t)x->i, &sid)) {
                 out[f].s = (fx_str_id){(uint32_t)sid};
+                *tm = (struct text_memo){x->i, x->cls, out[f].s.i, c->gen};
                 continue;
             }
             char text[256];
@@ -274,6 +281,8 @@ static int values(struct conv *c, unsigned i, const struct fx_jfr_value *v,
             int rc = fx_profile_cstring(c->p, text, &out[f].s);
             if (rc == FX_OK && pooled)
                 rc = fx_jfr_map_put(&c->cache, C_TEXT + x->cls, (uint64_t)x->i, out[f].s.i);
+            if (rc == FX_OK && pooled)
+                *tm = (struct text_memo){x->i, x->cls, out[f].s.i, c->gen};
             if (rc != FX_OK)
                 return rc;
         }
@@ -326,6 +335,12 @@ int fx_jfr_markers_event(struct conv *c, const struct fx_jfr_obj *ev, struct fx_
     fx_stack_id st;
     struct fx_jfr_obj so;
     bool has = rc == FX_OK && m->stack >= 0 && v[m->stack].kind == FX_JFR_REF && v[m->stack].i;
+    /* a stack resolved before in this chunk (most of a traced method's calls'): found in the
+     * pools then, so not looked up in them again */
+    bool known = has && fx_jfr_profile_stack_known(c, &v[m->stack], &st);
+    if (known)
+        rc = fx_profile_marker_stack(c->p, th, st);
+    has = has && !known;
     /* a stack the chunk's pools lack (an old object's, at times) is none, as jfr print's null:
      * no cause, counted with the events without a stack trace */
     if (has && fx_jfr_deref(c->r, &v[m->stack], &so) != FX_OK) {

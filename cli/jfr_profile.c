@@ -267,6 +267,8 @@ static int chunk(struct conv *c, struct fx_errbuf *eb)
     fx_jfr_markers_layout(c);
     fx_jfr_counters_layout(c);
     fx_jfr_map_clear(&c->cache);
+    c->gen++; /* the stacks' memo: every slot of the last chunk reads as empty */
+    fx_jfr_rawstack_chunk(c);
     c->last_thread[0].ok = c->last_thread[1].ok = false;
     fx_free(c->per_class);
     c->per_class = fx_calloc(fx_jfr_class_count(c->r) + 1, sizeof *c->per_class);
@@ -361,6 +363,9 @@ int fx_jfr_profile(const char *path, struct fx_profile *p, struct fx_jfr_summary
     rc = fx_jfr_open(path, &c.r, eb);
     if (rc != FX_OK)
         return rc;
+    /* the memos (jfr_profile.h); without them (out of memory) the caches alone */
+    c.smemo = fx_calloc(1u << SMEMO_BITS, sizeof(struct stack_memo));
+    c.nmemo = fx_calloc(1u << NMEMO_BITS, sizeof(struct node_memo));
     while ((rc = fx_jfr_next_chunk(c.r, eb)) == 1) {
         if ((rc = chunk(&c, eb)) != FX_OK)
             break;
@@ -387,8 +392,9 @@ int fx_jfr_profile(const char *path, struct fx_profile *p, struct fx_jfr_summary
     for (size_t i = 0; i < c.n_types; i++)
         fx_free(c.types[i].name);
     fx_free(c.types), fx_free(c.rows), fx_free(c.cnt.rows), fx_free(c.per_class), fx_free(c.frames);
-    fx_free(c.path);
+    fx_free(c.path), fx_free(c.smemo), fx_free(c.nmemo);
     fx_jfr_map_destroy(&c.cache);
+    fx_jfr_rawstack_free(&c);
     fx_jfr_map_destroy(&c.threads);
     fx_jfr_close(c.r);
     return rc;

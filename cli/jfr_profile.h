@@ -114,6 +114,37 @@ struct conv {
         fx_thread_id th;
         bool ok;
     } last_thread[2];
+    /* the stacks resolved lately in this chunk, a slot per reference's hash (jfr_resolve.c):
+     * a traced call's stack is often one of its thread's last few calls', and this saves a
+     * lookup in `cache` (a miss of the CPU's caches) for each; gen: the chunk's number, so
+     * that a slot of another chunk reads as empty. NULL: none (out of memory), `cache` only */
+#define SMEMO_BITS 12
+    struct stack_memo {
+        int64_t ref;
+        uint32_t id, gen;
+    } * smemo;
+    uint32_t gen;
+    /* model stack nodes lately found, a slot per (prefix, frame) hash (jfr_resolve.c): the
+     * frames of a new stack past those it shares with the stack before are mostly nodes made
+     * already, and the model's index finds each with a miss of the CPU's caches or more. The
+     * model's ids last the whole conversion: no generation. node + 1 (0: empty); NULL: none */
+#define NMEMO_BITS 16
+    struct node_memo {
+        uint32_t prefix, frame, node1;
+    } * nmemo;
+    /* the texts of pool objects in markers' fields lately made (jfr_markers.c), the same way:
+     * a traced method's name, read at each of its calls */
+    struct text_memo {
+        int64_t ref;
+        uint32_t cls, sid, gen;
+    } tmemo[256];
+    /* stacks known by their bytes across chunks (jfr_rawstack.c): bytes hash -> model stack,
+     * and the names and frame types of the ids they were resolved with */
+    struct rawstacks {
+        struct fx_jfr_map known, names;
+        uint64_t layout; /* the stack fields' indexes they were read with */
+        bool ok;         /* this chunk's ids mean what they meant: known stacks are reused */
+    } rs;
     struct srow *rows;
     size_t n_rows, cap_rows;
     uint64_t *per_class; /* events of each class in this chunk */
@@ -159,14 +190,31 @@ int fx_jfr_profile_thread(struct conv *c, const struct fx_jfr_value *ref, bool c
                           fx_thread_id *out, struct fx_errbuf *eb);
 int fx_jfr_profile_stack(struct conv *c, const struct fx_jfr_value *ref, bool native,
                          fx_stack_id *out, struct fx_errbuf *eb);
+/* The stack of a StackTrace reference resolved before in this chunk (its pool entry found
+ * then), without the native leaf: true and *out, else false (fx_jfr_profile_stack resolves it). */
+bool fx_jfr_profile_stack_known(struct conv *c, const struct fx_jfr_value *ref, fx_stack_id *out);
 /* "pkg.Class.method" of a Method reference, in c->buf ("[unknown class].[unknown method]" when
  * the pools lack it). */
 const char *fx_jfr_profile_method(struct conv *c, const struct fx_jfr_value *ref,
                                   struct fx_errbuf *eb);
+/* A FrameType reference's category and subcategory (cat << 8 | sub), bit 16 set for a native
+ * library's frame (async-profiler's). */
+uint32_t fx_jfr_profile_frame_kind(struct conv *c, const struct fx_jfr_value *ref,
+                                   struct fx_errbuf *eb);
 /* A frame of its own for a label (a root or leaf the recording implies, an allocated class):
  * category cat, subcategory sub. */
 int fx_jfr_profile_label_frame(struct fx_profile *p, const char *label, uint8_t cat, uint8_t sub,
                                fx_frame_id *out);
+
+/* jfr_rawstack.c: at a chunk's start (after its layout), whether the stacks known from earlier
+ * chunks hold in it; a StackTrace reference's stack known by its bytes (true, *out, whether it
+ * was truncated); a stack resolved, made known. */
+void fx_jfr_rawstack_chunk(struct conv *c);
+bool fx_jfr_rawstack_get(struct conv *c, const struct fx_jfr_value *ref, fx_stack_id *out,
+                         bool *truncated);
+int fx_jfr_rawstack_put(struct conv *c, const struct fx_jfr_value *ref, fx_stack_id st,
+                        bool truncated);
+void fx_jfr_rawstack_free(struct conv *c);
 
 /* jfr_markers.c: finds the marker types' fields in the chunk; turns ev into a marker when it is
  * one of them (1), else 0; negative on failure (eb). */

@@ -111,7 +111,8 @@ int fx_jfr_profile_thread(struct conv *c, const struct fx_jfr_value *ref, bool c
  * "JIT compiled" does not say which compiler (Java's Other), async-profiler's is C2 beside its
  * "C1 compiled". */
 #define K_LIB (1u << 16)
-static uint32_t frame_kind(struct conv *c, const struct fx_jfr_value *ref, struct fx_errbuf *eb)
+uint32_t fx_jfr_profile_frame_kind(struct conv *c, const struct fx_jfr_value *ref,
+                                   struct fx_errbuf *eb)
 {
     uint64_t v64;
     if (fx_jfr_map_get(&c->cache, C_FTYPE, (uint64_t)ref->i, &v64))
@@ -303,7 +304,8 @@ static int stack_frames(struct conv *c, const struct fx_jfr_value *ref, size_t *
             c->frames[--at] = (fx_frame_id){(uint32_t)v64};
             continue;
         }
-        uint32_t k = l->f_type >= 0 ? frame_kind(c, &fr[l->f_type], eb) : FX_CAT_JAVA << 8;
+        uint32_t k = l->f_type >= 0 ? fx_jfr_profile_frame_kind(c, &fr[l->f_type], eb)
+                                    : FX_CAT_JAVA << 8;
         struct fx_frame_key fk = {
                 .line = -1, .category = (uint8_t)(k >> 8), .subcategory = (uint8_t)k};
         rc = k & K_LIB ? lib_func(c, &fr[l->f_method], &fk.subcategory, &fk.func, eb)
@@ -324,17 +326,69 @@ static int stack_frames(struct conv *c, const struct fx_jfr_value *ref, size_t *
     return FX_OK;
 }
 
+/* The model's node of frame under prefix, through the nodes' memo. */
+static int node(struct conv *c, fx_stack_id prefix, fx_frame_id frame, fx_stack_id *out)
+{
+    uint64_t h = ((uint64_t)prefix.i << 32 | frame.i) * 0x9E3779B97F4A7C15ull;
+    struct node_memo *m = c->nmemo ? &c->nmemo[h >> (64 - NMEMO_BITS)] : NULL;
+    if (m && m->node1 && m->prefix == prefix.i && m->frame == frame.i) {
+        *out = (fx_stack_id){m->node1 - 1};
+        return FX_OK;
+    }
+    int rc = fx_profile_stack(c->p, prefix, frame, out);
+    if (rc == FX_OK && m && out->i != UINT32_MAX)
+        *m = (struct node_memo){prefix.i, frame.i, out->i + 1};
+    return rc;
+}
+
+static struct stack_memo *memo_slot(struct conv *c, int64_t ref)
+{
+    return c->smemo ? &c->smemo[(uint64_t)ref * 0x9E3779B97F4A7C15ull >> (64 - SMEMO_BITS)] : NULL;
+}
+
+bool fx_jfr_profile_stack_known(struct conv *c, const struct fx_jfr_value *ref, fx_stack_id *out)
+{
+    if (ref->kind != FX_JFR_REF)
+        return false;
+    struct stack_memo *m = memo_slot(c, ref->i);
+    if (m && m->gen == c->gen && m->ref == ref->i) {
+        *out = (fx_stack_id){m->id};
+        return true;
+    }
+    uint64_t v64;
+    if (!fx_jfr_map_get(&c->cache, C_STACK, (uint64_t)ref->i, &v64))
+        return false;
+    *out = (fx_stack_id){(uint32_t)v64};
+    if (m)
+        *m = (struct stack_memo){ref->i, out->i, c->gen};
+    return true;
+}
+
 int fx_jfr_profile_stack(struct conv *c, const struct fx_jfr_value *ref, bool native,
                          fx_stack_id *out, struct fx_errbuf *eb)
 {
     uint64_t v64;
     uint32_t ns = native ? C_NSTACK : C_STACK;
-    if (ref->kind == FX_JFR_REF && fx_jfr_map_get(&c->cache, ns, (uint64_t)ref->i, &v64)) {
+    if (!native && fx_jfr_profile_stack_known(c, ref, out))
+        return FX_OK;
+    if (native && ref->kind == FX_JFR_REF &&
+        fx_jfr_map_get(&c->cache, ns, (uint64_t)ref->i, &v64)) {
         *out = (fx_stack_id){(uint32_t)v64};
         return FX_OK;
     }
+    bool trunc;
+    int rc;
+    struct stack_memo *m = native ? NULL : memo_slot(c, ref->i);
+    if (!native && ref->kind == FX_JFR_REF && fx_jfr_rawstack_get(c, ref, out, &trunc)) {
+        c->truncated += trunc; /* counted at each chunk's stack, as when resolved */
+        rc = fx_jfr_map_put(&c->cache, ns, (uint64_t)ref->i, out->i);
+        if (rc == FX_OK && m)
+            *m = (struct stack_memo){ref->i, out->i, c->gen};
+        return rc;
+    }
     size_t n = 0;
-    int rc = ref->kind == FX_JFR_REF ? stack_frames(c, ref, &n, eb) : FX_ENOTFOUND;
+    uint64_t truncated_before = c->truncated;
+    rc = ref->kind == FX_JFR_REF ? stack_frames(c, ref, &n, eb) : FX_ENOTFOUND;
     bool none = rc == FX_ENOTFOUND || (rc == FX_OK && n == 0);
     if (none) {
         c->no_stack++;
@@ -353,11 +407,13 @@ int fx_jfr_profile_stack(struct conv *c, const struct fx_jfr_value *ref, bool na
             return FX_ENOMEM;
         c->n_path = 0; /* until the path is whole */
         for (size_t i = k; i < n && rc == FX_OK; i++) {
-            rc = fx_profile_stack(c->p, s, c->frames[i], &s);
+            rc = node(c, s, c->frames[i], &s);
             c->path[i] = (struct path_node){c->frames[i].i, s.i};
         }
         c->n_path = rc == FX_OK ? n : 0;
         *out = s;
+        if (rc == FX_OK && !native)
+            rc = fx_jfr_rawstack_put(c, ref, s, c->truncated != truncated_before);
     }
     if (rc == FX_OK && native) {
         fx_frame_id leaf;
@@ -369,5 +425,7 @@ int fx_jfr_profile_stack(struct conv *c, const struct fx_jfr_value *ref, bool na
      * reads that count to leave its cause empty */
     if (rc == FX_OK && ref->kind == FX_JFR_REF && !none)
         rc = fx_jfr_map_put(&c->cache, ns, (uint64_t)ref->i, out->i);
+    if (rc == FX_OK && m && ref->kind == FX_JFR_REF && !none)
+        *m = (struct stack_memo){ref->i, out->i, c->gen};
     return rc;
 }

@@ -109,6 +109,13 @@ int fx_jfr_fields(struct fx_jfr *r, const struct fx_jfr_obj *o, struct fx_jfr_va
 /* The object a REF or STRUCT value stands for: FX_ENOTFOUND for a key the chunk's pools do not
  * hold (a null reference is key 0, usually absent). */
 int fx_jfr_deref(struct fx_jfr *r, const struct fx_jfr_value *v, struct fx_jfr_obj *out);
+/* The bytes of the constant pool entry a REF value stands for (after its key): *p and *len, *len
+ * 0 when not kept (an entry of 16 MiB or more); FX_ENOTFOUND as fx_jfr_deref. Two entries of
+ * equal bytes are the same value but for the references in them. */
+int fx_jfr_entry(struct fx_jfr *r, const struct fx_jfr_value *v, const uint8_t **p, size_t *len);
+/* fn(ctx, key) for each key of class cls in the current chunk's pools, in no order, until fn
+ * returns nonzero (returned). */
+int fx_jfr_pool_each(struct fx_jfr *r, uint32_t cls, int (*fn)(void *ctx, int64_t key), void *ctx);
 /* Iterates an ARRAY value: *cursor starts at NULL; 1 with *elem set, 0 after the last. */
 int fx_jfr_array_next(struct fx_jfr *r, const struct fx_jfr_value *arr, const uint8_t **cursor,
                       uint32_t *index, struct fx_jfr_value *elem, struct fx_errbuf *eb);

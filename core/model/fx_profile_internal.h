@@ -185,7 +185,7 @@ struct fx_profile {
     uint32_t nschemas, schemas_cap;
     bool packed;            /* fx_profile_pack_markers: markers go to the threads' packs, */
     struct fx_mkind *kinds; /* their kinds in `kinds` */
-    uint32_t nkinds, kinds_cap;
+    uint32_t nkinds, kinds_cap, last_kind; /* last_kind: the last packed marker's (they run) */
 
     struct fx_counter *counters;
     uint32_t ncounters, counters_cap;

@@ -46,13 +46,21 @@ static int64_t unzigzag(uint64_t v)
 }
 
 /* The kind of (name, phase, category, schema), added when new. */
+static bool same_kind(const struct fx_mkind *x, const struct fx_mkind *k)
+{
+    return x->name == k->name && x->schema == k->schema && x->phase == k->phase &&
+           x->category == k->category;
+}
+
 static int kind_of(struct fx_profile *p, const struct fx_mkind *k, uint32_t *out)
 {
+    if (p->last_kind < p->nkinds && same_kind(&p->kinds[p->last_kind], k)) {
+        *out = p->last_kind;
+        return FX_OK;
+    }
     for (uint32_t i = p->nkinds; i-- > 0;) {
-        const struct fx_mkind *x = &p->kinds[i];
-        if (x->name == k->name && x->schema == k->schema && x->phase == k->phase &&
-            x->category == k->category) {
-            *out = i;
+        if (same_kind(&p->kinds[i], k)) {
+            *out = p->last_kind = i;
             return FX_OK;
         }
     }
@@ -60,7 +68,7 @@ static int kind_of(struct fx_profile *p, const struct fx_mkind *k, uint32_t *out
     if (rc != FX_OK)
         return rc;
     p->kinds[p->nkinds] = *k;
-    *out = p->nkinds++;
+    *out = p->last_kind = p->nkinds++;
     return FX_OK;
 }
 

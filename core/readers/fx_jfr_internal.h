@@ -90,6 +90,10 @@ void jfr_string_value(struct jfr_cur *c, struct fx_jfr_value *v);
 /* An inline string (encoding 3, 4 or 5) as UTF-8 in buf (cut at cap - 1 bytes). */
 int jfr_utf8(const struct fx_jfr_value *s, const uint8_t *end, char *buf, size_t cap, size_t *len);
 
+#define POOL_OFF_BITS 40
+#define POOL_OFF(v)   ((v) & ((1ull << POOL_OFF_BITS) - 1))
+#define POOL_LEN(v)   ((v) >> POOL_OFF_BITS)
+
 struct fx_jfr {
     int fd;
     const uint8_t *map;
@@ -99,7 +103,9 @@ struct fx_jfr {
     const uint8_t *c0, *cend; /* the current chunk's bytes */
     const uint8_t *pos;       /* the next event */
     struct jfr_meta meta;
-    struct fx_jfr_map pool; /* (class, key) -> offset of the entry's value in the chunk */
+    /* (class, key) -> the entry's value in the chunk: its offset (POOL_OFF bits) and its length
+     * above them (0: 2^24 bytes or more, not kept) */
+    struct fx_jfr_map pool;
     struct fx_jfr_stats stats;
 };
 

@@ -165,9 +165,14 @@ static int read_pool(struct fx_jfr *r, uint64_t off, int64_t *delta)
             return FX_EINVAL;
         for (uint64_t k = 0; k < n && !c.err; k++) {
             uint64_t key = jfr_varint(&c);
-            if (fx_jfr_map_put(&r->pool, cls, key, (uint64_t)(c.p - r->c0)) != FX_OK)
-                return FX_ENOMEM;
+            uint64_t at = (uint64_t)(c.p - r->c0);
             jfr_skip(r, &c, cls, false, false, 0);
+            uint64_t len = (uint64_t)(c.p - r->c0) - at; /* kept for fx_jfr_entry */
+            if (at >> POOL_OFF_BITS)                     /* a chunk of a TiB: not a recording */
+                return FX_EINVAL;
+            if (!c.err && fx_jfr_map_put(&r->pool, cls, key,
+                                         at | (len >> 24 ? 0 : len << POOL_OFF_BITS)) != FX_OK)
+                return FX_ENOMEM;
         }
     }
     return c.err ? FX_EINVAL : FX_OK;
@@ -276,6 +281,12 @@ int64_t fx_jfr_ticks_to_ns(const struct fx_jfr *r, int64_t ticks)
     /* in 128 bits and clamped: a damaged file's ticks must not overflow (fuzz.jfr_convert);
      * in 64 bits when nothing can (every event: the 128-bit division was 0.5 % of a conversion) */
     int64_t dt, d64, ns64;
+    /* ticks of a nanosecond (the JDK's clock on Linux, rec1g's): no division (two a traced
+     * call); the same value as below */
+    if (r->chunk.ticks_per_second == 1000000000 &&
+        !__builtin_sub_overflow(ticks, r->chunk.start_ticks, &dt) &&
+        !__builtin_add_overflow(r->chunk.start_ns, dt, &ns64))
+        return ns64;
     if (!__builtin_sub_overflow(ticks, r->chunk.start_ticks, &dt) && dt > -9000000000LL &&
         dt < 9000000000LL && r->chunk.ticks_per_second > 0 &&
         !__builtin_add_overflow(r->chunk.start_ns,

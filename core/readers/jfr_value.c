@@ -227,8 +227,29 @@ int fx_jfr_deref(struct fx_jfr *r, const struct fx_jfr_value *v, struct fx_jfr_o
     uint64_t off;
     if (v->kind != FX_JFR_REF || !fx_jfr_map_get(&r->pool, v->cls, (uint64_t)v->i, &off))
         return FX_ENOTFOUND;
-    *out = (struct fx_jfr_obj){v->cls, r->c0 + off, r->cend};
+    *out = (struct fx_jfr_obj){v->cls, r->c0 + POOL_OFF(off), r->cend};
     return FX_OK;
+}
+
+int fx_jfr_entry(struct fx_jfr *r, const struct fx_jfr_value *v, const uint8_t **p, size_t *len)
+{
+    uint64_t x;
+    if (v->kind != FX_JFR_REF || !fx_jfr_map_get(&r->pool, v->cls, (uint64_t)v->i, &x))
+        return FX_ENOTFOUND;
+    *p = r->c0 + POOL_OFF(x);
+    *len = (size_t)POOL_LEN(x);
+    return FX_OK;
+}
+
+int fx_jfr_pool_each(struct fx_jfr *r, uint32_t cls, int (*fn)(void *ctx, int64_t key), void *ctx)
+{
+    for (size_t i = 0; i < r->pool.cap; i++) {
+        const struct fx_jfr_map_ent *e = &r->pool.e[i];
+        int rc = e->cls == cls && cls != UINT32_MAX ? fn(ctx, (int64_t)e->key) : 0;
+        if (rc)
+            return rc;
+    }
+    return 0;
 }
 
 int fx_jfr_array_next(struct fx_jfr *r, const struct fx_jfr_value *arr, const uint8_t **cursor,
@@ -277,7 +298,7 @@ int fx_jfr_array_fields(struct fx_jfr *r, const struct fx_jfr_value *arr, const 
             *cursor = c.p;
             return FX_ENOTFOUND;
         }
-        e = (struct jfr_cur){r->c0 + off, r->cend, c.err};
+        e = (struct jfr_cur){r->c0 + POOL_OFF(off), r->cend, c.err};
     }
     if (n > k->n_fields)
         n = k->n_fields;
@@ -344,7 +365,7 @@ int fx_jfr_string(struct fx_jfr *r, const struct fx_jfr_value *v, char *buf, siz
         if (r->meta.string_cls == UINT32_MAX ||
             !fx_jfr_map_get(&r->pool, r->meta.string_cls, (uint64_t)s.i, &off))
             return FX_ENOTFOUND;
-        struct jfr_cur c = {r->c0 + off, r->cend, false};
+        struct jfr_cur c = {r->c0 + POOL_OFF(off), r->cend, false};
         jfr_string_value(&c, &s);
         if (c.err || s.enc == 2)
             return FX_EINVAL; /* a pool string that refers to a pool again: corrupt */

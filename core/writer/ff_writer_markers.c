@@ -45,6 +45,12 @@ static void write_field_value(struct fx_json *j, const struct fx_profile *p, enu
     fx_json_null(j);
 }
 
+/* A marker stack's time (data.cause.time): a marker's start (a wait's stack is the waiter's at
+ * its start, a traced call's is taken in the call), an END marker's end. data.cause.time is
+ * optional (CauseBacktrace's `time?`) and the front-end reads a cause without it as the marker's
+ * start (the tooltip's "cause age", start - time, is 0 either way): written only where it is not
+ * the start, an END marker's. A traced call's marker is ~18 bytes shorter (of ~115). */
+
 static bool plain(const char *s)
 {
     for (; *s; s++)
@@ -84,9 +90,8 @@ static bool write_fast_data(struct fx_json *j, const struct fx_profile *p,
 {
     const struct fx_marker_schema *s = p->schemas[m->schema[i]];
     bool cause = m->cause_stack && m->cause_stack[i] != FX_NONE_ID;
-    int64_t us = !cause                        ? 0
-                 : m->phase[i] == FX_PHASE_END ? rel_us(p, m->end_ns[i])
-                                               : rel_us(p, m->start_ns[i]);
+    bool timed = cause && m->phase[i] == FX_PHASE_END; /* its time: above */
+    int64_t us = timed ? rel_us(p, m->end_ns[i]) : 0;
     if (us <= -FX_JSON_MS_EXACT || us >= FX_JSON_MS_EXACT)
         return false;
     char *o = fx_json_raw_begin(j, max);
@@ -107,9 +112,13 @@ static bool write_fast_data(struct fx_json *j, const struct fx_profile *p,
                                                         : fx_json_fmt_i64(o, v->i);
     }
     if (cause) {
-        o = put_lit(o, ",\"cause\":{\"time\":");
-        o = fx_json_fmt_ms(o, us);
-        o = put_lit(o, ",\"stack\":");
+        o = put_lit(o, ",\"cause\":{");
+        if (timed) {
+            o = put_lit(o, "\"time\":");
+            o = fx_json_fmt_ms(o, us);
+            *o++ = ',';
+        }
+        o = put_lit(o, "\"stack\":");
         o = fx_json_fmt_u64(o, m->cause_stack[i]);
         *o++ = '}';
     }
@@ -136,13 +145,14 @@ void fx_ff_marker_data(struct fx_json *j, const struct fx_profile *p, const stru
         write_field_value(j, p, s->fields[f].format, &m->values[m->values_at[i] + f]);
     }
     /* CauseBacktrace (the front-end's src/types/markers.ts): the stack, and when it was taken
-     * (the marker's start: a wait's stack is the waiter's at its start). */
+     * where that is not the marker's start (above). */
     if (m->cause_stack && m->cause_stack[i] != FX_NONE_ID) {
         fx_json_key(j, "cause");
         fx_json_obj_begin(j);
-        fx_json_key(j, "time");
-        put_ms(j,
-               m->phase[i] == FX_PHASE_END ? rel_us(p, m->end_ns[i]) : rel_us(p, m->start_ns[i]));
+        if (m->phase[i] == FX_PHASE_END) {
+            fx_json_key(j, "time");
+            put_ms(j, rel_us(p, m->end_ns[i]));
+        }
         fx_json_key(j, "stack");
         fx_json_u64(j, m->cause_stack[i]);
         fx_json_obj_end(j);

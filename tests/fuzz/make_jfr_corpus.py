@@ -9,6 +9,9 @@ known:
                  native method sample, and a test.Strings event with a Latin-1, a char array,
                  a pool, an empty and a null string
   02-two.jfr     01's chunk twice (a recording of two chunks)
+  03-renamed.jfr 01's chunk, then one a second later whose stacks have the same bytes but
+                 whose method ids name other methods (main and work swapped, as two JVMs'
+                 recordings concatenated): a stack known by its bytes must not be reused
 Regenerate with python3 tests/fuzz/make_jfr_corpus.py (deterministic)."""
 import os
 import struct
@@ -117,14 +120,15 @@ def metadata():
     return event(0, varint(0) + varint(0) + varint(1) + table + root)
 
 
-def pools():
+def pools(renamed=False):
     def pool(type_id, entries):
         return varint(type_id) + varint(len(entries)) + b"".join(
             varint(k) + v for k, v in entries)
 
     threads = [(1, utf8("os-main") + varint(101) + utf8("main") + varint(1)),
                (2, utf8("os-worker") + varint(102) + latin1("w\u00f6rker") + varint(2))]
-    symbols = [(1, utf8("com/example/App")), (2, utf8("main")), (3, utf8("work")),
+    main, work = ("work", "main") if renamed else ("main", "work")
+    symbols = [(1, utf8("com/example/App")), (2, utf8(main)), (3, utf8(work)),
                (4, utf8("read0")), (5, utf8("()V"))]
     klass = [(1, varint(1))]
     methods = [(m, varint(1) + varint(name) + varint(5)) for m, name in [(1, 2), (2, 3), (3, 4)]]
@@ -154,14 +158,15 @@ def samples():
     return out
 
 
-def chunk():
+def chunk(renamed=False):
     events = samples()
     meta = metadata()
-    cp = pools()
+    cp = pools(renamed)
+    start_ns = START_NS + (1_000_000_000 if renamed else 0)
     meta_off = 68 + len(events)
     cp_off = meta_off + len(meta)
     size = cp_off + len(cp)
-    header = (b"FLR\x00" + struct.pack(">HHqqqqqqq", 2, 0, size, cp_off, meta_off, START_NS,
+    header = (b"FLR\x00" + struct.pack(">HHqqqqqqq", 2, 0, size, cp_off, meta_off, start_ns,
                                        1_000_000, START_TICKS, TICKS) + b"\x00\x00\x00\x01")
     assert len(header) == 68
     return header + events + meta + cp
@@ -171,7 +176,8 @@ def main():
     out = os.path.join(HERE, "corpus", "jfr")
     os.makedirs(out, exist_ok=True)
     c = chunk()
-    for name, data in [("01-small.jfr", c), ("02-two.jfr", c + c)]:
+    for name, data in [("01-small.jfr", c), ("02-two.jfr", c + c),
+                       ("03-renamed.jfr", c + chunk(renamed=True))]:
         with open(os.path.join(out, name), "wb") as f:
             f.write(data)
 

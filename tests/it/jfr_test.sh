@@ -9,7 +9,8 @@
 #     and native method samples and their stacks, frame by frame, equal `jfr print --json`'s;
 #     under ZGC its concurrent GC phases and every JIT compilation (an OSR one among them) are
 #     markers whose fields (phase, GC id; method, tier, OSR, code size, id) equal jfr print's;
-#   - the same for tests/fuzz/corpus/jfr/01-small.jfr (truncated stack, every frame type), and
+#   - the same for tests/fuzz/corpus/jfr/01-small.jfr (truncated stack, every frame type), for
+#     02-two.jfr (its chunk twice: stacks known by their bytes reused), and
 #     for the demo (a second JVM, 1 s), with its allocation samples (per thread their count,
 #     bytes and stacks with the class as leaf) and its markers (GC, the monitor wait of main's
 #     join: one per event, as jfr summary counts them; GC, its phases, compilations and old
@@ -71,6 +72,19 @@ small=$IT_DIR/../fuzz/corpus/jfr/01-small.jfr
     "$small" >small.print.json || it_fail "jfr print 01-small.jfr failed"
 python3 "$IT_DIR/jfr_check.py" --label "$name.small" small.json.gz small.summary small.print.json ||
     it_fail "01-small.jfr: the profile differs from the JDK's reader (above)"
+# Its chunk twice (02-two.jfr): the second chunk's stacks are known by their bytes and reused
+# (cli/jfr_rawstack.c); every stack frame by frame. (03-renamed.jfr, whose second chunk's ids
+# name other methods, is unit.jfr_rawstack's: the JDK's reader keeps the first chunk's names
+# for ids it has seen, fxprof reads each chunk's own pools, as it always did.)
+for seed in 02-two; do
+    f=$IT_DIR/../fuzz/corpus/jfr/$seed.jfr
+    "$FXPROF" convert "$f" -o "$seed.json.gz" 2>"$seed.err" || it_fail "convert $seed: $(cat "$seed.err")"
+    "$jfr_tool" summary "$f" >"$seed.summary" || it_fail "jfr summary $seed.jfr failed"
+    "$jfr_tool" print --json --stack-depth 4096 --events jdk.ExecutionSample,jdk.NativeMethodSample \
+        "$f" >"$seed.print.json" || it_fail "jfr print $seed.jfr failed"
+    python3 "$IT_DIR/jfr_check.py" --label "$name.$seed" "$seed.json.gz" "$seed.summary" \
+        "$seed.print.json" || it_fail "$seed.jfr: the profile differs from the JDK's reader (above)"
+done
 
 # Allocation samples: the demo's worker-2 allocates (HashMap and String work); its markers
 # (GC and phases, compilations, old objects) compared event by event with jfr print's.

@@ -930,8 +930,9 @@ START_TEST(test_ff_writer_marker_of_fieldless_schema_has_only_type)
 }
 END_TEST
 
-/* A marker's stack is written as data.cause = {time: its start, stack} (the front-end's
- * CauseBacktrace); a marker without one has no cause key, and data null takes none. */
+/* A marker's stack is written as data.cause = {stack} (the front-end's CauseBacktrace, whose
+ * time defaults to the marker's start); a marker without one has no cause key, and data null
+ * takes none. */
 START_TEST(test_ff_writer_marker_stack_is_data_cause)
 {
     fx_thread_id t;
@@ -953,17 +954,25 @@ START_TEST(test_ff_writer_marker_stack_is_data_cause)
     ck_assert_int_eq(fx_profile_marker(p, t, name, FX_PHASE_INTERVAL, FX_CAT_OTHER, MS(6), MS(7),
                                        schema, NULL),
                      FX_OK);
+    /* an END marker's stack was taken at its end: the one cause that says when */
+    ck_assert_int_eq(
+            fx_profile_marker(p, t, name, FX_PHASE_END, FX_CAT_OTHER, 0, MS(9), schema, NULL),
+            FX_OK);
+    ck_assert_int_eq(fx_profile_marker_stack(p, t, st), FX_OK);
     struct parsed ps;
     char *json;
     const cJSON *markers = first_thread_markers(p, &ps, &json);
     ck_assert(cJSON_IsNull(cJSON_GetArrayItem(key(markers, "data"), 0)));
     const cJSON *cause = key(cJSON_GetArrayItem(key(markers, "data"), 1), "cause");
     ck_assert_ptr_nonnull(cause);
-    ck_assert_int_eq(cJSON_GetArraySize(cause), 2);
-    ck_assert_double_eq_tol(key(cause, "time")->valuedouble, 2.0, 1e-9);
+    ck_assert_int_eq(cJSON_GetArraySize(cause), 1);
     ck_assert_int_eq(key(cause, "stack")->valueint, (int)st.i);
     ck_assert_ptr_null(
             cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(key(markers, "data"), 2), "cause"));
+    cause = key(cJSON_GetArrayItem(key(markers, "data"), 3), "cause");
+    ck_assert_int_eq(cJSON_GetArraySize(cause), 2);
+    ck_assert_double_eq_tol(key(cause, "time")->valuedouble, 9.0, 1e-9);
+    ck_assert_int_eq(key(cause, "stack")->valueint, (int)st.i);
     parsed_free(&ps);
     fx_free(json);
     fx_profile_free(p);

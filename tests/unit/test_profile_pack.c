@@ -102,7 +102,9 @@ START_TEST(packed_writes_the_same)
     char *ja = write_all(a, &la), *jb = write_all(b, &lb);
     ck_assert_uint_eq(la, lb);
     ck_assert_int_eq(memcmp(ja, jb, la), 0);
+    /* a cause's time only where it is not the marker's start: an END marker's */
     ck_assert_ptr_nonnull(strstr(ja, "\"cause\":{\"time\":"));
+    ck_assert_ptr_nonnull(strstr(ja, "\"cause\":{\"stack\":"));
     /* N markers: packed, well under half of the columns' bytes */
     size_t ma = fx_profile_memory(a), mbytes = fx_profile_memory(b);
     ck_assert_msg(mbytes * 2 < ma, "packed %zu bytes, columns %zu", mbytes, ma);
