@@ -13,7 +13,7 @@
  *   barrier     new objects stored into a humongous (old) array: under C1 with G1 each store
  *               crosses regions, and Stubs.stores calls C1's g1_post_barrier_slow stub
  *   clinit      the case's time in a class's static initializer, which a compiled method's
- *               first call to the class runs: under C1 (-XX:TieredStopAtLevel=1 -Xbatch,
+ *               first call to the class runs: under C1 (-XX:TieredStopAtLevel=1 -Xbatch, no OSR,
  *               Stubs.make compiled before the class is initialized) through SharedRuntime's
  *               resolve_static_call blob, the VM calling Java back under the blob's frame
  * Usage: java -cp fxagent-stacks.jar fxagent.stacks.Stubs delete|intrinsics|millis|subtype|barrier|clinit [SECONDS]
