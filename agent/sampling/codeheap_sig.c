@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* Part of THE SIGNAL PATH (signal_handler.c's rules and allow-list): the nmethod holding a pc,
  * found in HotSpot's code heaps when the published code table (codemap.c) does not know it yet
- * (codeheap.h, issue 32).
+ * or its range there holds newer code (codeheap.h, issue 32), and that check of a range's
+ * compile id (fx_recover_blob_current).
  *
  * HotSpot's own lookup (CodeHeap::find_blob): the heap whose committed memory [_memory._low,
  * _memory._high) holds pc; its segment map has one byte per segment of 2^_log2_segment_size
