@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* Part of THE SIGNAL PATH (signal_handler.c's rules and allow-list): the nmethod holding a pc,
  * found in HotSpot's code heaps when the published code table (codemap.c) does not know it yet
- * (codeheap.h, issue 32).
+ * or its range there holds newer code (codeheap.h, issue 32), and that check of a range's
+ * compile id (fx_recover_blob_current).
  *
  * HotSpot's own lookup (CodeHeap::find_blob): the heap whose committed memory [_memory._low,
  * _memory._high) holds pc; its segment map has one byte per segment of 2^_log2_segment_size
@@ -21,6 +22,8 @@
  * cache but in no range of the table: so a sample reuses the nmethod it found last and makes
  * FX_HEAP_BUDGET lookups at most (fx_heap_memo), its walk stopping, named, past them. */
 #include "codeheap.h"
+
+#include "recover_anchor.h"
 
 #include <string.h>
 
@@ -230,11 +233,27 @@ bool fx_codeheap_find_sigsafe(const struct fx_codeheap_layout *l, const struct f
     return id_again == out->compile_id;
 }
 
+bool fx_recover_blob_current(const struct fx_code_range *r, long cid_off)
+{
+    if (r->kind != FX_BLOB_NMETHOD || r->blob == 0 || cid_off < 0 || r->blob >= r->begin ||
+        r->begin - r->blob > (1u << 20))
+        return false;
+    int32_t id;
+    memcpy(&id, (const void *)(r->blob + (uintptr_t)cid_off), sizeof(id));
+    return id == r->compile_id;
+}
+
 const struct fx_code_range *fx_recover_find_any(const struct fx_code_table *t, uintptr_t pc,
                                                 struct fx_heap_memo *m)
 {
     const struct fx_code_range *r = fx_recover_find(t, pc);
-    if (r != NULL || t == NULL || t->heap == NULL || m == NULL || pc < t->heap->lo ||
+    /* A table range whose memory holds newer code (issue 32, session 17): its nmethod was freed
+     * and the block reused before the drain published the Unload, so the compile id at its blob
+     * differs (fx_recover_blob_current). The code heaps know the nmethod there now; where they
+     * do not, r stays, and the caller's own compile id check refuses it as before. */
+    bool replaced = r != NULL && r->kind == FX_BLOB_NMETHOD && r->blob != 0 && t->heap != NULL &&
+                    !fx_recover_blob_current(r, t->heap->compile_id);
+    if ((r != NULL && !replaced) || t == NULL || t->heap == NULL || m == NULL || pc < t->heap->lo ||
         pc >= t->heap->hi)
         return r; /* no lookup for a pc outside the code cache: not charged */
     if (m->last.end != 0 && pc >= m->last.begin && pc < m->last.end)
@@ -243,14 +262,14 @@ const struct fx_code_range *fx_recover_find_any(const struct fx_code_table *t, u
         m->refused++;
         if (t->refused != NULL)
             __atomic_add_fetch(t->refused, 1, __ATOMIC_RELAXED);
-        return NULL;
+        return r;
     }
     m->lookups++;
     if (t->lookups != NULL)
         __atomic_add_fetch(t->lookups, 1, __ATOMIC_RELAXED);
     struct fx_code_range found;
     if (!fx_codeheap_find_sigsafe(t->heap, t->il, pc, &found))
-        return NULL;
+        return r;
     if (t->found != NULL)
         __atomic_add_fetch(t->found, 1, __ATOMIC_RELAXED);
     m->last = found;

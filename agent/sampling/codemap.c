@@ -247,9 +247,14 @@ void fx_codemap_dynamic_code(const char *name, const void *address, jint length)
     /* C1's slow_subtype_check: frameless, its depth decoded (recover_subtype.c, 8.5g) */
     if (r.kind == FX_BLOB_STUB && strstr(name, "slow_subtype_check") != NULL)
         r.flags |= FX_RANGE_FRAMELESS;
-    /* A RuntimeStub's frame size (Runtime1's stubs): the not-in-Java walk crosses its frame. */
-    if (r.kind == FX_BLOB_STUB)
-        r.frame_words = fx_vmstructs_stub_frame_words(r.begin);
+    /* A RuntimeStub's frame size (Runtime1's stubs): the not-in-Java walk crosses its frame;
+     * and where it is complete (session 17: a native walk's return into it, native_below.c) */
+    if (r.kind == FX_BLOB_STUB) {
+        int32_t complete;
+        r.frame_words = fx_vmstructs_stub_frame_words(r.begin, &complete);
+        if (complete >= 0 && complete < length)
+            r.complete = (uint32_t)complete;
+    }
     char shown[256];
     size_t len = fx_jvm_names_stub_len(name);
     if (len < strlen(name) && len < sizeof(shown)) {

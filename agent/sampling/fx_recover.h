@@ -32,7 +32,7 @@ struct fx_code_range {
     uintptr_t blob;       /* nmethod: its CodeBlob header (compile id check), 0 if unknown */
     uint64_t name;        /* nmethod: its jmethodID; stub: index in codemap.c's name list */
     uint32_t verified;    /* nmethod: verified entry point, offset from begin */
-    uint32_t complete;    /* nmethod: frame complete offset from begin */
+    uint32_t complete;    /* nmethod, stub: frame complete offset from begin (FX_OFF_UNKNOWN) */
     int32_t compile_id;   /* nmethod: HotSpot's compile id, checked at the blob in the handler */
     int32_t frame_words;  /* CodeBlob::_frame_size (words, return address included); <= 0 unknown */
     uint32_t stubs;       /* nmethod: its stub section's start from begin (nmethod::_stub_offset:

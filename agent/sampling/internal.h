@@ -194,8 +194,9 @@ bool fx_vmstructs_nmethod(uintptr_t code_addr, struct fx_nmethod_layout *out);
  * (fx_sig.anchor_*_off) given the JNIEnv's offset in its JavaThread (issue 26); nothing if
  * VMStructs does not say or env_offset is unknown (<= 0). */
 void fx_vmstructs_publish_anchor(intptr_t env_offset);
-/* The frame size (words) of the CodeBlob whose code begins at code_addr (a stub), or -1. */
-int32_t fx_vmstructs_stub_frame_words(uintptr_t code_addr);
+/* The frame size (words) of the CodeBlob whose code begins at code_addr (a stub), or -1; its
+ * frame complete offset from there in *complete (-1: unknown, or frame_never_safe). */
+int32_t fx_vmstructs_stub_frame_words(uintptr_t code_addr, int32_t *complete);
 /* JavaThread::_monitor_owner_id (JDK 24+: the java.lang.Thread id of what the thread runs, the
  * mounted virtual thread's while one is) as an offset from a JNIEnv at env_offset in its
  * JavaThread; 0 if VMStructs does not export it or it does not check out. */

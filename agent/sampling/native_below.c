@@ -18,7 +18,9 @@
  *    native frames, down to the thread's first frame (JavaMain, thread_native_entry,
  *    start_thread), or up to Java code again: the frame of a native method (its wrapper or the
  *    interpreter's native entry) whose C code called back into Java through JNI (Java ->
- *    Java_..._f -> C -> jni_CallVoidMethod -> call_helper -> call_stub -> Java); from that
+ *    Java_..._f -> C -> jni_CallVoidMethod -> call_helper -> call_stub -> Java), or of a stub
+ *    with a frame size that called the VM (a Runtime1 or runtime stub: class initialization
+ *    from compiled code), whose frame is crossed by its size (cross_stub_sigsafe); from that
  *    return address, sp and rbp the Java walk goes on.
  * The record's part (sample.h, FX_BELOW_*): segments, each a header word (bits 0-7: its frames,
  * 8-15: enum fx_native_stop, bit 16 FX_BELOW_MORE: Java frames follow below it, bits 24-39: the
@@ -39,6 +41,30 @@
 #define FX_JAVA_WALK_MAX 4096
 
 #if defined(__x86_64__)
+/* Signal-safe: *at moved to the caller of a frame in r, a stub with a frame size (a RuntimeStub:
+ * C2's runtime calls, the resolve and safepoint blobs; a Runtime1 stub; the uncommon trap and
+ * deoptimization blobs), where that frame is built: at the thread's last Java frame, or at the
+ * return address of its call into the VM that the native walk below a call stub reached (the
+ * VM called Java back: class loading and initialization from compiled code). Such a stub sets
+ * the frame anchor to its built frame before it calls out, and HotSpot walks it by its size
+ * (frame::sender_for_compiled_frame: the return address at sender_sp[-1], the caller's rbp at
+ * [-2]), as fx_recover_anchor crosses it. Not a Java frame: no type word. */
+static bool cross_stub_sigsafe(const struct fx_code_range *r, struct fx_regs *at, uintptr_t lo,
+                               uintptr_t hi)
+{
+    uintptr_t sender, pc, fp;
+    if (r == NULL || r->kind != FX_BLOB_STUB || r->frame_words <= 0 ||
+        (r->flags & (FX_RANGE_INTERPRETER | FX_RANGE_CALL_STUB)) || at->sp <= lo || at->sp >= hi ||
+        (uintptr_t)r->frame_words > (hi - at->sp) / 8)
+        return false;
+    sender = at->sp + (uintptr_t)r->frame_words * 8;
+    if (!fx_recover_stack_word(lo, hi, sender - 8, &pc) ||
+        !fx_recover_stack_word(lo, hi, sender - 16, &fp))
+        return false;
+    *at = (struct fx_regs){.pc = pc, .sp = sender, .fp = fp, .gpr = NULL};
+    return true;
+}
+
 /* Signal-safe: the top of the walk (see the file comment). */
 static struct fx_regs top_sigsafe(const struct fx_thread *t, const ucontext_t *uc,
                                   const struct fx_code_table *tab, struct fx_heap_memo *m,
@@ -52,8 +78,18 @@ static struct fx_regs top_sigsafe(const struct fx_thread *t, const ucontext_t *u
     long pc_off = __atomic_load_n(&fx_sig.anchor_pc_off, __ATOMIC_RELAXED);
     long fp_off = __atomic_load_n(&fx_sig.anchor_fp_off, __ATOMIC_RELAXED);
     *from_anchor = *crossed = false;
-    if (fx_recover_find_any(tab, top.pc, m) == NULL && t->env != NULL && sp_off != 0 &&
-        pc_off != 0 && fp_off != 0) {
+    const struct fx_code_range *here = fx_recover_find_any(tab, top.pc, m);
+    uintptr_t last_sp = 0;
+    if (t->env != NULL && sp_off != 0)
+        memcpy(&last_sp, (const char *)t->env + sp_off, sizeof(last_sp));
+    /* session 17: a stub without a frame of its own (StubRoutines': flush_icache_stub, the
+     * arraycopy stubs) with the anchor set was called by the VM, not by Java: Java code calls
+     * such stubs as leaves, without an anchor, which is clear while Java code runs (the call
+     * stub's JavaCallWrapper clears it, the VM's transitions set it); so the Java frames begin
+     * at the anchor, as for a pc in the VM's own code */
+    bool vm_stub = here != NULL && here->kind == FX_BLOB_STUB && here->frame_words <= 0 &&
+                   !(here->flags & (FX_RANGE_INTERPRETER | FX_RANGE_CALL_STUB)) && last_sp != 0;
+    if ((here == NULL || vm_stub) && t->env != NULL && sp_off != 0 && pc_off != 0 && fp_off != 0) {
         memcpy(&top.sp, (const char *)t->env + sp_off, sizeof(top.sp));
         memcpy(&top.pc, (const char *)t->env + pc_off, sizeof(top.pc));
         memcpy(&top.fp, (const char *)t->env + fp_off, sizeof(top.fp));
@@ -70,21 +106,9 @@ static struct fx_regs top_sigsafe(const struct fx_thread *t, const ucontext_t *u
         if (top.pc == 0 && top.sp >= t->stack_lo + 8 && top.sp <= t->stack_hi && !(top.sp & 7))
             memcpy(&top.pc, (const void *)(top.sp - 8), sizeof(top.pc));
         /* issue 32 item 6: a thread in the VM from compiled code (an allocation, say) has its
-         * anchor in the runtime stub it called (OptoRuntime's, Runtime1's), whose frame is
-         * built by then: crossed by its frame size, as fx_recover_anchor crosses it, to the
-         * compiled caller (not a Java frame itself: no type word) */
-        const struct fx_code_range *r = fx_recover_find(tab, top.pc);
-        uintptr_t lo = t->stack_lo, hi = t->stack_hi, pc, fp;
-        if (r != NULL && r->kind == FX_BLOB_STUB && r->frame_words > 0 &&
-            !(r->flags & (FX_RANGE_INTERPRETER | FX_RANGE_CALL_STUB)) && top.sp > lo &&
-            top.sp < hi && (uintptr_t)r->frame_words <= (hi - top.sp) / 8) {
-            uintptr_t sender = top.sp + (uintptr_t)r->frame_words * 8;
-            if (fx_recover_stack_word(lo, hi, sender - 8, &pc) &&
-                fx_recover_stack_word(lo, hi, sender - 16, &fp)) {
-                top = (struct fx_regs){.pc = pc, .sp = sender, .fp = fp, .gpr = NULL};
-                *crossed = true; /* top.pc is now a return address, at a call in the body */
-            }
-        }
+         * anchor in the runtime stub it called (OptoRuntime's, Runtime1's): crossed to the
+         * compiled caller; top.pc is then a return address, at a call in the body */
+        *crossed = cross_stub_sigsafe(fx_recover_find(tab, top.pc), &top, t->stack_lo, t->stack_hi);
     }
     return top;
 }
@@ -123,11 +147,8 @@ static bool top_step_sigsafe(const struct fx_code_table *tab, struct fx_heap_mem
         return false;
     if (r->kind == FX_BLOB_STUB && from_anchor && r->frame_words > 0 &&
         !(r->flags & (FX_RANGE_INTERPRETER | FX_RANGE_CALL_STUB))) {
-        if ((uintptr_t)r->frame_words > (hi - at->sp) / 8)
-            return false;
-        next.sp = at->sp + (uintptr_t)r->frame_words * 8;
-        if (!fx_recover_stack_word(lo, hi, next.sp - 8, &next.pc) ||
-            !fx_recover_stack_word(lo, hi, next.sp - 16, &next.fp))
+        next = *at;
+        if (!cross_stub_sigsafe(r, &next, lo, hi))
             return false;
     } else if (r->kind == FX_BLOB_STUB && r->arraycopy) {
         if (fx_recover_caller(r, at, lo, hi, false, &next) != FX_REC_STUB_FRAME)
@@ -142,8 +163,17 @@ static bool top_step_sigsafe(const struct fx_code_table *tab, struct fx_heap_mem
             return false;
     } else if (r->kind == FX_BLOB_DISPATCH || r->kind == FX_BLOB_ADAPTER) {
         /* the recovered samples' stubs (issue 32): the return address at sp, or the adapter's
-         * decode (without the general registers its rules needing them refuse) */
-        int rc = fx_recover_caller(r, at, lo, hi, false, &next);
+         * decode, with the interrupted general registers its rules read (session 17: without
+         * them its points after `mov r11, rsp` and `pop rax` were refused, 4 of scalac's 11
+         * walk stops in a run), as its recovery had them */
+        uintptr_t gpr[16];
+        struct fx_regs in = *at;
+        if (!from_anchor) {
+            fx_recover_gpr(uc, gpr);
+            in.gpr = gpr;
+        }
+        int rc = fx_recover_caller(r, &in, lo, hi, false, &next);
+        next.gpr = NULL;
         if (rc != FX_REC_DISPATCH && rc != FX_REC_ADAPTER)
             return false;
     } else if (r->kind == FX_BLOB_C1_BARRIER) {
@@ -298,6 +328,14 @@ uint32_t fx_native_below_sigsafe(const struct fx_thread *t, const void *ucontext
         if (!more)
             break;
         at = end;
+        /* the native walk reached a return address in a stub that called the VM, which called
+         * Java back (session 17): its frame crossed to its Java caller where HotSpot's own
+         * walk crosses it, the frame complete there (is_frame_complete_at: a RuntimeStub, the
+         * resolve blobs); a Runtime1 stub is frame_never_safe, AsyncGetCallTrace's frames end
+         * at it (safe_for_sender), and so does this walk */
+        const struct fx_code_range *s = fx_recover_find(tab, at.pc);
+        if (s != NULL && s->complete != FX_OFF_UNKNOWN && at.pc >= s->begin + s->complete)
+            cross_stub_sigsafe(s, &at, t->stack_lo, t->stack_hi);
     }
     __atomic_sub_fetch(&fx_sig.code_readers, 1, __ATOMIC_SEQ_CST);
     *n_below = nw;

@@ -200,18 +200,38 @@ static int fx_recover_epilogue(const struct fx_code_range *r, const struct fx_re
  * about this nmethod. A pc before the OSR entry (code no OSR entry runs) or inside that prologue
  * is refused (FX_REC_DECODE); after it, the epilogue rule or the body (FX_REC_BODY: the frame is
  * built, its size holds). */
+/* Whether the byte before p ends a push (push r: 0x50-0x57; REX.B push r8-r15, 0x41 0x50-0x57,
+ * ends the same) and whether a push begins at p, inside r. */
+static bool ends_push(const struct fx_code_range *r, uintptr_t p)
+{
+    return p > r->begin && fx_recover_code(p)[-1] >= 0x50 && fx_recover_code(p)[-1] <= 0x57;
+}
+static bool push_at(const struct fx_code_range *r, uintptr_t p)
+{
+    const uint8_t *c = fx_recover_code(p);
+    return (c[0] >= 0x50 && c[0] <= 0x57) ||
+           (p + 1 < r->end && c[0] == 0x41 && c[1] >= 0x50 && c[1] <= 0x57);
+}
+
 /* A pc where no rule applies is in the body, whose frame is built and its size holds
  * (FX_REC_BODY), but where rsp is off the frame's base for a few instructions: in the stub
  * section (the deopt handler's `call next`, the exception handler, call stubs: at or past
- * nmethod::_stub_offset), or right after a push (C1's slow subtype check pushes its arguments
- * around the call) or right before a pop. Those are refused (FX_REC_DECODE): a byte 0x50-0x57
- * before pc (push r, REX.B push r8-r15 ends the same), or 0x58-0x5F / 0x41 0x58-0x5F at pc. */
+ * nmethod::_stub_offset), or between pushes and pops. Compiled bodies push only in C1's type
+ * checks, two registers at a time (c1_LIRAssembler_x86.cpp: `push; push; call
+ * slow_subtype_check; pop; pop`, and arraycopy's `push src; push dst` around its checks), so
+ * refused (FX_REC_DECODE) are: a pc after the first push of a pair (a push byte before it, a
+ * push at it) or after both (push bytes before it and before that push), and a pop at pc
+ * (0x58-0x5F / 0x41 0x58-0x5F: in 64-bit code an instruction beginning so is a pop). A lone
+ * byte 0x50-0x57 before pc is no push of theirs: it ends a longer instruction (a displacement
+ * or an immediate; session 17: such bytes refused 0.1-0.3 % of javac's samples, whose walk below
+ * then stopped at the top). */
 static int fx_recover_body(const struct fx_code_range *r, uintptr_t pc)
 {
     if (r->stubs != 0 && pc >= r->begin + r->stubs)
         return FX_REC_DECODE;
     const uint8_t *c = fx_recover_code(pc);
-    if (pc > r->begin && c[-1] >= 0x50 && c[-1] <= 0x57)
+    if (ends_push(r, pc) && (push_at(r, pc) || ends_push(r, pc - 1) ||
+                             (pc - 2 > r->begin && c[-2] == 0x41 && ends_push(r, pc - 2))))
         return FX_REC_DECODE;
     if ((c[0] >= 0x58 && c[0] <= 0x5F) ||
         (pc + 1 < r->end && c[0] == 0x41 && c[1] >= 0x58 && c[1] <= 0x5F))

@@ -33,16 +33,6 @@
 #include "interp_frame.h"
 #include "recover_x86.h"
 
-bool fx_recover_blob_current(const struct fx_code_range *r, long cid_off)
-{
-    if (r->kind != FX_BLOB_NMETHOD || r->blob == 0 || cid_off < 0 || r->blob >= r->begin ||
-        r->begin - r->blob > (1u << 20))
-        return false;
-    int32_t id;
-    memcpy(&id, (const void *)(r->blob + (uintptr_t)cid_off), sizeof(id));
-    return id == r->compile_id;
-}
-
 /* Signal-safe: a walk that ended before the depth, and why (fx_sample_rec.walk_stop). */
 static int anchor_stop(uint8_t *stop, uint8_t why)
 {

@@ -9,7 +9,8 @@
 
 /* Signal-safe: is the nmethod at r->blob still the compilation r was made from? The blob
  * header lies below the code, in the same committed code heap, so it can be read; a range whose
- * memory was reused by newer code fails this (its compile id, at cid_off, differs). */
+ * memory was reused by newer code fails this (its compile id, at cid_off, differs). Defined in
+ * codeheap_sig.c, whose fx_recover_find_any looks such a range up in the code heaps again. */
 bool fx_recover_blob_current(const struct fx_code_range *r, long cid_off);
 
 /* Signal-safe: the Java frames from a thread's last Java frame `last` (the anchor's sp, its pc

@@ -354,14 +354,17 @@ void fx_vmstructs_publish_anchor(intptr_t env_offset)
                          __ATOMIC_RELAXED);
 }
 
-int32_t fx_vmstructs_stub_frame_words(uintptr_t code_addr)
+int32_t fx_vmstructs_stub_frame_words(uintptr_t code_addr, int32_t *complete)
 {
     pthread_once(&once, load);
+    *complete = -1;
     if (!heaps_known() || vs.frame_size < 0)
         return -1;
     const char *blob = blob_at(code_addr);
     if (blob == NULL || code_begin_of(blob) != code_addr)
         return -1;
+    if (vs.frame_complete >= 0) /* CodeOffsets::frame_never_safe (-1) stays -1 */
+        *complete = (int32_t)read_width(blob + vs.frame_complete, vs.fc_size);
     return *(const int32_t *)(blob + vs.frame_size);
 }
 

@@ -10,7 +10,8 @@
 #   it.stub_stacks.jdk<major> java-test/stacks (fxagent.stacks.Stubs): samples in arraycopy and
 #                              intrinsic stubs, and the System.currentTimeMillis loop (native code
 #                              called as a leaf): failure pseudo-frames <= 0.5 % (issue 32;
-#                              tests/it/stub_stacks_test.sh, stub_stacks_check.py)
+#                              tests/it/stub_stacks_test.sh, stub_stacks_check.py); a static
+#                              initializer the VM runs under a C1 stub's frame, walked below
 #   it.interp_entry.jdk<major> java-test/stacks (fxagent.stacks.Interp) under -Xint: stacks
 #                              recovered in the interpreter's method entries, each at an
 #                              ordinary call site of its entered method (tests/it/

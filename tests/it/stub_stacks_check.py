@@ -3,7 +3,7 @@
 """Checks the profiles of stub_stacks_test.sh (issue 32 item 4: samples in StubRoutines stubs).
 
 usage: stub_stacks_check.py --label NAME RUN_DIR   (reads delete, intrinsics, millis, subtype,
-       barrier .json.gz)
+       barrier, clinit .json.gz)
 Thread "stubs", samples on the CPU (an "[idle]" leaf is no such sample):
   both:       failures in an arraycopy stub (a failure pseudo-frame "[AGCT: ..." with an
               arraycopy stub's frame right above it) on at most 0.5 % of them (at least 1
@@ -38,7 +38,13 @@ Thread "stubs", samples on the CPU (an "[idle]" leaf is no such sample):
   barrier:    (C1's g1_post_barrier_slow, docs/VALIDATION.md 8.5c) at least 5 samples with a
               recovered stub frame, each right over Stubs.stores, the one method whose stores
               call it; none of them with the root NOT_WALKED (native_below.c steps over it to
-              the barrier's continuation).
+              the barrier's continuation);
+  clinit:     (a static initializer run by the VM under the resolve_static_call blob,
+              docs/VALIDATION.md 8.5h) at least 10 samples in Slow's static initializer; in at
+              least 90 % of them the native frames under it (the VM's call back into Java:
+              SharedRuntime::resolve_static_call_C, JavaCalls) lie right over Stubs.make, the
+              compiled method whose call went through the blob (the walk below crosses the
+              blob's frame), and at most 5 % have the root NOT_WALKED (before: all of them).
 Prints the figures (the share of failure pseudo-frames) either way.
 """
 import os
@@ -126,6 +132,7 @@ def main():
     check_millis(run, check)
     check_subtype(run, check)
     check_barrier(run, check)
+    check_clinit(run, check)
     return ck.exit_code()
 
 
@@ -168,6 +175,29 @@ def check_barrier(run, check):
           f"barrier: {len(rec)} samples with a recovered g1_post_barrier_slow frame (at least "
           f"5), {len(right)} of them right over Stubs.stores (all required)")
     check(not cut, f"barrier: {len(cut)} of {len(rec)} recovered stacks cut below: {NOT_WALKED}")
+
+
+def check_clinit(run, check):
+    """The clinit case: Java called back by the VM under a runtime stub's frame (docstring)."""
+    p = Profile(os.path.join(run, "clinit.json.gz"))
+    init = [s for s in p.stacks("stubs") if any(p.name[f].endswith("Slow.<clinit>") for f in s)]
+    right = 0
+    for s in init:
+        i = next(k for k, f in enumerate(s) if p.name[f].endswith("Slow.<clinit>"))
+        j = i - 1
+        while j >= 0 and not p.is_js[s[j]]:
+            j -= 1
+        vm = [p.name[f] for f in s[j + 1:i]]
+        if j >= 0 and p.name[s[j]] == "fxagent.stacks.Stubs.make" and any(
+                n.startswith("SharedRuntime::resolve_static_call") for n in vm):
+            right += 1
+    cut = sum(1 for s in init if p.name[s[0]] == NOT_WALKED)
+    check(len(init) >= 10 and right * 10 >= len(init) * 9,
+          f"clinit: {right} of {len(init)} samples in Slow.<clinit> (at least 10) with the VM's "
+          "frames (SharedRuntime::resolve_static_call_C among them) right over Stubs.make (at "
+          "least 90 %)")
+    check(cut * 20 <= len(init), f"clinit: {cut} of {len(init)} samples in Slow.<clinit> cut "
+          f"below: {NOT_WALKED} (at most 5 %)")
 
 
 def check_millis(run, check):

@@ -279,6 +279,27 @@ START_TEST(test_find_any)
     m.last.end = 0;
     ck_assert_ptr_null(fx_recover_find_any(t, code, &m));
     ck_assert_ptr_eq(fx_recover_find_any(t, code, &fresh), &fresh.last);
+    /* session 17: a table range whose memory holds another compilation now (the compile id at
+     * its blob differs: freed and reused before the drain published the Unload) gives way to
+     * the code heaps' nmethod; a current one is the table's, no lookup; where no lookup can be
+     * made the table's stays (its caller's compile id check refuses it, as before) */
+    t->r[0] = (struct fx_code_range){.begin = code,
+                                     .end = code + 64,
+                                     .blob = (uintptr_t)blob(),
+                                     .compile_id = 76,
+                                     .kind = FX_BLOB_NMETHOD};
+    struct fx_heap_memo a = {.lookups = 0}, b = {.lookups = 0};
+    ck_assert_ptr_eq(fx_recover_find_any(t, code + 4, &a), &a.last);
+    ck_assert_int_eq(a.last.compile_id, 77);
+    ck_assert_uint_eq(a.lookups, 1);
+    ck_assert_ptr_eq(fx_recover_find_any(t, code + 4, NULL), &t->r[0]);
+    b.lookups = FX_HEAP_BUDGET;
+    ck_assert_ptr_eq(fx_recover_find_any(t, code + 4, &b), &t->r[0]);
+    ck_assert_uint_eq(b.refused, 1);
+    t->r[0].compile_id = 77;
+    b = (struct fx_heap_memo){.lookups = 0};
+    ck_assert_ptr_eq(fx_recover_find_any(t, code + 4, &b), &t->r[0]);
+    ck_assert_uint_eq(b.lookups, 0);
 }
 END_TEST
 

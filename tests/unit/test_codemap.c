@@ -21,9 +21,10 @@ bool fx_vmstructs_nmethod(uintptr_t code_addr, struct fx_nmethod_layout *out)
     return false;
 }
 
-int32_t fx_vmstructs_stub_frame_words(uintptr_t code_addr)
+int32_t fx_vmstructs_stub_frame_words(uintptr_t code_addr, int32_t *complete)
 {
     (void)code_addr;
+    *complete = -1;
     return -1;
 }
 

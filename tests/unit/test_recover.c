@@ -772,16 +772,34 @@ START_TEST(test_body_refused_off_the_frame_base)
     struct fx_code_range r = nmethod(64, 0, 4);
     struct fx_regs in = {.pc = r.begin + 20, .sp = (uintptr_t)&stack[20], .fp = 0xF00}, out;
     ck_assert_int_eq(fx_recover_caller(&r, &in, LO, HI, true, &out), FX_REC_BODY);
-    const uint8_t after_push[][2] = {{0x90, 0x53}, {0x41, 0x50}}; /* push rbx; push r8 */
-    const uint8_t at_pop[][2] = {{0x5B, 0x90}, {0x41, 0x5F}};     /* pop rbx; pop r15 */
-    for (int i = 0; i < 2; i++) {
-        put(18, after_push[i], 2);
+    /* C1's pushes come in pairs (push; push; call slow_subtype_check): pc after both (either
+     * push with or without REX.B) or between them (a push at pc) is off the frame's base */
+    const uint8_t after_pair[][3] = {{0x90, 0x53, 0x51},      /* push rbx; push rcx */
+                                     {0x52, 0x41, 0x50},      /* push rdx; push r8 */
+                                     {0x50, 0x41, 0x57}};     /* push rax; push r15 */
+    const uint8_t at_pop[][2] = {{0x5B, 0x90}, {0x41, 0x5F}}; /* pop rbx; pop r15 */
+    for (int i = 0; i < 3; i++) {
+        put(17, after_pair[i], 3);
         ck_assert_int_eq(fx_recover_caller(&r, &in, LO, HI, true, &out), FX_REC_DECODE);
-        put(18, (const uint8_t[]){0x90, 0x90}, 2);
+        put(17, (const uint8_t[]){0x90, 0x90, 0x90}, 3);
+    }
+    put(19, (const uint8_t[]){0x56, 0x41, 0x51}, 3); /* push rsi; at pc the pair's second push */
+    ck_assert_int_eq(fx_recover_caller(&r, &in, LO, HI, true, &out), FX_REC_DECODE);
+    put(19, (const uint8_t[]){0x56, 0x57, 0x90}, 3);
+    ck_assert_int_eq(fx_recover_caller(&r, &in, LO, HI, true, &out), FX_REC_DECODE);
+    put(19, (const uint8_t[]){0x90, 0x90, 0x90}, 3);
+    for (int i = 0; i < 2; i++) {
         put(20, at_pop[i], 2);
         ck_assert_int_eq(fx_recover_caller(&r, &in, LO, HI, true, &out), FX_REC_DECODE);
         put(20, (const uint8_t[]){0x90, 0x90}, 2);
     }
+    /* session 17: a lone byte 0x50-0x57 before pc ends a longer instruction, no push of C1's
+     * (mov eax, [rbp + 0x54]: 8B 45 54; mov r8, [rsp + 0x50]: 4C 8B 44 24 50) */
+    put(17, (const uint8_t[]){0x8B, 0x45, 0x54}, 3);
+    ck_assert_int_eq(fx_recover_caller(&r, &in, LO, HI, true, &out), FX_REC_BODY);
+    put(15, (const uint8_t[]){0x4C, 0x8B, 0x44, 0x24, 0x50}, 5);
+    ck_assert_int_eq(fx_recover_caller(&r, &in, LO, HI, true, &out), FX_REC_BODY);
+    put(15, (const uint8_t[]){0x90, 0x90, 0x90, 0x90, 0x90}, 5);
     ck_assert_int_eq(fx_recover_caller(&r, &in, LO, HI, true, &out), FX_REC_BODY);
     r.stubs = 32; /* _stub_offset: the stub section from code + 32 */
     ck_assert_int_eq(fx_recover_caller(&r, &in, LO, HI, true, &out), FX_REC_BODY);

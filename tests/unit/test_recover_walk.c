@@ -374,7 +374,8 @@ START_TEST(test_heap_lookup_budget)
     struct fx_codeheap_layout hl = {.pid = (int32_t)getpid(),
                                     .heaps = 4096 * 7,
                                     .lo = (uintptr_t)area,
-                                    .hi = (uintptr_t)area + sizeof(area)};
+                                    .hi = (uintptr_t)area + sizeof(area),
+                                    .compile_id = CID_OFF};
     t->heap = &hl;
     t->il = &il;
     t->found = &found;

@@ -12,7 +12,11 @@
  *               time is C1's slow_subtype_check stub, called from Stubs.subtypes
  *   barrier     new objects stored into a humongous (old) array: under C1 with G1 each store
  *               crosses regions, and Stubs.stores calls C1's g1_post_barrier_slow stub
- * Usage: java -cp fxagent-stacks.jar fxagent.stacks.Stubs delete|intrinsics|millis|subtype|barrier [SECONDS]
+ *   clinit      the case's time in a class's static initializer, which a compiled method's
+ *               first call to the class runs: under C1 (-XX:TieredStopAtLevel=1 -Xbatch, no OSR,
+ *               Stubs.make compiled before the class is initialized) through SharedRuntime's
+ *               resolve_static_call blob, the VM calling Java back under the blob's frame
+ * Usage: java -cp fxagent-stacks.jar fxagent.stacks.Stubs delete|intrinsics|millis|subtype|barrier|clinit [SECONDS]
  * Each case runs as Budget.java says, on thread "stubs". Prints "stubs: CASE rounds N checksum
  * X cpu_ms C wall_ms W" at the end (the thread's own CPU time and the case's wall time).
  */
@@ -32,7 +36,7 @@ public final class Stubs {
 
     public static void main(String[] args) throws Exception {
         if (args.length < 1 || args.length > 2) {
-            System.err.println("usage: Stubs delete|intrinsics|millis|subtype|barrier [SECONDS]");
+            System.err.println("usage: Stubs delete|intrinsics|millis|subtype|barrier|clinit [SECONDS]");
             System.exit(2);
         }
         String what = args[0];
@@ -66,8 +70,10 @@ public final class Stubs {
                 return subtype(until, out);
             case "barrier":
                 return barrier(until, out);
+            case "clinit":
+                return clinit(until, out);
             default:
-                System.err.println("Stubs: unknown case '" + what + "' (delete, intrinsics, millis, subtype or barrier)");
+                System.err.println("Stubs: unknown case '" + what + "' (delete, intrinsics, millis, subtype, barrier or clinit)");
                 System.exit(2);
                 return 0;
         }
@@ -195,5 +201,49 @@ public final class Stubs {
             k += at;
         }
         return k;
+    }
+
+    /** The clinit case's budget, read by Slow's static initializer. */
+    private static Budget clinitBudget;
+
+    /** A class whose initialization is the case: run by the first Slow allocated. */
+    static final class Slow {
+        static final long SUM;
+
+        static {
+            long s = 0;
+            while (clinitBudget.more()) {
+                s += spin(s);
+            }
+            SUM = s;
+        }
+
+        static Object create() {
+            return new Object();
+        }
+    }
+
+    static long spin(long s) {
+        for (int i = 0; i < 10000; i++) {
+            s = s * 31 + i;
+        }
+        return s;
+    }
+
+    static long clinit(Budget until, long[] out) {
+        clinitBudget = until;
+        long n = 0;
+        for (int i = 0; i < 20000; i++) { // make compiled (with -Xbatch: before the loop ends)
+            n += make(false) == null ? 1 : 0;
+        }
+        Object o = make(true);
+        out[1] = n;
+        return Slow.SUM + (o != null ? 1 : 0);
+    }
+
+    /** Calls Slow when asked: compiled before Slow is initialized, so the first call goes
+     * through the resolve_static_call blob, whose call into the VM runs Slow's initializer. */
+    static Object make(boolean really) {
+        return really ? Slow.create() : null;
     }
 }
