@@ -247,6 +247,12 @@ void fx_codemap_dynamic_code(const char *name, const void *address, jint length)
     /* C1's slow_subtype_check: frameless, its depth decoded (recover_subtype.c, 8.5g) */
     if (r.kind == FX_BLOB_STUB && strstr(name, "slow_subtype_check") != NULL)
         r.flags |= FX_RANGE_FRAMELESS;
+    /* issue 32: the deoptimization blobs, whose unpack_frames fills in interpreter frames
+     * under their anchor: not walked from it while the thread is in Java (recover_vmcode.c) */
+    if (r.kind == FX_BLOB_STUB &&
+        (strstr(name, "Deoptimization") != NULL || strstr(name, "deopt") != NULL ||
+         strstr(name, "UncommonTrap") != NULL || strstr(name, "uncommon_trap") != NULL))
+        r.flags |= FX_RANGE_DEOPT;
     /* A RuntimeStub's frame size (Runtime1's stubs): the not-in-Java walk crosses its frame;
      * and where it is complete (session 17: a native walk's return into it, native_below.c) */
     if (r.kind == FX_BLOB_STUB) {

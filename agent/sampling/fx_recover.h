@@ -49,6 +49,8 @@ struct fx_code_range {
 #define FX_RANGE_OSR 0x08
 /* stub: C1's slow_subtype_check, frameless, its arguments pushed (recover_subtype.c) */
 #define FX_RANGE_FRAMELESS 0x10
+/* stub: a deoptimization or uncommon trap blob (its anchor is not walked: recover_vmcode.c) */
+#define FX_RANGE_DEOPT 0x20
 
 struct fx_codeheap_layout;
 struct fx_interp_layout;

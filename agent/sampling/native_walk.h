@@ -48,8 +48,9 @@ bool fx_native_in_mapped_file_sigsafe(uintptr_t at);
 bool fx_native_walk_to_java_sigsafe(const struct fx_thread *t, const void *ucontext,
                                     struct fx_regs *at);
 
-/* Signal-safe (issue 32, native_below.c): AsyncGetCallTrace failed in Java (-5) with the pc in
- * no code blob: native code that compiled Java called as a leaf, no frame anchor set
+/* Signal-safe (issue 32, native_below.c): AsyncGetCallTrace failed in Java (-5 or -6:
+ * recover_vmcode.c calls it where the native frames do not return into C1's barrier stub) with
+ * the pc in no code blob: native code that compiled Java called as a leaf, no frame anchor set
  * (os::javaTimeMillis and the vDSO under System.currentTimeMillis's intrinsic). Its native
  * frames are stepped as above to the first address in Java code, which must lie right after a
  * call to native code of a mapped file (rel32 or mov r10, imm64; call r10: not into the code

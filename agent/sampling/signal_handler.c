@@ -71,6 +71,7 @@
 #include "internal.h"
 #include "native_walk.h"
 #include "recover_anchor.h"
+#include "recover_vmcode.h"
 
 struct fx_sigstate fx_sig;
 
@@ -153,10 +154,8 @@ static int recover_sigsafe(struct fx_thread *t, void *ucontext, fx_asgct_trace *
     fx_recover_gpr(uc, gpr);
     struct fx_regs in = {(uintptr_t)g[REG_RIP], (uintptr_t)g[REG_RSP], (uintptr_t)g[REG_RBP], gpr};
     struct fx_code_range r;
-    if (!find_blob_sigsafe(in.pc, &r, fresh, m))
-        return trace->num_frames == FX_ASGCT_UNKNOWN_JAVA
-                       ? fx_recover_leaf_native_sigsafe(t, ucontext, trace, depth, m)
-                       : FX_REC_NOT_FOUND;
+    if (!find_blob_sigsafe(in.pc, &r, fresh, m)) /* VM code called from Java (8.5e, 8.5i) */
+        return fx_recover_vmcode_sigsafe(t, ucontext, trace, depth, blob, m);
     bool current = blob_current_sigsafe(&r);
     if (r.kind == FX_BLOB_NMETHOD && !current)
         return FX_REC_LAYOUT;
@@ -264,14 +263,15 @@ static uint8_t recover_any_sigsafe(struct fx_thread *t, void *ucontext, fx_asgct
      * first frame is a Runtime1 stub, made frame_never_safe, so frame::safe_for_sender refuses
      * it; the anchor walk crosses it by its frame size, as HotSpot's own walks do */
     if (trace->num_frames == FX_ASGCT_UNKNOWN_NOT_JAVA ||
-        trace->num_frames == FX_ASGCT_NOT_WALKABLE_NOT_JAVA)
+        trace->num_frames == FX_ASGCT_NOT_WALKABLE_NOT_JAVA ||
+        fx_vmcode_anchored_sigsafe(t, ucontext, trace->num_frames)) /* and 8.5i's anchored */
         rc = anchor_sigsafe(t, trace, depth, &blob, stop, m);
     else if (trace->num_frames == FX_ASGCT_UNKNOWN_JAVA ||
              trace->num_frames == FX_ASGCT_NOT_WALKABLE_JAVA)
         rc = recover_sigsafe(t, ucontext, trace, depth, &blob, &fresh, m);
     else if (trace->num_frames > 0 && fx_leaf_unanchored_sigsafe(t, ucontext, m))
-        rc = fx_recover_leaf_native_sigsafe(t, ucontext, trace, depth,
-                                            m); /* not ASGCT's rbp guess */
+        rc = fx_recover_vmcode_sigsafe(t, ucontext, trace, depth, &blob,
+                                       m); /* not ASGCT's rbp guess (8.5e, 8.5i) */
     else
         return 0;
     if (rc <= 0 && trace->num_frames > 0) /* that guess refused: the Java frames are not known */

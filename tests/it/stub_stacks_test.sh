@@ -26,11 +26,18 @@
 #               samples with a recovered g1_post_barrier_slow frame, each right over
 #               Stubs.stores, none rooted at "[native: walk stopped (Java frames not walked to
 #               the call stub)]" (the walk below steps over the stub as the recovery does);
+#               at least 5 with G1's refinement (VM code the stub called, docs/VALIDATION.md
+#               8.5i) above the stub, failures over that VM code on at most 25 % of its samples;
 #   clinit      a static initializer run by a C1-compiled method's first call into its class (2 s,
 #               -XX:TieredStopAtLevel=1 -Xbatch -XX:-UseOnStackReplacement): its samples whole, the native frames of the VM's
 #               call back into Java (SharedRuntime::resolve_static_call_C among them) right under
 #               Stubs.make, whose call went through the resolve blob (the walk below crosses the
 #               blob's frame: native_below.c).
+#   throws      a preallocated exception thrown and caught in compiled code (2 s, neither
+#               method inlined): HotSpot's exception dispatch, VM code called from Java with the
+#               frame anchor set (8.5i): every such stack recovered from the anchor on the known
+#               path Stubs.throwing;catcher[;thrower], at least 5, "[AGCT: not walkable
+#               (Java)]" under VM code on at most 2 % of the loop's samples.
 # Each JVM exits 0 without hs_err and fxcheck accepts each profile; stub_stacks_check.py reads
 # them. Fails without the stub rule (recover_stub.c): delete's samples are then "[AGCT: unknown
 # Java]" over the stub's name.
@@ -41,7 +48,7 @@ it_init "it.stub_stacks.jdk$(fx_jdk_major "$1")" "$1"
 [[ -n "${FXAGENT_STACKS_JAR:-}" && -f "$FXAGENT_STACKS_JAR" ]] ||
     it_fail "stacks jar not built: ${FXAGENT_STACKS_JAR:-FXAGENT_STACKS_JAR not set}"
 
-for c in delete intrinsics millis subtype barrier clinit; do
+for c in delete intrinsics millis subtype barrier clinit throws; do
     profile=$FXAGENT_RUN_DIR/$c.json.gz
     flags=()
     [[ $c == subtype ]] && flags=(-XX:TieredStopAtLevel=1 -XX:CompileCommand=quiet
@@ -50,9 +57,12 @@ for c in delete intrinsics millis subtype barrier clinit; do
     # no OSR: <clinit>'s loop stays interpreted (a C1 OSR compilation's loop lies before its
     # OSR entry, where the body claim is refused: docs/VALIDATION.md 8.1)
     [[ $c == clinit ]] && flags=(-XX:TieredStopAtLevel=1 -Xbatch -XX:-UseOnStackReplacement)
+    [[ $c == throws ]] && flags=(-XX:CompileCommand=quiet
+        -XX:CompileCommand=dontinline,fxagent.stacks.Stubs::catcher
+        -XX:CompileCommand=dontinline,fxagent.stacks.Stubs::thrower)
     it_run "$c" "$IT_JDK/bin/java" "-agentpath:$FXAGENT_LIB=mode=cpu,interval=2ms,quiet,file=$profile" \
         "${flags[@]}" -cp "$FXAGENT_STACKS_JAR" fxagent.stacks.Stubs "$c" \
-        "$([[ $c == millis || $c == subtype || $c == barrier || $c == clinit ]] && echo 2 || echo 3)"
+        "$([[ $c == millis || $c == subtype || $c == barrier || $c == clinit || $c == throws ]] && echo 2 || echo 3)"
     [[ $IT_RC -eq 0 ]] || it_fail "$c: java exited $IT_RC"
     it_no_hs_err
     [[ -s $profile ]] || it_fail "$c: no profile at $profile"

@@ -16,7 +16,11 @@
  *               first call to the class runs: under C1 (-XX:TieredStopAtLevel=1 -Xbatch, no OSR,
  *               Stubs.make compiled before the class is initialized) through SharedRuntime's
  *               resolve_static_call blob, the VM calling Java back under the blob's frame
- * Usage: java -cp fxagent-stacks.jar fxagent.stacks.Stubs delete|intrinsics|millis|subtype|barrier|clinit [SECONDS]
+ *   throws      a preallocated exception thrown by Stubs.thrower, caught by its caller
+ *               Stubs.catcher (neither inlined: -XX:CompileCommand=dontinline): the time is
+ *               HotSpot's exception dispatch (rethrow_C, handle_exception_C), VM code the
+ *               compiled code's stubs call with the frame anchor set, the thread still in Java
+ * Usage: java -cp fxagent-stacks.jar fxagent.stacks.Stubs delete|intrinsics|millis|subtype|barrier|clinit|throws [SECONDS]
  * Each case runs as Budget.java says, on thread "stubs". Prints "stubs: CASE rounds N checksum
  * X cpu_ms C wall_ms W" at the end (the thread's own CPU time and the case's wall time).
  */
@@ -36,7 +40,7 @@ public final class Stubs {
 
     public static void main(String[] args) throws Exception {
         if (args.length < 1 || args.length > 2) {
-            System.err.println("usage: Stubs delete|intrinsics|millis|subtype|barrier|clinit [SECONDS]");
+            System.err.println("usage: Stubs delete|intrinsics|millis|subtype|barrier|clinit|throws [SECONDS]");
             System.exit(2);
         }
         String what = args[0];
@@ -72,8 +76,10 @@ public final class Stubs {
                 return barrier(until, out);
             case "clinit":
                 return clinit(until, out);
+            case "throws":
+                return throwing(until, out);
             default:
-                System.err.println("Stubs: unknown case '" + what + "' (delete, intrinsics, millis, subtype, barrier or clinit)");
+                System.err.println("Stubs: unknown case '" + what + "' (delete, intrinsics, millis, subtype, barrier, clinit or throws)");
                 System.exit(2);
                 return 0;
         }
@@ -190,6 +196,46 @@ public final class Stubs {
         out[1] = n;
         sink = sum;
         return sum;
+    }
+
+    /** No stack trace, not suppressible: thrown again and again at no allocation cost. */
+    static final class Thrown extends RuntimeException {
+        private static final long serialVersionUID = 1L;
+
+        Thrown() {
+            super("thrown", null, false, false);
+        }
+    }
+
+    private static final RuntimeException THROWN = new Thrown();
+
+    static long throwing(Budget until, long[] out) {
+        long n = 0, sum = 0;
+        while (until.more()) {
+            for (int i = 0; i < 1000; i++) {
+                sum += catcher(i);
+            }
+            n++;
+        }
+        out[1] = n;
+        sink = sum;
+        return sum;
+    }
+
+    /** Catches what thrower throws: the handler HotSpot looks up in this frame. */
+    static int catcher(int i) {
+        try {
+            return thrower(i);
+        } catch (RuntimeException e) {
+            return 1;
+        }
+    }
+
+    static int thrower(int i) {
+        if ((i & 7) != 7) {
+            throw THROWN;
+        }
+        return 2;
     }
 
     /** Each store puts a young object into the old array: G1's post barrier's slow case. */

@@ -1,0 +1,136 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* THE SIGNAL PATH: samples whose pc is in VM code Java called without leaving `_thread_in_Java`
+ * (issue 32, docs/VALIDATION.md 8.5i), called from signal_handler.c and native_below.c. Same
+ * rules and allow-list as the handler (agent/signal_allowlist.txt): no calls but the inline
+ * lookups, atomics, no allocation, every word read inside the thread's stack or a code range.
+ *
+ * AsyncGetCallTrace answers -5 or -6 there: the thread is in Java, the pc is C++ code, and the
+ * walk it tries from the native frames (rbp) does not reach a Java frame it trusts. Two shapes,
+ * each proven by HotSpot's own conventions, never by a guess:
+ *  - Anchored (fx_vmcode_anchored_sigsafe): a stub set the frame anchor, then called C code
+ *    that runs in Java state (the safepoint blob's handle_polling_page_exception and its
+ *    CodeCache::find_blob, C1's Runtime1 stubs calling exception_handler_for_pc, C2's
+ *    exception blob calling handle_exception_C). The Java frames below are fixed until that
+ *    call returns and the stub clears the anchor, and the anchor describes them exactly as it
+ *    does for -3: the same walk (recover_anchor.c, 8.9), its first frame the stub crossed by its
+ *    frame size. Not taken when the anchor's frame is a deoptimization or uncommon trap blob
+ *    (FX_RANGE_DEOPT): their unpack_frames fills in interpreter frames under it; nor when
+ *    that frame is in no known blob.
+ *  - Unanchored leaf (fx_recover_vmcode_sigsafe): no anchor; the native frames are stepped to
+ *    the first Java code address (native_walk.c, as 8.5e does). Where that return address is
+ *    in C1's g1_post_barrier_slow right after its call to native code (the stub's runtime call
+ *    into G1BarrierSetRuntime::write_ref_field_post_entry, G1's card refinement under it), the
+ *    stub's rbp frame (8.5c) gives its C1 caller and fx_recover_continuation the barrier's
+ *    branch there, the context the barrier recovery gives for a pc in the stub itself.
+ *    Elsewhere the leaf rule of 8.5e (fx_recover_leaf_native_sigsafe). */
+#include "recover_vmcode.h"
+#include "native_walk.h"
+#include "recover_anchor.h"
+#include "recover_x86.h"
+
+bool fx_vmcode_anchored_sigsafe(const struct fx_thread *t, const void *ucontext, int code)
+{
+#if defined(__x86_64__)
+    const ucontext_t *uc = ucontext;
+    long sp_off = __atomic_load_n(&fx_sig.anchor_sp_off, __ATOMIC_RELAXED);
+    long pc_off = __atomic_load_n(&fx_sig.anchor_pc_off, __ATOMIC_RELAXED);
+    if ((code != FX_ASGCT_UNKNOWN_JAVA && code != FX_ASGCT_NOT_WALKABLE_JAVA) || uc == NULL ||
+        t->env == NULL || sp_off == 0 || pc_off == 0)
+        return false;
+    uintptr_t sp, pc;
+    memcpy(&sp, (const char *)t->env + sp_off, sizeof(sp));
+    memcpy(&pc, (const char *)t->env + pc_off, sizeof(pc));
+    /* native code of a library (never the code cache, which is anonymous memory): the stub
+     * that set the anchor has called out of it */
+    if (sp == 0 || !fx_native_in_mapped_file_sigsafe((uintptr_t)uc->uc_mcontext.gregs[REG_RIP]))
+        return false;
+    /* the anchor's frame (its pc, or make_walkable's sp[-1]) not a deoptimization blob's */
+    if (pc == 0 && !fx_recover_stack_word(t->stack_lo, t->stack_hi, sp - 8, &pc))
+        return false;
+    __atomic_add_fetch(&fx_sig.code_readers, 1, __ATOMIC_SEQ_CST);
+    const struct fx_code_range *r =
+            fx_recover_find(__atomic_load_n(&fx_sig.code_table, __ATOMIC_SEQ_CST), pc);
+    bool deopt = r == NULL || (r->flags & FX_RANGE_DEOPT) != 0;
+    __atomic_sub_fetch(&fx_sig.code_readers, 1, __ATOMIC_SEQ_CST);
+    return !deopt;
+#else
+    (void)t, (void)ucontext, (void)code;
+    return false;
+#endif
+}
+
+int fx_recover_barrier_leaf(const struct fx_code_range *stub, const struct fx_regs *at,
+                            uintptr_t lo, uintptr_t hi, uintptr_t *target, struct fx_regs *out)
+{
+    if (stub->kind != FX_BLOB_C1_BARRIER)
+        return FX_REC_STUB;
+    /* the return address of the stub's runtime call: after a call whose target it holds */
+    if (!fx_recover_after_call(stub, at->pc) || !fx_recover_call_target(stub, at->pc, target))
+        return FX_REC_NOT_CALLED;
+    /* in the body (past push rbp; mov rbp, rsp, not at a ret): [rbp + 8] is the slot */
+    if (at->pc < stub->begin + 4 || !fx_recover_in(stub, at->pc, 1) ||
+        fx_recover_code(at->pc)[0] == 0xC3)
+        return FX_REC_DECODE;
+    int rc = fx_recover_rbp_frame(stub, at, lo, hi, out);
+    return rc == FX_REC_STUB_FRAME ? FX_REC_C1_BARRIER : rc == FX_REC_STUB ? FX_REC_DECODE : rc;
+}
+
+#if defined(__x86_64__)
+bool fx_recover_barrier_leaf_step(const struct fx_code_table *tab, struct fx_heap_memo *m,
+                                  uintptr_t lo, uintptr_t hi, struct fx_regs *at,
+                                  struct fx_code_range *stub)
+{
+    const struct fx_code_range *r = fx_recover_find(tab, at->pc);
+    if (r == NULL || r->kind != FX_BLOB_C1_BARRIER)
+        return false;
+    uintptr_t target = 0;
+    struct fx_regs c;
+    if (fx_recover_barrier_leaf(r, at, lo, hi, &target, &c) != FX_REC_C1_BARRIER ||
+        fx_recover_find(tab, target) != NULL || !fx_native_in_mapped_file_sigsafe(target))
+        return false;
+    /* the caller: a current C1 method's slow-case code, its jmp back to the continuation */
+    long cid_off = __atomic_load_n(&fx_sig.compile_id_off, __ATOMIC_RELAXED);
+    memcpy(stub, r, sizeof(*stub));
+    const struct fx_code_range *n = fx_recover_find_any(tab, c.pc, m);
+    if (n == NULL || n->kind != FX_BLOB_NMETHOD || !fx_recover_blob_current(n, cid_off) ||
+        !fx_recover_continuation(n, c.pc, &c.pc) || c.sp <= at->sp)
+        return false;
+    *at = c;
+    return true;
+}
+#endif
+
+int fx_recover_vmcode_sigsafe(struct fx_thread *t, void *ucontext, fx_asgct_trace *trace,
+                              uint32_t depth, fx_asgct_frame *blob, struct fx_heap_memo *m)
+{
+#if defined(__x86_64__)
+    struct fx_regs at;
+    struct fx_code_range stub;
+    if (!fx_native_walk_to_java_sigsafe(t, ucontext, &at))
+        return FX_REC_NOT_FOUND;
+    __atomic_add_fetch(&fx_sig.code_readers, 1, __ATOMIC_SEQ_CST);
+    const struct fx_code_table *tab = __atomic_load_n(&fx_sig.code_table, __ATOMIC_SEQ_CST);
+    bool barrier = fx_recover_barrier_leaf_step(tab, m, t->stack_lo, t->stack_hi, &at, &stub);
+    __atomic_sub_fetch(&fx_sig.code_readers, 1, __ATOMIC_SEQ_CST);
+    if (!barrier) /* a leaf called from compiled code (8.5e), or nothing proven */
+        return fx_recover_leaf_native_sigsafe(t, ucontext, trace, depth, m);
+    blob->lineno = FX_LINE_STUB;
+    blob->method_id = (jmethodID)(uintptr_t)stub.name;
+    if (depth < 2)
+        return FX_REC_WALK;
+    ucontext_t cc;
+    fx_recover_patch(&cc, ucontext, &at); /* pc - 1: inside the barrier's branch (8.5a) */
+    fx_asgct_trace up = {.env_id = t->env, .num_frames = 0, .frames = trace->frames + 1};
+    fx_sig.asgct(&up, (jint)depth - 1, &cc);
+    if (up.num_frames <= 0)
+        return FX_REC_WALK;
+    if (trace->frames[1].lineno == 0) /* 8.5a: a deoptimized caller looks so */
+        return FX_REC_BCI0;
+    trace->frames[0] = *blob;
+    trace->num_frames = up.num_frames + 1;
+    return FX_REC_C1_BARRIER;
+#else
+    (void)t, (void)ucontext, (void)trace, (void)depth, (void)blob, (void)m;
+    return FX_REC_NOT_FOUND;
+#endif
+}

@@ -1,0 +1,47 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* Private to agent/sampling: the recovery of samples whose pc is in VM code (C++ in libjvm, or
+ * native code it calls) that Java code called while the thread stays `_thread_in_Java`
+ * (recover_vmcode.c, issue 32, docs/VALIDATION.md 8.5i), for signal_handler.c, native_below.c
+ * and the unit tests. */
+#ifndef FX_RECOVER_VMCODE_H
+#define FX_RECOVER_VMCODE_H
+
+#include "internal.h"
+
+/* Signal-safe: AsyncGetCallTrace failed in Java (code -5 or -6) with the pc in native code of a
+ * mapped file while the thread's frame anchor holds a last Java frame: a stub called VM code
+ * with the anchor set and the thread left in Java (the safepoint blob's
+ * handle_polling_page_exception, C1's Runtime1 stubs calling exception_handler_for_pc, C2's
+ * exception blob calling handle_exception_C, the deoptimization blob's fetch_unroll_info). The
+ * Java frames are then the anchor's, walked as for -3 (recover_anchor.c); an anchor whose frame
+ * (its pc, or the word below its sp) is in no known blob or in a deoptimization blob
+ * (FX_RANGE_DEOPT: unpack_frames fills in interpreter frames under it) is not taken. */
+bool fx_vmcode_anchored_sigsafe(const struct fx_thread *t, const void *ucontext, int code);
+
+/* Pure (unit-tested): `at` is the first Java code address the native walk from a leaf in VM code
+ * reached (return address, sp, rbp), in C1's g1_post_barrier_slow (stub): it must lie right
+ * after a call whose target the instruction holds (*target, for the caller to check it is
+ * native code), in the stub's rbp frame (recover_stub.c's rule, past its head and not at a
+ * ret); *out is then the stub's caller (the return address into the C1 method's slow-case
+ * code, its sp and rbp). FX_REC_C1_BARRIER, or why not (< 0). */
+int fx_recover_barrier_leaf(const struct fx_code_range *stub, const struct fx_regs *at,
+                            uintptr_t lo, uintptr_t hi, uintptr_t *target, struct fx_regs *out);
+
+/* Signal-safe, under the caller's reader bracket of tab: when *at (from
+ * fx_native_walk_to_java_sigsafe) lies in g1_post_barrier_slow after its call to native code,
+ * *at becomes the registers at the barrier's branch in the C1 caller (fx_recover_continuation)
+ * and *stub the stub's range: true. false (nothing changed) otherwise. */
+bool fx_recover_barrier_leaf_step(const struct fx_code_table *tab, struct fx_heap_memo *m,
+                                  uintptr_t lo, uintptr_t hi, struct fx_regs *at,
+                                  struct fx_code_range *stub);
+
+/* Signal-safe: AsyncGetCallTrace failed in Java (-5, -6) with the pc in no code blob and no last
+ * Java frame: the native frames are stepped to Java code; where they return into
+ * g1_post_barrier_slow (G1's card refinement under C1's post barrier) the stub's frame and
+ * its caller's continuation give the context ASGCT walks from (trace->frames[1..]), the stub's
+ * frame on top: FX_REC_C1_BARRIER; elsewhere (code -5) the leaf rule of native_below.c
+ * (fx_recover_leaf_native_sigsafe). Or why not (< 0). */
+int fx_recover_vmcode_sigsafe(struct fx_thread *t, void *ucontext, fx_asgct_trace *trace,
+                              uint32_t depth, fx_asgct_frame *blob, struct fx_heap_memo *m);
+
+#endif
