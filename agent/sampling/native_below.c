@@ -83,14 +83,7 @@ static struct fx_regs top_sigsafe(const struct fx_thread *t, const ucontext_t *u
     uintptr_t last_sp = 0;
     if (t->env != NULL && sp_off != 0)
         memcpy(&last_sp, (const char *)t->env + sp_off, sizeof(last_sp));
-    /* session 17: a stub without a frame of its own (StubRoutines': flush_icache_stub, the
-     * arraycopy stubs) with the anchor set was called by the VM, not by Java: Java code calls
-     * such stubs as leaves, without an anchor, which is clear while Java code runs (the call
-     * stub's JavaCallWrapper clears it, the VM's transitions set it); so the Java frames begin
-     * at the anchor, as for a pc in the VM's own code */
-    bool vm_stub = here != NULL && here->kind == FX_BLOB_STUB && here->frame_words <= 0 &&
-                   !(here->flags & (FX_RANGE_INTERPRETER | FX_RANGE_CALL_STUB)) && last_sp != 0;
-    if ((here == NULL || vm_stub) && t->env != NULL && sp_off != 0 && pc_off != 0 && fp_off != 0) {
+    if (here == NULL && t->env != NULL && sp_off != 0 && pc_off != 0 && fp_off != 0) {
         memcpy(&top.sp, (const char *)t->env + sp_off, sizeof(top.sp));
         memcpy(&top.pc, (const char *)t->env + pc_off, sizeof(top.pc));
         memcpy(&top.fp, (const char *)t->env + fp_off, sizeof(top.fp));

@@ -216,21 +216,24 @@ static bool push_at(const struct fx_code_range *r, uintptr_t p)
 /* A pc where no rule applies is in the body, whose frame is built and its size holds
  * (FX_REC_BODY), but where rsp is off the frame's base for a few instructions: in the stub
  * section (the deopt handler's `call next`, the exception handler, call stubs: at or past
- * nmethod::_stub_offset), or between pushes and pops. Compiled bodies push only in C1's type
- * checks, two registers at a time (c1_LIRAssembler_x86.cpp: `push; push; call
+ * nmethod::_stub_offset), or between pushes and pops. C1's bodies (tiers 1-3) push only in its
+ * type checks, two registers at a time (c1_LIRAssembler_x86.cpp: `push; push; call
  * slow_subtype_check; pop; pop`, and arraycopy's `push src; push dst` around its checks), so
- * refused (FX_REC_DECODE) are: a pc after the first push of a pair (a push byte before it, a
- * push at it) or after both (push bytes before it and before that push), and a pop at pc
- * (0x58-0x5F / 0x41 0x58-0x5F: in 64-bit code an instruction beginning so is a pop). A lone
- * byte 0x50-0x57 before pc is no push of theirs: it ends a longer instruction (a displacement
- * or an immediate; session 17: such bytes refused 0.1-0.3 % of javac's samples, whose walk below
- * then stopped at the top). */
+ * there refused (FX_REC_DECODE) are: a pc after the first push of a pair (a push byte before it,
+ * a push at it) or after both (push bytes before it and before that push); a lone byte 0x50-0x57
+ * before pc is no push of C1's: it ends a longer instruction (a displacement or an immediate;
+ * session 17: such bytes refused 0.1-0.3 % of javac's samples, whose walk below then stopped at
+ * the top). C2 pushes alone (String.compareTo's intrinsic: `sub ecx, edx; push rcx; cmovle`,
+ * indexOf's, RTM profiling's `push rax`), so in C2's code (tier 4) and code of no known tier
+ * any such byte before pc is refused. A pop at pc (0x58-0x5F / 0x41 0x58-0x5F: in 64-bit code an
+ * instruction beginning so is a pop) is refused in all. */
 static int fx_recover_body(const struct fx_code_range *r, uintptr_t pc)
 {
     if (r->stubs != 0 && pc >= r->begin + r->stubs)
         return FX_REC_DECODE;
     const uint8_t *c = fx_recover_code(pc);
-    if (ends_push(r, pc) && (push_at(r, pc) || ends_push(r, pc - 1) ||
+    bool c1 = r->level >= 1 && r->level <= 3;
+    if (ends_push(r, pc) && (!c1 || push_at(r, pc) || ends_push(r, pc - 1) ||
                              (pc - 2 > r->begin && c[-2] == 0x41 && ends_push(r, pc - 2))))
         return FX_REC_DECODE;
     if ((c[0] >= 0x58 && c[0] <= 0x5F) ||

@@ -770,6 +770,7 @@ START_TEST(test_body_refused_off_the_frame_base)
 {
     memset(code, 0x90, sizeof(code)); /* nops: no rule's instruction */
     struct fx_code_range r = nmethod(64, 0, 4);
+    r.level = 1; /* C1's code: its pushes come in pairs (below: other tiers) */
     struct fx_regs in = {.pc = r.begin + 20, .sp = (uintptr_t)&stack[20], .fp = 0xF00}, out;
     ck_assert_int_eq(fx_recover_caller(&r, &in, LO, HI, true, &out), FX_REC_BODY);
     /* C1's pushes come in pairs (push; push; call slow_subtype_check): pc after both (either
@@ -794,12 +795,23 @@ START_TEST(test_body_refused_off_the_frame_base)
         put(20, (const uint8_t[]){0x90, 0x90}, 2);
     }
     /* session 17: a lone byte 0x50-0x57 before pc ends a longer instruction, no push of C1's
-     * (mov eax, [rbp + 0x54]: 8B 45 54; mov r8, [rsp + 0x50]: 4C 8B 44 24 50) */
-    put(17, (const uint8_t[]){0x8B, 0x45, 0x54}, 3);
-    ck_assert_int_eq(fx_recover_caller(&r, &in, LO, HI, true, &out), FX_REC_BODY);
-    put(15, (const uint8_t[]){0x4C, 0x8B, 0x44, 0x24, 0x50}, 5);
-    ck_assert_int_eq(fx_recover_caller(&r, &in, LO, HI, true, &out), FX_REC_BODY);
-    put(15, (const uint8_t[]){0x90, 0x90, 0x90, 0x90, 0x90}, 5);
+     * (mov eax, [rbp + 0x54]: 8B 45 54; mov r8, [rsp + 0x50]: 4C 8B 44 24 50): in C1's code
+     * (tiers 1-3) only; C2 (tier 4) and code of no known tier push alone (String.compareTo's
+     * intrinsic: sub ecx, edx; push rcx; cmovle edx, eax: 2B CA 51 | 0F 4E D0), so there any
+     * such byte is refused */
+    for (uint8_t level = 0; level <= 4; level++) {
+        r.level = level;
+        int lone = level >= 1 && level <= 3 ? FX_REC_BODY : FX_REC_DECODE;
+        put(17, (const uint8_t[]){0x8B, 0x45, 0x54}, 3);
+        ck_assert_int_eq(fx_recover_caller(&r, &in, LO, HI, true, &out), lone);
+        put(15, (const uint8_t[]){0x4C, 0x8B, 0x44, 0x24, 0x50}, 5);
+        ck_assert_int_eq(fx_recover_caller(&r, &in, LO, HI, true, &out), lone);
+        put(17, (const uint8_t[]){0x2B, 0xCA, 0x51, 0x0F, 0x4E, 0xD0}, 6); /* pc at the cmov */
+        ck_assert_int_eq(fx_recover_caller(&r, &in, LO, HI, true, &out), lone);
+        put(15, (const uint8_t[]){0x90, 0x90, 0x90, 0x90, 0x90, 0x90, 0x90, 0x90}, 8);
+        ck_assert_int_eq(fx_recover_caller(&r, &in, LO, HI, true, &out), FX_REC_BODY);
+    }
+    r.level = 1;
     ck_assert_int_eq(fx_recover_caller(&r, &in, LO, HI, true, &out), FX_REC_BODY);
     r.stubs = 32; /* _stub_offset: the stub section from code + 32 */
     ck_assert_int_eq(fx_recover_caller(&r, &in, LO, HI, true, &out), FX_REC_BODY);
