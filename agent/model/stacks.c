@@ -305,7 +305,7 @@ static const char *const rec_case_labels[FX_REC_CASES] = {
         "recovered: pc in an I2C/C2I adapter",
         "recovered: pc in g1_post_barrier_slow (caller at its barrier's branch)",
         "recovered: not in Java, Java frames walked from the frame anchor",
-        "recovered: pc in an arraycopy stub (rbp-framed), compiled caller",
+        "recovered: pc in an arraycopy or intrinsic stub (rbp-framed), compiled caller",
         "recovered: pc in native code compiled code called as a leaf (its caller walked)",
         "recovered: pc in the interpreter's method entry (frame being built)",
         "recovered: pc in C1's slow_subtype_check (frameless, decoded), C1 caller",

@@ -242,8 +242,14 @@ void fx_codemap_dynamic_code(const char *name, const void *address, jint length)
     if (strcmp(name, "call_stub") == 0)
         r.flags |= FX_RANGE_CALL_STUB;
     /* issue 32: the arraycopy stubs ("jbyte_disjoint_arraycopy", "checkcast_arraycopy", ...)
-     * get recover_stub.c's rule; the intrinsics' stubs do not (docs/VALIDATION.md 8.5d). */
-    r.arraycopy = r.kind == FX_BLOB_STUB && strstr(name, "arraycopy") != NULL;
+     * get recover_stub.c's rule; the intrinsics' stubs (CRC32/Adler32, MD5/SHA, Base64) too,
+     * with a PcDesc required at the return address (recover_pcdesc.h, VALIDATION.md 8.5d). */
+    if (r.kind == FX_BLOB_STUB && strstr(name, "arraycopy") != NULL)
+        r.arraycopy = FX_STUB_ARRAYCOPY;
+    else if (r.kind == FX_BLOB_STUB &&
+             (strstr(name, "updateBytes") != NULL || strstr(name, "implCompress") != NULL ||
+              strstr(name, "base64") != NULL))
+        r.arraycopy = FX_STUB_INTRINSIC;
     /* C1's slow_subtype_check: frameless, its depth decoded (recover_subtype.c, 8.5g) */
     if (r.kind == FX_BLOB_STUB && strstr(name, "slow_subtype_check") != NULL)
         r.flags |= FX_RANGE_FRAMELESS;

@@ -40,7 +40,7 @@ struct fx_code_range {
     uint8_t kind;         /* enum fx_blob_kind */
     uint8_t level;        /* nmethod: nmethod::_comp_level (1-3 C1, 4 C2), 0 unknown */
     uint8_t flags;        /* FX_RANGE_* */
-    uint8_t arraycopy;    /* stub: a StubRoutines arraycopy stub, recover_stub.c's rule applies */
+    uint8_t arraycopy;    /* stub: FX_STUB_* (recover_pcdesc.h): recover_stub.c's rule applies */
 };
 #define FX_RANGE_INTERPRETER 0x01 /* stub: HotSpot's "Interpreter" (the template interpreter) */
 #define FX_RANGE_SELF_INLINE 0x02 /* nmethod: its method is inlined into itself, or no records */
@@ -49,6 +49,9 @@ struct fx_code_range {
 #define FX_RANGE_OSR 0x08
 /* stub: C1's slow_subtype_check, frameless, its arguments pushed (recover_subtype.c) */
 #define FX_RANGE_FRAMELESS 0x10
+/* fx_code_range.arraycopy: a StubRoutines arraycopy stub, or an intrinsic's (CRC32, MD5, ...) */
+#define FX_STUB_ARRAYCOPY 1
+#define FX_STUB_INTRINSIC 2
 /* stub: a deoptimization or uncommon trap blob (its anchor is not walked: recover_vmcode.c) */
 #define FX_RANGE_DEOPT 0x20
 
@@ -97,7 +100,7 @@ enum fx_recover_case {
     FX_REC_ADAPTER = 5,    /* pc in an I2C/C2I adapter where the decode proves the return address */
     FX_REC_C1_BARRIER = 6, /* pc in g1_post_barrier_slow; caller at its slow-case continuation */
     FX_REC_ANCHOR = 7,     /* not in Java (-3): Java frames walked from the frame anchor */
-    FX_REC_STUB_FRAME = 8, /* pc in an arraycopy stub (rbp-framed): a compiled caller */
+    FX_REC_STUB_FRAME = 8, /* pc in an arraycopy/intrinsic stub (rbp-framed): compiled caller */
     FX_REC_LEAF_NATIVE = 9,   /* pc in native code compiled code called as a leaf: its caller */
     FX_REC_INTERP_ENTRY = 10, /* pc in the interpreter's method entry, frame being built */
     FX_REC_FRAMELESS = 11,    /* pc in C1's slow_subtype_check (frameless, decoded): C1 caller */
@@ -202,6 +205,10 @@ bool fx_recover_pushed_return(const struct fx_code_range *n, uintptr_t stub, str
 /* ret lies in compiled method n right after a call instruction (rel32, or through a register). */
 bool fx_recover_after_call(const struct fx_code_range *n, uintptr_t ret);
 bool fx_recover_call_target(const struct fx_code_range *n, uintptr_t ret, uintptr_t *target);
+/* recover_pcdesc.c: the call test, and for an FX_STUB_INTRINSIC stub a PcDesc of n exactly at
+ * ret (docs/VALIDATION.md 8.5d; refused while VMStructs gave no table layout). */
+bool fx_recover_stub_called(const struct fx_code_range *stub, const struct fx_code_range *n,
+                            uintptr_t ret);
 
 /* recover_interp.c: the caller's registers from a pc in the interpreter's method entry that
  * begins at entry (the entered Method's _i2i_entry; r: the interpreter's range), while it builds

@@ -146,7 +146,7 @@ static bool top_step_sigsafe(const struct fx_code_table *tab, struct fx_heap_mem
         next = *at;
         if (!cross_stub_sigsafe(r, &next, lo, hi))
             return false;
-    } else if (r->kind == FX_BLOB_STUB && r->arraycopy) {
+    } else if (r->kind == FX_BLOB_STUB && r->arraycopy == FX_STUB_ARRAYCOPY) {
         if (fx_recover_caller(r, at, lo, hi, false, &next) != FX_REC_STUB_FRAME)
             return false;
     } else if (r->kind == FX_BLOB_STUB && (r->flags & FX_RANGE_FRAMELESS)) {

@@ -180,7 +180,7 @@ static int recover_sigsafe(struct fx_thread *t, void *ucontext, fx_asgct_trace *
         if (unknown_caller ? pushed
                            : n.kind != FX_BLOB_NMETHOD || !blob_current_sigsafe(&n) ||
                                      !(pushed ? fx_recover_pushed_return(&n, r.begin, &caller)
-                                              : fx_recover_after_call(&n, caller.pc)))
+                                              : fx_recover_stub_called(&r, &n, caller.pc)))
             return FX_REC_NOT_CALLED;
     }
     if (depth < 2)
@@ -195,7 +195,7 @@ static int recover_sigsafe(struct fx_thread *t, void *ucontext, fx_asgct_trace *
         /* ASGCT named a frame at caller.pc - 1, so it lies in a code blob of the code cache,
          * whose memory is committed: the call's bytes before it can be read. */
         n = (struct fx_code_range){.begin = caller.pc - 5, .end = caller.pc};
-        if (!fx_recover_after_call(&n, caller.pc))
+        if (!fx_recover_stub_called(&r, &n, caller.pc))
             return FX_REC_NOT_CALLED;
     }
     /* A caller whose return address HotSpot patched to its deoptimization handler: pc - 1 lies

@@ -12,6 +12,7 @@
  * Nothing here is written. Every read is of a live JVM structure outside signal context; a
  * missing symbol or field only disables the one use that needs it. */
 #include "internal.h"
+#include "recover_pcdesc.h"
 
 #include <dlfcn.h>
 #include <pthread.h>
@@ -201,6 +202,8 @@ static const char *str_at(const char *e, uint64_t off)
     return *(const char *const *)(e + off);
 }
 
+static void pcdesc_publish(void);
+
 static void load(void)
 {
     struct layout l;
@@ -218,6 +221,7 @@ static void load(void)
         match(type, field, str_at(e, l.ftype), *(const uint64_t *)(e + l.offset));
     }
     load_types();
+    pcdesc_publish();
 }
 
 bool fx_vmstructs_available(void)
@@ -561,4 +565,27 @@ bool fx_vmstructs_long_constant(const char *name, int64_t *out)
 bool fx_vmstructs_int_constant(const char *name, int64_t *out)
 {
     return find_constant("Int", name, out);
+}
+
+/* issue 32: the PcDesc table's layout for the intrinsics' stubs (recover_pcdesc.h): JDK 17's
+ * offsets from the nmethod, JDK 23+'s from its immutable data. A field not exported leaves
+ * the layout unpublished, and those stubs' samples stay named failures. */
+static void pcdesc_publish(void) /* at load (fx_vmstructs_field needs no once) */
+{
+    long data = fx_vmstructs_field("nmethod", "_immutable_data");
+    long begin = fx_vmstructs_field("nmethod", "_scopes_pcs_offset");
+    long end = fx_vmstructs_field("nmethod",
+                                  data >= 0 ? "_scopes_data_offset" : "_dependencies_offset");
+    long size = fx_vmstructs_field("nmethod", "_immutable_data_size");
+    long pc = fx_vmstructs_field("PcDesc", "_pc_offset"), desc = fx_vmstructs_size("PcDesc");
+    if (begin < 0 || end < 0 || pc < 0 || desc <= 0 || (data >= 0 && size < 0))
+        return;
+    struct fx_pcdesc_layout l = {.pid = (int32_t)getpid(),
+                                 .begin = (int32_t)begin,
+                                 .end = (int32_t)end,
+                                 .data = (int32_t)data,
+                                 .data_size = (int32_t)size,
+                                 .size = (int32_t)desc,
+                                 .pc = (int32_t)pc};
+    fx_recover_pcdesc_publish(&l);
 }

@@ -17,7 +17,12 @@ Thread "stubs", samples on the CPU (an "[idle]" leaf is no such sample):
               stub recovered): the known-answer oracle of the caller the return address gave;
   delete:     >= 90 % under StringBuilder.delete, >= 80 % with an "arraycopy" stub frame,
               failure pseudo-frames of any kind (the warm-up's interpreter and VM calls) <= 5 %;
-  intrinsics: the intrinsics' stubs not recovered: at least one failure named by its stub;
+  intrinsics: failures in an intrinsic's stub on at most INTRINSIC_FAIL_PCT % of them (JDK < 23;
+              on 25, no PcDesc at the return address: at least one failure named by its stub); each
+              recovered intrinsic stub frame right over the JDK class whose method C2
+              intrinsified (CRC32, Adler32, sun.security.provider, Base64: the PcDesc exact at
+              the return address of a non-OSR caller names the call's scope), at least 10 such
+              stacks of 2 stubs (JDK < 23);
   millis:     (System.currentTimeMillis in a loop: os::javaTimeMillis and the vDSO's
               clock_gettime called as a leaf from compiled code, no frame anchor) the known
               answer: in every sample with os::javaTimeMillis, the frame right under the
@@ -62,7 +67,7 @@ from collections import Counter
 from profile_lib import Profile, run_dir_args
 
 OTHER_RULES = {"vtable stub", "itable stub", "g1_post_barrier_slow"}  # their own recovery cases
-CASE = "recovered: pc in an arraycopy stub (rbp-framed), compiled caller"
+CASE = "recovered: pc in an arraycopy or intrinsic stub (rbp-framed), compiled caller"
 # the intrinsic's caller, or the native method itself where it is not intrinsified (interpreter)
 CALLERS = {"fxagent.stacks.Stubs.millis", "java.lang.System.currentTimeMillis"}
 LEAF = "recovered: pc in native code compiled code called as a leaf (its caller walked)"
@@ -73,11 +78,30 @@ SUBTYPE = "recovered: pc in C1's slow_subtype_check (frameless, decoded), C1 cal
 # on JDK 17) and G1's refinement under it
 REFINE = ("G1BarrierSetRuntime::", "G1DirtyCardQueueSet::", "PtrQueueSet::")
 
-# The known answer (docs/VALIDATION.md 8.5d): the rule recovers arraycopy stubs only; on
-# delete their one caller is AbstractStringBuilder.shift. The intrinsics' stubs (CRC32,
-# Adler32, MD5/SHA, Base64) were tried and left out: there the first PcDesc after the return
-# address was not always the call's scope (updateBytesAdler32 right over Stubs.intrinsics, the
-# inlined Stubs.checksum and Adler32.update missing, JDK 17), so their samples stay named failures.
+# The known answer (docs/VALIDATION.md 8.5d): on delete the arraycopy stubs' one caller is
+# AbstractStringBuilder.shift. The intrinsics' stubs (CRC32, Adler32, MD5/SHA, Base64) are
+# recovered only where the caller's nmethod has a PcDesc exactly at the return address (the
+# call's own scope): each must sit right over the JDK class whose method C2 intrinsified (the
+# inlined scope of the call), never right over Stubs.intrinsics or Stubs.checksum (an outer
+# scope: the first PcDesc after a return address without its own, JDK 17, before the check).
+INTRINSIC = (("updateBytesCRC32", ("java.util.zip.CRC32.",)),
+             ("updateBytesAdler32", ("java.util.zip.Adler32.",)),
+             ("implCompress", ("sun.security.provider.",)),
+             ("base64", ("java.util.Base64$",)))
+# failures in an intrinsic's stub on at most this share of the intrinsics loop's samples where
+# C2 records the PcDesc (JDK 17: 43-49 % before the rule, 5-16 % after at load ~20; section 9)
+INTRINSIC_FAIL_PCT = 25
+
+
+def pcdesc_exact(label):
+    """JDK 25's C2 records no PcDesc at a leaf call's return address (0 of 163 measured): the
+    intrinsics' stubs stay named failures there. JDK 17's does at 103 of 175."""
+    digits = "".join(ch for ch in label.split("jdk")[-1] if ch.isdigit())
+    return not digits or int(digits) < 23
+
+
+def intrinsic(stub):
+    return next((c for k, c in INTRINSIC if k.lower() in stub.lower()), None)
 
 
 def known_caller(case, stub, caller):
@@ -85,7 +109,8 @@ def known_caller(case, stub, caller):
     short = ".".join(caller.split(".")[-2:])
     if "arraycopy" in stub:  # delete's only copy is AbstractStringBuilder.shift's
         return case != "delete" or short == "AbstractStringBuilder.shift"
-    return False  # the rule is the arraycopy stubs' only (the intrinsics' stubs stay failures)
+    classes = intrinsic(stub)
+    return case == "intrinsics" and classes is not None and caller.startswith(classes)
 
 
 def main():
@@ -99,12 +124,16 @@ def main():
         # the interpreter's codelets (one blob, "Interpreter") are not StubRoutines stubs
         in_stub = [s for s in fail if any(p.name[s[i]].startswith("[AGCT") and i + 1 < len(s)
                                           and p.sub[s[i + 1]] == "Stub"
-                                          and "arraycopy" in p.name[s[i + 1]] for i in range(len(s)))]
-        bound = max(1, len(on) // 200)
+                                          and ("arraycopy" in p.name[s[i + 1]]
+                                               or intrinsic(p.name[s[i + 1]]) is not None)
+                                          for i in range(len(s)))]
+        exact = pcdesc_exact(ck.label)
+        bound = (max(1, len(on) // 200) if case == "delete" else
+                 len(on) * INTRINSIC_FAIL_PCT // 100 if exact else len(on))
         check(len(on) >= 50 and len(in_stub) <= bound,
               f"{case}: {len(in_stub)} of {len(on)} samples on the CPU "
               f"({100.0 * len(in_stub) / max(1, len(on)):.2f} %) with a failure pseudo-frame in an "
-              f"arraycopy stub, at most {bound}; with any failure pseudo-frame: {len(fail)} "
+              f"arraycopy or intrinsic stub, at most {bound}; with any failure pseudo-frame: {len(fail)} "
               f"({100.0 * len(fail) / max(1, len(on)):.2f} %)")
         if case == "delete":
             check(len(fail) * 20 <= len(on), "delete: failure pseudo-frames on at most 5 % "
@@ -137,7 +166,13 @@ def main():
                   f"delete: {under} of {len(on)} samples under StringBuilder.delete (>= 90 %)")
             check(copy * 10 >= len(on) * 8,
                   f"delete: {copy} of {len(on)} samples with an arraycopy stub frame (>= 80 %)")
-        else:  # the intrinsics' stubs stay named failures: the rule is off for them
+        elif exact:  # the intrinsics' stubs recovered where the PcDesc is exact: some of each kind
+            kinds = Counter(k for s in rec for f in s if f in stub
+                            for k, _ in INTRINSIC if k.lower() in p.name[f].lower())
+            check(len(rec) >= 10 and len(kinds) >= 2,
+                  f"intrinsics: {len(rec)} stacks with a recovered intrinsic stub (>= 10), by "
+                  f"stub: {sorted(kinds.items())} (>= 2 kinds)")
+        else:  # no PcDesc at the return address: the intrinsics' stubs stay named failures
             named = sum(1 for s in fail if any(p.sub[f] == "Stub" and p.name[f] != "Interpreter"
                                                for f in s))
             check(named >= 1, f"intrinsics: {named} failures named by their (intrinsic) stub")

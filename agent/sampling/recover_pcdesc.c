@@ -1,0 +1,89 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* The PcDesc check of the intrinsics' stubs (recover_pcdesc.h, docs/VALIDATION.md 8.5d). The
+ * rbp frame rule gives an intrinsic stub's return address as it does an arraycopy stub's, but
+ * AsyncGetCallTrace names the caller by the first PcDesc at or after that address: where C2
+ * recorded none right there, that is a later instruction's, maybe of an outer scope (JDK 17:
+ * updateBytesAdler32 right over Stubs.intrinsics, the inlined Adler32.update missing). So the
+ * return address is kept only where the caller's table holds a PcDesc exactly at it (C2 writes
+ * one where the run of instructions of one scope ending with the call ends: JDK 17, not 25), and
+ * the caller is no OSR compilation (there, updateBytesAdler32 came out right over
+ * Stubs.intrinsics even with an exact PcDesc: 4 of 134 stacks, JDK 17). The table
+ * is sorted by pc offset (HotSpot's PcDescContainer searches it so): a binary search, each word
+ * read by process_vm_readv (fx_interp_peek_sigsafe: an nmethod freed meanwhile fails a read, never
+ * this thread), the table's size bounded. Signal path: compiled with the handler's flags, under its
+ * allow-list. */
+#include "recover_pcdesc.h"
+
+#include "interp_frame.h"
+
+static struct fx_pcdesc_layout published;
+
+static bool peek_i32(int32_t pid, uintptr_t at, int32_t *v)
+{
+    return fx_interp_peek_sigsafe(pid, at, v, sizeof(*v), 4);
+}
+
+bool fx_recover_pcdesc_at(const struct fx_pcdesc_layout *l, const struct fx_code_range *n,
+                          uintptr_t ret)
+{
+    if (l == NULL || l->pid == 0 || l->size <= 0 || l->pc < 0 || l->pc + 4 > l->size ||
+        n->kind != FX_BLOB_NMETHOD || n->blob == 0 || ret <= n->begin || ret >= n->end ||
+        ret - n->begin > INT32_MAX)
+        return false;
+    int32_t b, e;
+    if (!peek_i32(l->pid, n->blob + (uintptr_t)l->begin, &b) ||
+        !peek_i32(l->pid, n->blob + (uintptr_t)l->end, &e) || b < 0 || e < b ||
+        (e - b) % l->size != 0 || (uint32_t)((e - b) / l->size) > FX_PCDESC_MAX)
+        return false;
+    uintptr_t base = n->blob;
+    if (l->data >= 0) { /* JDK 23+: the table lies in the immutable data, within its size */
+        int32_t size;
+        if (!fx_interp_peek_sigsafe(l->pid, n->blob + (uintptr_t)l->data, &base, sizeof(base), 8) ||
+            base == 0 || l->data_size < 0 ||
+            !peek_i32(l->pid, n->blob + (uintptr_t)l->data_size, &size) || e > size)
+            return false;
+    } else if (n->blob + (uintptr_t)e > n->begin && n->blob + (uintptr_t)b < n->end)
+        return false; /* JDK <= 22: the table lies after the code, never inside it */
+    int32_t want = (int32_t)(ret - n->begin);
+    size_t lo = 0, hi = (size_t)(e - b) / (size_t)l->size; /* first entry with pc offset > want */
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        int32_t pc;
+        if (!peek_i32(l->pid, base + (uintptr_t)b + mid * (size_t)l->size + (size_t)l->pc, &pc))
+            return false;
+        if (pc <= want)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    int32_t at;
+    return lo > 0 &&
+           peek_i32(l->pid, base + (uintptr_t)b + (lo - 1) * (size_t)l->size + (size_t)l->pc,
+                    &at) &&
+           at == want;
+}
+
+bool fx_recover_stub_called(const struct fx_code_range *stub, const struct fx_code_range *n,
+                            uintptr_t ret)
+{
+    if (!fx_recover_after_call(n, ret))
+        return false;
+    if (stub->arraycopy != FX_STUB_INTRINSIC)
+        return true;
+    if (n->flags & FX_RANGE_OSR) /* exact PcDescs of an outer scope seen there (8.5d) */
+        return false;
+    if (__atomic_load_n(&published.pid, __ATOMIC_ACQUIRE) == 0)
+        return false;
+    struct fx_pcdesc_layout l = published;
+    return fx_recover_pcdesc_at(&l, n, ret);
+}
+
+void fx_recover_pcdesc_publish(const struct fx_pcdesc_layout *l)
+{
+    if (__atomic_load_n(&published.pid, __ATOMIC_ACQUIRE) != 0)
+        return;
+    struct fx_pcdesc_layout c = *l;
+    c.pid = 0;
+    published = c;
+    __atomic_store_n(&published.pid, l->pid, __ATOMIC_RELEASE);
+}
