@@ -105,6 +105,11 @@ bool fx_recover_entry_barrier_step(const struct fx_code_table *tab, struct fx_he
     c.pc = pc;
     if (fx_recover_caller(&n2, &c, lo, hi, true, &caller) != FX_REC_PROLOGUE || caller.sp <= c.sp)
         return false;
+    /* deoptimize() writes handle_wrong_method's entry, a blob's first byte, into the entered
+     * method's return slot; a return address never is one */
+    const struct fx_code_range *w = fx_recover_find(tab, caller.pc);
+    if (w != NULL && w->begin == caller.pc)
+        return false;
     *at = caller;
     return true;
 #else

@@ -254,6 +254,10 @@ START_TEST(test_step_c2)
     ck_assert_uint_eq(at.fp, 0x5150); /* rbp is still the caller's (no mov rbp, rsp) */
     ck_assert_uint_eq(s.begin, (uintptr_t)STUB);
     ck_assert_uint_eq(nm.begin, (uintptr_t)C2);
+    /* refused: the return slot holds a blob's first byte (deoptimize()'s handle_wrong_method) */
+    stack[(nsp - LO) / 8 + 3] = (uintptr_t)C1;
+    struct fx_regs wrong = {(uintptr_t)STUB + RET_A, FP - DEPTH_A, FP, NULL};
+    ck_assert(!fx_recover_entry_barrier_step(t, &m, LO, HI, &wrong, &s, &nm));
     /* refused: the runtime call's target in the code table, or not in a mapped file */
     struct fx_regs again = {(uintptr_t)STUB + RET_A, FP - DEPTH_A, FP, NULL};
     mapped = false;
