@@ -146,6 +146,7 @@ def main():
     check_barrier(run, check)
     check_clinit(run, check)
     check_throws(run, check)
+    check_entry(run, check)
     return ck.exit_code()
 
 
@@ -257,6 +258,36 @@ def check_clinit(run, check):
           "least 90 %)")
     check(cut * 20 <= len(init), f"clinit: {cut} of {len(init)} samples in Slow.<clinit> cut "
           f"below: {NOT_WALKED} (at most 5 %)")
+
+
+def check_entry(run, check):
+    """The entry case (JDK 25): the nmethod entry barrier's leaf call into the VM (8.5j)."""
+    path = os.path.join(run, "entry.json.gz")
+    if not os.path.exists(path):
+        return  # JDK 17: no such stub under G1, the case is not run
+    p = Profile(path)
+    vm = [s for s in p.stacks("stubs")
+          if any(p.name[f].startswith("BarrierSetNMethod::nmethod_stub_entry_barrier") for f in s)]
+    fail = [s for s in vm if any(p.name[f].startswith(("[AGCT", "[native: walk stopped"))
+                                 for f in s)]
+    check(len(vm) >= 5 and len(fail) * 4 <= len(vm),
+          f"entry: {len(fail)} of {len(vm)} samples in nmethod_stub_entry_barrier (at least 5) "
+          "with a failure pseudo-frame, at most 25 %")
+    wrong, right = Counter(), 0
+    for s in vm:
+        at = [i for i, f in enumerate(s) if p.name[f] == "method_entry_barrier"]
+        if not at:
+            continue  # failed: counted above
+        i = at[0]
+        shape = [p.name[s[j]] for j in (i - 2, i - 1) if j >= 0]
+        if (len(shape) == 2 and shape[0] == "fxagent.stacks.Stubs.entered"
+                and shape[1].startswith("fxagent.stacks.Stubs.ent")
+                and shape[1] != "fxagent.stacks.Stubs.entered"):
+            right += 1
+        else:
+            wrong[";".join(shape)] += 1
+    check(right > 0 and not wrong, f"entry: {right} stacks with method_entry_barrier right over "
+          f"Stubs.entN right over Stubs.entered; over anything else: {sorted(wrong.items())}")
 
 
 def check_millis(run, check):
