@@ -33,9 +33,11 @@ int fx_recover_entry_barrier(const struct fx_code_range *stub, const struct fx_r
 {
     if (stub->kind != FX_BLOB_STUB || !(stub->flags & FX_RANGE_ENTRY_BARRIER))
         return FX_REC_STUB;
-    if (!fx_recover_in(stub, stub->begin, sizeof(head)) ||
-        memcmp(fx_recover_code(stub->begin), head, sizeof(head)) != 0)
+    if (!fx_recover_in(stub, stub->begin, sizeof(head)))
         return FX_REC_DECODE;
+    for (size_t i = 0; i < sizeof(head); i++) /* no memcmp: not on the signal allow-list */
+        if (fx_recover_code(stub->begin)[i] != head[i])
+            return FX_REC_DECODE;
     /* a return address past the head (the stub's calls all lie between enter and leave) */
     if (at->pc < stub->begin + sizeof(head) + 5 || !fx_recover_in(stub, at->pc, 1) ||
         !fx_recover_after_call(stub, at->pc) || !fx_recover_call_target(stub, at->pc, target))
