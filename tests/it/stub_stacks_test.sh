@@ -39,9 +39,10 @@
 #               path Stubs.throwing;catcher[;thrower], at least 5, "[AGCT: not walkable
 #               (Java)]" under VM code on at most 2 % of the loop's samples.
 #   entry       (JDK 25 only) compiled methods entered after each concurrent G1 cycle armed their
-#               entry barriers (at most 2 s): every sample in nmethod_stub_entry_barrier walked
-#               through method_entry_barrier, right over a Stubs.entN right over Stubs.entered
-#               (8.5j), at least 5, failures on at most 25 % of them (all before the rule).
+#               entry barriers (at most 2 s): samples in nmethod_stub_entry_barrier walked
+#               through method_entry_barrier, at least 5 right over a Stubs.entN right over
+#               Stubs.entered (8.5j), none over a wrong caller, failures on at most 25 % of them
+#               (all before the rule).
 # Each JVM exits 0 without hs_err and fxcheck accepts each profile; stub_stacks_check.py reads
 # them. Fails without the stub rule (recover_stub.c): delete's samples are then "[AGCT: unknown
 # Java]" over the stub's name.
