@@ -287,6 +287,8 @@ def check_entry(run, check):
         i = at[0]
         shape = tuple(p.name[s[j]] for j in (i - 2, i - 1) if j >= 0)
         callee = shape[-1] if shape else ""
+        if s in fail:
+            continue  # the stub named over a failure (ASGCT refused its caller): counted above
         own = re.fullmatch(re.escape(STUBS) + r"ent\d+", callee) is not None
         want = STUBS + "entered" if own else CALLER_OF.get(callee)
         if len(shape) < 2 or callee.startswith("[") or shape[0].startswith("["):
