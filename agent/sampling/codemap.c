@@ -259,6 +259,9 @@ void fx_codemap_dynamic_code(const char *name, const void *address, jint length)
         (strstr(name, "Deoptimization") != NULL || strstr(name, "deopt") != NULL ||
          strstr(name, "UncommonTrap") != NULL || strstr(name, "uncommon_trap") != NULL))
         r.flags |= FX_RANGE_DEOPT;
+    /* issue 32: the nmethod entry barrier's stub, whose leaf call recover_entrybar.c crosses */
+    if (r.kind == FX_BLOB_STUB && strstr(name, "method_entry_barrier") != NULL)
+        r.flags |= FX_RANGE_ENTRY_BARRIER;
     /* A RuntimeStub's frame size (Runtime1's stubs): the not-in-Java walk crosses its frame;
      * and where it is complete (session 17: a native walk's return into it, native_below.c) */
     if (r.kind == FX_BLOB_STUB) {

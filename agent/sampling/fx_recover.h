@@ -54,6 +54,8 @@ struct fx_code_range {
 #define FX_STUB_INTRINSIC 2
 /* stub: a deoptimization or uncommon trap blob (its anchor is not walked: recover_vmcode.c) */
 #define FX_RANGE_DEOPT 0x20
+/* stub: JDK 25's StubRoutines::method_entry_barrier (recover_entrybar.c) */
+#define FX_RANGE_ENTRY_BARRIER 0x40
 
 struct fx_codeheap_layout;
 struct fx_interp_layout;

@@ -34,6 +34,7 @@
  * a native method's frame above that frame (stacks.c). */
 #include "native_walk.h"
 #include "recover_anchor.h"
+#include "recover_entrybar.h"
 #include "recover_vmcode.h"
 #include "recover_x86.h"
 
@@ -93,8 +94,10 @@ static struct fx_regs top_sigsafe(const struct fx_thread *t, const ucontext_t *u
          * os::javaTimeMillis and clock_gettime): its native frames are stepped to the Java
          * frame, whose return address fx_recover_segment must then find in compiled code */
         if (top.sp == 0 && fx_native_walk_to_java_sigsafe(t, uc, &top)) {
-            struct fx_code_range stub; /* G1's refinement under C1's barrier: its C1 caller */
-            fx_recover_barrier_leaf_step(tab, m, t->stack_lo, t->stack_hi, &top, &stub);
+            struct fx_code_range stub, nm; /* G1's refinement under C1's barrier: its caller; */
+            if (!fx_recover_barrier_leaf_step(tab, m, t->stack_lo, t->stack_hi, &top, &stub))
+                /* the entry barrier's: the entered method's caller (8.5j) */
+                fx_recover_entry_barrier_step(tab, m, t->stack_lo, t->stack_hi, &top, &stub, &nm);
             *from_anchor = false;
             *crossed = true; /* top.pc is a return address into the Java caller */
             return top;

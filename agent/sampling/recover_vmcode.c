@@ -26,6 +26,7 @@
 #include "recover_vmcode.h"
 #include "native_walk.h"
 #include "recover_anchor.h"
+#include "recover_entrybar.h"
 #include "recover_x86.h"
 
 bool fx_vmcode_anchored_sigsafe(const struct fx_thread *t, const void *ucontext, int code)
@@ -110,25 +111,32 @@ int fx_recover_vmcode_sigsafe(struct fx_thread *t, void *ucontext, fx_asgct_trac
         return FX_REC_NOT_FOUND;
     __atomic_add_fetch(&fx_sig.code_readers, 1, __ATOMIC_SEQ_CST);
     const struct fx_code_table *tab = __atomic_load_n(&fx_sig.code_table, __ATOMIC_SEQ_CST);
+    struct fx_code_range nm; /* 8.5j: the nmethod whose entry barrier called the VM */
     bool barrier = fx_recover_barrier_leaf_step(tab, m, t->stack_lo, t->stack_hi, &at, &stub);
+    bool entry = !barrier &&
+                 fx_recover_entry_barrier_step(tab, m, t->stack_lo, t->stack_hi, &at, &stub, &nm);
     __atomic_sub_fetch(&fx_sig.code_readers, 1, __ATOMIC_SEQ_CST);
-    if (!barrier) /* a leaf called from compiled code (8.5e), or nothing proven */
+    if (!barrier && !entry) /* a leaf called from compiled code (8.5e), or nothing proven */
         return fx_recover_leaf_native_sigsafe(t, ucontext, trace, depth, m);
     blob->lineno = FX_LINE_STUB;
     blob->method_id = (jmethodID)(uintptr_t)stub.name;
-    if (depth < 2)
+    uint32_t top = entry ? 2 : 1; /* the stub's frame, and the entered method's (8.5j) */
+    if (depth < top + 1)
         return FX_REC_WALK;
     ucontext_t cc;
-    fx_recover_patch(&cc, ucontext, &at); /* pc - 1: inside the barrier's branch (8.5a) */
-    fx_asgct_trace up = {.env_id = t->env, .num_frames = 0, .frames = trace->frames + 1};
-    fx_sig.asgct(&up, (jint)depth - 1, &cc);
+    fx_recover_patch(&cc, ucontext, &at); /* pc - 1: inside the branch or the call (8.5a) */
+    fx_asgct_trace up = {.env_id = t->env, .num_frames = 0, .frames = trace->frames + top};
+    fx_sig.asgct(&up, (jint)(depth - top), &cc);
     if (up.num_frames <= 0)
         return FX_REC_WALK;
-    if (trace->frames[1].lineno == 0) /* 8.5a: a deoptimized caller looks so */
+    if (trace->frames[top].lineno == 0) /* 8.5a: a deoptimized caller looks so */
         return FX_REC_BCI0;
     trace->frames[0] = *blob;
-    trace->num_frames = up.num_frames + 1;
-    return FX_REC_C1_BARRIER;
+    if (entry)
+        trace->frames[1] = (fx_asgct_frame){.lineno = FX_LINE_NMETHOD,
+                                            .method_id = (jmethodID)(uintptr_t)nm.name};
+    trace->num_frames = up.num_frames + (jint)top;
+    return entry ? FX_REC_PROLOGUE : FX_REC_C1_BARRIER;
 #else
     (void)t, (void)ucontext, (void)trace, (void)depth, (void)blob, (void)m;
     return FX_REC_NOT_FOUND;

@@ -61,6 +61,7 @@ Thread "stubs", samples on the CPU (an "[idle]" leaf is no such sample):
 Prints the figures (the share of failure pseudo-frames) either way.
 """
 import os
+import re
 import sys
 from collections import Counter
 
@@ -181,6 +182,7 @@ def main():
     check_barrier(run, check)
     check_clinit(run, check)
     check_throws(run, check)
+    check_entry(run, check)
     return ck.exit_code()
 
 
@@ -292,6 +294,50 @@ def check_clinit(run, check):
           "least 90 %)")
     check(cut * 20 <= len(init), f"clinit: {cut} of {len(init)} samples in Slow.<clinit> cut "
           f"below: {NOT_WALKED} (at most 5 %)")
+
+
+STUBS = "fxagent.stacks.Stubs."
+# the callers the workload's own methods have: a dropped or wrong frame under them shows here
+CALLER_OF = {STUBS + "entered": STUBS + "entry"}
+
+
+def check_entry(run, check):
+    """The entry case (JDK 25): the nmethod entry barrier's leaf call into the VM (8.5j)."""
+    path = os.path.join(run, "entry.json.gz")
+    if not os.path.exists(path):
+        return  # JDK 17: no such stub under G1, the case is not run
+    p = Profile(path)
+    vm = [s for s in p.stacks("stubs")
+          if any(p.name[f].startswith("BarrierSetNMethod::nmethod_stub_entry_barrier") for f in s)]
+    fail = [s for s in vm if any(p.name[f].startswith(("[AGCT", "[native: walk stopped"))
+                                 for f in s)]
+    check(len(vm) >= 5 and len(fail) * 4 <= len(vm),
+          f"entry: {len(fail)} of {len(vm)} samples in nmethod_stub_entry_barrier (at least 5) "
+          "with a failure pseudo-frame, at most 25 %")
+    wrong, right = Counter(), 0
+    for s in vm:
+        at = [i for i, f in enumerate(s) if p.name[f] == "method_entry_barrier"]
+        if not at:
+            continue  # failed: counted above
+        i = at[0]
+        shape = tuple(p.name[s[j]] for j in (i - 2, i - 1) if j >= 0)
+        callee = shape[-1] if shape else ""
+        if s in fail:
+            continue  # the stub named over a failure (ASGCT refused its caller): counted above
+        own = re.fullmatch(re.escape(STUBS) + r"ent\d+", callee) is not None
+        want = STUBS + "entered" if own else CALLER_OF.get(callee)
+        if len(shape) < 2 or callee.startswith("[") or shape[0].startswith("["):
+            wrong[";".join(shape)] += 1  # the entered method must be a Java frame with a caller
+        elif want is not None and shape[0] != want:
+            wrong[";".join(shape)] += 1
+        elif own:
+            right += 1
+        # else: another compiled method the thread enters (String.hashCode under Stubs.entN,
+        # the JDK's own code): its caller is not known here
+    check(right >= 5 and not wrong, f"entry: {right} stacks (at least 5) with "
+          "method_entry_barrier right over Stubs.entN right over Stubs.entered, Stubs.entered "
+          "always over Stubs.entry, every entered method a Java frame over a Java caller; "
+          f"wrong: {sorted(wrong.items())}")
 
 
 def check_millis(run, check):

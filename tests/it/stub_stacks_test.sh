@@ -38,6 +38,11 @@
 #               frame anchor set (8.5i): every such stack recovered from the anchor on the known
 #               path Stubs.throwing;catcher[;thrower], at least 5, "[AGCT: not walkable
 #               (Java)]" under VM code on at most 2 % of the loop's samples.
+#   entry       (JDK 25 only) compiled methods entered after each concurrent G1 cycle armed their
+#               entry barriers (at most 2 s): samples in nmethod_stub_entry_barrier walked
+#               through method_entry_barrier, at least 5 right over a Stubs.entN right over
+#               Stubs.entered (8.5j), none over a wrong caller, failures on at most 25 % of them
+#               (all before the rule).
 # Each JVM exits 0 without hs_err and fxcheck accepts each profile; stub_stacks_check.py reads
 # them. Fails without the stub rule (recover_stub.c): delete's samples are then "[AGCT: unknown
 # Java]" over the stub's name.
@@ -48,7 +53,9 @@ it_init "it.stub_stacks.jdk$(fx_jdk_major "$1")" "$1"
 [[ -n "${FXAGENT_STACKS_JAR:-}" && -f "$FXAGENT_STACKS_JAR" ]] ||
     it_fail "stacks jar not built: ${FXAGENT_STACKS_JAR:-FXAGENT_STACKS_JAR not set}"
 
-for c in delete intrinsics millis subtype barrier clinit throws; do
+for c in delete intrinsics millis subtype barrier clinit throws entry; do
+    # the nmethod entry barrier's stub is JDK 25's under G1 (JDK 17: ZGC's and Shenandoah's)
+    [[ $c == entry && $IT_MAJOR -lt 25 ]] && continue
     profile=$FXAGENT_RUN_DIR/$c.json.gz
     flags=()
     [[ $c == subtype ]] && flags=(-XX:TieredStopAtLevel=1 -XX:CompileCommand=quiet
@@ -60,6 +67,8 @@ for c in delete intrinsics millis subtype barrier clinit throws; do
     [[ $c == throws ]] && flags=(-XX:CompileCommand=quiet
         -XX:CompileCommand=dontinline,fxagent.stacks.Stubs::catcher
         -XX:CompileCommand=dontinline,fxagent.stacks.Stubs::thrower)
+    [[ $c == entry ]] && flags=(-XX:+UseG1GC -XX:+ExplicitGCInvokesConcurrent
+        -XX:CompileCommand=quiet -XX:CompileCommand=dontinline,fxagent.stacks.Stubs::ent*)
     it_run "$c" "$IT_JDK/bin/java" "-agentpath:$FXAGENT_LIB=mode=cpu,interval=2ms,quiet,file=$profile" \
         "${flags[@]}" -cp "$FXAGENT_STACKS_JAR" fxagent.stacks.Stubs "$c" \
         "$([[ $c == millis || $c == subtype || $c == barrier || $c == clinit || $c == throws ]] && echo 2 || echo 3)"

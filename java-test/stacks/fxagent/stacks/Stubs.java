@@ -20,7 +20,12 @@
  *               Stubs.catcher (neither inlined: -XX:CompileCommand=dontinline): the time is
  *               HotSpot's exception dispatch (rethrow_C, handle_exception_C), VM code the
  *               compiled code's stubs call with the frame anchor set, the thread still in Java
- * Usage: java -cp fxagent-stacks.jar fxagent.stacks.Stubs delete|intrinsics|millis|subtype|barrier|clinit|throws [SECONDS]
+ *   entry       64 compiled methods (ent0..ent63, not inlined: -XX:CompileCommand=dontinline)
+ *               called after each System.gc() (-XX:+ExplicitGCInvokesConcurrent under G1): each
+ *               concurrent cycle arms every nmethod's entry barrier, and each method's next entry
+ *               calls JDK 25's method_entry_barrier stub, whose leaf call into the VM
+ *               (nmethod_stub_entry_barrier) is the case's time; 2 s of wall time at most
+ * Usage: java -cp fxagent-stacks.jar fxagent.stacks.Stubs delete|intrinsics|millis|subtype|barrier|clinit|throws|entry [SECONDS]
  * Each case runs as Budget.java says, on thread "stubs". Prints "stubs: CASE rounds N checksum
  * X cpu_ms C wall_ms W" at the end (the thread's own CPU time and the case's wall time).
  */
@@ -40,7 +45,7 @@ public final class Stubs {
 
     public static void main(String[] args) throws Exception {
         if (args.length < 1 || args.length > 2) {
-            System.err.println("usage: Stubs delete|intrinsics|millis|subtype|barrier|clinit|throws [SECONDS]");
+            System.err.println("usage: Stubs delete|intrinsics|millis|subtype|barrier|clinit|throws|entry [SECONDS]");
             System.exit(2);
         }
         String what = args[0];
@@ -78,8 +83,10 @@ public final class Stubs {
                 return clinit(until, out);
             case "throws":
                 return throwing(until, out);
+            case "entry":
+                return entry(until, out);
             default:
-                System.err.println("Stubs: unknown case '" + what + "' (delete, intrinsics, millis, subtype, barrier, clinit or throws)");
+                System.err.println("Stubs: unknown case '" + what + "' (delete, intrinsics, millis, subtype, barrier, clinit, throws or entry)");
                 System.exit(2);
                 return 0;
         }
@@ -129,6 +136,109 @@ public final class Stubs {
     static long checksum(byte[] input, Checksum c) {
         c.update(input, 0, input.length);
         return c.getValue();
+    }
+
+    private static final Object[] KEYS = {"a", "b", "c", "d", "e", "f", "g", "h"};
+
+    static long ent0(long x) { return x * 3 + KEYS[0].hashCode(); }
+    static long ent1(long x) { return x * 5 + KEYS[1].hashCode(); }
+    static long ent2(long x) { return x * 7 + KEYS[2].hashCode(); }
+    static long ent3(long x) { return x * 9 + KEYS[3].hashCode(); }
+    static long ent4(long x) { return x * 11 + KEYS[4].hashCode(); }
+    static long ent5(long x) { return x * 13 + KEYS[5].hashCode(); }
+    static long ent6(long x) { return x * 15 + KEYS[6].hashCode(); }
+    static long ent7(long x) { return x * 17 + KEYS[7].hashCode(); }
+    static long ent8(long x) { return x * 19 + KEYS[0].hashCode(); }
+    static long ent9(long x) { return x * 21 + KEYS[1].hashCode(); }
+    static long ent10(long x) { return x * 23 + KEYS[2].hashCode(); }
+    static long ent11(long x) { return x * 25 + KEYS[3].hashCode(); }
+    static long ent12(long x) { return x * 27 + KEYS[4].hashCode(); }
+    static long ent13(long x) { return x * 29 + KEYS[5].hashCode(); }
+    static long ent14(long x) { return x * 31 + KEYS[6].hashCode(); }
+    static long ent15(long x) { return x * 33 + KEYS[7].hashCode(); }
+    static long ent16(long x) { return x * 35 + KEYS[0].hashCode(); }
+    static long ent17(long x) { return x * 37 + KEYS[1].hashCode(); }
+    static long ent18(long x) { return x * 39 + KEYS[2].hashCode(); }
+    static long ent19(long x) { return x * 41 + KEYS[3].hashCode(); }
+    static long ent20(long x) { return x * 43 + KEYS[4].hashCode(); }
+    static long ent21(long x) { return x * 45 + KEYS[5].hashCode(); }
+    static long ent22(long x) { return x * 47 + KEYS[6].hashCode(); }
+    static long ent23(long x) { return x * 49 + KEYS[7].hashCode(); }
+    static long ent24(long x) { return x * 51 + KEYS[0].hashCode(); }
+    static long ent25(long x) { return x * 53 + KEYS[1].hashCode(); }
+    static long ent26(long x) { return x * 55 + KEYS[2].hashCode(); }
+    static long ent27(long x) { return x * 57 + KEYS[3].hashCode(); }
+    static long ent28(long x) { return x * 59 + KEYS[4].hashCode(); }
+    static long ent29(long x) { return x * 61 + KEYS[5].hashCode(); }
+    static long ent30(long x) { return x * 63 + KEYS[6].hashCode(); }
+    static long ent31(long x) { return x * 65 + KEYS[7].hashCode(); }
+    static long ent32(long x) { return x * 67 + KEYS[0].hashCode(); }
+    static long ent33(long x) { return x * 69 + KEYS[1].hashCode(); }
+    static long ent34(long x) { return x * 71 + KEYS[2].hashCode(); }
+    static long ent35(long x) { return x * 73 + KEYS[3].hashCode(); }
+    static long ent36(long x) { return x * 75 + KEYS[4].hashCode(); }
+    static long ent37(long x) { return x * 77 + KEYS[5].hashCode(); }
+    static long ent38(long x) { return x * 79 + KEYS[6].hashCode(); }
+    static long ent39(long x) { return x * 81 + KEYS[7].hashCode(); }
+    static long ent40(long x) { return x * 83 + KEYS[0].hashCode(); }
+    static long ent41(long x) { return x * 85 + KEYS[1].hashCode(); }
+    static long ent42(long x) { return x * 87 + KEYS[2].hashCode(); }
+    static long ent43(long x) { return x * 89 + KEYS[3].hashCode(); }
+    static long ent44(long x) { return x * 91 + KEYS[4].hashCode(); }
+    static long ent45(long x) { return x * 93 + KEYS[5].hashCode(); }
+    static long ent46(long x) { return x * 95 + KEYS[6].hashCode(); }
+    static long ent47(long x) { return x * 97 + KEYS[7].hashCode(); }
+    static long ent48(long x) { return x * 99 + KEYS[0].hashCode(); }
+    static long ent49(long x) { return x * 101 + KEYS[1].hashCode(); }
+    static long ent50(long x) { return x * 103 + KEYS[2].hashCode(); }
+    static long ent51(long x) { return x * 105 + KEYS[3].hashCode(); }
+    static long ent52(long x) { return x * 107 + KEYS[4].hashCode(); }
+    static long ent53(long x) { return x * 109 + KEYS[5].hashCode(); }
+    static long ent54(long x) { return x * 111 + KEYS[6].hashCode(); }
+    static long ent55(long x) { return x * 113 + KEYS[7].hashCode(); }
+    static long ent56(long x) { return x * 115 + KEYS[0].hashCode(); }
+    static long ent57(long x) { return x * 117 + KEYS[1].hashCode(); }
+    static long ent58(long x) { return x * 119 + KEYS[2].hashCode(); }
+    static long ent59(long x) { return x * 121 + KEYS[3].hashCode(); }
+    static long ent60(long x) { return x * 123 + KEYS[4].hashCode(); }
+    static long ent61(long x) { return x * 125 + KEYS[5].hashCode(); }
+    static long ent62(long x) { return x * 127 + KEYS[6].hashCode(); }
+    static long ent63(long x) { return x * 129 + KEYS[7].hashCode(); }
+
+    /** Enters each of ent0..ent63 once (compiled, each its own nmethod with its own barrier). */
+    static long entered(long s) {
+        s += ent0(s) + ent1(s) + ent2(s) + ent3(s);
+        s += ent4(s) + ent5(s) + ent6(s) + ent7(s);
+        s += ent8(s) + ent9(s) + ent10(s) + ent11(s);
+        s += ent12(s) + ent13(s) + ent14(s) + ent15(s);
+        s += ent16(s) + ent17(s) + ent18(s) + ent19(s);
+        s += ent20(s) + ent21(s) + ent22(s) + ent23(s);
+        s += ent24(s) + ent25(s) + ent26(s) + ent27(s);
+        s += ent28(s) + ent29(s) + ent30(s) + ent31(s);
+        s += ent32(s) + ent33(s) + ent34(s) + ent35(s);
+        s += ent36(s) + ent37(s) + ent38(s) + ent39(s);
+        s += ent40(s) + ent41(s) + ent42(s) + ent43(s);
+        s += ent44(s) + ent45(s) + ent46(s) + ent47(s);
+        s += ent48(s) + ent49(s) + ent50(s) + ent51(s);
+        s += ent52(s) + ent53(s) + ent54(s) + ent55(s);
+        s += ent56(s) + ent57(s) + ent58(s) + ent59(s);
+        s += ent60(s) + ent61(s) + ent62(s) + ent63(s);
+        return s;
+    }
+
+    static long entry(Budget until, long[] out) {
+        long s = 0, n = 0, end = System.nanoTime() + 2_000_000_000L;
+        for (int i = 0; i < 20_000; i++) { // compiled before the barriers matter
+            s = entered(s);
+        }
+        while (until.more() && System.nanoTime() < end) {
+            System.gc(); // a concurrent cycle: every nmethod's entry barrier armed
+            s = entered(s);
+            n++;
+        }
+        out[1] = n;
+        sink = s;
+        return s;
     }
 
     static long millis(Budget until, long[] out) {
