@@ -22,7 +22,8 @@ struct fx_json {
     unsigned depth;
     bool first[FX_JSON_MAX_DEPTH]; /* no value yet at this level: no comma before the next */
     bool after_key;
-    size_t len;
+    size_t len, cap; /* bytes at out not yet handed to the sink, and out's room */
+    char *out;       /* buf, or the sink's memory (fx_sink.swap) */
     char buf[FX_JSON_BUF];
 };
 

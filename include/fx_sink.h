@@ -9,6 +9,10 @@
 struct fx_sink {
     int (*write)(void *ctx, const void *buf, size_t len);
     void *ctx;
+    /* Optional (NULL: none), for a writer that fills the sink's own memory instead of copying
+     * into it (the threaded gzip's blocks): the caller wrote len bytes at the *buf given last
+     * (len 0 at the start), and takes *buf, *cap (> 0) for the next; FX_OK or a negative fx_err. */
+    int (*swap)(void *ctx, size_t len, char **buf, size_t *cap);
 };
 
 /* A growable memory sink, for tests and small documents. */

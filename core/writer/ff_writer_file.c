@@ -42,7 +42,7 @@ static bool wants_gzip(const char *path)
 static int write_body(const struct fx_profile *p, bool gzip, bool threaded, struct counter_sink *cs,
                       struct fx_errbuf *eb)
 {
-    struct fx_sink sink = {count_write, cs};
+    struct fx_sink sink = {.write = count_write, .ctx = cs};
     if (!gzip)
         return fx_ff_write(p, sink, eb);
     struct fx_gzip *gz =

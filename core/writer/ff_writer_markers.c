@@ -3,7 +3,7 @@
  * that formats a numeric schema's in place, and a thread's packed markers
  * (fx_profile_pack_markers: a JFR conversion's millions of traced calls) written where they are:
  * a permutation of (time, byte offset) sorted as ff_writer.c sorts columns, then each column a
- * pass that reads every marker at its offset, so a packed thread costs 16 bytes a marker while
+ * pass that reads every marker at its offset, so a packed thread costs 20 bytes a marker while
  * written (32 while sorted), not the columns' 42 and more. Tests: unit.ff_writer,
  * unit.profile_pack.
  */
@@ -228,24 +228,29 @@ static void read_row(const struct fx_profile *p, const struct fx_mpack *k, const
 }
 
 /* name, phase or category (which 0, 1, 2) of every marker, in order: its kind's. */
-static void packed_col(struct fx_json *j, const struct fx_profile *p, const struct fx_mpack *k,
-                       const struct at *o, const char *key, int which)
+static void packed_col(struct fx_json *j, const struct fx_profile *p, const uint32_t *kinds,
+                       uint32_t n, const char *key, int which)
 {
     fx_json_key(j, key);
     fx_json_arr_begin(j);
-    for (uint32_t i = 0; i < k->count; i++) {
-        const struct fx_mkind *kd = &p->kinds[fx_mpack_kind(k, o[i].off)];
+    for (uint32_t i = 0; i < n; i++) {
+        const struct fx_mkind *kd = &p->kinds[kinds[i]];
         fx_json_u64(j, which == 0 ? kd->name : which == 1 ? kd->phase : kd->category);
     }
     fx_json_arr_end(j);
 }
 
+/* Each marker is unpacked once, for its data; its kind and end are kept for the columns after
+ * (the end where its offset was, 4 bytes more a marker for the kind). */
 void fx_ff_write_packed_markers(struct fx_json *j, const struct fx_profile *p,
                                 const struct fx_thread *t)
 {
     const struct fx_mpack *k = t->pack;
     struct at *o = packed_order(p, k);
-    if (!o) {
+    uint32_t *kinds = fx_reallocarray(NULL, k->count ? k->count : 1, sizeof(*kinds));
+    if (!o || !kinds) {
+        fx_free(o);
+        fx_free(kinds);
         j->err = j->err ? j->err : FX_ENOMEM;
         return;
     }
@@ -261,27 +266,30 @@ void fx_ff_write_packed_markers(struct fx_json *j, const struct fx_profile *p,
     for (uint32_t i = 0; i < k->count; i++) {
         read_row(p, k, &o[i], &r);
         fx_ff_marker_data(j, p, &r.m, 0, has_fast ? fast : NULL);
+        kinds[i] = r.x.kind;
+        o[i].off = (uint64_t)r.x.end_ns; /* the offset is read no more */
     }
     fx_json_arr_end(j);
-    packed_col(j, p, k, o, "name", 0);
+    packed_col(j, p, kinds, k->count, "name", 0);
     fx_json_key(j, "startTime");
     fx_json_arr_begin(j);
     for (uint32_t i = 0; i < k->count; i++) { /* the start: the permutation's time */
-        bool end = p->kinds[fx_mpack_kind(k, o[i].off)].phase == FX_PHASE_END;
+        bool end = p->kinds[kinds[i]].phase == FX_PHASE_END;
         put_ms(j, end ? 0 : rel_us(p, (int64_t)(o[i].t ^ 1ull << 63)));
     }
     fx_json_arr_end(j);
     fx_json_key(j, "endTime");
     fx_json_arr_begin(j);
     for (uint32_t i = 0; i < k->count; i++) {
-        read_row(p, k, &o[i], &r);
-        bool has_end = r.phase == FX_PHASE_INTERVAL || r.phase == FX_PHASE_END;
-        put_ms(j, has_end ? rel_us(p, r.x.end_ns) : 0);
+        uint8_t ph = p->kinds[kinds[i]].phase;
+        bool has_end = ph == FX_PHASE_INTERVAL || ph == FX_PHASE_END;
+        put_ms(j, has_end ? rel_us(p, (int64_t)o[i].off) : 0);
     }
     fx_json_arr_end(j);
-    packed_col(j, p, k, o, "phase", 1);
-    packed_col(j, p, k, o, "category", 2);
+    packed_col(j, p, kinds, k->count, "phase", 1);
+    packed_col(j, p, kinds, k->count, "category", 2);
     kv_length(j, k->count);
     fx_json_obj_end(j);
+    fx_free(kinds);
     fx_free(o);
 }

@@ -3,8 +3,9 @@
  * with Z_NO_FLUSH and ended once with Z_FINISH, so the file is exactly one gzip member.
  * Compressed bytes collect in `out` and go downstream only when it is full or at the end; the
  * first error is sticky, after it nothing reaches the downstream sink.
- * Threaded (fx_gzip_new_threaded): the writer's bytes are copied into NBLK blocks of BLK bytes,
- * a ring between the writer (fills block produced % NBLK) and the deflating thread (empties
+ * Threaded (fx_gzip_new_threaded): the writer's bytes are copied into NBLK blocks of BLK bytes
+ * (or written there in place by a JSON writer, fx_sink.swap: a memmove of every byte saved), a
+ * ring between the writer (fills block produced % NBLK) and the deflating thread (empties
  * block consumed % NBLK), so that compressing overlaps producing; the writer waits only when
  * every block is full. deflate with Z_NO_FLUSH emits the same bytes however its input is cut
  * (it waits for a full lookahead before it matches), so the file is the same either way. */
@@ -186,6 +187,25 @@ static int threaded_write(struct fx_gzip *gz, const unsigned char *p, size_t len
     return gz->werr;
 }
 
+/* fx_sink.swap: the writer filled len bytes of the block in place (no copy); a block with bytes
+ * goes to the deflating thread, and the writer takes the next, empty. */
+static int gzip_swap(void *ctx, size_t len, char **buf, size_t *cap)
+{
+    struct fx_gzip *gz = ctx;
+    if (gz->finished && !gz->werr)
+        gz->werr = FX_ESTATE;
+    if (gz->werr)
+        return gz->werr;
+    gz->fill += len;
+    if (gz->fill > 0)
+        hand_over(gz);
+    if (gz->werr)
+        return gz->werr;
+    *buf = (char *)gz->blk[gz->produced % NBLK];
+    *cap = BLK;
+    return FX_OK;
+}
+
 static int gzip_write(void *ctx, const void *buf, size_t len)
 {
     struct fx_gzip *gz = ctx;
@@ -202,7 +222,8 @@ static int gzip_write(void *ctx, const void *buf, size_t len)
 
 struct fx_sink fx_gzip_sink(struct fx_gzip *gz)
 {
-    return (struct fx_sink){.write = gzip_write, .ctx = gz};
+    return (struct fx_sink){
+            .write = gzip_write, .ctx = gz, .swap = gz->threaded ? gzip_swap : NULL};
 }
 
 /* Ends the deflating thread: closing (the stream's end written) or aborting. */

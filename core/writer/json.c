@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* Streaming JSON emitter. Invariant: j->buf holds output not yet handed to the sink, and once
- * j->err is set nothing more reaches the sink. Every string goes through one UTF-8 decoder that
+/* Streaming JSON emitter. Invariant: j->out (j->buf, or the sink's own memory where the sink
+ * swaps buffers: no copy) holds output not yet handed to the sink, and once j->err is set
+ * nothing more reaches the sink. Every string goes through one UTF-8 decoder that
  * maps any byte sequence to valid code points, so the output is valid UTF-8 whatever comes in. */
 #include "fx_json.h"
 
@@ -21,7 +22,8 @@ static void flush(struct fx_json *j)
 {
     if (j->err || j->len == 0)
         return;
-    int rc = j->sink.write(j->sink.ctx, j->buf, j->len);
+    int rc = j->sink.swap ? j->sink.swap(j->sink.ctx, j->len, &j->out, &j->cap)
+                          : j->sink.write(j->sink.ctx, j->buf, j->len);
     j->len = 0;
     if (rc != FX_OK)
         fail(j, rc < 0 ? rc : FX_EIO);
@@ -30,22 +32,24 @@ static void flush(struct fx_json *j)
 /* Room for n (small) bytes at the end of the buffer, or NULL after an error. */
 static char *room(struct fx_json *j, size_t n)
 {
-    if (j->len + n > sizeof(j->buf))
+    if (j->len + n > j->cap)
         flush(j);
-    return j->err ? NULL : j->buf + j->len;
+    if (j->len + n > j->cap) /* a sink's buffer smaller than the caller's n */
+        fail(j, FX_ERANGE);
+    return j->err ? NULL : j->out + j->len;
 }
 
 static void put(struct fx_json *j, const void *data, size_t n)
 {
     const char *p = data;
     while (n > 0 && !j->err) {
-        size_t space = sizeof(j->buf) - j->len;
+        size_t space = j->cap - j->len;
         if (space == 0) {
             flush(j);
             continue;
         }
         size_t chunk = n < space ? n : space;
-        memcpy(j->buf + j->len, p, chunk);
+        memcpy(j->out + j->len, p, chunk);
         j->len += chunk;
         p += chunk;
         n -= chunk;
@@ -268,6 +272,13 @@ void fx_json_init(struct fx_json *j, struct fx_sink sink)
     j->first[0] = true;
     j->after_key = false;
     j->len = 0;
+    j->out = j->buf;
+    j->cap = sizeof(j->buf);
+    if (sink.swap) {
+        int rc = sink.swap(sink.ctx, 0, &j->out, &j->cap);
+        if (rc != FX_OK)
+            fail(j, rc < 0 ? rc : FX_EIO);
+    }
 }
 
 static void open_level(struct fx_json *j, char c)
@@ -443,7 +454,7 @@ char *fx_json_raw_begin(struct fx_json *j, size_t n)
 
 void fx_json_raw_end(struct fx_json *j, const char *end)
 {
-    j->len = (size_t)(end - j->buf);
+    j->len = (size_t)(end - j->out);
 }
 
 char *fx_json_fmt_u64(char *o, uint64_t v)

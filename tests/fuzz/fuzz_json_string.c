@@ -294,7 +294,7 @@ static int fail_write(void *ctx, const void *buf, size_t len)
 static void check_failing_sink(const uint8_t *in, size_t len, size_t filler_len)
 {
     struct failing_sink fs = {0};
-    int rc = emit(in, len, filler_len, (struct fx_sink){fail_write, &fs});
+    int rc = emit(in, len, filler_len, (struct fx_sink){.write = fail_write, .ctx = &fs});
     FUZZ_CHECK(rc == FX_EIO && fs.calls == 1, "failing sink: rc %d after %u calls", rc, fs.calls);
 }
 

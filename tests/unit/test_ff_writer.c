@@ -1433,7 +1433,7 @@ START_TEST(test_ff_writer_sink_and_allocation_failures_are_reported)
     struct synth *s = synth_new();
     size_t budget = 1000;
     struct fx_errbuf eb = {{0}};
-    struct fx_sink sink = {failing_write, &budget};
+    struct fx_sink sink = {.write = failing_write, .ctx = &budget};
     ck_assert_int_eq(fx_ff_write(s->p, sink, &eb), FX_EIO);
     ck_assert_ptr_nonnull(strstr(eb.msg, "writing the profile"));
     struct fx_membuf mb = {0};

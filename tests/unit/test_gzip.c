@@ -171,7 +171,7 @@ static void downstream_error(struct fx_gzip *(*make)(struct fx_sink, int), size_
 {
     unsigned char *data = make_data(len);
     struct failing_sink fs = {.budget = 100000};
-    struct fx_gzip *gz = make((struct fx_sink){failing_write, &fs}, 6);
+    struct fx_gzip *gz = make((struct fx_sink){.write = failing_write, .ctx = &fs}, 6);
     struct fx_sink s = fx_gzip_sink(gz);
     int rc = FX_OK;
     for (size_t off = 0; off < len && rc == FX_OK; off += 4096)
@@ -193,7 +193,7 @@ END_TEST
 START_TEST(test_gzip_error_writing_the_trailer_is_reported)
 {
     struct failing_sink fs = {.budget = 0};
-    struct fx_gzip *gz = fx_gzip_new((struct fx_sink){failing_write, &fs}, 6);
+    struct fx_gzip *gz = fx_gzip_new((struct fx_sink){.write = failing_write, .ctx = &fs}, 6);
     struct fx_sink s = fx_gzip_sink(gz);
     ck_assert_int_eq(s.write(s.ctx, "small", 5), FX_OK); /* still buffered */
     ck_assert_int_eq(fx_gzip_finish(gz), FX_EIO);
@@ -269,6 +269,57 @@ START_TEST(test_gzip_threaded_downstream_error_propagates)
 }
 END_TEST
 
+/* Filled in place (fx_sink.swap, the JSON writer's way: no copy), in pieces of every size up to
+ * a whole block, the file is byte for byte the copied one's; only the threaded sink offers it;
+ * after a downstream error a swap gives the error and no block. */
+START_TEST(test_gzip_threaded_swap_gives_the_same_bytes)
+{
+    size_t len = 9 * 1024 * 1024 + 777;
+    unsigned char *data = make_data(len);
+    struct fx_membuf a = {0}, b = {0};
+    feed(fx_gzip_new(fx_membuf_sink(&a), 1), data, len, 1);
+    struct fx_gzip *plain = fx_gzip_new(fx_membuf_sink(&b), 1);
+    ck_assert_ptr_null(fx_gzip_sink(plain).swap);
+    fx_gzip_free(plain);
+    struct fx_gzip *gz = fx_gzip_new_threaded(fx_membuf_sink(&b), 1);
+    struct fx_sink s = fx_gzip_sink(gz);
+    ck_assert_ptr_nonnull(s.swap);
+    char *buf = NULL;
+    size_t cap = 0, off = 0;
+    ck_assert_int_eq(s.swap(s.ctx, 0, &buf, &cap), FX_OK);
+    for (size_t piece = 1; off < len; piece = piece * 7 % (cap + 1) + 1) {
+        size_t n = piece < len - off ? piece : len - off;
+        ck_assert_uint_le(n, cap);
+        memcpy(buf, data + off, n);
+        off += n;
+        ck_assert_int_eq(s.swap(s.ctx, n, &buf, &cap), FX_OK);
+    }
+    ck_assert_int_eq(fx_gzip_finish(gz), FX_OK);
+    fx_gzip_free(gz);
+    ck_assert_uint_eq(a.len, b.len);
+    ck_assert(memcmp(a.data, b.data, a.len) == 0);
+    fx_membuf_destroy(&a);
+    fx_membuf_destroy(&b);
+
+    struct failing_sink fs = {.budget = 100000};
+    gz = fx_gzip_new_threaded((struct fx_sink){.write = failing_write, .ctx = &fs}, 6);
+    s = fx_gzip_sink(gz);
+    int rc = s.swap(s.ctx, 0, &buf, &cap);
+    for (off = 0; off < len && rc == FX_OK; off += cap) {
+        memcpy(buf, data + off, cap < len - off ? cap : len - off);
+        rc = s.swap(s.ctx, cap < len - off ? cap : len - off, &buf, &cap);
+    }
+    ck_assert_int_eq(rc, FX_EIO);
+    buf = NULL;
+    ck_assert_int_eq(s.swap(s.ctx, 0, &buf, &cap), FX_EIO);
+    ck_assert_ptr_null(buf);
+    ck_assert_int_eq(fx_gzip_finish(gz), FX_EIO);
+    ck_assert_uint_eq(fs.calls_after_failure, 0);
+    fx_gzip_free(gz);
+    free(data);
+}
+END_TEST
+
 /* Freed without a finish (the writer failed): the thread ends, nothing more goes downstream. */
 START_TEST(test_gzip_threaded_free_unfinished)
 {
@@ -306,6 +357,7 @@ static Suite *gzip_suite(void)
     tcase_add_test(tc, test_gzip_threaded_without_memory_falls_back);
     tcase_add_test(tc, test_gzip_threaded_downstream_error_propagates);
     tcase_add_test(tc, test_gzip_threaded_free_unfinished);
+    tcase_add_test(tc, test_gzip_threaded_swap_gives_the_same_bytes);
     suite_add_tcase(s, tc);
     return s;
 }
