@@ -10,8 +10,8 @@
 # usage: bench/run_views.sh [--build-dir DIR] [--out DIR] [--no-build] [--jdk HOME]...
 #        [views_overhead.py options: --rounds N --workloads W,.. --configs C,.. --cpu-rounds N
 #        --alloc-rounds N --lock-seconds S --javac-files N --javac-configs C,.. --jvm-flags "OPTS"]
-# Low noise (docs/BENCHMARKS.md "The low-noise run"): --jvm-flags "-Xbatch -XX:+UseSerialGC
-# -Xms256m -Xmx256m" takes the JIT's and the collector's timing out of the JVM's CPU time.
+# --jvm-flags "-Xbatch -XX:+UseSerialGC -Xms256m -Xmx256m": batch compilation and a fixed serial
+# heap in every run (docs/BENCHMARKS.md "Every view priced: the quiet run (session 17)", run D).
 # The defaults one at a time: --configs none,fx,fx-kstack-no,fx-markers-off,fx-cstack-fp,fx-cstack-no
 # JDKs: FXAGENT_TEST_JDKS (colon-separated homes) or every JDK in /usr/lib/jvm, as the tests do.
 set -euo pipefail

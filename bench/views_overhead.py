@@ -150,8 +150,8 @@ def main():
     ap.add_argument("--javac-files", type=int, default=0,
                     help="compile only the first N of the 627 java.base files (0: all)")
     ap.add_argument("--jvm-flags", default="",
-                    help="JVM options for every run, e.g. the low-noise set "
-                         "'-Xbatch -XX:+UseSerialGC -Xms256m -Xmx256m'")
+                    help="JVM options for every run, e.g. batch compilation and a fixed "
+                         "serial heap: '-Xbatch -XX:+UseSerialGC -Xms256m -Xmx256m'")
     a = ap.parse_args()
     a.jvm_flags = a.jvm_flags.split()
     a.workloads = a.workloads.split(",")
