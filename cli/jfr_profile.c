@@ -268,7 +268,7 @@ static int chunk(struct conv *c, struct fx_errbuf *eb)
     fx_jfr_counters_layout(c);
     fx_jfr_map_clear(&c->cache);
     c->gen++; /* the stacks' memo: every slot of the last chunk reads as empty */
-    fx_jfr_rawstack_chunk(c);
+    fx_jfr_resolve_chunk(c);
     c->last_thread[0].ok = c->last_thread[1].ok = false;
     fx_free(c->per_class);
     c->per_class = fx_calloc(fx_jfr_class_count(c->r) + 1, sizeof *c->per_class);
@@ -394,7 +394,7 @@ int fx_jfr_profile(const char *path, struct fx_profile *p, struct fx_jfr_summary
     fx_free(c.types), fx_free(c.rows), fx_free(c.cnt.rows), fx_free(c.per_class), fx_free(c.frames);
     fx_free(c.path), fx_free(c.smemo), fx_free(c.nmemo);
     fx_jfr_map_destroy(&c.cache);
-    fx_jfr_rawstack_free(&c);
+    fx_jfr_resolve_free(&c);
     fx_jfr_map_destroy(&c.threads);
     fx_jfr_close(c.r);
     return rc;

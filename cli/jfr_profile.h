@@ -206,10 +206,18 @@ uint32_t fx_jfr_profile_frame_kind(struct conv *c, const struct fx_jfr_value *re
 int fx_jfr_profile_label_frame(struct fx_profile *p, const char *label, uint8_t cat, uint8_t sub,
                                fx_frame_id *out);
 
+/* jfr_resolve.c: at a chunk's start, the raw stacks' check with its names; at the end, the
+ * raw stacks freed (jfr_rawstack.c, which the driver reaches through these). */
+void fx_jfr_resolve_chunk(struct conv *c);
+void fx_jfr_resolve_free(struct conv *c);
 /* jfr_rawstack.c: at a chunk's start (after its layout), whether the stacks known from earlier
  * chunks hold in it; a StackTrace reference's stack known by its bytes (true, *out, whether it
  * was truncated); a stack resolved, made known. */
-void fx_jfr_rawstack_chunk(struct conv *c);
+struct fx_jfr_names { /* jfr_resolve.c's, passed in: jfr_rawstack.c calls nothing above it */
+    const char *(*method)(struct conv *c, const struct fx_jfr_value *ref, struct fx_errbuf *eb);
+    uint32_t (*frame_kind)(struct conv *c, const struct fx_jfr_value *ref, struct fx_errbuf *eb);
+};
+void fx_jfr_rawstack_chunk(struct conv *c, const struct fx_jfr_names *names);
 bool fx_jfr_rawstack_get(struct conv *c, const struct fx_jfr_value *ref, fx_stack_id *out,
                          bool *truncated);
 int fx_jfr_rawstack_put(struct conv *c, const struct fx_jfr_value *ref, fx_stack_id st,

@@ -69,6 +69,7 @@ static uint64_t hash64(const uint8_t *p, size_t n, uint64_t seed)
 
 struct check {
     struct conv *c;
+    const struct fx_jfr_names *names;
     uint32_t cls;
     bool differs;
     int rc;
@@ -80,7 +81,7 @@ static int check_method(void *ctx, int64_t key)
     struct check *k = ctx;
     struct fx_errbuf eb = {{0}};
     struct fx_jfr_value ref = {.kind = FX_JFR_REF, .cls = k->cls, .i = key};
-    const char *name = fx_jfr_profile_method(k->c, &ref, &eb);
+    const char *name = k->names->method(k->c, &ref, &eb);
     uint64_t h = hash64((const uint8_t *)name, strlen(name), 1), old;
     if (fx_jfr_map_get(&k->c->rs.names, M_METHOD, (uint64_t)key, &old)) {
         k->differs = k->differs || old != h;
@@ -95,7 +96,7 @@ static int check_ftype(void *ctx, int64_t key)
     struct check *k = ctx;
     struct fx_errbuf eb = {{0}};
     struct fx_jfr_value ref = {.kind = FX_JFR_REF, .cls = k->cls, .i = key};
-    uint64_t h = fx_jfr_profile_frame_kind(k->c, &ref, &eb), old;
+    uint64_t h = k->names->frame_kind(k->c, &ref, &eb), old;
     if (fx_jfr_map_get(&k->c->rs.names, M_FTYPE, (uint64_t)key, &old)) {
         k->differs = k->differs || old != h;
         return 0;
@@ -105,9 +106,9 @@ static int check_ftype(void *ctx, int64_t key)
 }
 
 /* Every Method and FrameType entry of the chunk against the table: whether one differs. */
-static int check_names(struct conv *c, bool *differs)
+static int check_names(struct conv *c, const struct fx_jfr_names *names, bool *differs)
 {
-    struct check k = {.c = c, .cls = fx_jfr_class_find(c->r, "jdk.types.Method")};
+    struct check k = {.c = c, .names = names, .cls = fx_jfr_class_find(c->r, "jdk.types.Method")};
     fx_jfr_pool_each(c->r, k.cls, check_method, &k);
     k.cls = fx_jfr_class_find(c->r, "jdk.types.FrameType");
     if (k.rc == FX_OK)
@@ -116,7 +117,7 @@ static int check_names(struct conv *c, bool *differs)
     return k.rc;
 }
 
-void fx_jfr_rawstack_chunk(struct conv *c)
+void fx_jfr_rawstack_chunk(struct conv *c, const struct fx_jfr_names *names)
 {
     struct rawstacks *s = &c->rs;
     const struct layout *l = &c->l;
@@ -134,13 +135,13 @@ void fx_jfr_rawstack_chunk(struct conv *c)
     if (l->async_profiler || l->f_method < 0 || l->st_frames < 0)
         return;
     bool differs = s->layout != layout;
-    if (!differs && check_names(c, &differs) != FX_OK)
+    if (!differs && check_names(c, names, &differs) != FX_OK)
         return; /* out of memory: resolved frame by frame */
     if (differs) {
         fx_jfr_map_clear(&s->known);
         fx_jfr_map_clear(&s->names);
         s->layout = layout;
-        if (check_names(c, &differs) != FX_OK)
+        if (check_names(c, names, &differs) != FX_OK)
             return;
     }
     s->ok = true;

@@ -429,3 +429,14 @@ int fx_jfr_profile_stack(struct conv *c, const struct fx_jfr_value *ref, bool na
         *m = (struct stack_memo){ref->i, out->i, c->gen};
     return rc;
 }
+
+void fx_jfr_resolve_chunk(struct conv *c)
+{
+    static const struct fx_jfr_names names = {fx_jfr_profile_method, fx_jfr_profile_frame_kind};
+    fx_jfr_rawstack_chunk(c, &names);
+}
+
+void fx_jfr_resolve_free(struct conv *c)
+{
+    fx_jfr_rawstack_free(c);
+}
