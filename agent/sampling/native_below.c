@@ -34,8 +34,8 @@
  * a native method's frame above that frame (stacks.c). */
 #include "native_walk.h"
 #include "recover_anchor.h"
+#include "recover_barrier_leaf.h"
 #include "recover_entrybar.h"
-#include "recover_vmcode.h"
 #include "recover_x86.h"
 
 /* Physical Java frames walked at most (the types of the first FX_TYPES_MAX are kept): a deeper

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "recover_barrier_leaf.h"
 #include "recover_vmcode.h"
 
 /* C1's g1_post_barrier_slow under G1, JDK 17 (17.0.x, Debian) and JDK 25 (Temurin 25.0.3),
