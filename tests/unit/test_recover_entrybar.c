@@ -66,36 +66,12 @@ static _Alignas(16) uintptr_t stack[256];
 #define LO ((uintptr_t)&stack[0])
 #define HI ((uintptr_t)&stack[256])
 
-/* --- fakes of the handler's other parts --- */
-struct fx_sigstate fx_sig;
-static bool mapped = true; /* fx_native_in_mapped_file_sigsafe's answer */
-
-bool fx_native_in_mapped_file_sigsafe(uintptr_t at)
-{
-    (void)at;
-    return mapped;
-}
-const struct fx_code_range *fx_recover_find_any(const struct fx_code_table *t, uintptr_t pc,
-                                                struct fx_heap_memo *m)
-{
-    (void)m;
-    return fx_recover_find(t, pc);
-}
-bool fx_recover_blob_current(const struct fx_code_range *r, long cid_off)
-{
-    (void)r, (void)cid_off;
-    return true;
-}
+/* --- fakes of the handler's other parts: fake_sig_code.h --- */
+#include "fake_sig_code.h"
 
 static size_t load(uint8_t *to, const char *hex)
 {
-    size_t n = strlen(hex) / 2;
-    for (size_t i = 0; i < n; i++) {
-        unsigned v;
-        ck_assert_int_eq(sscanf(hex + 2 * i, "%2x", &v), 1);
-        to[i] = (uint8_t)v;
-    }
-    return n;
+    return fake_hex_load(to, (size_t)(&code[sizeof(code)] - to), hex);
 }
 
 /* the call rel32 at `at` goes to the stub */
@@ -114,7 +90,7 @@ static void setup(void)
     c2_len = load(C2, c2_hex);
     aim(C1 + C1_CALL);
     aim(C2 + C2_CALL);
-    mapped = true;
+    fake_mapped = true;
 }
 
 static struct fx_code_range stub_range(void)
@@ -260,9 +236,9 @@ START_TEST(test_step_c2)
     ck_assert(!fx_recover_entry_barrier_step(t, &m, LO, HI, &wrong, &s, &nm));
     /* refused: the runtime call's target in the code table, or not in a mapped file */
     struct fx_regs again = {(uintptr_t)STUB + RET_A, FP - DEPTH_A, FP, NULL};
-    mapped = false;
+    fake_mapped = false;
     ck_assert(!fx_recover_entry_barrier_step(t, &m, LO, HI, &again, &s, &nm));
-    mapped = true;
+    fake_mapped = true;
     struct fx_code_range big = stub_range();
     big.end = (uintptr_t)STUB + RET_A + 0x183F5497 + 1;
     struct fx_code_table *t2 =

@@ -57,16 +57,10 @@ static _Alignas(16) uintptr_t stack[128];
 #define HI ((uintptr_t)&stack[128])
 
 /* --- fakes of the handler's other parts --- */
-struct fx_sigstate fx_sig;
-static bool mapped = true; /* fx_native_in_mapped_file_sigsafe's answer */
+#include "fake_sig_code.h"
 static struct fx_regs walked;
 static int leaf_calls;
 
-bool fx_native_in_mapped_file_sigsafe(uintptr_t at)
-{
-    (void)at;
-    return mapped;
-}
 bool fx_native_walk_to_java_sigsafe(const struct fx_thread *t, const void *ucontext,
                                     struct fx_regs *at)
 {
@@ -81,28 +75,10 @@ int fx_recover_leaf_native_sigsafe(struct fx_thread *t, void *ucontext, fx_asgct
     leaf_calls++;
     return FX_REC_NOT_CALLED;
 }
-const struct fx_code_range *fx_recover_find_any(const struct fx_code_table *t, uintptr_t pc,
-                                                struct fx_heap_memo *m)
-{
-    (void)m;
-    return fx_recover_find(t, pc);
-}
-bool fx_recover_blob_current(const struct fx_code_range *r, long cid_off)
-{
-    (void)r, (void)cid_off;
-    return true;
-}
 
 static size_t load(const char *hex)
 {
-    size_t n = strlen(hex) / 2;
-    ck_assert_uint_le(n, sizeof(stub));
-    for (size_t i = 0; i < n; i++) {
-        unsigned v;
-        ck_assert_int_eq(sscanf(hex + 2 * i, "%2x", &v), 1);
-        stub[i] = (uint8_t)v;
-    }
-    return n;
+    return fake_hex_load(stub, sizeof(stub), hex);
 }
 
 static struct fx_code_range stub_range(size_t n)
@@ -217,7 +193,7 @@ START_TEST(test_step_to_continuation)
     const struct fx_code_table *tab = table(n);
     struct fx_code_range got;
     struct fx_regs at = at_call((uintptr_t)stub + RET17);
-    mapped = true;
+    fake_mapped = true;
     ck_assert(fx_recover_barrier_leaf_step(tab, NULL, LO, HI, &at, &got));
     ck_assert_uint_eq(at.pc, (uintptr_t)nm + 8); /* the barrier's continuation */
     ck_assert_uint_eq(at.sp, (uintptr_t)&stack[72]);
@@ -227,10 +203,10 @@ START_TEST(test_step_to_continuation)
      * in no C1 method; no continuation there (a call, not the jmp, at it); not in the stub */
     struct fx_regs before = at_call((uintptr_t)stub + RET17);
     at = before;
-    mapped = false;
+    fake_mapped = false;
     ck_assert(!fx_recover_barrier_leaf_step(tab, NULL, LO, HI, &at, &got));
     ck_assert_uint_eq(at.pc, before.pc);
-    mapped = true;
+    fake_mapped = true;
     stack[71] = 0x1234;
     ck_assert(!fx_recover_barrier_leaf_step(tab, NULL, LO, HI, &at, &got));
     stack[71] = (uintptr_t)nm + 0x2E; /* after the slow-case code's call: no jmp there */
@@ -250,7 +226,7 @@ START_TEST(test_step_target_in_code)
     memcpy(stub + 6, &rel, sizeof(rel));
     struct fx_regs at = at_call((uintptr_t)stub + 10);
     struct fx_code_range got;
-    mapped = true;
+    fake_mapped = true;
     ck_assert(!fx_recover_barrier_leaf_step(tab, NULL, LO, HI, &at, &got));
     rel = 0x1000; /* elsewhere: native code (the fake says so) */
     memcpy(stub + 6, &rel, sizeof(rel));
@@ -279,7 +255,7 @@ START_TEST(test_anchored_route)
     memset(stack, 0, sizeof(stack));
     stack[63] = (uintptr_t)stub + 40; /* the call's return address below the anchor's sp */
     env[1] = (uintptr_t)&stack[64], env[2] = 0, env[3] = 0; /* sp set, pc not yet */
-    mapped = true;
+    fake_mapped = true;
     ck_assert(fx_vmcode_anchored_sigsafe(&t, &uc, FX_ASGCT_NOT_WALKABLE_JAVA));
     ck_assert(fx_vmcode_anchored_sigsafe(&t, &uc, FX_ASGCT_UNKNOWN_JAVA));
     env[3] = 0xF00; /* C1's call_RT: fp set */
@@ -297,9 +273,9 @@ START_TEST(test_anchored_route)
     env[1] = (uintptr_t)&stack[64];
     ck_assert(!fx_vmcode_anchored_sigsafe(&t, &uc, FX_ASGCT_UNKNOWN_NOT_JAVA)); /* -3: 8.9's */
     ck_assert(!fx_vmcode_anchored_sigsafe(&t, &uc, 3));                         /* an answer */
-    mapped = false; /* the pc in the code cache (anonymous memory) */
+    fake_mapped = false; /* the pc in the code cache (anonymous memory) */
     ck_assert(!fx_vmcode_anchored_sigsafe(&t, &uc, FX_ASGCT_NOT_WALKABLE_JAVA));
-    mapped = true;
+    fake_mapped = true;
     env[1] = 0; /* no last Java frame: the unanchored case */
     ck_assert(!fx_vmcode_anchored_sigsafe(&t, &uc, FX_ASGCT_NOT_WALKABLE_JAVA));
     env[1] = (uintptr_t)&stack[64];
@@ -328,7 +304,7 @@ START_TEST(test_recovery)
     size_t n = load(jdk25_hex);
     fx_sig.code_table = (struct fx_code_table *)table(n);
     fx_sig.asgct = fake_asgct;
-    mapped = true;
+    fake_mapped = true;
     walked = at_call((uintptr_t)stub + RET25);
     struct fx_thread t;
     memset(&t, 0, sizeof(t));
