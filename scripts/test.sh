@@ -30,7 +30,8 @@ if ((rc != 0)) && [[ -s $failed ]] && (($(wc -l <"$failed") <= 3)); then
     flaky=$(cut -d: -f2- "$failed")
     echo "test: $(wc -l <"$failed") failed; run once more, alone: $(tr '\n' ' ' <<<"$flaky")"
     if ctest --test-dir build --output-on-failure -j1 --rerun-failed; then
-        sed 's/^/FLAKY: /' <<<"$flaky" | tee build/flaky-tests.txt | sed 's/^/test: /'
+        while read -r t; do echo "FLAKY: $t"; done <<<"$flaky" | tee build/flaky-tests.txt |
+            while read -r l; do echo "test: $l"; done
         rc=0
     fi
 fi
