@@ -6,13 +6,15 @@
 # burners alpha-0, alpha-1, beta-0 yield after every unit (mounted again after it).
 #   cpu   fxprof start --options vtracks=2, stop: >= 95 % of the burners' samples go to their
 #         own virtual thread (2 tracks, the third under its root frame "[virtual thread] NAME*"
-#         on a carrier: vtracks=2); every hogSpin sample is on a carrier's track under
-#         "[virtual thread] (mounted before attach)", none on a virtual thread's track, and
+#         on a carrier: vtracks=2), not counting those taken mid-yield, under "[virtual thread]
+#         (mount or unmount in progress)" (<= 10 %); every hogSpin sample is on a carrier's
+#         track under "[virtual thread] (mounted before attach)", none on a virtual thread's, and
 #         meta.extra "Virtual threads" counts the samples under that root;
 #   wall  fxprof start -m wall, stop: hogSpin's samples still under that root, <= 2 % of them
 #         with a waiting "[state: ...]" label (its carrier is WAITING to JVMTI while it runs).
 # Fails on a build without vtracks= (fxprof start refused) and on one that labels the hog's
-# carrier WAITING in wall mode.
+# carrier WAITING in wall mode. Each recording lasts 3 s, longer (60 s at most) on a loaded
+# machine until the workload used 1.5 s of CPU in it (window: the checks want samples).
 # usage: vthreads_attach_test.sh JDK_HOME   (env: FXAGENT_VTHREADS_SRC, FXPROF and it_lib's)
 set -euo pipefail
 source "$(dirname "$0")/it_lib.sh"
@@ -23,7 +25,7 @@ vt_init it.vthreads_attach "$1"
 
 rm -f "$FXAGENT_RUN_DIR/stop"
 "$IT_JDK/bin/java" -Djdk.virtualThreadScheduler.parallelism=3 -cp classes \
-    fxagent.vthreads.VThreadWorkload attach 120 "$FXAGENT_RUN_DIR/stop" >plain.out 2>plain.err &
+    fxagent.vthreads.VThreadWorkload attach 240 "$FXAGENT_RUN_DIR/stop" >plain.out 2>plain.err &
 pid=$!
 trap 'kill -9 "$pid" 2>/dev/null || true' EXIT
 for ((i = 0; i < 600; i++)); do
@@ -41,11 +43,45 @@ step() {
     it_run "$name" "$FXPROF" "$@"
     [[ $IT_RC -eq 0 ]] || it_fail "fxprof $1 exited $IT_RC"
 }
+# jvm_cpu_ms: the workload's CPU time so far (utime + stime of /proc/PID/stat, the fields after
+# its "(comm)"), in ms; the test fails if it is gone
+jvm_cpu_ms() {
+    local stat
+    if ! kill -0 "$pid" 2>/dev/null || ! stat=$(<"/proc/$pid/stat"); then
+        it_fail "the workload exited early: $(cat plain.err)"
+    fi
+    stat=${stat##*) }
+    # shellcheck disable=SC2086 # split into the fields after comm on purpose
+    set -- $stat
+    cpu_ms=$(((${12} + ${13}) * 1000 / $(getconf CLK_TCK)))
+}
+
+# window NAME: a recording's window: 3 s, and longer (60 s at most) until the workload used 1.5 s
+# of CPU in it. A 3 s window alone was too short on a loaded machine (CI failed): at load 13-29
+# (2 cores) the JVM got ~0.6 s of CPU in 3 s, hog-0 10-22 cpu-mode samples of 10 ms (a third of
+# the carriers', the kernel shares CPU per thread), below the check's 15 in 3 of 7 runs at load
+# 22-29. With 1.5 s it had 46-51 at load 20-28, in windows of 8-16 s. Its 3 carriers spin, so a
+# quiet machine gives 1.5 s in less than 3 s (~5 s of CPU): there the window stays 3 s.
+window() {
+    local name=$1 t0 w0
+    jvm_cpu_ms
+    t0=$cpu_ms
+    w0=$(date +%s%N)
+    sleep 3
+    jvm_cpu_ms
+    while ((cpu_ms - t0 < 1500 && $(date +%s%N) - w0 < 60000000000)); do
+        sleep 0.1
+        jvm_cpu_ms
+    done
+    echo "$IT_NAME: $name: the workload used $((cpu_ms - t0)) ms of CPU in a window of" \
+        "$((($(date +%s%N) - w0) / 1000000)) ms (load $(cut -d' ' -f1 /proc/loadavg))"
+}
+
 step start start "$pid" --agent "$FXAGENT_LIB" --options vtracks=2 -o "$FXAGENT_RUN_DIR/cpu.json.gz"
-sleep 3
+window cpu
 step stop stop "$pid"
 step start2 start "$pid" --agent "$FXAGENT_LIB" -m wall -o "$FXAGENT_RUN_DIR/wall.json.gz"
-sleep 3
+window wall
 step stop2 stop "$pid"
 touch "$FXAGENT_RUN_DIR/stop" # the workload ends (it ran 16 s before: a loaded machine outlived that)
 rc=0
@@ -63,6 +99,7 @@ import gzip, json, re, sys
 
 label, run = sys.argv[1:]
 BEFORE = "[virtual thread] (mounted before attach)"
+MOVING = "[virtual thread] (mount or unmount in progress)"
 failures = []
 
 
@@ -96,13 +133,16 @@ def vt_track(track):
 
 
 def burner_own(track, names):
-    """The burner's own virtual thread: its track, or its root frame past vtracks=."""
-    group = "alpha" if any(n.endswith(".alphaWork") for n in names) else "beta"
+    """The burner's own virtual thread: its track, or its root frame past vtracks=. Its group
+    is told by alphaWork or betaWork on the stack; a sample in neither (Burner.run's own loop,
+    its Thread.yield: 1-3 per run under load, where any not in alphaWork was taken for beta)
+    goes to any burner's track or root."""
+    group = ("alpha" if any(n.endswith(".alphaWork") for n in names) else
+             "beta" if any(n.endswith(".betaWork") for n in names) else None)
     m = re.match(r"(alpha|beta)-\d+ \(virtual #\d+\)$", track)
-    if m:
-        return m.group(1) == group
-    m = re.match(r"\[virtual thread\] (alpha|beta)-\*$", names[-1])
-    return bool(m) and m.group(1) == group
+    if not m:
+        m = re.match(r"\[virtual thread\] (alpha|beta)-\*$", names[-1])
+    return bool(m) and group in (None, m.group(1))
 
 
 cpu, extra = samples("cpu")
@@ -111,9 +151,17 @@ burn = [(t, n) for t, n in cpu if any(x.endswith("$Burner.run") for x in n)]
 tracks = sorted({t for t, _ in cpu if vt_track(t)})
 check(len(tracks) == 2, f"cpu: vtracks=2 gave 2 virtual thread tracks: {tracks}")
 check(len(burn) >= 15, f"cpu: {len(burn)} samples of the burners")
+# A sample taken in a burner's yield after its unmount event, while HotSpot freezes its frames
+# (Continuation.doYield, freeze_slow: Burner.run stays interpreted, its loop turns once per unit),
+# is labelled "(mount or unmount in progress)": honest, and no virtual thread's. Under load
+# these were 2 of 87 burner samples (load 16, 2 cores), enough with the 40 samples of a 3 s
+# window to sink the 95 %; so they count apart, with their own bound.
+moving = sum(n[-1] == MOVING for _, n in burn)
+check(moving <= 0.10 * len(burn), f"cpu: {moving} of {len(burn)} burner samples under "
+      f"'{MOVING}' (<= 10 %)")
 own = sum(burner_own(t, n) for t, n in burn)
-check(own >= 0.95 * len(burn), f"cpu: {own} of {len(burn)} burner samples on their own "
-      "virtual thread (>= 95 %)")
+check(own >= 0.95 * (len(burn) - moving), f"cpu: {own} of {len(burn) - moving} burner samples "
+      "(not under that root) on their own virtual thread (>= 95 %)")
 rooted = [n[-1] for t, n in burn if not vt_track(t)]
 check(any(re.match(r"\[virtual thread\] (alpha|beta)-\*$", r) for r in rooted),
       f"cpu: the burner past vtracks=2 is under its root frame ({sorted(set(rooted))[:4]})")

@@ -27,8 +27,10 @@
 //   attach SECONDS [STOP_FILE]
 //                    for an agent attached mid-run: "hog-0", a virtual thread spinning in hogSpin
 //                    that never yields (mounted once, before any attach), and 3 burners
-//                    "alpha-0", "alpha-1", "beta-0" as in groups; prints "ready" once all run;
-//                    ends after SECONDS or once STOP_FILE exists.
+//                    "alpha-0", "alpha-1", "beta-0" as in groups; prints "ready" once the hog
+//                    finished a hogSpin and each burner a unit; ends after SECONDS or once
+//                    STOP_FILE exists; prints "hog turns N" (hogSpin calls) and "units NAME
+//                    COUNT" per burner at the end.
 //   frozen SECONDS   docs/VALIDATION.md 4.1 (4 carriers): 2 "frozen-N" virtual threads recurse
 //                    FROZEN_DEPTH levels in frozenDescend, then at the bottom sleep 1 ms and burn
 //                    in frozenBurn, again and again: each remount thaws only the top frames,
@@ -233,18 +235,34 @@ public final class VThreadWorkload {
         return unit(x);
     }
 
+    static final AtomicLong hogTurns = new AtomicLong();
+
     static void attach(int seconds, String stopFile) throws Exception {
         List<Thread> all = new ArrayList<>();
         all.add(Thread.ofVirtual().name("hog-0").start(() -> {
             long x = 3;
-            while (!stop.get())
+            while (!stop.get()) {
                 x = hogSpin(x);
+                hogTurns.incrementAndGet();
+            }
             sink += x;
         }));
         String[] names = {"alpha-0", "alpha-1", "beta-0"};
-        for (String name : names)
-            all.add(Thread.ofVirtual().name(name).start(new Burner(name.startsWith("alpha"))));
-        Thread.sleep(300);
+        List<Burner> burners = new ArrayList<>();
+        for (String name : names) {
+            Burner b = new Burner(name.startsWith("alpha"));
+            burners.add(b);
+            all.add(Thread.ofVirtual().name(name).start(b));
+        }
+        // "ready" only once the hog spins and every burner did a unit: a fixed 300 ms was not
+        // proof of it on a loaded machine, and a hog not yet mounted at the attach would be
+        // mounted after it (its samples then rightly not "mounted before attach").
+        long giveUp = System.nanoTime() + 60_000_000_000L;
+        while (hogTurns.get() == 0 || burners.stream().anyMatch(b -> b.units.get() == 0)) {
+            if (System.nanoTime() > giveUp)
+                throw new IllegalStateException("hog-0 or a burner never ran in 60 s");
+            Thread.sleep(10);
+        }
         System.out.println("ready");
         System.out.flush();
         long end = System.nanoTime() + seconds * 1_000_000_000L;
@@ -254,6 +272,9 @@ public final class VThreadWorkload {
         stop.set(true);
         for (Thread t : all)
             t.join();
+        System.out.println("hog turns " + hogTurns.get());
+        for (int i = 0; i < names.length; i++)
+            System.out.println("units " + names[i] + " " + burners.get(i).units.get());
     }
 
     // Deep enough that a remount thaws only the top of the stack: HotSpot thaws a chunk whole
