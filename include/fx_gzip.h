@@ -20,4 +20,18 @@ struct fx_sink fx_gzip_sink(struct fx_gzip *gz);
 int fx_gzip_finish(struct fx_gzip *gz);
 void fx_gzip_free(struct fx_gzip *gz);
 
+/* One member deflated on as many threads as cores (at most 4), pigz's way (gzip_par.c): blocks of
+ * 512 KiB, each a raw deflate primed with the 32 KiB before it, joined by sync flushes. Other
+ * bytes than fx_gzip_new's, the same once inflated, the same every run. The downstream sink is
+ * written from the workers, in order, until fx_gzpar_finish or fx_gzpar_free returns. NULL
+ * when out of memory or threads (use fx_gzip_new_threaded or fx_gzip_new then). Its sink
+ * offers swap (writing in place into its blocks). */
+struct fx_gzpar;
+struct fx_gzpar *fx_gzpar_new(struct fx_sink down, int level);
+struct fx_sink fx_gzpar_sink(struct fx_gzpar *g);
+/* The last block (Z_FINISH) and the trailer; the first error met, sticky. */
+int fx_gzpar_finish(struct fx_gzpar *g);
+/* Unfinished (the writer failed): the workers stop, nothing more goes downstream. */
+void fx_gzpar_free(struct fx_gzpar *g);
+
 #endif
