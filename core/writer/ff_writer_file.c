@@ -45,14 +45,6 @@ static int write_body(const struct fx_profile *p, bool gzip, bool threaded, stru
     struct fx_sink sink = {.write = count_write, .ctx = cs};
     if (!gzip)
         return fx_ff_write(p, sink, eb);
-    struct fx_gzpar *par = threaded ? fx_gzpar_new(sink, GZIP_LEVEL) : NULL;
-    if (par) { /* deflated on every core while the JSON is written */
-        int rc = fx_ff_write(p, fx_gzpar_sink(par), eb);
-        if (rc == FX_OK && (rc = fx_gzpar_finish(par)) != FX_OK)
-            fx_errbuf_set(eb, "writing the profile: gzip: %s", fx_strerror(rc));
-        fx_gzpar_free(par);
-        return rc;
-    }
     struct fx_gzip *gz =
             threaded ? fx_gzip_new_threaded(sink, GZIP_LEVEL) : fx_gzip_new(sink, GZIP_LEVEL);
     if (!gz) {
