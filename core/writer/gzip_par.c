@@ -12,7 +12,8 @@
  * slower than the JSON writer and the writer waited for it (docs/BENCHMARKS.md, issue 35).
  * The ring: block j lives in slot j % nslot; the writer takes slot j only when block j - nslot
  * is written and block j - nslot + 1 (whose dictionary it was) too. The first error is sticky:
- * after it the workers still take the blocks but nothing more goes downstream. */
+ * after it the workers still take the blocks but nothing more goes downstream.
+ * fx_gzip_new_threaded is this sink. Tests: unit.gzip */
 #include <limits.h>
 #include <pthread.h>
 #include <stdbool.h>
