@@ -27,8 +27,10 @@ usage: alloc_native_check.py --label NAME RUN_DIR
             allocation under java.lang.ClassLoader.loadClass with JavaCalls::call_helper between
             Java frames rootward of it (the VM calling the class loader) and JavaMain and the
             thread's start at the root; an allocation with no Java frame at all (the VM's own),
-            rooted at the thread's start with JavaMain; java.lang.Class, java.lang.String and
-            int[] among the allocated classes (async-profiler's AllocTests.startup);
+            rooted at the thread's start with JavaMain (unless "lost: queue full" counts samples
+            the drain could not take then, and every one shown stopped at a named frame);
+            java.lang.Class, java.lang.String and int[] among the allocated classes
+            (async-profiler's AllocTests.startup);
   jnialloc-off (cstack=no): JniAlloc.allocate samples and no Native frame in any allocation
             stack, no walk counted.
 """
@@ -178,13 +180,26 @@ def main():
     # frame, never a guess. On a loaded machine every one of them can come before: then those
     # stops are what they show.
     waiting = [pa for pa in vm_own if any(st.name[f] in EARLY for f in pa)]
-    check(own or (vm_own and len(waiting) == len(vm_own)),
+    # Often the one VM's own allocation the main thread makes in the live phase is at its exit
+    # (DestroyJavaVM loading java.lang.Shutdown: the mirror's int[]), after the run's burst of
+    # samples: where a starved drain left the allocation queue full then, it is dropped and
+    # counted ("lost: queue full"). Measured with a cold symbol cache at load 19-22: 3 of 12
+    # runs had none, each with 95-2289 samples lost so (0 of 10 with the test's warm cache, at
+    # load 24). A loss excuses the missing one only: any of the VM's own allocations the
+    # profile does show must still be rooted at the start or stopped at a named frame.
+    lost = (st.extra("Allocations") or {}).get("lost: queue full", 0)
+    named = [pa for pa in vm_own if st.name[pa[0]].startswith("[native: ")]
+    check(own or (vm_own and len(waiting) == len(vm_own)) or
+          (lost > 0 and len(named) == len(vm_own)),
           f"alloc-startup: {len(own)} of {len(vm_own)} allocations without Java frames rooted "
           f"at the thread's start with JavaMain (the VM's own; {len(waiting)} stopped at "
-          f"one of {EARLY})")
-    if not own:
+          f"one of {EARLY}, {len(named)} at a named frame; {lost} samples lost: queue full)")
+    if not own and vm_own and len(waiting) == len(vm_own):
         print(f"alloc-startup: the VM's own {len(vm_own)} allocations all came before libjvm's "
               "unwind table was built or their thread registered (a loaded machine)")
+    elif not own:
+        print(f"alloc-startup: n/a: no VM's own allocation rooted at the thread's start, and "
+              f"{lost} samples lost to a full queue (a starved drain) may hold it")
 
     off = profile("jnialloc-off")
     every = list(alloc_paths(off))
