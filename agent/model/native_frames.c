@@ -293,10 +293,14 @@ int fx_native_frames_push(struct fx_profile *p, const struct fx_sample_rec *r, u
         return FX_OK;
     }
     nf.stops[r->native_stop]++;
-    if (n == 0) {
+    if (n == 0) { /* a walk that stopped at the leaf (no text map yet, a library mapped since
+                     the last map): the stop is the leaf, not a silent Java leaf */
         nf.leaf_java += r->native_stop == FX_NSTOP_JAVA;
         fx_compile_tasks_count(r, len, false);
-        return FX_OK;
+        const char *stop = stop_frames[r->native_stop];
+        fx_frame_id f;
+        int rc = stop == NULL ? FX_OK : native_frame(p, stop, NULL, FX_NATIVE_OTHER, &f);
+        return stop == NULL || rc != FX_OK ? rc : fx_profile_stack(p, *stack, f, stack);
     }
     nf.with_frames++;
     nf.frames += n;
