@@ -56,10 +56,11 @@ static struct {
     uint64_t methods_resolved, methods_unknown; /* by caches dropped at earlier resets */
     uint64_t records, samples, idle_inserted, model_errors;
     uint64_t weight_sum, cpu_sum_ns, cpu_gaps, wall_sum_ns, wall_gaps;
-    uint64_t covered_ns;          /* cpu mode: weight x interval of each sample's own recording */
-    struct handler_cost reaped;   /* of reaped threads */
-    uint64_t drops;               /* of reaped threads */
-    int64_t thread_cpu_ns;        /* the drain thread's CPU time at the end of its last pass */
+    uint64_t covered_ns;        /* cpu mode: weight x interval of each sample's own recording */
+    struct handler_cost reaped; /* of reaped threads */
+    uint64_t drops;             /* of reaped threads */
+    int64_t thread_cpu_ns; /* the drain thread's CPU time, read at a dump it serves or its exit */
+    bool serving;          /* the drain thread serves a request (dump, status): drain_report */
     uint64_t passes, slow_passes; /* wake-ups of the drain; those after a wait over 10 ms */
     uint64_t record_max;          /* bytes of the largest ring record drained */
     uint64_t pass_begin_ns, span_max_ns, ring_min; /* a ring's longest wait; the smallest ring */
@@ -82,11 +83,6 @@ int fx_model_init(void)
 struct fx_profile *fx_model_profile(void)
 {
     return dr.profile;
-}
-
-static bool ended(struct fx_thread *t)
-{
-    return __atomic_load_n(&t->ended, __ATOMIC_ACQUIRE) != 0;
 }
 
 /* The "[idle]" sample for a gap (see the file comment). */
@@ -181,7 +177,7 @@ static void one_record(JNIEnv *jni, struct fx_profile *p, struct fx_thread *t,
  * When to add a thread without samples to the model: tracks.c (fx_tracks_of_every_thread). */
 static void drain_thread(JNIEnv *jni, struct fx_profile *p, struct fx_thread *t)
 {
-    bool was_ended = ended(t);
+    bool was_ended = __atomic_load_n(&t->ended, __ATOMIC_ACQUIRE) != 0;
     uint64_t used = fx_ring_used(&t->ring), cap = t->ring.cap; /* the period's inputs */
     if (cap > 0) {
         uint32_t permille = (uint32_t)(used * 1000 / cap);
@@ -362,16 +358,18 @@ static void drain_tick(JNIEnv *jni, void *arg)
     fx_drain_once(jni);
     struct fx_methods *m = fx_drain_methods();
     struct fx_drain_figures f = {dr.samples, ring_drops(), m != NULL ? fx_methods_count(m) : 0};
+    dr.serving = true;
     fx_window_serve(jni, dr.profile, &f); /* dumps, status: between passes (window.c) */
-    next_period();                        /* a request kicks the drain: it waits for no deadline */
-    /* Its own CPU time, waits and wake-ups included (issue 31: the largest share of the
-     * defaults' overhead on a long JIT-heavy program): one system call a pass. */
-    dr.thread_cpu_ns = fx_clock_ns(CLOCK_THREAD_CPUTIME_ID);
+    dr.serving = false;
+    next_period(); /* a request kicks the drain: it waits for no deadline */
 }
 
+/* Its own CPU time, waits and wake-ups included (issue 31): read at a dump it serves and at its
+ * exit (the dump at VM death, after fx_drain_stop), not with a system call at every pass. */
 static void drain_exiting(void *arg)
 {
     (void)arg;
+    dr.thread_cpu_ns = fx_clock_ns(CLOCK_THREAD_CPUTIME_ID);
     fx_window_drain_exiting();
 }
 
@@ -542,6 +540,8 @@ static void report_losses(struct fx_profile *p, uint64_t drops)
 static void drain_report(JNIEnv *jni, struct fx_profile *p, const struct fx_span *span)
 {
     (void)jni, (void)span;
+    if (dr.serving) /* on the drain thread, after its pass (drain_exiting says why here) */
+        dr.thread_cpu_ns = fx_clock_ns(CLOCK_THREAD_CPUTIME_ID);
     struct handler_cost cost = dr.reaped;
     uint64_t drops = dr.drops;
     for (struct fx_thread *t = fx_threads_head(); t != NULL; t = t->next) {

@@ -30,6 +30,7 @@ static struct {
     long cp_length, cp_size;             /* ConstantPool::_length, sizeof(ConstantPool) */
     long sym_length, sym_body;           /* Symbol::_length (u2), _body */
     long stack_base, stack_size;         /* Thread::_stack_base, _stack_size */
+    pid_t pid; /* this process, read once: glibc's getpid is a system call (issue 31) */
 } ct;
 
 /* A checked read of n bytes at addr of this process: false if any of it is not readable. */
@@ -39,7 +40,7 @@ static bool peek(uintptr_t addr, void *out, size_t n)
         return false;
     struct iovec local = {.iov_base = out, .iov_len = n};
     struct iovec remote = {.iov_base = (void *)addr, .iov_len = n};
-    return process_vm_readv(getpid(), &local, 1, &remote, 1, 0) == (ssize_t)n;
+    return process_vm_readv(ct.pid, &local, 1, &remote, 1, 0) == (ssize_t)n;
 }
 
 static bool peek_word(uintptr_t addr, uintptr_t *out)
@@ -49,6 +50,7 @@ static bool peek_word(uintptr_t addr, uintptr_t *out)
 
 static void load(void)
 {
+    ct.pid = getpid(); /* every peek runs after this once (a fork's child has no drain) */
     long env = fx_vmstructs_field("CompilerThread", "_env");
     long task = fx_vmstructs_field("ciEnv", "_task");
     long method = fx_vmstructs_field("CompileTask", "_method");
@@ -128,7 +130,7 @@ static bool peek_n(const uintptr_t *addr, void *const *out, const size_t *len, i
         remote[i] = (struct iovec){.iov_base = (void *)addr[i], .iov_len = len[i]};
         want += (ssize_t)len[i];
     }
-    return process_vm_readv(getpid(), local, (unsigned long)n, remote, (unsigned long)n, 0) == want;
+    return process_vm_readv(ct.pid, local, (unsigned long)n, remote, (unsigned long)n, 0) == want;
 }
 
 /* A Symbol's len bytes in buf as a C string, '/' written '.'; false unless all printable. */

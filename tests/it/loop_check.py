@@ -5,7 +5,8 @@ times), every sample of file k comes after every sample of file k-1, and each fi
 in its own profiling range. Only the last file (stop, exit) may be empty. Prints each file's
 range. Each reset rebuilds the interned tables (docs/PRODUCTION.md, "Memory"): file k reports at
 least k-1 rebuilds, no "[stack table full]" sample, and its stack table holds (nearly) only the
-stacks its own samples reach, not every stack of the earlier periods.
+stacks its own samples reach, not every stack of the earlier periods. Every file reports the
+drain thread's CPU time, never less than the file before's.
 
 usage: loop_check.py FILE1.json.gz FILE2.json.gz ...   (in sequence order)
 """
@@ -64,11 +65,30 @@ def check_tables(path, k, doc):
                  "were kept")
 
 
+DRAIN_CPU = "drain thread CPU time (since it started, at its last pass)"
+
+
+def drain_cpu_ms(path, doc, prev):
+    """The drain's own CPU, read where each file is written (the drain serves a period's dump,
+    its exit precedes the dump at VM death; issue 31): in every file, positive, and never less
+    than the file before's (it counts from the drain thread's start)."""
+    v = next((e["value"] for g, e in extra_entries(doc)
+              if g == "Sampling" and e["label"] == DRAIN_CPU), None)
+    ms = float(v.split()[0]) if isinstance(v, str) and v.endswith(" ms") else None
+    print(f"{path}: {DRAIN_CPU}: {v!r}")
+    if ms is None or ms <= 0:
+        CK.fatal(f"{path}: {DRAIN_CPU} {v!r}: want a positive 'X.XXX ms'")
+    if prev is not None and ms < prev:
+        CK.fatal(f"{path}: {DRAIN_CPU} {ms} ms is less than the file before's {prev} ms")
+    return ms
+
+
 def main():
-    prev_last, prev_name = None, None
+    prev_last, prev_name, drain_ms = None, None, None
     for k, path in enumerate(sys.argv[1:], start=1):
         doc = load_profile(path)
         check_tables(path, k, doc)
+        drain_ms = drain_cpu_ms(path, doc, drain_ms)
         meta = doc["meta"]
         t0 = meta["startTime"]
         first, last = sample_range(doc)
