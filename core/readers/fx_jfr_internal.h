@@ -65,7 +65,23 @@ struct jfr_cur {
 /* A compressed integer: 7 bits a byte, least significant first, the ninth byte whole. Inline,
  * and with 9 bytes left no bound checked byte by byte: the reader's most frequent call (a
  * stack's every frame is four of them). */
-uint64_t jfr_varint_bounded(struct jfr_cur *c);
+static inline uint64_t jfr_varint_bounded(struct jfr_cur *c) /* near the end: each byte checked */
+{
+    uint64_t v = 0;
+    for (int i = 0; i < 9; i++) {
+        if (c->p >= c->end) {
+            c->err = true;
+            return 0;
+        }
+        uint8_t b = *c->p++;
+        if (i == 8)
+            return v | (uint64_t)b << 56;
+        v |= (uint64_t)(b & 0x7f) << (7 * i);
+        if (!(b & 0x80))
+            return v;
+    }
+    return v;
+}
 static inline uint64_t jfr_varint(struct jfr_cur *c)
 {
     const uint8_t *p = c->p;

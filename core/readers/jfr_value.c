@@ -9,25 +9,6 @@
 #include "fx_alloc.h"
 #include "fx_jfr_internal.h"
 
-/* jfr_varint near the end of the bytes: each byte checked against it */
-uint64_t jfr_varint_bounded(struct jfr_cur *c)
-{
-    uint64_t v = 0;
-    for (int i = 0; i < 9; i++) {
-        if (c->p >= c->end) {
-            c->err = true;
-            return 0;
-        }
-        uint8_t b = *c->p++;
-        if (i == 8)
-            return v | (uint64_t)b << 56;
-        v |= (uint64_t)(b & 0x7f) << (7 * i);
-        if (!(b & 0x80))
-            return v;
-    }
-    return v;
-}
-
 uint8_t jfr_u8(struct jfr_cur *c)
 {
     if (c->p >= c->end) {
