@@ -48,6 +48,9 @@ size_t fx_mpack_read(const struct fx_profile *p, const struct fx_mpack *k, size_
 /* The kind of the marker at off alone (the columns that need no more). */
 uint32_t fx_mpack_kind(const struct fx_mpack *k, size_t off);
 void fx_mpack_free(struct fx_mpack *k);
-size_t fx_mpack_memory(const struct fx_mpack *k);
+static inline size_t fx_mpack_memory(const struct fx_mpack *k) /* inline: profile_count.c */
+{
+    return k ? sizeof(*k) + k->cap : 0;
+}
 
 #endif

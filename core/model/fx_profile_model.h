@@ -45,13 +45,17 @@ unsigned fx_frames_cols(struct fx_frames *f, struct fx_col *cols);
 unsigned fx_stacks_cols(struct fx_stacks *s, struct fx_col *cols);
 unsigned fx_allocs_cols(struct fx_allocs *a, struct fx_col *cols);
 
-/* profile_allocs.c: the live map's share of destruction, memory and dropping; a thread's rows'
- * memory (its share of fx_profile_thread_memory). */
+/* profile_allocs.c: the live map's share of destruction, memory and dropping (a thread's rows'
+ * memory, fx_allocs_memory, is inline below). */
 void fx_live_destroy(struct fx_live *l);
 size_t fx_profile_live_memory(const struct fx_profile *p);
-size_t fx_allocs_memory(const struct fx_allocs *a);
+#define FX_ALLOC_ROW_BYTES (2 * sizeof(int64_t) + sizeof(uint32_t) + sizeof(uint64_t))
+static inline size_t fx_allocs_memory(const struct fx_allocs *a) /* inline: profile_count.c */
+{
+    return (size_t)a->cap * FX_ALLOC_ROW_BYTES;
+}
 
-/* profile.c: a thread's memory, counted afresh; and its share of threads_bytes brought up to
+/* profile_count.c: a thread's memory, counted afresh; and its share of threads_bytes brought up to
  * it, after anything that changed its name or a capacity (O(1)). recount_threads does every
  * thread, for the operations that are O(threads) anyway (drops, copies). */
 size_t fx_profile_thread_memory(const struct fx_thread *t);

@@ -235,8 +235,3 @@ void fx_mpack_free(struct fx_mpack *k)
         fx_free(k->buf);
     fx_free(k);
 }
-
-size_t fx_mpack_memory(const struct fx_mpack *k)
-{
-    return k ? sizeof(*k) + k->cap : 0;
-}

@@ -12,7 +12,6 @@
 #include "fx_profile_internal.h"
 #include "fx_profile_model.h"
 
-#define ALLOC_ROW_BYTES (2 * sizeof(int64_t) + sizeof(uint32_t) + sizeof(uint64_t))
 #define LIVE_SLOT_BYTES (sizeof(uint64_t) + 2 * sizeof(uint32_t) + sizeof(int64_t))
 
 unsigned fx_allocs_cols(struct fx_allocs *a, struct fx_col *cols)
@@ -172,11 +171,6 @@ uint64_t fx_profile_alloc_live(const struct fx_profile *p)
 size_t fx_profile_live_memory(const struct fx_profile *p)
 {
     return (size_t)p->live.cap * LIVE_SLOT_BYTES;
-}
-
-size_t fx_allocs_memory(const struct fx_allocs *a)
-{
-    return (size_t)a->cap * ALLOC_ROW_BYTES;
 }
 
 /* --- dropping by time --- */
