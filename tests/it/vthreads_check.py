@@ -33,7 +33,9 @@ def dump(name):
     with open(f"{name}-threads.json", "w", encoding="utf-8") as f:
         json.dump(threads, f)
     for t in threads:
-        if t["cpuMs"] == 0 and not re.match(r"(alpha|beta|pinned|ForkJoinPool)", t["name"]):
+        # Only the tracks the checks read (check_cpu, check_wall, check_pinned): each is one
+        # profiler-cli call, 1-5 s on a loaded 2-core machine.
+        if not re.match(r"(alpha|beta|pinned|pinnative|ForkJoinPool|platform-burn)", t["name"]):
             continue
         fn = pcli("thread", "functions", "--thread", t["threadHandle"], "--include-idle",
                   "--limit", "0")

@@ -11,7 +11,7 @@ foreach(_major IN LISTS FX_JDK_MAJORS)
     continue()
   endif()
   fx_it_test(it.vthreads.jdk${_major} vthreads_test.sh ARGS ${FX_JDK_HOME_${_major}}
-             LABELS it vthreads jdk${_major} TIMEOUT 400
+             LABELS it vthreads jdk${_major} TIMEOUT 600
              ENV ${FX_IT_ENV}
                  FXAGENT_VTHREADS_SRC=${CMAKE_SOURCE_DIR}/java-test/vthreads/fxagent/vthreads/VThreadWorkload.java
              PROPERTIES SKIP_RETURN_CODE 77)

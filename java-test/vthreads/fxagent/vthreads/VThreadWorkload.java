@@ -9,6 +9,8 @@
 //                    carriers. A unit's length varies (1 to 3 million turns, per-thread
 //                    pseudo-random): equal units in a fixed round-robin lock in phase with a
 //                    fixed sampling interval and give some threads 3x the samples of others.
+//                    Runs SECONDS and on until the carriers used CARRIER_CPU_MS of CPU (40 s
+//                    in all at most, runOn): the tests count samples, which come from CPU.
 //   pinned SECONDS   2 "pinned-N" virtual threads sleeping inside a class initializer (pinned
 //                    on every JDK), "pinnative-0" reading a child's pipe in native code
 //                    (pinned too), and one burner "pinburn-0"; 4 carriers.
@@ -37,7 +39,7 @@
 //                    so AsyncGetCallTrace jumps from frozenDescend to enterSpecial; 2
 //                    "steady-N" recurse as deep in steadyDescend and burn in steadyBurn without
 //                    ever unmounting (their whole stack stays on the carrier). Prints
-//                    "remounts NAME COUNT" per frozen thread at the end.
+//                    "remounts NAME COUNT" per frozen thread at the end. Runs as groups does.
 package fxagent.vthreads;
 
 import java.util.ArrayList;
@@ -120,13 +122,52 @@ public final class VThreadWorkload {
         }
         Burner pb = new Burner(true);
         all.add(Thread.ofPlatform().name("platform-burn").start(pb));
-        Thread.sleep(seconds * 1000L);
+        runOn(seconds, CARRIER_CPU_MS);
         stop.set(true);
         for (Thread t : all)
             t.join();
         for (int i = 0; i < burners.size(); i++)
             System.out.println("units " + names.get(i) + " " + burners.get(i).units.get());
         System.out.println("units platform-burn " + pb.units.get());
+    }
+
+    // The carriers' CPU a groups or frozen run waits for, and the wall time it waits at most.
+    // The tests' checks count cpu-mode samples of 10 ms of the virtual threads' code (>= 50 in
+    // it.vthreads' cpu, >= 30 in notrans, >= 20 frozenBurn samples) and validate comparisons
+    // (>= 50): all come from the carriers' CPU, not from the seconds asked. A quiet 2-core
+    // machine gives 2 carriers 2 s of CPU a second, far past this in the seconds asked; a loaded
+    // one (load ~28, CI) gave them ~0.25 s in a 4 s run (25 notrans samples).
+    static final long CARRIER_CPU_MS = 1200;
+    static final long WALL_CAP_MS = 40_000;
+
+    // Sleeps SECONDS, then on until the carrier threads (ForkJoinPool-*, platform threads that
+    // ThreadMXBean can time; a virtual thread's own CPU time it cannot) used CPU_MS of CPU
+    // together, WALL_CAP_MS in all at most. Prints "carriers cpu ms C at SECONDS s" and, at the
+    // end, "carriers cpu ms C wall ms W".
+    static void runOn(int seconds, long cpuMs) throws InterruptedException {
+        long t0 = System.nanoTime();
+        Thread.sleep(seconds * 1000L);
+        long cpu = carrierCpuMs();
+        System.out.println("carriers cpu ms " + cpu + " at " + seconds + " s");
+        while (cpu < cpuMs && System.nanoTime() - t0 < WALL_CAP_MS * 1_000_000L) {
+            Thread.sleep(100);
+            cpu = carrierCpuMs();
+        }
+        System.out.println("carriers cpu ms " + cpu + " wall ms " + (System.nanoTime() - t0) / 1_000_000);
+    }
+
+    // The CPU time of the live carriers since they started (a carrier that ended is left out:
+    // the run then only lasts longer).
+    static long carrierCpuMs() {
+        var mx = java.lang.management.ManagementFactory.getThreadMXBean();
+        long ns = 0;
+        for (var info : mx.getThreadInfo(mx.getAllThreadIds())) {
+            if (info != null && info.getThreadName().startsWith("ForkJoinPool")) {
+                long t = mx.getThreadCpuTime(info.getThreadId());
+                ns += Math.max(t, 0);
+            }
+        }
+        return ns / 1_000_000;
     }
 
     // Sleeping inside a class initializer pins the virtual thread to its carrier on every JDK
@@ -327,7 +368,7 @@ public final class VThreadWorkload {
             all.add(Thread.ofVirtual().name("steady-" + i)
                     .start(() -> sink += steadyDescend(FROZEN_DEPTH)));
         }
-        Thread.sleep(seconds * 1000L);
+        runOn(seconds, CARRIER_CPU_MS);
         stop.set(true);
         for (Thread t : all)
             t.join();
