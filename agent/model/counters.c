@@ -90,21 +90,17 @@ static bool heap(JNIEnv *jni, int64_t *used, int64_t *committed)
     return true;
 }
 
-/* The second field of /proc/self/statm: resident pages. The file stays open (the model's owner
- * only): each pread at offset 0 reads it anew, without the path walk and close of an open each
- * round (issue 31: 2 of the drain's system calls every 100 ms). */
+/* The second field of /proc/self/statm: resident pages. */
 static bool rss(int64_t *bytes)
 {
-    static int fd = -1;
     char buf[128];
-    if (fd < 0 && (fd = open("/proc/self/statm", O_RDONLY | O_CLOEXEC)) < 0)
+    int fd = open("/proc/self/statm", O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
         return false;
-    ssize_t n = pread(fd, buf, sizeof(buf) - 1, 0);
-    if (n <= 0) {
-        close(fd);
-        fd = -1; /* opened again next round */
+    ssize_t n = read(fd, buf, sizeof(buf) - 1);
+    close(fd);
+    if (n <= 0)
         return false;
-    }
     buf[n] = '\0';
     unsigned long long size = 0, resident = 0;
     if (sscanf(buf, "%llu %llu", &size, &resident) != 2)
@@ -168,12 +164,6 @@ void fx_counters_sample(JNIEnv *jni, struct fx_profile *p, int64_t now_ns, bool 
     sample_rate(p, now_ns);
     co.last_ns = now_ns;
     co.rounds++;
-}
-
-bool fx_counters_due(const struct fx_profile *p, int64_t now_ns)
-{
-    return co.p != p || !co.registered || co.last_ns == 0 ||
-           now_ns - co.last_ns >= COUNTER_PERIOD_NS - COUNTER_SLACK_NS;
 }
 
 void fx_counters_report(struct fx_profile *p, const char *group)

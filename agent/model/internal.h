@@ -163,9 +163,6 @@ int fx_jit_info_name(JNIEnv *jni, struct fx_profile *p, jmethodID id, fx_str_id 
 
 /* Samples every counter if `force` or if 100 ms have passed since the last sample. */
 void fx_counters_sample(JNIEnv *jni, struct fx_profile *p, int64_t now_ns, bool force);
-/* Whether fx_counters_sample(.., force false) would read anything now (issue 31: a drain pass
- * with no marker to write skips its CPU-time reads). */
-bool fx_counters_due(const struct fx_profile *p, int64_t now_ns);
 void fx_counters_report(struct fx_profile *p, const char *group);
 /* A new recording: the rounds and read errors start from zero. */
 void fx_counters_reset(void);

@@ -329,22 +329,9 @@ static void drain_all(JNIEnv *jni, struct fx_profile *p, bool final)
     user_drain(p);
 }
 
-/* Nothing for drain_all to write: the same profile, every record and pending pair kept. */
-static bool nothing_queued(const struct fx_profile *p)
-{
-    uint32_t len;
-    return cs.p == p && cs.started_marker && cs.n_gc_pending == 0 &&
-           fx_evq_peek(&fx_mq.gc, &len) == NULL && fx_evq_peek(&fx_mq.jit, &len) == NULL &&
-           fx_evq_peek(&fx_mq.user, &len) == NULL;
-}
-
 static void markers_drain(JNIEnv *jni, struct fx_profile *p)
 {
     if (!fx_markers_on() || p == NULL || over_memory(p))
-        return;
-    /* Most passes have nothing here: without this check each paid two CPU-clock system calls
-     * (~2 us each on a loaded VM) to time nothing, 2 of the drain's ~5 a pass (issue 31). */
-    if (nothing_queued(p) && !fx_counters_due(p, fx_now_ns()))
         return;
     int64_t cpu0 = thread_cpu_ns();
     drain_all(jni, p, false);
