@@ -16,6 +16,7 @@
 
 #include "fx_alloc.h"
 #include "fx_err.h"
+#include "fx_zlib_alloc.h"
 
 #define OUT_SIZE 65536
 
@@ -28,19 +29,6 @@ struct fx_gzip {
     unsigned char out[OUT_SIZE];
 };
 
-/* zlib's own allocations go through fx_alloc too, so injected failures reach deflateInit2. */
-static voidpf zalloc(voidpf opaque, uInt items, uInt size)
-{
-    (void)opaque;
-    return fx_calloc(items, size);
-}
-
-static void zfree(voidpf opaque, voidpf p)
-{
-    (void)opaque;
-    fx_free(p);
-}
-
 struct fx_gzip *fx_gzip_new(struct fx_sink down, int level)
 {
     struct fx_gzip *gz = fx_calloc(1, sizeof(*gz));
@@ -49,8 +37,8 @@ struct fx_gzip *fx_gzip_new(struct fx_sink down, int level)
     if (level < 1 || level > 9)
         level = 6;
     gz->down = down;
-    gz->zs.zalloc = zalloc;
-    gz->zs.zfree = zfree;
+    gz->zs.zalloc = fx_zlib_alloc;
+    gz->zs.zfree = fx_zlib_free;
     if (deflateInit2(&gz->zs, level, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK) {
         fx_free(gz);
         return NULL;

@@ -25,6 +25,7 @@
 #include "fx_alloc.h"
 #include "fx_err.h"
 #include "fx_gzip.h"
+#include "fx_zlib_alloc.h"
 
 #define BLK      (512u * 1024u)
 #define DICT     32768u
@@ -71,18 +72,6 @@ struct fx_gzpar {
     uint32_t crc; /* of the blocks written; the in-order writer's */
     uint64_t total;
 };
-
-static voidpf zalloc(voidpf opaque, uInt items, uInt size)
-{
-    (void)opaque;
-    return fx_calloc(items, size);
-}
-
-static void zfree(voidpf opaque, voidpf p)
-{
-    (void)opaque;
-    fx_free(p);
-}
 
 static void set_err(struct fx_gzpar *g, int err)
 {
@@ -310,8 +299,8 @@ struct fx_gzpar *fx_gzpar_new(struct fx_sink down, int level)
     g->nslot = g->nwork + SLACK;
     bool ok = (g->s = fx_calloc(g->nslot, sizeof *g->s)) != NULL;
     for (unsigned w = 0; ok && w < g->nwork; w++) {
-        g->zs[w].zalloc = zalloc;
-        g->zs[w].zfree = zfree;
+        g->zs[w].zalloc = fx_zlib_alloc;
+        g->zs[w].zfree = fx_zlib_free;
         ok = g->zinit[w] =
                 deflateInit2(&g->zs[w], level, Z_DEFLATED, -15, 8, Z_DEFAULT_STRATEGY) == Z_OK;
     }
