@@ -97,6 +97,10 @@ def main():
     jni_unmapped = (jni.extra("Native stacks") or {}).get(
         "walk stopped: an address in no executable mapping", 0)
     bare = sum(1 for p in burn if stopped_unmapped(jni, p))
+    # every walk so stopped shows its stop's frame (a walk stopped at the leaf once showed none)
+    shown = sum(1 for s in jni.stacks() if any(jni.name[f] == UNMAPPED for f in s))
+    check(shown >= jni_unmapped, f"jni: {shown} samples show '{UNMAPPED}', meta.extra counts "
+          f"{jni_unmapped} such walks (each must show it)")
     excused = min(bare, jni_unmapped)
     check(len(named) >= 10 and 2 * len(named) >= len(burn) - excused,
           f"jni: {len(named)} of {len(burn)} JniBurn.burn samples show the C burn function above it "
