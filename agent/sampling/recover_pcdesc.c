@@ -2,19 +2,24 @@
 /* The PcDesc check of the intrinsics' stubs (recover_pcdesc.h, docs/VALIDATION.md 8.5d). The
  * rbp frame rule gives an intrinsic stub's return address as it does an arraycopy stub's, but
  * AsyncGetCallTrace names the caller by the first PcDesc at or after that address: where C2
- * recorded none right there, that is a later instruction's, maybe of an outer scope (JDK 17:
- * updateBytesAdler32 right over Stubs.intrinsics, the inlined Adler32.update missing). So the
- * return address is kept only where the caller's table holds a PcDesc exactly at it (C2 writes
- * one where the run of instructions of one scope ending with the call ends: JDK 17, not 25), and
- * the caller is no OSR compilation (there, updateBytesAdler32 came out right over
- * Stubs.intrinsics even with an exact PcDesc: 4 of 134 stacks, JDK 17). The table
- * is sorted by pc offset (HotSpot's PcDescContainer searches it so): a binary search, each word
- * read by process_vm_readv (fx_interp_peek_sigsafe: an nmethod freed meanwhile fails a read, never
- * this thread), the table's size bounded. Signal path: compiled with the handler's flags, under its
+ * recorded none at the end of the call's own instruction, that is a later instruction's, maybe of
+ * an outer scope (JDK 17: updateBytesAdler32 right over Stubs.intrinsics, the inlined
+ * Adler32.update missing). C2 (PhaseOutput::fill_buffer, NonSafepointEmitter) records a
+ * non-safepoint PcDesc at the END offset of a run of instructions of one scope; so the return
+ * address is kept only where the first PcDesc at or after it lies exactly where the call's node
+ * ends: at the return address (JDK 17), or 8 bytes on where the post-call nop the call's node
+ * emits follows it (0F 1F 84 00 + 4 bytes, JDK 21+: 0 PcDescs at the return address, the call's
+ * scope 8 bytes on, measured). The call must go to this very stub, and the caller must be no OSR
+ * compilation (there, updateBytesAdler32 came out right over Stubs.intrinsics even with an exact
+ * PcDesc: 4 of 134 stacks, JDK 17). Tests: unit.recover_pcdesc. The table is sorted by pc offset
+ * (HotSpot's PcDescContainer searches it so): a binary search, each word read by
+ * process_vm_readv (fx_interp_peek_sigsafe: an nmethod freed meanwhile fails a read, never this
+ * thread), the table's size bounded. Signal path: compiled with the handler's flags, under its
  * allow-list. */
 #include "recover_pcdesc.h"
 
 #include "interp_frame.h"
+#include "recover_x86.h"
 
 static struct fx_pcdesc_layout published;
 
@@ -24,11 +29,11 @@ static bool peek_i32(int32_t pid, uintptr_t at, int32_t *v)
 }
 
 bool fx_recover_pcdesc_at(const struct fx_pcdesc_layout *l, const struct fx_code_range *n,
-                          uintptr_t ret)
+                          uintptr_t ret, uint32_t skip)
 {
     if (l == NULL || l->pid == 0 || l->size <= 0 || l->pc < 0 || l->pc + 4 > l->size ||
         n->kind != FX_BLOB_NMETHOD || n->blob == 0 || ret <= n->begin || ret >= n->end ||
-        ret - n->begin > INT32_MAX)
+        skip > FX_POST_CALL_NOP || n->end - ret < skip || ret - n->begin > INT32_MAX - skip)
         return false;
     int32_t b, e;
     if (!peek_i32(l->pid, n->blob + (uintptr_t)l->begin, &b) ||
@@ -44,23 +49,30 @@ bool fx_recover_pcdesc_at(const struct fx_pcdesc_layout *l, const struct fx_code
             return false;
     } else if (n->blob + (uintptr_t)e > n->begin && n->blob + (uintptr_t)b < n->end)
         return false; /* JDK <= 22: the table lies after the code, never inside it */
-    int32_t want = (int32_t)(ret - n->begin);
-    size_t lo = 0, hi = (size_t)(e - b) / (size_t)l->size; /* first entry with pc offset > want */
+    int32_t want = (int32_t)(ret - n->begin); /* the first PcDesc at or after it, and where */
+    size_t lo = 0, hi = (size_t)(e - b) / (size_t)l->size, count = hi;
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
         int32_t pc;
         if (!peek_i32(l->pid, base + (uintptr_t)b + mid * (size_t)l->size + (size_t)l->pc, &pc))
             return false;
-        if (pc <= want)
+        if (pc < want)
             lo = mid + 1;
         else
             hi = mid;
     }
     int32_t at;
-    return lo > 0 &&
-           peek_i32(l->pid, base + (uintptr_t)b + (lo - 1) * (size_t)l->size + (size_t)l->pc,
-                    &at) &&
-           at == want;
+    return lo < count &&
+           peek_i32(l->pid, base + (uintptr_t)b + lo * (size_t)l->size + (size_t)l->pc, &at) &&
+           at == want + (int32_t)skip;
+}
+
+uint32_t fx_recover_post_call_nop(const struct fx_code_range *n, uintptr_t ret)
+{
+    if (!fx_recover_in(n, ret, FX_POST_CALL_NOP))
+        return 0;
+    const uint8_t *b = fx_recover_code(ret);
+    return b[0] == 0x0F && b[1] == 0x1F && b[2] == 0x84 && b[3] == 0x00 ? FX_POST_CALL_NOP : 0;
 }
 
 bool fx_recover_stub_called(const struct fx_code_range *stub, const struct fx_code_range *n,
@@ -70,12 +82,15 @@ bool fx_recover_stub_called(const struct fx_code_range *stub, const struct fx_co
         return false;
     if (stub->arraycopy != FX_STUB_INTRINSIC)
         return true;
+    uintptr_t target; /* a call to this very stub */
+    if (!fx_recover_call_target(n, ret, &target) || target < stub->begin || target >= stub->end)
+        return false;
     if (n->flags & FX_RANGE_OSR) /* exact PcDescs of an outer scope seen there (8.5d) */
         return false;
     if (__atomic_load_n(&published.pid, __ATOMIC_ACQUIRE) == 0)
         return false;
     struct fx_pcdesc_layout l = published;
-    return fx_recover_pcdesc_at(&l, n, ret);
+    return fx_recover_pcdesc_at(&l, n, ret, fx_recover_post_call_nop(n, ret));
 }
 
 void fx_recover_pcdesc_publish(const struct fx_pcdesc_layout *l)

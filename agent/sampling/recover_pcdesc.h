@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* The PcDesc check of the intrinsics' stubs (issue 32 item 4, docs/VALIDATION.md 8.5d): a
  * compiled caller's return address is accepted under an intrinsic StubRoutines stub only where
- * the caller's nmethod (not an OSR compilation) has a PcDesc whose pc offset is exactly return
- * address - code begin, the scope AsyncGetCallTrace names from there (the call's own). The layout
+ * it follows a call to that stub and the caller's nmethod (not an OSR compilation) has its first
+ * PcDesc at or after it exactly where the call's node ends (the return address, or after the
+ * post-call nop there), the scope AsyncGetCallTrace names from there (the call's own). The layout
  * of the nmethod's PcDesc table comes from VMStructs (vmstructs.c, published by codemap.c); the
  * check runs in the signal handler and reads by process_vm_readv (recover_pcdesc.c). */
 #ifndef FX_RECOVER_PCDESC_H
@@ -30,9 +31,15 @@ struct fx_pcdesc_layout {
     int32_t pc;        /* PcDesc::_pc_offset, an int */
 };
 
-/* Signal-safe: nmethod n (blob and begin = code begin known) has a PcDesc at exactly ret. */
+/* The post-call nop C2 emits in a call's node since JDK 21 (Loom): 0F 1F 84 00 and 4 bytes. */
+#define FX_POST_CALL_NOP 8u
+
+/* Signal-safe: the first PcDesc of nmethod n (blob and begin = code begin known) at or after ret
+ * lies exactly at ret + skip (skip: 0, or FX_POST_CALL_NOP with the nop within the code). */
 bool fx_recover_pcdesc_at(const struct fx_pcdesc_layout *l, const struct fx_code_range *n,
-                          uintptr_t ret);
+                          uintptr_t ret, uint32_t skip);
+/* FX_POST_CALL_NOP if n's bytes at ret are a post-call nop, else 0 (reads n's code). */
+uint32_t fx_recover_post_call_nop(const struct fx_code_range *n, uintptr_t ret);
 /* Publishes l for fx_recover_stub_called (codemap.c, once VMStructs are read; pid last). */
 void fx_recover_pcdesc_publish(const struct fx_pcdesc_layout *l);
 

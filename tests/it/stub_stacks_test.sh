@@ -7,8 +7,9 @@
 #   delete      StringBuilder.delete (the arraycopy stub): of the samples on the CPU, >= 90 %
 #               under StringBuilder.delete, >= 80 % with an arraycopy stub frame above it;
 #   intrinsics  CRC32, Adler32, MD5, SHA-1, SHA-256, Base64, a round out of line (not in the
-#               loop's OSR code, whose calls are refused): JDK 17, the stubs recovered where the
-#               PcDesc is exact, failures in them on at most 25 %; JDK 25, none, named failures;
+#               loop's OSR compilation, whose calls are refused): the stubs recovered where the
+#               first PcDesc after the return address is where the call's node ends (JDK 17: at it;
+#               JDK 25: after the post-call nop), failures in them on at most 25 %;
 #   both        failures in an arraycopy stub ("[AGCT: ..." under one) on at most 0.5 % of the
 #               samples on the CPU (at least one allowed; delete: any failure on at most 5 %),
 #               every recovered stub frame right over its known caller (delete:

@@ -4,7 +4,13 @@
  * table's offsets from the nmethod; JDK 23+: from its immutable data): a PcDesc exactly at the
  * return address is accepted; one byte before or after it, a return address past the table's
  * last PcDesc or outside the code, a table whose bounds are broken or too large are refused;
- * fx_recover_stub_called asks for it of an intrinsic's stub only, and refuses an OSR caller. */
+ * fx_recover_stub_called asks for it of an intrinsic's stub only, and refuses an OSR caller.
+ * Real bytes and PcDescs (JVMTI's inline records of the nmethods, those within 40 bytes of the
+ * call): Temurin 25.0.3's Adler32.update (mov r10, imm64; call r10) and CRC32.update (call rel32)
+ * with the post-call nop after the call, the call's PcDesc 8 bytes on, accepted; refused with
+ * the nop changed, a PcDesc inside the nop, none at its end, the nop past the code's end, a call
+ * to another stub, an OSR caller; JDK 17.0.15's Stubs.checksum, exact PcDesc, accepted, and
+ * refused without it. */
 #include <check.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -15,7 +21,7 @@
 #include "recover_pcdesc.h"
 
 /* a blob: a 64-byte header, 64 bytes of code at 64, a PcDesc table (16-byte entries) at 128 */
-static _Alignas(16) uint8_t blob[512];
+static _Alignas(16) uint8_t blob[2048];
 static _Alignas(16) uint8_t immutable[256];
 enum {
     HDR_BEGIN = 8,
@@ -68,30 +74,35 @@ START_TEST(test_exact_only)
     struct fx_code_range n = nm();
     for (size_t i = 1; i < 4; i++) {
         uintptr_t ret = n.begin + (uintptr_t)pcs[i];
-        ck_assert(fx_recover_pcdesc_at(&l, &n, ret));      /* exactly there */
-        ck_assert(!fx_recover_pcdesc_at(&l, &n, ret + 1)); /* off by one either way */
-        ck_assert(!fx_recover_pcdesc_at(&l, &n, ret - 1));
+        ck_assert(fx_recover_pcdesc_at(&l, &n, ret, 0));      /* exactly there */
+        ck_assert(!fx_recover_pcdesc_at(&l, &n, ret + 1, 0)); /* off by one either way */
+        ck_assert(!fx_recover_pcdesc_at(&l, &n, ret - 1, 0));
     }
-    ck_assert(!fx_recover_pcdesc_at(&l, &n, n.begin + 40)); /* past the last PcDesc */
-    ck_assert(!fx_recover_pcdesc_at(&l, &n, n.begin));      /* at the code's begin */
-    ck_assert(!fx_recover_pcdesc_at(&l, &n, n.end + 5));    /* outside the code */
+    ck_assert(fx_recover_pcdesc_at(&l, &n, n.begin + 12, 8));  /* the first after it at +8 */
+    ck_assert(!fx_recover_pcdesc_at(&l, &n, n.begin + 11, 8)); /* at +9 */
+    ck_assert(!fx_recover_pcdesc_at(&l, &n, n.begin + 5, 8));  /* one at ret itself */
+    ck_assert(!fx_recover_pcdesc_at(&l, &n, n.begin + 12, 9)); /* no such skip */
+    ck_assert(!fx_recover_pcdesc_at(&l, &n, n.begin + 40, 0)); /* past the last PcDesc */
+    ck_assert(!fx_recover_pcdesc_at(&l, &n, n.begin, 0));      /* at the code's begin */
+    ck_assert(!fx_recover_pcdesc_at(&l, &n, n.end + 5, 0));    /* outside the code */
+    ck_assert(!fx_recover_pcdesc_at(&l, &n, n.end - 4, 8));    /* the nop past the code's end */
     struct fx_code_range other = n;
     other.blob = 0; /* no nmethod header known (a method compiled since the table) */
-    ck_assert(!fx_recover_pcdesc_at(&l, &other, n.begin + 5));
+    ck_assert(!fx_recover_pcdesc_at(&l, &other, n.begin + 5, 0));
     other = n;
     other.kind = FX_BLOB_STUB;
-    ck_assert(!fx_recover_pcdesc_at(&l, &other, n.begin + 5));
-    ck_assert(!fx_recover_pcdesc_at(NULL, &n, n.begin + 5));
+    ck_assert(!fx_recover_pcdesc_at(&l, &other, n.begin + 5, 0));
+    ck_assert(!fx_recover_pcdesc_at(NULL, &n, n.begin + 5, 0));
     /* broken bounds: end before begin, a size not a multiple of PcDesc's, a huge table, a
      * table over the code */
     put_i32(blob + HDR_END, TABLE - 16);
-    ck_assert(!fx_recover_pcdesc_at(&l, &n, n.begin + 5));
+    ck_assert(!fx_recover_pcdesc_at(&l, &n, n.begin + 5, 0));
     put_i32(blob + HDR_END, TABLE + 17);
-    ck_assert(!fx_recover_pcdesc_at(&l, &n, n.begin + 5));
+    ck_assert(!fx_recover_pcdesc_at(&l, &n, n.begin + 5, 0));
     put_i32(blob + HDR_END, TABLE + 16 * (int32_t)(FX_PCDESC_MAX + 1));
-    ck_assert(!fx_recover_pcdesc_at(&l, &n, n.begin + 5));
+    ck_assert(!fx_recover_pcdesc_at(&l, &n, n.begin + 5, 0));
     fill(blob, TABLE, CODE);
-    ck_assert(!fx_recover_pcdesc_at(&l, &n, n.begin + 5));
+    ck_assert(!fx_recover_pcdesc_at(&l, &n, n.begin + 5, 0));
 }
 END_TEST
 
@@ -107,15 +118,16 @@ START_TEST(test_immutable_data)
     l.data = HDR_DATA;
     l.data_size = HDR_SIZE;
     struct fx_code_range n = nm();
-    ck_assert(fx_recover_pcdesc_at(&l, &n, n.begin + 20));
-    ck_assert(!fx_recover_pcdesc_at(&l, &n, n.begin + 21));
-    ck_assert(!fx_recover_pcdesc_at(&l, &n, n.begin + 19));
+    ck_assert(fx_recover_pcdesc_at(&l, &n, n.begin + 20, 0));
+    ck_assert(!fx_recover_pcdesc_at(&l, &n, n.begin + 21, 0));
+    ck_assert(!fx_recover_pcdesc_at(&l, &n, n.begin + 19, 0));
+    ck_assert(fx_recover_pcdesc_at(&l, &n, n.begin + 25, 8));
     put_i32(blob + HDR_SIZE, 64); /* the table ends past the immutable data */
-    ck_assert(!fx_recover_pcdesc_at(&l, &n, n.begin + 20));
+    ck_assert(!fx_recover_pcdesc_at(&l, &n, n.begin + 20, 0));
     put_i32(blob + HDR_SIZE, (int32_t)sizeof(immutable));
     data = 0; /* no immutable data */
     memcpy(blob + HDR_DATA, &data, sizeof(data));
-    ck_assert(!fx_recover_pcdesc_at(&l, &n, n.begin + 20));
+    ck_assert(!fx_recover_pcdesc_at(&l, &n, n.begin + 20, 0));
 }
 END_TEST
 
@@ -125,6 +137,8 @@ START_TEST(test_stub_called)
     memset(blob, 0, sizeof(blob));
     fill(blob, TABLE, TABLE);
     struct fx_code_range n = nm(), stub = {.kind = FX_BLOB_STUB, .arraycopy = FX_STUB_INTRINSIC};
+    stub.begin = n.begin; /* rel32 0: each call below goes to its return address, in "the stub" */
+    stub.end = n.end;
     blob[CODE + 15] = 0xE8; /* call rel32 returning to code + 20, where a PcDesc lies */
     blob[CODE + 28] = 0xE8; /* returning to code + 33: a PcDesc too */
     blob[CODE + 40] = 0xE8; /* returning to code + 45: none there */
@@ -138,9 +152,153 @@ START_TEST(test_stub_called)
     n.flags = FX_RANGE_OSR; /* an OSR caller: refused, the PcDesc exact or not */
     ck_assert(!fx_recover_stub_called(&stub, &n, n.begin + 20));
     n.flags = 0;
+    stub.end = n.begin + 20; /* a call to another stub */
+    ck_assert(!fx_recover_stub_called(&stub, &n, n.begin + 20));
+    stub.end = n.end;
     stub.arraycopy = FX_STUB_ARRAYCOPY; /* the call test alone */
     ck_assert(fx_recover_stub_called(&stub, &n, n.begin + 45));
     ck_assert(!fx_recover_stub_called(&stub, &n, n.begin + 5));
+}
+END_TEST
+
+/* Real code: the bytes around a call at `call` (len 3: mov r10, imm64 before it; 5: rel32) of
+ * an nmethod code_size long, patched to call `target`, and its PcDescs' offsets. */
+struct real {
+    int32_t size, call, len;
+    const char *hex; /* call - 16 .. ret + 16 */
+    int32_t pcs[8];  /* the sentinel -1 first; 0 ends the list */
+};
+
+/* Temurin 25.0.3, Adler32.update (C2): call updateBytesAdler32 at 90, PcDescs 8 bytes on */
+static const struct real adler25 = {296,
+                                    90,
+                                    3,
+                                    "8b7b0c418bd049baa0119c97287f000041ffd20f1f840000000000"
+                                    "89430c4883c4405d",
+                                    {-1, 69, 74, 77, 101, 104, 0}};
+/* Temurin 25.0.3, CRC32.update (C2): call rel32 to updateBytesCRC32 at 471 */
+static const struct real crc25 = {1024,
+                                  471,
+                                  5,
+                                  "542460488d740a108b7c245c8b542468e8248c50070f1f840000000000"
+                                  "488b74247089460c",
+                                  {-1, 484, 492, 511, 0}};
+/* JDK 17.0.15, Stubs.checksum with Adler32.update inlined (C2): no post-call nop, exact PcDesc */
+static const struct real checksum17 = {312,
+                                       63,
+                                       3,
+                                       "0175678b7b0c49bae09a9388167f000041ffd289430ceb1f8b7b0c85"
+                                       "d276088beaffcd",
+                                       {-1, 50, 53, 66, 69, 71, 74, 0}};
+
+static _Alignas(16) uint8_t stubcode[64];
+
+/* Lays `r` out at CODE in blob, its table after the code (JDK 17's layout), calling stubcode;
+ * returns the return address. */
+static uintptr_t real_nmethod(const struct real *r, struct fx_code_range *n)
+{
+    memset(blob, 0, sizeof(blob));
+    int32_t table = CODE + ((r->size + 15) & ~15), k = 0;
+    ck_assert_int_le(table + 16 * 8, (int)sizeof(blob));
+    uint8_t *at = blob + CODE + r->call - 16;
+    for (const char *h = r->hex; h[0] && h[1]; h += 2)
+        *at++ = (uint8_t)strtoul((char[3]){h[0], h[1], 0}, NULL, 16);
+    uintptr_t ret = (uintptr_t)blob + CODE + (uintptr_t)(r->call + r->len);
+    uintptr_t target = (uintptr_t)stubcode;
+    if (r->len == 5) {
+        int32_t rel = (int32_t)((intptr_t)target - (intptr_t)ret);
+        memcpy(blob + CODE + r->call + 1, &rel, sizeof(rel));
+    } else
+        memcpy(blob + CODE + r->call - 8, &target, sizeof(target));
+    for (; k < 8 && (k == 0 || r->pcs[k] != 0); k++)
+        put_i32(blob + table + 16 * k, r->pcs[k]);
+    put_i32(blob + HDR_BEGIN, table);
+    put_i32(blob + HDR_END, table + 16 * k);
+    *n = (struct fx_code_range){.begin = (uintptr_t)blob + CODE,
+                                .end = (uintptr_t)blob + CODE + (uintptr_t)r->size,
+                                .blob = (uintptr_t)blob,
+                                .kind = FX_BLOB_NMETHOD};
+    return ret;
+}
+
+START_TEST(test_real_post_call_nop)
+{
+    struct fx_pcdesc_layout l = jdk17();
+    fx_recover_pcdesc_publish(&l); /* (a no-op where test_stub_called published it) */
+    struct fx_code_range stub = {.begin = (uintptr_t)stubcode,
+                                 .end = (uintptr_t)stubcode + sizeof(stubcode),
+                                 .kind = FX_BLOB_STUB,
+                                 .arraycopy = FX_STUB_INTRINSIC},
+                         n;
+    const struct real *with_nop[] = {&adler25, &crc25};
+    for (size_t i = 0; i < 2; i++) {
+        uintptr_t ret = real_nmethod(with_nop[i], &n);
+        ck_assert_uint_eq(fx_recover_post_call_nop(&n, ret), FX_POST_CALL_NOP);
+        ck_assert(fx_recover_stub_called(&stub, &n, ret));
+        ck_assert(!fx_recover_pcdesc_at(&l, &n, ret, 0)); /* nothing at ret itself */
+        struct fx_code_range other = stub;
+        other.begin += 16; /* the call goes to another stub */
+        ck_assert(!fx_recover_stub_called(&other, &n, ret));
+        n.flags = FX_RANGE_OSR;
+        ck_assert(!fx_recover_stub_called(&stub, &n, ret));
+        n.flags = 0;
+        struct fx_code_range shorter = n;
+        shorter.end = ret + 7; /* the nop past the code's end */
+        ck_assert(!fx_recover_stub_called(&stub, &shorter, ret));
+        uint8_t *nop = (uint8_t *)ret;
+        nop[2] = 0x80; /* 0F 1F 80: a 7-byte nop, not the post-call one: no PcDesc at ret */
+        ck_assert_uint_eq(fx_recover_post_call_nop(&n, ret), 0);
+        ck_assert(!fx_recover_stub_called(&stub, &n, ret));
+        nop[2] = 0x84;
+        ck_assert(fx_recover_stub_called(&stub, &n, ret));
+        /* the table's entry at ret + 8 moved into the nop, then past its end (the run of the
+         * call's scope stretched over later instructions: JDK 25's sha1_implCompressMB) */
+        int32_t table, at = (int32_t)(ret - n.begin) + 8, k = 0, pc;
+        memcpy(&table, blob + HDR_BEGIN, sizeof(table));
+        do
+            memcpy(&pc, blob + table + 16 * ++k, sizeof(pc));
+        while (pc != at);
+        put_i32(blob + table + 16 * k, at - 4);
+        ck_assert(!fx_recover_stub_called(&stub, &n, ret));
+        put_i32(blob + table + 16 * k, at + 1);
+        ck_assert(!fx_recover_stub_called(&stub, &n, ret));
+        put_i32(blob + table + 16 * k, at);
+        ck_assert(fx_recover_stub_called(&stub, &n, ret));
+        blob[CODE + with_nop[i]->call] = 0x90; /* no call before ret */
+        ck_assert(!fx_recover_stub_called(&stub, &n, ret));
+    }
+    uintptr_t ret = real_nmethod(&checksum17, &n); /* JDK 17: exact */
+    ck_assert_uint_eq(fx_recover_post_call_nop(&n, ret), 0);
+    ck_assert(fx_recover_stub_called(&stub, &n, ret));
+    int32_t table;
+    memcpy(&table, blob + HDR_BEGIN, sizeof(table));
+    put_i32(blob + table + 16 * 3, 65); /* the exact PcDesc (66) one byte early */
+    ck_assert(!fx_recover_stub_called(&stub, &n, ret));
+}
+END_TEST
+
+/* Both layouts on the real JDK 25 table: the immutable data's (JDK 23+) */
+START_TEST(test_real_immutable)
+{
+    struct fx_code_range n;
+    uintptr_t ret = real_nmethod(&adler25, &n);
+    int32_t table;
+    memcpy(&table, blob + HDR_BEGIN, sizeof(table));
+    memset(immutable, 0, sizeof(immutable));
+    memcpy(immutable + 32, blob + table, 16 * 6);
+    memset(blob + table, 0, 16 * 6);
+    uintptr_t data = (uintptr_t)immutable;
+    memcpy(blob + HDR_DATA, &data, sizeof(data));
+    put_i32(blob + HDR_SIZE, (int32_t)sizeof(immutable));
+    put_i32(blob + HDR_BEGIN, 32);
+    put_i32(blob + HDR_END, 32 + 16 * 6);
+    struct fx_pcdesc_layout l = jdk17();
+    l.data = HDR_DATA;
+    l.data_size = HDR_SIZE;
+    ck_assert(fx_recover_pcdesc_at(&l, &n, ret, fx_recover_post_call_nop(&n, ret)));
+    ck_assert(!fx_recover_pcdesc_at(&l, &n, ret, 0));
+    put_i32(blob + HDR_SIZE, 64); /* the table past the immutable data's end */
+    ck_assert(!fx_recover_pcdesc_at(&l, &n, ret, FX_POST_CALL_NOP));
 }
 END_TEST
 
@@ -151,6 +309,8 @@ int main(void)
     tcase_add_test(tc, test_exact_only);
     tcase_add_test(tc, test_immutable_data);
     tcase_add_test(tc, test_stub_called);
+    tcase_add_test(tc, test_real_post_call_nop);
+    tcase_add_test(tc, test_real_immutable);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_set_fork_status(sr, CK_NOFORK); /* the published layout is the test's order */
