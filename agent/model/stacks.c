@@ -323,6 +323,7 @@ static const char *const rec_fail_labels[FX_REC_FAILS] = {
         "not recovered: caller at bci 0 (a deoptimized caller looks so)",
         "not recovered: not in Java, no last Java frame (or anchor offsets unknown)",
         "not recovered: a stub's return address is not in compiled code after a call",
+        "not recovered: an intrinsic stub's caller has no PcDesc where its call ends",
 };
 
 /* Stack recovery (issue 20, docs/VALIDATION.md section 8): the stacks in this profile per case

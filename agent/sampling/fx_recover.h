@@ -118,8 +118,9 @@ enum fx_recover_case {
     FX_REC_BCI0 = -9,       /* the caller came back at bci 0: maybe a deoptimized caller */
     FX_REC_NO_ANCHOR = -10, /* not in Java: no last Java frame in the anchor, or offsets unknown */
     FX_REC_NOT_CALLED =
-            -11,       /* a stub's return address not in a current compiled method after a call */
-    FX_REC_FAILS = 12, /* -1..-11 */
+            -11, /* a stub's return address not in a current compiled method after a call */
+    FX_REC_NO_PCDESC = -12, /* after a call to an intrinsic stub, but no PcDesc proves the scope */
+    FX_REC_FAILS = 13,      /* -1..-12 */
 };
 
 /* The most code heap lookups one sample makes (codeheap.h, fx_recover_find_any): each costs ~17
@@ -207,10 +208,16 @@ bool fx_recover_pushed_return(const struct fx_code_range *n, uintptr_t stub, str
 /* ret lies in compiled method n right after a call instruction (rel32, or through a register). */
 bool fx_recover_after_call(const struct fx_code_range *n, uintptr_t ret);
 bool fx_recover_call_target(const struct fx_code_range *n, uintptr_t ret, uintptr_t *target);
-/* recover_pcdesc.c: the call test, and for an FX_STUB_INTRINSIC stub a PcDesc of n exactly at
- * ret (docs/VALIDATION.md 8.5d; refused while VMStructs gave no table layout). */
-bool fx_recover_stub_called(const struct fx_code_range *stub, const struct fx_code_range *n,
+/* recover_pcdesc.c: the call test, and for an FX_STUB_INTRINSIC stub a call to it and a PcDesc
+ * of n where the call ends (docs/VALIDATION.md 8.5d; refused while VMStructs gave no table
+ * layout): 0 when proven, else FX_REC_NOT_CALLED (no such call) or FX_REC_NO_PCDESC. */
+int fx_recover_stub_refused(const struct fx_code_range *stub, const struct fx_code_range *n,
                             uintptr_t ret);
+static inline bool fx_recover_stub_called(const struct fx_code_range *stub,
+                                          const struct fx_code_range *n, uintptr_t ret)
+{
+    return fx_recover_stub_refused(stub, n, ret) == 0;
+}
 
 /* recover_interp.c: the caller's registers from a pc in the interpreter's method entry that
  * begins at entry (the entered Method's _i2i_entry; r: the interpreter's range), while it builds

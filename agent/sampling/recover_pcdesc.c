@@ -75,22 +75,23 @@ uint32_t fx_recover_post_call_nop(const struct fx_code_range *n, uintptr_t ret)
     return b[0] == 0x0F && b[1] == 0x1F && b[2] == 0x84 && b[3] == 0x00 ? FX_POST_CALL_NOP : 0;
 }
 
-bool fx_recover_stub_called(const struct fx_code_range *stub, const struct fx_code_range *n,
+int fx_recover_stub_refused(const struct fx_code_range *stub, const struct fx_code_range *n,
                             uintptr_t ret)
 {
     if (!fx_recover_after_call(n, ret))
-        return false;
+        return FX_REC_NOT_CALLED;
     if (stub->arraycopy != FX_STUB_INTRINSIC)
-        return true;
+        return 0;
     uintptr_t target; /* a call to this very stub */
     if (!fx_recover_call_target(n, ret, &target) || target < stub->begin || target >= stub->end)
-        return false;
+        return FX_REC_NOT_CALLED;
     if (n->flags & FX_RANGE_OSR) /* exact PcDescs of an outer scope seen there (8.5d) */
-        return false;
+        return FX_REC_NO_PCDESC;
     if (__atomic_load_n(&published.pid, __ATOMIC_ACQUIRE) == 0)
-        return false;
+        return FX_REC_NO_PCDESC;
     struct fx_pcdesc_layout l = published;
-    return fx_recover_pcdesc_at(&l, n, ret, fx_recover_post_call_nop(n, ret));
+    return fx_recover_pcdesc_at(&l, n, ret, fx_recover_post_call_nop(n, ret)) ? 0
+                                                                              : FX_REC_NO_PCDESC;
 }
 
 void fx_recover_pcdesc_publish(const struct fx_pcdesc_layout *l)

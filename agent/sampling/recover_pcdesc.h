@@ -40,7 +40,7 @@ bool fx_recover_pcdesc_at(const struct fx_pcdesc_layout *l, const struct fx_code
                           uintptr_t ret, uint32_t skip);
 /* FX_POST_CALL_NOP if n's bytes at ret are a post-call nop, else 0 (reads n's code). */
 uint32_t fx_recover_post_call_nop(const struct fx_code_range *n, uintptr_t ret);
-/* Publishes l for fx_recover_stub_called (codemap.c, once VMStructs are read; pid last). */
+/* Publishes l for fx_recover_stub_refused (codemap.c, once VMStructs are read; pid last). */
 void fx_recover_pcdesc_publish(const struct fx_pcdesc_layout *l);
 
 #endif

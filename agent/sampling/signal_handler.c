@@ -175,13 +175,14 @@ static int recover_sigsafe(struct fx_thread *t, void *ucontext, fx_asgct_trace *
     /* issue 32: a stub's caller follows a call (8.5d; a frameless stub's: to it, then pops) */
     struct fx_code_range n;
     bool pushed = rc == FX_REC_FRAMELESS, unknown_caller = false;
+    int why = FX_REC_NOT_CALLED; /* or FX_REC_NO_PCDESC: an intrinsic's scope not proven */
     if (rc == FX_REC_STUB_FRAME || pushed) {
         unknown_caller = !find_blob_sigsafe(caller.pc, &n, NULL, m);
         if (unknown_caller ? pushed
                            : n.kind != FX_BLOB_NMETHOD || !blob_current_sigsafe(&n) ||
-                                     !(pushed ? fx_recover_pushed_return(&n, r.begin, &caller)
-                                              : fx_recover_stub_called(&r, &n, caller.pc)))
-            return FX_REC_NOT_CALLED;
+                                     (pushed ? !fx_recover_pushed_return(&n, r.begin, &caller)
+                                             : (why = fx_recover_stub_refused(&r, &n, caller.pc))))
+            return why;
     }
     if (depth < 2)
         return FX_REC_WALK;
@@ -195,8 +196,8 @@ static int recover_sigsafe(struct fx_thread *t, void *ucontext, fx_asgct_trace *
         /* ASGCT named a frame at caller.pc - 1, so it lies in a code blob of the code cache,
          * whose memory is committed: the call's bytes before it can be read. */
         n = (struct fx_code_range){.begin = caller.pc - 5, .end = caller.pc};
-        if (!fx_recover_stub_called(&r, &n, caller.pc))
-            return FX_REC_NOT_CALLED;
+        if ((why = fx_recover_stub_refused(&r, &n, caller.pc)) != 0)
+            return why;
     }
     /* A caller whose return address HotSpot patched to its deoptimization handler: pc - 1 lies
      * in the nmethod's stub section, where no PcDesc is, and AsyncGetCallTrace then names the

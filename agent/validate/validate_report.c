@@ -32,9 +32,19 @@ static const char *const rec_keys[FX_REC_CASES] = {
 
 /* -FX_REC_* failures (fx_recover.h) as report keys. */
 static const char *const rec_fail_keys[FX_REC_FAILS] = {
-        NULL,         "pc_in_no_known_range", "other_stub", "nmethod_body",
-        "layout",     "instruction_unknown",  "stack",      "asgct_failed_from_caller",
-        "table_busy", "caller_at_bci0",       "no_anchor",  "stub_caller_not_compiled",
+        NULL,
+        "pc_in_no_known_range",
+        "other_stub",
+        "nmethod_body",
+        "layout",
+        "instruction_unknown",
+        "stack",
+        "asgct_failed_from_caller",
+        "table_busy",
+        "caller_at_bci0",
+        "no_anchor",
+        "stub_caller_not_compiled",
+        "intrinsic_caller_no_pcdesc",
 };
 
 static const char *const shadow_keys[SHADOW_BY_COUNT] = {"asgct_frames", "asgct_not_walkable",

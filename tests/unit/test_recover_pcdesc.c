@@ -147,13 +147,14 @@ START_TEST(test_stub_called)
     fx_recover_pcdesc_publish(&l);
     ck_assert(fx_recover_stub_called(&stub, &n, n.begin + 20));
     ck_assert(fx_recover_stub_called(&stub, &n, n.begin + 33));
-    ck_assert(!fx_recover_stub_called(&stub, &n, n.begin + 45));
-    ck_assert(!fx_recover_stub_called(&stub, &n, n.begin + 5)); /* a PcDesc, no call before it */
+    ck_assert_int_eq(fx_recover_stub_refused(&stub, &n, n.begin + 45), FX_REC_NO_PCDESC);
+    /* a PcDesc, no call before it */
+    ck_assert_int_eq(fx_recover_stub_refused(&stub, &n, n.begin + 5), FX_REC_NOT_CALLED);
     n.flags = FX_RANGE_OSR; /* an OSR caller: refused, the PcDesc exact or not */
-    ck_assert(!fx_recover_stub_called(&stub, &n, n.begin + 20));
+    ck_assert_int_eq(fx_recover_stub_refused(&stub, &n, n.begin + 20), FX_REC_NO_PCDESC);
     n.flags = 0;
     stub.end = n.begin + 20; /* a call to another stub */
-    ck_assert(!fx_recover_stub_called(&stub, &n, n.begin + 20));
+    ck_assert_int_eq(fx_recover_stub_refused(&stub, &n, n.begin + 20), FX_REC_NOT_CALLED);
     stub.end = n.end;
     stub.arraycopy = FX_STUB_ARRAYCOPY; /* the call test alone */
     ck_assert(fx_recover_stub_called(&stub, &n, n.begin + 45));
@@ -238,9 +239,9 @@ START_TEST(test_real_post_call_nop)
         ck_assert(!fx_recover_pcdesc_at(&l, &n, ret, 0)); /* nothing at ret itself */
         struct fx_code_range other = stub;
         other.begin += 16; /* the call goes to another stub */
-        ck_assert(!fx_recover_stub_called(&other, &n, ret));
+        ck_assert_int_eq(fx_recover_stub_refused(&other, &n, ret), FX_REC_NOT_CALLED);
         n.flags = FX_RANGE_OSR;
-        ck_assert(!fx_recover_stub_called(&stub, &n, ret));
+        ck_assert_int_eq(fx_recover_stub_refused(&stub, &n, ret), FX_REC_NO_PCDESC);
         n.flags = 0;
         struct fx_code_range shorter = n;
         shorter.end = ret + 7; /* the nop past the code's end */
@@ -259,13 +260,13 @@ START_TEST(test_real_post_call_nop)
             memcpy(&pc, blob + table + 16 * ++k, sizeof(pc));
         while (pc != at);
         put_i32(blob + table + 16 * k, at - 4);
-        ck_assert(!fx_recover_stub_called(&stub, &n, ret));
+        ck_assert_int_eq(fx_recover_stub_refused(&stub, &n, ret), FX_REC_NO_PCDESC);
         put_i32(blob + table + 16 * k, at + 1);
         ck_assert(!fx_recover_stub_called(&stub, &n, ret));
         put_i32(blob + table + 16 * k, at);
         ck_assert(fx_recover_stub_called(&stub, &n, ret));
         blob[CODE + with_nop[i]->call] = 0x90; /* no call before ret */
-        ck_assert(!fx_recover_stub_called(&stub, &n, ret));
+        ck_assert_int_eq(fx_recover_stub_refused(&stub, &n, ret), FX_REC_NOT_CALLED);
     }
     uintptr_t ret = real_nmethod(&checksum17, &n); /* JDK 17: exact */
     ck_assert_uint_eq(fx_recover_post_call_nop(&n, ret), 0);
