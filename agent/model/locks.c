@@ -289,6 +289,7 @@ static void locks_before_dump(JNIEnv *jni, struct fx_profile *p, const struct fx
              FX_EXTRA_NONZERO},
             {"owner unknown (wait ended before its lookup)", get(&o->before_lookup),
              FX_EXTRA_NONZERO},
+            {"owner lookup thread woken from its idle period", get(&o->hurried), FX_EXTRA_NONZERO},
             {"recording a wait: mean ns", mean(get(&f->callback_ns), rec), FX_EXTRA_NONZERO},
     };
     fx_profile_extra_str(p, g, "park", fx_lock_park_note());

@@ -22,6 +22,8 @@
 #define LOOKUPS_PER_S 100
 #define TICK_BATCH    64        /* waits handed to one tick's lookups */
 #define BURST_NS      100000000 /* the time bucket's size: 100 ms of lookups */
+#define IDLE_TICKS    8         /* ticks that found no wait before the thread slows down */
+#define IDLE_PERIOD   100000000 /* its period then; the next wait hurries it back */
 
 enum slot_state {
     SLOT_FREE = 0, /* or being filled by its thread */
@@ -50,7 +52,13 @@ static struct {
     uint32_t window_count; /* lookups in it */
     int64_t bucket_ns;     /* lookup time the budget still allows (may be negative) */
     int64_t bucket_at;     /* when it was filled last */
+    uint64_t period_ns;    /* the period while waits are in flight: lock=/4 */
+    uint32_t idle_ticks;   /* ticks in a row that found no wait (lookup thread only) */
+    bool slow;             /* the period is IDLE_PERIOD (lookup thread only) */
+    uint32_t asleep;       /* atomic: set with slow; the first wait to see it hurries the thread */
 } ow;
+
+static struct fx_periodic owners;
 
 struct fx_lock_owner_figures fx_lock_owner_fig;
 
@@ -133,7 +141,13 @@ bool fx_lock_wait_begin(JNIEnv *jni, jobject object)
         if (!__atomic_compare_exchange_n(&slot_key[k], &free_key, key, false, __ATOMIC_ACQ_REL,
                                          __ATOMIC_RELAXED))
             continue;
-        __atomic_fetch_add(&ow.waiting, 1, __ATOMIC_RELAXED);
+        __atomic_fetch_add(&ow.waiting, 1, __ATOMIC_SEQ_CST);
+        /* seq_cst with owners_tick's store of asleep and load of waiting: one sees the other */
+        if (__atomic_load_n(&ow.asleep, __ATOMIC_SEQ_CST) &&
+            __atomic_exchange_n(&ow.asleep, 0, __ATOMIC_SEQ_CST)) {
+            lock_add(&fx_lock_owner_fig.hurried, 1);
+            fx_periodic_hurry(&owners, ow.period_ns);
+        }
         struct wait_slot *s = &slots[k];
         s->owner[0] = '\0';
         s->object = ow.lookups ? (*jni)->NewGlobalRef(jni, object) : NULL;
@@ -232,12 +246,41 @@ static void finish(JNIEnv *jni, uint32_t k)
         slot_release(jni, k); /* ENDED: its thread has gone on */
 }
 
+/* Whether a wait is in flight. After IDLE_TICKS ticks without one the period becomes IDLE_PERIOD
+ * (10 wake-ups a second, not 4 per lock=: the thread's wake-ups were 1.5 % of a core on the lock
+ * workload, docs/BENCHMARKS.md "The lock view's price, split (session 19)"), and each idle tick
+ * (re-)arms `asleep`, so the next wait to begin hurries the thread back (fx_lock_wait_begin)
+ * and is still seen at lock=/4 intervals from its start. seq_cst: the store of asleep before
+ * the load of waiting here, the increment of waiting before the load of asleep there. */
+static bool tick_has_waits(void)
+{
+    bool waits = __atomic_load_n(&ow.waiting, __ATOMIC_SEQ_CST) > 0;
+    if (!waits && (ow.slow || ++ow.idle_ticks >= IDLE_TICKS)) {
+        __atomic_store_n(&ow.asleep, 1, __ATOMIC_SEQ_CST);
+        waits = __atomic_load_n(&ow.waiting, __ATOMIC_SEQ_CST) > 0; /* one began meanwhile */
+        if (!waits && !ow.slow) {
+            ow.slow = true;
+            fx_periodic_set_period(&owners, IDLE_PERIOD);
+        }
+    }
+    if (!waits)
+        return false;
+    ow.idle_ticks = 0;
+    if (ow.slow || __atomic_load_n(&ow.asleep, __ATOMIC_RELAXED)) {
+        __atomic_store_n(&ow.asleep, 0, __ATOMIC_SEQ_CST);
+        if (ow.slow)
+            fx_periodic_set_period(&owners, ow.period_ns);
+        ow.slow = false;
+    }
+    return true;
+}
+
 /* One tick: takes the waits that lasted min/2 (up to TICK_BATCH), names each monitor's owner
  * once for all its waiters, or says why not. */
 static void owners_tick(JNIEnv *jni, void *arg)
 {
     (void)arg;
-    if (__atomic_load_n(&ow.waiting, __ATOMIC_RELAXED) <= 0)
+    if (!tick_has_waits())
         return;
     uint32_t batch[TICK_BATCH], n = 0;
     int64_t now = fx_now_ns();
@@ -283,11 +326,15 @@ int fx_lock_owner_start(JNIEnv *jni, uint64_t min_ns, bool lookups)
     ow.bucket_at = fx_now_ns();
     ow.window_ns = ow.bucket_at;
     ow.window_count = 0;
+    ow.idle_ticks = 0;
+    ow.slow = false;
+    __atomic_store_n(&ow.asleep, 0, __ATOMIC_SEQ_CST); /* no hurry of a thread not started */
     if (!lookups)
         return FX_OK;
     /* A wait of min_ns is seen at least once after min_ns / 2 (and before it ends). */
     uint64_t period = min_ns / 4;
-    owners.period_ns = period < 1000000 ? 1000000 : period > 50000000 ? 50000000 : period;
+    ow.period_ns = period < 1000000 ? 1000000 : period > 50000000 ? 50000000 : period;
+    owners.period_ns = ow.period_ns;
     int rc = fx_periodic_start(jni, &owners);
     if (rc != FX_OK) {
         ow.lookups = false;

@@ -54,6 +54,7 @@ struct fx_lock_owner_figures {
     uint64_t off;           /* recorded waits with lockowner=off */
     uint64_t during_lookup; /* recorded waits that ended while their lookup ran */
     uint64_t before_lookup; /* recorded waits that ended before the lookup thread saw them */
+    uint64_t hurried;       /* waits that woke the lookup thread from its idle period */
 };
 
 static inline void lock_add(uint64_t *counter, uint64_t n)

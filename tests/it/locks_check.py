@@ -59,7 +59,8 @@ DETAILS = ("monitor: waits below lock=", "park: waits below lock=",
            "monitor owner lookup: max ns", "owner from another waiter's lookup",
            "owner not looked up (budget)", "owner not looked up (lockowner=off)",
            "owner unknown (wait ended during its lookup)",
-           "owner unknown (wait ended before its lookup)", "recording a wait: mean ns")
+           "owner unknown (wait ended before its lookup)",
+           "owner lookup thread woken from its idle period", "recording a wait: mean ns")
 ZEROS = "figures at 0 (rows left out)"
 
 
@@ -180,6 +181,11 @@ def main():
         if owner_on:
             check(ex.get("lockowner") == "on" and lookups >= 1 and off == 0,
                   f"{f}: lockowner on: {lookups} owner lookups, {off} waits not looked up")
+            # the known waits come after idle time: the lookup thread had slowed down and the
+            # first of them woke it (locks_owner.c, session 19)
+            woken = ex.get("owner lookup thread woken from its idle period", 0)
+            check(woken >= 1, f"{f}: lockowner on: the lookup thread was never woken from its "
+                              f"idle period ({woken})")
         else:
             check(ex.get("lockowner") == "off" and lookups == 0 and off >= 3,
                   f"{f}: lockowner=off: {lookups} owner lookups, {off} waits counted as not "
