@@ -136,11 +136,34 @@ enum fx_cfi_step {
     FX_CFI_STEP_END,         /* the outermost frame (clone, _start): nothing above */
 };
 
-/* Async-signal-safe: one frame up by row r, reading only 8-byte words inside [r->sp, hi) of the
- * thread's stack whose top is hi: the return address at CFA-8, rbp at CFA+rbp_off when saved;
- * the caller's sp is the CFA, which must lie above sp. On failure *regs is unchanged. */
-static inline enum fx_cfi_step fx_cfi_step_sigsafe(const struct fx_cfi_row *r,
-                                                   struct fx_cfi_regs *regs, uintptr_t hi)
+/* The x86-64 psABI's red zone: the 128 bytes below rsp, which signal and interrupt handlers
+ * never write (the kernel builds a signal frame below them), so in the interrupted frame they
+ * still hold what the function stored there. Read only in the page of sp (readable as sp's own
+ * word is; the page below may be a guard page). */
+#define FX_CFI_RED_ZONE 128
+#define FX_CFI_PAGE     4096
+
+/* The lowest address a step may read: sp, or in the interrupted frame its red zone's bottom,
+ * not below sp's page. */
+static inline uintptr_t fx_cfi_read_lo(uintptr_t sp, bool leaf)
+{
+    uintptr_t page = sp & ~(uintptr_t)(FX_CFI_PAGE - 1);
+    if (!leaf)
+        return sp;
+    return sp - page >= FX_CFI_RED_ZONE ? sp - FX_CFI_RED_ZONE : page;
+}
+
+/* Async-signal-safe: one frame up by row r, reading only 8-byte words inside [lo, hi) of the
+ * thread's stack whose top is hi, where lo is r->sp, or for the interrupted frame (leaf: the
+ * signal's context, not a caller stopped at a call) fx_cfi_read_lo's red zone: the return address
+ * at CFA-8 (never below sp), rbp at CFA+rbp_off when saved; the caller's sp is the CFA, which
+ * must lie above sp. The red zone is read where a row says rbp is saved below sp: GCC's rows
+ * after an epilogue's `leave` or `pop rbp` (no DW_CFA_restore there) still say "rbp at CFA-16",
+ * the word `leave` read, now at sp-8, which nothing wrote since (os::javaTimeMillis' `leave;
+ * imul; ...; ret`, docs/VALIDATION.md section 9); a caller's red zone is its callee's frame, so
+ * not there. On failure *regs is unchanged. */
+static inline enum fx_cfi_step
+fx_cfi_step_sigsafe(const struct fx_cfi_row *r, struct fx_cfi_regs *regs, uintptr_t hi, bool leaf)
 {
     uintptr_t cfa;
     if (r->cfa == FX_CFI_CFA_RSP)
@@ -156,8 +179,9 @@ static inline enum fx_cfi_step fx_cfi_step_sigsafe(const struct fx_cfi_row *r,
         return FX_CFI_STEP_BAD_CFA;
     uintptr_t fp = regs->fp;
     if (r->rbp == FX_CFI_RBP_SAVED) {
+        uintptr_t lo = fx_cfi_read_lo(regs->sp, leaf);
         uintptr_t fp_at = cfa + (uintptr_t)(intptr_t)r->rbp_off;
-        if (fp_at < regs->sp || fp_at > hi - 8 || (fp_at & 7) != 0)
+        if (fp_at < lo || fp_at > hi - 8 || (fp_at & 7) != 0)
             return FX_CFI_STEP_BAD_CFA;
         fp = *(const uintptr_t *)fp_at;
     }

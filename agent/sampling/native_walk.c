@@ -25,14 +25,15 @@
  * native_unwind.c off the signal path and set on the text map's entries before publication),
  * so the row of pc is a binary search (remembered per address: the memos below) and the step
  * reads the return address at CFA-8 and rbp where the row says, each word inside [sp,
- * stack_hi). A mapping with no table is stepped by its frame pointer, as is an address no FDE
- * covers; when that step fails (rbp outside the stack, or the return address it gave in no mapping)
- * the mapping is queued for the drain to build its table (fx_native.want), and the walk stops there
- * as FX_NSTOP_NO_TABLE ("[native: walk stopped (unwind table not built yet)]"): the handler never
- * builds, and never guesses past the failed step. A step that did not fail is no proof (a frameless
- * function leaves rbp its caller's, and the step skips frames): every library stepped by rbp is
- * queued too but libjvm, built with frame pointers, whose table (megabytes) only a failed step asks
- * for. A rule outside the subset (a DWARF expression) stops the walk, counted.
+ * stack_hi) (rbp also in the interrupted frame's red zone, fx_cfi.h). A mapping with no table is
+ * stepped by its frame pointer, as is an address no FDE covers; when that step fails (rbp outside
+ * the stack, or the return address it gave in no mapping) the mapping is queued for the drain to
+ * build its table (fx_native.want), and the walk stops there as FX_NSTOP_NO_TABLE ("[native: walk
+ * stopped (unwind table not built yet)]"): the handler never builds, and never guesses past the
+ * failed step. A step that did not fail is no proof (a frameless function leaves rbp its caller's,
+ * and the step skips frames): every library stepped by rbp is queued too but libjvm, built with
+ * frame pointers, whose table (megabytes) only a failed step asks for. A rule outside the subset (a
+ * DWARF expression) stops the walk, counted.
  *
  * Stack bounds: a Java thread's are set before it is published (signal_handler.c); a thread that
  * is not one (vm_threads.c) gets its own once a scan has seen its stack pointer, and until then
@@ -168,10 +169,11 @@ static const struct fx_cfi_row *row_lookup_sigsafe(const struct fx_cfi *c, uint6
 }
 
 /* Signal-safe (cstack=dwarf): moves r one frame up by the CFI row of `at` (pc, or a return
- * address one byte back) in mapping e; FX_NSTOP_OFF when it did, CFI_FALLBACK when no row
- * covers it, else why the walk stops. */
+ * address one byte back) in mapping e; leaf: r is the interrupted context (its red zone
+ * readable, fx_cfi.h); FX_NSTOP_OFF when it did, CFI_FALLBACK when no row covers it, else why
+ * the walk stops. */
 static uint8_t cfi_step_sigsafe(const struct bounds *b, const struct fx_textmap_entry *e,
-                                uintptr_t at, struct fx_cfi_regs *r)
+                                uintptr_t at, struct fx_cfi_regs *r, bool leaf)
 {
     const struct fx_cfi *c = e->cfi;
     if (c == NULL)
@@ -187,7 +189,7 @@ static uint8_t cfi_step_sigsafe(const struct bounds *b, const struct fx_textmap_
         return FX_NSTOP_NO_BOUNDS;
     if (r->sp < lo || r->sp > hi)
         return FX_NSTOP_BAD_CFA;
-    switch (fx_cfi_step_sigsafe(row, r, hi)) {
+    switch (fx_cfi_step_sigsafe(row, r, hi, leaf && fx_cfi_read_lo(r->sp, true) >= lo)) {
     case FX_CFI_STEP_OK:
         return r->pc == 0 ? FX_NSTOP_CHAIN_END : FX_NSTOP_OFF;
     case FX_CFI_STEP_NONE:
@@ -236,7 +238,7 @@ static uint32_t walk_sigsafe(const struct bounds *b, const struct fx_textmap *ma
             return n;
         }
         pcs[n++] = r->pc;
-        uint8_t why = dwarf ? cfi_step_sigsafe(b, e, at, r) : CFI_FALLBACK;
+        uint8_t why = dwarf ? cfi_step_sigsafe(b, e, at, r, n == 1 && leaf) : CFI_FALLBACK;
         by_fp = NULL;
         if (why == CFI_FALLBACK) {
             why = step_sigsafe(b, &r->pc, &r->fp, &r->sp);
