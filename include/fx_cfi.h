@@ -8,8 +8,9 @@
  * The subset. Compiled C and C++ on x86-64 describe every frame as: the CFA (the caller's
  * stack pointer) is rsp+N or rbp+N, the return address is saved at CFA-8, and rbp is either
  * unchanged or saved at CFA+M. Rows say exactly that, in 12 bytes. A range whose rules fall
- * outside it (a CFA computed by a DWARF expression, as in PLT stubs and signal trampolines;
- * the return address or rbp anywhere else) becomes a row marked FX_CFI_CFA_UNSUPPORTED, and a
+ * outside it (a CFA computed by a DWARF expression, as in signal trampolines, but GNU ld's
+ * lazy PLT's one, FX_CFI_CFA_PLT; the return address or rbp anywhere else) becomes a row
+ * marked FX_CFI_CFA_UNSUPPORTED, and a
  * gap between functions a row FX_CFI_CFA_NONE, so a walk stops or falls back there by name
  * instead of guessing.
  *
@@ -33,6 +34,9 @@ enum fx_cfi_cfa {
     FX_CFI_CFA_NONE = 2,        /* no FDE covers these addresses */
     FX_CFI_CFA_UNSUPPORTED = 3, /* an FDE does, with rules outside the subset above */
     FX_CFI_CFA_END = 4,         /* the return address is undefined: the thread's first frame */
+    /* GNU ld's lazy .plt (issue 32): CFA = rsp + 8, + 8 more where (pc & 15) >= cfa_off (after
+     * the entry's `push $index`); stepped only in the interrupted frame, its pc exact */
+    FX_CFI_CFA_PLT = 5,
 };
 
 enum fx_cfi_rbp {
@@ -170,9 +174,11 @@ fx_cfi_step_sigsafe(const struct fx_cfi_row *r, struct fx_cfi_regs *regs, uintpt
         cfa = regs->sp + (uintptr_t)(intptr_t)r->cfa_off;
     else if (r->cfa == FX_CFI_CFA_RBP)
         cfa = regs->fp + (uintptr_t)(intptr_t)r->cfa_off;
+    else if (r->cfa == FX_CFI_CFA_PLT && leaf)
+        cfa = regs->sp + 8 + ((regs->pc & 15) >= (uintptr_t)(intptr_t)r->cfa_off ? 8 : 0);
     else if (r->cfa == FX_CFI_CFA_END)
         return FX_CFI_STEP_END;
-    else
+    else /* a PLT row but in a caller's frame: a PLT entry calls nothing */
         return r->cfa == FX_CFI_CFA_NONE ? FX_CFI_STEP_NONE : FX_CFI_STEP_UNSUPPORTED;
     uintptr_t ra_at = cfa - 8;
     if (cfa <= regs->sp || ra_at < regs->sp || cfa > hi || (ra_at & 7) != 0)
