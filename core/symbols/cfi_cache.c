@@ -12,9 +12,9 @@
 #include "fx_alloc.h"
 #include "fx_cache_dir.h"
 
-#define MAGIC   0x31494643584655ull /* "UFXCFI1" */
-#define VERSION 4u /* 2: .debug_frame rows too, 3: from a debuglink file, 4: PLT rows (issue 32) \
-                    */
+#define MAGIC 0x31494643584655ull /* "UFXCFI1" */
+/* 2: .debug_frame rows too, 3: from a debuglink file, 4: PLT rows (issue 32) */
+#define VERSION   4u
 #define MAX_BYTES (256u << 20) /* a 4 GiB text has fewer rows than this; larger is corrupt */
 
 struct header {
