@@ -204,12 +204,13 @@ static uint8_t cfi_step_sigsafe(const struct bounds *b, const struct fx_textmap_
 }
 
 /* Signal-safe: the walk over one table (see the file comment) from r, into pcs (cap entries):
- * r's pc is the leaf's (leaf) or a return address, looked up one byte back; r is left at the
- * frame where the walk stopped (with FX_NSTOP_JAVA: the Java frame's return address, its sp
- * and rbp, where native_below.c continues). */
+ * r's pc is the leaf's (leaf) or a return address, looked up one byte back; interrupted: r is a
+ * signal's context (its first frame's red zone and a PLT pc are stepped, fx_cfi.h); r is left at
+ * the frame where the walk stopped (with FX_NSTOP_JAVA: the Java frame's return address, its sp and
+ * rbp, where native_below.c continues). */
 static uint32_t walk_sigsafe(const struct bounds *b, const struct fx_textmap *map,
-                             struct fx_cfi_regs *r, bool leaf, uint64_t *pcs, uint32_t cap,
-                             uint8_t *stop)
+                             struct fx_cfi_regs *r, bool leaf, bool interrupted, uint64_t *pcs,
+                             uint32_t cap, uint8_t *stop)
 {
     bool dwarf = __atomic_load_n(&fx_native.dwarf, __ATOMIC_RELAXED) != 0;
     const struct fx_textmap_entry *by_fp = NULL; /* a table-less mapping last stepped by rbp */
@@ -238,7 +239,8 @@ static uint32_t walk_sigsafe(const struct bounds *b, const struct fx_textmap *ma
             return n;
         }
         pcs[n++] = r->pc;
-        uint8_t why = dwarf ? cfi_step_sigsafe(b, e, at, r, n == 1 && leaf) : CFI_FALLBACK;
+        uint8_t why =
+                dwarf ? cfi_step_sigsafe(b, e, at, r, n == 1 && leaf && interrupted) : CFI_FALLBACK;
         by_fp = NULL;
         if (why == CFI_FALLBACK) {
             why = step_sigsafe(b, &r->pc, &r->fp, &r->sp);
@@ -262,18 +264,19 @@ static uint32_t walk_sigsafe(const struct bounds *b, const struct fx_textmap *ma
 
 /* Signal-safe: the walk from the interrupted registers (fx_native_walk_sigsafe). */
 static uint32_t walk_leaf_sigsafe(const struct fx_thread *t, const struct fx_textmap *map,
-                                  const ucontext_t *uc, uint64_t *pcs, uint8_t *stop)
+                                  const ucontext_t *uc, bool interrupted, uint64_t *pcs,
+                                  uint8_t *stop)
 {
     struct fx_cfi_regs r = {.pc = (uintptr_t)uc->uc_mcontext.gregs[REG_RIP],
                             .fp = (uintptr_t)uc->uc_mcontext.gregs[REG_RBP],
                             .sp = (uintptr_t)uc->uc_mcontext.gregs[REG_RSP]};
     struct bounds b = bounds_sigsafe(t, r.sp);
-    return walk_sigsafe(&b, map, &r, true, pcs, FX_NATIVE_MAX, stop);
+    return walk_sigsafe(&b, map, &r, true, interrupted, pcs, FX_NATIVE_MAX, stop);
 }
 #endif
 
-uint32_t fx_native_walk_sigsafe(const struct fx_thread *t, const void *ucontext, uint64_t *pcs,
-                                uint8_t *stop)
+uint32_t fx_native_walk_sigsafe(const struct fx_thread *t, const void *ucontext, bool interrupted,
+                                uint64_t *pcs, uint8_t *stop)
 {
     *stop = FX_NSTOP_OFF;
 #if defined(__x86_64__)
@@ -285,11 +288,11 @@ uint32_t fx_native_walk_sigsafe(const struct fx_thread *t, const void *ucontext,
     if (map == NULL)
         *stop = FX_NSTOP_NO_MAP;
     else
-        n = walk_leaf_sigsafe(t, map, ucontext, pcs, stop);
+        n = walk_leaf_sigsafe(t, map, ucontext, interrupted, pcs, stop);
     fx_textmap_slot_leave_sigsafe(&fx_native.maps, ticket);
     return n;
 #else
-    (void)t, (void)ucontext, (void)pcs;
+    (void)t, (void)ucontext, (void)interrupted, (void)pcs;
     return 0;
 #endif
 }
@@ -309,7 +312,9 @@ bool fx_native_walk_to_java_sigsafe(const struct fx_thread *t, const void *ucont
     uint8_t stop = FX_NSTOP_OFF;
     uint32_t ticket;
     const struct fx_textmap *map = fx_textmap_slot_enter_sigsafe(&fx_native.maps, &ticket);
-    uint32_t n = map != NULL ? walk_sigsafe(&b, map, &r, true, pcs, FX_NATIVE_MAX, &stop) : 0;
+    /* a signal's context: alloc_walk.c's synthetic one reaches native_below.c's call only
+     * with no last Java frame in the anchor, never so in a JVMTI callback */
+    uint32_t n = map != NULL ? walk_sigsafe(&b, map, &r, true, true, pcs, FX_NATIVE_MAX, &stop) : 0;
     fx_textmap_slot_leave_sigsafe(&fx_native.maps, ticket);
     if (n == 0 || stop != FX_NSTOP_JAVA)
         return false;
@@ -346,7 +351,7 @@ uint32_t fx_native_walk_entry_sigsafe(const struct fx_thread *t, struct fx_regs 
     if (map == NULL)
         *stop = FX_NSTOP_NO_MAP;
     else if ((*stop = step_sigsafe(&b, &r.pc, &r.fp, &r.sp)) == FX_NSTOP_OFF) /* the stub */
-        n = walk_sigsafe(&b, map, &r, false, pcs, cap, stop);
+        n = walk_sigsafe(&b, map, &r, false, false, pcs, cap, stop);
     fx_textmap_slot_leave_sigsafe(&fx_native.maps, ticket);
     at->pc = r.pc, at->fp = r.fp, at->sp = r.sp;
     return n;
