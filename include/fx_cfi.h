@@ -8,8 +8,9 @@
  * The subset. Compiled C and C++ on x86-64 describe every frame as: the CFA (the caller's
  * stack pointer) is rsp+N or rbp+N, the return address is saved at CFA-8, and rbp is either
  * unchanged or saved at CFA+M. Rows say exactly that, in 12 bytes. A range whose rules fall
- * outside it (a CFA computed by a DWARF expression, as in PLT stubs and signal trampolines;
- * the return address or rbp anywhere else) becomes a row marked FX_CFI_CFA_UNSUPPORTED, and a
+ * outside it (a CFA computed by a DWARF expression, as in signal trampolines, but GNU ld's
+ * lazy PLT's one, FX_CFI_CFA_PLT; the return address or rbp anywhere else) becomes a row
+ * marked FX_CFI_CFA_UNSUPPORTED, and a
  * gap between functions a row FX_CFI_CFA_NONE, so a walk stops or falls back there by name
  * instead of guessing.
  *
@@ -33,6 +34,9 @@ enum fx_cfi_cfa {
     FX_CFI_CFA_NONE = 2,        /* no FDE covers these addresses */
     FX_CFI_CFA_UNSUPPORTED = 3, /* an FDE does, with rules outside the subset above */
     FX_CFI_CFA_END = 4,         /* the return address is undefined: the thread's first frame */
+    /* GNU ld's lazy .plt (issue 32): CFA = rsp + 8, + 8 more where (pc & 15) >= cfa_off (after
+     * the entry's `push $index`); stepped only in the interrupted frame, its pc exact */
+    FX_CFI_CFA_PLT = 5,
 };
 
 enum fx_cfi_rbp {
@@ -136,28 +140,54 @@ enum fx_cfi_step {
     FX_CFI_STEP_END,         /* the outermost frame (clone, _start): nothing above */
 };
 
-/* Async-signal-safe: one frame up by row r, reading only 8-byte words inside [r->sp, hi) of the
- * thread's stack whose top is hi: the return address at CFA-8, rbp at CFA+rbp_off when saved;
- * the caller's sp is the CFA, which must lie above sp. On failure *regs is unchanged. */
-static inline enum fx_cfi_step fx_cfi_step_sigsafe(const struct fx_cfi_row *r,
-                                                   struct fx_cfi_regs *regs, uintptr_t hi)
+/* The x86-64 psABI's red zone: the 128 bytes below rsp, which signal and interrupt handlers
+ * never write (the kernel builds a signal frame below them), so in the interrupted frame they
+ * still hold what the function stored there. Read only in the page of sp (readable as sp's own
+ * word is; the page below may be a guard page). */
+#define FX_CFI_RED_ZONE 128
+#define FX_CFI_PAGE     4096
+
+/* The lowest address a step may read: sp, or in the interrupted frame its red zone's bottom,
+ * not below sp's page. */
+static inline uintptr_t fx_cfi_read_lo(uintptr_t sp, bool leaf)
+{
+    uintptr_t page = sp & ~(uintptr_t)(FX_CFI_PAGE - 1);
+    if (!leaf)
+        return sp;
+    return sp - page >= FX_CFI_RED_ZONE ? sp - FX_CFI_RED_ZONE : page;
+}
+
+/* Async-signal-safe: one frame up by row r, reading only 8-byte words inside [lo, hi) of the
+ * thread's stack whose top is hi, where lo is r->sp, or for the interrupted frame (leaf: the
+ * signal's context, not a caller stopped at a call) fx_cfi_read_lo's red zone: the return address
+ * at CFA-8 (never below sp), rbp at CFA+rbp_off when saved; the caller's sp is the CFA, which
+ * must lie above sp. The red zone is read where a row says rbp is saved below sp: GCC's rows
+ * after an epilogue's `leave` or `pop rbp` (no DW_CFA_restore there) still say "rbp at CFA-16",
+ * the word `leave` read, now at sp-8, which nothing wrote since (os::javaTimeMillis' `leave;
+ * imul; ...; ret`, docs/VALIDATION.md section 9); a caller's red zone is its callee's frame, so
+ * not there. On failure *regs is unchanged. */
+static inline enum fx_cfi_step
+fx_cfi_step_sigsafe(const struct fx_cfi_row *r, struct fx_cfi_regs *regs, uintptr_t hi, bool leaf)
 {
     uintptr_t cfa;
     if (r->cfa == FX_CFI_CFA_RSP)
         cfa = regs->sp + (uintptr_t)(intptr_t)r->cfa_off;
     else if (r->cfa == FX_CFI_CFA_RBP)
         cfa = regs->fp + (uintptr_t)(intptr_t)r->cfa_off;
+    else if (r->cfa == FX_CFI_CFA_PLT && leaf)
+        cfa = regs->sp + 8 + ((regs->pc & 15) >= (uintptr_t)(intptr_t)r->cfa_off ? 8 : 0);
     else if (r->cfa == FX_CFI_CFA_END)
         return FX_CFI_STEP_END;
-    else
+    else /* a PLT row but in a caller's frame: a PLT entry calls nothing */
         return r->cfa == FX_CFI_CFA_NONE ? FX_CFI_STEP_NONE : FX_CFI_STEP_UNSUPPORTED;
     uintptr_t ra_at = cfa - 8;
     if (cfa <= regs->sp || ra_at < regs->sp || cfa > hi || (ra_at & 7) != 0)
         return FX_CFI_STEP_BAD_CFA;
     uintptr_t fp = regs->fp;
     if (r->rbp == FX_CFI_RBP_SAVED) {
+        uintptr_t lo = fx_cfi_read_lo(regs->sp, leaf);
         uintptr_t fp_at = cfa + (uintptr_t)(intptr_t)r->rbp_off;
-        if (fp_at < regs->sp || fp_at > hi - 8 || (fp_at & 7) != 0)
+        if (fp_at < lo || fp_at > hi - 8 || (fp_at & 7) != 0)
             return FX_CFI_STEP_BAD_CFA;
         fp = *(const uintptr_t *)fp_at;
     }

@@ -33,7 +33,7 @@ __attribute__((noinline)) static uint32_t walk_from_caller(const struct fx_threa
     uc.uc_mcontext.gregs[REG_RBP] = (greg_t)fp[0];
     uc.uc_mcontext.gregs[REG_RSP] = (greg_t)(fp + 2);
     uint8_t stop;
-    uint32_t n = fx_native_walk_sigsafe(t, &uc, out + 1, &stop);
+    uint32_t n = fx_native_walk_sigsafe(t, &uc, false, out + 1, &stop);
     uint32_t w = 1 + n;
     uint64_t meta = n | (uint64_t)stop << 8;
     if (java && cap >= w + 2 + FX_TYPES_MAX + FX_BELOW_WORDS) {

@@ -25,14 +25,15 @@
  * native_unwind.c off the signal path and set on the text map's entries before publication),
  * so the row of pc is a binary search (remembered per address: the memos below) and the step
  * reads the return address at CFA-8 and rbp where the row says, each word inside [sp,
- * stack_hi). A mapping with no table is stepped by its frame pointer, as is an address no FDE
- * covers; when that step fails (rbp outside the stack, or the return address it gave in no mapping)
- * the mapping is queued for the drain to build its table (fx_native.want), and the walk stops there
- * as FX_NSTOP_NO_TABLE ("[native: walk stopped (unwind table not built yet)]"): the handler never
- * builds, and never guesses past the failed step. A step that did not fail is no proof (a frameless
- * function leaves rbp its caller's, and the step skips frames): every library stepped by rbp is
- * queued too but libjvm, built with frame pointers, whose table (megabytes) only a failed step asks
- * for. A rule outside the subset (a DWARF expression) stops the walk, counted.
+ * stack_hi) (rbp also in the interrupted frame's red zone, fx_cfi.h). A mapping with no table is
+ * stepped by its frame pointer, as is an address no FDE covers; when that step fails (rbp outside
+ * the stack, or the return address it gave in no mapping) the mapping is queued for the drain to
+ * build its table (fx_native.want), and the walk stops there as FX_NSTOP_NO_TABLE ("[native: walk
+ * stopped (unwind table not built yet)]"): the handler never builds, and never guesses past the
+ * failed step. A step that did not fail is no proof (a frameless function leaves rbp its caller's,
+ * and the step skips frames): every library stepped by rbp is queued too but libjvm, built with
+ * frame pointers, whose table (megabytes) only a failed step asks for. A rule outside the subset (a
+ * DWARF expression) stops the walk, counted.
  *
  * Stack bounds: a Java thread's are set before it is published (signal_handler.c); a thread that
  * is not one (vm_threads.c) gets its own once a scan has seen its stack pointer, and until then
@@ -168,10 +169,11 @@ static const struct fx_cfi_row *row_lookup_sigsafe(const struct fx_cfi *c, uint6
 }
 
 /* Signal-safe (cstack=dwarf): moves r one frame up by the CFI row of `at` (pc, or a return
- * address one byte back) in mapping e; FX_NSTOP_OFF when it did, CFI_FALLBACK when no row
- * covers it, else why the walk stops. */
+ * address one byte back) in mapping e; leaf: r is the interrupted context (its red zone
+ * readable, fx_cfi.h); FX_NSTOP_OFF when it did, CFI_FALLBACK when no row covers it, else why
+ * the walk stops. */
 static uint8_t cfi_step_sigsafe(const struct bounds *b, const struct fx_textmap_entry *e,
-                                uintptr_t at, struct fx_cfi_regs *r)
+                                uintptr_t at, struct fx_cfi_regs *r, bool leaf)
 {
     const struct fx_cfi *c = e->cfi;
     if (c == NULL)
@@ -187,7 +189,7 @@ static uint8_t cfi_step_sigsafe(const struct bounds *b, const struct fx_textmap_
         return FX_NSTOP_NO_BOUNDS;
     if (r->sp < lo || r->sp > hi)
         return FX_NSTOP_BAD_CFA;
-    switch (fx_cfi_step_sigsafe(row, r, hi)) {
+    switch (fx_cfi_step_sigsafe(row, r, hi, leaf && fx_cfi_read_lo(r->sp, true) >= lo)) {
     case FX_CFI_STEP_OK:
         return r->pc == 0 ? FX_NSTOP_CHAIN_END : FX_NSTOP_OFF;
     case FX_CFI_STEP_NONE:
@@ -202,12 +204,13 @@ static uint8_t cfi_step_sigsafe(const struct bounds *b, const struct fx_textmap_
 }
 
 /* Signal-safe: the walk over one table (see the file comment) from r, into pcs (cap entries):
- * r's pc is the leaf's (leaf) or a return address, looked up one byte back; r is left at the
- * frame where the walk stopped (with FX_NSTOP_JAVA: the Java frame's return address, its sp
- * and rbp, where native_below.c continues). */
+ * r's pc is the leaf's (leaf) or a return address, looked up one byte back; interrupted: r is a
+ * signal's context (its first frame's red zone and a PLT pc are stepped, fx_cfi.h); r is left at
+ * the frame where the walk stopped (with FX_NSTOP_JAVA: the Java frame's return address, its sp and
+ * rbp, where native_below.c continues). */
 static uint32_t walk_sigsafe(const struct bounds *b, const struct fx_textmap *map,
-                             struct fx_cfi_regs *r, bool leaf, uint64_t *pcs, uint32_t cap,
-                             uint8_t *stop)
+                             struct fx_cfi_regs *r, bool leaf, bool interrupted, uint64_t *pcs,
+                             uint32_t cap, uint8_t *stop)
 {
     bool dwarf = __atomic_load_n(&fx_native.dwarf, __ATOMIC_RELAXED) != 0;
     const struct fx_textmap_entry *by_fp = NULL; /* a table-less mapping last stepped by rbp */
@@ -236,7 +239,8 @@ static uint32_t walk_sigsafe(const struct bounds *b, const struct fx_textmap *ma
             return n;
         }
         pcs[n++] = r->pc;
-        uint8_t why = dwarf ? cfi_step_sigsafe(b, e, at, r) : CFI_FALLBACK;
+        uint8_t why =
+                dwarf ? cfi_step_sigsafe(b, e, at, r, n == 1 && leaf && interrupted) : CFI_FALLBACK;
         by_fp = NULL;
         if (why == CFI_FALLBACK) {
             why = step_sigsafe(b, &r->pc, &r->fp, &r->sp);
@@ -260,18 +264,19 @@ static uint32_t walk_sigsafe(const struct bounds *b, const struct fx_textmap *ma
 
 /* Signal-safe: the walk from the interrupted registers (fx_native_walk_sigsafe). */
 static uint32_t walk_leaf_sigsafe(const struct fx_thread *t, const struct fx_textmap *map,
-                                  const ucontext_t *uc, uint64_t *pcs, uint8_t *stop)
+                                  const ucontext_t *uc, bool interrupted, uint64_t *pcs,
+                                  uint8_t *stop)
 {
     struct fx_cfi_regs r = {.pc = (uintptr_t)uc->uc_mcontext.gregs[REG_RIP],
                             .fp = (uintptr_t)uc->uc_mcontext.gregs[REG_RBP],
                             .sp = (uintptr_t)uc->uc_mcontext.gregs[REG_RSP]};
     struct bounds b = bounds_sigsafe(t, r.sp);
-    return walk_sigsafe(&b, map, &r, true, pcs, FX_NATIVE_MAX, stop);
+    return walk_sigsafe(&b, map, &r, true, interrupted, pcs, FX_NATIVE_MAX, stop);
 }
 #endif
 
-uint32_t fx_native_walk_sigsafe(const struct fx_thread *t, const void *ucontext, uint64_t *pcs,
-                                uint8_t *stop)
+uint32_t fx_native_walk_sigsafe(const struct fx_thread *t, const void *ucontext, bool interrupted,
+                                uint64_t *pcs, uint8_t *stop)
 {
     *stop = FX_NSTOP_OFF;
 #if defined(__x86_64__)
@@ -283,11 +288,11 @@ uint32_t fx_native_walk_sigsafe(const struct fx_thread *t, const void *ucontext,
     if (map == NULL)
         *stop = FX_NSTOP_NO_MAP;
     else
-        n = walk_leaf_sigsafe(t, map, ucontext, pcs, stop);
+        n = walk_leaf_sigsafe(t, map, ucontext, interrupted, pcs, stop);
     fx_textmap_slot_leave_sigsafe(&fx_native.maps, ticket);
     return n;
 #else
-    (void)t, (void)ucontext, (void)pcs;
+    (void)t, (void)ucontext, (void)interrupted, (void)pcs;
     return 0;
 #endif
 }
@@ -307,7 +312,9 @@ bool fx_native_walk_to_java_sigsafe(const struct fx_thread *t, const void *ucont
     uint8_t stop = FX_NSTOP_OFF;
     uint32_t ticket;
     const struct fx_textmap *map = fx_textmap_slot_enter_sigsafe(&fx_native.maps, &ticket);
-    uint32_t n = map != NULL ? walk_sigsafe(&b, map, &r, true, pcs, FX_NATIVE_MAX, &stop) : 0;
+    /* a signal's context: alloc_walk.c's synthetic one reaches native_below.c's call only
+     * with no last Java frame in the anchor, never so in a JVMTI callback */
+    uint32_t n = map != NULL ? walk_sigsafe(&b, map, &r, true, true, pcs, FX_NATIVE_MAX, &stop) : 0;
     fx_textmap_slot_leave_sigsafe(&fx_native.maps, ticket);
     if (n == 0 || stop != FX_NSTOP_JAVA)
         return false;
@@ -344,7 +351,7 @@ uint32_t fx_native_walk_entry_sigsafe(const struct fx_thread *t, struct fx_regs 
     if (map == NULL)
         *stop = FX_NSTOP_NO_MAP;
     else if ((*stop = step_sigsafe(&b, &r.pc, &r.fp, &r.sp)) == FX_NSTOP_OFF) /* the stub */
-        n = walk_sigsafe(&b, map, &r, false, pcs, cap, stop);
+        n = walk_sigsafe(&b, map, &r, false, false, pcs, cap, stop);
     fx_textmap_slot_leave_sigsafe(&fx_native.maps, ticket);
     at->pc = r.pc, at->fp = r.fp, at->sp = r.sp;
     return n;

@@ -32,9 +32,11 @@ extern struct fx_native_state fx_native;
 
 /* Signal-safe. From the interrupted registers, the native return addresses of thread t, leaf
  * first, into pcs (FX_NATIVE_MAX entries) up to the first address in Java code; returns how
- * many and sets *stop (enum fx_native_stop) to why the walk ended. */
-uint32_t fx_native_walk_sigsafe(const struct fx_thread *t, const void *ucontext, uint64_t *pcs,
-                                uint8_t *stop);
+ * many and sets *stop (enum fx_native_stop) to why the walk ended. interrupted: ucontext is a
+ * signal's (its first frame's red zone is intact and a pc in a PLT exact, include/fx_cfi.h),
+ * not registers taken at a call (alloc_walk.c). */
+uint32_t fx_native_walk_sigsafe(const struct fx_thread *t, const void *ucontext, bool interrupted,
+                                uint64_t *pcs, uint8_t *stop);
 
 /* Signal-safe: at lies in an executable mapping of a file (or the vDSO), not in anonymous
  * memory such as the JIT's code cache. False when no map is published. */

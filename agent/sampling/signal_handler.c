@@ -388,7 +388,7 @@ static void record_sigsafe(struct fx_thread *t, const siginfo_t *si, void *ucont
      * the Java frames (FX_BELOW), FX_NATIVE_MAX in all, recovered samples' too (no types) */
     uint64_t native[FX_NATIVE_MAX + FX_BELOW_SEGS + 1];
     uint8_t native_stop;
-    uint32_t n_native = fx_native_walk_sigsafe(t, ucontext, native, &native_stop);
+    uint32_t n_native = fx_native_walk_sigsafe(t, ucontext, true, native, &native_stop);
     uint64_t vt_id;
     uint8_t vt = fx_signal_handler_vthread_sigsafe(t, &vt_id);
     uint64_t kernel[FX_KERNEL_MAX]; /* issue 16: the perf callchain's kernel part, after those */

@@ -7,7 +7,8 @@
  * FDE's instructions up to an address and says over which range the result holds; walking an
  * FDE range by range gives every row once. A library with no .debug_frame of its own may name a
  * separate debug file (.gnu_debuglink) that has it: read from there. Rows are reduced to the subset
- * fx_cfi.h describes, and equal neighbours merged. Not signal-safe; the table it returns is
+ * fx_cfi.h describes (GNU ld's lazy PLT expression recognised whole, issue 32), and equal
+ * neighbours merged. Not signal-safe; the table it returns is
  * immutable. */
 #include "fx_cfi.h"
 
@@ -64,6 +65,24 @@ static bool saved_at_cfa(Dwarf_Op *ops, size_t nops, int64_t *off)
     return false;
 }
 
+/* GNU ld's lazy .plt CFA expression: rsp + 8 + (((rip & 15) >= K) << 3), K the offset in a
+ * 16-byte entry after its `push $index` (11: `jmp *GOT(%rip)` 6 bytes, `push imm32` 5); true
+ * and *k set for exactly that expression. */
+static bool plt_cfa(const Dwarf_Op *ops, size_t nops, int64_t *k)
+{
+    static const uint8_t want[] = {DW_OP_breg7, DW_OP_breg16, DW_OP_lit15, DW_OP_and, 0,
+                                   DW_OP_ge,    DW_OP_lit3,   DW_OP_shl,   DW_OP_plus};
+    if (nops != sizeof(want) || ops[0].number != 8 || ops[1].number != 0)
+        return false;
+    for (size_t i = 0; i < nops; i++)
+        if (i != 4 && ops[i].atom != want[i])
+            return false;
+    if (ops[4].atom < DW_OP_lit0 || ops[4].atom > DW_OP_lit15)
+        return false;
+    *k = ops[4].atom - DW_OP_lit0;
+    return true;
+}
+
 /* The subset's row for frame f, or an UNSUPPORTED row. */
 static void classify(Dwarf_Frame *f, int ra_reg, bool signal, struct fx_cfi_row *r)
 {
@@ -73,10 +92,14 @@ static void classify(Dwarf_Frame *f, int ra_reg, bool signal, struct fx_cfi_row 
     r->rbp_off = 0;
     Dwarf_Op *ops, mem[3];
     size_t nops;
-    if (signal || ra_reg != DW_REG_RA || dwarf_frame_cfa(f, &ops, &nops) != 0 || nops != 1)
+    if (signal || ra_reg != DW_REG_RA || dwarf_frame_cfa(f, &ops, &nops) != 0)
         return;
     int64_t reg, off;
-    if (ops[0].atom == DW_OP_bregx) {
+    if (plt_cfa(ops, nops, &off)) {
+        reg = -1;
+    } else if (nops != 1) {
+        return;
+    } else if (ops[0].atom == DW_OP_bregx) {
         reg = (int64_t)ops[0].number;
         off = (int64_t)ops[0].number2;
     } else if (ops[0].atom >= DW_OP_breg0 && ops[0].atom <= DW_OP_breg31) {
@@ -85,7 +108,7 @@ static void classify(Dwarf_Frame *f, int ra_reg, bool signal, struct fx_cfi_row 
     } else {
         return;
     }
-    if ((reg != DW_REG_RSP && reg != DW_REG_RBP) || off < INT32_MIN || off > INT32_MAX)
+    if ((reg != DW_REG_RSP && reg != DW_REG_RBP && reg != -1) || off < INT32_MIN || off > INT32_MAX)
         return;
     int64_t ra_off, rbp_off;
     if (dwarf_frame_register(f, DW_REG_RA, mem, &ops, &nops) != 0)
@@ -106,7 +129,7 @@ static void classify(Dwarf_Frame *f, int ra_reg, bool signal, struct fx_cfi_row 
     } else {
         return; /* undefined, in another register, or an expression */
     }
-    r->cfa = reg == DW_REG_RSP ? FX_CFI_CFA_RSP : FX_CFI_CFA_RBP;
+    r->cfa = reg == -1 ? FX_CFI_CFA_PLT : reg == DW_REG_RSP ? FX_CFI_CFA_RSP : FX_CFI_CFA_RBP;
     r->cfa_off = (int32_t)off;
 }
 

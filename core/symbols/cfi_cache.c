@@ -12,8 +12,9 @@
 #include "fx_alloc.h"
 #include "fx_cache_dir.h"
 
-#define MAGIC     0x31494643584655ull /* "UFXCFI1" */
-#define VERSION   3u           /* 2: .debug_frame rows too, 3: from a debuglink file (issue 32) */
+#define MAGIC 0x31494643584655ull /* "UFXCFI1" */
+/* 2: .debug_frame rows too, 3: from a debuglink file, 4: PLT rows (issue 32) */
+#define VERSION   4u
 #define MAX_BYTES (256u << 20) /* a 4 GiB text has fewer rows than this; larger is corrupt */
 
 struct header {
@@ -42,7 +43,7 @@ bool fx_cfi_cache_check(const struct fx_cfi *c, size_t bytes)
         return false;
     for (size_t i = 0; i < c->count; i++) {
         const struct fx_cfi_row *r = &c->rows[i];
-        if (r->cfa > FX_CFI_CFA_END || r->rbp > FX_CFI_RBP_SAVED || r->pc >= c->end ||
+        if (r->cfa > FX_CFI_CFA_PLT || r->rbp > FX_CFI_RBP_SAVED || r->pc >= c->end ||
             (i > 0 && r->pc <= c->rows[i - 1].pc))
             return false;
     }

@@ -2,7 +2,8 @@
 /* Unit tests of core/symbols/cfi.c (include/fx_cfi.h): the table of the system's libz (a known
  * function's rows), a real unwind through libz's frameless code from inside a zlib callback up
  * to the test function that called zlib, the step's rules and bounds on a synthetic stack,
- * lookups at a table's edges, bad input, and (issue 32) a stripped library's .debug_frame read
+ * lookups at a table's edges, bad input, (issue 32) the step of a leaf interrupted after its
+ * epilogue's `leave` (rbp in the red zone), and (issue 32) a stripped library's .debug_frame read
  * from the debug file its .gnu_debuglink names, refused when the file's CRC is not the link's. */
 #include <check.h>
 #include <dlfcn.h>
@@ -51,7 +52,14 @@ START_TEST(test_cfi_libz_deflate_entry_is_rsp_plus_8_and_its_body_moves_the_cfa)
     ck_assert_uint_gt(st.fdes, 10);
     ck_assert_uint_ge(st.rows, st.fdes);
     ck_assert_uint_eq(st.rows, c->count);
-    ck_assert_uint_ge(st.unsupported, 1); /* .plt's CFA is a DWARF expression */
+    /* .plt's CFA is GNU ld's lazy PLT expression (issue 32): its own kind, K 11 */
+    size_t plt = 0;
+    for (size_t i = 0; i < c->count; i++)
+        if (c->rows[i].cfa == FX_CFI_CFA_PLT) {
+            plt++;
+            ck_assert_int_eq(c->rows[i].cfa_off, 11);
+        }
+    ck_assert_uint_ge(plt, 1);
     const struct fx_cfi_row *r = fx_cfi_lookup_sigsafe(c, va);
     ck_assert_ptr_nonnull(r);
     ck_assert_uint_eq(c->base + r->pc, va); /* a function's first row starts at its entry */
@@ -144,7 +152,7 @@ static void unwind_here(void)
         const struct fx_cfi_row *row = fx_cfi_vaddr_sigsafe(l->c, at - e->start + e->offset, &va)
                                                ? fx_cfi_lookup_sigsafe(l->c, va)
                                                : NULL;
-        int step = row != NULL ? (int)fx_cfi_step_sigsafe(row, &r, uw.hi) : -1;
+        int step = row != NULL ? (int)fx_cfi_step_sigsafe(row, &r, uw.hi, false) : -1;
         if (step != FX_CFI_STEP_OK) {
             snprintf(uw.why, sizeof(uw.why), "frame %d in %s: no row or step %d", depth, e->path,
                      step);
@@ -225,14 +233,14 @@ START_TEST(test_cfi_step_reads_the_return_address_and_saved_rbp_inside_the_stack
     struct fx_cfi_row row = {
             .cfa = FX_CFI_CFA_RSP, .cfa_off = 32, .rbp = FX_CFI_RBP_SAVED, .rbp_off = -16};
     struct fx_cfi_regs r = {.pc = 1, .sp = sp, .fp = 7};
-    ck_assert_int_eq(fx_cfi_step_sigsafe(&row, &r, hi), FX_CFI_STEP_OK);
+    ck_assert_int_eq(fx_cfi_step_sigsafe(&row, &r, hi, false), FX_CFI_STEP_OK);
     ck_assert_uint_eq(r.pc, 0x4242);
     ck_assert_uint_eq(r.fp, 0x1111);
     ck_assert_uint_eq(r.sp, (uintptr_t)&stack[5]);
     /* rbp-based CFA, rbp unchanged */
     struct fx_cfi_row byfp = {.cfa = FX_CFI_CFA_RBP, .cfa_off = 16, .rbp = FX_CFI_RBP_SAME};
     r = (struct fx_cfi_regs){.pc = 1, .sp = sp, .fp = (uintptr_t)&stack[3]};
-    ck_assert_int_eq(fx_cfi_step_sigsafe(&byfp, &r, hi), FX_CFI_STEP_OK);
+    ck_assert_int_eq(fx_cfi_step_sigsafe(&byfp, &r, hi, false), FX_CFI_STEP_OK);
     ck_assert_uint_eq(r.pc, 0x4242);
     ck_assert_uint_eq(r.fp, (uintptr_t)&stack[3]);
     /* a CFA above the stack's top, below sp, or misaligned: nothing read, nothing changed */
@@ -242,23 +250,111 @@ START_TEST(test_cfi_step_reads_the_return_address_and_saved_rbp_inside_the_stack
         struct fx_cfi_row b = row;
         b.cfa_off = bad[i];
         r = before;
-        ck_assert_int_eq(fx_cfi_step_sigsafe(&b, &r, hi), FX_CFI_STEP_BAD_CFA);
+        ck_assert_int_eq(fx_cfi_step_sigsafe(&b, &r, hi, false), FX_CFI_STEP_BAD_CFA);
         ck_assert_mem_eq(&r, &before, sizeof(r));
     }
     struct fx_cfi_row rbp_out = row;
     rbp_out.rbp_off = 8; /* rbp "saved" at CFA+8: above the top */
     r = before;
-    ck_assert_int_eq(fx_cfi_step_sigsafe(&rbp_out, &r, (uintptr_t)&stack[5]), FX_CFI_STEP_BAD_CFA);
+    ck_assert_int_eq(fx_cfi_step_sigsafe(&rbp_out, &r, (uintptr_t)&stack[5], false),
+                     FX_CFI_STEP_BAD_CFA);
     ck_assert_mem_eq(&r, &before, sizeof(r));
+    /* issue 32: a lazy PLT entry, in the interrupted frame: rsp+8 before its `push $index`
+     * (offset 11 of the 16-byte entry), rsp+16 after; in a caller's frame not stepped */
+    struct fx_cfi_row plt = {.cfa = FX_CFI_CFA_PLT, .cfa_off = 11};
+    stack[1] = 0x4242, stack[2] = 0x5353;
+    uintptr_t entry = 0x7f0000001030; /* a 16-byte aligned PLT entry */
+    uintptr_t pcs[] = {entry, entry + 6, entry + 11};
+    for (size_t i = 0; i < 3; i++) {
+        r = (struct fx_cfi_regs){.pc = pcs[i], .sp = sp, .fp = 7};
+        ck_assert_int_eq(fx_cfi_step_sigsafe(&plt, &r, hi, true), FX_CFI_STEP_OK);
+        ck_assert_uint_eq(r.pc, i < 2 ? 0x4242 : 0x5353);
+        ck_assert_uint_eq(r.sp, sp + (i < 2 ? 8 : 16));
+        ck_assert_uint_eq(r.fp, 7);
+        r = (struct fx_cfi_regs){.pc = pcs[i], .sp = sp, .fp = 7};
+        ck_assert_int_eq(fx_cfi_step_sigsafe(&plt, &r, hi, false), FX_CFI_STEP_UNSUPPORTED);
+    }
+    stack[1] = 0, stack[2] = 0;
     /* rows outside the subset are named, never stepped */
     uint8_t kinds[] = {FX_CFI_CFA_NONE, FX_CFI_CFA_UNSUPPORTED, FX_CFI_CFA_END};
     enum fx_cfi_step want[] = {FX_CFI_STEP_NONE, FX_CFI_STEP_UNSUPPORTED, FX_CFI_STEP_END};
     for (size_t i = 0; i < 3; i++) {
         struct fx_cfi_row k = {.cfa = kinds[i]};
         r = before;
-        ck_assert_int_eq(fx_cfi_step_sigsafe(&k, &r, hi), want[i]);
+        ck_assert_int_eq(fx_cfi_step_sigsafe(&k, &r, hi, false), want[i]);
         ck_assert_mem_eq(&r, &before, sizeof(r));
     }
+}
+END_TEST
+
+/* --- issue 32: a leaf interrupted after its epilogue's `leave`. GCC's CFI there (as for
+ * os::javaTimeMillis in libjvm: `leave; imul; sar; sar; sub; lea; ret`) redefines the CFA as
+ * rsp+8 but keeps "rbp saved at CFA-16", the word `leave` read, now below sp. This function is
+ * written as GCC emits it, and its own table (the test executable's) is stepped. */
+__asm__(".text\n"
+        ".type fxt_epilogue_fn, @function\n"
+        "fxt_epilogue_fn:\n"
+        ".cfi_startproc\n"
+        "push %rbp\n"
+        ".cfi_def_cfa_offset 16\n"
+        ".cfi_offset %rbp, -16\n"
+        "mov %rsp, %rbp\n"
+        ".cfi_def_cfa_register %rbp\n"
+        "sub $16, %rsp\n"
+        "leave\n"
+        ".cfi_def_cfa %rsp, 8\n"
+        "fxt_after_leave:\n"
+        "xor %eax, %eax\n"
+        "ret\n"
+        ".cfi_endproc\n"
+        ".size fxt_epilogue_fn, .-fxt_epilogue_fn\n");
+extern char fxt_after_leave[];
+
+START_TEST(test_cfi_step_after_leave_reads_rbp_in_the_interrupted_frames_red_zone)
+{
+    char path[512];
+    ssize_t len = readlink("/proc/self/exe", path, sizeof(path) - 1);
+    ck_assert_int_gt(len, 0);
+    path[len] = '\0';
+    Dl_info di;
+    ck_assert(dladdr((void *)fxt_after_leave, &di) != 0);
+    uint64_t va = (uint64_t)((uintptr_t)fxt_after_leave - (uintptr_t)di.dli_fbase);
+    struct fx_cfi *c = build_ok(path, NULL);
+    const struct fx_cfi_row *row = fx_cfi_lookup_sigsafe(c, va);
+    ck_assert_ptr_nonnull(row);
+    ck_assert_int_eq(row->cfa, FX_CFI_CFA_RSP);
+    ck_assert_int_eq(row->cfa_off, 8);
+    ck_assert_int_eq(row->rbp, FX_CFI_RBP_SAVED); /* at CFA-16 = sp-8: below sp */
+    ck_assert_int_eq(row->rbp_off, -16);
+    /* two pages of stack; sp well inside the second, [sp] the return address, [sp-8] rbp */
+    static uintptr_t stack[1024] __attribute__((aligned(FX_CFI_PAGE)));
+    uintptr_t hi = (uintptr_t)&stack[1024];
+    size_t at[] = {600, 513, 512}; /* sp 704 bytes into its page, 8 bytes, at its first word */
+    for (size_t k = 0; k < 3; k++) {
+        size_t i = at[k];
+        stack[i] = 0x4242;
+        stack[i - 1] = 0x1111;
+        struct fx_cfi_regs before = {.pc = (uintptr_t)fxt_after_leave,
+                                     .sp = (uintptr_t)&stack[i],
+                                     .fp = 0x1111}; /* leave restored it already */
+        struct fx_cfi_regs r = before;
+        /* a caller's frame (stopped at a call): below its sp lies its callee's frame */
+        ck_assert_int_eq(fx_cfi_step_sigsafe(row, &r, hi, false), FX_CFI_STEP_BAD_CFA);
+        ck_assert_mem_eq(&r, &before, sizeof(r));
+        if (k == 2) { /* sp at its page's first word: the word below is another page, unread */
+            ck_assert_int_eq(fx_cfi_step_sigsafe(row, &r, hi, true), FX_CFI_STEP_BAD_CFA);
+            ck_assert_mem_eq(&r, &before, sizeof(r));
+            continue;
+        }
+        ck_assert_int_eq(fx_cfi_step_sigsafe(row, &r, hi, true), FX_CFI_STEP_OK);
+        ck_assert_uint_eq(r.pc, 0x4242);
+        ck_assert_uint_eq(r.fp, 0x1111);
+        ck_assert_uint_eq(r.sp, (uintptr_t)&stack[i + 1]);
+    }
+    ck_assert_uint_eq(fx_cfi_read_lo(0x10000 + 704, true), 0x10000 + 704 - FX_CFI_RED_ZONE);
+    ck_assert_uint_eq(fx_cfi_read_lo(0x10000 + 8, true), 0x10000);
+    ck_assert_uint_eq(fx_cfi_read_lo(0x10000 + 8, false), 0x10000 + 8);
+    fx_cfi_free(c);
 }
 END_TEST
 
@@ -385,6 +481,7 @@ static Suite *cfi_suite(void)
     suite_add_tcase(s, tc);
     tc = tcase_create("synthetic");
     tcase_add_test(tc, test_cfi_step_reads_the_return_address_and_saved_rbp_inside_the_stack);
+    tcase_add_test(tc, test_cfi_step_after_leave_reads_rbp_in_the_interrupted_frames_red_zone);
     tcase_add_test(tc, test_cfi_lookup_finds_the_last_row_at_or_below_and_nothing_outside);
     tcase_add_test(tc, test_cfi_bad_input_fails_with_one_line);
     suite_add_tcase(s, tc);
