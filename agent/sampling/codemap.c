@@ -28,6 +28,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <jvmticmlr.h>
 
@@ -453,6 +454,11 @@ static void free_retired(void)
  * is a copy of the code map, ~100 KiB on a JDK 17 program (docs/PRODUCTION.md). */
 void fx_codemap_idle(void)
 {
+    /* A handler still in flight (a signal delivered late, on a loaded machine) would keep the
+     * tables until the next start: wait for it, a few microseconds of work, for up to 100 ms
+     * (it.cycle's bound on what a stopped agent keeps failed so, +120 KiB, at load 15-20). */
+    for (int i = 0; i < 100 && __atomic_load_n(&fx_sig.code_readers, __ATOMIC_SEQ_CST) != 0; i++)
+        nanosleep(&(struct timespec){.tv_nsec = 1000000}, NULL);
     free_retired();
     if (cm.n_retired == 0) {
         fx_free(cm.spare);
