@@ -5,7 +5,9 @@
  * then the chain of constant pool (checkpoint) events from the header's offset backwards by
  * each one's delta, indexing every entry's (class, key) -> offset; events are then handed out
  * in file order. The previous chunk's pages are dropped (MADV_DONTNEED) when the next starts,
- * so the resident set follows the chunk, not the file.
+ * so the resident set follows the chunk, not the file. With fx_jfr_read_ahead a thread of the
+ * reader's loads the next chunk (header, metadata, pools' index) while the caller reads this
+ * one's events, one chunk ahead (fxprof convert: the other core was idle while it read).
  * Tests: unit.jfr. */
 #include <errno.h>
 #include <fcntl.h>
