@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "cli_args.h"
+#include "fx_alloc.h"
 #include "fx_ff_writer.h"
 #include "fx_jfr.h"
 #include "fx_profile.h"
@@ -66,6 +67,7 @@ static int default_out(const char *in, char *out, size_t cap)
 /* Reads the recording into a new model (*out) and says what it dropped on stderr. */
 static int load(const char *cmd, const char *file, struct fx_profile **out)
 {
+    fx_alloc_huge_pages(true); /* the model and the writer's arrays: GBs of new pages */
     struct fx_profile *p = fx_profile_new();
     if (!p)
         return fx_cli_fail("%s: out of memory", cmd);

@@ -363,6 +363,9 @@ int fx_jfr_profile(const char *path, struct fx_profile *p, struct fx_jfr_summary
     rc = fx_jfr_open(path, &c.r, eb);
     if (rc != FX_OK)
         return rc;
+    /* the next chunk's constant pools indexed on the other core while this one's events are
+     * read (without a thread, here as before) */
+    (void)fx_jfr_read_ahead(c.r);
     /* the memos (jfr_profile.h); without them (out of memory) the caches alone */
     c.smemo = fx_calloc(1u << SMEMO_BITS, sizeof(struct stack_memo));
     c.nmemo = fx_calloc(1u << NMEMO_BITS, sizeof(struct node_memo));

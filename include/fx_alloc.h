@@ -24,6 +24,10 @@ char *fx_strdup(const char *s);
 void *fx_pages_alloc(size_t size);
 void fx_pages_free(void *p, size_t size);
 char *fx_strndup(const char *s, size_t n);
+/* From now on, blocks of 4 MiB or more (fx_malloc's own mappings, fx_pages_alloc's) are advised
+ * as transparent huge pages (MADV_HUGEPAGE), fewer page faults for the same bytes; for a
+ * process that fills GBs of new memory (fxprof convert of a JFR recording), not the agent. */
+void fx_alloc_huge_pages(bool on);
 
 /* What fxagent holds now through this file: heap bytes (malloc_usable_size of each live block),
  * live blocks, and pages of fx_pages_alloc. Memory that libraries allocate for us (libdw while

@@ -43,6 +43,11 @@ struct fx_jfr_chunk_info {
  * 0 at the end of the recording (a last chunk that is incomplete, e.g. still being written or
  * cut short, ends the recording: fx_jfr_stats says so), negative on a corrupt chunk (eb). */
 int fx_jfr_next_chunk(struct fx_jfr *r, struct fx_errbuf *eb);
+/* Loads each next chunk (its metadata and constant pools' index) on a thread of the reader's
+ * own while the caller reads the current chunk's events, one chunk ahead; fx_jfr_next_chunk
+ * then hands it over, with the same result and message as without. FX_OK, or FX_ENOMEM /
+ * FX_EUNSUPPORTED (no thread: chunks are loaded in the caller's thread, as without it). */
+int fx_jfr_read_ahead(struct fx_jfr *r);
 const struct fx_jfr_chunk_info *fx_jfr_chunk(const struct fx_jfr *r);
 /* A tick value of the current chunk as epoch nanoseconds. */
 int64_t fx_jfr_ticks_to_ns(const struct fx_jfr *r, int64_t ticks);

@@ -123,6 +123,7 @@ struct fx_jfr {
      * above them (0: 2^24 bytes or more, not kept) */
     struct fx_jfr_map pool;
     struct fx_jfr_stats stats;
+    struct fx_jfr_ahead *ahead; /* fx_jfr_read_ahead's thread, or NULL */
 };
 
 #endif

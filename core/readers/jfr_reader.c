@@ -5,10 +5,13 @@
  * then the chain of constant pool (checkpoint) events from the header's offset backwards by
  * each one's delta, indexing every entry's (class, key) -> offset; events are then handed out
  * in file order. The previous chunk's pages are dropped (MADV_DONTNEED) when the next starts,
- * so the resident set follows the chunk, not the file.
+ * so the resident set follows the chunk, not the file. With fx_jfr_read_ahead a thread of the
+ * reader's loads the next chunk (header, metadata, pools' index) while the caller reads this
+ * one's events, one chunk ahead (fxprof convert: the other core was idle while it read).
  * Tests: unit.jfr. */
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -87,10 +90,14 @@ static void drop_chunk_pages(struct fx_jfr *r)
     madvise((void *)a, (size_t)((uintptr_t)r->cend - a), MADV_DONTNEED);
 }
 
+static void ahead_free(struct fx_jfr_ahead *a);
+
 void fx_jfr_close(struct fx_jfr *r)
 {
     if (!r)
         return;
+    if (r->ahead)
+        ahead_free(r->ahead);
     jfr_meta_destroy(&r->meta);
     fx_jfr_map_destroy(&r->pool);
     munmap((void *)r->map, (size_t)r->size);
@@ -204,9 +211,10 @@ static int read_pools(struct fx_jfr *r, uint64_t off, struct fx_errbuf *eb)
     return FX_OK;
 }
 
-int fx_jfr_next_chunk(struct fx_jfr *r, struct fx_errbuf *eb)
+/* Reads the chunk at r->next: its header, metadata and constant pools' index (r's chunk state,
+ * r->next moved past it; r->stats counts it). */
+static int load_chunk(struct fx_jfr *r, struct fx_errbuf *eb)
 {
-    drop_chunk_pages(r);
     r->c0 = r->cend = r->pos = NULL;
     uint64_t at = r->next;
     if (at >= r->size)
@@ -269,6 +277,133 @@ int fx_jfr_next_chunk(struct fx_jfr *r, struct fx_errbuf *eb)
     r->pos = h + HEADER_SIZE;
     r->stats.chunks++;
     return 1;
+}
+
+/* The read-ahead (fx_jfr_read_ahead): a thread that loads the chunk after the current one
+ * (load_chunk into `shadow`, a reader of the same mapping with a metadata and pool index of its
+ * own) while the caller reads the current one's events; fx_jfr_next_chunk waits for it and swaps
+ * the two readers' chunk states. Only one chunk ahead: memory stays two chunks' indexes. */
+struct fx_jfr_ahead {
+    pthread_t th;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    struct fx_jfr shadow;
+    struct fx_errbuf eb;
+    int rc;
+    uint64_t at; /* the chunk being loaded or loaded */
+    bool busy, done, quit;
+};
+
+static void *ahead_main(void *arg)
+{
+    struct fx_jfr_ahead *a = arg;
+    pthread_mutex_lock(&a->mu);
+    for (;;) {
+        while (!a->quit && !a->busy)
+            pthread_cond_wait(&a->cv, &a->mu);
+        if (a->quit)
+            break;
+        struct fx_jfr *s = &a->shadow;
+        s->next = a->at;
+        s->stats.chunks = s->stats.pool_entries = s->stats.bytes_incomplete = 0;
+        a->eb.msg[0] = '\0';
+        pthread_mutex_unlock(&a->mu);
+        int rc = load_chunk(s, &a->eb);
+        pthread_mutex_lock(&a->mu);
+        a->rc = rc;
+        a->busy = false;
+        a->done = true;
+        pthread_cond_broadcast(&a->cv);
+    }
+    pthread_mutex_unlock(&a->mu);
+    return NULL;
+}
+
+int fx_jfr_read_ahead(struct fx_jfr *r)
+{
+    if (r->ahead)
+        return FX_OK;
+    struct fx_jfr_ahead *a = fx_calloc(1, sizeof *a);
+    if (!a)
+        return FX_ENOMEM;
+    a->shadow = (struct fx_jfr){.fd = -1, .map = r->map, .size = r->size};
+    a->shadow.meta.string_cls = UINT32_MAX;
+    if (pthread_mutex_init(&a->mu, NULL)) {
+        fx_free(a);
+        return FX_EUNSUPPORTED;
+    }
+    if (pthread_cond_init(&a->cv, NULL)) {
+        pthread_mutex_destroy(&a->mu);
+        fx_free(a);
+        return FX_EUNSUPPORTED;
+    }
+    if (pthread_create(&a->th, NULL, ahead_main, a)) {
+        pthread_cond_destroy(&a->cv);
+        pthread_mutex_destroy(&a->mu);
+        fx_free(a);
+        return FX_EUNSUPPORTED;
+    }
+    r->ahead = a;
+    return FX_OK;
+}
+
+static void ahead_free(struct fx_jfr_ahead *a)
+{
+    pthread_mutex_lock(&a->mu);
+    a->quit = true; /* a chunk being loaded is finished first */
+    pthread_cond_broadcast(&a->cv);
+    pthread_mutex_unlock(&a->mu);
+    pthread_join(a->th, NULL);
+    pthread_cond_destroy(&a->cv);
+    pthread_mutex_destroy(&a->mu);
+    jfr_meta_destroy(&a->shadow.meta);
+    fx_jfr_map_destroy(&a->shadow.pool);
+    fx_free(a);
+}
+
+/* The chunk the read-ahead loaded at r->next into r: 1 taken (*rc its result), 0 none there. */
+static int ahead_take(struct fx_jfr *r, int *rc, struct fx_errbuf *eb)
+{
+    struct fx_jfr_ahead *a = r->ahead;
+    pthread_mutex_lock(&a->mu);
+    while (a->busy)
+        pthread_cond_wait(&a->cv, &a->mu);
+    bool ok = a->done && a->at == r->next;
+    a->done = false;
+    pthread_mutex_unlock(&a->mu);
+    if (!ok)
+        return 0;
+    struct fx_jfr *s = &a->shadow, t = *r;
+    /* the chunk state is swapped; the file, the stats and the read-ahead stay r's */
+    r->chunk = s->chunk, r->c0 = s->c0, r->cend = s->cend, r->pos = s->pos, r->next = s->next;
+    r->meta = s->meta, r->pool = s->pool;
+    s->c0 = s->cend = s->pos = NULL;
+    s->meta = t.meta, s->pool = t.pool;
+    r->stats.chunks += s->stats.chunks;
+    r->stats.pool_entries += s->stats.pool_entries;
+    if (s->stats.bytes_incomplete)
+        r->stats.bytes_incomplete = s->stats.bytes_incomplete;
+    *rc = a->rc;
+    if (a->rc < 0)
+        fx_errbuf_set(eb, "%s", a->eb.msg);
+    return 1;
+}
+
+int fx_jfr_next_chunk(struct fx_jfr *r, struct fx_errbuf *eb)
+{
+    drop_chunk_pages(r);
+    int rc;
+    if (!r->ahead || !ahead_take(r, &rc, eb))
+        rc = load_chunk(r, eb);
+    if (rc == 1 && r->ahead && r->next < r->size) { /* the next one, while this one is read */
+        struct fx_jfr_ahead *a = r->ahead;
+        pthread_mutex_lock(&a->mu);
+        a->at = r->next;
+        a->busy = true;
+        pthread_cond_broadcast(&a->cv);
+        pthread_mutex_unlock(&a->mu);
+    }
+    return rc;
 }
 
 const struct fx_jfr_chunk_info *fx_jfr_chunk(const struct fx_jfr *r)

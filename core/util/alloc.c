@@ -70,6 +70,22 @@ static size_t usable(const void *p)
     return len != 0 ? len : malloc_usable_size((void *)p);
 }
 
+/* fx_alloc_huge_pages: large blocks and pages of HUGE_MIN bytes or more as transparent huge
+ * pages (the system's setting "madvise"): a page fault zeroes 2 MiB, not 4 KiB. */
+#define HUGE_MIN ((size_t)4 << 20)
+static bool huge;
+
+void fx_alloc_huge_pages(bool on)
+{
+    __atomic_store_n(&huge, on, __ATOMIC_RELAXED);
+}
+
+static void maybe_huge(void *p, size_t len)
+{
+    if (len >= HUGE_MIN && __atomic_load_n(&huge, __ATOMIC_RELAXED))
+        madvise(p, len, MADV_HUGEPAGE); /* advice: refused, the pages stay small */
+}
+
 /* A mapping of its own (zero-filled, as calloc's), or malloc's block when the registry is full. */
 static void *large_map(size_t size)
 {
@@ -84,12 +100,38 @@ static void *large_map(size_t size)
         if (m == MAP_FAILED)
             m = NULL;
         else
-            large.b[large.n].p = m, large.b[large.n++].len = len;
+            large.b[large.n].p = m, large.b[large.n++].len = len, maybe_huge(m, len);
     } else {
         m = calloc(size, 1);
     }
     pthread_mutex_unlock(&large.lock);
     return m;
+}
+
+/* A large block grown or shrunk in place of a copy: its pages moved by the kernel (mremap), the
+ * new ones zero as large_map's; NULL when p is not a large block or the kernel refuses (the caller
+ * copies then). The writers' packed markers grow to hundreds of MiB by doubling: a copy of each
+ * was 3 % of fxprof convert's CPU, and the pages faulted twice (docs/BENCHMARKS.md, session 19). */
+static void *large_remap(void *p, size_t size)
+{
+    size_t len, pg = page_size();
+    if (p == NULL || (uintptr_t)p % pg != 0 || __builtin_add_overflow(size, pg - 1, &len))
+        return NULL;
+    len -= len % pg;
+    void *q = NULL;
+    pthread_mutex_lock(&large.lock);
+    for (uint32_t i = 0; i < large.n; i++) {
+        if (large.b[i].p != p)
+            continue;
+        q = mremap(p, large.b[i].len, len, MREMAP_MAYMOVE);
+        if (q == MAP_FAILED)
+            q = NULL;
+        else
+            large.b[i].p = q, large.b[i].len = len, maybe_huge(q, len);
+        break;
+    }
+    pthread_mutex_unlock(&large.lock);
+    return q;
 }
 
 static void raw_free(void *p)
@@ -218,7 +260,9 @@ void *fx_reallocarray(void *p, size_t n, size_t size)
      * still live; asking for one byte keeps the contract "NULL means p untouched". */
     size_t old = p != NULL ? usable(p) : 0;
     void *q;
-    if (p != NULL && large_len(p, false) == 0 && total < LARGE) {
+    if (total >= LARGE && (q = large_remap(p, total)) != NULL) {
+        /* moved by the kernel, no bytes copied */
+    } else if (p != NULL && large_len(p, false) == 0 && total < LARGE) {
         q = realloc(p, total ? total : 1);
     } else { /* into or out of a mapping of its own: a new block, the old one's bytes copied */
         q = total >= LARGE ? large_map(total) : malloc(total ? total : 1);
@@ -290,6 +334,7 @@ void *fx_pages_alloc(size_t size)
     void *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (p == MAP_FAILED)
         return NULL;
+    maybe_huge(p, size);
     __atomic_add_fetch(&use.pages_bytes, size, __ATOMIC_RELAXED);
     return p;
 }

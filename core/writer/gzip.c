@@ -135,9 +135,18 @@ int fx_gzip_finish(struct fx_gzip *gz)
 
 struct fx_gzip *fx_gzip_new_threaded(struct fx_sink down, int level)
 {
-    struct fx_gzip *gz = fx_gzip_new(down, level);
-    if (gz) /* else, or without it, this stream in the caller's thread */
-        gz->par = fx_gzpar_new(down, level);
+    /* the parallel sink, and then no stream of this one's (its 268 KiB of zlib state were set
+     * up and never used); without it, this stream in the caller's thread */
+    struct fx_gzpar *par = fx_gzpar_new(down, level);
+    if (!par)
+        return fx_gzip_new(down, level);
+    struct fx_gzip *gz = fx_calloc(1, sizeof(*gz));
+    if (!gz) {
+        fx_gzpar_free(par);
+        return NULL;
+    }
+    gz->down = down;
+    gz->par = par;
     return gz;
 }
 
@@ -145,7 +154,9 @@ void fx_gzip_free(struct fx_gzip *gz)
 {
     if (!gz)
         return;
-    fx_gzpar_free(gz->par);
-    deflateEnd(&gz->zs);
+    if (gz->par)
+        fx_gzpar_free(gz->par);
+    else
+        deflateEnd(&gz->zs);
     fx_free(gz);
 }

@@ -5,6 +5,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "fx_alloc.h"
 
@@ -201,6 +202,21 @@ START_TEST(test_alloc_large_blocks_are_own_mappings)
     ck_assert_ptr_nonnull(p);
     ck_assert_int_eq(p[mib - 1], 0x5a);
     ck_assert_int_eq(p[3 * mib - 1], 0);
+    /* moved by the kernel (mremap) from one mapping to a larger one: counted at its new size,
+     * every byte kept; and smaller, still a mapping */
+    fx_alloc_usage(&u1);
+    ck_assert_uint_ge(u1.heap_bytes - u0.heap_bytes, 3 * mib);
+    ck_assert_uint_eq(u1.blocks - u0.blocks, 1);
+    for (size_t i = 0; i < mib; i += 4096)
+        ck_assert_int_eq(p[i], 0x5a);
+    memset(p + 2 * mib, 0x33, mib);
+    size_t pg = (size_t)sysconf(_SC_PAGESIZE);
+    p = fx_reallocarray(p, 1, 2 * mib + pg + 1);
+    ck_assert_ptr_nonnull(p);
+    ck_assert_int_eq(p[0], 0x5a);
+    ck_assert_int_eq(p[2 * mib + pg], 0x33);
+    fx_alloc_usage(&u1);
+    ck_assert_uint_eq(u1.heap_bytes - u0.heap_bytes, 2 * mib + 2 * pg);
     p = fx_reallocarray(p, 1, 64); /* back into malloc's range */
     ck_assert_ptr_nonnull(p);
     ck_assert_int_eq(p[63], 0x5a);

@@ -3,8 +3,10 @@
  * (tests/fuzz/make_jfr_corpus.py, whose values the JDK's own `jfr print` reads the same):
  * classes and fields from the metadata, events, pool references, every string encoding, ticks
  * as nanoseconds, two chunks; a recording cut short, a file that is not one, corrupt offsets
- * and failing allocations give an error or an end, never a crash. */
+ * and failing allocations give an error or an end, never a crash; the read-ahead's thread
+ * changes none of it. */
 #include <check.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -306,6 +308,77 @@ START_TEST(test_jfr_corrupt_bytes_and_failing_allocations_never_crash)
 }
 END_TEST
 
+/* What a reader sees of a file, as text: each chunk's offset, classes and events (their classes
+ * summed), then the end's result, message and stats; ahead: through fx_jfr_read_ahead. */
+static void walk(const char *path, bool ahead, char *out, size_t cap)
+{
+    struct fx_jfr *r = NULL;
+    struct fx_errbuf eb = {{0}};
+    size_t n = 0;
+    int rc = fx_jfr_open(path, &r, &eb);
+    if (rc != FX_OK) {
+        snprintf(out, cap, "open %d %s", rc, eb.msg);
+        return;
+    }
+    if (ahead)
+        ck_assert_int_eq(fx_jfr_read_ahead(r), FX_OK);
+    while ((rc = fx_jfr_next_chunk(r, &eb)) == 1) {
+        struct fx_jfr_obj ev;
+        uint64_t events = 0, sum = 0;
+        while ((rc = fx_jfr_next_event(r, &ev, &eb)) == 1)
+            events++, sum += ev.cls + (uint64_t)(ev.end - ev.p);
+        n += (size_t)snprintf(out + n, cap - n, "chunk %llu: %u classes, %llu events (%llu), %d;",
+                              (unsigned long long)fx_jfr_chunk(r)->offset, fx_jfr_class_count(r),
+                              (unsigned long long)events, (unsigned long long)sum, rc);
+        ck_assert_uint_lt(n, cap);
+        if (rc < 0)
+            break;
+    }
+    const struct fx_jfr_stats *st = fx_jfr_stats(r);
+    snprintf(out + n, cap - n, "end %d '%s' %llu chunks %llu entries %llu incomplete", rc, eb.msg,
+             (unsigned long long)st->chunks, (unsigned long long)st->pool_entries,
+             (unsigned long long)st->bytes_incomplete);
+    fx_jfr_close(r);
+}
+
+/* The read-ahead (the next chunk loaded on a thread while this one is read) changes nothing a
+ * caller sees: the same chunks, events, errors and their messages, stats, for every byte of a
+ * two-chunk recording damaged and for the recording cut at every 7th byte. */
+START_TEST(test_jfr_read_ahead_reads_the_same)
+{
+    size_t len;
+    const char *two = slurp(TWO, &len);
+    char *copy = malloc(len);
+    ck_assert_ptr_nonnull(copy);
+    memcpy(copy, two, len);
+    char path[64], a[2048], b[2048];
+    walk(TWO, false, a, sizeof a);
+    walk(TWO, true, b, sizeof b);
+    ck_assert_str_eq(a, b);
+    ck_assert_ptr_nonnull(strstr(a, "end 0 '' 2 chunks"));
+    for (size_t i = 0; i < len; i++) {
+        for (int k = 0; k < 3; k++) {
+            memcpy(copy, two, len);
+            copy[i] = k == 0 ? (char)0xff : k == 1 ? 0 : (char)(copy[i] ^ 0x40);
+            unit_tmpfile_write(path, copy, len);
+            walk(path, false, a, sizeof a);
+            walk(path, true, b, sizeof b);
+            ck_assert_str_eq(a, b);
+            unlink(path);
+        }
+        if (i % 7 == 0 && i >= 68) {
+            memcpy(copy, two, len);
+            unit_tmpfile_write(path, copy, i);
+            walk(path, false, a, sizeof a);
+            walk(path, true, b, sizeof b);
+            ck_assert_str_eq(a, b);
+            unlink(path);
+        }
+    }
+    free(copy);
+}
+END_TEST
+
 static Suite *jfr_suite(void)
 {
     Suite *s = suite_create("jfr");
@@ -316,6 +389,7 @@ static Suite *jfr_suite(void)
     tcase_add_test(tc, test_jfr_chunk_still_being_written_ends_the_recording);
     tcase_add_test(tc, test_jfr_not_a_recording_is_one_line);
     tcase_add_test(tc, test_jfr_corrupt_bytes_and_failing_allocations_never_crash);
+    tcase_add_test(tc, test_jfr_read_ahead_reads_the_same);
     suite_add_tcase(s, tc);
     return s;
 }
