@@ -144,13 +144,18 @@ def main():
                 and p.name[f] not in OTHER_RULES and not p.name[f].startswith("I2C/C2I")
                 and "slow_subtype_check" not in p.name[f]]  # its own case: check_subtype
         rec = [s for s in on if any(f in stub for f in s)]
-        shape = [s for s in rec if any(s[i] in stub and p.is_js[s[i - 1]] for i in range(1, len(s)))
-                 and any(p.name[f] == "fxagent.stacks.Stubs.run" for f in s)]
+        shape = [s for s in rec if any(s[i] in stub and p.is_js[s[i - 1]] for i in range(1, len(s)))]
         check(len(shape) == len(rec),
               f"{case}: {len(shape)} of {len(rec)} recovered stub stacks have the stub's frame "
-              f"right over a Java frame, under Stubs.run")
+              f"right over a Java frame")
+        # the known answer holds in the case's own code; the thread's start (Budget's MXBean
+        # set-up: an arraycopy under String.getBytes, seen once) copies from anywhere
+        workload = [s for s in rec if any(p.name[f] == "fxagent.stacks.Stubs.run" for f in s)]
+        check(len(workload) * 10 >= len(rec) * 9,
+              f"{case}: {len(workload)} of {len(rec)} recovered stub stacks under Stubs.run "
+              "(at least 90 %)")
         wrong = Counter()
-        for s in rec:
+        for s in workload:
             for i in range(1, len(s)):
                 if s[i] in stub and not known_caller(case, p.name[s[i]], p.name[s[i - 1]]):
                     wrong[(p.name[s[i]], p.name[s[i - 1]])] += 1
@@ -244,10 +249,12 @@ def check_throws(run, check):
                                                                   for f in s)]
     fail = [s for s in on if any(p.name[f].startswith("[AGCT") for f in s)]
     # recovered from the anchor: the Java frames "Recovered", HotSpot's exception dispatch (VM
-    # code: rethrow_C, raw_exception_handler_for_return_address, handle_exception_C, ...) above
+    # code: rethrow_C, raw_exception_handler_for_return_address, handle_exception_C, ...) above;
+    # by those names, not any "exception" (MethodCounters::allocate_with_exception under the
+    # loop's Budget.more is VM code on another path: one run failed on it under load)
+    dispatch = re.compile(r"rethrow|handle_exception|exception_handler")
     rec = [s for s in on if any(p.sub[f] == "Recovered" for f in s) and not p.is_js[s[-1]]
-           and any(not p.is_js[f] and ("exception" in p.name[f] or "rethrow" in p.name[f])
-                   for f in s)]
+           and any(not p.is_js[f] and dispatch.search(p.name[f]) for f in s)]
     wrong = Counter()
     for s in rec:
         java = [p.name[f].rsplit(".", 1)[-1] for f in s if p.is_js[f]]
