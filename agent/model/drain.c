@@ -406,8 +406,7 @@ void fx_drain_stop(void)
     fx_periodic_stop(&drain);
 }
 
-/* The stop's pass drained the markers after every thread that ended had queued its last event
- * (sampling was off before it began): its finished threads need no second pass. */
+/* The stop's pass drained the markers after every ended thread's last event: no second pass. */
 static bool finished_at_stop(struct fx_thread *t)
 {
     if (t->finished)
@@ -425,6 +424,7 @@ void fx_model_idle(JNIEnv *jni)
         fx_methods_free(dr.methods);
         dr.methods = NULL;
     }
+    fx_jit_info_idle();
     fx_native_frames_idle();
     fx_kernel_frames_idle();
     dr.idle = true;

@@ -158,6 +158,9 @@ int32_t fx_jit_info_inlined(jmethodID root, const void *compile_info);
 /* Model owner: the method's "pkg.Class.name(sig)" string in p, cached per jmethodID. FX_OK or
  * FX_ENOMEM / FX_EFULL from the model. */
 int fx_jit_info_name(JNIEnv *jni, struct fx_profile *p, jmethodID id, fx_str_id *out);
+/* Stopped (fx_model_idle): the cache goes; its ids are void once the written recording is
+ * forgotten (a compaction), and the next start's first JIT marker makes it again. */
+void fx_jit_info_idle(void);
 
 /* --- counters.c: counters sampled by the model's owner --- */
 

@@ -96,6 +96,12 @@ static int names_grow(void)
     return FX_OK;
 }
 
+void fx_jit_info_idle(void)
+{
+    fx_free(nm.slots); /* 64 KiB at its first size: it.cycle, a stopped agent kept it */
+    memset(&nm, 0, sizeof(nm));
+}
+
 /* "pkg.Class.name(I)J" for a jmethodID; "[unknown method]" once its class is gone. */
 static int method_text(jvmtiEnv *jvmti, JNIEnv *jni, struct fx_profile *p, jmethodID id,
                        fx_str_id *out)
