@@ -455,8 +455,8 @@ static void free_retired(void)
 void fx_codemap_idle(void)
 {
     /* A handler still in flight (a signal delivered late, on a loaded machine) would keep the
-     * tables until the next start: wait for it, a few microseconds of work, for up to 100 ms
-     * (it.cycle's bound on what a stopped agent keeps failed so, +120 KiB, at load 15-20). */
+     * tables (~70-120 KiB) until the next start: wait for it, a few microseconds of work, for up
+     * to 100 ms. (it.cycle's failures at load 15-20 were the model's thread slots, not this.) */
     for (int i = 0; i < 100 && __atomic_load_n(&fx_sig.code_readers, __ATOMIC_SEQ_CST) != 0; i++)
         nanosleep(&(struct timespec){.tv_nsec = 1000000}, NULL);
     free_retired();
