@@ -18,7 +18,8 @@
 #              program's own; then a third start and stop: its meta.extra counts only its own
 #              waits (issue 23), none of the first's;
 #   storm      8 threads on one monitor (LockWorkload storm 8 3 0 yield), lock=1ms: short
-#              contended enters counted, owner lookups within their budget;
+#              contended enters counted, owner lookups within their budget; it begins after
+#              500 ms without a contended enter, so its first wakes the idle lookup thread;
 # each profile passes fxcheck, profiler-cli loads one, the checks are locks_check.py. Fails on a
 # build without lock= (the option is refused) or without the markers, on one that looks the
 # owner up at each contended enter (no lockowner=, no "waits below lock=" counts), or leaves the
@@ -87,7 +88,7 @@ for f in attach-dump attach-stop attach-again; do
 done
 
 it_run storm "$IT_JDK/bin/java" \
-    "-agentpath:$FXAGENT_LIB=lock=1ms,quiet,file=$RUN/storm.json.gz" \
+    "-agentpath:$FXAGENT_LIB=lock=1ms,quiet,file=$RUN/storm.json.gz" -Dfxagent.locks.quiet_ms=500 \
     -jar "$FXAGENT_LOCKS_JAR" storm 8 3 0 yield
 [[ $IT_RC -eq 0 ]] || it_fail "storm: java exited $IT_RC"
 "$FXCHECK" "$RUN/storm.json.gz" || it_fail "fxcheck rejected storm.json.gz"

@@ -264,6 +264,10 @@ public final class LockWorkload {
             throws InterruptedException {
         long[] ops = new long[threads];
         Thread[] ts = new Thread[threads];
+        // -Dfxagent.locks.quiet_ms: no contended enter for so long before the threads begin, so
+        // the lock view's owner lookup thread has slowed to its idle period and the first enter
+        // must wake it (tests/it/locks_test.sh's storm).
+        sleepQuietly(Long.getLong("fxagent.locks.quiet_ms", 0L));
         long end = System.nanoTime() + seconds * 1_000_000_000L;
         for (int i = 0; i < threads; i++) {
             final int k = i;
