@@ -15,6 +15,7 @@
 #include "fx_alloc.h"
 #include "fx_err.h"
 #include "fx_jfr.h"
+#include "unit_light.h"
 #include "unit_tmpfile.h"
 
 #define SMALL    FX_JFR_SEEDS "/01-small.jfr"
@@ -287,7 +288,7 @@ START_TEST(test_jfr_corrupt_bytes_and_failing_allocations_never_crash)
     ck_assert_ptr_nonnull(copy);
     char path[64];
     /* every byte in turn set to 0xff (a huge varint, count or offset) and to 0 */
-    for (size_t i = 0; i < len; i++) {
+    for (size_t i = 0, step = unit_step(11); i < len; i += step) {
         for (int b = 0; b < 2; b++) {
             memcpy(copy, small, len);
             copy[i] = b ? (char)0xff : 0;
@@ -356,7 +357,7 @@ START_TEST(test_jfr_read_ahead_reads_the_same)
     walk(TWO, true, b, sizeof b);
     ck_assert_str_eq(a, b);
     ck_assert_ptr_nonnull(strstr(a, "end 0 '' 2 chunks"));
-    for (size_t i = 0; i < len; i++) {
+    for (size_t i = 0, step = unit_step(11); i < len; i += step) {
         for (int k = 0; k < 3; k++) {
             memcpy(copy, two, len);
             copy[i] = k == 0 ? (char)0xff : k == 1 ? 0 : (char)(copy[i] ^ 0x40);
@@ -366,7 +367,7 @@ START_TEST(test_jfr_read_ahead_reads_the_same)
             ck_assert_str_eq(a, b);
             unlink(path);
         }
-        if (i % 7 == 0 && i >= 68) {
+        if (i % 7 == 0 && i >= 68) { /* light: every 77th */
             memcpy(copy, two, len);
             unit_tmpfile_write(path, copy, i);
             walk(path, false, a, sizeof a);

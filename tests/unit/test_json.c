@@ -10,6 +10,7 @@
 
 #include "fx_err.h"
 #include "fx_json.h"
+#include "unit_light.h"
 
 /* fx_json is 64 KiB: keep it off the test's stack. */
 static struct fx_json jw;
@@ -237,7 +238,7 @@ START_TEST(test_json_random_bytes_always_give_valid_utf8_json)
     rng_state = 0x9e3779b97f4a7c15ull;
     unsigned char in[96];
     int bad = 0, first_bad = -1;
-    for (int iter = 0; iter < 20000; iter++) {
+    for (int iter = 0, n = (int)unit_count(20000); iter < n; iter++) {
         size_t len = random_bytes(in, sizeof(in));
         if (!fuzz_one(in, len) && bad++ == 0)
             first_bad = iter;
@@ -276,7 +277,7 @@ START_TEST(test_json_random_valid_utf8_round_trips)
     rng_state = 12345;
     unsigned char in[200];
     int bad = 0;
-    for (int iter = 0; iter < 5000; iter++) {
+    for (int iter = 0, n = (int)unit_count(5000); iter < n; iter++) {
         size_t len = 0;
         int chars = (int)(rng() % 40);
         for (int c = 0; c < chars; c++) {
@@ -422,7 +423,7 @@ START_TEST(test_json_ms_equals_the_double_path)
                                    FX_JSON_MS_EXACT - 1,
                                    1 - FX_JSON_MS_EXACT};
     rng_state = 0x9E3779B97F4A7C15ull;
-    for (unsigned i = 0; i < 200000; i++) {
+    for (unsigned i = 0, n = (unsigned)unit_count(200000); i < n; i++) {
         int64_t us = i < sizeof edge / sizeof *edge ? edge[i] : (int64_t)(rng() >> (rng() % 64));
         if (i % 2 && us != INT64_MIN)
             us = -us;
