@@ -63,10 +63,10 @@ enum fx_pcdesc_found fx_recover_pcdesc_find(const struct fx_pcdesc_layout *l,
         else
             hi = mid;
     }
-    int32_t at; /* past the code: HotSpot's closing sentinel PcDesc, no instruction's */
+    int32_t at; /* past the code's end: HotSpot's closing sentinel PcDesc, no instruction's */
     if (lo >= count ||
         !peek_i32(l->pid, base + (uintptr_t)b + lo * (size_t)l->size + (size_t)l->pc, &at) ||
-        at < want || (uintptr_t)at >= n->end - n->begin)
+        at < want || (uintptr_t)at > n->end - n->begin)
         return FX_PCDESC_UNKNOWN;
     return at == want + (int32_t)skip ? FX_PCDESC_AT_END : FX_PCDESC_ELSEWHERE;
 }

@@ -96,8 +96,10 @@ START_TEST(test_exact_only)
     ck_assert_int_eq(fx_recover_pcdesc_find(&l, &n, n.begin + 40, 0), FX_PCDESC_UNKNOWN);
     put_i32(blob + TABLE + 16 * 3, 0x7FFFFFFF); /* HotSpot's closing sentinel, past the code */
     ck_assert_int_eq(fx_recover_pcdesc_find(&l, &n, n.begin + 21, 0), FX_PCDESC_UNKNOWN);
-    put_i32(blob + TABLE + 16 * 3, (int32_t)(n.end - n.begin)); /* the code's end: no pc */
+    put_i32(blob + TABLE + 16 * 3, (int32_t)(n.end - n.begin) + 1); /* past the code's end */
     ck_assert_int_eq(fx_recover_pcdesc_find(&l, &n, n.begin + 21, 0), FX_PCDESC_UNKNOWN);
+    put_i32(blob + TABLE + 16 * 3, (int32_t)(n.end - n.begin)); /* at its end: as before */
+    ck_assert_int_eq(fx_recover_pcdesc_find(&l, &n, n.begin + 21, 0), FX_PCDESC_ELSEWHERE);
     put_i32(blob + TABLE + 16 * 3, pcs[3]);
     struct fx_code_range other = n;
     other.blob = 0; /* no nmethod header known (a method compiled since the table) */
