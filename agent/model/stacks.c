@@ -324,6 +324,8 @@ static const char *const rec_fail_labels[FX_REC_FAILS] = {
         "not recovered: not in Java, no last Java frame (or anchor offsets unknown)",
         "not recovered: a stub's return address is not in compiled code after a call",
         "not recovered: an intrinsic stub's caller has no PcDesc where its call ends",
+        "not recovered: an intrinsic stub's caller is an OSR compilation",
+        "not recovered: an intrinsic stub's caller's PcDescs unknown (none after the call)",
 };
 
 /* Stack recovery (issue 20, docs/VALIDATION.md section 8): the stacks in this profile per case

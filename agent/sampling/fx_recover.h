@@ -119,8 +119,10 @@ enum fx_recover_case {
     FX_REC_NO_ANCHOR = -10, /* not in Java: no last Java frame in the anchor, or offsets unknown */
     FX_REC_NOT_CALLED =
             -11, /* a stub's return address not in a current compiled method after a call */
-    FX_REC_NO_PCDESC = -12, /* after a call to an intrinsic stub, but no PcDesc proves the scope */
-    FX_REC_FAILS = 13,      /* -1..-12 */
+    FX_REC_NO_PCDESC = -12, /* after a call to an intrinsic stub, the first PcDesc not at its end */
+    FX_REC_PCDESC_OSR = -13,   /* after a call to an intrinsic stub, in an OSR compilation */
+    FX_REC_PCDESC_TABLE = -14, /* ... the PcDesc table unknown, unreadable, or none after it */
+    FX_REC_FAILS = 15,         /* -1..-14 */
 };
 
 /* The most code heap lookups one sample makes (codeheap.h, fx_recover_find_any): each costs ~17
@@ -210,7 +212,9 @@ bool fx_recover_after_call(const struct fx_code_range *n, uintptr_t ret);
 bool fx_recover_call_target(const struct fx_code_range *n, uintptr_t ret, uintptr_t *target);
 /* recover_pcdesc.c: the call test, and for an FX_STUB_INTRINSIC stub a call to it and a PcDesc
  * of n where the call ends (docs/VALIDATION.md 8.5d; refused while VMStructs gave no table
- * layout): 0 when proven, else FX_REC_NOT_CALLED (no such call) or FX_REC_NO_PCDESC. */
+ * layout): 0 when proven, else FX_REC_NOT_CALLED (no such call), FX_REC_NO_PCDESC (the first
+ * PcDesc after it lies elsewhere than where the call's node ends: a run stretched past the call,
+ * not proven to be the call's own, 8.5d), FX_REC_PCDESC_OSR or FX_REC_PCDESC_TABLE. */
 int fx_recover_stub_refused(const struct fx_code_range *stub, const struct fx_code_range *n,
                             uintptr_t ret);
 static inline bool fx_recover_stub_called(const struct fx_code_range *stub,

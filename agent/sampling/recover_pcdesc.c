@@ -14,8 +14,9 @@
  * PcDesc: 4 of 134 stacks, JDK 17). Tests: unit.recover_pcdesc. The table is sorted by pc offset
  * (HotSpot's PcDescContainer searches it so): a binary search, each word read by
  * process_vm_readv (fx_interp_peek_sigsafe: an nmethod freed meanwhile fails a read, never this
- * thread), the table's size bounded. Signal path: compiled with the handler's flags, under its
- * allow-list. */
+ * thread), the table's size bounded. A refusal names its cause: the first PcDesc elsewhere (a
+ * run stretched past the call: unprovable, 8.5d), an OSR caller, or the table not read. Signal
+ * path: compiled with the handler's flags, under its allow-list. */
 #include "recover_pcdesc.h"
 
 #include "interp_frame.h"
@@ -28,43 +29,46 @@ static bool peek_i32(int32_t pid, uintptr_t at, int32_t *v)
     return fx_interp_peek_sigsafe(pid, at, v, sizeof(*v), 4);
 }
 
-bool fx_recover_pcdesc_at(const struct fx_pcdesc_layout *l, const struct fx_code_range *n,
-                          uintptr_t ret, uint32_t skip)
+enum fx_pcdesc_found fx_recover_pcdesc_find(const struct fx_pcdesc_layout *l,
+                                            const struct fx_code_range *n, uintptr_t ret,
+                                            uint32_t skip)
 {
     if (l == NULL || l->pid == 0 || l->size <= 0 || l->pc < 0 || l->pc + 4 > l->size ||
         n->kind != FX_BLOB_NMETHOD || n->blob == 0 || ret <= n->begin || ret >= n->end ||
         skip > FX_POST_CALL_NOP || n->end - ret < skip || ret - n->begin > INT32_MAX - skip)
-        return false;
+        return FX_PCDESC_UNKNOWN;
     int32_t b, e;
     if (!peek_i32(l->pid, n->blob + (uintptr_t)l->begin, &b) ||
         !peek_i32(l->pid, n->blob + (uintptr_t)l->end, &e) || b < 0 || e < b ||
         (e - b) % l->size != 0 || (uint32_t)((e - b) / l->size) > FX_PCDESC_MAX)
-        return false;
+        return FX_PCDESC_UNKNOWN;
     uintptr_t base = n->blob;
     if (l->data >= 0) { /* JDK 23+: the table lies in the immutable data, within its size */
         int32_t size;
         if (!fx_interp_peek_sigsafe(l->pid, n->blob + (uintptr_t)l->data, &base, sizeof(base), 8) ||
             base == 0 || l->data_size < 0 ||
             !peek_i32(l->pid, n->blob + (uintptr_t)l->data_size, &size) || e > size)
-            return false;
+            return FX_PCDESC_UNKNOWN;
     } else if (n->blob + (uintptr_t)e > n->begin && n->blob + (uintptr_t)b < n->end)
-        return false; /* JDK <= 22: the table lies after the code, never inside it */
+        return FX_PCDESC_UNKNOWN; /* JDK <= 22: the table lies after the code, never inside it */
     int32_t want = (int32_t)(ret - n->begin); /* the first PcDesc at or after it, and where */
     size_t lo = 0, hi = (size_t)(e - b) / (size_t)l->size, count = hi;
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
         int32_t pc;
         if (!peek_i32(l->pid, base + (uintptr_t)b + mid * (size_t)l->size + (size_t)l->pc, &pc))
-            return false;
+            return FX_PCDESC_UNKNOWN;
         if (pc < want)
             lo = mid + 1;
         else
             hi = mid;
     }
-    int32_t at;
-    return lo < count &&
-           peek_i32(l->pid, base + (uintptr_t)b + lo * (size_t)l->size + (size_t)l->pc, &at) &&
-           at == want + (int32_t)skip;
+    int32_t at; /* past the code's end: HotSpot's closing sentinel PcDesc, no instruction's */
+    if (lo >= count ||
+        !peek_i32(l->pid, base + (uintptr_t)b + lo * (size_t)l->size + (size_t)l->pc, &at) ||
+        at < want || (uintptr_t)at > n->end - n->begin)
+        return FX_PCDESC_UNKNOWN;
+    return at == want + (int32_t)skip ? FX_PCDESC_AT_END : FX_PCDESC_ELSEWHERE;
 }
 
 uint32_t fx_recover_post_call_nop(const struct fx_code_range *n, uintptr_t ret)
@@ -86,12 +90,23 @@ int fx_recover_stub_refused(const struct fx_code_range *stub, const struct fx_co
     if (!fx_recover_call_target(n, ret, &target) || target < stub->begin || target >= stub->end)
         return FX_REC_NOT_CALLED;
     if (n->flags & FX_RANGE_OSR) /* exact PcDescs of an outer scope seen there (8.5d) */
-        return FX_REC_NO_PCDESC;
+        return FX_REC_PCDESC_OSR;
     if (__atomic_load_n(&published.pid, __ATOMIC_ACQUIRE) == 0)
-        return FX_REC_NO_PCDESC;
+        return FX_REC_PCDESC_TABLE;
     struct fx_pcdesc_layout l = published;
-    return fx_recover_pcdesc_at(&l, n, ret, fx_recover_post_call_nop(n, ret)) ? 0
-                                                                              : FX_REC_NO_PCDESC;
+    /* Elsewhere: C2 records no PcDesc at a leaf call (CallLeafNode::guaranteed_safepoint is
+     * false, so fill_buffer makes no safepoint of it), only the non-safepoint run that holds
+     * it, at the run's end; a PcDesc past the call's end is that run's only if no node of
+     * another JVM state ended where the run did (the emitter then drops the run's state):
+     * nothing in the code or the table shows which, so it is refused (8.5d, session 20). */
+    switch (fx_recover_pcdesc_find(&l, n, ret, fx_recover_post_call_nop(n, ret))) {
+    case FX_PCDESC_AT_END:
+        return 0;
+    case FX_PCDESC_ELSEWHERE:
+        return FX_REC_NO_PCDESC;
+    default:
+        return FX_REC_PCDESC_TABLE;
+    }
 }
 
 void fx_recover_pcdesc_publish(const struct fx_pcdesc_layout *l)

@@ -34,10 +34,23 @@ struct fx_pcdesc_layout {
 /* The post-call nop C2 emits in a call's node since JDK 21 (Loom): 0F 1F 84 00 and 4 bytes. */
 #define FX_POST_CALL_NOP 8u
 
-/* Signal-safe: the first PcDesc of nmethod n (blob and begin = code begin known) at or after ret
- * lies exactly at ret + skip (skip: 0, or FX_POST_CALL_NOP with the nop within the code). */
-bool fx_recover_pcdesc_at(const struct fx_pcdesc_layout *l, const struct fx_code_range *n,
-                          uintptr_t ret, uint32_t skip);
+/* Where nmethod n's first PcDesc at or after a return address lies (fx_recover_pcdesc_find). */
+enum fx_pcdesc_found {
+    FX_PCDESC_AT_END = 0,    /* exactly where the call's node ends: ret + skip */
+    FX_PCDESC_ELSEWHERE = 1, /* inside the post-call nop, or past it (a run stretched on) */
+    FX_PCDESC_UNKNOWN = 2,   /* none in the code after ret, or the table unknown or unreadable */
+};
+
+/* Signal-safe: where the first PcDesc of nmethod n (blob and begin = code begin known) at or
+ * after ret lies, against ret + skip (skip: 0, or FX_POST_CALL_NOP with the nop in the code). */
+enum fx_pcdesc_found fx_recover_pcdesc_find(const struct fx_pcdesc_layout *l,
+                                            const struct fx_code_range *n, uintptr_t ret,
+                                            uint32_t skip);
+static inline bool fx_recover_pcdesc_at(const struct fx_pcdesc_layout *l,
+                                        const struct fx_code_range *n, uintptr_t ret, uint32_t skip)
+{
+    return fx_recover_pcdesc_find(l, n, ret, skip) == FX_PCDESC_AT_END;
+}
 /* FX_POST_CALL_NOP if n's bytes at ret are a post-call nop, else 0 (reads n's code). */
 uint32_t fx_recover_post_call_nop(const struct fx_code_range *n, uintptr_t ret);
 /* Publishes l for fx_recover_stub_refused (codemap.c, once VMStructs are read; pid last). */

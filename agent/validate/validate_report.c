@@ -45,6 +45,8 @@ static const char *const rec_fail_keys[FX_REC_FAILS] = {
         "no_anchor",
         "stub_caller_not_compiled",
         "intrinsic_caller_no_pcdesc",
+        "intrinsic_caller_osr",
+        "intrinsic_caller_pcdescs_unknown",
 };
 
 static const char *const shadow_keys[SHADOW_BY_COUNT] = {"asgct_frames", "asgct_not_walkable",

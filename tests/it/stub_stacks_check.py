@@ -130,6 +130,14 @@ def main():
                                           and ("arraycopy" in p.name[s[i + 1]]
                                                or intrinsic(p.name[s[i + 1]]) is not None)
                                           for i in range(len(s)))]
+        # which stub each failure sat in, and the handler's reasons (session 20: a finer
+        # reason than one count): for the record beside the figure, not a bound
+        by_stub = Counter(p.name[s[i + 1]] for s in in_stub for i in range(len(s) - 1)
+                          if p.name[s[i]].startswith("[AGCT") and p.sub[s[i + 1]] == "Stub")
+        reasons = {k.split(": ", 1)[1]: v for k, v in (p.extra("Stack recovery") or {}).items()
+                   if "intrinsic stub's caller" in k and v}
+        print(f"{case}: failures in a stub by stub: {sorted(by_stub.items())}; "
+              f"intrinsic refusals by reason (all threads): {sorted(reasons.items())}")
         bound = (max(1, len(on) // 200) if case == "delete" else
                  len(on) * INTRINSIC_FAIL_PCT // 100)
         check(len(on) >= 50 and len(in_stub) <= bound,

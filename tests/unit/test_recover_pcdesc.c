@@ -10,7 +10,9 @@
  * with the post-call nop after the call, the call's PcDesc 8 bytes on, accepted; refused with
  * the nop changed, a PcDesc inside the nop, none at its end, the nop past the code's end, a call
  * to another stub, an OSR caller; JDK 17.0.15's Stubs.checksum, exact PcDesc, accepted, and
- * refused without it. */
+ * refused without it. Each refusal's reason: the first PcDesc past the call's end or inside the
+ * nop (FX_REC_NO_PCDESC), an OSR caller, no layout, none after the call or only HotSpot's
+ * closing sentinel past the code (FX_REC_PCDESC_TABLE). */
 #include <check.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -86,6 +88,19 @@ START_TEST(test_exact_only)
     ck_assert(!fx_recover_pcdesc_at(&l, &n, n.begin, 0));      /* at the code's begin */
     ck_assert(!fx_recover_pcdesc_at(&l, &n, n.end + 5, 0));    /* outside the code */
     ck_assert(!fx_recover_pcdesc_at(&l, &n, n.end - 4, 8));    /* the nop past the code's end */
+    /* where the first PcDesc lies, for the refusal's reason (session 20): past the call's end
+     * (a stretched run), inside the nop, none in the code after it */
+    ck_assert_int_eq(fx_recover_pcdesc_find(&l, &n, n.begin + 6, 0), FX_PCDESC_ELSEWHERE);
+    ck_assert_int_eq(fx_recover_pcdesc_find(&l, &n, n.begin + 4, 8), FX_PCDESC_ELSEWHERE);
+    ck_assert_int_eq(fx_recover_pcdesc_find(&l, &n, n.begin + 12, 8), FX_PCDESC_AT_END);
+    ck_assert_int_eq(fx_recover_pcdesc_find(&l, &n, n.begin + 40, 0), FX_PCDESC_UNKNOWN);
+    put_i32(blob + TABLE + 16 * 3, 0x7FFFFFFF); /* HotSpot's closing sentinel, past the code */
+    ck_assert_int_eq(fx_recover_pcdesc_find(&l, &n, n.begin + 21, 0), FX_PCDESC_UNKNOWN);
+    put_i32(blob + TABLE + 16 * 3, (int32_t)(n.end - n.begin) + 1); /* past the code's end */
+    ck_assert_int_eq(fx_recover_pcdesc_find(&l, &n, n.begin + 21, 0), FX_PCDESC_UNKNOWN);
+    put_i32(blob + TABLE + 16 * 3, (int32_t)(n.end - n.begin)); /* at its end: as before */
+    ck_assert_int_eq(fx_recover_pcdesc_find(&l, &n, n.begin + 21, 0), FX_PCDESC_ELSEWHERE);
+    put_i32(blob + TABLE + 16 * 3, pcs[3]);
     struct fx_code_range other = n;
     other.blob = 0; /* no nmethod header known (a method compiled since the table) */
     ck_assert(!fx_recover_pcdesc_at(&l, &other, n.begin + 5, 0));
@@ -143,15 +158,19 @@ START_TEST(test_stub_called)
     blob[CODE + 28] = 0xE8; /* returning to code + 33: a PcDesc too */
     blob[CODE + 40] = 0xE8; /* returning to code + 45: none there */
     ck_assert(!fx_recover_stub_called(&stub, &n, n.begin + 20)); /* no layout published yet */
+    ck_assert_int_eq(fx_recover_stub_refused(&stub, &n, n.begin + 20), FX_REC_PCDESC_TABLE);
     struct fx_pcdesc_layout l = jdk17();
     fx_recover_pcdesc_publish(&l);
     ck_assert(fx_recover_stub_called(&stub, &n, n.begin + 20));
     ck_assert(fx_recover_stub_called(&stub, &n, n.begin + 33));
-    ck_assert_int_eq(fx_recover_stub_refused(&stub, &n, n.begin + 45), FX_REC_NO_PCDESC);
+    /* none after it (past the table's last), then one 8 bytes on (a run stretched on) */
+    ck_assert_int_eq(fx_recover_stub_refused(&stub, &n, n.begin + 45), FX_REC_PCDESC_TABLE);
+    blob[CODE + 7] = 0xE8; /* returning to code + 12, the first PcDesc after it at 20 */
+    ck_assert_int_eq(fx_recover_stub_refused(&stub, &n, n.begin + 12), FX_REC_NO_PCDESC);
     /* a PcDesc, no call before it */
     ck_assert_int_eq(fx_recover_stub_refused(&stub, &n, n.begin + 5), FX_REC_NOT_CALLED);
     n.flags = FX_RANGE_OSR; /* an OSR caller: refused, the PcDesc exact or not */
-    ck_assert_int_eq(fx_recover_stub_refused(&stub, &n, n.begin + 20), FX_REC_NO_PCDESC);
+    ck_assert_int_eq(fx_recover_stub_refused(&stub, &n, n.begin + 20), FX_REC_PCDESC_OSR);
     n.flags = 0;
     stub.end = n.begin + 20; /* a call to another stub */
     ck_assert_int_eq(fx_recover_stub_refused(&stub, &n, n.begin + 20), FX_REC_NOT_CALLED);
@@ -241,7 +260,7 @@ START_TEST(test_real_post_call_nop)
         other.begin += 16; /* the call goes to another stub */
         ck_assert_int_eq(fx_recover_stub_refused(&other, &n, ret), FX_REC_NOT_CALLED);
         n.flags = FX_RANGE_OSR;
-        ck_assert_int_eq(fx_recover_stub_refused(&stub, &n, ret), FX_REC_NO_PCDESC);
+        ck_assert_int_eq(fx_recover_stub_refused(&stub, &n, ret), FX_REC_PCDESC_OSR);
         n.flags = 0;
         struct fx_code_range shorter = n;
         shorter.end = ret + 7; /* the nop past the code's end */
@@ -262,7 +281,7 @@ START_TEST(test_real_post_call_nop)
         put_i32(blob + table + 16 * k, at - 4);
         ck_assert_int_eq(fx_recover_stub_refused(&stub, &n, ret), FX_REC_NO_PCDESC);
         put_i32(blob + table + 16 * k, at + 1);
-        ck_assert(!fx_recover_stub_called(&stub, &n, ret));
+        ck_assert_int_eq(fx_recover_stub_refused(&stub, &n, ret), FX_REC_NO_PCDESC);
         put_i32(blob + table + 16 * k, at);
         ck_assert(fx_recover_stub_called(&stub, &n, ret));
         blob[CODE + with_nop[i]->call] = 0x90; /* no call before ret */
