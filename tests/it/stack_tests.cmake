@@ -30,12 +30,15 @@ add_test(NAME it.stack_oracle_selftest
 set_tests_properties(it.stack_oracle_selftest PROPERTIES LABELS "it;stacks" TIMEOUT 60)
 
 foreach(_major IN LISTS FX_JDK_MAJORS)
+  # 480 s: its JVMs run longer on a loaded machine (java-test/stacks' Budget.java), and so do
+  # profiler-cli and the checkers: 205-224 s at load 13-19, two timeouts at 240 s at load ~20
+  # (session 20: 75 s in profiler-cli, ~35 s before the first JVM's agent started)
   fx_it_test(it.stack_shape.jdk${_major} stack_shape_test.sh ARGS ${FX_JDK_HOME_${_major}}
-             LABELS it stacks jdk${_major} TIMEOUT 240 ENV ${_fx_st_env})
-  # 240 s: its three JVMs run longer on a loaded machine (java-test/stacks' Budget.java: 71 s
-  # at load 23, 10 s in CI)
+             LABELS it stacks jdk${_major} TIMEOUT 480 ENV ${_fx_st_env})
+  # 480 s: its eight JVMs run longer on a loaded machine (Budget.java: 71 s at load 23, 10 s in
+  # CI; session 20: 106-140 s at load 11-17)
   fx_it_test(it.stub_stacks.jdk${_major} stub_stacks_test.sh ARGS ${FX_JDK_HOME_${_major}}
-             LABELS it stacks jdk${_major} TIMEOUT 240 ENV ${_fx_st_env})
+             LABELS it stacks jdk${_major} TIMEOUT 480 ENV ${_fx_st_env})
   fx_it_test(it.interp_entry.jdk${_major} interp_entry_test.sh ARGS ${FX_JDK_HOME_${_major}}
              LABELS it stacks jdk${_major} TIMEOUT 120 ENV ${_fx_st_env})
 endforeach()

@@ -41,7 +41,7 @@
 #               path Stubs.throwing;catcher[;thrower], at least 5, "[AGCT: not walkable
 #               (Java)]" under VM code on at most 2 % of the loop's samples.
 #   entry       (JDK 25 only) compiled methods entered after each concurrent G1 cycle armed their
-#               entry barriers (at most 2 s): samples in nmethod_stub_entry_barrier walked
+#               entry barriers (2 s, on to 100 rounds): samples in nmethod_stub_entry_barrier walked
 #               through method_entry_barrier, at least 5 right over a Stubs.entN right over
 #               Stubs.entered (8.5j), none over a wrong caller, failures on at most 25 % of them
 #               (all before the rule).

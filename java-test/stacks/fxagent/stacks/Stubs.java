@@ -24,7 +24,8 @@
  *               called after each System.gc() (-XX:+ExplicitGCInvokesConcurrent under G1): each
  *               concurrent cycle arms every nmethod's entry barrier, and each method's next entry
  *               calls JDK 25's method_entry_barrier stub, whose leaf call into the VM
- *               (nmethod_stub_entry_barrier) is the case's time; 2 s of wall time at most
+ *               (nmethod_stub_entry_barrier) is the case's time; 2 s of wall time, longer
+ *               while under 100 rounds (Budget's cap)
  * Usage: java -cp fxagent-stacks.jar fxagent.stacks.Stubs delete|intrinsics|millis|subtype|barrier|clinit|throws|entry [SECONDS]
  * Each case runs as Budget.java says, on thread "stubs". Prints "stubs: CASE rounds N checksum
  * X cpu_ms C wall_ms W" at the end (the thread's own CPU time and the case's wall time).
@@ -52,6 +53,10 @@ public final class Stubs {
         double seconds = args.length > 1 ? Double.parseDouble(args[1]) : 3;
         long[] out = new long[2];
         String[] figures = {""};
+        Budget.prepare(); // its set-up on main, not among the "stubs" thread's samples
+        if (what.equals("delete")) { // likewise the builder's allocation and first growth
+            deleteInput = new StringBuilder().append(new char[1_000_000]).append(12345).delete(0, 5);
+        }
         Thread t = new Thread(() -> {
             try {
                 Budget budget = new Budget(seconds);
@@ -92,9 +97,13 @@ public final class Stubs {
         }
     }
 
+    /** delete's 1,000,000-char builder, made on main before the "stubs" thread starts: its
+     * allocation and its first growth (page faults, interpreted copies: ~10-20 samples at 2 ms)
+     * are no part of the case. */
+    private static StringBuilder deleteInput;
+
     static long delete(Budget until, long[] out) {
-        StringBuilder sb = new StringBuilder();
-        sb.append(new char[1_000_000]);
+        StringBuilder sb = deleteInput;
         long n = 0;
         while (until.more()) {
             for (int i = 0; i < 100; i++) {
@@ -239,7 +248,10 @@ public final class Stubs {
         for (int i = 0; i < 20_000; i++) { // compiled before the barriers matter
             s = entered(s);
         }
-        while (until.more() && System.nanoTime() < end) {
+        // 2 s, and on to 100 rounds (Budget's cap): each round's 64 entries are the case's
+        // samples (~0.3 a round at 2 ms), and at load 19 a 2 s run had 59-68 rounds (18-20
+        // samples; at least 5 required), a count set by the scheduler, not by the workload
+        while (until.more() && (System.nanoTime() < end || n < 100)) {
             System.gc(); // a concurrent cycle: every nmethod's entry barrier armed
             s = entered(s);
             n++;
