@@ -24,7 +24,8 @@
 #               at least 10 samples with a recovered slow_subtype_check frame, each right over
 #               Stubs.subtypes under Stubs.subtype, meta.extra's count equal to them, failures in
 #               the stub on at most 5 % of the loop's samples;
-#   barrier     new objects stored into a humongous array under C1 and G1 (2 s): at least 5
+#   barrier     new objects stored into a humongous array under C1 and G1 without concurrent
+#               refinement threads (2 s): at least 5
 #               samples with a recovered g1_post_barrier_slow frame, each right over
 #               Stubs.stores, none rooted at "[native: walk stopped (Java frames not walked to
 #               the call stub)]" (the walk below steps over the stub as the recovery does);
@@ -65,7 +66,10 @@ for c in delete intrinsics millis subtype barrier clinit throws entry; do
     # a round of the intrinsics out of line: not inlined into the loop's OSR compilation
     [[ $c == intrinsics ]] && flags=(-XX:CompileCommand=quiet
         -XX:CompileCommand=dontinline,fxagent.stacks.Stubs::intrinsicRound)
-    [[ $c == barrier ]] && flags=(-XX:TieredStopAtLevel=1 -XX:+UseG1GC)
+    # no concurrent refinement threads: the stubs thread refines the cards itself (G1's
+    # refinement above the stub). With them, on a quiet machine they keep up and the thread
+    # never refines: 0 such samples (CI, session 19); it did only when the machine was loaded.
+    [[ $c == barrier ]] && flags=(-XX:TieredStopAtLevel=1 -XX:+UseG1GC -XX:G1ConcRefinementThreads=0)
     # no OSR: <clinit>'s loop stays interpreted (a C1 OSR compilation's loop lies before its
     # OSR entry, where the body claim is refused: docs/VALIDATION.md 8.1)
     [[ $c == clinit ]] && flags=(-XX:TieredStopAtLevel=1 -Xbatch -XX:-UseOnStackReplacement)
