@@ -2,7 +2,7 @@
 /* The profile model's per-thread data (samples, markers) and counters; the interned tables are
  * in profile_tables.c, meta and meta.extra in profile_meta.c. Samples cost 16 bytes each (time,
  * stack, CPU delta), plus 4 only in threads where some sample weighs more than 1. A failed call
- * changes nothing. Tests: unit.profile. */
+ * changes nothing. Tests: unit.profile, unit.profile_slots (the thread slots). */
 #include "fx_profile.h"
 
 #include <string.h>
