@@ -14,35 +14,13 @@
 #include "fx_ff_writer.h"
 #include "fx_profile.h"
 #include "fx_sink.h"
+#include "unit_profile.h"
 
 /* core/ keeps the model's layout private; its own tests read the tables. */
 #include "../../core/model/fx_profile_internal.h"
 #include "../../core/model/fx_profile_model.h"
 
 #define PEAK 500 /* short-lived threads held at once: the slot array grows to 512 */
-
-static fx_thread_id thread(struct fx_profile *p, const char *name, int64_t tid)
-{
-    fx_thread_id t = {FX_NONE_ID};
-    ck_assert_int_eq(fx_profile_thread_add(p, name, tid, 0, &t), FX_OK);
-    return t;
-}
-
-static fx_stack_id label(struct fx_profile *p, const char *name)
-{
-    fx_stack_id s = FX_STACK_NONE;
-    ck_assert_int_eq(fx_profile_label_stack(p, name, FX_CAT_JAVA, &s), FX_OK);
-    return s;
-}
-
-static char *json_of(const struct fx_profile *p, size_t *len)
-{
-    struct fx_membuf mb = {0};
-    struct fx_errbuf eb = {{0}};
-    ck_assert_int_eq(fx_ff_write(p, fx_membuf_sink(&mb), &eb), FX_OK);
-    *len = mb.len;
-    return mb.data;
-}
 
 /* The tracks an agent keeps: main with samples and a marker, and its lock= companion with a
  * wait; the same calls on every model, so two models that hold only these write the same. */
@@ -166,14 +144,19 @@ START_TEST(test_profile_slots_snapshot_tracks_are_its_own)
 }
 END_TEST
 
-int main(void)
+static Suite *profile_slots_suite(void)
 {
     Suite *s = suite_create("profile_slots");
     TCase *tc = tcase_create("core");
     tcase_add_test(tc, test_profile_slots_a_forgotten_peak_of_threads_leaves_8_bytes_a_slot);
     tcase_add_test(tc, test_profile_slots_snapshot_tracks_are_its_own);
     suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
+    return s;
+}
+
+int main(void)
+{
+    SRunner *sr = srunner_create(profile_slots_suite());
     srunner_set_fork_status(sr, CK_FORK);
     srunner_run_all(sr, CK_NORMAL);
     int failed = srunner_ntests_failed(sr);

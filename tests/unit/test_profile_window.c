@@ -12,23 +12,10 @@
 #include "fx_ff_writer.h"
 #include "fx_profile.h"
 #include "fx_sink.h"
+#include "unit_profile.h"
 
 /* core/ keeps the model's layout private; its own tests read the tables. */
 #include "../../core/model/fx_profile_internal.h"
-
-static fx_stack_id label(struct fx_profile *p, const char *name)
-{
-    fx_stack_id s = FX_STACK_NONE;
-    ck_assert_int_eq(fx_profile_label_stack(p, name, FX_CAT_JAVA, &s), FX_OK);
-    return s;
-}
-
-static fx_thread_id thread(struct fx_profile *p, const char *name, int64_t tid)
-{
-    fx_thread_id t = {FX_NONE_ID};
-    ck_assert_int_eq(fx_profile_thread_add(p, name, tid, 0, &t), FX_OK);
-    return t;
-}
 
 /* n samples at times first, first + step, ... with stack s and CPU delta = the index. */
 static void samples(struct fx_profile *p, fx_thread_id t, fx_stack_id s, int64_t first,
@@ -36,15 +23,6 @@ static void samples(struct fx_profile *p, fx_thread_id t, fx_stack_id s, int64_t
 {
     for (uint32_t i = 0; i < n; i++)
         ck_assert_int_eq(fx_profile_sample(p, t, first + i * step, s, i, weight), FX_OK);
-}
-
-static char *json_of(const struct fx_profile *p, size_t *len)
-{
-    struct fx_membuf mb = {0};
-    struct fx_errbuf eb = {{0}};
-    ck_assert_int_eq(fx_ff_write(p, fx_membuf_sink(&mb), &eb), FX_OK);
-    *len = mb.len;
-    return mb.data;
 }
 
 START_TEST(test_profile_window_cut_time_is_the_nth_oldest_sample_plus_one)
