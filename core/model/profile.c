@@ -103,7 +103,7 @@ void fx_profile_free(struct fx_profile *p)
 static int thread_slot(struct fx_profile *p, struct fx_thread *t, uint32_t *out)
 {
     for (uint32_t i = 0; p->nvacant > 0 && i < p->nthreads; i++) {
-        if (p->threads[i]->vacant) {
+        if (p->threads[i] == &p->vacant) { /* no read of the tracks on the way */
             p->nvacant--;
             p->threads[i] = t;
             *out = i;
