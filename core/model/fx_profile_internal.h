@@ -101,9 +101,7 @@ struct fx_thread {
     size_t counted;    /* its share of fx_profile.threads_bytes (fx_profile_thread_recount) */
     int64_t tid, register_ns, unregister_ns;
     bool unregistered;
-    /* A vacant slot: its thread was released and gone, its memory freed; the next
-     * fx_profile_thread_add takes the slot (fx_profile_thread_release). */
-    bool vacant;
+    bool vacant;         /* only fx_profile.vacant: the empty track of vacant slots */
     uint8_t weight_type; /* enum fx_weight_type */
     bool idle_waits;     /* a tracing-ms track of idle waits, not lock waits */
     uint32_t holds;      /* fx_profile_thread_add's one, plus fx_profile_thread_hold's */
@@ -164,10 +162,6 @@ struct fx_libs {
 };
 /* profile_libs.c: the library named by the n bytes at name, or FX_NONE_ID. */
 uint32_t fx_profile_lib_find(const struct fx_profile *p, const char *name, size_t n);
-void fx_profile_libs_destroy(struct fx_libs *l);
-/* Copies s into d (empty); false when memory runs out (d then holds what was copied). */
-bool fx_profile_libs_copy(struct fx_libs *d, const struct fx_libs *s);
-size_t fx_profile_libs_memory(const struct fx_libs *l);
 
 struct fx_profile {
     struct fx_strtab strings;
@@ -177,9 +171,13 @@ struct fx_profile {
     struct fx_idlist resources, sources;
     struct fx_libs libs;
 
-    struct fx_thread *threads;
+    /* Slot i: the track of fx_thread_id i, allocated alone, so the array (never below the highest
+     * id held) costs 8 bytes a slot at its peak, not a track's ~240. Vacant slots point to the
+     * empty track `vacant`: loops over all slots read nothing there, and never write to it. */
+    struct fx_thread **threads;
     uint32_t nthreads, threads_cap, main_thread;
-    uint32_t nvacant; /* slots of released threads, taken again by fx_profile_thread_add */
+    uint32_t nvacant;        /* slots of released threads, taken again by fx_profile_thread_add */
+    struct fx_thread vacant; /* fx_profile_vacant_init */
 
     const struct fx_marker_schema **schemas;
     uint32_t nschemas, schemas_cap;
@@ -231,7 +229,7 @@ const char *fx_profile_meta_int_key(unsigned k);
 /* Row i is a thread (in range and not a vacant slot): what every call taking an index checks. */
 static inline bool fx_profile_thread_ok(const struct fx_profile *p, uint32_t i)
 {
-    return i < p->nthreads && !p->threads[i].vacant;
+    return i < p->nthreads && !p->threads[i]->vacant;
 }
 
 /* A thread that ended before what the window still holds, with nothing left in it: not part of

@@ -77,9 +77,11 @@ void fx_cols_free(const struct fx_col *cols, unsigned ncols);
 struct fx_func_key fx_profile_func_key_at(const struct fx_funcs *f, uint32_t row);
 struct fx_frame_key fx_profile_frame_key_at(const struct fx_frames *f, uint32_t row);
 
-/* profile.c: frees thread i's memory and makes its slot vacant if no holder is left and it is
+/* profile.c: frees thread i's track and makes its slot vacant if no holder is left and it is
  * gone (profile_window.c calls it for every thread after a drop). */
 void fx_profile_thread_vacate_if_done(struct fx_profile *p, uint32_t i);
+/* profile.c: sets up p->vacant, the empty track of vacant slots, gone for every snapshot. */
+void fx_profile_vacant_init(struct fx_profile *p);
 
 /* The tables' share of destruction and memory accounting (core/model/profile_tables.c). */
 void fx_profile_tables_destroy(struct fx_profile *p);
@@ -93,6 +95,12 @@ static inline void fx_profile_free_strs(char **strs, unsigned n)
     for (unsigned i = 0; i < n; i++)
         fx_free(strs[i]);
 }
+
+/* profile_libs.c: the libraries' share of destruction, copies and memory. libs_copy copies s
+ * into d (empty); false when memory runs out (d then holds what was copied). */
+void fx_profile_libs_destroy(struct fx_libs *l);
+bool fx_profile_libs_copy(struct fx_libs *d, const struct fx_libs *s);
+size_t fx_profile_libs_memory(const struct fx_libs *l);
 
 /* profile_meta.c: a meta.extra group's share of destruction. */
 void fx_profile_extra_destroy(struct fx_extra_group *g);

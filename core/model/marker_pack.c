@@ -19,7 +19,7 @@ int fx_profile_pack_markers(struct fx_profile *p)
     if (!p)
         return FX_EINVAL;
     for (uint32_t i = 0; i < p->nthreads; i++)
-        if (p->threads[i].markers.count)
+        if (p->threads[i]->markers.count)
             return FX_EINVAL;
     p->packed = true;
     return FX_OK;
@@ -119,7 +119,7 @@ static int flush_pending(const struct fx_profile *p, struct fx_mpack *k)
 int fx_mpack_add(struct fx_profile *p, uint32_t thread, const struct fx_mkind *kind,
                  int64_t start_ns, int64_t end_ns, const union fx_marker_value *values)
 {
-    struct fx_thread *t = &p->threads[thread];
+    struct fx_thread *t = p->threads[thread];
     if (!t->pack && !(t->pack = fx_calloc(1, sizeof(*t->pack))))
         return FX_ENOMEM;
     struct fx_mpack *k = t->pack;
@@ -150,7 +150,7 @@ int fx_mpack_add(struct fx_profile *p, uint32_t thread, const struct fx_mkind *k
 
 int fx_mpack_stack(struct fx_profile *p, uint32_t thread, uint32_t stack)
 {
-    struct fx_mpack *k = p->threads[thread].pack;
+    struct fx_mpack *k = p->threads[thread]->pack;
     if (!k || !k->pending || p->kinds[k->last.kind].schema == FX_NONE_ID)
         return FX_EINVAL;
     k->last.stack = stack;

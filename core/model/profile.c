@@ -2,7 +2,7 @@
 /* The profile model's per-thread data (samples, markers) and counters; the interned tables are
  * in profile_tables.c, meta and meta.extra in profile_meta.c. Samples cost 16 bytes each (time,
  * stack, CPU delta), plus 4 only in threads where some sample weighs more than 1. A failed call
- * changes nothing. Tests: unit.profile. */
+ * changes nothing. Tests: unit.profile, unit.profile_slots (the thread slots). */
 #include "fx_profile.h"
 
 #include <string.h>
@@ -19,7 +19,15 @@ struct fx_profile *fx_profile_new(void)
         return NULL;
     p->interval_ms = 1.0;
     p->pid = getpid();
+    fx_profile_vacant_init(p);
     return p;
+}
+
+void fx_profile_vacant_init(struct fx_profile *p)
+{
+    p->vacant = (struct fx_thread){0};
+    p->vacant.vacant = p->vacant.unregistered = true;
+    p->vacant.unregister_ns = INT64_MIN; /* gone for every snapshot (fx_profile_thread_gone) */
 }
 
 unsigned fx_samples_cols(struct fx_samples *s, struct fx_col *cols)
@@ -69,8 +77,12 @@ void fx_profile_free(struct fx_profile *p)
     fx_profile_tables_destroy(p);
     fx_profile_libs_destroy(&p->libs);
     fx_live_destroy(&p->live);
-    for (uint32_t i = 0; i < p->nthreads; i++)
-        thread_destroy(&p->threads[i]);
+    for (uint32_t i = 0; i < p->nthreads; i++) {
+        if (p->threads[i] && p->threads[i] != &p->vacant) { /* NULL: a failed snapshot's */
+            thread_destroy(p->threads[i]);
+            fx_free(p->threads[i]);
+        }
+    }
     fx_free(p->threads);
     fx_free(p->schemas);
     fx_free(p->kinds);
@@ -87,20 +99,23 @@ void fx_profile_free(struct fx_profile *p)
 
 /* --- threads --- */
 
-/* The first vacant slot, or a new one at the end. */
-static int thread_slot(struct fx_profile *p, uint32_t *out)
+/* Puts t in the first vacant slot, or a new one at the end. */
+static int thread_slot(struct fx_profile *p, struct fx_thread *t, uint32_t *out)
 {
     for (uint32_t i = 0; p->nvacant > 0 && i < p->nthreads; i++) {
-        if (p->threads[i].vacant) {
+        if (p->threads[i] == &p->vacant) { /* no read of the tracks on the way */
             p->nvacant--;
+            p->threads[i] = t;
             *out = i;
             return FX_OK;
         }
     }
     int rc = fx_profile_grow_array((void **)&p->threads, &p->threads_cap, p->nthreads,
                                    sizeof(*p->threads));
-    if (rc == FX_OK)
+    if (rc == FX_OK) {
+        p->threads[p->nthreads] = t;
         *out = p->nthreads++;
+    }
     return rc;
 }
 
@@ -110,16 +125,14 @@ int fx_profile_thread_add(struct fx_profile *p, const char *name, int64_t tid, i
     if (!name)
         return FX_EINVAL;
     char *copy = fx_strdup(name);
-    if (!copy)
-        return FX_ENOMEM;
+    struct fx_thread *t = copy ? fx_calloc(1, sizeof(*t)) : NULL;
     uint32_t i;
-    int rc = thread_slot(p, &i);
+    int rc = t ? thread_slot(p, t, &i) : FX_ENOMEM;
     if (rc != FX_OK) {
         fx_free(copy);
+        fx_free(t);
         return rc;
     }
-    struct fx_thread *t = &p->threads[i];
-    memset(t, 0, sizeof(*t));
     t->name = copy;
     t->name_len = (uint32_t)strlen(copy);
     t->tid = tid;
@@ -134,30 +147,30 @@ void fx_profile_thread_hold(struct fx_profile *p, fx_thread_id id)
 {
     uint32_t thread = id.i;
     if (fx_profile_thread_ok(p, thread))
-        p->threads[thread].holds++;
+        p->threads[thread]->holds++;
 }
 
 void fx_profile_thread_release(struct fx_profile *p, fx_thread_id id)
 {
     uint32_t thread = id.i;
-    if (!fx_profile_thread_ok(p, thread) || p->threads[thread].holds == 0)
+    if (!fx_profile_thread_ok(p, thread) || p->threads[thread]->holds == 0)
         return;
-    p->threads[thread].holds--;
+    p->threads[thread]->holds--;
     fx_profile_thread_vacate_if_done(p, thread);
 }
 
-/* Nothing of it is in the profile any more and nobody will add to it: its memory goes now (a
- * server that starts a thread per task would otherwise keep one entry per task, forever). */
+/* Nothing of it is in the profile any more and nobody will add to it: its memory goes now, the
+ * track itself too (a server that starts a thread per task would otherwise keep one entry per
+ * task, forever; only the slot's pointer stays, until a new thread takes it). */
 void fx_profile_thread_vacate_if_done(struct fx_profile *p, uint32_t i)
 {
-    struct fx_thread *t = &p->threads[i];
+    struct fx_thread *t = p->threads[i];
     if (t->vacant || t->holds > 0 || !fx_profile_thread_gone(p, t))
         return;
     thread_destroy(t);
     p->threads_bytes -= t->counted;
-    memset(t, 0, sizeof(*t));
-    t->vacant = t->unregistered = true;
-    t->unregister_ns = INT64_MIN; /* gone for every snapshot (fx_profile_thread_gone) */
+    fx_free(t);
+    p->threads[i] = &p->vacant;
     p->nvacant++;
     if (p->main_thread == i)
         p->main_thread = 0; /* the default: the first thread a snapshot keeps */
@@ -171,10 +184,10 @@ int fx_profile_thread_set_name(struct fx_profile *p, fx_thread_id id, const char
     char *copy = fx_strdup(name);
     if (!copy)
         return FX_ENOMEM;
-    fx_free(p->threads[thread].name);
-    p->threads[thread].name = copy;
-    p->threads[thread].name_len = (uint32_t)strlen(copy);
-    fx_profile_thread_recount(p, &p->threads[thread]);
+    fx_free(p->threads[thread]->name);
+    p->threads[thread]->name = copy;
+    p->threads[thread]->name_len = (uint32_t)strlen(copy);
+    fx_profile_thread_recount(p, p->threads[thread]);
     return FX_OK;
 }
 
@@ -184,19 +197,19 @@ int fx_profile_thread_add_companion(struct fx_profile *p, fx_thread_id owner_id,
     uint32_t owner = owner_id.i;
     if (!fx_profile_thread_ok(p, owner) || !suffix)
         return FX_EINVAL;
-    const char *on = p->threads[owner].name ? p->threads[owner].name : "";
-    int64_t tid = p->threads[owner].tid;
+    const char *on = p->threads[owner]->name ? p->threads[owner]->name : "";
+    int64_t tid = p->threads[owner]->tid;
     size_t n = strlen(on), k = strlen(suffix);
     char *name = fx_malloc(n + k + 1);
     if (!name)
         return FX_ENOMEM;
     memcpy(name, on, n);
     memcpy(name + n, suffix, k + 1);
-    int rc = fx_profile_thread_add(p, name, tid, register_ns, out); /* may move threads */
+    int rc = fx_profile_thread_add(p, name, tid, register_ns, out);
     fx_free(name);
     if (rc == FX_OK) {
-        p->threads[out->i].companion_of = owner + 1;
-        p->threads[out->i].suffix_len = (uint32_t)k;
+        p->threads[out->i]->companion_of = owner + 1;
+        p->threads[out->i]->suffix_len = (uint32_t)k;
     }
     return rc;
 }
@@ -206,8 +219,8 @@ void fx_profile_thread_unregister(struct fx_profile *p, fx_thread_id id, int64_t
     uint32_t thread = id.i;
     if (!fx_profile_thread_ok(p, thread))
         return;
-    p->threads[thread].unregistered = true;
-    p->threads[thread].unregister_ns = t_ns;
+    p->threads[thread]->unregistered = true;
+    p->threads[thread]->unregister_ns = t_ns;
 }
 
 int fx_profile_thread_set_weight_type(struct fx_profile *p, fx_thread_id id,
@@ -216,7 +229,7 @@ int fx_profile_thread_set_weight_type(struct fx_profile *p, fx_thread_id id,
     uint32_t thread = id.i;
     if (!fx_profile_thread_ok(p, thread) || (unsigned)type >= FX_WEIGHT_TYPE_COUNT)
         return FX_EINVAL;
-    p->threads[thread].weight_type = (uint8_t)type;
+    p->threads[thread]->weight_type = (uint8_t)type;
     return FX_OK;
 }
 
@@ -225,7 +238,7 @@ int fx_profile_thread_set_idle_waits(struct fx_profile *p, fx_thread_id id)
     uint32_t thread = id.i;
     if (!fx_profile_thread_ok(p, thread))
         return FX_EINVAL;
-    p->threads[thread].idle_waits = true;
+    p->threads[thread]->idle_waits = true;
     return FX_OK;
 }
 
@@ -278,12 +291,12 @@ int fx_profile_sample(struct fx_profile *p, fx_thread_id id, int64_t time_ns, fx
     uint32_t thread = id.i;
     if (!fx_profile_thread_ok(p, thread) || (stack.i != FX_NONE_ID && stack.i >= p->stacks.count))
         return FX_EINVAL;
-    struct fx_samples *s = &p->threads[thread].samples;
+    struct fx_samples *s = &p->threads[thread]->samples;
     uint32_t cap = s->cap;
     bool weighted = s->weight != NULL;
     int rc = samples_reserve(s, weight != 1);
     if (s->cap != cap || (s->weight != NULL) != weighted) /* even failed: one may have grown */
-        fx_profile_thread_recount(p, &p->threads[thread]);
+        fx_profile_thread_recount(p, p->threads[thread]);
     if (rc != FX_OK)
         return rc;
     uint32_t i = s->count++;
@@ -300,7 +313,7 @@ uint64_t fx_profile_sample_count(const struct fx_profile *p)
 {
     uint64_t n = 0;
     for (uint32_t i = 0; i < p->nthreads; i++)
-        n += p->threads[i].samples.count;
+        n += p->threads[i]->samples.count;
     return n;
 }
 
@@ -392,12 +405,12 @@ int fx_profile_marker(struct fx_profile *p, fx_thread_id id, fx_str_id name, uin
     if (p->packed)
         return fx_mpack_add(p, thread, &(struct fx_mkind){name.i, schema, phase, category},
                             start_ns, end_ns, values);
-    struct fx_markers *m = &p->threads[thread].markers;
+    struct fx_markers *m = &p->threads[thread]->markers;
     unsigned nvalues = s ? s->n_fields : 0;
     uint32_t cap = m->cap, values_cap = m->values_cap;
     int rc = markers_reserve(m, nvalues);
     if (m->cap != cap || m->values_cap != values_cap)
-        fx_profile_thread_recount(p, &p->threads[thread]);
+        fx_profile_thread_recount(p, p->threads[thread]);
     if (rc != FX_OK)
         return rc;
     uint32_t i = m->count++;
@@ -423,7 +436,7 @@ int fx_profile_marker_stack(struct fx_profile *p, fx_thread_id id, fx_stack_id s
         return FX_EINVAL;
     if (p->packed)
         return fx_mpack_stack(p, thread, stack.i);
-    struct fx_markers *m = &p->threads[thread].markers;
+    struct fx_markers *m = &p->threads[thread]->markers;
     if (m->count == 0 || m->schema[m->count - 1] == FX_NONE_ID)
         return FX_EINVAL; /* no marker, or data null: a cause needs a data object */
     if (!m->cause_stack) {
@@ -434,7 +447,7 @@ int fx_profile_marker_stack(struct fx_profile *p, fx_thread_id id, fx_stack_id s
             return FX_ENOMEM;
         memset(c, 0xff, (size_t)m->cap * sizeof(*c)); /* every row FX_NONE_ID */
         m->cause_stack = c;
-        fx_profile_thread_recount(p, &p->threads[thread]);
+        fx_profile_thread_recount(p, p->threads[thread]);
     }
     m->cause_stack[m->count - 1] = stack.i;
     return FX_OK;
@@ -516,6 +529,6 @@ size_t fx_profile_memory_recount(const struct fx_profile *p)
 {
     size_t n = memory_but_threads(p);
     for (uint32_t i = 0; i < p->nthreads; i++)
-        n += fx_profile_thread_memory(&p->threads[i]);
+        n += fx_profile_thread_memory(p->threads[i]);
     return n;
 }

@@ -111,12 +111,12 @@ void fx_live_destroy(struct fx_live *l)
 static int row_add(struct fx_profile *p, uint32_t thread, int64_t t, uint32_t stack, int64_t bytes,
                    uint64_t address)
 {
-    struct fx_allocs *a = &p->threads[thread].allocs;
+    struct fx_allocs *a = &p->threads[thread]->allocs;
     struct fx_col cols[FX_MAX_COLS];
     uint32_t cap = a->cap;
     int rc = fx_profile_grow(&a->cap, a->count, cols, fx_allocs_cols(a, cols));
     if (a->cap != cap)
-        fx_profile_thread_recount(p, &p->threads[thread]);
+        fx_profile_thread_recount(p, p->threads[thread]);
     if (rc != FX_OK)
         return rc;
     uint32_t i = a->count++;
@@ -159,7 +159,7 @@ uint64_t fx_profile_alloc_count(const struct fx_profile *p)
 {
     uint64_t n = 0;
     for (uint32_t i = 0; i < p->nthreads; i++)
-        n += p->threads[i].allocs.count;
+        n += p->threads[i]->allocs.count;
     return n;
 }
 
@@ -227,7 +227,7 @@ static bool free_orphaned(const struct fx_allocs *a, uint32_t i, uint32_t out,
 
 uint32_t fx_profile_drop_allocs(struct fx_profile *p, uint32_t thread, int64_t t)
 {
-    struct fx_allocs *a = &p->threads[thread].allocs;
+    struct fx_allocs *a = &p->threads[thread]->allocs;
     uint32_t k = 0;
     while (k < a->count && a->time_ns[k] < t)
         k++;

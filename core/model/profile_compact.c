@@ -59,7 +59,7 @@ static void thread_stack_columns(struct fx_thread *t, stack_column_fn fn, void *
 static void each_stack_column(struct fx_profile *p, stack_column_fn fn, void *arg)
 {
     for (uint32_t t = 0; t < p->nthreads; t++)
-        thread_stack_columns(&p->threads[t], fn, arg);
+        thread_stack_columns(p->threads[t], fn, arg);
     fn(p->live.stack, p->live.cap, arg);
 }
 
@@ -171,7 +171,7 @@ static bool is_str_field(const struct fx_marker_schema *s, unsigned f)
 static int markers_strings(struct fx_profile *q, struct fx_profile *p, struct remap *m, bool apply)
 {
     for (uint32_t t = 0; t < p->nthreads; t++) {
-        struct fx_markers *mk = &p->threads[t].markers;
+        struct fx_markers *mk = &p->threads[t]->markers;
         for (uint32_t i = 0; i < mk->count; i++) {
             uint32_t *ids[1 + FX_MARKER_MAX_FIELDS] = {&mk->name[i]};
             unsigned n = 1;

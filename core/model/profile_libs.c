@@ -12,6 +12,7 @@
 #include "fx_alloc.h"
 #include "fx_profile.h"
 #include "fx_profile_internal.h"
+#include "fx_profile_model.h"
 
 uint32_t fx_profile_lib_find(const struct fx_profile *p, const char *name, size_t n)
 {

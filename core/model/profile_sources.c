@@ -48,7 +48,7 @@ int fx_profile_source_heat(const struct fx_profile *p, double *heat, bool *named
     for (uint32_t th = 0; th < p->nthreads; th++) {
         if (fx_profile_thread_left_out(p, (fx_thread_id){th}))
             continue;
-        const struct fx_thread *t = &p->threads[th];
+        const struct fx_thread *t = p->threads[th];
         for (uint32_t i = 0; i < t->samples.count; i++) {
             double w = weight_of(t, i);
             ++tick;

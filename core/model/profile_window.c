@@ -55,7 +55,7 @@ int64_t fx_profile_oldest_sample(const struct fx_profile *p)
     for (uint32_t i = 0; i < p->nthreads; i++) {
         for (unsigned k = 0; k < ROW_TABLES; k++) {
             const int64_t *time;
-            if (row_times(&p->threads[i], k, &time) && time[0] < oldest)
+            if (row_times(p->threads[i], k, &time) && time[0] < oldest)
                 oldest = time[0];
         }
     }
@@ -68,7 +68,7 @@ static int64_t newest_sample(const struct fx_profile *p)
     for (uint32_t i = 0; i < p->nthreads; i++) {
         for (unsigned k = 0; k < ROW_TABLES; k++) {
             const int64_t *time;
-            uint32_t n = row_times(&p->threads[i], k, &time);
+            uint32_t n = row_times(p->threads[i], k, &time);
             if (n && time[n - 1] > newest)
                 newest = time[n - 1];
         }
@@ -82,7 +82,7 @@ static uint64_t count_before(const struct fx_profile *p, int64_t t)
     for (uint32_t i = 0; i < p->nthreads; i++) {
         for (unsigned k = 0; k < ROW_TABLES; k++) {
             const int64_t *time;
-            uint32_t rows = row_times(&p->threads[i], k, &time);
+            uint32_t rows = row_times(p->threads[i], k, &time);
             n += first_at_or_after(time, rows, t);
         }
     }
@@ -203,8 +203,10 @@ uint64_t fx_profile_drop_before(struct fx_profile *p, int64_t t_ns)
     if (p->packed) /* packed markers are not dropped: nothing is, so all stays consistent */
         return 0;
     for (uint32_t i = 0; i < p->nthreads; i++) {
-        dropped += drop_samples(&p->threads[i].samples, t_ns);
-        drop_markers(p, &p->threads[i].markers, t_ns);
+        if (!fx_profile_thread_ok(p, i)) /* p->vacant: nothing to drop, and never written */
+            continue;
+        dropped += drop_samples(&p->threads[i]->samples, t_ns);
+        drop_markers(p, &p->threads[i]->markers, t_ns);
         fx_profile_drop_allocs(p, i, t_ns);
     }
     for (uint32_t i = 0; i < p->ncounters; i++)
@@ -330,27 +332,27 @@ static bool shows_nothing(const struct fx_thread *t)
 static bool thread_is_alias(const struct fx_profile *p, uint32_t i)
 {
     uint32_t m = p->main_thread;
-    return m < p->nthreads && m != i && p->threads[m].tid == p->threads[i].tid &&
-           shows_nothing(&p->threads[i]) && !shows_nothing(&p->threads[m]);
+    return m < p->nthreads && m != i && p->threads[m]->tid == p->threads[i]->tid &&
+           shows_nothing(p->threads[i]) && !shows_nothing(p->threads[m]);
 }
 
 bool fx_profile_thread_left_out(const struct fx_profile *p, fx_thread_id thread)
 {
     uint32_t i = thread.i;
-    return !fx_profile_thread_ok(p, i) || fx_profile_thread_gone(p, &p->threads[i]) ||
+    return !fx_profile_thread_ok(p, i) || fx_profile_thread_gone(p, p->threads[i]) ||
            thread_is_alias(p, i);
 }
 
 bool fx_profile_thread_is_companion(const struct fx_profile *p, fx_thread_id thread)
 {
-    return fx_profile_thread_ok(p, thread.i) && p->threads[thread.i].companion_of != 0;
+    return fx_profile_thread_ok(p, thread.i) && p->threads[thread.i]->companion_of != 0;
 }
 
 uint32_t fx_profile_threads_without_samples(const struct fx_profile *p)
 {
     uint32_t n = 0;
     for (uint32_t i = 0; i < p->nthreads; i++)
-        n += p->threads[i].samples.count == 0 && !fx_profile_thread_left_out(p, (fx_thread_id){i});
+        n += p->threads[i]->samples.count == 0 && !fx_profile_thread_left_out(p, (fx_thread_id){i});
     return n;
 }
 
@@ -358,7 +360,7 @@ uint32_t fx_profile_threads_aliased(const struct fx_profile *p)
 {
     uint32_t n = 0;
     for (uint32_t i = 0; i < p->nthreads; i++)
-        n += fx_profile_thread_ok(p, i) && !fx_profile_thread_gone(p, &p->threads[i]) &&
+        n += fx_profile_thread_ok(p, i) && !fx_profile_thread_gone(p, p->threads[i]) &&
              thread_is_alias(p, i);
     return n;
 }
@@ -409,11 +411,12 @@ void fx_profile_totals(const struct fx_profile *p, struct fx_profile_totals *out
     memset(out, 0, sizeof(*out));
     for (uint32_t i = 0; i < p->nthreads; i++)
         if (!fx_profile_thread_left_out(p, (fx_thread_id){i}))
-            thread_totals(p, &p->threads[i], out);
+            thread_totals(p, p->threads[i], out);
 }
 
 static void copy_threads(struct fx_profile *d, const struct fx_profile *s, bool *ok)
 {
+    fx_profile_vacant_init(d); /* d has no vacant slot, but a profile's vacant track is set */
     d->threads = fx_calloc(s->nthreads ? s->nthreads : 1, sizeof(*d->threads));
     *ok = *ok && d->threads;
     d->threads_cap = d->threads ? (s->nthreads ? s->nthreads : 1) : 0;
@@ -426,11 +429,15 @@ static void copy_threads(struct fx_profile *d, const struct fx_profile *s, bool 
         if (i == s->main_thread)
             d->main_thread = d->nthreads;
         at[i] = d->nthreads + 1;
-        copy_thread(&d->threads[d->nthreads++], &s->threads[i], ok);
+        struct fx_thread *t = fx_calloc(1, sizeof(*t));
+        *ok = t != NULL;
+        d->threads[d->nthreads++] = t; /* NULL: fx_profile_free skips it */
+        if (t)
+            copy_thread(t, s->threads[i], ok);
     }
     for (uint32_t i = 0; *ok && i < d->nthreads; i++) {
-        uint32_t o = d->threads[i].companion_of;
-        d->threads[i].companion_of = o != 0 && o - 1 < s->nthreads ? at[o - 1] : 0;
+        uint32_t o = d->threads[i]->companion_of;
+        d->threads[i]->companion_of = o != 0 && o - 1 < s->nthreads ? at[o - 1] : 0;
     }
     fx_free(at);
 }

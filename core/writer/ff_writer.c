@@ -255,7 +255,7 @@ static void write_thread(const struct fx_ff_ctx *w, uint32_t index)
 {
     struct fx_json *j = w->j;
     const struct fx_profile *p = w->p;
-    const struct fx_thread *t = &p->threads[index];
+    const struct fx_thread *t = p->threads[index];
     fx_json_obj_begin(j);
     write_thread_head(w, index, w->index[index] == w->main_thread, t->tid);
     int64_t reg = rel_us(p, t->register_ns);

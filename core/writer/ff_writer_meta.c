@@ -188,7 +188,7 @@ static void write_visible_threads(struct fx_json *j, const struct fx_ff_ctx *w)
     unsigned n = 0;
     for (int strict = 1; strict >= 0 && !n; strict--) {
         for (uint32_t t = 0; t < p->nthreads; t++) {
-            uint64_t c = visible_score(p, &p->threads[t], strict);
+            uint64_t c = visible_score(p, p->threads[t], strict);
             if (!c)
                 continue;
             if (n == MAX_VISIBLE && c <= score[n - 1])

@@ -53,10 +53,10 @@ static void mark_run(uint32_t *repeat, const struct name_row *rows, uint32_t a, 
 static uint32_t written_owner(const struct fx_ff_ctx *w, uint32_t i)
 {
     const struct fx_profile *p = w->p;
-    uint32_t o = p->threads[i].companion_of;
+    uint32_t o = p->threads[i]->companion_of;
     if (o == 0 || o - 1 >= p->nthreads || o - 1 == i || w->index[o - 1] == UINT32_MAX ||
-        w->index[i] == UINT32_MAX || p->threads[o - 1].tid != p->threads[i].tid ||
-        p->threads[o - 1].companion_of != 0)
+        w->index[i] == UINT32_MAX || p->threads[o - 1]->tid != p->threads[i]->tid ||
+        p->threads[o - 1]->companion_of != 0)
         return UINT32_MAX;
     return o - 1;
 }
@@ -106,7 +106,7 @@ int fx_ff_writer_threads_prepare(struct fx_ff_ctx *w)
     for (uint32_t i = 0; i < p->nthreads; i++) {
         if (w->index[i] == UINT32_MAX || owner[i] != UINT32_MAX)
             continue; /* a companion is named after its owner */
-        const struct fx_thread *t = &p->threads[i];
+        const struct fx_thread *t = p->threads[i];
         rows[n++] = (struct name_row){t->name ? t->name : "", t->tid, i};
     }
     w->main_thread = p->main_thread < p->nthreads && w->index[p->main_thread] != UINT32_MAX
@@ -129,7 +129,7 @@ int fx_ff_writer_threads_prepare(struct fx_ff_ctx *w)
  * frees it); NULL when out of memory. */
 static char *track_name(const struct fx_ff_ctx *w, uint32_t index, char *buf, size_t cap)
 {
-    const struct fx_thread *t = &w->p->threads[index];
+    const struct fx_thread *t = w->p->threads[index];
     const char *name = t->name ? t->name : "";
     uint32_t r = w->repeat[index];
     char suffix[64] = "";
@@ -148,7 +148,7 @@ static char *track_name(const struct fx_ff_ctx *w, uint32_t index, char *buf, si
 
 void fx_ff_writer_track_name(const struct fx_ff_ctx *w, uint32_t index)
 {
-    const struct fx_thread *t = &w->p->threads[index];
+    const struct fx_thread *t = w->p->threads[index];
     uint32_t owner = written_owner(w, index);
     char small[256];
     /* A companion: its owner's track name as written, then its own suffix. */

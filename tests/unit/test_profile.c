@@ -149,8 +149,8 @@ START_TEST(test_profile_invalid_ids_are_rejected)
                      FX_EINVAL);
     ck_assert_int_eq(fx_profile_marker(p, t, str(p, "m"), 4, 0, 0, 0, FX_SCHEMA_NONE, NULL),
                      FX_EINVAL);
-    ck_assert_uint_eq(p->threads[t.i].samples.count, 0);
-    ck_assert_uint_eq(p->threads[t.i].markers.count, 0);
+    ck_assert_uint_eq(p->threads[t.i]->samples.count, 0);
+    ck_assert_uint_eq(p->threads[t.i]->markers.count, 0);
     fx_profile_free(p);
 }
 END_TEST
@@ -240,7 +240,7 @@ START_TEST(test_profile_samples_clamped_to_non_decreasing)
     for (int i = 0; i < 6; i++)
         ck_assert_int_eq(fx_profile_sample(p, t, times[i], FX_STACK_NONE, 10, 1), FX_OK);
     int64_t want[] = {100, 200, 200, 300, 300, 400};
-    const struct fx_samples *s = &p->threads[t.i].samples;
+    const struct fx_samples *s = &p->threads[t.i]->samples;
     ck_assert_uint_eq(s->count, 6);
     for (int i = 0; i < 6; i++)
         ck_assert_int_eq(s->time_ns[i], want[i]);
@@ -256,7 +256,7 @@ START_TEST(test_profile_cpu_delta_saturates_and_keeps_unknown)
     int64_t in[] = {0, 5, -1, (int64_t)UINT32_MAX, INT64_MAX, (int64_t)UINT32_MAX - 2};
     for (int i = 0; i < 6; i++)
         ck_assert_int_eq(fx_profile_sample(p, t, i, FX_STACK_NONE, in[i], 1), FX_OK);
-    const uint32_t *c = p->threads[t.i].samples.cpu_ns;
+    const uint32_t *c = p->threads[t.i]->samples.cpu_ns;
     ck_assert_uint_eq(c[0], 0);
     ck_assert_uint_eq(c[1], 5);
     ck_assert_uint_eq(c[2], FX_CPU_UNKNOWN);
@@ -275,13 +275,13 @@ START_TEST(test_profile_weight_column_only_when_needed)
         ck_assert_int_eq(fx_profile_sample(p, a, i, FX_STACK_NONE, 0, 1), FX_OK);
         ck_assert_int_eq(fx_profile_sample(p, b, i, FX_STACK_NONE, 0, 1), FX_OK);
     }
-    ck_assert_ptr_null(p->threads[a.i].samples.weight);
-    ck_assert_ptr_null(p->threads[b.i].samples.weight);
+    ck_assert_ptr_null(p->threads[a.i]->samples.weight);
+    ck_assert_ptr_null(p->threads[b.i]->samples.weight);
     size_t before = fx_profile_memory(p);
     ck_assert_int_eq(fx_profile_sample(p, b, 100, FX_STACK_NONE, 0, 3), FX_OK);
     ck_assert_int_eq(fx_profile_sample(p, b, 101, FX_STACK_NONE, 0, 1), FX_OK);
-    ck_assert_ptr_null(p->threads[a.i].samples.weight);
-    const uint32_t *w = p->threads[b.i].samples.weight;
+    ck_assert_ptr_null(p->threads[a.i]->samples.weight);
+    const uint32_t *w = p->threads[b.i]->samples.weight;
     ck_assert_ptr_nonnull(w);
     for (int i = 0; i < 100; i++)
         ck_assert_uint_eq(w[i], 1);
@@ -313,10 +313,10 @@ static struct shape shape_of(const struct fx_profile *p)
     s.schemas = p->nschemas;
     s.counters = p->ncounters;
     for (uint32_t t = 0; t < p->nthreads; t++) {
-        s.samples += p->threads[t].samples.count;
-        s.markers += p->threads[t].markers.count;
-        s.values += p->threads[t].markers.nvalues;
-        s.weight |= p->threads[t].samples.weight != NULL;
+        s.samples += p->threads[t]->samples.count;
+        s.markers += p->threads[t]->markers.count;
+        s.values += p->threads[t]->markers.nvalues;
+        s.weight |= p->threads[t]->samples.weight != NULL;
     }
     for (uint32_t c = 0; c < p->ncounters; c++)
         s.counter_samples += p->counters[c].count;
@@ -494,7 +494,7 @@ START_TEST(test_profile_markers_keep_values_and_phase_times)
         ck_assert_int_eq(fx_profile_schema(p, &bad_schema, &again), FX_EINVAL);
     }
     ck_assert_uint_eq(p->nschemas, 1);
-    const struct fx_markers *m = &p->threads[t.i].markers;
+    const struct fx_markers *m = &p->threads[t.i]->markers;
     ck_assert_uint_eq(m->count, 2);
     ck_assert_int_eq(m->end_ns[0], 9);
     ck_assert_int_eq(m->start_ns[1], 7);
@@ -534,9 +534,9 @@ START_TEST(test_profile_meta_and_extra_setters_replace_values)
     fx_profile_set_main_thread(p, b);
     ck_assert_uint_eq(p->main_thread, b.i);
     ck_assert_int_eq(fx_profile_thread_set_name(p, a, "renamed"), FX_OK);
-    ck_assert_str_eq(p->threads[a.i].name, "renamed");
+    ck_assert_str_eq(p->threads[a.i]->name, "renamed");
     fx_profile_thread_unregister(p, a, 77);
-    ck_assert(p->threads[a.i].unregistered);
+    ck_assert(p->threads[a.i]->unregistered);
     ck_assert_uint_eq(fx_profile_thread_count(p), 2);
     fx_profile_free(p);
     fx_profile_free(NULL);

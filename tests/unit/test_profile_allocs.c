@@ -54,13 +54,13 @@ START_TEST(test_profile_allocs_free_mirrors_its_allocation_on_the_allocating_thr
     ck_assert_int_eq(fx_profile_alloc_free(p, 130, 7), FX_OK);
     ck_assert_int_eq(fx_profile_alloc_free(p, 140, 7), FX_ENOTFOUND); /* freed already */
     ck_assert_int_eq(fx_profile_alloc_free(p, 140, 99), FX_ENOTFOUND);
-    const struct fx_allocs *r = &p->threads[t1.i].allocs;
+    const struct fx_allocs *r = &p->threads[t1.i]->allocs;
     ck_assert_uint_eq(r->count, 2);
     ck_assert_int_eq(r->bytes[1], -1000);
     ck_assert_uint_eq(r->address[1], 7);
     ck_assert_uint_eq(r->stack[1], a.i);
     ck_assert_int_eq(r->time_ns[1], 130);
-    ck_assert_uint_eq(p->threads[t2.i].allocs.count, 1);
+    ck_assert_uint_eq(p->threads[t2.i]->allocs.count, 1);
     ck_assert_uint_eq(fx_profile_alloc_live(p), 1);
     ck_assert_uint_eq(fx_profile_alloc_count(p), 3);
     fx_profile_free(p);
@@ -81,7 +81,7 @@ START_TEST(test_profile_allocs_live_map_survives_growth_and_deletion)
     for (uint64_t i = 2; i <= 5000; i += 2)
         ck_assert_int_eq(fx_profile_alloc_free(p, 7000, i * 977), FX_OK);
     ck_assert_uint_eq(fx_profile_alloc_live(p), 0);
-    ck_assert_uint_eq(p->threads[t.i].allocs.count, 10000);
+    ck_assert_uint_eq(p->threads[t.i]->allocs.count, 10000);
     fx_profile_free(p);
 }
 END_TEST
@@ -101,7 +101,7 @@ START_TEST(test_profile_allocs_drop_keeps_allocation_and_free_together)
     ck_assert_int_eq(fx_profile_alloc(p, t, 320, a, 40, 4), FX_OK); /* alive, kept */
     ck_assert_int_eq(fx_profile_cut_time(p, 2), 111);
     ck_assert_uint_eq(fx_profile_drop_before(p, 200), 0); /* no samples dropped */
-    const struct fx_allocs *r = &p->threads[t.i].allocs;
+    const struct fx_allocs *r = &p->threads[t.i]->allocs;
     ck_assert_uint_eq(r->count, 3);
     uint64_t want_addr[] = {3, 3, 4};
     int64_t want_bytes[] = {30, -30, 40};
@@ -115,7 +115,7 @@ START_TEST(test_profile_allocs_drop_keeps_allocation_and_free_together)
     ck_assert_int_eq(fx_profile_oldest_sample(p), 250);
     fx_profile_drop_before(p, INT64_MAX);
     ck_assert_uint_eq(fx_profile_alloc_count(p), 0);
-    ck_assert_uint_eq(p->threads[t.i].allocs.cap, 0); /* memory given back */
+    ck_assert_uint_eq(p->threads[t.i]->allocs.cap, 0); /* memory given back */
     fx_profile_free(p);
 }
 END_TEST
@@ -135,10 +135,10 @@ START_TEST(test_profile_allocs_compaction_walks_allocation_stacks)
     ck_assert_int_eq(fx_profile_alloc_free(p, 120, 1), FX_OK);
     ck_assert_int_eq(fx_profile_compact(p), FX_OK);
     ck_assert_uint_eq(p->stacks.count, 2);
-    const struct fx_allocs *r = &p->threads[t.i].allocs;
+    const struct fx_allocs *r = &p->threads[t.i]->allocs;
     for (unsigned i = 0; i < r->count; i++)
         ck_assert_str_eq(stack_name(p, r->stack[i]), "byte[]");
-    ck_assert_str_eq(stack_name(p, p->threads[t.i].samples.stack[0]), "int[]");
+    ck_assert_str_eq(stack_name(p, p->threads[t.i]->samples.stack[0]), "int[]");
     ck_assert_int_eq(fx_profile_alloc_free(p, 130, 2), FX_OK);
     ck_assert_str_eq(stack_name(p, r->stack[r->count - 1]), "byte[]");
     fx_profile_free(p);
@@ -157,7 +157,7 @@ START_TEST(test_profile_allocs_memory_counts_rows_and_snapshot_copies_them)
     struct fx_profile *s = fx_profile_snapshot(p);
     ck_assert_ptr_nonnull(s);
     ck_assert_uint_eq(fx_profile_alloc_count(s), 1000);
-    ck_assert_int_eq(memcmp(s->threads[0].allocs.address, p->threads[t.i].allocs.address,
+    ck_assert_int_eq(memcmp(s->threads[0]->allocs.address, p->threads[t.i]->allocs.address,
                             1000 * sizeof(uint64_t)),
                      0);
     fx_profile_free(s);

@@ -145,7 +145,7 @@ START_TEST(test_profile_compact_keeps_what_samples_and_markers_reach)
     struct fx_profile *p = half_dropped(&t1);
     char before[5][1024], after[1024];
     for (int i = 0; i < 5; i++) {
-        const struct fx_samples *s = &p->threads[i % 2 ? 1 : 0].samples;
+        const struct fx_samples *s = &p->threads[i % 2 ? 1 : 0]->samples;
         stack_text(p, s->stack[i / 2], before[i], sizeof(before[i]));
     }
     uint32_t gen = fx_profile_generation(p);
@@ -157,12 +157,12 @@ START_TEST(test_profile_compact_keeps_what_samples_and_markers_reach)
     ck_assert_uint_eq(p->funcs.count, 5 * DEPTH);
     ck_assert_uint_eq(p->strings.count, 5 * DEPTH + 2); /* + the marker's two strings */
     for (int i = 0; i < 5; i++) {
-        const struct fx_samples *s = &p->threads[i % 2 ? 1 : 0].samples;
+        const struct fx_samples *s = &p->threads[i % 2 ? 1 : 0]->samples;
         stack_text(p, s->stack[i / 2], after, sizeof(after));
         ck_assert_str_eq(after, before[i]);
         ck_assert_uint_eq(s->cpu_ns[i / 2], 7);
     }
-    const struct fx_markers *m = &p->threads[t1.i].markers;
+    const struct fx_markers *m = &p->threads[t1.i]->markers;
     ck_assert_uint_eq(m->count, 1);
     ck_assert_str_eq(fx_profile_string_at(p, (fx_str_id){m->name[0]}, NULL), "open request");
     ck_assert_str_eq(fx_profile_string_at(p, m->values[m->values_at[0]].s, NULL), "GET /index");
@@ -183,13 +183,13 @@ START_TEST(test_profile_compact_keeps_and_remaps_marker_cause_stacks)
     stack_text(p, cause.i, before, sizeof(before));
     ck_assert_int_eq(fx_profile_compact(p), FX_OK);
     ck_assert_uint_eq(p->stacks.count, 5 * DEPTH + DEPTH); /* period 2's and the cause's */
-    const struct fx_markers *m = &p->threads[t1.i].markers;
+    const struct fx_markers *m = &p->threads[t1.i]->markers;
     ck_assert_ptr_nonnull(m->cause_stack);
     stack_text(p, m->cause_stack[0], after, sizeof(after));
     ck_assert_str_eq(after, before);
     struct fx_profile *copy = fx_profile_snapshot(p);
     ck_assert_ptr_nonnull(copy);
-    stack_text(copy, copy->threads[0].markers.cause_stack[0], after, sizeof(after));
+    stack_text(copy, copy->threads[0]->markers.cause_stack[0], after, sizeof(after));
     ck_assert_str_eq(after, before);
     fx_profile_free(copy);
     fx_profile_free(p);
@@ -205,7 +205,7 @@ START_TEST(test_profile_compact_rebuilt_index_finds_kept_rows_and_adds_new_ones)
     fx_stack_id again;
     ck_assert_int_eq(distinct_stack(p, 2, 0, &again), FX_OK); /* kept: found, not added */
     ck_assert_uint_eq(p->stacks.count, stacks);
-    ck_assert_uint_eq(again.i, p->threads[t1.i].samples.stack[0]);
+    ck_assert_uint_eq(again.i, p->threads[t1.i]->samples.stack[0]);
     fx_stack_id fresh;
     ck_assert_int_eq(distinct_stack(p, 0, 0, &fresh), FX_OK); /* dropped: added again */
     ck_assert_uint_eq(p->stacks.count, stacks + DEPTH);
@@ -218,7 +218,7 @@ START_TEST(test_profile_compact_out_of_memory_changes_nothing)
     fx_thread_id t1;
     struct fx_profile *p = half_dropped(&t1);
     uint32_t stacks = p->stacks.count, gen = fx_profile_generation(p);
-    uint32_t first = p->threads[t1.i].samples.stack[0];
+    uint32_t first = p->threads[t1.i]->samples.stack[0];
     int rc = FX_ENOMEM;
     long n;
     for (n = 1; n < 10000 && rc != FX_OK; n++) {
@@ -229,7 +229,7 @@ START_TEST(test_profile_compact_out_of_memory_changes_nothing)
             ck_assert_int_eq(rc, FX_ENOMEM);
             ck_assert_uint_eq(p->stacks.count, stacks);
             ck_assert_uint_eq(fx_profile_generation(p), gen);
-            ck_assert_uint_eq(p->threads[t1.i].samples.stack[0], first);
+            ck_assert_uint_eq(p->threads[t1.i]->samples.stack[0], first);
         }
     }
     ck_assert_int_eq(rc, FX_OK);
@@ -246,10 +246,10 @@ START_TEST(test_profile_compact_snapshot_taken_before_stays_valid)
     struct fx_profile *copy = fx_profile_snapshot(p);
     ck_assert_ptr_nonnull(copy);
     char before[1024], after[1024];
-    stack_text(copy, copy->threads[0].samples.stack[0], before, sizeof(before));
+    stack_text(copy, copy->threads[0]->samples.stack[0], before, sizeof(before));
     fx_profile_drop_before(p, INT64_MAX);
     ck_assert_int_eq(fx_profile_compact(p), FX_OK);
-    stack_text(copy, copy->threads[0].samples.stack[0], after, sizeof(after));
+    stack_text(copy, copy->threads[0]->samples.stack[0], after, sizeof(after));
     ck_assert_str_eq(after, before);
     ck_assert_uint_eq(copy->stacks.count, 15 * DEPTH);
     fx_profile_free(copy);

@@ -12,23 +12,10 @@
 #include "fx_ff_writer.h"
 #include "fx_profile.h"
 #include "fx_sink.h"
+#include "unit_profile.h"
 
 /* core/ keeps the model's layout private; its own tests read the tables. */
 #include "../../core/model/fx_profile_internal.h"
-
-static fx_stack_id label(struct fx_profile *p, const char *name)
-{
-    fx_stack_id s = FX_STACK_NONE;
-    ck_assert_int_eq(fx_profile_label_stack(p, name, FX_CAT_JAVA, &s), FX_OK);
-    return s;
-}
-
-static fx_thread_id thread(struct fx_profile *p, const char *name, int64_t tid)
-{
-    fx_thread_id t = {FX_NONE_ID};
-    ck_assert_int_eq(fx_profile_thread_add(p, name, tid, 0, &t), FX_OK);
-    return t;
-}
 
 /* n samples at times first, first + step, ... with stack s and CPU delta = the index. */
 static void samples(struct fx_profile *p, fx_thread_id t, fx_stack_id s, int64_t first,
@@ -36,15 +23,6 @@ static void samples(struct fx_profile *p, fx_thread_id t, fx_stack_id s, int64_t
 {
     for (uint32_t i = 0; i < n; i++)
         ck_assert_int_eq(fx_profile_sample(p, t, first + i * step, s, i, weight), FX_OK);
-}
-
-static char *json_of(const struct fx_profile *p, size_t *len)
-{
-    struct fx_membuf mb = {0};
-    struct fx_errbuf eb = {{0}};
-    ck_assert_int_eq(fx_ff_write(p, fx_membuf_sink(&mb), &eb), FX_OK);
-    *len = mb.len;
-    return mb.data;
 }
 
 START_TEST(test_profile_window_cut_time_is_the_nth_oldest_sample_plus_one)
@@ -78,7 +56,7 @@ START_TEST(test_profile_window_drop_before_keeps_newer_samples_with_their_column
     samples(p, t1, b, 150, 10, 5, 3); /* weights: the weight column exists */
     samples(p, t2, a, 100, 100, 3, 1);
     ck_assert_uint_eq(fx_profile_drop_before(p, 160), 6 + 1);
-    const struct fx_samples *s = &p->threads[t1.i].samples;
+    const struct fx_samples *s = &p->threads[t1.i]->samples;
     ck_assert_uint_eq(s->count, 4);
     ck_assert_int_eq(s->time_ns[0], 160);
     ck_assert_int_eq(s->time_ns[3], 190);
@@ -87,14 +65,14 @@ START_TEST(test_profile_window_drop_before_keeps_newer_samples_with_their_column
     ck_assert_uint_eq(s->cpu_ns[3], 4);
     ck_assert_ptr_nonnull(s->weight);
     ck_assert_uint_eq(s->weight[0], 3);
-    ck_assert_uint_eq(p->threads[t2.i].samples.count, 2);
-    ck_assert_int_eq(p->threads[t2.i].samples.time_ns[0], 200);
+    ck_assert_uint_eq(p->threads[t2.i]->samples.count, 2);
+    ck_assert_int_eq(p->threads[t2.i]->samples.time_ns[0], 200);
     ck_assert_uint_eq(fx_profile_sample_count(p), 6);
     /* Nothing older: nothing dropped; the model still takes samples after a drop. */
     ck_assert_uint_eq(fx_profile_drop_before(p, 160), 0);
     samples(p, t1, a, 200, 1, 3, 1);
-    ck_assert_uint_eq(p->threads[t1.i].samples.count, 7);
-    ck_assert_uint_eq(p->threads[t1.i].samples.weight[6], 1);
+    ck_assert_uint_eq(p->threads[t1.i]->samples.count, 7);
+    ck_assert_uint_eq(p->threads[t1.i]->samples.weight[6], 1);
     /* Ids stay valid: the strings and stacks of dropped samples remain interned. */
     ck_assert_uint_eq(label(p, "a").i, a.i);
     fx_profile_free(p);
@@ -108,17 +86,17 @@ START_TEST(test_profile_window_drop_gives_sample_memory_back)
     fx_thread_id t = thread(p, "t", 1);
     samples(p, t, a, 0, 1, 4096, 1);
     size_t full = fx_profile_memory(p);
-    ck_assert_uint_eq(p->threads[t.i].samples.cap, 4096);
+    ck_assert_uint_eq(p->threads[t.i]->samples.cap, 4096);
     ck_assert_uint_eq(fx_profile_drop_before(p, fx_profile_cut_time(p, 2048)), 2048);
-    ck_assert_uint_eq(p->threads[t.i].samples.cap, 2048);
+    ck_assert_uint_eq(p->threads[t.i]->samples.cap, 2048);
     size_t half = fx_profile_memory(p);
     ck_assert_uint_lt(half, full);
     ck_assert_uint_ge(full - half, 2048 * 16); /* time 8 + stack 4 + cpu 4 per sample */
     ck_assert_uint_eq(fx_profile_drop_before(p, INT64_MAX), 2048);
-    ck_assert_uint_eq(p->threads[t.i].samples.cap, 0);
-    ck_assert_ptr_null(p->threads[t.i].samples.time_ns);
+    ck_assert_uint_eq(p->threads[t.i]->samples.cap, 0);
+    ck_assert_ptr_null(p->threads[t.i]->samples.time_ns);
     samples(p, t, a, 5000, 1, 20, 1);
-    ck_assert_uint_eq(p->threads[t.i].samples.count, 20);
+    ck_assert_uint_eq(p->threads[t.i]->samples.count, 20);
     fx_profile_free(p);
 }
 END_TEST
@@ -150,7 +128,7 @@ START_TEST(test_profile_window_drop_keeps_newer_markers_and_start_end_halves)
     marker(p, t, FX_PHASE_START, 5, 0, 4);      /* a half: kept */
     marker(p, t, FX_PHASE_INSTANT, 70, 0, 5);
     fx_profile_drop_before(p, 50);
-    const struct fx_markers *m = &p->threads[t.i].markers;
+    const struct fx_markers *m = &p->threads[t.i]->markers;
     ck_assert_uint_eq(m->count, 3);
     ck_assert_uint_eq(m->nvalues, 6);
     int64_t want[] = {3, 4, 5};
@@ -172,7 +150,7 @@ START_TEST(test_profile_window_drop_markers_in_runs_keeps_each_row_with_its_valu
     for (int i = 0; i < 12; i++)
         marker(p, t, FX_PHASE_INSTANT, i % 3 == 0 ? 10 + i : 100 + i, 0, 1000 + i);
     fx_profile_drop_before(p, 50);
-    const struct fx_markers *m = &p->threads[t.i].markers;
+    const struct fx_markers *m = &p->threads[t.i]->markers;
     ck_assert_uint_eq(m->count, 8);
     ck_assert_uint_eq(m->nvalues, 16);
     uint32_t r = 0;
@@ -289,9 +267,9 @@ START_TEST(test_profile_window_snapshot_leaves_out_ended_empty_threads)
     struct fx_profile *copy = fx_profile_snapshot(p);
     ck_assert_ptr_nonnull(copy);
     ck_assert_uint_eq(fx_profile_thread_count(copy), 3);
-    ck_assert_str_eq(copy->threads[0].name, "ended");
-    ck_assert_str_eq(copy->threads[1].name, "idle"); /* not ended: kept though empty */
-    ck_assert_str_eq(copy->threads[copy->main_thread].name, "main");
+    ck_assert_str_eq(copy->threads[0]->name, "ended");
+    ck_assert_str_eq(copy->threads[1]->name, "idle"); /* not ended: kept though empty */
+    ck_assert_str_eq(copy->threads[copy->main_thread]->name, "main");
     ck_assert_uint_eq(fx_profile_thread_count(p), 4); /* the original's indexes stay */
     (void)idle;
     fx_profile_free(copy);
@@ -317,9 +295,9 @@ START_TEST(test_profile_window_snapshot_keeps_empty_threads_of_the_window)
     struct fx_profile *copy = fx_profile_snapshot(p);
     ck_assert_ptr_nonnull(copy);
     ck_assert_uint_eq(fx_profile_thread_count(copy), 3);
-    ck_assert_str_eq(copy->threads[0].name, "busy");
-    ck_assert_str_eq(copy->threads[1].name, "sleeper");
-    ck_assert_str_eq(copy->threads[2].name, "brief"); /* ended in the window: kept */
+    ck_assert_str_eq(copy->threads[0]->name, "busy");
+    ck_assert_str_eq(copy->threads[1]->name, "sleeper");
+    ck_assert_str_eq(copy->threads[2]->name, "brief"); /* ended in the window: kept */
     ck_assert_uint_eq(fx_profile_threads_without_samples(copy), 2);
     (void)old, (void)sleeper;
     fx_profile_free(copy);
@@ -342,8 +320,8 @@ START_TEST(test_profile_window_snapshot_leaves_out_empty_alias_of_main)
     struct fx_profile *copy = fx_profile_snapshot(p);
     ck_assert_ptr_nonnull(copy);
     ck_assert_uint_eq(fx_profile_thread_count(copy), 2);
-    ck_assert_str_eq(copy->threads[0].name, "main");
-    ck_assert_str_eq(copy->threads[1].name, "sleeper");
+    ck_assert_str_eq(copy->threads[0]->name, "main");
+    ck_assert_str_eq(copy->threads[1]->name, "sleeper");
     ck_assert_uint_eq(copy->main_thread, 0);
     fx_profile_free(copy);
     samples(p, djvm, a, 20, 1, 1, 1);
@@ -375,7 +353,7 @@ START_TEST(test_profile_window_released_threads_go_with_the_window)
             samples(p, t, a, t0 + 10 + k, 1, 2, 1);
             fx_profile_thread_unregister(p, t, t0 + 12 + k);
             fx_profile_thread_release(p, t); /* its rows keep it until they are dropped */
-            ck_assert(!p->threads[t.i].vacant);
+            ck_assert(!p->threads[t.i]->vacant);
         }
         struct fx_profile *copy = fx_profile_snapshot(p);
         ck_assert_ptr_nonnull(copy);
@@ -387,8 +365,8 @@ START_TEST(test_profile_window_released_threads_go_with_the_window)
     }
     ck_assert_uint_le(fx_profile_thread_count(p), 51);
     ck_assert_uint_le(fx_profile_memory(p), first_memory);
-    ck_assert(!p->threads[live.i].vacant); /* still held by its owner */
-    ck_assert_str_eq(p->threads[live.i].name, "live");
+    ck_assert(!p->threads[live.i]->vacant); /* still held by its owner */
+    ck_assert_str_eq(p->threads[live.i]->name, "live");
     fx_profile_free(p);
 }
 END_TEST
@@ -414,9 +392,9 @@ START_TEST(test_profile_window_release_keeps_what_the_window_holds)
     ck_assert_uint_eq(fx_profile_thread_count(copy), 3); /* all three lived in the window */
     fx_profile_free(copy);
     fx_profile_drop_before(p, 200);
-    ck_assert(p->threads[empty.i].vacant);
-    ck_assert(p->threads[main.i].vacant);
-    ck_assert(!p->threads[held.i].vacant);
+    ck_assert(p->threads[empty.i]->vacant);
+    ck_assert(p->threads[main.i]->vacant);
+    ck_assert(!p->threads[held.i]->vacant);
     ck_assert_int_eq(fx_profile_sample(p, empty, 210, a, 0, 1), FX_EINVAL);
     ck_assert_int_eq(fx_profile_sample(p, held, 210, a, 0, 1), FX_OK);
     fx_thread_id next = thread(p, "next", 4);
@@ -425,7 +403,7 @@ START_TEST(test_profile_window_release_keeps_what_the_window_holds)
     copy = fx_profile_snapshot(p);
     ck_assert_uint_eq(fx_profile_thread_count(copy), 2);
     for (uint32_t i = 0; i < copy->nthreads; i++)
-        ck_assert_str_ne(copy->threads[i].name, "main"); /* freed, not written */
+        ck_assert_str_ne(copy->threads[i]->name, "main"); /* freed, not written */
     /* VM death writes the model itself: its vacant slot is left out, as the snapshot leaves it
      * (a thread without a name was written, which fxcheck refused). */
     size_t la, lb;
