@@ -160,8 +160,7 @@ struct fx_lib {
 };
 struct fx_libs {
     struct fx_lib *rows;
-    uint32_t count, cap;
-    size_t str_bytes; /* the rows' strings, kept as rows are added (fx_profile_libs_memory) */
+    uint32_t count, cap, str_bytes; /* str_bytes: the rows' strings (fx_profile_libs_memory) */
 };
 /* profile_libs.c: the library named by the n bytes at name, or FX_NONE_ID. */
 uint32_t fx_profile_lib_find(const struct fx_profile *p, const char *name, size_t n);

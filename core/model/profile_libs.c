@@ -72,10 +72,10 @@ static int lib_fill(struct fx_lib *b, const char *name, const char *path, const 
 }
 
 /* The bytes of a row's strings, as fx_profile_libs_memory counts them. */
-static size_t lib_bytes(const struct fx_lib *b)
+static uint32_t lib_bytes(const struct fx_lib *b)
 {
-    return strlen(b->name) + strlen(b->path) + strlen(b->breakpad_id) + 3 +
-           (b->code_id ? strlen(b->code_id) + 1 : 0);
+    return (uint32_t)(strlen(b->name) + strlen(b->path) + strlen(b->breakpad_id) + 3 +
+                      (b->code_id ? strlen(b->code_id) + 1 : 0));
 }
 
 static bool libs_room(struct fx_libs *l)
