@@ -8,7 +8,7 @@ its voluntary context switches (/proc/PID/task/TID/status of the thread named fx
 every 50 ms: a figure every build has), the start-up parts the agent times (kallsyms, GC
 attribution, markers and counters) and the load average at the start.
 usage: drain_cost.py --build DIR --jdk HOME [--jdk HOME] --so NAME=PATH [--so NAME=PATH]...
-       [--workload cpu|javac] [--rounds N] [--javac-files N] [--out DIR]
+       [--workload cpu|javac] [--rounds N] [--javac-files N] [--out DIR] [--src-zip MAJOR=PATH]
 cpu: java-test/bench CpuSingle rounds=60 (~1.5 s of CPU); javac: the first N java.base files of
 bench/stack_coverage.py's selection (needs the JDK's lib/src.zip)."""
 import argparse
@@ -46,8 +46,9 @@ def command(a, jdk, so, base):
                             "-version"], capture_output=True, text=True).stderr
     major = next(ln.split("=")[1].strip().split(".")[0] for ln in major.splitlines()
                  if "java.specification.version" in ln)
-    patch, files, _ = stack_coverage.prepare_javac(a.out, major,
-                                                   os.path.join(jdk, "lib", "src.zip"))
+    zips = dict(z.split("=", 1) for z in a.src_zip)
+    patch, files, _ = stack_coverage.prepare_javac(
+            a.out, major, zips.get(major) or os.path.join(jdk, "lib", "src.zip"))
     short = os.path.join(a.out, f"files-{major}-{a.javac_files}.txt")
     with open(files, encoding="utf-8") as f, open(short, "w", encoding="utf-8") as g:
         g.write("\n".join(f.read().splitlines()[:a.javac_files]) + "\n")
@@ -104,6 +105,9 @@ def main():
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--javac-files", type=int, default=150)
     ap.add_argument("--out", default="")
+    ap.add_argument("--src-zip", action="append", default=[],
+                    help="MAJOR=PATH of src.zip where the JDK has none (Debian's 17 without "
+                         "openjdk-17-source: its .deb's usr/lib/jvm/openjdk-17/lib/src.zip)")
     a = ap.parse_args()
     a.out = a.out or tempfile.mkdtemp(prefix="fxbench-drain.")
     for r in range(a.rounds):

@@ -90,22 +90,33 @@ static bool heap(JNIEnv *jni, int64_t *used, int64_t *committed)
     return true;
 }
 
-/* The second field of /proc/self/statm: resident pages. */
+/* The second field of /proc/self/statm: resident pages. The file stays open (the model's owner
+ * only) and each round reads it anew with pread at offset 0 (a seq_file regenerates there):
+ * open, read and close every 100 ms cost the drain thread ~4 % of its CPU on javac, more than
+ * the read (issue 31, docs/BENCHMARKS.md "The drain's CPU cut (session 20)"). A failed read
+ * closes it; the next round opens it again. */
 static bool rss(int64_t *bytes)
 {
+    static int fd = -1;
+    static long page;
     char buf[128];
-    int fd = open("/proc/self/statm", O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
+    if (fd < 0 && (fd = open("/proc/self/statm", O_RDONLY | O_CLOEXEC)) < 0)
         return false;
-    ssize_t n = read(fd, buf, sizeof(buf) - 1);
-    close(fd);
-    if (n <= 0)
+    ssize_t n = pread(fd, buf, sizeof(buf) - 1, 0);
+    if (n <= 0) {
+        close(fd);
+        fd = -1;
         return false;
+    }
     buf[n] = '\0';
-    unsigned long long size = 0, resident = 0;
-    if (sscanf(buf, "%llu %llu", &size, &resident) != 2)
+    char *end, *at; /* "size resident ...": both fields, as sscanf("%llu %llu") wanted */
+    (void)strtoull(buf, &at, 10);
+    unsigned long long resident = strtoull(at, &end, 10);
+    if (at == buf || end == at)
         return false;
-    *bytes = (int64_t)resident * sysconf(_SC_PAGESIZE);
+    if (page == 0)
+        page = sysconf(_SC_PAGESIZE);
+    *bytes = (int64_t)resident * page;
     return true;
 }
 
@@ -164,6 +175,12 @@ void fx_counters_sample(JNIEnv *jni, struct fx_profile *p, int64_t now_ns, bool 
     sample_rate(p, now_ns);
     co.last_ns = now_ns;
     co.rounds++;
+}
+
+bool fx_counters_due(const struct fx_profile *p, int64_t now_ns)
+{
+    return co.p != p || !co.registered || co.last_ns == 0 ||
+           now_ns - co.last_ns >= COUNTER_PERIOD_NS - COUNTER_SLACK_NS;
 }
 
 void fx_counters_report(struct fx_profile *p, const char *group)

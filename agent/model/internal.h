@@ -166,6 +166,8 @@ void fx_jit_info_idle(void);
 
 /* Samples every counter if `force` or if 100 ms have passed since the last sample. */
 void fx_counters_sample(JNIEnv *jni, struct fx_profile *p, int64_t now_ns, bool force);
+/* Whether fx_counters_sample(.., force false) would read anything now. */
+bool fx_counters_due(const struct fx_profile *p, int64_t now_ns);
 void fx_counters_report(struct fx_profile *p, const char *group);
 /* A new recording: the rounds and read errors start from zero. */
 void fx_counters_reset(void);

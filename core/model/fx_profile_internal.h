@@ -158,7 +158,7 @@ struct fx_lib {
 };
 struct fx_libs {
     struct fx_lib *rows;
-    uint32_t count, cap;
+    uint32_t count, cap, str_bytes; /* str_bytes: the rows' strings (fx_profile_libs_memory) */
 };
 /* profile_libs.c: the library named by the n bytes at name, or FX_NONE_ID. */
 uint32_t fx_profile_lib_find(const struct fx_profile *p, const char *name, size_t n);

@@ -292,6 +292,46 @@ START_TEST(test_profile_weight_column_only_when_needed)
 }
 END_TEST
 
+/* The libraries' share of fx_profile_memory is kept as rows are added (the drain reads it at
+ * every pass, issue 31): it must be what a count of every row's strings gives, in the model and
+ * in its snapshot (whose rows are copied). */
+static size_t libs_recount(const struct fx_libs *l)
+{
+    size_t n = (size_t)l->cap * sizeof(*l->rows);
+    for (uint32_t i = 0; i < l->count; i++) {
+        const struct fx_lib *b = &l->rows[i];
+        n += strlen(b->name) + strlen(b->path) + strlen(b->breakpad_id) + 3 +
+             (b->code_id ? strlen(b->code_id) + 1 : 0);
+    }
+    return n;
+}
+
+START_TEST(test_profile_memory_counts_library_strings)
+{
+    struct fx_profile *p = fx_profile_new();
+    char name[32], path[64];
+    for (int i = 0; i < 40; i++) { /* past the first capacity (16) */
+        snprintf(name, sizeof(name), "lib%d.so", i);
+        snprintf(path, sizeof(path), "/usr/lib/x86_64-linux-gnu/lib%d.so", i);
+        struct fx_lib_desc d = {.name = name,
+                                .path = i % 3 ? path : NULL,
+                                .build_id =
+                                        i % 2 ? "0123456789abcdef0123456789abcdef01234567" : NULL};
+        size_t before = fx_profile_memory(p);
+        ck_assert_int_eq(fx_profile_lib(p, &d), FX_OK);
+        ck_assert_int_eq(fx_profile_lib(p, &d), FX_OK); /* the same name: no new row */
+        ck_assert_uint_eq(fx_profile_libs_memory(&p->libs), libs_recount(&p->libs));
+        ck_assert_uint_gt(fx_profile_memory(p), before);
+    }
+    struct fx_profile *s = fx_profile_snapshot(p);
+    ck_assert_ptr_nonnull(s);
+    ck_assert_uint_eq(s->libs.count, 40);
+    ck_assert_uint_eq(fx_profile_libs_memory(&s->libs), libs_recount(&s->libs));
+    fx_profile_free(s);
+    fx_profile_free(p);
+}
+END_TEST
+
 /* Counts every row of every table: what "unchanged" means after a failed call. */
 struct shape {
     uint32_t strings, funcs, frames, stacks, resources, sources, threads, schemas, counters;
@@ -562,6 +602,7 @@ static Suite *profile_suite(void)
     tcase_add_test(tc, test_profile_cpu_delta_saturates_and_keeps_unknown);
     tcase_add_test(tc, test_profile_weight_column_only_when_needed);
     tcase_add_test(tc, test_profile_memory_grows_with_unique_stacks_not_samples);
+    tcase_add_test(tc, test_profile_memory_counts_library_strings);
     suite_add_tcase(s, tc);
     tc = tcase_create("model");
     tcase_set_timeout(tc, 120); /* generous: CI machines are shared and sanitized */
