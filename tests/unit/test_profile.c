@@ -10,6 +10,7 @@
 
 /* core/ keeps the model's layout private; its own tests read the tables. */
 #include "../../core/model/fx_profile_internal.h"
+#include "../../core/model/fx_profile_model.h"
 
 static fx_str_id str(struct fx_profile *p, const char *s)
 {
