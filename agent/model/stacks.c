@@ -54,7 +54,7 @@ static const struct {
 static struct {
     uint64_t outcomes[FX_ASGCT_CODES], outcome_other, java_stacks;
     uint64_t recovered[FX_REC_CASES], rec_failed[FX_REC_FAILS], rec_named;
-    uint64_t truncated, walk_stops[8];
+    uint64_t truncated, walk_stops[8], partial_cut;
     struct fx_frame_type *types; /* the types of the record in hand (frame_types.c) */
     int32_t types_cap;
 } st;
@@ -71,6 +71,12 @@ static const char *const walk_stop_labels[8] = {
         "[walk stopped: interpreted frames past the handler's budget]",
         "[walk stopped: code heap lookups past the handler's budget]",
 };
+
+/* The pseudo-frames of a partial stack (FX_REC_STUB_PARTIAL, recover_partial.c, VALIDATION.md
+ * 8.5d): between an intrinsic's stub and its caller's method, and the root when the callers of
+ * that method were not proven. */
+#define INLINE_GAP_LABEL "[inlined frames not known: no PcDesc at the call]"
+#define CALLER_GAP_LABEL "[walk stopped: compiled caller's return not proven]"
 
 /* Room for n frame types; false without memory (the frames then stay untyped). */
 static bool types_room(int32_t n)
@@ -189,7 +195,7 @@ static int java_stack(struct fx_methods *m, JNIEnv *jni, struct fx_profile *p,
      * the frames the native walk found would sit under frames the stack lacks) */
     struct fx_below below = {.ns = 0};
     if (r->below && n == r->num_frames && !r->truncated && r->walk_stop == FX_WSTOP_NONE &&
-        r->vthread != FX_VT_ID)
+        r->vthread != FX_VT_ID && (n == 0 || r->frames[n - 1].lineno != FX_LINE_CALLER_GAP))
         fx_native_below_read(r, len, n, typed ? ends : NULL, &below);
     if (below.ns > 0 && rc == FX_OK)
         rc = fx_native_below_push(p, &below, n, n, &s);
@@ -201,9 +207,14 @@ static int java_stack(struct fx_methods *m, JNIEnv *jni, struct fx_profile *p,
         /* frame 0 of a recovery is its blob; an anchor walk's frames are nmethods or
          * interpreted frames (jmethodID and bci, issue 32), all of them recovered; a leaf native
          * recovery's frame 0 is its Java caller */
-        if ((i == 0 && recovered && r->recovery != FX_REC_ANCHOR &&
-             r->recovery != FX_REC_LEAF_NATIVE) ||
-            r->frames[i].lineno == FX_LINE_NMETHOD)
+        int32_t line = r->frames[i].lineno;
+        if (line == FX_LINE_INLINE_GAP || line == FX_LINE_CALLER_GAP) {
+            st.partial_cut += line == FX_LINE_CALLER_GAP;
+            rc = label_frame(p, line == FX_LINE_INLINE_GAP ? INLINE_GAP_LABEL : CALLER_GAP_LABEL,
+                             FX_CAT_OTHER, 0, &f);
+        } else if ((i == 0 && recovered && r->recovery != FX_REC_ANCHOR &&
+                    r->recovery != FX_REC_LEAF_NATIVE) ||
+                   r->frames[i].lineno == FX_LINE_NMETHOD)
             rc = blob_frame(m, jni, p, &r->frames[i], true, &f);
         else if (r->recovery == FX_REC_ANCHOR)
             rc = fx_methods_frame_typed(m, jni, p, r->frames[i].method_id, r->frames[i].lineno,
@@ -309,6 +320,8 @@ static const char *const rec_case_labels[FX_REC_CASES] = {
         "recovered: pc in native code compiled code called as a leaf (its caller walked)",
         "recovered: pc in the interpreter's method entry (frame being built)",
         "recovered: pc in C1's slow_subtype_check (frameless, decoded), C1 caller",
+        "recovered (partial): pc in an intrinsic stub, its caller's method, inlined frames not "
+        "known (no PcDesc at the call)",
 };
 static const char *const rec_fail_labels[FX_REC_FAILS] = {
         NULL,
@@ -343,6 +356,8 @@ static void report_recovery(struct fx_profile *p, const struct fx_recovery_count
     for (int i = 1; i < FX_REC_FAILS; i++)
         fx_profile_extra_detail(p, g, rec_fail_labels[i], (int64_t)st.rec_failed[i]);
     fx_profile_extra_detail(p, g, "failures named by their blob", (int64_t)st.rec_named);
+    fx_profile_extra_detail(p, g, "partial stacks whose compiled caller's return is not proven",
+                            (int64_t)st.partial_cut);
     for (int i = 1; i < 8; i++)
         if (walk_stop_labels[i] != NULL)
             fx_profile_extra_detail(p, g, walk_stop_labels[i], (int64_t)st.walk_stops[i]);

@@ -91,8 +91,7 @@ static inline const struct fx_code_range *fx_recover_find(const struct fx_code_t
     return pc < r->end ? r : NULL;
 }
 
-/* What a recovery attempt found. Positive: the caller's registers are exact. Negative: why not
- * (each a counter and, in the profile, the failure frame stays). */
+/* A recovery's outcome. Positive: the caller's registers exact. Negative: why not (counted). */
 enum fx_recover_case {
     FX_REC_NONE = 0,
     FX_REC_DISPATCH = 1,   /* pc in a vtable/itable stub */
@@ -106,7 +105,8 @@ enum fx_recover_case {
     FX_REC_LEAF_NATIVE = 9,   /* pc in native code compiled code called as a leaf: its caller */
     FX_REC_INTERP_ENTRY = 10, /* pc in the interpreter's method entry, frame being built */
     FX_REC_FRAMELESS = 11,    /* pc in C1's slow_subtype_check (frameless, decoded): C1 caller */
-    FX_REC_CASES = 12,
+    FX_REC_STUB_PARTIAL = 12, /* an intrinsic stub over its caller's method, inlining not known */
+    FX_REC_CASES = 13,
     FX_REC_NOT_FOUND = -1,  /* pc in no known range */
     FX_REC_STUB = -2,       /* pc in another stub: named, no frame rule known */
     FX_REC_BODY = -3,       /* pc in an nmethod where no rule applies (its body) */

@@ -91,3 +91,20 @@ bool fx_recover_call_target(const struct fx_code_range *n, uintptr_t ret, uintpt
     memcpy(target, b + 2, sizeof(*target));
     return true;
 }
+
+/* N's caller at a call in N's body (fx_recover.h; docs/VALIDATION.md 8.5d, partial stacks) */
+int fx_recover_compiled_sender(const struct fx_code_range *n, uintptr_t sp, uintptr_t lo,
+                               uintptr_t hi, struct fx_regs *out)
+{
+    if (n->kind != FX_BLOB_NMETHOD || n->frame_words < 2)
+        return FX_REC_LAYOUT;
+    if (hi <= lo || sp < lo || sp >= hi || (uintptr_t)n->frame_words > (hi - sp) / 8)
+        return FX_REC_STACK;
+    uintptr_t sender = sp + (uintptr_t)n->frame_words * 8;
+    if (!fx_recover_stack_word(lo, hi, sender - 8, &out->pc) ||
+        !fx_recover_stack_word(lo, hi, sender - 16, &out->fp))
+        return FX_REC_STACK;
+    out->sp = sender;
+    out->gpr = NULL;
+    return FX_REC_STUB_PARTIAL;
+}

@@ -55,6 +55,12 @@ unsigned fx_recover_modrm_len(const uint8_t *b, uintptr_t avail);
 /* recover_adapter.c: decodes the instruction at p (inside r) into *x; false if it is not in the
  * subset (shared with recover_interp.c and recover_subtype.c). */
 bool fx_recover_insn(const struct fx_code_range *r, uintptr_t p, struct fx_insn *x);
+/* recover_stub.c (a partial stack's callers, recover_partial.c): the caller of nmethod n whose sp
+ * at a call is sp, by n's frame size (words, return address included): FX_REC_STUB_PARTIAL, or
+ * FX_REC_LAYOUT/FX_REC_STACK. */
+int fx_recover_compiled_sender(const struct fx_code_range *n, uintptr_t sp, uintptr_t lo,
+                               uintptr_t hi, struct fx_regs *out);
+
 /* Caller registers from a pc in an AdapterBlob (recover_adapter.c, docs/VALIDATION.md 8.5b). */
 int fx_recover_adapter(const struct fx_code_range *r, const struct fx_regs *in, uintptr_t lo,
                        uintptr_t hi, struct fx_regs *out);

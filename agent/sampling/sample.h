@@ -74,25 +74,25 @@ enum fx_wall_state {
  * `types`, a uint64_t count and that many frame type words (fx_recover.h, FX_TYPE_*); then,
  * with `below`, the native frames below the Java ones (FX_BELOW_*); with `task`, 2 words
  * (compile_task.h); with `receiver`, 1 word (receiver.h); with `tctx`, the trace context last.
- * After a recovery (recovery = an FX_REC_* case > 0) frames[0] is the blob's frame and the rest
- * is ASGCT's trace from the caller's context. A blob frame has a lineno below; its method_id is
- * the nmethod's jmethodID (FX_LINE_NMETHOD) or a stub name index (FX_LINE_STUB, codemap.c). */
-#define FX_LINE_STUB    (-1000)
-#define FX_LINE_NMETHOD (-1001)
-#define FX_REC_FAILED   0x40 /* recovery: FX_REC_FAILED | -case, no blob frame */
-#define FX_REC_NAMED    0x80 /* recovery: FX_REC_NAMED | -case, with the blob frame */
+ * After a recovery (an FX_REC_* case > 0) frames[0] is the blob's frame, then ASGCT's trace from
+ * the caller's context. Linenos: a blob's, method_id its jmethodID (FX_LINE_NMETHOD) or a stub
+ * name index (FX_LINE_STUB, codemap.c); a partial stack's pseudo-frames (recover_partial.h). */
+#define FX_LINE_STUB       (-1000)
+#define FX_LINE_NMETHOD    (-1001)
+#define FX_LINE_INLINE_GAP (-1002)
+#define FX_LINE_CALLER_GAP (-1003)
+#define FX_REC_FAILED      0x40 /* recovery: FX_REC_FAILED | -case, no blob frame */
+#define FX_REC_NAMED       0x80 /* recovery: FX_REC_NAMED | -case, with the blob frame */
 struct fx_sample_rec {
     int64_t time_ns; /* CLOCK_MONOTONIC when the handler started */
-    int64_t cpu_ns;  /* CLOCK_THREAD_CPUTIME_ID of the sampled thread at that moment, or
-                        FX_CPU_NOT_READ in cpu mode (the engine's period is the CPU time) */
+    int64_t cpu_ns;  /* the thread's CPU clock then; FX_CPU_NOT_READ in cpu mode (the period) */
     int32_t num_frames;
     uint32_t weight;       /* 1 + timer overruns */
     uint8_t state;         /* enum fx_wall_state */
     uint8_t truncated : 1; /* num_frames == depth: the root side was cut */
     uint8_t vthread : 3;   /* enum fx_vt_rec; FX_VT_ID: a uint64_t id after the native frames */
     uint8_t walk_stop : 3, types : 1; /* fx_walk_stop; frame types after the kernel part */
-    uint8_t recovery;      /* 0: not tried; 1..: the FX_REC_* case recovered; FX_REC_FAILED or
-                              FX_REC_NAMED | -reason: tried and failed */
+    uint8_t recovery;      /* 0: not tried; FX_REC_* case; FX_REC_FAILED/NAMED | -reason: failed */
     uint8_t native_frames; /* return addresses (uint64_t, leaf first) at frames + native_at */
     uint16_t native_at;    /* the fx_asgct_frame entries stored before them */
     uint8_t native_stop : 5, below : 1, task : 1, tctx : 1; /* fx_native_stop; the parts above */
@@ -111,8 +111,8 @@ enum fx_vt_rec {
 };
 
 /* Where the parts after the ASGCT frames begin, in bytes from the record's start, in the order
- * the handler writes them: native return addresses (native_frames), a mounted virtual thread's
- * id (vthread == FX_VT_ID), the kernel frames' count and addresses (kernel != FX_KREC_OFF). */
+ * the handler writes them: native return addresses (native_frames), a mounted virtual thread's id
+ * (vthread == FX_VT_ID), the kernel frames' count and addresses (kernel != FX_KREC_OFF). */
 static inline size_t fx_rec_vt_at(const struct fx_sample_rec *r)
 {
     return sizeof(*r) + (size_t)r->native_at * sizeof(fx_asgct_frame) +

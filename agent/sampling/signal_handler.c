@@ -45,9 +45,8 @@
  * Allowed calls (checked by the CTest unit.signal_path_allowlist against
  * agent/signal_allowlist.txt; nm -u of this object must list nothing else):
  *  - AsyncGetCallTrace, through the fx_sig.asgct pointer (no symbol);
- *  - clock_gettime (CLOCK_MONOTONIC via the vDSO; CLOCK_THREAD_CPUTIME_ID, a plain syscall,
- *    where fx_sig.read_cpu_clock is set and on the 1 in FX_TIMED_ONE_IN signals whose cost is
- *    measured);
+ *  - clock_gettime (CLOCK_MONOTONIC via the vDSO; CLOCK_THREAD_CPUTIME_ID, a plain syscall, where
+ *    fx_sig.read_cpu_clock is set and on the 1 in FX_TIMED_ONE_IN signals whose cost is measured);
  *  - syscall(SYS_gettid): a raw system call, no locks or allocation; and in receiver_sig.c,
  *    syscall(SYS_process_vm_readv) on this process: a checked read of one object's klass word
  *    (codeheap_sig.c: ~17 a lookup of a method compiled since the code table, 8 a sample);
@@ -71,6 +70,7 @@
 #include "internal.h"
 #include "native_walk.h"
 #include "recover_anchor.h"
+#include "recover_partial.h"
 #include "recover_vmcode.h"
 
 struct fx_sigstate fx_sig;
@@ -175,14 +175,14 @@ static int recover_sigsafe(struct fx_thread *t, void *ucontext, fx_asgct_trace *
     /* issue 32: a stub's caller follows a call (8.5d; a frameless stub's: to it, then pops) */
     struct fx_code_range n;
     bool pushed = rc == FX_REC_FRAMELESS, unknown_caller = false;
-    int why = FX_REC_NOT_CALLED; /* or FX_REC_NO_PCDESC: an intrinsic's scope not proven */
+    int why = FX_REC_NOT_CALLED; /* FX_REC_NO_PCDESC: a partial stack (recover_partial.c) */
     if (rc == FX_REC_STUB_FRAME || pushed) {
         unknown_caller = !find_blob_sigsafe(caller.pc, &n, NULL, m);
         if (unknown_caller ? pushed
                            : n.kind != FX_BLOB_NMETHOD || !blob_current_sigsafe(&n) ||
                                      (pushed ? !fx_recover_pushed_return(&n, r.begin, &caller)
                                              : (why = fx_recover_stub_refused(&r, &n, caller.pc))))
-            return why;
+            return fx_recover_partial_sigsafe(t, uc, trace, depth, blob, &n, &caller, m, why);
     }
     if (depth < 2)
         return FX_REC_WALK;

@@ -12,7 +12,10 @@
  * to another stub, an OSR caller; JDK 17.0.15's Stubs.checksum, exact PcDesc, accepted, and
  * refused without it. Each refusal's reason: the first PcDesc past the call's end or inside the
  * nop (FX_REC_NO_PCDESC), an OSR caller, no layout, none after the call or only HotSpot's
- * closing sentinel past the code (FX_REC_PCDESC_TABLE). */
+ * closing sentinel past the code (FX_REC_PCDESC_TABLE). And the frame rule of the partial stack
+ * kept where the scope is not proven (recover_partial.c, fx_recover_compiled_sender): the
+ * caller's pc, sp and rbp at the nmethod's frame size above its sp at the call, refused without a
+ * frame size, for a stub, or with a word outside the stack. */
 #include <check.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -21,6 +24,7 @@
 
 #include "fx_recover.h"
 #include "recover_pcdesc.h"
+#include "recover_x86.h"
 
 /* a blob: a 64-byte header, 64 bytes of code at 64, a PcDesc table (16-byte entries) at 128 */
 static _Alignas(16) uint8_t blob[2048];
@@ -322,6 +326,41 @@ START_TEST(test_real_immutable)
 }
 END_TEST
 
+/* N's sp at its call to the stub: the return address N's caller's call pushed at sp + 8 (fw - 1),
+ * the rbp N saved below it (frame::sender_for_compiled_frame) */
+START_TEST(test_compiled_sender)
+{
+    static uintptr_t stack[16];
+    uintptr_t lo = (uintptr_t)stack, hi = (uintptr_t)(stack + 16), sp = (uintptr_t)(stack + 2);
+    struct fx_code_range n = nm();
+    struct fx_regs out = {0, 0, 0, NULL};
+    stack[4] = 0xBBBB; /* rbp */
+    stack[5] = 0xAAAA; /* return address */
+    n.frame_words = 4;
+    ck_assert_int_eq(fx_recover_compiled_sender(&n, sp, lo, hi, &out), FX_REC_STUB_PARTIAL);
+    ck_assert_uint_eq(out.pc, 0xAAAA);
+    ck_assert_uint_eq(out.fp, 0xBBBB);
+    ck_assert_uint_eq(out.sp, (uintptr_t)(stack + 6));
+    n.frame_words = 14; /* the frame reaches the stack's end: its last words still inside */
+    stack[15] = 0xCCCC;
+    ck_assert_int_eq(fx_recover_compiled_sender(&n, sp, lo, hi, &out), FX_REC_STUB_PARTIAL);
+    ck_assert_uint_eq(out.pc, 0xCCCC);
+    n.frame_words = 15; /* past it */
+    ck_assert_int_eq(fx_recover_compiled_sender(&n, sp, lo, hi, &out), FX_REC_STACK);
+    n.frame_words = 4;
+    ck_assert_int_eq(fx_recover_compiled_sender(&n, lo - 8, lo, hi, &out), FX_REC_STACK);
+    ck_assert_int_eq(fx_recover_compiled_sender(&n, hi, lo, hi, &out), FX_REC_STACK);
+    ck_assert_int_eq(fx_recover_compiled_sender(&n, sp, 0, 0, &out), FX_REC_STACK);
+    n.frame_words = 1; /* no room for a saved rbp: not a compiled frame's size */
+    ck_assert_int_eq(fx_recover_compiled_sender(&n, sp, lo, hi, &out), FX_REC_LAYOUT);
+    n.frame_words = -1; /* unknown */
+    ck_assert_int_eq(fx_recover_compiled_sender(&n, sp, lo, hi, &out), FX_REC_LAYOUT);
+    n.frame_words = 4;
+    n.kind = FX_BLOB_STUB;
+    ck_assert_int_eq(fx_recover_compiled_sender(&n, sp, lo, hi, &out), FX_REC_LAYOUT);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("recover_pcdesc");
@@ -331,6 +370,7 @@ int main(void)
     tcase_add_test(tc, test_stub_called);
     tcase_add_test(tc, test_real_post_call_nop);
     tcase_add_test(tc, test_real_immutable);
+    tcase_add_test(tc, test_compiled_sender);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_set_fork_status(sr, CK_NOFORK); /* the published layout is the test's order */
