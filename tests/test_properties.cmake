@@ -47,8 +47,8 @@ endfunction()
 
 function(fx_apply_test_costs)
 foreach(_fx_cost "san.valgrind_unit=580" "jtreg.jdk25=85" "it.vthreads.jdk25=84" "san.asan_cycle=83"
-                 "it.cycle.jdk25=68" "it.cycle.jdk17=68" "san.asan_ubsan=61" "fuzz.profile_writer=61"
-                 "fuzz.jfr=61" "fuzz.jfr_convert=31" "fuzz.json_string=61" "jtreg.jdk17=61" "it.vm_threads.jdk25=59"
+                 "it.cycle.jdk25=68" "it.cycle.jdk17=68" "san.asan_ubsan=61" "fuzz.profile_writer=31"
+                 "fuzz.jfr=31" "fuzz.jfr_convert=31" "fuzz.json_string=31" "jtreg.jdk17=61" "it.vm_threads.jdk25=59"
                  "it.vm_threads.jdk17=48" "it.race.jdk25=43" "it.race.jdk17=39")
   string(REPLACE "=" ";" _fx_pair ${_fx_cost})
   list(GET _fx_pair 0 _fx_name)

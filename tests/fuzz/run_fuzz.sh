@@ -4,7 +4,7 @@
 #   run_fuzz.sh build ROOT BUILD_DIR [CLANG]
 #       configures tests/fuzz alone with clang in BUILD_DIR and builds the harnesses.
 #   run_fuzz.sh run NAME BINARY CORPUS_DIR[:CORPUS_DIR...] ARTIFACT_DIR
-#       fuzzes for FXAGENT_FUZZ_SECONDS (else FXFUZZ_DEFAULT_SECONDS, else 60) seconds, starting
+#       fuzzes for FXAGENT_FUZZ_SECONDS (else FXFUZZ_DEFAULT_SECONDS, else 30) seconds, starting
 #       from a copy of the CORPUS_DIRs (the repository's seeds are never written), and fails on any
 #       crash, leak, sanitizer report, timeout or out-of-memory; the input is kept in
 #       ARTIFACT_DIR. Prints the inputs tried, from libFuzzer's "Done N runs in S second(s)".
@@ -66,7 +66,7 @@ report_findings() {
 
 run() {
     local name=$1 bin=$2 corpus=$3 artifacts=$4
-    local seconds=${FXAGENT_FUZZ_SECONDS:-${FXFUZZ_DEFAULT_SECONDS:-60}}
+    local seconds=${FXAGENT_FUZZ_SECONDS:-${FXFUZZ_DEFAULT_SECONDS:-30}}
     [ -x "$bin" ] || skip_or_fail "$bin was not built (see fuzz.build)"
     mkdir -p "$artifacts" || exit 1
     rm -f "$artifacts/$name"-* # findings of an earlier run: this run's verdict stands alone
