@@ -94,18 +94,20 @@ static bool heap(JNIEnv *jni, int64_t *used, int64_t *committed)
  * only) and each round reads it anew with pread at offset 0 (a seq_file regenerates there):
  * open, read and close every 100 ms cost the drain thread ~4 % of its CPU on javac, more than
  * the read (issue 31, docs/BENCHMARKS.md "The drain's CPU cut (session 20)"). A failed read
- * closes it; the next round opens it again. */
+ * closes it, and so does a stopped agent going idle (fx_counters_idle): a stopped agent holds
+ * no file of its own; the next round opens it again. */
+static int statm_fd = -1;
+
 static bool rss(int64_t *bytes)
 {
-    static int fd = -1;
     static long page;
+    int fd = statm_fd;
     char buf[128];
-    if (fd < 0 && (fd = open("/proc/self/statm", O_RDONLY | O_CLOEXEC)) < 0)
+    if (fd < 0 && (fd = statm_fd = open("/proc/self/statm", O_RDONLY | O_CLOEXEC)) < 0)
         return false;
     ssize_t n = pread(fd, buf, sizeof(buf) - 1, 0);
     if (n <= 0) {
-        close(fd);
-        fd = -1;
+        fx_counters_idle();
         return false;
     }
     buf[n] = '\0';
@@ -187,6 +189,13 @@ void fx_counters_report(struct fx_profile *p, const char *group)
 {
     fx_profile_extra_int(p, group, "counter rounds", (int64_t)co.rounds);
     fx_profile_extra_loss(p, group, "counter read errors", (int64_t)co.read_errors);
+}
+
+void fx_counters_idle(void)
+{
+    if (statm_fd >= 0)
+        close(statm_fd);
+    statm_fd = -1;
 }
 
 void fx_counters_reset(void)

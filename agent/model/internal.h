@@ -171,6 +171,8 @@ bool fx_counters_due(const struct fx_profile *p, int64_t now_ns);
 void fx_counters_report(struct fx_profile *p, const char *group);
 /* A new recording: the rounds and read errors start from zero. */
 void fx_counters_reset(void);
+/* A stopped agent going idle: the RSS file closed (the model's owner, the drain paused). */
+void fx_counters_idle(void);
 
 /* --- gcinfo.c: which collector ran a pause, heap before/after (jmm or MXBeans, drain only) --- */
 

@@ -465,6 +465,13 @@ static int markers_start(JNIEnv *jni)
     return rc;
 }
 
+/* A stopped agent: its marker queues given back and no file held open (counters.c). */
+static void markers_idle(void)
+{
+    fx_markers_free_queues();
+    fx_counters_idle();
+}
+
 const struct fx_source fx_markers_source = {
         .name = "markers",
         .start = markers_start,
@@ -473,5 +480,5 @@ const struct fx_source fx_markers_source = {
         .before_dump = markers_before_dump,
         .after_dump = markers_after_dump,
         .reset = markers_reset,
-        .idle = fx_markers_free_queues,
+        .idle = markers_idle,
 };

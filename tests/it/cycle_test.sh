@@ -272,6 +272,10 @@ mem_split warm end
 # The churn thread keeps up to a few short-lived threads alive at any time.
 ((tasks1 <= tasks0 + 4)) || it_fail "threads grew: $tasks0 -> $tasks1"
 ((fds1 <= fds0 + 2)) || it_fail "file descriptors grew: $fds0 -> $fds1"
+# A stopped agent holds no file of its own: the RSS counter's /proc/self/statm and the thread
+# scans' /proc/self/task are open only while sampling (counters.c, threads).
+held=$(for f in "/proc/$PID/fd"/*; do readlink "$f"; done 2>/dev/null | grep -E "^/proc/($PID|self)/(statm|task)" || true)
+[[ -z $held ]] || it_fail "the stopped agent holds its /proc files open: $held"
 # The model's threads: the live ones and those of the last recording, not one per thread that
 # ever lived (issue 23: 30 cycles left ~1,000 before, 1,000 cycles ~35,000).
 echo "$IT_NAME: tracks held by the model: $tracks0 after stop $warm, $tracks1 at the end"
