@@ -4,7 +4,9 @@ agent's exit line for the file ("wrote N CPU samples ... to FILE", or "... wrote
 (N CPU samples ...", the last such line in any text file of the run dir), Profile Info's
 "Samples in this file" and fxprof summary --json (samples, idle, views) give the same figures,
 lock waits and idle waits (waiting for work) apart; the exit line's "(and ... W lock waits, I
-idle waits ...)" too.
+idle waits ...)" too; and every meta.extra counter (stack recovery's partial stacks, losses,
+...) is in summary --json --all's "extra", in its group, with the same value, and nothing else,
+and a line "  GROUP: LABEL: VALUE" of its text.
 A file without that group (an older agent, a synthetic profile) has nothing to check; a file
 no exit line names (written by a dump whose reply was not kept) is checked without it.
 usage: totals_check.py FXPROF PROFILE RUN_DIR   (exit 1 with one line per disagreement)"""
@@ -14,7 +16,7 @@ import re
 import subprocess
 import sys
 
-from profile_lib import extra_groups, load_profile
+from profile_lib import extra_entries, extra_groups, load_profile
 
 EXIT = re.compile(r"wrote (\d+) (?:CPU|wall) samples\b(.*?) to (/\S+) \(")
 FALLBACK = re.compile(r"wrote (/\S+) instead \((\d+) (?:CPU|wall) samples\b([^\n]*)")
@@ -59,6 +61,13 @@ def exit_line_count(run_dir, path):
     return found
 
 
+def escaped(value):
+    """As fxprof prints a name (cli.c fx_cli_put_escaped): ASCII controls escaped."""
+    names = {"\n": "\\n", "\t": "\\t", "\r": "\\r"}
+    return "".join(names.get(c, f"\\x{ord(c):02x}") if ord(c) < 0x20 or ord(c) == 0x7f else c
+                   for c in str(value))
+
+
 def main():
     fxprof, profile, run_dir = sys.argv[1:4]
     doc = load_profile(profile)
@@ -70,7 +79,8 @@ def main():
         return next((v for k, v in info.items() if k.startswith(prefix)), 0)
     cpu = said("CPU samples") or said("wall samples")
     fails = []
-    out = subprocess.run([fxprof, "summary", "--json", profile], capture_output=True, text=True)
+    out = subprocess.run([fxprof, "summary", "--json", "--all", profile], capture_output=True,
+                         text=True)
     if out.returncode != 0:
         fails.append(f"fxprof summary --json failed: {out.stderr.strip()}")
     else:
@@ -87,6 +97,21 @@ def main():
             tol = 0.5 * said(label[:9] + "s") + 1 if label.endswith("time, us") else 0
             if abs(got - want) > tol:
                 fails.append(f"summary --json {label} {got}, Profile Info {want}")
+        meta = [(g, e["label"], e["value"]) for g, e in extra_entries(doc)]
+        summ = [(e["group"], e["label"], e["value"]) for e in s.get("extra", [])]
+        if meta != summ:
+            diff = [x for x in meta if x not in summ][:3] + [x for x in summ if x not in meta][:3]
+            fails.append(f"summary --json --all's counters differ from meta.extra's "
+                         f"({len(summ)} against {len(meta)}): {diff}")
+        text = subprocess.run([fxprof, "summary", "--all", profile], capture_output=True,
+                              text=True).stdout.splitlines()
+        head = "Profile info (meta.extra):"
+        lines = set(text[text.index(head) + 1:] if head in text else text)
+        unsaid = [f"{g}: {k}: {v}" for g, k, v in meta
+                  if f"  {escaped(g)}: {escaped(k)}: {escaped(v)}" not in lines]
+        if unsaid:
+            fails.append(f"summary --all's text lacks {len(unsaid)} of meta.extra's "
+                         f"{len(meta)} counters: {unsaid[:3]}")
     line = exit_line_count(run_dir, os.path.realpath(profile))
     n = line[0] if line else None
     if n is not None and n != cpu:
