@@ -36,6 +36,7 @@
 #include "recover_anchor.h"
 #include "recover_barrier_leaf.h"
 #include "recover_entrybar.h"
+#include "recover_pcdesc.h"
 #include "recover_x86.h"
 
 /* Physical Java frames walked at most (the types of the first FX_TYPES_MAX are kept): a deeper
@@ -122,6 +123,8 @@ static struct fx_regs top_sigsafe(const struct fx_thread *t, const ucontext_t *u
  *    (frame::sender_for_compiled_frame: return address at sender_sp[-1], rbp at [-2]), as
  *    fx_recover_anchor does; not a Java frame, so the types stay in line;
  *  - an arraycopy stub: recover_stub.c's rbp-frame rule (docs/VALIDATION.md 8.5d); types too;
+ *  - an intrinsic's stub: the same rule, its return address after a call to it in a current
+ *    nmethod (fx_recover_stub_return; its samples are recovered ones: no types);
  *  - C1's slow_subtype_check: recover_subtype.c's decoded depth, then its C1 caller's pops of
  *    the pushed arguments (8.5g); types too;
  *  - a vtable/itable stub (its caller's return address at sp) or an I2C/C2I adapter (its
@@ -151,6 +154,17 @@ static bool top_step_sigsafe(const struct fx_code_table *tab, struct fx_heap_mem
             return false;
     } else if (r->kind == FX_BLOB_STUB && r->arraycopy == FX_STUB_ARRAYCOPY) {
         if (fx_recover_caller(r, at, lo, hi, false, &next) != FX_REC_STUB_FRAME)
+            return false;
+    } else if (r->kind == FX_BLOB_STUB && r->arraycopy == FX_STUB_INTRINSIC) {
+        /* an intrinsic's stub (CRC32, MD5, SHA, Base64: session 21, the intrinsics case's
+         * 25-35 % rooted at "not walked to the call stub"): the same rbp frame, its return
+         * address right after a call to this very stub in a current nmethod; the scope there
+         * (the PcDesc its recovery asks for) does not matter to the physical frames below */
+        if (fx_recover_caller(r, at, lo, hi, false, &next) != FX_REC_STUB_FRAME)
+            return false;
+        const struct fx_code_range *n = fx_recover_find_any(tab, next.pc, m);
+        if (n == NULL || n->kind != FX_BLOB_NMETHOD || !fx_recover_blob_current(n, cid_off) ||
+            !fx_recover_stub_return(r, n, next.pc))
             return false;
     } else if (r->kind == FX_BLOB_STUB && (r->flags & FX_RANGE_FRAMELESS)) {
         uintptr_t stub = r->begin;

@@ -15,7 +15,9 @@
  * closing sentinel past the code (FX_REC_PCDESC_TABLE). And the frame rule of the partial stack
  * kept where the scope is not proven (recover_partial.c, fx_recover_compiled_sender): the
  * caller's pc, sp and rbp at the nmethod's frame size above its sp at the call, refused without a
- * frame size, for a stub, or with a word outside the stack. */
+ * frame size, for a stub, or with a word outside the stack. And the walk below's proof of an
+ * intrinsic stub's return (fx_recover_stub_return): a call to that very stub right before it,
+ * with or without PcDescs; one byte off, another target, or a target not in the call refused. */
 #include <check.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -361,6 +363,38 @@ START_TEST(test_compiled_sender)
 }
 END_TEST
 
+/* The walk below's proof of an intrinsic stub's return (fx_recover_stub_return, native_below.c):
+ * on the real calls (mov r10, imm64; call r10 and call rel32), the return address right after a
+ * call to the stub is accepted whatever the PcDescs say; one byte off either way, a call to code
+ * past the stub's end, or a call through a register whose target is not in the instruction is
+ * refused. */
+START_TEST(test_stub_return)
+{
+    struct fx_code_range n, stub = {.kind = FX_BLOB_STUB, .arraycopy = FX_STUB_INTRINSIC};
+    stub.begin = (uintptr_t)stubcode;
+    stub.end = (uintptr_t)stubcode + sizeof(stubcode);
+    const struct real *calls[] = {&adler25, &crc25, &checksum17};
+    for (size_t i = 0; i < sizeof(calls) / sizeof(calls[0]); i++) {
+        uintptr_t ret = real_nmethod(calls[i], &n);
+        ck_assert(fx_recover_stub_return(&stub, &n, ret));
+        ck_assert(!fx_recover_stub_return(&stub, &n, ret - 1));
+        ck_assert(!fx_recover_stub_return(&stub, &n, ret + 1));
+        stub.end = stub.begin; /* the call goes past the stub's end */
+        ck_assert(!fx_recover_stub_return(&stub, &n, ret));
+        stub.end = (uintptr_t)stubcode + sizeof(stubcode);
+        put_i32(blob + HDR_END, 0); /* no PcDesc table: the scope's proof is not asked */
+        ck_assert(fx_recover_stub_return(&stub, &n, ret));
+    }
+    uintptr_t ret = real_nmethod(&crc25, &n);
+    uint8_t *call = (uint8_t *)ret - 5;
+    call[3] = 0xFF; /* call rbx: after a call, its target not in the instruction */
+    call[4] = 0xD3;
+    call[0] = 0x90;
+    ck_assert(fx_recover_after_call(&n, ret));
+    ck_assert(!fx_recover_stub_return(&stub, &n, ret));
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("recover_pcdesc");
@@ -371,6 +405,7 @@ int main(void)
     tcase_add_test(tc, test_real_post_call_nop);
     tcase_add_test(tc, test_real_immutable);
     tcase_add_test(tc, test_compiled_sender);
+    tcase_add_test(tc, test_stub_return);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_set_fork_status(sr, CK_NOFORK); /* the published layout is the test's order */
