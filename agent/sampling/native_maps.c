@@ -122,6 +122,10 @@ void fx_native_maps_report(struct fx_profile *p, const char *g)
                             (int64_t)nm.publish_busy);
     fx_profile_extra_detail(p, g, "addresses in no mapping (re-read the map)",
                             (int64_t)__atomic_load_n(&fx_native.misses, __ATOMIC_RELAXED));
+    fx_profile_extra_detail(p, g,
+                            "addresses in no mapping but in the code cache (committed since the "
+                            "map was read): Java code, no re-read",
+                            (int64_t)__atomic_load_n(&fx_native.code_cache, __ATOMIC_RELAXED));
     fx_native_unwind_report(p, g);
     pthread_mutex_unlock(&nm.lock);
 }
