@@ -235,6 +235,7 @@ static uint32_t walk_sigsafe(const struct bounds *b, const struct fx_textmap *ma
         uintptr_t at = n == 0 && leaf ? r->pc : r->pc - 1;
         const struct fx_textmap_entry *e = map_lookup_sigsafe(map, at);
         if (e == NULL && in_code_cache_sigsafe(at)) { /* committed since the map was read */
+            __atomic_store_n(&fx_native.code_cache_last, at, __ATOMIC_RELAXED);
             __atomic_add_fetch(&fx_native.code_cache, 1, __ATOMIC_RELAXED);
             *stop = FX_NSTOP_JAVA;
             return n;

@@ -11,7 +11,8 @@
  *  - probe.c: one thread's trace taken by its own handler on request (validate mode);
  *  - native_maps.c: the text map native_walk.c (the signal path's native half) checks;
  *  - signal_handler.c: the handler, under its symbol allow-list.
- * Tests: unit.recover, unit.recover_walk, unit.codemap, unit.signal_path_allowlist. */
+ * Tests: unit.recover, unit.recover_walk, unit.codemap, unit.native_walk,
+ * unit.signal_path_allowlist. */
 #ifndef FX_SAMPLING_H
 #define FX_SAMPLING_H
 
