@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* The text map the native walk checks every address against (issue 16, native_walk.c), outside
  * signal context: read from /proc/self/maps when sampling starts and again whenever walks met
- * addresses in no mapping (a library loaded, the code cache grown), at most every
+ * addresses in no mapping (a library loaded; the code cache grown, to check native_walk.c's rule
+ * that such an address is Java code), at most every
  * REREAD_NS, on the drain thread; published through the slot protocol of fx_textmap.h, whose
  * writer side is held under `lock` (a start on the control thread and the drain may both
  * refresh). Readers outside the handler (the model's symbolizer) use the same protocol.
@@ -23,22 +24,35 @@ static struct {
     uint64_t seen_misses; /* fx_native.misses at the last read */
     uint64_t pass_misses; /* at the last fx_native_maps_refresh */
     uint64_t reads, read_errors, publish_busy;
+    /* the oracle of native_walk.c's code cache rule: its last address, looked up in the map
+     * re-read for it (anonymous executable memory: agreeing), at most every REREAD_NS */
+    uint64_t seen_code_cache, cc_agree, cc_differ;
     char error[200]; /* the last read's error, "" if none */
 } nm = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
-/* Under lock: reads the maps and publishes them; a failed read keeps the current table. */
-static void reread_locked(void)
+/* Under lock: reads the maps and publishes them; a failed read keeps the current table. With
+ * cc (not 0), an address the walk took as code committed since the map was read: the new map
+ * must show it in anonymous executable memory (the code cache), counted either way. */
+static void reread_locked(uintptr_t cc)
 {
     struct fx_errbuf eb = {{0}};
     struct fx_textmap *t = NULL;
     nm.last_read_ns = fx_now_ns();
     nm.seen_misses = __atomic_load_n(&fx_native.misses, __ATOMIC_RELAXED);
+    nm.seen_code_cache = __atomic_load_n(&fx_native.code_cache, __ATOMIC_RELAXED);
     if (fx_textmap_read("/proc/self/maps", &t, &eb) != FX_OK) {
         nm.read_errors++;
         snprintf(nm.error, sizeof(nm.error), "%s", eb.msg);
         return;
     }
     nm.reads++;
+    if (cc != 0) {
+        const struct fx_textmap_entry *e = fx_textmap_lookup_sigsafe(t, cc);
+        if (e != NULL && e->kind == FX_TEXTMAP_ANON)
+            nm.cc_agree++;
+        else
+            nm.cc_differ++;
+    }
     fx_native_unwind_attach(t);
     if (fx_textmap_slot_publish(&fx_native.maps, t) != FX_OK) {
         nm.publish_busy++; /* the previous table still has readers: next time */
@@ -70,7 +84,7 @@ void fx_native_maps_start(void)
     __atomic_store_n(&fx_native.dwarf, dwarf, __ATOMIC_RELEASE);
     pthread_mutex_lock(&nm.lock);
     if (on)
-        reread_locked();
+        reread_locked(0);
     if (dwarf && o->mode == FX_MODE_WALL)
         want_libc_locked();
     pthread_mutex_unlock(&nm.lock);
@@ -88,8 +102,10 @@ bool fx_native_maps_refresh(void)
     const struct fx_textmap *cur = fx_textmap_slot_enter_sigsafe(&fx_native.maps, &ticket);
     bool built = cur != NULL && fx_native_unwind_take_wants(cur);
     fx_textmap_slot_leave_sigsafe(&fx_native.maps, ticket);
-    if (built || (misses != nm.seen_misses && fx_now_ns() - nm.last_read_ns >= REREAD_NS))
-        reread_locked();
+    bool due = fx_now_ns() - nm.last_read_ns >= REREAD_NS;
+    bool cc = due && __atomic_load_n(&fx_native.code_cache, __ATOMIC_RELAXED) != nm.seen_code_cache;
+    if (built || cc || (misses != nm.seen_misses && due))
+        reread_locked(cc ? __atomic_load_n(&fx_native.code_cache_last, __ATOMIC_RELAXED) : 0);
     bool waits = built || misses != nm.pass_misses;
     nm.pass_misses = misses;
     pthread_mutex_unlock(&nm.lock);
@@ -122,6 +138,16 @@ void fx_native_maps_report(struct fx_profile *p, const char *g)
                             (int64_t)nm.publish_busy);
     fx_profile_extra_detail(p, g, "addresses in no mapping (re-read the map)",
                             (int64_t)__atomic_load_n(&fx_native.misses, __ATOMIC_RELAXED));
+    fx_profile_extra_detail(p, g,
+                            "addresses in no mapping but in the code cache (committed since the "
+                            "map was read): Java code",
+                            (int64_t)__atomic_load_n(&fx_native.code_cache, __ATOMIC_RELAXED));
+    fx_profile_extra_detail(p, g,
+                            "of those, checked in the map re-read for them: anonymous executable "
+                            "memory (the code cache)",
+                            (int64_t)nm.cc_agree);
+    fx_profile_extra_loss(p, g, "of those, checked in the map re-read for them: elsewhere",
+                          (int64_t)nm.cc_differ);
     fx_native_unwind_report(p, g);
     pthread_mutex_unlock(&nm.lock);
 }
@@ -131,7 +157,7 @@ void fx_native_maps_report(struct fx_profile *p, const char *g)
 void fx_native_maps_new_recording(void)
 {
     pthread_mutex_lock(&nm.lock);
-    nm.reads = nm.read_errors = nm.publish_busy = 0;
+    nm.reads = nm.read_errors = nm.publish_busy = nm.cc_agree = nm.cc_differ = 0;
     fx_native_unwind_new_recording();
     pthread_mutex_unlock(&nm.lock);
 }

@@ -106,6 +106,22 @@ static uint8_t step_sigsafe(const struct bounds *b, uintptr_t *pc, uintptr_t *fp
     return FX_NSTOP_OFF;
 }
 
+/* Signal-safe (issue 32): at lies in HotSpot's code cache, [CodeCache::_low_bound,
+ * _high_bound) from VMStructs (codeheap.h, published once at VMInit; pid last). HotSpot reserves
+ * that whole range for the code cache at start-up and commits it, executable, piece by piece as
+ * its heaps grow (CodeHeap::expand_by): nothing else is mapped inside a reservation. So an
+ * address there that the text map does not hold is code cache memory committed since the map was
+ * read, which a current map shows as anonymous executable memory: the walk stops at Java code,
+ * as it would with that map. Only a missing entry is so taken; every Java frame past the stop is
+ * still proven where it is named (the code table or heaps: native_below.c, recover_vmcode.c). */
+static bool in_code_cache_sigsafe(uintptr_t at)
+{
+    const struct fx_codeheap_layout *l = &fx_sig.codeheap;
+    if (__atomic_load_n(&l->pid, __ATOMIC_ACQUIRE) == 0)
+        return false;
+    return at >= l->lo && at < l->hi;
+}
+
 #define CFI_FALLBACK FX_NSTOP_COUNT /* no row for pc: take the frame-pointer step */
 
 /* Memos of the walk's two lookups, the text map's entry and the unwind table's row of an
@@ -218,6 +234,12 @@ static uint32_t walk_sigsafe(const struct bounds *b, const struct fx_textmap *ma
     for (;;) {
         uintptr_t at = n == 0 && leaf ? r->pc : r->pc - 1;
         const struct fx_textmap_entry *e = map_lookup_sigsafe(map, at);
+        if (e == NULL && in_code_cache_sigsafe(at)) { /* committed since the map was read */
+            __atomic_store_n(&fx_native.code_cache_last, at, __ATOMIC_RELAXED);
+            __atomic_add_fetch(&fx_native.code_cache, 1, __ATOMIC_RELAXED);
+            *stop = FX_NSTOP_JAVA;
+            return n;
+        }
         if (e == NULL) {
             __atomic_add_fetch(&fx_native.misses, 1, __ATOMIC_RELAXED);
             *stop = FX_NSTOP_NOT_TEXT;

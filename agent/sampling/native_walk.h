@@ -17,6 +17,8 @@ struct fx_native_state {
     int enabled;                 /* atomic: walk at all (cstack=fp|dwarf, every mode) */
     int dwarf;                   /* atomic: cstack=dwarf: unwind by the mappings' CFI tables */
     uint64_t misses;             /* atomic: addresses found in no mapping: the map is re-read */
+    uint64_t code_cache;         /* atomic: others in the code cache's reservation: Java code */
+    uintptr_t code_cache_last;   /* atomic: the last of those, for native_maps.c's check */
     /* atomic: start addresses of file mappings a dwarf walk met without a table, for the drain
      * to build (native_unwind.c); 0 is a free slot */
     uintptr_t want[FX_NATIVE_WANTS];

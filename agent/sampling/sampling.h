@@ -5,13 +5,13 @@
  *    on and off, the signal path's own counters;
  *  - threads.c: the registry of sampled threads and the tid table the handler reads;
  *  - vm_threads.c: the threads that are not Java threads (GC, JIT, VM, JNI-created), from /proc;
- *  - engines.c (process-wide: itimer, the wall sampler thread) over cpu_timer.c (per thread:
- *    perf_events task-clock, else a CPU-clock timer);
+ *  - engines.c (itimer, the wall sampler) over cpu_timer.c (perf_events, or a CPU-clock timer);
  *  - codemap.c, vmstructs.c: the code ranges stack recovery reads (fx_recover.h);
  *  - probe.c: one thread's trace taken by its own handler on request (validate mode);
  *  - native_maps.c: the text map native_walk.c (the signal path's native half) checks;
  *  - signal_handler.c: the handler, under its symbol allow-list.
- * Tests: unit.recover, unit.recover_walk, unit.codemap, unit.signal_path_allowlist. */
+ * Tests: unit.recover, unit.recover_walk, unit.codemap, unit.native_walk,
+   unit.signal_path_allowlist. */
 #ifndef FX_SAMPLING_H
 #define FX_SAMPLING_H
 
