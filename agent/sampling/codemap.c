@@ -4,16 +4,19 @@
  * method, plus its layout from VMStructs) and DynamicCodeGenerated (stubs by name), replayed by
  * GenerateEvents for code that existed before the agent.
  *
- * Publication: callbacks (compiler threads, the service thread, any thread) append to a log
- * under `lock`; the drain (fx_codemap_publish, every drain cycle) folds the log into the set of
- * live ranges and, if anything changed, publishes a new sorted immutable table with a seq_cst
- * store to fx_sig.code_table. A handler increments fx_sig.code_readers (seq_cst) before it loads
- * the pointer and decrements it after its last read, so a replaced table is freed, or kept as
- * the spare a later publish writes into, only once the drain has seen code_readers == 0 after
- * the store: any handler that loads later sees the new table. A table is at most one fast drain
- * period (10 ms) behind the events: a load or a stub brings a slower drain's next pass that
- * close (control/jvmti_events.c calls fx_drain_hurry), and a pass that published keeps the
- * drain fast (fx_drain_period.h).
+ * Publication, in two levels (issue 31, coderecent.h): callbacks (compiler threads, the service
+ * thread, any thread) append each change to a log under `lock` and to the recent table the
+ * published base table carries, which the handler's lookup reads over the base at once (no lag);
+ * the drain (fx_codemap_publish, at each of its passes, which no longer come every 10 ms for code)
+ * folds the log into the set of live ranges and, if anything changed, publishes a new sorted base
+ * table with a new, empty recent table, by a seq_cst store to fx_sig.code_table. A handler
+ * increments fx_sig.code_readers (seq_cst) before it loads the pointer and decrements it after its
+ * last read, so a replaced table and its recent table are freed, or kept as the spares a later
+ * publish writes into, only once the drain has seen code_readers == 0 after the store: any handler
+ * that loads later sees the new table. The recent table holds what the log holds since the last
+ * publish, in its order (a change the log dropped is not in it): past half full (256 of 512) a
+ * callback hurries the drain (fx_drain_hurry), and once it is full changes go to the log alone,
+ * counted, at most one fast drain period (10 ms) behind as before: a pass after that stays fast.
  *
  * Unload: a range leaves at its CompiledMethodUnload, and a newer range that overlaps an older
  * one replaces it (the older code is gone: its memory was reused). Between the reuse and the
@@ -22,7 +25,7 @@
  * used; stubs (vtable/itable stubs, the interpreter, StubRoutines, adapters) are never freed.
  * Stubs are named as users read them: an adapter's fingerprint is cut off (fx_jvm_names_stub_len),
  * so every I2C/C2I adapter is one "I2C/C2I adapters" function, not hundreds told apart by hex.
- * Leaf module: calls vmstructs.c, the allocator and fx_jvm_names only. */
+ * Leaf module: calls vmstructs.c, coderecent.c, the allocator and fx_jvm_names only. */
 #include "internal.h"
 
 #include <pthread.h>
