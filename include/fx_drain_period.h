@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* The drain's adaptive period (issue 31): a pure function of what the last pass found, so a
  * unit test runs it without a JVM (unit.drain_period). The drain wakes every FX_DRAIN_FAST_NS
- * while anything waits for it (code the stack recovery must see within one fast period, a queue
+ * while anything waits for it (code past the handler's full recent table, codemap.c, a queue
  * filling up, a request) or while a ring was more than an eighth full when the pass began; each
  * quiet pass after that doubles the period, up to FX_DRAIN_SLOW_NS and up to what keeps the
  * smallest ring at most a quarter full if every thread ran flat out from now on (one record of
@@ -13,7 +13,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#define FX_DRAIN_FAST_NS    10000000ull  /* 10 ms: the code map's publish lag (codemap.c) */
+#define FX_DRAIN_FAST_NS    10000000ull  /* 10 ms: the lag of code past a full recent table */
 #define FX_DRAIN_SLOW_NS    100000000ull /* 100 ms */
 #define FX_DRAIN_FILL_FAST  125u         /* permille of a ring: fuller at a pass start, fast */
 #define FX_DRAIN_RECORD_MIN 512u         /* bytes a record is taken to need before any is seen */

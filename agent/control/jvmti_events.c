@@ -42,8 +42,10 @@ static void JNICALL on_compiled_method_load(jvmtiEnv *jvmti, jmethodID method, j
                                             const void *compile_info)
 {
     (void)jvmti, (void)map_length, (void)map;
-    fx_codemap_compiled_load(method, code_addr, code_size, compile_info);
-    fx_drain_hurry(); /* recovery reads the new range within one fast drain period */
+    /* the handler finds the new range in the recent table at once (coderecent.h); the drain
+     * hurries only when it went past a full one, or to fold a half full one into the base */
+    if (fx_codemap_compiled_load(method, code_addr, code_size, compile_info))
+        fx_drain_hurry();
     if (__atomic_load_n(&replay_tid, __ATOMIC_RELAXED) != (pid_t)syscall(SYS_gettid))
         fx_markers_compiled_method_load(method, code_size, compile_info);
 }
@@ -59,8 +61,8 @@ static void JNICALL on_dynamic_code_generated(jvmtiEnv *jvmti, const char *name,
                                               const void *address, jint length)
 {
     (void)jvmti;
-    fx_codemap_dynamic_code(name, address, length);
-    fx_drain_hurry();
+    if (fx_codemap_dynamic_code(name, address, length)) /* as a load's */
+        fx_drain_hurry();
 }
 
 void fx_jvmti_events_replay_code(void)

@@ -1,12 +1,12 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* The model and its drain: a periodic agent thread that drains every source
- * (fx_sources_drain: the markers, the CPU/wall sampler) and then bounds the model and frees
- * ended threads. Its period adapts (fx_drain_period.h): 10 ms while code waits to be published,
- * a queue fills or a ring was an eighth full, up to 100 ms while nothing does. The sampler's share
- * is here: each thread's ring becomes model stacks (stacks.c) and samples, each new jmethodID
- * resolved in the pass it first appears (methods.c). The drain is the only writer of the model
- * until fx_drain_stop returns; then VMDeath owns the model and drains once more itself. Its OS name
- * says whether the sampler runs or was stopped, for `fxprof list` (fx_agent_state.h).
+/* The model and its drain: a periodic agent thread that drains every source (fx_sources_drain: the
+ * markers, the CPU/wall sampler) and then bounds the model and frees ended threads. Its period
+ * adapts (fx_drain_period.h): 10 ms while code went past the full recent table (codemap.c), a queue
+ * fills or a ring was 1/8 full, up to 100 ms while none does. The sampler's share is here: each
+ * thread's ring becomes model stacks (stacks.c) and samples, each new jmethodID resolved in the
+ * pass it first appears (methods.c). The drain is the only writer of the model until fx_drain_stop
+ * returns; then VMDeath owns the model and drains once more itself. Its OS name says whether the
+ * sampler runs or was stopped, for `fxprof list` (fx_agent_state.h).
  *
  * Idle gaps (PROFILE-FORMAT.md §11.3): with CPU-time signals an idle thread is simply not
  * sampled, and the front-end would stretch its neighbouring samples across the gap. When a
@@ -260,7 +260,7 @@ static void drain_rings(JNIEnv *jni, struct fx_profile *p)
     if (dr.methods == NULL && (dr.idle || (dr.methods = fx_methods_new()) == NULL))
         return; /* stopped: the rings hold nothing of a recording (a start finds them late) */
     dr.methods_gen = fx_profile_generation(p);
-    if (fx_codemap_publish()) /* code loaded: more tends to follow, stay fast */
+    if (fx_codemap_publish()) /* code went past the handler's full recent table (issue 31) */
         dr.load.waiting = true;
     if (fx_native_maps_refresh())
         dr.load.waiting = true;

@@ -4,16 +4,19 @@
  * method, plus its layout from VMStructs) and DynamicCodeGenerated (stubs by name), replayed by
  * GenerateEvents for code that existed before the agent.
  *
- * Publication: callbacks (compiler threads, the service thread, any thread) append to a log
- * under `lock`; the drain (fx_codemap_publish, every drain cycle) folds the log into the set of
- * live ranges and, if anything changed, publishes a new sorted immutable table with a seq_cst
- * store to fx_sig.code_table. A handler increments fx_sig.code_readers (seq_cst) before it loads
- * the pointer and decrements it after its last read, so a replaced table is freed, or kept as
- * the spare a later publish writes into, only once the drain has seen code_readers == 0 after
- * the store: any handler that loads later sees the new table. A table is at most one fast drain
- * period (10 ms) behind the events: a load or a stub brings a slower drain's next pass that
- * close (control/jvmti_events.c calls fx_drain_hurry), and a pass that published keeps the
- * drain fast (fx_drain_period.h).
+ * Publication, in two levels (issue 31, coderecent.h): callbacks (compiler threads, the service
+ * thread, any thread) append each change to a log under `lock` and to the recent table the
+ * published base table carries, which the handler's lookup reads over the base at once (no lag);
+ * the drain (fx_codemap_publish, at each of its passes, which no longer come every 10 ms for code)
+ * folds the log into the set of live ranges and, if anything changed, publishes a new sorted base
+ * table with a new, empty recent table, by a seq_cst store to fx_sig.code_table. A handler
+ * increments fx_sig.code_readers (seq_cst) before it loads the pointer and decrements it after its
+ * last read, so a replaced table and its recent table are freed, or kept as the spares a later
+ * publish writes into, only once the drain has seen code_readers == 0 after the store: any handler
+ * that loads later sees the new table. The recent table holds what the log holds since the last
+ * publish, in its order (a change the log dropped is not in it): past half full (256 of 512) a
+ * callback hurries the drain (fx_drain_hurry), and once it is full changes go to the log alone,
+ * counted, at most one fast drain period (10 ms) behind as before: a pass after that stays fast.
  *
  * Unload: a range leaves at its CompiledMethodUnload, and a newer range that overlaps an older
  * one replaces it (the older code is gone: its memory was reused). Between the reuse and the
@@ -22,7 +25,7 @@
  * used; stubs (vtable/itable stubs, the interpreter, StubRoutines, adapters) are never freed.
  * Stubs are named as users read them: an adapter's fingerprint is cut off (fx_jvm_names_stub_len),
  * so every I2C/C2I adapter is one "I2C/C2I adapters" function, not hundreds told apart by hex.
- * Leaf module: calls vmstructs.c, the allocator and fx_jvm_names only. */
+ * Leaf module: calls vmstructs.c, coderecent.c, the allocator and fx_jvm_names only. */
 #include "internal.h"
 
 #include <pthread.h>
@@ -62,6 +65,10 @@ static struct {
     size_t n_retired;
     struct fx_code_table *spare; /* a retired table no handler reads, written by the next fold */
     size_t cap_spare;
+    /* coderecent.h: the table the callbacks append to (under lock; NULL: the log only), the one
+     * the published table carries, and those of the retired tables */
+    struct fx_code_recent *recent_w, *recent_cur, *recent_retired[MAX_RETIRED];
+    bool recent_late;       /* since the last publish, a change went to the log only: stay fast */
     char *names[MAX_NAMES]; /* stub names, index = FX_LINE_STUB frame's method_id */
     size_t n_names;
     uint64_t loads, unloads, stubs, no_layout, osr, replaced, publishes, log_dropped, busy;
@@ -84,19 +91,33 @@ int fx_codemap_setup(void)
 }
 
 /* Under lock. */
-static void log_push(enum op op, const struct fx_code_range *r)
+static bool log_push(enum op op, const struct fx_code_range *r)
 {
     if (cm.n_log == cm.cap_log) {
         size_t cap = cm.cap_log ? cm.cap_log * 2 : 256;
         struct logrec *n = fx_reallocarray(cm.log, cap, sizeof(*n));
         if (n == NULL) {
             cm.log_dropped++;
-            return;
+            return false;
         }
         cm.log = n;
         cm.cap_log = cap;
     }
     cm.log[cm.n_log++] = (struct logrec){.op = op, .seq = ++cm.seq, .r = *r};
+    return true;
+}
+
+/* Under lock: a change logged for the next base table and, if it was logged (the recent table
+ * holds only what the log does, in its order), appended to the recent table the handler reads
+ * now. Whether the drain should come soon: the change is in the log only (no recent table yet, or
+ * a full one: counted), or the recent table is past half full (its merge, issue 31). */
+static bool record(enum op op, const struct fx_code_range *r)
+{
+    if (!log_push(op, r))
+        return false;
+    uint32_t n = fx_coderecent_add(cm.recent_w, r, op == OP_REMOVE);
+    cm.recent_late = cm.recent_late || n == 0;
+    return n == 0 || n >= FX_RECENT_MERGE;
 }
 
 /* Frame types (issue 32) match a compiled frame to its method by the jmethodID alone: right
@@ -145,11 +166,11 @@ static int codeheap_check(const struct fx_code_range *r)
     return 1;
 }
 
-void fx_codemap_compiled_load(jmethodID method, const void *code_addr, jint code_size,
+bool fx_codemap_compiled_load(jmethodID method, const void *code_addr, jint code_size,
                               const void *compile_info)
 {
     if (code_addr == NULL || code_size <= 0)
-        return;
+        return false;
     struct fx_code_range r = {.begin = (uintptr_t)code_addr,
                               .end = (uintptr_t)code_addr + (uintptr_t)code_size,
                               .name = (uint64_t)(uintptr_t)method,
@@ -188,9 +209,9 @@ void fx_codemap_compiled_load(jmethodID method, const void *code_addr, jint code
     __atomic_store_n(&cm.loads, cm.loads + 1, __ATOMIC_RELAXED);
     cm.no_layout += !layout;
     cm.osr += layout && !normal;
-    if (!cm.heap_only)
-        log_push(OP_ADD, &r);
+    bool hurry = !cm.heap_only && record(OP_ADD, &r);
     pthread_mutex_unlock(&cm.lock);
+    return hurry;
 }
 
 void fx_codemap_compiled_unload(jmethodID method, const void *code_addr)
@@ -200,7 +221,7 @@ void fx_codemap_compiled_unload(jmethodID method, const void *code_addr)
                               .kind = FX_BLOB_NMETHOD};
     pthread_mutex_lock(&cm.lock);
     cm.unloads++;
-    log_push(OP_REMOVE, &r);
+    (void)record(OP_REMOVE, &r); /* the range leaves; the drain need not hurry for that */
     pthread_mutex_unlock(&cm.lock);
 }
 
@@ -218,10 +239,10 @@ static size_t name_index(const char *name)
     return cm.n_names++;
 }
 
-void fx_codemap_dynamic_code(const char *name, const void *address, jint length)
+bool fx_codemap_dynamic_code(const char *name, const void *address, jint length)
 {
     if (name == NULL || address == NULL || length <= 0)
-        return;
+        return false;
     /* HotSpot posts each dispatch stub under exactly these names (vtableStubs.cpp), and each
      * AdapterBlob as "I2C/C2I adapters" followed by its fingerprint at creation
      * (AdapterHandlerLibrary), without it when GenerateEvents replays the code cache. */
@@ -278,14 +299,16 @@ void fx_codemap_dynamic_code(const char *name, const void *address, jint length)
         shown[len] = '\0';
         name = shown;
     }
+    bool hurry = false;
     pthread_mutex_lock(&cm.lock);
     size_t idx = name_index(name);
     if (idx < MAX_NAMES) {
         r.name = idx;
         cm.stubs++;
-        log_push(OP_ADD, &r);
+        hurry = record(OP_ADD, &r);
     }
     pthread_mutex_unlock(&cm.lock);
+    return hurry;
 }
 
 const char *fx_codemap_stub_name(uint64_t index)
@@ -419,6 +442,7 @@ static struct fx_code_table *fold(struct logrec *log, size_t n_log, size_t *cap)
         }
     }
     t->n = k;
+    t->recent = NULL; /* publish sets the one its callbacks' changes go to */
     /* issue 32: a pc in none of its ranges is looked up in the code heaps, once both layouts
      * are published (codeheap.h) */
     bool heap = __atomic_load_n(&fx_sig.codeheap.pid, __ATOMIC_ACQUIRE) != 0 &&
@@ -438,6 +462,7 @@ static void free_retired(void)
         return;
     }
     for (size_t i = 0; i < cm.n_retired; i++) {
+        fx_coderecent_recycle(cm.recent_retired[i]);
         if (cm.cap_retired[i] <= cm.cap_spare) {
             fx_free(cm.retired[i]);
             continue;
@@ -464,6 +489,7 @@ void fx_codemap_idle(void)
         fx_free(cm.spare);
         cm.spare = NULL;
         cm.cap_spare = 0;
+        fx_coderecent_idle();
     }
 }
 
@@ -472,29 +498,48 @@ bool fx_codemap_publish(void)
     free_retired();
     if (cm.n_retired == MAX_RETIRED)
         return true; /* handlers keep reading: publish at a later cycle */
+    /* the recent table the callbacks write from now on, carried by the table published here */
+    struct fx_code_recent *next = fx_coderecent_take();
     pthread_mutex_lock(&cm.lock);
     struct logrec *log = cm.log;
     size_t n_log = cm.n_log;
-    cm.log = NULL;
-    cm.n_log = cm.cap_log = 0;
-    pthread_mutex_unlock(&cm.lock);
     /* the code heaps' layouts came after the table: a table that has them, even unchanged */
     const struct fx_code_table *cur = __atomic_load_n(&fx_sig.code_table, __ATOMIC_RELAXED);
     bool heap = __atomic_load_n(&fx_sig.codeheap.pid, __ATOMIC_ACQUIRE) != 0 &&
                 __atomic_load_n(&fx_sig.interp.pid, __ATOMIC_ACQUIRE) != 0;
-    if (n_log == 0 && (!heap || (cur != NULL && cur->heap != NULL)))
+    if (n_log == 0 && (!heap || (cur != NULL && cur->heap != NULL))) {
+        pthread_mutex_unlock(&cm.lock);
+        fx_coderecent_recycle(next); /* no handler has seen it */
         return false;
+    }
+    cm.log = NULL;
+    cm.n_log = cm.cap_log = 0;
+    cm.recent_w = next; /* its changes are newer than the log's, on top of the table below */
+    bool late = cm.recent_late;
+    cm.recent_late = next == NULL;
+    pthread_mutex_unlock(&cm.lock);
     size_t cap;
     struct fx_code_table *t = fold(log, n_log, &cap);
     if (t == NULL) { /* give the changes back, oldest first, for the next cycle */
         pthread_mutex_lock(&cm.lock);
+        struct logrec *newer = cm.log; /* changes since: in `next` too, which no table carries */
+        size_t n_newer = cm.n_log;
+        cm.log = NULL;
+        cm.n_log = cm.cap_log = 0;
         for (size_t i = 0; i < n_log; i++)
             log_push(log[i].op, &log[i].r);
+        for (size_t i = 0; i < n_newer; i++)
+            log_push(newer[i].op, &newer[i].r);
+        cm.recent_w = NULL; /* the published table's stays as it was: the log only until then */
+        cm.recent_late = true;
         pthread_mutex_unlock(&cm.lock);
+        fx_free(newer);
         fx_free(log);
+        fx_coderecent_recycle(next);
         return true;
     }
     fx_free(log);
+    t->recent = next;
     size_t old_cap = cm.cap_live;
     cm.live = t->r; /* the old table's ranges are not read again: it can be retired */
     cm.n_live = t->n;
@@ -503,10 +548,14 @@ bool fx_codemap_publish(void)
     cm.publishes++;
     if (old != NULL) {
         cm.cap_retired[cm.n_retired] = old_cap;
+        cm.recent_retired[cm.n_retired] = cm.recent_cur;
         cm.retired[cm.n_retired++] = old;
+    } else {
+        fx_coderecent_recycle(cm.recent_cur); /* NULL: no table carried one */
     }
+    cm.recent_cur = next;
     free_retired();
-    return true;
+    return late;
 }
 
 void fx_codemap_report(struct fx_profile *p, const char *g)
@@ -522,6 +571,7 @@ void fx_codemap_report(struct fx_profile *p, const char *g)
     fx_profile_extra_detail(p, g, "ranges replaced by overlapping newer code",
                             (int64_t)cm.replaced);
     fx_profile_extra_int(p, g, "tables published", (int64_t)cm.publishes);
+    fx_coderecent_report(p, g);
     fx_profile_extra_detail(p, g, "code heap lookups agreeing with CompiledMethodLoad",
                             (int64_t)cm.heap_agree);
     fx_profile_extra_detail(p, g, "code heap lookups refused (not proven) at CompiledMethodLoad",

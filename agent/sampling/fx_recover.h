@@ -59,37 +59,21 @@ struct fx_code_range {
 
 struct fx_codeheap_layout;
 struct fx_interp_layout;
+struct fx_code_recent;
 
-/* Immutable once published (codemap.c): sorted by begin, no two ranges overlap. heap and il:
- * where a pc in no range is looked up next (codeheap.h, fx_recover_find_any), NULL if not;
- * found: the count of pcs found there (atomic). */
+/* Immutable once published (codemap.c), but for appends to `recent`: sorted by begin, no two
+ * ranges overlap. heap and il: where a pc in no range is looked up next (codeheap.h,
+ * fx_recover_find_any), NULL if not; found: the count of pcs found there (atomic). */
 struct fx_code_table {
     const struct fx_codeheap_layout *heap;
     const struct fx_interp_layout *il;
     uint64_t *found, *lookups, *refused; /* atomic counts (fx_recover_find_any) */
+    const struct fx_code_recent *recent; /* newer code than r[] (coderecent.h), or NULL */
     size_t n;
     struct fx_code_range r[];
 };
 
-/* Signal-safe: the range holding pc, or NULL. */
-static inline const struct fx_code_range *fx_recover_find(const struct fx_code_table *t,
-                                                          uintptr_t pc)
-{
-    if (t == NULL || t->n == 0)
-        return NULL;
-    size_t lo = 0, hi = t->n; /* first index with begin > pc */
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (t->r[mid].begin <= pc)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    if (lo == 0)
-        return NULL;
-    const struct fx_code_range *r = &t->r[lo - 1];
-    return pc < r->end ? r : NULL;
-}
+#include "coderecent.h" /* fx_recover_find: the base table, then the recent one */
 
 /* A recovery's outcome. Positive: the caller's registers exact. Negative: why not (counted). */
 enum fx_recover_case {

@@ -105,16 +105,16 @@ uint64_t fx_engine_wall_ticks(void);
 int64_t fx_timer_armed_cpu_ns(const struct fx_thread *t);
 
 /* --- codemap.c: code ranges for stack recovery (issue 20), built outside signal context ---
- * JVMTI callbacks (any thread) queue changes; the drain publishes a new immutable table for the
- * handler when something changed, and frees a replaced table once no handler can still read
- * it. */
-
+ * JVMTI callbacks (any thread) queue changes and append them to the recent table the handler
+ * reads at once (coderecent.h); the drain publishes a new base table, frees a replaced one once no
+ * handler can still read it. A callback's true: the drain should come soon (fx_drain_hurry). */
 int fx_codemap_setup(void); /* Agent_OnLoad: before the events are enabled */
-void fx_codemap_compiled_load(jmethodID method, const void *code_addr, jint code_size,
+bool fx_codemap_compiled_load(jmethodID method, const void *code_addr, jint code_size,
                               const void *compile_info);
 void fx_codemap_compiled_unload(jmethodID method, const void *code_addr);
-void fx_codemap_dynamic_code(const char *name, const void *address, jint length);
-/* Drain: publishes pending changes, frees replaced tables; true if changes were waiting. */
+bool fx_codemap_dynamic_code(const char *name, const void *address, jint length);
+/* Drain: publishes pending changes, frees replaced tables; true if the drain should stay fast
+ * (changes went past a full recent table, or could not be published yet). */
 bool fx_codemap_publish(void);
 void fx_codemap_idle(void); /* stopped, drain paused: frees replaced tables, the spare */
 const char *fx_codemap_stub_name(uint64_t index);                /* drain: a stub's name, or NULL */

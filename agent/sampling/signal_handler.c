@@ -34,8 +34,8 @@
  *  - The thread is found by its kernel tid in a fixed lock-free table instead of a __thread
  *    variable: no TLS first-touch (no __tls_get_addr), and it works for threads fxagent did
  *    not start.
- *  - A published code table (fx_sig.code_table) is immutable and is freed by the drain only after
- *    it saw fx_sig.code_readers at 0 once the table had been replaced (codemap.c).
+ *  - A published code table (fx_sig.code_table) is immutable but for its recent table's appends
+ *    (coderecent.h); freed or reused only once code_readers was 0 after its replacement.
  *  - t->stack_lo/stack_hi are set before the thread is published (a thread that is not a Java
  *    thread may get them later, hi before lo: sample.h), and `native_only` never changes.
  *  - t->kring (with its data offset and size) is published with a release store after the ring
