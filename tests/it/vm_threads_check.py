@@ -3,8 +3,12 @@
 """Checks the profiles of vm_threads_test.sh (issue 16 items 4-5: threads that are not Java threads).
 
 usage: vm_threads_check.py --label NAME RUN_DIR
+       vm_threads_check.py --handles gc|jit|cthread RUN_DIR   (prints "t-1,t-4": the handles of
+       the tracks whose samples and functions views the checks read, merged: GC threads in gc,
+       compiler threads in jit, none in cthread)
 Reads gc, jit, cthread .json.gz and what profiler-cli said of them (NAME.threads.json,
-NAME.t-N.samples.json, NAME.t-N.functions.json):
+NAME.all.samples.json and NAME.all.functions.json of all tracks merged, NAME.tracks.samples.json
+and NAME.tracks.functions.json of the tracks --handles names merged):
   gc:      a track named like a GC thread ("GC Thread", "G1 ") whose profiler-cli category
            breakdown has samples in "GC", and at least one such track with a libjvm function
            named by a symbol (not "libjvm.so+0x...");
@@ -13,7 +17,9 @@ NAME.t-N.samples.json, NAME.t-N.functions.json):
   cthread: one track "fxmixed-burner", its tid no Java thread's, at least 10 samples whose stack
            has fxmixed_cthread_spin above fxmixed_cthread_main, both in the Native category, and
            no Java frame on that track;
-  all:     meta.extra "Threads that are not Java threads" counts at least as many registered
+  all:     the merged views count every sample of the profile's tracks (profiler-cli rendered
+           them all) and list functions;
+           meta.extra "Threads that are not Java threads" counts at least as many registered
            threads as there are such tracks; no sample of any track has the frame "[native: walk
            stopped (stack bounds unknown)]" and meta.extra "Native stacks" counts no such stop
            (the first sample of each such thread had it before the stack table), while some
@@ -34,18 +40,38 @@ import sys
 from profile_lib import Profile, load_json as load, run_dir_args
 
 
-def pcli_tracks(run, name, prefixes):
-    """[(track name, category breakdown dict, functions)] of profiler-cli's tracks by prefix."""
-    out = []
-    for t in load(os.path.join(run, f"{name}.threads.json"))["threads"]:
-        if not t["name"].startswith(prefixes):
-            continue
-        h = t["threadHandle"]
-        s = load(os.path.join(run, f"{name}.{h}.samples.json"))
-        cats = {c["name"]: c["samples"] for c in s["categoryBreakdown"]["categories"]}
-        fns = load(os.path.join(run, f"{name}.{h}.functions.json"))["functions"]
-        out.append((t["name"], cats, fns))
-    return out
+# The tracks of each profile read one by one: (name prefixes, their category).
+TRACKS = {"gc": (("GC Thread", "G1 "), "GC"),
+          "jit": (("C1 CompilerThre", "C2 CompilerThre"), "JIT compiler")}
+
+
+def handles(run, name):
+    if name not in TRACKS:
+        return []
+    return [t["threadHandle"] for t in load(os.path.join(run, f"{name}.threads.json"))["threads"]
+            if t["name"].startswith(TRACKS[name][0])]
+
+
+def check_merged(run, name, profile, check):
+    """The merged selection of all tracks: as many samples as the profile's tracks hold."""
+    s = load(os.path.join(run, f"{name}.all.samples.json"))["categoryBreakdown"]["totalSamples"]
+    want = sum(len(t["samples"]["stack"]) for t in profile.doc["threads"])
+    check(s == want > 0, f"{name}: profiler-cli's merged tracks hold {s} samples, profile {want}")
+    fns = load(os.path.join(run, f"{name}.all.functions.json"))["functions"]
+    check(len(fns) > 0, f"{name}: profiler-cli lists {len(fns)} functions of the merged tracks")
+
+
+def pcli_tracks(run, name):
+    """(track names, category breakdown dict, functions) of profiler-cli's merged selection of
+    the tracks TRACKS names: a check that some track has X, or none has Y, reads the same there."""
+    names = [t["name"] for t in load(os.path.join(run, f"{name}.threads.json"))["threads"]
+             if t["name"].startswith(TRACKS[name][0])]
+    if not names:
+        return [], {}, []
+    s = load(os.path.join(run, f"{name}.tracks.samples.json"))
+    cats = {c["name"]: c["samples"] for c in s["categoryBreakdown"]["categories"]}
+    fns = load(os.path.join(run, f"{name}.tracks.functions.json"))["functions"]
+    return names, cats, fns
 
 
 def named_libjvm(fns):
@@ -117,19 +143,19 @@ def check_compile_tasks(run, check):
 
 
 def main():
+    if len(sys.argv) == 4 and sys.argv[1] == "--handles":
+        print(",".join(handles(sys.argv[3], sys.argv[2])))
+        return 0
     run, ck = run_dir_args("vm_threads_check")
     check = ck.check
 
-    for name, prefixes, cat in (("gc", ("GC Thread", "G1 "), "GC"),
-                                ("jit", ("C1 CompilerThre", "C2 CompilerThre"), "JIT compiler")):
-        tracks = pcli_tracks(run, name, prefixes)
-        in_cat = [(n, c.get(cat, 0)) for n, c, _ in tracks if c.get(cat, 0) > 0]
-        check(bool(in_cat), f"{name}: tracks {prefixes} with samples in {cat!r}: {in_cat}")
-        named = {n: named_libjvm(f)[:3] for n, _, f in tracks if named_libjvm(f)}
-        check(bool(named), f"{name}: libjvm functions named on those tracks: {named}")
-        other = [(n, sorted(c)) for n, c, _ in tracks
-                 if any(k not in (cat, "Idle") and v > 0 for k, v in c.items())]
-        check(not other, f"{name}: no sample of those tracks outside {cat!r} and Idle: {other}")
+    for name, (prefixes, cat) in TRACKS.items():
+        names, cats, fns = pcli_tracks(run, name)
+        check(cats.get(cat, 0) > 0, f"{name}: tracks {names} have samples in {cat!r}: {cats}")
+        check(bool(named_libjvm(fns)), f"{name}: libjvm functions named on tracks {names}: "
+              f"{named_libjvm(fns)[:3]}")
+        other = sorted(k for k, v in cats.items() if k not in (cat, "Idle") and v > 0)
+        check(not other, f"{name}: no sample of tracks {names} outside {cat!r} and Idle: {other}")
 
     p = Profile(os.path.join(run, "cthread.json.gz"))
     burner = p.threads("fxmixed-burner")
@@ -151,6 +177,7 @@ def main():
 
     for name in ("gc", "jit", "cthread"):
         q = p if name == "cthread" else Profile(os.path.join(run, f"{name}.json.gz"))
+        check_merged(run, name, q, check)
         ex = q.extra("Threads that are not Java threads") or {}
         got = ex.get("registered (GC, JIT, VM, JNI-created...)", -1)
         tracks = sum(1 for t in q.doc["threads"] if t["name"].startswith(

@@ -10,8 +10,9 @@
 #   cthread  a pthread of libfxmixed.so never attached to the JVM ("fxmixed-burner") is its own
 #            track, tid of no Java thread, with fxmixed_cthread_spin over fxmixed_cthread_main
 #            in the Native category and no Java frame;
-# read through profiler-cli (thread list, thread samples, thread functions) and the profile
-# itself (vm_threads_check.py). Each JVM exits 0 without hs_err, fxcheck accepts each profile.
+# read through profiler-cli (thread list; thread samples and thread functions of all tracks merged,
+# and of the GC/compiler tracks merged) and the profile itself (vm_threads_check.py). Each JVM exits 0
+# without hs_err, fxcheck accepts each profile.
 # Fails on a build that samples Java threads only (no such track).
 # usage: vm_threads_test.sh JDK_HOME   (env: FXAGENT_MIXED_JAR, FXAGENT_MIXED_LIB and it_lib's)
 set -euo pipefail
@@ -39,19 +40,28 @@ run cthread cthread 3
 "$IT_FXPROF" convert "$FXAGENT_RUN_DIR/jit.json.gz" --to collapsed -o "$FXAGENT_RUN_DIR/jit.txt" ||
     it_fail "fxprof convert --to collapsed failed on jit.json.gz"
 
-# Per profile: the track list, and the samples and functions views of every track.
+# Per profile: the track list; the samples and functions views of all tracks at once (one merged
+# selection "t-0,t-1,...": every track is rendered, in two profiler-cli calls instead of two per
+# track, each a node start of 1-15 s on a loaded machine); and both views of the tracks
+# vm_threads_check.py reads (GC threads, compiler threads: --handles), merged too.
 pcli_setup
 for name in gc jit cthread; do
     pcli_load "$FXAGENT_RUN_DIR/$name.json.gz" || it_fail "profiler-cli could not load $name.json.gz"
     pcli_json "$FXAGENT_RUN_DIR/$name.threads.json" thread list || it_fail "$name: thread list failed"
-    for handle in $(python3 -c 'import json, sys
-for t in json.load(open(sys.argv[1]))["threads"]: print(t["threadHandle"])' \
-        "$FXAGENT_RUN_DIR/$name.threads.json"); do
-        pcli_json "$FXAGENT_RUN_DIR/$name.$handle.samples.json" thread samples --thread "$handle" ||
-            it_fail "$name: thread samples $handle failed"
-        pcli_json "$FXAGENT_RUN_DIR/$name.$handle.functions.json" thread functions \
-            --thread "$handle" --limit 0 || it_fail "$name: thread functions $handle failed"
-    done
+    all=$(python3 -c 'import json, sys
+print(",".join(t["threadHandle"] for t in json.load(open(sys.argv[1]))["threads"]))' \
+        "$FXAGENT_RUN_DIR/$name.threads.json")
+    pcli_json "$FXAGENT_RUN_DIR/$name.all.samples.json" thread samples --thread "$all" \
+        --include-idle || it_fail "$name: thread samples $all failed"
+    pcli_json "$FXAGENT_RUN_DIR/$name.all.functions.json" thread functions --thread "$all" \
+        --limit 0 || it_fail "$name: thread functions $all failed"
+    tracks=$(python3 "$IT_DIR/vm_threads_check.py" --handles "$name" "$FXAGENT_RUN_DIR")
+    if [[ -n $tracks ]]; then
+        pcli_json "$FXAGENT_RUN_DIR/$name.tracks.samples.json" thread samples --thread "$tracks" ||
+            it_fail "$name: thread samples $tracks failed"
+        pcli_json "$FXAGENT_RUN_DIR/$name.tracks.functions.json" thread functions \
+            --thread "$tracks" --limit 0 || it_fail "$name: thread functions $tracks failed"
+    fi
     profiler-cli stop --all >/dev/null 2>&1 || true
 done
 
