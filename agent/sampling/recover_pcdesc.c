@@ -86,8 +86,7 @@ int fx_recover_stub_refused(const struct fx_code_range *stub, const struct fx_co
         return FX_REC_NOT_CALLED;
     if (stub->arraycopy != FX_STUB_INTRINSIC)
         return 0;
-    uintptr_t target; /* a call to this very stub */
-    if (!fx_recover_call_target(n, ret, &target) || target < stub->begin || target >= stub->end)
+    if (!fx_recover_stub_return(stub, n, ret)) /* a call to this very stub */
         return FX_REC_NOT_CALLED;
     if (n->flags & FX_RANGE_OSR) /* exact PcDescs of an outer scope seen there (8.5d) */
         return FX_REC_PCDESC_OSR;

@@ -56,9 +56,9 @@ uint32_t fx_recover_post_call_nop(const struct fx_code_range *n, uintptr_t ret);
 /* Publishes l for fx_recover_stub_refused (codemap.c, once VMStructs are read; pid last). */
 void fx_recover_pcdesc_publish(const struct fx_pcdesc_layout *l);
 /* Signal-safe: the call right before ret in compiled method n went to stub itself, its target
- * read in the instruction (call rel32; mov r10, imm64; call r10): fx_recover_stub_refused's
- * call test without the scope's, what the walk below needs (native_below.c: the frame chain,
- * not the inlined frames; docs/VALIDATION.md 8.5d). Tests: unit.recover_pcdesc. */
+ * read in the instruction (call rel32; mov r10, imm64; call r10): the call test of
+ * fx_recover_stub_refused (which adds the scope's) and all the walk below needs (native_below.c:
+ * the frame chain, not the inlined frames; docs/VALIDATION.md 8.5d). Tests: unit.recover_pcdesc. */
 static inline bool fx_recover_stub_return(const struct fx_code_range *stub,
                                           const struct fx_code_range *n, uintptr_t ret)
 {

@@ -11,22 +11,7 @@
 
 #include "internal.h"
 
-/* What codemap.c needs from the rest of the agent: the handler's state, and VMStructs that know
- * no blob (no layout, no frame size). */
-struct fx_sigstate fx_sig;
-
-bool fx_vmstructs_nmethod(uintptr_t code_addr, struct fx_nmethod_layout *out)
-{
-    (void)code_addr, (void)out;
-    return false;
-}
-
-int32_t fx_vmstructs_stub_frame_words(uintptr_t code_addr, int32_t *complete)
-{
-    (void)code_addr;
-    *complete = -1;
-    return -1;
-}
+#include "vmstructs_none.h"
 
 static uint8_t code[4][64];
 

@@ -12,20 +12,7 @@
 
 #include "internal.h"
 
-struct fx_sigstate fx_sig;
-
-bool fx_vmstructs_nmethod(uintptr_t code_addr, struct fx_nmethod_layout *out)
-{
-    (void)code_addr, (void)out;
-    return false;
-}
-
-int32_t fx_vmstructs_stub_frame_words(uintptr_t code_addr, int32_t *complete)
-{
-    (void)code_addr;
-    *complete = -1;
-    return -1;
-}
+#include "vmstructs_none.h"
 
 /* the base table: two ranges after the table's header (a flexible array: no struct around it) */
 static _Alignas(struct fx_code_table) unsigned char base_mem[sizeof(struct fx_code_table) +

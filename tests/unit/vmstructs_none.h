@@ -1,0 +1,25 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* Test helper: what codemap.c needs from the rest of the agent, for a unit test that links it
+ * alone: the handler's state, and VMStructs that know no blob (no layout, no frame size).
+ * Include it in exactly one file of a test binary (unit.codemap, unit.coderecent). */
+#ifndef VMSTRUCTS_NONE_H
+#define VMSTRUCTS_NONE_H
+
+#include "internal.h"
+
+struct fx_sigstate fx_sig;
+
+bool fx_vmstructs_nmethod(uintptr_t code_addr, struct fx_nmethod_layout *out)
+{
+    (void)code_addr, (void)out;
+    return false;
+}
+
+int32_t fx_vmstructs_stub_frame_words(uintptr_t code_addr, int32_t *complete)
+{
+    (void)code_addr;
+    *complete = -1;
+    return -1;
+}
+
+#endif
