@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "fx_sort.h"
+#include "unit_light.h"
 
 static int cmp_u32(const void *a, const void *b)
 {
@@ -90,6 +91,8 @@ START_TEST(test_sort_shapes_and_sizes)
     uint64_t seed = 42;
     for (size_t k = 0; k < sizeof(sizes) / sizeof(sizes[0]); k++) {
         size_t n = sizes[k];
+        if (unit_light() && n > 4097)
+            continue; /* memcheck: the 100,000-element runs take minutes, find nothing new */
         uint32_t *v = malloc((n ? n : 1) * sizeof(*v));
         ck_assert_ptr_nonnull(v);
         for (int s = 0; s < SHAPES; s++) {
@@ -117,7 +120,8 @@ END_TEST
  * equal-key partition keeps it near n log n comparisons. */
 START_TEST(test_sort_stays_n_log_n)
 {
-    size_t n = 1u << 16;
+    unsigned log2n = unit_light() ? 12 : 16;
+    size_t n = (size_t)1 << log2n;
     uint32_t *v = malloc(n * sizeof(*v));
     ck_assert_ptr_nonnull(v);
     uint64_t seed = 7;
@@ -125,7 +129,7 @@ START_TEST(test_sort_stays_n_log_n)
         fill(v, n, (enum shape)s, &seed);
         calls = 0;
         fx_sort(v, n, sizeof(*v), cmp_u32_counted);
-        ck_assert_uint_lt(calls, 8ul * n * 16); /* 8 n log2 n */
+        ck_assert_uint_lt(calls, 8ul * n * log2n); /* 8 n log2 n */
         for (size_t i = 1; i < n; i++)
             ck_assert_uint_le(v[i - 1], v[i]);
     }
