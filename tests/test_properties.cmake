@@ -46,8 +46,8 @@ function(fx_apply_part_labels)
 endfunction()
 
 function(fx_apply_test_costs)
-foreach(_fx_cost "san.valgrind_unit.profile=135" "san.valgrind_unit.ff_writer=80"
-                 "san.valgrind_unit.sort=60" "san.valgrind_unit.textmap=45" "san.valgrind_unit.gzip=35" "jtreg.jdk25=85"
+foreach(_fx_cost "san.valgrind_unit.gzip=74" "san.valgrind_unit.ff_writer=33"
+                 "san.valgrind_unit.sort=60" "san.valgrind_unit.textmap=30" "jtreg.jdk25=85"
                  "it.vthreads.jdk25=84" "san.asan_cycle=83"
                  "it.cycle.jdk25=68" "it.cycle.jdk17=68" "san.asan_ubsan=61" "fuzz.profile_writer=31"
                  "fuzz.jfr=31" "fuzz.jfr_convert=31" "fuzz.json_string=31" "jtreg.jdk17=61" "it.vm_threads.jdk25=59"
