@@ -28,12 +28,16 @@ enum skip {
     SKIP_COUNT
 };
 
-/* Documented HotSpot disagreements (docs/VALIDATION.md 4.2, 4.3): still mismatches, but named. */
+#define FX_VM_UPCALLS 6 /* Java methods the VM calls from C1's stubs (4.8) */
+
+/* Documented HotSpot disagreements (docs/VALIDATION.md 4.1-4.3, 4.8): still mismatches, but named.
+ */
 enum pattern {
     PATTERN_NONE = 0,
     PATTERN_TOP_COMPILED,   /* the top compiled frame decoded at another debug-info point */
     PATTERN_LOST_RECURSIVE, /* ASGCT lacks one frame of a recursion (seen on JDK 17) */
     PATTERN_NOT_THAWED,     /* ASGCT jumps from a virtual thread's thawed top to enterSpecial */
+    PATTERN_VM_UPCALL,      /* ASGCT ends at Java the VM called from a C1 runtime stub */
     PATTERN_COUNT
 };
 
@@ -106,6 +110,8 @@ struct fx_va_state {
     jvmtiFrameInfo *info;
     fx_asgct_frame *gst, *asg;
     jmethodID enter_special;
+    jmethodID vm_upcalls[FX_VM_UPCALLS]; /* 4.8, n_vm_upcalls of them found */
+    int n_vm_upcalls;
     bool looked_up; /* enter_special was looked up (on the validator thread) */
     uint64_t steps, compared, exact, below_top, transitions, mismatches, skipped[SKIP_COUNT];
     uint64_t patterns[PATTERN_COUNT]; /* [0]: mismatches of no known pattern */
@@ -194,6 +200,10 @@ void fx_stackcmp_frame_name(jvmtiEnv *jvmti, JNIEnv *env, const fx_asgct_frame *
                             size_t cap);
 /* jdk.internal.vm.Continuation.enterSpecial (JDK 19+), cached; NULL before. */
 jmethodID fx_stackcmp_enter_special(JNIEnv *env, jvmtiEnv *jvmti);
+int fx_stackcmp_vm_upcalls(JNIEnv *env, jmethodID *ids);
+bool fx_stackcmp_top_compiled(const struct fx_stack *a, const struct fx_stack *g);
+bool fx_stackcmp_cut_at_vm_upcall(const struct fx_stack *a, const struct fx_stack *g,
+                                  const jmethodID *ids, int n);
 /* What ASGCT walks into below a virtual thread's JVMTI stack vt: enterSpecial (entry; not when
  * the carrier's stack already starts with it) and the carrier's n frames, up to max frames in
  * all (docs/VALIDATION.md section 1). Returns the frames appended. */

@@ -212,6 +212,70 @@ jmethodID fx_stackcmp_enter_special(JNIEnv *env, jvmtiEnv *jvmti)
     return id;
 }
 
+/* docs/VALIDATION.md 4.8: Java methods HotSpot calls from the C1 runtime stubs' VM calls: to link
+ * a call site or resolve a method type or constant (MethodHandleNatives, from SystemDictionary
+ * and LinkResolver), and to load a class (SystemDictionary's loadClass(String) call). */
+static const struct {
+    const char *cls, *name, *sig;
+} vm_upcalls[FX_VM_UPCALLS] = {
+        {"java/lang/invoke/MethodHandleNatives", "linkCallSite", NULL},
+        {"java/lang/invoke/MethodHandleNatives", "findMethodHandleType", NULL},
+        {"java/lang/invoke/MethodHandleNatives", "linkMethod", NULL},
+        {"java/lang/invoke/MethodHandleNatives", "linkMethodHandleConstant", NULL},
+        {"java/lang/invoke/MethodHandleNatives", "linkDynamicConstant", NULL},
+        {"java/lang/ClassLoader", "loadClass", "(Ljava/lang/String;)Ljava/lang/Class;"},
+};
+
+int fx_stackcmp_vm_upcalls(JNIEnv *env, jmethodID *ids)
+{
+    int n = 0;
+    for (int i = 0; i < FX_VM_UPCALLS; i++) {
+        jmethodID id = fx_jvm_method(env, vm_upcalls[i].cls, vm_upcalls[i].name, vm_upcalls[i].sig);
+        if (id != NULL)
+            ids[n++] = id;
+    }
+    return n;
+}
+
+/* docs/VALIDATION.md 4.2: below some frame the stacks agree to the bottom, and the frames just
+ * above that point show the same method in both, at another bci or under other inlined
+ * callees: the top compiled frame, decoded by ASGCT at another debug-info point of its code. */
+bool fx_stackcmp_top_compiled(const struct fx_stack *a, const struct fx_stack *g)
+{
+    jint i = a->count - 1, k = g->count - 1;
+    while (i >= 0 && k >= 0 && fx_stackcmp_same_frame(&a->frames[i], &g->frames[k])) {
+        i--;
+        k--;
+    }
+    return i >= 0 && k >= 0 && a->frames[i].method_id == g->frames[k].method_id;
+}
+
+/* docs/VALIDATION.md 4.8: ASGCT's stack ends at a method the VM calls (its walk stops at the C1
+ * runtime stub under the call stub's entry frame), that frame is JVMTI's frame k exactly, JVMTI
+ * goes on below it, and above it the stacks are equal or differ as 4.2 says (the top compiled
+ * frame decoded at another point). Below the cut ASGCT gave nothing, so nothing there differs. */
+bool fx_stackcmp_cut_at_vm_upcall(const struct fx_stack *a, const struct fx_stack *g,
+                                  const jmethodID *ids, int n)
+{
+    if (a->count < 1)
+        return false;
+    const fx_asgct_frame *last = &a->frames[a->count - 1];
+    bool upcall = false;
+    for (int i = 0; i < n; i++)
+        upcall |= ids[i] != NULL && ids[i] == last->method_id;
+    for (jint k = 0; upcall && k + 1 < g->count; k++) {
+        if (!fx_stackcmp_same_frame(&g->frames[k], last))
+            continue;
+        struct fx_stack top = {.count = k + 1, .frames = g->frames};
+        bool same = a->count == k + 1;
+        for (jint i = 0; same && i < a->count; i++)
+            same = fx_stackcmp_same_frame(&a->frames[i], &g->frames[i]);
+        if (same || fx_stackcmp_top_compiled(a, &top))
+            return true;
+    }
+    return false;
+}
+
 /* The carrier's JVMTI stack leaves enterSpecial out on JDK 21-25; a JDK whose carrier stack
  * starts with it gets no second copy. */
 jint fx_stackcmp_join_carrier(struct fx_stack *vt, jmethodID entry, const fx_asgct_frame *carrier,

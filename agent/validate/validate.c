@@ -160,19 +160,6 @@ static char **name_frames(jvmtiEnv *jvmti, JNIEnv *jni, const struct fx_stack *s
     return names;
 }
 
-/* docs/VALIDATION.md 4.2: below some frame the stacks agree to the bottom, and the frames just
- * above that point show the same method in both, at another bci or under other inlined
- * callees: the top compiled frame, decoded by ASGCT at another debug-info point of its code. */
-static bool top_compiled_frame(const struct fx_stack *a, const struct fx_stack *g)
-{
-    jint i = a->count - 1, k = g->count - 1;
-    while (i >= 0 && k >= 0 && fx_stackcmp_same_frame(&a->frames[i], &g->frames[k])) {
-        i--;
-        k--;
-    }
-    return i >= 0 && k >= 0 && a->frames[i].method_id == g->frames[k].method_id;
-}
-
 /* docs/VALIDATION.md 4.3: ASGCT has every JVMTI frame but one, and that one is a frame of a
  * recursion (the frame above it is the same method at the same bci). */
 static bool lost_recursive_frame(const struct fx_stack *a, const struct fx_stack *g)
@@ -195,8 +182,10 @@ static enum pattern known_pattern(const struct fx_stack *a, const struct fx_stac
         return PATTERN_NONE;
     if (fx_va_vt_not_thawed(a, g, va.enter_special))
         return PATTERN_NOT_THAWED;
-    if (top_compiled_frame(a, g))
+    if (fx_stackcmp_top_compiled(a, g))
         return PATTERN_TOP_COMPILED;
+    if (fx_stackcmp_cut_at_vm_upcall(a, g, va.vm_upcalls, va.n_vm_upcalls))
+        return PATTERN_VM_UPCALL;
     return lost_recursive_frame(a, g) ? PATTERN_LOST_RECURSIVE : PATTERN_NONE;
 }
 
@@ -557,6 +546,7 @@ static void validate_tick(JNIEnv *jni, void *arg)
     jvmtiEnv *jvmti = fx_jvmti();
     if (va.enter_special == NULL && !va.looked_up) {
         va.enter_special = fx_stackcmp_enter_special(jni, jvmti);
+        va.n_vm_upcalls = fx_stackcmp_vm_upcalls(jni, va.vm_upcalls);
         fx_va_vt_start(jni, jvmti);
     }
     va.looked_up = true;

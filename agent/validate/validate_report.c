@@ -17,7 +17,8 @@ static const char *const skip_keys[SKIP_COUNT] = {
 };
 
 static const char *const pattern_keys[PATTERN_COUNT] = {
-        NULL, "top_compiled_frame", "lost_recursive_frame", "virtual_thread_frames_not_thawed"};
+        NULL, "top_compiled_frame", "lost_recursive_frame", "virtual_thread_frames_not_thawed",
+        "cut_at_vm_upcall"};
 
 static const char *const vt_skip_keys[VT_SKIP_COUNT] = {
         "suspend_failed", "unmounted_before_suspended", "stack_trace_failed", "probe_failed",

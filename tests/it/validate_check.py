@@ -4,9 +4,9 @@
 
 Fails (exit 1) if the report does not parse, has fewer than --min-compared stacks compared,
 or has a mismatch that is not one of the HotSpot patterns documented in docs/VALIDATION.md
-(sections 4.1 to 4.3; the report names them in "known_pattern"). Every mismatch is printed, so
-a test log shows all of them. With --profile, the profile's meta.extra must hold the same
-figures in its "validate" group. With --vthreads N (issue 22), at least N comparisons must have
+(sections 4.1 to 4.3 and 4.8; the report names them in "known_pattern"). Every mismatch is
+printed, so a test log shows all of them. With --profile, the profile's meta.extra must hold the
+same figures in its "validate" group. With --vthreads N (issue 22), at least N comparisons must have
 covered a carrier carrying a virtual thread; outside mount transitions (section 4.7, their own
 class) at least --vt-right of them must have every ASGCT frame right (exact, or exact but for
 the frames still frozen in the heap, section 4.1), and the mount events' slot must have named
@@ -66,6 +66,11 @@ def lost_recursive_frame(a, g):
 
 
 ENTER = "jdk.internal.vm.Continuation.enterSpecial@native"
+# docs/VALIDATION.md 4.8: Java methods the VM calls from C1's runtime stubs (to link a call site,
+# resolve a method type or constant, load a class).
+VM_UPCALLS = {"java.lang.invoke.MethodHandleNatives." + n for n in (
+    "linkCallSite", "findMethodHandleType", "linkMethod", "linkMethodHandleConstant",
+    "linkDynamicConstant")} | {"java.lang.ClassLoader.loadClass"}
 
 
 def not_thawed(a, g):
@@ -76,6 +81,16 @@ def not_thawed(a, g):
     return e >= 1 and m > e and a[:e] == g[:e] and a[e:] == g[m:]
 
 
+def cut_at_vm_upcall(a, g):
+    """docs/VALIDATION.md 4.8: ASGCT's stack ends at a method the VM calls from a C1 runtime
+    stub; that frame is JVMTI's frame k exactly, JVMTI goes on below it, and above it the stacks
+    are equal or differ as 4.2 says."""
+    if not a or method(a[-1]) not in VM_UPCALLS:
+        return False
+    return any(g[k] == a[-1] and (a == g[:k + 1] or top_compiled_frame(a, g[:k + 1]))
+               for k in range(len(g) - 1))
+
+
 def recheck_pattern(label, m):
     """The agent's classification, redone here from the frame names when both stacks are whole
     (names cannot tell overloads apart, so this is the looser of the two checks)."""
@@ -84,6 +99,7 @@ def recheck_pattern(label, m):
         return
     mine = ("virtual_thread_frames_not_thawed" if not_thawed(a, g)
             else "top_compiled_frame" if top_compiled_frame(a, g)
+            else "cut_at_vm_upcall" if cut_at_vm_upcall(a, g)
             else "lost_recursive_frame" if lost_recursive_frame(a, g) else None)
     if m["known_pattern"] is not None and mine != m["known_pattern"]:
         fail(label, f"the agent calls a mismatch on {m['thread']} '{m['known_pattern']}', "

@@ -14,8 +14,9 @@ import java.util.function.LongUnaryOperator;
  * validator finds them in interpreted, C1 and C2 code, in allocation slow paths, at safepoint
  * polls and in the middle of garbage collections.
  *
- * <p>usage: {@code AllocStress SECONDS [THREADS]} (default 8 threads). Prints one line with a
- * checksum, so that nothing is optimized away.
+ * <p>usage: {@code AllocStress SECONDS [THREADS [LINKERS]]} (default 8 threads, no linker).
+ * LINKERS more threads run {@link UpcallRepro}'s rounds (call sites linked from C1 code,
+ * docs/VALIDATION.md 4.8). Prints one line with a checksum, so that nothing is optimized away.
  */
 public final class AllocStress {
     private AllocStress() {}
@@ -147,6 +148,7 @@ public final class AllocStress {
     public static void main(String[] args) throws InterruptedException {
         double seconds = args.length > 0 ? Double.parseDouble(args[0]) : 10;
         int threads = args.length > 1 ? Integer.parseInt(args[1]) : 8;
+        int linkers = args.length > 2 ? Integer.parseInt(args[2]) : 0;
         long deadline = System.nanoTime() + (long) (seconds * 1e9);
         long[] sums = new long[threads];
         Thread[] workers = new Thread[threads];
@@ -156,10 +158,28 @@ public final class AllocStress {
                     "stress-" + t);
             workers[t].start();
         }
+        // docs/VALIDATION.md 4.8: threads linking call sites from C1 code (UpcallRepro's rounds)
+        long[][] linked = new long[linkers][1];
+        Thread[] linking = new Thread[linkers];
+        for (int t = 0; t < linkers; t++) {
+            long[] out = linked[t];
+            linking[t] = new Thread(() -> {
+                try {
+                    out[0] = UpcallRepro.link(deadline, 300, new long[1]);
+                } catch (Exception e) {
+                    throw new IllegalStateException(e);
+                }
+            }, "linker-" + t);
+            linking[t].start();
+        }
         long total = 0;
         for (int t = 0; t < threads; t++) {
             workers[t].join();
             total += sums[t];
+        }
+        for (int t = 0; t < linkers; t++) {
+            linking[t].join();
+            total += linked[t][0];
         }
         System.out.println("AllocStress: " + threads + " threads, " + seconds + " s, checksum "
                 + Long.toHexString(total));
