@@ -157,7 +157,7 @@ void fx_frame_types_report(struct fx_profile *p)
     fx_profile_extra_int(p, g, "frames compiled by C1", (int64_t)ft.typed[FX_JAVA_C1]);
     fx_profile_extra_int(p, g, "frames compiled by C2", (int64_t)ft.typed[FX_JAVA_C2]);
     fx_profile_extra_int(p, g, "frames inlined", (int64_t)ft.typed[FX_JAVA_INLINED]);
-    fx_profile_extra_detail(p, g, "frames of native methods",
+    fx_profile_extra_detail(p, g, "frames of native methods not typed by their code",
                             (int64_t)ft.typed[FX_JAVA_NATIVE_METHOD]);
     fx_profile_extra_int(p, g, "frames untyped", (int64_t)ft.untyped);
     fx_profile_extra_detail(p, g, "walks stopped: a method maybe inlined into itself",
