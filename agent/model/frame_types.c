@@ -11,7 +11,8 @@
  * is the root unless the method was inlined into itself, which the code table says
  * (FX_RANGE_SELF_INLINE, also set when HotSpot gave no inlining records): there, and wherever
  * the words end or a method is not found, the frames left stay untyped (subcategory Other),
- * never guessed. A frame of a native method keeps its own subcategory. */
+ * never guessed. A frame of a native method is typed the same way, by its physical frame (the
+ * interpreter's native entry, a native wrapper); unmatched, it keeps its own subcategory. */
 #include "internal.h"
 
 #include "fx_clock.h"
@@ -124,7 +125,12 @@ void fx_frame_types_of(const struct fx_sample_rec *r, uint32_t len, int32_t n,
         ends[k + 1] = i;
     }
     for (int32_t x = 0; x < n; x++) {
-        if (r->frames[x].lineno == -3) /* a native method: its own subcategory */
+        /* a native method: typed by the code its frame runs in where its physical frame was
+         * matched (the interpreter's native entry: interpreted; a native wrapper nmethod by
+         * the tier the code map read, which HotSpot leaves at CompLevel_none, 0, "not read":
+         * such a frame stays untyped), else its own subcategory as before */
+        if (r->frames[x].lineno == -3 && out[x].sub != FX_JAVA_INTERPRETED &&
+            out[x].sub != FX_JAVA_C1 && out[x].sub != FX_JAVA_C2)
             out[x] = (struct fx_frame_type){FX_JAVA_NATIVE_METHOD, 0};
         if (out[x].sub == FX_JAVA_OTHER)
             ft.untyped++;
@@ -151,7 +157,7 @@ void fx_frame_types_report(struct fx_profile *p)
     fx_profile_extra_int(p, g, "frames compiled by C1", (int64_t)ft.typed[FX_JAVA_C1]);
     fx_profile_extra_int(p, g, "frames compiled by C2", (int64_t)ft.typed[FX_JAVA_C2]);
     fx_profile_extra_int(p, g, "frames inlined", (int64_t)ft.typed[FX_JAVA_INLINED]);
-    fx_profile_extra_detail(p, g, "frames of native methods",
+    fx_profile_extra_detail(p, g, "frames of native methods not typed by their code",
                             (int64_t)ft.typed[FX_JAVA_NATIVE_METHOD]);
     fx_profile_extra_int(p, g, "frames untyped", (int64_t)ft.untyped);
     fx_profile_extra_detail(p, g, "walks stopped: a method maybe inlined into itself",

@@ -49,13 +49,17 @@ void fx_methods_free(struct fx_methods *m);
 int fx_methods_frame(struct fx_methods *m, JNIEnv *jni, struct fx_profile *p, jmethodID id,
                      jint bci, fx_frame_id *frame);
 /* The same in a Java subcategory (enum fx_java_sub, issue 32) at an inline depth (0: not
- * inlined); a native method keeps "Native method". */
+ * inlined); a native method keeps "Native method" unless typed Interpreted, C1 or C2 (by the
+ * code its frame ran in: frame_types.c). */
 int fx_methods_frame_typed(struct fx_methods *m, JNIEnv *jni, struct fx_profile *p, jmethodID id,
                            jint bci, uint8_t sub, uint8_t inline_depth, fx_frame_id *frame);
 /* The frame of the compiled method a pc was in without a bci (a prologue or epilogue, or a
  * failure named by its blob): line -1, subcategory Recovered if it tops a recovered stack. */
 int fx_methods_blob_frame(struct fx_methods *m, JNIEnv *jni, struct fx_profile *p, jmethodID id,
                           bool recovered, fx_frame_id *frame);
+/* stacks.c: the frame of a stub by its name index (codemap.c) in the VM category, subcategory
+ * Stub, or Recovered stub on top of a recovered stack (PROFILE-FORMAT.md §12.1). */
+int fx_stub_frame(struct fx_profile *p, uint64_t index, bool recovered, fx_frame_id *out);
 uint64_t fx_methods_unknown(const struct fx_methods *m);
 uint64_t fx_methods_count(const struct fx_methods *m);
 

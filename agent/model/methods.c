@@ -256,11 +256,13 @@ int fx_methods_frame_typed(struct fx_methods *m, JNIEnv *jni, struct fx_profile 
     if (me == NULL || !me->known)
         return unknown_frame(m, p, frame);
     bool native = me->native || bci == -3;
+    /* a native method's frame typed by the code it ran in (frame_types.c), else its own */
+    bool by_code = sub == FX_JAVA_INTERPRETED || sub == FX_JAVA_C1 || sub == FX_JAVA_C2;
     struct fx_frame_key k = {
             .func = me->func,
             .line = native ? -1 : line_of(me, bci),
             .category = FX_CAT_JAVA,
-            .subcategory = native ? FX_JAVA_NATIVE_METHOD : sub,
+            .subcategory = native && !by_code ? FX_JAVA_NATIVE_METHOD : sub,
             .inline_depth = native ? 0 : inline_depth,
     };
     return fx_profile_frame(p, &k, frame);

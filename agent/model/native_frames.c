@@ -76,6 +76,7 @@ static struct {
     /* issue 32, the frames below and between the Java frames: samples with such a walk,
      * segments between Java frames, frames, stops of the root segment, walks not placed */
     uint64_t below, below_mid, below_frames, below_stops[FX_NSTOP_COUNT], below_unplaced;
+    uint64_t below_stubs; /* call stub frames shown (segments whose walk began in one) */
 } nf;
 
 static uint64_t hash(uint64_t a)
@@ -402,6 +403,14 @@ static int below_push(struct fx_profile *p, struct fx_below *b, int32_t n, int32
             if (rc == FX_OK)
                 rc = fx_profile_stack(p, *stack, f, stack);
         }
+        /* the call stub the segment's walk began in, leaf side: under the Java frame it
+         * called (issue 32; the sampling proved the return address in its range) */
+        if (rc == FX_OK && (b->head[k] & FX_BELOW_CALL_STUB)) {
+            nf.below_stubs += tally;
+            rc = fx_stub_frame(p, (b->head[k] >> FX_BELOW_STUB_NAME_SHIFT) & 0xFFFF, false, &f);
+            if (rc == FX_OK)
+                rc = fx_profile_stack(p, *stack, f, stack);
+        }
     }
     return rc;
 }
@@ -502,6 +511,8 @@ void fx_native_frames_report(struct fx_profile *p)
                          (int64_t)nf.below_frames);
     fx_profile_extra_detail(p, g, "native segments between Java frames (JNI call-backs)",
                             (int64_t)nf.below_mid);
+    fx_profile_extra_detail(p, g, "call stub frames (a segment's walk began in the call stub)",
+                            (int64_t)nf.below_stubs);
     for (int i = 1; i < FX_NSTOP_COUNT; i++) {
         if (i == FX_NSTOP_JAVA)
             continue;

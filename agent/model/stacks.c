@@ -142,7 +142,12 @@ static int blob_frame(struct fx_methods *m, JNIEnv *jni, struct fx_profile *p,
 {
     if (b->lineno == FX_LINE_NMETHOD)
         return fx_methods_blob_frame(m, jni, p, b->method_id, recovered, out);
-    const char *name = fx_codemap_stub_name((uint64_t)(uintptr_t)b->method_id);
+    return fx_stub_frame(p, (uint64_t)(uintptr_t)b->method_id, recovered, out);
+}
+
+int fx_stub_frame(struct fx_profile *p, uint64_t index, bool recovered, fx_frame_id *out)
+{
+    const char *name = fx_codemap_stub_name(index);
     fx_str_id s;
     fx_func_id f;
     int rc = fx_profile_cstring(p, name != NULL ? name : "[unknown stub]", &s);

@@ -151,6 +151,12 @@ enum fx_walk_stop {
 #define FX_BELOW_SEGS  8
 #define FX_BELOW_WORDS (FX_BELOW_SEGS + 1 + FX_NATIVE_MAX)
 #define FX_BELOW_MORE  (UINT64_C(1) << 16)
+/* The segment's walk began in HotSpot's call stub: the return address the Java frames' walk
+ * ended at lies in the range of a stub flagged FX_RANGE_CALL_STUB (looked up again when the
+ * header is written), whose name index (codemap.c) is in bits 40-55: the model shows the stub
+ * as a frame of its own, leaf side of the segment, right under the Java frame it called. */
+#define FX_BELOW_CALL_STUB       (UINT64_C(1) << 17)
+#define FX_BELOW_STUB_NAME_SHIFT 40
 
 struct fx_regs {
     uintptr_t pc, sp, fp;

@@ -23,8 +23,10 @@
  *    from compiled code), whose frame is crossed by its size (cross_stub_sigsafe); from that
  *    return address, sp and rbp the Java walk goes on.
  * The record's part (sample.h, FX_BELOW_*): segments, each a header word (bits 0-7: its frames,
- * 8-15: enum fx_native_stop, bit 16 FX_BELOW_MORE: Java frames follow below it, bits 24-39: the
- * physical Java frames above it, the first FX_TYPES_MAX of which have type words) and that many
+ * 8-15: enum fx_native_stop, bit 16 FX_BELOW_MORE: Java frames follow below it, bit 17
+ * FX_BELOW_CALL_STUB and bits 40-55: the call stub its walk began in and that stub's name,
+ * bits 24-39: the physical Java frames above it, the first FX_TYPES_MAX of which have type
+ * words) and that many
  * return addresses, leaf first; the last one ends at the thread's first frame or where the walk
  * stopped. At most FX_BELOW_SEGS segments and one header saying why it stopped there, and
  * FX_NATIVE_MAX return addresses with the leaf's native frames.
@@ -331,11 +333,19 @@ uint32_t fx_native_below_sigsafe(const struct fx_thread *t, const void *ucontext
             break;
         }
         uint8_t stop;
+        /* the call stub the Java walk ended in (issue 32: async-profiler's `call_stub` frame
+         * between JavaCalls::call_helper and the first Java frame), proven by end.pc's range */
+        const struct fx_code_range *cs = fx_recover_find(tab, end.pc);
+        uint64_t stub = cs != NULL && cs->kind == FX_BLOB_STUB && (cs->flags & FX_RANGE_CALL_STUB)
+                                ? FX_BELOW_CALL_STUB | (cs->name & 0xFFFF)
+                                                               << FX_BELOW_STUB_NAME_SHIFT
+                                : 0;
         uint32_t nn = fx_native_walk_entry_sigsafe(t, &end, below + nw + 1, cap - pcs, &stop);
         bool more = stop == FX_NSTOP_JAVA && nn > 0;
         if (stop == FX_NSTOP_JAVA && nn == 0)
             stop = FX_NSTOP_EMPTY;
-        below[nw] = nn | (uint64_t)stop << 8 | (more ? FX_BELOW_MORE : 0) | (uint64_t)nt << 24;
+        below[nw] =
+                nn | (uint64_t)stop << 8 | (more ? FX_BELOW_MORE : 0) | (uint64_t)nt << 24 | stub;
         nw += 1 + nn;
         pcs += nn;
         if (!more)

@@ -110,14 +110,16 @@ def main():
         names = [jn.name[f] for f in pa]
         mid = names[names.index("fxagent.mixed.JniAlloc.allocate") + 1:
                     names.index("java.lang.StringBuilder.<init>")]
+        # the call stub (a VM Stub frame, issue 32) right under the Java frame called back
         if (mid[:3] == ["Java_fxagent_mixed_JniAlloc_allocate", "fxmixed_alloc_objects",
-                        "jni_NewObject"] and mid[-1].startswith("JavaCalls::call_helper")
-                and all(jn.cat[f] == "Native" for f in pa[len(names) - len(mid) - 3:-3])):
+                        "jni_NewObject"] and mid[-2].startswith("JavaCalls::call_helper")
+                and mid[-1] == "call_stub" and jn.cat[pa[-4]] == "VM"
+                and all(jn.cat[f] == "Native" for f in pa[len(names) - len(mid) - 3:-4])):
             between.append(pa)
     check(len(back) >= 5 and 2 * len(between) >= len(back),
           f"jnialloc: {len(between)} of {len(back)} StringBuilder.<init> allocations (Java "
           "called back from C) have JniAlloc.allocate;Java_...;fxmixed_alloc_objects;"
-          "jni_NewObject;...;JavaCalls::call_helper between the Java frames "
+          "jni_NewObject;...;JavaCalls::call_helper;call_stub between the Java frames "
           f"({len(back_all) - len(back)} more stopped at a named root)")
 
     summary = os.path.join(run, "jnialloc-summary.json")

@@ -15,7 +15,9 @@ directory's xint/c1/tiered profiles (.json.gz) and their `fxprof convert --annot
 usage: frame_types_check.py [--label NAME] RUN_DIR | --caller-depth PROFILE
   c1         no frame of any thread C2; notInlined C1 in >= 80 % of its frames; (wall mode)
              thread main's Java frames, waiting in Thread.join, typed from the frame anchor:
-             >= 80 % of them (native methods aside) Interpreted, none compiled
+             >= 80 % of them (native methods aside) Interpreted, none compiled; the native
+             method atop them (Object.wait/wait0) Interpreted in >= 80 % (its frame runs in the
+             interpreter's native entry)
   tiered     notInlined (dontinline) never Inlined, C2 in >= 50 % of its frames; tiny Inlined in
              >= 50 % of its typed frames, each at depth 1 under a compiled caller
   c1, tiered no "[truncated]" in the worker's stacks (nothing reaches depth=64)"""
@@ -29,6 +31,7 @@ from profile_lib import Profile, run_dir_args
 
 WORKER = "types-worker"
 JIT = ("JIT (C1)", "JIT (C2)", "Inlined")
+NATIVE_WAIT = ("java.lang.Object.wait", "java.lang.Object.wait0")  # native methods (17, 25)
 SUFFIX = {"Interpreted": "_[0]", "JIT (C1)": "_[1]", "JIT (C2)": "_[j]", "Inlined": "_[i]"}
 
 
@@ -122,6 +125,18 @@ def check_run(cfg, run, c):
                 and not any(main[s] for s in JIT),
                 f"c1 (wall): main's Java frames in Thread.join, from the anchor, Interpreted "
                 f"({dict(main)})")
+        # the native method those stacks end in (Object.wait, JDK 25's wait0), called from
+        # interpreted join: its frame runs in the interpreter's native entry, typed by it
+        # (async-profiler's _[0]); a native wrapper would leave it "Native method" (CompLevel_none)
+        wait = collections.Counter()
+        for path, w in samples(p, "main", late=True):
+            js = [f for f in path if p.cat[f] == "Java"]
+            if js and any(p.name[f].startswith("java.lang.Thread.join") for f in js) \
+                    and p.name[js[-1]] in NATIVE_WAIT:
+                wait[p.sub[js[-1]]] += w
+        c.check(wait["Interpreted"] > 0 and wait["Interpreted"] >= 0.8 * sum(wait.values()),
+                f"c1 (wall): the native method {'/'.join(NATIVE_WAIT)} atop main's Thread.join "
+                f"typed Interpreted (the interpreter's native entry) in >= 80 % ({dict(wait)})")
     if cfg == "tiered":
         c.check(ni["Inlined"] == 0, f"tiered: dontinline notInlined never Inlined ({ni['Inlined']})")
         c.check(ni["JIT (C2)"] >= 0.5 * sum(ni.values()), "tiered: notInlined C2 in >= 50 % of its frames")

@@ -20,13 +20,15 @@ usage: mixed_stacks_check.py --label NAME RUN_DIR   (reads jni, deflate, jni-off
             jni's); "[truncated]" nowhere else; Losses'
             "truncated stacks" counts them;
   jni (issue 32): of the JniBurn.burn samples at least 80 % have, rootward of MixedWorkload.main,
-            JavaMain, jni_CallStaticVoidMethod and JavaCalls::call_helper, and start_thread (or
+            JavaMain, jni_CallStaticVoidMethod, JavaCalls::call_helper and right under main the
+            call stub (`call_stub`, HotSpot's name, a VM Stub frame), and start_thread (or
             clone3) as the root: the main thread's frames down to its start; "Native stacks"
             counts at least those walks (to the thread's start) and 4 frames each;
   upcall:   (Java -> JniBurn.upcall -> C -> CallStaticLongMethod -> JniBurn.javaBurn) of the
             javaBurn samples at least 70 % have only Native frames between JniBurn.upcall and
-            javaBurn, among them Java_fxagent_mixed_JniBurn_upcall, fxmixed_call_java,
-            jni_CallStaticLongMethod and JavaCalls::call_helper in that order (those whose walk
+            javaBurn but for the call stub right under javaBurn (a VM Stub frame), among them
+            Java_fxagent_mixed_JniBurn_upcall, fxmixed_call_java, jni_CallStaticLongMethod,
+            JavaCalls::call_helper and call_stub in that order (those whose walk
             stopped as "unwind table not built yet" aside); "Native stacks"
             counts at least as many segments between Java frames;
   debugframe: of the JniBurn.debugFrame samples whose leaf is fxdf_level3, at least 70 % read
@@ -68,6 +70,13 @@ def native_above(p, path, java_pred, native_pred):
 
 
 UNMAPPED = "[native: walk stopped (address in no executable mapping)]"
+# HotSpot's call stub (StubRoutines' "call_stub" blob, async-profiler's `call_stub` frame):
+# between JavaCalls::call_helper and the Java frame it called (issue 32)
+CALL_STUB = "call_stub"
+
+
+def is_call_stub(p, f):
+    return p.name[f] == CALL_STUB and p.cat[f] == "VM" and p.sub[f] == "Stub"
 
 
 def stopped_unmapped(p, path):
@@ -111,8 +120,10 @@ def main():
         if "fxagent.mixed.MixedWorkload.main" not in names:
             return False
         under = names[:names.index("fxagent.mixed.MixedWorkload.main")]
+        # the call stub right under the first Java frame, JavaCalls::call_helper under it
         return ("JavaMain" in under and any(n.startswith("jni_CallStaticVoidMethod") for n in under)
-                and any(n.startswith("JavaCalls::call_helper") for n in under)
+                and len(under) >= 2 and under[-1] == CALL_STUB
+                and under[-2].startswith("JavaCalls::call_helper")
                 and under[0] in ("start_thread", "clone3", "__clone3"))
     whole = [p for p in burn if below_main(jni, p)]
     check(len(burn) >= 10 and 10 * len(whole) >= 8 * len(burn),
@@ -141,7 +152,7 @@ def main():
     mapped = (up.extra("Native stacks") or {}).get("symbol tables mapped from the cache (FXAGENT_CACHE)", 0)
     check(mapped >= 1, f"upcall: the second JVM mapped {mapped} symbol tables from the cache (want >= 1)")
     want = ["Java_fxagent_mixed_JniBurn_upcall", "fxmixed_call_java", "jni_CallStaticLongMethod",
-            "JavaCalls::call_helper"]
+            "JavaCalls::call_helper", CALL_STUB]
 
     def between(p, path):
         names = [p.name[f] for f in path]
@@ -150,7 +161,8 @@ def main():
         a = names.index("fxagent.mixed.JniBurn.upcall")
         b = names.index("fxagent.mixed.JniBurn.javaBurn")
         mid = path[a + 1:b]
-        if not mid or any(p.cat[f] != "Native" for f in mid):
+        # Native frames, then the call stub (VM, Stub) right under javaBurn
+        if len(mid) < 2 or any(p.cat[f] != "Native" for f in mid[:-1]) or not is_call_stub(p, mid[-1]):
             return False
         k = 0
         for f in mid:

@@ -28,7 +28,8 @@ NO_ENTRY = "[native: walk stopped (Java frames not walked to the call stub)]"
 KIND = {"[AGCT: unknown Java]": (False, 0, 0), "itable stub": (False, 2, 6),
         "[idle]": (False, 1, 0), "__clone3": (False, 0, 0), "start_thread": (False, 0, 0),
         "thread_native_entry(Thread*)": (False, 0, 0), "main": (False, 0, 0),
-        "JavaCalls::call_helper(JavaValue*)": (False, 0, 0), NO_ENTRY: (False, 0, 0)}
+        "JavaCalls::call_helper(JavaValue*)": (False, 0, 0), NO_ENTRY: (False, 0, 0),
+        "call_stub": (False, 3, 3)}
 # issue 32 item 3: receiver classes under a dispatch stub
 KIND.update({M + "$" + c: (False, 3, 5) for c in ("Circle", "Square", "Rect", "Hexagon")})
 KIND["java.lang.Integer"] = (False, 3, 5)
@@ -99,7 +100,7 @@ AREA = BASE + [(M + ".loop", 277)]
 PERIM = BASE + [(M + ".loop", 278)]
 # the native frames below the Java ones, down to the thread's start (issue 32)
 ROOT = [("__clone3", None), ("start_thread", None), ("thread_native_entry(Thread*)", None),
-        ("JavaCalls::call_helper(JavaValue*)", None)]
+        ("JavaCalls::call_helper(JavaValue*)", None), ("call_stub", None)]
 GOOD = [(100, AREA + [(M + "$Polygon.area", 203)]),
         (50, PERIM + [(M + "$Polygon.perim", 212)]),
         (30, AREA + [("itable stub", None), (M + "$Circle", None)]),
@@ -143,7 +144,9 @@ CASES = [
     ("a foreign leaf", GOOD + [(1, AREA + [("java.lang.String.hashCode", 10)])], 120, False,
      "neither an implementation nor a stub"),
     ("a native root that is not the thread's start", GOOD + [
-        (1, [("main", None), ("JavaCalls::call_helper(JavaValue*)", None)] + PERIM)], 120, False,
+        (1, [("main", None), ("JavaCalls::call_helper(JavaValue*)", None), ("call_stub", None)]
+         + PERIM)], 120, False, "not the thread's start chain"),
+    ("no call stub under the bottom Java frame", GOOD + [(1, ROOT[:-1] + PERIM)], 120, False,
      "not the thread's start chain"),
     ("too many call-stub roots", GOOD + [(20, [(NO_ENTRY, None)] + PERIM)], 120, False,
      "ordinary stacks rooted at"),

@@ -56,8 +56,9 @@ sample of thread "mega" with an ordinary (not recovered) stack:
     is 4 %, still below the rules' absence;
   - the known answer: every such stack whose root is a native frame (the walk reached the
     thread's first frame) reads, from the root, __clone3 or clone3 or start_thread first and
-    JavaCalls::call_helper right under the bottom Java frame: the chain Thread.start gives a Java
-    thread (a walk derailed by a wrong step would not end there).
+    JavaCalls::call_helper;call_stub right under the bottom Java frame (HotSpot's call stub, a
+    frame of its own since session 22): the chain Thread.start gives a Java thread (a walk
+    derailed by a wrong step would not end there).
 Bare-root oracle (issue 32 item 2: a stack reaches the thread's start or ends in a named
 mark), for every non-idle sample of the thread, recovered ones included: its root frame is
 __clone3, clone3 or start_thread, or a named mark ("[...]": a walk-stop, failure or truncation
@@ -234,9 +235,13 @@ def root_oracle(prof, thread, check, label):
         if java is None or java == 0:
             continue
         rooted += w
+        # HotSpot's call stub (a VM Stub frame, issue 32) right under the bottom Java frame,
+        # JavaCalls::call_helper under it
         root, junction = prof.name[path[0]], prof.name[path[java - 1]]
-        if root not in THREAD_ROOTS or not junction.startswith("JavaCalls::call_helper"):
-            bad[f"{root} ... {junction}"] += w
+        helper = prof.name[path[java - 2]] if java >= 2 else ""
+        if (root not in THREAD_ROOTS or junction != "call_stub"
+                or not helper.startswith("JavaCalls::call_helper")):
+            bad[f"{root} ... {helper};{junction}"] += w
     r = {"ordinary": n, "no_entry_pct": round(pct(no_entry, n), 2), "rooted": rooted,
          "bad_roots": dict(bad)}
     check(n > 0 and pct(no_entry, n) <= MAX_NO_ENTRY_PCT,

@@ -12,7 +12,8 @@ import sys
 
 from profile_lib import Profile
 
-CARRIER_ROOT = ("start_thread", "thread_native_entry", "__clone3", "JavaCalls::call_helper")
+CARRIER_ROOT = ("start_thread", "thread_native_entry", "__clone3", "JavaCalls::call_helper",
+                "call_stub")
 
 
 def main():
