@@ -14,8 +14,8 @@
 # Then async-profiler's VtableTests case re-expressed (issue 32 item 3): fxagent.stacks.Numbers
 # (Number.doubleValue on Integer, Long, Double and Float) for 3 s at 2 ms (longer while main
 # has used under 1.5 s of CPU: java-test/stacks' Budget.java; its line prints cpu_ms); its
-# collapsed output (--annotate) holds `Numbers.avg;vtable stub;java.lang.Integer_[i]` and
-# `...java.lang.Long_[i]`, and no class under that stub but the four receivers. The same run, async-profiler's
+# collapsed output (--annotate) holds `Numbers.avg;vtable stub;java.lang.CLASS_[i]` for two of
+# the four receivers (async-profiler's: Integer and Long), and no class under that stub but the four receivers. The same run, async-profiler's
 # RecoveryTests.numbers (collapsed_ratio.py, its Output.ratio on all samples, which here include
 # the JVM's start-up: its runs attach later): main;loop > 70 % (its bound 80 %), main;loop;avg
 # > 50 %, the vtable stub > 1 %, "[AGCT: ...]" frames < 5 % (its bound for unknown frames 0.5 %;
@@ -72,10 +72,15 @@ small() {
 
 small Numbers
 site='fxagent\.stacks\.Numbers\.avg;vtable stub;'
-for cls in Integer Long; do
-    grep -q "${site}java\.lang\.${cls}_\[i\]" numbers.collapsed ||
-        it_fail "no 'Numbers.avg;vtable stub;java.lang.${cls}_[i]' in numbers.collapsed"
+# async-profiler's case names Integer and Long; which receivers reach the stub is C2's choice (it
+# most likely inlines a dominant profiled class behind a type check): on JDK 17 Integer took
+# 0-14 of 25-53 stub samples a run (0 in 1 of 7), so two distinct receivers of the four are asked.
+seen=0
+for cls in Integer Long Double Float; do
+    if grep -q "${site}java\.lang\.${cls}_\[i\]" numbers.collapsed; then seen=$((seen + 1)); fi
 done
+[[ $seen -ge 2 ]] ||
+    it_fail "$seen of Integer/Long/Double/Float as 'Numbers.avg;vtable stub;java.lang.CLASS_[i]' in numbers.collapsed (want 2)"
 foreign=$(grep -o "${site}[^; ]*" numbers.collapsed |
     grep -vE ';java\.lang\.(Integer|Long|Double|Float)_\[i\]$|_\[k\]$' || true)
 [[ -z $foreign ]] || it_fail "classes under Numbers.avg's vtable stub that are not its receivers: $foreign"
