@@ -312,6 +312,15 @@ uint32_t fx_native_below_sigsafe(const struct fx_thread *t, const void *ucontext
      * interrupted pc's (on JDK 17 a return address may sit right before an epilogue's add rsp) */
     bool stepped = !crossed && top_step_sigsafe(tab, m, cid_off, from_anchor, ucontext, t->stack_lo,
                                                 t->stack_hi, &at, &typed);
+    /* the top a C1 OSR frame at a pc before its OSR entry (recover.c, fx_recover_osr): its
+     * walk's end is counted, the rule's oracle (a frame not built there would send the walk to
+     * a word that is no return address: it stops, named) */
+    const struct fx_code_range *top =
+            stepped || crossed ? NULL : fx_recover_find_any(tab, at.pc, m);
+    bool osr_pre = top != NULL && top->kind == FX_BLOB_NMETHOD && (top->flags & FX_RANGE_OSR) &&
+                   top->level >= 1 && top->level <= 3 && top->verified != FX_OFF_UNKNOWN &&
+                   at.pc < top->begin + top->verified;
+    uint8_t last = FX_NSTOP_NO_ENTRY;
     uint32_t nt = 0, nw = 0, pcs = 0; /* nt: physical Java frames walked, the first typed */
     for (uint32_t seg = 0;; seg++) {
         struct fx_regs end;
@@ -342,6 +351,7 @@ uint32_t fx_native_below_sigsafe(const struct fx_thread *t, const void *ucontext
                                 : 0;
         uint32_t nn = fx_native_walk_entry_sigsafe(t, &end, below + nw + 1, cap - pcs, &stop);
         bool more = stop == FX_NSTOP_JAVA && nn > 0;
+        last = stop;
         if (stop == FX_NSTOP_JAVA && nn == 0)
             stop = FX_NSTOP_EMPTY;
         below[nw] =
@@ -361,6 +371,10 @@ uint32_t fx_native_below_sigsafe(const struct fx_thread *t, const void *ucontext
             cross_stub_sigsafe(s, &at, t->stack_lo, t->stack_hi);
     }
     __atomic_sub_fetch(&fx_sig.code_readers, 1, __ATOMIC_SEQ_CST);
+    if (osr_pre && walk)
+        __atomic_add_fetch(last == FX_NSTOP_CHAIN_END ? &fx_native.osr_pre_root
+                                                      : &fx_native.osr_pre_cut,
+                           1, __ATOMIC_RELAXED);
     *n_below = nw;
     return !typed ? 0 : nt < FX_TYPES_MAX ? nt : FX_TYPES_MAX;
 #else

@@ -148,6 +148,12 @@ void fx_native_maps_report(struct fx_profile *p, const char *g)
                             (int64_t)nm.cc_agree);
     fx_profile_extra_loss(p, g, "of those, checked in the map re-read for them: elsewhere",
                           (int64_t)nm.cc_differ);
+    fx_profile_extra_detail(p, g,
+                            "walks below from a C1 OSR frame before its OSR entry: to the "
+                            "thread's first frame",
+                            (int64_t)__atomic_load_n(&fx_native.osr_pre_root, __ATOMIC_RELAXED));
+    fx_profile_extra_detail(p, g, "walks below from a C1 OSR frame before its OSR entry: stopped",
+                            (int64_t)__atomic_load_n(&fx_native.osr_pre_cut, __ATOMIC_RELAXED));
     fx_native_unwind_report(p, g);
     pthread_mutex_unlock(&nm.lock);
 }
@@ -158,6 +164,8 @@ void fx_native_maps_new_recording(void)
 {
     pthread_mutex_lock(&nm.lock);
     nm.reads = nm.read_errors = nm.publish_busy = nm.cc_agree = nm.cc_differ = 0;
+    __atomic_store_n(&fx_native.osr_pre_root, 0, __ATOMIC_RELAXED);
+    __atomic_store_n(&fx_native.osr_pre_cut, 0, __ATOMIC_RELAXED);
     fx_native_unwind_new_recording();
     pthread_mutex_unlock(&nm.lock);
 }

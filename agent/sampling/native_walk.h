@@ -28,6 +28,10 @@ struct fx_native_state {
      * while its own bounds are unset, i.e. at its first samples. */
     struct fx_textmap_slot stacks;
     uint64_t stack_found, stack_not_found; /* atomic: those lookups, by outcome */
+    /* atomic (native_below.c): walks below whose top was a C1 OSR frame at a pc before its OSR
+     * entry (docs/VALIDATION.md 8.1, session 22), by where they ended: the thread's first frame
+     * (every frame under the claimed one proven, the claim's oracle) or not */
+    uint64_t osr_pre_root, osr_pre_cut;
 };
 
 extern struct fx_native_state fx_native;

@@ -197,9 +197,16 @@ static int fx_recover_epilogue(const struct fx_code_range *r, const struct fx_re
  * epilogue and the stubs follow it. The prologue is decoded from the OSR entry with the normal
  * prologue's steps to the first instruction that is not one; it must have allocated exactly the
  * frame (return address + pushes + sub rsp = CodeBlob::_frame_size words), else nothing is said
- * about this nmethod. A pc before the OSR entry (code no OSR entry runs) or inside that prologue
- * is refused (FX_REC_DECODE); after it, the epilogue rule or the body (FX_REC_BODY: the frame is
- * built, its size holds). */
+ * about this nmethod. A pc inside that prologue is refused (FX_REC_DECODE); after it, the
+ * epilogue rule or the body (FX_REC_BODY: the frame is built, its size holds). A pc before the
+ * OSR entry (session 22): in C1's code (tiers 1-3) the same, because an OSR nmethod is entered
+ * nowhere else (ciEnv::register_method puts it on its holder's OSR list, never in Method::_code,
+ * so no call reaches its other entries; the interpreter's OSR migration jumps to
+ * osr_entry_point), and C1 lays its blocks out by its linear scan order, the loop's blocks
+ * before the OSR entry's (LIR_Assembler::osr_entry: build_frame, then a jump to the loop): code
+ * there runs only after that jump, the frame built (javac's main thread: 11 of 17 walks stopped
+ * at the top in a run, docs/VALIDATION.md 8.1). C2's code before its OSR entry is not known
+ * here: refused. */
 /* Whether the byte before p ends a push (push r: 0x50-0x57; REX.B push r8-r15, 0x41 0x50-0x57,
  * ends the same) and whether a push begins at p, inside r. */
 static bool ends_push(const struct fx_code_range *r, uintptr_t p)
@@ -247,7 +254,8 @@ static int fx_recover_osr(const struct fx_code_range *r, const struct fx_regs *i
 {
     struct fx_prologue st = {0, 0, false};
     uintptr_t p = r->begin + r->verified;
-    if (in->pc < p || r->frame_words <= 0)
+    bool before = in->pc < p;
+    if ((before && !(r->level >= 1 && r->level <= 3)) || r->frame_words <= 0)
         return FX_REC_DECODE;
     unsigned i = 0;
     for (unsigned n; i < 64 && (n = fx_recover_prologue_step(r, p, &st)) > 0; i++)
@@ -255,7 +263,7 @@ static int fx_recover_osr(const struct fx_code_range *r, const struct fx_regs *i
     /* rbp saved right below the return address, where frame::sender_for_compiled_frame (and
      * the walks after this frame) read it */
     if (i == 64 || (uint64_t)st.depth + 8 != (uint64_t)r->frame_words * 8 || st.rbp_slot != 8 ||
-        in->pc < p)
+        (!before && in->pc < p))
         return FX_REC_DECODE;
     int rc = fx_recover_epilogue(r, in, lo, hi, out);
     return rc == FX_REC_DECODE ? fx_recover_body(r, in->pc) : rc;

@@ -61,7 +61,9 @@ Thread "stubs", samples on the CPU (an "[idle]" leaf is no such sample):
               least 90 % of them the native frames under it (the VM's call back into Java:
               SharedRuntime::resolve_static_call_C, JavaCalls) lie right over Stubs.make, the
               compiled method whose call went through the blob (the walk below crosses the
-              blob's frame), and at most 5 % have the root NOT_WALKED (before: all of them).
+              blob's frame), and at most 5 % have the root NOT_WALKED (before: all of them;
+              with <clinit>'s loop C1-OSR-compiled, its code before the OSR entry, 16-19 %
+              until session 22's rule, docs/VALIDATION.md 8.1).
   throws:     (VM code called from Java with the frame anchor set, 8.5i) a preallocated
               exception thrown by Stubs.thrower and caught by Stubs.catcher: every stack
               recovered from the anchor with HotSpot's exception dispatch above it has Java

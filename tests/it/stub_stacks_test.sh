@@ -35,7 +35,7 @@
 #               at least 5 with G1's refinement (VM code the stub called, docs/VALIDATION.md
 #               8.5i) above the stub, failures over that VM code on at most 25 % of its samples;
 #   clinit      a static initializer run by a C1-compiled method's first call into its class (2 s,
-#               -XX:TieredStopAtLevel=1 -Xbatch -XX:-UseOnStackReplacement): its samples whole, the native frames of the VM's
+#               -XX:TieredStopAtLevel=1 -Xbatch; its loop C1-OSR-compiled): its samples whole, the native frames of the VM's
 #               call back into Java (SharedRuntime::resolve_static_call_C among them) right under
 #               Stubs.make, whose call went through the resolve blob (the walk below crosses the
 #               blob's frame: native_below.c).
@@ -76,9 +76,10 @@ for c in delete intrinsics millis subtype barrier clinit throws entry; do
     # what a fast thread logs between its pauses (3-4 such samples, session 20).
     [[ $c == barrier ]] && flags=(-XX:TieredStopAtLevel=1 -XX:+UseG1GC
         -XX:G1ConcRefinementThreads=0 -XX:G1RSetUpdatingPauseTimePercent=0)
-    # no OSR: <clinit>'s loop stays interpreted (a C1 OSR compilation's loop lies before its
-    # OSR entry, where the body claim is refused: docs/VALIDATION.md 8.1)
-    [[ $c == clinit ]] && flags=(-XX:TieredStopAtLevel=1 -Xbatch -XX:-UseOnStackReplacement)
+    # with OSR: <clinit>'s loop is C1-OSR-compiled, its code before the OSR entry, where the
+    # walk below starts since session 22 (docs/VALIDATION.md 8.1; before: 16-19 % of the
+    # samples in <clinit> cut at the top, against the check's 5 %)
+    [[ $c == clinit ]] && flags=(-XX:TieredStopAtLevel=1 -Xbatch)
     [[ $c == throws ]] && flags=(-XX:CompileCommand=quiet
         -XX:CompileCommand=dontinline,fxagent.stacks.Stubs::catcher
         -XX:CompileCommand=dontinline,fxagent.stacks.Stubs::thrower)

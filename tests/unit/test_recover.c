@@ -715,9 +715,10 @@ START_TEST(test_c1_barrier_frame_and_continuation)
 }
 END_TEST
 
-/* issue 32: an OSR compilation, entered at its OSR entry (offset 16 here, a dead first block
- * before it): its prologue there must build exactly the frame; after it the body or the
- * epilogue, inside it or before the entry nothing. */
+/* issue 32: an OSR compilation, entered at its OSR entry (offset 16 here): its prologue there
+ * must build exactly the frame; after it the body or the epilogue, inside it nothing; before
+ * the entry (session 22) the body or the epilogue in C1's code (its loop's blocks lie there,
+ * run after the entry's jump), nothing in C2's or code of no known tier. */
 START_TEST(test_osr_entry_rule)
 {
     memset(code, 0xCC, sizeof(code)); /* int3: no instruction a rule knows */
@@ -743,8 +744,28 @@ START_TEST(test_osr_entry_rule)
     ck_assert_uint_eq(out.sp, (uintptr_t)&stack[22]);
     in.pc = r.begin + 16 + 7; /* in the prologue: refused */
     ck_assert_int_eq(fx_recover_caller(&r, &in, LO, HI, true, &out), FX_REC_DECODE);
-    in.pc = r.begin + 4; /* before the OSR entry */
+    in.pc = r.begin + 4; /* before the OSR entry, no tier known: refused */
     ck_assert_int_eq(fx_recover_caller(&r, &in, LO, HI, true, &out), FX_REC_DECODE);
+    r.level = 4; /* C2: what lies before its OSR entry is not known here */
+    ck_assert_int_eq(fx_recover_caller(&r, &in, LO, HI, true, &out), FX_REC_DECODE);
+    for (uint8_t level = 1; level <= 3; level++) { /* C1: its loop's blocks, the frame built */
+        r.level = level;
+        in.pc = r.begin + 4;
+        ck_assert_int_eq(fx_recover_caller(&r, &in, LO, HI, true, &out), FX_REC_BODY);
+        put(4, epi, sizeof(epi)); /* an epilogue before the entry: 8.4's rule, decoded at pc */
+        in.pc = r.begin + 8;
+        ck_assert_int_eq(fx_recover_caller(&r, &in, LO, HI, true, &out), FX_REC_EPILOGUE);
+        ck_assert_uint_eq(out.pc, 0xCA11E4);
+        ck_assert_uint_eq(out.sp, (uintptr_t)&stack[22]);
+        memset(code + 4, 0xCC, sizeof(epi));
+        in.pc = r.begin + 16 + 7; /* the OSR entry's prologue stays refused */
+        ck_assert_int_eq(fx_recover_caller(&r, &in, LO, HI, true, &out), FX_REC_DECODE);
+        code[16 + 11] = 0x28; /* sub rsp, 40: not the blob's frame: nothing before it either */
+        in.pc = r.begin + 4;
+        ck_assert_int_eq(fx_recover_caller(&r, &in, LO, HI, true, &out), FX_REC_DECODE);
+        code[16 + 11] = 0x30;
+    }
+    r.level = 0;
     in.pc = r.begin + b + 3;
     r.frame_words = 9; /* the prologue built another frame than the blob says */
     ck_assert_int_eq(fx_recover_caller(&r, &in, LO, HI, true, &out), FX_REC_DECODE);
