@@ -31,7 +31,8 @@ enum skip {
 #define FX_VM_UPCALLS 6    /* Java methods the VM calls from C1's stubs (4.8) */
 #define FX_SCOPES_MAX 1024 /* scopes copied per check; an nmethod with more proves nothing */
 
-/* Documented HotSpot disagreements (docs/VALIDATION.md 4.1-4.3, 4.8): still mismatches, but named.
+/* Documented HotSpot disagreements (docs/VALIDATION.md 4.1-4.3, 4.8, 4.9): still mismatches, but
+ * named.
  */
 enum pattern {
     PATTERN_NONE = 0,

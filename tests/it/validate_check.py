@@ -4,7 +4,7 @@
 
 Fails (exit 1) if the report does not parse, has fewer than --min-compared stacks compared,
 or has a mismatch that is not one of the HotSpot patterns documented in docs/VALIDATION.md
-(sections 4.1 to 4.3 and 4.8; the report names them in "known_pattern"; 4.2 proven by the top
+(sections 4.1 to 4.3, 4.8 and 4.9; the report names them in "known_pattern"; 4.2 proven by the top
 nmethod's scopes, "top_compiled_frame_scopes", and 4.9, "cut_at_deoptimized_frame", are re-derived
 from the proof listed with them). Every mismatch is
 printed, so a test log shows all of them. With --profile, the profile's meta.extra must hold the
