@@ -44,6 +44,8 @@ static void JNICALL on_compiled_method_load(jvmtiEnv *jvmti, jmethodID method, j
     (void)jvmti, (void)map_length, (void)map;
     /* the handler finds the new range in the recent table at once (coderecent.h); the drain
      * hurries only when it went past a full one, or to fold a half full one into the base */
+    if (fx_opt()->validate) /* 4.2's proof (agent/validate/scopes.c) */
+        fx_validate_code_load(method, code_addr, compile_info);
     if (fx_codemap_compiled_load(method, code_addr, code_size, compile_info))
         fx_drain_hurry();
     if (__atomic_load_n(&replay_tid, __ATOMIC_RELAXED) != (pid_t)syscall(SYS_gettid))
@@ -55,6 +57,8 @@ static void JNICALL on_compiled_method_unload(jvmtiEnv *jvmti, jmethodID method,
 {
     (void)jvmti;
     fx_codemap_compiled_unload(method, code_addr);
+    if (fx_opt()->validate)
+        fx_validate_code_unload(method, code_addr);
 }
 
 static void JNICALL on_dynamic_code_generated(jvmtiEnv *jvmti, const char *name,

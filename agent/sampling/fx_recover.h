@@ -137,6 +137,15 @@ enum fx_walk_stop {
     FX_WSTOP_HEAP_BUDGET, /* after FX_HEAP_BUDGET code heap lookups (fx_heap_memo) */
 };
 
+/* What validate mode learns from the anchor walk beside ASGCT (recover_anchor.c; docs/VALIDATION.md
+ * 4.2's proof and 4.9's evidence): the code begin of the nmethod of its first frame when compiled
+ * (else 0), and the first of its frames whose return address (the callee's) lies in its nmethod's
+ * stub section, where only a deoptimized frame's patched return address points (-1: none). */
+struct fx_anchor_facts {
+    uintptr_t top_code;
+    int32_t deopt_frame;
+};
+
 /* Frame types (issue 32): one word per physical Java frame, leaf first, from the code each
  * runs in (recover_anchor.c, fx_recover_types). Top byte: FX_TYPE_INTERPRETED, or
  * FX_TYPE_COMPILED | tier (bits 0-2: nmethod::_comp_level, 0 unknown) | 8 when the method may

@@ -155,10 +155,13 @@ void fx_probe_recovery(const struct fx_thread *t, int32_t *asgct_code, uint8_t *
     *recovery = __atomic_load_n(&t->probe.recovery, __ATOMIC_RELAXED);
 }
 
-int32_t fx_probe_shadow(const struct fx_thread *t, fx_asgct_frame *out, int32_t *n, bool *whole)
+int32_t fx_probe_shadow(const struct fx_thread *t, fx_asgct_frame *out, int32_t *n, bool *whole,
+                        struct fx_anchor_facts *af)
 {
     const struct fx_probe *p = &t->probe;
     int32_t rc = __atomic_load_n(&p->shadow_rc, __ATOMIC_RELAXED);
+    *af = rc > 0 ? p->shadow_facts /* written by this walk before `done` (release) */
+                 : (struct fx_anchor_facts){.top_code = 0, .deopt_frame = -1};
     *whole = rc > 0 && __atomic_load_n(&p->shadow_whole, __ATOMIC_RELAXED) != 0;
     *n = rc > 0 ? __atomic_load_n(&p->shadow_n, __ATOMIC_RELAXED) : 0;
     if (*n > (int32_t)p->want)

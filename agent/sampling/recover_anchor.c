@@ -79,9 +79,11 @@ static int entry_frame(const struct fx_interp_layout *il, uintptr_t lo, uintptr_
 int fx_recover_anchor(const struct fx_code_table *tab, struct fx_heap_memo *m, long cid_off,
                       const struct fx_regs *last, const struct fx_interp_layout *il, uintptr_t lo,
                       uintptr_t hi, fx_asgct_frame *out, uint32_t cap, uint32_t *n,
-                      fx_asgct_frame *blob, uint8_t *stop)
+                      fx_asgct_frame *blob, uint8_t *stop, struct fx_anchor_facts *facts)
 {
     *n = 0;
+    if (facts != NULL)
+        *facts = (struct fx_anchor_facts){.top_code = 0, .deopt_frame = -1};
     *stop = FX_WSTOP_NONE;
     uintptr_t sp = last->sp, pc = last->pc, fp = last->fp;
     if (sp == 0)
@@ -135,7 +137,12 @@ int fx_recover_anchor(const struct fx_code_table *tab, struct fx_heap_memo *m, l
             if (!fx_recover_blob_current(r, cid_off))
                 return *n > 0 ? anchor_stop(stop, FX_WSTOP_STALE) : FX_REC_LAYOUT;
             if (*n == cap)
-                return FX_REC_ANCHOR; /* cut at the depth: [truncated] */
+                return FX_REC_ANCHOR;     /* cut at the depth: [truncated] */
+            if (*n == 0 && facts != NULL) /* validate's proof of 4.2 (scopes.c) */
+                facts->top_code = r->begin;
+            if (i > 0 && facts != NULL && facts->deopt_frame < 0 && r->stubs != 0 &&
+                pc >= r->begin + r->stubs) /* 4.9: returns to the deopt handler */
+                facts->deopt_frame = (int32_t)*n;
             out[(*n)++] = (fx_asgct_frame){.lineno = FX_LINE_NMETHOD,
                                            .method_id = (jmethodID)(uintptr_t)r->name};
         } else if (i > 0 || r->kind != FX_BLOB_STUB || r->frame_words <= 0) {

@@ -22,11 +22,11 @@ bool fx_recover_blob_current(const struct fx_code_range *r, long cid_off);
  * nmethod's _compile_id offset; [lo, hi): the thread's stack. FX_REC_ANCHOR when *n > 0 (the walk
  * ended at the depth, *stop FX_WSTOP_NONE, or at a frame it cannot cross, *stop says which kind:
  * the root side is cut), else why not (< 0); on FX_REC_STUB *blob is the stub the last Java frame
- * is in (the interpreter, say), named. */
+ * is in (the interpreter, say), named. facts: NULL, or what validate mode learns (fx_recover.h). */
 int fx_recover_anchor(const struct fx_code_table *tab, struct fx_heap_memo *m, long cid_off,
                       const struct fx_regs *last, const struct fx_interp_layout *il, uintptr_t lo,
                       uintptr_t hi, fx_asgct_frame *out, uint32_t cap, uint32_t *n,
-                      fx_asgct_frame *blob, uint8_t *stop);
+                      fx_asgct_frame *blob, uint8_t *stop, struct fx_anchor_facts *facts);
 
 /* Signal-safe: the code each physical Java frame runs in, leaf first, from the interrupted
  * registers `top` (pc, sp, fp) of a thread whose AsyncGetCallTrace succeeded: one FX_TYPE_* word

@@ -151,11 +151,10 @@ enum fx_engine_kind {
     FX_ENGINE_KIND_TIMER,
 };
 
-/* A probe: one ASGCT trace of a thread taken by its own SIGPROF handler on request (probe.c asks,
- * signal_handler.c answers) into `frames`, never into the ring. The requester owns the probe
- * (`owner`), fills `frames`/`want`, then publishes a generation in `request` (release); the
- * handler claims it by CAS to 0, writes, and stores it in `done` (release). A requester that
- * gives up clears `request` by CAS first, so a late handler cannot write into a reused buffer. */
+/* A probe: one ASGCT trace of a thread by its own SIGPROF handler on request into `frames`, never
+ * the ring. The requester (probe.c) owns it, fills `frames`/`want`, publishes a generation in
+ * `request` (release); the handler (signal_handler.c) claims it by CAS to 0, writes, stores it in
+ * `done` (release). A requester that gives up clears `request` by CAS first: no late write. */
 struct fx_probe {
     int owner;          /* atomic: 0 free, 1 held by a requester, 2 retired (probe.c) */
     uint32_t request;   /* atomic: generation asked for, 0 none */
@@ -167,6 +166,7 @@ struct fx_probe {
     /* `recover`, ASGCT not -3: the anchor walk (recover_anchor.c) done anyway, for validate */
     fx_asgct_frame *shadow;                    /* cap entries, allocated by the requester */
     int32_t shadow_rc, shadow_n, shadow_whole; /* whole: it ended at the first entry frame */
+    struct fx_anchor_facts shadow_facts;       /* fx_recover.h: validate's 4.2 and 4.9 */
     uint32_t want, cap, gen; /* depth asked for (<= cap); entries in frames; last generation */
     fx_asgct_frame *frames;  /* allocated by the requester outside signal context, freed with t */
 };

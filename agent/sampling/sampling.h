@@ -181,10 +181,10 @@ int fx_probe_run(struct fx_thread *t, int64_t wait_ns, fx_asgct_frame *out, int3
  * recovery byte (sample.h: 0 none, an FX_REC_* case when *num_frames is the recovered count). */
 void fx_probe_recovery(const struct fx_thread *t, int32_t *asgct_code, uint8_t *recovery);
 /* With `recover`, ASGCT not -3: the anchor walk's FX_REC_ANCHOR or < 0 (0 not done), its frames
- * in out (depth entries), *n of them; *whole: it ended at the thread's first entry frame. */
-int32_t fx_probe_shadow(const struct fx_thread *t, fx_asgct_frame *out, int32_t *n, bool *whole);
-/* Gives the probe back, unless a handler claimed the last request and never finished it: the
- * probe then stays retired, as its buffer may still be written. */
+ * in out (depth entries), *n of them; *whole: ended at the first entry frame; *af: fx_recover.h */
+int32_t fx_probe_shadow(const struct fx_thread *t, fx_asgct_frame *out, int32_t *n, bool *whole,
+                        struct fx_anchor_facts *af);
+/* Gives the probe back, unless a handler claimed its last request and never finished (retired). */
 void fx_probe_end(struct fx_thread *t);
 struct fx_probe_stats {
     uint64_t requested, served, timeouts, retired, not_sent;

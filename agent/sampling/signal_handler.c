@@ -104,9 +104,8 @@ static int64_t clock_ns_sigsafe(clockid_t c)
 }
 
 /* Signal-safe: how many intervals this signal stands for. A POSIX timer's overrun count comes
- * with its siginfo (the same number timer_getoverrun would return, without the syscall); the
- * thread CPU clock only fires on a scheduler tick, so at 1 ms on a 250 Hz kernel one signal
- * carries about 3 overruns. */
+ * with its siginfo (timer_getoverrun's number, without the syscall); the thread CPU clock fires
+ * only on a scheduler tick, so at 1 ms on a 250 Hz kernel one signal carries about 3 overruns. */
 static uint32_t weight_sigsafe(const siginfo_t *si)
 {
     if (si != NULL && si->si_code == SI_TIMER && si->si_overrun > 0)
@@ -219,10 +218,11 @@ static void bump_sigsafe(uint64_t *c, bool count)
 }
 
 /* Signal-safe: ASGCT said "not in Java" (-3): the Java frames from the thread's frame anchor
- * (recover_anchor.c), read in its JavaThread (the JNIEnv lies inside it), walked in the code
- * table under the reader bracket, into trace (depth frames); returns as recover_sigsafe. */
+ * (recover_anchor.c), read in its JavaThread (JNIEnv inside it), walked in the code table under
+ * the reader bracket, into trace (depth frames; af: fx_recover_anchor's); as recover_sigsafe */
 static int anchor_sigsafe(struct fx_thread *t, fx_asgct_trace *trace, uint32_t depth,
-                          fx_asgct_frame *blob, uint8_t *stop, struct fx_heap_memo *m)
+                          fx_asgct_frame *blob, uint8_t *stop, struct fx_heap_memo *m,
+                          struct fx_anchor_facts *af)
 {
     long sp_off = __atomic_load_n(&fx_sig.anchor_sp_off, __ATOMIC_RELAXED);
     long pc_off = __atomic_load_n(&fx_sig.anchor_pc_off, __ATOMIC_RELAXED);
@@ -241,7 +241,7 @@ static int anchor_sigsafe(struct fx_thread *t, fx_asgct_trace *trace, uint32_t d
     __atomic_add_fetch(&fx_sig.code_readers, 1, __ATOMIC_SEQ_CST);
     int rc = fx_recover_anchor(__atomic_load_n(&fx_sig.code_table, __ATOMIC_SEQ_CST), m,
                                __atomic_load_n(&fx_sig.compile_id_off, __ATOMIC_RELAXED), &last, il,
-                               t->stack_lo, t->stack_hi, trace->frames, depth, &n, blob, stop);
+                               t->stack_lo, t->stack_hi, trace->frames, depth, &n, blob, stop, af);
     __atomic_sub_fetch(&fx_sig.code_readers, 1, __ATOMIC_SEQ_CST);
     if (rc > 0)
         trace->num_frames = (jint)n;
@@ -266,7 +266,7 @@ static uint8_t recover_any_sigsafe(struct fx_thread *t, void *ucontext, fx_asgct
     if (trace->num_frames == FX_ASGCT_UNKNOWN_NOT_JAVA ||
         trace->num_frames == FX_ASGCT_NOT_WALKABLE_NOT_JAVA ||
         fx_vmcode_anchored_sigsafe(t, ucontext, trace->num_frames)) /* and 8.5i's anchored */
-        rc = anchor_sigsafe(t, trace, depth, &blob, stop, m);
+        rc = anchor_sigsafe(t, trace, depth, &blob, stop, m, NULL);
     else if (trace->num_frames == FX_ASGCT_UNKNOWN_JAVA ||
              trace->num_frames == FX_ASGCT_NOT_WALKABLE_JAVA)
         rc = recover_sigsafe(t, ucontext, trace, depth, &blob, &fresh, m);
@@ -507,10 +507,10 @@ static bool probe_sigsafe(struct fx_thread *t, void *ucontext)
     if (p->recover && p->shadow != NULL && trace.num_frames != FX_ASGCT_UNKNOWN_NOT_JAVA) {
         uint8_t shadow_stop;
         struct fx_heap_memo shadow_memo = {.lookups = 0}; /* the validate oracle's own */
-        shadow_rc = anchor_sigsafe(t, &shadow, p->want, &blob, &shadow_stop, &shadow_memo);
+        shadow_rc = anchor_sigsafe(t, &shadow, p->want, &blob, &shadow_stop, &shadow_memo,
+                                   &p->shadow_facts); /* read only with shadow_rc > 0 */
         shadow_n = shadow.num_frames;
-        /* ended neither at the depth nor at a frame it could not cross: at the first entry
-         * frame (recover_anchor.c), a claim validate mode checks against JVMTI's bottom */
+        /* whole: at the first entry frame, not the depth nor a frame it cannot cross */
         shadow_whole = shadow_rc == FX_REC_ANCHOR && shadow_stop == FX_WSTOP_NONE &&
                        shadow_n < (int32_t)p->want;
     }

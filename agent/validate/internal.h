@@ -28,9 +28,11 @@ enum skip {
     SKIP_COUNT
 };
 
-#define FX_VM_UPCALLS 6 /* Java methods the VM calls from C1's stubs (4.8) */
+#define FX_VM_UPCALLS 6    /* Java methods the VM calls from C1's stubs (4.8) */
+#define FX_SCOPES_MAX 1024 /* scopes copied per check; an nmethod with more proves nothing */
 
-/* Documented HotSpot disagreements (docs/VALIDATION.md 4.1-4.3, 4.8): still mismatches, but named.
+/* Documented HotSpot disagreements (docs/VALIDATION.md 4.1-4.3, 4.8, 4.9): still mismatches, but
+ * named.
  */
 enum pattern {
     PATTERN_NONE = 0,
@@ -38,6 +40,8 @@ enum pattern {
     PATTERN_LOST_RECURSIVE, /* ASGCT lacks one frame of a recursion (seen on JDK 17) */
     PATTERN_NOT_THAWED,     /* ASGCT jumps from a virtual thread's thawed top to enterSpecial */
     PATTERN_VM_UPCALL,      /* ASGCT ends at Java the VM called from a C1 runtime stub */
+    PATTERN_TOP_SCOPES,     /* 4.2 proven by the scopes of the top frame's nmethod (proofs.c) */
+    PATTERN_DEOPT_CUT,      /* 4.9: ASGCT ends under a frame returning to a deopt handler */
     PATTERN_COUNT
 };
 
@@ -86,6 +90,9 @@ struct mismatch {
     int32_t asgct_count, jvmti_count, first_diff;
     char **asgct, **jvmti; /* frame names, n_asgct / n_jvmti of them */
     uint32_t n_asgct, n_jvmti;
+    char **scopes; /* the proof (proofs.c, fx_va_proof), named: 4.2's scopes, 4.9's two frames */
+    uint32_t n_scopes;
+    uintptr_t top_code;
     enum pattern pattern;
 };
 
@@ -112,7 +119,11 @@ struct fx_va_state {
     jmethodID enter_special;
     jmethodID vm_upcalls[FX_VM_UPCALLS]; /* 4.8, n_vm_upcalls of them found */
     int n_vm_upcalls;
-    bool looked_up; /* enter_special was looked up (on the validator thread) */
+    jmethodID scopes[FX_SCOPES_MAX]; /* the last probe's top nmethod's scopes (proofs.c) */
+    uint32_t n_scopes;
+    struct fx_anchor_facts facts; /* the last probe's anchor walk: 4.2's nmethod, 4.9's frame */
+    int32_t shadow_n;             /* that walk's frames in shadow (FX_REC_ANCHOR), else 0 */
+    bool looked_up;               /* enter_special was looked up (on the validator thread) */
     uint64_t steps, compared, exact, below_top, transitions, mismatches, skipped[SKIP_COUNT];
     uint64_t patterns[PATTERN_COUNT]; /* [0]: mismatches of no known pattern */
     uint64_t code_skipped[FX_ASGCT_CODES], code_other, code_no_java, resume_failed;
@@ -201,6 +212,7 @@ void fx_stackcmp_frame_name(jvmtiEnv *jvmti, JNIEnv *env, const fx_asgct_frame *
 /* jdk.internal.vm.Continuation.enterSpecial (JDK 19+), cached; NULL before. */
 jmethodID fx_stackcmp_enter_special(JNIEnv *env, jvmtiEnv *jvmti);
 int fx_stackcmp_vm_upcalls(JNIEnv *env, jmethodID *ids);
+bool fx_stackcmp_lost_recursive(const struct fx_stack *a, const struct fx_stack *g);
 bool fx_stackcmp_top_compiled(const struct fx_stack *a, const struct fx_stack *g);
 bool fx_stackcmp_cut_at_vm_upcall(const struct fx_stack *a, const struct fx_stack *g,
                                   const jmethodID *ids, int n);

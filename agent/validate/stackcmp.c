@@ -237,6 +237,22 @@ int fx_stackcmp_vm_upcalls(JNIEnv *env, jmethodID *ids)
     return n;
 }
 
+/* docs/VALIDATION.md 4.3: ASGCT has every JVMTI frame but one, and that one is a frame of a
+ * recursion (the frame above it is the same method at the same bci). */
+bool fx_stackcmp_lost_recursive(const struct fx_stack *a, const struct fx_stack *g)
+{
+    if (a->count != g->count - 1)
+        return false;
+    jint k = 0;
+    while (k < a->count && fx_stackcmp_same_frame(&a->frames[k], &g->frames[k]))
+        k++;
+    for (jint i = k; i < a->count; i++) {
+        if (!fx_stackcmp_same_frame(&a->frames[i], &g->frames[i + 1]))
+            return false;
+    }
+    return k > 0 && fx_stackcmp_same_frame(&g->frames[k - 1], &g->frames[k]);
+}
+
 /* docs/VALIDATION.md 4.2: below some frame the stacks agree to the bottom, and the frames just
  * above that point show the same method in both, at another bci or under other inlined
  * callees: the top compiled frame, decoded by ASGCT at another debug-info point of its code. */

@@ -9,6 +9,7 @@
  * Invariant: every thread this file suspends is resumed before the step ends, on every path,
  * and no step outlives fx_validate_stop. */
 #include "internal.h"
+#include "proofs.h"
 
 #include <pthread.h>
 #include <stdio.h>
@@ -160,22 +161,6 @@ static char **name_frames(jvmtiEnv *jvmti, JNIEnv *jni, const struct fx_stack *s
     return names;
 }
 
-/* docs/VALIDATION.md 4.3: ASGCT has every JVMTI frame but one, and that one is a frame of a
- * recursion (the frame above it is the same method at the same bci). */
-static bool lost_recursive_frame(const struct fx_stack *a, const struct fx_stack *g)
-{
-    if (a->count != g->count - 1)
-        return false;
-    jint k = 0;
-    while (k < a->count && fx_stackcmp_same_frame(&a->frames[k], &g->frames[k]))
-        k++;
-    for (jint i = k; i < a->count; i++) {
-        if (!fx_stackcmp_same_frame(&a->frames[i], &g->frames[i + 1]))
-            return false;
-    }
-    return k > 0 && fx_stackcmp_same_frame(&g->frames[k - 1], &g->frames[k]);
-}
-
 static enum pattern known_pattern(const struct fx_stack *a, const struct fx_stack *g, int depth)
 {
     if (g->count > depth)
@@ -186,7 +171,12 @@ static enum pattern known_pattern(const struct fx_stack *a, const struct fx_stac
         return PATTERN_TOP_COMPILED;
     if (fx_stackcmp_cut_at_vm_upcall(a, g, va.vm_upcalls, va.n_vm_upcalls))
         return PATTERN_VM_UPCALL;
-    return lost_recursive_frame(a, g) ? PATTERN_LOST_RECURSIVE : PATTERN_NONE;
+    if (fx_stackcmp_lost_recursive(a, g))
+        return PATTERN_LOST_RECURSIVE;
+    if (fx_va_scopes_top_nmethod(a, g, va.scopes, va.n_scopes))
+        return PATTERN_TOP_SCOPES;
+    struct fx_stack sh = {.count = va.shadow_n, .frames = va.shadow};
+    return fx_va_cut_at_deopt(a, g, &sh, va.facts.deopt_frame) ? PATTERN_DEOPT_CUT : PATTERN_NONE;
 }
 
 /* Named right away: the classes may be unloaded by the time the report is written. */
@@ -204,6 +194,10 @@ static void list_mismatch(struct mismatch *list, uint32_t *n, uint32_t cap, jvmt
     m->pattern = pattern;
     m->asgct = name_frames(jvmti, jni, a, &m->n_asgct);
     m->jvmti = name_frames(jvmti, jni, g, &m->n_jvmti);
+    fx_asgct_frame sc[FX_SCOPES_MAX]; /* the proof, named as frames "@0" (the checker strips) */
+    struct fx_stack s = {.count = fx_va_proof(pattern, sc, FX_SCOPES_MAX), sc};
+    m->top_code = va.facts.top_code;
+    m->scopes = s.count > 0 ? name_frames(jvmti, jni, &s, &m->n_scopes) : NULL;
 }
 
 /* An ASGCT status is a skip by code, never an agreement, whatever JVMTI saw. */
@@ -377,10 +371,19 @@ static bool still(jvmtiEnv *jvmti, jthread thread, const fx_asgct_frame *gst, ji
 static int run_probe(struct fx_thread *t, struct answer *ans)
 {
     *ans = (struct answer){0};
+    va.n_scopes = 0;
+    va.shadow_n = 0;
     int rc = fx_probe_run(t, PROBE_WAIT_NS, va.asg, &ans->num_frames);
     if (rc == FX_OK) {
         fx_probe_recovery(t, &ans->code, &ans->recovery);
-        ans->shadow_rc = fx_probe_shadow(t, va.shadow, &ans->shadow_n, &ans->shadow_whole);
+        ans->shadow_rc =
+                fx_probe_shadow(t, va.shadow, &ans->shadow_n, &ans->shadow_whole, &va.facts);
+        va.shadow_n = ans->shadow_rc == FX_REC_ANCHOR ? ans->shadow_n : 0; /* 4.9's evidence */
+        /* the top nmethod's scopes, copied while t runs in it (it cannot be freed meanwhile) */
+        bool top = ans->shadow_n > 0 && va.shadow[0].lineno == FX_LINE_NMETHOD;
+        va.n_scopes = top ? fx_va_scopes_copy(va.facts.top_code, va.shadow[0].method_id, va.scopes,
+                                              FX_SCOPES_MAX)
+                          : 0;
     }
     return rc;
 }

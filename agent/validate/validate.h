@@ -16,6 +16,9 @@ int fx_validate_start(JNIEnv *jni);
 void fx_validate_stop(void);
 /* Before each dump: the "validate" meta.extra group (nothing without validate). */
 extern const struct fx_source fx_validate_step;
+/* CompiledMethodLoad / Unload with validate on: the nmethod's scopes, for 4.2's proof. */
+void fx_validate_code_load(jmethodID root, const void *code, const void *compile_info);
+void fx_validate_code_unload(jmethodID root, const void *code);
 /* After fx_validate_stop: the validate=REPORT.json file and one stderr line (unless quiet). */
 void fx_validate_report(void);
 

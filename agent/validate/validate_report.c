@@ -16,9 +16,13 @@ static const char *const skip_keys[SKIP_COUNT] = {
         "thread_moved",
 };
 
-static const char *const pattern_keys[PATTERN_COUNT] = {
-        NULL, "top_compiled_frame", "lost_recursive_frame", "virtual_thread_frames_not_thawed",
-        "cut_at_vm_upcall"};
+static const char *const pattern_keys[PATTERN_COUNT] = {NULL,
+                                                        "top_compiled_frame",
+                                                        "lost_recursive_frame",
+                                                        "virtual_thread_frames_not_thawed",
+                                                        "cut_at_vm_upcall",
+                                                        "top_compiled_frame_scopes",
+                                                        "cut_at_deoptimized_frame"};
 
 static const char *const vt_skip_keys[VT_SKIP_COUNT] = {
         "suspend_failed", "unmounted_before_suspended", "stack_trace_failed", "probe_failed",
@@ -151,6 +155,15 @@ static void json_list(struct fx_json *j, const char *key, const struct mismatch 
         fx_json_str(j, pattern_keys[m->pattern]);
         json_names(j, "asgct", m->asgct, m->n_asgct);
         json_names(j, "jvmti", m->jvmti, m->n_jvmti);
+        if (m->n_scopes > 0 && m->pattern == PATTERN_TOP_SCOPES) { /* 4.2: the top nmethod */
+            char code[32];
+            snprintf(code, sizeof code, "0x%llx", (unsigned long long)m->top_code);
+            fx_json_key(j, "top_nmethod");
+            fx_json_str(j, code);
+            json_names(j, "top_nmethod_scopes", m->scopes, m->n_scopes);
+        } else if (m->n_scopes > 0) { /* 4.9: the callee's root, the deoptimized frame's */
+            json_names(j, "deopt_return", m->scopes, m->n_scopes);
+        }
         fx_json_obj_end(j);
     }
     fx_json_arr_end(j);
@@ -463,6 +476,9 @@ static void free_list(struct mismatch *list, uint32_t *n)
             fx_free(m->asgct[k]);
         for (uint32_t k = 0; k < m->n_jvmti; k++)
             fx_free(m->jvmti[k]);
+        for (uint32_t k = 0; k < m->n_scopes; k++)
+            fx_free(m->scopes[k]);
+        fx_free(m->scopes);
         fx_free(m->asgct);
         fx_free(m->jvmti);
         fx_free(m->thread);

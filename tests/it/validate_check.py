@@ -4,7 +4,9 @@
 
 Fails (exit 1) if the report does not parse, has fewer than --min-compared stacks compared,
 or has a mismatch that is not one of the HotSpot patterns documented in docs/VALIDATION.md
-(sections 4.1 to 4.3 and 4.8; the report names them in "known_pattern"). Every mismatch is
+(sections 4.1 to 4.3, 4.8 and 4.9; the report names them in "known_pattern"; 4.2 proven by the top
+nmethod's scopes, "top_compiled_frame_scopes", and 4.9, "cut_at_deoptimized_frame", are re-derived
+from the proof listed with them). Every mismatch is
 printed, so a test log shows all of them. With --profile, the profile's meta.extra must hold the
 same figures in its "validate" group. With --vthreads N (issue 22), at least N comparisons must have
 covered a carrier carrying a virtual thread; outside mount transitions (section 4.7, their own
@@ -91,6 +93,38 @@ def cut_at_vm_upcall(a, g):
                for k in range(len(g) - 1))
 
 
+def top_nmethod_scopes(a, g, scopes):
+    """docs/VALIDATION.md 4.2, proven (top_compiled_frame_scopes): the frames that differ above the
+    common bottom part, on each side, and each side from its top down to the root's frame at or
+    below them, are all scopes of the top Java frame's nmethod (the report's proof, root first)."""
+    if not scopes:
+        return False
+    names, root = {method(s) for s in scopes}, method(scopes[0])
+    i, k = len(a), len(g)
+    while i and k and a[i - 1] == g[k - 1]:
+        i, k = i - 1, k - 1
+
+    def side(s, differ):
+        for j, f in enumerate(s):
+            if method(f) not in names:
+                return False
+            if j >= differ - 1 and method(f) == root:
+                return True
+        return False
+    return (i or k) and side(a, i) and side(g, k)
+
+
+def cut_at_deoptimized_frame(a, g, proof):
+    """docs/VALIDATION.md 4.9: the proof (the anchor walk's callee frame, and the frame whose
+    return address from it was patched to its nmethod's deopt handler): ASGCT's last frame is the
+    callee's root method and JVMTI's frame k, above it equal or 4.2 by the names, and the
+    deoptimized frame's method is one of JVMTI's frames below k."""
+    if not proof or len(proof) != 2 or not a or method(a[-1]) != method(proof[0]):
+        return False
+    return any(g[k] == a[-1] and (a == g[:k + 1] or top_compiled_frame(a, g[:k + 1])) and
+               any(method(f) == method(proof[1]) for f in g[k + 1:]) for k in range(len(g) - 1))
+
+
 def recheck_pattern(label, m):
     """The agent's classification, redone here from the frame names when both stacks are whole
     (names cannot tell overloads apart, so this is the looser of the two checks)."""
@@ -100,7 +134,11 @@ def recheck_pattern(label, m):
     mine = ("virtual_thread_frames_not_thawed" if not_thawed(a, g)
             else "top_compiled_frame" if top_compiled_frame(a, g)
             else "cut_at_vm_upcall" if cut_at_vm_upcall(a, g)
-            else "lost_recursive_frame" if lost_recursive_frame(a, g) else None)
+            else "lost_recursive_frame" if lost_recursive_frame(a, g)
+            else "top_compiled_frame_scopes"
+            if top_nmethod_scopes(a, g, m.get("top_nmethod_scopes"))
+            else "cut_at_deoptimized_frame"
+            if cut_at_deoptimized_frame(a, g, m.get("deopt_return")) else None)
     if m["known_pattern"] is not None and mine != m["known_pattern"]:
         fail(label, f"the agent calls a mismatch on {m['thread']} '{m['known_pattern']}', "
              f"its frames say '{mine}'")
@@ -115,6 +153,12 @@ def show_mismatches(label, r):
         print(f"       {'#':>4}  {'AsyncGetCallTrace':<70} GetStackTrace")
         for line in rows(m):
             print(f"{label}: {line}")
+        if m.get("top_nmethod_scopes"):
+            print(f"{label}:   proof: top frame in nmethod {m['top_nmethod']}, its scopes "
+                  f"{[method(s) for s in m['top_nmethod_scopes']]}")
+        if m.get("deopt_return"):
+            print(f"{label}:   proof: ASGCT's last frame in {method(m['deopt_return'][0])}, whose "
+                  f"return address into {method(m['deopt_return'][1])} is its deopt handler")
     if r["mismatches_not_listed"]:
         print(f"{label}: {r['mismatches_not_listed']} more mismatches not listed in the report")
 

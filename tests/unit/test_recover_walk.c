@@ -73,7 +73,8 @@ static int anchor(const struct fx_code_table *t, uint32_t cap, uint32_t *n, uint
 {
     struct fx_regs last = {.pc = A + 100, .sp = (uintptr_t)&stack[10]};
     fx_asgct_frame blob = {0};
-    return fx_recover_anchor(t, NULL, CID_OFF, &last, layout, LO, HI, out, cap, n, &blob, stop);
+    return fx_recover_anchor(t, NULL, CID_OFF, &last, layout, LO, HI, out, cap, n, &blob, stop,
+                             NULL);
 }
 
 START_TEST(test_anchor_stop_reasons)
@@ -317,14 +318,14 @@ START_TEST(test_anchor_names_interpreted_frames)
             .pc = INTERP + 50, .sp = (uintptr_t)&stack[11], .fp = (uintptr_t)&stack[20]};
     fx_asgct_frame blob = {0};
     ck_assert_int_eq(
-            fx_recover_anchor(t, NULL, CID_OFF, &last, &l, LO, HI, out, 8, &n, &blob, &stop),
+            fx_recover_anchor(t, NULL, CID_OFF, &last, &l, LO, HI, out, 8, &n, &blob, &stop, NULL),
             FX_REC_ANCHOR);
     ck_assert_uint_eq(n, 2);
     ck_assert_ptr_eq(out[0].method_id, (jmethodID)&f_slot);
     ck_assert_ptr_eq(out[1].method_id, (jmethodID)0x2000);
     last.fp = 0; /* unknown: named as the interpreter, not walked */
     ck_assert_int_eq(
-            fx_recover_anchor(t, NULL, CID_OFF, &last, &l, LO, HI, out, 8, &n, &blob, &stop),
+            fx_recover_anchor(t, NULL, CID_OFF, &last, &l, LO, HI, out, 8, &n, &blob, &stop, NULL),
             FX_REC_STUB);
 }
 END_TEST
@@ -352,7 +353,7 @@ START_TEST(test_anchor_interpreted_budget)
     uint32_t n;
     uint8_t stop;
     ck_assert_int_eq(fx_recover_anchor(t, NULL, CID_OFF, &last, &l, (uintptr_t)&deep[0],
-                                       (uintptr_t)&deep[768], out, 128, &n, &blob, &stop),
+                                       (uintptr_t)&deep[768], out, 128, &n, &blob, &stop, NULL),
                      FX_REC_ANCHOR);
     ck_assert_uint_eq(n, FX_INTERP_BUDGET);
     ck_assert_uint_eq(stop, FX_WSTOP_BUDGET);
@@ -389,9 +390,9 @@ START_TEST(test_heap_lookup_budget)
     struct fx_heap_memo m = {.lookups = 0};
     for (int k = 0; k < 2; k++) { /* the first lookup fails; then the budget is spent */
         m.lookups = k == 0 ? 0 : FX_HEAP_BUDGET;
-        ck_assert_int_eq(
-                fx_recover_anchor(t, &m, CID_OFF, &last, &il, LO, HI, out, 8, &n, &blob, &stop),
-                FX_REC_ANCHOR);
+        ck_assert_int_eq(fx_recover_anchor(t, &m, CID_OFF, &last, &il, LO, HI, out, 8, &n, &blob,
+                                           &stop, NULL),
+                         FX_REC_ANCHOR);
         ck_assert_uint_eq(n, 1);
         ck_assert_uint_eq(stop, want[k]);
         ck_assert_uint_eq(lookups, 1);
