@@ -364,6 +364,30 @@ void fx_native_below_read(const struct fx_sample_rec *r, uint32_t len, int32_t n
     }
 }
 
+/* The frame of a stub by its name index (codemap.c): the VM category, subcategory Stub, or
+ * Recovered stub on top of a recovered stack; stacks.c names blob frames with it too. */
+int fx_stub_frame(struct fx_profile *p, uint64_t index, bool recovered, fx_frame_id *out)
+{
+    const char *name = fx_codemap_stub_name(index);
+    fx_str_id s;
+    fx_func_id f;
+    int rc = fx_profile_cstring(p, name != NULL ? name : "[unknown stub]", &s);
+    struct fx_func_key k = {.name = s,
+                            .resource = FX_STR_NONE,
+                            .source = FX_STR_NONE,
+                            .line = -1,
+                            .is_java = false};
+    if (rc == FX_OK)
+        rc = fx_profile_func(p, &k, &f);
+    if (rc != FX_OK)
+        return rc;
+    struct fx_frame_key fk = {.func = f,
+                              .line = -1,
+                              .category = FX_CAT_VM,
+                              .subcategory = recovered ? FX_VM_RECOVERED_STUB : FX_VM_STUB};
+    return fx_profile_frame(p, &fk, out);
+}
+
 /* tally: a cpu/wall sample's walk, added to "Native stacks"; an allocation's has its own. */
 static int below_push(struct fx_profile *p, struct fx_below *b, int32_t n, int32_t at,
                       fx_stack_id *stack, bool tally)

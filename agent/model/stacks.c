@@ -145,28 +145,6 @@ static int blob_frame(struct fx_methods *m, JNIEnv *jni, struct fx_profile *p,
     return fx_stub_frame(p, (uint64_t)(uintptr_t)b->method_id, recovered, out);
 }
 
-int fx_stub_frame(struct fx_profile *p, uint64_t index, bool recovered, fx_frame_id *out)
-{
-    const char *name = fx_codemap_stub_name(index);
-    fx_str_id s;
-    fx_func_id f;
-    int rc = fx_profile_cstring(p, name != NULL ? name : "[unknown stub]", &s);
-    struct fx_func_key k = {.name = s,
-                            .resource = FX_STR_NONE,
-                            .source = FX_STR_NONE,
-                            .line = -1,
-                            .is_java = false};
-    if (rc == FX_OK)
-        rc = fx_profile_func(p, &k, &f);
-    if (rc != FX_OK)
-        return rc;
-    struct fx_frame_key fk = {.func = f,
-                              .line = -1,
-                              .category = FX_CAT_VM,
-                              .subcategory = recovered ? FX_VM_RECOVERED_STUB : FX_VM_STUB};
-    return fx_profile_frame(p, &fk, out);
-}
-
 /* Root = the last ASGCT frame, leaf = frame 0; "[truncated]" above a stack cut at the depth;
  * FROZEN_LABEL under the callee of a virtual thread's enterSpecial when ASGCT jumped over its
  * frozen callers (fx_vt_route.frozen). After a recovery frame 0 is the blob's frame
