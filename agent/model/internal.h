@@ -57,8 +57,8 @@ int fx_methods_frame_typed(struct fx_methods *m, JNIEnv *jni, struct fx_profile 
  * failure named by its blob): line -1, subcategory Recovered if it tops a recovered stack. */
 int fx_methods_blob_frame(struct fx_methods *m, JNIEnv *jni, struct fx_profile *p, jmethodID id,
                           bool recovered, fx_frame_id *frame);
-/* native_frames.c: the frame of a stub by its name index (codemap.c) in the VM category, subcategory
- * Stub, or Recovered stub on top of a recovered stack (PROFILE-FORMAT.md §12.1). */
+/* native_frames.c: the frame of a stub by its name index (codemap.c) in the VM category,
+ * subcategory Stub, or Recovered stub on top of a recovered stack (PROFILE-FORMAT.md §12.1). */
 int fx_stub_frame(struct fx_profile *p, uint64_t index, bool recovered, fx_frame_id *out);
 uint64_t fx_methods_unknown(const struct fx_methods *m);
 uint64_t fx_methods_count(const struct fx_methods *m);
