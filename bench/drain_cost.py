@@ -47,17 +47,8 @@ def command(a, jdk, so, base):
     major = next(ln.split("=")[1].strip().split(".")[0] for ln in major.splitlines()
                  if "java.specification.version" in ln)
     zips = dict(z.split("=", 1) for z in a.src_zip)
-    patch, files, _ = stack_coverage.prepare_javac(
-            a.out, major, zips.get(major) or os.path.join(jdk, "lib", "src.zip"))
-    short = os.path.join(a.out, f"files-{major}-{a.javac_files}.txt")
-    with open(files, encoding="utf-8") as f, open(short, "w", encoding="utf-8") as g:
-        g.write("\n".join(f.read().splitlines()[:a.javac_files]) + "\n")
-    dest = os.path.join(a.out, "javac-out")
-    subprocess.run(["rm", "-rf", dest], check=True)
-    os.makedirs(dest)
-    return [os.path.join(jdk, "bin", "javac"), "-J" + agent, "--patch-module",
-            f"java.base={patch}", "-d", dest, "-nowarn", "-Xlint:none", "-proc:none",
-            "-implicit:none", "-XDignore.symbol.file", "@" + short]
+    return stack_coverage.javac_argv(a.out, jdk, major, zips.get(major) or
+                                     os.path.join(jdk, "lib", "src.zip"), a.javac_files, agent)
 
 
 def drain_switches(pid, last):

@@ -28,8 +28,8 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import stack_coverage  # noqa: E402  (the javac workload's source selection)
 
 TCK = os.sysconf("SC_CLK_TCK")
-SHOWN = ("Service Thread", "fxagent running", "C1 CompilerThread", "C2 CompilerThread",
-         "main", "javac")
+# thread names as /proc gives them (15 characters); "javac" is the launcher's main thread
+SHOWN = ("Service Thread", "fxagent running", "C1 CompilerThre", "C2 CompilerThre", "javac")
 
 
 def major_of(jdk):
@@ -50,19 +50,8 @@ def build_cml_agent(jdk, out):
 
 def javac_command(a, jdk, major, agent_opt):
     zips = dict(z.split("=", 1) for z in a.src_zip)
-    patch, files, _ = stack_coverage.prepare_javac(
-            a.out, major, zips.get(major) or os.path.join(jdk, "lib", "src.zip"))
-    short = os.path.join(a.out, f"files-{major}-{a.javac_files}.txt")
-    with open(files, encoding="utf-8") as f, open(short, "w", encoding="utf-8") as g:
-        g.write("\n".join(f.read().splitlines()[:a.javac_files]) + "\n")
-    dest = os.path.join(a.out, "javac-out")
-    subprocess.run(["rm", "-rf", dest], check=True)
-    os.makedirs(dest)
-    cmd = [os.path.join(jdk, "bin", "javac")]
-    if agent_opt:
-        cmd.append("-J" + agent_opt)
-    return cmd + ["--patch-module", f"java.base={patch}", "-d", dest, "-nowarn", "-Xlint:none",
-                  "-proc:none", "-implicit:none", "-XDignore.symbol.file", "@" + short]
+    return stack_coverage.javac_argv(a.out, jdk, major, zips.get(major) or
+                                     os.path.join(jdk, "lib", "src.zip"), a.javac_files, agent_opt)
 
 
 def poll(pid, last):
@@ -130,7 +119,7 @@ def main():
             def med(vals):
                 return f"{statistics.median(vals):.0f} ({min(vals):.0f}-{max(vals):.0f})"
             cols = [f"total {med([t for t, _ in runs])}"]
-            cols += [f"{k} {med([b.get(k, 0) for _, b in runs])}" for k in SHOWN[:4]]
+            cols += [f"{k} {med([b.get(k, 0) for _, b in runs])}" for k in SHOWN]
             print(f"  {name}: " + ", ".join(cols))
 
 

@@ -79,6 +79,21 @@ def prepare_javac(out, major, zpath):
     return os.path.join(d, "java.base"), listing, n
 
 
+def javac_argv(out, jdk, major, zpath, nfiles, agent=None):
+    """javac on the first nfiles of the selection, its classes into OUT/javac-out (emptied),
+    with -J<agent> when given (bench/drain_cost.py, bench/service_thread_cost.py)."""
+    patch, files, _ = prepare_javac(out, major, zpath)
+    short = os.path.join(out, f"files-{major}-{nfiles}.txt")
+    with open(files, encoding="utf-8") as f, open(short, "w", encoding="utf-8") as g:
+        g.write("\n".join(f.read().splitlines()[:nfiles]) + "\n")
+    dest = os.path.join(out, "javac-out")
+    subprocess.run(["rm", "-rf", dest], check=True)
+    os.makedirs(dest)
+    return ([os.path.join(jdk, "bin", "javac")] + (["-J" + agent] if agent else []) +
+            ["--patch-module", f"java.base={patch}", "-d", dest, "-nowarn", "-Xlint:none",
+             "-proc:none", "-implicit:none", "-XDignore.symbol.file", "@" + short])
+
+
 def scala_source(i):
     """One generated Scala file: enough of the language that the compiler's phases all work."""
     return "\n".join([

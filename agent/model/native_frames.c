@@ -143,9 +143,9 @@ static uint8_t subcategory(const char *lib, const char *name)
  * thread's own (a GC, JIT or VM thread: vm_threads.c), set by fx_native_frames_push. */
 static uint8_t frame_cat, frame_sub;
 
-/* A non-Java frame named `name`, of library `lib` (NULL: none). */
-static int native_frame(struct fx_profile *p, const char *name, const char *lib, uint8_t sub,
-                        fx_frame_id *out)
+/* A non-Java frame named `name`, of library `lib` (NULL: none), in category cat, sub. */
+static int named_frame(struct fx_profile *p, const char *name, const char *lib, uint8_t cat,
+                       uint8_t sub, fx_frame_id *out)
 {
     fx_str_id n, res = FX_STR_NONE;
     fx_func_id f;
@@ -158,11 +158,16 @@ static int native_frame(struct fx_profile *p, const char *name, const char *lib,
         rc = fx_profile_func(p, &k, &f);
     if (rc != FX_OK)
         return rc;
-    struct fx_frame_key fk = {.func = f,
-                              .line = -1,
-                              .category = frame_cat != 0 ? frame_cat : FX_CAT_NATIVE,
-                              .subcategory = frame_cat != 0 ? frame_sub : sub};
+    struct fx_frame_key fk = {.func = f, .line = -1, .category = cat, .subcategory = sub};
     return fx_profile_frame(p, &fk, out);
+}
+
+/* A native frame: the record's category (frame_cat) or Native's subcategory sub. */
+static int native_frame(struct fx_profile *p, const char *name, const char *lib, uint8_t sub,
+                        fx_frame_id *out)
+{
+    return named_frame(p, name, lib, frame_cat != 0 ? frame_cat : FX_CAT_NATIVE,
+                       frame_cat != 0 ? frame_sub : sub, out);
 }
 
 /* Issue 32 item 6: HotSpot's entries into its allocation path (async-profiler's choice too),
@@ -369,23 +374,8 @@ void fx_native_below_read(const struct fx_sample_rec *r, uint32_t len, int32_t n
 int fx_stub_frame(struct fx_profile *p, uint64_t index, bool recovered, fx_frame_id *out)
 {
     const char *name = fx_codemap_stub_name(index);
-    fx_str_id s;
-    fx_func_id f;
-    int rc = fx_profile_cstring(p, name != NULL ? name : "[unknown stub]", &s);
-    struct fx_func_key k = {.name = s,
-                            .resource = FX_STR_NONE,
-                            .source = FX_STR_NONE,
-                            .line = -1,
-                            .is_java = false};
-    if (rc == FX_OK)
-        rc = fx_profile_func(p, &k, &f);
-    if (rc != FX_OK)
-        return rc;
-    struct fx_frame_key fk = {.func = f,
-                              .line = -1,
-                              .category = FX_CAT_VM,
-                              .subcategory = recovered ? FX_VM_RECOVERED_STUB : FX_VM_STUB};
-    return fx_profile_frame(p, &fk, out);
+    return named_frame(p, name != NULL ? name : "[unknown stub]", NULL, FX_CAT_VM,
+                       recovered ? FX_VM_RECOVERED_STUB : FX_VM_STUB, out);
 }
 
 /* tally: a cpu/wall sample's walk, added to "Native stacks"; an allocation's has its own. */

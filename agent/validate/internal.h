@@ -214,6 +214,7 @@ jmethodID fx_stackcmp_enter_special(JNIEnv *env, jvmtiEnv *jvmti);
 int fx_stackcmp_vm_upcalls(JNIEnv *env, jmethodID *ids);
 bool fx_stackcmp_lost_recursive(const struct fx_stack *a, const struct fx_stack *g);
 bool fx_stackcmp_top_compiled(const struct fx_stack *a, const struct fx_stack *g);
+jint fx_stackcmp_cut_at(const struct fx_stack *a, const struct fx_stack *g, jint from);
 bool fx_stackcmp_cut_at_vm_upcall(const struct fx_stack *a, const struct fx_stack *g,
                                   const jmethodID *ids, int n);
 /* What ASGCT walks into below a virtual thread's JVMTI stack vt: enterSpecial (entry; not when

@@ -156,15 +156,7 @@ bool fx_va_cut_at_deopt(const struct fx_stack *a, const struct fx_stack *g,
         return false;
     /* the cut: ASGCT's last frame is JVMTI's frame k; above it equal or 4.2 (by the names, as
      * 4.8 allows), below it the deoptimized frame's method */
-    for (jint k = 0; k + 1 < g->count; k++) {
-        if (!fx_stackcmp_same_frame(&g->frames[k], last))
-            continue;
-        struct fx_stack top = {.count = k + 1, .frames = g->frames};
-        bool same = a->count == k + 1;
-        for (jint i = 0; same && i < a->count; i++)
-            same = fx_stackcmp_same_frame(&a->frames[i], &g->frames[i]);
-        if (!same && !fx_stackcmp_top_compiled(a, &top))
-            continue;
+    for (jint k = fx_stackcmp_cut_at(a, g, 0); k >= 0; k = fx_stackcmp_cut_at(a, g, k + 1)) {
         for (jint j = k + 1; j < g->count; j++) {
             if (g->frames[j].method_id == sh->frames[d].method_id)
                 return true;

@@ -266,6 +266,27 @@ bool fx_stackcmp_top_compiled(const struct fx_stack *a, const struct fx_stack *g
     return i >= 0 && k >= 0 && a->frames[i].method_id == g->frames[k].method_id;
 }
 
+/* The first k >= from at which ASGCT's stack a is cut from g's: a's last frame is g's frame k
+ * exactly, g goes on below it, and above it the two are equal or differ as 4.2 says (by the
+ * names); -1 if none. 4.8 and 4.9 cut so (validate/proofs.c). */
+jint fx_stackcmp_cut_at(const struct fx_stack *a, const struct fx_stack *g, jint from)
+{
+    if (a->count < 1)
+        return -1;
+    const fx_asgct_frame *last = &a->frames[a->count - 1];
+    for (jint k = from < 0 ? 0 : from; k + 1 < g->count; k++) {
+        if (!fx_stackcmp_same_frame(&g->frames[k], last))
+            continue;
+        struct fx_stack top = {.count = k + 1, .frames = g->frames};
+        bool same = a->count == k + 1;
+        for (jint i = 0; same && i < a->count; i++)
+            same = fx_stackcmp_same_frame(&a->frames[i], &g->frames[i]);
+        if (same || fx_stackcmp_top_compiled(a, &top))
+            return k;
+    }
+    return -1;
+}
+
 /* docs/VALIDATION.md 4.8: ASGCT's stack ends at a method the VM calls (its walk stops at the C1
  * runtime stub under the call stub's entry frame), that frame is JVMTI's frame k exactly, JVMTI
  * goes on below it, and above it the stacks are equal or differ as 4.2 says (the top compiled
@@ -279,17 +300,7 @@ bool fx_stackcmp_cut_at_vm_upcall(const struct fx_stack *a, const struct fx_stac
     bool upcall = false;
     for (int i = 0; i < n; i++)
         upcall |= ids[i] != NULL && ids[i] == last->method_id;
-    for (jint k = 0; upcall && k + 1 < g->count; k++) {
-        if (!fx_stackcmp_same_frame(&g->frames[k], last))
-            continue;
-        struct fx_stack top = {.count = k + 1, .frames = g->frames};
-        bool same = a->count == k + 1;
-        for (jint i = 0; same && i < a->count; i++)
-            same = fx_stackcmp_same_frame(&a->frames[i], &g->frames[i]);
-        if (same || fx_stackcmp_top_compiled(a, &top))
-            return true;
-    }
-    return false;
+    return upcall && fx_stackcmp_cut_at(a, g, 0) >= 0;
 }
 
 /* The carrier's JVMTI stack leaves enterSpecial out on JDK 21-25; a JDK whose carrier stack
