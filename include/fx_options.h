@@ -69,6 +69,7 @@ struct fx_options {
     enum fx_cpu_engine engine; /* engine=auto|perf|timer, default auto (cpu mode only) */
     uint64_t interval_ns;      /* interval=DURATION, default 10ms, 100us..10s */
     uint32_t depth;            /* depth=N, default 2048, 1..65535: frames kept per sample */
+    uint32_t depth_cut;        /* depth=N/M: a stack over N frames keeps M (1..N); 0: N */
     char *file;                /* file=PATTERN, default "fxagent-%p-%t.json.gz"; %p %t %n */
     uint64_t loop_ns;          /* loop=DURATION, 0 = no periodic dumps; >= 1s */
     uint64_t memory_bytes;     /* memory=SIZE, default 64m, 1m..64g: bound of the recording */

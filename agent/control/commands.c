@@ -117,8 +117,10 @@ static struct fx_options next_options(const struct fx_options *o, const char *te
         n.engine = o->engine;
     if (fx_option_given(text, "interval"))
         n.interval_ns = o->interval_ns;
-    if (fx_option_given(text, "depth"))
+    if (fx_option_given(text, "depth")) {
         n.depth = o->depth;
+        n.depth_cut = o->depth_cut;
+    }
     if (fx_option_given(text, "ring"))
         n.ring_bytes = o->ring_bytes;
     if (fx_option_given(text, "markers"))

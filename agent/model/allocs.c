@@ -262,7 +262,7 @@ static void one_alloc(JNIEnv *jni, struct fx_profile *p, const struct rec *r)
     fx_stack_id s;
     int rc = stack_of(jni, p, r, (const jvmtiFrameInfo *)(r + 1), &s);
     if (rc == FX_OK) /* depth= counts the class and "[truncated]" frames too (issue 32) */
-        rc = fx_stack_depth_cap(p, FX_STACK_NONE, fx_opt()->depth, &s);
+        rc = fx_stack_depth_cap(p, FX_STACK_NONE, fx_opt()->depth, fx_opt()->depth_cut, &s);
     if (rc == FX_EFULL && fx_window_full_stack(&s)) {
         cs.full++;
         rc = FX_OK;

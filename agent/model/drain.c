@@ -154,7 +154,7 @@ static void one_record(JNIEnv *jni, struct fx_profile *p, struct fx_thread *t,
         rc = fx_stacks_of_record(dr.methods, jni, p, t, r, len, on_cpu(t, r, cpu_delta), &vt,
                                  &stack);
     if (rc == FX_OK) /* depth= counts every frame kept (issue 32 item 7) */
-        rc = fx_stack_depth_cap(p, vt.root, fx_opt()->depth, &stack);
+        rc = fx_stack_depth_cap(p, vt.root, fx_opt()->depth, fx_opt()->depth_cut, &stack);
     bool full = rc == FX_EFULL && fx_window_full_stack(&stack); /* tables at their limit */
     if (full)
         rc = FX_OK;

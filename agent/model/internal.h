@@ -107,10 +107,11 @@ int fx_stacks_of_record(struct fx_methods *m, JNIEnv *jni, struct fx_profile *p,
 /* Stacks cut at the depth so far. */
 uint64_t fx_stacks_truncated(void);
 /* --- stack_depth.c: depth=N as every frame a sample keeps (issue 32 item 7) --- */
-/* Cuts *s to `depth` frames at its root side: the leaf-most frames under one "[truncated]"
- * frame, above `base` (a virtual thread's root, kept when there is room). FX_OK or a model
- * error (*s unchanged). */
-int fx_stack_depth_cap(struct fx_profile *p, fx_stack_id base, uint32_t depth, fx_stack_id *s);
+/* Cuts *s, when over `depth` frames, to `cut_to` (depth=N/M's M; 0: `depth`) at its root side:
+ * the leaf-most frames under one "[truncated]" frame, above `base` (a virtual thread's root,
+ * kept when there is room). FX_OK or a model error (*s unchanged). */
+int fx_stack_depth_cap(struct fx_profile *p, fx_stack_id base, uint32_t depth, uint32_t cut_to,
+                       fx_stack_id *s);
 /* Stacks cut by the cap that the Java walk had not cut already. */
 uint64_t fx_stack_depth_cuts(void);
 void fx_stack_depth_reset(void);

@@ -158,7 +158,7 @@ static int one_wait(JNIEnv *jni, struct fx_profile *p, const struct lock_rec *r,
     if (rc == FX_OK)
         rc = wait_stack(jni, p, frames, r->nframes, r->truncated, &stack);
     if (rc == FX_OK) /* depth= counts the "[truncated]" frame too (issue 32) */
-        rc = fx_stack_depth_cap(p, FX_STACK_NONE, fx_opt()->depth, &stack);
+        rc = fx_stack_depth_cap(p, FX_STACK_NONE, fx_opt()->depth, fx_opt()->depth_cut, &stack);
     bool idle = r->kind == LOCK_PARK && fx_lock_idle_wait(jni, frames, r->nframes);
     struct fx_jvm_lock l = {cls,
                             cl,

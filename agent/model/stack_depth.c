@@ -5,8 +5,11 @@
  * N + native + kernel + labels (depth=50 kept 55). Here the finished stack is cut to N at its
  * root side: the leaf-most frames stay, under one "[truncated]" frame that counts as one of
  * the N (a virtual thread's root frame stays below it, counted too). "[truncated]" means this
- * cut only. Owns the count of stacks cut here that the Java walk had not cut already. Model
- * owner only. */
+ * cut only. depth=N/M (async-profiler's jstackdepth=N/M, its DepthTests): a stack over N frames
+ * is cut to M, counted the same way, so a deep recursion's stacks fold into few short ones
+ * under "[truncated]" while every stack of at most N frames stays whole (it.frame_types' xint
+ * run). Owns the count of stacks cut here that the Java walk had not cut already. Model owner
+ * only. */
 #include "internal.h"
 
 #include "fx_alloc.h"
@@ -34,17 +37,19 @@ static int truncated_frame(struct fx_profile *p, fx_frame_id *f)
     return rc == FX_OK ? fx_profile_stack_at(p, one, &none, f) : rc;
 }
 
-int fx_stack_depth_cap(struct fx_profile *p, fx_stack_id base, uint32_t depth, fx_stack_id *s)
+int fx_stack_depth_cap(struct fx_profile *p, fx_stack_id base, uint32_t depth, uint32_t cut_to,
+                       fx_stack_id *s)
 {
     uint32_t len = frames_in(p, *s);
     if (depth == 0 || len <= depth)
         return FX_OK;
+    cut_to = cut_to == 0 || cut_to > depth ? depth : cut_to;
     uint32_t base_len = frames_in(p, base);
-    if (base_len + 2 > depth || base_len >= len) { /* no room for the base: cut it too */
+    if (base_len + 2 > cut_to || base_len >= len) { /* no room for the base: cut it too */
         base = FX_STACK_NONE;
         base_len = 0;
     }
-    uint32_t keep = depth - base_len - 1; /* leaf-most frames kept, under "[truncated]" */
+    uint32_t keep = cut_to - base_len - 1; /* leaf-most frames kept, under "[truncated]" */
     fx_frame_id trunc;
     int rc = truncated_frame(p, &trunc);
     if (rc != FX_OK)

@@ -27,6 +27,7 @@ enum num_why {
     NUM_NO_UNIT,
     NUM_BAD_UNIT,
     NUM_OVERFLOW,
+    NUM_CUT_RANGE, /* depth=N/M: M is 0 or over N */
 };
 
 enum noun {
@@ -41,6 +42,8 @@ enum noun {
 enum num_why fx_options_count_why(const char *s, uint64_t *v, const char **rest);
 enum num_why fx_options_duration_why(const char *s, uint64_t *ns);
 enum num_why fx_options_size_why(const char *s, uint64_t *bytes);
+/* depth=N or N/M: *m is M (1..N), 0 without "/M". */
+enum num_why fx_options_depth_why(const char *s, uint64_t *n, uint64_t *m);
 int fx_options_why_rc(enum num_why why);
 const char *fx_options_why_text(enum num_why why, enum noun noun);
 

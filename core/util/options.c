@@ -122,6 +122,20 @@ static int parse_u32_opt(const struct opt_def *d, const char *val, struct fx_opt
     return rc;
 }
 
+/* depth=N or N/M (async-profiler's jstackdepth=N/M): options_units.c's fx_options_depth_why. */
+static int parse_depth_opt(const struct opt_def *d, const char *val, struct fx_options *o,
+                           struct fx_errbuf *eb)
+{
+    uint64_t n = 0, m = 0;
+    enum num_why why = fx_options_depth_why(val, &n, &m); /* before check_number reads n */
+    int rc = check_number(d, val, why, NOUN_NUMBER, n, eb);
+    if (rc == FX_OK) {
+        o->depth = (uint32_t)n; /* max <= UINT32_MAX in the table */
+        o->depth_cut = (uint32_t)m;
+    }
+    return rc;
+}
+
 /* Enum fields are written as int: enum fx_mode and fx_cpu_engine have int's size (asserted). */
 static int parse_choice_opt(const struct opt_def *d, const char *val, struct fx_options *o,
                             struct fx_errbuf *eb)
@@ -271,11 +285,12 @@ static const struct opt_def opt_table[] = {
          .accepts = "a whole duration from 100us to 10s, e.g. 10ms"},
         {.name = "depth",
          .kind = OPT_VALUE,
-         .parse = parse_u32_opt,
+         .parse = parse_depth_opt,
          .offset = FIELD(depth),
          .min = 1,
          .max = 65535,
-         .accepts = "a whole number from 1 to 65535, e.g. 2048"},
+         .accepts = "a whole number from 1 to 65535, e.g. 2048, or N/M with M from 1 to N, "
+                    "e.g. 200/40"},
         {.name = "file",
          .kind = OPT_VALUE,
          .parse = parse_file_opt,

@@ -17,7 +17,7 @@ static const char help_text[] =
         "  mode=cpu|itimer|wall    what drives sampling (default cpu)\n"
         "  engine=auto|perf|timer  timer of mode=cpu (default auto)\n"
         "  interval=DURATION       sampling period, 100us..10s (default 10ms)\n"
-        "  depth=N                 frames kept per sample, all kinds, 1..65535 (default 2048)\n"
+        "  depth=N[/M]             frames kept per sample, all kinds, 1..65535 (default 2048); /M: a stack over N keeps M\n"
         "  file=PATTERN            output path; %p pid, %t time, %n sequence, %% percent (default fxagent-%p-%t.json.gz)\n"
         "  loop=DURATION           dump periodically, 0 (off) or at least 1s (default 0)\n"
         "  memory=SIZE             bound of the recording, 1m..64g (default 64m)\n"

@@ -78,9 +78,27 @@ enum num_why fx_options_size_why(const char *s, uint64_t *bytes)
     return why != NUM_OK ? why : scale(count, unit, size_units, true, bytes);
 }
 
+/* A stack over N frames keeps its M leaf-most (agent/model/stack_depth.c): M of 0 would keep
+ * nothing, M over N would keep more than a stack of N that is not cut. */
+enum num_why fx_options_depth_why(const char *s, uint64_t *n, uint64_t *m)
+{
+    const char *rest = "";
+    *m = 0;
+    enum num_why why = fx_options_count_why(s, n, &rest);
+    if (why == NUM_OK && *rest == '/') {
+        why = fx_options_count_why(rest + 1, m, &rest);
+        why = why == NUM_EMPTY ? NUM_NOT_NUMBER : why; /* "50/": the value is not empty */
+        if (why == NUM_OK && *rest == '\0' && (*m == 0 || *m > *n))
+            why = NUM_CUT_RANGE;
+    }
+    return why == NUM_OK && *rest != '\0' ? NUM_NOT_NUMBER : why;
+}
+
 int fx_options_why_rc(enum num_why why)
 {
-    return why == NUM_OK ? FX_OK : why == NUM_OVERFLOW ? FX_ERANGE : FX_EINVAL;
+    return why == NUM_OK                                 ? FX_OK
+           : why == NUM_OVERFLOW || why == NUM_CUT_RANGE ? FX_ERANGE
+                                                         : FX_EINVAL;
 }
 
 int fx_options_parse_duration(const char *s, uint64_t *ns)
@@ -122,6 +140,8 @@ const char *fx_options_why_text(enum num_why why, enum noun noun)
                                  : "has an unknown unit (ns, us, ms, s, m, h)";
     case NUM_OVERFLOW:
         return "is too large";
+    case NUM_CUT_RANGE:
+        return "cuts to no frame or to more than it cuts at";
     default:
         return not_a[noun];
     }

@@ -6,13 +6,14 @@ directory's xint/c1/tiered profiles (.json.gz) and their `fxprof convert --annot
   every run  in the second half of the run, >= 80 % of the worker's Java frames typed (subcategory not Other); an Inlined frame
              has inlineDepth >= 1 and every other frame 0; the collapsed file's frames with a
              suffix weigh exactly what the profile's frames of that type weigh (notInlined's)
-  xint       no frame of any thread C1, C2 or Inlined; notInlined Interpreted; depth= the
-             worker's depth at caller (caller_depth of the tiered run): a worker stack of Java
-             frames ending in caller is whole, exactly that deep; one ending deeper has
-             "[truncated]" at its root; depth= counts frames of every kind, "[truncated]" too
-             (issue 32 item 7): a cut stack holds exactly that many (issue 30: only a stack
-             deeper is cut)
-usage: frame_types_check.py [--label NAME] RUN_DIR | --caller-depth PROFILE
+  xint       no frame of any thread C1, C2 or Inlined; notInlined Interpreted; depth=D/M, D
+             the worker's depth at caller (caller_depth of the tiered run), M = D - XINT_CUT
+             (async-profiler's jstackdepth=N/M, its DepthTests): a worker stack of Java frames
+             ending in caller is whole, exactly D deep (over M: only a stack over D is cut,
+             issue 30); one ending deeper has "[truncated]" at its root and exactly M frames,
+             "[truncated]" one of them (depth= counts frames of every kind, issue 32 item 7):
+             the leaf-most M - 1 of its whole stack, the caller stack's leaf side and the leaf
+usage: frame_types_check.py [--label NAME] RUN_DIR | --xint-depth PROFILE
   c1         no frame of any thread C2; notInlined C1 in >= 80 % of its frames; (wall mode)
              thread main's Java frames, waiting in Thread.join, typed from the frame anchor:
              >= 80 % of them (native methods aside) Interpreted, none compiled; the native
@@ -33,6 +34,7 @@ WORKER = "types-worker"
 JIT = ("JIT (C1)", "JIT (C2)", "Inlined")
 NATIVE_WAIT = ("java.lang.Object.wait", "java.lang.Object.wait0")  # native methods (17, 25)
 SUFFIX = {"Interpreted": "_[0]", "JIT (C1)": "_[1]", "JIT (C2)": "_[j]", "Inlined": "_[i]"}
+XINT_CUT = 2  # xint's depth=D/M: M = D - XINT_CUT frames kept of a stack over D
 
 
 def short(name):
@@ -87,8 +89,10 @@ def check_run(cfg, run, c):
                 f"xint: notInlined typed Interpreted only ({dict(ni)})")
         js = {f for f in range(len(p.name)) if p.cat[f] == "Java"}  # native methods too
         depth_opt = caller_depth(Profile(os.path.join(run, "tiered.json.gz")))
+        cut_to = depth_opt - XINT_CUT
         by_leaf = collections.Counter()  # (leaf Java frame, cut, frames of every kind)
         java_only = set()  # the same keys, for stacks of Java frames only (plus "[truncated]")
+        names = collections.defaultdict(set)  # java_only's keys -> their frames' names
         for path, w in samples(p, WORKER):
             jf = [f for f in path if f in js]
             if not jf:
@@ -98,15 +102,26 @@ def check_run(cfg, run, c):
             by_leaf[key] += w
             if len(jf) + cut == len(path):
                 java_only.add(key)
-        # depth= counts every frame, "[truncated]" one of them (issue 32 item 7): a cut stack
-        # holds exactly depth= frames, a whole one at most that; a stack of Java frames ending in
-        # caller is exactly depth= deep, whole; one ending a frame deeper is cut
-        ok = all(n == depth_opt if cut else n <= depth_opt for _, cut, n in by_leaf)
+                names[key].add(tuple(p.name[f] for f in path))
+        # depth=D/M counts every frame, "[truncated]" one of them (issue 32 item 7): a stack over
+        # D frames is cut to exactly M, a whole one holds at most D; a stack of Java frames
+        # ending in caller is exactly D deep, whole (D > M); one ending a frame deeper is cut
+        ok = all(n == cut_to if cut else n <= depth_opt for _, cut, n in by_leaf)
         ok = ok and not any(k[0] == "caller" and k[1] for k in java_only)
         ok = ok and not any(k[0] in ("notInlined", "tiny") and not k[1] for k in java_only)
         c.check(ok and ("caller", False, depth_opt) in java_only and any(k[1] for k in java_only),
-                f"xint: depth={depth_opt}: caller-leaf stacks whole, deeper ones '[truncated]' "
-                f"at {depth_opt} frames of every kind ({dict(by_leaf)})")
+                f"xint: depth={depth_opt}/{cut_to}: caller-leaf stacks whole, deeper ones "
+                f"'[truncated]' at {cut_to} frames of every kind ({dict(by_leaf)})")
+        # the leaf side kept: under "[truncated]", the whole caller stack's leaf-most frames
+        # and the deeper leaf (notInlined or tiny, called by caller)
+        whole = names[("caller", False, depth_opt)]
+        kept = {t[-(cut_to - 2):] for t in whole} if cut_to > 2 else {()}
+        cuts = {t for k, ts in names.items() if k[1] for t in ts}
+        bad = [t for t in cuts if t[1:-1] not in kept or short(t[-1]) not in ("notInlined", "tiny")]
+        c.check(cuts and whole and not bad,
+                f"xint: depth={depth_opt}/{cut_to}: each cut stack is '[truncated]' over the "
+                f"leaf-most frames of caller's whole stack {sorted(whole)} and the leaf "
+                f"({len(bad)} of {len(cuts)} not: {sorted(bad)[:3]})")
     else:
         c.check(trunc == 0, f"{cfg}: no '[truncated]' below depth=64 ({trunc})")
     if cfg == "c1":
@@ -198,10 +213,10 @@ def caller_depth(p):
 
 
 def main():
-    if len(sys.argv) == 3 and sys.argv[1] == "--caller-depth":
+    if len(sys.argv) == 3 and sys.argv[1] == "--xint-depth":
         d = caller_depth(Profile(sys.argv[2]))
-        print(d)
-        return 0 if d > 0 else 1
+        print(f"{d}/{d - XINT_CUT}")
+        return 0 if d - XINT_CUT >= 2 else 1
     run, c = run_dir_args("frame_types")
     for cfg in ("xint", "c1", "tiered"):
         check_run(cfg, run, c)

@@ -3,10 +3,12 @@
 # Frame types by known answers (issue 32 item 1) and honest stack ends (issue 30 item 3):
 # java-test/frametypes (thread types-worker: work -> caller -> tiny, notInlined) three times,
 # each JVM ~3 s:
-#   xint     -Xint, depth= the worker's depth at caller: every typed Java frame Interpreted; a
-#            worker stack whose leaf is caller is whole, one whose leaf is notInlined or tiny has
-#            "[truncated]" at its root; a cut stack holds exactly depth= frames of every kind,
-#            "[truncated]" one of them (depth= counts every frame, issue 32 item 7)
+#   xint     -Xint, depth=D/M, D the worker's depth at caller, M = D - 2 (async-profiler's
+#            jstackdepth=N/M, its DepthTests): every typed Java frame Interpreted; a worker stack
+#            whose leaf is caller is whole (D frames, over M), one whose leaf is notInlined or
+#            tiny has "[truncated]" at its root over its M - 1 leaf-most frames: M frames of
+#            every kind, "[truncated]" one of them (depth= counts every frame, issue 32 item 7;
+#            depth=N without /M: it.mixed_stacks' deep-depth)
 #   c1       -XX:TieredStopAtLevel=1, mode=wall (interval=2ms): compiled frames only C1's, none
 #            C2's; thread main, waiting in Thread.join, typed from its frame anchor: its Java
 #            frames Interpreted
@@ -30,17 +32,17 @@ name="it.frame_types.jdk$(fx_jdk_major "$1")"
 it_init "$name" "$1" FXAGENT_FRAMETYPES_JAR
 [[ -x "${FXPROF:-}" ]] || it_fail "fxprof not built: ${FXPROF:-FXPROF not set}"
 
-# xint's depth= is the worker's depth at caller, read from the tiered run (JDK 17: 5, JDK 25: 6:
-# Thread.runWith), so that a stack ending in caller is exactly as deep as depth= (not cut) and
-# one ending in notInlined or tiny is one deeper (cut, "[truncated]").
+# xint's depth=D/M: D the worker's depth at caller, read from the tiered run (JDK 17: 5, JDK 25:
+# 6: Thread.runWith), so that a stack ending in caller is exactly D deep (not cut) and one
+# ending in notInlined or tiny is one deeper (cut to M, "[truncated]" at its root).
 for config in tiered c1 xint; do
     case $config in
     xint)
-        caller_depth=$(python3 "$IT_DIR/frame_types_check.py" --caller-depth "$FXAGENT_RUN_DIR/tiered.json.gz") ||
+        xint_depth=$(python3 "$IT_DIR/frame_types_check.py" --xint-depth "$FXAGENT_RUN_DIR/tiered.json.gz") ||
             it_fail "no depth of caller in the tiered profile"
         # cstack=no: the depth counts the Java frames alone here (the native frames below
         # them, issue 32, would cut every stack)
-        flags=(-Xint) opts=mode=cpu,interval=1ms,depth=$caller_depth,cstack=no
+        flags=(-Xint) opts=mode=cpu,interval=1ms,depth=$xint_depth,cstack=no
         ;;
     c1) flags=(-XX:TieredStopAtLevel=1) opts=mode=wall,interval=2ms,depth=64 ;;
     tiered) flags=() opts=mode=cpu,interval=1ms,depth=64 ;;

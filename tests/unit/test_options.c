@@ -25,6 +25,7 @@ enum fld {
     F_ENGINE,
     F_INTERVAL,
     F_DEPTH,
+    F_DEPTH_CUT,
     F_LOOP,
     F_MEMORY,
     F_RING,
@@ -53,6 +54,8 @@ static uint64_t get(const struct fx_options *o, enum fld f)
         return o->interval_ns;
     case F_DEPTH:
         return o->depth;
+    case F_DEPTH_CUT:
+        return o->depth_cut;
     case F_LOOP:
         return o->loop_ns;
     case F_MEMORY:
@@ -111,6 +114,12 @@ static const struct good_case good[] = {
         {"depth=1", F_DEPTH, 1},
         {"depth=2048", F_DEPTH, 2048},
         {"depth=65535", F_DEPTH, 65535},
+        /* async-profiler's jstackdepth=N/M: a stack over N frames keeps M (issue 32) */
+        {"depth=50", F_DEPTH_CUT, 0},
+        {"depth=200/40", F_DEPTH, 200},
+        {"depth=200/40", F_DEPTH_CUT, 40},
+        {"depth=50/50", F_DEPTH_CUT, 50},
+        {"depth=50/1", F_DEPTH_CUT, 1},
         {"loop=0", F_LOOP, 0},
         {"loop=0s", F_LOOP, 0},
         {"loop=1s", F_LOOP, NS_S},
@@ -199,6 +208,16 @@ static const struct bad_case bad[] = {
         {"depth=1.5", FX_EINVAL, "depth", "is not a whole number", NULL},
         {"depth=-1", FX_EINVAL, "depth", "is not a whole number", NULL},
         {"depth=", FX_EINVAL, "depth", "is empty", NULL},
+        {"depth=50/", FX_EINVAL, "depth", "'50/' is not a whole number", NULL},
+        {"depth=50/x", FX_EINVAL, "depth", "is not a whole number", NULL},
+        {"depth=50/20/10", FX_EINVAL, "depth", "is not a whole number", NULL},
+        {"depth=/20", FX_EINVAL, "depth", "is not a whole number", NULL},
+        {"depth=50/2.5", FX_EINVAL, "depth", "is not a whole number", NULL},
+        {"depth=50/0", FX_ERANGE, "depth", "'50/0' cuts to no frame or to more than it cuts at",
+         NULL},
+        {"depth=50/51", FX_ERANGE, "depth", "accepted: a whole number from 1 to 65535", NULL},
+        {"depth=65536/20", FX_ERANGE, "depth", "is out of range", NULL},
+        {"depth=0/0", FX_ERANGE, "depth", "cuts to no frame", NULL},
         {"depth=99999999999999999999", FX_ERANGE, "depth", "is too large", NULL},
         {"loop=500ms", FX_ERANGE, "loop",
          "out of range; accepted: 0 (off) or a whole duration of at least 1s", NULL},
@@ -312,6 +331,7 @@ static void check_defaults(const struct fx_options *o)
     ck_assert_int_eq(o->engine, FX_ENGINE_AUTO);
     ck_assert_uint_eq(o->interval_ns, 10 * NS_MS);
     ck_assert_uint_eq(o->depth, 2048);
+    ck_assert_uint_eq(o->depth_cut, 0);
     ck_assert_str_eq(o->file, default_file);
     ck_assert_uint_eq(o->loop_ns, 0);
     ck_assert_uint_eq(o->memory_bytes, 64 * MIB);
