@@ -305,6 +305,7 @@ static const char *const rec_case_labels[FX_REC_CASES] = {
         "recovered: pc in C1's slow_subtype_check (frameless, decoded), C1 caller",
         "recovered (partial): pc in an intrinsic stub, its caller's method, inlined frames not "
         "known (no PcDesc at the call)",
+        "recovered: pc in an inline cache stub (InlineCacheBuffer, frameless), compiled caller",
 };
 static const char *const rec_fail_labels[FX_REC_FAILS] = {
         NULL,

@@ -284,6 +284,9 @@ bool fx_codemap_dynamic_code(const char *name, const void *address, jint length)
     /* issue 32: the nmethod entry barrier's stub, whose leaf call recover_entrybar.c crosses */
     if (r.kind == FX_BLOB_STUB && strstr(name, "method_entry_barrier") != NULL)
         r.flags |= FX_RANGE_ENTRY_BARRIER;
+    /* issue 32: JDK 17's inline cache transition stubs, frameless (recover_icstub.c) */
+    if (r.kind == FX_BLOB_STUB && strcmp(name, "InlineCacheBuffer") == 0)
+        r.flags |= FX_RANGE_IC_BUFFER;
     /* A RuntimeStub's frame size (Runtime1's stubs): the not-in-Java walk crosses its frame;
      * and where it is complete (session 17: a native walk's return into it, native_below.c) */
     if (r.kind == FX_BLOB_STUB) {

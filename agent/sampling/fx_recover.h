@@ -56,6 +56,7 @@ struct fx_code_range {
 #define FX_RANGE_DEOPT 0x20
 /* stub: JDK 25's StubRoutines::method_entry_barrier (recover_entrybar.c) */
 #define FX_RANGE_ENTRY_BARRIER 0x40
+#define FX_RANGE_IC_BUFFER     0x80 /* stub: JDK 17's "InlineCacheBuffer" (recover_icstub.c) */
 
 struct fx_codeheap_layout;
 struct fx_interp_layout;
@@ -90,19 +91,19 @@ enum fx_recover_case {
     FX_REC_INTERP_ENTRY = 10, /* pc in the interpreter's method entry, frame being built */
     FX_REC_FRAMELESS = 11,    /* pc in C1's slow_subtype_check (frameless, decoded): C1 caller */
     FX_REC_STUB_PARTIAL = 12, /* an intrinsic stub over its caller's method, inlining not known */
-    FX_REC_CASES = 13,
-    FX_REC_NOT_FOUND = -1,  /* pc in no known range */
-    FX_REC_STUB = -2,       /* pc in another stub: named, no frame rule known */
-    FX_REC_BODY = -3,       /* pc in an nmethod where no rule applies (its body) */
-    FX_REC_LAYOUT = -4,     /* nmethod layout unknown (VMStructs) or blob changed */
-    FX_REC_DECODE = -5,     /* an instruction the prologue/epilogue/ic rules do not know */
-    FX_REC_STACK = -6,      /* a stack word outside the thread's stack, or bounds unknown */
-    FX_REC_WALK = -7,       /* ASGCT failed from the caller's context too */
-    FX_REC_TABLE_BUSY = -8, /* reserved: not used by the current publication scheme */
-    FX_REC_BCI0 = -9,       /* the caller came back at bci 0: maybe a deoptimized caller */
-    FX_REC_NO_ANCHOR = -10, /* not in Java: no last Java frame in the anchor, or offsets unknown */
-    FX_REC_NOT_CALLED =
-            -11, /* a stub's return address not in a current compiled method after a call */
+    FX_REC_ICSTUB = 13,       /* pc in an inline cache stub (frameless): its compiled caller */
+    FX_REC_CASES = 14,
+    FX_REC_NOT_FOUND = -1,   /* pc in no known range */
+    FX_REC_STUB = -2,        /* pc in another stub: named, no frame rule known */
+    FX_REC_BODY = -3,        /* pc in an nmethod where no rule applies (its body) */
+    FX_REC_LAYOUT = -4,      /* nmethod layout unknown (VMStructs) or blob changed */
+    FX_REC_DECODE = -5,      /* an instruction the prologue/epilogue/ic rules do not know */
+    FX_REC_STACK = -6,       /* a stack word outside the thread's stack, or bounds unknown */
+    FX_REC_WALK = -7,        /* ASGCT failed from the caller's context too */
+    FX_REC_TABLE_BUSY = -8,  /* reserved: not used by the current publication scheme */
+    FX_REC_BCI0 = -9,        /* the caller came back at bci 0: maybe a deoptimized caller */
+    FX_REC_NO_ANCHOR = -10,  /* not in Java: no last Java frame in the anchor, or offsets unknown */
+    FX_REC_NOT_CALLED = -11, /* a stub's return address not after a call in current compiled code */
     FX_REC_NO_PCDESC = -12, /* after a call to an intrinsic stub, the first PcDesc not at its end */
     FX_REC_PCDESC_OSR = -13,   /* after a call to an intrinsic stub, in an OSR compilation */
     FX_REC_PCDESC_TABLE = -14, /* ... the PcDesc table unknown, unreadable, or none after it */

@@ -168,6 +168,15 @@ static bool top_step_sigsafe(const struct fx_code_table *tab, struct fx_heap_mem
         if (n == NULL || n->kind != FX_BLOB_NMETHOD || !fx_recover_blob_current(n, cid_off) ||
             !fx_recover_stub_return(r, n, next.pc))
             return false;
+    } else if (r->kind == FX_BLOB_STUB && (r->flags & FX_RANGE_IC_BUFFER)) {
+        /* an inline cache stub (JDK 17): frameless, the return address at sp right after a call
+         * to this very stub in a current nmethod, as its recovery proved it (8.5k) */
+        if (fx_recover_caller(r, at, lo, hi, false, &next) != FX_REC_ICSTUB)
+            return false;
+        const struct fx_code_range *n = fx_recover_find_any(tab, next.pc, m);
+        if (n == NULL || n->kind != FX_BLOB_NMETHOD || !fx_recover_blob_current(n, cid_off) ||
+            !fx_recover_icstub_called(r, n, at->pc, next.pc))
+            return false;
     } else if (r->kind == FX_BLOB_STUB && (r->flags & FX_RANGE_FRAMELESS)) {
         uintptr_t stub = r->begin;
         if (fx_recover_caller(r, at, lo, hi, false, &next) != FX_REC_FRAMELESS)

@@ -417,6 +417,8 @@ int fx_recover_caller(const struct fx_code_range *r, const struct fx_regs *in, u
         return r->kind == FX_BLOB_STUB ? FX_REC_STUB : FX_REC_STACK;
     if (r->kind == FX_BLOB_STUB && (r->flags & FX_RANGE_FRAMELESS)) /* C1's subtype check */
         return fx_recover_frameless(r, in, lo, hi, out);
+    if (r->kind == FX_BLOB_STUB && (r->flags & FX_RANGE_IC_BUFFER)) /* frameless (8.5k) */
+        return fx_recover_at_sp(in, lo, hi, out, FX_REC_ICSTUB);
     if (r->kind == FX_BLOB_STUB) /* issue 32: arraycopy, intrinsic stubs (8.5d) */
         return r->arraycopy ? fx_recover_rbp_frame(r, in, lo, hi, out) : FX_REC_STUB;
     if (r->kind == FX_BLOB_DISPATCH)

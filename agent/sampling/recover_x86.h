@@ -61,6 +61,13 @@ bool fx_recover_insn(const struct fx_code_range *r, uintptr_t p, struct fx_insn 
 int fx_recover_compiled_sender(const struct fx_code_range *n, uintptr_t sp, uintptr_t lo,
                                uintptr_t hi, struct fx_regs *out);
 
+/* recover_icstub.c (docs/VALIDATION.md 8.5k): ret lies in compiled method n right after a call
+ * rel32 to an inline cache stub in buf (the "InlineCacheBuffer" range) whose code is the stub's
+ * (mov rax, imm64; jmp), and pc is at one of that stub's instructions (signal_handler.c's and
+ * native_below.c's proof of the caller FX_REC_ICSTUB gives). */
+bool fx_recover_icstub_called(const struct fx_code_range *buf, const struct fx_code_range *n,
+                              uintptr_t pc, uintptr_t ret);
+
 /* Caller registers from a pc in an AdapterBlob (recover_adapter.c, docs/VALIDATION.md 8.5b). */
 int fx_recover_adapter(const struct fx_code_range *r, const struct fx_regs *in, uintptr_t lo,
                        uintptr_t hi, struct fx_regs *out);

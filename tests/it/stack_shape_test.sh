@@ -19,7 +19,10 @@
 # RecoveryTests.numbers (collapsed_ratio.py, its Output.ratio on all samples, which here include
 # the JVM's start-up: its runs attach later): main;loop > 70 % (its bound 80 %), main;loop;avg
 # > 50 %, the vtable stub > 1 %, "[AGCT: ...]" frames < 5 % (its bound for unknown frames 0.5 %;
-# the walk stops under on-stack-replaced frames are not bounded yet: docs/VALIDATION.md 9).
+# the walk stops under on-stack-replaced frames are not bounded yet: docs/VALIDATION.md 9), and
+# of them "[AGCT: ...];InlineCacheBuffer" < 0.2 % (JDK 17's inline cache stubs, recovered since
+# session 23 by recover_icstub.c's proof, 8.5k: 0.5-2.9 % before, 0 since in 3 runs; a call site
+# patched again while its thread is in the stub stays refused; JDK 25 has no such stubs).
 # The same run, the bare-root oracle (issue 32 item 2) on its main thread: every stack reaches
 # the thread's start or ends in a named mark (stack_shape_check.py --roots-only); the Mega
 # run's oracle checks it on thread "mega" too.
@@ -93,7 +96,7 @@ failure='\[AGCT: '
 python3 "$IT_DIR/collapsed_ratio.py" --label "$name: Numbers" numbers.collapsed \
     --min 'Numbers\.main[^;]*;fxagent\.stacks\.Numbers\.loop' 0.7 \
     --min 'Numbers\.main[^;]*;fxagent\.stacks\.Numbers\.loop[^;]*;fxagent\.stacks\.Numbers\.avg' 0.5 \
-    --max "$failure" 0.05 --min 'vtable stub' 0.01 ||
+    --max "$failure" 0.05 --min 'vtable stub' 0.01 --max "${failure}[^;]*\];InlineCacheBuffer" 0.002 ||
     it_fail "Numbers: async-profiler's RecoveryTests.numbers bounds not met (see above)"
 
 small Suppliers
