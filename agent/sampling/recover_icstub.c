@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* The rule for a pc in an inline cache stub (issue 32, docs/VALIDATION.md 8.5k): HotSpot up to
- * JDK 22 moves a compiled call site's inline cache to a new state (monomorphic to megamorphic,
+/* The rule for a pc in an inline cache stub (issue 32, docs/VALIDATION.md 8.5k): JDK 17's HotSpot
+ * moves a compiled call site's inline cache to a new state (monomorphic to megamorphic,
  * ...) through an ICStub in the "InlineCacheBuffer" blob when it cannot patch the call in place
  * (icBuffer.cpp, CompiledIC): the call instruction (call rel32, NativeCall) is pointed at the
  * stub's code, which until the next safepoint loads the cached value and jumps on to the
