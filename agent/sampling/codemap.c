@@ -38,6 +38,7 @@
 #include "fx_alloc.h"
 #include "fx_jvm_names.h"
 #include "fx_sort.h"
+#include "nmethod_scopes.h"
 
 #define MAX_RETIRED 64 /* replaced tables not yet freed; beyond this, publishing waits */
 #define MAX_NAMES   4096
@@ -200,6 +201,7 @@ bool fx_codemap_compiled_load(jmethodID method, const void *code_addr, jint code
                     __atomic_load_n(&cm.heap_differ, __ATOMIC_RELAXED);
     bool due = cm.heap_only || done < 8 || seen % 1024 == 0;
     int check = layout && due ? codeheap_check(&r) : 0;
+    fx_nmethod_scopes_check(&r, method, compile_info); /* issue 31: its own oracle */
     pthread_mutex_lock(&cm.lock);
     __atomic_store_n(&cm.heap_agree, cm.heap_agree + (check == 1), __ATOMIC_RELAXED);
     __atomic_store_n(&cm.heap_refused, cm.heap_refused + (check == 2), __ATOMIC_RELAXED);
@@ -572,6 +574,7 @@ void fx_codemap_report(struct fx_profile *p, const char *g)
                             (int64_t)cm.replaced);
     fx_profile_extra_int(p, g, "tables published", (int64_t)cm.publishes);
     fx_coderecent_report(p, g);
+    fx_nmethod_scopes_report(p, g);
     fx_profile_extra_detail(p, g, "code heap lookups agreeing with CompiledMethodLoad",
                             (int64_t)cm.heap_agree);
     fx_profile_extra_detail(p, g, "code heap lookups refused (not proven) at CompiledMethodLoad",

@@ -1,11 +1,13 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* Test helper: what codemap.c needs from the rest of the agent, for a unit test that links it
- * alone: the handler's state, and VMStructs that know no blob (no layout, no frame size).
+ * alone: the handler's state, VMStructs that know no blob (no layout, no frame size), and no
+ * nmethod scopes oracle.
  * Include it in exactly one file of a test binary (unit.codemap, unit.coderecent). */
 #ifndef VMSTRUCTS_NONE_H
 #define VMSTRUCTS_NONE_H
 
 #include "internal.h"
+#include "nmethod_scopes.h"
 
 struct fx_sigstate fx_sig;
 
@@ -20,6 +22,17 @@ int32_t fx_vmstructs_stub_frame_words(uintptr_t code_addr, int32_t *complete)
     (void)code_addr;
     *complete = -1;
     return -1;
+}
+
+/* nmethod_scopes.c's oracle: without VMStructs it reads nothing (unit.nmethod_scopes tests it) */
+void fx_nmethod_scopes_check(const struct fx_code_range *r, jmethodID root, const void *info)
+{
+    (void)r, (void)root, (void)info;
+}
+
+void fx_nmethod_scopes_report(struct fx_profile *p, const char *g)
+{
+    (void)p, (void)g;
 }
 
 #endif
