@@ -365,9 +365,9 @@ void fx_nmethod_scopes_check(const struct fx_code_range *r, jmethodID root, cons
 {
     pthread_once(&ns.once, layout_init);
     uint64_t seen = __atomic_fetch_add(&ns.loads, 1, __ATOMIC_RELAXED);
-    /* every load under the test switch; else the first 64, then 1 in 256 (cost: BENCHMARKS.md,
-     * session 23) */
-    if (!ns.every && seen >= 64 && seen % 256 != 0)
+    /* every load under the test switch, which is its test; else the first 16, then 1 in 1,024:
+     * a read costs ~20-40 µs of the ServiceThread's CPU (docs/BENCHMARKS.md, session 23) */
+    if (!ns.every && seen >= 16 && seen % 1024 != 0)
         return;
     struct fx_nmethod_scopes c, mine;
     if (!cml_facts(root, info, &c))

@@ -65,7 +65,7 @@ enum fx_scopes_why fx_nmethod_scopes_decode(const struct fx_scopes_image *im,
                                             struct fx_nmethod_scopes *out, uint32_t *aliases);
 
 /* The oracle, at a CompiledMethodLoad (codemap.c, its range r built): the decode of r against
- * the event's inline records (root: the event's method), for the first 64 loads and 1 in 256
+ * the event's inline records (root: the event's method), for the first 16 loads and 1 in 1,024
  * after (every load with FXAGENT_TEST_NMETHOD_SCOPES=1); counted agree/differ/refused. */
 void fx_nmethod_scopes_check(const struct fx_code_range *r, jmethodID root, const void *info);
 struct fx_profile;
