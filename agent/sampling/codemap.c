@@ -191,6 +191,7 @@ bool fx_codemap_compiled_load(jmethodID method, const void *code_addr, jint code
         r.stubs = l.stubs > r.begin && l.stubs <= r.end ? (uint32_t)(l.stubs - r.begin) : 0;
     }
     r.flags |= self_inlined(method, compile_info) ? FX_RANGE_SELF_INLINE : 0;
+    fx_nmethod_scopes_check(&r, method, compile_info); /* issue 31: the nmethod's own facts */
     /* the oracle costs 3 lookups of ~16 system calls (~50 µs of the ServiceThread): every load
      * under the test switch, which is its test; otherwise the first 8 checked, then 1 load in
      * 1,024 (a short run's first 256 loads cost 16 ms of a 1.5 s run: docs/BENCHMARKS.md,
@@ -201,7 +202,6 @@ bool fx_codemap_compiled_load(jmethodID method, const void *code_addr, jint code
                     __atomic_load_n(&cm.heap_differ, __ATOMIC_RELAXED);
     bool due = cm.heap_only || done < 8 || seen % 1024 == 0;
     int check = layout && due ? codeheap_check(&r) : 0;
-    fx_nmethod_scopes_check(&r, method, compile_info); /* issue 31: its own oracle */
     pthread_mutex_lock(&cm.lock);
     __atomic_store_n(&cm.heap_agree, cm.heap_agree + (check == 1), __ATOMIC_RELAXED);
     __atomic_store_n(&cm.heap_refused, cm.heap_refused + (check == 2), __ATOMIC_RELAXED);
