@@ -38,6 +38,7 @@
 #include "fx_alloc.h"
 #include "fx_jvm_names.h"
 #include "fx_sort.h"
+#include "nmethod_scopes.h"
 
 #define MAX_RETIRED 64 /* replaced tables not yet freed; beyond this, publishing waits */
 #define MAX_NAMES   4096
@@ -190,6 +191,7 @@ bool fx_codemap_compiled_load(jmethodID method, const void *code_addr, jint code
         r.stubs = l.stubs > r.begin && l.stubs <= r.end ? (uint32_t)(l.stubs - r.begin) : 0;
     }
     r.flags |= self_inlined(method, compile_info) ? FX_RANGE_SELF_INLINE : 0;
+    fx_nmethod_scopes_check(&r, method, compile_info); /* issue 31: the nmethod's own facts */
     /* the oracle costs 3 lookups of ~16 system calls (~50 µs of the ServiceThread): every load
      * under the test switch, which is its test; otherwise the first 8 checked, then 1 load in
      * 1,024 (a short run's first 256 loads cost 16 ms of a 1.5 s run: docs/BENCHMARKS.md,
@@ -575,6 +577,7 @@ void fx_codemap_report(struct fx_profile *p, const char *g)
                             (int64_t)cm.replaced);
     fx_profile_extra_int(p, g, "tables published", (int64_t)cm.publishes);
     fx_coderecent_report(p, g);
+    fx_nmethod_scopes_report(p, g);
     fx_profile_extra_detail(p, g, "code heap lookups agreeing with CompiledMethodLoad",
                             (int64_t)cm.heap_agree);
     fx_profile_extra_detail(p, g, "code heap lookups refused (not proven) at CompiledMethodLoad",

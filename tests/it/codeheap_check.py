@@ -7,7 +7,11 @@ heaps (at least --min-found), the lookup agreed with CompiledMethodLoad at least
 times and differed from it never, and the walks' lookups (a sample reuses the nmethod it found
 last: a lookup for each pc found, none for a reuse) at least the pcs found. A detail the agent
 leaves out is 0.
-usage: codeheap_check.py PROFILE [--label L] [--min-found N] [--min-agree N]
+Issue 31: with --min-scopes-agree N (the run under FXAGENT_TEST_NMETHOD_SCOPES=1, every load
+checked), the inlining facts decoded from each nmethod's own PcDescs and scopes
+(agent/sampling/nmethod_scopes.c) agreed with the CompiledMethodLoad records at least N times,
+differed never, and more often agreed than were refused.
+usage: codeheap_check.py PROFILE [--label L] [--min-found N] [--min-agree N] [--min-scopes-agree N]
 """
 import argparse
 
@@ -20,6 +24,9 @@ DIFFER = "code heap lookups differing from CompiledMethodLoad"
 HANDLER = "handler: recovered in a method found in the code heaps"
 LOOKUPS = "code heap lookups by the handler's walks (~17 system calls each)"
 BUDGET = "code heap lookups refused past a sample's budget (8)"
+S_AGREE = "nmethod scopes agreeing with CompiledMethodLoad"
+S_REFUSED = "nmethod scopes refused (not read) at CompiledMethodLoad"
+S_DIFFER = "nmethod scopes differing from CompiledMethodLoad"
 
 
 def main():
@@ -28,12 +35,14 @@ def main():
     ap.add_argument("--label", default="codeheap")
     ap.add_argument("--min-found", type=int, default=20)
     ap.add_argument("--min-agree", type=int, default=50)
+    ap.add_argument("--min-scopes-agree", type=int, default=0)
     a = ap.parse_args()
     ck = Checker(a.label)
     group = extra_groups(load_profile(a.profile)).get("Stack recovery")
     if group is None:
         ck.fatal(f"{a.profile}: no 'Stack recovery' group in meta.extra")
-    v = {k: group.get(k, 0) for k in (FOUND, AGREE, REFUSED, DIFFER, HANDLER, LOOKUPS, BUDGET)}
+    v = {k: group.get(k, 0) for k in (FOUND, AGREE, REFUSED, DIFFER, HANDLER, LOOKUPS, BUDGET,
+                                      S_AGREE, S_REFUSED, S_DIFFER)}
     print(f"{a.label}: code heaps: {v[FOUND]} pcs found by the walks, {v[HANDLER]} samples "
           f"recovered in such a method; at CompiledMethodLoad {v[AGREE]} lookups agreed, "
           f"{v[REFUSED]} refused, {v[DIFFER]} differed; {v[LOOKUPS]} lookups by the walks, "
@@ -45,6 +54,15 @@ def main():
     ck.check(v[AGREE] >= a.min_agree, f"{v[AGREE]} lookups agreed with CompiledMethodLoad, "
              f"expected at least {a.min_agree}")
     ck.check(v[DIFFER] == 0, f"{v[DIFFER]} lookups differed from CompiledMethodLoad")
+    if a.min_scopes_agree > 0:
+        print(f"{a.label}: nmethod scopes at CompiledMethodLoad: {v[S_AGREE]} agreed, "
+              f"{v[S_REFUSED]} refused, {v[S_DIFFER]} differed")
+        ck.check(v[S_AGREE] >= a.min_scopes_agree, f"{v[S_AGREE]} nmethod scopes agreed with "
+                 f"CompiledMethodLoad, expected at least {a.min_scopes_agree}")
+        ck.check(v[S_AGREE] > v[S_REFUSED], f"{v[S_REFUSED]} nmethod scopes refused, not fewer "
+                 f"than the {v[S_AGREE]} agreeing")
+        ck.check(v[S_DIFFER] == 0, f"{v[S_DIFFER]} nmethod scopes differed from "
+                 "CompiledMethodLoad")
     return ck.exit_code()
 
 

@@ -14,7 +14,9 @@
 # A second run (FXAGENT_TEST_CODEHEAP_ONLY=1, issue 32) keeps every compiled method out of the
 # code table: the same checks (but the interpreted count), and tests/it/codeheap_check.py: the
 # walks found pcs in the code heaps, and the lookup agreed with every CompiledMethodLoad it
-# checked (none differing).
+# checked (none differing); and (issue 31, FXAGENT_TEST_NMETHOD_SCOPES=1: every load) the
+# inlining facts decoded from each nmethod's own scopes agreed with the event's records at least
+# 50 times, never differing.
 # Fails on a build that compares no recovered stack (no such class in the report), on one
 # whose anchor walk stops at interpreted frames (no walk names one), and on one whose walks do
 # not look compiled methods up in the code heaps.
@@ -35,9 +37,9 @@ va_check --min-compared 20 --min-anchor-walks 20 --min-anchor-interpreted 20 \
 # and still held to GetStackTrace; each CompiledMethodLoad checked the lookup against itself.
 VA_REPORT=$FXAGENT_RUN_DIR/validate-heap.json
 VA_PROFILE=$FXAGENT_RUN_DIR/profile-heap.json.gz
-FXAGENT_TEST_CODEHEAP_ONLY=1 va_java bigalloc-heap $((seconds + 120)) "BigAlloc: 2 threads" \
+FXAGENT_TEST_CODEHEAP_ONLY=1 FXAGENT_TEST_NMETHOD_SCOPES=1 va_java bigalloc-heap $((seconds + 120)) "BigAlloc: 2 threads" \
     -Xmx256m fxagent.test.BigAlloc "$seconds" 2
 va_check --min-compared 20 --min-anchor-walks 20 --min-anchor-whole 20
-python3 "$IT_DIR/codeheap_check.py" "$VA_PROFILE" --label "$IT_NAME" ||
-    it_fail "the code heap lookup was not used, or differed from CompiledMethodLoad (above)"
+python3 "$IT_DIR/codeheap_check.py" "$VA_PROFILE" --label "$IT_NAME" --min-scopes-agree 50 ||
+    it_fail "the code heap lookup or the nmethod scopes' decode was not used, or differed from CompiledMethodLoad (above)"
 echo "$IT_NAME: OK"

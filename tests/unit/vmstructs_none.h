@@ -6,8 +6,20 @@
 #define VMSTRUCTS_NONE_H
 
 #include "internal.h"
+#include "nmethod_scopes.h"
 
 struct fx_sigstate fx_sig;
+
+/* nmethod_scopes.c's oracle: without VMStructs it reads nothing (unit.nmethod_scopes tests it) */
+void fx_nmethod_scopes_check(const struct fx_code_range *r, jmethodID root, const void *info)
+{
+    (void)r, (void)root, (void)info;
+}
+
+void fx_nmethod_scopes_report(struct fx_profile *p, const char *g)
+{
+    (void)p, (void)g;
+}
 
 bool fx_vmstructs_nmethod(uintptr_t code_addr, struct fx_nmethod_layout *out)
 {
