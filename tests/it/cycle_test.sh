@@ -47,8 +47,8 @@ heap_growth_kib=${FXAGENT_CYCLE_HEAP_KIB:-256}
 heap_stopped_kib=${FXAGENT_CYCLE_HEAP_STOPPED_KIB:-4096}
 held_kib=${FXAGENT_CYCLE_HELD_KIB:-384}
 # The waits that make the RSS and malloc readings hold to their bounds (the JVM's own growth
-# over, settled readings); san.asan_cycle sets the bounds to 4 GiB and the waits to 0 (they
-# took ~30 s of each JDK's run there, with the test holding both cores: PROCESSORS 2).
+# over, settled readings); san.asan_cycle sets the bounds to 4 GiB and the waits to 0 (~10-14 s
+# of each JDK's run there, in a test that holds both cores: PROCESSORS 2).
 mem_wait=${FXAGENT_CYCLE_MEM_WAIT:-1}
 [[ -x ${FXPROF:-} ]] || it_fail "FXPROF is not set to the fxprof binary"
 run=$FXAGENT_RUN_DIR
