@@ -39,6 +39,7 @@ mem_trim_nmt() {
 mem_rss_settled_kib() {
     local m r
     m=$(mem_rss_kib "$1")
+    ((${mem_wait:-1})) || { echo "$m" && return 0; }
     for _ in 1 2 3 4; do
         sleep 0.3
         r=$(mem_rss_kib "$1")
@@ -58,7 +59,7 @@ mem_malloc_settled_kib() {
     local m r i
     m=$(sed -n 's/.*process malloc \([0-9]*\) KiB in use.*/\1/p' <<<"$REPLY")
     [[ -n $m ]] || return 0
-    for ((i = 0; i < 12; i++)); do
+    for ((i = 0; i < (${mem_wait:-1} ? 12 : 0); i++)); do
         sleep 0.5
         cmd status
         r=$(sed -n 's/.*process malloc \([0-9]*\) KiB in use.*/\1/p' <<<"$REPLY")

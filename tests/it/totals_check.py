@@ -38,7 +38,12 @@ def exit_line_count(run_dir, path):
     written before the file was (re)placed describes an earlier write of that path (a JVM killed
     while it wrote the file again never says so): None then."""
     found = None
-    for root, _, files in os.walk(run_dir):
+    # The agent's cache folder (it_lib.sh's FXAGENT_CACHE, in the run dir) holds its symbol and
+    # unwind tables (~10 MB: kallsyms, libjvm.so's symbols), never an exit line: reading them
+    # took ~1 s of CPU a profile, most of this check's cost (it runs for every fxcheck).
+    cache = os.path.realpath(os.environ.get("FXAGENT_CACHE") or os.path.join(run_dir, "cache"))
+    for root, dirs, files in os.walk(run_dir):
+        dirs[:] = [d for d in dirs if os.path.realpath(os.path.join(root, d)) != cache]
         for name in sorted(files):
             f = os.path.join(root, name)
             # regular files only: a run dir may hold /dev/full or /dev/zero (it.misuse's

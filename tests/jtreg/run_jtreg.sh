@@ -73,9 +73,11 @@ start=$(date +%s)
 status=0
 # jtreg itself runs on the JDK under test (>= 11 is all it needs); "cd" keeps relative test
 # selections relative to the suite root. -javaoption (not -javaoptions, which jtreg splits at
-# spaces) keeps an agent path with a space as one option.
+# spaces) keeps an agent path with a space as one option. -agentvm: the tests are compiled in
+# reused JVMs (not one javac JVM per test) and, all @run main/othervm, still run each in a JVM
+# of its own with the agent (-javaoption is for those test JVMs only).
 (cd "$repo/java-test/jtreg" && JTREG_JAVA="$jdk/bin/java" "$jtreg" \
-    -jdk:"$jdk" -w:"$work/JTwork" -r:"$work/JTreport" \
+    -jdk:"$jdk" -w:"$work/JTwork" -r:"$work/JTreport" -agentvm \
     -conc:"$conc" -timeoutFactor:"${FXAGENT_JTREG_TIMEOUT_FACTOR:-2}" \
     -javaoption:"-agentpath:$lib=$agent_opts" \
     -cpa:"$jar" -nativepath:"$native" \
