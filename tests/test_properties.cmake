@@ -47,11 +47,15 @@ endfunction()
 
 function(fx_apply_test_costs)
 foreach(_fx_cost "san.valgrind_unit.gzip=74" "san.valgrind_unit.ff_writer=33"
-                 "san.valgrind_unit.sort=60" "san.valgrind_unit.textmap=30" "jtreg.jdk25=85"
-                 "it.vthreads.jdk25=84" "san.asan_cycle=83"
-                 "it.cycle.jdk25=68" "it.cycle.jdk17=68" "san.asan_ubsan=61" "fuzz.profile_writer=31"
-                 "fuzz.jfr=31" "fuzz.jfr_convert=31" "fuzz.json_string=31" "jtreg.jdk17=61" "it.vm_threads.jdk25=59"
-                 "it.vm_threads.jdk17=48" "it.race.jdk25=43" "it.race.jdk17=39")
+                 "san.valgrind_unit.sort=60" "san.valgrind_unit.textmap=30" "jtreg.jdk25=60"
+                 "it.vthreads.jdk25=100" "san.asan_cycle=100" "it.race.jdk25=110" "it.race.jdk17=85"
+                 "it.cycle.jdk25=95" "it.cycle.jdk17=90" "san.asan_ubsan=61" "fuzz.profile_writer=31"
+                 "fuzz.jfr=31" "fuzz.jfr_convert=31" "fuzz.json_string=31" "jtreg.jdk17=60"
+                 "it.vm_threads.jdk25=50" "it.vm_threads.jdk17=48" "it.push.jdk25=70"
+                 "it.attach.jdk17=65" "it.attach.jdk25=64" "it.fxprof_sources=62"
+                 "it.fxprof_list_record=60" "it.mixed_stacks.jdk17=62" "it.mixed_stacks.jdk25=59"
+                 "it.wall_native.jdk25=55" "it.wall_native.jdk17=55" "it.loop.jdk17=52"
+                 "it.loop.jdk25=51" "it.fault.sigkill_dump.jdk17=50")
   string(REPLACE "=" ";" _fx_pair ${_fx_cost})
   list(GET _fx_pair 0 _fx_name)
   list(GET _fx_pair 1 _fx_seconds)
