@@ -154,6 +154,17 @@ void fx_native_maps_report(struct fx_profile *p, const char *g)
                             (int64_t)__atomic_load_n(&fx_native.osr_pre_root, __ATOMIC_RELAXED));
     fx_profile_extra_detail(p, g, "walks below from a C1 OSR frame before its OSR entry: stopped",
                             (int64_t)__atomic_load_n(&fx_native.osr_pre_cut, __ATOMIC_RELAXED));
+    fx_profile_extra_detail(p, g,
+                            "walks below from a C2 frame after a byte 0x50-0x57, decoded as no "
+                            "push: to the thread's first frame",
+                            (int64_t)__atomic_load_n(&fx_native.c2_lone_root, __ATOMIC_RELAXED));
+    fx_profile_extra_detail(p, g,
+                            "walks below from a C2 frame after a byte 0x50-0x57, decoded as no "
+                            "push: stopped",
+                            (int64_t)__atomic_load_n(&fx_native.c2_lone_cut, __ATOMIC_RELAXED));
+    fx_profile_extra_detail(p, g,
+                            "walks below from a C2 frame after a byte 0x50-0x57: its frame refused",
+                            (int64_t)__atomic_load_n(&fx_native.c2_lone_refused, __ATOMIC_RELAXED));
     fx_native_unwind_report(p, g);
     pthread_mutex_unlock(&nm.lock);
 }
@@ -166,6 +177,9 @@ void fx_native_maps_new_recording(void)
     nm.reads = nm.read_errors = nm.publish_busy = nm.cc_agree = nm.cc_differ = 0;
     __atomic_store_n(&fx_native.osr_pre_root, 0, __ATOMIC_RELAXED);
     __atomic_store_n(&fx_native.osr_pre_cut, 0, __ATOMIC_RELAXED);
+    __atomic_store_n(&fx_native.c2_lone_root, 0, __ATOMIC_RELAXED);
+    __atomic_store_n(&fx_native.c2_lone_cut, 0, __ATOMIC_RELAXED);
+    __atomic_store_n(&fx_native.c2_lone_refused, 0, __ATOMIC_RELAXED);
     fx_native_unwind_new_recording();
     pthread_mutex_unlock(&nm.lock);
 }
