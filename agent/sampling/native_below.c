@@ -329,6 +329,13 @@ uint32_t fx_native_below_sigsafe(const struct fx_thread *t, const void *ucontext
     bool osr_pre = top != NULL && top->kind == FX_BLOB_NMETHOD && (top->flags & FX_RANGE_OSR) &&
                    top->level >= 1 && top->level <= 3 && top->verified != FX_OFF_UNKNOWN &&
                    at.pc < top->begin + top->verified;
+    /* the top a C2 frame after a byte 0x50-0x57 (recover.c, c2_push_before: the instruction
+     * there decoded, session 23): its walk's end is counted as the OSR rule's is, the refused
+     * ones too (no Java frame walked from the top) */
+    bool c2_lone = top != NULL && top->kind == FX_BLOB_NMETHOD && top->level == 4 &&
+                   at.pc > top->begin && ((const uint8_t *)at.pc)[-1] >= 0x50 &&
+                   ((const uint8_t *)at.pc)[-1] <= 0x57;
+    uint32_t first = 0;
     uint8_t last = FX_NSTOP_NO_ENTRY;
     uint32_t nt = 0, nw = 0, pcs = 0; /* nt: physical Java frames walked, the first typed */
     for (uint32_t seg = 0;; seg++) {
@@ -340,6 +347,8 @@ uint32_t fx_native_below_sigsafe(const struct fx_thread *t, const void *ucontext
                 types + (room > 0 ? nt : 0), room,
                 walk && nt < FX_JAVA_WALK_MAX ? FX_JAVA_WALK_MAX - nt : room, &end);
         nt += k;
+        if (seg == 0)
+            first = k;
         if (!walk)
             break;
         if (k == 0 || end.pc == 0 || seg == FX_BELOW_SEGS) {
@@ -383,6 +392,11 @@ uint32_t fx_native_below_sigsafe(const struct fx_thread *t, const void *ucontext
     if (osr_pre && walk)
         __atomic_add_fetch(last == FX_NSTOP_CHAIN_END ? &fx_native.osr_pre_root
                                                       : &fx_native.osr_pre_cut,
+                           1, __ATOMIC_RELAXED);
+    if (c2_lone && walk)
+        __atomic_add_fetch(first == 0                   ? &fx_native.c2_lone_refused
+                           : last == FX_NSTOP_CHAIN_END ? &fx_native.c2_lone_root
+                                                        : &fx_native.c2_lone_cut,
                            1, __ATOMIC_RELAXED);
     *n_below = nw;
     return !typed ? 0 : nt < FX_TYPES_MAX ? nt : FX_TYPES_MAX;

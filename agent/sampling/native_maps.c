@@ -127,6 +127,18 @@ bool fx_native_maps_enabled(void)
     return __atomic_load_n(&fx_native.enabled, __ATOMIC_RELAXED) != 0;
 }
 
+/* The oracle of a rule claiming the top frame of the walk below (native_below.c): its walks by
+ * where they ended, the thread's first frame (every frame under the claimed one proven) or not */
+static void walks_from(struct fx_profile *p, const char *g, const char *top, const uint64_t *root,
+                       const uint64_t *cut)
+{
+    char label[160];
+    snprintf(label, sizeof(label), "walks below from %s: to the thread's first frame", top);
+    fx_profile_extra_detail(p, g, label, (int64_t)__atomic_load_n(root, __ATOMIC_RELAXED));
+    snprintf(label, sizeof(label), "walks below from %s: stopped", top);
+    fx_profile_extra_detail(p, g, label, (int64_t)__atomic_load_n(cut, __ATOMIC_RELAXED));
+}
+
 void fx_native_maps_report(struct fx_profile *p, const char *g)
 {
     pthread_mutex_lock(&nm.lock);
@@ -148,12 +160,13 @@ void fx_native_maps_report(struct fx_profile *p, const char *g)
                             (int64_t)nm.cc_agree);
     fx_profile_extra_loss(p, g, "of those, checked in the map re-read for them: elsewhere",
                           (int64_t)nm.cc_differ);
+    walks_from(p, g, "a C1 OSR frame before its OSR entry", &fx_native.osr_pre_root,
+               &fx_native.osr_pre_cut);
+    walks_from(p, g, "a C2 frame after a byte 0x50-0x57, decoded as no push",
+               &fx_native.c2_lone_root, &fx_native.c2_lone_cut);
     fx_profile_extra_detail(p, g,
-                            "walks below from a C1 OSR frame before its OSR entry: to the "
-                            "thread's first frame",
-                            (int64_t)__atomic_load_n(&fx_native.osr_pre_root, __ATOMIC_RELAXED));
-    fx_profile_extra_detail(p, g, "walks below from a C1 OSR frame before its OSR entry: stopped",
-                            (int64_t)__atomic_load_n(&fx_native.osr_pre_cut, __ATOMIC_RELAXED));
+                            "walks below from a C2 frame after a byte 0x50-0x57: its frame refused",
+                            (int64_t)__atomic_load_n(&fx_native.c2_lone_refused, __ATOMIC_RELAXED));
     fx_native_unwind_report(p, g);
     pthread_mutex_unlock(&nm.lock);
 }
@@ -166,6 +179,9 @@ void fx_native_maps_new_recording(void)
     nm.reads = nm.read_errors = nm.publish_busy = nm.cc_agree = nm.cc_differ = 0;
     __atomic_store_n(&fx_native.osr_pre_root, 0, __ATOMIC_RELAXED);
     __atomic_store_n(&fx_native.osr_pre_cut, 0, __ATOMIC_RELAXED);
+    __atomic_store_n(&fx_native.c2_lone_root, 0, __ATOMIC_RELAXED);
+    __atomic_store_n(&fx_native.c2_lone_cut, 0, __ATOMIC_RELAXED);
+    __atomic_store_n(&fx_native.c2_lone_refused, 0, __ATOMIC_RELAXED);
     fx_native_unwind_new_recording();
     pthread_mutex_unlock(&nm.lock);
 }

@@ -32,6 +32,11 @@ struct fx_native_state {
      * entry (docs/VALIDATION.md 8.1, session 22), by where they ended: the thread's first frame
      * (every frame under the claimed one proven, the claim's oracle) or not */
     uint64_t osr_pre_root, osr_pre_cut;
+    /* atomic (native_below.c): walks below whose top was a C2 frame at a pc after a byte
+     * 0x50-0x57 (docs/VALIDATION.md 8.1, session 23): by where they ended, as above, and those
+     * whose top recover.c refused (a push decoded there, or not decoded; or the pc in a
+     * prologue, an epilogue, the stub section) */
+    uint64_t c2_lone_root, c2_lone_cut, c2_lone_refused;
 };
 
 extern struct fx_native_state fx_native;

@@ -220,6 +220,32 @@ static bool push_at(const struct fx_code_range *r, uintptr_t p)
            (p + 1 < r->end && c[0] == 0x41 && c[1] >= 0x50 && c[1] <= 0x57);
 }
 
+/* C2's body (tier 4, session 23): whether the instruction right before pc may be a push, told
+ * by decoding every instruction from start, the body's first (the end of the prologue: HotSpot's
+ * frame-complete offset, or an OSR entry's decoded prologue), to pc, which must be where one
+ * begins (an interrupted pc is). C2's instruction section holds instructions only, its constants
+ * and jump tables in the constants section before it, its alignment padding nops; so from an
+ * instruction boundary each length (fx_x86_len) gives the next, and the instruction ending at pc
+ * is known. false only when it was decoded and is not a push; true for a push, a length not
+ * decoded, a decode not landing on pc, start unknown or more than FX_BODY_DECODE_MAX bytes
+ * before pc (the handler's time: ~2.5 ns a byte decoded, unit.recover test_x86_len). */
+#define FX_BODY_DECODE_MAX 16384u
+static bool c2_push_before(const struct fx_code_range *r, uintptr_t start, uintptr_t pc)
+{
+    if (start == 0 || start < r->begin || start > pc || pc - start > FX_BODY_DECODE_MAX)
+        return true;
+    bool push = false; /* at start itself: the prologue's end, the frame complete there */
+    for (uintptr_t p = start; p < pc;) {
+        unsigned n = fx_x86_len(fx_recover_code(p), r->end - p, &push);
+        if (n == 0)
+            return true;
+        p += n;
+        if (p > pc)
+            return true;
+    }
+    return push;
+}
+
 /* A pc where no rule applies is in the body, whose frame is built and its size holds
  * (FX_REC_BODY), but where rsp is off the frame's base for a few instructions: in the stub
  * section (the deopt handler's `call next`, the exception handler, call stubs: at or past
@@ -231,17 +257,22 @@ static bool push_at(const struct fx_code_range *r, uintptr_t p)
  * before pc is no push of C1's: it ends a longer instruction (a displacement or an immediate;
  * session 17: such bytes refused 0.1-0.3 % of javac's samples, whose walk below then stopped at
  * the top). C2 pushes alone (String.compareTo's intrinsic: `sub ecx, edx; push rcx; cmovle`,
- * indexOf's, RTM profiling's `push rax`), so in C2's code (tier 4) and code of no known tier
- * any such byte before pc is refused. A pop at pc (0x58-0x5F / 0x41 0x58-0x5F: in 64-bit code an
- * instruction beginning so is a pop) is refused in all. */
-static int fx_recover_body(const struct fx_code_range *r, uintptr_t pc)
+ * indexOf's, RTM profiling's `push rax`), so in code of no known tier any such byte before pc
+ * is refused, and in C2's (tier 4) the instruction before pc is decoded instead (session 23:
+ * c2_push_before; the byte was a displacement, a SIB byte or a rel8 in javac's repeated
+ * refusals). A pop at pc (0x58-0x5F / 0x41 0x58-0x5F: in 64-bit code an instruction beginning
+ * so is a pop) is refused in all. start: where the body's first instruction begins (the end of
+ * the prologue), 0 if not known. */
+static int fx_recover_body(const struct fx_code_range *r, uintptr_t start, uintptr_t pc)
 {
     if (r->stubs != 0 && pc >= r->begin + r->stubs)
         return FX_REC_DECODE;
     const uint8_t *c = fx_recover_code(pc);
     bool c1 = r->level >= 1 && r->level <= 3;
-    if (ends_push(r, pc) && (!c1 || push_at(r, pc) || ends_push(r, pc - 1) ||
-                             (pc - 2 > r->begin && c[-2] == 0x41 && ends_push(r, pc - 2))))
+    if (ends_push(r, pc) &&
+        (r->level == 4 ? c2_push_before(r, start, pc)
+                       : !c1 || push_at(r, pc) || ends_push(r, pc - 1) ||
+                                 (pc - 2 > r->begin && c[-2] == 0x41 && ends_push(r, pc - 2))))
         return FX_REC_DECODE;
     if ((c[0] >= 0x58 && c[0] <= 0x5F) ||
         (pc + 1 < r->end && c[0] == 0x41 && c[1] >= 0x58 && c[1] <= 0x5F))
@@ -266,7 +297,7 @@ static int fx_recover_osr(const struct fx_code_range *r, const struct fx_regs *i
         (!before && in->pc < p))
         return FX_REC_DECODE;
     int rc = fx_recover_epilogue(r, in, lo, hi, out);
-    return rc == FX_REC_DECODE ? fx_recover_body(r, in->pc) : rc;
+    return rc == FX_REC_DECODE ? fx_recover_body(r, before ? 0 : p, in->pc) : rc;
 }
 
 /* The caller's registers when nothing was pushed since its call: the return address at [sp],
@@ -438,7 +469,7 @@ int fx_recover_caller(const struct fx_code_range *r, const struct fx_regs *in, u
         return fx_recover_prologue(r, in, lo, hi, out);
     if (in->pc >= done) {
         int rc = fx_recover_epilogue(r, in, lo, hi, out);
-        return rc == FX_REC_DECODE ? fx_recover_body(r, in->pc) : rc;
+        return rc == FX_REC_DECODE ? fx_recover_body(r, done, in->pc) : rc;
     }
     return fx_recover_iccheck(r, in, lo, hi, out); /* before the verified entry */
 }

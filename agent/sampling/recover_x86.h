@@ -52,6 +52,11 @@ unsigned fx_recover_head(const struct fx_code_range *r, uintptr_t p, const uint8
 /* recover_decode.c: the length of a ModRM operand (ModRM, SIB, displacement) at b, avail bytes
  * readable; 0 if not. */
 unsigned fx_recover_modrm_len(const uint8_t *b, uintptr_t avail);
+/* recover_decode.c: the length of the x86-64 instruction at b (at most avail bytes read), 0 if
+ * not decoded: an opcode not valid in 64-bit mode or never in HotSpot's code (3DNow!, XOP), a
+ * prefix where none may be. *push: it pushes (push r, imm, r/m; pushf; push fs/gs).
+ * Tests: unit.recover (test_x86_len, on objdump's decode of real nmethods). */
+unsigned fx_x86_len(const uint8_t *b, uintptr_t avail, bool *push);
 /* recover_adapter.c: decodes the instruction at p (inside r) into *x; false if it is not in the
  * subset (shared with recover_interp.c and recover_subtype.c). */
 bool fx_recover_insn(const struct fx_code_range *r, uintptr_t p, struct fx_insn *x);

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "fx_recover.h"
+#include "recover_x86.h"
 
 static uint8_t code[256];
 static _Alignas(16) uintptr_t stack[128]; /* the thread's stack: [stack, stack + 128) */
@@ -819,16 +820,18 @@ START_TEST(test_body_refused_off_the_frame_base)
      * (mov eax, [rbp + 0x54]: 8B 45 54; mov r8, [rsp + 0x50]: 4C 8B 44 24 50): in C1's code
      * (tiers 1-3) only; C2 (tier 4) and code of no known tier push alone (String.compareTo's
      * intrinsic: sub ecx, edx; push rcx; cmovle edx, eax: 2B CA 51 | 0F 4E D0), so there any
-     * such byte is refused */
+     * such byte is refused, but in C2's code, where the instruction before pc is decoded from
+     * the frame-complete offset (4 here) on (session 23): a push only is refused there */
     for (uint8_t level = 0; level <= 4; level++) {
         r.level = level;
-        int lone = level >= 1 && level <= 3 ? FX_REC_BODY : FX_REC_DECODE;
+        int lone = level >= 1 ? FX_REC_BODY : FX_REC_DECODE;
+        int push = level >= 1 && level <= 3 ? FX_REC_BODY : FX_REC_DECODE;
         put(17, (const uint8_t[]){0x8B, 0x45, 0x54}, 3);
         ck_assert_int_eq(fx_recover_caller(&r, &in, LO, HI, true, &out), lone);
         put(15, (const uint8_t[]){0x4C, 0x8B, 0x44, 0x24, 0x50}, 5);
         ck_assert_int_eq(fx_recover_caller(&r, &in, LO, HI, true, &out), lone);
         put(17, (const uint8_t[]){0x2B, 0xCA, 0x51, 0x0F, 0x4E, 0xD0}, 6); /* pc at the cmov */
-        ck_assert_int_eq(fx_recover_caller(&r, &in, LO, HI, true, &out), lone);
+        ck_assert_int_eq(fx_recover_caller(&r, &in, LO, HI, true, &out), push);
         put(15, (const uint8_t[]){0x90, 0x90, 0x90, 0x90, 0x90, 0x90, 0x90, 0x90}, 8);
         ck_assert_int_eq(fx_recover_caller(&r, &in, LO, HI, true, &out), FX_REC_BODY);
     }
@@ -839,6 +842,222 @@ START_TEST(test_body_refused_off_the_frame_base)
     in.pc = r.begin + 32;
     ck_assert_int_eq(fx_recover_caller(&r, &in, LO, HI, true, &out), FX_REC_DECODE);
     in.pc = r.begin + 50;
+    ck_assert_int_eq(fx_recover_caller(&r, &in, LO, HI, true, &out), FX_REC_DECODE);
+}
+END_TEST
+
+/* c2_inflate: offset 0x123, verified entry 0x0, frame complete 0x1a, 6-word frame */
+static const char c2_inflate[] =
+        "89842400c0feff554883ec2041817f20090000000f85f0010000488934248b6e0c81fd000008000f877c0100"
+        "004c63d54e8d1455170000004983e2f8498b87c80100004c8bd84d03da4d3b9fd80100000f83530100004d89"
+        "9fc8010000410f18830001000048c70001000000410f188340010000c74008982e170089680c410f18838001"
+        "0000488b34244883c610488bf84883c7108bd58bcaf7c2f0ffffff0f8484000000f7c200f0ffff0f84540000"
+        "0083e11f83e2e0741f488d3416488d3c5748f7da62f27d4830041662f1ff487f04574883c22075ecf7c1ffff"
+        "ffff0f84b2000000baffffffffc4e271f7d2f7d2c5fb92fa62f27dcf300662f1ff4f7f07e99100000083e10f"
+        "83e2f0741c488d3416488d3c5748f7dac4e27d300416c5fe7f04574883c210";
+/* c2_clear: offset 0x11f, verified entry 0x10, frame complete 0x2a, 12-word frame */
+static const char c2_clear[] =
+        "6690448b5608443b50080f85309da8ff89842400c0feff554883ec5041817f200b0000000f854c1100004c8b"
+        "ce448b5e144585db740b478b54dc0c4f8d04dceb064533d24533c0448b5e244585d27e29438d0c1281f90000"
+        "00400f8d7c060000418d7af081fff0ffff3f0f8390060000438d1c1b448bd9eb144585db0f8fa1040000bb0c"
+        "00000041bb1000000085db0f8495040000895e244181fb000004000f87c7040000498b9fc8010000418bfb48"
+        "63cf488d0c8d17000000488bf94883e7f8488bd34803d7493b97d80100000f8398040000498997c80100000f"
+        "18820001000048c703010000000f188240010000c7430880e52c0044895b0c0f188280010000488bfb4883c7"
+        "1048c1e9034883c1fe4833c04883f9087f1048ffc97856488904cf";
+
+static size_t put_hex(uint8_t *to, const char *hex)
+{
+    size_t n = strlen(hex) / 2;
+    for (size_t i = 0; i < n; i++) {
+        unsigned v;
+        ck_assert_int_eq(sscanf(hex + 2 * i, "%2x", &v), 1);
+        to[i] = (uint8_t)v;
+    }
+    return n;
+}
+
+/* fx_x86_len (recover_decode.c) against objdump's decode (binutils 2.40), one instruction of
+ * each form: legacy prefixes, REX, the one-byte map's immediates (imm8, imm16/32 by 0x66, imm64,
+ * moffs, enter, the F6/F7 tests by ModRM.reg), the 0F, 0F38 and 0F3A maps, VEX2, VEX3 and EVEX
+ * with their maps' immediates, and every push form; then what it must not decode. */
+START_TEST(test_x86_len)
+{
+    static const struct {
+        const char *hex;
+        bool push;
+    } ok[] = {{"0000", 0},
+              {"0d00280000", 0},
+              {"480d00000800", 0},
+              {"660de001", 0},
+              {"6681ce0001", 0},
+              {"4869c05f0b4e83", 0},
+              {"6900973d0000", 0},
+              {"6bc064", 0},
+              {"48f7da", 0},
+              {"f68558ffffff01", 0},
+              {"f7c2f0ffffff", 0},
+              {"f6d0", 0},
+              {"48f7e1", 0},
+              {"ffc1", 0},
+              {"ff742408", 1},
+              {"41ff7508", 1},
+              {"50", 1},
+              {"4157", 1},
+              {"6803050000", 1},
+              {"6a00", 1},
+              {"9c", 1},
+              {"58", 0},
+              {"415f", 0},
+              {"8f4008", 0},
+              {"b801000000", 0},
+              {"48b90090f315477f0000", 0},
+              {"66b94aba", 0},
+              {"a03556b6c782bd671c", 0},
+              {"67a112345678", 0},
+              {"c3", 0},
+              {"c22348", 0},
+              {"c86bc8c4", 0},
+              {"c9", 0},
+              {"e88c0b8dff", 0},
+              {"e9000000ff", 0},
+              {"eb10", 0},
+              {"7003", 0},
+              {"0f84b2000000", 0},
+              {"c7f800010000", 0},
+              {"c6f801", 0},
+              {"488b442450", 0},
+              {"4c8b442450", 0},
+              {"8b4554", 0},
+              {"89842400c0feff", 0},
+              {"488d3c57", 0},
+              {"41c7442408ffffffff", 0},
+              {"0f1f840000000000", 0},
+              {"660f1f440000", 0},
+              {"0f01e8", 0},
+              {"0f0b", 0},
+              {"0fa0", 1},
+              {"0fa8", 1},
+              {"0fb6c1", 0},
+              {"f3480fb8c1", 0},
+              {"660f54c2", 0},
+              {"660f73f108", 0},
+              {"f20f70c01b", 0},
+              {"0f38c9f3", 0},
+              {"660f3a0fc108", 0},
+              {"c5f877", 0},
+              {"c5fe7f0457", 0},
+              {"c4e27d300416", 0},
+              {"c441781077a0", 0},
+              {"c4e36d0fe908", 0},
+              {"c4e2fbf6a620000000", 0},
+              {"62a1fd20dbc6", 0},
+              {"62e2dd28b44902", 0},
+              {"62a3fd2803db01", 0},
+              {"62f27d480416", 0},
+              {"62f17d4872d005", 0}};
+    uint8_t b[32];
+    bool push;
+    for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
+        memset(b, 0xCC, sizeof(b));
+        size_t n = put_hex(b, ok[i].hex);
+        ck_assert_msg(fx_x86_len(b, sizeof(b), &push) == n, "%s", ok[i].hex);
+        ck_assert_msg(push == ok[i].push, "%s", ok[i].hex);
+        ck_assert_uint_eq(fx_x86_len(b, n - 1, &push), 0); /* one byte short */
+    }
+    /* never in HotSpot's code, or not valid in 64-bit mode: 0x66 on a rel32 call, AMD's XOP,
+     * VEX after REX or a prefix, 3DNow!, push es, mov to a debug register, 16 prefixes */
+    static const char *refused[] = {
+            "66e800000000", "8fe878c2f80d", "48c5f877",
+            "66c5f877",     "0f0fc00d",     "06",
+            "0f2387",       "4848c3",       "6666666666666666666666666666666690"};
+    for (size_t i = 0; i < sizeof(refused) / sizeof(refused[0]); i++) {
+        memset(b, 0xCC, sizeof(b));
+        put_hex(b, refused[i]);
+        ck_assert_msg(fx_x86_len(b, sizeof(b), &push) == 0, "%s", refused[i]);
+    }
+}
+END_TEST
+
+/* Session 23: C2's body after a byte 0x50-0x57, on real nmethods of javac's main thread
+ * (Temurin 25, the samples the byte check refused again and again): the instruction before pc
+ * decoded from the frame-complete offset: a rel8 (js +0x56, ClearArray's loop) and a SIB byte
+ * (vmovdqu [rdi + rdx*2], byte_array_inflate's loop) are no push: the body; a push there is
+ * refused, as are an instruction not decoded on the way, a decode not landing on pc, a pc
+ * further than FX_BODY_DECODE_MAX bytes from the frame's completion, and code of no known tier.
+ * Fails without the decode (every such pc refused). */
+START_TEST(test_c2_body_decoded)
+{
+    static uint8_t big[16400];
+    struct {
+        const char *hex;
+        uint32_t verified, complete, before; /* before: the length of the instruction before pc */
+    } nm[] = {{c2_clear, 0x10, 0x2a, 2}, {c2_inflate, 0, 0x1a, 5}};
+    for (int k = 0; k < 2; k++) {
+        memset(big, 0xCC, sizeof(big));
+        size_t n = put_hex(big, nm[k].hex);
+        struct fx_code_range r = {.begin = (uintptr_t)big,
+                                  .end = (uintptr_t)big + n,
+                                  .blob = 1,
+                                  .verified = nm[k].verified,
+                                  .complete = nm[k].complete,
+                                  .frame_words = 12,
+                                  .kind = FX_BLOB_NMETHOD,
+                                  .level = 4};
+        uintptr_t pc = r.begin + n - 4; /* the last instruction's: the sampled pc */
+        ck_assert(big[n - 5] >= 0x50 && big[n - 5] <= 0x57);
+        struct fx_regs in = {.pc = pc, .sp = (uintptr_t)&stack[20], .fp = 0xF00}, out;
+        ck_assert_int_eq(fx_recover_caller(&r, &in, LO, HI, true, &out), FX_REC_BODY);
+        r.level = 0;
+        ck_assert_int_eq(fx_recover_caller(&r, &in, LO, HI, true, &out), FX_REC_DECODE);
+        r.level = 4;
+        uint8_t keep[8];
+        size_t at = n - 4 - nm[k].before; /* the instruction before pc */
+        memcpy(keep, big + at, nm[k].before);
+        memset(big + at, 0x90, nm[k].before - 1); /* nops, then push with the same byte */
+        ck_assert_int_eq(fx_recover_caller(&r, &in, LO, HI, true, &out), FX_REC_DECODE);
+        memcpy(big + at, keep, nm[k].before);
+        big[n - 5] = 0x57; /* js +0x57, vmovdqu [rdi + rdx*2]: no push still */
+        ck_assert_int_eq(fx_recover_caller(&r, &in, LO, HI, true, &out), FX_REC_BODY);
+        memcpy(big + at, keep, nm[k].before);
+        uint8_t first = big[nm[k].complete];
+        big[nm[k].complete] = 0x06; /* not valid in 64-bit mode: not decoded */
+        ck_assert_int_eq(fx_recover_caller(&r, &in, LO, HI, true, &out), FX_REC_DECODE);
+        big[nm[k].complete] = first;
+        ck_assert_int_eq(fx_recover_caller(&r, &in, LO, HI, true, &out), FX_REC_BODY);
+    }
+    /* the budget: FX_BODY_DECODE_MAX (16384) bytes from the frame's completion to pc */
+    memset(big, 0x90, sizeof(big));
+    struct fx_code_range r = {.begin = (uintptr_t)big,
+                              .end = (uintptr_t)big + sizeof(big),
+                              .blob = 1,
+                              .complete = 8,
+                              .kind = FX_BLOB_NMETHOD,
+                              .level = 4};
+    put_hex(big + 8 + 16384 - 3, "8b4554"); /* mov eax, [rbp + 0x54] ending at the budget */
+    struct fx_regs in = {.pc = r.begin + 8 + 16384, .sp = (uintptr_t)&stack[20]}, out;
+    ck_assert_int_eq(fx_recover_caller(&r, &in, LO, HI, true, &out), FX_REC_BODY);
+    big[8 + 16384 - 4] = 0x90;
+    put_hex(big + 8 + 16384 - 2, "8b4554");
+    in.pc += 1;
+    ck_assert_int_eq(fx_recover_caller(&r, &in, LO, HI, true, &out), FX_REC_DECODE);
+    put_hex(big + 100, "b850000000"); /* mov eax, 0x50; pc after its 0x50: inside it */
+    in.pc = r.begin + 102;
+    ck_assert_int_eq(fx_recover_caller(&r, &in, LO, HI, true, &out), FX_REC_DECODE);
+    in.pc = r.begin + 105;
+    ck_assert_int_eq(fx_recover_caller(&r, &in, LO, HI, true, &out), FX_REC_BODY);
+    /* an OSR compilation of C2 after its entry's prologue: decoded from the prologue's end */
+    memset(code, 0xCC, sizeof(code));
+    static const uint8_t pro[] = {0x89, 0x84, 0x24, 0x00, 0xC0, 0xFF, 0xFF, /* bang */
+                                  0x55, 0x48, 0x83, 0xEC, 0x30,             /* push; sub 48 */
+                                  0x48, 0x8B, 0x46, 0x50};                  /* mov rax, [rsi+80] */
+    size_t e = put(16, pro, sizeof(pro));
+    r = nmethod(128, 16, FX_OFF_UNKNOWN);
+    r.flags = FX_RANGE_OSR;
+    r.frame_words = 8;
+    r.level = 4;
+    in.pc = r.begin + e;
+    ck_assert_int_eq(fx_recover_caller(&r, &in, LO, HI, true, &out), FX_REC_BODY);
+    r.level = 0;
     ck_assert_int_eq(fx_recover_caller(&r, &in, LO, HI, true, &out), FX_REC_DECODE);
 }
 END_TEST
@@ -878,6 +1097,8 @@ static Suite *recover_suite(void)
     tcase_add_test(tc, test_after_call);
     tcase_add_test(tc, test_osr_entry_rule);
     tcase_add_test(tc, test_body_refused_off_the_frame_base);
+    tcase_add_test(tc, test_x86_len);
+    tcase_add_test(tc, test_c2_body_decoded);
     suite_add_tcase(s, tc);
     return s;
 }
