@@ -8,9 +8,10 @@
  *  - the drain (fx_codemap_heap_pass, at each publish) adds it to the log as a
  *    CompiledMethodLoad would have, with the same fields (the handler built them from the same
  *    VMStructs fields: codemap.c's oracle holds them equal field by field), so later samples
- *    find it in the table; FX_RANGE_SELF_INLINE stays set (frames typed by jmethodID alone
- *    would be wrong for a method inlined into itself: without the inlining records, such
- *    frames stay untyped, never mistyped);
+ *    find it in the table; FX_RANGE_SELF_INLINE comes from the nmethod's own scopes
+ *    (nmethod_scopes.c), and stays set where they cannot be read (frames typed by jmethodID
+ *    alone would be wrong for a method inlined into itself: such frames stay untyped, never
+ *    mistyped);
  *  - without CompiledMethodUnload a range goes stale when its nmethod is freed: the handler's
  *    compile id check refuses it already (fx_recover_blob_current), and at most once a second
  *    the drain reads every nmethod range's block and header again (one process_vm_readv per
@@ -20,6 +21,7 @@
  * CompiledMethodLoad is still enabled (codemap=jvmti, validate mode, the test switch). */
 #include "codemap_heap.h"
 #include "internal.h"
+#include "nmethod_scopes.h"
 
 #include <stdlib.h>
 #include <sys/uio.h>
@@ -32,7 +34,7 @@
 static struct {
     int on; /* atomic: codemap=heap in force */
     int64_t last_sweep_ns;
-    uint64_t added, gone_before, swept, sweeps, unreadable;
+    uint64_t added, scoped, gone_before, swept, sweeps, unreadable;
     struct fx_code_range take[TAKE_MAX];
     unsigned char buf[SWEEP_BATCH][64 + FX_CODEHEAP_HEADER_MAX];
 } hm;
@@ -139,7 +141,16 @@ void fx_codemap_heap_pass(void)
                 hm.gone_before++;
                 continue;
             }
-            (void)fx_codemap_record(false, batch[j]); /* published by this very pass */
+            /* the inlining flag from the nmethod's own scopes (nmethod_scopes.c), as the
+             * CompiledMethodLoad records gave it; not read: it stays set, frames untyped */
+            struct fx_nmethod_scopes sc;
+            struct fx_code_range r = *batch[j];
+            if (fx_nmethod_scopes_read(&r, &sc)) {
+                r.flags = (uint8_t)(sc.self_inlined ? r.flags | FX_RANGE_SELF_INLINE
+                                                    : r.flags & ~FX_RANGE_SELF_INLINE);
+                hm.scoped++;
+            }
+            (void)fx_codemap_record(false, &r); /* published by this very pass */
             hm.added++;
         }
     }
@@ -190,6 +201,8 @@ void fx_codemap_heap_report(struct fx_profile *p, const char *g)
                             (int64_t)full);
     fx_profile_extra_int(p, g, "nmethods added to the code map from the code heaps",
                          (int64_t)hm.added);
+    fx_profile_extra_detail(p, g, "of them with their inlining read (nmethod_scopes.c)",
+                            (int64_t)hm.scoped);
     fx_profile_extra_detail(p, g, "nmethods freed before the drain added them",
                             (int64_t)hm.gone_before);
     fx_profile_extra_detail(p, g, "ranges dropped: their block no longer holds the nmethod",
