@@ -485,7 +485,7 @@ void fx_codemap_idle(void)
 
 bool fx_codemap_publish(void)
 {
-    fx_codemap_heap_pass(); /* the nmethods the handler found, the ranges gone stale */
+    bool found = fx_codemap_heap_pass(); /* the handler's finds, the ranges gone stale */
     free_retired();
     if (cm.n_retired == MAX_RETIRED)
         return true; /* handlers keep reading: publish at a later cycle */
@@ -501,7 +501,7 @@ bool fx_codemap_publish(void)
     if (n_log == 0 && (!heap || (cur != NULL && cur->heap != NULL))) {
         pthread_mutex_unlock(&cm.lock);
         fx_coderecent_recycle(next); /* no handler has seen it */
-        return false;
+        return found;
     }
     cm.log = NULL;
     cm.n_log = cm.cap_log = 0;
@@ -546,7 +546,7 @@ bool fx_codemap_publish(void)
     }
     cm.recent_cur = next;
     free_retired();
-    return late;
+    return late || found;
 }
 
 void fx_codemap_report(struct fx_profile *p, const char *g)
@@ -574,7 +574,7 @@ void fx_codemap_report(struct fx_profile *p, const char *g)
     fx_profile_extra_detail(p, g,
                             "code heap lookups by the handler's walks (~17 system calls each)",
                             (int64_t)__atomic_load_n(&fx_sig.codeheap_lookups, __ATOMIC_RELAXED));
-    fx_profile_extra_detail(p, g, "code heap lookups refused past a sample's budget (8)",
+    fx_profile_extra_detail(p, g, "code heap lookups refused past a sample's budget (24)",
                             (int64_t)__atomic_load_n(&fx_sig.codeheap_refused, __ATOMIC_RELAXED));
     fx_profile_extra_detail(p, g, "cycles a replaced table waited for readers", (int64_t)cm.busy);
     fx_codemap_heap_report(p, g);

@@ -124,10 +124,10 @@ static void sweep(void)
     }
 }
 
-void fx_codemap_heap_pass(void)
+bool fx_codemap_heap_pass(void)
 {
     if (!fx_codemap_heap_on())
-        return;
+        return false;
     size_t n = fx_codeheap_take(hm.take, TAKE_MAX);
     for (size_t i = 0; i < n; i += SWEEP_BATCH) {
         const struct fx_code_range *batch[SWEEP_BATCH];
@@ -159,6 +159,10 @@ void fx_codemap_heap_pass(void)
         hm.last_sweep_ns = now;
         sweep();
     }
+    /* while samples meet new nmethods, the drain stays fast: until the next pass they cost a
+     * lookup each, and a deep stack of new ones stops its walk at the budget (javac, JDK 17:
+     * ~2 % of main's samples "code heap lookups past the handler's budget", session 23) */
+    return n > 0;
 }
 
 int fx_codemap_heap_check(const struct fx_code_range *r)

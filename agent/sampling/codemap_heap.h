@@ -20,7 +20,7 @@ const struct fx_code_range *fx_codemap_live(size_t *n);
 /* codemap_heap.c (fx_codemap_heap_on, _start: sampling.h). The drain, at each publish: the nmethods
  * the handler handed over go to the log; at most once a second, the ranges whose blob no longer
  * holds their nmethod leave it. */
-void fx_codemap_heap_pass(void);
+bool fx_codemap_heap_pass(void); /* true: it took nmethods (the drain stays fast) */
 /* The oracle of the handler's lookup at a CompiledMethodLoad: 1 agrees, -1 differs, 2 refused,
  * 0 not checked (codemap.c's caller says when). */
 int fx_codemap_heap_check(const struct fx_code_range *r);

@@ -114,7 +114,7 @@ bool fx_codemap_compiled_load(jmethodID method, const void *code_addr, jint code
 void fx_codemap_compiled_unload(jmethodID method, const void *code_addr);
 bool fx_codemap_dynamic_code(const char *name, const void *address, jint length);
 /* Drain: publishes pending changes, frees replaced tables; true if the drain should stay fast
- * (changes went past a full recent table, or could not be published yet). */
+ * (changes went past a full recent table, could not be published yet, or samples met new code). */
 bool fx_codemap_publish(void);
 void fx_codemap_idle(void); /* stopped, drain paused: frees replaced tables, the spare */
 const char *fx_codemap_stub_name(uint64_t index);                /* drain: a stub's name, or NULL */

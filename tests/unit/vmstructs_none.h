@@ -30,8 +30,9 @@ bool fx_codemap_heap_on(void)
     return false;
 }
 
-void fx_codemap_heap_pass(void)
+bool fx_codemap_heap_pass(void)
 {
+    return false;
 }
 
 int fx_codemap_heap_check(const struct fx_code_range *r)
