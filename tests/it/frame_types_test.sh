@@ -41,7 +41,7 @@ for config in tiered c1 xint; do
             it_fail "no depth of caller in the tiered profile"
         # cstack=no: the depth counts the Java frames alone here (the native frames below
         # them, issue 32, would cut every stack)
-        flags=(-Xint -XX:+UnlockDiagnosticVMOptions -XX:-DebugNonSafepoints)
+        flags=(-Xint -XX:-DebugNonSafepoints)
         opts=mode=cpu,interval=1ms,depth=$caller_depth,cstack=no
         ;;
     c1) flags=(-XX:TieredStopAtLevel=1) opts=mode=wall,interval=2ms,depth=64 ;;
@@ -49,7 +49,9 @@ for config in tiered c1 xint; do
     esac
     profile=$FXAGENT_RUN_DIR/$config.json.gz
     # shellcheck disable=SC2054 # the commas belong to the JVM options
-    it_run "$config" "$IT_JDK/bin/java" "${flags[@]}" -XX:CompileCommand=quiet \
+    # UnlockDiagnosticVMOptions: HotSpotDiagnosticMXBean shows a diagnostic flag only then
+    it_run "$config" "$IT_JDK/bin/java" -XX:+UnlockDiagnosticVMOptions "${flags[@]}" \
+        -XX:CompileCommand=quiet \
         -XX:CompileCommand=dontinline,fxagent.test.FrameTypes::notInlined \
         -XX:CompileCommand=dontinline,fxagent.test.FrameTypes::caller \
         "-agentpath:$FXAGENT_LIB=$opts,file=$profile" \
