@@ -7,6 +7,7 @@ of bench/stack_coverage.py's selection, interleaved rounds of
   cml   bench/cml_only_agent.c: CompiledMethodLoad events taken, the callback empty (HotSpot's
         cost of posting them alone, on its Service Thread);
   fx    fxagent's defaults at 10 ms (the --so given);
+  NAME  fxagent with more options (--fx-config NAME=OPTIONS, e.g. jvmti=codemap=jvmti);
   ap    async-profiler event=cpu,interval=10ms (only with FXAGENT_BENCH_ASYNC_PROFILER=PATH of
         libasyncProfiler.so, built from its repository in a scratch folder).
 Each thread's CPU (utime+stime of /proc/PID/task/TID/stat, polled every 50 ms; the last poll's
@@ -14,7 +15,7 @@ figure stands, so a thread's last <50 ms are not seen, alike for every configura
 thread name (digits dropped), and the whole JVM's CPU from its rusage. Prints one line per run
 and the medians (min-max) per configuration.
 usage: service_thread_cost.py --so PATH --jdk HOME [--jdk HOME] [--rounds 3] [--javac-files 200]
-       [--out DIR] [--src-zip MAJOR=PATH]"""
+       [--out DIR] [--src-zip MAJOR=PATH] [--fx-config NAME=OPTIONS]..."""
 import argparse
 import collections
 import os
@@ -93,13 +94,19 @@ def main():
     ap.add_argument("--out", default="/tmp/fx-service-thread")
     ap.add_argument("--src-zip", action="append", default=[],
                     help="MAJOR=PATH of src.zip where the JDK has none")
+    ap.add_argument("--fx-config", action="append", default=[],
+                    help="NAME=OPTIONS: one more fxagent configuration, e.g. jvmti=codemap=jvmti")
     a = ap.parse_args()
     os.makedirs(a.out, exist_ok=True)
     asprof = os.environ.get("FXAGENT_BENCH_ASYNC_PROFILER")
     for jdk in a.jdk:
         major = major_of(jdk)
         configs = {"none": "", "cml": "-agentpath:" + build_cml_agent(jdk, a.out),
-                   "fx": f"-agentpath:{a.so}=interval=10ms,quiet,file={a.out}/fx.json.gz"}
+                   "fx": f"-agentpath:{a.so}=interval=10ms,quiet,file={a.out}/fx-{major}-%p.json.gz"}
+        for extra in a.fx_config:  # each run's profile kept: fx-MAJOR-N, NAME-MAJOR-N
+            name, opts = extra.split("=", 1)
+            configs[name] = (f"-agentpath:{a.so}=interval=10ms,quiet,{opts},"
+                             f"file={a.out}/{name}-{major}-%p.json.gz")
         if asprof:
             configs["ap"] = (f"-agentpath:{asprof}=start,event=cpu,interval=10ms,"
                              f"file={a.out}/ap.jfr")

@@ -2,12 +2,16 @@
 /* JVMTI capabilities, callbacks and event enabling. ASGCT's own prerequisites live here:
  * ClassLoad must be enabled (else every call returns -1), and every method needs a jmethodID
  * before it can appear in a trace, so ClassPrepare and VMInit create them (GetClassMethods).
- * CompiledMethodLoad feeds the JIT markers and, with CompiledMethodUnload and
- * DynamicCodeGenerated, the code ranges of stack recovery (codemap.c); it also makes HotSpot
- * record debug info at non-safepoint PCs unless -XX:[+-]DebugNonSafepoints is given
- * (docs/VALIDATION.md 4.5). */
+ * DynamicCodeGenerated names the stubs of stack recovery's code ranges (codemap.c). Compiled
+ * code enters them by default from the code heaps (codemap=heap, codemap_heap.c, issue 31):
+ * CompiledMethodLoad/Unload are then not enabled at all (HotSpot's posting of them cost ~3 % of
+ * a javac run) unless codemap=jvmti, validate mode (its proofs read the inlining records) or a
+ * JVM without the code heaps' layouts (decided at the start, then enabled and replayed) asks
+ * for them; with them come the JIT markers. DebugNonSafepoints, which CompiledMethodLoad turned
+ * on, fxagent sets itself (vmflags.c; docs/VALIDATION.md 4.5). */
 #include "control.h"
 
+#include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -15,6 +19,7 @@
 /* The thread replaying code events (GenerateEvents calls back on the caller's thread): its
  * CompiledMethodLoad events describe old compilations, not new JIT work, so no marker. */
 static pid_t replay_tid;
+static bool cml_on; /* CompiledMethodLoad/Unload enabled (at load, or at a start) */
 
 static void create_method_ids(jvmtiEnv *jvmti, jclass klass)
 {
@@ -48,7 +53,8 @@ static void JNICALL on_compiled_method_load(jvmtiEnv *jvmti, jmethodID method, j
         fx_validate_code_load(method, code_addr, compile_info);
     if (fx_codemap_compiled_load(method, code_addr, code_size, compile_info))
         fx_drain_hurry();
-    if (__atomic_load_n(&replay_tid, __ATOMIC_RELAXED) != (pid_t)syscall(SYS_gettid))
+    if (__atomic_load_n(&replay_tid, __ATOMIC_RELAXED) != (pid_t)syscall(SYS_gettid) &&
+        !fx_codemap_heap_on()) /* JIT markers: codemap=jvmti (validate mode enables it too) */
         fx_markers_compiled_method_load(method, code_size, compile_info);
 }
 
@@ -69,15 +75,30 @@ static void JNICALL on_dynamic_code_generated(jvmtiEnv *jvmti, const char *name,
         fx_drain_hurry();
 }
 
+static bool cml_enable(jvmtiEnv *jvmti)
+{
+    return !fx_jvmti_failed((*jvmti)->SetEventNotificationMode(
+                                    jvmti, JVMTI_ENABLE, JVMTI_EVENT_COMPILED_METHOD_LOAD, NULL),
+                            "SetEventNotificationMode(CompiledMethodLoad)") &&
+           !fx_jvmti_failed((*jvmti)->SetEventNotificationMode(
+                                    jvmti, JVMTI_ENABLE, JVMTI_EVENT_COMPILED_METHOD_UNLOAD, NULL),
+                            "SetEventNotificationMode(CompiledMethodUnload)");
+}
+
 void fx_jvmti_events_replay_code(void)
 {
     jvmtiEnv *jvmti = fx_jvmti();
+    /* codemap=heap needs the code heaps' layouts, known only now (VMInit or attach): without
+     * them, CompiledMethodLoad after all, its past events replayed below */
+    if (!fx_codemap_heap_start() && !cml_on)
+        cml_on = cml_enable(jvmti);
     __atomic_store_n(&replay_tid, (pid_t)syscall(SYS_gettid), __ATOMIC_RELAXED);
     /* Replayed here, not in codemap.c, which stays a leaf that logs nothing (no call up). */
     fx_jvmti_failed((*jvmti)->GenerateEvents(jvmti, JVMTI_EVENT_DYNAMIC_CODE_GENERATED),
                     "GenerateEvents(DynamicCodeGenerated)");
-    fx_jvmti_failed((*jvmti)->GenerateEvents(jvmti, JVMTI_EVENT_COMPILED_METHOD_LOAD),
-                    "GenerateEvents(CompiledMethodLoad)");
+    if (cml_on)
+        fx_jvmti_failed((*jvmti)->GenerateEvents(jvmti, JVMTI_EVENT_COMPILED_METHOD_LOAD),
+                        "GenerateEvents(CompiledMethodLoad)");
     __atomic_store_n(&replay_tid, 0, __ATOMIC_RELAXED);
 }
 
@@ -143,8 +164,6 @@ static const jvmtiEvent events[] = {
         JVMTI_EVENT_THREAD_END,
         JVMTI_EVENT_CLASS_LOAD,
         JVMTI_EVENT_CLASS_PREPARE,
-        JVMTI_EVENT_COMPILED_METHOD_LOAD,
-        JVMTI_EVENT_COMPILED_METHOD_UNLOAD,
         JVMTI_EVENT_DYNAMIC_CODE_GENERATED,
 };
 
@@ -177,6 +196,15 @@ int fx_jvmti_events_setup(jvmtiEnv *jvmti, jvmtiEventVMInit vm_init, jvmtiEventV
                     (*jvmti)->SetEventNotificationMode(jvmti, JVMTI_ENABLE, events[i], NULL),
                     "SetEventNotificationMode"))
             return FX_EUNSUPPORTED;
+    }
+    /* CompiledMethodLoad from the start where the code heaps will not do: codemap=jvmti, the
+     * validate proofs, the test switch of codemap.c (it.validate_recovered: its oracle) */
+    const char *test = getenv("FXAGENT_TEST_CODEHEAP_ONLY");
+    if (fx_opt()->codemap == FX_CODEMAP_JVMTI || fx_opt()->validate ||
+        (test != NULL && test[0] == '1')) {
+        if (!cml_enable(jvmti))
+            return FX_EUNSUPPORTED;
+        cml_on = true;
     }
     return FX_OK;
 }

@@ -115,6 +115,8 @@ static int setup(JavaVM *vm, struct fx_errbuf *eb)
     rc = add_sources();
     if (rc == FX_OK && (rc = fx_jvmti_events_setup(jvmti, on_vm_init, on_vm_death)) != FX_OK)
         fx_errbuf_set(eb, "JVMTI setup failed (see the line above)");
+    if (rc == FX_OK) /* load and attach: what CompiledMethodLoad turned on (vmflags.c) */
+        fx_vmflags_debug_non_safepoints();
     if (rc == FX_OK && fx_opt()->validate)
         rc = fx_validate_check(eb);
     if (rc == FX_OK)

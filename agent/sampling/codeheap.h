@@ -73,4 +73,13 @@ const struct fx_code_range *fx_recover_find_any(const struct fx_code_table *t, u
 void fx_codeheap_entry(struct fx_code_range *r, uintptr_t verified, long frame_complete,
                        int32_t entry_bci, uintptr_t osr_entry);
 
+/* codeheap_found.c: the nmethods the handler found, handed to the drain (codemap=heap, issue
+ * 31). Signal-safe: queues a copy of r unless offering is off, or r's begin is queued already;
+ * no slot free: dropped, counted. The drain's: turns offering on or off; takes up to cap queued
+ * ranges into out (oldest slot order, not arrival order) and returns how many; the counts. */
+void fx_codeheap_offer_sigsafe(const struct fx_code_range *r);
+void fx_codeheap_offer_enable(bool on);
+size_t fx_codeheap_take(struct fx_code_range *out, size_t cap);
+void fx_codeheap_offer_counts(uint64_t *offered, uint64_t *queued_already, uint64_t *full);
+
 #endif

@@ -273,5 +273,6 @@ const struct fx_code_range *fx_recover_find_any(const struct fx_code_table *t, u
     if (t->found != NULL)
         __atomic_add_fetch(t->found, 1, __ATOMIC_RELAXED);
     m->last = found;
+    fx_codeheap_offer_sigsafe(&found); /* for the table: later samples find it there */
     return &m->last;
 }

@@ -26,6 +26,7 @@
  * Stubs are named as users read them: an adapter's fingerprint is cut off (fx_jvm_names_stub_len),
  * so every I2C/C2I adapter is one "I2C/C2I adapters" function, not hundreds told apart by hex.
  * Leaf module: calls vmstructs.c, coderecent.c, the allocator and fx_jvm_names only. */
+#include "codemap_heap.h"
 #include "internal.h"
 
 #include <pthread.h>
@@ -140,33 +141,6 @@ static bool self_inlined(jmethodID root, const void *compile_info)
     return !seen;
 }
 
-/* The oracle of the handler's code heap lookup (codeheap_sig.c, issue 32), on the thread that
- * posts CompiledMethodLoad (the ServiceThread, not the compiler thread): the range it finds for
- * a new method's first byte, last byte and middle must be the one the event describes, field by
- * field (but the inlining flag, which the lookup cannot know), for the first 256 loads and 1 in
- * 64 after them. 1 agrees, -1 differs, 2 not
- * found (refused: e.g. a method handle intrinsic's wrapper, whose Method* has no jmethodID of
- * its own), 0 not checked (the layouts not published yet). */
-static int codeheap_check(const struct fx_code_range *r)
-{
-    struct fx_code_range h;
-    if (__atomic_load_n(&fx_sig.codeheap.pid, __ATOMIC_ACQUIRE) == 0 ||
-        __atomic_load_n(&fx_sig.interp.pid, __ATOMIC_ACQUIRE) == 0)
-        return 0;
-    /* the first byte, the last and one between: the segment map's walk back from each */
-    const uintptr_t pcs[3] = {r->begin, r->end - 1, r->begin + (r->end - r->begin) / 2};
-    for (int i = 0; i < 3; i++) {
-        if (!fx_codeheap_find_sigsafe(&fx_sig.codeheap, &fx_sig.interp, pcs[i], &h))
-            return 2;
-        if (h.begin != r->begin || h.end != r->end || h.blob != r->blob || h.name != r->name ||
-            h.verified != r->verified || h.complete != r->complete ||
-            h.compile_id != r->compile_id || h.frame_words != r->frame_words ||
-            h.level != r->level || h.kind != r->kind || h.stubs != r->stubs)
-            return -1;
-    }
-    return 1;
-}
-
 bool fx_codemap_compiled_load(jmethodID method, const void *code_addr, jint code_size,
                               const void *compile_info)
 {
@@ -201,7 +175,7 @@ bool fx_codemap_compiled_load(jmethodID method, const void *code_addr, jint code
                     __atomic_load_n(&cm.heap_refused, __ATOMIC_RELAXED) +
                     __atomic_load_n(&cm.heap_differ, __ATOMIC_RELAXED);
     bool due = cm.heap_only || done < 8 || seen % 1024 == 0;
-    int check = layout && due ? codeheap_check(&r) : 0;
+    int check = layout && due ? fx_codemap_heap_check(&r) : 0;
     pthread_mutex_lock(&cm.lock);
     __atomic_store_n(&cm.heap_agree, cm.heap_agree + (check == 1), __ATOMIC_RELAXED);
     __atomic_store_n(&cm.heap_refused, cm.heap_refused + (check == 2), __ATOMIC_RELAXED);
@@ -211,7 +185,8 @@ bool fx_codemap_compiled_load(jmethodID method, const void *code_addr, jint code
     __atomic_store_n(&cm.loads, cm.loads + 1, __ATOMIC_RELAXED);
     cm.no_layout += !layout;
     cm.osr += layout && !normal;
-    bool hurry = !cm.heap_only && record(OP_ADD, &r);
+    /* codemap=heap (codemap_heap.c): the handler's finds feed the table, not this event */
+    bool hurry = !cm.heap_only && !fx_codemap_heap_on() && record(OP_ADD, &r);
     pthread_mutex_unlock(&cm.lock);
     return hurry;
 }
@@ -223,7 +198,8 @@ void fx_codemap_compiled_unload(jmethodID method, const void *code_addr)
                               .kind = FX_BLOB_NMETHOD};
     pthread_mutex_lock(&cm.lock);
     cm.unloads++;
-    (void)record(OP_REMOVE, &r); /* the range leaves; the drain need not hurry for that */
+    if (!fx_codemap_heap_on())       /* codemap=heap: the drain's sweep drops it (codemap_heap.c) */
+        (void)record(OP_REMOVE, &r); /* the range leaves; the drain need not hurry for that */
     pthread_mutex_unlock(&cm.lock);
 }
 
@@ -314,6 +290,20 @@ bool fx_codemap_dynamic_code(const char *name, const void *address, jint length)
     }
     pthread_mutex_unlock(&cm.lock);
     return hurry;
+}
+
+bool fx_codemap_record(bool remove, const struct fx_code_range *r)
+{
+    pthread_mutex_lock(&cm.lock);
+    bool hurry = record(remove ? OP_REMOVE : OP_ADD, r);
+    pthread_mutex_unlock(&cm.lock);
+    return hurry;
+}
+
+const struct fx_code_range *fx_codemap_live(size_t *n)
+{
+    *n = cm.n_live;
+    return cm.live;
 }
 
 const char *fx_codemap_stub_name(uint64_t index)
@@ -500,6 +490,7 @@ void fx_codemap_idle(void)
 
 bool fx_codemap_publish(void)
 {
+    bool found = fx_codemap_heap_pass(); /* the handler's finds, the ranges gone stale */
     free_retired();
     if (cm.n_retired == MAX_RETIRED)
         return true; /* handlers keep reading: publish at a later cycle */
@@ -515,7 +506,7 @@ bool fx_codemap_publish(void)
     if (n_log == 0 && (!heap || (cur != NULL && cur->heap != NULL))) {
         pthread_mutex_unlock(&cm.lock);
         fx_coderecent_recycle(next); /* no handler has seen it */
-        return false;
+        return found;
     }
     cm.log = NULL;
     cm.n_log = cm.cap_log = 0;
@@ -560,7 +551,7 @@ bool fx_codemap_publish(void)
     }
     cm.recent_cur = next;
     free_retired();
-    return late;
+    return late || found;
 }
 
 void fx_codemap_report(struct fx_profile *p, const char *g)
@@ -589,9 +580,10 @@ void fx_codemap_report(struct fx_profile *p, const char *g)
     fx_profile_extra_detail(p, g,
                             "code heap lookups by the handler's walks (~17 system calls each)",
                             (int64_t)__atomic_load_n(&fx_sig.codeheap_lookups, __ATOMIC_RELAXED));
-    fx_profile_extra_detail(p, g, "code heap lookups refused past a sample's budget (8)",
+    fx_profile_extra_detail(p, g, "code heap lookups refused past a sample's budget (24)",
                             (int64_t)__atomic_load_n(&fx_sig.codeheap_refused, __ATOMIC_RELAXED));
     fx_profile_extra_detail(p, g, "cycles a replaced table waited for readers", (int64_t)cm.busy);
+    fx_codemap_heap_report(p, g);
     fx_profile_extra_loss(p, g, "code events lost (no memory, name list full)",
                           (int64_t)(cm.log_dropped + cm.names_full));
     pthread_mutex_unlock(&cm.lock);

@@ -112,7 +112,7 @@ enum fx_recover_case {
 
 /* The most code heap lookups one sample makes (codeheap.h, fx_recover_find_any): each costs ~17
  * system calls, and a walk asks at every frame whose pc the table does not know. */
-#define FX_HEAP_BUDGET 8
+#define FX_HEAP_BUDGET 24
 
 /* One sample's code heap lookups (the handler's stack): the last nmethod found there, which a
  * deep recursion in a method compiled since the table meets at every frame, reused while a pc

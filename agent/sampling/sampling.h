@@ -6,7 +6,8 @@
  *  - threads.c: the registry of sampled threads and the tid table the handler reads;
  *  - vm_threads.c: the threads that are not Java threads (GC, JIT, VM, JNI-created), from /proc;
  *  - engines.c (itimer, the wall sampler) over cpu_timer.c (perf_events, or a CPU-clock timer);
- *  - codemap.c, vmstructs.c: the code ranges stack recovery reads (fx_recover.h);
+ *  - codemap.c, codemap_heap.c, vmstructs.c: the code ranges stack recovery reads
+ *    (fx_recover.h), from JVMTI or the code heaps; vmflags.c: DebugNonSafepoints;
  *  - probe.c: one thread's trace taken by its own handler on request (validate mode);
  *  - native_maps.c: the text map native_walk.c (the signal path's native half) checks;
  *  - signal_handler.c: the handler, under its symbol allow-list.
@@ -28,27 +29,21 @@ int fx_sampling_check(struct fx_errbuf *eb);
 int fx_sampling_check_options(const struct fx_options *o, struct fx_errbuf *eb);
 /* Installs the SIGPROF handler (after the JVMTI setup). */
 int fx_sampling_install(struct fx_errbuf *eb);
-/* The handler records from now on (and reads the thread's CPU clock where the engine needs). */
-void fx_sampling_enable(void);
+void fx_sampling_enable(void);  /* the handler records from now on (CPU clock if needed) */
 void fx_sampling_disable(void); /* the handler records nothing from now on */
-/* After fx_sampling_disable: waits (at most 2 s) until no handler can still be using a thread's
- * buffers; false if one still could. */
-bool fx_sampling_quiet(void);
+bool fx_sampling_quiet(void);   /* after _disable: no handler uses a buffer (waits <= 2 s) */
 /* Stopped, engines stopped, the last records drained, the drain paused: frees every live
  * thread's ring and frame buffer, and the virtual threads' wait queue (vtwait=). */
 void fx_sampling_free_buffers(void);
 /* A start, before fx_sampling_enable, the drain paused: every live thread gets the ring and
  * frame buffer of the recording's ring= and depth=. */
 void fx_sampling_build_buffers(void);
-/* The CPU/wall sampler as an event source: start arms the engines with the recording's
- * options (the threads already running are registered or armed again), stop deletes every
- * thread's timer, closes its perf event and stops the process-wide engine. */
+/* The CPU/wall sampler as an event source: start arms the engines with the recording's options
+ * (running threads registered or armed again); stop deletes timers, perf events, the engine. */
 int fx_sampling_start(JNIEnv *jni);
 void fx_sampling_stop(void);
-/* False if another component replaced our SIGPROF handler since it was installed. */
-bool fx_sampling_handler_kept(void);
-/* AsyncGetCallTrace, or NULL before fx_sampling_check found it. */
-fx_asgct_fn fx_sampling_asgct(void);
+bool fx_sampling_handler_kept(void); /* false: another component replaced our handler */
+fx_asgct_fn fx_sampling_asgct(void); /* NULL before fx_sampling_check found it */
 
 struct fx_signal_counts {
     uint64_t no_thread;    /* signals on threads that are not registered */
@@ -97,8 +92,7 @@ uint64_t fx_threads_ring_bytes(uint32_t *count);
 
 /* The engine in words ("cpu: perf_events task-clock per thread"), into buf. */
 void fx_engine_name(char *buf, size_t cap);
-/* The requested interval the engine ended up with, and why it may be coarser. */
-const char *fx_engine_note(void);
+const char *fx_engine_note(void); /* the interval the engine ended up with, and why */
 uint64_t fx_engine_wall_ticks(void);
 /* Thread CPU time while its timer was armed: what its cpu-mode samples should add up to.
  * Caller holds fx_threads_lock, or the thread has ended. */
@@ -109,12 +103,18 @@ int64_t fx_timer_armed_cpu_ns(const struct fx_thread *t);
  * reads at once (coderecent.h); the drain publishes a new base table, frees a replaced one once no
  * handler can still read it. A callback's true: the drain should come soon (fx_drain_hurry). */
 int fx_codemap_setup(void); /* Agent_OnLoad: before the events are enabled */
+/* Each start (codemap_heap.c): true if codemap=heap is on (the handler's finds feed the table:
+ * no CompiledMethodLoad needed), as _on says since. Load, attach (vmflags.c): DebugNonSafepoints
+ * on if at its default. */
+bool fx_codemap_heap_start(void);
+bool fx_codemap_heap_on(void);
+void fx_vmflags_debug_non_safepoints(void);
 bool fx_codemap_compiled_load(jmethodID method, const void *code_addr, jint code_size,
                               const void *compile_info);
 void fx_codemap_compiled_unload(jmethodID method, const void *code_addr);
 bool fx_codemap_dynamic_code(const char *name, const void *address, jint length);
 /* Drain: publishes pending changes, frees replaced tables; true if the drain should stay fast
- * (changes went past a full recent table, or could not be published yet). */
+ * (changes went past a full recent table, could not be published yet, or samples met new code). */
 bool fx_codemap_publish(void);
 void fx_codemap_idle(void); /* stopped, drain paused: frees replaced tables, the spare */
 const char *fx_codemap_stub_name(uint64_t index);                /* drain: a stub's name, or NULL */

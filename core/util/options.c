@@ -152,6 +152,7 @@ static int parse_choice_opt(const struct opt_def *d, const char *val, struct fx_
 _Static_assert(sizeof(enum fx_mode) == sizeof(int), "mode is written as int");
 _Static_assert(sizeof(enum fx_cpu_engine) == sizeof(int), "engine is written as int");
 _Static_assert(sizeof(enum fx_markers) == sizeof(int), "markers is written as int");
+_Static_assert(sizeof(enum fx_codemap) == sizeof(int), "codemap is written as int");
 _Static_assert(sizeof(enum fx_cstack) == sizeof(int), "cstack is written as int");
 _Static_assert(sizeof(enum fx_kstack) == sizeof(int), "kstack is written as int");
 _Static_assert(sizeof(enum fx_lockowner) == sizeof(int), "lockowner is written as int");
@@ -250,6 +251,7 @@ static const char *const engine_names[] = {"auto", "perf", "timer", NULL};
 static const char *const markers_names[] = {"on", "off", NULL};
 static const char *const cstack_names[] = {"fp", "no", "dwarf", NULL};
 static const char *const kstack_names[] = {"yes", "no", NULL};
+static const char *const codemap_names[] = {"heap", "jvmti", NULL};
 
 /* The order is also the order of "did you mean" ties and of the bits in `seen`. */
 static const struct opt_def opt_table[] = {
@@ -403,6 +405,12 @@ static const struct opt_def opt_table[] = {
          .offset = FIELD(sources),
          .accepts =
                  "folders, jars or zips of Java sources joined by ':', e.g. src/main/java:lib-sources.jar"},
+        {.name = "codemap",
+         .kind = OPT_VALUE,
+         .parse = parse_choice_opt,
+         .offset = FIELD(codemap),
+         .choices = codemap_names,
+         .accepts = "heap or jvmti"},
 };
 
 #define OPT_COUNT (sizeof(opt_table) / sizeof(opt_table[0]))

@@ -22,7 +22,7 @@ static const char help_text[] =
         "  loop=DURATION           dump periodically, 0 (off) or at least 1s (default 0)\n"
         "  memory=SIZE             bound of the recording, 1m..64g (default 64m)\n"
         "  ring=SIZE               per-thread sample ring, 16k..64m (default 256k)\n"
-        "  markers=on|off          GC, JIT and user markers, counters (default on)\n"
+        "  markers=on|off          GC, JIT and user markers, counters (default on; JIT markers need codemap=jvmti)\n"
         "  cstack=dwarf|fp|no      native frames (every mode) by DWARF CFI, frame pointers only, or none (default dwarf)\n"
         "  kstack=yes|no           kernel frames in cpu mode from perf callchains (default yes)\n"
         "  quiet                   no summary line on stderr (default off)\n"
@@ -41,6 +41,8 @@ static const char help_text[] =
         "  labels=K=V;K=V          labels of pushed profiles (default none)\n"
         "  sources=PATH:PATH       at each dump, embed the Java sources frames name (default none): from these\n"
         "                          folders, jars, zips, beside the class path's jars, the JDK's lib/src.zip\n"
+        "  codemap=heap|jvmti      compiled code found in HotSpot's code heaps (heap), or by JVMTI CompiledMethodLoad\n"
+        "                          (jvmti: JIT markers, ~3 % more CPU on javac in HotSpot's Service Thread) (default heap)\n"
         "DURATION: a whole number with a unit: ns, us, ms, s, m (minutes), h; e.g. 10ms\n"
         "SIZE: a whole number of bytes, or with k, m, g (powers of 1024, any case); e.g. 64m\n";
 

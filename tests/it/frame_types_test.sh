@@ -21,7 +21,8 @@
 # OSR compilation of work inlined caller (and tiny with it: timing, whether caller's own C2 code
 # was there first), tiny's samples were all in work's OSR code, untyped, and the tiered answer
 # depended on the load of the machine. caller's own nmethod keeps tiny's samples in normal code.
-# Each: the JVM exits 0 without hs_err, fxcheck accepts the profile, the worker's Java frames
+# Each: the workload prints DebugNonSafepoints=true, which the agent set (issue 31; false in xint,
+# where the test gives -XX:-DebugNonSafepoints: the user's wins); the JVM exits 0 without hs_err, fxcheck accepts the profile, the worker's Java frames
 # are mostly typed, and `fxprof convert --to collapsed --annotate` gives the same types as
 # suffixes (frame_types_check.py); --annotate with --to pprof is refused with one line.
 # usage: frame_types_test.sh JDK_HOME [SECONDS]
@@ -42,19 +43,28 @@ for config in tiered c1 xint; do
             it_fail "no depth of caller in the tiered profile"
         # cstack=no: the depth counts the Java frames alone here (the native frames below
         # them, issue 32, would cut every stack)
-        flags=(-Xint) opts=mode=cpu,interval=1ms,depth=$xint_depth,cstack=no
+        flags=(-Xint -XX:-DebugNonSafepoints)
+        opts=mode=cpu,interval=1ms,depth=$xint_depth,cstack=no
         ;;
     c1) flags=(-XX:TieredStopAtLevel=1) opts=mode=wall,interval=2ms,depth=64 ;;
     tiered) flags=() opts=mode=cpu,interval=1ms,depth=64 ;;
     esac
     profile=$FXAGENT_RUN_DIR/$config.json.gz
     # shellcheck disable=SC2054 # the commas belong to the JVM options
-    it_run "$config" "$IT_JDK/bin/java" "${flags[@]}" -XX:CompileCommand=quiet \
+    # UnlockDiagnosticVMOptions: HotSpotDiagnosticMXBean shows a diagnostic flag only then
+    it_run "$config" "$IT_JDK/bin/java" -XX:+UnlockDiagnosticVMOptions "${flags[@]}" \
+        -XX:CompileCommand=quiet \
         -XX:CompileCommand=dontinline,fxagent.test.FrameTypes::notInlined \
         -XX:CompileCommand=dontinline,fxagent.test.FrameTypes::caller \
         "-agentpath:$FXAGENT_LIB=$opts,file=$profile" \
         -cp "$FXAGENT_FRAMETYPES_JAR" fxagent.test.FrameTypes "$seconds"
     [[ $IT_RC -eq 0 ]] || it_fail "$config: java exited $IT_RC"
+    # issue 31: the agent sets DebugNonSafepoints at its default (no CompiledMethodLoad does it
+    # now); the user's -XX:-DebugNonSafepoints (xint) wins
+    want=true
+    [[ $config == xint ]] && want=false
+    grep -qx "DebugNonSafepoints=$want" "$config.out" ||
+        it_fail "$config: the workload did not print DebugNonSafepoints=$want"
     it_no_hs_err
     [[ -s $profile ]] || it_fail "$config: no profile at $profile"
     "$FXCHECK" "$profile" || it_fail "$config: fxcheck rejected $profile"

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
 # The markers workload under the agent, checked against its truth table (markers_check.py):
-# >= GCS "GC pause" markers of plausible duration on the main track, JIT markers naming
+# >= GCS "GC pause" markers of plausible duration on the main track, JIT markers (codemap=jvmti) naming
 # MarkersWorkload.hot, the user markers on "marker-thread", the five counters with plausible
 # values, short-lived threads with registerTime/unregisterTime under their renamed names.
 # The JVM must exit 0 without hs_err; fxcheck and profiler-cli must accept the profile.
@@ -15,7 +15,9 @@ source "$IT_DIR/profiler_cli.sh"
 
 profile=$FXAGENT_RUN_DIR/profile.json.gz
 # -Xmx large enough that the workload's own allocation triggers no GC besides System.gc().
-markers_java run "-agentpath:$FXAGENT_LIB=interval=10ms,file=$profile" "$gcs"
+# codemap=jvmti: JIT markers come from CompiledMethodLoad, which the default (codemap=heap, issue
+# 31) does not enable on HotSpot
+markers_java run "-agentpath:$FXAGENT_LIB=interval=10ms,codemap=jvmti,file=$profile" "$gcs"
 [[ $IT_RC -eq 0 ]] || it_fail "java exited $IT_RC"
 it_no_hs_err
 grep -q '^markers enabled: true$' run.out || it_fail "the workload did not see the agent's markers"

@@ -22,11 +22,12 @@ it_init "it.vm_threads.jdk$(fx_jdk_major "$1")" "$1" FXAGENT_MIXED_JAR
 # shellcheck source=tests/it/profiler_cli.sh
 source "$IT_DIR/profiler_cli.sh"
 
-# run NAME WORKLOAD SECONDS: the workload under the agent (cpu mode, 10 ms) into NAME.json.gz.
+# run NAME WORKLOAD SECONDS [OPTIONS]: the workload under the agent (cpu mode, 10 ms, OPTIONS)
+# into NAME.json.gz.
 run() {
     local profile=$FXAGENT_RUN_DIR/$1.json.gz
     it_run "$1" "$IT_JDK/bin/java" -Xmx64m \
-        "-agentpath:$FXAGENT_LIB=mode=cpu,interval=10ms,quiet,file=$profile" \
+        "-agentpath:$FXAGENT_LIB=mode=cpu,interval=10ms,quiet${4:+,$4},file=$profile" \
         -Dfxagent.mixed.lib="$FXAGENT_MIXED_LIB" -jar "$FXAGENT_MIXED_JAR" "$2" "$3"
     [[ $IT_RC -eq 0 ]] || it_fail "$1: java exited $IT_RC"
     it_no_hs_err
@@ -35,7 +36,9 @@ run() {
 }
 
 run gc gc 4
-run jit jit 6
+# codemap=jvmti: the compile tasks' oracle is the "JIT compiled" markers (CompiledMethodLoad,
+# not enabled by the default codemap=heap, issue 31)
+run jit jit 6 codemap=jvmti
 run cthread cthread 3
 "$IT_FXPROF" convert "$FXAGENT_RUN_DIR/jit.json.gz" --to collapsed -o "$FXAGENT_RUN_DIR/jit.txt" ||
     it_fail "fxprof convert --to collapsed failed on jit.json.gz"

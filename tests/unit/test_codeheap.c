@@ -4,7 +4,8 @@
  * JVM): CodeCache::_heaps -> CodeHeap (memory, segment map) -> HeapBlock -> an "nmethod" blob ->
  * its Method* -> jmethodID. A pc anywhere in the code gives the range a CompiledMethodLoad would;
  * each broken link (a free segment, a free block, another blob kind, pc outside the code, no
- * jmethodID, a heap that does not hold pc) gives nothing. */
+ * jmethodID, a heap that does not hold pc) gives nothing. And the hand-off of what it found to
+ * the drain (codeheap_found.c, codemap=heap). */
 #include <check.h>
 #include <string.h>
 #include <unistd.h>
@@ -303,6 +304,50 @@ START_TEST(test_find_any)
 }
 END_TEST
 
+/* issue 31 (codemap=heap): a found nmethod is handed to the drain once however many samples
+ * meet it before the drain's pass, exactly as found; nothing while offering is off; past the
+ * slots, offers are dropped and counted, each offer either queued or counted. */
+START_TEST(test_found_handoff)
+{
+    struct fx_codeheap_layout l;
+    struct fx_interp_layout il;
+    fakes(&l, &il);
+    static _Alignas(struct fx_code_table) unsigned char tm[sizeof(struct fx_code_table)];
+    struct fx_code_table *t = (struct fx_code_table *)tm;
+    uint64_t found = 0, lookups = 0, refused = 0;
+    *t = (struct fx_code_table){
+            .heap = &l, .il = &il, .found = &found, .lookups = &lookups, .refused = &refused};
+    uintptr_t code = (uintptr_t)blob() + 80;
+    struct fx_code_range got[300];
+    uint64_t offered, queued, full;
+    struct fx_heap_memo m = {.lookups = 0};
+    ck_assert_ptr_eq(fx_recover_find_any(t, code, &m), &m.last);
+    ck_assert_uint_eq(fx_codeheap_take(got, 300), 0); /* offering off (codemap=jvmti) */
+    fx_codeheap_offer_enable(true);
+    for (int i = 0; i < 3; i++) { /* three samples meet the nmethod */
+        struct fx_heap_memo s = {.lookups = 0};
+        ck_assert_ptr_eq(fx_recover_find_any(t, code + 4, &s), &s.last);
+    }
+    fx_codeheap_offer_counts(&offered, &queued, &full);
+    ck_assert_uint_eq(offered, 1);
+    ck_assert_uint_eq(queued, 2);
+    ck_assert_uint_eq(fx_codeheap_take(got, 300), 1);
+    ck_assert_mem_eq(&got[0], &m.last, sizeof(got[0]));
+    ck_assert_uint_eq(fx_codeheap_take(got, 300), 0);
+    for (uintptr_t i = 0; i < 300; i++) {
+        struct fx_code_range r = m.last;
+        r.begin = 0x100000 + i * 64;
+        fx_codeheap_offer_sigsafe(&r);
+    }
+    fx_codeheap_offer_counts(&offered, &queued, &full);
+    size_t taken = fx_codeheap_take(got, 300);
+    ck_assert_uint_gt(full, 0);
+    ck_assert_uint_eq(taken + full, 300);
+    ck_assert_uint_eq(offered, 1 + taken);
+    fx_codeheap_offer_enable(false);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("codeheap");
@@ -311,6 +356,7 @@ int main(void)
     tcase_add_test(tc, test_refuses_what_is_not_proven);
     tcase_add_test(tc, test_find_any);
     tcase_add_test(tc, test_segment_map_encodings);
+    tcase_add_test(tc, test_found_handoff);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);

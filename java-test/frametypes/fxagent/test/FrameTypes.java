@@ -8,7 +8,8 @@ package fxagent.test;
  * (-XX:CompileCommand=dontinline). The test keeps caller out of line too: work runs once, its
  * compiled code is OSR code, whose samples stay untyped, so tiny must not be inlined into it.
  * Under -Xint every frame is interpreted, under -XX:TieredStopAtLevel=1 every compiled frame is
- * C1's.
+ * C1's. At the end it prints the VM's DebugNonSafepoints (HotSpotDiagnosticMXBean), which the
+ * agent turns on when it is at its default.
  * usage: FrameTypes SECONDS
  */
 public final class FrameTypes {
@@ -59,5 +60,10 @@ public final class FrameTypes {
         t.start();
         t.join();
         System.out.println("FrameTypes done " + sink);
+        // issue 31: fxagent sets DebugNonSafepoints through VMStructs unless the user gave it
+        // (frame_types_test.sh checks this line: true by default, false under -XX:-...)
+        System.out.println("DebugNonSafepoints=" + java.lang.management.ManagementFactory
+                .getPlatformMXBean(com.sun.management.HotSpotDiagnosticMXBean.class)
+                .getVMOption("DebugNonSafepoints").getValue());
     }
 }

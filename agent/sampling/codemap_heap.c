@@ -1,0 +1,217 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* The code map without CompiledMethodLoad (codemap=heap, the default on HotSpot once the code
+ * heaps' layouts are known; issue 31). HotSpot's posting of that event cost javac's Service
+ * Thread 400-620 ms a run, ~3 % of it (docs/BENCHMARKS.md, sessions 22 and 23); async-profiler
+ * does not enable it either where VMStructs give the code heap. Here, instead:
+ *  - the handler finds a pc that is in no range in the code heaps (codeheap_sig.c, as it does
+ *    for code newer than the table) and hands the nmethod to the drain (codeheap_found.c);
+ *  - the drain (fx_codemap_heap_pass, at each publish) adds it to the log as a
+ *    CompiledMethodLoad would have, with the same fields (the handler built them from the same
+ *    VMStructs fields: codemap.c's oracle holds them equal field by field), so later samples
+ *    find it in the table; FX_RANGE_SELF_INLINE comes from the nmethod's own scopes
+ *    (nmethod_scopes.c), and stays set where they cannot be read (frames typed by jmethodID
+ *    alone would be wrong for a method inlined into itself: such frames stay untyped, never
+ *    mistyped);
+ *  - without CompiledMethodUnload a range goes stale when its nmethod is freed: the handler's
+ *    compile id check refuses it already (fx_recover_blob_current), and at most once a second
+ *    the drain reads every nmethod range's block and header again (one process_vm_readv per
+ *    64 ranges: a freed code heap range fails the read, not the drain) and drops those whose
+ *    block is free, whose state is not a live one or whose compile id changed, counted.
+ * Also: the oracle of the handler's lookup (fx_codemap_heap_check), which runs where
+ * CompiledMethodLoad is still enabled (codemap=jvmti, validate mode, the test switch). */
+#include "codemap_heap.h"
+#include "internal.h"
+#include "nmethod_scopes.h"
+
+#include <stdlib.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#define TAKE_MAX    256 /* ranges taken from the hand-off per pass (its size) */
+#define SWEEP_BATCH 64  /* ranges read per process_vm_readv */
+#define SWEEP_NS    1000000000ll
+
+static struct {
+    int on; /* atomic: codemap=heap in force */
+    int64_t last_sweep_ns;
+    uint64_t added, scoped, gone_before, swept, sweeps, unreadable;
+    struct fx_code_range take[TAKE_MAX];
+    unsigned char buf[SWEEP_BATCH][64 + FX_CODEHEAP_HEADER_MAX];
+} hm;
+
+bool fx_codemap_heap_on(void)
+{
+    return __atomic_load_n(&hm.on, __ATOMIC_ACQUIRE) != 0;
+}
+
+bool fx_codemap_heap_start(void)
+{
+    fx_interp_publish();   /* both layouts: the handler's lookup needs them (threads_existing.c */
+    fx_codeheap_publish(); /* publishes them again at the threads' scan: a no-op then) */
+    const char *test = getenv("FXAGENT_TEST_CODEHEAP_ONLY"); /* codemap.c: nothing in the table */
+    const struct fx_codeheap_layout *l = &fx_sig.codeheap;
+    bool on = fx_opt()->codemap == FX_CODEMAP_HEAP && (test == NULL || test[0] != '1') &&
+              __atomic_load_n(&l->pid, __ATOMIC_ACQUIRE) != 0 &&
+              __atomic_load_n(&fx_sig.interp.pid, __ATOMIC_ACQUIRE) != 0 && l->compile_id >= 0 &&
+              l->state >= 0 && l->block_used >= 0;
+    if (on && __atomic_load_n(&fx_sig.compile_id_off, __ATOMIC_RELAXED) < 0)
+        __atomic_store_n(&fx_sig.compile_id_off, (long)l->compile_id, __ATOMIC_RELAXED);
+    __atomic_store_n(&hm.on, on ? 1 : 0, __ATOMIC_RELEASE);
+    fx_codeheap_offer_enable(on);
+    return on;
+}
+
+/* Which of rs[0..n) (nmethods) no longer hold their nmethod: the HeapBlock before the blob is
+ * free, nmethod::_state is not live, or the compile id differs; a block that cannot be read is
+ * gone too. Each range's block header and blob header in one iovec, n <= SWEEP_BATCH. */
+static void stale_of(const struct fx_code_range *const *rs, size_t n, bool *stale)
+{
+    const struct fx_codeheap_layout *l = &fx_sig.codeheap;
+    size_t bs = (size_t)l->block_size, len = bs + (size_t)l->reread;
+    struct iovec local[SWEEP_BATCH], remote[SWEEP_BATCH];
+    for (size_t i = 0; i < n; i++) {
+        local[i] = (struct iovec){.iov_base = hm.buf[i], .iov_len = len};
+        remote[i] = (struct iovec){.iov_base = (void *)(rs[i]->blob - bs), .iov_len = len};
+    }
+    size_t from = 0;
+    while (from < n) { /* a failed iovec ends the call: it is gone, the next ones read again */
+        ssize_t got = process_vm_readv(l->pid, local + from, n - from, remote + from, n - from, 0);
+        size_t whole = got > 0 ? (size_t)got / len : 0;
+        for (size_t i = from; i < from + whole; i++) {
+            const unsigned char *b = hm.buf[i], *h = b + bs;
+            int32_t id;
+            memcpy(&id, h + l->compile_id, sizeof(id));
+            int8_t st = (int8_t)h[l->state];
+            stale[i] =
+                    b[l->block_used] == 0 || st < 0 || st > l->live_max || id != rs[i]->compile_id;
+        }
+        from += whole;
+        if (from < n) {
+            stale[from++] = true;
+            hm.unreadable++;
+        }
+    }
+}
+
+static bool is_nmethod(const struct fx_code_range *r)
+{
+    return r->kind == FX_BLOB_NMETHOD && r->blob != 0 && r->blob < r->begin &&
+           r->blob >= (uintptr_t)fx_sig.codeheap.block_size + 4096;
+}
+
+/* The live table's nmethod ranges, read again: the stale ones leave (a remove as an Unload's). */
+static void sweep(void)
+{
+    size_t n;
+    const struct fx_code_range *live = fx_codemap_live(&n);
+    const struct fx_code_range *batch[SWEEP_BATCH];
+    bool stale[SWEEP_BATCH];
+    size_t k = 0;
+    hm.sweeps++;
+    for (size_t i = 0; i <= n; i++) {
+        if (i < n && is_nmethod(&live[i]))
+            batch[k++] = &live[i];
+        if (k == 0 || (k < SWEEP_BATCH && i < n))
+            continue;
+        stale_of(batch, k, stale);
+        for (size_t j = 0; j < k; j++) {
+            if (stale[j]) {
+                (void)fx_codemap_record(true, batch[j]);
+                hm.swept++;
+            }
+        }
+        k = 0;
+    }
+}
+
+bool fx_codemap_heap_pass(void)
+{
+    if (!fx_codemap_heap_on())
+        return false;
+    size_t n = fx_codeheap_take(hm.take, TAKE_MAX);
+    for (size_t i = 0; i < n; i += SWEEP_BATCH) {
+        const struct fx_code_range *batch[SWEEP_BATCH];
+        bool stale[SWEEP_BATCH];
+        size_t k = n - i < SWEEP_BATCH ? n - i : SWEEP_BATCH;
+        for (size_t j = 0; j < k; j++)
+            batch[j] = &hm.take[i + j];
+        stale_of(batch, k, stale); /* freed between the sample and this pass: not added */
+        for (size_t j = 0; j < k; j++) {
+            if (stale[j] || !is_nmethod(batch[j])) {
+                hm.gone_before++;
+                continue;
+            }
+            /* the inlining flag from the nmethod's own scopes (nmethod_scopes.c), as the
+             * CompiledMethodLoad records gave it; not read: it stays set, frames untyped */
+            struct fx_nmethod_scopes sc;
+            struct fx_code_range r = *batch[j];
+            if (fx_nmethod_scopes_read(&r, &sc)) {
+                r.flags = (uint8_t)(sc.self_inlined ? r.flags | FX_RANGE_SELF_INLINE
+                                                    : r.flags & ~FX_RANGE_SELF_INLINE);
+                hm.scoped++;
+            }
+            (void)fx_codemap_record(false, &r); /* published by this very pass */
+            hm.added++;
+        }
+    }
+    int64_t now = fx_now_ns();
+    if (now - hm.last_sweep_ns >= SWEEP_NS) {
+        hm.last_sweep_ns = now;
+        sweep();
+    }
+    /* while samples meet new nmethods, the drain stays fast: until the next pass they cost a
+     * lookup each, and a deep stack of new ones stops its walk at the budget (javac, JDK 17:
+     * ~2 % of main's samples "code heap lookups past the handler's budget", session 23) */
+    return n > 0;
+}
+
+int fx_codemap_heap_check(const struct fx_code_range *r)
+{
+    struct fx_code_range h;
+    if (__atomic_load_n(&fx_sig.codeheap.pid, __ATOMIC_ACQUIRE) == 0 ||
+        __atomic_load_n(&fx_sig.interp.pid, __ATOMIC_ACQUIRE) == 0)
+        return 0;
+    /* the first byte, the last and one between: the segment map's walk back from each; every
+     * field but the inlining flag, which the lookup cannot know */
+    const uintptr_t pcs[3] = {r->begin, r->end - 1, r->begin + (r->end - r->begin) / 2};
+    for (int i = 0; i < 3; i++) {
+        if (!fx_codeheap_find_sigsafe(&fx_sig.codeheap, &fx_sig.interp, pcs[i], &h))
+            return 2; /* e.g. a method handle intrinsic's wrapper: its Method* has no jmethodID */
+        if (h.begin != r->begin || h.end != r->end || h.blob != r->blob || h.name != r->name ||
+            h.verified != r->verified || h.complete != r->complete ||
+            h.compile_id != r->compile_id || h.frame_words != r->frame_words ||
+            h.level != r->level || h.kind != r->kind || h.stubs != r->stubs)
+            return -1;
+    }
+    return 1;
+}
+
+void fx_codemap_heap_report(struct fx_profile *p, const char *g)
+{
+    bool on = fx_codemap_heap_on();
+    fx_profile_extra_str(p, g, "compiled code found by",
+                         on ? "the code heaps (codemap=heap: no CompiledMethodLoad)"
+                            : "CompiledMethodLoad (JVMTI)");
+    fx_vmflags_report(p, g);
+    if (!on)
+        return;
+    uint64_t offered, queued, full;
+    fx_codeheap_offer_counts(&offered, &queued, &full);
+    fx_profile_extra_detail(p, g, "nmethods the handler found, handed to the drain",
+                            (int64_t)offered);
+    fx_profile_extra_detail(p, g, "nmethods found again before the drain took them",
+                            (int64_t)queued);
+    fx_profile_extra_detail(p, g, "nmethods not handed over: hand-off full (found again later)",
+                            (int64_t)full);
+    fx_profile_extra_int(p, g, "nmethods added to the code map from the code heaps",
+                         (int64_t)hm.added);
+    fx_profile_extra_detail(p, g, "of them with their inlining read (nmethod_scopes.c)",
+                            (int64_t)hm.scoped);
+    fx_profile_extra_detail(p, g, "nmethods freed before the drain added them",
+                            (int64_t)hm.gone_before);
+    fx_profile_extra_detail(p, g, "ranges dropped: their block no longer holds the nmethod",
+                            (int64_t)hm.swept);
+    fx_profile_extra_detail(p, g, "ranges whose block could not be read (dropped)",
+                            (int64_t)hm.unreadable);
+    fx_profile_extra_detail(p, g, "stale range sweeps", (int64_t)hm.sweeps);
+}
