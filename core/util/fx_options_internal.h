@@ -55,4 +55,11 @@ extern char fx_options_default_file[];
 #define SUGGEST_MAX_LEN 32
 unsigned fx_options_edit_distance(const char *a, const char *b);
 
+/* options.c writes the enum options through an int pointer (parse_choice_opt). */
+#define INT_SIZED(e) (sizeof(enum e) == sizeof(int))
+_Static_assert(INT_SIZED(fx_mode) && INT_SIZED(fx_cpu_engine) && INT_SIZED(fx_markers) &&
+                       INT_SIZED(fx_codemap) && INT_SIZED(fx_cstack) && INT_SIZED(fx_kstack) &&
+                       INT_SIZED(fx_lockowner),
+               "the enum options are written as int");
+
 #endif

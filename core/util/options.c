@@ -136,7 +136,7 @@ static int parse_depth_opt(const struct opt_def *d, const char *val, struct fx_o
     return rc;
 }
 
-/* Enum fields are written as int: enum fx_mode and fx_cpu_engine have int's size (asserted). */
+/* Enum fields are written as int: every enum option has int's size (fx_options_internal.h). */
 static int parse_choice_opt(const struct opt_def *d, const char *val, struct fx_options *o,
                             struct fx_errbuf *eb)
 {
@@ -148,14 +148,6 @@ static int parse_choice_opt(const struct opt_def *d, const char *val, struct fx_
     }
     return value_error(d, val, *val ? "is unknown" : "is empty", FX_EINVAL, eb);
 }
-
-_Static_assert(sizeof(enum fx_mode) == sizeof(int), "mode is written as int");
-_Static_assert(sizeof(enum fx_cpu_engine) == sizeof(int), "engine is written as int");
-_Static_assert(sizeof(enum fx_markers) == sizeof(int), "markers is written as int");
-_Static_assert(sizeof(enum fx_codemap) == sizeof(int), "codemap is written as int");
-_Static_assert(sizeof(enum fx_cstack) == sizeof(int), "cstack is written as int");
-_Static_assert(sizeof(enum fx_kstack) == sizeof(int), "kstack is written as int");
-_Static_assert(sizeof(enum fx_lockowner) == sizeof(int), "lockowner is written as int");
 
 /* Copies a path value; empty and over-long paths are refused. */
 static int copy_path(const struct opt_def *d, const char *val, char **dst, struct fx_errbuf *eb)
