@@ -21,8 +21,12 @@
 # OSR compilation of work inlined caller (and tiny with it: timing, whether caller's own C2 code
 # was there first), tiny's samples were all in work's OSR code, untyped, and the tiered answer
 # depended on the load of the machine. caller's own nmethod keeps tiny's samples in normal code.
-# Each: the workload prints DebugNonSafepoints=true, which the agent set (issue 31; false in xint,
-# where the test gives -XX:-DebugNonSafepoints: the user's wins); the JVM exits 0 without hs_err, fxcheck accepts the profile, the worker's Java frames
+# tiered runs with codemap=heap (issue 31: no CompiledMethodLoad; nmethods from the code heaps,
+# their inlining from their own scopes), c1 and xint with the default codemap=jvmti.
+# Each: the workload prints DebugNonSafepoints=true, set by the agent in tiered (codemap=heap),
+# by HotSpot for CompiledMethodLoad in c1; false in xint, where the test gives
+# -XX:-DebugNonSafepoints: the user's wins; the JVM exits 0 without hs_err, fxcheck accepts the
+# profile, the worker's Java frames
 # are mostly typed, and `fxprof convert --to collapsed --annotate` gives the same types as
 # suffixes (frame_types_check.py); --annotate with --to pprof is refused with one line.
 # usage: frame_types_test.sh JDK_HOME [SECONDS]
@@ -47,7 +51,7 @@ for config in tiered c1 xint; do
         opts=mode=cpu,interval=1ms,depth=$xint_depth,cstack=no
         ;;
     c1) flags=(-XX:TieredStopAtLevel=1) opts=mode=wall,interval=2ms,depth=64 ;;
-    tiered) flags=() opts=mode=cpu,interval=1ms,depth=64 ;;
+    tiered) flags=() opts=mode=cpu,interval=1ms,depth=64,codemap=heap ;;
     esac
     profile=$FXAGENT_RUN_DIR/$config.json.gz
     # shellcheck disable=SC2054 # the commas belong to the JVM options
@@ -59,8 +63,8 @@ for config in tiered c1 xint; do
         "-agentpath:$FXAGENT_LIB=$opts,file=$profile" \
         -cp "$FXAGENT_FRAMETYPES_JAR" fxagent.test.FrameTypes "$seconds"
     [[ $IT_RC -eq 0 ]] || it_fail "$config: java exited $IT_RC"
-    # issue 31: the agent sets DebugNonSafepoints at its default (no CompiledMethodLoad does it
-    # now); the user's -XX:-DebugNonSafepoints (xint) wins
+    # issue 31: with codemap=heap the agent sets DebugNonSafepoints at its default (no
+    # CompiledMethodLoad does it); the user's -XX:-DebugNonSafepoints (xint) wins
     want=true
     [[ $config == xint ]] && want=false
     grep -qx "DebugNonSafepoints=$want" "$config.out" ||
