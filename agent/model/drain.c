@@ -260,7 +260,7 @@ static void drain_rings(JNIEnv *jni, struct fx_profile *p)
     if (dr.methods == NULL && (dr.idle || (dr.methods = fx_methods_new()) == NULL))
         return; /* stopped: the rings hold nothing of a recording (a start finds them late) */
     dr.methods_gen = fx_profile_generation(p);
-    if (fx_codemap_publish()) /* code went past the handler's full recent table (issue 31) */
+    if (fx_codemap_refresh()) /* code went past the handler's full recent table (issue 31) */
         dr.load.waiting = true;
     if (fx_native_maps_refresh())
         dr.load.waiting = true;

@@ -358,6 +358,7 @@ static void report_recovery(struct fx_profile *p, const struct fx_recovery_count
     fx_profile_extra_detail(p, g, "handler: recovered in a method found in the code heaps",
                             (int64_t)c->codeheap);
     fx_codemap_report(p, g);
+    fx_codemap_heap_report(p, g);
 }
 
 uint64_t fx_stacks_truncated(void)

@@ -75,10 +75,12 @@ void fx_codeheap_entry(struct fx_code_range *r, uintptr_t verified, long frame_c
 
 /* codeheap_found.c: the nmethods the handler found, handed to the drain (codemap=heap, issue
  * 31). Signal-safe: queues a copy of r unless offering is off, or r's begin is queued already;
- * no slot free: dropped, counted. The drain's: turns offering on or off; takes up to cap queued
- * ranges into out (oldest slot order, not arrival order) and returns how many; the counts. */
+ * no slot free: dropped, counted. The drain's: turns offering on or off (codemap=heap in force:
+ * fx_codeheap_offering, read by codemap.c too); takes up to cap queued ranges into out (oldest
+ * slot order, not arrival order) and returns how many; the counts. */
 void fx_codeheap_offer_sigsafe(const struct fx_code_range *r);
 void fx_codeheap_offer_enable(bool on);
+bool fx_codeheap_offering(void);
 size_t fx_codeheap_take(struct fx_code_range *out, size_t cap);
 void fx_codeheap_offer_counts(uint64_t *offered, uint64_t *queued_already, uint64_t *full);
 

@@ -37,6 +37,11 @@ void fx_codeheap_offer_enable(bool on)
     __atomic_store_n(&offering, on ? 1 : 0, __ATOMIC_RELEASE);
 }
 
+bool fx_codeheap_offering(void)
+{
+    return __atomic_load_n(&offering, __ATOMIC_ACQUIRE) != 0;
+}
+
 void fx_codeheap_offer_sigsafe(const struct fx_code_range *r)
 {
     if (r == NULL || __atomic_load_n(&offering, __ATOMIC_ACQUIRE) == 0)

@@ -175,7 +175,7 @@ bool fx_codemap_compiled_load(jmethodID method, const void *code_addr, jint code
                     __atomic_load_n(&cm.heap_refused, __ATOMIC_RELAXED) +
                     __atomic_load_n(&cm.heap_differ, __ATOMIC_RELAXED);
     bool due = cm.heap_only || done < 8 || seen % 1024 == 0;
-    int check = layout && due ? fx_codemap_heap_check(&r) : 0;
+    int check = layout && due ? fx_codeheap_check(&r) : 0;
     pthread_mutex_lock(&cm.lock);
     __atomic_store_n(&cm.heap_agree, cm.heap_agree + (check == 1), __ATOMIC_RELAXED);
     __atomic_store_n(&cm.heap_refused, cm.heap_refused + (check == 2), __ATOMIC_RELAXED);
@@ -186,7 +186,7 @@ bool fx_codemap_compiled_load(jmethodID method, const void *code_addr, jint code
     cm.no_layout += !layout;
     cm.osr += layout && !normal;
     /* codemap=heap (codemap_heap.c): the handler's finds feed the table, not this event */
-    bool hurry = !cm.heap_only && !fx_codemap_heap_on() && record(OP_ADD, &r);
+    bool hurry = !cm.heap_only && !fx_codeheap_offering() && record(OP_ADD, &r);
     pthread_mutex_unlock(&cm.lock);
     return hurry;
 }
@@ -198,7 +198,7 @@ void fx_codemap_compiled_unload(jmethodID method, const void *code_addr)
                               .kind = FX_BLOB_NMETHOD};
     pthread_mutex_lock(&cm.lock);
     cm.unloads++;
-    if (!fx_codemap_heap_on())       /* codemap=heap: the drain's sweep drops it (codemap_heap.c) */
+    if (!fx_codeheap_offering())     /* codemap=heap: the drain's sweep drops it (codemap_heap.c) */
         (void)record(OP_REMOVE, &r); /* the range leaves; the drain need not hurry for that */
     pthread_mutex_unlock(&cm.lock);
 }
@@ -490,7 +490,6 @@ void fx_codemap_idle(void)
 
 bool fx_codemap_publish(void)
 {
-    bool found = fx_codemap_heap_pass(); /* the handler's finds, the ranges gone stale */
     free_retired();
     if (cm.n_retired == MAX_RETIRED)
         return true; /* handlers keep reading: publish at a later cycle */
@@ -506,7 +505,7 @@ bool fx_codemap_publish(void)
     if (n_log == 0 && (!heap || (cur != NULL && cur->heap != NULL))) {
         pthread_mutex_unlock(&cm.lock);
         fx_coderecent_recycle(next); /* no handler has seen it */
-        return found;
+        return false;
     }
     cm.log = NULL;
     cm.n_log = cm.cap_log = 0;
@@ -551,7 +550,7 @@ bool fx_codemap_publish(void)
     }
     cm.recent_cur = next;
     free_retired();
-    return late || found;
+    return late;
 }
 
 void fx_codemap_report(struct fx_profile *p, const char *g)
@@ -583,7 +582,6 @@ void fx_codemap_report(struct fx_profile *p, const char *g)
     fx_profile_extra_detail(p, g, "code heap lookups refused past a sample's budget (24)",
                             (int64_t)__atomic_load_n(&fx_sig.codeheap_refused, __ATOMIC_RELAXED));
     fx_profile_extra_detail(p, g, "cycles a replaced table waited for readers", (int64_t)cm.busy);
-    fx_codemap_heap_report(p, g);
     fx_profile_extra_loss(p, g, "code events lost (no memory, name list full)",
                           (int64_t)(cm.log_dropped + cm.names_full));
     pthread_mutex_unlock(&cm.lock);

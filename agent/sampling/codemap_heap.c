@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* The code map without CompiledMethodLoad (codemap=heap, the default on HotSpot once the code
- * heaps' layouts are known; issue 31). HotSpot's posting of that event cost javac's Service
+/* The code map without CompiledMethodLoad (codemap=heap, opt-in, where the code heaps' layouts
+ * are known; issue 31). HotSpot's posting of that event cost javac's Service
  * Thread 400-620 ms a run, ~3 % of it (docs/BENCHMARKS.md, sessions 22 and 23); async-profiler
  * does not enable it either where VMStructs give the code heap. Here, instead:
  *  - the handler finds a pc that is in no range in the code heaps (codeheap_sig.c, as it does
  *    for code newer than the table) and hands the nmethod to the drain (codeheap_found.c);
- *  - the drain (fx_codemap_heap_pass, at each publish) adds it to the log as a
+ *  - the drain (fx_codemap_refresh, before each publish) adds it to the log as a
  *    CompiledMethodLoad would have, with the same fields (the handler built them from the same
  *    VMStructs fields: codemap.c's oracle holds them equal field by field), so later samples
  *    find it in the table; FX_RANGE_SELF_INLINE comes from the nmethod's own scopes
@@ -17,8 +17,8 @@
  *    the drain reads every nmethod range's block and header again (one process_vm_readv per
  *    64 ranges: a freed code heap range fails the read, not the drain) and drops those whose
  *    block is free, whose state is not a live one or whose compile id changed, counted.
- * Also: the oracle of the handler's lookup (fx_codemap_heap_check), which runs where
- * CompiledMethodLoad is still enabled (codemap=jvmti, validate mode, the test switch). */
+ * This file sits above codemap.c (it calls the table's log and live ranges; codemap.c calls
+ * nothing here): the drain calls fx_codemap_refresh, which feeds the log, then publishes. */
 #include "codemap_heap.h"
 #include "internal.h"
 #include "nmethod_scopes.h"
@@ -32,7 +32,6 @@
 #define SWEEP_NS    1000000000ll
 
 static struct {
-    int on; /* atomic: codemap=heap in force */
     int64_t last_sweep_ns;
     uint64_t added, scoped, gone_before, swept, sweeps, unreadable;
     struct fx_code_range take[TAKE_MAX];
@@ -41,7 +40,7 @@ static struct {
 
 bool fx_codemap_heap_on(void)
 {
-    return __atomic_load_n(&hm.on, __ATOMIC_ACQUIRE) != 0;
+    return fx_codeheap_offering(); /* set with the mode at each start, below */
 }
 
 bool fx_codemap_heap_start(void)
@@ -56,7 +55,6 @@ bool fx_codemap_heap_start(void)
               l->state >= 0 && l->block_used >= 0;
     if (on && __atomic_load_n(&fx_sig.compile_id_off, __ATOMIC_RELAXED) < 0)
         __atomic_store_n(&fx_sig.compile_id_off, (long)l->compile_id, __ATOMIC_RELAXED);
-    __atomic_store_n(&hm.on, on ? 1 : 0, __ATOMIC_RELEASE);
     fx_codeheap_offer_enable(on);
     return on;
 }
@@ -124,7 +122,7 @@ static void sweep(void)
     }
 }
 
-bool fx_codemap_heap_pass(void)
+static bool fx_codemap_heap_pass(void)
 {
     if (!fx_codemap_heap_on())
         return false;
@@ -165,25 +163,10 @@ bool fx_codemap_heap_pass(void)
     return n > 0;
 }
 
-int fx_codemap_heap_check(const struct fx_code_range *r)
+bool fx_codemap_refresh(void)
 {
-    struct fx_code_range h;
-    if (__atomic_load_n(&fx_sig.codeheap.pid, __ATOMIC_ACQUIRE) == 0 ||
-        __atomic_load_n(&fx_sig.interp.pid, __ATOMIC_ACQUIRE) == 0)
-        return 0;
-    /* the first byte, the last and one between: the segment map's walk back from each; every
-     * field but the inlining flag, which the lookup cannot know */
-    const uintptr_t pcs[3] = {r->begin, r->end - 1, r->begin + (r->end - r->begin) / 2};
-    for (int i = 0; i < 3; i++) {
-        if (!fx_codeheap_find_sigsafe(&fx_sig.codeheap, &fx_sig.interp, pcs[i], &h))
-            return 2; /* e.g. a method handle intrinsic's wrapper: its Method* has no jmethodID */
-        if (h.begin != r->begin || h.end != r->end || h.blob != r->blob || h.name != r->name ||
-            h.verified != r->verified || h.complete != r->complete ||
-            h.compile_id != r->compile_id || h.frame_words != r->frame_words ||
-            h.level != r->level || h.kind != r->kind || h.stubs != r->stubs)
-            return -1;
-    }
-    return 1;
+    bool found = fx_codemap_heap_pass(); /* the handler's finds, the ranges gone stale */
+    return fx_codemap_publish() || found;
 }
 
 void fx_codemap_heap_report(struct fx_profile *p, const char *g)

@@ -17,14 +17,9 @@ bool fx_codemap_record(bool remove, const struct fx_code_range *r);
  * drain publishes again). */
 const struct fx_code_range *fx_codemap_live(size_t *n);
 
-/* codemap_heap.c (fx_codemap_heap_on, _start: sampling.h). The drain, at each publish: the nmethods
- * the handler handed over go to the log; at most once a second, the ranges whose blob no longer
- * holds their nmethod leave it. */
-bool fx_codemap_heap_pass(void); /* true: it took nmethods (the drain stays fast) */
-/* The oracle of the handler's lookup at a CompiledMethodLoad: 1 agrees, -1 differs, 2 refused,
- * 0 not checked (codemap.c's caller says when). */
-int fx_codemap_heap_check(const struct fx_code_range *r);
-void fx_codemap_heap_report(struct fx_profile *p, const char *group);
+/* codeheap_check.c: the oracle of the handler's lookup at a CompiledMethodLoad: 1 agrees, -1
+ * differs, 2 refused, 0 not checked (codemap.c's caller says when). */
+int fx_codeheap_check(const struct fx_code_range *r);
 
 /* vmflags.c: DebugNonSafepoints's outcome for meta.extra. */
 void fx_vmflags_report(struct fx_profile *p, const char *group);

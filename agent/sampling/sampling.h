@@ -99,13 +99,11 @@ uint64_t fx_engine_wall_ticks(void);
 int64_t fx_timer_armed_cpu_ns(const struct fx_thread *t);
 
 /* --- codemap.c: code ranges for stack recovery (issue 20), built outside signal context ---
- * JVMTI callbacks (any thread) queue changes and append them to the recent table the handler
- * reads at once (coderecent.h); the drain publishes a new base table, frees a replaced one once no
- * handler can still read it. A callback's true: the drain should come soon (fx_drain_hurry). */
+ * JVMTI callbacks (any thread) queue changes, appended to the recent table the handler reads at
+ * once (coderecent.h); a callback's true: the drain should come soon (fx_drain_hurry). */
 int fx_codemap_setup(void); /* Agent_OnLoad: before the events are enabled */
-/* Each start (codemap_heap.c): true if codemap=heap is on (the handler's finds feed the table:
- * no CompiledMethodLoad needed), as _on says since. Load, attach (vmflags.c): DebugNonSafepoints
- * on if at its default. */
+/* Each start (codemap_heap.c): true if codemap=heap is on (no CompiledMethodLoad needed), as _on
+ * says since. Load, attach (vmflags.c): DebugNonSafepoints on if at its default. */
 bool fx_codemap_heap_start(void);
 bool fx_codemap_heap_on(void);
 void fx_vmflags_debug_non_safepoints(void);
@@ -113,12 +111,14 @@ bool fx_codemap_compiled_load(jmethodID method, const void *code_addr, jint code
                               const void *compile_info);
 void fx_codemap_compiled_unload(jmethodID method, const void *code_addr);
 bool fx_codemap_dynamic_code(const char *name, const void *address, jint length);
-/* Drain: publishes pending changes, frees replaced tables; true if the drain should stay fast
- * (changes went past a full recent table, could not be published yet, or samples met new code). */
+/* Drain: _refresh (codemap_heap.c: codemap=heap's finds, stale ranges) then _publish (a new base
+ * table); true: the drain should stay fast (past a full recent table, not published, new code). */
 bool fx_codemap_publish(void);
+bool fx_codemap_refresh(void);
 void fx_codemap_idle(void); /* stopped, drain paused: frees replaced tables, the spare */
 const char *fx_codemap_stub_name(uint64_t index);                /* drain: a stub's name, or NULL */
-void fx_codemap_report(struct fx_profile *p, const char *group); /* drain: its meta.extra */
+void fx_codemap_report(struct fx_profile *p, const char *group); /* drain: meta.extra */
+void fx_codemap_heap_report(struct fx_profile *p, const char *group); /* then codemap=heap's */
 
 /* --- kstack.c: kernel frames (issue 16, kstack=yes) --- */
 

@@ -6,7 +6,6 @@
 #ifndef VMSTRUCTS_NONE_H
 #define VMSTRUCTS_NONE_H
 
-#include "codemap_heap.h"
 #include "internal.h"
 #include "nmethod_scopes.h"
 
@@ -34,28 +33,6 @@ int32_t fx_vmstructs_stub_frame_words(uintptr_t code_addr, int32_t *complete)
     (void)code_addr;
     *complete = -1;
     return -1;
-}
-
-/* codemap=jvmti: the code map as CompiledMethodLoad feeds it (codemap_heap.c not linked) */
-bool fx_codemap_heap_on(void)
-{
-    return false;
-}
-
-bool fx_codemap_heap_pass(void)
-{
-    return false;
-}
-
-int fx_codemap_heap_check(const struct fx_code_range *r)
-{
-    (void)r;
-    return 0;
-}
-
-void fx_codemap_heap_report(struct fx_profile *p, const char *group)
-{
-    (void)p, (void)group;
 }
 
 #endif
