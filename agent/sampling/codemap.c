@@ -25,7 +25,9 @@
  * used; stubs (vtable/itable stubs, the interpreter, StubRoutines, adapters) are never freed.
  * Stubs are named as users read them: an adapter's fingerprint is cut off (fx_jvm_names_stub_len),
  * so every I2C/C2I adapter is one "I2C/C2I adapters" function, not hundreds told apart by hex.
- * Leaf module: calls vmstructs.c, coderecent.c, the allocator and fx_jvm_names only. */
+ * Calls down only: vmstructs.c, coderecent.c, codeheap_check.c and nmethod_scopes.c (the two
+ * oracles at a load), codeheap_found.c (codemap=heap's flag), the allocator, fx_jvm_names;
+ * codemap_heap.c calls it, never the other way. */
 #include "codemap_heap.h"
 #include "internal.h"
 
