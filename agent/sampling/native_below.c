@@ -39,6 +39,7 @@
 #include "recover_barrier_leaf.h"
 #include "recover_entrybar.h"
 #include "recover_pcdesc.h"
+#include "recover_vmcode.h"
 #include "recover_x86.h"
 
 /* Physical Java frames walked at most (the types of the first FX_TYPES_MAX are kept): a deeper
@@ -290,7 +291,7 @@ int fx_recover_leaf_native_sigsafe(struct fx_thread *t, void *ucontext, fx_asgct
     fx_sig.asgct(&up, (jint)depth, &cc);
     if (up.num_frames <= 0)
         return FX_REC_WALK;
-    if (trace->frames[0].lineno == 0)
+    if (fx_recover_bci0_sigsafe(&trace->frames[0], caller.pc, m)) /* 8.5a: maybe deoptimized */
         return FX_REC_BCI0;
     trace->num_frames = up.num_frames;
     return FX_REC_LEAF_NATIVE;

@@ -61,6 +61,26 @@ bool fx_vmcode_anchored_sigsafe(const struct fx_thread *t, const void *ucontext,
 #endif
 }
 
+bool fx_recover_bci0_sigsafe(const fx_asgct_frame *f, uintptr_t caller_pc, struct fx_heap_memo *m)
+{
+    if (f->lineno != 0)
+        return false;
+#if defined(__x86_64__)
+    __atomic_add_fetch(&fx_sig.code_readers, 1, __ATOMIC_SEQ_CST);
+    const struct fx_code_range *r = fx_recover_find_any(
+            __atomic_load_n(&fx_sig.code_table, __ATOMIC_SEQ_CST), caller_pc - 1, m);
+    bool refused = r == NULL ||
+                   !fx_recover_blob_current(
+                           r, __atomic_load_n(&fx_sig.compile_id_off, __ATOMIC_RELAXED)) ||
+                   fx_recover_bci0_refused(f->lineno, (uint64_t)(uintptr_t)f->method_id, r);
+    __atomic_sub_fetch(&fx_sig.code_readers, 1, __ATOMIC_SEQ_CST);
+    return refused;
+#else
+    (void)caller_pc, (void)m;
+    return true;
+#endif
+}
+
 int fx_recover_vmcode_sigsafe(struct fx_thread *t, void *ucontext, fx_asgct_trace *trace,
                               uint32_t depth, fx_asgct_frame *blob, struct fx_heap_memo *m)
 {
@@ -89,7 +109,7 @@ int fx_recover_vmcode_sigsafe(struct fx_thread *t, void *ucontext, fx_asgct_trac
     fx_sig.asgct(&up, (jint)(depth - top), &cc);
     if (up.num_frames <= 0)
         return FX_REC_WALK;
-    if (trace->frames[top].lineno == 0) /* 8.5a: a deoptimized caller looks so */
+    if (fx_recover_bci0_sigsafe(&trace->frames[top], at.pc, m)) /* 8.5a: maybe deoptimized */
         return FX_REC_BCI0;
     trace->frames[0] = *blob;
     if (entry)

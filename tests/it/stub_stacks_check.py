@@ -83,6 +83,11 @@ OTHER_RULES = {"vtable stub", "itable stub", "g1_post_barrier_slow"}  # their ow
 CASE = "recovered: pc in an arraycopy or intrinsic stub (rbp-framed), compiled caller"
 # the intrinsic's caller, or the native method itself where it is not intrinsified (interpreter)
 CALLERS = {"fxagent.stacks.Stubs.millis", "java.lang.System.currentTimeMillis"}
+NANOS = "fxagent.stacks.Stubs.nanos"
+NANOS_CALLERS = {NANOS, "fxagent.stacks.Budget.more"}  # System.nanoTime at their bci 0
+# not intrinsified (the interpreter, C1): the native method's frame, JVM_NanoTime's if not a
+# tail call
+NATIVE_NANOS = {"JVM_NanoTime", "java.lang.System.nanoTime"}
 LEAF = "recovered: pc in native code compiled code called as a leaf (its caller walked)"
 NOT_WALKED = "[native: walk stopped (Java frames not walked to the call stub)]"
 NOT_WALKABLE = "[AGCT: not walkable (Java)]"
@@ -470,6 +475,37 @@ def check_millis(run, check):
           f"Stubs.millis; over anything else: {sorted(wrong.items())}")
     counted = (p.extra("Stack recovery") or {}).get(LEAF, 0)  # rare: ASGCT mostly walks there
     print(f"millis: {counted} stacks recovered from native code called as a leaf")
+    check_nanos(p, check)
+
+
+def check_nanos(p, check):
+    """System.nanoTime at bci 0 of Stubs.nanos, inlined into the millis loop: the leaf call's
+    caller frame comes back at bci 0, which 8.5a refused until session 24 (every such sample
+    `[AGCT: unknown Java];os::javaTimeNanos`); kept now where the method is not the caller
+    nmethod's own (AsyncGetCallTrace's no-PcDesc fallback, a deoptimized caller's, names that
+    one at bci 0). Its known answer: os::javaTimeNanos right over Stubs.nanos right over
+    Stubs.millis (Budget.more's own first call, inlined there too: over Stubs.millis), or over
+    the native method's own frames (System.nanoTime, JVM_NanoTime) where not intrinsified;
+    never Stubs.millis (the fallback's frame) right under it."""
+    wrong, right, failed, total = Counter(), 0, 0, 0
+    for s in p.stacks("stubs"):  # a failed one has no Stubs.millis frame
+        at = [i for i, f in enumerate(s) if p.name[f].startswith("os::javaTimeNanos")]
+        if not at:
+            continue
+        total += 1
+        i = at[0]
+        under = p.name[s[i - 1]] if i > 0 else "(root)"
+        below = p.name[s[i - 2]] if i > 1 else "(root)"
+        if under.startswith(("[native: walk stopped", "[AGCT")):
+            failed += 1
+        elif under in NATIVE_NANOS or (under in NANOS_CALLERS and below in CALLERS):
+            right += 1
+        else:
+            wrong[f"{under} under {below}"] += 1
+    check(total >= 10 and failed * 4 <= total and right > 0 and not wrong,
+          f"nanos: {total} samples in os::javaTimeNanos, {failed} with a failure right under "
+          f"it (at most 25 %), {right} right over {NANOS} over Stubs.millis (or the native method); "
+          f"over anything else: {sorted(wrong.items())}")
 
 
 if __name__ == "__main__":

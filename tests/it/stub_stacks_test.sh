@@ -21,7 +21,11 @@
 #   millis      System.currentTimeMillis in a loop (2 s; issue 32, async-profiler's
 #               RecoveryTests.currentTimeMillis): os::javaTimeMillis always right over
 #               Stubs.millis, stacks recovered from native code called as a leaf, failure
-#               pseudo-frames on at most 25 % of the loop's samples;
+#               pseudo-frames on at most 25 % of the loop's samples; the same loop calls
+#               System.nanoTime first in Stubs.nanos (inlined): os::javaTimeNanos right over
+#               Stubs.nanos right over Stubs.millis (or its native method's frames), at most 25 %
+#               of its samples with a failure right under it (docs/VALIDATION.md 8.5a: the
+#               caller at bci 0 of an inlined method; 100 % refused before session 24);
 #   subtype     instanceof misses of the secondary super cache under C1 only (2 s,
 #               -XX:TieredStopAtLevel=1, Stubs.subtypes not inlined; docs/VALIDATION.md 8.5g):
 #               at least 10 samples with a recovered slow_subtype_check frame, each right over

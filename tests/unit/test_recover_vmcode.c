@@ -158,6 +158,7 @@ START_TEST(test_call_target_unknown)
 }
 END_TEST
 
+#define NM_METHOD 0x6000 /* the C1 method's jmethodID */
 static _Alignas(struct fx_code_table) unsigned char mem[sizeof(struct fx_code_table) +
                                                         2 * sizeof(struct fx_code_range)];
 
@@ -179,6 +180,7 @@ static const struct fx_code_table *table(size_t n)
                               .verified = 0,
                               .complete = 0,
                               .kind = FX_BLOB_NMETHOD,
+                              .name = NM_METHOD,
                               .compile_id = 1};
     bool stub_first = s.begin < c.begin;
     t->n = 2;
@@ -290,12 +292,13 @@ END_TEST
 /* The whole recovery with a fake AsyncGetCallTrace: from the continuation - 1, the stub's frame
  * on top; a native walk that ends elsewhere goes to the leaf rule (8.5e). */
 static uintptr_t asked_pc;
+static fx_asgct_frame answer = {.lineno = 12, .method_id = (jmethodID)0x5000};
 static void fake_asgct(fx_asgct_trace *trace, jint depth, void *ucontext)
 {
     (void)depth;
     ucontext_t *uc = ucontext;
     asked_pc = (uintptr_t)uc->uc_mcontext.gregs[REG_RIP];
-    trace->frames[0] = (fx_asgct_frame){.lineno = 12, .method_id = (jmethodID)0x5000};
+    trace->frames[0] = answer;
     trace->num_frames = 1;
 }
 
@@ -329,6 +332,47 @@ START_TEST(test_recovery)
 }
 END_TEST
 
+/* 8.5a: a caller frame at bci 0 is AsyncGetCallTrace's fallback (the nmethod's own method at
+ * bci 0, no inlined frames: a deoptimized caller) only if its method is the nmethod's own; an
+ * inlined method at bci 0 (System.nanoTime first in Budget.more) is a scope of its debug
+ * information: kept. The pure rule, then through the barrier's recovery (the caller's nmethod
+ * looked up at the continuation - 1). Fails with every bci 0 refused, or none. */
+START_TEST(test_bci0)
+{
+    struct fx_code_range n = {.kind = FX_BLOB_NMETHOD, .name = 0x6000};
+    struct fx_code_range s = {.kind = FX_BLOB_STUB, .name = 0x6000};
+    ck_assert(!fx_recover_bci0_refused(3, 0x6000, &n));  /* not bci 0 */
+    ck_assert(fx_recover_bci0_refused(0, 0x6000, &n));   /* the nmethod's own method */
+    ck_assert(!fx_recover_bci0_refused(0, 0x5000, &n));  /* an inlined method's bci 0 */
+    ck_assert(fx_recover_bci0_refused(0, 0, &n));        /* method unknown */
+    ck_assert(fx_recover_bci0_refused(0, 0x5000, NULL)); /* no code known there */
+    ck_assert(fx_recover_bci0_refused(0, 0x5000, &s));   /* not an nmethod */
+    ck_assert(!fx_recover_bci0_refused(-3, 0x6000, &n)); /* a native method's frame */
+
+    size_t len = load(jdk25_hex);
+    fx_sig.code_table = (struct fx_code_table *)table(len);
+    fx_sig.asgct = fake_asgct;
+    fake_mapped = true;
+    walked = at_call((uintptr_t)stub + RET25);
+    struct fx_thread t;
+    memset(&t, 0, sizeof(t));
+    t.stack_lo = LO, t.stack_hi = HI;
+    fx_asgct_frame frames[4];
+    fx_asgct_trace trace = {.num_frames = FX_ASGCT_NOT_WALKABLE_JAVA, .frames = frames};
+    fx_asgct_frame blob = {.lineno = 0, .method_id = NULL};
+    ucontext_t uc;
+    memset(&uc, 0, sizeof(uc));
+    answer = (fx_asgct_frame){.lineno = 0, .method_id = (jmethodID)NM_METHOD};
+    ck_assert_int_eq(fx_recover_vmcode_sigsafe(&t, &uc, &trace, 4, &blob, NULL), FX_REC_BCI0);
+    answer.method_id = (jmethodID)0x5000;
+    ck_assert_int_eq(fx_recover_vmcode_sigsafe(&t, &uc, &trace, 4, &blob, NULL), FX_REC_C1_BARRIER);
+    ck_assert_ptr_eq(frames[1].method_id, (jmethodID)0x5000);
+    ck_assert_int_eq(frames[1].lineno, 0);
+    answer = (fx_asgct_frame){.lineno = 12, .method_id = (jmethodID)0x5000};
+    fx_sig.code_table = NULL;
+}
+END_TEST
+
 static Suite *vmcode_suite(void)
 {
     Suite *s = suite_create("recover_vmcode");
@@ -340,6 +384,7 @@ static Suite *vmcode_suite(void)
     tcase_add_test(tc, test_step_target_in_code);
     tcase_add_test(tc, test_anchored_route);
     tcase_add_test(tc, test_recovery);
+    tcase_add_test(tc, test_bci0);
     suite_add_tcase(s, tc);
     return s;
 }

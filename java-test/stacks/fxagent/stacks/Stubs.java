@@ -6,7 +6,10 @@
  *               arraycopy stub, called from compiled code (AbstractStringBuilder.shift)
  *   intrinsics  CRC32, Adler32, MD5, SHA-1, SHA-256 and Base64 over arrays of 0..1 KiB: their
  *               intrinsic stubs (updateBytesCRC32, updateBytesAdler32, md5_implCompress, ...)
- *   millis      System.currentTimeMillis in a loop (os::javaTimeMillis through the vDSO)
+ *   millis      System.currentTimeMillis in a loop (os::javaTimeMillis through the vDSO), and
+ *               System.nanoTime as the first bytecode of Stubs.nanos, inlined into the loop
+ *               (os::javaTimeNanos: a leaf call whose caller frame is at bci 0 of an inlined
+ *               method, docs/VALIDATION.md 8.5a)
  *   subtype     instanceof against interfaces of a class with many, in turn, so that the
  *               secondary super cache misses at each: under C1 (-XX:TieredStopAtLevel=1) the
  *               time is C1's slow_subtype_check stub, called from Stubs.subtypes
@@ -266,12 +269,18 @@ public final class Stubs {
         while (until.more()) {
             for (int i = 0; i < 1000; i++) {
                 sum += System.currentTimeMillis();
+                sum += nanos();
             }
             n++;
         }
         out[1] = n;
         sink = sum;
         return sum;
+    }
+
+    /** System.nanoTime at bci 0 (a trivial method: inlined into millis' loop by C1 and C2). */
+    static long nanos() {
+        return System.nanoTime();
     }
 
     interface I0 {}
