@@ -29,9 +29,11 @@ static bool peek_i32(int32_t pid, uintptr_t at, int32_t *v)
     return fx_interp_peek_sigsafe(pid, at, v, sizeof(*v), 4);
 }
 
-enum fx_pcdesc_found fx_recover_pcdesc_find(const struct fx_pcdesc_layout *l,
-                                            const struct fx_code_range *n, uintptr_t ret,
-                                            uint32_t skip)
+/* The first PcDesc of n at or after ret (its address in *desc, its pc offset in *at), within
+ * the code; FX_PCDESC_UNKNOWN if none or unreadable, else FX_PCDESC_AT_END when at ret + skip */
+static enum fx_pcdesc_found first_at(const struct fx_pcdesc_layout *l,
+                                     const struct fx_code_range *n, uintptr_t ret, uint32_t skip,
+                                     uintptr_t *desc)
 {
     if (l == NULL || l->pid == 0 || l->size <= 0 || l->pc < 0 || l->pc + 4 > l->size ||
         n->kind != FX_BLOB_NMETHOD || n->blob == 0 || ret <= n->begin || ret >= n->end ||
@@ -68,7 +70,33 @@ enum fx_pcdesc_found fx_recover_pcdesc_find(const struct fx_pcdesc_layout *l,
         !peek_i32(l->pid, base + (uintptr_t)b + lo * (size_t)l->size + (size_t)l->pc, &at) ||
         at < want || (uintptr_t)at > n->end - n->begin)
         return FX_PCDESC_UNKNOWN;
+    *desc = base + (uintptr_t)b + lo * (size_t)l->size;
     return at == want + (int32_t)skip ? FX_PCDESC_AT_END : FX_PCDESC_ELSEWHERE;
+}
+
+enum fx_pcdesc_found fx_recover_pcdesc_find(const struct fx_pcdesc_layout *l,
+                                            const struct fx_code_range *n, uintptr_t ret,
+                                            uint32_t skip)
+{
+    uintptr_t desc;
+    return first_at(l, n, ret, skip, &desc);
+}
+
+bool fx_recover_pcdesc_scoped(const struct fx_pcdesc_layout *l, const struct fx_code_range *n,
+                              uintptr_t ret)
+{
+    struct fx_pcdesc_layout c;
+    if (l == NULL) {
+        if (__atomic_load_n(&published.pid, __ATOMIC_ACQUIRE) == 0)
+            return false;
+        c = published;
+        l = &c;
+    }
+    uintptr_t desc;
+    int32_t scope;
+    return l->scope >= 0 && l->scope + 4 <= l->size &&
+           first_at(l, n, ret, 0, &desc) != FX_PCDESC_UNKNOWN &&
+           peek_i32(l->pid, desc + (uintptr_t)l->scope, &scope) && scope != 0;
 }
 
 uint32_t fx_recover_post_call_nop(const struct fx_code_range *n, uintptr_t ret)

@@ -29,6 +29,7 @@ struct fx_pcdesc_layout {
     int32_t data_size; /* offset of the int _immutable_data_size, -1: none */
     int32_t size;      /* sizeof(PcDesc) */
     int32_t pc;        /* PcDesc::_pc_offset, an int */
+    int32_t scope;     /* PcDesc::_scope_decode_offset, an int; -1 unknown */
 };
 
 /* The post-call nop C2 emits in a call's node since JDK 21 (Loom): 0F 1F 84 00 and 4 bytes. */
@@ -51,6 +52,14 @@ static inline bool fx_recover_pcdesc_at(const struct fx_pcdesc_layout *l,
 {
     return fx_recover_pcdesc_find(l, n, ret, skip) == FX_PCDESC_AT_END;
 }
+/* Signal-safe (docs/VALIDATION.md 8.5a): does nmethod n's first PcDesc at or after ret (within
+ * the code: HotSpot's closing sentinel is never a match) hold a scope (a scope decode offset
+ * other than serialized_null, 0)? Then AsyncGetCallTrace, given pc = ret - 1 there, decodes its
+ * first frame from that scope (forte.cpp is_decipherable_compiled_frame: pc_desc_near(pc + 1),
+ * the frame's pc moved to it); else it names the nmethod's own method at bci 0. False too with
+ * the layout (l, or the published one for NULL) or the table unknown or unreadable. */
+bool fx_recover_pcdesc_scoped(const struct fx_pcdesc_layout *l, const struct fx_code_range *n,
+                              uintptr_t ret);
 /* FX_POST_CALL_NOP if n's bytes at ret are a post-call nop, else 0 (reads n's code). */
 uint32_t fx_recover_post_call_nop(const struct fx_code_range *n, uintptr_t ret);
 /* Publishes l for fx_recover_stub_refused (codemap.c, once VMStructs are read; pid last). */

@@ -47,7 +47,9 @@ static inline bool fx_recover_bci0_refused(int32_t lineno, uint64_t method,
 
 /* Signal-safe: fx_recover_bci0_refused for frame f named from the caller's context at caller_pc
  * (a return address or continuation), the nmethod holding caller_pc - 1 looked up (m: the
- * sample's code heap lookups) and its compile id checked. */
+ * sample's code heap lookups) and its compile id checked; its own method at bci 0 is kept where
+ * its first PcDesc at or after caller_pc holds a scope (recover_pcdesc.h: AsyncGetCallTrace
+ * decoded it, a real call at bci 0). */
 bool fx_recover_bci0_sigsafe(const fx_asgct_frame *f, uintptr_t caller_pc, struct fx_heap_memo *m);
 
 #endif

@@ -580,12 +580,14 @@ static void pcdesc_publish(void) /* at load (fx_vmstructs_field needs no once) *
     long pc = fx_vmstructs_field("PcDesc", "_pc_offset"), desc = fx_vmstructs_size("PcDesc");
     if (begin < 0 || end < 0 || pc < 0 || desc <= 0 || (data >= 0 && size < 0))
         return;
-    struct fx_pcdesc_layout l = {.pid = (int32_t)getpid(),
-                                 .begin = (int32_t)begin,
-                                 .end = (int32_t)end,
-                                 .data = (int32_t)data,
-                                 .data_size = (int32_t)size,
-                                 .size = (int32_t)desc,
-                                 .pc = (int32_t)pc};
+    struct fx_pcdesc_layout l = {
+            .pid = (int32_t)getpid(),
+            .begin = (int32_t)begin,
+            .end = (int32_t)end,
+            .data = (int32_t)data,
+            .data_size = (int32_t)size,
+            .size = (int32_t)desc,
+            .pc = (int32_t)pc,
+            .scope = (int32_t)fx_vmstructs_field("PcDesc", "_scope_decode_offset")};
     fx_recover_pcdesc_publish(&l);
 }

@@ -74,6 +74,36 @@ static struct fx_pcdesc_layout jdk17(void)
                                      .pc = 0};
 }
 
+/* 8.5a: whether the first PcDesc at or after a return address holds a scope (AsyncGetCallTrace
+ * decodes the caller's frame from it) or not (it names the nmethod's own method at bci 0, which a
+ * bci-0 frame of that method then may be): scopes {-, 7, 0, 9} at the PcDescs {-1, 5, 20, 33}.
+ * Fails with the scope word not read (any PcDesc taken as scoped) or the search off by one. */
+START_TEST(test_scoped)
+{
+    memset(blob, 0, sizeof(blob));
+    fill(blob, TABLE, TABLE);
+    static const int32_t scopes[] = {0, 7, 0, 9};
+    for (size_t i = 0; i < 4; i++)
+        put_i32(blob + TABLE + 16 * i + 4, scopes[i]);
+    struct fx_pcdesc_layout l = jdk17();
+    l.scope = 4;
+    struct fx_code_range n = nm();
+    ck_assert(fx_recover_pcdesc_scoped(&l, &n, n.begin + 5));  /* at 5: scope 7 */
+    ck_assert(fx_recover_pcdesc_scoped(&l, &n, n.begin + 1));  /* the first at or after: 5 */
+    ck_assert(!fx_recover_pcdesc_scoped(&l, &n, n.begin + 6)); /* at 20: serialized_null */
+    ck_assert(!fx_recover_pcdesc_scoped(&l, &n, n.begin + 20));
+    ck_assert(fx_recover_pcdesc_scoped(&l, &n, n.begin + 21));  /* at 33: scope 9 */
+    ck_assert(!fx_recover_pcdesc_scoped(&l, &n, n.begin + 34)); /* none after: the fallback */
+    l.scope = -1; /* the field not exported: nothing proven */
+    ck_assert(!fx_recover_pcdesc_scoped(&l, &n, n.begin + 5));
+    l.scope = 14; /* past the PcDesc */
+    ck_assert(!fx_recover_pcdesc_scoped(&l, &n, n.begin + 5));
+    l.scope = 4;
+    n.kind = FX_BLOB_STUB;
+    ck_assert(!fx_recover_pcdesc_scoped(&l, &n, n.begin + 5));
+}
+END_TEST
+
 START_TEST(test_exact_only)
 {
     memset(blob, 0, sizeof(blob));
@@ -400,6 +430,7 @@ int main(void)
     Suite *s = suite_create("recover_pcdesc");
     TCase *tc = tcase_create("core");
     tcase_add_test(tc, test_exact_only);
+    tcase_add_test(tc, test_scoped);
     tcase_add_test(tc, test_immutable_data);
     tcase_add_test(tc, test_stub_called);
     tcase_add_test(tc, test_real_post_call_nop);
