@@ -46,6 +46,9 @@
  * stack ends as FX_NSTOP_NO_ENTRY. */
 #define FX_JAVA_WALK_MAX 4096
 
+_Static_assert(FX_SEG_STOPS <= sizeof(fx_native.no_entry) / sizeof(fx_native.no_entry[0]),
+               "a counter for each fx_seg_stop");
+
 #if defined(__x86_64__)
 /* Signal-safe: *at moved to the caller of a frame in r, a stub with a frame size (a RuntimeStub:
  * C2's runtime calls, the resolve and safepoint blobs; a Runtime1 stub; the uncommon trap and
@@ -343,10 +346,11 @@ uint32_t fx_native_below_sigsafe(const struct fx_thread *t, const void *ucontext
         struct fx_regs end;
         uint32_t refused = m != NULL ? m->refused : 0;
         uint32_t room = typed && nt < FX_TYPES_MAX ? FX_TYPES_MAX - nt : 0;
+        uint8_t why;
         uint32_t k = fx_recover_segment(
                 tab, m, cid_off, &at, seg > 0 || stepped || crossed, t->stack_lo, t->stack_hi,
                 types + (room > 0 ? nt : 0), room,
-                walk && nt < FX_JAVA_WALK_MAX ? FX_JAVA_WALK_MAX - nt : room, &end);
+                walk && nt < FX_JAVA_WALK_MAX ? FX_JAVA_WALK_MAX - nt : room, &end, &why);
         nt += k;
         if (seg == 0)
             first = k;
@@ -354,10 +358,12 @@ uint32_t fx_native_below_sigsafe(const struct fx_thread *t, const void *ucontext
             break;
         if (k == 0 || end.pc == 0 || seg == FX_BELOW_SEGS) {
             /* past the sample's code heap lookups: named for it (fx_heap_memo) */
-            below[nw++] = (uint64_t)(seg == FX_BELOW_SEGS                 ? FX_NSTOP_DEPTH
-                                     : m != NULL && m->refused != refused ? FX_NSTOP_HEAP_BUDGET
-                                                                          : FX_NSTOP_NO_ENTRY)
-                          << 8;
+            uint8_t stop = seg == FX_BELOW_SEGS                 ? FX_NSTOP_DEPTH
+                           : m != NULL && m->refused != refused ? FX_NSTOP_HEAP_BUDGET
+                                                                : FX_NSTOP_NO_ENTRY;
+            below[nw++] = (uint64_t)stop << 8;
+            if (stop == FX_NSTOP_NO_ENTRY && why < FX_SEG_STOPS) /* the finer reason, counted */
+                __atomic_add_fetch(&fx_native.no_entry[why], 1, __ATOMIC_RELAXED);
             break;
         }
         uint8_t stop;

@@ -167,6 +167,23 @@ void fx_native_maps_report(struct fx_profile *p, const char *g)
     fx_profile_extra_detail(p, g,
                             "walks below from a C2 frame after a byte 0x50-0x57: its frame refused",
                             (int64_t)__atomic_load_n(&fx_native.c2_lone_refused, __ATOMIC_RELAXED));
+    /* enum fx_seg_stop's order (recover_anchor.h), FX_SEG_CALL_STUB (0) never such a root */
+    static const char *const seg_stop[] = {NULL,
+                                           "a pc in no code range",
+                                           "an nmethod replaced (compile id) or unnamed",
+                                           "the top frame's pc not in a method body (refused)",
+                                           "a frame size or stack word not usable",
+                                           "a stub other than the call stub",
+                                           "the most frames walked",
+                                           "the sender's sp not above the frame's"};
+    for (size_t i = 1; i < sizeof(seg_stop) / sizeof(seg_stop[0]); i++) {
+        char label[160];
+        snprintf(label, sizeof(label),
+                 "walks below rooted at \"Java frames not walked to the call stub\": %s",
+                 seg_stop[i]);
+        fx_profile_extra_detail(p, g, label,
+                                (int64_t)__atomic_load_n(&fx_native.no_entry[i], __ATOMIC_RELAXED));
+    }
     fx_native_unwind_report(p, g);
     pthread_mutex_unlock(&nm.lock);
 }
@@ -182,6 +199,8 @@ void fx_native_maps_new_recording(void)
     __atomic_store_n(&fx_native.c2_lone_root, 0, __ATOMIC_RELAXED);
     __atomic_store_n(&fx_native.c2_lone_cut, 0, __ATOMIC_RELAXED);
     __atomic_store_n(&fx_native.c2_lone_refused, 0, __ATOMIC_RELAXED);
+    for (size_t i = 0; i < sizeof(fx_native.no_entry) / sizeof(fx_native.no_entry[0]); i++)
+        __atomic_store_n(&fx_native.no_entry[i], 0, __ATOMIC_RELAXED);
     fx_native_unwind_new_recording();
     pthread_mutex_unlock(&nm.lock);
 }

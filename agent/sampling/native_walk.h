@@ -37,6 +37,9 @@ struct fx_native_state {
      * whose top recover.c refused (a push decoded there, or not decoded; or the pc in a
      * prologue, an epilogue, the stub section) */
     uint64_t c2_lone_root, c2_lone_cut, c2_lone_refused;
+    /* atomic (native_below.c, session 24): walks below rooted at "Java frames not walked to the
+     * call stub", by where their Java walk stopped (enum fx_seg_stop, recover_anchor.h) */
+    uint64_t no_entry[8];
 };
 
 extern struct fx_native_state fx_native;

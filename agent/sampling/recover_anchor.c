@@ -182,34 +182,46 @@ uint32_t fx_recover_types(const struct fx_code_table *tab, struct fx_heap_memo *
                           uint32_t cap)
 {
     struct fx_regs end;
-    return fx_recover_segment(tab, m, cid_off, top, false, lo, hi, out, cap, cap, &end);
+    return fx_recover_segment(tab, m, cid_off, top, false, lo, hi, out, cap, cap, &end, NULL);
 }
 
 uint32_t fx_recover_segment(const struct fx_code_table *tab, struct fx_heap_memo *m, long cid_off,
                             const struct fx_regs *top, bool ret, uintptr_t lo, uintptr_t hi,
-                            uint64_t *out, uint32_t cap, uint32_t most, struct fx_regs *end)
+                            uint64_t *out, uint32_t cap, uint32_t most, struct fx_regs *end,
+                            uint8_t *why)
 {
+    uint8_t unused;
+    if (why == NULL)
+        why = &unused;
     uint32_t n = 0;
     struct fx_regs at = {top->pc, top->sp, top->fp, NULL};
     *end = (struct fx_regs){0, 0, 0, NULL};
+    *why = FX_SEG_SP;
     if (hi <= lo || at.sp < lo || at.sp >= hi)
         return 0;
     while (n < most) {
         const struct fx_code_range *r = fx_recover_find_any(tab, at.pc, m);
         struct fx_regs next = {0, 0, 0, NULL};
-        if (r == NULL)
+        *why = FX_SEG_FRAME;
+        if (r == NULL) {
+            *why = FX_SEG_NO_RANGE;
             return n;
+        }
         if (r->kind == FX_BLOB_NMETHOD) {
-            if (!fx_recover_blob_current(r, cid_off) || r->name == 0 || r->name >> 56 != 0)
+            if (!fx_recover_blob_current(r, cid_off) || r->name == 0 || r->name >> 56 != 0) {
+                *why = FX_SEG_STALE;
                 return n;
+            }
             /* The top frame: its pc must be in the body, where the frame is built and the
              * frame size holds; in the prologue or epilogue (the rules of recover.c prove
              * which) the frame AsyncGetCallTrace named is not certain: nothing typed. A
              * return address (ret) is at a call, in the body. */
             if (n == 0 && !ret) {
                 int rc = fx_recover_caller(r, &at, lo, hi, true, &next);
-                if (rc != FX_REC_BODY)
+                if (rc != FX_REC_BODY) {
+                    *why = FX_SEG_TOP;
                     return 0;
+                }
             }
             if (n < cap)
                 out[n] = type_word(r);
@@ -237,13 +249,19 @@ uint32_t fx_recover_segment(const struct fx_code_table *tab, struct fx_heap_memo
         } else {
             /* The call stub (the stack's Java part begins: issue 32, the native frames below
              * go on from its registers), or other code */
-            if (n > 0 && r->kind == FX_BLOB_STUB && (r->flags & FX_RANGE_CALL_STUB))
+            *why = FX_SEG_STUB;
+            if (n > 0 && r->kind == FX_BLOB_STUB && (r->flags & FX_RANGE_CALL_STUB)) {
                 *end = at;
+                *why = FX_SEG_CALL_STUB;
+            }
             return n;
         }
-        if (next.sp <= at.sp || next.sp >= hi)
+        if (next.sp <= at.sp || next.sp >= hi) {
+            *why = FX_SEG_SP;
             return n;
+        }
         at = next;
     }
+    *why = FX_SEG_MOST;
     return n;
 }

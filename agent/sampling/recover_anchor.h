@@ -39,13 +39,29 @@ uint32_t fx_recover_types(const struct fx_code_table *tab, struct fx_heap_memo *
                           const struct fx_regs *top, uintptr_t lo, uintptr_t hi, uint64_t *out,
                           uint32_t cap);
 
+/* Where fx_recover_segment stopped (session 24: the walks below rooted at "Java frames not
+ * walked to the call stub" counted by it, native_maps.c's report). */
+enum fx_seg_stop {
+    FX_SEG_CALL_STUB = 0, /* at the call stub: *end set */
+    FX_SEG_NO_RANGE,      /* a pc in no code range (nor in the code heaps) */
+    FX_SEG_STALE,         /* an nmethod whose compile id changed, or unnamed */
+    FX_SEG_TOP,           /* the top pc not in a body (recover.c refused it: FX_REC_*) */
+    FX_SEG_FRAME,         /* a frame size unknown or past the stack, or a word off the stack */
+    FX_SEG_STUB,          /* other code than the call stub: a stub, no frame rule */
+    FX_SEG_MOST,          /* `most` frames walked */
+    FX_SEG_SP,            /* the sender's sp not above the frame's, or past the stack */
+    FX_SEG_STOPS
+};
+
 /* Signal-safe (issue 32, native_below.c): fx_recover_types from `top`, a return address when
  * `ret` (a Java frame the native walk below a call stub reached: no body check), over at most
  * `most` frames of which the first cap are written; returns the frames walked. *end is the
  * registers at the call stub where the walk stopped (the stub's return address, sp, and its
- * rbp as the frame above saved it), or all 0 when it stopped anywhere else. */
+ * rbp as the frame above saved it), or all 0 when it stopped anywhere else; *why (when not
+ * NULL) says where (enum fx_seg_stop). */
 uint32_t fx_recover_segment(const struct fx_code_table *tab, struct fx_heap_memo *m, long cid_off,
                             const struct fx_regs *top, bool ret, uintptr_t lo, uintptr_t hi,
-                            uint64_t *out, uint32_t cap, uint32_t most, struct fx_regs *end);
+                            uint64_t *out, uint32_t cap, uint32_t most, struct fx_regs *end,
+                            uint8_t *why);
 
 #endif

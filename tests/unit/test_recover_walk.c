@@ -158,21 +158,33 @@ START_TEST(test_segment_ends_at_the_call_stub)
     const struct fx_code_table *t = table();
     types_stack();
     uint64_t w[8];
+    uint8_t why;
     struct fx_regs end, top = {.pc = A + 100, .sp = (uintptr_t)&stack[10], .fp = 0};
-    /* not flagged as the call stub: no end registers */
-    ck_assert_uint_eq(fx_recover_segment(t, NULL, CID_OFF, &top, false, LO, HI, w, 8, 8, &end), 3);
+    /* not flagged as the call stub: no end registers, stopped at another stub */
+    ck_assert_uint_eq(
+            fx_recover_segment(t, NULL, CID_OFF, &top, false, LO, HI, w, 8, 8, &end, &why), 3);
     ck_assert_uint_eq(end.pc, 0);
+    ck_assert_uint_eq(why, FX_SEG_STUB);
+    ck_assert_uint_eq(
+            fx_recover_segment(t, NULL, CID_OFF, &top, false, LO, HI, w, 8, 2, &end, &why), 2);
+    ck_assert_uint_eq(why, FX_SEG_MOST);
     ((struct fx_code_table *)mem)->r[3].flags = FX_RANGE_CALL_STUB;
-    ck_assert_uint_eq(fx_recover_segment(t, NULL, CID_OFF, &top, false, LO, HI, w, 8, 8, &end), 3);
+    ck_assert_uint_eq(
+            fx_recover_segment(t, NULL, CID_OFF, &top, false, LO, HI, w, 8, 8, &end, &why), 3);
     ck_assert_uint_eq(end.pc, CALLSTUB + 8);
+    ck_assert_uint_eq(why, FX_SEG_CALL_STUB);
     ck_assert_uint_eq(end.sp, (uintptr_t)&stack[26]); /* B's sender: sp + 2 words */
     /* one type word kept, three frames walked, the end still found */
-    ck_assert_uint_eq(fx_recover_segment(t, NULL, CID_OFF, &top, false, LO, HI, w, 1, 8, &end), 3);
+    ck_assert_uint_eq(
+            fx_recover_segment(t, NULL, CID_OFF, &top, false, LO, HI, w, 1, 8, &end, NULL), 3);
     ck_assert_uint_eq(end.pc, CALLSTUB + 8);
     /* a top in A's prologue is refused as a leaf, walked as a return address */
     struct fx_regs pro = {.pc = A + 4, .sp = (uintptr_t)&stack[10], .fp = 0};
-    ck_assert_uint_eq(fx_recover_segment(t, NULL, CID_OFF, &pro, false, LO, HI, w, 8, 8, &end), 0);
-    ck_assert_uint_eq(fx_recover_segment(t, NULL, CID_OFF, &pro, true, LO, HI, w, 8, 8, &end), 3);
+    ck_assert_uint_eq(
+            fx_recover_segment(t, NULL, CID_OFF, &pro, false, LO, HI, w, 8, 8, &end, &why), 0);
+    ck_assert_uint_eq(why, FX_SEG_TOP);
+    ck_assert_uint_eq(fx_recover_segment(t, NULL, CID_OFF, &pro, true, LO, HI, w, 8, 8, &end, NULL),
+                      3);
     ck_assert_uint_eq(end.pc, CALLSTUB + 8);
 }
 END_TEST
