@@ -12,14 +12,16 @@
  * return), so N's return address and saved rbp lie at N's frame size above it, as HotSpot's
  * frame::sender_for_compiled_frame reads them. That return address must lie right after a call
  * in a current nmethod, or in the interpreter or the call stub (an interpreted or VM caller);
- * else, or when AsyncGetCallTrace finds nothing there or a frame at bci 0 (a deoptimized
- * caller's return address looks so, 8.5a), the stack's root is a pseudo-frame saying N's
+ * else, or when AsyncGetCallTrace finds nothing there or a frame at bci 0 its fallback may
+ * have named (a deoptimized caller's return address looks so, 8.5a), the stack's root is a
+ * pseudo-frame saying N's
  * callers are not proven. Counted as its own recovery case (FX_REC_STUB_PARTIAL). Same rules and
  * allow-list as the handler: no calls but AsyncGetCallTrace, the inline lookups and atomics,
  * every stack word read inside the thread's stack. */
 #include "recover_partial.h"
 
 #include "recover_anchor.h"
+#include "recover_vmcode.h"
 #include "recover_x86.h"
 
 #if defined(__x86_64__)
@@ -64,7 +66,8 @@ int fx_recover_partial_sigsafe(struct fx_thread *t, const void *ucontext, fx_asg
         fx_recover_patch(&cc, ucontext, &below); /* pc - 1: inside N's call (8.5a) */
         fx_asgct_trace up = {.env_id = t->env, .num_frames = 0, .frames = f + 3};
         fx_sig.asgct(&up, (jint)depth - 3, &cc);
-        got = up.num_frames > 0 && f[3].lineno != 0 ? up.num_frames : 0;
+        /* 8.5a: a bci-0 frame AsyncGetCallTrace's fallback may have named refused */
+        got = up.num_frames > 0 && !fx_recover_bci0_sigsafe(&f[3], below.pc, m) ? up.num_frames : 0;
     }
     if (got == 0) /* N's callers not proven: a named root */
         f[3] = (fx_asgct_frame){.lineno = FX_LINE_CALLER_GAP, .method_id = NULL};

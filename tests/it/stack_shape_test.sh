@@ -18,7 +18,9 @@
 # the four receivers (async-profiler's: Integer and Long), and no class under that stub but the four receivers. The same run, async-profiler's
 # RecoveryTests.numbers (collapsed_ratio.py, its Output.ratio on all samples, which here include
 # the JVM's start-up: its runs attach later): main;loop > 70 % (its bound 80 %), main;loop;avg
-# > 50 %, the vtable stub > 1 %, "[AGCT: ...]" frames < 5 % (its bound for unknown frames 0.5 %;
+# > 50 %, the vtable stub > 1 %, "[AGCT: ...]" frames < 1 % (its bound for unknown frames 0.5 %,
+# met in 12 of 12 runs of session 24, 0-0.28 %: what is left is the JVM's start-up and
+# deoptimizations, whose few samples a loaded CI machine can double; 5 % until session 24;
 # the walk stops under on-stack-replaced frames are not bounded yet: docs/VALIDATION.md 9), and
 # of them "[AGCT: ...];InlineCacheBuffer" < 0.2 % (JDK 17's inline cache stubs, recovered since
 # session 23 by recover_icstub.c's proof, 8.5k: 0.5-2.9 % before, 0 since in 3 runs; a call site
@@ -28,7 +30,7 @@
 # run's oracle checks it on thread "mega" too.
 # Then fxagent.stacks.Suppliers (Supplier.get on four lambdas, 3 s at 2 ms), async-profiler's
 # RecoveryTests.suppliers and VtableTests.itableStubs: Suppliers.loop > 50 %, "[AGCT: ...]"
-# frames < 5 %, the itable stub > 1 %, and a lambda's class (the receiver) right above the
+# frames < 1 %, the itable stub > 1 %, and a lambda's class (the receiver) right above the
 # itable stub over Suppliers.loop.
 # usage: stack_shape_test.sh JDK_HOME [SECONDS]
 set -euo pipefail
@@ -96,13 +98,13 @@ failure='\[AGCT: '
 python3 "$IT_DIR/collapsed_ratio.py" --label "$name: Numbers" numbers.collapsed \
     --min 'Numbers\.main[^;]*;fxagent\.stacks\.Numbers\.loop' 0.7 \
     --min 'Numbers\.main[^;]*;fxagent\.stacks\.Numbers\.loop[^;]*;fxagent\.stacks\.Numbers\.avg' 0.5 \
-    --max "$failure" 0.05 --min 'vtable stub' 0.01 --max "${failure}[^;]*\];InlineCacheBuffer" 0.002 ||
+    --max "$failure" 0.01 --min 'vtable stub' 0.01 --max "${failure}[^;]*\];InlineCacheBuffer" 0.002 ||
     it_fail "Numbers: async-profiler's RecoveryTests.numbers bounds not met (see above)"
 
 small Suppliers
 python3 "$IT_DIR/collapsed_ratio.py" --label "$name: Suppliers" suppliers.collapsed \
     --min 'Suppliers\.main[^;]*;fxagent\.stacks\.Suppliers\.loop' 0.5 \
-    --max "$failure" 0.05 --min 'itable stub' 0.01 \
+    --max "$failure" 0.01 --min 'itable stub' 0.01 \
     --min 'Suppliers\.loop[^;]*;itable stub;fxagent\.stacks\.Suppliers[^_;]+_\[i\]' 0 ||
     it_fail "Suppliers: async-profiler's RecoveryTests.suppliers / VtableTests.itableStubs bounds not met (see above)"
 echo "$name: OK"

@@ -12,7 +12,12 @@
 #               JDK 25: after the post-call nop), failures in them on at most 25 %; their
 #               stacks walked below to the thread's start (native_below.c steps over the stub):
 #               at most 1 % rooted at "[native: walk stopped (Java frames not walked to the call
-#               stub)]", at most 15 % of the thread's samples on the CPU (were 25-35 %);
+#               stub)]", at most 15 % of the thread's samples on the CPU (were 25-35 %); the
+#               new arrays DigestBase.engineDigest zeroes in C2's clear_mem loop (a sample on
+#               its store follows `js rel8` whose displacement is a push's byte): at least 5
+#               walks below from a C2 frame after such a byte reach the thread's first frame,
+#               at most a quarter of that refused or stopped (docs/VALIDATION.md 8.1: C2's
+#               instruction before pc decoded; without the decode all refused);
 #   both        failures in an arraycopy stub ("[AGCT: ..." under one) on at most 0.5 % of the
 #               samples on the CPU (at least one allowed; delete: any failure on at most 5 %),
 #               every recovered stub frame right over its known caller (delete:
