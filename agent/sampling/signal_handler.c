@@ -201,9 +201,8 @@ static int recover_sigsafe(struct fx_thread *t, void *ucontext, fx_asgct_trace *
     /* A caller whose return address HotSpot patched to its deoptimization handler: pc - 1 lies
      * in the nmethod's stub section, where no PcDesc is, and AsyncGetCallTrace then names the
      * frame as its nmethod's root method at bci 0 without its inlined frames (forte.cpp,
-     * vframeStreamCommon::fill_from_frame for a thread in Java). A caller frame at bci 0 of
-     * that nmethod's own method (or of code not a current nmethod) is refused, a real call at
-     * bci 0 of it with it; an inlined method's at bci 0 is kept (docs/VALIDATION.md 8.5a). */
+     * vframeStreamCommon::fill_from_frame for a thread in Java). Refused where that fallback
+     * could have named it (fx_recover_bci0_sigsafe, docs/VALIDATION.md 8.5a). */
     if (fx_recover_bci0_sigsafe(&trace->frames[1], caller.pc, m))
         return FX_REC_BCI0;
     trace->frames[0] = *blob;
