@@ -302,31 +302,42 @@ static void fake_asgct(fx_asgct_trace *trace, jint depth, void *ucontext)
     trace->num_frames = 1;
 }
 
-START_TEST(test_recovery)
+/* The state of a recovery from the JDK 25 stub's runtime call: the table, the fake ASGCT, the
+ * native walk ended at the call's return address; a thread and an empty context. */
+struct recovery {
+    struct fx_thread t;
+    fx_asgct_frame frames[4];
+    fx_asgct_trace trace;
+    fx_asgct_frame blob;
+    ucontext_t uc;
+};
+static void recovery_setup(struct recovery *r)
 {
-    size_t n = load(jdk25_hex);
-    fx_sig.code_table = (struct fx_code_table *)table(n);
+    fx_sig.code_table = (struct fx_code_table *)table(load(jdk25_hex));
     fx_sig.asgct = fake_asgct;
     fake_mapped = true;
     walked = at_call((uintptr_t)stub + RET25);
-    struct fx_thread t;
-    memset(&t, 0, sizeof(t));
-    t.stack_lo = LO, t.stack_hi = HI;
-    fx_asgct_frame frames[4];
-    fx_asgct_trace trace = {.num_frames = FX_ASGCT_NOT_WALKABLE_JAVA, .frames = frames};
-    fx_asgct_frame blob = {.lineno = 0, .method_id = NULL};
-    ucontext_t uc;
-    memset(&uc, 0, sizeof(uc));
-    ck_assert_int_eq(fx_recover_vmcode_sigsafe(&t, &uc, &trace, 4, &blob, NULL), FX_REC_C1_BARRIER);
+    memset(r, 0, sizeof(*r));
+    r->t.stack_lo = LO, r->t.stack_hi = HI;
+    r->trace = (fx_asgct_trace){.num_frames = FX_ASGCT_NOT_WALKABLE_JAVA, .frames = r->frames};
+}
+
+START_TEST(test_recovery)
+{
+    struct recovery r;
+    recovery_setup(&r);
+    ck_assert_int_eq(fx_recover_vmcode_sigsafe(&r.t, &r.uc, &r.trace, 4, &r.blob, NULL),
+                     FX_REC_C1_BARRIER);
     ck_assert_uint_eq(asked_pc, (uintptr_t)nm + 7);
-    ck_assert_int_eq(trace.num_frames, 2);
-    ck_assert_int_eq(frames[0].lineno, FX_LINE_STUB);
-    ck_assert_ptr_eq(frames[0].method_id, (jmethodID)7);
-    ck_assert_ptr_eq(frames[1].method_id, (jmethodID)0x5000);
+    ck_assert_int_eq(r.trace.num_frames, 2);
+    ck_assert_int_eq(r.frames[0].lineno, FX_LINE_STUB);
+    ck_assert_ptr_eq(r.frames[0].method_id, (jmethodID)7);
+    ck_assert_ptr_eq(r.frames[1].method_id, (jmethodID)0x5000);
     leaf_calls = 0;
     walked.pc = (uintptr_t)nm + 0x33; /* the walk ended in compiled code: the leaf rule's */
-    trace.num_frames = FX_ASGCT_UNKNOWN_JAVA;
-    ck_assert_int_eq(fx_recover_vmcode_sigsafe(&t, &uc, &trace, 4, &blob, NULL), FX_REC_NOT_CALLED);
+    r.trace.num_frames = FX_ASGCT_UNKNOWN_JAVA;
+    ck_assert_int_eq(fx_recover_vmcode_sigsafe(&r.t, &r.uc, &r.trace, 4, &r.blob, NULL),
+                     FX_REC_NOT_CALLED);
     ck_assert_int_eq(leaf_calls, 1);
     fx_sig.code_table = NULL;
 }
@@ -349,25 +360,16 @@ START_TEST(test_bci0)
     ck_assert(fx_recover_bci0_refused(0, 0x5000, &s));   /* not an nmethod */
     ck_assert(!fx_recover_bci0_refused(-3, 0x6000, &n)); /* a native method's frame */
 
-    size_t len = load(jdk25_hex);
-    fx_sig.code_table = (struct fx_code_table *)table(len);
-    fx_sig.asgct = fake_asgct;
-    fake_mapped = true;
-    walked = at_call((uintptr_t)stub + RET25);
-    struct fx_thread t;
-    memset(&t, 0, sizeof(t));
-    t.stack_lo = LO, t.stack_hi = HI;
-    fx_asgct_frame frames[4];
-    fx_asgct_trace trace = {.num_frames = FX_ASGCT_NOT_WALKABLE_JAVA, .frames = frames};
-    fx_asgct_frame blob = {.lineno = 0, .method_id = NULL};
-    ucontext_t uc;
-    memset(&uc, 0, sizeof(uc));
+    struct recovery r;
+    recovery_setup(&r);
     answer = (fx_asgct_frame){.lineno = 0, .method_id = (jmethodID)NM_METHOD};
-    ck_assert_int_eq(fx_recover_vmcode_sigsafe(&t, &uc, &trace, 4, &blob, NULL), FX_REC_BCI0);
+    ck_assert_int_eq(fx_recover_vmcode_sigsafe(&r.t, &r.uc, &r.trace, 4, &r.blob, NULL),
+                     FX_REC_BCI0);
     answer.method_id = (jmethodID)0x5000;
-    ck_assert_int_eq(fx_recover_vmcode_sigsafe(&t, &uc, &trace, 4, &blob, NULL), FX_REC_C1_BARRIER);
-    ck_assert_ptr_eq(frames[1].method_id, (jmethodID)0x5000);
-    ck_assert_int_eq(frames[1].lineno, 0);
+    ck_assert_int_eq(fx_recover_vmcode_sigsafe(&r.t, &r.uc, &r.trace, 4, &r.blob, NULL),
+                     FX_REC_C1_BARRIER);
+    ck_assert_ptr_eq(r.frames[1].method_id, (jmethodID)0x5000);
+    ck_assert_int_eq(r.frames[1].lineno, 0);
     answer = (fx_asgct_frame){.lineno = 12, .method_id = (jmethodID)0x5000};
     fx_sig.code_table = NULL;
 }
