@@ -157,7 +157,8 @@ static bool top_step_sigsafe(const struct fx_code_table *tab, struct fx_heap_mem
     } else if (r->kind == FX_BLOB_STUB && r->arraycopy == FX_STUB_ARRAYCOPY) {
         if (fx_recover_caller(r, at, lo, hi, false, &next) != FX_REC_STUB_FRAME)
             return false;
-    } else if (r->kind == FX_BLOB_STUB && r->arraycopy == FX_STUB_INTRINSIC) {
+    } else if (r->kind == FX_BLOB_STUB &&
+               (r->arraycopy == FX_STUB_INTRINSIC || r->arraycopy == FX_STUB_FILL)) {
         /* an intrinsic's stub (CRC32, MD5, SHA, Base64: session 21, the intrinsics case's
          * 25-35 % rooted at "not walked to the call stub"): the same rbp frame, its return
          * address right after a call to this very stub in a current nmethod; the scope there
@@ -275,12 +276,14 @@ int fx_recover_leaf_native_sigsafe(struct fx_thread *t, void *ucontext, fx_asgct
      * frameless leaf is still the compiled caller's: the "caller" found would be the caller's
      * own caller, a Java frame dropped. So the call before caller.pc must have gone to native
      * code, outside the code cache, as a leaf call does, not into an nmethod or a stub. */
-    uintptr_t target = 0;
+    uintptr_t target = 0, root = 0;
     bool called =
             n != NULL && n->kind == FX_BLOB_NMETHOD &&
             fx_recover_blob_current(n, __atomic_load_n(&fx_sig.compile_id_off, __ATOMIC_RELAXED)) &&
             fx_recover_after_call(n, caller.pc) && fx_recover_call_target(n, caller.pc, &target) &&
             fx_recover_find(tab, target) == NULL && fx_native_in_mapped_file_sigsafe(target);
+    if (called)
+        root = n->name; /* the nmethod's method (jmethodID), for the bci-0 refusal below */
     __atomic_sub_fetch(&fx_sig.code_readers, 1, __ATOMIC_SEQ_CST);
     if (!called)
         return FX_REC_NOT_CALLED;
@@ -290,8 +293,8 @@ int fx_recover_leaf_native_sigsafe(struct fx_thread *t, void *ucontext, fx_asgct
     fx_sig.asgct(&up, (jint)depth, &cc);
     if (up.num_frames <= 0)
         return FX_REC_WALK;
-    if (trace->frames[0].lineno == 0)
-        return FX_REC_BCI0;
+    if (fx_recover_bci0_deopt(trace->frames[0].lineno, (uintptr_t)trace->frames[0].method_id, root))
+        return FX_REC_BCI0; /* a deoptimized caller may look so; an inlined method at bci 0 not */
     trace->num_frames = up.num_frames;
     return FX_REC_LEAF_NATIVE;
 #else

@@ -66,5 +66,16 @@ static inline bool fx_recover_stub_return(const struct fx_code_range *stub,
     return fx_recover_after_call(n, ret) && fx_recover_call_target(n, ret, &target) &&
            target >= stub->begin && target < stub->end;
 }
+/* Whether the first frame AsyncGetCallTrace named at a caller's return address less one (method
+ * and bci) may be a deoptimized caller's (docs/VALIDATION.md 8.5a): that walk, from the stub
+ * section where the patched return address points, names exactly the nmethod's root method at
+ * bci 0 (vframeStreamCommon::fill_from_compiled_native_frame: nm()->method(), bci 0, no
+ * inlining). So a frame at bci 0 of another method, a method inlined into that nmethod (a real
+ * call at bci 0: System.nanoTime at Budget.more@0), is not that answer; root 0: not known, may
+ * be. Tests: unit.recover_pcdesc. */
+static inline bool fx_recover_bci0_deopt(int32_t bci, uintptr_t method, uintptr_t root)
+{
+    return bci == 0 && (root == 0 || method == root);
+}
 
 #endif

@@ -181,9 +181,32 @@ START_TEST(test_stub_called)
     stub.end = n.begin + 20; /* a call to another stub */
     ck_assert_int_eq(fx_recover_stub_refused(&stub, &n, n.begin + 20), FX_REC_NOT_CALLED);
     stub.end = n.end;
+    /* a fill stub (its call has no JVM state): a partial stack even with a PcDesc where the
+     * call ends; the call to it and the OSR refusal as for an intrinsic's */
+    stub.arraycopy = FX_STUB_FILL;
+    ck_assert_int_eq(fx_recover_stub_refused(&stub, &n, n.begin + 20), FX_REC_NO_PCDESC);
+    ck_assert_int_eq(fx_recover_stub_refused(&stub, &n, n.begin + 5), FX_REC_NOT_CALLED);
+    n.flags = FX_RANGE_OSR;
+    ck_assert_int_eq(fx_recover_stub_refused(&stub, &n, n.begin + 20), FX_REC_PCDESC_OSR);
+    n.flags = 0;
+    stub.end = n.begin + 20;
+    ck_assert_int_eq(fx_recover_stub_refused(&stub, &n, n.begin + 20), FX_REC_NOT_CALLED);
+    stub.end = n.end;
     stub.arraycopy = FX_STUB_ARRAYCOPY; /* the call test alone */
     ck_assert(fx_recover_stub_called(&stub, &n, n.begin + 45));
     ck_assert(!fx_recover_stub_called(&stub, &n, n.begin + 5));
+}
+END_TEST
+
+/* The bci-0 refusal (8.5a) where the caller's walk names a frame at bci 0: a deoptimized
+ * caller's walk names its nmethod's root method there; an inlined method at bci 0 is a real
+ * call (System.nanoTime at Budget.more@0 inlined into the loop), not that answer. */
+START_TEST(test_bci0_deopt)
+{
+    ck_assert(fx_recover_bci0_deopt(0, 0x1000, 0x1000));  /* the root at bci 0: maybe deoptimized */
+    ck_assert(!fx_recover_bci0_deopt(0, 0x2000, 0x1000)); /* an inlined method at bci 0 */
+    ck_assert(!fx_recover_bci0_deopt(7, 0x1000, 0x1000)); /* the root elsewhere */
+    ck_assert(fx_recover_bci0_deopt(0, 0x2000, 0));       /* the root not known */
 }
 END_TEST
 
@@ -402,6 +425,7 @@ int main(void)
     tcase_add_test(tc, test_exact_only);
     tcase_add_test(tc, test_immutable_data);
     tcase_add_test(tc, test_stub_called);
+    tcase_add_test(tc, test_bci0_deopt);
     tcase_add_test(tc, test_real_post_call_nop);
     tcase_add_test(tc, test_real_immutable);
     tcase_add_test(tc, test_compiled_sender);
