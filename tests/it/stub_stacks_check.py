@@ -114,8 +114,9 @@ INTRINSIC = (("updateBytesCRC32", ("java.util.zip.CRC32.",)),
              ("implEncode", ("java.util.Base64$",)), ("implDecode", ("java.util.Base64$",)),
              # C2's fill stubs (session 24): always partial, under the nmethod whose loop C2
              # replaced by the call; on this workload the digests' Arrays.fill (DigestBase,
-             # SHA2.implReset), inlined into a sun.security.provider method's nmethod
-             ("_fill", ("sun.security.provider.",)))
+             # SHA2.implReset), inlined into a sun.security.provider method's nmethod, or
+             # Arrays.fill's own nmethod
+             ("_fill", ("sun.security.provider.", "java.util.Arrays.fill")))
 # failures in an intrinsic's stub on at most this share of the intrinsics loop's samples (JDK 17:
 # 43-49 % before the rule, 4-16 % after at load 4-20, up to 29 % with the round inlined into the
 # loop's OSR code; out of line, 0.7-10.5 % under 2 busy loops. JDK 25: 55 % before the post-call
