@@ -219,6 +219,13 @@ static size_t name_index(const char *name)
     return cm.n_names++;
 }
 
+/* StubRoutines' fill stubs: j<type>_fill and arrayof_j<type>_fill (generate_fill's callers) */
+static bool fill_stub(const char *name)
+{
+    const char *t = strncmp(name, "arrayof_", 8) == 0 ? name + 8 : name;
+    return !strcmp(t, "jbyte_fill") || !strcmp(t, "jshort_fill") || !strcmp(t, "jint_fill");
+}
+
 bool fx_codemap_dynamic_code(const char *name, const void *address, jint length)
 {
     if (name == NULL || address == NULL || length <= 0)
@@ -243,15 +250,18 @@ bool fx_codemap_dynamic_code(const char *name, const void *address, jint length)
     /* issue 32: below the call stub's frame, the native frames of the Java call go on */
     if (strcmp(name, "call_stub") == 0)
         r.flags |= FX_RANGE_CALL_STUB;
-    /* issue 32: the arraycopy stubs ("jbyte_disjoint_arraycopy", "checkcast_arraycopy", ...)
-     * get recover_stub.c's rule; the intrinsics' stubs (CRC32/Adler32, MD5/SHA, Base64) too,
-     * with a PcDesc required at the return address (recover_pcdesc.h, VALIDATION.md 8.5d). */
+    /* issue 32: the arraycopy stubs ("jbyte_disjoint_arraycopy", ...) get recover_stub.c's rule;
+     * the intrinsics' (CRC32/Adler32, MD5/SHA, Base64) and the fill stubs too, with a PcDesc
+     * required where the call ends or a partial stack (recover_pcdesc.h, VALIDATION.md 8.5d). */
     if (r.kind == FX_BLOB_STUB && strstr(name, "arraycopy") != NULL)
         r.arraycopy = FX_STUB_ARRAYCOPY;
     else if (r.kind == FX_BLOB_STUB &&
              (strstr(name, "updateBytes") != NULL || strstr(name, "implCompress") != NULL ||
-              strstr(name, "base64") != NULL))
+              strstr(name, "base64") != NULL || strcmp(name, "implEncode") == 0 ||
+              strcmp(name, "implDecode") == 0)) /* JDK 17's names of the Base64 stubs */
         r.arraycopy = FX_STUB_INTRINSIC;
+    else if (r.kind == FX_BLOB_STUB && fill_stub(name))
+        r.arraycopy = FX_STUB_FILL;
     /* C1's slow_subtype_check: frameless, its depth decoded (recover_subtype.c, 8.5g) */
     if (r.kind == FX_BLOB_STUB && strstr(name, "slow_subtype_check") != NULL)
         r.flags |= FX_RANGE_FRAMELESS;

@@ -49,9 +49,9 @@ struct fx_code_range {
 #define FX_RANGE_OSR 0x08
 /* stub: C1's slow_subtype_check, frameless, its arguments pushed (recover_subtype.c) */
 #define FX_RANGE_FRAMELESS 0x10
-/* fx_code_range.arraycopy: a StubRoutines arraycopy stub, or an intrinsic's (CRC32, MD5, ...) */
-#define FX_STUB_ARRAYCOPY 1
-#define FX_STUB_INTRINSIC 2
+#define FX_STUB_ARRAYCOPY  1 /* fx_code_range.arraycopy: arraycopy, intrinsic (CRC32...), fill */
+#define FX_STUB_INTRINSIC  2
+#define FX_STUB_FILL       3 /* C2's fill stubs: their call has no JVM state, always partial (8.5d) */
 /* stub: a deoptimization or uncommon trap blob (its anchor is not walked: recover_vmcode.c) */
 #define FX_RANGE_DEOPT 0x20
 /* stub: JDK 25's StubRoutines::method_entry_barrier (recover_entrybar.c) */
@@ -213,8 +213,8 @@ bool fx_recover_call_target(const struct fx_code_range *n, uintptr_t ret, uintpt
 /* recover_pcdesc.c: the call test, and for an FX_STUB_INTRINSIC stub a call to it and a PcDesc
  * of n where the call ends (docs/VALIDATION.md 8.5d; refused while VMStructs gave no table
  * layout): 0 when proven, else FX_REC_NOT_CALLED (no such call), FX_REC_NO_PCDESC (the first
- * PcDesc after it lies elsewhere than where the call's node ends: a run stretched past the call,
- * not proven to be the call's own, 8.5d), FX_REC_PCDESC_OSR or FX_REC_PCDESC_TABLE. */
+ * PcDesc after it not where the call's node ends, not proven the call's own; a fill stub's
+ * always, called), FX_REC_PCDESC_OSR or FX_REC_PCDESC_TABLE. */
 int fx_recover_stub_refused(const struct fx_code_range *stub, const struct fx_code_range *n,
                             uintptr_t ret);
 static inline bool fx_recover_stub_called(const struct fx_code_range *stub,

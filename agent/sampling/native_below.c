@@ -161,7 +161,8 @@ static bool top_step_sigsafe(const struct fx_code_table *tab, struct fx_heap_mem
     } else if (r->kind == FX_BLOB_STUB && r->arraycopy == FX_STUB_ARRAYCOPY) {
         if (fx_recover_caller(r, at, lo, hi, false, &next) != FX_REC_STUB_FRAME)
             return false;
-    } else if (r->kind == FX_BLOB_STUB && r->arraycopy == FX_STUB_INTRINSIC) {
+    } else if (r->kind == FX_BLOB_STUB &&
+               (r->arraycopy == FX_STUB_INTRINSIC || r->arraycopy == FX_STUB_FILL)) {
         /* an intrinsic's stub (CRC32, MD5, SHA, Base64: session 21, the intrinsics case's
          * 25-35 % rooted at "not walked to the call stub"): the same rbp frame, its return
          * address right after a call to this very stub in a current nmethod; the scope there

@@ -112,12 +112,17 @@ int fx_recover_stub_refused(const struct fx_code_range *stub, const struct fx_co
 {
     if (!fx_recover_after_call(n, ret))
         return FX_REC_NOT_CALLED;
-    if (stub->arraycopy != FX_STUB_INTRINSIC)
+    if (stub->arraycopy != FX_STUB_INTRINSIC && stub->arraycopy != FX_STUB_FILL)
         return 0;
     if (!fx_recover_stub_return(stub, n, ret)) /* a call to this very stub */
         return FX_REC_NOT_CALLED;
     if (n->flags & FX_RANGE_OSR) /* exact PcDescs of an outer scope seen there (8.5d) */
         return FX_REC_PCDESC_OSR;
+    /* A fill stub's call (PhaseIdealLoop::intrinsify_fill: a CallLeafNoFP made in loop
+     * optimization, no JVMState, no node notes) is skipped by the non-safepoint emitter, so the
+     * PcDesc after it is never its own, where it lies: its scope is not known, the caller is */
+    if (stub->arraycopy == FX_STUB_FILL)
+        return FX_REC_NO_PCDESC;
     if (__atomic_load_n(&published.pid, __ATOMIC_ACQUIRE) == 0)
         return FX_REC_PCDESC_TABLE;
     struct fx_pcdesc_layout l = published;

@@ -17,34 +17,50 @@
  * few hundred bytes: an rbp further above sp than this is not one. */
 #define FRAME_MAX 4096
 
-/* push rbp; then mov rbp, rsp in either of its encodings (48 89 E5 / 48 8B EC) */
-static bool enter_head(const struct fx_code_range *r)
+/* push rbp; then mov rbp, rsp in either of its encodings (48 89 E5 / 48 8B EC) at `at` */
+static bool enter_at(const struct fx_code_range *r, uintptr_t at)
 {
-    if (!fx_recover_in(r, r->begin, 4))
+    if (!fx_recover_in(r, at, 4))
         return false;
-    const uint8_t *b = fx_recover_code(r->begin);
+    const uint8_t *b = fx_recover_code(at);
     return b[0] == 0x55 && b[1] == 0x48 &&
            ((b[2] == 0x89 && b[3] == 0xE5) || (b[2] == 0x8B && b[3] == 0xEC));
+}
+
+/* The head's length before enter: 0, or 3 where the stub first saves its count in r11 (mov r11,
+ * rdx: 4C 8B DA or 49 89 D3; JDK 25's fill stubs, generate_fill, session 24), which moves no
+ * stack; -1 for no such head. */
+static int enter_offset(const struct fx_code_range *r)
+{
+    if (enter_at(r, r->begin))
+        return 0;
+    if (!fx_recover_in(r, r->begin, 3))
+        return -1;
+    const uint8_t *b = fx_recover_code(r->begin);
+    bool mov = (b[0] == 0x4C && b[1] == 0x8B && b[2] == 0xDA) ||
+               (b[0] == 0x49 && b[1] == 0x89 && b[2] == 0xD3);
+    return mov && enter_at(r, r->begin + 3) ? 3 : -1;
 }
 
 int fx_recover_rbp_frame(const struct fx_code_range *r, const struct fx_regs *in, uintptr_t lo,
                          uintptr_t hi, struct fx_regs *out)
 {
-    if (!enter_head(r) || !fx_recover_in(r, in->pc, 1))
+    int h = enter_offset(r);
+    if (h < 0 || !fx_recover_in(r, in->pc, 1))
         return FX_REC_STUB;
-    uintptr_t e, fp = in->fp;
-    if (in->pc == r->begin || fx_recover_code(in->pc)[0] == 0xC3) /* at entry, or at ret */
-        e = in->sp;
-    else if (in->pc == r->begin + 1) /* after push rbp */
+    uintptr_t e, fp = in->fp, push = r->begin + (uintptr_t)h;
+    if (in->pc == r->begin || in->pc == push || fx_recover_code(in->pc)[0] == 0xC3)
+        e = in->sp; /* at entry, at the push (the mov before it moves no stack), or at ret */
+    else if (in->pc == push + 1) /* after push rbp */
         e = in->sp + 8;
-    else if (in->pc >= r->begin + 4) { /* the frame: rbp + 8 is the slot, [rbp] the caller's rbp */
+    else if (in->pc >= push + 4) { /* the frame: rbp + 8 is the slot, [rbp] the caller's rbp */
         if (in->fp < in->sp || in->fp - in->sp > FRAME_MAX)
             return FX_REC_STACK; /* rbp below sp or far above it: not this stub's frame */
         e = in->fp + 8;
         if (!fx_recover_stack_word(lo, hi, in->fp, &fp))
             return FX_REC_STACK;
     } else
-        return FX_REC_DECODE; /* inside mov rbp, rsp */
+        return FX_REC_DECODE; /* inside mov rbp, rsp, or inside the mov before the push */
     uintptr_t ret;
     if (!fx_recover_stack_word(lo, hi, e, &ret))
         return FX_REC_STACK;

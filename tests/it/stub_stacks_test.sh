@@ -9,7 +9,10 @@
 #   intrinsics  CRC32, Adler32, MD5, SHA-1, SHA-256, Base64, a round out of line (not in the
 #               loop's OSR compilation, whose calls are refused): the stubs recovered where the
 #               first PcDesc after the return address is where the call's node ends (JDK 17: at it;
-#               JDK 25: after the post-call nop), failures in them on at most 25 %; their
+#               JDK 25: after the post-call nop; else a partial stack, always for C2's fill
+#               stubs), failures in them on at most 2 %; the loop thread's samples rooted at a
+#               Java failure pseudo-frame and those of <= 2 frames each under 1 %
+#               (async-profiler's RecoveryTests.intrinsics bounds); their
 #               stacks walked below to the thread's start (native_below.c steps over the stub):
 #               at most 1 % rooted at "[native: walk stopped (Java frames not walked to the call
 #               stub)]", at most 15 % of the thread's samples on the CPU (were 25-35 %); the

@@ -43,6 +43,38 @@ START_TEST(test_codemap_stub_names_as_users_read_them)
 }
 END_TEST
 
+/* The stubs' kinds by HotSpot's names (issue 32, docs/VALIDATION.md 8.5d): JDK 17 names the
+ * Base64 stubs implEncode/implDecode (JDK 25: base64_encodeBlock), the fill stubs are
+ * j<type>_fill and arrayof_j<type>_fill; a name that merely contains one is no such stub. */
+START_TEST(test_codemap_stub_kinds)
+{
+    static uint8_t blobs[11][16];
+    static const struct {
+        const char *name;
+        int kind;
+    } want[] = {{"implEncode", FX_STUB_INTRINSIC},
+                {"implDecode", FX_STUB_INTRINSIC},
+                {"base64_encodeBlock", FX_STUB_INTRINSIC},
+                {"jint_fill", FX_STUB_FILL},
+                {"arrayof_jbyte_fill", FX_STUB_FILL},
+                {"jshort_fill", FX_STUB_FILL},
+                {"jlong_fill", 0},
+                {"arrayof_fill", 0},
+                {"implEncodeISOArray", 0},
+                {"jbyte_disjoint_arraycopy", FX_STUB_ARRAYCOPY},
+                {"call_stub", 0}};
+    ck_assert_int_eq(fx_codemap_setup(), FX_OK);
+    for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++)
+        fx_codemap_dynamic_code(want[i].name, blobs[i], 16);
+    fx_codemap_publish();
+    for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+        const struct fx_code_range *r = fx_recover_find(fx_sig.code_table, (uintptr_t)blobs[i]);
+        ck_assert_ptr_nonnull(r);
+        ck_assert_msg(r->arraycopy == want[i].kind, "%s: %d", want[i].name, r->arraycopy);
+    }
+}
+END_TEST
+
 static uint8_t heap[256 * 64];
 
 static void load(int slot, int size, uintptr_t method)
@@ -204,6 +236,7 @@ static Suite *codemap_suite(void)
     Suite *s = suite_create("codemap");
     TCase *tc = tcase_create("names");
     tcase_add_test(tc, test_codemap_stub_names_as_users_read_them);
+    tcase_add_test(tc, test_codemap_stub_kinds);
     tcase_add_test(tc, test_codemap_fold_over_publishes);
     tcase_add_test(tc, test_codemap_fold_matches_a_rebuild);
     suite_add_tcase(s, tc);

@@ -618,6 +618,45 @@ START_TEST(test_stub_frame)
 }
 END_TEST
 
+/* JDK 25's fill stubs (Temurin 25.0.3's arrayof_jint_fill, PrintStubCode): mov r11, rdx
+ * (4C 8B DA) before enter, which moves no stack; then push rbp; mov rbp, rsp; the body; leave;
+ * ret. The return address is at [sp] at the entry and at the push, [sp + 8] after it, [rbp + 8]
+ * in the frame; inside the mov, or with another instruction before enter, nothing. */
+START_TEST(test_stub_frame_after_mov)
+{
+    static const uint8_t stub[] = {0x4C, 0x8B, 0xDA, 0x55, 0x48, 0x8B,
+                                   0xEC, 0x53, 0x5B, 0xC9, 0xC3};
+    memcpy(code, stub, sizeof(stub));
+    struct fx_code_range r = {.begin = (uintptr_t)code,
+                              .end = (uintptr_t)code + sizeof(stub),
+                              .kind = FX_BLOB_STUB,
+                              .arraycopy = FX_STUB_FILL};
+    uintptr_t e = (uintptr_t)&stack[60];
+    stack[60] = 0xCA11E4;
+    stack[59] = 0xF00;
+    expect_caller(&r, (struct fx_regs){r.begin, e, 0xF00, NULL}, e + 8, FX_REC_STUB_FRAME);
+    expect_caller(&r, (struct fx_regs){r.begin + 3, e, 0xF00, NULL}, e + 8, FX_REC_STUB_FRAME);
+    expect_caller(&r, (struct fx_regs){r.begin + 4, e - 8, 0xF00, NULL}, e + 8, FX_REC_STUB_FRAME);
+    static const unsigned body[] = {7, 8, 9}; /* push rbx, pop rbx, leave */
+    for (unsigned i = 0; i < 3; i++)
+        expect_caller(&r, (struct fx_regs){r.begin + body[i], e - 16, e - 8, NULL}, e + 8,
+                      FX_REC_STUB_FRAME);
+    expect_caller(&r, (struct fx_regs){r.begin + 10, e, 0xF00, NULL}, e + 8, FX_REC_STUB_FRAME);
+    struct fx_regs in = {r.begin + 1, e, 0xF00, NULL}, out; /* inside the mov */
+    ck_assert_int_eq(fx_recover_caller(&r, &in, LO, HI, false, &out), FX_REC_DECODE);
+    in.pc = r.begin + 5; /* inside mov rbp, rsp */
+    ck_assert_int_eq(fx_recover_caller(&r, &in, LO, HI, false, &out), FX_REC_DECODE);
+    in = (struct fx_regs){r.begin + 7, e - 16, e - 8, NULL};
+    code[2] = 0xDB; /* mov r11, rbx: no such head */
+    ck_assert_int_eq(fx_recover_caller(&r, &in, LO, HI, false, &out), FX_REC_STUB);
+    static const uint8_t mov2[] = {0x49, 0x89, 0xD3}; /* mov r11, rdx's other encoding */
+    memcpy(code, mov2, sizeof(mov2));
+    ck_assert_int_eq(fx_recover_caller(&r, &in, LO, HI, false, &out), FX_REC_STUB_FRAME);
+    code[3] = 0x90; /* no push rbp after the mov */
+    ck_assert_int_eq(fx_recover_caller(&r, &in, LO, HI, false, &out), FX_REC_STUB);
+}
+END_TEST
+
 /* The stub's return address must follow a call in the compiled caller: call rel32, C2's
  * mov r10, imm64; call r10, a call through another register; nothing else. */
 START_TEST(test_after_call)
@@ -1094,6 +1133,7 @@ static Suite *recover_suite(void)
     tcase_add_test(tc, test_adapter_refuses);
     tcase_add_test(tc, test_c1_barrier_frame_and_continuation);
     tcase_add_test(tc, test_stub_frame);
+    tcase_add_test(tc, test_stub_frame_after_mov);
     tcase_add_test(tc, test_after_call);
     tcase_add_test(tc, test_osr_entry_rule);
     tcase_add_test(tc, test_body_refused_off_the_frame_base);

@@ -211,6 +211,17 @@ START_TEST(test_stub_called)
     stub.end = n.begin + 20; /* a call to another stub */
     ck_assert_int_eq(fx_recover_stub_refused(&stub, &n, n.begin + 20), FX_REC_NOT_CALLED);
     stub.end = n.end;
+    /* a fill stub (its call has no JVM state): a partial stack even with a PcDesc where the
+     * call ends; the call to it and the OSR refusal as for an intrinsic's */
+    stub.arraycopy = FX_STUB_FILL;
+    ck_assert_int_eq(fx_recover_stub_refused(&stub, &n, n.begin + 20), FX_REC_NO_PCDESC);
+    ck_assert_int_eq(fx_recover_stub_refused(&stub, &n, n.begin + 5), FX_REC_NOT_CALLED);
+    n.flags = FX_RANGE_OSR;
+    ck_assert_int_eq(fx_recover_stub_refused(&stub, &n, n.begin + 20), FX_REC_PCDESC_OSR);
+    n.flags = 0;
+    stub.end = n.begin + 20;
+    ck_assert_int_eq(fx_recover_stub_refused(&stub, &n, n.begin + 20), FX_REC_NOT_CALLED);
+    stub.end = n.end;
     stub.arraycopy = FX_STUB_ARRAYCOPY; /* the call test alone */
     ck_assert(fx_recover_stub_called(&stub, &n, n.begin + 45));
     ck_assert(!fx_recover_stub_called(&stub, &n, n.begin + 5));
