@@ -167,6 +167,8 @@ void fx_native_maps_report(struct fx_profile *p, const char *g)
     fx_profile_extra_detail(p, g,
                             "walks below from a C2 frame after a byte 0x50-0x57: its frame refused",
                             (int64_t)__atomic_load_n(&fx_native.c2_lone_refused, __ATOMIC_RELAXED));
+    walks_from(p, g, "a method handle intrinsic (frameless nmethod), its caller's call proven",
+               &fx_native.mh_root, &fx_native.mh_cut);
     fx_native_unwind_report(p, g);
     pthread_mutex_unlock(&nm.lock);
 }
@@ -182,6 +184,8 @@ void fx_native_maps_new_recording(void)
     __atomic_store_n(&fx_native.c2_lone_root, 0, __ATOMIC_RELAXED);
     __atomic_store_n(&fx_native.c2_lone_cut, 0, __ATOMIC_RELAXED);
     __atomic_store_n(&fx_native.c2_lone_refused, 0, __ATOMIC_RELAXED);
+    __atomic_store_n(&fx_native.mh_root, 0, __ATOMIC_RELAXED);
+    __atomic_store_n(&fx_native.mh_cut, 0, __ATOMIC_RELAXED);
     fx_native_unwind_new_recording();
     pthread_mutex_unlock(&nm.lock);
 }

@@ -37,6 +37,9 @@ struct fx_native_state {
      * whose top recover.c refused (a push decoded there, or not decoded; or the pc in a
      * prologue, an epilogue, the stub section) */
     uint64_t c2_lone_root, c2_lone_cut, c2_lone_refused;
+    /* atomic (native_below.c): walks below stepped over a method handle intrinsic on top (8.5l,
+     * session 24), by where they ended, as above */
+    uint64_t mh_root, mh_cut;
 };
 
 extern struct fx_native_state fx_native;
