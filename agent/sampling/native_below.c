@@ -141,10 +141,11 @@ static struct fx_regs top_sigsafe(const struct fx_thread *t, const ucontext_t *u
  *    caller's call to it proven, 8.5l): recover.c's rules (8.3-8.5) give the caller's
  *    registers; whether AsyncGetCallTrace named the method on top is not certain there, so the
  *    sample has no type words (the frames below the call stub are the same).
- * false: none applies, the walk starts at the top as before. */
+ * false: none applies, the walk starts at the top as before. *mh: the step was the method handle
+ * intrinsic's (its walks counted, the rule's oracle). */
 static bool top_step_sigsafe(const struct fx_code_table *tab, struct fx_heap_memo *m, long cid_off,
                              bool from_anchor, const ucontext_t *uc, uintptr_t lo, uintptr_t hi,
-                             struct fx_regs *at, bool *typed)
+                             struct fx_regs *at, bool *typed, bool *mh)
 {
     const struct fx_code_range *r = fx_recover_find_any(tab, at->pc, m);
     struct fx_regs next = {0, 0, 0, NULL};
@@ -231,6 +232,7 @@ static bool top_step_sigsafe(const struct fx_code_table *tab, struct fx_heap_mem
             if (n == NULL || n->kind != FX_BLOB_NMETHOD || !fx_recover_blob_current(n, cid_off) ||
                 !fx_recover_mh_called(r, n, next.pc))
                 return false;
+            *mh = true;
         } else if (rc != FX_REC_PROLOGUE && rc != FX_REC_EPILOGUE && rc != FX_REC_ICCHECK) {
             return false;
         }
@@ -325,13 +327,11 @@ uint32_t fx_native_below_sigsafe(const struct fx_thread *t, const void *ucontext
     if (types == NULL)
         types = none;
     struct fx_regs at = top_sigsafe(t, ucontext, tab, m, &from_anchor, &crossed);
-    /* the top a method handle intrinsic (8.5l): its walk's end counted, the rule's oracle */
-    const struct fx_code_range *mh = crossed ? NULL : fx_recover_find_any(tab, at.pc, m);
-    bool mh_top = mh != NULL && fx_recover_mh_shape(mh);
+    bool mh_top = false; /* the top a method handle intrinsic stepped over (8.5l) */
     /* after a crossed stub the pc is a return address: the prologue and epilogue rules are an
      * interrupted pc's (on JDK 17 a return address may sit right before an epilogue's add rsp) */
     bool stepped = !crossed && top_step_sigsafe(tab, m, cid_off, from_anchor, ucontext, t->stack_lo,
-                                                t->stack_hi, &at, &typed);
+                                                t->stack_hi, &at, &typed, &mh_top);
     /* the top a C1 OSR frame at a pc before its OSR entry (recover.c, fx_recover_osr): its
      * walk's end is counted, the rule's oracle (a frame not built there would send the walk to
      * a word that is no return address: it stops, named) */
