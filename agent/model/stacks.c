@@ -306,6 +306,7 @@ static const char *const rec_case_labels[FX_REC_CASES] = {
         "recovered (partial): pc in an intrinsic stub, its caller's method, inlined frames not "
         "known (no PcDesc at the call)",
         "recovered: pc in an inline cache stub (InlineCacheBuffer, frameless), compiled caller",
+        "recovered: pc in a method handle intrinsic (frameless nmethod), compiled caller",
 };
 static const char *const rec_fail_labels[FX_REC_FAILS] = {
         NULL,

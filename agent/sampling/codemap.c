@@ -165,6 +165,9 @@ bool fx_codemap_compiled_load(jmethodID method, const void *code_addr, jint code
         r.frame_words = l.frame_words;
         r.level = l.level >= 1 && l.level <= 4 ? (uint8_t)l.level : 0;
         r.stubs = l.stubs > r.begin && l.stubs <= r.end ? (uint32_t)(l.stubs - r.begin) : 0;
+        /* a method handle intrinsic (8.5l): frame size 0 read, level 0 (no other nmethod) */
+        if (normal && l.frame_words == 0 && l.level == 0)
+            r.flags |= FX_RANGE_FRAMELESS;
     }
     r.flags |= self_inlined(method, compile_info) ? FX_RANGE_SELF_INLINE : 0;
     fx_nmethod_scopes_check(&r, method, compile_info); /* issue 31: the nmethod's own facts */

@@ -15,7 +15,6 @@
 #include <stdint.h>
 #include <string.h>
 #include <ucontext.h>
-
 enum fx_blob_kind {
     FX_BLOB_DISPATCH = 1, /* "vtable stub" / "itable stub": no frame anywhere in it */
     FX_BLOB_STUB,         /* any other DynamicCodeGenerated blob: named, never recovered */
@@ -47,7 +46,8 @@ struct fx_code_range {
 #define FX_RANGE_CALL_STUB   0x04 /* stub: StubRoutines' "call_stub", the entry from C to Java */
 /* nmethod: an OSR compilation; `verified` holds its OSR entry's offset, `complete` is unknown */
 #define FX_RANGE_OSR 0x08
-/* stub: C1's slow_subtype_check, frameless, its arguments pushed (recover_subtype.c) */
+/* stub: C1's slow_subtype_check, frameless, its arguments pushed (recover_subtype.c); nmethod:
+ * a method handle intrinsic, frame size 0 read from its layout, level 0 (recover_mhintr.c) */
 #define FX_RANGE_FRAMELESS 0x10
 #define FX_STUB_ARRAYCOPY  1 /* fx_code_range.arraycopy: arraycopy, intrinsic (CRC32...), fill */
 #define FX_STUB_INTRINSIC  2
@@ -57,7 +57,6 @@ struct fx_code_range {
 /* stub: JDK 25's StubRoutines::method_entry_barrier (recover_entrybar.c) */
 #define FX_RANGE_ENTRY_BARRIER 0x40
 #define FX_RANGE_IC_BUFFER     0x80 /* stub: JDK 17's "InlineCacheBuffer" (recover_icstub.c) */
-
 struct fx_codeheap_layout;
 struct fx_interp_layout;
 struct fx_code_recent;
@@ -92,7 +91,8 @@ enum fx_recover_case {
     FX_REC_FRAMELESS = 11,    /* pc in C1's slow_subtype_check (frameless, decoded): C1 caller */
     FX_REC_STUB_PARTIAL = 12, /* an intrinsic stub over its caller's method, inlining not known */
     FX_REC_ICSTUB = 13,       /* pc in an inline cache stub (frameless): its compiled caller */
-    FX_REC_CASES = 14,
+    FX_REC_MH_INTRINSIC = 14, /* pc in a method handle intrinsic (frameless nmethod): its caller */
+    FX_REC_CASES = 15,
     FX_REC_NOT_FOUND = -1,   /* pc in no known range */
     FX_REC_STUB = -2,        /* pc in another stub: named, no frame rule known */
     FX_REC_BODY = -3,        /* pc in an nmethod where no rule applies (its body) */

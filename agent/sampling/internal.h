@@ -229,11 +229,12 @@ uintptr_t fx_compile_task_thread_of(pid_t tid, uintptr_t *lo, uintptr_t *hi);
  * vtable or itable stub), or an enum fx_recv_read below FX_RECV_KLASS_MIN (receiver.h). */
 uint64_t fx_receiver_read_sigsafe(const void *ucontext);
 
-/* --- recover_icstub_sig.c: an inline cache stub's caller proven (issue 32, VALIDATION 8.5k) --- */
+/* --- recover_icstub_sig.c: a frameless callee's caller proven (issue 32, VALIDATION 8.5k-l) --- */
 
-/* Signal-safe: ret, the return address at sp when pc is in buf (the "InlineCacheBuffer" range),
- * lies in a current nmethod right after a call to the IC stub pc is in (recover_icstub.c). */
-bool fx_recover_icstub_sigsafe(const struct fx_code_range *buf, uintptr_t pc, uintptr_t ret,
+/* Signal-safe: for rc FX_REC_ICSTUB or FX_REC_MH_INTRINSIC, ret (the return address at sp when pc
+ * is in buf: an IC stub, a method handle intrinsic) lies in a current nmethod right after a call
+ * to that stub (recover_icstub.c) or intrinsic (recover_mhintr.c); true for any other rc. */
+bool fx_recover_called_sigsafe(int rc, const struct fx_code_range *buf, uintptr_t pc, uintptr_t ret,
                                struct fx_heap_memo *m);
 
 /* --- vtwait.c: where virtual threads wait (issue 22), from vthreads.c's callbacks --- */

@@ -141,13 +141,15 @@ static struct fx_regs top_sigsafe(const struct fx_thread *t, const ucontext_t *u
  *    type words (a recovered one): recover_interp.c's decoded build from the interrupted rbx
  *    and r13 (8.5f), as its recovery did;
  *  - native code compiled code called as a leaf (FX_REC_LEAF_NATIVE) is top_sigsafe's, no step;
- *  - an nmethod's prologue, epilogue or inline cache check: recover.c's rules (8.3-8.5) give
- *    the caller's registers; whether AsyncGetCallTrace named the method on top is not certain
- *    there, so the sample has no type words (the frames below the call stub are the same).
- * false: none applies, the walk starts at the top as before. */
+ *  - an nmethod's prologue, epilogue or inline cache check, or a method handle intrinsic (its
+ *    caller's call to it proven, 8.5l): recover.c's rules (8.3-8.5) give the caller's
+ *    registers; whether AsyncGetCallTrace named the method on top is not certain there, so the
+ *    sample has no type words (the frames below the call stub are the same).
+ * false: none applies, the walk starts at the top as before. *mh: the step was the method handle
+ * intrinsic's (its walks counted, the rule's oracle). */
 static bool top_step_sigsafe(const struct fx_code_table *tab, struct fx_heap_memo *m, long cid_off,
                              bool from_anchor, const ucontext_t *uc, uintptr_t lo, uintptr_t hi,
-                             struct fx_regs *at, bool *typed)
+                             struct fx_regs *at, bool *typed, bool *mh)
 {
     const struct fx_code_range *r = fx_recover_find_any(tab, at->pc, m);
     struct fx_regs next = {0, 0, 0, NULL};
@@ -229,8 +231,16 @@ static bool top_step_sigsafe(const struct fx_code_table *tab, struct fx_heap_mem
         next.gpr = NULL;
     } else if (r->kind == FX_BLOB_NMETHOD) {
         int rc = fx_recover_caller(r, at, lo, hi, fx_recover_blob_current(r, cid_off), &next);
-        if (rc != FX_REC_PROLOGUE && rc != FX_REC_EPILOGUE && rc != FX_REC_ICCHECK)
+        if (rc == FX_REC_MH_INTRINSIC) {
+            /* a method handle intrinsic (8.5l): frameless, its caller's call to it proven */
+            const struct fx_code_range *n = fx_recover_find_any(tab, next.pc, m);
+            if (n == NULL || n->kind != FX_BLOB_NMETHOD || !fx_recover_blob_current(n, cid_off) ||
+                !fx_recover_mh_called(r, n, next.pc))
+                return false;
+            *mh = true;
+        } else if (rc != FX_REC_PROLOGUE && rc != FX_REC_EPILOGUE && rc != FX_REC_ICCHECK) {
             return false;
+        }
         *typed = false;
     } else {
         return false;
@@ -322,10 +332,11 @@ uint32_t fx_native_below_sigsafe(const struct fx_thread *t, const void *ucontext
     if (types == NULL)
         types = none;
     struct fx_regs at = top_sigsafe(t, ucontext, tab, m, &from_anchor, &crossed);
+    bool mh_top = false; /* the top a method handle intrinsic stepped over (8.5l) */
     /* after a crossed stub the pc is a return address: the prologue and epilogue rules are an
      * interrupted pc's (on JDK 17 a return address may sit right before an epilogue's add rsp) */
     bool stepped = !crossed && top_step_sigsafe(tab, m, cid_off, from_anchor, ucontext, t->stack_lo,
-                                                t->stack_hi, &at, &typed);
+                                                t->stack_hi, &at, &typed, &mh_top);
     /* the top a C1 OSR frame at a pc before its OSR entry (recover.c, fx_recover_osr): its
      * walk's end is counted, the rule's oracle (a frame not built there would send the walk to
      * a word that is no return address: it stops, named) */
@@ -401,6 +412,9 @@ uint32_t fx_native_below_sigsafe(const struct fx_thread *t, const void *ucontext
         __atomic_add_fetch(last == FX_NSTOP_CHAIN_END ? &fx_native.osr_pre_root
                                                       : &fx_native.osr_pre_cut,
                            1, __ATOMIC_RELAXED);
+    if (mh_top && stepped && walk)
+        __atomic_add_fetch(last == FX_NSTOP_CHAIN_END ? &fx_native.mh_root : &fx_native.mh_cut, 1,
+                           __ATOMIC_RELAXED);
     if (c2_lone && walk)
         __atomic_add_fetch(first == 0                   ? &fx_native.c2_lone_refused
                            : last == FX_NSTOP_CHAIN_END ? &fx_native.c2_lone_root

@@ -184,6 +184,8 @@ void fx_native_maps_report(struct fx_profile *p, const char *g)
         fx_profile_extra_detail(p, g, label,
                                 (int64_t)__atomic_load_n(&fx_native.no_entry[i], __ATOMIC_RELAXED));
     }
+    walks_from(p, g, "a method handle intrinsic (frameless nmethod), its caller's call proven",
+               &fx_native.mh_root, &fx_native.mh_cut);
     fx_native_unwind_report(p, g);
     pthread_mutex_unlock(&nm.lock);
 }
@@ -201,6 +203,8 @@ void fx_native_maps_new_recording(void)
     __atomic_store_n(&fx_native.c2_lone_refused, 0, __ATOMIC_RELAXED);
     for (size_t i = 0; i < sizeof(fx_native.no_entry) / sizeof(fx_native.no_entry[0]); i++)
         __atomic_store_n(&fx_native.no_entry[i], 0, __ATOMIC_RELAXED);
+    __atomic_store_n(&fx_native.mh_root, 0, __ATOMIC_RELAXED);
+    __atomic_store_n(&fx_native.mh_cut, 0, __ATOMIC_RELAXED);
     fx_native_unwind_new_recording();
     pthread_mutex_unlock(&nm.lock);
 }

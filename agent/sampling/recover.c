@@ -460,6 +460,8 @@ int fx_recover_caller(const struct fx_code_range *r, const struct fx_regs *in, u
         return fx_recover_c1_barrier(r, in, lo, hi, out);
     if (r->kind != FX_BLOB_NMETHOD)
         return FX_REC_NOT_FOUND;
+    if (blob_ok && fx_recover_mh_shape(r)) /* frameless, never complete (8.5l) */
+        return fx_recover_mh_intrinsic(r, in, lo, hi, out);
     if (blob_ok && (r->flags & FX_RANGE_OSR) && r->verified != FX_OFF_UNKNOWN)
         return fx_recover_osr(r, in, lo, hi, out);
     if (!blob_ok || r->verified == FX_OFF_UNKNOWN || r->complete == FX_OFF_UNKNOWN)

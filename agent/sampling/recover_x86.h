@@ -73,6 +73,16 @@ int fx_recover_compiled_sender(const struct fx_code_range *n, uintptr_t sp, uint
 bool fx_recover_icstub_called(const struct fx_code_range *buf, const struct fx_code_range *n,
                               uintptr_t pc, uintptr_t ret);
 
+/* recover_mhintr.c (docs/VALIDATION.md 8.5l): r has a method handle intrinsic's layout (an
+ * nmethod flagged FX_RANGE_FRAMELESS: frame size 0, level 0); the caller's registers from a pc
+ * in one (the code to pc decoded, no push: the return address at sp), FX_REC_MH_INTRINSIC or
+ * why not; ret lies in compiled method n right after a call rel32 to mh's entry. */
+bool fx_recover_mh_shape(const struct fx_code_range *r);
+int fx_recover_mh_intrinsic(const struct fx_code_range *r, const struct fx_regs *in, uintptr_t lo,
+                            uintptr_t hi, struct fx_regs *out);
+bool fx_recover_mh_called(const struct fx_code_range *mh, const struct fx_code_range *n,
+                          uintptr_t ret);
+
 /* Caller registers from a pc in an AdapterBlob (recover_adapter.c, docs/VALIDATION.md 8.5b). */
 int fx_recover_adapter(const struct fx_code_range *r, const struct fx_regs *in, uintptr_t lo,
                        uintptr_t hi, struct fx_regs *out);

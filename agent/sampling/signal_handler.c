@@ -163,8 +163,8 @@ static int recover_sigsafe(struct fx_thread *t, void *ucontext, fx_asgct_trace *
     struct fx_regs caller; /* by fx_recover_caller's rules, or the interpreter's method entry */
     int rc = fx_recover_caller_sigsafe(&r, &fx_sig.interp, &in, t->stack_lo, t->stack_hi, current,
                                        &caller, blob);
-    if (rc <= 0 || (rc == FX_REC_ICSTUB && !fx_recover_icstub_sigsafe(&r, in.pc, caller.pc, m)))
-        return rc <= 0 ? rc : FX_REC_NOT_CALLED; /* an IC stub's caller: its call proven, 8.5k */
+    if (rc <= 0 || !fx_recover_called_sigsafe(rc, &r, in.pc, caller.pc, m))
+        return rc <= 0 ? rc : FX_REC_NOT_CALLED; /* a frameless callee's call proven, 8.5k-l */
     if (rc == FX_REC_C1_BARRIER) { /* returns into C1's slow-case code: resume at its branch */
         struct fx_code_range n;
         if (!find_blob_sigsafe(caller.pc, &n, NULL, m) || !blob_current_sigsafe(&n) ||

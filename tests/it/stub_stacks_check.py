@@ -3,7 +3,7 @@
 """Checks the profiles of stub_stacks_test.sh (issue 32 item 4: samples in StubRoutines stubs).
 
 usage: stub_stacks_check.py --label NAME RUN_DIR   (reads delete, intrinsics, millis, subtype,
-       barrier, clinit, throws .json.gz)
+       barrier, clinit, throws, entry, mh .json.gz)
 Thread "stubs", samples on the CPU (an "[idle]" leaf is no such sample):
   both:       failures in an arraycopy stub (a failure pseudo-frame "[AGCT: ..." with an
               arraycopy stub's frame right above it) on at most 0.5 % of them (at least 1
@@ -71,6 +71,12 @@ Thread "stubs", samples on the CPU (an "[idle]" leaf is no such sample):
               frames ending Stubs.throwing, Stubs.catcher[, Stubs.thrower] under Stubs.run (the
               known call path); at least 5 such stacks; "[AGCT: not walkable (Java)]" right
               under VM code on at most 2 % of the loop's samples (9-10 % before the rule).
+  mh:         (a method handle intrinsic, frameless, docs/VALIDATION.md 8.5l) at least 10
+              samples in MethodHandle.invokeBasic's nmethod; failure pseudo-frames on at most 5 %
+              of them (all of them before the rule: 16-18 % of the loop's samples were
+              "[AGCT: unknown Java]" under it); each recovered one right over Stubs.mhRound's
+              call (the LambdaForm's invokeExact_MT inlined there) under Stubs.mhRound, from the
+              thread's start (no walk-stop root).
 Prints the figures (the share of failure pseudo-frames) either way.
 """
 import os
@@ -232,6 +238,7 @@ def main():
     check_clinit(run, check)
     check_throws(run, check)
     check_entry(run, check)
+    check_mh(run, check)
     return ck.exit_code()
 
 
@@ -452,6 +459,32 @@ def check_entry(run, check):
           "method_entry_barrier right over Stubs.entN right over Stubs.entered, Stubs.entered "
           "always over Stubs.entry, every entered method a Java frame over a Java caller; "
           f"wrong: {sorted(wrong.items())}")
+
+
+def check_mh(run, check):
+    """The mh case: MethodHandle.invokeBasic's frameless nmethod (8.5l)."""
+    p = Profile(os.path.join(run, "mh.json.gz"))
+    basic = "java.lang.invoke.MethodHandle.invokeBasic"
+    on = [s for s in p.stacks("stubs") if s and p.name[s[-1]] == basic]
+    fail = [s for s in on if any(p.name[f].startswith(("[AGCT", "[native: walk stopped",
+                                                        "[walk stopped")) for f in s)]
+    check(len(on) >= 10 and len(fail) * 20 <= len(on),
+          f"mh: {len(fail)} of {len(on)} samples in MethodHandle.invokeBasic (at least 10) with a "
+          "failure pseudo-frame, at most 5 %")
+    wrong, right = Counter(), 0
+    for s in on:
+        if s in fail:
+            continue
+        names = [p.name[f] for f in s]
+        # ...;Stubs.mhRound;LambdaForm$MH.invokeExact_MT (inlined);MethodHandle.invokeBasic
+        at = [i for i, n in enumerate(names) if n == STUBS + "mhRound"]
+        if at and all(n.startswith("java.lang.invoke.") for n in names[at[-1] + 1:]) and \
+                names[at[-1] - 1] == STUBS + "mh":
+            right += 1
+        else:
+            wrong[";".join(names[-4:])] += 1
+    check(right >= 10 and not wrong, f"mh: {right} stacks (at least 10) with invokeBasic over "
+          f"Stubs.mhRound over Stubs.mh; wrong: {sorted(wrong.items())[:5]}")
 
 
 def check_millis(run, check):

@@ -61,6 +61,10 @@
 #               through method_entry_barrier, at least 5 right over a Stubs.entN right over
 #               Stubs.entered (8.5j), none over a wrong caller, failures on at most 25 % of them
 #               (all before the rule).
+#   mh          a MethodHandle in a field invoked exactly from Stubs.mhRound (1 s, not inlined):
+#               compiled code calls MethodHandle.invokeBasic's frameless nmethod (8.5l): at least
+#               10 samples there, failures on at most 5 % (all of them before the rule), each
+#               recovered one over Stubs.mhRound over Stubs.mh from the thread's start.
 # Each JVM exits 0 without hs_err and fxcheck accepts each profile; stub_stacks_check.py reads
 # them. Fails without the stub rule (recover_stub.c): delete's samples are then "[AGCT: unknown
 # Java]" over the stub's name.
@@ -71,7 +75,7 @@ it_init "it.stub_stacks.jdk$(fx_jdk_major "$1")" "$1"
 [[ -n "${FXAGENT_STACKS_JAR:-}" && -f "$FXAGENT_STACKS_JAR" ]] ||
     it_fail "stacks jar not built: ${FXAGENT_STACKS_JAR:-FXAGENT_STACKS_JAR not set}"
 
-for c in delete intrinsics millis subtype barrier clinit throws entry; do
+for c in delete intrinsics millis subtype barrier clinit throws entry mh; do
     # the nmethod entry barrier's stub is JDK 25's under G1 (JDK 17: ZGC's and Shenandoah's)
     [[ $c == entry && $IT_MAJOR -lt 25 ]] && continue
     profile=$FXAGENT_RUN_DIR/$c.json.gz
@@ -95,11 +99,13 @@ for c in delete intrinsics millis subtype barrier clinit throws entry; do
     [[ $c == throws ]] && flags=(-XX:CompileCommand=quiet
         -XX:CompileCommand=dontinline,fxagent.stacks.Stubs::catcher
         -XX:CompileCommand=dontinline,fxagent.stacks.Stubs::thrower)
+    [[ $c == mh ]] && flags=(-XX:CompileCommand=quiet
+        -XX:CompileCommand=dontinline,fxagent.stacks.Stubs::mhRound)
     [[ $c == entry ]] && flags=(-XX:+UseG1GC -XX:+ExplicitGCInvokesConcurrent
         -XX:CompileCommand=quiet -XX:CompileCommand=dontinline,fxagent.stacks.Stubs::ent*)
     it_run "$c" "$IT_JDK/bin/java" "-agentpath:$FXAGENT_LIB=mode=cpu,interval=2ms,quiet,file=$profile" \
         "${flags[@]}" -cp "$FXAGENT_STACKS_JAR" fxagent.stacks.Stubs "$c" \
-        "$([[ $c == millis || $c == subtype || $c == barrier || $c == clinit || $c == throws ]] && echo 2 || echo 3)"
+        "$(case $c in millis | subtype | barrier | clinit | throws) echo 2 ;; mh) echo 1 ;; *) echo 3 ;; esac)"
     [[ $IT_RC -eq 0 ]] || it_fail "$c: java exited $IT_RC"
     it_no_hs_err
     [[ -s $profile ]] || it_fail "$c: no profile at $profile"

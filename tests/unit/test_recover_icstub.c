@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "recover_x86.h"
+#include "unit_call.h"
 
 static uint8_t code[256]; /* [0, 64): the compiled caller; [64, 256): the InlineCacheBuffer */
 static _Alignas(16) uintptr_t stack[16];
@@ -29,10 +30,7 @@ static const struct fx_code_range buf = {.begin = (uintptr_t)code + 64,
 /* call rel32 at `at` in the caller to code + target; returns the return address */
 static uintptr_t call_to(size_t at, size_t target)
 {
-    int32_t rel = (int32_t)target - (int32_t)(at + 5);
-    code[at] = 0xE8;
-    memcpy(code + at + 1, &rel, 4);
-    return (uintptr_t)code + at + 5;
+    return unit_call_rel32(code, at, target);
 }
 
 static void setup(void)

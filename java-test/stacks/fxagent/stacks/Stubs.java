@@ -29,12 +29,19 @@
  *               calls JDK 25's method_entry_barrier stub, whose leaf call into the VM
  *               (nmethod_stub_entry_barrier) is the case's time; 2 s of wall time, longer
  *               while under 100 rounds (Budget's cap)
- * Usage: java -cp fxagent-stacks.jar fxagent.stacks.Stubs delete|intrinsics|millis|subtype|barrier|clinit|throws|entry [SECONDS]
+ *   mh          a MethodHandle kept in a field (no constant to C2) invoked exactly from
+ *               Stubs.mhRound (not inlined: -XX:CompileCommand=dontinline): compiled code calls
+ *               the MethodHandle.invokeBasic nmethod, a method handle intrinsic without a frame
+ *               (docs/VALIDATION.md 8.5l), which jumps to the LambdaForm and Stubs.mhTarget
+ * Usage: java -cp fxagent-stacks.jar fxagent.stacks.Stubs delete|intrinsics|millis|subtype|barrier|clinit|throws|entry|mh [SECONDS]
  * Each case runs as Budget.java says, on thread "stubs". Prints "stubs: CASE rounds N checksum
  * X cpu_ms C wall_ms W" at the end (the thread's own CPU time and the case's wall time).
  */
 package fxagent.stacks;
 
+import java.lang.invoke.MethodHandle;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.MethodType;
 import java.security.MessageDigest;
 import java.util.Base64;
 import java.util.Random;
@@ -93,8 +100,10 @@ public final class Stubs {
                 return throwing(until, out);
             case "entry":
                 return entry(until, out);
+            case "mh":
+                return mh(until, out);
             default:
-                System.err.println("Stubs: unknown case '" + what + "' (delete, intrinsics, millis, subtype, barrier, clinit, throws or entry)");
+                System.err.println("Stubs: unknown case '" + what + "' (delete, intrinsics, millis, subtype, barrier, clinit, throws, entry or mh)");
                 System.exit(2);
                 return 0;
         }
@@ -262,6 +271,36 @@ public final class Stubs {
         out[1] = n;
         sink = s;
         return s;
+    }
+
+    /** mh's handle: a field, not a constant, so C2 calls invokeBasic instead of inlining. */
+    static MethodHandle mhHandle;
+
+    static int mhTarget(int x) {
+        return x * 31 + 7;
+    }
+
+    static int mhRound(int x) throws Throwable {
+        return (int) mhHandle.invokeExact(x);
+    }
+
+    static long mh(Budget until, long[] out) throws Exception {
+        mhHandle = MethodHandles.lookup().findStatic(Stubs.class, "mhTarget",
+            MethodType.methodType(int.class, int.class));
+        long n = 0, sum = 0;
+        try {
+            while (until.more()) {
+                for (int i = 0; i < 10000; i++) {
+                    sum += mhRound(i);
+                }
+                n++;
+            }
+        } catch (Throwable t) {
+            throw new RuntimeException(t);
+        }
+        out[1] = n;
+        sink = sum;
+        return sum;
     }
 
     static long millis(Budget until, long[] out) {
