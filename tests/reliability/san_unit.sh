@@ -65,8 +65,8 @@ export TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1
 # Sanitized code runs 2-10x slower: Check's per-test timeouts (4 s by default) scale with it.
 export CK_TIMEOUT_MULTIPLIER=${CK_TIMEOUT_MULTIPLIER:-10}
 # One process per binary (CK_FORK=no, as valgrind_unit.sh runs them): forked, every check's
-# child ran LeakSanitizer's exit scan (unit.options: 26.6 CPU-s against 0.2; the 52 binaries'
-# times summed 858 s against 477 s, load 15). The same code runs under the same sanitizers, and
+# child ran LeakSanitizer's exit scan (unit.options: 26.6 CPU-s against 0.2; the 52 binaries
+# 169 CPU-s against 111, load 9-20). The same code runs under the same sanitizers, and
 # a leak still fails the binary, reported at its exit (docs/RELIABILITY.md). A binary that sets
 # CK_FORK itself (srunner_set_fork_status) keeps forking.
 export CK_FORK=${CK_FORK:-no}
