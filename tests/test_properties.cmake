@@ -45,17 +45,37 @@ function(fx_apply_part_labels)
   endforeach()
 endfunction()
 
+# COST orders the tests under ctest -j2 where no CTestCostData.txt exists yet (CI's fresh build):
+# longest first, so that the last tests beside the PROCESSORS 2 ones, which run when nothing
+# else is left, are short. Seconds of each test of 20 s or more in session 23's full run
+# (load ~8); a test missing here starts in registration order, possibly last.
 function(fx_apply_test_costs)
-foreach(_fx_cost "san.valgrind_unit.gzip=74" "san.valgrind_unit.ff_writer=33"
-                 "san.valgrind_unit.sort=60" "san.valgrind_unit.textmap=30" "jtreg.jdk25=60"
-                 "it.vthreads.jdk25=100" "san.asan_cycle=100" "it.race.jdk25=110" "it.race.jdk17=85"
-                 "it.cycle.jdk25=95" "it.cycle.jdk17=90" "san.asan_ubsan=61" "fuzz.profile_writer=31"
-                 "fuzz.jfr=31" "fuzz.jfr_convert=31" "fuzz.json_string=31" "jtreg.jdk17=60"
-                 "it.vm_threads.jdk25=50" "it.vm_threads.jdk17=48" "it.push.jdk25=70"
-                 "it.attach.jdk17=65" "it.attach.jdk25=64" "it.fxprof_sources=62"
-                 "it.fxprof_list_record=60" "it.mixed_stacks.jdk17=62" "it.mixed_stacks.jdk25=59"
-                 "it.wall_native.jdk25=55" "it.wall_native.jdk17=55" "it.loop.jdk17=52"
-                 "it.loop.jdk25=51" "it.fault.sigkill_dump.jdk17=50")
+foreach(_fx_cost "it.vthreads.jdk25=175" "san.asan_ubsan=161" "it.cycle.jdk17=118"
+                "it.race.jdk25=109" "it.race.jdk17=108" "it.cycle.jdk25=105" "it.jfr.jdk25=82"
+                "it.attach.jdk25=82" "san.asan_cycle=81" "it.wall_native.jdk17=77"
+                "it.fxprof_sources=77" "it.wall_native.jdk25=75" "it.attach.jdk17=72"
+                "it.mixed_stacks.jdk25=63" "it.alloc.jdk17.attach=62" "it.mixed_stacks.jdk17=60"
+                "it.vm_threads.jdk17=60" "san.valgrind_unit.sort=58" "it.demo.jdk25.cpu=58"
+                "it.vm_threads.jdk25=58" "it.push.jdk17=52" "san.valgrind_unit.textmap=50"
+                "san.valgrind_unit.ff_writer=49" "jtreg.jdk25=48" "it.push.jdk25=48"
+                "it.fxprof_list_record=48" "it.loop.jdk25=46" "san.valgrind_unit.gzip=46"
+                "it.loop.jdk17=45" "it.alloc.jdk25.attach=45" "it.locks.jdk17=45"
+                "style.shell_quoting=43" "it.fault.sigkill_dump.jdk17=42"
+                "it.fault.sigkill_dump.jdk25=41" "it.jfr.jdk17=39" "jtreg.jdk17=39"
+                "it.vthreads_frozen.jdk25=39" "it.misuse.twice.jdk17=39"
+                "it.attach_agentpath.jdk25=39" "it.attach_agentpath.jdk17=38"
+                "it.demo.jdk17.cpu=38" "it.writer_profiler_cli=38" "it.demo.jdk17.wall=37"
+                "it.demo.jdk25.wall=37" "it.demo.jdk17.itimer=36" "it.misuse.twice.jdk25=36"
+                "it.repeat.jdk17=35" "it.fxprof_real_agent=35" "it.demo.jdk25.itimer=34"
+                "it.stub_stacks.jdk25=33" "fuzz.jfr=33" "fuzz.jfr_convert=32"
+                "fuzz.profile_writer=32" "it.locks.jdk25=32" "fuzz.json_string=32"
+                "fuzz.options=32" "it.stub_stacks.jdk17=30" "it.stack_shape.jdk25=29"
+                "it.tracks.jdk17=28" "it.kernel_stacks.jdk25=27" "it.tracks.jdk25=26"
+                "it.stack_shape.jdk17=26" "san.valgrind_unit.ring=25" "it.markers.jdk25=25"
+                "san.valgrind_unit.elfsym=24" "it.vthreads_validate.jdk25=22"
+                "san.valgrind_unit.profile_window=22" "it.alloc.jdk17.live=21"
+                "it.markers.jdk17=21" "it.alloc.jdk25.live=21" "it.fxprof_attach_disabled=21"
+                "it.kernel_stacks.jdk17=20" "it.repeat.jdk25=20")
   string(REPLACE "=" ";" _fx_pair ${_fx_cost})
   list(GET _fx_pair 0 _fx_name)
   list(GET _fx_pair 1 _fx_seconds)

@@ -16,12 +16,18 @@ foreach(_major IN LISTS FX_JDK_MAJORS)
     fx_it_test(it.fault.${_sc}.jdk${_major} fault_scenario.sh ARGS ${_sc} ${_home}
                LABELS it faults jdk${_major} TIMEOUT 300 ENV ${_fx_rel_env})
   endforeach()
-  # Stress scenarios saturate both cores (hundreds of busy threads): under ctest -j2 they run
-  # alone, so they cannot starve a neighbour whose test expects its threads to run (a loop
-  # period with no samples failed it.loop once beside it.stress.concurrent).
+  # short (20 busy threads at a time), concurrent (200) and alloc (4) saturate both cores:
+  # under ctest -j2 they run alone, so they cannot starve a neighbour whose test expects its
+  # threads to run (a loop period with no samples failed it.loop once beside
+  # it.stress.concurrent). deep and unload run one busy thread each (2.3 and 5.3 CPU-s in
+  # 30 s and 70 s at load 28, session 24): they run beside another test, as any one-JVM test.
   foreach(_sc IN LISTS FXAGENT_STRESS_SCENARIOS)
+    set(_props "")
+    if(_sc MATCHES "^(short|concurrent|alloc)$")
+      set(_props PROCESSORS 2)
+    endif()
     fx_it_test(it.stress.${_sc}.jdk${_major} stress_scenario.sh ARGS ${_sc} ${_home}
                LABELS it stress jdk${_major} TIMEOUT 300 ENV ${_fx_rel_env}
-               PROPERTIES PROCESSORS 2)
+               PROPERTIES ${_props})
   endforeach()
 endforeach()

@@ -15,7 +15,7 @@
 # Fails on a build without vtracks= (fxprof start refused) and on one that labels the hog's
 # carrier WAITING in wall mode. Each recording lasts 3 s, longer (60 s at most) on a loaded
 # machine until the workload used 1.5 s of CPU in it (window: the checks want samples).
-# usage: vthreads_attach_test.sh JDK_HOME   (env: FXAGENT_VTHREADS_SRC, FXPROF and it_lib's)
+# usage: vthreads_attach_test.sh JDK_HOME   (env: FXAGENT_VTHREADS_JAR, FXPROF and it_lib's)
 set -euo pipefail
 source "$(dirname "$0")/it_lib.sh"
 # shellcheck source=tests/it/vthreads_lib.sh
@@ -24,7 +24,7 @@ vt_init it.vthreads_attach "$1"
 [[ -x "${FXPROF:-}" ]] || it_fail "FXPROF is not set to the fxprof binary"
 
 rm -f "$FXAGENT_RUN_DIR/stop"
-"$IT_JDK/bin/java" -Djdk.virtualThreadScheduler.parallelism=3 -cp classes \
+"$IT_JDK/bin/java" -Djdk.virtualThreadScheduler.parallelism=3 -cp "$FXAGENT_VTHREADS_JAR" \
     fxagent.vthreads.VThreadWorkload attach 240 "$FXAGENT_RUN_DIR/stop" >plain.out 2>plain.err &
 pid=$!
 trap 'kill -9 "$pid" 2>/dev/null || true' EXIT

@@ -11,7 +11,7 @@
 # steadyBurn's; meta.extra "Virtual threads" counts exactly the samples with it; profiler-cli
 # loads the profile and shows the frame (vthreads_check.py frozen). Fails on a build without
 # the frame (no sample carries it, no such meta.extra row).
-# usage: vthreads_frozen_test.sh JDK_HOME   (env: FXAGENT_VTHREADS_SRC and it_lib's)
+# usage: vthreads_frozen_test.sh JDK_HOME   (env: FXAGENT_VTHREADS_JAR and it_lib's)
 set -euo pipefail
 source "$(dirname "$0")/it_lib.sh"
 # shellcheck source=tests/it/vthreads_lib.sh

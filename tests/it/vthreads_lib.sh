@@ -3,9 +3,9 @@
 # Shared steps of the virtual-thread tests (vthreads_test.sh, vthreads_validate_test.sh,
 # vthreads_attach_test.sh). Source it after it_lib.sh.
 #   vt_init TEST JDK_HOME       before JDK 21: one SKIP line and exit 77; else it_init (as
-#                               TEST.jdk<major>) and the workload (FXAGENT_VTHREADS_SRC)
-#                               compiled into classes/ by the JDK under test (--release 21; the
-#                               build's javac may be 17)
+#                               TEST.jdk<major>) with the workload's jar FXAGENT_VTHREADS_JAR,
+#                               compiled in the build by the JDK under test (--release 21; the
+#                               build's javac may be 17; tests/it/vthreads_tests.cmake)
 #   vt_java NAME CARRIERS AGENT_OPTIONS WORKLOAD_ARGS...
 #                               the workload under the agent: it must exit 0 without hs_err, and
 #                               fxcheck must accept each NAME*.json.gz it wrote; the JVM also
@@ -20,9 +20,8 @@ vt_init() {
         echo "SKIP: $1.jdk${major:-unknown}: virtual threads need JDK 21 or newer (JDK ${major:-unknown} at $2)"
         exit 77
     fi
-    it_init "$1.jdk$major" "$2" FXAGENT_VTHREADS_SRC
+    it_init "$1.jdk$major" "$2" FXAGENT_VTHREADS_JAR
     VT_JVM_OPTS=()
-    "$IT_JDK/bin/javac" --release 21 -d classes "$FXAGENT_VTHREADS_SRC" || it_fail "javac failed"
 }
 
 vt_java() {
@@ -31,7 +30,7 @@ vt_java() {
     for attempt in 1 2 3; do
         rm -f "$FXAGENT_RUN_DIR/$name"*.json.gz
         it_run "$name" "$IT_JDK/bin/java" "-Djdk.virtualThreadScheduler.parallelism=$carriers" \
-            "${VT_JVM_OPTS[@]}" "-agentpath:$FXAGENT_LIB=$opts" -cp classes \
+            "${VT_JVM_OPTS[@]}" "-agentpath:$FXAGENT_LIB=$opts" -cp "$FXAGENT_VTHREADS_JAR" \
             fxagent.vthreads.VThreadWorkload "$@"
         [[ $IT_RC -eq 0 ]] || it_fail "$name: java exited $IT_RC"
         # The workload's own count, not the profile: a virtual thread that did no unit was never

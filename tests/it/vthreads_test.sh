@@ -45,7 +45,7 @@
 #          (unnamed), no root of one virtual thread, and "Virtual thread" markers name them.
 # Read through profiler-cli (vthreads_check.py). Fails on a build without mount tracking (no
 # virtual thread track at all).
-# usage: vthreads_test.sh JDK_HOME   (env: FXAGENT_VTHREADS_SRC and it_lib's)
+# usage: vthreads_test.sh JDK_HOME   (env: FXAGENT_VTHREADS_JAR and it_lib's)
 set -euo pipefail
 source "$(dirname "$0")/it_lib.sh"
 # shellcheck source=tests/it/vthreads_lib.sh

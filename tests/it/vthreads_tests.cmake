@@ -2,18 +2,33 @@
 # Issue 22, virtual threads: it.vthreads.jdk<major> (vthreads_test.sh, vthreads_check.py) on
 # every JDK 21 or later found; earlier JDKs have no virtual threads, so no test is registered
 # for them and configure says so in one line (the test still exits 77 with one line if run on
-# one by hand). The workload's source is
-# compiled by the test with the JDK under test (--release 21; the build's javac may be 17).
+# one by hand). The workload is compiled once in the build by the javac of each JDK it runs on
+# (--release 21; the build's javac may be 17) into java-test/fxagent-vthreads-jdk<major>.jar,
+# which the four tests of that JDK share (each compiled it before: 4 javac runs per JDK).
 # Labels: it, vthreads, jdk<major>.
+set(_fx_vt_src ${CMAKE_SOURCE_DIR}/java-test/vthreads/fxagent/vthreads/VThreadWorkload.java)
 foreach(_major IN LISTS FX_JDK_MAJORS)
   if(_major LESS 21)
     message(STATUS "it.vthreads: JDK ${_major} has no virtual threads: not registered")
     continue()
   endif()
+  set(_vt_classes ${CMAKE_BINARY_DIR}/java-test/vthreads-classes-jdk${_major})
+  set(_vt_jar ${CMAKE_BINARY_DIR}/java-test/fxagent-vthreads-jdk${_major}.jar)
+  add_custom_command(
+    OUTPUT ${_vt_jar}
+    COMMAND ${CMAKE_COMMAND} -E rm -rf ${_vt_classes}
+    COMMAND ${CMAKE_COMMAND} -E make_directory ${_vt_classes}
+    COMMAND ${FX_JDK_HOME_${_major}}/bin/javac --release 21 -d ${_vt_classes} ${_fx_vt_src}
+    COMMAND ${FX_JDK_HOME_${_major}}/bin/jar --create --file ${_vt_jar} -C ${_vt_classes} .
+    DEPENDS ${_fx_vt_src}
+    COMMENT "Building fxagent-vthreads-jdk${_major}.jar"
+    VERBATIM)
+  add_custom_target(fxagent_vthreads_jdk${_major} ALL DEPENDS ${_vt_jar})
+  set(FX_VT_JAR_${_major} ${_vt_jar})
   fx_it_test(it.vthreads.jdk${_major} vthreads_test.sh ARGS ${FX_JDK_HOME_${_major}}
              LABELS it vthreads jdk${_major} TIMEOUT 600
              ENV ${FX_IT_ENV}
-                 FXAGENT_VTHREADS_SRC=${CMAKE_SOURCE_DIR}/java-test/vthreads/fxagent/vthreads/VThreadWorkload.java
+                 FXAGENT_VTHREADS_JAR=${FX_VT_JAR_${_major}}
              PROPERTIES SKIP_RETURN_CODE 77)
 endforeach()
 
@@ -38,7 +53,7 @@ foreach(_major IN LISTS FX_JDK_MAJORS)
                ARGS ${FX_JDK_HOME_${_major}}
                LABELS it vthreads jdk${_major} TIMEOUT 300
                ENV ${FX_IT_ENV}
-                   FXAGENT_VTHREADS_SRC=${CMAKE_SOURCE_DIR}/java-test/vthreads/fxagent/vthreads/VThreadWorkload.java
+                   FXAGENT_VTHREADS_JAR=${FX_VT_JAR_${_major}}
                    FXPROF=${_fx_vt_prof}
                PROPERTIES SKIP_RETURN_CODE 77)
   endforeach()

@@ -12,7 +12,7 @@
 #           comparisons, same bounds.
 # Every mismatch of no documented pattern fails (validate_check.py). Fails on a build without
 # the virtual_threads section (no such report key).
-# usage: vthreads_validate_test.sh JDK_HOME   (env: FXAGENT_VTHREADS_SRC and it_lib's)
+# usage: vthreads_validate_test.sh JDK_HOME   (env: FXAGENT_VTHREADS_JAR and it_lib's)
 set -euo pipefail
 source "$(dirname "$0")/it_lib.sh"
 # shellcheck source=tests/it/vthreads_lib.sh
