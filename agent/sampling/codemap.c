@@ -22,9 +22,8 @@
  * one replaces it (the older code is gone: its memory was reused). Between the reuse and the
  * new load event a stale range could still match: for nmethods the handler checks the compile
  * id stored in the blob header against the range's (fx_recover.h), so a stale range is never
- * used; stubs (vtable/itable stubs, the interpreter, StubRoutines, adapters) are never freed.
- * Stubs are named as users read them: an adapter's fingerprint is cut off (fx_jvm_names_stub_len),
- * so every I2C/C2I adapter is one "I2C/C2I adapters" function, not hundreds told apart by hex.
+ * used; stubs (vtable/itable, the interpreter, StubRoutines, adapters) are never freed, and are
+ * named as users read them: every I2C/C2I adapter one "I2C/C2I adapters" (fx_jvm_names_stub_len).
  * Calls down only: vmstructs.c, coderecent.c, codeheap_check.c and nmethod_scopes.c (the two
  * oracles at a load), codeheap_found.c (codemap=heap's flag), the allocator, fx_jvm_names;
  * codemap_heap.c calls it, never the other way. */
@@ -166,8 +165,7 @@ bool fx_codemap_compiled_load(jmethodID method, const void *code_addr, jint code
         r.level = l.level >= 1 && l.level <= 4 ? (uint8_t)l.level : 0;
         r.stubs = l.stubs > r.begin && l.stubs <= r.end ? (uint32_t)(l.stubs - r.begin) : 0;
         /* a method handle intrinsic (8.5l): frame size 0 read, level 0 (no other nmethod) */
-        if (normal && l.frame_words == 0 && l.level == 0)
-            r.flags |= FX_RANGE_FRAMELESS;
+        r.flags |= normal && l.frame_words == 0 && l.level == 0 ? FX_RANGE_FRAMELESS : 0;
     }
     r.flags |= self_inlined(method, compile_info) ? FX_RANGE_SELF_INLINE : 0;
     fx_nmethod_scopes_check(&r, method, compile_info); /* issue 31: the nmethod's own facts */
@@ -225,7 +223,7 @@ static size_t name_index(const char *name)
 /* StubRoutines' fill stubs: j<type>_fill and arrayof_j<type>_fill (generate_fill's callers) */
 static bool fill_stub(const char *name)
 {
-    const char *t = strncmp(name, "arrayof_", 8) == 0 ? name + 8 : name;
+    const char *t = name + (strncmp(name, "arrayof_", 8) == 0 ? 8 : 0);
     return !strcmp(t, "jbyte_fill") || !strcmp(t, "jshort_fill") || !strcmp(t, "jint_fill");
 }
 
@@ -253,15 +251,14 @@ bool fx_codemap_dynamic_code(const char *name, const void *address, jint length)
     /* issue 32: below the call stub's frame, the native frames of the Java call go on */
     if (strcmp(name, "call_stub") == 0)
         r.flags |= FX_RANGE_CALL_STUB;
-    /* issue 32: the arraycopy stubs ("jbyte_disjoint_arraycopy", ...) get recover_stub.c's rule;
-     * the intrinsics' (CRC32/Adler32, MD5/SHA, Base64) and the fill stubs too, with a PcDesc
-     * required where the call ends or a partial stack (recover_pcdesc.h, VALIDATION.md 8.5d). */
+    /* issue 32: recover_stub.c's rules for the arraycopy, intrinsics' (CRC32/Adler32, MD5/SHA,
+     * Base64) and fill stubs: a PcDesc where the call ends, else a partial stack (8.5d) */
     if (r.kind == FX_BLOB_STUB && strstr(name, "arraycopy") != NULL)
         r.arraycopy = FX_STUB_ARRAYCOPY;
     else if (r.kind == FX_BLOB_STUB &&
              (strstr(name, "updateBytes") != NULL || strstr(name, "implCompress") != NULL ||
-              strstr(name, "base64") != NULL || strcmp(name, "implEncode") == 0 ||
-              strcmp(name, "implDecode") == 0)) /* JDK 17's names of the Base64 stubs */
+              strstr(name, "base64") != NULL || strcmp(name, "implEncode") == 0 || /* JDK 17 */
+              strcmp(name, "implDecode") == 0))
         r.arraycopy = FX_STUB_INTRINSIC;
     else if (r.kind == FX_BLOB_STUB && fill_stub(name))
         r.arraycopy = FX_STUB_FILL;
