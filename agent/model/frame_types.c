@@ -46,22 +46,36 @@ static size_t fx_rec_types_at(const struct fx_sample_rec *r, size_t len)
     return r->types && at != 0 && at + sizeof(uint64_t) <= len ? at : 0;
 }
 
+/* Where the parts after the types and their found nmethods begin; 0 when malformed. */
+static size_t after_types(const struct fx_sample_rec *r, size_t len)
+{
+    size_t at = skip_part(r, len, after_kernel(r, len), r->types, FX_TYPES_MAX);
+    return skip_part(r, len, at, r->found, FX_FOUND_KEPT);
+}
+
+/* The found part's count (a uint64_t) and words (fx_heap_memo.found), or 0. */
+static size_t fx_rec_found_at(const struct fx_sample_rec *r, size_t len)
+{
+    size_t at = r->found ? skip_part(r, len, after_kernel(r, len), r->types, FX_TYPES_MAX) : 0;
+    return at != 0 && at + sizeof(uint64_t) <= len ? at : 0;
+}
+
 size_t fx_rec_below_at(const struct fx_sample_rec *r, size_t len)
 {
-    size_t at = r->below ? skip_part(r, len, after_kernel(r, len), r->types, FX_TYPES_MAX) : 0;
+    size_t at = r->below ? after_types(r, len) : 0;
     return at != 0 && at + sizeof(uint64_t) <= len ? at : 0;
 }
 
 size_t fx_rec_task_at(const struct fx_sample_rec *r, size_t len)
 {
-    size_t at = r->task ? skip_part(r, len, after_kernel(r, len), r->types, FX_TYPES_MAX) : 0;
+    size_t at = r->task ? after_types(r, len) : 0;
     at = skip_part(r, len, at, r->below, FX_BELOW_WORDS);
     return at != 0 && at + 2 * sizeof(uint64_t) <= len ? at : 0;
 }
 
 size_t fx_rec_receiver_at(const struct fx_sample_rec *r, size_t len)
 {
-    size_t at = r->receiver ? skip_part(r, len, after_kernel(r, len), r->types, FX_TYPES_MAX) : 0;
+    size_t at = r->receiver ? after_types(r, len) : 0;
     at = skip_part(r, len, at, r->below, FX_BELOW_WORDS);
     at = at != 0 && r->task ? at + 2 * sizeof(uint64_t) : at;
     return at != 0 && at + sizeof(uint64_t) <= len ? at : 0;
@@ -93,6 +107,12 @@ void fx_frame_types_of(const struct fx_sample_rec *r, uint32_t len, int32_t n,
     if (nw > FX_TYPES_MAX || at + (1 + nw) * sizeof(uint64_t) > len)
         nw = 0;
     const uint8_t *words = (const uint8_t *)r + at + sizeof(uint64_t);
+    size_t fat = fx_rec_found_at(r, len);
+    uint64_t nf = 0, jf = 0; /* the found part's words; how many FX_TYPE_FOUND named so far */
+    if (fat != 0)
+        memcpy(&nf, (const uint8_t *)r + fat, sizeof(nf));
+    if (nf > FX_FOUND_KEPT || fat + (1 + nf) * sizeof(uint64_t) > len)
+        nf = 0;
     int32_t i = 0;
     int64_t t0 = fx_clock_ns(CLOCK_MONOTONIC);
     ft.samples += nw > 0;
@@ -107,7 +127,18 @@ void fx_frame_types_of(const struct fx_sample_rec *r, uint32_t len, int32_t n,
             continue;
         }
         jmethodID root = (jmethodID)(uintptr_t)(w & ((UINT64_C(1) << 56) - 1));
-        if (!(tag & FX_TYPE_COMPILED) || (tag & 8)) {
+        /* found in the code heaps during the sample: its facts from the drain's code map or
+         * the nmethod itself, now (issue 31); typed only where it is known not to be inlined
+         * into itself, as its CompiledMethodLoad would have said */
+        bool known = false;
+        bool found = (tag & FX_TYPE_COMPILED) && (tag & 8) && (tag & FX_TYPE_FOUND);
+        jf += found && !(tag & FX_TYPE_AGAIN); /* the next word, or the one before again */
+        if (found && jf >= 1 && jf <= nf) {
+            uint64_t fw;
+            memcpy(&fw, (const uint8_t *)r + fat + jf * sizeof(uint64_t), sizeof(fw));
+            known = fx_codemap_found_not_self(fw, (uint64_t)(uintptr_t)root, tag & 7);
+        }
+        if (!(tag & FX_TYPE_COMPILED) || ((tag & 8) && !known)) {
             ft.self_inline += (tag & 8) != 0;
             break;
         }

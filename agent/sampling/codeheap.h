@@ -11,6 +11,18 @@
 #include "fx_recover.h"
 #include "interp_frame.h"
 
+/* One sample's code heap lookups (the handler's stack): the last nmethod found there, which a
+ * deep recursion in a method compiled since the table meets at every frame, reused while a pc
+ * lies in it; the lookups made and those refused past FX_HEAP_BUDGET. Zeroed per sample.
+ * found: a word per FX_TYPE_FOUND type word but FX_TYPE_AGAIN's, in their order
+ * (fx_recover_segment), for the drain to read that nmethod's inlining facts (issue 31): its
+ * blob's offset from the code cache's low bound (bits 0-31), its compile id (bits 32-63). */
+struct fx_heap_memo {
+    struct fx_code_range last; /* end 0: none */
+    uint32_t lookups, refused, n_found;
+    uint64_t found[FX_FOUND_KEPT];
+};
+
 /* Offsets in bytes; -1: not exported (then the field's use is off). pid 0: not published. */
 struct fx_codeheap_layout {
     int32_t pid;             /* this process: the target of the checked reads */

@@ -169,6 +169,78 @@ bool fx_codemap_refresh(void)
     return fx_codemap_publish() || found;
 }
 
+/* The drain's, model owner: the facts of nmethods samples found in the code heaps and the
+ * code map lacked then (FX_TYPE_FOUND, issue 31). The reads' outcomes by the word (blob offset,
+ * compile id: one compilation, whose scopes never change); key 0: empty. */
+#define FOUND_CACHE 256
+enum {
+    FOUND_NOT_SELF,
+    FOUND_SELF,    /* inlined into itself, or its facts could not be read */
+    FOUND_UNKNOWN, /* not that compilation any more (freed), or no code heap layout */
+};
+static struct {
+    uint64_t key[FOUND_CACHE];
+    uint8_t what[FOUND_CACHE];
+    uint64_t map, read, self, unknown; /* frames typed from the map, from a read; not typed */
+} fd;
+
+/* The live table's nmethod of that blob and compile id, or NULL: the first range beginning
+ * after the blob (its header lies before its code, in no other range). */
+static const struct fx_code_range *live_of(uintptr_t blob, int32_t cid)
+{
+    size_t n;
+    const struct fx_code_range *live = fx_codemap_live(&n);
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (live[mid].begin <= blob)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    const struct fx_code_range *r = lo < n ? &live[lo] : NULL;
+    return r != NULL && r->kind == FX_BLOB_NMETHOD && r->blob == blob && r->compile_id == cid
+                   ? r
+                   : NULL;
+}
+
+/* The facts of the nmethod of blob and compile id cid (not in the map): read now unless the
+ * cache has them. nmethod_scopes.c checks the compile id at the blob before and after its read,
+ * so an nmethod freed since the sample (a compile id is never reused) gives FOUND_UNKNOWN. */
+static int read_found(uint64_t word, uintptr_t blob, int32_t cid)
+{
+    size_t h = (size_t)((word * 0x9E3779B97F4A7C15ull) >> 40) % FOUND_CACHE;
+    if (fd.key[h] == word)
+        return fd.what[h];
+    struct fx_code_range q = {.kind = FX_BLOB_NMETHOD, .blob = blob, .compile_id = cid};
+    struct fx_nmethod_scopes sc;
+    int what = fx_nmethod_scopes_read(&q, &sc) ? (sc.self_inlined ? FOUND_SELF : FOUND_NOT_SELF)
+                                               : FOUND_UNKNOWN;
+    fd.key[h] = word;
+    fd.what[h] = (uint8_t)what;
+    return what;
+}
+
+bool fx_codemap_found_not_self(uint64_t word, uint64_t method, unsigned level)
+{
+    uintptr_t lo =
+            __atomic_load_n(&fx_sig.codeheap.pid, __ATOMIC_ACQUIRE) != 0 ? fx_sig.codeheap.lo : 0;
+    uintptr_t blob = lo + (uintptr_t)(word & UINT32_MAX);
+    int32_t cid = (int32_t)(uint32_t)(word >> 32);
+    const struct fx_code_range *r = lo != 0 ? live_of(blob, cid) : NULL;
+    int what = lo == 0                                  ? FOUND_UNKNOWN
+               : r == NULL                              ? read_found(word, blob, cid)
+               : r->name != method || r->level != level ? FOUND_UNKNOWN
+               /* as its CompiledMethodLoad or its scopes (at the drain's add) said */
+               : r->flags & FX_RANGE_SELF_INLINE ? FOUND_SELF
+                                                 : FOUND_NOT_SELF;
+    fd.map += r != NULL && what == FOUND_NOT_SELF;
+    fd.read += r == NULL && what == FOUND_NOT_SELF;
+    fd.self += what == FOUND_SELF;
+    fd.unknown += what == FOUND_UNKNOWN;
+    return what == FOUND_NOT_SELF;
+}
+
 void fx_codemap_heap_report(struct fx_profile *p, const char *g)
 {
     bool on = fx_codemap_heap_on();
@@ -176,6 +248,15 @@ void fx_codemap_heap_report(struct fx_profile *p, const char *g)
                          on ? "the code heaps (codemap=heap: no CompiledMethodLoad)"
                             : "CompiledMethodLoad (JVMTI)");
     fx_vmflags_report(p, g);
+    fx_profile_extra_detail(p, g,
+                            "frames in nmethods found during their sample: typed from the code map",
+                            (int64_t)fd.map);
+    fx_profile_extra_detail(p, g, "... typed from their nmethod read at the drain",
+                            (int64_t)fd.read);
+    fx_profile_extra_detail(p, g, "... not typed: inlined into itself, or facts not read",
+                            (int64_t)fd.self);
+    fx_profile_extra_detail(p, g, "... not typed: nmethod gone or not that compilation",
+                            (int64_t)fd.unknown);
     if (!on)
         return;
     uint64_t offered, queued, full;

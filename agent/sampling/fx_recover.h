@@ -114,13 +114,8 @@ enum fx_recover_case {
  * system calls, and a walk asks at every frame whose pc the table does not know. */
 #define FX_HEAP_BUDGET 24
 
-/* One sample's code heap lookups (the handler's stack): the last nmethod found there, which a
- * deep recursion in a method compiled since the table meets at every frame, reused while a pc
- * lies in it; the lookups made and those refused past FX_HEAP_BUDGET. Zeroed per sample. */
-struct fx_heap_memo {
-    struct fx_code_range last; /* end 0: none */
-    uint32_t lookups, refused;
-};
+#define FX_FOUND_KEPT FX_HEAP_BUDGET /* nmethods a record names for FX_TYPE_FOUND: 1 a lookup */
+struct fx_heap_memo;                 /* codeheap.h: one sample's code heap lookups */
 
 /* The most interpreted frames one anchor walk names (recover_anchor.c): ~64 x 7 system calls. */
 #define FX_INTERP_BUDGET 64
@@ -150,10 +145,14 @@ struct fx_anchor_facts {
 /* Frame types (issue 32): one word per physical Java frame, leaf first, from the code each
  * runs in (recover_anchor.c, fx_recover_types). Top byte: FX_TYPE_INTERPRETED, or
  * FX_TYPE_COMPILED | tier (bits 0-2: nmethod::_comp_level, 0 unknown) | 8 when the method may
- * be inlined into itself (the inlined frames cannot be told from the root by method alone);
+ * be inlined into itself (the inlined frames cannot be told from the root by method alone),
+ * | FX_TYPE_FOUND where the nmethod was found in the code heaps during the sample and the
+ * record's found part names it (its next word; with FX_TYPE_AGAIN the word before's again);
  * below it, a compiled frame's jmethodID. At most FX_TYPES_MAX per sample. */
 #define FX_TYPE_INTERPRETED 0x20u
 #define FX_TYPE_COMPILED    0x40u
+#define FX_TYPE_FOUND       0x10u
+#define FX_TYPE_AGAIN       0x80u
 #define FX_TYPES_MAX        64
 
 /* Issue 32: the native frames below and between the Java frames, after the types part when

@@ -316,7 +316,9 @@ static bool read_why(const struct fx_code_range *r, struct fx_nmethod_scopes *ou
 bool fx_nmethod_scopes_read(const struct fx_code_range *r, struct fx_nmethod_scopes *out)
 {
     enum fx_scopes_why why;
-    return read_why(r, out, &why);
+    /* no PcDesc with a scope (a native wrapper, a method handle intrinsic): read whole, nothing
+     * inlined, as CompiledMethodLoad's empty inline record says for it (session 24) */
+    return read_why(r, out, &why) || why == FX_SCOPES_EMPTY;
 }
 
 static int cmp_id(const void *a, const void *b)

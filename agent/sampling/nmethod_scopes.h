@@ -27,7 +27,7 @@ struct fx_nmethod_scopes {
 };
 
 /* Off the signal path (the drain thread, any JVMTI callback thread). false: not read (the reason
- * counted). */
+ * counted). An nmethod with no PcDesc with a scope is read: nothing inlined (out all 0). */
 bool fx_nmethod_scopes_read(const struct fx_code_range *r, struct fx_nmethod_scopes *out);
 
 /* inlined_methods stops there, as fx_jit_info_inlined does (3/4 of its 256-slot set). */

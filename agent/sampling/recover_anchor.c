@@ -168,12 +168,26 @@ int fx_recover_anchor(const struct fx_code_table *tab, struct fx_heap_memo *m, l
     return FX_REC_ANCHOR;
 }
 
-/* Signal-safe: one type word per physical Java frame (sample.h, FX_TYPE_*). */
-static uint64_t type_word(const struct fx_code_range *r)
+/* Signal-safe: one type word per physical Java frame (sample.h, FX_TYPE_*). An nmethod the
+ * code heaps gave during this very sample (m->last: its inlining is not known here) is kept in
+ * m->found, when there is room and its blob lies within 4 GiB of the code cache's low bound
+ * (HotSpot reserves at most 2 GiB), for the drain to read its facts (issue 31). */
+static uint64_t type_word(const struct fx_code_table *tab, struct fx_heap_memo *m,
+                          const struct fx_code_range *r)
 {
     if (r->kind != FX_BLOB_NMETHOD)
         return (uint64_t)FX_TYPE_INTERPRETED << 56;
     uint64_t tag = FX_TYPE_COMPILED | (r->level & 7) | (r->flags & FX_RANGE_SELF_INLINE ? 8 : 0);
+    if (!(tag & 8) || m == NULL || r != &m->last || tab == NULL || tab->heap == NULL ||
+        r->blob < tab->heap->lo || r->blob - tab->heap->lo > UINT32_MAX)
+        return tag << 56 | r->name;
+    uint64_t w = (uint64_t)(r->blob - tab->heap->lo) | (uint64_t)(uint32_t)r->compile_id << 32;
+    if (m->n_found > 0 && m->n_found <= FX_FOUND_KEPT && m->found[m->n_found - 1] == w)
+        tag |= FX_TYPE_FOUND | FX_TYPE_AGAIN; /* a recursion: the word before names it */
+    else if (m->n_found < FX_FOUND_KEPT) {
+        m->found[m->n_found++] = w;
+        tag |= FX_TYPE_FOUND;
+    }
     return tag << 56 | r->name;
 }
 
@@ -224,7 +238,7 @@ uint32_t fx_recover_segment(const struct fx_code_table *tab, struct fx_heap_memo
                 }
             }
             if (n < cap)
-                out[n] = type_word(r);
+                out[n] = type_word(tab, m, r);
             n++;
             if (r->frame_words <= 0 || (uintptr_t)r->frame_words > (hi - at.sp) / 8)
                 return n;
@@ -239,7 +253,7 @@ uint32_t fx_recover_segment(const struct fx_code_table *tab, struct fx_heap_memo
              * counts from: the c2i adapter saved it) in the slot at fp - 8
              * (frame::sender_for_interpreter_frame, interpreter_frame_sender_sp_offset). */
             if (n < cap)
-                out[n] = type_word(r);
+                out[n] = type_word(tab, m, r);
             n++;
             if (at.fp < at.sp || at.fp < lo + 8 || at.fp >= hi ||
                 !fx_recover_stack_word(lo, hi, at.fp + 8, &next.pc) ||

@@ -31,7 +31,8 @@
 #include "recover_pcdesc.h"
 #include "recover_x86.h"
 
-bool fx_vmcode_anchored_sigsafe(const struct fx_thread *t, const void *ucontext, int code)
+bool fx_vmcode_anchored_sigsafe(const struct fx_thread *t, const void *ucontext, int code,
+                                struct fx_heap_memo *m)
 {
 #if defined(__x86_64__)
     const ucontext_t *uc = ucontext;
@@ -50,14 +51,16 @@ bool fx_vmcode_anchored_sigsafe(const struct fx_thread *t, const void *ucontext,
     /* the anchor's frame (its pc, or make_walkable's sp[-1]) not a deoptimization blob's */
     if (pc == 0 && !fx_recover_stack_word(t->stack_lo, t->stack_hi, sp - 8, &pc))
         return false;
+    /* the code heaps too (issue 31): with codemap=heap the compiled method whose call left
+     * that return address is often in no table yet; the table alone refused it as unknown */
     __atomic_add_fetch(&fx_sig.code_readers, 1, __ATOMIC_SEQ_CST);
     const struct fx_code_range *r =
-            fx_recover_find(__atomic_load_n(&fx_sig.code_table, __ATOMIC_SEQ_CST), pc);
+            fx_recover_find_any(__atomic_load_n(&fx_sig.code_table, __ATOMIC_SEQ_CST), pc, m);
     bool deopt = r == NULL || (r->flags & FX_RANGE_DEOPT) != 0;
     __atomic_sub_fetch(&fx_sig.code_readers, 1, __ATOMIC_SEQ_CST);
     return !deopt;
 #else
-    (void)t, (void)ucontext, (void)code;
+    (void)t, (void)ucontext, (void)code, (void)m;
     return false;
 #endif
 }

@@ -14,9 +14,11 @@
  * handle_polling_page_exception, C1's Runtime1 stubs calling exception_handler_for_pc, C2's
  * exception blob calling handle_exception_C, the deoptimization blob's fetch_unroll_info). The
  * Java frames are then the anchor's, walked as for -3 (recover_anchor.c); an anchor whose frame
- * (its pc, or the word below its sp) is in no known blob or in a deoptimization blob
+ * (its pc, or the word below its sp) is in no known blob (the table, or the code heaps with the
+ * sample's memo m) or in a deoptimization blob
  * (FX_RANGE_DEOPT: unpack_frames fills in interpreter frames under it) is not taken. */
-bool fx_vmcode_anchored_sigsafe(const struct fx_thread *t, const void *ucontext, int code);
+bool fx_vmcode_anchored_sigsafe(const struct fx_thread *t, const void *ucontext, int code,
+                                struct fx_heap_memo *m);
 
 /* Signal-safe: AsyncGetCallTrace failed in Java (-5, -6) with the pc in no code blob and no last
  * Java frame: the native frames are stepped to Java code; where they return into

@@ -72,8 +72,8 @@ enum fx_wall_state {
  * then native_frames return addresses (cstack=fp), from frames + native_at; then, when
  * `kernel` is not FX_KREC_OFF, the kernel frames of the perf callchain (kstack=yes); then, with
  * `types`, a uint64_t count and that many frame type words (fx_recover.h, FX_TYPE_*); then,
- * with `below`, the native frames below the Java ones (FX_BELOW_*); with `task`, 2 words
- * (compile_task.h); with `receiver`, 1 word (receiver.h); with `tctx`, the trace context last.
+ * with `found`, a count and FX_TYPE_FOUND's words (codeheap.h); with `below`, the native frames
+ * below (FX_BELOW_*); `task`: 2 words (compile_task.h); `receiver`: 1 (receiver.h); `tctx` last.
  * After a recovery (an FX_REC_* case > 0) frames[0] is the blob's frame, then ASGCT's trace from
  * the caller's context. Linenos: a blob's, method_id its jmethodID (FX_LINE_NMETHOD) or a stub
  * name index (FX_LINE_STUB, codemap.c); a partial stack's pseudo-frames (recover_partial.h). */
@@ -96,8 +96,8 @@ struct fx_sample_rec {
     uint8_t native_frames; /* return addresses (uint64_t, leaf first) at frames + native_at */
     uint16_t native_at;    /* the fx_asgct_frame entries stored before them */
     uint8_t native_stop : 5, below : 1, task : 1, tctx : 1; /* fx_native_stop; the parts above */
-    uint8_t kernel : 3, receiver : 1; /* enum fx_perfring_state; unless FX_KREC_OFF, a count
-        and that many kernel addresses follow (fx_rec_kernel_at); receiver: receiver.h's word */
+    uint8_t kernel : 3, receiver : 1, found : 1; /* enum fx_perfring_state; unless FX_KREC_OFF,
+        a count and that many kernel addresses follow (fx_rec_kernel_at); receiver.h's word */
     fx_asgct_frame frames[];
 };
 _Static_assert(sizeof(struct fx_sample_rec) == 32, "the ring record header stays 32 bytes");

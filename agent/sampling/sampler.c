@@ -71,7 +71,8 @@ static int check_ring_fits_depth(const struct fx_options *o, struct fx_errbuf *e
     native += sizeof(uint64_t); /* a mounted virtual thread's id (issue 22) */
     if (o->cstack != FX_CSTACK_NO && o->kstack == FX_KSTACK_YES && o->mode == FX_MODE_CPU)
         native += (1 + FX_KERNEL_MAX) * sizeof(uint64_t); /* the kernel frames and their count */
-    native += (1 + FX_TYPES_MAX) * sizeof(uint64_t); /* frame types and their count (issue 32) */
+    native += (1 + FX_TYPES_MAX) * sizeof(uint64_t);  /* frame types and their count (issue 32) */
+    native += (1 + FX_FOUND_KEPT) * sizeof(uint64_t); /* their nmethods found during the sample */
     if (o->cstack != FX_CSTACK_NO) /* the native frames below the Java ones, their count */
         native += (1 + FX_BELOW_WORDS) * sizeof(uint64_t);
     native += 2 * sizeof(uint64_t) + sizeof(struct fx_tctx_rec); /* a compile task; a context */

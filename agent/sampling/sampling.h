@@ -98,9 +98,8 @@ uint64_t fx_engine_wall_ticks(void);
  * Caller holds fx_threads_lock, or the thread has ended. */
 int64_t fx_timer_armed_cpu_ns(const struct fx_thread *t);
 
-/* --- codemap.c: code ranges for stack recovery (issue 20), built outside signal context ---
- * JVMTI callbacks (any thread) queue changes, appended to the recent table the handler reads at
- * once (coderecent.h); a callback's true: the drain should come soon (fx_drain_hurry). */
+/* --- codemap.c: code ranges for stack recovery (issue 20), built outside signal context; JVMTI
+ * callbacks queue changes into the handler's recent table; true: fx_drain_hurry (coderecent.h) */
 int fx_codemap_setup(void); /* Agent_OnLoad: before the events are enabled */
 /* Each start (codemap_heap.c): true if codemap=heap is on (no CompiledMethodLoad needed), as _on
  * says since. Load, attach (vmflags.c): DebugNonSafepoints on if at its default. */
@@ -111,14 +110,15 @@ bool fx_codemap_compiled_load(jmethodID method, const void *code_addr, jint code
                               const void *compile_info);
 void fx_codemap_compiled_unload(jmethodID method, const void *code_addr);
 bool fx_codemap_dynamic_code(const char *name, const void *address, jint length);
-/* Drain: _refresh (codemap_heap.c: codemap=heap's finds, stale ranges) then _publish (a new base
- * table); true: the drain should stay fast (past a full recent table, not published, new code). */
+/* Drain: _refresh (codemap_heap.c) then _publish a new base table (true: stay fast, new code);
+ * _found_not_self (issue 31): an FX_TYPE_FOUND frame's nmethod known not inlined into itself */
 bool fx_codemap_publish(void);
 bool fx_codemap_refresh(void);
 void fx_codemap_idle(void); /* stopped, drain paused: frees replaced tables, the spare */
 const char *fx_codemap_stub_name(uint64_t index);                /* drain: a stub's name, or NULL */
 void fx_codemap_report(struct fx_profile *p, const char *group); /* drain: meta.extra */
 void fx_codemap_heap_report(struct fx_profile *p, const char *group); /* then codemap=heap's */
+bool fx_codemap_found_not_self(uint64_t word, uint64_t method, unsigned level);
 
 /* --- kstack.c: kernel frames (issue 16, kstack=yes) --- */
 

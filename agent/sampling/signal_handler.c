@@ -265,7 +265,7 @@ static uint8_t recover_any_sigsafe(struct fx_thread *t, void *ucontext, fx_asgct
      * it; the anchor walk crosses it by its frame size, as HotSpot's own walks do */
     if (trace->num_frames == FX_ASGCT_UNKNOWN_NOT_JAVA ||
         trace->num_frames == FX_ASGCT_NOT_WALKABLE_NOT_JAVA ||
-        fx_vmcode_anchored_sigsafe(t, ucontext, trace->num_frames)) /* and 8.5i's anchored */
+        fx_vmcode_anchored_sigsafe(t, ucontext, trace->num_frames, m)) /* and 8.5i's anchored */
         rc = anchor_sigsafe(t, trace, depth, &blob, stop, m, NULL);
     else if (trace->num_frames == FX_ASGCT_UNKNOWN_JAVA ||
              trace->num_frames == FX_ASGCT_NOT_WALKABLE_JAVA)
@@ -361,6 +361,15 @@ static void kernel_floor_sigsafe(struct fx_thread *t)
         t->kfloor_ns = clock_ns_sigsafe(CLOCK_MONOTONIC);
 }
 
+/* Signal-safe: a counted part of the record (n, then n words) at tail; the byte past it. */
+static uint8_t *put_part_sigsafe(uint8_t *tail, uint64_t n, const uint64_t *w)
+{
+    memcpy(tail, &n, sizeof(n));
+    if (n > 0)
+        memcpy(tail + sizeof(n), w, n * sizeof(uint64_t));
+    return tail + (1 + n) * sizeof(uint64_t);
+}
+
 /* Signal-safe: ASGCT into the thread's own buffer (recovering the stack where fx_recover.h
  * proves the caller's context), then one record into its ring. */
 static void record_sigsafe(struct fx_thread *t, const siginfo_t *si, void *ucontext, int64_t now_ns,
@@ -400,6 +409,7 @@ static void record_sigsafe(struct fx_thread *t, const siginfo_t *si, void *ucont
     if (recovery < FX_REC_CASES && kept > 0 && walk_stop == FX_WSTOP_NONE)
         n_types = fx_native_below_sigsafe(t, ucontext, tw, cut ? NULL : native + n_native,
                                           FX_NATIVE_MAX - n_native, &n_below, &memo);
+    uint64_t n_found = n_types > 0 ? memo.n_found : 0; /* issue 31: FX_TYPE_FOUND's nmethods */
     uint64_t task[2]; /* issue 32: a compiler thread's compile (compile_task_sig.c), after those */
     bool has_task = t->native_only && fx_compile_task_read_sigsafe(t, task);
     /* issue 32 item 3: a dispatch stub's receiver class (receiver_sig.c), after those */
@@ -412,6 +422,7 @@ static void record_sigsafe(struct fx_thread *t, const siginfo_t *si, void *ucont
                                   (n_native + (vt == FX_VT_ID)) * sizeof(uint64_t) +
                                   (kstate != FX_KREC_OFF ? (1 + n_kernel) * sizeof(uint64_t) : 0) +
                                   (n_types > 0 ? (1 + n_types) * sizeof(uint64_t) : 0) +
+                                  (n_found > 0 ? (1 + n_found) * sizeof(uint64_t) : 0) +
                                   (n_below > 0 ? (1 + n_below) * sizeof(uint64_t) : 0) +
                                   (has_task ? sizeof(task) : 0) + (has_recv ? sizeof(recv) : 0) +
                                   (has_ctx ? sizeof(ctx) : 0));
@@ -445,23 +456,12 @@ static void record_sigsafe(struct fx_thread *t, const siginfo_t *si, void *ucont
         memcpy(tail, &vt_id, sizeof(vt_id));
         tail += sizeof(vt_id);
     }
-    if (kstate != FX_KREC_OFF) {
-        memcpy(tail, &n_kernel, sizeof(n_kernel));
-        if (n_kernel > 0)
-            memcpy(tail + sizeof(n_kernel), kernel, n_kernel * sizeof(uint64_t));
-        tail += (1 + n_kernel) * sizeof(uint64_t);
-    }
-    if (n_types > 0) {
-        memcpy(tail, &n_types, sizeof(n_types));
-        memcpy(tail + sizeof(n_types), types, n_types * sizeof(uint64_t));
-        tail += (1 + n_types) * sizeof(uint64_t);
-    }
-    if (n_below > 0) {
-        uint64_t nb = n_below;
-        memcpy(tail, &nb, sizeof(nb));
-        memcpy(tail + sizeof(nb), native + n_native, n_below * sizeof(uint64_t));
-        tail += (1 + n_below) * sizeof(uint64_t);
-    }
+    if (kstate != FX_KREC_OFF)
+        tail = put_part_sigsafe(tail, n_kernel, kernel);
+    tail = n_types > 0 ? put_part_sigsafe(tail, n_types, types) : tail;
+    r->found = n_found > 0;
+    tail = n_found > 0 ? put_part_sigsafe(tail, n_found, memo.found) : tail;
+    tail = n_below > 0 ? put_part_sigsafe(tail, n_below, native + n_native) : tail;
     if (has_task) {
         memcpy(tail, task, sizeof(task));
         tail += sizeof(task);

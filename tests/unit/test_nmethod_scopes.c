@@ -394,6 +394,13 @@ static int read_fake(int which)
     r.compile_id = 43; /* another compilation at that address: not read */
     bad |= fx_nmethod_scopes_read(&r, &o) << 2;
     r.compile_id = 42;
+    struct image e; /* no PcDesc with a scope (a native wrapper): read, nothing inlined */
+    const int none[] = {0, 0, 0, 0};
+    image(&e, self_chain, 4, none, 4, which >= 20, 300);
+    struct fx_code_range er;
+    fake(&e, &er);
+    bad |= !(fx_nmethod_scopes_read(&er, &o) && !o.self_inlined && o.inlined_methods == 0) << 5;
+    fake(&g, &r);
     put_int(blob + (which == 25 ? 200 : 272), 10); /* the PcDescs' end before their begin */
     bad |= fx_nmethod_scopes_read(&r, &o) << 3;
     r.blob = 0;

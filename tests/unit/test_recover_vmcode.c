@@ -258,33 +258,38 @@ START_TEST(test_anchored_route)
     stack[63] = (uintptr_t)stub + 40; /* the call's return address below the anchor's sp */
     env[1] = (uintptr_t)&stack[64], env[2] = 0, env[3] = 0; /* sp set, pc not yet */
     fake_mapped = true;
-    ck_assert(fx_vmcode_anchored_sigsafe(&t, &uc, FX_ASGCT_NOT_WALKABLE_JAVA));
-    ck_assert(fx_vmcode_anchored_sigsafe(&t, &uc, FX_ASGCT_UNKNOWN_JAVA));
+    ck_assert(fx_vmcode_anchored_sigsafe(&t, &uc, FX_ASGCT_NOT_WALKABLE_JAVA, NULL));
+    ck_assert(fx_vmcode_anchored_sigsafe(&t, &uc, FX_ASGCT_UNKNOWN_JAVA, NULL));
     env[3] = 0xF00; /* C1's call_RT: fp set */
-    ck_assert(fx_vmcode_anchored_sigsafe(&t, &uc, FX_ASGCT_NOT_WALKABLE_JAVA));
+    ck_assert(fx_vmcode_anchored_sigsafe(&t, &uc, FX_ASGCT_NOT_WALKABLE_JAVA, NULL));
     env[2] = (uintptr_t)stub + 8; /* made walkable (last_frame()), or C2's exception blob */
-    ck_assert(fx_vmcode_anchored_sigsafe(&t, &uc, FX_ASGCT_NOT_WALKABLE_JAVA));
+    ck_assert(fx_vmcode_anchored_sigsafe(&t, &uc, FX_ASGCT_NOT_WALKABLE_JAVA, NULL));
     s->flags = FX_RANGE_DEOPT; /* a deoptimization blob: unpack_frames fills frames under it */
-    ck_assert(!fx_vmcode_anchored_sigsafe(&t, &uc, FX_ASGCT_NOT_WALKABLE_JAVA));
+    ck_assert(!fx_vmcode_anchored_sigsafe(&t, &uc, FX_ASGCT_NOT_WALKABLE_JAVA, NULL));
     s->flags = 0;
     env[2] = 0x1234; /* the anchor's frame in no known blob */
-    ck_assert(!fx_vmcode_anchored_sigsafe(&t, &uc, FX_ASGCT_NOT_WALKABLE_JAVA));
+    ck_assert(!fx_vmcode_anchored_sigsafe(&t, &uc, FX_ASGCT_NOT_WALKABLE_JAVA, NULL));
+    /* issue 31: in an nmethod the code heaps give (codemap=heap: not in the table yet) */
+    struct fx_heap_memo m = {.lookups = 0};
+    m.last = (struct fx_code_range){.begin = 0x1000, .end = 0x2000, .kind = FX_BLOB_NMETHOD};
+    ck_assert(fx_vmcode_anchored_sigsafe(&t, &uc, FX_ASGCT_NOT_WALKABLE_JAVA, &m));
     env[2] = 0;
     env[1] = LO; /* the word below the anchor's sp outside the stack */
-    ck_assert(!fx_vmcode_anchored_sigsafe(&t, &uc, FX_ASGCT_NOT_WALKABLE_JAVA));
+    ck_assert(!fx_vmcode_anchored_sigsafe(&t, &uc, FX_ASGCT_NOT_WALKABLE_JAVA, NULL));
     env[1] = (uintptr_t)&stack[64];
-    ck_assert(!fx_vmcode_anchored_sigsafe(&t, &uc, FX_ASGCT_UNKNOWN_NOT_JAVA)); /* -3: 8.9's */
-    ck_assert(!fx_vmcode_anchored_sigsafe(&t, &uc, 3));                         /* an answer */
+    ck_assert(
+            !fx_vmcode_anchored_sigsafe(&t, &uc, FX_ASGCT_UNKNOWN_NOT_JAVA, NULL)); /* -3: 8.9's */
+    ck_assert(!fx_vmcode_anchored_sigsafe(&t, &uc, 3, NULL));                       /* an answer */
     fake_mapped = false; /* the pc in the code cache (anonymous memory) */
-    ck_assert(!fx_vmcode_anchored_sigsafe(&t, &uc, FX_ASGCT_NOT_WALKABLE_JAVA));
+    ck_assert(!fx_vmcode_anchored_sigsafe(&t, &uc, FX_ASGCT_NOT_WALKABLE_JAVA, NULL));
     fake_mapped = true;
     env[1] = 0; /* no last Java frame: the unanchored case */
-    ck_assert(!fx_vmcode_anchored_sigsafe(&t, &uc, FX_ASGCT_NOT_WALKABLE_JAVA));
+    ck_assert(!fx_vmcode_anchored_sigsafe(&t, &uc, FX_ASGCT_NOT_WALKABLE_JAVA, NULL));
     env[1] = (uintptr_t)&stack[64];
-    ck_assert(fx_vmcode_anchored_sigsafe(&t, &uc, FX_ASGCT_NOT_WALKABLE_JAVA));
+    ck_assert(fx_vmcode_anchored_sigsafe(&t, &uc, FX_ASGCT_NOT_WALKABLE_JAVA, NULL));
     fx_sig.anchor_pc_off = 0; /* offsets unknown */
-    ck_assert(!fx_vmcode_anchored_sigsafe(&t, &uc, FX_ASGCT_NOT_WALKABLE_JAVA));
-    ck_assert(!fx_vmcode_anchored_sigsafe(&t, NULL, FX_ASGCT_NOT_WALKABLE_JAVA));
+    ck_assert(!fx_vmcode_anchored_sigsafe(&t, &uc, FX_ASGCT_NOT_WALKABLE_JAVA, NULL));
+    ck_assert(!fx_vmcode_anchored_sigsafe(&t, NULL, FX_ASGCT_NOT_WALKABLE_JAVA, NULL));
     fx_sig.code_table = NULL;
 }
 END_TEST

@@ -151,6 +151,54 @@ START_TEST(test_types_walk)
 }
 END_TEST
 
+/* issue 31: a frame in an nmethod the code heaps gave during the sample (the memo's last: its
+ * inlining not known in the handler) is marked FX_TYPE_FOUND and its nmethod kept in the memo,
+ * its blob's offset from the code cache's low bound and its compile id, for the drain to type
+ * it, once for the frames of one nmethod in a row; a table range flagged so is not; past
+ * FX_FOUND_KEPT the mark is not given. */
+START_TEST(test_types_found_in_the_heaps)
+{
+    struct fx_code_table *t = (struct fx_code_table *)mem;
+    table();
+    types_stack();
+    struct fx_code_range b = t->r[1];
+    b.flags = FX_RANGE_SELF_INLINE; /* as codeheap_sig.c builds it */
+    t->r[1].end = B + 1;            /* B is in no range of the table */
+    struct fx_codeheap_layout hl = {.lo = (uintptr_t)area - 4096,
+                                    .hi = (uintptr_t)area + sizeof(area),
+                                    .compile_id = CID_OFF};
+    t->heap = &hl;
+    struct fx_heap_memo m = {.lookups = 0};
+    m.last = b; /* found in the heaps earlier in this sample */
+    uint64_t w[8];
+    struct fx_regs top = {.pc = A + 100, .sp = (uintptr_t)&stack[10], .fp = 0};
+    ck_assert_uint_eq(fx_recover_types(t, &m, CID_OFF, &top, LO, HI, w, 8), 3);
+    ck_assert_uint_eq(w[0] >> 56, FX_TYPE_COMPILED | 4); /* A: from the table, known */
+    ck_assert_uint_eq(w[2], (uint64_t)(FX_TYPE_COMPILED | 1 | 8 | FX_TYPE_FOUND) << 56 | 0x2000);
+    ck_assert_uint_eq(m.n_found, 1);
+    ck_assert_uint_eq(m.found[0], (uint64_t)4096 | (uint64_t)77 << 32);
+    /* met again right after (a recursion): the word before's nmethod, no second word */
+    ck_assert_uint_eq(fx_recover_types(t, &m, CID_OFF, &top, LO, HI, w, 8), 3);
+    ck_assert_uint_eq(w[2] >> 56, FX_TYPE_COMPILED | 1 | 8 | FX_TYPE_FOUND | FX_TYPE_AGAIN);
+    ck_assert_uint_eq(m.n_found, 1);
+    m.found[0] = 1; /* another nmethod before it: a word of its own */
+    ck_assert_uint_eq(fx_recover_types(t, &m, CID_OFF, &top, LO, HI, w, 8), 3);
+    ck_assert_uint_eq(w[2] >> 56, FX_TYPE_COMPILED | 1 | 8 | FX_TYPE_FOUND);
+    ck_assert_uint_eq(m.n_found, 2);
+    ck_assert_uint_eq(m.found[1], (uint64_t)4096 | (uint64_t)77 << 32);
+    m.n_found = FX_FOUND_KEPT; /* no room: marked as before, not found */
+    ck_assert_uint_eq(fx_recover_types(t, &m, CID_OFF, &top, LO, HI, w, 8), 3);
+    ck_assert_uint_eq(w[2] >> 56, FX_TYPE_COMPILED | 1 | 8);
+    m.n_found = 0; /* the table's own range flagged so: its facts are known, no mark */
+    t->r[1] = b;
+    m.last.end = 0;
+    ck_assert_uint_eq(fx_recover_types(t, &m, CID_OFF, &top, LO, HI, w, 8), 3);
+    ck_assert_uint_eq(w[2] >> 56, FX_TYPE_COMPILED | 1 | 8);
+    ck_assert_uint_eq(m.n_found, 0);
+    t->heap = NULL;
+}
+END_TEST
+
 /* issue 32: the segment walk ends at the call stub with its registers, walks past the types'
  * cap, and from a return address (a Java frame the native walk reached) skips the body check */
 START_TEST(test_segment_ends_at_the_call_stub)
@@ -430,6 +478,7 @@ int main(void)
     tcase_add_test(tc, test_anchor_names_interpreted_frames);
     tcase_add_test(tc, test_anchor_interpreted_budget);
     tcase_add_test(tc, test_types_walk);
+    tcase_add_test(tc, test_types_found_in_the_heaps);
     tcase_add_test(tc, test_types_refuses_an_unproven_top);
     tcase_add_test(tc, test_segment_ends_at_the_call_stub);
     tcase_add_test(tc, test_heap_lookup_budget);
