@@ -34,15 +34,15 @@ enum fx_markers {
     FX_MARKERS_OFF,
 };
 
-/* codemap=jvmti|heap (issue 31): how compiled code enters the code map stack recovery and frame
- * types read. jvmti (default): CompiledMethodLoad/Unload, which also gives JIT markers and costs
- * HotSpot's Service Thread ~3 % of a javac run (docs/BENCHMARKS.md, session 22); heap: the signal
- * handler finds nmethods in HotSpot's code heaps through VMStructs, CompiledMethodLoad is not
- * enabled (falls back to jvmti where the code heaps' layouts are not known). Not yet the default:
- * javac's main thread loses more stacks with it (docs/BENCHMARKS.md, session 23). */
+/* codemap=heap|jvmti (issue 31): how compiled code enters the code map stack recovery and frame
+ * types read. heap (default since session 24): the signal handler finds nmethods in HotSpot's
+ * code heaps through VMStructs, CompiledMethodLoad is not enabled (falls back to jvmti where the
+ * code heaps' layouts are not known); jvmti: CompiledMethodLoad/Unload, which also gives JIT
+ * markers and costs HotSpot's Service Thread ~3 % of a javac run (docs/BENCHMARKS.md, sessions
+ * 22-24: the types and stacks of both now match on javac). */
 enum fx_codemap {
-    FX_CODEMAP_JVMTI = 0,
-    FX_CODEMAP_HEAP,
+    FX_CODEMAP_HEAP = 0,
+    FX_CODEMAP_JVMTI,
 };
 
 enum fx_lockowner {
@@ -114,7 +114,7 @@ struct fx_options {
     /* sources=PATH:PATH (issue 34): each dump embeds the Java files its frames name, looked up
        there first (include/fx_src.h); NULL: no embedding */
     char *sources;
-    enum fx_codemap codemap; /* codemap=jvmti|heap, default jvmti */
+    enum fx_codemap codemap; /* codemap=heap|jvmti, default heap */
 };
 #define FX_VTRACKS_MAX 1024
 /* vtwait= when mode=wall is given without it (issue 30 item 5): the waits of virtual threads are

@@ -3,12 +3,12 @@
  * ClassLoad must be enabled (else every call returns -1), and every method needs a jmethodID
  * before it can appear in a trace, so ClassPrepare and VMInit create them (GetClassMethods).
  * DynamicCodeGenerated names the stubs of stack recovery's code ranges (codemap.c). Compiled
- * code enters them from the code heaps with codemap=heap (codemap_heap.c, issue 31, opt-in):
+ * code enters them from the code heaps with codemap=heap (codemap_heap.c, issue 31, default):
  * CompiledMethodLoad/Unload are then not enabled (HotSpot's posting of them costs ~3 % of a
  * javac run) unless validate mode (its proofs read the inlining records) or a JVM without the
  * code heaps' layouts (decided at the start, then enabled and replayed) asks for them; with them
  * come the JIT markers. DebugNonSafepoints, which CompiledMethodLoad turns on, fxagent then sets
- * itself (vmflags.c; docs/VALIDATION.md 4.5). The default, codemap=jvmti, enables them. */
+ * itself (vmflags.c; docs/VALIDATION.md 4.5). codemap=jvmti enables them. */
 #include "control.h"
 
 #include <stdlib.h>

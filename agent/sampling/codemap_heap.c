@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* The code map without CompiledMethodLoad (codemap=heap, opt-in, where the code heaps' layouts
+/* The code map without CompiledMethodLoad (codemap=heap, the default, where the code heaps' layouts
  * are known; issue 31). HotSpot's posting of that event cost javac's Service
  * Thread 400-620 ms a run, ~3 % of it (docs/BENCHMARKS.md, sessions 22 and 23); async-profiler
  * does not enable it either where VMStructs give the code heap. Here, instead:

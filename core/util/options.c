@@ -243,7 +243,7 @@ static const char *const engine_names[] = {"auto", "perf", "timer", NULL};
 static const char *const markers_names[] = {"on", "off", NULL};
 static const char *const cstack_names[] = {"fp", "no", "dwarf", NULL};
 static const char *const kstack_names[] = {"yes", "no", NULL};
-static const char *const codemap_names[] = {"jvmti", "heap", NULL};
+static const char *const codemap_names[] = {"heap", "jvmti", NULL}; /* enum fx_codemap */
 
 /* The order is also the order of "did you mean" ties and of the bits in `seen`. */
 static const struct opt_def opt_table[] = {
@@ -402,7 +402,7 @@ static const struct opt_def opt_table[] = {
          .parse = parse_choice_opt,
          .offset = FIELD(codemap),
          .choices = codemap_names,
-         .accepts = "jvmti or heap"},
+         .accepts = "heap or jvmti"},
 };
 
 #define OPT_COUNT (sizeof(opt_table) / sizeof(opt_table[0]))

@@ -41,9 +41,8 @@ static const char help_text[] =
         "  labels=K=V;K=V          labels of pushed profiles (default none)\n"
         "  sources=PATH:PATH       at each dump, embed the Java sources frames name (default none): from these\n"
         "                          folders, jars, zips, beside the class path's jars, the JDK's lib/src.zip\n"
-        "  codemap=jvmti|heap      compiled code by JVMTI CompiledMethodLoad (jvmti: JIT markers, ~3 % of javac's CPU in\n"
-        "                          HotSpot's Service Thread), or found in HotSpot's code heaps (heap: no such cost, but\n"
-        "                          more stacks lost on fresh code) (default jvmti)\n"
+        "  codemap=heap|jvmti      compiled code found in HotSpot's code heaps (heap), or by JVMTI CompiledMethodLoad\n"
+        "                          (jvmti: JIT markers, ~3 % of javac's CPU in HotSpot's Service Thread) (default heap)\n"
         "DURATION: a whole number with a unit: ns, us, ms, s, m (minutes), h; e.g. 10ms\n"
         "SIZE: a whole number of bytes, or with k, m, g (powers of 1024, any case); e.g. 64m\n";
 

@@ -27,6 +27,8 @@ BUDGET = "code heap lookups refused past a sample's budget (8)"
 S_AGREE = "nmethod scopes agreeing with CompiledMethodLoad"
 S_REFUSED = "nmethod scopes refused (not read) at CompiledMethodLoad"
 S_DIFFER = "nmethod scopes differing from CompiledMethodLoad"
+NOT_READ = "nmethod scopes not read: "
+NO_SCOPE = "no PcDesc with a scope"
 
 
 def main():
@@ -59,8 +61,13 @@ def main():
               f"{v[S_REFUSED]} refused, {v[S_DIFFER]} differed")
         ck.check(v[S_AGREE] >= a.min_scopes_agree, f"{v[S_AGREE]} nmethod scopes agreed with "
                  f"CompiledMethodLoad, expected at least {a.min_scopes_agree}")
-        ck.check(v[S_AGREE] > v[S_REFUSED], f"{v[S_REFUSED]} nmethod scopes refused, not fewer "
-                 f"than the {v[S_AGREE]} agreeing")
+        # refused at a load: an nmethod with no PcDesc holding a scope (native wrappers, method
+        # handle intrinsics: tier 0, whose event has no records either; their number follows the
+        # program, 40-70 on BigAlloc) is expected; any other reason not to read must stay rare
+        other = {k[len(NOT_READ):]: n for k, n in group.items()
+                 if k.startswith(NOT_READ) and k != NOT_READ + NO_SCOPE and n}
+        ck.check(sum(other.values()) < v[S_AGREE], f"nmethod scopes not read for reasons other "
+                 f"than '{NO_SCOPE}': {other}, not fewer than the {v[S_AGREE]} agreeing")
         ck.check(v[S_DIFFER] == 0, f"{v[S_DIFFER]} nmethod scopes differed from "
                  "CompiledMethodLoad")
     return ck.exit_code()

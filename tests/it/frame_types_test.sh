@@ -21,8 +21,9 @@
 # OSR compilation of work inlined caller (and tiny with it: timing, whether caller's own C2 code
 # was there first), tiny's samples were all in work's OSR code, untyped, and the tiered answer
 # depended on the load of the machine. caller's own nmethod keeps tiny's samples in normal code.
-# tiered runs with codemap=heap (issue 31: no CompiledMethodLoad; nmethods from the code heaps,
-# their inlining from their own scopes), c1 and xint with the default codemap=jvmti.
+# tiered runs with codemap=heap (issue 31, the default since session 24: no CompiledMethodLoad;
+# nmethods from the code heaps, their inlining from their own scopes), c1 with codemap=jvmti
+# (the event's path stays covered), xint with the default.
 # Each: the workload prints DebugNonSafepoints=true, set by the agent in tiered (codemap=heap),
 # by HotSpot for CompiledMethodLoad in c1; false in xint, where the test gives
 # -XX:-DebugNonSafepoints: the user's wins; the JVM exits 0 without hs_err, fxcheck accepts the
@@ -50,7 +51,7 @@ for config in tiered c1 xint; do
         flags=(-Xint -XX:-DebugNonSafepoints)
         opts=mode=cpu,interval=1ms,depth=$xint_depth,cstack=no
         ;;
-    c1) flags=(-XX:TieredStopAtLevel=1) opts=mode=wall,interval=2ms,depth=64 ;;
+    c1) flags=(-XX:TieredStopAtLevel=1) opts=mode=wall,interval=2ms,depth=64,codemap=jvmti ;;
     tiered) flags=() opts=mode=cpu,interval=1ms,depth=64,codemap=heap ;;
     esac
     profile=$FXAGENT_RUN_DIR/$config.json.gz
