@@ -149,15 +149,17 @@ static bool same(const char *a, const char *b, size_t n)
     return true;
 }
 
-static bool is_nmethod(const struct fx_codeheap_layout *l, uintptr_t name)
+/* 1: an nmethod, 2: a native one (a JNI wrapper or a method handle intrinsic), 0: neither */
+static int nmethod_kind(const struct fx_codeheap_layout *l, uintptr_t name)
 {
     char n[16];
     if (!peek(l, name, n, 8, 1))
-        return false;
+        return 0;
     if (same(n, "nmethod", 8))
-        return true;
-    return same(n, "native n", 8) && peek(l, name + 8, n + 8, 8, 1) &&
-           same(n, "native nmethod", 15);
+        return 1;
+    if (!same(n, "native n", 8) || !peek(l, name + 8, n + 8, 8, 1))
+        return 0;
+    return same(n, "native nmethod", 15) ? 2 : 0;
 }
 
 void fx_codeheap_entry(struct fx_code_range *r, uintptr_t verified, long frame_complete,
@@ -187,13 +189,14 @@ bool fx_codeheap_find_sigsafe(const struct fx_codeheap_layout *l, const struct f
     unsigned char buf[64 + FX_CODEHEAP_HEADER_MAX];
     struct block k;
     uintptr_t end_of_block = 0;
+    int kind = 0;
     if (l == NULL || l->pid == 0 || il == NULL || il->pid == 0 || pc < l->lo || pc >= l->hi)
         return false; /* no system call for a pc outside the code cache */
     size_t bs = (size_t)l->block_size;
     const unsigned char *b = buf + bs;
     if (!block_of(l, pc, &k) || !peek(l, k.at, buf, bs + (size_t)l->header, 8) ||
         !block_used(l, buf, &k, &end_of_block) || !live(l, b) ||
-        !is_nmethod(l, (uintptr_t)field(b, l->name, 8)))
+        (kind = nmethod_kind(l, (uintptr_t)field(b, l->name, 8))) == 0)
         return false;
     uintptr_t blob = k.at + bs;
     uintptr_t begin = l->code_begin >= 0 ? (uintptr_t)field(b, l->code_begin, 8)
@@ -219,9 +222,13 @@ bool fx_codeheap_find_sigsafe(const struct fx_codeheap_layout *l, const struct f
                                   .flags = FX_RANGE_SELF_INLINE};
     uintptr_t stubs = blob + (uintptr_t)(intptr_t)sfield(b, l->stub_offset, 4);
     out->stubs = stubs > begin && stubs <= end ? (uint32_t)(stubs - begin) : 0;
-    fx_codeheap_entry(out, vep, (long)sfield(b, l->frame_complete, l->fc_width),
-                      (int32_t)sfield(b, l->entry_bci, 4),
+    int32_t entry_bci = (int32_t)sfield(b, l->entry_bci, 4);
+    fx_codeheap_entry(out, vep, (long)sfield(b, l->frame_complete, l->fc_width), entry_bci,
                       l->osr_entry >= 0 ? (uintptr_t)field(b, l->osr_entry, 8) : 0);
+    /* a method handle intrinsic (8.5l), a native nmethod, marked as codemap.c marks it at
+     * CompiledMethodLoad: with codemap=heap (the default) this is the map's only range of it */
+    if (kind == 2 && entry_bci == -1 && out->frame_words == 0 && level == 0)
+        out->flags |= FX_RANGE_FRAMELESS;
     /* a block freed (its header stays in product builds) or reused since the first read: the
      * block's _used, the compile id and the state read again, at once */
     uintptr_t again_end;

@@ -86,7 +86,11 @@ from collections import Counter
 
 from profile_lib import Profile, run_dir_args
 
-OTHER_RULES = {"vtable stub", "itable stub", "g1_post_barrier_slow"}  # their own recovery cases
+# stubs with recovery rules and cases of their own: the dispatch stubs (it.stack_shape), G1's
+# barrier, JDK 17's inline cache stubs (8.5k, it.stack_shape) and JDK 25's nmethod entry barrier
+# (the entry case), which a loop's samples meet now and then (1-2 a run under codemap=heap)
+OTHER_RULES = {"vtable stub", "itable stub", "g1_post_barrier_slow", "InlineCacheBuffer",
+               "method_entry_barrier"}
 CASE = "recovered: pc in an arraycopy or intrinsic stub (rbp-framed), compiled caller"
 # the intrinsic's caller, or the native method itself where it is not intrinsified (interpreter)
 CALLERS = {"fxagent.stacks.Stubs.millis", "java.lang.System.currentTimeMillis"}

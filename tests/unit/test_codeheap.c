@@ -22,7 +22,8 @@ static _Alignas(64) unsigned char mem[SEGS << SHIFT];
 static unsigned char segmap[SEGS];
 static _Alignas(8) unsigned char heap[32], ga[16];
 static uintptr_t heap_list[1], heaps;
-static const char nm_name[] = "nmethod", stub_name[] = "BufferBlob";
+static const char nm_name[] = "nmethod", stub_name[] = "BufferBlob",
+                  native_name[] = "native nmethod";
 
 static unsigned char *blob(void)
 {
@@ -135,6 +136,21 @@ START_TEST(test_finds_the_nmethod)
     ck_assert(fx_codeheap_find_sigsafe(&l, &il, code + 30, &r));
     ck_assert_uint_eq(r.verified, FX_OFF_UNKNOWN);
     ck_assert_uint_eq(r.flags, FX_RANGE_SELF_INLINE);
+    /* a method handle intrinsic (8.5l): a native nmethod, frame size 0, level 0, not OSR:
+     * marked frameless, as codemap.c marks it at CompiledMethodLoad (codemap=heap's only range) */
+    put(blob(), 44, (uintptr_t)-1, 4);
+    put(blob(), 28, 0, 4);
+    put(blob(), 48, 0, 4);
+    ck_assert(fx_codeheap_find_sigsafe(&l, &il, code + 30, &r));
+    ck_assert_uint_eq(r.flags, FX_RANGE_SELF_INLINE); /* an nmethod, not a native one */
+    put(blob(), 0, (uintptr_t)native_name, 8);
+    ck_assert(fx_codeheap_find_sigsafe(&l, &il, code + 30, &r));
+    ck_assert_uint_eq(r.flags, FX_RANGE_SELF_INLINE | FX_RANGE_FRAMELESS);
+    put(blob(), 48, 4, 4); /* a level read as 4: not so marked */
+    ck_assert(fx_codeheap_find_sigsafe(&l, &il, code + 30, &r));
+    ck_assert_uint_eq(r.flags, FX_RANGE_SELF_INLINE);
+    put(blob(), 0, (uintptr_t)nm_name, 8);
+    put(blob(), 28, 6, 4);
 }
 END_TEST
 
