@@ -101,10 +101,9 @@ for c in delete intrinsics millis subtype barrier clinit throws entry mh; do
         -XX:CompileCommand=dontinline,fxagent.stacks.Stubs::thrower)
     [[ $c == mh ]] && flags=(-XX:CompileCommand=quiet
         -XX:CompileCommand=dontinline,fxagent.stacks.Stubs::mhRound)
-    # mh on CompiledMethodLoad's map: under the default codemap=heap no sample of this workload
-    # was in invokeBasic at all (2 runs a JDK, session 24: the LambdaForms' compiled code called
-    # it no more; not traced), so the rule's known answer is read with codemap=jvmti; the mark
-    # the rule needs on a range found in the code heaps is unit.codeheap's
+    # mh on CompiledMethodLoad's map: under the default codemap=heap the code heap lookup cannot
+    # name a method handle intrinsic (its Method* has no jmethodID, docs/VALIDATION.md 8.5l), so
+    # its samples stay [AGCT: unknown Java] with no leaf; the rule's known answer needs jvmti
     opts=""
     [[ $c == mh ]] && opts=",codemap=jvmti"
     [[ $c == entry ]] && flags=(-XX:+UseG1GC -XX:+ExplicitGCInvokesConcurrent
