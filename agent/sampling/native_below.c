@@ -37,9 +37,9 @@
 #include "native_walk.h"
 #include "recover_anchor.h"
 #include "recover_barrier_leaf.h"
+#include "recover_bci0.h"
 #include "recover_entrybar.h"
 #include "recover_pcdesc.h"
-#include "recover_vmcode.h"
 #include "recover_x86.h"
 
 /* Physical Java frames walked at most (the types of the first FX_TYPES_MAX are kept): a deeper

@@ -21,7 +21,7 @@
 #include "recover_partial.h"
 
 #include "recover_anchor.h"
-#include "recover_vmcode.h"
+#include "recover_bci0.h"
 #include "recover_x86.h"
 
 #if defined(__x86_64__)
