@@ -46,17 +46,22 @@ static size_t fx_rec_types_at(const struct fx_sample_rec *r, size_t len)
     return r->types && at != 0 && at + sizeof(uint64_t) <= len ? at : 0;
 }
 
+/* Where the found nmethods' part (right after the types) would begin; 0 when malformed. */
+static size_t types_end(const struct fx_sample_rec *r, size_t len)
+{
+    return skip_part(r, len, after_kernel(r, len), r->types, FX_TYPES_MAX);
+}
+
 /* Where the parts after the types and their found nmethods begin; 0 when malformed. */
 static size_t after_types(const struct fx_sample_rec *r, size_t len)
 {
-    size_t at = skip_part(r, len, after_kernel(r, len), r->types, FX_TYPES_MAX);
-    return skip_part(r, len, at, r->found, FX_FOUND_KEPT);
+    return skip_part(r, len, types_end(r, len), r->found, FX_FOUND_KEPT);
 }
 
 /* The found part's count (a uint64_t) and words (fx_heap_memo.found), or 0. */
 static size_t fx_rec_found_at(const struct fx_sample_rec *r, size_t len)
 {
-    size_t at = r->found ? skip_part(r, len, after_kernel(r, len), r->types, FX_TYPES_MAX) : 0;
+    size_t at = r->found ? types_end(r, len) : 0;
     return at != 0 && at + sizeof(uint64_t) <= len ? at : 0;
 }
 
