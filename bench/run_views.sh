@@ -28,7 +28,7 @@ while [[ $# -gt 0 ]]; do
     --no-build) build_it=0; shift ;;
     --jdk) jdk_args+=("$2"); shift 2 ;;
     --rounds | --workloads | --configs | --cpu-rounds | --alloc-rounds | --lock-seconds | \
-        --javac-files | --javac-configs | --jvm-flags)
+        --javac-files | --javac-configs | --jvm-flags | --src-zip)
         py_args+=("$1" "$2"); shift 2 ;;
     *) sed -n '3,16p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2 ;;
     esac

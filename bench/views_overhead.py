@@ -118,11 +118,12 @@ def jdks(a):
         major, home = spec.split("=", 1)
         j = {"home": home, "major": major}
         if "javac" in a.workloads:
-            z = os.path.join(home, "lib", "src.zip")
+            z = dict(x.split("=", 1) for x in a.src_zip).get(
+                major, os.path.join(home, "lib", "src.zip"))
             if not os.path.isfile(z):
                 sys.exit(f"views_overhead: JDK {major} has no {z} (a dangling link means its "
                          "source package is not installed: apt-get install "
-                         f"openjdk-{major}-source)")
+                         f"openjdk-{major}-source, or pass --src-zip {major}=PATH)")
             j["patch"], j["files"], n = stack_coverage.prepare_javac(a.out, major, z)
             if 0 < a.javac_files < n:  # the first N of the sorted listing: a shorter javac
                 with open(j["files"], encoding="utf-8") as f:
@@ -149,6 +150,8 @@ def main():
                     help="javac runs only these configurations (and none); the others: all")
     ap.add_argument("--javac-files", type=int, default=0,
                     help="compile only the first N of the 627 java.base files (0: all)")
+    ap.add_argument("--src-zip", action="append", default=[],
+                    help="MAJOR=PATH of a src.zip for javac (a JDK's lib/src.zip otherwise)")
     ap.add_argument("--jvm-flags", default="",
                     help="JVM options for every run, e.g. batch compilation and a fixed "
                          "serial heap: '-Xbatch -XX:+UseSerialGC -Xms256m -Xmx256m'")
