@@ -39,7 +39,8 @@ FX_OPTS = {"fx": "", "fx-alloc": "alloc=512k,", "fx-lock": "lock=10ms,",
            "fx-all": "alloc=512k,lock=10ms,"}
 # The defaults one at a time (issue 31 item 5): run only when --configs names them.
 TOGGLES = {"fx-kstack-no": "kstack=no,", "fx-markers-off": "markers=off,",
-           "fx-cstack-fp": "cstack=fp,", "fx-cstack-no": "cstack=no,"}
+           "fx-cstack-fp": "cstack=fp,", "fx-cstack-no": "cstack=no,",
+           "fx-codemap-jvmti": "codemap=jvmti,"}
 FX_OPTS.update(TOGGLES)
 AP_EVENTS = {"ap-cpu": "event=cpu,interval=10ms,file={base}.jfr",
              "ap-all": "event=cpu,interval=10ms,alloc=512k,lock=10ms,file={base}.jfr"}
