@@ -191,6 +191,7 @@ int fx_jvmti_events_setup(jvmtiEnv *jvmti, jvmtiEventVMInit vm_init, jvmtiEventV
     fx_vthreads_setup(jvmti); /* JDK 21+: mount tracking (issue 22) */
     fx_codemap_setup();
     fx_locks_setup();
+    fx_allocs_onload(); /* alloc= at load: every thread's first draw (allocs.c) */
     for (size_t i = 0; i < sizeof(events) / sizeof(events[0]); i++) {
         if (fx_jvmti_failed(
                     (*jvmti)->SetEventNotificationMode(jvmti, JVMTI_ENABLE, events[i], NULL),

@@ -398,6 +398,30 @@ static int allocs_start(JNIEnv *jni)
     return FX_OK;
 }
 
+/* At Agent_OnLoad with alloc=: the interval set now, and again at VMInit (allocs_start). HotSpot's
+ * heap sampler draws each thread's bytes to its next sample when the thread is made and after
+ * each sample, with the interval then in force (ThreadHeapSampler::pick_next_sample, from its
+ * constructor): the threads made before VMInit (main, the VM's own) drew theirs with the
+ * default 512 KiB, so a VMInit setting reached them only after that many bytes. A Hello run
+ * with alloc=1 -XX:-UseTLAB took 13 samples (JDK 17; 9 stacks on 25) where ~300 were due
+ * (async-profiler's count, which sets it at load too), and missed JNI_CreateJavaVM's own:
+ * Management::initialize makes the Notification Thread's java.lang.Thread and name right after
+ * VMInit. SampledObjectAlloc itself comes at VMInit: HotSpot posts it in the live phase only
+ * (jvmtiEventController.cpp: not among the early events). */
+void fx_allocs_onload(void)
+{
+    jvmtiEnv *jvmti = fx_jvmti();
+    jvmtiPhase phase;
+    uint64_t interval = fx_opt()->alloc_bytes;
+    if (interval == 0 || jvmti == NULL || (*jvmti)->GetPhase(jvmti, &phase) != JVMTI_ERROR_NONE ||
+        phase != JVMTI_PHASE_ONLOAD)
+        return; /* attach: the threads' draws are the running JVM's; allocs_start sets it */
+    if (!capable(jvmti) || fx_jvmti_failed((*jvmti)->SetHeapSamplingInterval(jvmti, (jint)interval),
+                                           "SetHeapSamplingInterval at load"))
+        fx_log("alloc=: the sampling interval not set at load: each thread made before VMInit "
+               "takes its first sample after ~512 KiB (the default's draw)");
+}
+
 /* The disable posts the pending frees first (collect_frees), counted as collected. */
 static void allocs_stop(void)
 {

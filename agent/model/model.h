@@ -59,6 +59,7 @@ extern const struct fx_source fx_markers_source;
 
 /* Before SetEventCallbacks: adds SampledObjectAlloc and ObjectFree. */
 void fx_allocs_fill_callbacks(jvmtiEventCallbacks *cb);
+void fx_allocs_onload(void); /* Agent_OnLoad with alloc=: the interval (allocs.c) */
 /* start: capabilities, the interval, the events (alloc= of the recording; none when 0); drain:
  * samples and frees into each thread's nativeAllocations; before_dump: "Allocations" in
  * meta.extra. */
