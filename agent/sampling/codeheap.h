@@ -3,8 +3,9 @@
  * (issue 32: a method compiled since the code table was published, codemap.c, is not in it;
  * HotSpot's CodeHeap::find_blob finds it by the heap's segment map). The layout comes from
  * VMStructs outside signal context (vmstructs.c, fx_vmstructs_codeheap); codeheap_sig.c reads
- * with it, every word by process_vm_readv on this process, and builds the same code range a
- * CompiledMethodLoad would have given (fx_recover.h), or nothing. */
+ * with it (the heaps' committed memory directly, the rest by process_vm_readv on this process)
+ * and builds the same code range a CompiledMethodLoad would have given (fx_recover.h), or
+ * nothing. */
 #ifndef FX_CODEHEAP_H
 #define FX_CODEHEAP_H
 
@@ -23,17 +24,21 @@ struct fx_heap_memo {
     uint64_t found[FX_FOUND_KEPT];
 };
 
+#define FX_CODEHEAP_HEADER_MAX 512 /* a blob's header read, and a HeapBlock's (64) before it */
+#define FX_CODEHEAP_HEAPS_MAX  8
+
 /* Offsets in bytes; -1: not exported (then the field's use is off). pid 0: not published. */
 struct fx_codeheap_layout {
-    int32_t pid;             /* this process: the target of the checked reads */
-    uintptr_t heaps;         /* &CodeCache::_heaps: a GrowableArray<CodeHeap*>* */
-    uintptr_t lo, hi;        /* CodeCache::_low_bound, _high_bound: all heaps lie inside */
-    int32_t ga_len, ga_data; /* GrowableArrayBase::_len (int), GrowableArray::_data */
-    int32_t ga_bytes;        /* bytes of the array read at once: both fields */
-    int32_t mem_low, mem_high, seg_low; /* CodeHeap::_memory._low/_high, _segmap._low */
-    int32_t log2_seg;                   /* CodeHeap::_log2_segment_size (int) */
-    int32_t heap_bytes;                 /* bytes of a CodeHeap read at once: its four fields */
-    int32_t block_size;                 /* sizeof(HeapBlock): the blob follows the block header */
+    int32_t pid;      /* this process: the target of the checked reads */
+    uintptr_t lo, hi; /* CodeCache::_low_bound, _high_bound: all heaps lie inside */
+    /* The CodeHeaps (CodeCache::_heaps' elements at the publish, VMInit): HotSpot makes them
+     * in CodeCache::initialize, before VMInit, adds none later and never frees one. */
+    uintptr_t heap[FX_CODEHEAP_HEAPS_MAX];
+    int32_t n_heaps;
+    int32_t mem_low, mem_high; /* CodeHeap::_memory._low/_high: the committed code (8-aligned) */
+    int32_t seg_low, seg_high; /* CodeHeap::_segmap._low/_high: the committed map (8-aligned) */
+    int32_t log2_seg;          /* CodeHeap::_log2_segment_size (int) */
+    int32_t block_size;        /* sizeof(HeapBlock): the blob follows the block header */
     int32_t block_len, len_width, block_used; /* HeapBlock::Header::_length (segments), _used */
     int32_t name;                    /* CodeBlob::_name: "nmethod" for a Java method's code */
     int32_t code_begin, code_offset; /* JDK 17: address; JDK 21+: int from the blob */
@@ -48,11 +53,11 @@ struct fx_codeheap_layout {
                           * 25), 2 not_entrant (JDK 17, with CompiledMethod); -1 not installed,
                           * 3 zombie, 4 unloaded are refused */
     int32_t stub_offset; /* nmethod::_stub_offset (int, from the blob) */
-    int32_t header;      /* bytes of the blob read at once: every field above */
-    int32_t reread;      /* bytes from the blob read again at the end: _compile_id, _state */
+    int32_t header;      /* bytes of the blob read at once (and again at the end): every field
+                          * above, a multiple of 8 */
+    int32_t reread;      /* bytes from the blob the drain's sweep reads (codemap_heap.c):
+                          * _compile_id, _state */
 };
-#define FX_CODEHEAP_HEADER_MAX 512 /* a blob's header read, and a HeapBlock's (64) before it */
-#define FX_CODEHEAP_HEAPS_MAX  8
 
 /* Outside signal context, once the code cache exists (VMInit: threads_existing.c): the layout
  * from VMStructs into fx_sig.codeheap (pid last, release); nothing when a field is missing or

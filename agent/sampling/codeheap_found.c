@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* Part of THE SIGNAL PATH (signal_handler.c's rules and allow-list): the hand-off of the
  * nmethods the handler found in the code heaps (codeheap_sig.c) to the drain, which adds each
- * to the code table (codemap_heap.c) so that later samples find it there, not by ~17 system
+ * to the code table (codemap_heap.c) so that later samples find it there, not by ~8 system
  * calls per lookup. Without CompiledMethodLoad (codemap=heap, issue 31) this is how compiled
  * code enters the table.
  *

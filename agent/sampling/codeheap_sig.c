@@ -8,28 +8,40 @@
  * _memory._high) holds pc; its segment map has one byte per segment of 2^_log2_segment_size
  * bytes, 0 at a block's first segment, 0xFF for free ones, else how many segments back to step
  * towards the first; the block begins with a HeapBlock header (_length in segments, _used),
- * the CodeBlob follows it. Every word is read by process_vm_readv on this process
- * (fx_interp_peek_sigsafe): a heap freed or a pointer gone wrong fails a read, never this
- * thread. What proves the blob is the nmethod pc runs in: the block is used and holds the
- * blob's code (the HeapBlock and the blob's header read in one call), nmethod::_state is live
- * (in use or not entrant: a freed block keeps its header in product builds, the state does
- * not stay in_use), its name is "nmethod", pc lies in [code begin, code end), its Method* has a
- * jmethodID pointing back at it (interp_frame_sig.c), and at the end the block's _used, its
- * length, the compile id and the state, read again in one call, are unchanged (a block freed
- * or reused in between would change them). Cost: about 17 system calls
- * per lookup, asked by every walk (the recoveries after an AsyncGetCallTrace failure, and the
- * frame types and native frames below of every sample) at each frame whose pc lies in the code
- * cache but in no range of the table: so a sample reuses the nmethod it found last and makes
- * FX_HEAP_BUDGET lookups at most (fx_heap_memo), its walk stopping, named, past them. */
+ * the CodeBlob follows it.
+ *
+ * Two kinds of read. The heaps' own memory is read directly, by whole aligned loads: the
+ * CodeHeap objects (made before VMInit, never freed: their list is taken at the publish,
+ * vmstructs.c), and what lies inside a committed range read from its CodeHeap in the same
+ * lookup: the segment map below _segmap._high, the HeapBlock, the blob's header and the re-read
+ * below _memory._high and inside the block's length. HotSpot (JDK 17 to 25, memory/heap.cpp)
+ * only ever expands a CodeHeap's two VirtualSpaces (CodeHeap::expand_by: the code first, then
+ * its map, each committed before its _high moves), never uncommits or unmaps them while the
+ * JVM runs: an address proven below a _high read once stays readable. Every other word, where
+ * a pointer read from the blob leads (its name, its Method* and the chain to its jmethodID in
+ * metaspace, which class unloading can uncommit), is read by process_vm_readv on this process
+ * (fx_interp_peek_sigsafe): a pointer gone wrong fails a read, never this thread.
+ *
+ * What proves the blob is the nmethod pc runs in: the block is used and holds the blob's header
+ * (its length, bounded by the heap's committed end), nmethod::_state is live (in use or not
+ * entrant: a freed block keeps its header in product builds, the state does not stay in_use),
+ * its name is "nmethod", pc lies in [code begin, code end), its Method* has a jmethodID pointing
+ * back at it (interp_frame_sig.c), and at the end the block's _used, its length, the compile id
+ * and the state, read again, are unchanged (a block freed or reused in between would change
+ * them). Cost: 8 system calls per lookup (the name 1, 2 for a native nmethod; the Method*'s
+ * chain 7), 17 before session 25 read the heaps by process_vm_readv too; asked by every walk
+ * (the recoveries after an AsyncGetCallTrace failure, and the frame types and native frames
+ * below of every sample) at each frame whose pc lies in the code cache but in no range of the
+ * table: so a sample reuses the nmethod it found last and makes FX_HEAP_BUDGET lookups at most
+ * (fx_heap_memo), its walk stopping, named, past them. */
 #include "codeheap.h"
 
 #include "recover_anchor.h"
 
 #include <string.h>
 
-#define SEG_FREE   0xFF
-#define SEG_WINDOW 256 /* segment map bytes read at once: a step goes back 254 at most */
-#define SEG_READS  64  /* windows: a blob of 64 x 256 segments (2 MB at 128 bytes) at most */
+#define SEG_FREE  0xFF
+#define SEG_REACH 16384 /* segments a block start lies back at most: 2 MB at 128 bytes */
 
 static bool peek(const struct fx_codeheap_layout *l, uintptr_t at, void *buf, size_t n,
                  size_t align)
@@ -58,28 +70,37 @@ static int64_t sfield(const unsigned char *b, int32_t off, int32_t w)
     return v;
 }
 
-/* Signal-safe: the first segment of the block holding segment idx, by the map at seg (HotSpot's
- * walk); false on a free segment, a step past the map's start or a failed read. */
-static bool block_start(const struct fx_codeheap_layout *l, uintptr_t seg, size_t *idx)
+/* Signal-safe: n bytes (a multiple of 8) of committed heap memory at the 8-aligned at, a word
+ * at a time: each word whole as HotSpot wrote it (a length being changed is old or new, never
+ * torn), and loaded now, not earlier or again (the re-read at the end must read). */
+static void load(unsigned char *to, uintptr_t at, size_t n)
 {
-    unsigned char win[SEG_WINDOW];
-    size_t i = *idx;
-    for (unsigned reads = 0; reads < SEG_READS; reads++) {
-        size_t first = i >= SEG_WINDOW - 1 ? i - (SEG_WINDOW - 1) : 0;
-        if (!peek(l, seg + first, win, i - first + 1, 1))
-            return false;
-        while (i >= first) {
-            unsigned char b = win[i - first];
-            if (b == 0) {
-                *idx = i;
-                return true;
-            }
-            if (b == SEG_FREE || b > i)
-                return false;
-            i -= b;
-        }
+    for (size_t i = 0; i < n; i += 8) {
+        uint64_t w = __atomic_load_n((const uint64_t *)(at + i), __ATOMIC_ACQUIRE);
+        memcpy(to + i, &w, 8);
     }
-    return false;
+}
+
+static uintptr_t word(uintptr_t at)
+{
+    return (uintptr_t)__atomic_load_n((const uint64_t *)at, __ATOMIC_ACQUIRE);
+}
+
+/* Signal-safe: the first segment of the block holding segment idx, by the map at seg (HotSpot's
+ * walk); false on a free segment, a step past the map's start or past SEG_REACH. */
+static bool block_start(uintptr_t seg, size_t *idx)
+{
+    size_t i = *idx;
+    for (;;) {
+        unsigned char b = __atomic_load_n((const unsigned char *)(seg + i), __ATOMIC_ACQUIRE);
+        if (b == 0) {
+            *idx = i;
+            return true;
+        }
+        if (b == SEG_FREE || b > i || *idx - (i - b) > SEG_REACH)
+            return false;
+        i -= b;
+    }
 }
 
 /* The block holding a pc: its start, and what bounds its length (the heap's end, the shift). */
@@ -88,30 +109,23 @@ struct block {
     int64_t shift;
 };
 
-/* Signal-safe: the block holding pc by the heap's segment map (its header not read yet). */
+/* Signal-safe: the block holding pc by the heap's segment map (its header not read yet), the
+ * heap's committed ranges read once, here. */
 static bool block_of(const struct fx_codeheap_layout *l, uintptr_t pc, struct block *o)
 {
-    unsigned char ga[64], heap[FX_CODEHEAP_HEADER_MAX];
-    uintptr_t arr, data, hp[FX_CODEHEAP_HEAPS_MAX];
-    if (!peek(l, l->heaps, &arr, 8, 8) || !peek(l, arr, ga, (size_t)l->ga_bytes, 8))
-        return false;
-    int64_t n = sfield(ga, l->ga_len, 4);
-    data = (uintptr_t)field(ga, l->ga_data, 8);
-    if (n <= 0 || n > FX_CODEHEAP_HEAPS_MAX || !peek(l, data, hp, (size_t)n * 8, 8))
-        return false;
-    for (int64_t k = 0; k < n; k++) {
-        if (!peek(l, hp[k], heap, (size_t)l->heap_bytes, 8))
-            return false;
-        uintptr_t low = (uintptr_t)field(heap, l->mem_low, 8);
-        o->high = (uintptr_t)field(heap, l->mem_high, 8);
+    for (int32_t k = 0; k < l->n_heaps && k < FX_CODEHEAP_HEAPS_MAX; k++) {
+        uintptr_t h = l->heap[k];
+        uintptr_t low = word(h + (uintptr_t)l->mem_low);
+        o->high = word(h + (uintptr_t)l->mem_high);
         if (pc < low || pc >= o->high)
             continue;
-        uintptr_t seg = (uintptr_t)field(heap, l->seg_low, 8);
-        o->shift = sfield(heap, l->log2_seg, 4);
-        if (seg == 0 || o->shift < 4 || o->shift > 20)
+        uintptr_t seg = word(h + (uintptr_t)l->seg_low),
+                  seg_high = word(h + (uintptr_t)l->seg_high);
+        o->shift = __atomic_load_n((const int32_t *)(h + (uintptr_t)l->log2_seg), __ATOMIC_ACQUIRE);
+        if (seg == 0 || seg_high <= seg || o->shift < 4 || o->shift > 20 || (low & 7) != 0)
             return false;
         size_t idx = (pc - low) >> o->shift;
-        if (!block_start(l, seg, &idx))
+        if (idx >= seg_high - seg || !block_start(seg, &idx)) /* the map not committed so far */
             return false;
         o->at = low + ((uintptr_t)idx << o->shift);
         return true;
@@ -119,13 +133,14 @@ static bool block_of(const struct fx_codeheap_layout *l, uintptr_t pc, struct bl
     return false;
 }
 
-/* Signal-safe: the block's HeapBlock header (b) says it is used and its length fits the heap;
- * *end: where the block ends. */
+/* Signal-safe: the block's HeapBlock header (b) says it is used and its length fits the heap
+ * and holds the blob's header (hdr bytes after the HeapBlock); *end: where the block ends. */
 static bool block_used(const struct fx_codeheap_layout *l, const unsigned char *b,
-                       const struct block *k, uintptr_t *end)
+                       const struct block *k, size_t hdr, uintptr_t *end)
 {
     uint64_t segs = field(b, l->block_len, l->len_width);
-    if (b[l->block_used] == 0 || segs == 0 || segs > ((k->high - k->at) >> k->shift))
+    if (b[l->block_used] == 0 || segs == 0 || segs > ((k->high - k->at) >> k->shift) ||
+        ((uintptr_t)segs << k->shift) < hdr)
         return false;
     *end = k->at + ((uintptr_t)segs << k->shift);
     return true;
@@ -192,10 +207,13 @@ bool fx_codeheap_find_sigsafe(const struct fx_codeheap_layout *l, const struct f
     int kind = 0;
     if (l == NULL || l->pid == 0 || il == NULL || il->pid == 0 || pc < l->lo || pc >= l->hi)
         return false; /* no system call for a pc outside the code cache */
-    size_t bs = (size_t)l->block_size;
+    size_t bs = (size_t)l->block_size, all = bs + (size_t)l->header;
     const unsigned char *b = buf + bs;
-    if (!block_of(l, pc, &k) || !peek(l, k.at, buf, bs + (size_t)l->header, 8) ||
-        !block_used(l, buf, &k, &end_of_block) || !live(l, b) ||
+    if ((bs & 7) != 0 || (all & 7) != 0 || all > sizeof(buf) || !block_of(l, pc, &k) ||
+        k.at + all > k.high) /* a block this short holds no nmethod (block_used says so too) */
+        return false;
+    load(buf, k.at, all);
+    if (!block_used(l, buf, &k, all, &end_of_block) || !live(l, b) ||
         (kind = nmethod_kind(l, (uintptr_t)field(b, l->name, 8))) == 0)
         return false;
     uintptr_t blob = k.at + bs;
@@ -230,11 +248,11 @@ bool fx_codeheap_find_sigsafe(const struct fx_codeheap_layout *l, const struct f
     if (kind == 2 && entry_bci == -1 && out->frame_words == 0 && level == 0)
         out->flags |= FX_RANGE_FRAMELESS;
     /* a block freed (its header stays in product builds) or reused since the first read: the
-     * block's _used, the compile id and the state read again, at once */
+     * block's _used, the compile id and the state read again (inside the block proven above) */
     uintptr_t again_end;
     int32_t id_again = 0;
-    if (!peek(l, k.at, buf, bs + (size_t)l->reread, 8) || !block_used(l, buf, &k, &again_end) ||
-        again_end != end_of_block || !live(l, b))
+    load(buf, k.at, all);
+    if (!block_used(l, buf, &k, all, &again_end) || again_end != end_of_block || !live(l, b))
         return false;
     memcpy(&id_again, b + l->compile_id, 4);
     return id_again == out->compile_id;

@@ -110,7 +110,7 @@ enum fx_recover_case {
     FX_REC_FAILS = 15,         /* -1..-14 */
 };
 
-/* The most code heap lookups one sample makes (codeheap.h, fx_recover_find_any): each costs ~17
+/* The most code heap lookups one sample makes (codeheap.h, fx_recover_find_any): each costs ~8
  * system calls, and a walk asks at every frame whose pc the table does not know. */
 #define FX_HEAP_BUDGET 24
 

@@ -49,7 +49,7 @@
  *    fx_sig.read_cpu_clock is set and on the 1 in FX_TIMED_ONE_IN signals whose cost is measured);
  *  - syscall(SYS_gettid): a raw system call, no locks or allocation; and in receiver_sig.c,
  *    syscall(SYS_process_vm_readv) on this process: a checked read of one object's klass word
- *    (codeheap_sig.c: ~17 a lookup of a method compiled since the code table, 8 a sample);
+ *    (codeheap_sig.c: ~8 a lookup of a method compiled since the code table, 24 a sample);
  *  - memcpy, memset (async-signal-safe since POSIX.1-2008 TC2);
  *  - errno (__errno_location), saved on entry and restored on every return;
  *  - __atomic_* builtins (inline instructions, no library calls; the probe's 4-byte CAS is a

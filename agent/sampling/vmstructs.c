@@ -401,7 +401,7 @@ static bool codeheap_layout(struct fx_codeheap_layout *o)
         used >= vs.heap_block_size || vs.heap_block_size > 64 || name < 0 || method < 0 ||
         (code_end < 0 && data_off < 0) || vs.frame_complete < 0 || vs.fc_size <= 0 ||
         vs.frame_size < 0 || (vs.vep < 0 && vs.vep_offset < 0) || vs.compile_id < 0 ||
-        vs.entry_bci < 0 || vs.ga_len > 56 || vs.ga_data > 56 || state < 0 || stub < 0)
+        vs.entry_bci < 0 || state < 0 || stub < 0)
         return false;
     long level_width =
             vs.level_size == 1 || vs.level_size == 2 || vs.level_size == 4 ? vs.level_size : 0;
@@ -414,22 +414,18 @@ static bool codeheap_layout(struct fx_codeheap_layout *o)
     hdr = reach(hdr, vs.osr_entry, 8);
     hdr = reach(reach(hdr, vs.comp_level, level_width), method, 8);
     hdr = reach(reach(hdr, state, 1), stub, 4);
-    long heap = reach(reach(0, vs.heap_memory + vs.vs_low, 8), vs.heap_memory + vs.vs_high, 8);
-    heap = reach(reach(heap, vs.heap_segmap + vs.vs_low, 8), vs.heap_log2_seg, 4);
-    if (hdr > FX_CODEHEAP_HEADER_MAX || heap > FX_CODEHEAP_HEADER_MAX)
+    /* the handler loads these words whole (codeheap_sig.c): 8-aligned in the CodeHeap */
+    if (hdr > FX_CODEHEAP_HEADER_MAX || ((vs.heap_memory | vs.heap_segmap | vs.vs_low) & 7) ||
+        (vs.vs_high & 7) || (vs.heap_log2_seg & 3))
         return false;
     *o = (struct fx_codeheap_layout){.pid = (int32_t)getpid(),
-                                     .heaps = (uintptr_t)vs.heaps,
                                      .lo = *lo,
                                      .hi = *hi,
-                                     .ga_len = (int32_t)vs.ga_len,
-                                     .ga_data = (int32_t)vs.ga_data,
-                                     .ga_bytes = (int32_t)reach(vs.ga_len + 8, vs.ga_data, 8),
                                      .mem_low = (int32_t)(vs.heap_memory + vs.vs_low),
                                      .mem_high = (int32_t)(vs.heap_memory + vs.vs_high),
                                      .seg_low = (int32_t)(vs.heap_segmap + vs.vs_low),
+                                     .seg_high = (int32_t)(vs.heap_segmap + vs.vs_high),
                                      .log2_seg = (int32_t)vs.heap_log2_seg,
-                                     .heap_bytes = (int32_t)heap,
                                      .block_size = (int32_t)vs.heap_block_size,
                                      .block_len = (int32_t)len,
                                      .len_width = (int32_t)vs.block_len_width,
@@ -456,7 +452,14 @@ static bool codeheap_layout(struct fx_codeheap_layout *o)
                                      .header = (int32_t)((hdr + 7) & ~7L),
                                      .reread =
                                              (int32_t)reach(reach(0, vs.compile_id, 4), state, 1)};
-    return true;
+    /* the heaps, fixed since CodeCache::initialize (CodeCache::add_heap's only caller) */
+    const char *arr = *(const char *const *)vs.heaps;
+    int n = arr != NULL ? *(const int32_t *)(arr + vs.ga_len) : 0;
+    const uintptr_t *data = arr != NULL ? *(const uintptr_t *const *)(arr + vs.ga_data) : NULL;
+    for (int i = 0; i < n && i < FX_CODEHEAP_HEAPS_MAX && data != NULL; i++)
+        if (data[i] != 0 && (data[i] & 7) == 0)
+            o->heap[o->n_heaps++] = data[i];
+    return o->n_heaps > 0 && o->n_heaps == n;
 }
 
 void fx_codeheap_publish(void)

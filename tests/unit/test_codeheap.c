@@ -1,13 +1,15 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* unit.codeheap: the handler's code heap lookup (agent/sampling/codeheap_sig.c, issue 32) on
- * fakes of HotSpot's structures in this process (process_vm_readv on itself reads them as in a
- * JVM): CodeCache::_heaps -> CodeHeap (memory, segment map) -> HeapBlock -> an "nmethod" blob ->
- * its Method* -> jmethodID. A pc anywhere in the code gives the range a CompiledMethodLoad would;
- * each broken link (a free segment, a free block, another blob kind, pc outside the code, no
- * jmethodID, a heap that does not hold pc) gives nothing. And the hand-off of what it found to
- * the drain (codeheap_found.c, codemap=heap). */
+ * fakes of HotSpot's structures in this process (read directly inside the committed ranges,
+ * else by process_vm_readv on itself, as in a JVM): the CodeHeaps published -> CodeHeap
+ * (memory, segment map) -> HeapBlock -> an "nmethod" blob -> its Method* -> jmethodID. A pc
+ * anywhere in the code gives the range a CompiledMethodLoad would; each broken link (a free
+ * segment, a free block, another blob kind, pc outside the code, no jmethodID, a heap that does not
+ * hold pc) gives nothing. And the hand-off of what it found to the drain (codeheap_found.c,
+ * codemap=heap). */
 #include <check.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "codeheap.h"
@@ -20,8 +22,7 @@
 
 static _Alignas(64) unsigned char mem[SEGS << SHIFT];
 static unsigned char segmap[SEGS];
-static _Alignas(8) unsigned char heap[32], ga[16];
-static uintptr_t heap_list[1], heaps;
+static _Alignas(8) unsigned char heap[40];
 static const char nm_name[] = "nmethod", stub_name[] = "BufferBlob",
                   native_name[] = "native nmethod";
 
@@ -41,11 +42,8 @@ static void fakes(struct fx_codeheap_layout *l, struct fx_interp_layout *il)
     put(heap, 8, low + sizeof(mem), 8);
     put(heap, 16, (uintptr_t)segmap, 8);
     put(heap, 24, SHIFT, 4);
-    heap_list[0] = (uintptr_t)heap;
-    put(ga, 0, 1, 4);
-    put(ga, 8, (uintptr_t)heap_list, 8);
-    heaps = (uintptr_t)ga;
-    put(mem, BLOCK << SHIFT, NSEG, 8); /* HeapBlock: _length, _used */
+    put(heap, 32, (uintptr_t)segmap + sizeof(segmap), 8); /* the map committed: all of it */
+    put(mem, BLOCK << SHIFT, NSEG, 8);                    /* HeapBlock: _length, _used */
     mem[(BLOCK << SHIFT) + 8] = 1;
     unsigned char *b = blob();
     uintptr_t code = (uintptr_t)b + 80, end = block + (NSEG << SHIFT) - 16;
@@ -63,17 +61,15 @@ static void fakes(struct fx_codeheap_layout *l, struct fx_interp_layout *il)
     b[72] = 0;         /* _state: in_use */
     put(b, 76, 40, 4); /* _stub_offset */
     *l = (struct fx_codeheap_layout){.pid = (int32_t)getpid(),
-                                     .heaps = (uintptr_t)&heaps,
                                      .lo = (uintptr_t)mem - 4096,
                                      .hi = (uintptr_t)mem + 8192,
-                                     .ga_len = 0,
-                                     .ga_data = 8,
-                                     .ga_bytes = 16,
+                                     .heap = {(uintptr_t)heap},
+                                     .n_heaps = 1,
                                      .mem_low = 0,
                                      .mem_high = 8,
                                      .seg_low = 16,
+                                     .seg_high = 32,
                                      .log2_seg = 24,
-                                     .heap_bytes = 32,
                                      .block_size = 16,
                                      .block_len = 0,
                                      .len_width = 8,
@@ -183,8 +179,14 @@ START_TEST(test_refuses_what_is_not_proven)
     segmap[BLOCK + 1] = 0xFF;
     ck_assert(!fx_codeheap_find_sigsafe(&l, &il, code + 150, &r)); /* a free segment on the way */
     fakes(&l, &il);
-    put(ga, 8, 16, 8);
-    ck_assert(!fx_codeheap_find_sigsafe(&l, &il, code, &r)); /* an unreadable heap list */
+    l.n_heaps = 0;
+    ck_assert(!fx_codeheap_find_sigsafe(&l, &il, code, &r)); /* no heap published */
+    fakes(&l, &il);
+    put(heap, 32, (uintptr_t)segmap + BLOCK + 2, 8); /* the map committed up to segment 3 */
+    ck_assert(!fx_codeheap_find_sigsafe(&l, &il, code + 150, &r)); /* segment 5: past it */
+    ck_assert(fx_codeheap_find_sigsafe(&l, &il, code + 8, &r));    /* segment 3 */
+    put(heap, 32, (uintptr_t)segmap, 8);
+    ck_assert(!fx_codeheap_find_sigsafe(&l, &il, code, &r)); /* no map committed */
     fakes(&l, &il);
     /* nmethod::_state: live only in use or not entrant (JDK 25: 0, 1; JDK 17: 0-2); a freed
      * block keeps its header in product builds, so the state says what the header cannot */
@@ -202,6 +204,47 @@ START_TEST(test_refuses_what_is_not_proven)
     ck_assert(!fx_codeheap_find_sigsafe(&l, &il, code, &r));
     fakes(&l, &il);
     ck_assert(fx_codeheap_find_sigsafe(&l, &il, code, &r));
+}
+END_TEST
+
+/* The heap's memory is read directly where a committed range read in the lookup holds it
+ * (session 25): a page past the committed map or code, unreadable here, is never touched: a
+ * pc whose map byte lies past _segmap._high, a block at the code's committed end too short for
+ * the blob's header it would be read with. Either read, made, would end this test's process. */
+START_TEST(test_reads_stay_committed)
+{
+    struct fx_codeheap_layout l;
+    struct fx_interp_layout il;
+    struct fx_code_range r;
+    size_t pg = (size_t)sysconf(_SC_PAGESIZE);
+    unsigned char *code =
+            mmap(NULL, 2 * pg, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    unsigned char *map =
+            mmap(NULL, 2 * pg, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    ck_assert(code != MAP_FAILED && map != MAP_FAILED);
+    ck_assert_int_eq(mprotect(code + pg, pg, PROT_NONE), 0);
+    ck_assert_int_eq(mprotect(map + pg, pg, PROT_NONE), 0);
+    fakes(&l, &il);
+    static _Alignas(8) unsigned char h[40];
+    size_t segs = pg >> SHIFT;
+    put(h, 0, (uintptr_t)code, 8);
+    put(h, 8, (uintptr_t)code + pg, 8); /* the code committed: one page */
+    put(h, 16, (uintptr_t)map + pg - segs / 2, 8);
+    put(h, 24, SHIFT, 4);
+    put(h, 32, (uintptr_t)map + pg, 8); /* the map committed: half the page's segments */
+    l.heap[0] = (uintptr_t)h;
+    l.lo = (uintptr_t)code;
+    l.hi = (uintptr_t)code + 2 * pg;
+    memset(map + pg - segs / 2, 0, segs / 2); /* every committed segment a block's first */
+    ck_assert(!fx_codeheap_find_sigsafe(&l, &il, (uintptr_t)code + pg - 8, &r));
+    put(h, 16, (uintptr_t)map + pg - segs, 8); /* the whole map committed */
+    memset(map + pg - segs, 0, segs);
+    uintptr_t last = (uintptr_t)code + pg - (1u << SHIFT); /* a used block of one segment */
+    put(code, pg - (1u << SHIFT), 1, 8);
+    code[pg - (1u << SHIFT) + 8] = 1;
+    ck_assert(!fx_codeheap_find_sigsafe(&l, &il, last + 40, &r));
+    munmap(code, 2 * pg);
+    munmap(map, 2 * pg);
 }
 END_TEST
 
@@ -372,6 +415,7 @@ int main(void)
     tcase_add_test(tc, test_refuses_what_is_not_proven);
     tcase_add_test(tc, test_find_any);
     tcase_add_test(tc, test_segment_map_encodings);
+    tcase_add_test(tc, test_reads_stay_committed);
     tcase_add_test(tc, test_found_handoff);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
