@@ -32,7 +32,9 @@ LABELS = {"samples": "samples taken (rows drained from the rings)",
           "published": "tables published",
           "heap found": "pcs found in the code heaps (compiled since the table)",
           "heap lookups": "code heap lookups by the handler's walks (~17 system calls each)",
-          "heap refused": "code heap lookups refused past a sample's budget (8)",
+          "heap refused": "code heap lookups refused past a sample's budget (24)",
+          "heap again": "nmethods found again before the drain took them",
+          "scopes us": "nmethod scopes read and decoded (µs of CPU, all reads)",
           "handler ns": "mean CPU ns in handler per signal"}
 
 

@@ -6,6 +6,10 @@
  * quiet pass after that doubles the period, up to FX_DRAIN_SLOW_NS and up to what keeps the
  * smallest ring at most a quarter full if every thread ran flat out from now on (one record of
  * the largest size seen per sampling interval: a thread is signalled at most once an interval).
+ * While the handler finds nmethods the code map lacks (codemap=heap, codemap_heap.c) the period
+ * doubles no further than FX_DRAIN_FOUND_NS: until the drain adds one, each sample meeting it
+ * looks it up in the code heaps again (~17 system calls in the handler), but a pass of its own
+ * every 10 ms for that cost javac's drain ~130 µs each, 800-900 passes a run (session 25).
  * A wake-up of the drain costs ~28 % of its CPU on a long run (docs/BENCHMARKS.md). */
 #ifndef FX_DRAIN_PERIOD_H
 #define FX_DRAIN_PERIOD_H
@@ -14,6 +18,7 @@
 #include <stdint.h>
 
 #define FX_DRAIN_FAST_NS    10000000ull  /* 10 ms: the lag of code past a full recent table */
+#define FX_DRAIN_FOUND_NS   40000000ull  /* 40 ms: the longest wait while the handler finds code */
 #define FX_DRAIN_SLOW_NS    100000000ull /* 100 ms */
 #define FX_DRAIN_FILL_FAST  125u         /* permille of a ring: fuller at a pass start, fast */
 #define FX_DRAIN_RECORD_MIN 512u         /* bytes a record is taken to need before any is seen */
@@ -25,6 +30,7 @@ struct fx_drain_load {
     uint64_t ring_min;      /* bytes of the smallest ring (0: no ring yet) */
     uint64_t record_max;    /* bytes of the largest record drained so far */
     bool waiting;           /* code published, a queue filling, a request: fast */
+    bool found;             /* the handler found code the map lacked: FX_DRAIN_FOUND_NS at most */
 };
 
 /* The period of the next wait, FX_DRAIN_FAST_NS..FX_DRAIN_SLOW_NS. */

@@ -260,8 +260,8 @@ static void drain_rings(JNIEnv *jni, struct fx_profile *p)
     if (dr.methods == NULL && (dr.idle || (dr.methods = fx_methods_new()) == NULL))
         return; /* stopped: the rings hold nothing of a recording (a start finds them late) */
     dr.methods_gen = fx_profile_generation(p);
-    if (fx_codemap_refresh()) /* code went past the handler's full recent table (issue 31) */
-        dr.load.waiting = true;
+    /* code past the handler's full recent table: fast; codemap=heap's finds: 40 ms at most */
+    dr.load.waiting = fx_codemap_refresh(&dr.load.found) || dr.load.waiting;
     if (fx_native_maps_refresh())
         dr.load.waiting = true;
     fx_model_vthreads_pass(jni);

@@ -13,10 +13,15 @@
  *    alone would be wrong for a method inlined into itself: such frames stay untyped, never
  *    mistyped);
  *  - without CompiledMethodUnload a range goes stale when its nmethod is freed: the handler's
- *    compile id check refuses it already (fx_recover_blob_current), and at most once a second
- *    the drain reads every nmethod range's block and header again (one process_vm_readv per
- *    64 ranges: a freed code heap range fails the read, not the drain) and drops those whose
- *    block is free, whose state is not a live one or whose compile id changed, counted.
+ *    compile id check refuses it already (fx_recover_blob_current), newer code found where it
+ *    lay replaces it at the fold (codemap.c), and now and then the drain reads every nmethod
+ *    range's block and header again (one process_vm_readv per 64 ranges: a freed code heap
+ *    range fails the read, not the drain) and drops those whose block is free, whose state is
+ *    not a live one or whose compile id changed, counted. A sweep of javac's ~1,900 nmethods
+ *    costs the drain ~1 ms (a page pinned and a cold header copied per range): once a second
+ *    that was 15 % of its CPU on a long run (session 25), and it grows with the nmethods a
+ *    server holds. So sweeps come at least a second apart and at least SWEEP_SHARE times their
+ *    own CPU apart: at most 0.02 % of a core; stale ranges wait longer, harmless as above.
  * This file sits above codemap.c (it calls the table's log and live ranges; codemap.c calls
  * nothing here): the drain calls fx_codemap_refresh, which feeds the log, then publishes. */
 #include "codemap_heap.h"
@@ -30,9 +35,10 @@
 #define TAKE_MAX    256 /* ranges taken from the hand-off per pass (its size) */
 #define SWEEP_BATCH 64  /* ranges read per process_vm_readv */
 #define SWEEP_NS    1000000000ll
+#define SWEEP_SHARE 5000 /* a sweep's own CPU x this: the least time to the next one */
 
 static struct {
-    int64_t last_sweep_ns;
+    int64_t next_sweep_ns, sweep_cpu_ns;
     uint64_t added, scoped, gone_before, swept, sweeps, unreadable;
     struct fx_code_range take[TAKE_MAX];
     unsigned char buf[SWEEP_BATCH][64 + FX_CODEHEAP_HEADER_MAX];
@@ -153,20 +159,23 @@ static bool fx_codemap_heap_pass(void)
         }
     }
     int64_t now = fx_now_ns();
-    if (now - hm.last_sweep_ns >= SWEEP_NS) {
-        hm.last_sweep_ns = now;
+    if (now >= hm.next_sweep_ns) {
+        int64_t cpu = fx_clock_ns(CLOCK_THREAD_CPUTIME_ID);
         sweep();
+        cpu = fx_clock_ns(CLOCK_THREAD_CPUTIME_ID) - cpu;
+        hm.sweep_cpu_ns += cpu;
+        hm.next_sweep_ns = now + (cpu * SWEEP_SHARE > SWEEP_NS ? cpu * SWEEP_SHARE : SWEEP_NS);
     }
-    /* while samples meet new nmethods, the drain stays fast: until the next pass they cost a
-     * lookup each, and a deep stack of new ones stops its walk at the budget (javac, JDK 17:
-     * ~2 % of main's samples "code heap lookups past the handler's budget", session 23) */
+    /* while samples meet new nmethods the drain waits at most FX_DRAIN_FOUND_NS: until the next
+     * pass they cost a lookup each, and a deep stack of new ones could stop its walk at the
+     * budget (session 23, at a budget of 8); a pass every 10 ms for them cost more (session 25) */
     return n > 0;
 }
 
-bool fx_codemap_refresh(void)
+bool fx_codemap_refresh(bool *found)
 {
-    bool found = fx_codemap_heap_pass(); /* the handler's finds, the ranges gone stale */
-    return fx_codemap_publish() || found;
+    *found = fx_codemap_heap_pass(); /* the handler's finds, the ranges gone stale */
+    return fx_codemap_publish();
 }
 
 /* The drain's, model owner: the facts of nmethods samples found in the code heaps and the
@@ -278,4 +287,5 @@ void fx_codemap_heap_report(struct fx_profile *p, const char *g)
     fx_profile_extra_detail(p, g, "ranges whose block could not be read (dropped)",
                             (int64_t)hm.unreadable);
     fx_profile_extra_detail(p, g, "stale range sweeps", (int64_t)hm.sweeps);
+    fx_profile_extra_detail(p, g, "stale range sweeps: drain CPU (µs)", hm.sweep_cpu_ns / 1000);
 }

@@ -110,10 +110,10 @@ bool fx_codemap_compiled_load(jmethodID method, const void *code_addr, jint code
                               const void *compile_info);
 void fx_codemap_compiled_unload(jmethodID method, const void *code_addr);
 bool fx_codemap_dynamic_code(const char *name, const void *address, jint length);
-/* Drain: _refresh (codemap_heap.c) then _publish a new base table (true: stay fast, new code);
- * _found_not_self (issue 31): an FX_TYPE_FOUND frame's nmethod known not inlined into itself */
+/* Drain: _refresh (codemap_heap.c; *found: handler's finds) then _publish a new base table
+ * (true: stay fast, new code); _found_not_self: FX_TYPE_FOUND frame's nmethod not self-inlined */
 bool fx_codemap_publish(void);
-bool fx_codemap_refresh(void);
+bool fx_codemap_refresh(bool *found);
 void fx_codemap_idle(void); /* stopped, drain paused: frees replaced tables, the spare */
 const char *fx_codemap_stub_name(uint64_t index);                /* drain: a stub's name, or NULL */
 void fx_codemap_report(struct fx_profile *p, const char *group); /* drain: meta.extra */

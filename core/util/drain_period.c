@@ -23,6 +23,8 @@ uint64_t fx_drain_period_next(const struct fx_drain_load *l)
         return FX_DRAIN_FAST_NS;
     uint64_t next = l->period_ns < FX_DRAIN_SLOW_NS / 2 ? l->period_ns * 2 : FX_DRAIN_SLOW_NS;
     uint64_t bound = ring_bound(l);
+    if (l->found && bound > FX_DRAIN_FOUND_NS)
+        bound = FX_DRAIN_FOUND_NS;
     if (next > bound)
         next = bound;
     return next < FX_DRAIN_FAST_NS ? FX_DRAIN_FAST_NS : next;

@@ -51,6 +51,32 @@ START_TEST(test_anything_waiting_is_fast)
 }
 END_TEST
 
+/* codemap=heap: while the handler finds code the map lacks, the period doubles up to
+ * FX_DRAIN_FOUND_NS, not to the slow period, and no longer drops to the fast one (session 25);
+ * anything waiting still makes it fast, and a smaller ring bound still wins. */
+START_TEST(test_code_found_caps_the_wait)
+{
+    struct fx_drain_load l = quiet(FX_DRAIN_FAST_NS);
+    l.found = true;
+    ck_assert_uint_eq(fx_drain_period_next(&l), 20 * MS);
+    l.period_ns = 20 * MS;
+    ck_assert_uint_eq(fx_drain_period_next(&l), FX_DRAIN_FOUND_NS);
+    l.period_ns = FX_DRAIN_SLOW_NS; /* finds after a quiet spell: the wait shortens to the cap */
+    ck_assert_uint_eq(fx_drain_period_next(&l), FX_DRAIN_FOUND_NS);
+    l.period_ns = FX_DRAIN_FOUND_NS;
+    ck_assert_uint_eq(fx_drain_period_next(&l), FX_DRAIN_FOUND_NS);
+    l.waiting = true;
+    ck_assert_uint_eq(fx_drain_period_next(&l), FX_DRAIN_FAST_NS);
+    l = quiet(FX_DRAIN_SLOW_NS);
+    l.found = true;
+    l.ring_min = 16 * 1024; /* a quarter: 2 records of 2 KiB, 20 ms */
+    l.record_max = 2048;
+    ck_assert_uint_eq(fx_drain_period_next(&l), 20 * MS);
+    ck_assert_uint_gt(FX_DRAIN_FOUND_NS, FX_DRAIN_FAST_NS);
+    ck_assert_uint_lt(FX_DRAIN_FOUND_NS, FX_DRAIN_SLOW_NS);
+}
+END_TEST
+
 /* The worst case a quiet pass cannot see: a thread idle so far runs flat out, one record per
  * interval. A quarter of the smallest ring bounds the wait. */
 START_TEST(test_the_smallest_ring_bounds_the_wait)
@@ -101,6 +127,7 @@ int main(void)
     TCase *tc = tcase_create("core");
     tcase_add_test(tc, test_quiet_passes_double_up_to_the_slow_period);
     tcase_add_test(tc, test_anything_waiting_is_fast);
+    tcase_add_test(tc, test_code_found_caps_the_wait);
     tcase_add_test(tc, test_the_smallest_ring_bounds_the_wait);
     tcase_add_test(tc, test_always_between_fast_and_slow);
     suite_add_tcase(s, tc);
