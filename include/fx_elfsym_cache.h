@@ -10,8 +10,9 @@
  * name) and repeats it, with the build-id, in its header, so a library replaced by an upgrade
  * misses. A file is used only if it is a regular file of this user's own and its header, size,
  * rows (name offsets inside the names, addresses ascending) and names (NUL-terminated) check.
- * Only tables read from the file's own .symtab are kept: a separate debug file or .dynsym
- * depends on what else is installed. Not signal-safe. */
+ * Tables read from the file's own .symtab are kept, and those of a separate debug file under
+ * the debug file's identity (its build-id is the library's), so a -dbg package upgraded or
+ * removed misses; .dynsym's are not (a debug file may come). Not signal-safe. */
 #ifndef FX_ELFSYM_CACHE_H
 #define FX_ELFSYM_CACHE_H
 

@@ -258,10 +258,46 @@ static void sort_unique(struct lib *l)
     l->nsyms = kept;
 }
 
+/* The kept table of the file at path (the library, or its debug file: same build-id), mapped. */
+static int cached_symbols(struct lib *l, const char *path, const struct stat *st,
+                          struct fx_elfsym_cache_stats *cs)
+{
+    struct fx_errbuf eb = {{0}};
+    int rc = fx_elfsym_cache_load(l->cache_dir, path, st, l->build_id, &l->table, &eb);
+    if (rc == FX_EIO) {
+        cs->errors++;
+        snprintf(cs->error, sizeof(cs->error), "%s", eb.msg);
+    }
+    if (rc != FX_OK)
+        return rc;
+    cs->loaded++;
+    fx_free(l->syms); /* a .symtab without functions read before the debug file's turn */
+    fx_free(l->names);
+    l->syms = (struct fx_elfsym_row *)l->table.rows; /* read-only: nothing writes a mapped table */
+    l->nsyms = l->table.n;
+    l->names = (char *)l->table.names;
+    l->nnames = l->table.names_len;
+    return FX_OK;
+}
+
+static void keep_symbols(struct lib *l, const char *path, const struct stat *st,
+                         struct fx_elfsym_cache_stats *cs)
+{
+    struct fx_errbuf eb = {{0}};
+    if (fx_elfsym_cache_store(l->cache_dir, path, st, l->build_id, l->syms, l->nsyms, l->names,
+                              l->nnames, &eb) == FX_OK) {
+        cs->stored++;
+    } else {
+        cs->errors++;
+        snprintf(cs->error, sizeof(cs->error), "%s", eb.msg);
+    }
+}
+
 /* Debian's -dbgsym packages put the full .symtab of a stripped file at
  * DIR/.build-id/xx/yyyy.debug, named by its build-id: same virtual addresses, so the symbols
- * apply as they are. FX_ENOTFOUND when there is no such file or it has no function symbols. */
-static int read_debug_file(struct lib *l)
+ * apply as they are. FX_ENOTFOUND when there is no such file or it has no function symbols.
+ * Kept under the debug file's own identity: a package upgraded or removed misses. */
+static int read_debug_file(struct lib *l, struct fx_elfsym_cache_stats *cs)
 {
     if (!l->debug_dir || strlen(l->build_id) < 4)
         return FX_ENOTFOUND;
@@ -271,20 +307,28 @@ static int read_debug_file(struct lib *l)
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
         return FX_ENOTFOUND;
+    struct stat st;
+    bool keep = cs != NULL && fstat(fd, &st) == 0; /* cs: read_elf keeps this library's */
+    if (keep && cached_symbols(l, path, &st, cs) == FX_OK)
+        return close(fd), FX_OK;
     Elf *elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
     int rc = elf && elf_kind(elf) == ELF_K_ELF ? read_table(elf, SHT_SYMTAB, l) : FX_ENOTFOUND;
     elf_end(elf);
     close(fd);
+    if (rc == FX_OK)
+        sort_unique(l);
+    if (keep && rc == FX_OK) /* sorted: libc's 7,000 symbols each start otherwise */
+        keep_symbols(l, path, &st, cs);
     return rc;
 }
 
-static int read_symbols(Elf *elf, struct lib *l)
+static int read_symbols(Elf *elf, struct lib *l, struct fx_elfsym_cache_stats *cs)
 {
     l->source = FX_ELFSYM_SYMTAB;
     int rc = read_table(elf, SHT_SYMTAB, l);
     if (rc == FX_ENOTFOUND) {
         l->source = FX_ELFSYM_DEBUG_FILE;
-        rc = read_debug_file(l);
+        rc = read_debug_file(l, cs);
     }
     if (rc == FX_ENOTFOUND) {
         l->source = FX_ELFSYM_DYNSYM;
@@ -295,41 +339,6 @@ static int read_symbols(Elf *elf, struct lib *l)
         snprintf(l->why, sizeof(l->why), "no function symbols (.symtab and .dynsym empty)");
     }
     return rc == FX_ENOMEM ? rc : FX_OK;
-}
-
-/* The table from the cache file for this library (FX_OK), kept only for one read from the
- * file's own .symtab: a debug file or .dynsym depends on what else is installed. */
-static int cached_symbols(struct lib *l, const struct stat *st, struct fx_elfsym_cache_stats *cs)
-{
-    struct fx_errbuf eb = {{0}};
-    int rc = fx_elfsym_cache_load(l->cache_dir, l->path, st, l->build_id, &l->table, &eb);
-    if (rc == FX_EIO) {
-        cs->errors++;
-        snprintf(cs->error, sizeof(cs->error), "%s", eb.msg);
-    }
-    if (rc != FX_OK)
-        return rc;
-    cs->loaded++;
-    l->syms = (struct fx_elfsym_row *)l->table.rows; /* read-only: nothing writes a mapped table */
-    l->nsyms = l->table.n;
-    l->names = (char *)l->table.names;
-    l->nnames = l->table.names_len;
-    l->source = FX_ELFSYM_SYMTAB;
-    return FX_OK;
-}
-
-static void keep_symbols(struct lib *l, const struct stat *st, struct fx_elfsym_cache_stats *cs)
-{
-    struct fx_errbuf eb = {{0}};
-    if (l->source != FX_ELFSYM_SYMTAB || l->nsyms == 0)
-        return;
-    if (fx_elfsym_cache_store(l->cache_dir, l->path, st, l->build_id, l->syms, l->nsyms, l->names,
-                              l->nnames, &eb) == FX_OK) {
-        cs->stored++;
-    } else {
-        cs->errors++;
-        snprintf(cs->error, sizeof(cs->error), "%s", eb.msg);
-    }
 }
 
 /* st: the file's, when the table may be kept across starts (NULL for the vDSO). */
@@ -349,12 +358,14 @@ static int read_elf(Elf *elf, struct lib *l, const struct stat *st,
     l->usable = true;
     read_build_id(elf, l);
     bool keep = st != NULL && l->cache_dir != NULL && l->build_id[0] != '\0';
-    if (keep && cached_symbols(l, st, cs) == FX_OK)
-        return FX_OK;
-    rc = read_symbols(elf, l);
+    if (keep && cached_symbols(l, l->path, st, cs) == FX_OK)
+        return l->source = FX_ELFSYM_SYMTAB, FX_OK;
+    rc = read_symbols(elf, l, keep ? cs : NULL);
+    if (l->source == FX_ELFSYM_DEBUG_FILE)
+        return rc; /* sorted, or mapped read-only, by read_debug_file */
     sort_unique(l);
-    if (keep && rc == FX_OK)
-        keep_symbols(l, st, cs);
+    if (keep && rc == FX_OK && l->source == FX_ELFSYM_SYMTAB)
+        keep_symbols(l, l->path, st, cs); /* .dynsym: a debug file may come */
     return rc;
 }
 

@@ -169,6 +169,55 @@ START_TEST(test_elfsym_stripped_library_with_a_debug_file_names_everything)
 }
 END_TEST
 
+/* Issue 31: a debug file's table is kept like a .symtab's, under the debug file's identity:
+ * the next symbolizer maps it (same names); the debug file replaced (a -dbgsym upgrade) it is
+ * read again; removed, the cached table is not used and .dynsym names what it can. */
+START_TEST(test_elfsym_debug_file_table_kept_and_missed_when_the_debug_file_changes)
+{
+    void *h = must_dlopen(FXTEST_SYMLIB_STRIPPED);
+    struct fx_textmap *t = self_maps();
+    struct fx_elfsym *s0 = fx_elfsym_new();
+    uintptr_t c = must_dlsym(h, "fxtest_c_work");
+    uintptr_t local = ((uintptr_t(*)(void))must_dlsym(h, "fxtest_local_addr"))();
+    char dir[] = "/tmp/fxdebugXXXXXX", cache[300], sub[300], file[400], cmd[1300];
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    const char *id = resolve(s0, t, c).build_id;
+    snprintf(cache, sizeof(cache), "%s/cache", dir);
+    snprintf(sub, sizeof(sub), "%s/.build-id/%.2s", dir, id);
+    snprintf(file, sizeof(file), "%s/%s.debug", sub, id + 2);
+    snprintf(cmd, sizeof(cmd), "mkdir -p '%s' && cp '%s' '%s'", sub, FXTEST_SYMLIB_DEBUG, file);
+    ck_assert_int_eq(system(cmd), 0);
+    for (int round = 0; round < 4; round++) { /* written, mapped, replaced: written, removed */
+        if (round == 2)
+            snprintf(cmd, sizeof(cmd), "cp '%s' '%s.new' && mv '%s.new' '%s'", FXTEST_SYMLIB_DEBUG,
+                     file, file, file);
+        if (round == 3)
+            snprintf(cmd, sizeof(cmd), "rm '%s'", file);
+        ck_assert_int_eq(round >= 2 ? system(cmd) : 0, 0);
+        struct fx_elfsym *s = fx_elfsym_new();
+        ck_assert_int_eq(fx_elfsym_set_debug_dir(s, dir), FX_OK);
+        ck_assert_int_eq(fx_elfsym_set_cache_dir(s, cache), FX_OK);
+        if (round < 3) {
+            expect_name(s, t, local + 1, "fxtest_local_helper", 1, FX_ELFSYM_DEBUG_FILE);
+            expect_name(s, t, c, "fxtest_c_work", 0, FX_ELFSYM_DEBUG_FILE);
+        } else {
+            ck_assert_ptr_null(resolve(s, t, local + 1).name);
+            expect_name(s, t, c, "fxtest_c_work", 0, FX_ELFSYM_DYNSYM);
+        }
+        const struct fx_elfsym_cache_stats *cs = fx_elfsym_cache_stats(s);
+        ck_assert_uint_eq(cs->loaded, round == 1 ? 1 : 0);
+        ck_assert_uint_eq(cs->stored, round == 0 || round == 2 ? 1 : 0);
+        ck_assert_msg(cs->errors == 0, "%s", cs->error);
+        fx_elfsym_free(s);
+    }
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+    ck_assert_int_eq(system(cmd), 0);
+    fx_elfsym_free(s0);
+    fx_textmap_free(t);
+    dlclose(h);
+}
+END_TEST
+
 static void replace_file(const char *dir, const char *path)
 {
     char other[256];
@@ -474,6 +523,7 @@ static Suite *elfsym_suite(void)
     tcase_add_test(tc, test_elfsym_names_c_and_cxx_functions_of_a_shared_library);
     tcase_add_test(tc, test_elfsym_stripped_library_uses_dynsym_and_names_the_rest_by_offset);
     tcase_add_test(tc, test_elfsym_stripped_library_with_a_debug_file_names_everything);
+    tcase_add_test(tc, test_elfsym_debug_file_table_kept_and_missed_when_the_debug_file_changes);
     tcase_add_test(tc, test_elfsym_names_vdso_functions_from_memory);
     tcase_add_test(tc, test_elfsym_names_a_static_function_of_this_pie_executable);
     tcase_add_test(tc, test_elfsym_symbol_vaddr_by_name_in_this_executable);
