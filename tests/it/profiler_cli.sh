@@ -12,7 +12,8 @@
 #   pcli_wait_ready ID       wait for a daemon that missed its start-up window (see below)
 #   pcli_json OUT ARGS...    profiler-cli ARGS [--session $PCLI_SESSION] --json > OUT, failing
 #                            unless OUT is valid JSON
-#   pcli_thread_handle NAME  prints the handle ("t-3") of the thread named NAME
+#   pcli_thread_handle NAME  prints the handle ("t-3") of the thread named NAME (the session's
+#                            thread list asked once per pcli_load session)
 #   pcli_thread_json NAME FILE VIEW...
 #                            for the one thread named NAME, writes each VIEW (functions,
 #                            samples, top-down) with idle samples included to FILE with "%s"
@@ -118,6 +119,7 @@ pcli_load() {
     [[ -n "${PROFILER_CLI_SESSION_DIR:-}" ]] || pcli_setup
     for ((try = 1; try <= tries; try++)); do
         id=fx$$-$RANDOM-$try
+        rm -f "$PROFILER_CLI_SESSION_DIR/$id.threads" # pcli_thread_handle's, of a reused id
         if out=$(profiler-cli load "$file" --session "$id" 2>&1); then
             export PCLI_SESSION=$id
             return 0
@@ -172,9 +174,20 @@ pcli_json() {
 }
 
 pcli_thread_handle() {
-    local list
-    list=$(mktemp -t pcli-threads.XXXXXX)
-    pcli_json "$list" thread list || { rm -f "$list"; return 1; }
+    # A loaded profile's threads do not change: with a named session (pcli_load's) the list is
+    # asked once and kept beside the session (each profiler-cli call starts node, 0.5-1.5 s on a
+    # loaded 2-core machine: it.wall_native asked for it once per thread, 9 times).
+    local list keep=
+    if [[ -n ${PCLI_SESSION:-} && -n ${PROFILER_CLI_SESSION_DIR:-} ]]; then
+        # not *.json: profiler-cli takes every NAME.json there for a session's metadata
+        list=$PROFILER_CLI_SESSION_DIR/$PCLI_SESSION.threads
+        keep=1
+    else
+        list=$(mktemp -t pcli-threads.XXXXXX)
+    fi
+    if [[ -z $keep || ! -s $list ]]; then
+        pcli_json "$list" thread list || { rm -f "$list"; return 1; }
+    fi
     python3 - "$list" "$1" <<'PY'
 import json, sys
 threads = json.load(open(sys.argv[1], encoding="utf-8"))["threads"]
@@ -185,7 +198,7 @@ if len(found) != 1:
 print(found[0])
 PY
     local rc=$?
-    rm -f "$list"
+    [[ -n $keep ]] || rm -f "$list"
     return $rc
 }
 

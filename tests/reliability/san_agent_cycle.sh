@@ -34,6 +34,10 @@ rm -f "$dir"/asan.*
 export ASAN_OPTIONS="handle_segv=0:handle_sigbus=0:handle_sigfpe=0:allow_user_segv_handler=1:detect_leaks=0:halt_on_error=1:quarantine_size_mb=64:log_path='$dir/asan'"
 rc=0
 IFS=: read -ra homes <<<"$jdks"
+# The JDKs' cycles at once, each its own JVM and run folder (the test holds both cores, PROCESSORS
+# 2): most of a cycle test is waiting (phase warm-ups, the sleeps that let samples come, fxprof's
+# attaches), so one after the other left a core idle; each one's output is printed after it ends.
+pids=() logs=()
 for jdk in "${homes[@]}"; do
     [[ -x $jdk/bin/java ]] || continue
     major=$(basename "$jdk")
@@ -41,7 +45,12 @@ for jdk in "${homes[@]}"; do
         FXPROF=$fxprof FXAGENT_RUN_DIR=$dir/run-$major FXAGENT_CYCLES=$cycles \
         FXAGENT_CYCLE_STOP_S=1 FXAGENT_CYCLE_RSS_KIB=4194304 FXAGENT_CYCLE_FIRST_KIB=4194304 \
         FXAGENT_CYCLE_MALLOC_KIB=4194304 FXAGENT_CYCLE_MEM_WAIT=0 \
-        bash "$root/tests/it/cycle_test.sh" "$jdk" || rc=1
+        bash "$root/tests/it/cycle_test.sh" "$jdk" >"$dir/run-$major.log" 2>&1 &
+    pids+=("$!") logs+=("$dir/run-$major.log")
+done
+for i in "${!pids[@]}"; do
+    wait "${pids[i]}" || rc=1
+    cat "${logs[i]}"
 done
 if compgen -G "$dir/asan.*" >/dev/null; then
     for f in "$dir"/asan.*; do
