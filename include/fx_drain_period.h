@@ -8,7 +8,7 @@
  * the largest size seen per sampling interval: a thread is signalled at most once an interval).
  * While the handler finds nmethods the code map lacks (codemap=heap, codemap_heap.c) the period
  * doubles no further than FX_DRAIN_FOUND_NS: until the drain adds one, each sample meeting it
- * looks it up in the code heaps again (~17 system calls in the handler), but a pass of its own
+ * looks it up in the code heaps again (~8 system calls in the handler), but a pass of its own
  * every 10 ms for that cost javac's drain ~130 µs each, 800-900 passes a run (session 25).
  * A wake-up of the drain costs ~28 % of its CPU on a long run (docs/BENCHMARKS.md). */
 #ifndef FX_DRAIN_PERIOD_H

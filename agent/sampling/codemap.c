@@ -589,7 +589,7 @@ void fx_codemap_report(struct fx_profile *p, const char *g)
     fx_profile_extra_detail(p, g, "pcs found in the code heaps (compiled since the table)",
                             (int64_t)__atomic_load_n(&fx_sig.codeheap_found, __ATOMIC_RELAXED));
     fx_profile_extra_detail(p, g,
-                            "code heap lookups by the handler's walks (~17 system calls each)",
+                            "code heap lookups by the handler's walks (~8 system calls each)",
                             (int64_t)__atomic_load_n(&fx_sig.codeheap_lookups, __ATOMIC_RELAXED));
     fx_profile_extra_detail(p, g, "code heap lookups refused past a sample's budget (24)",
                             (int64_t)__atomic_load_n(&fx_sig.codeheap_refused, __ATOMIC_RELAXED));
