@@ -588,8 +588,7 @@ void fx_codemap_report(struct fx_profile *p, const char *g)
                             (int64_t)cm.heap_differ);
     fx_profile_extra_detail(p, g, "pcs found in the code heaps (compiled since the table)",
                             (int64_t)__atomic_load_n(&fx_sig.codeheap_found, __ATOMIC_RELAXED));
-    fx_profile_extra_detail(p, g,
-                            "code heap lookups by the handler's walks (~8 system calls each)",
+    fx_profile_extra_detail(p, g, "code heap lookups by the handler's walks (~8 system calls each)",
                             (int64_t)__atomic_load_n(&fx_sig.codeheap_lookups, __ATOMIC_RELAXED));
     fx_profile_extra_detail(p, g, "code heap lookups refused past a sample's budget (24)",
                             (int64_t)__atomic_load_n(&fx_sig.codeheap_refused, __ATOMIC_RELAXED));
