@@ -65,11 +65,12 @@ struct fx_codeheap_layout {
 void fx_codeheap_publish(void);
 
 /* Signal-safe: the nmethod holding pc, from the code heaps (l) and named through its Method*
- * (il, the interpreted frames' chain to a jmethodID): *out as codemap.c builds a
+ * (il, the interpreted frames' chain to a jmethodID; a method handle intrinsic's by il->mh,
+ * 8.5l): *out as codemap.c builds a
  * CompiledMethodLoad's range (begin = code begin, end = code end, layout, compile id, frame
  * size, tier; FX_RANGE_SELF_INLINE since the inlining records are not known here). False when
  * any step is not proven: a layout not published, a read failing, a free block, a blob that is
- * not an "nmethod", pc outside its code, a method with no jmethodID. */
+ * not an "nmethod", pc outside its code, a method not named. */
 bool fx_codeheap_find_sigsafe(const struct fx_codeheap_layout *l, const struct fx_interp_layout *il,
                               uintptr_t pc, struct fx_code_range *out);
 

@@ -26,9 +26,10 @@
  * (its length, bounded by the heap's committed end), nmethod::_state is live (in use or not
  * entrant: a freed block keeps its header in product builds, the state does not stay in_use),
  * its name is "nmethod", pc lies in [code begin, code end), its Method* has a jmethodID pointing
- * back at it (interp_frame_sig.c), and at the end the block's _used, its length, the compile id
- * and the state, read again, are unchanged (a block freed or reused in between would change
- * them). Cost: 8 system calls per lookup (the name 1, 2 for a native nmethod; the Method*'s
+ * back at it (interp_frame_sig.c) or, for a method handle intrinsic's frameless native nmethod,
+ * is named by its holder and intrinsic id (8.5l), and at the end the block's _used, its length, the
+ * compile id and the state, read again, are unchanged (a block freed or reused in between would
+ * change them). Cost: 8 system calls per lookup (the name 1, 2 for a native nmethod; the Method*'s
  * chain 7), 17 before session 25 read the heaps by process_vm_readv too; asked by every walk
  * (the recoveries after an AsyncGetCallTrace failure, and the frame types and native frames
  * below of every sample) at each frame whose pc lies in the code cache but in no range of the
@@ -223,12 +224,20 @@ bool fx_codeheap_find_sigsafe(const struct fx_codeheap_layout *l, const struct f
                                      : blob + (uintptr_t)(intptr_t)sfield(b, l->data_offset, 4);
     if (begin <= blob || begin > end || end > end_of_block || pc < begin || pc >= end)
         return false;
-    uint64_t id;
-    if (!fx_interp_method_id_sigsafe(il, (uintptr_t)field(b, l->method, 8), &id) || id == 0)
+    int64_t level = l->comp_level >= 0 ? sfield(b, l->comp_level, l->level_width) : 0;
+    int32_t entry_bci = (int32_t)sfield(b, l->entry_bci, 4);
+    /* a method handle intrinsic (8.5l): a native nmethod, frame size 0, level 0 */
+    bool mh = kind == 2 && entry_bci == -1 && sfield(b, l->frame_size, 4) == 0 && level == 0;
+    uint64_t id = 0;
+    uintptr_t method = (uintptr_t)field(b, l->method, 8);
+    /* its Method* has no jmethodID (HotSpot's own, in no method array): named by MethodHandle's
+     * declared method of its intrinsic id (interp_frame.h) */
+    if ((!fx_interp_method_id_sigsafe(il, method, &id) &&
+         !(mh && fx_interp_mh_id_sigsafe(il, method, &id))) ||
+        id == 0)
         return false;
     uintptr_t vep = l->vep >= 0 ? (uintptr_t)field(b, l->vep, 8)
                                 : begin + (uintptr_t)field(b, l->vep_offset, 2);
-    int64_t level = l->comp_level >= 0 ? sfield(b, l->comp_level, l->level_width) : 0;
     *out = (struct fx_code_range){.begin = begin,
                                   .end = end,
                                   .blob = blob,
@@ -240,12 +249,11 @@ bool fx_codeheap_find_sigsafe(const struct fx_codeheap_layout *l, const struct f
                                   .flags = FX_RANGE_SELF_INLINE};
     uintptr_t stubs = blob + (uintptr_t)(intptr_t)sfield(b, l->stub_offset, 4);
     out->stubs = stubs > begin && stubs <= end ? (uint32_t)(stubs - begin) : 0;
-    int32_t entry_bci = (int32_t)sfield(b, l->entry_bci, 4);
     fx_codeheap_entry(out, vep, (long)sfield(b, l->frame_complete, l->fc_width), entry_bci,
                       l->osr_entry >= 0 ? (uintptr_t)field(b, l->osr_entry, 8) : 0);
-    /* a method handle intrinsic (8.5l), a native nmethod, marked as codemap.c marks it at
-     * CompiledMethodLoad: with codemap=heap (the default) this is the map's only range of it */
-    if (kind == 2 && entry_bci == -1 && out->frame_words == 0 && level == 0)
+    /* marked as codemap.c marks it at CompiledMethodLoad: with codemap=heap (the default)
+     * this is the map's only range of it */
+    if (mh)
         out->flags |= FX_RANGE_FRAMELESS;
     /* a block freed (its header stays in product builds) or reused since the first read: the
      * block's _used, the compile id and the state read again (inside the block proven above) */

@@ -25,8 +25,8 @@
  * used; stubs (vtable/itable, the interpreter, StubRoutines, adapters) are never freed, and are
  * named as users read them: every I2C/C2I adapter one "I2C/C2I adapters" (fx_jvm_names_stub_len).
  * Calls down only: vmstructs.c, coderecent.c, codeheap_check.c and nmethod_scopes.c (the two
- * oracles at a load), codeheap_found.c (codemap=heap's flag), the allocator, fx_jvm_names;
- * codemap_heap.c calls it, never the other way. */
+ * oracles at a load, and a method handle intrinsic's name), codeheap_found.c (codemap=heap's flag),
+ * the allocator, fx_jvm_names; codemap_heap.c calls it, never the other way. */
 #include "codemap_heap.h"
 #include "internal.h"
 
@@ -156,9 +156,8 @@ bool fx_codemap_compiled_load(jmethodID method, const void *code_addr, jint code
     struct fx_nmethod_layout l;
     bool layout = fx_vmstructs_nmethod(r.begin, &l);
     bool normal = layout && l.entry_bci == -1;
-    if (layout)
-        fx_codeheap_entry(&r, l.verified, l.frame_complete, l.entry_bci, l.osr_entry);
     if (layout) {
+        fx_codeheap_entry(&r, l.verified, l.frame_complete, l.entry_bci, l.osr_entry);
         r.blob = l.blob;
         r.compile_id = l.compile_id;
         r.frame_words = l.frame_words;
@@ -166,6 +165,7 @@ bool fx_codemap_compiled_load(jmethodID method, const void *code_addr, jint code
         r.stubs = l.stubs > r.begin && l.stubs <= r.end ? (uint32_t)(l.stubs - r.begin) : 0;
         /* a method handle intrinsic (8.5l): frame size 0 read, level 0 (no other nmethod) */
         r.flags |= normal && l.frame_words == 0 && l.level == 0 ? FX_RANGE_FRAMELESS : 0;
+        fx_codeheap_mh_name(&r); /* and named by its intrinsic id, not the event's (8.5l) */
     }
     r.flags |= self_inlined(method, compile_info) ? FX_RANGE_SELF_INLINE : 0;
     fx_nmethod_scopes_check(&r, method, compile_info); /* issue 31: the nmethod's own facts */

@@ -51,8 +51,9 @@ bool fx_codemap_heap_on(void)
 
 bool fx_codemap_heap_start(void)
 {
-    fx_interp_publish();   /* both layouts: the handler's lookup needs them (threads_existing.c */
-    fx_codeheap_publish(); /* publishes them again at the threads' scan: a no-op then) */
+    fx_interp_publish();    /* both layouts: the handler's lookup needs them (threads_existing.c */
+    fx_codeheap_publish();  /* publishes them again at the threads' scan: a no-op then) */
+    fx_interp_publish_mh(); /* the method handle intrinsics' names (8.5l), for both modes */
     const char *test = getenv("FXAGENT_TEST_CODEHEAP_ONLY"); /* codemap.c: nothing in the table */
     const struct fx_codeheap_layout *l = &fx_sig.codeheap;
     bool on = fx_opt()->codemap == FX_CODEMAP_HEAP && (test == NULL || test[0] != '1') &&
@@ -266,6 +267,12 @@ void fx_codemap_heap_report(struct fx_profile *p, const char *g)
                             (int64_t)fd.self);
     fx_profile_extra_detail(p, g, "... not typed: nmethod gone or not that compilation",
                             (int64_t)fd.unknown);
+    uint64_t mh_named, mh_kept;
+    fx_codeheap_mh_counts(&mh_named, &mh_kept);
+    fx_profile_extra_detail(p, g, "method handle intrinsics loaded: named by their intrinsic id",
+                            (int64_t)mh_named);
+    fx_profile_extra_detail(p, g, "... left with the event's jmethodID (lookup not proven)",
+                            (int64_t)mh_kept);
     if (!on)
         return;
     uint64_t offered, queued, full;

@@ -20,6 +20,11 @@ const struct fx_code_range *fx_codemap_live(size_t *n);
 /* codeheap_check.c: the oracle of the handler's lookup at a CompiledMethodLoad: 1 agrees, -1
  * differs, 2 refused, 0 not checked (codemap.c's caller says when). */
 int fx_codeheap_check(const struct fx_code_range *r);
+/* codeheap_check.c, at a CompiledMethodLoad: a method handle intrinsic's range (frameless) named
+ * as the handler's lookup names it, by its intrinsic id (8.5l): the event gives every such
+ * nmethod MethodHandle's idnum-0 method. Not proven: the event's name stays, counted. */
+void fx_codeheap_mh_name(struct fx_code_range *r);
+void fx_codeheap_mh_counts(uint64_t *named, uint64_t *kept);
 
 /* vmflags.c: DebugNonSafepoints's outcome for meta.extra. */
 void fx_vmflags_report(struct fx_profile *p, const char *group);

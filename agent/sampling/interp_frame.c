@@ -6,11 +6,14 @@
  * The frame slots: x86-64's frame_x86.hpp, the same on JDK 17 and 25: the Method* one word
  * below interpreter_frame_last_sp_offset (exported, -2), the bcp six below it (-8). Also the
  * entry frame's (the call stub's) JavaCallWrapper slot and the anchor it saved: where the
- * anchor walk goes on below a call stub (recover_anchor.c). */
+ * anchor walk goes on below a call stub (recover_anchor.c). And the names of the method handle
+ * intrinsics' Method*s (interp_frame.h, struct fx_mh_names: docs/VALIDATION.md 8.5l) from
+ * MethodHandle's declared methods, which need JVMTI and a JNIEnv: published after the rest. */
 #include "internal.h"
 
 #include "interp_frame.h"
 
+#include <string.h>
 #include <unistd.h>
 
 static bool fits(long off, long width, long size)
@@ -77,4 +80,89 @@ void fx_interp_publish(void)
     l.pid = 0;
     fx_sig.interp = l;
     __atomic_store_n(&fx_sig.interp.pid, pid, __ATOMIC_RELEASE);
+}
+
+/* The intrinsic id and holder of the Method* a jmethodID names, read as the handler reads them
+ * (checked reads: a wrong word fails, never this thread). */
+static bool declared(const struct fx_interp_layout *l, long iid_off, jmethodID mid, uint16_t *iid,
+                     uintptr_t *holder)
+{
+    unsigned char m[FX_INTERP_MAX_STRUCT], cm[FX_INTERP_MAX_STRUCT];
+    uintptr_t method, cmp, cp;
+    if (!fx_interp_peek_sigsafe(l->pid, (uintptr_t)mid, &method, 8, 8) ||
+        !fx_interp_peek_sigsafe(l->pid, method, m, (size_t)l->method_size, 8))
+        return false;
+    memcpy(&cmp, m + l->const_method, 8);
+    if (!fx_interp_peek_sigsafe(l->pid, cmp, cm, (size_t)l->cm_size, 8))
+        return false;
+    memcpy(&cp, cm + l->constants, 8);
+    memcpy(iid, m + iid_off, 2);
+    return fx_interp_peek_sigsafe(l->pid, cp + (uintptr_t)l->pool_holder, holder, 8, 8);
+}
+
+/* The table of interp_frame.h's struct fx_mh_names from MethodHandle's declared methods: each
+ * native one with an intrinsic id (invokeBasic, linkTo*, invoke, invokeExact), an id declared
+ * twice left out (it would not name one method). Any read failing: nothing (false). */
+static bool mh_table(jvmtiEnv *jvmti, jclass c, const struct fx_interp_layout *l, long iid_off,
+                     struct fx_mh_names *t)
+{
+    jint n = 0;
+    jmethodID *ms = NULL;
+    if ((*jvmti)->GetClassMethods(jvmti, c, &n, &ms) != JVMTI_ERROR_NONE)
+        return false;
+    bool ok = true, twice[FX_MH_NAMES] = {false};
+    for (jint i = 0; ok && i < n; i++) {
+        jint mods = 0;
+        uint16_t iid = 0;
+        uintptr_t holder = 0;
+        if ((*jvmti)->GetMethodModifiers(jvmti, ms[i], &mods) != JVMTI_ERROR_NONE ||
+            !(mods & 0x0100)) /* JVM_ACC_NATIVE: the signature-polymorphic methods are */
+            continue;
+        ok = declared(l, iid_off, ms[i], &iid, &holder) && (t->holder == 0 || holder == t->holder);
+        t->holder = holder;
+        uint32_t k = 0;
+        while (k < t->n && t->iid[k] != iid)
+            k++;
+        if (!ok || iid == 0 || (k == t->n && k == FX_MH_NAMES))
+            continue;
+        twice[k] = k < t->n;
+        t->iid[k] = iid;
+        t->id[k] = (uint64_t)(uintptr_t)ms[i];
+        t->n += k == t->n;
+    }
+    (*jvmti)->Deallocate(jvmti, (unsigned char *)ms);
+    uint32_t kept = 0;
+    for (uint32_t k = 0; k < t->n; k++) {
+        if (!twice[k]) {
+            t->iid[kept] = t->iid[k];
+            t->id[kept++] = t->id[k];
+        }
+    }
+    t->n = kept;
+    return ok && t->holder != 0 && kept > 0;
+}
+
+void fx_interp_publish_mh(void)
+{
+    struct fx_interp_layout *l = &fx_sig.interp;
+    long iid_off = fx_vmstructs_field("Method", "_intrinsic_id");
+    jvmtiEnv *jvmti = fx_jvmti();
+    JavaVM *vm = fx_jvm();
+    JNIEnv *jni = NULL;
+    if (jvmti == NULL || vm == NULL ||
+        (*vm)->GetEnv(vm, (void **)&jni, JNI_VERSION_1_6) != JNI_OK || jni == NULL ||
+        __atomic_load_n(&l->pid, __ATOMIC_ACQUIRE) == 0 ||
+        __atomic_load_n(&l->mh.ready, __ATOMIC_ACQUIRE) != 0 || !fits(iid_off, 2, l->method_size))
+        return; /* published at an earlier start: MethodHandle is never unloaded */
+    jclass c = (*jni)->FindClass(jni, "java/lang/invoke/MethodHandle");
+    if (c == NULL) {
+        (*jni)->ExceptionClear(jni);
+        return;
+    }
+    struct fx_mh_names t = {.intrinsic_id = (int32_t)iid_off};
+    if (mh_table(jvmti, c, l, iid_off, &t)) {
+        l->mh = t;
+        __atomic_store_n(&l->mh.ready, 1, __ATOMIC_RELEASE);
+    }
+    (*jni)->DeleteLocalRef(jni, c);
 }

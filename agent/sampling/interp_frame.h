@@ -8,6 +8,23 @@
 
 #include "sample.h"
 
+/* A method handle intrinsic's Method* (docs/VALIDATION.md 8.5l) is HotSpot's own
+ * (Method::make_method_handle_intrinsic): in no class's method array, its idnum 0, so no
+ * jmethodID names it. It names the method it stands for by its holder (MethodHandle) and
+ * Method::_intrinsic_id (vmIntrinsics::_invokeBasic, _linkToStatic, ...), which HotSpot gives
+ * the declared native method of that name too: the table below maps each intrinsic id of
+ * MethodHandle's declared native methods (one method each, else left out) to its jmethodID.
+ * ready 0: not published (fx_interp_publish_mh, with release, after the layout). */
+#define FX_MH_NAMES 12
+struct fx_mh_names {
+    int32_t ready;        /* atomic: written last */
+    int32_t intrinsic_id; /* Method::_intrinsic_id (u2), inside the Method read */
+    uintptr_t holder;     /* MethodHandle's InstanceKlass* (ConstantPool::_pool_holder) */
+    uint32_t n;
+    uint16_t iid[FX_MH_NAMES];
+    uint64_t id[FX_MH_NAMES]; /* the declared method's jmethodID */
+};
+
 /* Offsets in bytes, slots in words from the frame's rbp; pid 0: not published (the walk then
  * stops at an interpreted frame, as before). Every size is at most FX_INTERP_MAX_STRUCT. */
 struct fx_interp_layout {
@@ -23,7 +40,8 @@ struct fx_interp_layout {
      * (frame::entry_frame_call_wrapper_offset; 0: unknown), the JavaFrameAnchor the wrapper
      * saved at `wrapper_anchor`, and that anchor's fields (JavaFrameAnchor::_last_Java_*) */
     int32_t wrapper_slot, wrapper_anchor, last_sp, last_pc, last_fp;
-    int32_t i2i_entry; /* Method::_i2i_entry, the method's interpreter entry (0: unknown) */
+    int32_t i2i_entry;     /* Method::_i2i_entry, the method's interpreter entry (0: unknown) */
+    struct fx_mh_names mh; /* published after the rest (its own ready flag) */
 };
 #define FX_INTERP_MAX_STRUCT 256
 
@@ -48,6 +66,17 @@ bool fx_interp_peek_sigsafe(int32_t pid, uintptr_t at, void *buf, size_t n, size
 /* Signal-safe: the jmethodID of the Method* at method by the chain of fx_interp_frame_sigsafe,
  * proven the same way (codeheap_sig.c names a compiled method by it); false if not proven. */
 bool fx_interp_method_id_sigsafe(const struct fx_interp_layout *l, uintptr_t method, uint64_t *id);
+/* Signal-safe: the jmethodID of the method a method handle intrinsic's Method* (at method)
+ * stands for, by l->mh: a native Method* whose holder is MethodHandle and whose intrinsic id
+ * the table holds, that declared method's jmethodID still naming a Method*; else false. For a
+ * Method* the chain above does not prove (codeheap_sig.c: a frameless native nmethod). */
+bool fx_interp_mh_id_sigsafe(const struct fx_interp_layout *l, uintptr_t method, uint64_t *id);
+/* Outside signal context, on a thread attached to the JVM, once the layout is published
+ * (codemap_heap.c, at each start before the code events' replay): fx_sig.interp.mh from
+ * MethodHandle's declared native methods (JVMTI) and their Method*s (VMStructs'
+ * Method::_intrinsic_id); nothing when a step fails (their samples then stay named failures
+ * under codemap=heap, and keep CompiledMethodLoad's name under jvmti, as before). */
+void fx_interp_publish_mh(void);
 /* Signal-safe: the same for the Method* at method, and its interpreter entry (_i2i_entry). */
 bool fx_interp_entry_sigsafe(const struct fx_interp_layout *l, uintptr_t method, uint64_t *id,
                              uintptr_t *entry);

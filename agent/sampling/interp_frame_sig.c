@@ -71,6 +71,30 @@ bool fx_interp_method_id_sigsafe(const struct fx_interp_layout *l, uintptr_t met
     return true;
 }
 
+bool fx_interp_mh_id_sigsafe(const struct fx_interp_layout *l, uintptr_t method, uint64_t *id)
+{
+    unsigned char m[FX_INTERP_MAX_STRUCT], cm[FX_INTERP_MAX_STRUCT];
+    uintptr_t holder, back;
+    if (l == NULL || l->pid == 0 || __atomic_load_n(&l->mh.ready, __ATOMIC_ACQUIRE) == 0 ||
+        !peek(l->pid, method, m, (size_t)l->method_size) ||
+        !(field(m, l->access_flags, 2) & ACC_NATIVE) ||
+        !peek(l->pid, field(m, l->const_method, 8), cm, (size_t)l->cm_size) ||
+        !peek(l->pid, field(cm, l->constants, 8) + (uintptr_t)l->pool_holder, &holder, 8) ||
+        holder != l->mh.holder)
+        return false;
+    uintptr_t iid = field(m, l->mh.intrinsic_id, 2);
+    for (uint32_t i = 0; i < l->mh.n && i < FX_MH_NAMES; i++) {
+        if (iid == 0 || l->mh.iid[i] != iid)
+            continue;
+        /* the declared method's jmethodID still names a Method* (its class not unloaded) */
+        if (!peek(l->pid, (uintptr_t)l->mh.id[i], &back, 8) || back == 0)
+            return false;
+        *id = l->mh.id[i];
+        return true;
+    }
+    return false;
+}
+
 bool fx_interp_entry_sigsafe(const struct fx_interp_layout *l, uintptr_t method, uint64_t *id,
                              uintptr_t *entry)
 {

@@ -76,7 +76,10 @@ Thread "stubs", samples on the CPU (an "[idle]" leaf is no such sample):
               of them (all of them before the rule: 16-18 % of the loop's samples were
               "[AGCT: unknown Java]" under it); each recovered one right over Stubs.mhRound's
               call (the LambdaForm's invokeExact_MT inlined there) under Stubs.mhRound, from the
-              thread's start (no walk-stop root).
+              thread's start (no walk-stop root); at least 5 samples in linkToStatic's nmethod
+              (the shared LambdaForm DirectMethodHandle$Holder.invokeStatic calls it), each right
+              over Holder.invokeStatic, none named invokeBasic there (CompiledMethodLoad's name
+              for every intrinsic: the names come from the intrinsic id, session 25).
 Prints the figures (the share of failure pseudo-frames) either way.
 """
 import os
@@ -494,6 +497,14 @@ def check_mh(run, check):
             wrong[";".join(names[-4:])] += 1
     check(right >= 10 and not wrong, f"mh: {right} stacks (at least 10) with invokeBasic over "
           f"Stubs.mhRound over Stubs.mh; wrong: {sorted(wrong.items())[:5]}")
+    holder = "java.lang.invoke.DirectMethodHandle$Holder.invokeStatic"
+    link = [s for s in p.stacks("stubs")
+            if len(s) > 1 and p.name[s[-1]] == "java.lang.invoke.MethodHandle.linkToStatic"]
+    over = sum(1 for s in link if p.name[s[-2]] == holder)
+    misnamed = sum(1 for s in on if len(s) > 1 and p.name[s[-2]] == holder)
+    check(over >= 5 and over == len(link) and misnamed == 0,
+          f"mh: {over} of {len(link)} samples in MethodHandle.linkToStatic right over "
+          f"Holder.invokeStatic (at least 5, all); {misnamed} named invokeBasic there (none)")
 
 
 def check_millis(run, check):

@@ -61,10 +61,16 @@
 #               through method_entry_barrier, at least 5 right over a Stubs.entN right over
 #               Stubs.entered (8.5j), none over a wrong caller, failures on at most 25 % of them
 #               (all before the rule).
-#   mh          a MethodHandle in a field invoked exactly from Stubs.mhRound (1 s, not inlined):
-#               compiled code calls MethodHandle.invokeBasic's frameless nmethod (8.5l): at least
-#               10 samples there, failures on at most 5 % (all of them before the rule), each
-#               recovered one over Stubs.mhRound over Stubs.mh from the thread's start.
+#   mh          a MethodHandle in a field invoked exactly from Stubs.mhRound (1 s, not inlined,
+#               no LambdaForm customization): compiled code calls MethodHandle.invokeBasic's
+#               frameless nmethod (8.5l), whose target DirectMethodHandle$Holder.invokeStatic
+#               calls linkToStatic's: at least 10 samples in invokeBasic, failures on at most 5 %
+#               (all of them before the rule), each recovered one over Stubs.mhRound over
+#               Stubs.mh from the thread's start; at least 5 in linkToStatic right over
+#               Holder.invokeStatic, none named invokeBasic there (CompiledMethodLoad's name for
+#               every intrinsic). On the default codemap=heap: the code heap lookup names these
+#               nmethods by their intrinsic id (session 25; before: none named, ~80 samples
+#               "[AGCT: unknown Java]" with no leaf).
 # Each JVM exits 0 without hs_err and fxcheck accepts each profile; stub_stacks_check.py reads
 # them. Fails without the stub rule (recover_stub.c): delete's samples are then "[AGCT: unknown
 # Java]" over the stub's name.
@@ -99,16 +105,14 @@ for c in delete intrinsics millis subtype barrier clinit throws entry mh; do
     [[ $c == throws ]] && flags=(-XX:CompileCommand=quiet
         -XX:CompileCommand=dontinline,fxagent.stacks.Stubs::catcher
         -XX:CompileCommand=dontinline,fxagent.stacks.Stubs::thrower)
+    # without customization the handle's LambdaForm stays the shared one, whose compiled code
+    # calls the linkToStatic intrinsic (a customized one inlines its target)
     [[ $c == mh ]] && flags=(-XX:CompileCommand=quiet
-        -XX:CompileCommand=dontinline,fxagent.stacks.Stubs::mhRound)
-    # mh on CompiledMethodLoad's map: under the default codemap=heap the code heap lookup cannot
-    # name a method handle intrinsic (its Method* has no jmethodID, docs/VALIDATION.md 8.5l), so
-    # its samples stay [AGCT: unknown Java] with no leaf; the rule's known answer needs jvmti
-    opts=""
-    [[ $c == mh ]] && opts=",codemap=jvmti"
+        -XX:CompileCommand=dontinline,fxagent.stacks.Stubs::mhRound
+        -Djava.lang.invoke.MethodHandle.CUSTOMIZE_THRESHOLD=-1)
     [[ $c == entry ]] && flags=(-XX:+UseG1GC -XX:+ExplicitGCInvokesConcurrent
         -XX:CompileCommand=quiet -XX:CompileCommand=dontinline,fxagent.stacks.Stubs::ent*)
-    it_run "$c" "$IT_JDK/bin/java" "-agentpath:$FXAGENT_LIB=mode=cpu,interval=2ms,quiet$opts,file=$profile" \
+    it_run "$c" "$IT_JDK/bin/java" "-agentpath:$FXAGENT_LIB=mode=cpu,interval=2ms,quiet,file=$profile" \
         "${flags[@]}" -cp "$FXAGENT_STACKS_JAR" fxagent.stacks.Stubs "$c" \
         "$(case $c in millis | subtype | barrier | clinit | throws) echo 2 ;; mh) echo 1 ;; *) echo 3 ;; esac)"
     [[ $IT_RC -eq 0 ]] || it_fail "$c: java exited $IT_RC"

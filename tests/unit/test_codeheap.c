@@ -6,7 +6,8 @@
  * anywhere in the code gives the range a CompiledMethodLoad would; each broken link (a free
  * segment, a free block, another blob kind, pc outside the code, no jmethodID, a heap that does not
  * hold pc) gives nothing. And the hand-off of what it found to the drain (codeheap_found.c,
- * codemap=heap). */
+ * codemap=heap). A method handle intrinsic's nmethod named by MethodHandle's declared
+ * method (8.5l). */
 #include <check.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -248,6 +249,86 @@ START_TEST(test_reads_stay_committed)
 }
 END_TEST
 
+/* 8.5l under codemap=heap: a method handle intrinsic's nmethod (a native one, frame size 0,
+ * level 0) whose Method* is HotSpot's own (idnum 0: the jmethodID there names another Method*)
+ * is named by MethodHandle's declared method of its intrinsic id (interp_frame.h's table), and
+ * marked frameless; without the table, or when its holder, its native flag, its intrinsic id or
+ * the shape does not match, it is refused as before. */
+static _Alignas(16) unsigned char mh_method[88], mh_cm[56];
+#define IID_OFF 48 /* Method::_intrinsic_id in the fakes (u2) */
+#define IID     50
+
+START_TEST(test_names_mh_intrinsic)
+{
+    struct fx_codeheap_layout l;
+    struct fx_interp_layout il;
+    struct fx_code_range r;
+    fakes(&l, &il);
+    uintptr_t code = (uintptr_t)blob() + 80, declared = (uintptr_t)&f_slot;
+    put(mh_method, 8, (uintptr_t)mh_cm, 8);
+    put(mh_method, 44, 0x0100 | 0x1000 | 0x0010, 2); /* native, synthetic, final */
+    put(mh_method, IID_OFF, IID, 2);
+    put(mh_cm, 8, (uintptr_t)f_cp, 8); /* its constant pool's holder: MethodHandle's */
+    put(mh_cm, 40, 0, 2);              /* idnum 0 */
+    f_ids[1] = declared;               /* idnum 0's jmethodID: the declared method's */
+    put(blob(), 0, (uintptr_t)native_name, 8);
+    put(blob(), 28, 0, 4); /* frame size 0 */
+    put(blob(), 48, 0, 4); /* level 0 */
+    put(blob(), 56, (uintptr_t)mh_method, 8);
+    ck_assert(!fx_codeheap_find_sigsafe(&l, &il, code + 30, &r)); /* no table: refused */
+    il.mh = (struct fx_mh_names){.ready = 1,
+                                 .intrinsic_id = IID_OFF,
+                                 .holder = (uintptr_t)f_ik,
+                                 .n = 2,
+                                 .iid = {IID + 1, IID},
+                                 .id = {0x1234, declared}};
+    ck_assert(fx_codeheap_find_sigsafe(&l, &il, code + 30, &r));
+    ck_assert_uint_eq(r.name, declared);
+    ck_assert_uint_eq(r.flags, FX_RANGE_SELF_INLINE | FX_RANGE_FRAMELESS);
+    ck_assert_int_eq(r.compile_id, 77);
+    ck_assert_int_eq(r.frame_words, 0);
+    ck_assert_uint_eq(r.level, 0);
+    struct fx_interp_layout off = il;
+    off.mh.ready = 0;
+    ck_assert(!fx_codeheap_find_sigsafe(&l, &off, code + 30, &r)); /* not published */
+    off = il;
+    off.mh.holder = (uintptr_t)f_cp;
+    ck_assert(!fx_codeheap_find_sigsafe(&l, &off, code + 30, &r)); /* another holder */
+    off = il;
+    off.mh.iid[1] = IID + 2;
+    ck_assert(!fx_codeheap_find_sigsafe(&l, &off, code + 30, &r)); /* an id not in the table */
+    off = il;
+    off.mh.id[1] = 8;
+    ck_assert(!fx_codeheap_find_sigsafe(&l, &off, code + 30, &r)); /* an unreadable jmethodID */
+    put(mh_method, IID_OFF, 0, 2);
+    off = il;
+    off.mh.iid[1] = 0;
+    ck_assert(!fx_codeheap_find_sigsafe(&l, &off, code + 30, &r)); /* no intrinsic id */
+    put(mh_method, IID_OFF, IID, 2);
+    put(mh_method, 44, 0x1000 | 0x0010, 2);
+    ck_assert(!fx_codeheap_find_sigsafe(&l, &il, code + 30, &r)); /* not native */
+    put(mh_method, 44, 0x0100 | 0x1000 | 0x0010, 2);
+    put(blob(), 28, 6, 4);
+    ck_assert(!fx_codeheap_find_sigsafe(&l, &il, code + 30, &r)); /* a frame: not the shape */
+    put(blob(), 28, 0, 4);
+    put(blob(), 48, 1, 4);
+    ck_assert(!fx_codeheap_find_sigsafe(&l, &il, code + 30, &r)); /* a tier: not the shape */
+    put(blob(), 48, 0, 4);
+    put(blob(), 44, 12, 4);
+    ck_assert(!fx_codeheap_find_sigsafe(&l, &il, code + 30, &r)); /* OSR: not the shape */
+    put(blob(), 44, (uintptr_t)-1, 4);
+    put(blob(), 0, (uintptr_t)nm_name, 8);
+    ck_assert(!fx_codeheap_find_sigsafe(&l, &il, code + 30, &r)); /* not a native nmethod */
+    put(blob(), 0, (uintptr_t)native_name, 8);
+    ck_assert(fx_codeheap_find_sigsafe(&l, &il, code + 30, &r)); /* all put back */
+    /* a declared Method* keeps its own jmethodID, whatever the table says */
+    put(blob(), 56, (uintptr_t)f_method, 8);
+    ck_assert(fx_codeheap_find_sigsafe(&l, &il, code + 30, &r));
+    ck_assert_uint_eq(r.name, declared);
+    f_ids[1] = 0;
+}
+END_TEST
+
 /* HotSpot's marking of a used block's segments (CodeHeap::mark_segmap_as_used, no join): 0 at
  * its first, then 1, 2, ... 254 and again 1, 2, ...: each step back lands on a 0 or a 254. */
 static void mark(size_t beg, size_t end)
@@ -413,6 +494,7 @@ int main(void)
     TCase *tc = tcase_create("core");
     tcase_add_test(tc, test_finds_the_nmethod);
     tcase_add_test(tc, test_refuses_what_is_not_proven);
+    tcase_add_test(tc, test_names_mh_intrinsic);
     tcase_add_test(tc, test_find_any);
     tcase_add_test(tc, test_segment_map_encodings);
     tcase_add_test(tc, test_reads_stay_committed);
