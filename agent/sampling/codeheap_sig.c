@@ -276,6 +276,25 @@ bool fx_recover_blob_current(const struct fx_code_range *r, long cid_off)
     return id == r->compile_id;
 }
 
+/* Signal-safe: a table range's nmethod still holds its block: the HeapBlock before the blob
+ * used and nmethod::_state live. Read directly: the blob lies in a code heap's committed memory,
+ * which HotSpot never uncommits (as the compile id read above). A freed nmethod keeps its header
+ * in product builds, compile id included: when HotSpot reuses a freed block from its tail
+ * (CodeHeap::search_freelist splits the free block and hands out its end), the old header stays
+ * while newer code covers the old range, and its compile id still matches (session 25: scalac's
+ * replaced C1 level-3 nmethods, their stale frame sizes sending the walk below to garbage). */
+static bool blob_live(const struct fx_codeheap_layout *l, const struct fx_code_range *r)
+{
+    if (l->block_size <= 0 || l->block_used < 0 || l->state < 0 ||
+        r->blob < l->lo + (uintptr_t)l->block_size || r->blob >= l->hi)
+        return true; /* no layout for it: the compile id alone, as before */
+    const unsigned char *block = (const unsigned char *)(r->blob - (uintptr_t)l->block_size);
+    int8_t st =
+            (int8_t)__atomic_load_n((const unsigned char *)r->blob + l->state, __ATOMIC_RELAXED);
+    return __atomic_load_n(block + l->block_used, __ATOMIC_RELAXED) != 0 && st >= 0 &&
+           st <= l->live_max;
+}
+
 const struct fx_code_range *fx_recover_find_any(const struct fx_code_table *t, uintptr_t pc,
                                                 struct fx_heap_memo *m)
 {
@@ -286,6 +305,12 @@ const struct fx_code_range *fx_recover_find_any(const struct fx_code_table *t, u
      * do not, r stays, and the caller's own compile id check refuses it as before. */
     bool replaced = r != NULL && r->kind == FX_BLOB_NMETHOD && r->blob != 0 && t->heap != NULL &&
                     !fx_recover_blob_current(r, t->heap->compile_id);
+    /* its block freed, the compile id left in place: the range is wrong, never returned */
+    if (r != NULL && !replaced && r->kind == FX_BLOB_NMETHOD && r->blob != 0 && t->heap != NULL &&
+        !blob_live(t->heap, r)) {
+        replaced = true;
+        r = NULL;
+    }
     if ((r != NULL && !replaced) || t == NULL || t->heap == NULL || m == NULL || pc < t->heap->lo ||
         pc >= t->heap->hi)
         return r; /* no lookup for a pc outside the code cache: not charged */

@@ -441,6 +441,24 @@ START_TEST(test_find_any)
     b = (struct fx_heap_memo){.lookups = 0};
     ck_assert_ptr_eq(fx_recover_find_any(t, code + 4, &b), &t->r[0]);
     ck_assert_uint_eq(b.lookups, 0);
+    /* session 25: the nmethod freed, its header (compile id 77) left in place: the table's
+     * range is never returned, with or without a lookup; the code heaps refuse the free block */
+    unsigned char *used = blob() - 16 + 8, was = *used;
+    ck_assert_uint_ne(was, 0);
+    *used = 0;
+    b = (struct fx_heap_memo){.lookups = 0};
+    ck_assert_ptr_null(fx_recover_find_any(t, code + 4, &b));
+    ck_assert_uint_eq(b.lookups, 1);
+    ck_assert_ptr_null(fx_recover_find_any(t, code + 4, NULL));
+    *used = was;
+    blob()[72] = 2; /* a state past the live ones (zombie, unloaded) */
+    b = (struct fx_heap_memo){.lookups = 0};
+    ck_assert_ptr_null(fx_recover_find_any(t, code + 4, &b));
+    ck_assert_ptr_null(fx_recover_find_any(t, code + 4, NULL));
+    blob()[72] = 0;
+    b = (struct fx_heap_memo){.lookups = 0};
+    ck_assert_ptr_eq(fx_recover_find_any(t, code + 4, &b), &t->r[0]); /* live again */
+    ck_assert_uint_eq(b.lookups, 0);
 }
 END_TEST
 
