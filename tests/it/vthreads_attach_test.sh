@@ -7,9 +7,10 @@
 #   cpu   fxprof start --options vtracks=2, stop: >= 95 % of the burners' samples go to their
 #         own virtual thread (2 tracks, the third under its root frame "[virtual thread] NAME*"
 #         on a carrier: vtracks=2), not counting those taken mid-yield, under "[virtual thread]
-#         (mount or unmount in progress)" (<= 10 %); every hogSpin sample (a JIT compiler's compiling it aside) is on a carrier's
-#         track under "[virtual thread] (mounted before attach)", none on a virtual thread's, and
-#         meta.extra "Virtual threads" counts the samples under that root;
+#         (mount or unmount in progress)" (<= 10 %); every hogSpin sample (a JIT compiler's
+#         compiling it aside) is on a carrier's track under "[virtual thread] (mounted before
+#         attach)", none on a virtual thread's, and meta.extra "Virtual threads" counts the
+#         samples under that root;
 #   wall  fxprof start -m wall, stop: hogSpin's samples still under that root, <= 2 % of them
 #         with a waiting "[state: ...]" label (its carrier is WAITING to JVMTI while it runs).
 # Fails on a build without vtracks= (fxprof start refused) and on one that labels the hog's
