@@ -12,18 +12,6 @@
 #include "fx_recover.h"
 #include "interp_frame.h"
 
-/* One sample's code heap lookups (the handler's stack): the last nmethod found there, which a
- * deep recursion in a method compiled since the table meets at every frame, reused while a pc
- * lies in it; the lookups made and those refused past FX_HEAP_BUDGET. Zeroed per sample.
- * found: a word per FX_TYPE_FOUND type word but FX_TYPE_AGAIN's, in their order
- * (fx_recover_segment), for the drain to read that nmethod's inlining facts (issue 31): its
- * blob's offset from the code cache's low bound (bits 0-31), its compile id (bits 32-63). */
-struct fx_heap_memo {
-    struct fx_code_range last; /* end 0: none */
-    uint32_t lookups, refused, n_found;
-    uint64_t found[FX_FOUND_KEPT];
-};
-
 #define FX_CODEHEAP_HEADER_MAX 512 /* a blob's header read, and a HeapBlock's (64) before it */
 #define FX_CODEHEAP_HEAPS_MAX  8
 
@@ -75,8 +63,8 @@ bool fx_codeheap_find_sigsafe(const struct fx_codeheap_layout *l, const struct f
                               uintptr_t pc, struct fx_code_range *out);
 
 /* Signal-safe: the range of t holding pc, else the nmethod holding it in the code heaps (by
- * t's layouts, into m->last, and one more in *t->found), else NULL. The sample's memo m: a pc
- * in m->last is not looked up again; past FX_HEAP_BUDGET lookups none is made and
+ * t's layouts, into one of m->kept, and one more in *t->found), else NULL. The sample's memo m:
+ * a pc in a kept nmethod still current is not looked up again; past FX_HEAP_BUDGET none is made and
  * m->refused counts it (the walk names that stop); m NULL: the table alone. Each lookup and
  * refusal is counted in *t->lookups, *t->refused. For the walks that name or type compiled
  * frames (recover_anchor.c, native_below.c, signal_handler.c). */

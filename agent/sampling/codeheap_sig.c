@@ -33,8 +33,8 @@
  * chain 7), 17 before session 25 read the heaps by process_vm_readv too; asked by every walk
  * (the recoveries after an AsyncGetCallTrace failure, and the frame types and native frames
  * below of every sample) at each frame whose pc lies in the code cache but in no range of the
- * table: so a sample reuses the nmethod it found last and makes FX_HEAP_BUDGET lookups at most
- * (fx_heap_memo), its walk stopping, named, past them. */
+ * table: so a sample reuses the nmethods it found (fx_heap_memo: the last FX_HEAP_KEPT) and
+ * makes FX_HEAP_BUDGET lookups at most, its walk stopping, named, past them. */
 #include "codeheap.h"
 
 #include "recover_anchor.h"
@@ -295,6 +295,28 @@ static bool blob_live(const struct fx_codeheap_layout *l, const struct fx_code_r
            st <= l->live_max;
 }
 
+/* The nmethod found earlier in this sample (m->kept) that holds pc, else NULL. Each was proven
+ * at its find (codeheap.h: a used block, a live state, an "nmethod", pc in its code, a Method*
+ * whose jmethodID points back), but other threads run on while this one is sampled: a sweep or
+ * an unloading may free it and reuse the block between two of the sample's frames. So a kept
+ * range is held to the checks a table range gets at every use (fx_recover_find_any): the compile
+ * id at its blob, and blob_live (two direct loads, no system call); what fails them is dropped
+ * from the memo and looked up again. What passes is the compilation found: reusing it within one
+ * sample proves no less than the table's ranges, kept across many, do. */
+static const struct fx_code_range *kept_sigsafe(const struct fx_codeheap_layout *l,
+                                                struct fx_heap_memo *m, uintptr_t pc)
+{
+    for (int i = 0; i < FX_HEAP_KEPT; i++) {
+        struct fx_code_range *k = &m->kept[i];
+        if (k->end == 0 || pc < k->begin || pc >= k->end)
+            continue;
+        if (fx_recover_blob_current(k, l->compile_id) && blob_live(l, k))
+            return k; /* a recursion meets it at every frame: one lookup per sample */
+        k->end = 0;
+    }
+    return NULL;
+}
+
 const struct fx_code_range *fx_recover_find_any(const struct fx_code_table *t, uintptr_t pc,
                                                 struct fx_heap_memo *m)
 {
@@ -314,8 +336,9 @@ const struct fx_code_range *fx_recover_find_any(const struct fx_code_table *t, u
     if ((r != NULL && !replaced) || t == NULL || t->heap == NULL || m == NULL || pc < t->heap->lo ||
         pc >= t->heap->hi)
         return r; /* no lookup for a pc outside the code cache: not charged */
-    if (m->last.end != 0 && pc >= m->last.begin && pc < m->last.end)
-        return &m->last; /* the nmethod found last: a recursion meets it at every frame */
+    const struct fx_code_range *k = kept_sigsafe(t->heap, m, pc);
+    if (k != NULL)
+        return k;
     if (m->lookups >= FX_HEAP_BUDGET) {
         m->refused++;
         if (t->refused != NULL)
@@ -330,7 +353,15 @@ const struct fx_code_range *fx_recover_find_any(const struct fx_code_table *t, u
         return r;
     if (t->found != NULL)
         __atomic_add_fetch(t->found, 1, __ATOMIC_RELAXED);
-    m->last = found;
+    uint32_t slot = m->next;
+    for (uint32_t i = 0; i < FX_HEAP_KEPT; i++)
+        if (m->kept[i].end == 0) {
+            slot = i; /* a free slot first; else the oldest found, in turn */
+            break;
+        }
+    if (slot == m->next)
+        m->next = (m->next + 1) % FX_HEAP_KEPT;
+    m->kept[slot] = found;
     fx_codeheap_offer_sigsafe(&found); /* for the table: later samples find it there */
-    return &m->last;
+    return &m->kept[slot];
 }

@@ -110,12 +110,7 @@ enum fx_recover_case {
     FX_REC_FAILS = 15,         /* -1..-14 */
 };
 
-/* The most code heap lookups one sample makes (codeheap.h, fx_recover_find_any): each costs ~8
- * system calls, and a walk asks at every frame whose pc the table does not know. */
-#define FX_HEAP_BUDGET 24
-
-#define FX_FOUND_KEPT FX_HEAP_BUDGET /* nmethods a record names for FX_TYPE_FOUND: 1 a lookup */
-struct fx_heap_memo;                 /* codeheap.h: one sample's code heap lookups */
+#include "heap_memo.h" /* one sample's code heap lookups (fx_heap_memo) and their budget */
 
 /* The most interpreted frames one anchor walk names (recover_anchor.c): ~64 x 7 system calls. */
 #define FX_INTERP_BUDGET 64

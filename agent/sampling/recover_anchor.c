@@ -169,7 +169,7 @@ int fx_recover_anchor(const struct fx_code_table *tab, struct fx_heap_memo *m, l
 }
 
 /* Signal-safe: one type word per physical Java frame (sample.h, FX_TYPE_*). An nmethod the
- * code heaps gave during this very sample (m->last: its inlining is not known here) is kept in
+ * code heaps gave during this very sample (m->kept: its inlining is not known here) is kept in
  * m->found, when there is room and its blob lies within 4 GiB of the code cache's low bound
  * (HotSpot reserves at most 2 GiB), for the drain to read its facts (issue 31). */
 static uint64_t type_word(const struct fx_code_table *tab, struct fx_heap_memo *m,
@@ -178,7 +178,7 @@ static uint64_t type_word(const struct fx_code_table *tab, struct fx_heap_memo *
     if (r->kind != FX_BLOB_NMETHOD)
         return (uint64_t)FX_TYPE_INTERPRETED << 56;
     uint64_t tag = FX_TYPE_COMPILED | (r->level & 7) | (r->flags & FX_RANGE_SELF_INLINE ? 8 : 0);
-    if (!(tag & 8) || m == NULL || r != &m->last || tab == NULL || tab->heap == NULL ||
+    if (!(tag & 8) || m == NULL || !fx_heap_memo_holds(m, r) || tab == NULL || tab->heap == NULL ||
         r->blob < tab->heap->lo || r->blob - tab->heap->lo > UINT32_MAX)
         return tag << 56 | r->name;
     uint64_t w = (uint64_t)(r->blob - tab->heap->lo) | (uint64_t)(uint32_t)r->compile_id << 32;

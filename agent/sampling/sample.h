@@ -201,6 +201,7 @@ struct fx_thread {
     uint64_t handler_max_ns, handled;
     /* Recovery: recovered[c] (c > 0), failed[-c] (c < 0); rec_codeheap: blob from the heaps */
     uint64_t recovered[FX_REC_CASES], rec_failed[FX_REC_FAILS], rec_codeheap;
+    struct fx_heap_memo memo; /* a sample's code heap lookups (heap_memo.h): not on the stack */
 
     /* The thread's stack [stack_lo, stack_hi), 0 if unknown; set before registration, except
      * for a thread that is not a Java thread (vm_threads.c), whose bounds may be set later from
@@ -215,7 +216,6 @@ struct fx_thread {
     uint8_t category, subcategory; /* its frames' category (enum fx_category; 0: Native) */
 
     struct fx_probe probe; /* see struct fx_probe */
-
     /* Owned by threads.c / cpu_timer.c, outside signal context. */
     pid_t tid;
     char *name;

@@ -28,7 +28,7 @@
  *    `enabled` is clear and after in_flight was seen at 0 (threads.c, "Buffers"). Either may
  *    be NULL (allocation failed): checked, counted, no sample.
  *  - SIGPROF is installed without SA_NODEFER, so the handler never nests on one thread: the
- *    frame buffer, the probe buffer and the ring's producer side have exactly one writer.
+ *    frame buffer, the probe buffer, t->memo and the ring's producer side have one writer.
  *  - A probe's buffer and depth are set before its request is published (release), and are
  *    not changed while a request is pending or claimed and unfinished (probe.c).
  *  - The thread is found by its kernel tid in a fixed lock-free table instead of a __thread
@@ -126,7 +126,7 @@ static bool find_blob_sigsafe(uintptr_t pc, struct fx_code_range *out, bool *fre
     if (r != NULL)
         memcpy(out, r, sizeof(*out));
     if (fresh != NULL)
-        *fresh = r == &m->last;
+        *fresh = fx_heap_memo_holds(m, r);
     __atomic_sub_fetch(&fx_sig.code_readers, 1, __ATOMIC_SEQ_CST);
     return r != NULL;
 }
@@ -382,10 +382,10 @@ static void record_sigsafe(struct fx_thread *t, const siginfo_t *si, void *ucont
         fx_sig.asgct(&trace, (jint)t->depth + 1, ucontext);
     uint8_t recovery = 0, walk_stop = FX_WSTOP_NONE;
     uint32_t kept = trace.num_frames > 0 ? (uint32_t)trace.num_frames : 0;
-    struct fx_heap_memo memo = {.lookups = 0}; /* its walks' code heap lookups, shared */
+    struct fx_heap_memo *memo = memset(&t->memo, 0, sizeof(t->memo)); /* its walks', shared */
 #if defined(__x86_64__)
     recovery =
-            recover_any_sigsafe(t, ucontext, &trace, t->depth + 1, &kept, true, &walk_stop, &memo);
+            recover_any_sigsafe(t, ucontext, &trace, t->depth + 1, &kept, true, &walk_stop, memo);
 #endif
     bool cut = trace.num_frames > 0 && kept > t->depth; /* deeper than depth=: cut there */
     if (cut) {
@@ -408,8 +408,8 @@ static void record_sigsafe(struct fx_thread *t, const siginfo_t *si, void *ucont
     /* no root side to a stack cut at the depth or to a stopped walk's (stacks.c drops it) */
     if (recovery < FX_REC_CASES && kept > 0 && walk_stop == FX_WSTOP_NONE)
         n_types = fx_native_below_sigsafe(t, ucontext, tw, cut ? NULL : native + n_native,
-                                          FX_NATIVE_MAX - n_native, &n_below, &memo);
-    uint64_t n_found = n_types > 0 ? memo.n_found : 0; /* issue 31: FX_TYPE_FOUND's nmethods */
+                                          FX_NATIVE_MAX - n_native, &n_below, memo);
+    uint64_t n_found = n_types > 0 ? memo->n_found : 0; /* issue 31: FX_TYPE_FOUND's nmethods */
     uint64_t task[2]; /* issue 32: a compiler thread's compile (compile_task_sig.c), after those */
     bool has_task = t->native_only && fx_compile_task_read_sigsafe(t, task);
     /* issue 32 item 3: a dispatch stub's receiver class (receiver_sig.c), after those */
@@ -460,7 +460,7 @@ static void record_sigsafe(struct fx_thread *t, const siginfo_t *si, void *ucont
         tail = put_part_sigsafe(tail, n_kernel, kernel);
     tail = n_types > 0 ? put_part_sigsafe(tail, n_types, types) : tail;
     r->found = n_found > 0;
-    tail = n_found > 0 ? put_part_sigsafe(tail, n_found, memo.found) : tail;
+    tail = n_found > 0 ? put_part_sigsafe(tail, n_found, memo->found) : tail;
     tail = n_below > 0 ? put_part_sigsafe(tail, n_below, native + n_native) : tail;
     if (has_task) {
         memcpy(tail, task, sizeof(task));

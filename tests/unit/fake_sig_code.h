@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* Fakes of the signal handler's other parts that the recovery rules' unit tests link against
  * (unit.recover_vmcode, unit.recover_entrybar): the handler's state, the mapped-file test (its
- * answer in fake_mapped), the code table as the code (the memo's last range as the code heaps'
+ * answer in fake_mapped), the code table as the code (the memo's kept ranges as the code heaps'
  * lookup would give it, where a test sets one), every range
  * current; and the stub bytes of a test, dumped as hex, loaded. Included by one file per test. */
 #ifndef FX_TEST_FAKE_SIG_CODE_H
@@ -19,13 +19,14 @@ bool fx_native_in_mapped_file_sigsafe(uintptr_t at)
     (void)at;
     return fake_mapped;
 }
-/* the table, else the memo's last nmethod standing for the code heaps' (a test sets it) */
+/* the table, else the memo's kept nmethods standing for the code heaps' (a test sets it) */
 const struct fx_code_range *fx_recover_find_any(const struct fx_code_table *t, uintptr_t pc,
                                                 struct fx_heap_memo *m)
 {
     const struct fx_code_range *r = fx_recover_find(t, pc);
-    if (r == NULL && m != NULL && m->last.end != 0 && pc >= m->last.begin && pc < m->last.end)
-        return &m->last;
+    for (int i = 0; r == NULL && m != NULL && i < FX_HEAP_KEPT; i++)
+        if (m->kept[i].end != 0 && pc >= m->kept[i].begin && pc < m->kept[i].end)
+            return &m->kept[i];
     return r;
 }
 bool fx_recover_blob_current(const struct fx_code_range *r, long cid_off)

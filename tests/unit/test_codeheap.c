@@ -371,7 +371,7 @@ START_TEST(test_segment_map_encodings)
 END_TEST
 
 /* The walks' lookup: the table first, then the code heaps where the table has the layouts; a
- * sample's memo reuses the nmethod found last and refuses lookups past FX_HEAP_BUDGET. */
+ * sample's memo reuses the nmethods it found and refuses lookups past FX_HEAP_BUDGET. */
 START_TEST(test_find_any)
 {
     struct fx_codeheap_layout l;
@@ -396,15 +396,15 @@ START_TEST(test_find_any)
     ck_assert_ptr_eq(fx_recover_find_any(t, (uintptr_t)mem + 8, &m), &t->r[0]);
     ck_assert_uint_eq(found, 0);
     ck_assert_uint_eq(m.lookups, 0);
-    ck_assert_ptr_eq(fx_recover_find_any(t, code + 4, &m), &m.last);
-    ck_assert_uint_eq(m.last.begin, code);
+    ck_assert_ptr_eq(fx_recover_find_any(t, code + 4, &m), &m.kept[0]);
+    ck_assert_uint_eq(m.kept[0].begin, code);
     ck_assert_uint_eq(found, 1);
     ck_assert_uint_eq(m.lookups, 1);
     ck_assert_ptr_null(fx_recover_find_any(t, (uintptr_t)mem + 9000, &m)); /* outside the cache */
     ck_assert_uint_eq(m.lookups, 1);                                       /* not charged */
     /* a recursion: every frame's pc in the nmethod found last, looked up once per sample */
     for (int i = 0; i < 100; i++)
-        ck_assert_ptr_eq(fx_recover_find_any(t, code + 8 + (uintptr_t)i, &m), &m.last);
+        ck_assert_ptr_eq(fx_recover_find_any(t, code + 8 + (uintptr_t)i, &m), &m.kept[0]);
     ck_assert_uint_eq(m.lookups, 1);
     ck_assert_uint_eq(lookups, 1);
     /* pcs in no nmethod: each a lookup, until the budget; then refused, counted */
@@ -415,11 +415,11 @@ START_TEST(test_find_any)
     ck_assert_uint_eq(m.refused, 1);
     ck_assert_uint_eq(refused, 1);
     ck_assert_uint_eq(lookups, FX_HEAP_BUDGET);
-    ck_assert_ptr_eq(fx_recover_find_any(t, code, &m), &m.last); /* the memo is no lookup */
-    struct fx_heap_memo fresh = {.lookups = 0};                  /* the next sample's */
-    m.last.end = 0;
+    ck_assert_ptr_eq(fx_recover_find_any(t, code, &m), &m.kept[0]); /* the memo is no lookup */
+    struct fx_heap_memo fresh = {.lookups = 0};                     /* the next sample's */
+    m.kept[0].end = 0;
     ck_assert_ptr_null(fx_recover_find_any(t, code, &m));
-    ck_assert_ptr_eq(fx_recover_find_any(t, code, &fresh), &fresh.last);
+    ck_assert_ptr_eq(fx_recover_find_any(t, code, &fresh), &fresh.kept[0]);
     /* session 17: a table range whose memory holds another compilation now (the compile id at
      * its blob differs: freed and reused before the drain published the Unload) gives way to
      * the code heaps' nmethod; a current one is the table's, no lookup; where no lookup can be
@@ -430,8 +430,8 @@ START_TEST(test_find_any)
                                      .compile_id = 76,
                                      .kind = FX_BLOB_NMETHOD};
     struct fx_heap_memo a = {.lookups = 0}, b = {.lookups = 0};
-    ck_assert_ptr_eq(fx_recover_find_any(t, code + 4, &a), &a.last);
-    ck_assert_int_eq(a.last.compile_id, 77);
+    ck_assert_ptr_eq(fx_recover_find_any(t, code + 4, &a), &a.kept[0]);
+    ck_assert_int_eq(a.kept[0].compile_id, 77);
     ck_assert_uint_eq(a.lookups, 1);
     ck_assert_ptr_eq(fx_recover_find_any(t, code + 4, NULL), &t->r[0]);
     b.lookups = FX_HEAP_BUDGET;
@@ -462,6 +462,75 @@ START_TEST(test_find_any)
 }
 END_TEST
 
+/* The fakes, and an empty code table over them that counts into found, lookups, refused. */
+static struct fx_code_table *heap_table(struct fx_codeheap_layout *l, struct fx_interp_layout *il,
+                                        uint64_t *found, uint64_t *lookups, uint64_t *refused)
+{
+    fakes(l, il);
+    static _Alignas(struct fx_code_table) unsigned char tm[sizeof(struct fx_code_table)];
+    struct fx_code_table *t = (struct fx_code_table *)tm;
+    *t = (struct fx_code_table){
+            .heap = l, .il = il, .found = found, .lookups = lookups, .refused = refused};
+    return t;
+}
+
+/* A copy of the fake nmethod in the block at segment `at` (its header's addresses moved with
+ * it, its own compile id): its code's begin. */
+static uintptr_t clone_nmethod(size_t at, int32_t cid)
+{
+    uintptr_t delta = (at - BLOCK) << SHIFT;
+    memcpy(mem + (at << SHIFT), mem + (BLOCK << SHIFT), NSEG << SHIFT);
+    memcpy(segmap + at, segmap + BLOCK, NSEG);
+    unsigned char *b = blob() + delta;
+    static const size_t moved[] = {8, 16, 32}; /* _code_begin, _code_end, the verified entry */
+    for (size_t i = 0; i < 3; i++) {
+        uintptr_t v;
+        memcpy(&v, b + moved[i], 8);
+        put(b, moved[i], v + delta, 8);
+    }
+    put(b, 40, (uintptr_t)cid, 4);
+    return (uintptr_t)b + 80;
+}
+
+/* Session 26 (scalac 17's main thread: a deep mutual recursion through methods compiled since
+ * the table, typed -> typed1 -> typedApply -> typed): a walk alternating between several found
+ * nmethods over many frames makes one lookup per distinct nmethod, not one per frame (the memo
+ * kept only the last: the budget ran out, the walk stopped). A kept nmethod is checked again at
+ * each reuse: replaced (another compile id at its blob) or freed, it is looked up anew. */
+START_TEST(test_memo_keeps_several)
+{
+    struct fx_codeheap_layout l;
+    struct fx_interp_layout il;
+    uint64_t found = 0, lookups = 0, refused = 0;
+    struct fx_code_table *t = heap_table(&l, &il, &found, &lookups, &refused);
+    uintptr_t code[4] = {(uintptr_t)blob() + 80};
+    for (int j = 1; j < 4; j++)
+        code[j] = clone_nmethod(BLOCK + 8 * (size_t)j, 77 + j);
+    struct fx_heap_memo m = {.lookups = 0};
+    for (int f = 0; f < 200; f++) { /* frames: 0 1 2 3 0 1 2 3 ..., each at its own call */
+        const struct fx_code_range *r = fx_recover_find_any(t, code[f % 4] + 8 + (f % 50), &m);
+        ck_assert_ptr_nonnull(r);
+        ck_assert_uint_eq(r->begin, code[f % 4]);
+        ck_assert_int_eq(r->compile_id, 77 + f % 4);
+    }
+    ck_assert_uint_eq(m.lookups, 4);
+    ck_assert_uint_eq(m.refused, 0);
+    ck_assert_uint_eq(lookups, 4);
+    ck_assert_uint_eq(found, 4);
+    /* nmethod 2 replaced in between (its block reused: another compile id), then freed */
+    put(blob() + (16 << SHIFT), 40, 90, 4);
+    const struct fx_code_range *r = fx_recover_find_any(t, code[2] + 8, &m);
+    ck_assert_ptr_nonnull(r);
+    ck_assert_int_eq(r->compile_id, 90);
+    ck_assert_uint_eq(m.lookups, 5);
+    mem[((BLOCK + 16) << SHIFT) + 8] = 0; /* HeapBlock::_used */
+    ck_assert_ptr_null(fx_recover_find_any(t, code[2] + 8, &m));
+    ck_assert_uint_eq(m.lookups, 6);
+    ck_assert_ptr_nonnull(fx_recover_find_any(t, code[3] + 8, &m)); /* the others stay */
+    ck_assert_uint_eq(m.lookups, 6);
+}
+END_TEST
+
 /* issue 31 (codemap=heap): a found nmethod is handed to the drain once however many samples
  * meet it before the drain's pass, exactly as found; nothing while offering is off; past the
  * slots, offers are dropped and counted, each offer either queued or counted. */
@@ -469,31 +538,27 @@ START_TEST(test_found_handoff)
 {
     struct fx_codeheap_layout l;
     struct fx_interp_layout il;
-    fakes(&l, &il);
-    static _Alignas(struct fx_code_table) unsigned char tm[sizeof(struct fx_code_table)];
-    struct fx_code_table *t = (struct fx_code_table *)tm;
     uint64_t found = 0, lookups = 0, refused = 0;
-    *t = (struct fx_code_table){
-            .heap = &l, .il = &il, .found = &found, .lookups = &lookups, .refused = &refused};
+    struct fx_code_table *t = heap_table(&l, &il, &found, &lookups, &refused);
     uintptr_t code = (uintptr_t)blob() + 80;
     struct fx_code_range got[300];
     uint64_t offered, queued, full;
     struct fx_heap_memo m = {.lookups = 0};
-    ck_assert_ptr_eq(fx_recover_find_any(t, code, &m), &m.last);
+    ck_assert_ptr_eq(fx_recover_find_any(t, code, &m), &m.kept[0]);
     ck_assert_uint_eq(fx_codeheap_take(got, 300), 0); /* offering off (codemap=jvmti) */
     fx_codeheap_offer_enable(true);
     for (int i = 0; i < 3; i++) { /* three samples meet the nmethod */
         struct fx_heap_memo s = {.lookups = 0};
-        ck_assert_ptr_eq(fx_recover_find_any(t, code + 4, &s), &s.last);
+        ck_assert_ptr_eq(fx_recover_find_any(t, code + 4, &s), &s.kept[0]);
     }
     fx_codeheap_offer_counts(&offered, &queued, &full);
     ck_assert_uint_eq(offered, 1);
     ck_assert_uint_eq(queued, 2);
     ck_assert_uint_eq(fx_codeheap_take(got, 300), 1);
-    ck_assert_mem_eq(&got[0], &m.last, sizeof(got[0]));
+    ck_assert_mem_eq(&got[0], &m.kept[0], sizeof(got[0]));
     ck_assert_uint_eq(fx_codeheap_take(got, 300), 0);
     for (uintptr_t i = 0; i < 300; i++) {
-        struct fx_code_range r = m.last;
+        struct fx_code_range r = m.kept[0];
         r.begin = 0x100000 + i * 64;
         fx_codeheap_offer_sigsafe(&r);
     }
@@ -514,6 +579,7 @@ int main(void)
     tcase_add_test(tc, test_refuses_what_is_not_proven);
     tcase_add_test(tc, test_names_mh_intrinsic);
     tcase_add_test(tc, test_find_any);
+    tcase_add_test(tc, test_memo_keeps_several);
     tcase_add_test(tc, test_segment_map_encodings);
     tcase_add_test(tc, test_reads_stay_committed);
     tcase_add_test(tc, test_found_handoff);

@@ -271,7 +271,7 @@ START_TEST(test_anchored_route)
     ck_assert(!fx_vmcode_anchored_sigsafe(&t, &uc, FX_ASGCT_NOT_WALKABLE_JAVA, NULL));
     /* issue 31: in an nmethod the code heaps give (codemap=heap: not in the table yet) */
     struct fx_heap_memo m = {.lookups = 0};
-    m.last = (struct fx_code_range){.begin = 0x1000, .end = 0x2000, .kind = FX_BLOB_NMETHOD};
+    m.kept[0] = (struct fx_code_range){.begin = 0x1000, .end = 0x2000, .kind = FX_BLOB_NMETHOD};
     ck_assert(fx_vmcode_anchored_sigsafe(&t, &uc, FX_ASGCT_NOT_WALKABLE_JAVA, &m));
     env[2] = 0;
     env[1] = LO; /* the word below the anchor's sp outside the stack */

@@ -151,7 +151,7 @@ START_TEST(test_types_walk)
 }
 END_TEST
 
-/* issue 31: a frame in an nmethod the code heaps gave during the sample (the memo's last: its
+/* issue 31: a frame in an nmethod the code heaps gave during the sample (the memo's kept ones: its
  * inlining not known in the handler) is marked FX_TYPE_FOUND and its nmethod kept in the memo,
  * its blob's offset from the code cache's low bound and its compile id, for the drain to type
  * it, once for the frames of one nmethod in a row; a table range flagged so is not; past
@@ -169,7 +169,7 @@ START_TEST(test_types_found_in_the_heaps)
                                     .compile_id = CID_OFF};
     t->heap = &hl;
     struct fx_heap_memo m = {.lookups = 0};
-    m.last = b; /* found in the heaps earlier in this sample */
+    m.kept[0] = b; /* found in the heaps earlier in this sample */
     uint64_t w[8];
     struct fx_regs top = {.pc = A + 100, .sp = (uintptr_t)&stack[10], .fp = 0};
     ck_assert_uint_eq(fx_recover_types(t, &m, CID_OFF, &top, LO, HI, w, 8), 3);
@@ -191,7 +191,7 @@ START_TEST(test_types_found_in_the_heaps)
     ck_assert_uint_eq(w[2] >> 56, FX_TYPE_COMPILED | 1 | 8);
     m.n_found = 0; /* the table's own range flagged so: its facts are known, no mark */
     t->r[1] = b;
-    m.last.end = 0;
+    m.kept[0].end = 0;
     ck_assert_uint_eq(fx_recover_types(t, &m, CID_OFF, &top, LO, HI, w, 8), 3);
     ck_assert_uint_eq(w[2] >> 56, FX_TYPE_COMPILED | 1 | 8);
     ck_assert_uint_eq(m.n_found, 0);
