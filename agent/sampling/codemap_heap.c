@@ -216,7 +216,8 @@ static const struct fx_code_range *live_of(uintptr_t blob, int32_t cid)
 
 /* The facts of the nmethod of blob and compile id cid (not in the map): read now unless the
  * cache has them. nmethod_scopes.c checks the compile id at the blob before and after its read,
- * so an nmethod freed since the sample (a compile id is never reused) gives FOUND_UNKNOWN. */
+ * and the block's _used and nmethod::_state after it (a freed nmethod keeps its compile id in
+ * place), so an nmethod freed since the sample gives FOUND_UNKNOWN. */
 static int read_found(uint64_t word, uintptr_t blob, int32_t cid)
 {
     size_t h = (size_t)((word * 0x9E3779B97F4A7C15ull) >> 40) % FOUND_CACHE;

@@ -77,7 +77,7 @@ static bool cross_stub_sigsafe(const struct fx_code_range *r, struct fx_regs *at
 /* Signal-safe: the top of the walk (see the file comment). */
 static struct fx_regs top_sigsafe(const struct fx_thread *t, const ucontext_t *uc,
                                   const struct fx_code_table *tab, struct fx_heap_memo *m,
-                                  bool *from_anchor, bool *crossed)
+                                  bool *from_anchor, bool *crossed, bool *vm_stub)
 {
     struct fx_regs top = {.pc = (uintptr_t)uc->uc_mcontext.gregs[REG_RIP],
                           .sp = (uintptr_t)uc->uc_mcontext.gregs[REG_RSP],
@@ -91,6 +91,7 @@ static struct fx_regs top_sigsafe(const struct fx_thread *t, const ucontext_t *u
     uintptr_t last_sp = 0;
     if (t->env != NULL && sp_off != 0)
         memcpy(&last_sp, (const char *)t->env + sp_off, sizeof(last_sp));
+    *vm_stub = fx_recover_vm_stub_top(here, last_sp);
     if (here == NULL && t->env != NULL && sp_off != 0 && pc_off != 0 && fp_off != 0) {
         memcpy(&top.sp, (const char *)t->env + sp_off, sizeof(top.sp));
         memcpy(&top.pc, (const char *)t->env + pc_off, sizeof(top.pc));
@@ -327,11 +328,11 @@ uint32_t fx_native_below_sigsafe(const struct fx_thread *t, const void *ucontext
     __atomic_add_fetch(&fx_sig.code_readers, 1, __ATOMIC_SEQ_CST);
     const struct fx_code_table *tab = __atomic_load_n(&fx_sig.code_table, __ATOMIC_SEQ_CST);
     long cid_off = __atomic_load_n(&fx_sig.compile_id_off, __ATOMIC_RELAXED);
-    bool from_anchor, crossed, typed = types != NULL;
+    bool from_anchor, crossed, vm_stub, typed = types != NULL;
     uint64_t none[1]; /* no types wanted: room 0, nothing written */
     if (types == NULL)
         types = none;
-    struct fx_regs at = top_sigsafe(t, ucontext, tab, m, &from_anchor, &crossed);
+    struct fx_regs at = top_sigsafe(t, ucontext, tab, m, &from_anchor, &crossed, &vm_stub);
     bool mh_top = false; /* the top a method handle intrinsic stepped over (8.5l) */
     /* after a crossed stub the pc is a return address: the prologue and epilogue rules are an
      * interrupted pc's (on JDK 17 a return address may sit right before an epilogue's add rsp) */
@@ -374,6 +375,8 @@ uint32_t fx_native_below_sigsafe(const struct fx_thread *t, const void *ucontext
                            : m != NULL && m->refused != refused ? FX_NSTOP_HEAP_BUDGET
                                                                 : FX_NSTOP_NO_ENTRY;
             below[nw++] = (uint64_t)stop << 8;
+            if (seg == 0 && k == 0 && vm_stub) /* not Java code at the top: named so */
+                why = FX_SEG_VM_STUB;
             if (stop == FX_NSTOP_NO_ENTRY && why < FX_SEG_STOPS) /* the finer reason, counted */
                 __atomic_add_fetch(&fx_native.no_entry[why], 1, __ATOMIC_RELAXED);
             break;

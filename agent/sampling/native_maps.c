@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "native_walk.h"
+#include "recover_anchor.h"
 
 #define REREAD_NS 100000000 /* 100 ms */
 
@@ -175,9 +176,12 @@ void fx_native_maps_report(struct fx_profile *p, const char *g)
                                            "a frame size or stack word not usable",
                                            "a stub other than the call stub",
                                            "the most frames walked",
-                                           "the sender's sp not above the frame's"};
+                                           "the sender's sp not above the frame's",
+                                           "the top in a stub the VM or native code called "
+                                           "(the frames up to the last Java frame not walked)"};
+    _Static_assert(sizeof(seg_stop) / sizeof(seg_stop[0]) == FX_SEG_STOPS, "a label for each");
     for (size_t i = 1; i < sizeof(seg_stop) / sizeof(seg_stop[0]); i++) {
-        char label[160];
+        char label[224];
         snprintf(label, sizeof(label),
                  "walks below rooted at \"Java frames not walked to the call stub\": %s",
                  seg_stop[i]);

@@ -39,7 +39,7 @@ struct fx_native_state {
     uint64_t c2_lone_root, c2_lone_cut, c2_lone_refused;
     /* atomic (native_below.c, session 24): walks below rooted at "Java frames not walked to the
      * call stub", by where their Java walk stopped (enum fx_seg_stop, recover_anchor.h) */
-    uint64_t no_entry[8];
+    uint64_t no_entry[12];
     /* atomic (native_below.c): walks below stepped over a method handle intrinsic on top (8.5l,
      * session 24), by where they ended, as above */
     uint64_t mh_root, mh_cut;

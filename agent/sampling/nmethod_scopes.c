@@ -14,9 +14,10 @@
  * Ints are a CompressedReadStream's: bytes below 192 end an int, up to 5 bytes of 6-bit digits
  * (Pack200's UNSIGNED5). JDK <= 19 writes the digits as they are; JDK 20+ (JDK-8292758,
  * utilities/unsigned5.hpp) adds 1 to every byte so that none is 0 (one low code fewer: 0..190).
- * Reads: the nmethod's header, then its metadata, PcDescs, scopes data and compile id again in
- * one process_vm_readv (a freed table fails the call, never this thread): two system calls of
- * ~3 µs each here, the nmethod the range's compilation before and after. */
+ * Reads: the nmethod's header, then its metadata, PcDescs, scopes data, compile id again and
+ * (with the code heap layout) the block's _used and nmethod::_state in one process_vm_readv (a
+ * freed table fails the call, never this thread): two system calls of ~3 µs each here, the
+ * nmethod the range's compilation before and after, its block not freed (session 26). */
 #include "nmethod_scopes.h"
 
 #include <pthread.h>
@@ -264,19 +265,31 @@ static enum fx_scopes_why read_decode(const struct fx_code_range *r, struct fx_n
         return FX_SCOPES_READ;
     if (!tables(h, r->blob, t))
         return FX_SCOPES_SIZE;
-    /* the metadata first (the buffer's alignment is the words'), the compile id last: the
-     * kernel reads the remote ranges in order, so a compile id still r's after the tables
-     * means the nmethod was not freed and reused meanwhile (compile ids are never reused) */
-    struct iovec order[4] = {t[2], t[0], t[1], {(void *)(r->blob + (uintptr_t)ns.compile_id), 4}};
-    size_t total = t[0].iov_len + t[1].iov_len + t[2].iov_len;
-    uint8_t *buf = fx_malloc(total + sizeof(id));
+    /* the metadata first (the buffer's alignment is the words'), the compile id, the block's
+     * _used and nmethod::_state last: the kernel reads the remote ranges in order, so a compile
+     * id still r's after the tables means the block was not reused from its start (compile ids
+     * are never reused), and a block still used with a live state that it was not freed: a freed
+     * nmethod keeps its header, compile id included, in product builds while CodeHeap hands out
+     * the free block's tail to newer code (session 25, codeheap_sig.c's blob_live), whose bytes
+     * the tables' reads would take for the scopes. Without the heap layout: the compile id. */
+    const struct fx_codeheap_layout *l = &fx_sig.codeheap;
+    bool live = __atomic_load_n(&l->pid, __ATOMIC_ACQUIRE) != 0 && l->block_size > 0 &&
+                l->block_used >= 0 && l->state >= 0 && r->blob > (uintptr_t)l->block_size;
+    struct iovec order[6] = {t[2], t[0], t[1], {(void *)(r->blob + (uintptr_t)ns.compile_id), 4}};
+    order[4] = (struct iovec){
+            (void *)(r->blob - (uintptr_t)l->block_size + (uintptr_t)l->block_used), 1};
+    order[5] = (struct iovec){(void *)(r->blob + (uintptr_t)l->state), 1};
+    size_t total = t[0].iov_len + t[1].iov_len + t[2].iov_len, tail = sizeof(id) + (live ? 2 : 0);
+    uint8_t *buf = fx_malloc(total + tail);
     if (buf == NULL)
         return FX_SCOPES_NOMEM;
-    struct iovec local = {buf, total + sizeof(id)};
+    struct iovec local = {buf, total + tail};
     enum fx_scopes_why why = FX_SCOPES_READ;
-    if (syscall(SYS_process_vm_readv, getpid(), &local, 1UL, order, 4UL, 0UL) ==
-                (long)(total + sizeof(id)) &&
-        (memcpy(&id, buf + total, sizeof(id)), id == r->compile_id)) {
+    if (syscall(SYS_process_vm_readv, getpid(), &local, 1UL, order, live ? 6UL : 4UL, 0UL) ==
+                (long)(total + tail) &&
+        (memcpy(&id, buf + total, sizeof(id)), id == r->compile_id) &&
+        (!live || (buf[total + 4] != 0 && (int8_t)buf[total + 5] >= 0 &&
+                   (int8_t)buf[total + 5] <= l->live_max))) {
         struct fx_scopes_image im = {
                 .meta = (const uintptr_t *)(void *)buf,
                 .n_meta = t[2].iov_len / sizeof(uintptr_t),

@@ -50,8 +50,27 @@ enum fx_seg_stop {
     FX_SEG_STUB,          /* other code than the call stub: a stub, no frame rule */
     FX_SEG_MOST,          /* `most` frames walked */
     FX_SEG_SP,            /* the sender's sp not above the frame's, or past the stack */
+    FX_SEG_VM_STUB,       /* nothing walked from a top stub the VM or native code called */
     FX_SEG_STOPS
 };
+
+/* Signal-safe (native_below.c, session 26): is the top of a walk below, the interrupted pc's
+ * range `here`, a stub that the VM or native code called, not Java code? A stub with no frame
+ * size of its own (StubRoutines': flush_icache_stub, which ICache::invalidate_range calls when
+ * a call site is patched; JDK 17's unsafe_arraycopy, which Unsafe_CopyMemory0 calls; the
+ * jni_fast_Get*Field accessors), neither the interpreter nor the call stub nor JDK 17's inline
+ * cache stubs, while the thread's frame anchor holds a last Java frame (last_sp != 0): HotSpot
+ * sets it where Java code leaves for the VM or native code (a runtime stub, a native method's
+ * wrapper, the interpreter's native entry, all with a frame or in the interpreter) and clears
+ * it on the way back, so compiled Java never runs a frameless stub with it set. Its Java frames
+ * begin at the anchor, under the VM's or the native code's frames between, which no walk has
+ * here (the anchor as the top would drop them unmarked, docs/VALIDATION.md 8.5h): a walk below
+ * that walked nothing from such a top names it (FX_SEG_VM_STUB), not the stop it met. */
+static inline bool fx_recover_vm_stub_top(const struct fx_code_range *here, uintptr_t last_sp)
+{
+    return here != NULL && last_sp != 0 && here->kind == FX_BLOB_STUB && here->frame_words <= 0 &&
+           !(here->flags & (FX_RANGE_INTERPRETER | FX_RANGE_CALL_STUB | FX_RANGE_IC_BUFFER));
+}
 
 /* Signal-safe (issue 32, native_below.c): fx_recover_types from `top`, a return address when
  * `ret` (a Java frame the native walk below a call stub reached: no body check), over at most

@@ -11,8 +11,9 @@
  * or negative, a sender not before its scope, a method index 0 or past the table or naming
  * null, no PcDesc with a scope, a PcDesc layout that does not fit. And the read itself on a
  * fake nmethod of this process with both VMStructs layouts (JDK 17: offsets from the nmethod;
- * JDK 25: immutable and mutable data), refused when its compile id is not the range's or a
- * table's bounds are broken. */
+ * JDK 25: immutable and mutable data), refused when its compile id is not the range's, a
+ * table's bounds are broken, or its block was freed with the header in place (the HeapBlock's
+ * _used 0, or nmethod::_state past the live ones). */
 #include <check.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -21,6 +22,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "internal.h"
 #include "nmethod_scopes.h"
 
 /* --- the writers, from the grammar: x = 0 (JDK 17) or 1 (JDK 20+, no zero byte) --- */
@@ -342,12 +344,18 @@ static void put_ptr(uint8_t *at, const void *p)
     memcpy(at, &p, sizeof(p));
 }
 
-/* A fake nmethod of `jdk`'s layout holding g's tables; its code range in *r. */
-static _Alignas(64) uint8_t blob[8192];
+/* A fake nmethod of `jdk`'s layout holding g's tables, after a HeapBlock header (16 bytes, _used
+ * at 8) as the code heap lays it out; its code range in *r. */
+static _Alignas(64) uint8_t block[64 + 8192];
+static uint8_t *const blob = block + 64;
+#define USED  (block + 64 - 16 + 8)
+#define STATE 320          /* nmethod::_state, clear of both layouts' fields */
+struct fx_sigstate fx_sig; /* signal_handler.c's, not linked here: the code heap layout */
 static _Alignas(8) uint8_t imm[8192], mut[512];
 static void fake(const struct image *g, struct fx_code_range *r)
 {
-    memset(blob, 0, sizeof(blob));
+    memset(block, 0, sizeof(block));
+    *USED = 1; /* used, state 0: in use */
     size_t pcs_len = g->im.n_pcs * 16, data_len = g->im.data_len, meta_len = 5 * 8;
     *r = (struct fx_code_range){.blob = (uintptr_t)blob, .kind = FX_BLOB_NMETHOD, .compile_id = 42};
     uintptr_t root = ROOT;
@@ -405,6 +413,21 @@ static int read_fake(int which)
     bad |= fx_nmethod_scopes_read(&r, &o) << 3;
     r.blob = 0;
     bad |= fx_nmethod_scopes_read(&r, &o) << 4;
+    /* session 25/26: its block freed with the header, compile id included, in place (CodeHeap
+     * hands out a free block's tail): not read; nor with its state past the live ones (2: JDK
+     * 17's zombie/unloaded side, live_max 1); read again once both say live */
+    fake(&g, &r);
+    fx_sig.codeheap = (struct fx_codeheap_layout){
+            .block_size = 16, .block_used = 8, .state = STATE, .live_max = 1};
+    __atomic_store_n(&fx_sig.codeheap.pid, getpid(), __ATOMIC_RELEASE);
+    bad |= !fx_nmethod_scopes_read(&r, &o) << 6;
+    *USED = 0;
+    bad |= fx_nmethod_scopes_read(&r, &o) << 7;
+    *USED = 1;
+    blob[STATE] = 2;
+    bad |= fx_nmethod_scopes_read(&r, &o) << 7; /* an exit status has 8 bits */
+    blob[STATE] = 1;                            /* not entrant: its frames still run */
+    bad |= !fx_nmethod_scopes_read(&r, &o) << 6;
     return bad;
 }
 

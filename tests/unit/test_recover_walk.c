@@ -5,7 +5,8 @@
  * (issue 32) crosses compiled frames by their frame size and interpreted frames by rbp, typing
  * each, and refuses a top frame whose pc is not in a compiled method's body; the anchor walk
  * names an interpreted frame by its Method* and bcp through HotSpot's structures (here fakes
- * laid out as JDK 25's VMStructs says), only when the jmethodID points back at the Method*. */
+ * laid out as JDK 25's VMStructs says), only when the jmethodID points back at the Method*;
+ * a walk below's top in a stub the VM or native code called is told apart (session 26). */
 #include <check.h>
 #include <stdint.h>
 #include <string.h>
@@ -234,6 +235,34 @@ START_TEST(test_segment_ends_at_the_call_stub)
     ck_assert_uint_eq(fx_recover_segment(t, NULL, CID_OFF, &pro, true, LO, HI, w, 8, 8, &end, NULL),
                       3);
     ck_assert_uint_eq(end.pc, CALLSTUB + 8);
+}
+END_TEST
+
+/* session 26: a top stub the VM or native code called (flush_icache_stub, unsafe_arraycopy,
+ * jni_fast_GetIntField): frameless, the anchor holding a last Java frame; not so without the
+ * anchor (a stub compiled Java called), nor for the interpreter, the call stub, an inline cache
+ * stub, a stub with a frame size (a runtime stub between setting the anchor and its call), an
+ * nmethod (a native method's wrapper) or a pc in no range */
+START_TEST(test_vm_stub_top)
+{
+    struct fx_code_range s = {.begin = CALLSTUB, .end = CALLSTUB + 32, .kind = FX_BLOB_STUB};
+    uintptr_t last_sp = (uintptr_t)&stack[40];
+    ck_assert(fx_recover_vm_stub_top(&s, last_sp));
+    ck_assert(!fx_recover_vm_stub_top(&s, 0));
+    ck_assert(!fx_recover_vm_stub_top(NULL, last_sp));
+    s.frame_words = 4;
+    ck_assert(!fx_recover_vm_stub_top(&s, last_sp));
+    s.frame_words = 0;
+    static const uint8_t not_vm[] = {FX_RANGE_INTERPRETER, FX_RANGE_CALL_STUB, FX_RANGE_IC_BUFFER};
+    for (size_t i = 0; i < sizeof(not_vm); i++) {
+        s.flags = not_vm[i];
+        ck_assert(!fx_recover_vm_stub_top(&s, last_sp));
+    }
+    s.flags = 0;
+    s.kind = FX_BLOB_NMETHOD;
+    ck_assert(!fx_recover_vm_stub_top(&s, last_sp));
+    s.kind = FX_BLOB_ADAPTER;
+    ck_assert(!fx_recover_vm_stub_top(&s, last_sp));
 }
 END_TEST
 
@@ -480,6 +509,7 @@ int main(void)
     tcase_add_test(tc, test_types_found_in_the_heaps);
     tcase_add_test(tc, test_types_refuses_an_unproven_top);
     tcase_add_test(tc, test_segment_ends_at_the_call_stub);
+    tcase_add_test(tc, test_vm_stub_top);
     tcase_add_test(tc, test_heap_lookup_budget);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
