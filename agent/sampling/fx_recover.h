@@ -92,7 +92,8 @@ enum fx_recover_case {
     FX_REC_STUB_PARTIAL = 12, /* an intrinsic stub over its caller's method, inlining not known */
     FX_REC_ICSTUB = 13,       /* pc in an inline cache stub (frameless): its compiled caller */
     FX_REC_MH_INTRINSIC = 14, /* pc in a method handle intrinsic (frameless nmethod): its caller */
-    FX_REC_CASES = 15,
+    FX_REC_DEOPT = 15, /* -9 in fetch_unroll_info/uncommon_trap: the blob, then the anchor walk */
+    FX_REC_CASES = 16,
     FX_REC_NOT_FOUND = -1,   /* pc in no known range */
     FX_REC_STUB = -2,        /* pc in another stub: named, no frame rule known */
     FX_REC_BODY = -3,        /* pc in an nmethod where no rule applies (its body) */
