@@ -52,7 +52,7 @@ struct fx_code_range {
 #define FX_STUB_ARRAYCOPY  1 /* fx_code_range.arraycopy: arraycopy, intrinsic (CRC32...), fill */
 #define FX_STUB_INTRINSIC  2
 #define FX_STUB_FILL       3 /* C2's fill stubs: their call has no JVM state, always partial (8.5d) */
-/* stub: a deoptimization or uncommon trap blob (its anchor is not walked: recover_vmcode.c) */
+/* stub: a deoptimization or uncommon trap blob (anchor walked in its first call only: 8.5m) */
 #define FX_RANGE_DEOPT 0x20
 /* stub: JDK 25's StubRoutines::method_entry_barrier (recover_entrybar.c) */
 #define FX_RANGE_ENTRY_BARRIER 0x40
