@@ -199,7 +199,7 @@ static int java_stack(struct fx_methods *m, JNIEnv *jni, struct fx_profile *p,
                     r->recovery != FX_REC_LEAF_NATIVE) ||
                    r->frames[i].lineno == FX_LINE_NMETHOD)
             rc = blob_frame(m, jni, p, &r->frames[i], true, &f);
-        else if (r->recovery == FX_REC_ANCHOR)
+        else if (r->recovery == FX_REC_ANCHOR || r->recovery == FX_REC_DEOPT) /* its walk's */
             rc = fx_methods_frame_typed(m, jni, p, r->frames[i].method_id, r->frames[i].lineno,
                                         FX_JAVA_RECOVERED, 0, &f);
         else if (typed)
@@ -307,6 +307,8 @@ static const char *const rec_case_labels[FX_REC_CASES] = {
         "known (no PcDesc at the call)",
         "recovered: pc in an inline cache stub (InlineCacheBuffer, frameless), compiled caller",
         "recovered: pc in a method handle intrinsic (frameless nmethod), compiled caller",
+        "recovered: deoptimization (-9) before its frames are replaced, walked from the blob's "
+        "anchor",
 };
 static const char *const rec_fail_labels[FX_REC_FAILS] = {
         NULL,

@@ -52,7 +52,7 @@ struct fx_code_range {
 #define FX_STUB_ARRAYCOPY  1 /* fx_code_range.arraycopy: arraycopy, intrinsic (CRC32...), fill */
 #define FX_STUB_INTRINSIC  2
 #define FX_STUB_FILL       3 /* C2's fill stubs: their call has no JVM state, always partial (8.5d) */
-/* stub: a deoptimization or uncommon trap blob (its anchor is not walked: recover_vmcode.c) */
+/* stub: a deoptimization or uncommon trap blob (anchor walked in its first call only: 8.5m) */
 #define FX_RANGE_DEOPT 0x20
 /* stub: JDK 25's StubRoutines::method_entry_barrier (recover_entrybar.c) */
 #define FX_RANGE_ENTRY_BARRIER 0x40
@@ -92,7 +92,8 @@ enum fx_recover_case {
     FX_REC_STUB_PARTIAL = 12, /* an intrinsic stub over its caller's method, inlining not known */
     FX_REC_ICSTUB = 13,       /* pc in an inline cache stub (frameless): its compiled caller */
     FX_REC_MH_INTRINSIC = 14, /* pc in a method handle intrinsic (frameless nmethod): its caller */
-    FX_REC_CASES = 15,
+    FX_REC_DEOPT = 15, /* -9 in fetch_unroll_info/uncommon_trap: the blob, then the anchor walk */
+    FX_REC_CASES = 16,
     FX_REC_NOT_FOUND = -1,   /* pc in no known range */
     FX_REC_STUB = -2,        /* pc in another stub: named, no frame rule known */
     FX_REC_BODY = -3,        /* pc in an nmethod where no rule applies (its body) */

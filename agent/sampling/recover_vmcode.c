@@ -22,7 +22,10 @@
  *    into G1BarrierSetRuntime::write_ref_field_post_entry, G1's card refinement under it), the
  *    stub's rbp frame (8.5c) gives its C1 caller and fx_recover_continuation the barrier's
  *    branch there, the context the barrier recovery gives for a pc in the stub itself.
- *    Elsewhere the leaf rule of 8.5e (fx_recover_leaf_native_sigsafe). */
+ *    Elsewhere the leaf rule of 8.5e (fx_recover_leaf_native_sigsafe).
+ * And one answer that is not -5/-6: deoptimization (-9, fx_recover_deopt_sigsafe, 8.5m), while
+ * the thread is in the blob's first call (fetch_unroll_info, uncommon_trap), before the blob
+ * pops the deoptee's frame; never in unpack_frames, whose anchor's pc is no return address. */
 #include "recover_vmcode.h"
 #include "native_walk.h"
 #include "recover_anchor.h"
@@ -104,5 +107,57 @@ int fx_recover_vmcode_sigsafe(struct fx_thread *t, void *ucontext, fx_asgct_trac
 #else
     (void)t, (void)ucontext, (void)trace, (void)depth, (void)blob, (void)m;
     return FX_REC_NOT_FOUND;
+#endif
+}
+
+int fx_recover_deopt_sigsafe(struct fx_thread *t, void *ucontext, fx_asgct_trace *trace,
+                             uint32_t depth, uint8_t *stop, struct fx_heap_memo *m)
+{
+#if defined(__x86_64__)
+    long sp_off = __atomic_load_n(&fx_sig.anchor_sp_off, __ATOMIC_RELAXED);
+    long pc_off = __atomic_load_n(&fx_sig.anchor_pc_off, __ATOMIC_RELAXED);
+    long fp_off = __atomic_load_n(&fx_sig.anchor_fp_off, __ATOMIC_RELAXED);
+    struct fx_regs last = {0, 0, 0, NULL}, at;
+    if (ucontext == NULL || t->env == NULL || sp_off == 0 || pc_off == 0 || depth < 2)
+        return 0;
+    memcpy(&last.sp, (const char *)t->env + sp_off, sizeof(last.sp));
+    memcpy(&last.pc, (const char *)t->env + pc_off, sizeof(last.pc));
+    if (fp_off != 0)
+        memcpy(&last.fp, (const char *)t->env + fp_off, sizeof(last.fp));
+    /* The C++ frames return into Java code at the anchor's sp, through the very return address
+     * the anchor names (pc 0: not yet made walkable; else last_frame() copied sp[-1]). In
+     * unpack_frames the anchor's pc is the_pc, bound before set_last_Java_frame: never the
+     * return address of a call, so never this one. */
+    if (last.sp == 0 || !fx_native_walk_to_java_sigsafe(t, ucontext, &at) || at.sp != last.sp ||
+        (last.pc != 0 && last.pc != at.pc))
+        return 0;
+    last.pc = at.pc;
+    const struct fx_interp_layout *il =
+            __atomic_load_n(&fx_sig.interp.pid, __ATOMIC_ACQUIRE) != 0 ? &fx_sig.interp : NULL;
+    uint32_t n = 0;
+    fx_asgct_frame unused;
+    __atomic_add_fetch(&fx_sig.code_readers, 1, __ATOMIC_SEQ_CST);
+    const struct fx_code_table *tab = __atomic_load_n(&fx_sig.code_table, __ATOMIC_SEQ_CST);
+    const struct fx_code_range *r = fx_recover_find(tab, at.pc);
+    /* a deoptimization or uncommon trap blob with its frame size: its sender is the deoptee */
+    bool blob = r != NULL && r->kind == FX_BLOB_STUB && (r->flags & FX_RANGE_DEOPT) &&
+                r->frame_words > 0;
+    uint64_t name = blob ? r->name : 0;
+    int rc = !blob ? 0
+                   : fx_recover_anchor(tab, m,
+                                       __atomic_load_n(&fx_sig.compile_id_off, __ATOMIC_RELAXED),
+                                       &last, il, t->stack_lo, t->stack_hi, trace->frames + 1,
+                                       depth - 1, &n, &unused, stop, NULL);
+    __atomic_sub_fetch(&fx_sig.code_readers, 1, __ATOMIC_SEQ_CST);
+    if (rc != FX_REC_ANCHOR || n == 0)
+        return rc > 0 ? FX_REC_STACK : rc;
+    /* the blob on top: what is known of the deoptee, the first Java frame, is that its frame
+     * is being deoptimized */
+    trace->frames[0] = (fx_asgct_frame){.lineno = FX_LINE_STUB, .method_id = (jmethodID)name};
+    trace->num_frames = (jint)n + 1;
+    return FX_REC_DEOPT;
+#else
+    (void)t, (void)ucontext, (void)trace, (void)depth, (void)stop, (void)m;
+    return 0;
 #endif
 }

@@ -30,4 +30,14 @@ bool fx_vmcode_anchored_sigsafe(const struct fx_thread *t, const void *ucontext,
 int fx_recover_vmcode_sigsafe(struct fx_thread *t, void *ucontext, fx_asgct_trace *trace,
                               uint32_t depth, fx_asgct_frame *blob, struct fx_heap_memo *m);
 
+/* Signal-safe: AsyncGetCallTrace answered -9 (the thread in the deoptimization handler). Where
+ * the native frames return into a deoptimization or uncommon trap blob (FX_RANGE_DEOPT, with a
+ * frame size) at the anchor's sp, through the return address the anchor names or with its pc
+ * unset (the blob's call to fetch_unroll_info or uncommon_trap, HotSpot itself walking
+ * stub_frame.sender() there to find the deoptee), the anchor walk (recover_anchor.c) into
+ * trace->frames[1..], the blob's frame on top: FX_REC_DEOPT; 0 where the rule does not apply
+ * (unpack_frames, the blob's own code, Java code run from inside), else why not (< 0). */
+int fx_recover_deopt_sigsafe(struct fx_thread *t, void *ucontext, fx_asgct_trace *trace,
+                             uint32_t depth, uint8_t *stop, struct fx_heap_memo *m);
+
 #endif

@@ -271,9 +271,9 @@ static uint8_t recover_any_sigsafe(struct fx_thread *t, void *ucontext, fx_asgct
              trace->num_frames == FX_ASGCT_NOT_WALKABLE_JAVA)
         rc = recover_sigsafe(t, ucontext, trace, depth, &blob, &fresh, m);
     else if (trace->num_frames > 0 && fx_leaf_unanchored_sigsafe(t, ucontext, m))
-        rc = fx_recover_vmcode_sigsafe(t, ucontext, trace, depth, &blob,
-                                       m); /* not ASGCT's rbp guess (8.5e, 8.5i) */
-    else
+        rc = fx_recover_vmcode_sigsafe(t, ucontext, trace, depth, &blob, m); /* not ASGCT's */
+    else if (trace->num_frames != FX_ASGCT_DEOPT || /* -9: 8.5m, 0 where it does not apply */
+             (rc = fx_recover_deopt_sigsafe(t, ucontext, trace, depth, stop, m)) == 0)
         return 0;
     if (rc <= 0 && trace->num_frames > 0) /* that guess refused: the Java frames are not known */
         trace->num_frames = FX_ASGCT_UNKNOWN_JAVA;

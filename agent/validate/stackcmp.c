@@ -135,6 +135,12 @@ enum fx_rv_verdict fx_stackcmp_recovered(const struct fx_stack *asgct, const str
         struct fx_stack_verdict v = fx_stackcmp_compare(asgct, jvmti, depth);
         return v.truncated ? FX_RV_DEEPER : v.first_diff < 0 ? FX_RV_AGREED : FX_RV_DISAGREED;
     }
+    if (recovery == FX_REC_DEOPT) { /* 8.5m: the deoptimization blob's frame, then 8.9's walk */
+        struct fx_stack walk = {.count = asgct->count - 1, .frames = asgct->frames + 1};
+        return walk.count > 0 && asgct->frames[0].lineno == FX_LINE_STUB
+                       ? compare_anchor(&walk, jvmti, depth)
+                       : FX_RV_DISAGREED;
+    }
     return recovery == FX_REC_ANCHOR ? compare_anchor(asgct, jvmti, depth)
                                      : compare_blob(asgct, jvmti, depth);
 }

@@ -30,9 +30,10 @@ static const char *const vt_skip_keys[VT_SKIP_COUNT] = {
 
 /* FX_REC_* cases (fx_recover.h) as report keys. */
 static const char *const rec_keys[FX_REC_CASES] = {
-        NULL,           "dispatch_stub",   "prologue",           "epilogue",   "ic_check",
-        "adapter",      "c1_post_barrier", "not_in_java_anchor", "stub_frame", "leaf_native",
-        "interp_entry", "frameless_stub",  "stub_partial",       "ic_stub",    "mh_intrinsic",
+        NULL,           "dispatch_stub", "prologue",        "epilogue",
+        "ic_check",     "adapter",       "c1_post_barrier", "not_in_java_anchor",
+        "stub_frame",   "leaf_native",   "interp_entry",    "frameless_stub",
+        "stub_partial", "ic_stub",       "mh_intrinsic",    "deopt_anchor",
 };
 
 /* -FX_REC_* failures (fx_recover.h) as report keys. */

@@ -93,7 +93,8 @@ from profile_lib import Profile, run_dir_args
 # barrier, JDK 17's inline cache stubs (8.5k, it.stack_shape) and JDK 25's nmethod entry barrier
 # (the entry case), which a loop's samples meet now and then (1-2 a run under codemap=heap)
 OTHER_RULES = {"vtable stub", "itable stub", "g1_post_barrier_slow", "InlineCacheBuffer",
-               "method_entry_barrier"}
+               "method_entry_barrier",
+               "DeoptimizationBlob", "UncommonTrapBlob"}  # over the deoptee (VALIDATION 8.5m)
 CASE = "recovered: pc in an arraycopy or intrinsic stub (rbp-framed), compiled caller"
 # the intrinsic's caller, or the native method itself where it is not intrinsified (interpreter)
 CALLERS = {"fxagent.stacks.Stubs.millis", "java.lang.System.currentTimeMillis"}

@@ -2,7 +2,8 @@
 /* agent/sampling/recover_vmcode.c without a JVM (docs/VALIDATION.md 8.5i): the stub side of
  * G1's refinement under C1's g1_post_barrier_slow, on the stub's real bytes as JDK 17 and
  * Temurin 25 generate them (-XX:+PrintStubCode), its step to the C1 caller's continuation on a
- * synthetic code table, and the anchored route's decision on a fake frame anchor and table. One
+ * synthetic code table, the anchored route's decision on a fake frame anchor and table, and the
+ * deoptimization blob's walk (8.5m) on a synthetic stack. One
  * refused case per condition. The handler's other parts are fakes here: the native walk, the text
  * map (a flag says whether an address is native code of a mapped file), the code heap lookup (the
  * table alone) and the compile id check (always current). */
@@ -380,6 +381,92 @@ START_TEST(test_bci0)
 }
 END_TEST
 
+/* 8.5m: AsyncGetCallTrace's -9 in the deoptimization blob's call to fetch_unroll_info, on a
+ * synthetic stack: the blob's frame (4 words) at the anchor's sp, the deoptee's (6 words, its
+ * return address patched to its deopt handler, in its stub section), its compiled caller's
+ * (4 words), then a pc in no code: the walk named so. Refused: the anchor's pc unpack_frames'
+ * the_pc (no return address), the native frames returning elsewhere than at the anchor's sp
+ * (unpack_frames after its alignment) or into compiled code (Java run from inside
+ * uncommon_trap), a stub that is no deoptimization blob, one without a frame size, no anchor. */
+static _Alignas(16) uint8_t code[192]; /* the blob, the deoptee, its caller */
+static _Alignas(struct fx_code_table) unsigned char dmem[sizeof(struct fx_code_table) +
+                                                         3 * sizeof(struct fx_code_range)];
+#define BLOB_RET ((uintptr_t)code + 0x20) /* after the blob's call to fetch_unroll_info */
+#define THE_PC   ((uintptr_t)code + 0x18) /* unpack_frames' anchor pc */
+
+START_TEST(test_deopt)
+{
+    static _Alignas(16) uintptr_t env[8];
+    struct fx_code_table *tab = (struct fx_code_table *)dmem;
+    memset(dmem, 0, sizeof(dmem));
+    tab->n = 3;
+    tab->r[0] = (struct fx_code_range){.begin = (uintptr_t)code,
+                                       .end = (uintptr_t)code + 64,
+                                       .kind = FX_BLOB_STUB,
+                                       .flags = FX_RANGE_DEOPT,
+                                       .frame_words = 4,
+                                       .name = 9};
+    for (int i = 1; i < 3; i++)
+        tab->r[i] = (struct fx_code_range){.begin = (uintptr_t)code + 64 * (unsigned)i,
+                                           .end = (uintptr_t)code + 64 * (unsigned)i + 64,
+                                           .kind = FX_BLOB_NMETHOD,
+                                           .frame_words = 6 - 2 * (i - 1),
+                                           .name = 0x6000 + (unsigned)i,
+                                           .stubs = 0x30};
+    fx_sig.code_table = tab;
+    fx_sig.anchor_sp_off = 8, fx_sig.anchor_pc_off = 16, fx_sig.anchor_fp_off = 24;
+    memset(stack, 0, sizeof(stack));
+    stack[39] = BLOB_RET;                     /* the call's return address below the anchor's sp */
+    stack[43] = (uintptr_t)code + 64 + 0x38;  /* the deoptee's deopt handler */
+    stack[49] = (uintptr_t)code + 128 + 0x10; /* into its caller's body */
+    stack[53] = 0x1234;                       /* no code */
+    struct fx_thread t;
+    memset(&t, 0, sizeof(t));
+    t.env = (JNIEnv *)(void *)env;
+    t.stack_lo = LO, t.stack_hi = HI;
+    env[1] = (uintptr_t)&stack[40], env[2] = 0, env[3] = 0xF00;
+    walked = (struct fx_regs){.pc = BLOB_RET, .sp = (uintptr_t)&stack[40], .fp = 0xF00};
+    ucontext_t uc;
+    memset(&uc, 0, sizeof(uc));
+    fx_asgct_frame frames[8];
+    fx_asgct_trace tr = {.num_frames = FX_ASGCT_DEOPT, .frames = frames};
+    uint8_t stop = FX_WSTOP_NONE;
+    ck_assert_int_eq(fx_recover_deopt_sigsafe(&t, &uc, &tr, 8, &stop, NULL), FX_REC_DEOPT);
+    ck_assert_int_eq(tr.num_frames, 3);
+    ck_assert_int_eq(frames[0].lineno, FX_LINE_STUB);
+    ck_assert_ptr_eq(frames[0].method_id, (jmethodID)9);
+    ck_assert_int_eq(frames[1].lineno, FX_LINE_NMETHOD);
+    ck_assert_ptr_eq(frames[1].method_id, (jmethodID)0x6001);
+    ck_assert_ptr_eq(frames[2].method_id, (jmethodID)0x6002);
+    ck_assert_int_eq(stop, FX_WSTOP_UNKNOWN);
+    env[2] = BLOB_RET; /* made walkable by fetch_unroll_info_helper's last_frame() */
+    ck_assert_int_eq(fx_recover_deopt_sigsafe(&t, &uc, &tr, 8, &stop, NULL), FX_REC_DEOPT);
+    ck_assert_int_eq(fx_recover_deopt_sigsafe(&t, &uc, &tr, 1, &stop, NULL), 0); /* no room */
+    env[2] = THE_PC;                                                             /* unpack_frames */
+    ck_assert_int_eq(fx_recover_deopt_sigsafe(&t, &uc, &tr, 8, &stop, NULL), 0);
+    env[2] = 0;
+    walked.sp -= 8; /* unpack_frames' call after the alignment */
+    ck_assert_int_eq(fx_recover_deopt_sigsafe(&t, &uc, &tr, 8, &stop, NULL), 0);
+    walked.sp += 8;
+    walked.pc = (uintptr_t)code + 128 + 0x10; /* compiled code */
+    ck_assert_int_eq(fx_recover_deopt_sigsafe(&t, &uc, &tr, 8, &stop, NULL), 0);
+    walked.pc = BLOB_RET;
+    tab->r[0].flags = 0; /* another stub */
+    ck_assert_int_eq(fx_recover_deopt_sigsafe(&t, &uc, &tr, 8, &stop, NULL), 0);
+    tab->r[0].flags = FX_RANGE_DEOPT, tab->r[0].frame_words = 0; /* no frame size */
+    ck_assert_int_eq(fx_recover_deopt_sigsafe(&t, &uc, &tr, 8, &stop, NULL), 0);
+    tab->r[0].frame_words = 4;
+    stack[43] = 0x1234; /* the deoptee in no code: nothing named */
+    ck_assert_int_lt(fx_recover_deopt_sigsafe(&t, &uc, &tr, 8, &stop, NULL), 0);
+    stack[43] = (uintptr_t)code + 64 + 0x38;
+    env[1] = 0; /* no anchor */
+    ck_assert_int_eq(fx_recover_deopt_sigsafe(&t, &uc, &tr, 8, &stop, NULL), 0);
+    env[1] = (uintptr_t)&stack[40];
+    ck_assert_int_eq(fx_recover_deopt_sigsafe(&t, &uc, &tr, 8, &stop, NULL), FX_REC_DEOPT);
+    fx_sig.code_table = NULL;
+}
+END_TEST
+
 static Suite *vmcode_suite(void)
 {
     Suite *s = suite_create("recover_vmcode");
@@ -392,6 +479,7 @@ static Suite *vmcode_suite(void)
     tcase_add_test(tc, test_anchored_route);
     tcase_add_test(tc, test_recovery);
     tcase_add_test(tc, test_bci0);
+    tcase_add_test(tc, test_deopt);
     suite_add_tcase(s, tc);
     return s;
 }
