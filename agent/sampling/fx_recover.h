@@ -113,7 +113,7 @@ enum fx_recover_case {
 
 #include "heap_memo.h" /* one sample's code heap lookups (fx_heap_memo) and their budget */
 
-/* The most interpreted frames one anchor walk names (recover_anchor.c): ~64 x 7 system calls. */
+/* The most Method* proofs one anchor walk pays for, 7 system calls each (interp_frame.h). */
 #define FX_INTERP_BUDGET 64
 
 /* Why a recovered walk from the frame anchor (FX_REC_ANCHOR) ended, when not at the depth:
@@ -125,7 +125,7 @@ enum fx_walk_stop {
     FX_WSTOP_UNKNOWN,     /* at a pc in no known code range */
     FX_WSTOP_STALE,       /* at a compiled method whose code was replaced */
     FX_WSTOP_STACK,       /* at a stack word outside the thread's stack */
-    FX_WSTOP_BUDGET,      /* after FX_INTERP_BUDGET interpreted frames: each costs system calls */
+    FX_WSTOP_BUDGET,      /* after FX_INTERP_BUDGET Method* proofs: each costs system calls */
     FX_WSTOP_HEAP_BUDGET, /* after FX_HEAP_BUDGET code heap lookups (fx_heap_memo) */
 };
 

@@ -49,15 +49,43 @@ struct fx_interp_layout {
  * (pid last, with release); nothing when a field is missing or out of bounds. */
 void fx_interp_publish(void);
 
+/* One anchor walk's memo (on the handler's stack, issue 32): the Method*s it proved, with what
+ * naming a frame of theirs needs, and the jmethodID arrays of their classes (by ConstantPool*),
+ * each kept FIFO (a recursion's methods recur within a few dozen frames); and the system calls
+ * its proofs spent: a full proof costs FX_INTERP_PROOF_CALLS, one of a class already seen 4, a
+ * Method* already proven none. A walk spends at most FX_INTERP_BUDGET (fx_recover.h) full
+ * proofs' worth, the worst case of the frame count it had before; then `spent` is set and
+ * fx_interp_frame_sigsafe refuses each Method* not in the memo. fx_interp_memo_init before a
+ * walk (the counters only: nothing is read past them). ~1 KiB. */
+#define FX_INTERP_MEMO        32
+#define FX_INTERP_HOLDERS     16
+#define FX_INTERP_PROOF_CALLS 7
+struct fx_interp_memo {
+    uint32_t calls, n, next, holders, next_holder;
+    uint32_t native; /* bit i: entry i's method is native (its frames' bci -3) */
+    bool spent;
+    uint16_t code_size[FX_INTERP_MEMO];
+    uintptr_t method[FX_INTERP_MEMO], codes[FX_INTERP_MEMO], id[FX_INTERP_MEMO];
+    uintptr_t cp[FX_INTERP_HOLDERS], ids[FX_INTERP_HOLDERS], count[FX_INTERP_HOLDERS];
+};
+
+static inline void fx_interp_memo_init(struct fx_interp_memo *m)
+{
+    m->calls = m->n = m->next = m->holders = m->next_holder = m->native = 0;
+    m->spent = false;
+}
+
 /* Signal-safe: the interpreted frame whose rbp is fp (its sp at least sp, inside the thread's
  * stack [lo, hi)), as AsyncGetCallTrace names it: out->method_id the jmethodID its Method*
  * maps to (InstanceKlass::_methods_jmethod_ids[idnum + 1], proven by the jmethodID pointing
  * back at that Method*), out->lineno the bci (bcp - the ConstMethod's bytecodes, inside
  * code_size) or -3 for a native method. Every word off the stack is read by
  * process_vm_readv on this process (a failure is false, never a fault). False when any step
- * is not proven: no jmethodID made yet, a bcp outside the method's code, an unreadable word. */
-bool fx_interp_frame_sigsafe(const struct fx_interp_layout *l, uintptr_t fp, uintptr_t sp,
-                             uintptr_t lo, uintptr_t hi, fx_asgct_frame *out);
+ * is not proven: no jmethodID made yet, a bcp outside the method's code, an unreadable word;
+ * or when its Method* is not in memo (the walk's) and no proof fits the budget (memo->spent). */
+bool fx_interp_frame_sigsafe(const struct fx_interp_layout *l, struct fx_interp_memo *memo,
+                             uintptr_t fp, uintptr_t sp, uintptr_t lo, uintptr_t hi,
+                             fx_asgct_frame *out);
 
 /* Signal-safe: n bytes at `at` of process pid (this one) into buf by process_vm_readv, or false:
  * an unmapped address fails the call, never this thread. `at` must be a multiple of align (a

@@ -93,7 +93,8 @@ int fx_recover_anchor(const struct fx_code_table *tab, struct fx_heap_memo *m, l
     if (pc == 0 && !fx_recover_stack_word(lo, hi, sp - 8, &pc))
         return FX_REC_STACK;
     /* each step adds a frame but an entry frame's, which follows one: the depth ends it */
-    uint32_t interpreted = 0;
+    struct fx_interp_memo memo; /* the Method*s this walk proved, and its budget (interp_frame.h) */
+    fx_interp_memo_init(&memo);
     for (uint32_t i = 0; i < 2 * cap + 2; i++) {
         /* a method compiled since the table, from the code heaps (codeheap.h): past the
          * sample's budget of lookups the walk stops, named for it */
@@ -105,14 +106,8 @@ int fx_recover_anchor(const struct fx_code_table *tab, struct fx_heap_memo *m, l
                                                         : anchor_stop(stop, FX_WSTOP_UNKNOWN);
         if (r->kind == FX_BLOB_STUB && (r->flags & FX_RANGE_INTERPRETER) && *n > 0 && *n == cap)
             return FX_REC_ANCHOR; /* cut at the depth: [truncated] */
-        /* each interpreted frame named costs ~7 system calls (~1.75 us each): a deep
-         * interpreted stack would hold the handler for milliseconds */
-        if (r->kind == FX_BLOB_STUB && (r->flags & FX_RANGE_INTERPRETER) && *n > 0 &&
-            interpreted == FX_INTERP_BUDGET)
-            return anchor_stop(stop, FX_WSTOP_BUDGET);
         if (r->kind == FX_BLOB_STUB && (r->flags & FX_RANGE_INTERPRETER) && *n < cap &&
-            fx_interp_frame_sigsafe(il, fp, sp, lo, hi, &out[*n])) {
-            interpreted++;
+            fx_interp_frame_sigsafe(il, &memo, fp, sp, lo, hi, &out[*n])) {
             /* An interpreted frame, named by its Method* and bcp (interp_frame_sig.c); its
              * caller by rbp: the return address at fp + 8, the caller's rbp at fp, its sp (what
              * a compiled caller's frame size counts from) at fp - 8
@@ -126,6 +121,10 @@ int fx_recover_anchor(const struct fx_code_table *tab, struct fx_heap_memo *m, l
             sp = next_sp;
             continue;
         }
+        /* each Method* proven costs ~7 system calls (~1.75 us each): a deep interpreted stack
+         * of many methods would hold the handler for milliseconds */
+        if (memo.spent && *n > 0)
+            return anchor_stop(stop, FX_WSTOP_BUDGET);
         if (r->kind == FX_BLOB_STUB && (r->flags & FX_RANGE_CALL_STUB) && *n > 0) {
             int rc = entry_frame(il, lo, hi, &sp, &pc, &fp);
             if (rc == ENTRY_FIRST)

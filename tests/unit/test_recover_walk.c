@@ -419,35 +419,91 @@ START_TEST(test_anchor_names_interpreted_frames)
 }
 END_TEST
 
-/* A deep interpreted stack: the walk names FX_INTERP_BUDGET frames, then stops, named (each
- * frame costs the handler system calls). Frames 10 words apart, each calling the next. */
-START_TEST(test_anchor_interpreted_budget)
+/* MANY methods, laid out as fakes(): method i's ConstMethod has idnum i and 20 bytes of code,
+ * its class's ConstantPool m_cp[class_of(i)] (every class's jmethodID array is m_ids: method
+ * i's jmethodID &m_slot[i]). A deep interpreted stack: frame i (10 words apart, each called by
+ * the next) runs method pick(i) at bci 5 (frame bad: its bcp just past the code), returning
+ * into the interpreter. */
+#define MANY 150
+static _Alignas(16) unsigned char m_method[MANY][88], m_cm[MANY][56 + 32], m_cp[MANY][64],
+        m_ik[MANY][344];
+static uintptr_t m_ids[MANY + 1], m_slot[MANY];
+static _Alignas(16) uintptr_t deep[10 * MANY + 40];
+
+static uint32_t deep_walk(uint32_t (*pick)(uint32_t), uint32_t (*class_of)(uint32_t), uint32_t bad,
+                          fx_asgct_frame *out, uint8_t *stop)
 {
-    static _Alignas(16) uintptr_t deep[768];
     const struct fx_code_table *t = table();
     struct fx_interp_layout l = fakes();
-    const uint32_t frames = FX_INTERP_BUDGET + 6;
-    for (uint32_t i = 0; i < frames; i++) {
+    memset(deep, 0, sizeof(deep));
+    m_ids[0] = MANY + 1;
+    for (uint32_t i = 0; i < MANY; i++) {
+        put(m_method[i], 8, (uintptr_t)m_cm[i], 8);
+        put(m_method[i], 44, 0x0001, 2);
+        put(m_cm[i], 8, (uintptr_t)m_cp[class_of(i)], 8);
+        put(m_cm[i], 40, i, 2);
+        put(m_cm[i], 34, 20, 2);
+        put(m_cp[i], 24, (uintptr_t)m_ik[i], 8);
+        put(m_ik[i], 336, (uintptr_t)m_ids, 8);
+        m_ids[i + 1] = (uintptr_t)&m_slot[i];
+        m_slot[i] = (uintptr_t)m_method[i];
         uintptr_t *fp = &deep[10 + 10 * i];
         fp[0] = (uintptr_t)&deep[10 + 10 * (i + 1)]; /* the caller's rbp */
         fp[1] = INTERP + 10;                         /* returns into the interpreter */
         fp[-1] = (uintptr_t)&fp[2];                  /* the sender's sp */
-        fp[-3] = (uintptr_t)f_method;
-        fp[-8] = (uintptr_t)f_cm + 61;
+        fp[-3] = (uintptr_t)m_method[pick(i)];
+        fp[-8] = (uintptr_t)m_cm[pick(i)] + (i == bad ? 56 + 20 : 61);
     }
     struct fx_regs last = {
             .pc = INTERP + 50, .sp = (uintptr_t)&deep[1], .fp = (uintptr_t)&deep[10]};
-    static fx_asgct_frame out[128];
     fx_asgct_frame blob = {0};
-    uint32_t n;
-    uint8_t stop;
+    uint32_t n = 0;
     ck_assert_int_eq(fx_recover_anchor(t, NULL, CID_OFF, &last, &l, (uintptr_t)&deep[0],
-                                       (uintptr_t)&deep[768], out, 128, &n, &blob, &stop, NULL),
+                                       (uintptr_t)&deep[10 * MANY + 40], out, 2 * MANY, &n, &blob,
+                                       stop, NULL),
                      FX_REC_ANCHOR);
-    ck_assert_uint_eq(n, FX_INTERP_BUDGET);
+    for (uint32_t i = 0; i < n; i++) {
+        ck_assert_ptr_eq(out[i].method_id, (jmethodID)&m_slot[pick(i)]);
+        ck_assert_int_eq(out[i].lineno, 5);
+    }
+    return n;
+}
+
+static uint32_t five(uint32_t i) /* a recursion over five methods */
+{
+    return (i * 7 + 3) % 5;
+}
+static uint32_t own(uint32_t i) /* each frame a method (or class) of its own */
+{
+    return i;
+}
+static uint32_t one(uint32_t i) /* one class */
+{
+    (void)i;
+    return 0;
+}
+
+/* issue 32: each Method* the anchor walk proves costs ~7 system calls; a walk pays for at most
+ * FX_INTERP_BUDGET proofs and names a Method* proven before for none (interp_frame.h, struct
+ * fx_interp_memo). A stack of 150 interpreted frames over five methods is walked whole (to the
+ * frame past it, whose zero Method* is not proven); 150 distinct methods of one class (the
+ * class's jmethodID array read once) past FX_INTERP_BUDGET, not whole, the stop named; of a
+ * class each, exactly FX_INTERP_BUDGET, as before the memo. A remembered method's frame whose
+ * bcp lies outside its code still stops the walk there. */
+START_TEST(test_anchor_interpreted_budget)
+{
+    static fx_asgct_frame out[2 * MANY];
+    uint8_t stop;
+    ck_assert_uint_eq(deep_walk(five, one, MANY, out, &stop), MANY);
+    ck_assert_uint_eq(stop, FX_WSTOP_INTERPRETED);
+    uint32_t n = deep_walk(own, one, MANY, out, &stop);
+    ck_assert_uint_gt(n, FX_INTERP_BUDGET);
+    ck_assert_uint_lt(n, MANY);
     ck_assert_uint_eq(stop, FX_WSTOP_BUDGET);
-    ck_assert_ptr_eq(out[FX_INTERP_BUDGET - 1].method_id, (jmethodID)&f_slot);
-    ck_assert_int_eq(out[FX_INTERP_BUDGET - 1].lineno, 5);
+    ck_assert_uint_eq(deep_walk(own, own, MANY, out, &stop), FX_INTERP_BUDGET);
+    ck_assert_uint_eq(stop, FX_WSTOP_BUDGET);
+    ck_assert_uint_eq(deep_walk(five, one, 100, out, &stop), 100); /* frame 100: past its code */
+    ck_assert_uint_eq(stop, FX_WSTOP_INTERPRETED);
 }
 END_TEST
 
