@@ -5,8 +5,9 @@
  * (issue 32) crosses compiled frames by their frame size and interpreted frames by rbp, typing
  * each, and refuses a top frame whose pc is not in a compiled method's body; the anchor walk
  * names an interpreted frame by its Method* and bcp through HotSpot's structures (here fakes
- * laid out as JDK 25's VMStructs says), only when the jmethodID points back at the Method*;
- * a walk below's top in a stub the VM or native code called is told apart (session 26). */
+ * laid out as JDK 25's VMStructs says), only when the jmethodID points back at the Method*,
+ * each Method* proven once a walk, within a budget of system calls (a deep stack's); a walk
+ * below's top in a stub the VM or native code called is told apart (session 26). */
 #include <check.h>
 #include <stdint.h>
 #include <string.h>
