@@ -27,6 +27,8 @@ static const char *const read_frames[FX_TASK_COUNT] = {
         "[compiling: not read (ciEnv outside the thread's stack)]",
         "[compiling: no task (the compiler's own start-up)]",
         "[compiling: a task without a method]",
+        "[compiling: task not proven (the ciEnv's task is not the thread's)]",
+        "[compiling: not read (the ciEnv or its task unreadable)]",
 };
 static const char *const read_labels[FX_TASK_COUNT] = {
         "compiling: method read",
@@ -35,6 +37,8 @@ static const char *const read_labels[FX_TASK_COUNT] = {
         "not read: ciEnv outside the thread's stack",
         "no task (the compiler's own start-up)",
         "a task without a method",
+        "task not proven: the ciEnv's task is not the thread's (a ciEnv being built)",
+        "not read: the ciEnv or its task unreadable",
 };
 
 static struct {

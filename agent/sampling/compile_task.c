@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* The method a C1/C2 compiler thread compiles (issue 32, item 5), outside signal context: finds a
  * compiler thread's JavaThread* (a CompilerThread) for vm_threads.c, publishes the offsets its
- * handler reads (compile_task_sig.c says why those reads are safe), and names the Method* a
- * sample carries (for model/compile_tasks.c).
+ * handler reads (compile_task_sig.c says why those reads are safe; CompilerThread::_task's is
+ * derived, thread_task_offset), and names the Method* a sample carries (model/compile_tasks.c).
  *
  * Every read of JVM memory here goes through process_vm_readv on this process: memory freed or
  * unmapped meanwhile (a thread list replaced, a class unloaded) makes the read fail, never the
@@ -48,6 +48,27 @@ static bool peek_word(uintptr_t addr, uintptr_t *out)
     return peek(addr, out, sizeof(*out)) && *out != 0;
 }
 
+/* CompilerThread::_task, the handler's proof of which task the thread compiles
+ * (compile_task_sig.c): vmStructs does not export it (JDK 17, 25), so it is derived from the
+ * class as HotSpot declares it from JDK 9 to 25: JavaThread's fields, then _counters, _env, _log,
+ * _task (pointers, no padding). Taken only when _env sits where that layout puts it (right after
+ * JavaThread and _counters) and _task within the CompilerThread; else 0: then no compile is
+ * named (FX_TASK_NOT_PROVEN). A wrong guess names nothing either: the handler names a task only
+ * when the ciEnv's _task is the same pointer. */
+static long thread_task_offset(long env)
+{
+    long exported = fx_vmstructs_field("CompilerThread", "_task");
+    if (exported > 0)
+        return exported % 8 == 0 ? exported : 0;
+    long java_thread = fx_vmstructs_size("JavaThread");
+    long compiler_thread = fx_vmstructs_size("CompilerThread");
+    long task = env + 2 * (long)sizeof(void *);
+    if (java_thread <= 0 || env != java_thread + (long)sizeof(void *) ||
+        task + (long)sizeof(void *) > compiler_thread)
+        return 0;
+    return task;
+}
+
 static void load(void)
 {
     ct.pid = getpid(); /* every peek runs after this once (a fork's child has no drain) */
@@ -85,6 +106,8 @@ static void load(void)
     if (!ct.ok || env <= 0 || env % 8 || task < 0 || task % 8 || method < 0 || method % 8 ||
         id < 0 || id % 4)
         return;
+    __atomic_store_n(&fx_sig.task_thread_off, thread_task_offset(env), __ATOMIC_RELAXED);
+    __atomic_store_n(&fx_sig.task_pid, (int)ct.pid, __ATOMIC_RELAXED);
     __atomic_store_n(&fx_sig.task_task_off, task, __ATOMIC_RELAXED);
     __atomic_store_n(&fx_sig.task_method_off, method, __ATOMIC_RELAXED);
     __atomic_store_n(&fx_sig.task_id_off, id, __ATOMIC_RELAXED);

@@ -57,8 +57,11 @@ struct fx_sigstate {
      * slot in struct fx_thread is); a start sets or clears it. */
     long vt_owner_off;
     /* Issue 32, item 5 (compile_task.c publishes once, env last; compile_task_sig.c reads):
-     * CompilerThread::_env, ciEnv::_task, CompileTask::_method and _compile_id; 0 unknown. */
-    long task_env_off, task_task_off, task_method_off, task_id_off;
+     * CompilerThread::_env, ciEnv::_task, CompileTask::_method and _compile_id; 0 unknown.
+     * CompilerThread::_task (not exported: derived, compile_task.c), 0 unknown; this process's
+     * pid for the checked reads. */
+    long task_env_off, task_task_off, task_method_off, task_id_off, task_thread_off;
+    int task_pid;
     /* Issue 32, item 3 (receiver.c publishes, recv_mode last with release; receiver_sig.c
      * reads): the Java heap's reserved [lo, hi), the klass word's offset in an object, the
      * narrow klass base and shift, this process's pid for the checked read; enum fx_recv_mode. */
