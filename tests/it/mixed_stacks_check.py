@@ -277,16 +277,19 @@ def main():
         in_libz = sum(1 for s in q.stacks()
                       if any(q.name[f] == stop and (q.name[g] or "").startswith("libz.so")
                              for f, g in zip(s, s[1:])))
-        if name == "deflate":
+        # the deflate run builds libz's table, unless an earlier run of the test (jni: the
+        # class loader's inflate at start-up) needed and kept it: then it reads it at the mapping
+        preloaded = "read from the cache at its mapping" in str(ns[libz[0]])
+        if name == "deflate" and not preloaded:
             check(pending >= 1 and 1 <= marked <= pending + below and in_libz >= 1,
                   f"{name}: the walks before libz's table existed: {pending} counted ({below} "
                   f"more below the Java frames), {marked} samples with the '{stop}' frame, "
                   f"{in_libz} of them in libz")
         else:
-            check("read from the cache at its mapping" in str(ns[libz[0]]) and
+            check(preloaded and
                   ns.get("unwind tables read from the cache at their mapping (this JVM)", 0) >= 1
                   and in_libz == 0 and marked <= pending + below,
-                  f"deflate-dwarf: libz's table read from the cache the deflate run wrote, at its "
+                  f"{name}: libz's table read from the cache an earlier run wrote, at its "
                   f"mapping: {ns[libz[0]]}; {in_libz} samples stopped in libz for want of it "
                   f"(0 wanted), {marked} with the '{stop}' frame ({pending} + {below} counted)")
     fp = Profile(os.path.join(run, "deflate-fp.json.gz"))

@@ -9,7 +9,8 @@
 #            Java_java_util_zip_Deflater_deflateBytesBytes under Deflater.deflateBytesBytes with
 #            no "[native: walk stopped" gap; by frame pointers, with Debian's frameless libz
 #            (JDK 17), the gap is there (with a bundled zlib built with frame pointers, n/a);
-#            the deflate run's walks stop in libz until its table is built; the cstack=dwarf
+#            the deflate run's walks stop in libz until its table is built (unless the jni run
+#            kept it: then read at the mapping, as here); the cstack=dwarf
 #            run reads that table from the shared cache when libz is mapped: no stop there;
 #   deepjni depth=50  the JNI burn under a 200-deep recursion: no sample has over 50 frames,
 #            and the burning ones keep their native frames under a root "[truncated]";
