@@ -204,6 +204,9 @@ static void make_symbolizer(void)
 static int resolve(struct fx_profile *p, uint64_t addr, fx_frame_id *out, bool *entry)
 {
     *entry = false;
+    uint64_t stub; /* session 26: a stub the VM called, the leaf walk's first frame (8.5h) */
+    if (fx_codemap_stub_at(addr, &stub))
+        return fx_stub_frame(p, stub, false, out);
     if (nf.sym == NULL && !nf.sym_failed)
         make_symbolizer();
     uint32_t ticket;

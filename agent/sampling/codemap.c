@@ -277,9 +277,10 @@ bool fx_codemap_dynamic_code(const char *name, const void *address, jint length)
     /* issue 32: JDK 17's inline cache transition stubs, frameless (recover_icstub.c) */
     if (r.kind == FX_BLOB_STUB && strcmp(name, "InlineCacheBuffer") == 0)
         r.flags |= FX_RANGE_IC_BUFFER;
-    /* A RuntimeStub's frame size (Runtime1's stubs): the not-in-Java walk crosses its frame;
-     * and where it is complete (session 17: a native walk's return into it, native_below.c) */
+    /* A RuntimeStub's frame size (Runtime1's stubs): the not-in-Java walk crosses its frame; where
+     * it is complete (session 17, native_below.c); flush_icache_stub's proven ret (8.5h) */
     if (r.kind == FX_BLOB_STUB) {
+        r.stubs = fx_recover_vmstub_ret(name, address, (size_t)length);
         int32_t complete;
         r.frame_words = fx_vmstructs_stub_frame_words(r.begin, &complete);
         if (complete >= 0 && complete < length)

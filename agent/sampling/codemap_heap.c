@@ -297,3 +297,17 @@ void fx_codemap_heap_report(struct fx_profile *p, const char *g)
     fx_profile_extra_detail(p, g, "stale range sweeps", (int64_t)hm.sweeps);
     fx_profile_extra_detail(p, g, "stale range sweeps: drain CPU (µs)", hm.sweep_cpu_ns / 1000);
 }
+
+/* The drain's lookup of a code cache address the leaf's native walk recorded (a stub the VM
+ * called, native_walk.c, docs/VALIDATION.md 8.5h) in the published table, under the readers'
+ * count as a handler's: the stub's name index for the model's frame. */
+bool fx_codemap_stub_at(uint64_t pc, uint64_t *index)
+{
+    __atomic_add_fetch(&fx_sig.code_readers, 1, __ATOMIC_SEQ_CST);
+    const struct fx_code_table *tab = __atomic_load_n(&fx_sig.code_table, __ATOMIC_SEQ_CST);
+    const struct fx_code_range *r = tab != NULL ? fx_recover_find(tab, (uintptr_t)pc) : NULL;
+    bool stub = r != NULL && r->kind == FX_BLOB_STUB;
+    *index = stub ? r->name : 0;
+    __atomic_sub_fetch(&fx_sig.code_readers, 1, __ATOMIC_SEQ_CST);
+    return stub;
+}

@@ -191,6 +191,9 @@ bool fx_recover_continuation(const struct fx_code_range *n, uintptr_t ret, uintp
  * g1_post_barrier_slow): FX_REC_STUB_FRAME, or why not (FX_REC_STUB: no such head). */
 int fx_recover_rbp_frame(const struct fx_code_range *r, const struct fx_regs *in, uintptr_t lo,
                          uintptr_t hi, struct fx_regs *out);
+/* recover_vmstub.c (8.5h), off the signal path: flush_icache_stub's offset past its first ret
+ * when no instruction before it changes rsp (kept in its range's `stubs`), else 0. */
+uint32_t fx_recover_vmstub_ret(const char *name, const uint8_t *code, size_t len);
 /* recover_subtype.c (docs/VALIDATION.md 8.5g): the bytes rsp has moved since the entry of the
  * frameless stub r at the instruction at pc, by decoding all of r; -1 if refused. */
 int32_t fx_recover_stub_depth(const struct fx_code_range *r, uintptr_t pc);

@@ -74,6 +74,59 @@ static bool cross_stub_sigsafe(const struct fx_code_range *r, struct fx_regs *at
     return true;
 }
 
+/* Signal-safe (session 26, docs/VALIDATION.md 8.5h): *at, the interrupted registers, moved to
+ * the caller of a stub the VM called (fx_recover_vm_stub_top: a frameless stub on top while the
+ * anchor holds a last Java frame) by recover_vmstub.c's proven step, when that caller is outside
+ * the code table (native code: native_walk.c then checks it lies in a file mapping). */
+static bool vm_stub_step_sigsafe(const struct fx_thread *t, const struct fx_code_table *tab,
+                                 struct fx_regs *at)
+{
+    long sp_off = __atomic_load_n(&fx_sig.anchor_sp_off, __ATOMIC_RELAXED);
+    uintptr_t last_sp = 0;
+    if (tab == NULL || t->env == NULL || sp_off == 0 || t->stack_lo == 0)
+        return false;
+    memcpy(&last_sp, (const char *)t->env + sp_off, sizeof(last_sp));
+    const struct fx_code_range *r = fx_recover_find(tab, at->pc);
+    struct fx_regs next;
+    if (!fx_recover_vm_stub_top(r, last_sp) ||
+        fx_recover_vm_stub_step(r, at, t->stack_lo, t->stack_hi, &next) != FX_REC_STUB_FRAME ||
+        next.sp <= at->sp || next.sp > last_sp || fx_recover_find(tab, next.pc - 1) != NULL)
+        return false;
+    *at = next;
+    return true;
+}
+
+bool fx_native_vm_stub_sigsafe(const struct fx_thread *t, struct fx_regs *at)
+{
+#if defined(__x86_64__)
+    __atomic_add_fetch(&fx_sig.code_readers, 1, __ATOMIC_SEQ_CST);
+    const struct fx_code_table *tab = __atomic_load_n(&fx_sig.code_table, __ATOMIC_SEQ_CST);
+    bool ok = vm_stub_step_sigsafe(t, tab, at);
+    __atomic_sub_fetch(&fx_sig.code_readers, 1, __ATOMIC_SEQ_CST);
+    return ok;
+#else
+    (void)t, (void)at;
+    return false;
+#endif
+}
+
+/* Signal-safe: the return address j->pc the native walk reached at the anchor's sp is the
+ * anchor's frame: its pc 0 (then HotSpot takes [sp - 8], the word j->pc was read from), equal,
+ * or in the same code range (a native method's wrapper or the interpreter's native entry sets
+ * the pc of its frame's build, not its call's return). */
+static bool anchor_pc_sigsafe(const struct fx_thread *t, const struct fx_code_table *tab,
+                              struct fx_heap_memo *m, long pc_off, const struct fx_regs *j)
+{
+    uintptr_t pc;
+    memcpy(&pc, (const char *)t->env + pc_off, sizeof(pc));
+    if (pc == 0 || pc == j->pc)
+        return true;
+    const struct fx_code_range *a = fx_recover_find_any(tab, pc, m);
+    uintptr_t begin = a != NULL ? a->begin : 0;
+    const struct fx_code_range *b = fx_recover_find_any(tab, j->pc - 1, m);
+    return b != NULL && begin != 0 && b->begin == begin;
+}
+
 /* Signal-safe: the top of the walk (see the file comment). */
 static struct fx_regs top_sigsafe(const struct fx_thread *t, const ucontext_t *uc,
                                   const struct fx_code_table *tab, struct fx_heap_memo *m,
@@ -92,7 +145,14 @@ static struct fx_regs top_sigsafe(const struct fx_thread *t, const ucontext_t *u
     if (t->env != NULL && sp_off != 0)
         memcpy(&last_sp, (const char *)t->env + sp_off, sizeof(last_sp));
     *vm_stub = fx_recover_vm_stub_top(here, last_sp);
-    if (here == NULL && t->env != NULL && sp_off != 0 && pc_off != 0 && fp_off != 0) {
+    /* a stub the VM called (8.5h): its Java frames begin at the anchor only when the leaf's
+     * native walk, past the stub and the VM's frames, reached that very frame (its sp the
+     * anchor's, its return address in the anchor's code): no frame between dropped */
+    struct fx_regs j;
+    bool joined = *vm_stub && pc_off != 0 && fx_native_walk_vm_stub_sigsafe(t, uc, &j) &&
+                  j.sp == last_sp && anchor_pc_sigsafe(t, tab, m, pc_off, &j);
+    *vm_stub = *vm_stub && !joined; /* a joined walk's stop is its own */
+    if ((here == NULL || joined) && t->env != NULL && sp_off != 0 && pc_off != 0 && fp_off != 0) {
         memcpy(&top.sp, (const char *)t->env + sp_off, sizeof(top.sp));
         memcpy(&top.pc, (const char *)t->env + pc_off, sizeof(top.pc));
         memcpy(&top.fp, (const char *)t->env + fp_off, sizeof(top.fp));

@@ -13,7 +13,10 @@
  * published text map (native_maps.c); one in anonymous executable memory is HotSpot's code
  * cache (compiled methods, the interpreter, stubs: the ranges codemap.c knows all lie there),
  * where the Java frames AsyncGetCallTrace gave begin, so the walk stops. A return address is
- * checked one byte back: the call it returns from may be a function's last instruction.
+ * checked one byte back: the call it returns from may be a function's last instruction. One
+ * leaf in the code cache is stepped (session 26, 8.5h): a stub the VM called from C++
+ * (flush_icache_stub, JDK 17's arraycopy under Unsafe_CopyMemory0), by native_below.c's proven
+ * rule; its pc is the first frame and the walk goes on from its caller in libjvm.
  *
  * What it cannot see: a function built without frame pointers (Debian's zlib and glibc) keeps
  * rbp as a plain register, so the walk stops at the first such frame after the leaf (a bad
@@ -284,16 +287,39 @@ static uint32_t walk_sigsafe(const struct bounds *b, const struct fx_textmap *ma
     }
 }
 
-/* Signal-safe: the walk from the interrupted registers (fx_native_walk_sigsafe). */
-static uint32_t walk_leaf_sigsafe(const struct fx_thread *t, const struct fx_textmap *map,
-                                  const ucontext_t *uc, bool interrupted, uint64_t *pcs,
-                                  uint8_t *stop)
+/* Signal-safe (session 26, docs/VALIDATION.md 8.5h): an interrupted pc in the code cache that is
+ * a stub the VM called, stepped to its caller by native_below.c's proven rule, which must lie
+ * in a file mapping (libjvm): *r moved there, true. Else *r unchanged. */
+static bool vm_stub_sigsafe(const struct fx_thread *t, const struct fx_textmap *map,
+                            struct fx_cfi_regs *r)
 {
-    struct fx_cfi_regs r = {.pc = (uintptr_t)uc->uc_mcontext.gregs[REG_RIP],
-                            .fp = (uintptr_t)uc->uc_mcontext.gregs[REG_RBP],
-                            .sp = (uintptr_t)uc->uc_mcontext.gregs[REG_RSP]};
-    struct bounds b = bounds_sigsafe(t, r.sp);
-    return walk_sigsafe(&b, map, &r, true, interrupted, pcs, FX_NATIVE_MAX, stop);
+    const struct fx_textmap_entry *e = map_lookup_sigsafe(map, r->pc);
+    if (!(e == NULL ? in_code_cache_sigsafe(r->pc) : e->kind == FX_TEXTMAP_ANON))
+        return false;
+    struct fx_regs at = {.pc = r->pc, .sp = r->sp, .fp = r->fp, .gpr = NULL};
+    if (!fx_native_vm_stub_sigsafe(t, &at))
+        return false;
+    e = map_lookup_sigsafe(map, at.pc - 1);
+    if (e == NULL || e->kind != FX_TEXTMAP_FILE)
+        return false;
+    r->pc = at.pc, r->sp = at.sp, r->fp = at.fp;
+    return true;
+}
+
+/* Signal-safe: the walk from the interrupted registers (fx_native_walk_sigsafe); over a stub
+ * the VM called first (its pc the leaf frame, a code cache address the model names by its
+ * stub) when interrupted; *vm true then. */
+static uint32_t walk_leaf_sigsafe(const struct fx_thread *t, const struct fx_textmap *map,
+                                  struct fx_cfi_regs *r, bool interrupted, uint64_t *pcs,
+                                  uint8_t *stop, bool *vm)
+{
+    struct bounds b = bounds_sigsafe(t, r->sp);
+    uintptr_t leaf = r->pc;
+    *vm = interrupted && b.lo != 0 && vm_stub_sigsafe(t, map, r);
+    if (!*vm)
+        return walk_sigsafe(&b, map, r, true, interrupted, pcs, FX_NATIVE_MAX, stop);
+    pcs[0] = leaf;
+    return 1 + walk_sigsafe(&b, map, r, false, false, pcs + 1, FX_NATIVE_MAX - 1, stop);
 }
 #endif
 
@@ -309,8 +335,14 @@ uint32_t fx_native_walk_sigsafe(const struct fx_thread *t, const void *ucontext,
     uint32_t n = 0;
     if (map == NULL)
         *stop = FX_NSTOP_NO_MAP;
-    else
-        n = walk_leaf_sigsafe(t, map, ucontext, interrupted, pcs, stop);
+    else {
+        const ucontext_t *uc = ucontext;
+        struct fx_cfi_regs r = {.pc = (uintptr_t)uc->uc_mcontext.gregs[REG_RIP],
+                                .fp = (uintptr_t)uc->uc_mcontext.gregs[REG_RBP],
+                                .sp = (uintptr_t)uc->uc_mcontext.gregs[REG_RSP]};
+        bool vm;
+        n = walk_leaf_sigsafe(t, map, &r, interrupted, pcs, stop, &vm);
+    }
     fx_textmap_slot_leave_sigsafe(&fx_native.maps, ticket);
     return n;
 #else
@@ -339,6 +371,34 @@ bool fx_native_walk_to_java_sigsafe(const struct fx_thread *t, const void *ucont
     uint32_t n = map != NULL ? walk_sigsafe(&b, map, &r, true, true, pcs, FX_NATIVE_MAX, &stop) : 0;
     fx_textmap_slot_leave_sigsafe(&fx_native.maps, ticket);
     if (n == 0 || stop != FX_NSTOP_JAVA)
+        return false;
+    *at = (struct fx_regs){.pc = r.pc, .sp = r.sp, .fp = r.fp, .gpr = NULL};
+    return true;
+#else
+    (void)t, (void)ucontext, (void)at;
+    return false;
+#endif
+}
+
+bool fx_native_walk_vm_stub_sigsafe(const struct fx_thread *t, const void *ucontext,
+                                    struct fx_regs *at)
+{
+#if defined(__x86_64__)
+    if (ucontext == NULL || !__atomic_load_n(&fx_native.enabled, __ATOMIC_RELAXED))
+        return false;
+    const ucontext_t *uc = ucontext;
+    struct fx_cfi_regs r = {.pc = (uintptr_t)uc->uc_mcontext.gregs[REG_RIP],
+                            .fp = (uintptr_t)uc->uc_mcontext.gregs[REG_RBP],
+                            .sp = (uintptr_t)uc->uc_mcontext.gregs[REG_RSP]};
+    uint64_t pcs[FX_NATIVE_MAX]; /* the walk's own record, not kept: the leaf walk has them */
+    uint8_t stop = FX_NSTOP_OFF;
+    bool vm = false;
+    uint32_t ticket;
+    const struct fx_textmap *map = fx_textmap_slot_enter_sigsafe(&fx_native.maps, &ticket);
+    if (map != NULL)
+        walk_leaf_sigsafe(t, map, &r, true, pcs, &stop, &vm);
+    fx_textmap_slot_leave_sigsafe(&fx_native.maps, ticket);
+    if (!vm || stop != FX_NSTOP_JAVA)
         return false;
     *at = (struct fx_regs){.pc = r.pc, .sp = r.sp, .fp = r.fp, .gpr = NULL};
     return true;

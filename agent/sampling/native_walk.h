@@ -59,6 +59,17 @@ uint32_t fx_native_walk_sigsafe(const struct fx_thread *t, const void *ucontext,
  * memory such as the JIT's code cache. False when no map is published. */
 bool fx_native_in_mapped_file_sigsafe(uintptr_t at);
 
+/* Signal-safe (session 26, native_below.c): the interrupted registers *at moved to the native
+ * caller of a stub the VM called (docs/VALIDATION.md 8.5h: flush_icache_stub, JDK 17's
+ * arraycopy stubs under Unsafe_CopyMemory0), each step proven; false when none applies. */
+bool fx_native_vm_stub_sigsafe(const struct fx_thread *t, struct fx_regs *at);
+
+/* Signal-safe (native_below.c): the leaf walk over such a stub, not recorded: true, with *at the
+ * Java frame's return address, sp and rbp, when the stub was stepped and the native walk from
+ * its caller stopped at Java code. */
+bool fx_native_walk_vm_stub_sigsafe(const struct fx_thread *t, const void *ucontext,
+                                    struct fx_regs *at);
+
 /* Signal-safe (issue 32, native_below.c): the same walk from the interrupted registers, not
  * recorded, for a thread in Java whose pc is in native code compiled Java called as a leaf
  * (os::javaTimeMillis and the vDSO under System.currentTimeMillis): true, with *at the first

@@ -63,14 +63,22 @@ enum fx_seg_stop {
  * sets it where Java code leaves for the VM or native code (a runtime stub, a native method's
  * wrapper, the interpreter's native entry, all with a frame or in the interpreter) and clears
  * it on the way back, so compiled Java never runs a frameless stub with it set. Its Java frames
- * begin at the anchor, under the VM's or the native code's frames between, which no walk has
- * here (the anchor as the top would drop them unmarked, docs/VALIDATION.md 8.5h): a walk below
- * that walked nothing from such a top names it (FX_SEG_VM_STUB), not the stop it met. */
+ * begin at the anchor, under the VM's or the native code's frames between: the walk below starts
+ * there only when the leaf's native walk stepped the stub (recover_vmstub.c) and its frames
+ * reached the anchor's (native_below.c, docs/VALIDATION.md 8.5h); else a walk below that walked
+ * nothing from such a top names it (FX_SEG_VM_STUB), not the stop it met. */
 static inline bool fx_recover_vm_stub_top(const struct fx_code_range *here, uintptr_t last_sp)
 {
     return here != NULL && last_sp != 0 && here->kind == FX_BLOB_STUB && here->frame_words <= 0 &&
            !(here->flags & (FX_RANGE_INTERPRETER | FX_RANGE_CALL_STUB | FX_RANGE_IC_BUFFER));
 }
+
+/* Signal-safe (recover_vmstub.c): the caller's registers from the pc of a stub the VM called
+ * (fx_recover_vm_stub_top): the return address at [sp] at a pc before flush_icache_stub's proven
+ * ret, or an arraycopy stub's rbp frame: FX_REC_STUB_FRAME, else FX_REC_STUB. The caller
+ * checks the return address is native code. */
+int fx_recover_vm_stub_step(const struct fx_code_range *r, const struct fx_regs *in, uintptr_t lo,
+                            uintptr_t hi, struct fx_regs *out);
 
 /* Signal-safe (issue 32, native_below.c): fx_recover_types from `top`, a return address when
  * `ret` (a Java frame the native walk below a call stub reached: no body check), over at most

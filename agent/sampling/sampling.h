@@ -60,7 +60,6 @@ void fx_sampling_counts(struct fx_signal_counts *out);
 void fx_sampling_new_recording(void);
 
 /* --- threads.c: registry, tid table, thread lifecycle --- */
-
 /* The calling thread (ThreadStart, or the VMInit thread for itself). */
 int fx_threads_start_current(JNIEnv *jni, jthread thread);
 /* ThreadEnd on the ending thread: disarm, unregister, mark ended. */
@@ -115,8 +114,9 @@ bool fx_codemap_dynamic_code(const char *name, const void *address, jint length)
 bool fx_codemap_publish(void);
 bool fx_codemap_refresh(bool *found);
 void fx_codemap_idle(void); /* stopped, drain paused: frees replaced tables, the spare */
-const char *fx_codemap_stub_name(uint64_t index);                /* drain: a stub's name, or NULL */
-void fx_codemap_report(struct fx_profile *p, const char *group); /* drain: meta.extra */
+const char *fx_codemap_stub_name(uint64_t index);      /* drain: a stub's name, or NULL */
+bool fx_codemap_stub_at(uint64_t pc, uint64_t *index); /* drain: the stub holding pc (8.5h) */
+void fx_codemap_report(struct fx_profile *p, const char *group);      /* drain: meta.extra */
 void fx_codemap_heap_report(struct fx_profile *p, const char *group); /* then codemap=heap's */
 bool fx_codemap_found_not_self(uint64_t word, uint64_t method, unsigned level);
 

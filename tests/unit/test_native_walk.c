@@ -107,6 +107,64 @@ START_TEST(test_native_walk_return_into_the_code_cache_is_java)
 }
 END_TEST
 
+/* native_below.c's proven step over a stub the VM called (not linked here; unit.recover_vmstub
+ * tests its rules): the stub at STUB, frameless, its return address at [sp]. */
+#define STUB (CACHE_LO + 0x40)
+bool fx_native_vm_stub_sigsafe(const struct fx_thread *t, struct fx_regs *at)
+{
+    (void)t;
+    if (at->pc != STUB)
+        return false;
+    memcpy(&at->pc, (const void *)at->sp, sizeof(at->pc));
+    at->sp += 8;
+    return true;
+}
+
+/* Session 26 (8.5h): a leaf in a stub the VM called, its return address into the VM's code
+ * (/lib/fake.so), whose frame returns into a runtime stub in the code cache: the leaf walk
+ * records the stub's pc and the VM's frame and stops at Java code there, the registers of that
+ * frame given for the join at the anchor; any other code cache leaf stays a stop at the leaf. */
+START_TEST(test_native_walk_steps_a_stub_the_vm_called)
+{
+    static uintptr_t stack[64];
+    map_setup();
+    struct fx_thread t;
+    memset(&t, 0, sizeof(t));
+    t.stack_lo = (uintptr_t)stack;
+    t.stack_hi = (uintptr_t)(stack + 64);
+    stack[20] = LIB_LO + 0x20;    /* the stub's return address, into the VM */
+    stack[32] = 0;                /* the VM frame's saved rbp: the chain's end */
+    stack[33] = CACHE_LO + 0x100; /* its return into the runtime stub at the anchor */
+    ucontext_t uc;
+    memset(&uc, 0, sizeof(uc));
+    uc.uc_mcontext.gregs[REG_RIP] = (greg_t)STUB;
+    uc.uc_mcontext.gregs[REG_RBP] = (greg_t)(uintptr_t)&stack[32];
+    uc.uc_mcontext.gregs[REG_RSP] = (greg_t)(uintptr_t)&stack[20];
+    uint64_t pcs[FX_NATIVE_MAX];
+    uint8_t stop = FX_NSTOP_OFF;
+    ck_assert_uint_eq(fx_native_walk_sigsafe(&t, &uc, true, pcs, &stop), 2);
+    ck_assert_uint_eq(stop, FX_NSTOP_JAVA);
+    ck_assert_uint_eq(pcs[0], STUB);
+    ck_assert_uint_eq(pcs[1], LIB_LO + 0x20);
+    struct fx_regs at;
+    ck_assert(fx_native_walk_vm_stub_sigsafe(&t, &uc, &at));
+    ck_assert_uint_eq(at.pc, CACHE_LO + 0x100);
+    ck_assert_uint_eq(at.sp, (uintptr_t)&stack[34]);
+    /* not interrupted (alloc_walk.c's context): no step */
+    ck_assert_uint_eq(fx_native_walk_sigsafe(&t, &uc, false, pcs, &stop), 0);
+    /* another code cache pc: a stop at the leaf, no join */
+    uc.uc_mcontext.gregs[REG_RIP] = (greg_t)(STUB + 8);
+    ck_assert_uint_eq(fx_native_walk_sigsafe(&t, &uc, true, pcs, &stop), 0);
+    ck_assert_uint_eq(stop, FX_NSTOP_JAVA);
+    ck_assert(!fx_native_walk_vm_stub_sigsafe(&t, &uc, &at));
+    /* a stub whose caller is not in a file mapping (the code cache): no step */
+    uc.uc_mcontext.gregs[REG_RIP] = (greg_t)STUB;
+    stack[20] = CACHE_LO + 0x200;
+    ck_assert_uint_eq(fx_native_walk_sigsafe(&t, &uc, true, pcs, &stop), 0);
+    ck_assert(!fx_native_walk_vm_stub_sigsafe(&t, &uc, &at));
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("native_walk");
@@ -114,6 +172,7 @@ int main(void)
     tcase_add_test(tc, test_native_walk_leaf_in_the_code_cache_is_java);
     tcase_add_test(tc, test_native_walk_no_layout_no_code_cache);
     tcase_add_test(tc, test_native_walk_return_into_the_code_cache_is_java);
+    tcase_add_test(tc, test_native_walk_steps_a_stub_the_vm_called);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);
