@@ -35,7 +35,7 @@ TRUTH = 0.75
 MIN_SAMPLES = 20
 FLOOR_PP = 8.0
 MAX_DUMPS = 2
-MAX_ISOLATED = 1  # per recording: see check_recording()
+MAX_ISOLATED = 1  # per worker thread and recording: see check_recording()
 ISOLATED = [0]
 MAX_AT_ATTACH = 4  # in the first recording: see check_recording()
 AT_ATTACH = [0]
@@ -85,7 +85,7 @@ def check_recording(path, phase):
     other = "odd" if mine == "even" else "even"
     counts = {"Hot": 0, "Cold": 0, "other": 0}
     cache = {}
-    isolated = at_attach = 0
+    isolated = at_attach = most_isolated = 0
     for t in p["threads"]:
         if not t["name"].startswith("cycle-worker-"):
             continue
@@ -104,6 +104,7 @@ def check_recording(path, phase):
             seq.append(m)
             if not m.startswith(other):
                 counts[m[len(mine):]] += 1
+        thread_isolated = 0
         opening = 0  # the other phase's samples that open this thread's samples
         while opening < len(seq) and seq[opening].startswith(other):
             opening += 1
@@ -121,15 +122,20 @@ def check_recording(path, phase):
             # AsyncGetCallTrace naming a method inlined beside the running one (see
             # cycle_test.sh); samples of another recording come in runs, or first.
             if 0 < i < len(seq) - 1 and seq[i - 1].startswith(mine) and seq[i + 1].startswith(mine):
-                isolated += 1
+                thread_isolated += 1
             else:
                 counts["other"] += 1
+        # the naming is a property of one thread's compiled loop at one pc: each worker may meet
+        # it (session 26, JDK 25, a 1 ms recording of ~2,900 samples: one on each of the two)
+        isolated += thread_isolated
+        most_isolated = max(most_isolated, thread_isolated)
     ISOLATED[0] += isolated
     AT_ATTACH[0] += at_attach
-    if counts["other"] or isolated > MAX_ISOLATED or at_attach > MAX_AT_ATTACH:
+    if counts["other"] or most_isolated > MAX_ISOLATED or at_attach > MAX_AT_ATTACH:
         CK.fail(f"{path}: phase {phase}: {counts['other'] + isolated + at_attach} samples of "
                 f"the {other} methods (another recording's; {isolated} isolated ones, "
-                f"{at_attach} opening the first recording, at most {MAX_AT_ATTACH})")
+                f"at most {MAX_ISOLATED} a thread; {at_attach} opening the first recording, at "
+                f"most {MAX_AT_ATTACH})")
     n = counts["Hot"] + counts["Cold"]
     if n >= MIN_SAMPLES:
         share = counts["Hot"] / n
