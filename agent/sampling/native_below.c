@@ -74,42 +74,6 @@ static bool cross_stub_sigsafe(const struct fx_code_range *r, struct fx_regs *at
     return true;
 }
 
-/* Signal-safe (session 26, docs/VALIDATION.md 8.5h): *at, the interrupted registers, moved to
- * the caller of a stub the VM called (fx_recover_vm_stub_top: a frameless stub on top while the
- * anchor holds a last Java frame) by recover_vmstub.c's proven step, when that caller is outside
- * the code table (native code: native_walk.c then checks it lies in a file mapping). */
-static bool vm_stub_step_sigsafe(const struct fx_thread *t, const struct fx_code_table *tab,
-                                 struct fx_regs *at)
-{
-    long sp_off = __atomic_load_n(&fx_sig.anchor_sp_off, __ATOMIC_RELAXED);
-    uintptr_t last_sp = 0;
-    if (tab == NULL || t->env == NULL || sp_off == 0 || t->stack_lo == 0)
-        return false;
-    memcpy(&last_sp, (const char *)t->env + sp_off, sizeof(last_sp));
-    const struct fx_code_range *r = fx_recover_find(tab, at->pc);
-    struct fx_regs next;
-    if (!fx_recover_vm_stub_top(r, last_sp) ||
-        fx_recover_vm_stub_step(r, at, t->stack_lo, t->stack_hi, &next) != FX_REC_STUB_FRAME ||
-        next.sp <= at->sp || next.sp > last_sp || fx_recover_find(tab, next.pc - 1) != NULL)
-        return false;
-    *at = next;
-    return true;
-}
-
-bool fx_native_vm_stub_sigsafe(const struct fx_thread *t, struct fx_regs *at)
-{
-#if defined(__x86_64__)
-    __atomic_add_fetch(&fx_sig.code_readers, 1, __ATOMIC_SEQ_CST);
-    const struct fx_code_table *tab = __atomic_load_n(&fx_sig.code_table, __ATOMIC_SEQ_CST);
-    bool ok = vm_stub_step_sigsafe(t, tab, at);
-    __atomic_sub_fetch(&fx_sig.code_readers, 1, __ATOMIC_SEQ_CST);
-    return ok;
-#else
-    (void)t, (void)at;
-    return false;
-#endif
-}
-
 /* Signal-safe: the return address j->pc the native walk reached at the anchor's sp is the
  * anchor's frame: its pc 0 (then HotSpot takes [sp - 8], the word j->pc was read from), equal,
  * or in the same code range (a native method's wrapper or the interpreter's native entry sets

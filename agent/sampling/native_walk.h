@@ -59,7 +59,7 @@ uint32_t fx_native_walk_sigsafe(const struct fx_thread *t, const void *ucontext,
  * memory such as the JIT's code cache. False when no map is published. */
 bool fx_native_in_mapped_file_sigsafe(uintptr_t at);
 
-/* Signal-safe (session 26, native_below.c): the interrupted registers *at moved to the native
+/* Signal-safe (session 26, native_vmstub.c): the interrupted registers *at moved to the native
  * caller of a stub the VM called (docs/VALIDATION.md 8.5h: flush_icache_stub, JDK 17's
  * arraycopy stubs under Unsafe_CopyMemory0), each step proven; false when none applies. */
 bool fx_native_vm_stub_sigsafe(const struct fx_thread *t, struct fx_regs *at);
